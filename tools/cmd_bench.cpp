@@ -1,0 +1,20 @@
+// `minrnn bench <what>`: speed measurements, printed and appended to docs/benchmarks.md.
+#include "tools/commands.h"
+
+namespace minrnn::cli {
+
+void add_bench_scan(CLI::App& bench);   // tools/bench_scan.cpp
+void add_bench_env(CLI::App& bench);    // tools/bench_env.cpp
+void add_bench_train(CLI::App& bench);  // tools/bench_train.cpp
+void add_bench_eval(CLI::App& bench);   // tools/bench_eval.cpp
+
+void add_bench_command(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks (results appended to docs/benchmarks.md)");
+  bench->require_subcommand(1);
+  add_bench_scan(*bench);
+  add_bench_env(*bench);
+  add_bench_train(*bench);
+  add_bench_eval(*bench);
+}
+
+}  // namespace minrnn::cli

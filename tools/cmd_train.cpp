@@ -1,0 +1,10 @@
+#include "tools/commands.h"
+
+namespace minrnn::cli {
+
+void add_train_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("train", "(not built yet: issue #6)");
+  not_built_yet(*sub, "#6");
+}
+
+}  // namespace minrnn::cli

@@ -1,0 +1,24 @@
+// Each `minrnn` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace minrnn::cli {
+
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_data_command(CLI::App& app);
+void add_collect_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+// For subcommands whose feature has not landed yet: says so and exits non-zero.
+void not_built_yet(CLI::App& sub, const char* issue);
+
+// Thrown by a subcommand to leave with a message and a given exit code (main prints it).
+struct ExitError {
+  int code;
+  std::string message;
+};
+
+}  // namespace minrnn::cli
