@@ -1,0 +1,31 @@
+// The three D4RL MuJoCo locomotion environments as the datasets library needs them: dimensions for
+// validating files and the reference returns for D4RL normalized scores (REFERENCE.md §2). The envs
+// library keeps the same numbers for simulation; datasets/ must stand alone, so this is its one copy.
+#pragma once
+#include <string>
+
+namespace minrnn::data {
+
+struct EnvInfo {
+  const char* name;  // "hopper", "halfcheetah", "walker2d"
+  int obs_dim;
+  int act_dim;
+  double ref_min_return;  // random policy (REF_MIN)
+  double ref_max_return;  // expert policy (REF_MAX)
+};
+
+// nullptr when the name is not one of the three (accepts "hopper", "Hopper-v2", "hopper-medium-v2").
+const EnvInfo* find_env(const std::string& name);
+
+// Guesses the environment from a file name or dataset id by the env name it contains
+// ("hopper_medium-v2.hdf5", "mujoco/walker2d/expert-v0"); nullptr when it names none.
+const EnvInfo* guess_env_from_name(const std::string& name);
+
+// The unique environment with these dimensions; nullptr when none or several (halfcheetah and
+// walker2d are both 17/6).
+const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim);
+
+// D4RL normalized score: 100 * (ret - REF_MIN) / (REF_MAX - REF_MIN).
+double normalized_score(const EnvInfo& env, double episode_return);
+
+}  // namespace minrnn::data

@@ -1,0 +1,61 @@
+// Episodes of a D4RL-layout dataset as index ranges into its contiguous buffers, with the
+// per-step returns-to-go and the state statistics sequence training needs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/d4rl.h"
+
+namespace minrnn::data {
+
+// Steps [begin, end) of one episode; it ends at a terminal (a fall) or a timeout (the time limit).
+struct Episode {
+  int64_t begin = 0;
+  int64_t end = 0;
+  double episode_return = 0.0;  // undiscounted sum of rewards
+  bool ended_by_terminal = false;
+  int64_t length() const { return end - begin; }
+};
+
+struct EpisodeStats {
+  int64_t num_episodes = 0;
+  int64_t num_terminals = 0;     // over the whole file
+  int64_t num_timeouts = 0;      // over the whole file
+  int64_t dropped_tail_steps = 0;  // steps after the last terminal|timeout (an unfinished episode)
+  int64_t min_length = 0, max_length = 0;
+  double mean_length = 0.0;
+  double min_return = 0.0, mean_return = 0.0, max_return = 0.0, std_return = 0.0;
+};
+
+struct EpisodeIndex {
+  std::vector<Episode> episodes;
+  std::vector<float> returns_to_go;  // (N) undiscounted, within the episode; 0 on dropped steps
+  // Per-dimension mean and std of observations over the steps of complete episodes; std has 1e-6
+  // added (as Decision Transformer does) so dividing by it is always safe.
+  std::vector<float> state_mean;
+  std::vector<float> state_std;
+  EpisodeStats stats;
+};
+
+// Splits on terminals | timeouts and drops an unfinished tail. Throws std::invalid_argument when no
+// episode is complete (`what` names the source in the message).
+EpisodeIndex split_episodes(const D4rlData& data, const std::string& what);
+
+// A dataset ready for training: the data, its episodes and where it came from.
+struct Dataset {
+  D4rlData data;
+  EpisodeIndex index;
+  std::string source;  // the file read
+  std::string env;     // "hopper", ... or "" when unknown
+  std::string format;  // "d4rl" or "minari"
+  // Reference returns for normalized scores: the env table's, or a Minari dataset's own.
+  double ref_min_return = 0.0, ref_max_return = 0.0;
+  bool has_ref_returns = false;
+};
+
+// Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a
+// Minari id, validates it and splits it into episodes.
+Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& options = {});
+
+}  // namespace minrnn::data
