@@ -9,13 +9,16 @@
 namespace minrnn::envs {
 
 struct EnvSpec {
-  std::string name;        // "hopper", "halfcheetah", "walker2d"
+  std::string name;  // "hopper", "halfcheetah", "walker2d"
   int obs_dim = 0;
   int act_dim = 0;
   int frame_skip = 0;
   int max_episode_steps = 1000;
   double ref_min_score = 0;  // D4RL REF_MIN_SCORE (random policy return)
   double ref_max_score = 0;  // D4RL REF_MAX_SCORE (expert policy return)
+  int nq = 0;                // size of the raw generalized position (qpos)
+  int nv = 0;                // size of the raw generalized velocity (qvel)
+  double dt = 0;             // seconds per env step: timestep * frame_skip
 };
 
 struct StepResult {
@@ -36,8 +39,25 @@ class Env {
   // Seeds the environment's own generator (if seed >= 0) and returns the first observation.
   virtual std::vector<double> reset(int64_t seed = -1) = 0;
   // Clips the action to [-1, 1] (D4RL evaluation semantics) and advances frame_skip physics steps.
-  // Throws std::invalid_argument on a wrong action size or a non-finite entry, leaving the state intact.
+  // Throws std::invalid_argument on a wrong action size or a non-finite entry, leaving the state
+  // intact.
   virtual StepResult step(const std::vector<double>& action) = 0;
+
+  // Raw-state access (gym's data.qpos / data.qvel / set_state). Optional for fakes in other tests:
+  // the defaults throw std::logic_error naming the environment.
+  virtual std::vector<double> qpos() const;
+  virtual std::vector<double> qvel() const;
+  // Writes qpos/qvel and recomputes derived quantities (mj_forward); the episode clock is
+  // untouched.
+  virtual void set_state(const std::vector<double>& qpos, const std::vector<double>& qvel);
+  // The observation of the current state (what reset/step would return for it).
+  virtual std::vector<double> observation() const;
+  // Steps taken since the last reset.
+  virtual int elapsed_steps() const;
 };
+
+// Throws std::invalid_argument unless the action has spec.act_dim finite entries; the message
+// names the environment and the offending index/value.
+void check_action(const EnvSpec& spec, const std::vector<double>& action);
 
 }  // namespace minrnn::envs

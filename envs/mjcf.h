@@ -1,0 +1,31 @@
+// The three locomotion models, written in MJCF from REFERENCE.md §1 in local coordinates (MuJoCo
+// >= 2.3.4 rejects gym's coordinate="global"), embedded in the library and compiled from memory so
+// nothing depends on the working directory.
+#pragma once
+#include <mujoco/mujoco.h>
+
+#include <memory>
+#include <string>
+
+namespace minrnn::envs {
+
+struct ModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+struct DataDeleter {
+  void operator()(mjData* d) const { mj_deleteData(d); }
+};
+using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
+using DataPtr = std::unique_ptr<mjData, DataDeleter>;
+
+// The MJCF text for "hopper", "halfcheetah" or "walker2d"; std::invalid_argument otherwise.
+const std::string& embedded_mjcf(const std::string& env_name);
+
+// Compiles an MJCF document held in memory (file_name is only what MuJoCo's messages call it).
+// Throws std::runtime_error carrying MuJoCo's parser/compiler message.
+ModelPtr compile_mjcf(const std::string& file_name, const std::string& xml);
+
+// compile_mjcf(embedded_mjcf(env_name)).
+ModelPtr load_embedded_model(const std::string& env_name);
+
+}  // namespace minrnn::envs
