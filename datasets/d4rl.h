@@ -32,16 +32,19 @@ struct D4rlMetadata {
 struct D4rlData {
   int obs_dim = 0;
   int act_dim = 0;
-  std::vector<float> observations;       // (N, obs_dim)
-  std::vector<float> next_observations;  // (N, obs_dim), or empty when the file has none
-  std::vector<float> actions;            // (N, act_dim)
-  std::vector<float> rewards;            // (N)
-  std::vector<uint8_t> terminals;        // (N) 0/1: the env terminated (fell) at this step
-  std::vector<uint8_t> timeouts;         // (N) 0/1: the time limit ended the episode here
+  std::vector<float> observations;          // (N, obs_dim)
+  std::vector<float> next_observations;     // (N, obs_dim), or empty when the file has none
+  std::vector<float> actions;               // (N, act_dim)
+  std::vector<float> rewards;               // (N)
+  std::vector<uint8_t> terminals;           // (N) 0/1: the env terminated (fell) at this step
+  std::vector<uint8_t> timeouts;            // (N) 0/1: the time limit ended the episode here
   std::map<std::string, FloatArray> infos;  // infos/<name>, first dimension N
   D4rlMetadata metadata;
 
   int64_t num_steps() const { return static_cast<int64_t>(rewards.size()); }
+  // Appends one transition (a collector's loop); next_obs may be nullptr when the data keeps none.
+  void append_step(const float* obs, const float* action, float reward, const float* next_obs,
+                   bool terminal, bool timeout);
   // Throws std::invalid_argument naming `what` (a file or "data") and the offending field when
   // sizes disagree, N is 0, a flag is not 0/1 or a float is NaN/Inf.
   void validate(const std::string& what) const;
@@ -72,13 +75,14 @@ std::string resolve_d4rl_path(const std::string& id_or_path);
 std::string d4rl_file_name(const std::string& id);
 
 struct D4rlWriteOptions {
-  bool overwrite = false;   // refuse to replace an existing file unless set
-  int gzip_level = 4;       // h5py's default for compression="gzip"
+  bool overwrite = false;  // refuse to replace an existing file unless set
+  int gzip_level = 4;      // h5py's default for compression="gzip"
 };
 
 // Writes `data` (validated first) with D4RL's keys and dtypes: float32 fields, bool flags as
-// h5py's enum int8 {FALSE=0, TRUE=1}, gzip-compressed chunked datasets, infos/ and metadata/ groups.
-// Writes `<path>.tmp` and renames it, so a failed write leaves no file at `path`.
-void write_d4rl(const std::string& path, const D4rlData& data, const D4rlWriteOptions& options = {});
+// h5py's enum int8 {FALSE=0, TRUE=1}, gzip-compressed chunked datasets, infos/ and metadata/
+// groups. Writes `<path>.tmp` and renames it, so a failed write leaves no file at `path`.
+void write_d4rl(const std::string& path, const D4rlData& data,
+                const D4rlWriteOptions& options = {});
 
 }  // namespace minrnn::data

@@ -1,6 +1,7 @@
 // The three D4RL MuJoCo locomotion environments as the datasets library needs them: dimensions for
 // validating files and the reference returns for D4RL normalized scores (REFERENCE.md §2). The envs
-// library keeps the same numbers for simulation; datasets/ must stand alone, so this is its one copy.
+// library keeps the same numbers for simulation; datasets/ must stand alone, so this is its one
+// copy.
 #pragma once
 #include <string>
 
@@ -14,7 +15,8 @@ struct EnvInfo {
   double ref_max_return;  // expert policy (REF_MAX)
 };
 
-// nullptr when the name is not one of the three (accepts "hopper", "Hopper-v2", "hopper-medium-v2").
+// nullptr when the name is not one of the three (accepts "hopper", "Hopper-v2",
+// "hopper-medium-v2").
 const EnvInfo* find_env(const std::string& name);
 
 // Guesses the environment from a file name or dataset id by the env name it contains

@@ -1,0 +1,65 @@
+#include "datasets/env_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace minrnn::data {
+namespace {
+
+// REFERENCE.md §1 (dimensions) and §2 (REF_MIN / REF_MAX).
+constexpr EnvInfo kEnvs[] = {
+    {"halfcheetah", 17, 6, -280.178953, 12135.0},
+    {"hopper", 11, 3, -20.272305, 3234.3},
+    {"walker2d", 17, 6, 1.629008, 4592.3},
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+}  // namespace
+
+const EnvInfo* find_env(const std::string& name) {
+  std::string key = lower(name);
+  for (const EnvInfo& env : kEnvs) {
+    size_t n = std::strlen(env.name);
+    // "hopper", "hopper-v2", "hopper-medium-v2", "hopper_medium-v2"
+    if (key.compare(0, n, env.name) == 0 && (key.size() == n || key[n] == '-' || key[n] == '_')) {
+      return &env;
+    }
+  }
+  return nullptr;
+}
+
+const EnvInfo* guess_env_from_name(const std::string& name) {
+  std::string key = lower(name);
+  const EnvInfo* found = nullptr;
+  size_t found_at = std::string::npos;
+  for (const EnvInfo& env : kEnvs) {
+    size_t at = key.rfind(env.name);  // the last mention wins: the file name, not a parent folder
+    if (at != std::string::npos &&
+        (found == nullptr || found_at == std::string::npos || at > found_at)) {
+      found = &env;
+      found_at = at;
+    }
+  }
+  return found;
+}
+
+const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim) {
+  const EnvInfo* found = nullptr;
+  for (const EnvInfo& env : kEnvs) {
+    if (env.obs_dim != obs_dim || env.act_dim != act_dim) continue;
+    if (found != nullptr) return nullptr;  // ambiguous
+    found = &env;
+  }
+  return found;
+}
+
+double normalized_score(const EnvInfo& env, double episode_return) {
+  return 100.0 * (episode_return - env.ref_min_return) / (env.ref_max_return - env.ref_min_return);
+}
+
+}  // namespace minrnn::data

@@ -1,0 +1,369 @@
+#include "datasets/hdf5_util.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace minrnn::data::h5 {
+namespace {
+
+std::string where(const std::string& file_name, const std::string& key) {
+  return file_name + ": '" + key + "'";
+}
+
+Id open_dataset(hid_t file, const std::string& key, const std::string& file_name) {
+  if (!exists(file, key)) throw std::invalid_argument(where(file_name, key) + ": key is missing");
+  Id dset(H5Dopen2(file, key.c_str(), H5P_DEFAULT));
+  if (!dset.valid()) {
+    throw std::invalid_argument(where(file_name, key) + ": not a dataset (or the file is corrupt)");
+  }
+  return dset;
+}
+
+std::vector<int64_t> shape_of(hid_t dset) {
+  Id space(H5Dget_space(dset));
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) return {};
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return std::vector<int64_t>(dims.begin(), dims.end());
+}
+
+// Selects rows [row0, row0 + num_rows) of `dset` in a file dataspace and a matching memory space.
+struct RowSelection {
+  Id file_space, mem_space;
+};
+RowSelection select_rows(hid_t dset, int64_t row0, int64_t num_rows, const std::string& what) {
+  RowSelection sel;
+  sel.file_space = Id(H5Dget_space(dset));
+  int rank = H5Sget_simple_extent_ndims(sel.file_space.get());
+  std::vector<hsize_t> dims(std::max(rank, 0));
+  H5Sget_simple_extent_dims(sel.file_space.get(), dims.data(), nullptr);
+  if (rank < 1 || row0 < 0 || num_rows < 0 || static_cast<hsize_t>(row0 + num_rows) > dims[0]) {
+    throw std::invalid_argument(what + ": rows [" + std::to_string(row0) + ", " +
+                                std::to_string(row0 + num_rows) + ") out of range");
+  }
+  std::vector<hsize_t> start(rank, 0), count(dims);
+  start[0] = row0;
+  count[0] = num_rows;
+  H5Sselect_hyperslab(sel.file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                      nullptr);
+  sel.mem_space = Id(H5Screate_simple(rank, count.data(), nullptr));
+  return sel;
+}
+
+Id create_with_parents(hid_t file, const std::string& key, hid_t type, hid_t space, hid_t dcpl) {
+  Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Id dset(H5Dcreate2(file, key.c_str(), type, space, lcpl.get(), dcpl, H5P_DEFAULT));
+  if (!dset.valid()) throw std::runtime_error("cannot create dataset '" + key + "'");
+  return dset;
+}
+
+Id chunked_gzip(const std::vector<hsize_t>& dims, size_t element_size, int gzip_level) {
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (gzip_level <= 0 || dims.empty() || dims[0] == 0) return dcpl;
+  // About 256 KiB per chunk: large enough for gzip to pay off, small enough to cache.
+  size_t row_bytes = element_size;
+  for (size_t i = 1; i < dims.size(); ++i) row_bytes *= dims[i];
+  std::vector<hsize_t> chunk(dims);
+  chunk[0] = std::clamp<hsize_t>((256 * 1024) / std::max<size_t>(row_bytes, 1), 1, dims[0]);
+  H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
+  H5Pset_deflate(dcpl.get(), static_cast<unsigned>(gzip_level));
+  return dcpl;
+}
+
+}  // namespace
+
+Id& Id::operator=(Id&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    other.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Id::reset() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE:
+      H5Fclose(id_);
+      break;
+    case H5I_GROUP:
+      H5Gclose(id_);
+      break;
+    case H5I_DATASET:
+      H5Dclose(id_);
+      break;
+    case H5I_DATASPACE:
+      H5Sclose(id_);
+      break;
+    case H5I_DATATYPE:
+      H5Tclose(id_);
+      break;
+    case H5I_ATTR:
+      H5Aclose(id_);
+      break;
+    case H5I_GENPROP_LST:
+      H5Pclose(id_);
+      break;
+    default:
+      break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+void silence_errors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+Id open_for_reading(const std::string& path) {
+  silence_errors();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw std::runtime_error(path + ": no such file");
+  }
+  htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file");
+  Id file(is_hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID);
+  if (!file.valid()) {
+    throw std::runtime_error(path + ": cannot open as HDF5 (truncated or corrupt file?)");
+  }
+  return file;
+}
+
+bool exists(hid_t loc, const std::string& path) {
+  size_t pos = 0;
+  while (true) {
+    size_t slash = path.find('/', pos);
+    std::string prefix = path.substr(0, slash);
+    if (prefix.empty() || H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (slash == std::string::npos) return true;
+    pos = slash + 1;
+  }
+}
+
+bool is_group(hid_t file, const std::string& path) {
+  if (!exists(file, path)) return false;
+  H5O_info_t info;
+  if (H5Oget_info_by_name(file, path.c_str(), &info, H5P_DEFAULT) < 0) return false;
+  return info.type == H5O_TYPE_GROUP;
+}
+
+std::vector<std::string> list_group(hid_t file, const std::string& path,
+                                    const std::string& file_name) {
+  Id group(H5Gopen2(file, path.empty() ? "/" : path.c_str(), H5P_DEFAULT));
+  if (!group.valid()) throw std::invalid_argument(where(file_name, path) + ": not a group");
+  H5G_info_t info;
+  H5Gget_info(group.get(), &info);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t len = H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0,
+                                     H5P_DEFAULT);
+    if (len < 0) throw std::runtime_error(where(file_name, path) + ": cannot list (corrupt file?)");
+    std::string name(static_cast<size_t>(len), '\0');
+    H5Lget_name_by_idx(group.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), len + 1,
+                       H5P_DEFAULT);
+    names.push_back(name);
+  }
+  return names;
+}
+
+DatasetInfo describe(hid_t file, const std::string& key, const std::string& file_name) {
+  Id dset = open_dataset(file, key, file_name);
+  Id type(H5Dget_type(dset.get()));
+  DatasetInfo info;
+  info.shape = shape_of(dset.get());
+  info.type_class = H5Tget_class(type.get());
+  info.type_size = H5Tget_size(type.get());
+  return info;
+}
+
+void read_float_rows(hid_t file, const std::string& key, int64_t row0, int64_t num_rows, float* dst,
+                     const std::string& file_name) {
+  Id dset = open_dataset(file, key, file_name);
+  Id type(H5Dget_type(dset.get()));
+  if (H5Tget_class(type.get()) != H5T_FLOAT) {
+    throw std::invalid_argument(where(file_name, key) + ": expected float32/float64 values");
+  }
+  if (num_rows == 0) return;
+  RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
+  if (H5Dread(dset.get(), H5T_NATIVE_FLOAT, sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
+              dst) < 0) {
+    throw std::runtime_error(where(file_name, key) + ": read failed (truncated or corrupt file?)");
+  }
+}
+
+std::vector<float> read_floats(hid_t file, const std::string& key, const std::string& file_name) {
+  DatasetInfo info = describe(file, key, file_name);
+  int64_t count = 1;
+  for (int64_t d : info.shape) count *= d;
+  std::vector<float> values(count);
+  if (info.shape.empty()) {  // scalar: no rows to select
+    Id dset = open_dataset(file, key, file_name);
+    if (info.type_class != H5T_FLOAT ||
+        H5Dread(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0) {
+      throw std::invalid_argument(where(file_name, key) + ": expected a float scalar");
+    }
+    return values;
+  }
+  read_float_rows(file, key, 0, info.shape[0], values.data(), file_name);
+  return values;
+}
+
+void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t num_rows,
+                    uint8_t* dst, const std::string& file_name) {
+  Id dset = open_dataset(file, key, file_name);
+  Id type(H5Dget_type(dset.get()));
+  H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_ENUM && cls != H5T_INTEGER) {
+    throw std::invalid_argument(where(file_name, key) +
+                                ": expected bool (h5py enum int8) or integer 0/1 values");
+  }
+  if (num_rows == 0) return;
+  RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
+  // An enum cannot be converted to an integer by HDF5: read it with its own (native) enum type and
+  // interpret the stored integers; an integer dataset is converted to int64 directly.
+  Id mem_type(cls == H5T_ENUM ? H5Tget_native_type(type.get(), H5T_DIR_ASCEND)
+                              : H5Tcopy(H5T_NATIVE_INT64));
+  size_t size = H5Tget_size(mem_type.get());
+  bool is_signed = H5Tget_sign(cls == H5T_ENUM ? Id(H5Tget_super(type.get())).get()
+                                               : mem_type.get()) == H5T_SGN_2;
+  std::vector<unsigned char> raw(static_cast<size_t>(num_rows) * size);
+  if (H5Dread(dset.get(), mem_type.get(), sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
+              raw.data()) < 0) {
+    throw std::runtime_error(where(file_name, key) + ": read failed (truncated or corrupt file?)");
+  }
+  for (int64_t i = 0; i < num_rows; ++i) {
+    int64_t value = 0;
+    const unsigned char* p = raw.data() + i * size;
+    switch (size) {
+      case 1:
+        value = is_signed ? int64_t{*reinterpret_cast<const int8_t*>(p)} : int64_t{*p};
+        break;
+      case 2: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        value = is_signed ? v : static_cast<uint16_t>(v);
+        break;
+      }
+      case 4: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        value = is_signed ? v : static_cast<uint32_t>(v);
+        break;
+      }
+      case 8:
+        std::memcpy(&value, p, 8);
+        break;
+      default:
+        throw std::invalid_argument(where(file_name, key) + ": unsupported flag width");
+    }
+    if (value != 0 && value != 1) {
+      throw std::invalid_argument(where(file_name, key) + ": value " + std::to_string(value) +
+                                  " at row " + std::to_string(row0 + i) + " is not 0/1");
+    }
+    dst[i] = static_cast<uint8_t>(value);
+  }
+}
+
+std::string read_string(hid_t file, const std::string& key, const std::string& file_name) {
+  Id dset = open_dataset(file, key, file_name);
+  Id type(H5Dget_type(dset.get()));
+  if (H5Tget_class(type.get()) != H5T_STRING) {
+    throw std::invalid_argument(where(file_name, key) + ": expected a string");
+  }
+  Id space(H5Dget_space(dset.get()));
+  if (H5Sget_simple_extent_npoints(space.get()) != 1) {
+    throw std::invalid_argument(where(file_name, key) + ": expected a single string");
+  }
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Id mem(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    char* value = nullptr;
+    if (H5Dread(dset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
+      throw std::runtime_error(where(file_name, key) + ": read failed");
+    }
+    std::string result = value ? value : "";
+    H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, &value);
+    return result;
+  }
+  size_t size = H5Tget_size(type.get());
+  std::string value(size, '\0');
+  if (H5Dread(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) < 0) {
+    throw std::runtime_error(where(file_name, key) + ": read failed");
+  }
+  value.resize(std::strlen(value.c_str()));  // fixed-length strings are null-padded
+  return value;
+}
+
+int64_t read_int(hid_t file, const std::string& key, const std::string& file_name) {
+  Id dset = open_dataset(file, key, file_name);
+  Id type(H5Dget_type(dset.get()));
+  Id space(H5Dget_space(dset.get()));
+  int64_t value = 0;
+  if (H5Tget_class(type.get()) != H5T_INTEGER || H5Sget_simple_extent_npoints(space.get()) != 1 ||
+      H5Dread(dset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
+    throw std::invalid_argument(where(file_name, key) + ": expected an integer scalar");
+  }
+  return value;
+}
+
+void write_floats(hid_t file, const std::string& key, const std::vector<int64_t>& shape,
+                  const float* values, int gzip_level) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Id space(dims.empty() ? H5Screate(H5S_SCALAR)
+                        : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
+  Id dcpl = chunked_gzip(dims, sizeof(float), gzip_level);
+  Id dset = create_with_parents(file, key, H5T_IEEE_F32LE, space.get(), dcpl.get());
+  if (H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0) {
+    throw std::runtime_error("cannot write dataset '" + key + "'");
+  }
+}
+
+void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>& flags,
+                 int gzip_level) {
+  // h5py stores numpy bool as an enum of int8 {FALSE=0, TRUE=1}; write the same so Python reads
+  // bool.
+  Id type(H5Tenum_create(H5T_NATIVE_INT8));
+  int8_t no = 0, yes = 1;
+  H5Tenum_insert(type.get(), "FALSE", &no);
+  H5Tenum_insert(type.get(), "TRUE", &yes);
+  std::vector<hsize_t> dims{flags.size()};
+  Id space(H5Screate_simple(1, dims.data(), nullptr));
+  Id dcpl = chunked_gzip(dims, 1, gzip_level);
+  Id dset = create_with_parents(file, key, type.get(), space.get(), dcpl.get());
+  if (H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, flags.data()) < 0) {
+    throw std::runtime_error("cannot write dataset '" + key + "'");
+  }
+}
+
+void write_string(hid_t file, const std::string& key, const std::string& value) {
+  Id type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), std::max<size_t>(value.size(), 1));
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);  // as h5py writes numpy bytes
+  Id space(H5Screate(H5S_SCALAR));
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  Id dset = create_with_parents(file, key, type.get(), space.get(), dcpl.get());
+  std::string padded = value;
+  padded.resize(std::max<size_t>(value.size(), 1), '\0');
+  if (H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()) < 0) {
+    throw std::runtime_error("cannot write dataset '" + key + "'");
+  }
+}
+
+void write_int(hid_t file, const std::string& key, int64_t value) {
+  bool fits32 = value >= INT32_MIN && value <= INT32_MAX;
+  Id space(H5Screate(H5S_SCALAR));
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  Id dset = create_with_parents(file, key, fits32 ? H5T_STD_I32LE : H5T_STD_I64LE, space.get(),
+                                dcpl.get());
+  if (H5Dwrite(dset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
+    throw std::runtime_error("cannot write dataset '" + key + "'");
+  }
+}
+
+}  // namespace minrnn::data::h5

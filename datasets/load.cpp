@@ -1,0 +1,47 @@
+// load_dataset: one entry point from an id or a path to a validated, episode-split Dataset.
+#include <filesystem>
+#include <stdexcept>
+
+#include "datasets/env_table.h"
+#include "datasets/episodes.h"
+#include "datasets/minari.h"
+
+namespace minrnn::data {
+
+Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& options) {
+  Dataset ds;
+  std::string name_hint;  // where the environment's name may appear
+  if (is_minari_reference(id_or_path)) {
+    const std::string dir = resolve_minari_dir(id_or_path);
+    MinariInfo info;
+    ds.data = read_minari(dir, &info, options);
+    ds.source = (std::filesystem::path(dir) / "data" / "main_data.hdf5").string();
+    ds.format = "minari";
+    name_hint = info.env_id.empty() ? info.dataset_id : info.env_id;
+    if (info.has_ref_scores) {
+      ds.ref_min_return = info.ref_min_score;
+      ds.ref_max_return = info.ref_max_score;
+      ds.has_ref_returns = true;
+    }
+  } else {
+    ds.source = resolve_d4rl_path(id_or_path);
+    ds.format = "d4rl";
+    ds.data = read_d4rl(ds.source, options);
+    name_hint = std::filesystem::path(ds.source).filename().string();
+  }
+  const EnvInfo* env = options.env.empty() || options.env == "none" ? guess_env_from_name(name_hint)
+                                                                    : find_env(options.env);
+  if (env == nullptr) env = guess_env_from_dims(ds.data.obs_dim, ds.data.act_dim);
+  if (env != nullptr && env->obs_dim == ds.data.obs_dim && env->act_dim == ds.data.act_dim) {
+    ds.env = env->name;
+    if (!ds.has_ref_returns) {
+      ds.ref_min_return = env->ref_min_return;
+      ds.ref_max_return = env->ref_max_return;
+      ds.has_ref_returns = true;
+    }
+  }
+  ds.index = split_episodes(ds.data, ds.source);
+  return ds;
+}
+
+}  // namespace minrnn::data

@@ -1,0 +1,208 @@
+// Bad input: each case must raise an exception naming the file and the key, and write nothing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "datasets/d4rl.h"
+#include "datasets/episodes.h"
+#include "tests/datasets/fixtures.h"
+
+namespace minrnn::data {
+namespace {
+
+using testing::put_dataset;
+using testing::TempDir;
+using testing::write_raw_d4rl;
+
+// Expects read_d4rl(path) to throw E whose message contains every one of `parts`.
+template <typename E = std::invalid_argument>
+void expect_read_error(const std::string& path, std::vector<std::string> parts,
+                       const D4rlReadOptions& options = {}) {
+  try {
+    read_d4rl(path, options);
+    FAIL() << "no error reading " << path;
+  } catch (const E& e) {
+    for (const auto& part : parts)
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message '" << e.what() << "' lacks '" << part << "'";
+  }
+}
+
+TEST(ErrorsTest, ValidRawFileReads) {  // the baseline the other cases break
+  TempDir dir;
+  write_raw_d4rl(dir.file("x.hdf5"), 6, 3, 2);
+  D4rlData d = read_d4rl(dir.file("x.hdf5"));
+  EXPECT_EQ(d.num_steps(), 6);
+  EXPECT_EQ(d.timeouts[5], 1);
+}
+
+TEST(ErrorsTest, MissingKey) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 6, 3, 2, {"actions"});
+  expect_read_error(path, {path, "'actions'", "missing"});
+  write_raw_d4rl(path, 6, 3, 2, {"timeouts"});
+  expect_read_error(path, {path, "'timeouts'", "missing"});
+}
+
+TEST(ErrorsTest, WrongRank) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 6, 3, 2);
+  std::vector<float> flat(6, 0.0f);
+  put_dataset(path, "observations", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6}, flat.data());
+  expect_read_error(path, {path, "'observations'", "shape (6,)", "(N, dim)"});
+}
+
+TEST(ErrorsTest, RewardsMayBeAColumnButNotAMatrix) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<double> r(8, 2.0);
+  put_dataset(path, "rewards", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {4, 1}, r.data());
+  EXPECT_EQ(read_d4rl(path).rewards, std::vector<float>(4, 2.0f));  // (N, 1) float64: accepted
+  put_dataset(path, "rewards", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {4, 2}, r.data());
+  expect_read_error(path, {path, "'rewards'", "(4, 2)"});
+}
+
+TEST(ErrorsTest, WrongDtype) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<int32_t> ints(8, 1);
+  put_dataset(path, "actions", H5T_STD_I32LE, H5T_NATIVE_INT32, {4, 2}, ints.data());
+  expect_read_error(path, {path, "'actions'", "float"});
+
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<float> floats(4, 0.0f);
+  put_dataset(path, "terminals", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4}, floats.data());
+  expect_read_error(path, {path, "'terminals'", "bool"});
+}
+
+TEST(ErrorsTest, IntegerFlagsMustBeZeroOrOne) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<uint8_t> ok{0, 1, 0, 1}, bad{0, 1, 0, 2};
+  put_dataset(path, "terminals", H5T_STD_U8LE, H5T_NATIVE_UINT8, {4}, ok.data());
+  EXPECT_EQ(read_d4rl(path).terminals, ok);  // numeric 0/1 flags are accepted
+  put_dataset(path, "terminals", H5T_STD_U8LE, H5T_NATIVE_UINT8, {4}, bad.data());
+  expect_read_error(path, {path, "'terminals'", "value 2 at row 3"});
+}
+
+TEST(ErrorsTest, LengthMismatchBetweenKeys) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 6, 3, 2);
+  std::vector<float> r(5, 1.0f);
+  put_dataset(path, "rewards", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {5}, r.data());
+  expect_read_error(path, {path, "'rewards' has 5 rows", "'observations' has 6"});
+}
+
+TEST(ErrorsTest, NonFiniteValues) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 5, 3, 2);
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> obs(15, 0.0f);
+    obs[3 * 3 + 1] = bad;
+    put_dataset(path, "observations", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {5, 3}, obs.data());
+    expect_read_error(path, {path, "'observations'", "non-finite", "row 3"});
+  }
+}
+
+TEST(ErrorsTest, EmptyDataset) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 0, 3, 2);
+  expect_read_error(path, {path, "empty dataset"});
+  D4rlData empty;
+  empty.obs_dim = 3;
+  empty.act_dim = 2;
+  EXPECT_THROW(write_d4rl(dir.file("y.hdf5"), empty), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("y.hdf5")));
+}
+
+TEST(ErrorsTest, TruncatedFile) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_d4rl(path, testing::make_data(5, 2, {300, 300}));
+  auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  expect_read_error<std::runtime_error>(path, {path, "truncated or corrupt"});
+}
+
+TEST(ErrorsTest, CorruptCompressedData) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_d4rl(path, testing::make_data(5, 2, {3000, 3000}));
+  auto size = std::filesystem::file_size(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 4));
+    std::string junk(size / 4, '\x5a');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  try {
+    read_d4rl(path);
+    FAIL() << "corrupt file read without error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST(ErrorsTest, NotHdf5) {
+  TempDir dir;
+  std::string path = dir.file("notes.hdf5");
+  std::ofstream(path) << "observations,actions\n1,2\n";
+  expect_read_error(path, {path, "not an HDF5 file"});
+  expect_read_error<std::runtime_error>(dir.file("absent.hdf5"), {"absent.hdf5", "no such file"});
+}
+
+TEST(ErrorsTest, DimsMustMatchTheEnvironment) {
+  TempDir dir;
+  std::string path = dir.file("hopper_medium-v2.hdf5");
+  write_raw_d4rl(path, 4, 17, 6);  // walker2d's dims under a hopper name
+  expect_read_error(path, {path, "17/6", "hopper has 11/3"});
+  D4rlReadOptions none;
+  none.env = "none";
+  EXPECT_EQ(read_d4rl(path, none).obs_dim, 17);
+  D4rlReadOptions walker;
+  walker.env = "walker2d";
+  EXPECT_EQ(read_d4rl(path, walker).obs_dim, 17);
+  D4rlReadOptions ant;
+  ant.env = "ant";
+  expect_read_error(path, {"unknown environment 'ant'"}, ant);
+}
+
+TEST(ErrorsTest, NextObservationsShapeMustMatch) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<float> v(8, 0.0f);
+  put_dataset(path, "next_observations", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4, 2}, v.data());
+  expect_read_error(path, {path, "'next_observations'", "(4, 2)", "(4, 3)"});
+}
+
+TEST(ErrorsTest, WriterLeavesNothingBehindOnFailure) {
+  TempDir dir;
+  std::string path = dir.file("no_such_dir/x.hdf5");
+  EXPECT_THROW(write_d4rl(path, testing::make_data(3, 2, {4})), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  D4rlData bad = testing::make_data(3, 2, {4});
+  bad.actions.pop_back();
+  try {
+    write_d4rl(dir.file("y.hdf5"), bad);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'actions' has 7 values, expected 8"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path));
+}
+
+}  // namespace
+}  // namespace minrnn::data
