@@ -21,7 +21,6 @@ function(minrnn_library name)
     minrnn_use_torch(${name})
   endif()
   minrnn_warnings(${name})
-  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 
 # Torch targets share one precompiled header (built once in minrnn_torch_pch) to keep a clean

@@ -48,7 +48,7 @@ else
   mkdir -p "$CACHE"
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-  "$VENV/bin/python" -m pip install -q --progress-bar off "torch==$TORCH_VERSION"
+  "$VENV/bin/python" -m pip install -q --progress-bar off "torch==$TORCH_VERSION" numpy
   have_torch || { echo "[setup] error: torch $TORCH_VERSION did not import from $VENV" >&2; exit 1; }
 fi
 "$VENV/bin/python" -c 'import torch; print("[setup] torch", torch.__version__, "cuda", torch.version.cuda, "prefix", torch.utils.cmake_prefix_path)'

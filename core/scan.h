@@ -1,0 +1,31 @@
+// The linear recurrence at the heart of minGRU, minLSTM and HGRN:
+//     h_t = a_t ⊙ h_{t-1} + b_t,   t = 1..T,   h_0 given (zeros when undefined).
+// Tensors are (B, T, D); h0 and the final state are (B, D).
+#pragma once
+#include <torch/torch.h>
+
+namespace minrnn::core {
+
+struct ScanResult {
+  torch::Tensor h;       // (B, T, D): h_1 .. h_T
+  torch::Tensor h_last;  // (B, D): h_T (h_0 when T == 0)
+};
+
+// The fast path, differentiable: CUDA tensors run the CUDA kernel (when built with CUDA), CPU tensors a
+// threaded sequential kernel (float32/float64; bfloat16/half are computed in float32).
+ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0 = {});
+
+// The reference: a plain loop over t of torch ops (autograd through torch). Slow; for tests.
+ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b,
+                                  const torch::Tensor& h0 = {});
+
+// The paper's parallel log-space scan (App. B.1, after Heinsen 2023): inputs are log a_t (B,T,D),
+// log b_t (B,T,D) and log h_0 (B,D) (undefined = -inf, i.e. h_0 = 0); needs b_t, h_0 > 0.
+//     a*_t = Σ_{s≤t} log a_s,   h_t = exp(a*_t + logcumsumexp_t(log b - a*))
+ScanResult linear_scan_log_parallel(const torch::Tensor& log_a, const torch::Tensor& log_b,
+                                    const torch::Tensor& log_h0 = {});
+
+// True when linear_scan would run the CUDA kernel for tensors on this device.
+bool cuda_scan_available();
+
+}  // namespace minrnn::core
