@@ -13,7 +13,8 @@ void write_d4rl(const std::string& path, const D4rlData& data, const D4rlWriteOp
   data.validate(path);
   std::error_code ec;
   if (fs::exists(path, ec) && !options.overwrite) {
-    throw std::runtime_error(path + ": already exists (pass overwrite to replace it)");
+    throw std::runtime_error(path +
+                             ": already exists (set overwrite, or --overwrite, to replace it)");
   }
   if (options.gzip_level < 0 || options.gzip_level > 9) {
     throw std::invalid_argument(path + ": gzip_level must be in [0, 9], got " +

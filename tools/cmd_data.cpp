@@ -1,10 +1,219 @@
+// `minrnn data`: look inside D4RL / Minari datasets and write synthetic D4RL-layout files.
+//   minrnn data inspect hopper-medium-v2 [--json] [--env hopper|none]
+//   minrnn data synth out.hdf5 --env hopper --steps 1000000 [--seed 0] [--overwrite]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "datasets/d4rl.h"
+#include "datasets/env_table.h"
+#include "datasets/episodes.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
+namespace {
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+nlohmann::json describe(const data::Dataset& ds, double load_seconds, double rss_before,
+                        double rss_after) {
+  const data::D4rlData& d = ds.data;
+  const data::EpisodeStats& s = ds.index.stats;
+  nlohmann::json j;
+  j["source"] = ds.source;
+  j["format"] = ds.format;
+  j["env"] = ds.env.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.env);
+  j["obs_dim"] = d.obs_dim;
+  j["act_dim"] = d.act_dim;
+  j["steps"] = d.num_steps();
+  j["episodes"] = s.num_episodes;
+  j["terminals"] = s.num_terminals;
+  j["timeouts"] = s.num_timeouts;
+  j["dropped_tail_steps"] = s.dropped_tail_steps;
+  j["episode_length"] = {{"min", s.min_length}, {"mean", s.mean_length}, {"max", s.max_length}};
+  j["return"] = {
+      {"min", s.min_return}, {"mean", s.mean_return}, {"max", s.max_return}, {"std", s.std_return}};
+  if (ds.has_ref_returns) {
+    auto norm = [&](double r) {
+      return 100.0 * (r - ds.ref_min_return) / (ds.ref_max_return - ds.ref_min_return);
+    };
+    j["normalized_return"] = {{"min", norm(s.min_return)},
+                              {"mean", norm(s.mean_return)},
+                              {"max", norm(s.max_return)},
+                              {"ref_min", ds.ref_min_return},
+                              {"ref_max", ds.ref_max_return}};
+  } else {
+    j["normalized_return"] = nullptr;
+  }
+  j["next_observations"] = !d.next_observations.empty();
+  nlohmann::json infos = nlohmann::json::object();
+  for (const auto& [name, array] : d.infos) infos[name] = array.shape;
+  j["infos"] = infos;
+  nlohmann::json meta = nlohmann::json::object();
+  for (const auto& [name, value] : d.metadata.strings) meta[name] = value;
+  for (const auto& [name, value] : d.metadata.ints) meta[name] = value;
+  for (const auto& [name, array] : d.metadata.arrays) meta[name] = {{"shape", array.shape}};
+  for (const auto& name : d.metadata.unread) meta[name] = "(not read: unsupported type)";
+  j["metadata"] = meta;
+  j["load_seconds"] = load_seconds;
+  j["peak_rss_mib"] = {{"before_load", rss_before}, {"after_load", rss_after}};
+  return j;
+}
+
+void print_text(const nlohmann::json& j) {
+  auto num = [](const nlohmann::json& v) { return v.get<double>(); };
+  std::printf("source             %s (%s)\n", j["source"].get<std::string>().c_str(),
+              j["format"].get<std::string>().c_str());
+  std::printf("environment        %s\n",
+              j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
+  std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
+              j["act_dim"].get<int>());
+  std::printf("steps              %lld\n", j["steps"].get<long long>());
+  std::printf("episodes           %lld (terminals %lld, timeouts %lld)\n",
+              j["episodes"].get<long long>(), j["terminals"].get<long long>(),
+              j["timeouts"].get<long long>());
+  std::printf("dropped tail       %lld steps (unfinished last episode)\n",
+              j["dropped_tail_steps"].get<long long>());
+  const auto& len = j["episode_length"];
+  std::printf("episode length     min %lld, mean %.1f, max %lld\n", len["min"].get<long long>(),
+              num(len["mean"]), len["max"].get<long long>());
+  const auto& ret = j["return"];
+  std::printf("return             min %.2f, mean %.2f, max %.2f (std %.2f)\n", num(ret["min"]),
+              num(ret["mean"]), num(ret["max"]), num(ret["std"]));
+  if (!j["normalized_return"].is_null()) {
+    const auto& n = j["normalized_return"];
+    std::printf("D4RL normalized    min %.2f, mean %.2f, max %.2f\n", num(n["min"]), num(n["mean"]),
+                num(n["max"]));
+  } else {
+    std::printf("D4RL normalized    n/a (environment unknown)\n");
+  }
+  std::printf("next_observations  %s\n", j["next_observations"].get<bool>() ? "yes" : "no");
+  std::printf("infos              %s\n", j["infos"].empty() ? "none" : j["infos"].dump().c_str());
+  std::printf("metadata           %s\n",
+              j["metadata"].empty() ? "none" : j["metadata"].dump().c_str());
+  std::printf("load               %.3f s, peak RSS %.0f MiB (before load %.0f MiB)\n",
+              num(j["load_seconds"]), num(j["peak_rss_mib"]["after_load"]),
+              num(j["peak_rss_mib"]["before_load"]));
+}
+
+// Synthetic data with D4RL's layout and sizes (random states and actions, episodes of the given
+// length ending in timeouts, infos/qpos|qvel|action_log_probs, a small metadata/policy) so the
+// reader can be exercised and timed at D4RL scale without the real files.
+data::D4rlData synthetic(const data::EnvInfo& env, int64_t steps, int episode_len, uint64_t seed) {
+  data::D4rlData d;
+  d.obs_dim = env.obs_dim;
+  d.act_dim = env.act_dim;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  d.observations.resize(steps * env.obs_dim);
+  d.next_observations.resize(steps * env.obs_dim);
+  d.actions.resize(steps * env.act_dim);
+  d.rewards.resize(steps);
+  d.terminals.assign(steps, 0);
+  d.timeouts.assign(steps, 0);
+  for (auto& x : d.observations) x = normal(rng);
+  for (auto& x : d.next_observations) x = normal(rng);
+  for (auto& x : d.actions) x = unit(rng);
+  for (auto& x : d.rewards) x = 3.0f + normal(rng);
+  for (int64_t t = episode_len - 1; t < steps; t += episode_len) d.timeouts[t] = 1;
+  const int64_t nq = (env.obs_dim + 1) / 2, nv = nq;  // obs = qpos[1:] ++ qvel, nq == nv
+  data::FloatArray qpos{{steps, nq}, std::vector<float>(steps * nq)};
+  data::FloatArray qvel{{steps, nv}, std::vector<float>(steps * nv)};
+  data::FloatArray log_probs{{steps}, std::vector<float>(steps)};
+  for (auto& x : qpos.values) x = normal(rng);
+  for (auto& x : qvel.values) x = normal(rng);
+  for (auto& x : log_probs.values) x = normal(rng);
+  d.infos = {{"qpos", qpos}, {"qvel", qvel}, {"action_log_probs", log_probs}};
+  d.metadata.strings = {{"algorithm", "synthetic"},
+                        {"policy/nonlinearity", "relu"},
+                        {"policy/output_distribution", "tanh_gaussian"}};
+  d.metadata.ints["iteration"] = 0;
+  data::FloatArray w{{256, env.obs_dim}, std::vector<float>(256 * env.obs_dim)};
+  for (auto& x : w.values) x = 0.1f * normal(rng);
+  d.metadata.arrays["policy/fc0/weight"] = w;
+  d.metadata.arrays["policy/fc0/bias"] = data::FloatArray{{256}, std::vector<float>(256, 0.0f)};
+  return d;
+}
+
+}  // namespace
 
 void add_data_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("data", "(not built yet: issue #4)");
-  not_built_yet(*sub, "#4");
+  auto* data_cmd = app.add_subcommand("data", "Inspect D4RL/Minari datasets; write synthetic ones");
+  data_cmd->require_subcommand(1);
+
+  struct InspectArgs {
+    std::string target, env;
+    bool json = false;
+    bool minimal = false;
+  };
+  auto inspect_args = std::make_shared<InspectArgs>();
+  auto* inspect = data_cmd->add_subcommand(
+      "inspect", "Summarize a D4RL file or id (hopper-medium-v2), or a Minari directory or id");
+  inspect->add_option("target", inspect_args->target, "FILE | D4RL id | Minari dir | Minari id")
+      ->required();
+  inspect->add_option("--env", inspect_args->env,
+                      "environment the dims must match (default: guessed from the name; 'none')");
+  inspect->add_flag("--json", inspect_args->json, "print one JSON object");
+  inspect->add_flag("--minimal", inspect_args->minimal,
+                    "read only what training needs (skip next_observations, infos, metadata)");
+  inspect->callback([inspect_args] {
+    data::D4rlReadOptions options;
+    options.env = inspect_args->env;
+    options.read_next_observations = options.read_infos = options.read_metadata =
+        !inspect_args->minimal;
+    const double rss_before = peak_rss_mib();
+    const auto t0 = std::chrono::steady_clock::now();
+    data::Dataset ds = data::load_dataset(inspect_args->target, options);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json j = describe(ds, seconds, rss_before, peak_rss_mib());
+    if (inspect_args->json) {
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      print_text(j);
+    }
+  });
+
+  struct SynthArgs {
+    std::string out, env = "hopper";
+    int64_t steps = 1000000;
+    int episode_len = 1000;
+    uint64_t seed = 0;
+    bool overwrite = false;
+  };
+  auto synth_args = std::make_shared<SynthArgs>();
+  auto* synth = data_cmd->add_subcommand(
+      "synth", "Write a synthetic D4RL-layout file (random data, real layout and sizes)");
+  synth->add_option("out", synth_args->out, "output .hdf5 path")->required();
+  synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
+  synth->add_option("--steps", synth_args->steps, "number of steps")->check(CLI::PositiveNumber);
+  synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
+      ->check(CLI::PositiveNumber);
+  synth->add_option("--seed", synth_args->seed, "random seed");
+  synth->add_flag("--overwrite", synth_args->overwrite, "replace an existing file");
+  synth->callback([synth_args] {
+    const data::EnvInfo* env = data::find_env(synth_args->env);
+    if (env == nullptr) {
+      throw std::invalid_argument("unknown environment '" + synth_args->env +
+                                  "' (expected hopper, halfcheetah or walker2d)");
+    }
+    data::D4rlData d =
+        synthetic(*env, synth_args->steps, synth_args->episode_len, synth_args->seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    data::write_d4rl(synth_args->out, d, {synth_args->overwrite});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("wrote %s: %lld steps, %s dims %d/%d, in %.2f s\n", synth_args->out.c_str(),
+                static_cast<long long>(d.num_steps()), env->name, d.obs_dim, d.act_dim, seconds);
+  });
 }
 
 }  // namespace minrnn::cli
