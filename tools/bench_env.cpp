@@ -1,10 +1,225 @@
+// `minrnn bench env`: environment throughput. For each environment: env-steps/s of one env, of a
+// VectorEnv of N envs, and the raw mj_step rate of the same model (the physics limit). Prints a
+// markdown table and files it under "## Environments (minrnn bench env)" in docs/benchmarks.md.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "envs/locomotion.h"
+#include "envs/registry.h"
+#include "envs/rng.h"
+#include "envs/vector_env.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kSection = "## Environments (minrnn bench env)";
+
+struct BenchOptions {
+  std::vector<std::string> envs = {"halfcheetah", "hopper", "walker2d"};
+  std::vector<int> sizes = {1, 2, 4, 8, 16};
+  int steps = 20000;  // env steps per measurement (across all envs of a vector)
+  bool quick = false;
+  bool append = true;
+  std::string markdown = "docs/benchmarks.md";
+};
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<double> random_action(envs::Rng& rng, int act_dim) {
+  std::vector<double> a(act_dim);
+  for (double& x : a) x = rng.uniform(-1, 1);
+  return a;
+}
+
+// Uniform random actions with resets on episode end, as a data collector would run it.
+double single_env_rate(const std::string& name, int steps) {
+  envs::LocomotionEnv env(name, 0);
+  envs::Rng rng(1);
+  const int act_dim = env.spec().act_dim;
+  const auto start = Clock::now();
+  for (int t = 0; t < steps; ++t) {
+    const auto r = env.step(random_action(rng, act_dim));
+    if (r.terminated || r.truncated) env.reset();
+  }
+  return steps / seconds_since(start);
+}
+
+double vector_env_rate(const std::string& name, int num_envs, int steps, int* threads) {
+  envs::VectorEnv vec(name, num_envs, 0);
+  *threads = vec.num_threads();
+  envs::Rng rng(1);
+  vec.reset(0);
+  const int rounds = std::max(1, steps / num_envs);
+  std::vector<std::vector<double>> actions(num_envs);
+  const auto start = Clock::now();
+  for (int t = 0; t < rounds; ++t) {
+    for (auto& a : actions) a = random_action(rng, vec.spec().act_dim);
+    vec.step(actions);
+  }
+  return static_cast<double>(rounds) * num_envs / seconds_since(start);
+}
+
+// The same workload as single_env_rate (random controls held for frame_skip physics steps,
+// restart when the env would terminate or time out) on bare mj_step: the physics limit.
+double mj_step_rate(const std::string& name, int env_steps) {
+  envs::LocomotionEnv env(name, 0);
+  const envs::LocomotionTask& task = env.task();
+  const mjModel* m = env.model();
+  envs::DataPtr data(mj_makeData(m));
+  mjData* d = data.get();
+  envs::Rng rng(1);
+  auto restart = [&] {
+    mj_resetData(m, d);
+    mj_forward(m, d);
+  };
+  restart();
+  int episode_steps = 0;
+  const auto start = Clock::now();
+  for (int t = 0; t < env_steps; ++t) {
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] = rng.uniform(-1, 1);
+    for (int k = 0; k < task.spec.frame_skip; ++k) mj_step(m, d);
+    const bool ended =
+        task.is_healthy != nullptr && !task.is_healthy(d->qpos, m->nq, d->qvel, m->nv);
+    if (ended || ++episode_steps == task.spec.max_episode_steps) {
+      restart();
+      episode_steps = 0;
+    }
+  }
+  return static_cast<double>(env_steps) * task.spec.frame_skip / seconds_since(start);
+}
+
+std::string machine_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", std::localtime(&now));
+  return buf;
+}
+
+std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.0f", x);
+  return buf;
+}
+
+std::string run_benchmarks(const BenchOptions& opt) {
+  std::ostringstream md;
+  md << "### " << today() << " — " << machine_name() << " (" << std::thread::hardware_concurrency()
+     << " hardware threads)\n\n"
+     << "Command: `minrnn bench env" << (opt.quick ? " --quick" : "") << " --steps " << opt.steps
+     << "`. Uniform random actions, auto-reset; rates in env steps per second (vector: summed "
+        "over its envs). mj_step/s: bare mj_step on the same workload (random controls, restart "
+        "on termination); physics limit = mj_step/s / frame_skip.\n\n"
+     << "| env | 1 env |";
+  for (int n : opt.sizes) md << " vec N=" << n << " |";
+  md << " mj_step/s | physics limit |\n|---|---:|";
+  for (size_t i = 0; i < opt.sizes.size(); ++i) md << "---:|";
+  md << "---:|---:|\n";
+  std::string threads_note;
+  for (const auto& name : opt.envs) {
+    const auto spec = envs::env_spec(name);
+    std::fprintf(stderr, "bench env: %s ...\n", spec.name.c_str());
+    md << "| " << spec.name << " | " << fmt(single_env_rate(spec.name, opt.steps)) << " |";
+    std::string threads_used;
+    for (int n : opt.sizes) {
+      int threads = 0;
+      md << " " << fmt(vector_env_rate(spec.name, n, opt.steps, &threads)) << " |";
+      threads_used += (threads_used.empty() ? "" : ", ") + std::to_string(threads);
+    }
+    threads_note = threads_used;
+    const double physics = mj_step_rate(spec.name, opt.steps);
+    md << " " << fmt(physics) << " | " << fmt(physics / spec.frame_skip) << " |\n";
+  }
+  md << "\nVector env threads per N: " << threads_note << ".\n";
+  return md.str();
+}
+
+// Files the entry at the end of our section (created if missing), atomically.
+void append_to_markdown(const std::string& path, const std::string& entry) {
+  std::string text;
+  if (access(path.c_str(), F_OK) == 0) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  } else {
+    text = "# minrnn benchmarks\n";
+  }
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  const auto section = text.find(kSection);
+  if (section == std::string::npos) {
+    text += "\n" + std::string(kSection) + "\n\n" + entry;
+  } else {
+    auto next = text.find("\n## ", section + 1);
+    const size_t at = next == std::string::npos ? text.size() : next + 1;
+    text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("failed writing " + tmp);
+  }
+  // std::rename, not std::filesystem: libtorch.so interposes broken std::filesystem symbols.
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
 void add_bench_env(CLI::App& bench) {
-  auto* sub = bench.add_subcommand("env", "(not built yet: issue #3)");
-  not_built_yet(*sub, "#3");
+  auto opt = std::make_shared<BenchOptions>();
+  auto* sub = bench.add_subcommand("env", "Environment steps/s: one env, vector env, raw mj_step");
+  sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")->delimiter(',');
+  sub->add_option("--sizes", opt->sizes, "Vector env sizes")->delimiter(',');
+  sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(CLI::PositiveNumber);
+  sub->add_flag("--quick", opt->quick, "Small counts (2000 steps) for a smoke run");
+  sub->add_option("--markdown", opt->markdown, "Benchmark log to append to");
+  sub->add_flag("!--no-append", opt->append, "Print only; do not touch the markdown file");
+  sub->callback([opt] {
+    if (opt->quick) opt->steps = std::min(opt->steps, 2000);
+    for (int n : opt->sizes) {
+      if (n < 1)
+        throw std::invalid_argument("--sizes: every size must be >= 1, got " + std::to_string(n));
+    }
+    for (const auto& name : opt->envs) envs::env_spec(name);  // fail before measuring
+    const std::string entry = run_benchmarks(*opt);
+    std::printf("%s", entry.c_str());
+    if (opt->append) {
+      append_to_markdown(opt->markdown, entry + "\n");
+      std::printf("\nappended to %s\n", opt->markdown.c_str());
+    }
+  });
 }
 
 }  // namespace minrnn::cli

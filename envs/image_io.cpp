@@ -1,0 +1,232 @@
+#include "envs/image_io.h"
+
+#include <zlib.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace minrnn::envs {
+
+namespace {
+
+void check_frame(const char* who, const std::vector<uint8_t>& rgb, int width, int height) {
+  if (width <= 0 || height <= 0 || width > 65535 || height > 65535) {
+    throw std::invalid_argument(std::string(who) + ": bad image size " + std::to_string(width) +
+                                "x" + std::to_string(height));
+  }
+  if (rgb.size() != static_cast<size_t>(width) * height * 3) {
+    throw std::invalid_argument(std::string(who) + ": frame has " + std::to_string(rgb.size()) +
+                                " bytes, expected width*height*3 = " +
+                                std::to_string(static_cast<size_t>(width) * height * 3));
+  }
+}
+
+void write_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot open " + tmp + " for writing");
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw std::runtime_error("failed writing " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + reason);
+  }
+}
+
+void put_be32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(v >> s));
+}
+
+void put_le16(std::vector<uint8_t>& out, int v) {
+  out.push_back(static_cast<uint8_t>(v & 0xff));
+  out.push_back(static_cast<uint8_t>((v >> 8) & 0xff));
+}
+
+void png_chunk(std::vector<uint8_t>& out, const char* type, const std::vector<uint8_t>& data) {
+  put_be32(out, static_cast<uint32_t>(data.size()));
+  const size_t start = out.size();
+  out.insert(out.end(), type, type + 4);
+  out.insert(out.end(), data.begin(), data.end());
+  const uLong crc = crc32(0L, out.data() + start, static_cast<uInt>(out.size() - start));
+  put_be32(out, static_cast<uint32_t>(crc));
+}
+
+// 6x6x6 colour cube: index = 36 r + 6 g + b, each level rounded from 0..255.
+uint8_t cube_index(const uint8_t* rgb) {
+  auto level = [](uint8_t c) { return (c * 5 + 127) / 255; };
+  return static_cast<uint8_t>(36 * level(rgb[0]) + 6 * level(rgb[1]) + level(rgb[2]));
+}
+
+// Variable-width LZW as GIF specifies it (min code size 8, codes up to 12 bits, LSB first).
+class GifLzw {
+ public:
+  explicit GifLzw(std::vector<uint8_t>& out) : out_(out) {}
+
+  void encode(const std::vector<uint8_t>& indices) {
+    out_.push_back(8);  // LZW minimum code size
+    reset_table();
+    emit(kClear);
+    int prefix = -1;
+    for (uint8_t c : indices) {
+      if (prefix < 0) {
+        prefix = c;
+        continue;
+      }
+      const uint32_t key = (static_cast<uint32_t>(prefix) << 8) | c;
+      const auto it = table_.find(key);
+      if (it != table_.end()) {
+        prefix = it->second;
+        continue;
+      }
+      emit(prefix);
+      if (next_code_ == 4096) {  // table full: start over
+        emit(kClear);
+        reset_table();
+      } else {
+        table_[key] = next_code_++;
+        // The decoder widens codes once its table reaches 2^width entries.
+        if (next_code_ > (1 << width_) && width_ < 12) ++width_;
+      }
+      prefix = c;
+    }
+    if (prefix >= 0) emit(prefix);
+    emit(kEnd);
+    if (bit_count_ > 0) block_.push_back(static_cast<uint8_t>(bits_));
+    flush_block(true);
+    out_.push_back(0);  // block terminator
+  }
+
+ private:
+  static constexpr int kClear = 256, kEnd = 257;
+
+  void reset_table() {
+    table_.clear();
+    next_code_ = 258;
+    width_ = 9;
+  }
+  void emit(int code) {
+    bits_ |= static_cast<uint32_t>(code) << bit_count_;
+    bit_count_ += width_;
+    while (bit_count_ >= 8) {
+      block_.push_back(static_cast<uint8_t>(bits_ & 0xff));
+      bits_ >>= 8;
+      bit_count_ -= 8;
+      flush_block(false);
+    }
+  }
+  void flush_block(bool all) {
+    while (block_.size() >= 255 || (all && !block_.empty())) {
+      const size_t n = std::min<size_t>(255, block_.size());
+      out_.push_back(static_cast<uint8_t>(n));
+      out_.insert(out_.end(), block_.begin(), block_.begin() + n);
+      block_.erase(block_.begin(), block_.begin() + n);
+    }
+  }
+
+  std::vector<uint8_t>& out_;
+  std::vector<uint8_t> block_;
+  std::unordered_map<uint32_t, int> table_;
+  int next_code_ = 258;
+  int width_ = 9;
+  uint32_t bits_ = 0;
+  int bit_count_ = 0;
+};
+
+}  // namespace
+
+void make_directories(const std::string& dir) {
+  // POSIX, not std::filesystem: libtorch.so exports its own std::filesystem symbols, which
+  // interpose on ours in torch-linked binaries and crash (seen with torch 2.11's wheel).
+  for (size_t at = 1; at <= dir.size(); ++at) {
+    if (at != dir.size() && dir[at] != '/') continue;
+    const std::string prefix = dir.substr(0, at);
+    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw std::runtime_error("cannot create directory " + prefix + ": " + std::strerror(errno));
+    }
+  }
+  struct stat info;
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    throw std::runtime_error("not a directory: " + dir);
+  }
+}
+
+void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int width, int height) {
+  check_frame("write_png", rgb, width, height);
+  const size_t row = static_cast<size_t>(width) * 3;
+  std::vector<uint8_t> raw;  // each row: filter type 0, then the pixels
+  raw.reserve((row + 1) * height);
+  for (int y = 0; y < height; ++y) {
+    raw.push_back(0);
+    raw.insert(raw.end(), rgb.begin() + y * row, rgb.begin() + (y + 1) * row);
+  }
+  uLongf packed_size = compressBound(static_cast<uLong>(raw.size()));
+  std::vector<uint8_t> packed(packed_size);
+  if (compress2(packed.data(), &packed_size, raw.data(), static_cast<uLong>(raw.size()), 6) !=
+      Z_OK) {
+    throw std::runtime_error("write_png: zlib failed compressing " + path);
+  }
+  packed.resize(packed_size);
+
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<uint8_t> header;
+  put_be32(header, static_cast<uint32_t>(width));
+  put_be32(header, static_cast<uint32_t>(height));
+  header.insert(header.end(), {8, 2, 0, 0, 0});  // 8-bit RGB, deflate, no filter, no interlace
+  png_chunk(png, "IHDR", header);
+  png_chunk(png, "IDAT", packed);
+  png_chunk(png, "IEND", {});
+  write_atomically(path, png);
+}
+
+void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>& frames, int width,
+               int height, int delay_centiseconds) {
+  if (frames.empty()) throw std::invalid_argument("write_gif: no frames for " + path);
+  for (const auto& f : frames) check_frame("write_gif", f, width, height);
+  std::vector<uint8_t> gif = {'G', 'I', 'F', '8', '9', 'a'};
+  put_le16(gif, width);
+  put_le16(gif, height);
+  gif.insert(gif.end(), {0xf7, 0, 0});  // global colour table of 256 entries
+  for (int i = 0; i < 256; ++i) {
+    const int r = i / 36, g = (i / 6) % 6, b = i % 6;
+    const bool used = i < 216;
+    gif.push_back(static_cast<uint8_t>(used ? r * 51 : 0));
+    gif.push_back(static_cast<uint8_t>(used ? g * 51 : 0));
+    gif.push_back(static_cast<uint8_t>(used ? b * 51 : 0));
+  }
+  // NETSCAPE2.0 extension: loop forever.
+  const uint8_t loop[] = {0x21, 0xff, 0x0b, 'N', 'E', 'T', 'S', 'C', 'A', 'P',
+                          'E',  '2',  '.',  '0', 3,   1,   0,   0,   0};
+  gif.insert(gif.end(), loop, loop + sizeof(loop));
+  std::vector<uint8_t> indices(static_cast<size_t>(width) * height);
+  for (const auto& frame : frames) {
+    gif.insert(gif.end(), {0x21, 0xf9, 4, 0});  // graphic control: delay, no transparency
+    put_le16(gif, delay_centiseconds);
+    gif.insert(gif.end(), {0, 0});
+    gif.push_back(0x2c);  // image descriptor covering the whole canvas
+    put_le16(gif, 0);
+    put_le16(gif, 0);
+    put_le16(gif, width);
+    put_le16(gif, height);
+    gif.push_back(0);
+    for (size_t p = 0; p < indices.size(); ++p) indices[p] = cube_index(&frame[3 * p]);
+    GifLzw(gif).encode(indices);
+  }
+  gif.push_back(0x3b);
+  write_atomically(path, gif);
+}
+
+}  // namespace minrnn::envs

@@ -1,0 +1,20 @@
+// Writing rendered frames: PNG (zlib) and animated GIF (our own LZW encoder, fixed 6x6x6 colour
+// cube). Both write to a temporary file and rename, so a failed write leaves no partial output.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace minrnn::envs {
+
+// mkdir -p.
+void make_directories(const std::string& dir);
+
+// rgb: height rows of width*3 bytes, top row first.
+void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int width, int height);
+
+// Every frame is width*height*3 bytes; delay between frames in 1/100 s; loops forever.
+void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>& frames, int width,
+               int height, int delay_centiseconds = 4);
+
+}  // namespace minrnn::envs

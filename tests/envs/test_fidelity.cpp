@@ -1,0 +1,91 @@
+// Fidelity against Gymnasium's v4 environments, driven by scripts/fidelity_gymnasium.py: the
+// script records Gymnasium episodes (start state, actions, observations, rewards) to a JSON file
+// and runs this suite with MINRNN_FIDELITY_TRACE pointing at it. Without the variable it skips;
+// it is labelled slow (outside the default suite) because it needs the Python side.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "envs/registry.h"
+
+namespace minrnn::envs {
+namespace {
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
+  return worst;
+}
+
+TEST(EnvFidelitySlow, MatchesGymnasiumV4Traces) {
+  const char* path = std::getenv("MINRNN_FIDELITY_TRACE");
+  if (path == nullptr)
+    GTEST_SKIP() << "MINRNN_FIDELITY_TRACE not set (see scripts/fidelity_gymnasium.py)";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "cannot read " << path;
+  const auto trace = nlohmann::json::parse(in);
+  const double tolerance_first_step = trace.value("tolerance_first_step", 1e-6);
+  for (const auto& [env_name, episodes] : trace["envs"].items()) {
+    const auto env = make_env(env_name);
+    // Per step index t (1-based): worst |obs - gym obs| and |reward - gym reward| over episodes.
+    std::vector<double> obs_err, reward_err;
+    size_t steps_compared = 0, terminations_agree = 0, terminations = 0;
+    for (const auto& ep : episodes) {
+      env->reset();
+      env->set_state(ep["qpos"].get<std::vector<double>>(), ep["qvel"].get<std::vector<double>>());
+      const auto& actions = ep["actions"];
+      for (size_t t = 0; t < actions.size(); ++t) {
+        const StepResult r = env->step(actions[t].get<std::vector<double>>());
+        const double eo = max_abs_diff(r.obs, ep["obs"][t].get<std::vector<double>>());
+        const double er = std::abs(r.reward - ep["rewards"][t].get<double>());
+        if (obs_err.size() <= t) obs_err.resize(t + 1, 0.0), reward_err.resize(t + 1, 0.0);
+        obs_err[t] = std::max(obs_err[t], eo);
+        reward_err[t] = std::max(reward_err[t], er);
+        ++steps_compared;
+        const bool gym_terminated = ep["terminated"][t].get<bool>();
+        if (gym_terminated || r.terminated) {
+          ++terminations;
+          terminations_agree += gym_terminated == r.terminated;
+        }
+        if (r.terminated || gym_terminated || r.truncated) break;
+      }
+    }
+    // Re-synced: Gymnasium's state before every step, one step each; isolates per-step model
+    // differences from the divergence that chaotic contact dynamics amplify.
+    double resync_obs_err = 0, resync_reward_err = 0;
+    for (const auto& ep : episodes) {
+      for (size_t t = 0; t < ep["actions"].size(); ++t) {
+        env->reset();
+        env->set_state(ep["qpos_before"][t].get<std::vector<double>>(),
+                       ep["qvel_before"][t].get<std::vector<double>>());
+        const StepResult r = env->step(ep["actions"][t].get<std::vector<double>>());
+        resync_obs_err =
+            std::max(resync_obs_err, max_abs_diff(r.obs, ep["obs"][t].get<std::vector<double>>()));
+        resync_reward_err =
+            std::max(resync_reward_err, std::abs(r.reward - ep["rewards"][t].get<double>()));
+      }
+    }
+    ASSERT_FALSE(obs_err.empty()) << env_name;
+    auto at = [](const std::vector<double>& e, size_t t) { return t < e.size() ? e[t] : NAN; };
+    double worst_obs = 0;
+    for (double e : obs_err) worst_obs = std::max(worst_obs, e);
+    std::printf(
+        "fidelity %-12s episodes %3zu steps %6zu | max|obs err| step1 %.3g step10 %.3g step100 "
+        "%.3g any %.3g | max|reward err| step1 %.3g step100 %.3g | terminations agree %zu/%zu | "
+        "re-synced one-step max|obs err| %.3g max|reward err| %.3g\n",
+        env_name.c_str(), episodes.size(), steps_compared, at(obs_err, 0), at(obs_err, 9),
+        at(obs_err, 99), worst_obs, at(reward_err, 0), at(reward_err, 99), terminations_agree,
+        terminations, resync_obs_err, resync_reward_err);
+    EXPECT_LT(obs_err[0], tolerance_first_step) << env_name;
+    EXPECT_LT(reward_err[0], tolerance_first_step) << env_name;
+  }
+}
+
+}  // namespace
+}  // namespace minrnn::envs
