@@ -27,7 +27,8 @@ torch::Tensor CausalConv1dImpl::forward(const torch::Tensor& x, torch::Tensor* h
 }
 
 ResidualBlockImpl::ResidualBlockImpl(const BlockOptions& o) {
-  norm_rnn = register_module("norm_rnn", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+  norm_rnn =
+      register_module("norm_rnn", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
   if (o.conv) conv = register_module("conv", CausalConv1d(o.d_model, o.conv_kernel));
   MinRnnOptions rnn_options;
   rnn_options.cell = o.cell;
@@ -37,9 +38,10 @@ ResidualBlockImpl::ResidualBlockImpl(const BlockOptions& o) {
   rnn_options.log_space = o.log_space;
   rnn_options.scan = o.scan;
   rnn = register_module("rnn", MinRnn(rnn_options));
-  norm_mlp = register_module("norm_mlp", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
-  mlp = register_module("mlp", torch::nn::Sequential(
-                                   torch::nn::Linear(o.d_model, o.mlp_ratio * o.d_model),
+  norm_mlp =
+      register_module("norm_mlp", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+  mlp = register_module(
+      "mlp", torch::nn::Sequential(torch::nn::Linear(o.d_model, o.mlp_ratio * o.d_model),
                                    torch::nn::GELU(),
                                    torch::nn::Linear(o.mlp_ratio * o.d_model, o.d_model)));
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout));

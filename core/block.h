@@ -1,5 +1,5 @@
-// The residual minRNN block and stack (paper App. C.2: minRNN → MLP with residuals and pre-LayerNorm;
-// the language/LRA setting adds a causal Conv1d with kernel 4 before the minRNN):
+// The residual minRNN block and stack (paper App. C.2: minRNN → MLP with residuals and
+// pre-LayerNorm; the language/LRA setting adds a causal Conv1d with kernel 4 before the minRNN):
 //   x = x + Dropout(MinRNN(Conv?(LN(x))));   x = x + Dropout(MLP(LN(x)))
 #pragma once
 #include <torch/torch.h>
@@ -9,12 +9,13 @@
 
 namespace minrnn::core {
 
-// Depthwise causal convolution over time: y_t = Σ_{j<k} w_j ⊙ x_{t−k+1+j} + bias (zeros before t = 1).
+// Depthwise causal convolution over time: y_t = Σ_{j<k} w_j ⊙ x_{t−k+1+j} + bias (zeros before t =
+// 1).
 class CausalConv1dImpl : public torch::nn::Module {
  public:
   CausalConv1dImpl(int64_t channels, int64_t kernel);
-  // x (B,T,C); history (B,kernel−1,C) or undefined (zeros) is prepended, and replaced by the last inputs
-  // when given.
+  // x (B,T,C); history (B,kernel−1,C) or undefined (zeros) is prepended, and replaced by the last
+  // inputs when given.
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor* history = nullptr);
   int64_t kernel() const { return kernel_; }
   torch::Tensor weight, bias;  // (C, kernel), (C)

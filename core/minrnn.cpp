@@ -8,7 +8,9 @@
 namespace minrnn::core {
 namespace F = torch::nn::functional;
 
-const char* cell_name(CellKind cell) { return cell == CellKind::kMinGRU ? "mingru" : "minlstm"; }
+const char* cell_name(CellKind cell) {
+  return cell == CellKind::kMinGRU ? "mingru" : "minlstm";
+}
 
 CellKind parse_cell(const std::string& name) {
   if (name == "mingru") return CellKind::kMinGRU;
@@ -60,7 +62,9 @@ MinRnnImpl::Coefficients MinRnnImpl::log_coefficients(const torch::Tensor& pre) 
   return {-F::softplus(u), -F::softplus(-u) + log_g_positive(parts.back())};
 }
 
-torch::Tensor MinRnnImpl::project(const torch::Tensor& h) { return down ? down(h) : h; }
+torch::Tensor MinRnnImpl::project(const torch::Tensor& h) {
+  return down ? down(h) : h;
+}
 
 torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h0,
                                   torch::Tensor* h_last) {

@@ -20,9 +20,10 @@ CellKind parse_cell(const std::string& name);  // "mingru" | "minlstm"
 
 struct MinRnnOptions {
   CellKind cell = CellKind::kMinGRU;
-  int64_t input_size = 0;   // d_x
-  double expansion = 1.0;   // d_h = round(expansion · d_x)
-  int64_t output_size = 0;  // width after the down-projection; 0 = d_x. No projection when d_h == it.
+  int64_t input_size = 0;  // d_x
+  double expansion = 1.0;  // d_h = round(expansion · d_x)
+  int64_t output_size =
+      0;  // width after the down-projection; 0 = d_x. No projection when d_h == it.
   bool log_space = true;
   ScanMode scan = ScanMode::kFused;
 };

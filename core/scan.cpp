@@ -1,5 +1,5 @@
-// Dispatch, validation and the reference scans. The fast CPU kernel is in scan_cpu.cpp, the CUDA one
-// in scan_cuda.cu (host side: scan_cuda.h).
+// Dispatch, validation and the reference scans. The fast CPU kernel is in scan_cpu.cpp, the CUDA
+// one in scan_cuda.cu (host side: scan_cuda.h).
 #include "core/scan.h"
 
 #include <limits>
@@ -23,9 +23,11 @@ std::string shape_of(const torch::Tensor& t) {
 // Shapes: a, b (B,T,D); h0 undefined or (B,D). Returns h0, materialised as zeros when undefined.
 torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch::Tensor& b,
                            const torch::Tensor& h0, double fill) {
-  if (!a.defined() || !b.defined()) throw std::invalid_argument(std::string(who) + ": a and b are required");
+  if (!a.defined() || !b.defined())
+    throw std::invalid_argument(std::string(who) + ": a and b are required");
   if (a.dim() != 3) {
-    throw std::invalid_argument(std::string(who) + ": expected a of shape (B, T, D), got " + shape_of(a));
+    throw std::invalid_argument(std::string(who) + ": expected a of shape (B, T, D), got " +
+                                shape_of(a));
   }
   if (a.sizes() != b.sizes()) {
     throw std::invalid_argument(std::string(who) + ": a and b must have the same shape, got a " +
@@ -67,15 +69,16 @@ ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b
     h = a.select(1, t) * h + b.select(1, t);
     hs.push_back(h);
   }
-  torch::Tensor all = hs.empty() ? torch::empty({a.size(0), 0, a.size(2)}, a.options())
-                                 : torch::stack(hs, 1);
+  torch::Tensor all =
+      hs.empty() ? torch::empty({a.size(0), 0, a.size(2)}, a.options()) : torch::stack(hs, 1);
   return {all, h};
 }
 
 ScanResult linear_scan_log_parallel(const torch::Tensor& log_a, const torch::Tensor& log_b,
                                     const torch::Tensor& log_h0) {
   const double minus_inf = -std::numeric_limits<double>::infinity();
-  torch::Tensor log_init = check_inputs("linear_scan_log_parallel", log_a, log_b, log_h0, minus_inf);
+  torch::Tensor log_init =
+      check_inputs("linear_scan_log_parallel", log_a, log_b, log_h0, minus_inf);
   // Index 0 of the time axis holds h_0, so a*_0 = 0 and the logcumsumexp starts from log h_0.
   torch::Tensor a_star = torch::constant_pad_nd(torch::cumsum(log_a, 1), {0, 0, 1, 0});
   torch::Tensor log_values = torch::cat({log_init.unsqueeze(1), log_b}, 1);

@@ -11,9 +11,10 @@ struct ScanResult {
   torch::Tensor h_last;  // (B, D): h_T (h_0 when T == 0)
 };
 
-// The fast path, differentiable: CUDA tensors run the CUDA kernel (when built with CUDA), CPU tensors a
-// threaded sequential kernel (float32/float64; bfloat16/half are computed in float32).
-ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0 = {});
+// The fast path, differentiable: CUDA tensors run the CUDA kernel (when built with CUDA), CPU
+// tensors a threaded sequential kernel (float32/float64; bfloat16/half are computed in float32).
+ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b,
+                       const torch::Tensor& h0 = {});
 
 // The reference: a plain loop over t of torch ops (autograd through torch). Slow; for tests.
 ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b,

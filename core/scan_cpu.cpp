@@ -5,7 +5,8 @@
 namespace minrnn::core {
 namespace {
 
-// Channels are processed in slices of kSlice along D so a thread owns a contiguous run it can vectorise.
+// Channels are processed in slices of kSlice along D so a thread owns a contiguous run it can
+// vectorise.
 constexpr int64_t kSlice = 64;
 
 template <typename F>
@@ -103,7 +104,8 @@ class LinearScanFunction : public torch::autograd::Function<LinearScanFunction> 
 
 }  // namespace
 
-ScanResult linear_scan_cpu(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0) {
+ScanResult linear_scan_cpu(const torch::Tensor& a, const torch::Tensor& b,
+                           const torch::Tensor& h0) {
   auto out = LinearScanFunction::apply(a, b, h0);
   return {out[0], out[1]};
 }

@@ -115,7 +115,8 @@ class LinearScanCudaFunction : public torch::autograd::Function<LinearScanCudaFu
 
 }  // namespace
 
-ScanResult linear_scan_cuda(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0) {
+ScanResult linear_scan_cuda(const torch::Tensor& a, const torch::Tensor& b,
+                            const torch::Tensor& h0) {
   auto out = LinearScanCudaFunction::apply(a, b, h0);
   return {out[0], out[1]};
 }

@@ -10,14 +10,16 @@ namespace minrnn::core {
 
 // What one layer carries between tokens in step mode.
 struct LayerState {
-  torch::Tensor h;     // recurrent state (B, d_h); undefined = zeros
-  torch::Tensor conv;  // the causal conv's last (kernel − 1) inputs (B, kernel − 1, D); undefined = zeros
+  torch::Tensor h;  // recurrent state (B, d_h); undefined = zeros
+  torch::Tensor
+      conv;  // the causal conv's last (kernel − 1) inputs (B, kernel − 1, D); undefined = zeros
 };
 using SequenceState = std::vector<LayerState>;
 
 class SequenceModel : public torch::nn::Module {
  public:
-  // Parallel (training) mode. When state is given it is the initial state and receives the final one.
+  // Parallel (training) mode. When state is given it is the initial state and receives the final
+  // one.
   virtual torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr) = 0;
   // One token x_t (B, D) → (B, D), carrying state. Only for streaming() models.
   virtual torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) = 0;

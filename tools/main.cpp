@@ -1,6 +1,9 @@
-// `minrnn`: the command line of the toolkit. Subcommands: train, eval, sweep, report, data, collect, bench.
+// `minrnn`: the command line of the toolkit. Subcommands: train, eval, sweep, report, data,
+// collect, bench.
 #include <cstdio>
 #include <exception>
+
+#include <c10/util/Exception.h>
 
 #include "tools/commands.h"
 
@@ -9,7 +12,8 @@ namespace minrnn::cli {
 void not_built_yet(CLI::App& sub, const char* issue) {
   sub.allow_extras();
   sub.callback([&sub, issue] {
-    throw ExitError{2, "minrnn " + sub.get_name() + ": not built yet (tracked in issue " + issue + ")"};
+    throw ExitError{
+        2, "minrnn " + sub.get_name() + ": not built yet (tracked in issue " + issue + ")"};
   });
 }
 
@@ -34,6 +38,9 @@ int main(int argc, char** argv) {
   } catch (const ExitError& e) {
     std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
+  } catch (const c10::Error& e) {  // LibTorch's errors carry a C++ backtrace users need not see
+    std::fprintf(stderr, "minrnn: error: %s\n", e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "minrnn: error: %s\n", e.what());
     return 1;

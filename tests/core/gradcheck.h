@@ -1,5 +1,6 @@
-// Finite-difference gradient check for float64 functions of several tensors (LibTorch's C++ API has no
-// gradcheck). The scalar loss is a fixed random projection of the outputs, so every output matters.
+// Finite-difference gradient check for float64 functions of several tensors (LibTorch's C++ API has
+// no gradcheck). The scalar loss is a fixed random projection of the outputs, so every output
+// matters.
 #pragma once
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -21,7 +22,8 @@ inline void expect_gradients_match(const TensorFn& fn, std::vector<torch::Tensor
     weights.push_back(torch::randn_like(o));
     loss = loss + (o * weights.back()).sum();
   }
-  std::vector<torch::Tensor> analytic = torch::autograd::grad({loss}, inputs, {}, false, false, true);
+  std::vector<torch::Tensor> analytic =
+      torch::autograd::grad({loss}, inputs, {}, false, false, true);
   torch::NoGradGuard no_grad;
   auto loss_at = [&](const std::vector<torch::Tensor>& xs) {
     auto os = fn(xs);

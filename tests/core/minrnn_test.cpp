@@ -84,8 +84,8 @@ TEST_P(MinRnnCells, LongSequencesWithSaturatedGatesStayFinite) {
   EXPECT_TRUE(torch::isfinite(y_fused).all().item<bool>());
   EXPECT_TRUE(torch::isfinite(y_log).all().item<bool>());
   EXPECT_LT(max_err(y_step, y_fused), 1e-5);
-  // The paper's log-space scan is finite but loses float32 precision when Σ log a reaches ~1e5 (gates
-  // saturated at −30 for 4096 steps); in float64 it agrees.
+  // The paper's log-space scan is finite but loses float32 precision when Σ log a reaches ~1e5
+  // (gates saturated at −30 for 4096 steps); in float64 it agrees.
   EXPECT_LT(max_err(y_fused, y_log), 0.5);
   logp->to(torch::kDouble);
   EXPECT_LT(max_err(y_fused, logp(x.to(torch::kDouble)).to(torch::kFloat)), 1e-5);
@@ -106,7 +106,8 @@ TEST_P(MinRnnCells, LogSpaceEqualsTheVanillaRecurrenceWrittenOut) {
       torch::Tensor z = torch::sigmoid(pre[0].select(1, t));
       h = (1 - z) * h + z * cand;
     } else {
-      torch::Tensor f = torch::sigmoid(pre[0].select(1, t)), i = torch::sigmoid(pre[1].select(1, t));
+      torch::Tensor f = torch::sigmoid(pre[0].select(1, t)),
+                    i = torch::sigmoid(pre[1].select(1, t));
       h = f / (f + i) * h + i / (f + i) * cand;
     }
     EXPECT_LT(max_err(y.select(1, t), h), 1e-10) << "t = " << t;
@@ -131,7 +132,8 @@ TEST_P(MinRnnCells, ParameterCountsMatchThePaper) {
   MinRnn plain = make(GetParam(), d_x, 1.0, ScanMode::kFused);
   int64_t n = 0;
   for (auto& p : plain->parameters()) n += p.numel();
-  EXPECT_EQ(n, gates * d_x * d_x + gates * d_x);  // 2·d_h·d_x (minGRU), 3·d_h·d_x (minLSTM) + biases
+  EXPECT_EQ(n,
+            gates * d_x * d_x + gates * d_x);  // 2·d_h·d_x (minGRU), 3·d_h·d_x (minLSTM) + biases
   MinRnn wide = make(GetParam(), d_x, 2.0, ScanMode::kFused);
   const int64_t d_h = 2 * d_x;
   n = 0;

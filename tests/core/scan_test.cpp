@@ -28,7 +28,8 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, double to
 
 TEST(Scan, FastEqualsSequentialEqualsLogParallel) {
   torch::manual_seed(0);
-  for (auto [B, T, D] : std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {3, 17, 5}, {2, 64, 130}}) {
+  for (auto [B, T, D] :
+       std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {3, 17, 5}, {2, 64, 130}}) {
     Inputs in = positive_inputs(B, T, D);
     ScanResult fast = linear_scan(in.a, in.b, in.h0);
     ScanResult ref = linear_scan_sequential(in.a, in.b, in.h0);
@@ -47,8 +48,9 @@ TEST(Scan, LongSequenceStaysFiniteAndExact) {
   ScanResult ref = linear_scan_sequential(in.a.to(torch::kDouble), in.b.to(torch::kDouble),
                                           in.h0.to(torch::kDouble));
   expect_close(fast.h.to(torch::kDouble), ref.h, 1e-5);
-  // The paper's log-space form subtracts two numbers of size |Σ log a| (here ~4000), so in float32 it
-  // keeps only ~|Σ log a|·2⁻²⁴ relative precision: finite and close, but not 1e-5 (docs/core.md).
+  // The paper's log-space form subtracts two numbers of size |Σ log a| (here ~4000), so in float32
+  // it keeps only ~|Σ log a|·2⁻²⁴ relative precision: finite and close, but not 1e-5
+  // (docs/core.md).
   ScanResult logp = linear_scan_log_parallel(in.a.log(), in.b.log(), in.h0.log());
   expect_close(logp.h.to(torch::kDouble), ref.h, 5e-3);
 }

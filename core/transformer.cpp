@@ -1,0 +1,68 @@
+#include "core/transformer.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace minrnn::core {
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
+    : n_heads_(o.n_heads) {
+  if (o.n_heads <= 0 || o.d_model % o.n_heads != 0) {
+    throw std::invalid_argument("TransformerOptions: d_model " + std::to_string(o.d_model) +
+                                " must be a positive multiple of n_heads " +
+                                std::to_string(o.n_heads));
+  }
+  qkv = register_module("qkv", torch::nn::Linear(o.d_model, 3 * o.d_model));
+  proj = register_module("proj", torch::nn::Linear(o.d_model, o.d_model));
+  attn_dropout = register_module("attn_dropout", torch::nn::Dropout(o.dropout));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), D = x.size(2), H = n_heads_;
+  // (B,T,3D) → 3 × (B,H,T,D/H)
+  auto parts = qkv(x).view({B, T, 3, H, D / H}).permute({2, 0, 3, 1, 4}).unbind(0);
+  auto scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(double(D / H));
+  // Token t may only attend to tokens ≤ t.
+  auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  auto y = torch::matmul(attn_dropout(torch::softmax(scores, -1)), parts[2]);
+  return proj(y.transpose(1, 2).reshape({B, T, D}));
+}
+
+TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers) {
+  for (int64_t i = 0; i < n_layers; ++i) {
+    Block b;
+    const std::string p = "block" + std::to_string(i) + "_";  // module names may not hold dots
+    b.norm_attn = register_module(p + "norm_attn",
+                                  torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+    b.attn = register_module(p + "attn", CausalSelfAttention(o));
+    b.norm_mlp = register_module(p + "norm_mlp",
+                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+    b.mlp = register_module(
+        p + "mlp", torch::nn::Sequential(torch::nn::Linear(o.d_model, o.mlp_ratio * o.d_model),
+                                         torch::nn::GELU(),
+                                         torch::nn::Linear(o.mlp_ratio * o.d_model, o.d_model)));
+    blocks_.push_back(b);
+  }
+  dropout_ = register_module("dropout", torch::nn::Dropout(o.dropout));
+  norm_out_ =
+      register_module("norm_out", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+}
+
+torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* state) {
+  if (state != nullptr) {
+    throw std::logic_error("TransformerStack::forward: attention carries no state; pass nullptr");
+  }
+  auto h = x;
+  for (auto& b : blocks_) {
+    h = h + dropout_(b.attn(b.norm_attn(h)));
+    h = h + dropout_(b.mlp->forward(b.norm_mlp(h)));
+  }
+  return norm_out_(h);
+}
+
+torch::Tensor TransformerStack::step(const torch::Tensor&, SequenceState&) {
+  throw std::logic_error("TransformerStack::step: not a streaming model; re-encode the window");
+}
+
+}  // namespace minrnn::core
