@@ -1,0 +1,137 @@
+#include "eval/rollout.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "envs/registry.h"
+
+namespace minrnn::eval {
+namespace {
+
+void mean_std(const std::vector<double>& v, double* mean, double* std) {
+  double s = 0, ss = 0;
+  for (double x : v) s += x;
+  *mean = v.empty() ? 0 : s / v.size();
+  for (double x : v) ss += (x - *mean) * (x - *mean);
+  *std = v.empty() ? 0 : std::sqrt(ss / v.size());
+}
+
+}  // namespace
+
+RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
+  if (opt.episodes < 1) throw std::invalid_argument("rollout: episodes must be >= 1");
+  if (agent.env.empty()) {
+    throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  torch::NoGradGuard no_grad;
+  auto& model = agent.model;
+  model->eval();
+  const auto device = model->parameters().front().device();
+  const int64_t B = opt.episodes, K = agent.config.context_len;
+  const double scale = agent.config.return_scale;
+
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  std::vector<std::vector<double>> obs;
+  for (int64_t i = 0; i < B; ++i) {
+    envs.push_back(envs::make_env(agent.env, opt.seed + i));
+    obs.push_back(envs.back()->reset(opt.seed + i));
+  }
+  const int64_t obs_dim = envs[0]->spec().obs_dim, act_dim = envs[0]->spec().act_dim;
+  if (obs_dim != agent.state_mean.size(0)) {
+    throw std::invalid_argument("rollout: env '" + agent.env + "' has obs_dim " +
+                                std::to_string(obs_dim) + " but the agent was trained on " +
+                                std::to_string(agent.state_mean.size(0)));
+  }
+  const int max_steps = opt.max_steps > 0 ? opt.max_steps : envs[0]->spec().max_episode_steps;
+  const auto mean = agent.state_mean.to(device), stdev = agent.state_std.to(device);
+
+  RolloutResult r;
+  r.returns.assign(B, 0.0);
+  r.lengths.assign(B, 0);
+  std::vector<uint8_t> done(B, 0);
+  auto rtg = torch::full({B, 1}, opt.target_return / scale, torch::kFloat32);
+  core::SequenceState state = model->initial_state();
+  // Transformer history: lists of (B, ·) per step, re-encoded over the last K.
+  std::vector<torch::Tensor> h_rtg, h_obs, h_act, h_time;
+
+  for (int t = 0; t < max_steps; ++t) {
+    auto o = torch::empty({B, obs_dim}, torch::kFloat32);
+    for (int64_t i = 0; i < B; ++i) {
+      for (int64_t j = 0; j < obs_dim; ++j) o[i][j] = static_cast<float>(obs[i][j]);
+    }
+    auto s = ((o.to(device) - mean) / stdev);
+    auto time = torch::full({B}, t, torch::kInt64).to(device);
+    torch::Tensor action;
+    if (model->streaming()) {
+      action = model->act(rtg.clone().to(device), s, time, state);
+    } else {
+      h_rtg.push_back(rtg.clone().to(device));  // rtg changes in place below
+      h_obs.push_back(s);
+      h_act.push_back(torch::zeros({B, act_dim}, s.options()));  // unseen: causal mask
+      h_time.push_back(time);
+      const size_t from = h_obs.size() > size_t(K) ? h_obs.size() - K : 0;
+      auto window = [&](const std::vector<torch::Tensor>& h) {
+        return torch::stack(std::vector<torch::Tensor>(h.begin() + from, h.end()), 1);
+      };
+      rl::DecisionBatch b{window(h_rtg), window(h_obs), window(h_act), window(h_time)};
+      action = model->forward(b).select(1, -1);
+      h_act.back() = action;
+    }
+    auto a = action.to(torch::kCPU).to(torch::kFloat64).contiguous();
+    bool all_done = true;
+    for (int64_t i = 0; i < B; ++i) {
+      if (done[i]) continue;
+      const double* p = a[i].data_ptr<double>();
+      auto step = envs[i]->step(std::vector<double>(p, p + act_dim));
+      r.returns[i] += step.reward;
+      r.lengths[i] += 1;
+      obs[i] = step.obs;
+      rtg[i][0] = rtg[i][0].item<float>() - static_cast<float>(step.reward / scale);
+      done[i] = step.terminated || step.truncated;
+      all_done = all_done && done[i];
+    }
+    if (all_done) break;
+    // Finished episodes keep being fed (frozen obs) so the batch stays rectangular; unused.
+    if (model->streaming()) model->observe_action(action, time, state);
+  }
+  for (double ret : r.returns) r.normalized.push_back(envs::normalized_score(agent.env, ret));
+  mean_std(r.returns, &r.mean_return, &r.std_return);
+  mean_std(r.normalized, &r.mean_normalized, &r.std_normalized);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& opt,
+                     const RolloutResult& r) {
+  nlohmann::json j;
+  j["env"] = agent.env;
+  j["dataset"] = agent.config.dataset;
+  j["backbone"] = agent.config.backbone;
+  j["train_step"] = agent.step;
+  j["episodes"] = opt.episodes;
+  j["seed"] = opt.seed;
+  j["target_return"] = opt.target_return;
+  j["return_scale"] = agent.config.return_scale;
+  j["returns"] = r.returns;
+  j["normalized_scores"] = r.normalized;
+  j["lengths"] = r.lengths;
+  j["mean_return"] = r.mean_return;
+  j["std_return"] = r.std_return;
+  j["mean_normalized"] = r.mean_normalized;
+  j["std_normalized"] = r.std_normalized;
+  j["seconds"] = r.seconds;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,209 @@
+#include "rl/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One key: how to read it into a TrainConfig and how to print it back.
+struct Field {
+  std::string name;
+  std::string type;  // for error messages
+  std::function<void(TrainConfig&, const YAML::Node&)> set;
+  std::function<std::string(const TrainConfig&)> get;
+};
+
+template <typename T>
+Field field(const std::string& name, const std::string& type, T TrainConfig::*member) {
+  return {name, type, [member](TrainConfig& c, const YAML::Node& n) { c.*member = n.as<T>(); },
+          [member](const TrainConfig& c) {
+            YAML::Emitter e;
+            e << c.*member;
+            return std::string(e.c_str());
+          }};
+}
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = {
+      field("dataset", "a string", &TrainConfig::dataset),
+      field("env", "a string", &TrainConfig::env),
+      field("top_fraction", "a number", &TrainConfig::top_fraction),
+      field("backbone", "a string", &TrainConfig::backbone),
+      field("n_layers", "an integer", &TrainConfig::n_layers),
+      field("embed_dim", "an integer", &TrainConfig::embed_dim),
+      field("n_heads", "an integer", &TrainConfig::n_heads),
+      field("expansion", "a number", &TrainConfig::expansion),
+      field("dropout", "a number", &TrainConfig::dropout),
+      field("context_len", "an integer", &TrainConfig::context_len),
+      field("max_ep_len", "an integer", &TrainConfig::max_ep_len),
+      field("lr", "a number", &TrainConfig::lr),
+      field("weight_decay", "a number", &TrainConfig::weight_decay),
+      field("warmup_steps", "an integer", &TrainConfig::warmup_steps),
+      field("max_steps", "an integer", &TrainConfig::max_steps),
+      field("batch_size", "an integer", &TrainConfig::batch_size),
+      field("grad_clip", "a number", &TrainConfig::grad_clip),
+      field("target_return", "a number", &TrainConfig::target_return),
+      field("return_scale", "a number", &TrainConfig::return_scale),
+      field("eval_every", "an integer", &TrainConfig::eval_every),
+      field("eval_episodes", "an integer", &TrainConfig::eval_episodes),
+      field("checkpoint_every", "an integer", &TrainConfig::checkpoint_every),
+      field("log_every", "an integer", &TrainConfig::log_every),
+      field("seed", "an integer", &TrainConfig::seed),
+      field("device", "a string", &TrainConfig::device),
+  };
+  return table;
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& key, const std::string& msg) {
+  throw std::invalid_argument(where + ": key '" + key + "': " + msg);
+}
+
+void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
+             const std::string& where, std::map<std::string, std::string>& origin) {
+  for (const auto& f : fields()) {
+    if (f.name != key) continue;
+    if (!value.IsScalar()) fail(where, key, "expected " + f.type + ", got a list or map");
+    try {
+      f.set(c, value);
+    } catch (const YAML::Exception&) {
+      fail(where, key, "expected " + f.type + ", got '" + value.Scalar() + "'");
+    }
+    origin[key] = where;
+    return;
+  }
+  std::string known;
+  for (const auto& f : fields()) known += (known.empty() ? "" : ", ") + f.name;
+  fail(where, key, "unknown key (known keys: " + known + ")");
+}
+
+// Applies `node`'s keys, after those of its `defaults:` file (depth-limited against cycles).
+void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where,
+                const std::string& base_dir, std::map<std::string, std::string>& origin,
+                int depth) {
+  if (node.IsNull()) return;  // an empty file
+  if (!node.IsMap()) throw std::invalid_argument(where + ": expected a map of key: value");
+  if (const auto d = node["defaults"]) {
+    if (!d.IsScalar()) fail(where, "defaults", "expected a file name");
+    if (depth > 8) fail(where, "defaults", "more than 8 nested defaults (a cycle?)");
+    fs::path p = d.Scalar();
+    if (p.is_relative()) p = fs::path(base_dir) / p;
+    YAML::Node inner;
+    try {
+      inner = YAML::LoadFile(p.string());
+    } catch (const YAML::BadFile&) {
+      fail(where, "defaults", "cannot read '" + p.string() + "'");
+    } catch (const YAML::Exception& e) {
+      throw std::invalid_argument(p.string() + ": invalid YAML: " + e.what());
+    }
+    apply_file(c, inner, p.string(), p.parent_path().string(), origin, depth + 1);
+  }
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    if (key != "defaults") set_key(c, key, kv.second, where, origin);
+  }
+}
+
+void check(bool ok, const std::map<std::string, std::string>& origin, const std::string& key,
+           const std::string& expected, const std::string& got) {
+  if (ok) return;
+  auto it = origin.find(key);
+  fail(it == origin.end() ? "built-in default" : it->second, key,
+       "expected " + expected + ", got " + got);
+}
+
+void validate(const TrainConfig& c, const std::map<std::string, std::string>& o) {
+  auto s = [](auto v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
+  check(c.backbone == "mingru" || c.backbone == "minlstm" || c.backbone == "transformer", o,
+        "backbone", "mingru, minlstm or transformer", "'" + c.backbone + "'");
+  check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
+  check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));
+  check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",
+        s(c.n_heads));
+  check(c.expansion > 0, o, "expansion", "> 0", s(c.expansion));
+  check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", s(c.dropout));
+  check(c.top_fraction > 0 && c.top_fraction <= 1, o, "top_fraction", "in (0, 1]",
+        s(c.top_fraction));
+  check(c.context_len >= 1, o, "context_len", ">= 1", s(c.context_len));
+  check(c.max_ep_len >= 1, o, "max_ep_len", ">= 1", s(c.max_ep_len));
+  check(c.lr > 0 && c.lr < 1, o, "lr", "in (0, 1)", s(c.lr));
+  check(c.weight_decay >= 0, o, "weight_decay", ">= 0", s(c.weight_decay));
+  check(c.warmup_steps >= 0, o, "warmup_steps", ">= 0", s(c.warmup_steps));
+  check(c.max_steps >= 1, o, "max_steps", ">= 1", s(c.max_steps));
+  check(c.batch_size >= 1, o, "batch_size", ">= 1", s(c.batch_size));
+  check(c.grad_clip >= 0, o, "grad_clip", ">= 0 (0 = off)", s(c.grad_clip));
+  check(c.return_scale > 0, o, "return_scale", "> 0", s(c.return_scale));
+  check(c.eval_every >= 0, o, "eval_every", ">= 0", s(c.eval_every));
+  check(c.eval_episodes >= 1, o, "eval_episodes", ">= 1", s(c.eval_episodes));
+  check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", s(c.checkpoint_every));
+  check(c.log_every >= 1, o, "log_every", ">= 1", s(c.log_every));
+  check(c.seed >= 0, o, "seed", ">= 0", s(c.seed));
+  check(c.device == "cpu" || c.device.rfind("cuda", 0) == 0, o, "device", "cpu or cuda[:N]",
+        "'" + c.device + "'");
+}
+
+}  // namespace
+
+TrainConfig parse_config(const std::string& text, const std::string& where,
+                         const std::string& base_dir, const std::vector<std::string>& overrides) {
+  TrainConfig c;
+  std::map<std::string, std::string> origin;
+  YAML::Node node;
+  try {
+    node = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(where + ": invalid YAML: " + e.what());
+  }
+  apply_file(c, node, where, base_dir, origin, 0);
+  for (const auto& kv : overrides) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw std::invalid_argument("--set '" + kv + "': expected key=value");
+    }
+    const auto key = kv.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(kv.substr(eq + 1));
+    } catch (const YAML::Exception&) {
+      value = YAML::Node(kv.substr(eq + 1));
+    }
+    if (value.IsNull()) value = YAML::Node(std::string());
+    set_key(c, key, value, "--set " + key, origin);
+  }
+  validate(c, origin);
+  return c;
+}
+
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read the config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), path, fs::path(path).parent_path().string(), overrides);
+}
+
+std::string to_yaml(const TrainConfig& c) {
+  std::string out;
+  for (const auto& f : fields()) out += f.name + ": " + f.get(c) + "\n";
+  return out;
+}
+
+std::vector<std::string> config_keys() {
+  std::vector<std::string> keys;
+  for (const auto& f : fields()) keys.push_back(f.name);
+  return keys;
+}
+
+}  // namespace minrnn::rl

@@ -1,0 +1,62 @@
+// Training configuration: a plain struct loaded from YAML.
+//
+//   defaults: defaults.yaml     # optional, relative to this file; its keys are merged under ours
+//   dataset: hopper-medium-v2
+//   backbone: mingru
+//
+// Then `--set key=value` overrides apply. Every key is checked: an unknown key, a value of the
+// wrong type or out of range throws std::invalid_argument naming the key and the file (or --set)
+// it came from.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace minrnn::rl {
+
+struct TrainConfig {
+  // data
+  std::string dataset;        // D4RL id ("hopper-medium-v2") or a path to a D4RL-layout .hdf5
+  std::string env;            // environment for evaluation; "" = the dataset's
+  double top_fraction = 1.0;  // %BC filter of the sampler (1 = all episodes)
+  // model
+  std::string backbone = "mingru";  // mingru | minlstm | transformer
+  int64_t n_layers = 3;
+  int64_t embed_dim = 128;
+  int64_t n_heads = 1;
+  double expansion = 1.0;
+  double dropout = 0.1;
+  int64_t context_len = 20;  // K
+  int64_t max_ep_len = 1000;
+  // optimisation
+  double lr = 1e-4;
+  double weight_decay = 1e-4;
+  int64_t warmup_steps = 10000;
+  int64_t max_steps = 100000;
+  int64_t batch_size = 64;
+  double grad_clip = 0.25;  // max global grad norm; 0 = off
+  // returns
+  double target_return = 3600;
+  double return_scale = 1000;
+  // bookkeeping
+  int64_t eval_every = 0;  // 0 = only at the end (by `minrnn eval`)
+  int64_t eval_episodes = 10;
+  int64_t checkpoint_every = 1000;
+  int64_t log_every = 100;
+  int64_t seed = 0;
+  std::string device = "cpu";  // cpu | cuda
+};
+
+// Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// Parses YAML text; `where` names it in errors. Relative `defaults:` resolve against `base_dir`.
+TrainConfig parse_config(const std::string& yaml_text, const std::string& where,
+                         const std::string& base_dir = ".",
+                         const std::vector<std::string>& overrides = {});
+// The resolved config as YAML (what a run directory keeps); parse_config reads it back.
+std::string to_yaml(const TrainConfig& config);
+// The known keys, in declaration order.
+std::vector<std::string> config_keys();
+
+}  // namespace minrnn::rl

@@ -1,0 +1,85 @@
+#include "rl/decision_model.h"
+
+#include <stdexcept>
+
+#include "core/block.h"
+#include "core/transformer.h"
+
+namespace minrnn::rl {
+
+std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o) {
+  if (o.backbone == "mingru" || o.backbone == "minlstm") {
+    core::BlockOptions b;
+    b.cell = core::parse_cell(o.backbone);
+    b.d_model = o.embed_dim;
+    b.expansion = o.expansion;
+    b.dropout = o.dropout;
+    return std::make_shared<core::MinRnnStack>(b, o.n_layers);
+  }
+  if (o.backbone == "transformer") {
+    core::TransformerOptions t;
+    t.d_model = o.embed_dim;
+    t.n_heads = o.n_heads;
+    t.dropout = o.dropout;
+    return std::make_shared<core::TransformerStack>(t, o.n_layers);
+  }
+  throw std::invalid_argument("unknown backbone '" + o.backbone +
+                              "' (expected mingru, minlstm or transformer)");
+}
+
+DecisionModelImpl::DecisionModelImpl(const DecisionModelOptions& o) : options_(o) {
+  if (o.obs_dim <= 0 || o.act_dim <= 0) {
+    throw std::invalid_argument("DecisionModel: obs_dim and act_dim must be positive");
+  }
+  const int64_t d = o.embed_dim;
+  embed_return = register_module("embed_return", torch::nn::Linear(1, d));
+  embed_state = register_module("embed_state", torch::nn::Linear(o.obs_dim, d));
+  embed_action = register_module("embed_action", torch::nn::Linear(o.act_dim, d));
+  embed_timestep = register_module("embed_timestep", torch::nn::Embedding(o.max_ep_len + 1, d));
+  embed_norm =
+      register_module("embed_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+  embed_dropout = register_module("embed_dropout", torch::nn::Dropout(o.dropout));
+  backbone = register_module("backbone", make_backbone(o));
+  predict_action = register_module("predict_action", torch::nn::Linear(d, o.act_dim));
+}
+
+torch::Tensor DecisionModelImpl::time_embedding(const torch::Tensor& timesteps) {
+  // Evaluation can run past the longest training episode; clamp rather than index out of range.
+  return embed_timestep(timesteps.clamp(0, options_.max_ep_len));
+}
+
+torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceState* state) {
+  const int64_t B = b.states.size(0), K = b.states.size(1), D = options_.embed_dim;
+  auto time = time_embedding(b.timesteps);  // (B,K,D)
+  auto r = embed_return(b.returns_to_go) + time;
+  auto s = embed_state(b.states) + time;
+  auto a = embed_action(b.actions) + time;
+  // Interleave to (R_1, s_1, a_1, R_2, ...): stack on a new axis 2 then flatten (K,3) → 3K.
+  auto tokens = torch::stack({r, s, a}, 2).reshape({B, 3 * K, D});
+  auto out = backbone->forward(embed_dropout(embed_norm(tokens)), state);
+  auto state_out = out.reshape({B, K, 3, D}).select(2, 1);
+  return torch::tanh(predict_action(state_out));
+}
+
+torch::Tensor DecisionModelImpl::step_token(const torch::Tensor& token, core::SequenceState& st) {
+  return backbone->step(embed_dropout(embed_norm(token)), st);
+}
+
+torch::Tensor DecisionModelImpl::act(const torch::Tensor& rtg, const torch::Tensor& obs,
+                                     const torch::Tensor& timestep, core::SequenceState& st) {
+  if (!streaming()) {
+    throw std::logic_error("DecisionModel::act: backbone '" + options_.backbone +
+                           "' is not recurrent; use forward on the last K steps");
+  }
+  auto time = time_embedding(timestep);  // (B,D)
+  step_token(embed_return(rtg) + time, st);
+  auto out = step_token(embed_state(obs) + time, st);
+  return torch::tanh(predict_action(out));
+}
+
+void DecisionModelImpl::observe_action(const torch::Tensor& action, const torch::Tensor& timestep,
+                                       core::SequenceState& st) {
+  step_token(embed_action(action) + time_embedding(timestep), st);
+}
+
+}  // namespace minrnn::rl

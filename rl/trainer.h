@@ -1,0 +1,55 @@
+// Offline training of a decision agent (DT recipe): sample K-step windows, predict each action from
+// the state token, masked MSE, AdamW with linear warm-up and grad-norm clipping.
+//
+// A run directory holds config.yaml (resolved config), metrics.csv (step,loss,lr,grad_norm,
+// steps_per_s,elapsed_s), checkpoint.pt (model, optimizer, step, state mean/std, config; written
+// to a temporary file and renamed) and, once finished, done.json. Calling train() again on an
+// unfinished run resumes from its checkpoint. Every step's randomness (batch and dropout) is seeded
+// from (seed, step), so a resumed run on CPU ends with exactly the weights of an uninterrupted one.
+#pragma once
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+
+#include "rl/config.h"
+#include "rl/decision_model.h"
+
+namespace minrnn::rl {
+
+// What evaluation needs from a trained run.
+struct Agent {
+  TrainConfig config;
+  DecisionModel model{nullptr};
+  torch::Tensor state_mean, state_std;  // (obs_dim) float, on CPU
+  std::string env;                      // environment name for rollouts ("hopper", ...)
+  int64_t step = 0;                     // optimizer steps taken
+};
+
+struct TrainOptions {
+  std::string run_dir;
+  bool force = false;  // allow replacing a finished run (or one with another config)
+  bool quiet = false;  // no progress line
+  int64_t stop_after =
+      -1;  // stop (as if killed) once this step is checkpointed; -1 = run to the end
+  // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
+  std::function<void(int64_t step, Agent& agent)> evaluate;
+};
+
+struct TrainResult {
+  int64_t step = 0;          // steps done
+  int64_t resumed_from = 0;  // step of the checkpoint we started from (0 = fresh)
+  double last_loss = 0;
+  bool finished = false;
+};
+
+TrainResult train(const TrainConfig& config, const TrainOptions& options);
+
+// The model options a config implies for given dimensions.
+DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);
+// Loads <run_dir>/checkpoint.pt (or a checkpoint file) onto `device`; throws naming the file.
+Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device = torch::kCPU);
+// Turns a run's `--set`-less defaults path into a default run dir: runs/<config stem>-s<seed>.
+std::string default_run_dir(const std::string& config_path, int64_t seed);
+
+}  // namespace minrnn::rl

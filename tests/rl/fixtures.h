@@ -1,0 +1,87 @@
+// Small on-disk datasets and configs for the rl/eval tests.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "datasets/d4rl.h"
+#include "envs/registry.h"
+#include "rl/config.h"
+
+namespace minrnn::testing {
+
+// A fresh directory under the system temp dir, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path = std::filesystem::temp_directory_path() /
+           ("minrnn_rl_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
+            std::to_string(::getpid()));
+    remove_tree(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { remove_tree(path); }
+  // Not std::filesystem::remove_all: libtorch.so exports a broken copy of that symbol
+  // (see tests/datasets/fixtures.h).
+  static void remove_tree(const std::filesystem::path& p) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec) && !std::filesystem::is_symlink(p, ec)) {
+      for (const auto& entry : std::filesystem::directory_iterator(p, ec))
+        remove_tree(entry.path());
+    }
+    std::filesystem::remove(p, ec);
+  }
+};
+
+// Hopper episodes from a fixed random linear policy a = tanh(W·obs) + noise, so actions are
+// learnable from states (a pure random policy would leave nothing to fit).
+inline std::string write_hopper_dataset(const std::filesystem::path& dir, int steps = 1500) {
+  auto env = envs::make_env("hopper", 0);
+  const int obs_dim = env->spec().obs_dim, act_dim = env->spec().act_dim;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> w(act_dim * obs_dim);
+  for (auto& x : w) x = 0.5 * normal(rng);
+  data::D4rlData d;
+  d.obs_dim = obs_dim;
+  d.act_dim = act_dim;
+  int episode = 0;
+  auto obs = env->reset(episode);
+  for (int i = 0; i < steps; ++i) {
+    std::vector<double> a(act_dim);
+    for (int k = 0; k < act_dim; ++k) {
+      double z = 0;
+      for (int j = 0; j < obs_dim; ++j) z += w[k * obs_dim + j] * obs[j];
+      a[k] = std::tanh(z) * 0.9 + 0.05 * normal(rng);
+    }
+    auto r = env->step(a);
+    std::vector<float> fo(obs.begin(), obs.end()), fa(a.begin(), a.end()),
+        fn(r.obs.begin(), r.obs.end());
+    const bool timeout = r.truncated || i == steps - 1;
+    d.append_step(fo.data(), fa.data(), static_cast<float>(r.reward), fn.data(), r.terminated,
+                  timeout && !r.terminated);
+    obs = (r.terminated || timeout) ? env->reset(++episode) : r.obs;
+  }
+  const auto path = (dir / "hopper-test.hdf5").string();
+  data::write_d4rl(path, d);
+  return path;
+}
+
+// A tiny config on `dataset`: 2 layers of width 16, K = 5.
+inline rl::TrainConfig tiny_config(const std::string& dataset, const std::string& backbone,
+                                   std::vector<std::string> extra = {}) {
+  std::vector<std::string> sets = {
+      "dataset=" + dataset, "env=hopper",        "backbone=" + backbone, "n_layers=2",
+      "embed_dim=16",       "context_len=5",     "batch_size=8",         "lr=1e-3",
+      "warmup_steps=10",    "max_steps=40",      "checkpoint_every=10",  "log_every=1",
+      "eval_episodes=2",    "target_return=1000"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  return rl::parse_config("", "test", ".", sets);
+}
+
+}  // namespace minrnn::testing

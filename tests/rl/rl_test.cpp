@@ -1,0 +1,213 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "rl/config.h"
+#include "rl/decision_model.h"
+#include "rl/trainer.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+TEST(Config, DefaultsMergeAndOverrides) {
+  TempDir tmp;
+  write(tmp.path / "defaults.yaml", "lr: 0.001\nembed_dim: 64\nbackbone: minlstm\n");
+  write(tmp.path / "run.yaml",
+        "defaults: defaults.yaml\ndataset: hopper-medium-v2\nembed_dim: 256\n");
+  auto c = rl::load_config((tmp.path / "run.yaml").string(), {"seed=3", "dropout=0"});
+  EXPECT_EQ(c.dataset, "hopper-medium-v2");
+  EXPECT_EQ(c.embed_dim, 256);  // the file wins over its defaults
+  EXPECT_DOUBLE_EQ(c.lr, 0.001);
+  EXPECT_EQ(c.backbone, "minlstm");
+  EXPECT_EQ(c.seed, 3);
+  EXPECT_EQ(c.dropout, 0.0);
+  // The resolved YAML reads back to the same config.
+  EXPECT_EQ(rl::to_yaml(rl::parse_config(rl::to_yaml(c), "x")), rl::to_yaml(c));
+}
+
+TEST(Config, ErrorsNameKeyAndFile) {
+  TempDir tmp;
+  const auto f = (tmp.path / "bad.yaml").string();
+  write(f, "dataset: d\nlearning_rate: 0.1\n");
+  auto e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+  EXPECT_NE(e.find("learning_rate"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
+
+  write(f, "dataset: d\nn_layers: three\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("n_layers"), std::string::npos) << e;
+  EXPECT_NE(e.find("integer"), std::string::npos) << e;
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+
+  write(f, "dataset: d\ndropout: 1.5\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("dropout"), std::string::npos) << e;
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+
+  write(f, "defaults: missing.yaml\ndataset: d\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("defaults"), std::string::npos) << e;
+  EXPECT_NE(e.find("missing.yaml"), std::string::npos) << e;
+
+  // A key out of range in the defaults file is blamed on that file.
+  write(tmp.path / "d.yaml", "batch_size: 0\n");
+  write(f, "defaults: d.yaml\ndataset: d\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("d.yaml"), std::string::npos) << e;
+  EXPECT_NE(e.find("batch_size"), std::string::npos) << e;
+
+  write(f, "dataset: d\n");
+  e = error_of([&] { rl::load_config(f, {"backbone=lstm"}); });
+  EXPECT_NE(e.find("--set backbone"), std::string::npos) << e;
+  e = error_of([&] { rl::load_config(f, {"nonsense"}); });
+  EXPECT_NE(e.find("key=value"), std::string::npos) << e;
+}
+
+rl::DecisionBatch random_batch(int64_t B, int64_t K, int64_t obs, int64_t act) {
+  return {torch::randn({B, K, 1}), torch::randn({B, K, obs}), torch::rand({B, K, act}) * 2 - 1,
+          torch::arange(K).repeat({B, 1}) + 3};
+}
+
+TEST(DecisionModel, OutputShapes) {
+  torch::manual_seed(0);
+  for (const char* backbone : {"mingru", "minlstm", "transformer"}) {
+    rl::DecisionModelOptions o{11, 3, backbone, 2, 16};
+    rl::DecisionModel m(o);
+    auto out = m->forward(random_batch(4, 7, 11, 3));
+    EXPECT_EQ(out.sizes(), (std::vector<int64_t>{4, 7, 3})) << backbone;
+    EXPECT_LE(out.abs().max().item<float>(), 1.0f);
+    EXPECT_EQ(m->streaming(), std::string(backbone) != "transformer");
+  }
+  EXPECT_THROW(rl::DecisionModel(rl::DecisionModelOptions{11, 3, "gru"}), std::invalid_argument);
+}
+
+TEST(DecisionModel, StreamingActMatchesParallelForward) {
+  torch::manual_seed(1);
+  for (const char* backbone : {"mingru", "minlstm"}) {
+    rl::DecisionModel m(rl::DecisionModelOptions{11, 3, backbone, 3, 16});
+    m->eval();
+    torch::NoGradGuard no_grad;
+    auto b = random_batch(2, 6, 11, 3);
+    auto parallel = m->forward(b);
+    auto state = m->initial_state();
+    for (int64_t t = 0; t < 6; ++t) {
+      auto a = m->act(b.returns_to_go.select(1, t), b.states.select(1, t), b.timesteps.select(1, t),
+                      state);
+      EXPECT_TRUE(torch::allclose(a, parallel.select(1, t), 1e-4, 1e-5)) << backbone << " t=" << t;
+      m->observe_action(b.actions.select(1, t), b.timesteps.select(1, t), state);
+    }
+  }
+  // The causal Transformer: the prediction at t ignores later tokens.
+  rl::DecisionModel tf(rl::DecisionModelOptions{11, 3, "transformer", 2, 16});
+  tf->eval();
+  auto b = random_batch(2, 6, 11, 3);
+  auto full = tf->forward(b);
+  auto b2 = b;
+  b2.states = b.states.clone();
+  b2.states.select(1, 5).normal_();
+  auto changed = tf->forward(b2);
+  EXPECT_TRUE(torch::allclose(full.narrow(1, 0, 5), changed.narrow(1, 0, 5), 1e-5, 1e-6));
+  EXPECT_FALSE(torch::allclose(full.select(1, 5), changed.select(1, 5)));
+}
+
+std::vector<double> losses(const fs::path& metrics) {
+  std::ifstream in(metrics);
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> out;
+  while (std::getline(in, line)) out.push_back(std::stod(line.substr(line.find(',') + 1)));
+  return out;
+}
+
+TEST(Trainer, LossDecreasesAndRunIsProtected) {
+  TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path);
+  auto cfg = testing::tiny_config(data, "mingru", {"max_steps=60", "dropout=0"});
+  rl::TrainOptions opt;
+  opt.run_dir = (tmp.path / "run").string();
+  opt.quiet = true;
+  auto r = rl::train(cfg, opt);
+  EXPECT_TRUE(r.finished);
+  EXPECT_EQ(r.step, 60);
+  auto l = losses(tmp.path / "run" / "metrics.csv");
+  ASSERT_EQ(l.size(), 60u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 10; ++i) first += l[i], last += l[50 + i];
+  EXPECT_LT(last, 0.7 * first) << "first " << first / 10 << " last " << last / 10;
+  EXPECT_TRUE(fs::exists(tmp.path / "run" / "done.json"));
+  // A finished run is not replaced without force; another config in the same dir is refused.
+  auto e = error_of([&] { rl::train(cfg, opt); });
+  EXPECT_NE(e.find("--force"), std::string::npos) << e;
+  fs::remove(tmp.path / "run" / "done.json");
+  auto other = testing::tiny_config(data, "minlstm");
+  e = error_of([&] { rl::train(other, opt); });
+  EXPECT_NE(e.find("differs"), std::string::npos) << e;
+
+  auto agent = rl::load_agent(opt.run_dir);
+  EXPECT_EQ(agent.step, 60);
+  EXPECT_EQ(agent.env, "hopper");
+  EXPECT_EQ(agent.config.backbone, "mingru");
+}
+
+TEST(Trainer, KillAndResumeGivesTheSameWeights) {
+  TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  for (const char* backbone : {"minlstm", "transformer"}) {
+    auto cfg = testing::tiny_config(data, backbone, {"max_steps=12", "checkpoint_every=3"});
+    rl::TrainOptions full, part;
+    full.quiet = part.quiet = true;
+    full.run_dir = (tmp.path / (std::string(backbone) + "-full")).string();
+    part.run_dir = (tmp.path / (std::string(backbone) + "-part")).string();
+    rl::train(cfg, full);
+    part.stop_after = 6;
+    auto first = rl::train(cfg, part);
+    EXPECT_FALSE(first.finished);
+    EXPECT_EQ(first.step, 6);
+    part.stop_after = -1;
+    auto second = rl::train(cfg, part);
+    EXPECT_EQ(second.resumed_from, 6);
+    EXPECT_TRUE(second.finished);
+    auto a = rl::load_agent(full.run_dir), b = rl::load_agent(part.run_dir);
+    auto pb = b.model->named_parameters();
+    for (const auto& p : a.model->named_parameters()) {
+      EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << backbone << " " << p.key();
+    }
+    EXPECT_EQ(losses(fs::path(full.run_dir) / "metrics.csv"),
+              losses(fs::path(part.run_dir) / "metrics.csv"));
+  }
+}
+
+TEST(Trainer, NonFiniteLossStopsWithAClearMessage) {
+  TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  // Returns-to-go divided by a tiny scale overflow float32: the loss becomes NaN at once.
+  auto cfg = testing::tiny_config(data, "mingru", {"return_scale=1e-300"});
+  rl::TrainOptions opt;
+  opt.quiet = true;
+  opt.run_dir = (tmp.path / "run").string();
+  auto e = error_of([&] { rl::train(cfg, opt); });
+  EXPECT_NE(e.find("loss is"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(tmp.path / "run" / "checkpoint.pt"));
+}
+
+}  // namespace
+}  // namespace minrnn
