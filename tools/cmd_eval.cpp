@@ -1,10 +1,50 @@
+// `minrnn eval RUN [--episodes N] [--target-return R] [--seed S]`: rolls the run's checkpoint out
+// and writes <RUN>/eval.json (raw returns and D4RL normalized scores).
+#include <cstdio>
+#include <filesystem>
+
+#include "eval/rollout.h"
+#include "rl/trainer.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
 void add_eval_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("eval", "(not built yet: issue #6)");
-  not_built_yet(*sub, "#6");
+  struct Args {
+    std::string run;
+    int episodes = 10;
+    double target_return = -1e300;
+    int64_t seed = 0;
+    std::string device = "cpu";
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("eval", "roll a trained agent out; writes RUN/eval.json");
+  sub->add_option("run", args->run, "run directory (or checkpoint file)")->required();
+  sub->add_option("--episodes", args->episodes, "episodes (default 10)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--target-return", args->target_return, "raw target return (default: config's)");
+  sub->add_option("--seed", args->seed, "episode i uses env seed S + i");
+  sub->add_option("--device", args->device, "cpu or cuda");
+  sub->callback([args] {
+    rl::Agent agent = rl::load_agent(args->run, torch::Device(args->device));
+    eval::RolloutOptions ro;
+    ro.episodes = args->episodes;
+    ro.target_return =
+        args->target_return > -1e299 ? args->target_return : agent.config.target_return;
+    ro.seed = args->seed;
+    const auto r = eval::rollout(agent, ro);
+    const std::string dir = std::filesystem::is_directory(args->run)
+                                ? args->run
+                                : std::filesystem::path(args->run).parent_path().string();
+    const std::string out = (std::filesystem::path(dir) / "eval.json").string();
+    eval::write_eval_json(out, agent, ro, r);
+    std::printf(
+        "%s %s step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f over %d episodes "
+        "(%.1fs) → %s\n",
+        agent.env.c_str(), agent.config.backbone.c_str(), static_cast<long long>(agent.step),
+        r.mean_return, r.std_return, r.mean_normalized, r.std_normalized, ro.episodes, r.seconds,
+        out.c_str());
+  });
 }
 
 }  // namespace minrnn::cli

@@ -1,10 +1,61 @@
+// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force]`
+// Trains a decision agent; re-running the same command after a kill resumes from the checkpoint.
+#include <cstdio>
+
+#include "eval/rollout.h"
+#include "rl/config.h"
+#include "rl/trainer.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
 void add_train_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("train", "(not built yet: issue #6)");
-  not_built_yet(*sub, "#6");
+  struct Args {
+    std::string config, run_dir;
+    int64_t seed = -1;
+    std::vector<std::string> sets;
+    bool force = false, quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
+  sub->add_option("config", args->config, "YAML config (configs/*.yaml)")->required();
+  sub->add_option("--seed", args->seed, "seed (overrides the config's)");
+  sub->add_option("--run-dir", args->run_dir, "run directory (default runs/<config>-s<seed>)");
+  sub->add_option("--set", args->sets, "override a config key: key=value (repeatable)");
+  sub->add_flag("--force", args->force, "replace a finished run in the run directory");
+  sub->add_flag("--quiet", args->quiet, "no progress line");
+  sub->callback([args] {
+    auto sets = args->sets;
+    if (args->seed >= 0) sets.push_back("seed=" + std::to_string(args->seed));
+    const rl::TrainConfig cfg = rl::load_config(args->config, sets);
+    rl::TrainOptions opt;
+    opt.run_dir =
+        args->run_dir.empty() ? rl::default_run_dir(args->config, cfg.seed) : args->run_dir;
+    opt.force = args->force;
+    opt.quiet = args->quiet;
+    const std::string run_dir = opt.run_dir;
+    // Periodic evaluation during training: a short rollout, appended to <run>/evals.csv.
+    opt.evaluate = [run_dir](int64_t step, rl::Agent& agent) {
+      eval::RolloutOptions ro;
+      ro.episodes = static_cast<int>(agent.config.eval_episodes);
+      ro.target_return = agent.config.target_return;
+      ro.seed = 1000000 + agent.config.seed * 1000;
+      const auto r = eval::rollout(agent, ro);
+      std::FILE* f = std::fopen((run_dir + "/evals.csv").c_str(), "a");
+      if (f != nullptr) {
+        std::fprintf(f, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(step), r.mean_return,
+                     r.std_return, r.mean_normalized, r.std_normalized);
+        std::fclose(f);
+      }
+      std::fprintf(stderr, "\neval @ step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f\n",
+                   static_cast<long long>(step), r.mean_return, r.std_return, r.mean_normalized,
+                   r.std_normalized);
+    };
+    const auto result = rl::train(cfg, opt);
+    std::printf("%s: step %lld, last loss %.5f%s\n", opt.run_dir.c_str(),
+                static_cast<long long>(result.step), result.last_loss,
+                result.resumed_from > 0 ? " (resumed)" : "");
+  });
 }
 
 }  // namespace minrnn::cli
