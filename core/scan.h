@@ -26,6 +26,24 @@ ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b
 ScanResult linear_scan_log_parallel(const torch::Tensor& log_a, const torch::Tensor& log_b,
                                     const torch::Tensor& log_h0 = {});
 
+// The complex recurrence (HGRN, Qin et al. 2023, eq. 2): h_t = a_t ⊙ h_{t-1} + b_t with complex a,
+// b, h carried as real/imaginary pairs of real tensors (a_re, a_im: (B,T,D); h0_re, h0_im: (B,D),
+// both undefined = zeros). CPU tensors run a threaded kernel with its own backward
+// (scan_complex.cpp); other devices fall back to linear_scan_complex_sequential (a CUDA kernel
+// waits for a GPU session).
+struct ComplexScanResult {
+  torch::Tensor h_re, h_im;            // (B, T, D)
+  torch::Tensor h_last_re, h_last_im;  // (B, D)
+};
+ComplexScanResult linear_scan_complex(const torch::Tensor& a_re, const torch::Tensor& a_im,
+                                      const torch::Tensor& b_re, const torch::Tensor& b_im,
+                                      const torch::Tensor& h0_re = {},
+                                      const torch::Tensor& h0_im = {});
+// The reference: a loop over t of real torch ops on the pairs. Slow; for tests.
+ComplexScanResult linear_scan_complex_sequential(
+    const torch::Tensor& a_re, const torch::Tensor& a_im, const torch::Tensor& b_re,
+    const torch::Tensor& b_im, const torch::Tensor& h0_re = {}, const torch::Tensor& h0_im = {});
+
 // True when linear_scan would run the CUDA kernel for tensors on this device.
 bool cuda_scan_available();
 

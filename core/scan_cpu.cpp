@@ -1,25 +1,10 @@
 #include "core/scan_cpu.h"
 
-#include <ATen/Parallel.h>
-
 namespace minrnn::core {
 namespace {
 
-// Channels are processed in slices of kSlice along D so a thread owns a contiguous run it can
-// vectorise.
-constexpr int64_t kSlice = 64;
-
-template <typename F>
-void for_each_slice(int64_t B, int64_t D, F&& body) {
-  const int64_t slices_per_row = (D + kSlice - 1) / kSlice;
-  at::parallel_for(0, B * slices_per_row, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t row = i / slices_per_row;
-      const int64_t d0 = (i % slices_per_row) * kSlice;
-      body(row, d0, std::min(D, d0 + kSlice));
-    }
-  });
-}
+using detail::for_each_slice;
+using detail::kSlice;
 
 template <typename T>
 void scan_forward(const T* a, const T* b, const T* h0, T* h, T* h_last, int64_t B, int64_t L,
