@@ -1,62 +1,229 @@
-// `minrnn collect ENV QUALITY`: behaviour data in D4RL's layout. Today: random (actions ~ U[-1, 1],
-// as D4RL's random datasets). medium / medium-replay / expert / medium-expert need the SAC trainer.
+// `minrnn collect ENV QUALITY`: behaviour data in D4RL's layout, made as D4RL made it.
+//   random        actions ~ U[-1, 1]
+//   medium        SAC trained until its evaluation reaches ~1/3 of the expert's normalized score
+//                 (or the --train-steps budget), then --steps transitions of that policy, sampled
+//   medium-replay SAC's replay buffer up to that point (every transition it was trained on)
+//   expert        the same SAC run continued to --train-steps, then --steps sampled transitions
+//   medium-expert medium ++ expert
+// Training lives in a work dir (default data/work/<env>-sac-s<seed>): medium/sac.pt and
+// expert/sac.pt are checkpoints, so an interrupted command resumes where it stopped, and the other
+// qualities of the same env/seed reuse the trained agents.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "envs/registry.h"
 #include "rl/collect.h"
+#include "rl/sac.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Args {
+  std::string env, quality, out, work_dir, device = "cpu";
+  int64_t steps = 1000000, train_steps = 1000000, start_steps = 5000, eval_every = 5000;
+  double target = 100.0 / 3.0;
+  uint64_t seed = 0;
+  bool force = false;
+};
+
+bool is_done(const fs::path& dir) {
+  return fs::exists(dir / "done.txt");
+}
+
+// Trains the phase in `dir` unless done.txt says it finished; returns the agent and its buffer.
+void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sac,
+                 rl::ReplayBuffer& buffer) {
+  const std::string ckpt = (dir / "sac.pt").string();
+  if (is_done(dir)) {
+    int64_t episodes = 0;
+    if (!rl::load_sac_checkpoint(ckpt, sac, buffer, &episodes)) {
+      throw std::runtime_error(ckpt + " is missing though " + (dir / "done.txt").string() +
+                               " says the phase finished; delete the work dir to retrain");
+    }
+    std::printf("%s: trained already (%lld steps)\n", dir.string().c_str(),
+                static_cast<long long>(buffer.size()));
+    return;
+  }
+  rl::SacTrainOptions opt;
+  opt.total_steps = a.train_steps;
+  opt.start_steps = a.start_steps;
+  opt.eval_every = a.eval_every;
+  opt.stop_at_normalized = stop_at;
+  opt.work_dir = dir.string();
+  const rl::SacTrainResult r = rl::train_sac(a.env, sac, buffer, opt);
+  std::ofstream(dir / "done.txt") << "steps " << r.steps << "\neval_return " << r.eval_return
+                                  << "\neval_normalized " << r.eval_normalized
+                                  << "\nreached_target " << r.reached_target << "\n";
+  std::printf("%s: %lld steps, last evaluation %.1f (normalized %.1f)%s\n", dir.string().c_str(),
+              static_cast<long long>(r.steps), r.eval_return, r.eval_normalized,
+              stop_at < 0        ? ""
+              : r.reached_target ? ", reached the medium target"
+                                 : ", did NOT reach the medium target within --train-steps");
+}
+
+data::D4rlData sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) {
+  auto env = envs::make_env(a.env, a.seed + seed_offset);
+  rl::CollectOptions options;
+  options.steps = a.steps;
+  options.seed = a.seed + seed_offset;
+  options.progress_every = 1000;
+  int64_t warnings = 0;
+  // Stochastic, as D4RL sampled its behaviour policies.
+  data::D4rlData d = rl::collect(*env, rl::sac_behaviour_policy(sac, false), options, &warnings);
+  if (warnings > 0) std::printf("%lld MuJoCo warnings\n", static_cast<long long>(warnings));
+  return d;
+}
+
+void run(Args& a) {
+  const envs::EnvSpec spec = envs::env_spec(a.env);
+  a.env = spec.name;
+  const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
+                                              "medium-expert"};
+  if (std::find(qualities.begin(), qualities.end(), a.quality) == qualities.end()) {
+    throw std::invalid_argument("minrnn collect: unknown quality '" + a.quality +
+                                "'; expected random, medium, medium-replay, expert or "
+                                "medium-expert");
+  }
+  if (a.out.empty()) {
+    std::string q = a.quality;
+    std::replace(q.begin(), q.end(), '-', '_');
+    a.out = "data/" + spec.name + "_" + q + "-v2.hdf5";
+  }
+  if (fs::exists(a.out) && !a.force) {
+    throw std::runtime_error(a.out + " exists; pass --force to replace it");
+  }
+  if (a.start_steps > a.train_steps) {
+    throw std::invalid_argument("--start-steps (" + std::to_string(a.start_steps) +
+                                ") must not exceed --train-steps (" +
+                                std::to_string(a.train_steps) + ")");
+  }
+  const fs::path parent = fs::path(a.out).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+
+  data::D4rlData d;
+  if (a.quality == "random") {
+    auto env = envs::make_env(spec.name, a.seed);
+    rl::CollectOptions options;
+    options.steps = a.steps;
+    options.seed = a.seed;
+    options.progress_every = 1000;
+    d = rl::collect(*env, rl::uniform_random_policy(spec.act_dim, a.seed + 7919), options);
+    d.metadata.strings["algorithm"] = "random";
+    d.metadata.ints["iteration"] = 0;
+  } else {
+    if (a.device != "cpu" && a.device != "cuda") {
+      throw std::invalid_argument("--device: expected cpu or cuda, got '" + a.device + "'");
+    }
+    if (a.device == "cuda" && !torch::cuda::is_available()) {
+      throw std::invalid_argument("--device cuda: no CUDA device is available");
+    }
+    rl::SacConfig config;
+    config.seed = a.seed;
+    config.device = a.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    if (a.work_dir.empty()) {
+      a.work_dir = "data/work/" + spec.name + "-sac-s" + std::to_string(a.seed);
+    }
+    const fs::path work(a.work_dir);
+    fs::create_directories(work);
+    // The work dir belongs to one env and seed; refuse to mix.
+    const std::string id = spec.name + " seed " + std::to_string(a.seed);
+    if (fs::exists(work / "run.txt")) {
+      std::ifstream in(work / "run.txt");
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (ss.str() != id) {
+        throw std::invalid_argument("--work-dir " + a.work_dir + " holds a run of '" + ss.str() +
+                                    "', not '" + id + "'");
+      }
+    } else {
+      std::ofstream(work / "run.txt") << id;
+    }
+    rl::Sac medium(spec.obs_dim, spec.act_dim, config);
+    rl::ReplayBuffer medium_buffer;
+    train_phase(a, work / "medium", a.target, medium, medium_buffer);
+    const int64_t medium_steps = medium_buffer.size();
+    if (a.quality == "medium-replay") {
+      d = medium_buffer.to_d4rl();
+      medium.write_policy_metadata(d.metadata, medium_steps);
+    }
+    if (a.quality == "medium" || a.quality == "medium-expert") {
+      d = sample_policy(a, medium, 1000000);
+      medium.write_policy_metadata(d.metadata, medium_steps);
+    }
+    if (a.quality == "expert" || a.quality == "medium-expert") {
+      // The expert continues the medium run to the full budget.
+      const fs::path expert_dir = work / "expert";
+      fs::create_directories(expert_dir);
+      if (!fs::exists(expert_dir / "sac.pt")) {
+        fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
+      }
+      rl::Sac expert(spec.obs_dim, spec.act_dim, config);
+      rl::ReplayBuffer expert_buffer;
+      train_phase(a, expert_dir, -1, expert, expert_buffer);
+      data::D4rlData e = sample_policy(a, expert, 2000000);
+      expert.write_policy_metadata(e.metadata, expert_buffer.size());
+      d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
+    }
+  }
+  data::D4rlWriteOptions write_options;
+  write_options.overwrite = a.force;
+  data::write_d4rl(a.out, d, write_options);
+
+  // What the data is worth: mean return of its finished episodes.
+  double total = 0, ret = 0;
+  int64_t episodes = 0;
+  for (int64_t i = 0; i < d.num_steps(); ++i) {
+    ret += d.rewards[i];
+    if (d.terminals[i] || d.timeouts[i]) {
+      total += ret;
+      ret = 0;
+      ++episodes;
+    }
+  }
+  const double mean = episodes ? total / episodes : 0;
+  std::printf(
+      "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
+      "(normalized %.1f)\n",
+      a.out.c_str(), static_cast<long long>(d.num_steps()), spec.name.c_str(), a.quality.c_str(),
+      static_cast<long long>(episodes), mean, envs::normalized_score(spec.name, mean));
+}
+
+}  // namespace
 
 void add_collect_command(CLI::App& app) {
-  struct Args {
-    std::string env, quality, out;
-    int64_t steps = 1000000;
-    uint64_t seed = 0;
-    bool force = false;
-  };
   auto args = std::make_shared<Args>();
   auto* sub =
       app.add_subcommand("collect", "Collect a D4RL-layout dataset with a behaviour policy");
   sub->add_option("env", args->env, "hopper | halfcheetah | walker2d")->required();
-  sub->add_option("quality", args->quality, "random (medium, medium-replay, expert: issue #7)")
+  sub->add_option("quality", args->quality,
+                  "random | medium | medium-replay | expert | medium-expert")
       ->required();
-  sub->add_option("--steps", args->steps, "Transitions to record (D4RL: 1000000)")
+  sub->add_option("--steps", args->steps,
+                  "Transitions to record per policy (D4RL: 1000000; medium-replay: unused)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", args->seed, "Seed of the environment and the policy");
+  sub->add_option("--train-steps", args->train_steps,
+                  "SAC environment-step budget (medium stops earlier at the target)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--start-steps", args->start_steps,
+                  "SAC steps with uniform random actions before learning starts")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--eval-every", args->eval_every, "Evaluate SAC every N steps")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--target", args->target,
+                  "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)");
+  sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");
   sub->add_option("--out", args->out, "Output .hdf5 (default data/<env>_<quality>-v2.hdf5)");
+  sub->add_option("--work-dir", args->work_dir,
+                  "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
+  sub->add_option("--device", args->device, "cpu | cuda (SAC training)");
   sub->add_flag("--force", args->force, "Replace an existing output file");
-  sub->callback([args] {
-    const envs::EnvSpec spec = envs::env_spec(args->env);
-    if (args->quality != "random") {
-      throw ExitError{2, "minrnn collect: quality '" + args->quality +
-                             "' needs the SAC behaviour-policy trainer, not built yet (issue #7); "
-                             "available now: random"};
-    }
-    if (args->out.empty()) args->out = "data/" + spec.name + "_" + args->quality + "-v2.hdf5";
-    if (std::filesystem::exists(args->out) && !args->force) {
-      throw std::runtime_error(args->out + " exists; pass --force to replace it");
-    }
-    const auto parent = std::filesystem::path(args->out).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    auto env = envs::make_env(spec.name, args->seed);
-    rl::CollectOptions options;
-    options.steps = args->steps;
-    options.seed = args->seed;
-    options.progress_every = 1000;
-    int64_t warnings = 0;
-    data::D4rlData d = rl::collect(*env, rl::uniform_random_policy(spec.act_dim, args->seed + 7919),
-                                   options, &warnings);
-    d.metadata.strings["algorithm"] = "random";
-    d.metadata.ints["iteration"] = 0;
-    data::D4rlWriteOptions write_options;
-    write_options.overwrite = args->force;
-    data::write_d4rl(args->out, d, write_options);
-    std::printf("wrote %s: %lld steps of %s (%s), %lld MuJoCo warnings\n", args->out.c_str(),
-                static_cast<long long>(d.num_steps()), spec.name.c_str(), args->quality.c_str(),
-                static_cast<long long>(warnings));
-  });
+  sub->callback([args] { run(*args); });
 }
 
 }  // namespace minrnn::cli
