@@ -2,12 +2,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "envs/image_io.h"
 #include "envs/registry.h"
+#include "envs/render.h"
 
 namespace minrnn::eval {
 namespace {
@@ -49,6 +52,12 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   }
   const int max_steps = opt.max_steps > 0 ? opt.max_steps : envs[0]->spec().max_episode_steps;
   const auto mean = agent.state_mean.to(device), stdev = agent.state_std.to(device);
+  std::unique_ptr<envs::Renderer> renderer;
+  std::vector<std::vector<uint8_t>> frames;
+  if (!opt.video_dir.empty()) {
+    renderer = std::make_unique<envs::Renderer>(*envs[0], opt.video_width, opt.video_height);
+    frames.push_back(renderer->render_rgb());
+  }
 
   RolloutResult r;
   r.returns.assign(B, 0.0);
@@ -61,8 +70,9 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
 
   for (int t = 0; t < max_steps; ++t) {
     auto o = torch::empty({B, obs_dim}, torch::kFloat32);
+    auto o_acc = o.accessor<float, 2>();
     for (int64_t i = 0; i < B; ++i) {
-      for (int64_t j = 0; j < obs_dim; ++j) o[i][j] = static_cast<float>(obs[i][j]);
+      for (int64_t j = 0; j < obs_dim; ++j) o_acc[i][j] = static_cast<float>(obs[i][j]);
     }
     auto s = ((o.to(device) - mean) / stdev);
     auto time = torch::full({B}, t, torch::kInt64).to(device);
@@ -84,6 +94,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     }
     auto a = action.to(torch::kCPU).to(torch::kFloat64).contiguous();
     bool all_done = true;
+    auto rtg_acc = rtg.accessor<float, 2>();
     for (int64_t i = 0; i < B; ++i) {
       if (done[i]) continue;
       const double* p = a[i].data_ptr<double>();
@@ -91,13 +102,27 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
       r.returns[i] += step.reward;
       r.lengths[i] += 1;
       obs[i] = step.obs;
-      rtg[i][0] = rtg[i][0].item<float>() - static_cast<float>(step.reward / scale);
+      rtg_acc[i][0] -= static_cast<float>(step.reward / scale);
       done[i] = step.terminated || step.truncated;
+      if (renderer && i == 0) frames.push_back(renderer->render_rgb());
       all_done = all_done && done[i];
     }
     if (all_done) break;
     // Finished episodes keep being fed (frozen obs) so the batch stays rectangular; unused.
     if (model->streaming()) model->observe_action(action, time, state);
+  }
+  if (renderer) {
+    envs::make_directories(opt.video_dir);
+    for (size_t f = 0; f < frames.size(); ++f) {
+      char name[32];
+      std::snprintf(name, sizeof(name), "/frame_%05zu.png", f);
+      envs::write_png(opt.video_dir + name, frames[f], renderer->width(), renderer->height());
+    }
+    r.video_gif = opt.video_dir + "/rollout.gif";
+    // Every second frame at 25 frames/s: hopper and walker2d (dt 0.008 s) play at 0.4× real time.
+    std::vector<std::vector<uint8_t>> gif_frames;
+    for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
+    envs::write_gif(r.video_gif, gif_frames, renderer->width(), renderer->height(), 4);
   }
   for (double ret : r.returns) r.normalized.push_back(envs::normalized_score(agent.env, ret));
   mean_std(r.returns, &r.mean_return, &r.std_return);

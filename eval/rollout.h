@@ -15,6 +15,9 @@ struct RolloutOptions {
   double target_return = 0;  // raw (unscaled); the agent's config gives the default
   int64_t seed = 0;          // episode i resets its env with seed + i
   int max_steps = 0;         // per episode; 0 = the env's time limit
+  // When set, episode 0 is rendered offscreen: <video_dir>/frame_00000.png ... and rollout.gif.
+  std::string video_dir;
+  int video_width = 320, video_height = 240;
 };
 
 struct RolloutResult {
@@ -24,6 +27,7 @@ struct RolloutResult {
   double mean_return = 0, std_return = 0;
   double mean_normalized = 0, std_normalized = 0;  // population std, as D4RL papers report
   double seconds = 0;
+  std::string video_gif;  // the GIF written for episode 0, when options.video_dir was set
 };
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);

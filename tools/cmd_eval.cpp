@@ -16,6 +16,7 @@ void add_eval_command(CLI::App& app) {
     double target_return = -1e300;
     int64_t seed = 0;
     std::string device = "cpu";
+    std::string video;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("eval", "roll a trained agent out; writes RUN/eval.json");
@@ -25,6 +26,8 @@ void add_eval_command(CLI::App& app) {
   sub->add_option("--target-return", args->target_return, "raw target return (default: config's)");
   sub->add_option("--seed", args->seed, "episode i uses env seed S + i");
   sub->add_option("--device", args->device, "cpu or cuda");
+  sub->add_option("--video", args->video,
+                  "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
   sub->callback([args] {
     rl::Agent agent = rl::load_agent(args->run, torch::Device(args->device));
     eval::RolloutOptions ro;
@@ -32,6 +35,7 @@ void add_eval_command(CLI::App& app) {
     ro.target_return =
         args->target_return > -1e299 ? args->target_return : agent.config.target_return;
     ro.seed = args->seed;
+    ro.video_dir = args->video;
     const auto r = eval::rollout(agent, ro);
     const std::string dir = std::filesystem::is_directory(args->run)
                                 ? args->run
@@ -44,6 +48,7 @@ void add_eval_command(CLI::App& app) {
         agent.env.c_str(), agent.config.backbone.c_str(), static_cast<long long>(agent.step),
         r.mean_return, r.std_return, r.mean_normalized, r.std_normalized, ro.episodes, r.seconds,
         out.c_str());
+    if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
   });
 }
 
