@@ -1,0 +1,244 @@
+#include "eval/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "eval/svg.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The paper's row and column order; anything else follows alphabetically.
+const std::vector<std::string> kDatasetOrder = {
+    "halfcheetah-medium",        "hopper-medium",        "walker2d-medium",
+    "halfcheetah-medium-replay", "hopper-medium-replay", "walker2d-medium-replay",
+    "halfcheetah-medium-expert", "hopper-medium-expert", "walker2d-medium-expert"};
+const std::vector<std::string> kBackboneOrder = {"mingru", "minlstm", "transformer"};
+
+void sort_by(std::vector<std::string>& v, const std::vector<std::string>& order) {
+  auto rank = [&](const std::string& s) {
+    auto it = std::find(order.begin(), order.end(), s);
+    return it == order.end() ? order.size() : size_t(it - order.begin());
+  };
+  std::sort(v.begin(), v.end(), [&](const std::string& a, const std::string& b) {
+    return rank(a) != rank(b) ? rank(a) < rank(b) : a < b;
+  });
+}
+
+Cell mean_std(const std::vector<double>& v) {
+  Cell c;
+  c.n = int(v.size());
+  for (double x : v) c.mean += x / v.size();
+  for (double x : v) c.std += (x - c.mean) * (x - c.mean) / v.size();
+  c.std = std::sqrt(c.std);
+  return c;
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+void write_atomic(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+// Columns `x_col` and `y_col` of a CSV file; with `header`, names index columns of the first line.
+bool read_csv_columns(const fs::path& path, bool header, const std::string& x_name,
+                      const std::string& y_name, int x_col, int y_col, Series* s) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  if (header) {
+    if (!std::getline(in, line)) return false;
+    std::stringstream ss(line);
+    std::string name;
+    for (int i = 0; std::getline(ss, name, ','); ++i) {
+      if (name == x_name) x_col = i;
+      if (name == y_name) y_col = i;
+    }
+    if (x_col < 0 || y_col < 0) return false;
+  }
+  while (std::getline(in, line)) {
+    std::vector<double> cols;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cols.push_back(std::strtod(cell.c_str(), nullptr));
+    if (int(cols.size()) <= std::max(x_col, y_col)) continue;  // a torn last line
+    s->x.push_back(cols[x_col]);
+    s->y.push_back(cols[y_col]);
+  }
+  return !s->x.empty();
+}
+
+}  // namespace
+
+std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+  if (!fs::is_directory(sweep_dir)) throw std::invalid_argument(sweep_dir + " is not a directory");
+  std::vector<RunScore> runs;
+  // SWEEP_DIR/<dataset>/<backbone>/seed<S>/eval.json
+  for (const auto& d : fs::directory_iterator(sweep_dir)) {
+    if (!d.is_directory() || d.path().filename() == "plots") continue;
+    for (const auto& b : fs::directory_iterator(d.path())) {
+      if (!b.is_directory()) continue;
+      for (const auto& s : fs::directory_iterator(b.path())) {
+        const std::string name = s.path().filename().string();
+        const fs::path file = s.path() / "eval.json";
+        if (!s.is_directory() || name.rfind("seed", 0) != 0 || !fs::exists(file)) continue;
+        RunScore r;
+        r.dataset = d.path().filename().string();
+        r.backbone = b.path().filename().string();
+        r.run_dir = s.path().string();
+        try {
+          r.seed = std::stoll(name.substr(4));
+          std::ifstream in(file);
+          r.normalized = nlohmann::json::parse(in).at("mean_normalized").get<double>();
+        } catch (const std::exception& e) {
+          throw std::runtime_error(file.string() + ": cannot read mean_normalized (" + e.what() +
+                                   ")");
+        }
+        runs.push_back(r);
+      }
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunScore& a, const RunScore& b) {
+    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
+  });
+  return runs;
+}
+
+Table make_table(const std::vector<RunScore>& runs) {
+  Table t;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> scores;
+  for (const auto& r : runs) {
+    scores[{r.dataset, r.backbone}].push_back(r.normalized);
+    if (std::find(t.datasets.begin(), t.datasets.end(), r.dataset) == t.datasets.end())
+      t.datasets.push_back(r.dataset);
+    if (std::find(t.backbones.begin(), t.backbones.end(), r.backbone) == t.backbones.end())
+      t.backbones.push_back(r.backbone);
+  }
+  sort_by(t.datasets, kDatasetOrder);
+  sort_by(t.backbones, kBackboneOrder);
+  for (const auto& [key, v] : scores) t.cells[key] = mean_std(v);
+  for (const auto& b : t.backbones) {
+    std::vector<double> means;
+    for (const auto& d : t.datasets) {
+      auto it = t.cells.find({d, b});
+      if (it != t.cells.end()) means.push_back(it->second.mean);
+    }
+    Cell avg;
+    avg.n = int(means.size());
+    for (double m : means) avg.mean += m / means.size();
+    t.average[b] = avg;
+  }
+  return t;
+}
+
+std::string table_markdown(const Table& t) {
+  std::ostringstream md;
+  md << "D4RL normalized score of the last checkpoint (mean over eval episodes per run), "
+        "mean ± std over seeds (population std); n = seeds.\n\n| dataset |";
+  for (const auto& b : t.backbones) md << " " << b << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < t.backbones.size(); ++i) md << "---|";
+  md << "\n";
+  for (const auto& d : t.datasets) {
+    md << "| " << d << " |";
+    for (const auto& b : t.backbones) {
+      auto it = t.cells.find({d, b});
+      if (it == t.cells.end())
+        md << " – |";
+      else
+        md << " " << fmt(it->second.mean) << " ± " << fmt(it->second.std) << " (n=" << it->second.n
+           << ") |";
+    }
+    md << "\n";
+  }
+  md << "| **Average** |";
+  for (const auto& b : t.backbones) {
+    const Cell& a = t.average.at(b);
+    md << " **" << fmt(a.mean) << "**";
+    if (a.n != int(t.datasets.size())) md << " (" << a.n << " of " << t.datasets.size() << ")";
+    md << " |";
+  }
+  md << "\n";
+  return md.str();
+}
+
+std::string table_csv(const Table& t) {
+  std::ostringstream csv;
+  csv << "dataset,backbone,mean,std,seeds\n";
+  for (const auto& d : t.datasets) {
+    for (const auto& b : t.backbones) {
+      auto it = t.cells.find({d, b});
+      if (it == t.cells.end()) continue;
+      csv << d << "," << b << "," << fmt(it->second.mean) << "," << fmt(it->second.std) << ","
+          << it->second.n << "\n";
+    }
+  }
+  for (const auto& b : t.backbones)
+    csv << "Average," << b << "," << fmt(t.average.at(b).mean) << ",,\n";
+  return csv.str();
+}
+
+ReportFiles write_report(const std::string& sweep_dir) {
+  const auto runs = collect_scores(sweep_dir);
+  if (runs.empty()) {
+    throw std::runtime_error(sweep_dir +
+                             ": no <dataset>/<backbone>/seed<S>/eval.json found (has the sweep "
+                             "finished any run?)");
+  }
+  const Table t = make_table(runs);
+  ReportFiles files;
+  const fs::path dir(sweep_dir);
+  write_atomic(dir / "table3.md", "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t));
+  write_atomic(dir / "table3.csv", table_csv(t));
+  files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
+
+  fs::create_directories(dir / "plots");
+  for (const auto& d : t.datasets) {
+    for (const auto& b : t.backbones) {
+      LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
+      LinePlot score{d + " / " + b + ": evaluation during training",
+                     "optimizer step",
+                     "D4RL normalized score",
+                     {},
+                     false};
+      for (const auto& r : runs) {
+        if (r.dataset != d || r.backbone != b) continue;
+        const std::string name = "seed " + std::to_string(r.seed);
+        Series s{name, {}, {}};
+        if (read_csv_columns(fs::path(r.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
+          loss.series.push_back(s);
+        Series e{name, {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
+        if (read_csv_columns(fs::path(r.run_dir) / "evals.csv", false, "", "", 0, 3, &e))
+          score.series.push_back(e);
+      }
+      for (auto* p : {&loss, &score}) {
+        if (p->series.empty()) continue;
+        const fs::path f =
+            dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
+        write_svg(f.string(), *p);
+        files.written.push_back(f.string());
+      }
+    }
+  }
+  return files;
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,351 @@
+#include "eval/sweep.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "rl/config.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& what) {
+  throw std::invalid_argument(file + ": key '" + key + "': " + what);
+}
+
+std::string scalar_string(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) bad(file, key, "expected a string");
+  return n.as<std::string>();
+}
+
+int64_t scalar_int(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) bad(file, key, "expected an integer");
+  try {
+    return n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    bad(file, key, "expected an integer, got '" + n.Scalar() + "'");
+  }
+}
+
+std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
+                                     const std::string& key) {
+  if (!n.IsSequence() || n.size() == 0) bad(file, key, "expected a non-empty list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : n) out.push_back(scalar_string(item, file, key));
+  return out;
+}
+
+std::string substitute(std::string s, const std::string& dataset, const std::string& backbone) {
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"{dataset}", dataset}, {"{backbone}", backbone}}) {
+    for (size_t at = s.find(name); at != std::string::npos; at = s.find(name, at + value.size()))
+      s.replace(at, name.size(), value);
+  }
+  return s;
+}
+
+bool exists(const std::string& dir, const char* name) {
+  return fs::exists(fs::path(dir) / name);
+}
+
+RunState read_state(const std::string& run_dir) {
+  if (!exists(run_dir, "done.json")) return RunState::kPending;
+  return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
+}
+
+std::string run_name(const SweepRun& r) {
+  return r.dataset + "/" + r.backbone + "/seed" + std::to_string(r.seed);
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
+  return buf;
+}
+
+// Starts `exe args...` with stdout and stderr appended to `log` and OMP/MKL limited to `threads`.
+pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
+            int threads) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open log file " + log);
+  std::string line = "$ minrnn";
+  for (const auto& a : args) line += " " + a;
+  line += "\n";
+  if (::write(fd, line.data(), line.size()) < 0) { /* the log is best effort */
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    const std::string t = std::to_string(threads);
+    ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
+    ::setenv("MKL_NUM_THREADS", t.c_str(), 1);
+    std::vector<char*> argv;
+    static char name[] = "minrnn";
+    argv.push_back(name);
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  return pid;
+}
+
+void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+SweepSpec parse_sweep(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(file + ": not valid YAML: " + e.what());
+  }
+  if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping of sweep keys");
+  SweepSpec s;
+  s.file = file;
+  s.out = "runs/sweeps/" + fs::path(file).stem().string();
+  bool has_datasets = false, has_backbones = false, has_seeds = false;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "datasets") {
+      s.datasets = string_list(v, file, key), has_datasets = true;
+    } else if (key == "backbones") {
+      s.backbones = string_list(v, file, key), has_backbones = true;
+    } else if (key == "seeds") {
+      if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
+      for (const auto& item : v) s.seeds.push_back(scalar_int(item, file, key));
+      has_seeds = true;
+    } else if (key == "config") {
+      s.config_template = scalar_string(v, file, key);
+    } else if (key == "set") {
+      s.sets = string_list(v, file, key);
+      for (const auto& kv_text : s.sets)
+        if (kv_text.find('=') == std::string::npos)
+          bad(file, key, "'" + kv_text + "' is not key=value");
+    } else if (key == "out") {
+      s.out = scalar_string(v, file, key);
+    } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
+      const int64_t n = scalar_int(v, file, key);
+      if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
+      (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
+    } else {
+      bad(file, key,
+          "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, threads, "
+          "eval_episodes)");
+    }
+  }
+  if (!has_datasets) bad(file, "datasets", "missing");
+  if (!has_backbones) bad(file, "backbones", "missing");
+  if (!has_seeds) bad(file, "seeds", "missing");
+  return s;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read sweep file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep(ss.str(), path);
+}
+
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
+  const fs::path base = fs::path(spec.file).parent_path();
+  std::vector<SweepRun> runs;
+  for (const auto& dataset : spec.datasets) {
+    for (const auto& backbone : spec.backbones) {
+      SweepRun proto;
+      proto.dataset = dataset;
+      proto.backbone = backbone;
+      proto.config =
+          (base / substitute(spec.config_template, dataset, backbone)).lexically_normal();
+      if (!fs::exists(proto.config)) {
+        throw std::invalid_argument(spec.file + ": key 'config': " + proto.config +
+                                    " does not exist (dataset " + dataset + ", backbone " +
+                                    backbone + ")");
+      }
+      // The sweep names the backbone; the config may be a shared template.
+      proto.overrides.push_back("backbone=" + backbone);
+      for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
+      rl::load_config(proto.config, proto.overrides);  // throws naming the file or --set
+      for (int64_t seed : spec.seeds) {
+        SweepRun r = proto;
+        r.seed = seed;
+        r.run_dir =
+            (fs::path(spec.out) / dataset / backbone / ("seed" + std::to_string(seed))).string();
+        r.state = read_state(r.run_dir);
+        runs.push_back(r);
+      }
+    }
+  }
+  return runs;
+}
+
+int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
+  std::vector<SweepRun> runs = plan_sweep(spec);
+  const int total = int(runs.size());
+  const int threads =
+      spec.threads > 0
+          ? spec.threads
+          : std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, spec.parallel));
+  int already = 0;
+  for (const auto& r : runs) already += r.state == RunState::kDone;
+  std::printf("sweep %s: %d runs (%d already done), %d at a time, %d torch threads each → %s\n",
+              spec.file.c_str(), total, already, spec.parallel, threads, spec.out.c_str());
+  if (opt.dry_run) {
+    for (const auto& r : runs) {
+      std::printf("  %-40s %s  %s\n", run_name(r).c_str(),
+                  r.state == RunState::kDone      ? "done"
+                  : r.state == RunState::kTrained ? "trained, not evaluated"
+                                                  : "to train",
+                  r.config.c_str());
+    }
+    return 0;
+  }
+  fs::create_directories(spec.out);
+
+  // Per-run bookkeeping for the status file.
+  std::vector<std::string> status(total, "pending");
+  std::vector<double> seconds(total, 0);
+  for (int i = 0; i < total; ++i)
+    if (runs[i].state == RunState::kDone) status[i] = "done (earlier)";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  int finished = 0, failed = 0;  // in this invocation
+  double finished_seconds = 0;   // wall time of runs finished here (for the ETA)
+  auto remaining = [&] { return total - already - finished - failed; };
+  auto eta = [&]() -> std::string {
+    if (finished == 0) return "?";
+    const double per_run = finished_seconds / finished;
+    return format_duration(per_run * remaining() / spec.parallel);
+  };
+  auto write_status = [&] {
+    nlohmann::json j;
+    j["sweep_file"] = spec.file;
+    j["total"] = total;
+    j["done"] = already + finished;
+    j["failed"] = failed;
+    j["elapsed_s"] = elapsed();
+    j["runs"] = nlohmann::json::array();
+    for (int i = 0; i < total; ++i) {
+      j["runs"].push_back({{"dataset", runs[i].dataset},
+                           {"backbone", runs[i].backbone},
+                           {"seed", runs[i].seed},
+                           {"run_dir", runs[i].run_dir},
+                           {"config", runs[i].config},
+                           {"status", status[i]},
+                           {"seconds", seconds[i]}});
+    }
+    write_json_atomic(fs::path(spec.out) / "sweep_status.json", j);
+  };
+
+  struct Active {
+    int run;
+    bool evaluating;
+    double started;
+  };
+  std::map<pid_t, Active> active;
+  size_t next = 0;
+  auto start_phase = [&](int i, bool evaluate, double started) {
+    const SweepRun& r = runs[i];
+    fs::create_directories(r.run_dir);
+    std::vector<std::string> args;
+    if (evaluate) {
+      args = {"eval", r.run_dir, "--episodes", std::to_string(spec.eval_episodes)};
+    } else {
+      args = {"train",     r.config,  "--seed", std::to_string(r.seed),
+              "--run-dir", r.run_dir, "--quiet"};
+      for (const auto& s : r.overrides) args.insert(args.end(), {"--set", s});
+    }
+    const pid_t pid = spawn(opt.exe, args, (fs::path(r.run_dir) / "train.log").string(), threads);
+    active[pid] = {i, evaluate, started};
+    status[i] = evaluate ? "evaluating" : "training";
+  };
+  write_status();
+  while (true) {
+    while (int(active.size()) < spec.parallel && next < runs.size()) {
+      const int i = int(next++);
+      if (runs[i].state == RunState::kDone) continue;
+      start_phase(i, runs[i].state == RunState::kTrained, elapsed());
+    }
+    if (active.empty()) break;
+    write_status();
+    int wstatus = 0;
+    const pid_t pid = ::waitpid(-1, &wstatus, 0);
+    if (pid < 0) break;
+    auto it = active.find(pid);
+    if (it == active.end()) continue;
+    const Active a = it->second;
+    active.erase(it);
+    const bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    const std::string name = run_name(runs[a.run]);
+    const std::string log = (fs::path(runs[a.run].run_dir) / "train.log").string();
+    if (ok && !a.evaluating) {
+      start_phase(a.run, true, a.started);  // trained: evaluate next
+      continue;
+    }
+    seconds[a.run] = elapsed() - a.started;
+    if (ok) {
+      ++finished;
+      finished_seconds += seconds[a.run];
+      status[a.run] = "done";
+      double score = 0;
+      try {
+        std::ifstream in(fs::path(runs[a.run].run_dir) / "eval.json");
+        score = nlohmann::json::parse(in).at("mean_normalized").get<double>();
+      } catch (const std::exception&) {
+      }
+      std::printf(
+          "[%d/%d done] %s: normalized %.1f (%s) | %d running, %d failed, elapsed %s, "
+          "ETA %s\n",
+          already + finished, total, name.c_str(), score, format_duration(seconds[a.run]).c_str(),
+          int(active.size()), failed, format_duration(elapsed()).c_str(), eta().c_str());
+    } else {
+      ++failed;
+      status[a.run] = a.evaluating ? "eval failed" : "train failed";
+      std::printf("[%d/%d done] %s: %s (exit %d), see %s | %d failed\n", already + finished, total,
+                  name.c_str(), status[a.run].c_str(),
+                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log.c_str(), failed);
+    }
+    std::fflush(stdout);
+  }
+  write_status();
+  std::printf("sweep %s: %d/%d done, %d failed, %s; `minrnn report %s` makes the table\n",
+              spec.file.c_str(), already + finished, total, failed,
+              format_duration(elapsed()).c_str(), spec.out.c_str());
+  return failed;
+}
+
+}  // namespace minrnn::eval
