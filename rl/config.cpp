@@ -126,8 +126,9 @@ void validate(const TrainConfig& c, const std::map<std::string, std::string>& o)
     return os.str();
   };
   check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
-  check(c.backbone == "mingru" || c.backbone == "minlstm" || c.backbone == "transformer", o,
-        "backbone", "mingru, minlstm or transformer", "'" + c.backbone + "'");
+  check(c.backbone == "mingru" || c.backbone == "minlstm" || c.backbone == "hgrn" ||
+            c.backbone == "transformer",
+        o, "backbone", "mingru, minlstm, hgrn or transformer", "'" + c.backbone + "'");
   check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
   check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));
   check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",

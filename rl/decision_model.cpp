@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/block.h"
+#include "core/hgrn.h"
 #include "core/transformer.h"
 
 namespace minrnn::rl {
@@ -16,6 +17,9 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     b.dropout = o.dropout;
     return std::make_shared<core::MinRnnStack>(b, o.n_layers);
   }
+  if (o.backbone == "hgrn") {
+    return std::make_shared<core::HgrnStack>(o.embed_dim, o.n_layers, o.dropout, o.expansion);
+  }
   if (o.backbone == "transformer") {
     core::TransformerOptions t;
     t.d_model = o.embed_dim;
@@ -24,7 +28,7 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     return std::make_shared<core::TransformerStack>(t, o.n_layers);
   }
   throw std::invalid_argument("unknown backbone '" + o.backbone +
-                              "' (expected mingru, minlstm or transformer)");
+                              "' (expected mingru, minlstm, hgrn or transformer)");
 }
 
 DecisionModelImpl::DecisionModelImpl(const DecisionModelOptions& o) : options_(o) {
