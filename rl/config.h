@@ -21,7 +21,7 @@ struct TrainConfig {
   std::string env;            // environment for evaluation; "" = the dataset's
   double top_fraction = 1.0;  // %BC filter of the sampler (1 = all episodes)
   // model
-  std::string backbone = "mingru";  // mingru | minlstm | transformer
+  std::string backbone = "mingru";  // mingru | minlstm | hgrn | transformer
   int64_t n_layers = 3;
   int64_t embed_dim = 128;
   int64_t n_heads = 1;

@@ -89,7 +89,7 @@ rl::DecisionBatch random_batch(int64_t B, int64_t K, int64_t obs, int64_t act) {
 
 TEST(DecisionModel, OutputShapes) {
   torch::manual_seed(0);
-  for (const char* backbone : {"mingru", "minlstm", "transformer"}) {
+  for (const char* backbone : {"mingru", "minlstm", "hgrn", "transformer"}) {
     rl::DecisionModelOptions o{11, 3, backbone, 2, 16};
     rl::DecisionModel m(o);
     auto out = m->forward(random_batch(4, 7, 11, 3));
@@ -102,7 +102,7 @@ TEST(DecisionModel, OutputShapes) {
 
 TEST(DecisionModel, StreamingActMatchesParallelForward) {
   torch::manual_seed(1);
-  for (const char* backbone : {"mingru", "minlstm"}) {
+  for (const char* backbone : {"mingru", "minlstm", "hgrn"}) {
     rl::DecisionModel m(rl::DecisionModelOptions{11, 3, backbone, 3, 16});
     m->eval();
     torch::NoGradGuard no_grad;
