@@ -184,14 +184,15 @@ TEST(SacSlow, HopperReturnRisesAboveRandom) {
   const double before = evaluate_policy("hopper", sac, 5, 123, false);
   ReplayBuffer buffer;
   SacTrainOptions opt;
-  opt.total_steps = 15000;
-  opt.start_steps = 2000;
+  opt.total_steps = 6000;
+  opt.start_steps = 1000;
   opt.eval_every = 0;
   opt.progress_every = 1000;
   train_sac("hopper", sac, buffer, opt);
   const double after = evaluate_policy("hopper", sac, 5, 123, true);
-  std::printf("hopper return: untrained %.1f, after 15k SAC steps %.1f\n", before, after);
-  EXPECT_GT(after, before + 150);
+  std::printf("hopper return: untrained %.1f, after 6k SAC steps %.1f\n", before, after);
+  // Random play scores ~20 per episode; docs/collect.md measured ~235 at 5k steps.
+  EXPECT_GT(after, before + 100);
 }
 
 }  // namespace
