@@ -1,10 +1,22 @@
+// `minrnn report SWEEP_DIR`: Table 3 (table3.md, table3.csv) and learning-curve SVGs (plots/) from
+// a sweep's runs. See eval/report.h for the conventions.
+#include <cstdio>
+
+#include "eval/report.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
 void add_report_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("report", "(not built yet: issue #6)");
-  not_built_yet(*sub, "#6");
+  auto dir = std::make_shared<std::string>();
+  auto* sub = app.add_subcommand("report", "Table 3 + learning curves from a sweep directory");
+  sub->add_option("sweep_dir", *dir, "the sweep's output directory")->required();
+  sub->callback([dir] {
+    const auto runs = eval::collect_scores(*dir);
+    const auto files = eval::write_report(*dir);
+    std::printf("%s", eval::table_markdown(eval::make_table(runs)).c_str());
+    for (const auto& f : files.written) std::printf("wrote %s\n", f.c_str());
+  });
 }
 
 }  // namespace minrnn::cli

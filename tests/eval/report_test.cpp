@@ -1,0 +1,124 @@
+// The Table-3 report from hand-made eval.json files, and the SVG writer.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "eval/report.h"
+#include "eval/svg.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+void make_run(const fs::path& sweep, const std::string& dataset, const std::string& backbone,
+              int seed, double score, bool curves = false) {
+  const fs::path run = sweep / dataset / backbone / ("seed" + std::to_string(seed));
+  fs::create_directories(run);
+  std::ofstream(run / "eval.json") << nlohmann::json{{"mean_normalized", score}}.dump();
+  if (curves) {
+    std::ofstream m(run / "metrics.csv");
+    m << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n";
+    for (int s = 1; s <= 5; ++s) m << s * 100 << "," << 1.0 / s << ",0.001,0.1,10,1\n";
+    std::ofstream(run / "evals.csv") << "250,100,1,20,1\n500,200,1,40.5,2\n";
+  }
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Report, MeanStdOverSeedsAndAverageRow) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
+  make_run(tmp.path, "hopper-medium", "mingru", 1, 80, true);
+  make_run(tmp.path, "halfcheetah-medium", "mingru", 0, 40);
+  make_run(tmp.path, "halfcheetah-medium", "transformer", 0, 41);
+  make_run(tmp.path, "halfcheetah-medium", "transformer", 1, 43);
+  make_run(tmp.path, "halfcheetah-medium", "transformer", 2, 45);
+  const auto t = eval::make_table(eval::collect_scores(tmp.path.string()));
+  // Paper order: halfcheetah before hopper; mingru before transformer.
+  ASSERT_EQ(t.datasets, (std::vector<std::string>{"halfcheetah-medium", "hopper-medium"}));
+  ASSERT_EQ(t.backbones, (std::vector<std::string>{"mingru", "transformer"}));
+  const auto& hop = t.cells.at({"hopper-medium", "mingru"});
+  EXPECT_DOUBLE_EQ(hop.mean, 70);
+  EXPECT_DOUBLE_EQ(hop.std, 10);  // population std of {60, 80}
+  EXPECT_EQ(hop.n, 2);
+  const auto& dt = t.cells.at({"halfcheetah-medium", "transformer"});
+  EXPECT_DOUBLE_EQ(dt.mean, 43);
+  EXPECT_NEAR(dt.std, std::sqrt(8.0 / 3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(t.average.at("mingru").mean, 55);  // (40 + 70) / 2
+  EXPECT_EQ(t.average.at("transformer").n, 1);        // only one of the two datasets
+
+  const auto files = eval::write_report(tmp.path.string());
+  const std::string md = read(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | 70.0 ± 10.0 (n=2) | – |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **Average** | **55.0** | **43.0** (1 of 2) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("last checkpoint"), std::string::npos);
+  const std::string csv = read(tmp.path / "table3.csv");
+  EXPECT_NE(csv.find("hopper-medium,mingru,70.0,10.0,2\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("Average,mingru,55.0,,\n"), std::string::npos) << csv;
+  EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
+  EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));
+  EXPECT_FALSE(fs::exists(tmp.path / "plots/halfcheetah-medium-mingru-loss.svg"));  // no csv
+}
+
+TEST(Report, MalformedEvalJsonIsNamed) {
+  testing::TempDir tmp;
+  fs::create_directories(tmp.path / "d/mingru/seed0");
+  std::ofstream(tmp.path / "d/mingru/seed0/eval.json") << "{\"no_score\": 1}";
+  try {
+    eval::collect_scores(tmp.path.string());
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("seed0/eval.json"), std::string::npos) << e.what();
+  }
+  testing::TempDir empty;
+  EXPECT_THROW(eval::write_report(empty.path.string()), std::runtime_error);
+}
+
+// Well-formed: every element opened is closed, in order (a tiny XML tag matcher).
+bool well_formed(const std::string& xml) {
+  std::vector<std::string> stack;
+  for (size_t i = xml.find('<'); i != std::string::npos; i = xml.find('<', i + 1)) {
+    const size_t end = xml.find('>', i);
+    if (end == std::string::npos) return false;
+    const std::string tag = xml.substr(i + 1, end - i - 1);
+    const std::string name =
+        tag.substr(tag[0] == '/', tag.find_first_of(" />", 1) - (tag[0] == '/'));
+    if (tag[0] == '/') {
+      if (stack.empty() || stack.back() != name) return false;
+      stack.pop_back();
+    } else if (tag.back() != '/') {
+      stack.push_back(name);
+    }
+  }
+  return stack.empty();
+}
+
+TEST(Svg, WellFormedWithTitleLegendAndOneLinePerSeries) {
+  eval::LinePlot p{"loss <&> title", "step", "loss", {}, true};
+  p.series.push_back({"seed 0", {0, 1, 2}, {1, 0.5, 0.25}});
+  p.series.push_back({"seed 1", {0, 1, 2}, {2, 1, 0}});  // 0 dropped on the log axis
+  const std::string svg = eval::render_svg(p);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_TRUE(well_formed(svg)) << svg;
+  EXPECT_NE(svg.find("loss &lt;&amp;&gt; title"), std::string::npos);
+  EXPECT_NE(svg.find(">seed 1</text>"), std::string::npos);
+  size_t lines = 0;
+  for (size_t i = svg.find("<polyline"); i != std::string::npos; i = svg.find("<polyline", i + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  EXPECT_TRUE(well_formed(eval::render_svg(eval::LinePlot{})));  // empty plot: axes only
+}
+
+}  // namespace
+}  // namespace minrnn
