@@ -53,7 +53,7 @@ std::string label(double v) {
   if (a >= 1e4 && std::fmod(a, 1000) == 0)
     std::snprintf(buf, sizeof buf, "%gk", v / 1000);
   else
-    std::snprintf(buf, sizeof buf, "%g", v);
+    std::snprintf(buf, sizeof buf, "%.3g", v);  // log-axis ticks are not round numbers
   return buf;
 }
 
@@ -76,7 +76,7 @@ std::string render_svg(const LinePlot& p) {
   const double pad = 0.05 * (y1 - y0);
   y0 -= pad, y1 += pad;
 
-  const int W = p.width, H = p.height, left = 70, right = 150, top = 40, bottom = 55;
+  const int W = p.width, H = p.height, left = 80, right = 150, top = 40, bottom = 55;
   const double pw = W - left - right, ph = H - top - bottom;
   auto sx = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
   auto sy = [&](double y) { return top + (1 - (y - y0) / (y1 - y0)) * ph; };
@@ -107,7 +107,7 @@ std::string render_svg(const LinePlot& p) {
     << "\" fill=\"none\" stroke=\"#333\"/>\n"
     << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 12
     << "\" text-anchor=\"middle\" font-size=\"13\">" << escape(p.x_label) << "</text>\n"
-    << "<text transform=\"translate(18," << top + ph / 2
+    << "<text transform=\"translate(16," << top + ph / 2
     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">"
     << escape(p.y_label + (p.log_y ? " (log scale)" : "")) << "</text>\n";
   // Series and legend.
