@@ -19,6 +19,7 @@
 #include "envs/registry.h"
 #include "envs/rng.h"
 #include "envs/vector_env.h"
+#include "tools/bench_report.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -104,25 +105,6 @@ double mj_step_rate(const std::string& name, int env_steps) {
   return static_cast<double>(env_steps) * task.spec.frame_skip / seconds_since(start);
 }
 
-std::string machine_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  }
-  return "unknown CPU";
-}
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", std::localtime(&now));
-  return buf;
-}
-
 std::string fmt(double x) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.0f", x);
@@ -131,8 +113,8 @@ std::string fmt(double x) {
 
 std::string run_benchmarks(const BenchOptions& opt) {
   std::ostringstream md;
-  md << "### " << today() << " — " << machine_name() << " (" << std::thread::hardware_concurrency()
-     << " hardware threads)\n\n"
+  md << "### " << timestamp() << " — " << machine_name() << " ("
+     << std::thread::hardware_concurrency() << " hardware threads)\n\n"
      << "Command: `minrnn bench env" << (opt.quick ? " --quick" : "") << " --steps " << opt.steps
      << "`. Uniform random actions, auto-reset; rates in env steps per second (vector: summed "
         "over its envs). mj_step/s: bare mj_step on the same workload (random controls, restart "
@@ -161,40 +143,6 @@ std::string run_benchmarks(const BenchOptions& opt) {
   return md.str();
 }
 
-// Files the entry at the end of our section (created if missing), atomically.
-void append_to_markdown(const std::string& path, const std::string& entry) {
-  std::string text;
-  if (access(path.c_str(), F_OK) == 0) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  } else {
-    text = "# minrnn benchmarks\n";
-  }
-  if (!text.empty() && text.back() != '\n') text += '\n';
-  const auto section = text.find(kSection);
-  if (section == std::string::npos) {
-    text += "\n" + std::string(kSection) + "\n\n" + entry;
-  } else {
-    auto next = text.find("\n## ", section + 1);
-    const size_t at = next == std::string::npos ? text.size() : next + 1;
-    text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
-  }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("failed writing " + tmp);
-  }
-  // std::rename, not std::filesystem: libtorch.so interposes broken std::filesystem symbols.
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
-}
-
 }  // namespace
 
 void add_bench_env(CLI::App& bench) {
@@ -216,7 +164,7 @@ void add_bench_env(CLI::App& bench) {
     const std::string entry = run_benchmarks(*opt);
     std::printf("%s", entry.c_str());
     if (opt->append) {
-      append_to_markdown(opt->markdown, entry + "\n");
+      append_benchmark(opt->markdown, kSection, entry + "\n");
       std::printf("\nappended to %s\n", opt->markdown.c_str());
     }
   });
