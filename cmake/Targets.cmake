@@ -1,11 +1,15 @@
 # minrnn_library(NAME folder [TORCH] [DEPS targets...]): one static library per folder, built from the
-# folder's *.cpp (and *.cu when CUDA is on). Headers sit beside their sources and are included from the
+# folder's *.cpp (and *.cu, *_cuda.cpp when CUDA is on). Headers sit beside their sources and are included from the
 # repository root: #include "core/scan.h".
 function(minrnn_library name)
   cmake_parse_arguments(ARG "TORCH" "" "DEPS" ${ARGN})
   file(GLOB _sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cpp")
+  # CUDA code: kernels in *.cu (no torch inside, so nvcc stays fast) and their host side in
+  # *_cuda.cpp; both only when CUDA is on.
+  list(FILTER _sources EXCLUDE REGEX "_cuda\\.cpp$")
   if(MINRNN_WITH_CUDA)
-    file(GLOB _cuda_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cu")
+    file(GLOB _cuda_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cu"
+         "${CMAKE_CURRENT_SOURCE_DIR}/*_cuda.cpp")
     list(APPEND _sources ${_cuda_sources})
   endif()
   if(NOT _sources)  # a folder whose code has not landed yet

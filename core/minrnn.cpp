@@ -18,14 +18,6 @@ CellKind parse_cell(const std::string& name) {
   throw std::invalid_argument("unknown minRNN cell '" + name + "' (expected mingru or minlstm)");
 }
 
-torch::Tensor g_positive(const torch::Tensor& x) {
-  return torch::where(x >= 0, x + 0.5, torch::sigmoid(x));
-}
-
-torch::Tensor log_g_positive(const torch::Tensor& x) {
-  return torch::where(x >= 0, torch::log(torch::relu(x) + 0.5), -F::softplus(-x));
-}
-
 MinRnnImpl::MinRnnImpl(const MinRnnOptions& options) : options_(options) {
   if (options.input_size <= 0) throw std::invalid_argument("MinRnn: input_size must be > 0");
   if (options.expansion <= 0) throw std::invalid_argument("MinRnn: expansion must be > 0");
@@ -77,10 +69,12 @@ torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h
   if (options_.scan == ScanMode::kLogParallel) {
     Coefficients lc = log_coefficients(pre);
     r = linear_scan_log_parallel(lc.a, lc.b, h0.defined() ? torch::log(h0) : h0);
+  } else if (options_.scan == ScanMode::kFused) {
+    auto parts = pre.chunk(options_.cell == CellKind::kMinGRU ? 2 : 3, -1);
+    r = gated_scan(gate_logit(parts), parts.back(), h0, options_.log_space);
   } else {
     Coefficients c = coefficients(pre);
-    r = options_.scan == ScanMode::kFused ? linear_scan(c.a, c.b, h0)
-                                          : linear_scan_sequential(c.a, c.b, h0);
+    r = linear_scan_sequential(c.a, c.b, h0);
   }
   if (h_last) *h_last = r.h_last;
   return project(r.h);

@@ -6,11 +6,13 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/scan.h"
+
 namespace minrnn::core {
 
 enum class CellKind { kMinGRU, kMinLSTM };
 enum class ScanMode {
-  kFused,        // linear_scan: the fast CPU/CUDA kernel (default)
+  kFused,        // gated_scan: gates fused into the fast CPU/CUDA kernel (default)
   kLogParallel,  // the paper's cumsum + logcumsumexp (needs log_space)
   kSequential,   // a loop of torch ops over t (reference)
 };
@@ -27,10 +29,6 @@ struct MinRnnOptions {
   bool log_space = true;
   ScanMode scan = ScanMode::kFused;
 };
-
-// g and log g of the log-space variant (App. B.3, Listing 6).
-torch::Tensor g_positive(const torch::Tensor& x);
-torch::Tensor log_g_positive(const torch::Tensor& x);
 
 class MinRnnImpl : public torch::nn::Module {
  public:

@@ -1,5 +1,6 @@
-// Dispatch, validation and the reference scans. The fast CPU kernel is in scan_cpu.cpp, the CUDA
-// one in scan_cuda.cu (host side: scan_cuda.h).
+// Validation, the autograd function over the raw kernels, device dispatch and the reference scans.
+// Kernels: scan_cpu.cpp (CPU), scan_kernels.cu (CUDA, host side in scan_cuda.cpp); element math
+// shared by both in scan_math.h.
 #include "core/scan.h"
 
 #include <limits>
@@ -7,12 +8,14 @@
 #include <stdexcept>
 
 #include "core/scan_cpu.h"
+#include "core/scan_math.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "core/scan_cuda.h"
 #endif
 
 namespace minrnn::core {
 namespace {
+namespace F = torch::nn::functional;
 
 std::string shape_of(const torch::Tensor& t) {
   std::ostringstream s;
@@ -45,19 +48,98 @@ torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch:
   return h0.to(a.options());
 }
 
+// One autograd function for every scan on every device: the raw kernels (scan_cpu.h,
+// scan_cuda.h) fill preallocated outputs. (first, second) are (a, b) or (u, c) as `source` says.
+class ScanFunction : public torch::autograd::Function<ScanFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const torch::Tensor& first_in,
+                                                const torch::Tensor& second_in,
+                                                const torch::Tensor& h0_in, int64_t source_id) {
+    const auto source = static_cast<ScanSource>(source_id);
+    torch::Tensor first = first_in.contiguous(), second = second_in.contiguous();
+    torch::Tensor h0 = h0_in.contiguous();
+    torch::Tensor h = torch::empty_like(first), h_last = torch::empty_like(h0);
+#if defined(MINRNN_WITH_CUDA)
+    if (first.is_cuda()) {
+      scan_forward_cuda(source, first, second, h0, h, h_last);
+    } else
+#endif
+    {
+      scan_forward_cpu(source, first, second, h0, h, h_last);
+    }
+    // The direct backward reads a only: keeping b alive would cost memory for nothing.
+    ctx->save_for_backward({first, source == ScanSource::kDirect ? first : second, h, h0});
+    ctx->saved_data["source"] = source_id;
+    return {h, h_last};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const torch::Tensor &first = saved[0], &second = saved[1], &h = saved[2], &h0 = saved[3];
+    const auto source = static_cast<ScanSource>(ctx->saved_data["source"].toInt());
+    torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(h);
+    torch::Tensor grad_last = grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(h0);
+    torch::Tensor d_first = torch::empty_like(first), d_second = torch::empty_like(first);
+    torch::Tensor dh0 = torch::empty_like(h0);
+#if defined(MINRNN_WITH_CUDA)
+    if (first.is_cuda()) {
+      scan_backward_cuda(source, first, second, h, h0, grad_h, grad_last, d_first, d_second, dh0);
+    } else
+#endif
+    {
+      scan_backward_cpu(source, first, second, h, h0, grad_h, grad_last, d_first, d_second, dh0);
+    }
+    return {d_first, d_second, dh0, torch::Tensor()};
+  }
+};
+
+// Runs the fast kernel where there is one: CUDA (all four float dtypes) and CPU (float32/float64;
+// bfloat16/half accumulate in float32 as on the GPU). Other devices take `reference`.
+template <typename Reference>
+ScanResult run_fast(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+                    const torch::Tensor& h0, Reference&& reference) {
+  auto apply = [&](const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& h) {
+    auto out = ScanFunction::apply(x, y, h, static_cast<int64_t>(source));
+    return ScanResult{out[0], out[1]};
+  };
+  if (first.is_cuda() && cuda_scan_available()) return apply(first, second, h0);
+  if (!first.is_cpu()) return reference();
+  const auto dtype = first.scalar_type();
+  if (dtype == torch::kFloat || dtype == torch::kDouble) return apply(first, second, h0);
+  const auto f32 = [](const torch::Tensor& t) { return t.to(torch::kFloat); };
+  ScanResult r = apply(f32(first), f32(second), f32(h0));
+  return {r.h.to(dtype), r.h_last.to(dtype)};
+}
+
 }  // namespace
+
+torch::Tensor g_positive(const torch::Tensor& x) {
+  return torch::where(x >= 0, x + 0.5, torch::sigmoid(x));
+}
+
+torch::Tensor log_g_positive(const torch::Tensor& x) {
+  return torch::where(x >= 0, torch::log(torch::relu(x) + 0.5), -F::softplus(-x));
+}
 
 ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0) {
   torch::Tensor init = check_inputs("linear_scan", a, b, h0, 0.0);
-#if defined(MINRNN_WITH_CUDA)
-  if (a.is_cuda()) return linear_scan_cuda(a, b, init);
-#endif
-  if (!a.is_cpu()) return linear_scan_sequential(a, b, init);
-  const auto dtype = a.scalar_type();
-  if (dtype == torch::kFloat || dtype == torch::kDouble) return linear_scan_cpu(a, b, init);
-  // Low-precision inputs accumulate in float32, as on the GPU.
-  ScanResult r = linear_scan_cpu(a.to(torch::kFloat), b.to(torch::kFloat), init.to(torch::kFloat));
-  return {r.h.to(dtype), r.h_last.to(dtype)};
+  return run_fast(ScanSource::kDirect, a, b, init,
+                  [&] { return linear_scan_sequential(a, b, init); });
+}
+
+ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torch::Tensor& h0,
+                      bool positive_candidate) {
+  torch::Tensor init = check_inputs("gated_scan", u, c, h0, 0.0);
+  return run_fast(positive_candidate ? ScanSource::kGatedPositive : ScanSource::kGated, u, c, init,
+                  [&] { return gated_scan_reference(u, c, init, positive_candidate); });
+}
+
+ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,
+                                const torch::Tensor& h0, bool positive_candidate) {
+  torch::Tensor candidate = positive_candidate ? g_positive(c) : c;
+  return linear_scan_sequential(torch::sigmoid(-u), torch::sigmoid(u) * candidate, h0);
 }
 
 ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b,

@@ -12,9 +12,23 @@ struct ScanResult {
 };
 
 // The fast path, differentiable: CUDA tensors run the CUDA kernel (when built with CUDA), CPU
-// tensors a threaded sequential kernel (float32/float64; bfloat16/half are computed in float32).
+// tensors a threaded kernel (float32/float64; bfloat16/half are computed in float32).
 ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b,
                        const torch::Tensor& h0 = {});
+
+// The minGRU / minLSTM recurrence with the gate math fused into the scan kernel, so no (B,T,D)
+// gate tensors are materialised:  a_t = σ(−u_t),  b_t = σ(u_t) · cand(c_t),  where u is the gate
+// logit (minGRU: k; minLSTM: log i − log f), c the candidate pre-activation and cand = g_positive
+// (the log-space cell) or the identity (vanilla). u, c: (B,T,D). Differentiable in u, c, h0.
+ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torch::Tensor& h0 = {},
+                      bool positive_candidate = true);
+// Its reference: the gates by torch ops, then linear_scan_sequential.
+ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,
+                                const torch::Tensor& h0 = {}, bool positive_candidate = true);
+
+// g and log g of the log-space cell (App. B.3, Listing 6): g(x) = x + ½ (x ≥ 0), σ(x) (x < 0).
+torch::Tensor g_positive(const torch::Tensor& x);
+torch::Tensor log_g_positive(const torch::Tensor& x);
 
 // The reference: a plain loop over t of torch ops (autograd through torch). Slow; for tests.
 ScanResult linear_scan_sequential(const torch::Tensor& a, const torch::Tensor& b,
@@ -28,9 +42,8 @@ ScanResult linear_scan_log_parallel(const torch::Tensor& log_a, const torch::Ten
 
 // The complex recurrence (HGRN, Qin et al. 2023, eq. 2): h_t = a_t ⊙ h_{t-1} + b_t with complex a,
 // b, h carried as real/imaginary pairs of real tensors (a_re, a_im: (B,T,D); h0_re, h0_im: (B,D),
-// both undefined = zeros). CPU tensors run a threaded kernel with its own backward
-// (scan_complex.cpp); other devices fall back to linear_scan_complex_sequential (a CUDA kernel
-// waits for a GPU session).
+// both undefined = zeros). CPU and CUDA tensors run kernels with their own backward
+// (scan_complex.cpp, scan_kernels.cu); other devices fall back to linear_scan_complex_sequential.
 struct ComplexScanResult {
   torch::Tensor h_re, h_im;            // (B, T, D)
   torch::Tensor h_last_re, h_last_im;  // (B, D)

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "core/scan_cpu.h"
+#if defined(MINRNN_WITH_CUDA)
+#include "core/scan_cuda.h"
+#endif
 
 namespace minrnn::core {
 namespace {
@@ -157,12 +160,20 @@ class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction
     const int64_t B = a_re.size(0), L = a_re.size(1), D = a_re.size(2);
     torch::Tensor h_re = torch::empty_like(a_re), h_im = torch::empty_like(a_re);
     torch::Tensor last_re = torch::empty_like(h0_re), last_im = torch::empty_like(h0_re);
-    AT_DISPATCH_FLOATING_TYPES(a_re.scalar_type(), "linear_scan_complex_cpu_forward", [&] {
-      complex_forward<scalar_t>(planes<scalar_t>(a_re, a_im), planes<scalar_t>(b_re, b_im),
-                                planes<scalar_t>(h0_re, h0_im),
-                                mutable_planes<scalar_t>(h_re, h_im),
-                                mutable_planes<scalar_t>(last_re, last_im), B, L, D);
-    });
+#if defined(MINRNN_WITH_CUDA)
+    if (a_re.is_cuda()) {
+      ComplexPair h{h_re, h_im}, last{last_re, last_im};
+      complex_scan_forward_cuda({a_re, a_im}, {b_re, b_im}, {h0_re, h0_im}, h, last);
+    } else
+#endif
+    {
+      AT_DISPATCH_FLOATING_TYPES(a_re.scalar_type(), "linear_scan_complex_cpu_forward", [&] {
+        complex_forward<scalar_t>(planes<scalar_t>(a_re, a_im), planes<scalar_t>(b_re, b_im),
+                                  planes<scalar_t>(h0_re, h0_im),
+                                  mutable_planes<scalar_t>(h_re, h_im),
+                                  mutable_planes<scalar_t>(last_re, last_im), B, L, D);
+      });
+    }
     ctx->save_for_backward({a_re, a_im, h_re, h_im, h0_re, h0_im});
     return {h_re, h_im, last_re, last_im};
   }
@@ -181,6 +192,14 @@ class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction
     torch::Tensor da_re = torch::empty_like(a_re), da_im = torch::empty_like(a_re);
     torch::Tensor db_re = torch::empty_like(a_re), db_im = torch::empty_like(a_re);
     torch::Tensor dh0_re = torch::empty_like(h0_re), dh0_im = torch::empty_like(h0_re);
+#if defined(MINRNN_WITH_CUDA)
+    if (a_re.is_cuda()) {
+      ComplexPair da{da_re, da_im}, db{db_re, db_im}, dh0{dh0_re, dh0_im};
+      complex_scan_backward_cuda({a_re, a_im}, {h_re, h_im}, {h0_re, h0_im}, {g_re, g_im},
+                                 {gl_re, gl_im}, da, db, dh0);
+      return {da_re, da_im, db_re, db_im, dh0_re, dh0_im};
+    }
+#endif
     AT_DISPATCH_FLOATING_TYPES(a_re.scalar_type(), "linear_scan_complex_cpu_backward", [&] {
       complex_backward<scalar_t>(planes<scalar_t>(a_re, a_im), planes<scalar_t>(h_re, h_im),
                                  planes<scalar_t>(h0_re, h0_im), planes<scalar_t>(g_re, g_im),
@@ -195,9 +214,9 @@ class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction
 
 }  // namespace
 
-ComplexScanResult linear_scan_complex_cpu(const torch::Tensor& a_re, const torch::Tensor& a_im,
-                                          const torch::Tensor& b_re, const torch::Tensor& b_im,
-                                          const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
+ComplexScanResult linear_scan_complex_fast(const torch::Tensor& a_re, const torch::Tensor& a_im,
+                                           const torch::Tensor& b_re, const torch::Tensor& b_im,
+                                           const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
   auto out = ComplexScanFunction::apply(a_re, a_im, b_re, b_im, h0_re, h0_im);
   return {out[0], out[1], out[2], out[3]};
 }
@@ -206,18 +225,18 @@ ComplexScanResult linear_scan_complex(const torch::Tensor& a_re, const torch::Te
                                       const torch::Tensor& b_re, const torch::Tensor& b_im,
                                       const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
   Inputs in = check_inputs("linear_scan_complex", a_re, a_im, b_re, b_im, h0_re, h0_im);
-  // No CUDA kernel yet (it waits for a GPU session): other devices take the reference loop.
-  if (!a_re.is_cpu()) {
+  // CPU and CUDA run the kernels (scan_complex.cpp, scan_kernels.cu); other devices the loop.
+  if (!a_re.is_cpu() && !(a_re.is_cuda() && cuda_scan_available())) {
     return linear_scan_complex_sequential(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
   }
   const auto dtype = a_re.scalar_type();
   if (dtype == torch::kFloat || dtype == torch::kDouble) {
-    return linear_scan_complex_cpu(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
+    return linear_scan_complex_fast(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
   }
   // Low-precision inputs accumulate in float32, as the real scan does.
   auto f = [](const torch::Tensor& t) { return t.to(torch::kFloat); };
-  ComplexScanResult r = linear_scan_complex_cpu(f(in.a_re), f(in.a_im), f(in.b_re), f(in.b_im),
-                                                f(in.h0_re), f(in.h0_im));
+  ComplexScanResult r = linear_scan_complex_fast(f(in.a_re), f(in.a_im), f(in.b_re), f(in.b_im),
+                                                 f(in.h0_re), f(in.h0_im));
   return {r.h_re.to(dtype), r.h_im.to(dtype), r.h_last_re.to(dtype), r.h_last_im.to(dtype)};
 }
 

@@ -1,11 +1,11 @@
-// The fast CPU scan: channels (B × D) split across threads, the time loop innermost-but-one so the
-// D loop vectorises. Differentiable (custom autograd function); float32 and float64.
+// The fast CPU scans (linear and gated) and the slice loop the CPU kernels share.
 #pragma once
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 
 #include "core/scan.h"
+#include "core/scan_math.h"
 
 namespace minrnn::core {
 
@@ -28,7 +28,14 @@ void for_each_slice(int64_t B, int64_t D, F&& body) {
 }
 }  // namespace detail
 
-// a, b: (B,T,D); h0: (B,D), all defined, same dtype (float/double), CPU.
-ScanResult linear_scan_cpu(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0);
+// The raw kernels behind linear_scan and gated_scan (autograd lives in scan.cpp). first, second:
+// contiguous (B,T,D) — (a, b) or (u, c) as `source` says (second may be any tensor for kDirect's
+// backward, which reads a only); h0 (B,D); outputs preallocated with matching shapes. float/double.
+void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+                      const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last);
+void scan_backward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+                       const torch::Tensor& h, const torch::Tensor& h0, const torch::Tensor& grad_h,
+                       const torch::Tensor& grad_last, torch::Tensor& d_first,
+                       torch::Tensor& d_second, torch::Tensor& dh0);
 
 }  // namespace minrnn::core

@@ -1,12 +1,29 @@
-// Host side of the CUDA scan (kernels in scan_cuda.cu). Only compiled with MINRNN_WITH_CUDA.
+// Host side of the CUDA scans: tensors in, kernel launches (scan_kernels.cu) out, on the current
+// stream of the tensors' device. Same contracts as the CPU raw kernels (scan_cpu.h); autograd lives
+// in scan.cpp and scan_complex.cpp. Only compiled with MINRNN_WITH_CUDA.
 #pragma once
-#include "core/scan.h"
+#include <torch/torch.h>
+
+#include "core/scan_math.h"
 
 namespace minrnn::core {
 
-// a, b: (B,T,D) CUDA tensors (float32, float64, bfloat16 or float16; accumulation in float32 or
-// float64); h0: (B,D). Differentiable.
-ScanResult linear_scan_cuda(const torch::Tensor& a, const torch::Tensor& b,
-                            const torch::Tensor& h0);
+// float32, float64, bfloat16, float16 (accumulating in float32, float64 for float64).
+void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+                       const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last);
+void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+                        const torch::Tensor& h, const torch::Tensor& h0,
+                        const torch::Tensor& grad_h, const torch::Tensor& grad_last,
+                        torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0);
+
+// The complex scan on (re, im) pairs of contiguous tensors; float32 and float64.
+struct ComplexPair {
+  torch::Tensor re, im;
+};
+void complex_scan_forward_cuda(const ComplexPair& a, const ComplexPair& b, const ComplexPair& h0,
+                               ComplexPair& h, ComplexPair& h_last);
+void complex_scan_backward_cuda(const ComplexPair& a, const ComplexPair& h, const ComplexPair& h0,
+                                const ComplexPair& grad_h, const ComplexPair& grad_last,
+                                ComplexPair& da, ComplexPair& db, ComplexPair& dh0);
 
 }  // namespace minrnn::core

@@ -285,17 +285,6 @@ TEST(HgrnLayer, ZeroAngleZeroBoundIsARealGatedRecurrence) {
   }
 }
 
-TEST(HgrnCuda, ComplexScanFallbackMatchesCpu) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  torch::manual_seed(8);
-  ComplexInputs in = complex_inputs(3, 33, 70, torch::kFloat);
-  std::vector<torch::Tensor> gpu;
-  for (auto& t : in.all()) gpu.push_back(t.cuda());
-  auto cpu = as_list(linear_scan_complex(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im));
-  auto dev = as_list(linear_scan_complex(gpu[0], gpu[1], gpu[2], gpu[3], gpu[4], gpu[5]));
-  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_LT(max_err(dev[i].cpu(), cpu[i]), 1e-5);
-}
-
 // Timings, outside the default run:
 //   ./build-hgrn/tests/test_core --gtest_filter='HgrnBench*' --gtest_also_run_disabled_tests
 TEST(HgrnBench, DISABLED_ScanAndStackTimings) {

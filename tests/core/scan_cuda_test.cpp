@@ -97,3 +97,77 @@ TEST(ScanCuda, MinRnnLayersWithSaturatedGatesMatchCpu) {
     EXPECT_LT(rel_err(gpu_layer(x.to(gpu)), cpu_layer(x).to(torch::kDouble)), 1e-5);
   }
 }
+
+TEST(ScanCuda, GatedScanMatchesFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  const torch::Device gpu(torch::kCUDA);
+  for (Case c : {Case{1, 1, 1}, Case{5, 17, 31}, Case{64, 512, 512}, Case{2, 16384, 70}}) {
+    for (bool positive : {true, false}) {
+      for (torch::Dtype dtype : {torch::kFloat, torch::kBFloat16}) {
+        torch::manual_seed(c.B * 7 + c.T + c.D);
+        // Extreme logits included: ±30 saturates σ in float32.
+        torch::Tensor u = (torch::rand({c.B, c.T, c.D}, torch::kDouble) * 60 - 30).to(dtype);
+        torch::Tensor cand = torch::randn({c.B, c.T, c.D}, torch::kDouble).to(dtype);
+        torch::Tensor h0 = torch::randn({c.B, c.D}, torch::kDouble).to(dtype);
+        torch::Tensor w = torch::randn({c.B, c.T, c.D}, torch::kDouble);
+        auto ud = u.to(torch::kDouble).requires_grad_(),
+             cd = cand.to(torch::kDouble).requires_grad_(),
+             hd = h0.to(torch::kDouble).requires_grad_();
+        ScanResult ref = gated_scan(ud, cd, hd, positive);
+        ((ref.h * w).sum() + ref.h_last.sum()).backward();
+        {
+          torch::Tensor poison =
+              torch::full({c.B, c.T, c.D}, NAN, torch::TensorOptions().device(gpu));
+        }
+        auto ug = u.to(gpu).requires_grad_(), cg = cand.to(gpu).requires_grad_(),
+             hg = h0.to(gpu).requires_grad_();
+        ScanResult out = gated_scan(ug, cg, hg, positive);
+        ASSERT_TRUE(torch::isfinite(out.h).all().item<bool>()) << "unwritten or non-finite output";
+        ((out.h * w.to(dtype).to(gpu)).sum() + out.h_last.sum()).backward();
+        const double tol = dtype == torch::kFloat ? 1e-5 : 2e-2;
+        EXPECT_LT(rel_err(out.h, ref.h.detach()), tol) << c.B << "x" << c.T << "x" << c.D;
+        EXPECT_LT(rel_err(out.h_last, ref.h_last.detach()), tol);
+        EXPECT_LT(rel_err(ug.grad(), ud.grad()), tol * 10);
+        EXPECT_LT(rel_err(cg.grad(), cd.grad()), tol * 10);
+        EXPECT_LT(rel_err(hg.grad(), hd.grad()), tol * 10);
+      }
+    }
+  }
+}
+
+TEST(ScanCuda, ComplexScanMatchesFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  const torch::Device gpu(torch::kCUDA);
+  for (Case c : {Case{1, 1, 1}, Case{3, 300, 33}, Case{2, 4097, 129}}) {
+    torch::manual_seed(c.B + c.T + c.D);
+    // |a| < 1 as in HGRN (λ ≤ 1 times a unit phase).
+    torch::Tensor mag = torch::rand({c.B, c.T, c.D}, torch::kDouble);
+    torch::Tensor phase = torch::rand({c.B, c.T, c.D}, torch::kDouble) * 6.28;
+    std::vector<torch::Tensor> in = {mag * torch::cos(phase),
+                                     mag * torch::sin(phase),
+                                     torch::randn({c.B, c.T, c.D}, torch::kDouble),
+                                     torch::randn({c.B, c.T, c.D}, torch::kDouble),
+                                     torch::randn({c.B, c.D}, torch::kDouble),
+                                     torch::randn({c.B, c.D}, torch::kDouble)};
+    std::vector<torch::Tensor> ref_in, gpu_in;
+    for (auto& t : in) {
+      ref_in.push_back(t.clone().requires_grad_());
+      gpu_in.push_back(t.to(torch::kFloat).to(gpu).requires_grad_());
+    }
+    auto loss = [](const ComplexScanResult& r) {
+      return r.h_re.sum() + 2 * r.h_im.sum() + r.h_last_re.sum() - r.h_last_im.sum();
+    };
+    ComplexScanResult ref =
+        linear_scan_complex(ref_in[0], ref_in[1], ref_in[2], ref_in[3], ref_in[4], ref_in[5]);
+    loss(ref).backward();
+    ComplexScanResult out =
+        linear_scan_complex(gpu_in[0], gpu_in[1], gpu_in[2], gpu_in[3], gpu_in[4], gpu_in[5]);
+    loss(out).backward();
+    EXPECT_LT(rel_err(out.h_re, ref.h_re.detach()), 1e-5);
+    EXPECT_LT(rel_err(out.h_im, ref.h_im.detach()), 1e-5);
+    EXPECT_LT(rel_err(out.h_last_re, ref.h_last_re.detach()), 1e-5);
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_LT(rel_err(gpu_in[i].grad(), ref_in[i].grad()), 1e-4) << "input " << i;
+    }
+  }
+}

@@ -128,3 +128,74 @@ TEST(Scan, LowPrecisionInputsAccumulateInFloat) {
                                           in.b.to(torch::kBFloat16).to(torch::kFloat), in.h0);
   expect_close(bf.h.to(torch::kFloat), ref.h, 2e-2);
 }
+
+// gated_scan: the minGRU/minLSTM gates fused into the kernel, against the torch-op reference.
+TEST(GatedScan, FusedEqualsReferenceForwardAndBackward) {
+  torch::manual_seed(10);
+  for (bool positive : {true, false}) {
+    for (auto [B, T, D] :
+         std::vector<std::tuple<int, int, int>>{{1, 1, 1}, {3, 17, 5}, {2, 64, 130}}) {
+      torch::Tensor u = torch::randn({B, T, D}) * 3, c = torch::randn({B, T, D});
+      torch::Tensor h0 = torch::randn({B, D}), w = torch::randn({B, T, D});
+      auto run = [&](bool fused) {
+        auto ug = u.clone().requires_grad_(), cg = c.clone().requires_grad_(),
+             hg = h0.clone().requires_grad_();
+        ScanResult r =
+            fused ? gated_scan(ug, cg, hg, positive) : gated_scan_reference(ug, cg, hg, positive);
+        ((r.h * w).sum() + r.h_last.sum()).backward();
+        return std::vector<torch::Tensor>{r.h.detach(), r.h_last.detach(), ug.grad(), cg.grad(),
+                                          hg.grad()};
+      };
+      auto fused = run(true), ref = run(false);
+      for (size_t i = 0; i < fused.size(); ++i) {
+        SCOPED_TRACE("output " + std::to_string(i) + (positive ? " positive" : " vanilla"));
+        expect_close(fused[i], ref[i], 1e-5);
+      }
+    }
+  }
+}
+
+TEST(GatedScan, SaturatedGatesOverLongSequencesStayExact) {
+  torch::manual_seed(11);
+  // Logits of ±30 make σ round to exactly 0 or 1 in float32: the state must neither blow up nor
+  // produce NaN, forward or backward.
+  torch::Tensor u = (torch::rand({2, 4096, 8}) * 60 - 30).requires_grad_();
+  torch::Tensor c = torch::randn({2, 4096, 8}).requires_grad_();
+  ScanResult r = gated_scan(u, c);
+  r.h.sum().backward();
+  ScanResult ref =
+      gated_scan_reference(u.detach().to(torch::kDouble), c.detach().to(torch::kDouble));
+  expect_close(r.h.detach().to(torch::kDouble), ref.h, 1e-5);
+  EXPECT_TRUE(torch::isfinite(u.grad()).all().item<bool>());
+  EXPECT_TRUE(torch::isfinite(c.grad()).all().item<bool>());
+}
+
+TEST(GatedScan, GradientsMatchFiniteDifferences) {
+  torch::manual_seed(12);
+  for (bool positive : {true, false}) {
+    SCOPED_TRACE(positive ? "positive candidate" : "identity candidate");
+    minrnn::testing::expect_gradients_match(
+        [positive](const std::vector<torch::Tensor>& x) {
+          ScanResult r = gated_scan(x[0], x[1], x[2], positive);
+          return std::vector<torch::Tensor>{r.h, r.h_last};
+        },
+        {torch::randn({2, 5, 3}, torch::kDouble) * 2, torch::randn({2, 5, 3}, torch::kDouble),
+         torch::randn({2, 3}, torch::kDouble)});
+  }
+}
+
+TEST(GatedScan, LowPrecisionAndBadShapes) {
+  torch::manual_seed(13);
+  torch::Tensor u = torch::randn({2, 300, 4}), c = torch::randn({2, 300, 4});
+  ScanResult bf = gated_scan(u.to(torch::kBFloat16), c.to(torch::kBFloat16));
+  EXPECT_EQ(bf.h.scalar_type(), torch::kBFloat16);
+  ScanResult ref = gated_scan_reference(u.to(torch::kBFloat16).to(torch::kFloat),
+                                        c.to(torch::kBFloat16).to(torch::kFloat));
+  expect_close(bf.h.to(torch::kFloat), ref.h, 2e-2);
+  try {
+    gated_scan(u, c.slice(2, 0, 3));
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gated_scan"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,61 @@
+// Launchers of the CUDA scan kernels (scan_kernels.cu). Plain pointers, shapes and a stream: no
+// torch here, so the .cu compiles in seconds and the host side (scan_cuda.cpp) owns all tensor
+// handling and autograd. Every tensor is contiguous (B, T, D) or (B, D) on the stream's device.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/scan_math.h"
+
+namespace minrnn::core::kernels {
+
+enum class Dtype {
+  kFloat32,
+  kFloat64,
+  kBFloat16,
+  kFloat16
+};  // accumulation: float64 for kFloat64,
+    // float32 otherwise
+
+struct Shape {
+  int64_t batch, length, channels;  // B, T, D
+};
+
+// Real scan. (first, second) = (a, b) or (u, c) as `source` says.
+struct ScanForwardArgs {
+  ScanSource source;
+  const void *first, *second, *h0;
+  void *h, *h_last;
+};
+struct ScanBackwardArgs {
+  ScanSource source;
+  const void *first, *second, *h, *h0, *grad_h, *grad_last;
+  void *d_first, *d_second, *dh0;
+};
+cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
+                         cudaStream_t stream);
+cudaError_t scan_backward(Dtype dtype, Shape shape, const ScanBackwardArgs& args,
+                          cudaStream_t stream);
+
+// Complex scan (HGRN) on real/imaginary planes; kFloat32 and kFloat64 only.
+struct ComplexPlanes {
+  const void *re, *im;
+};
+struct MutableComplexPlanes {
+  void *re, *im;
+};
+struct ComplexForwardArgs {
+  ComplexPlanes a, b, h0;
+  MutableComplexPlanes h, h_last;
+};
+struct ComplexBackwardArgs {
+  ComplexPlanes a, h, h0, grad_h, grad_last;
+  MutableComplexPlanes da, db, dh0;
+};
+cudaError_t complex_scan_forward(Dtype dtype, Shape shape, const ComplexForwardArgs& args,
+                                 cudaStream_t stream);
+cudaError_t complex_scan_backward(Dtype dtype, Shape shape, const ComplexBackwardArgs& args,
+                                  cudaStream_t stream);
+
+}  // namespace minrnn::core::kernels
