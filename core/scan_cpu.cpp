@@ -10,8 +10,7 @@ namespace {
 
 using detail::for_each_slice;
 using detail::kSlice;
-using scan_math::DirectCoefficients;
-using scan_math::GatedCoefficients;
+using scan_math::with_coefficients;
 
 template <typename T, typename Coef>
 void scan_forward(const Coef& coef, const T* h0, T* h, T* h_last, int64_t B, int64_t L, int64_t D) {
@@ -53,28 +52,17 @@ void scan_backward(const Coef& coef, const T* h, const T* h0, const T* grad_h, c
   });
 }
 
-// Calls body(coef) with the coefficient source for `source` over (first, second) as scalar_t.
-template <typename T, typename Body>
-void with_source(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                 Body&& body) {
-  if (source == ScanSource::kDirect) {
-    body(DirectCoefficients<T, T>{first.data_ptr<T>(), second.data_ptr<T>()});
-  } else {
-    body(GatedCoefficients<T, T>{first.data_ptr<T>(), second.data_ptr<T>(),
-                                 source == ScanSource::kGatedPositive});
-  }
-}
-
 }  // namespace
 
 void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
                       const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last) {
   const int64_t B = first.size(0), L = first.size(1), D = first.size(2);
   AT_DISPATCH_FLOATING_TYPES(first.scalar_type(), "scan_forward_cpu", [&] {
-    with_source<scalar_t>(source, first, second, [&](const auto& coef) {
-      scan_forward<scalar_t>(coef, h0.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(),
-                             h_last.data_ptr<scalar_t>(), B, L, D);
-    });
+    with_coefficients<scalar_t, scalar_t>(
+        source, first.data_ptr<scalar_t>(), second.data_ptr<scalar_t>(), [&](const auto& coef) {
+          scan_forward<scalar_t>(coef, h0.data_ptr<scalar_t>(), h.data_ptr<scalar_t>(),
+                                 h_last.data_ptr<scalar_t>(), B, L, D);
+        });
   });
 }
 
@@ -84,12 +72,13 @@ void scan_backward_cpu(ScanSource source, const torch::Tensor& first, const torc
                        torch::Tensor& d_second, torch::Tensor& dh0) {
   const int64_t B = first.size(0), L = first.size(1), D = first.size(2);
   AT_DISPATCH_FLOATING_TYPES(first.scalar_type(), "scan_backward_cpu", [&] {
-    with_source<scalar_t>(source, first, second, [&](const auto& coef) {
-      scan_backward<scalar_t>(coef, h.data_ptr<scalar_t>(), h0.data_ptr<scalar_t>(),
-                              grad_h.data_ptr<scalar_t>(), grad_last.data_ptr<scalar_t>(),
-                              d_first.data_ptr<scalar_t>(), d_second.data_ptr<scalar_t>(),
-                              dh0.data_ptr<scalar_t>(), B, L, D);
-    });
+    with_coefficients<scalar_t, scalar_t>(
+        source, first.data_ptr<scalar_t>(), second.data_ptr<scalar_t>(), [&](const auto& coef) {
+          scan_backward<scalar_t>(coef, h.data_ptr<scalar_t>(), h0.data_ptr<scalar_t>(),
+                                  grad_h.data_ptr<scalar_t>(), grad_last.data_ptr<scalar_t>(),
+                                  d_first.data_ptr<scalar_t>(), d_second.data_ptr<scalar_t>(),
+                                  dh0.data_ptr<scalar_t>(), B, L, D);
+        });
   });
 }
 

@@ -10,9 +10,6 @@
 namespace minrnn::core::kernels {
 namespace {
 
-using scan_math::DirectCoefficients;
-using scan_math::GatedCoefficients;
-
 // 16-bit storage types converting through float with explicit intrinsics, independent of the
 // __CUDA_NO_*_CONVERSIONS__ macros some builds (PyTorch's among them) define.
 struct Bf16 {
@@ -70,42 +67,38 @@ __global__ void scan_backward_kernel(Coef coef, const T* __restrict__ h, const T
 }
 
 template <typename T, typename A>
-cudaError_t forward_typed(Shape s, const ScanForwardArgs& x, cudaStream_t stream) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  auto launch = [&](auto coef) {
-    scan_forward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
-        coef, static_cast<const T*>(x.h0), static_cast<T*>(x.h), static_cast<T*>(x.h_last), s.batch,
-        s.length, s.channels);
-  };
-  const T *first = static_cast<const T*>(x.first), *second = static_cast<const T*>(x.second);
-  if (x.source == ScanSource::kDirect) {
-    launch(DirectCoefficients<T, A>{first, second});
-  } else {
-    launch(GatedCoefficients<T, A>{first, second, x.source == ScanSource::kGatedPositive});
+struct ScanForward {
+  static cudaError_t run(Shape s, const ScanForwardArgs& x, cudaStream_t stream) {
+    const int64_t channels = s.batch * s.channels;
+    if (channels == 0) return cudaSuccess;
+    auto launch = [&](auto coef) {
+      scan_forward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
+          coef, static_cast<const T*>(x.h0), static_cast<T*>(x.h), static_cast<T*>(x.h_last),
+          s.batch, s.length, s.channels);
+    };
+    scan_math::with_coefficients<T, A>(x.source, static_cast<const T*>(x.first),
+                                       static_cast<const T*>(x.second), launch);
+    return cudaGetLastError();
   }
-  return cudaGetLastError();
-}
+};
 
 template <typename T, typename A>
-cudaError_t backward_typed(Shape s, const ScanBackwardArgs& x, cudaStream_t stream) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  auto launch = [&](auto coef) {
-    scan_backward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
-        coef, static_cast<const T*>(x.h), static_cast<const T*>(x.h0),
-        static_cast<const T*>(x.grad_h), static_cast<const T*>(x.grad_last),
-        static_cast<T*>(x.d_first), static_cast<T*>(x.d_second), static_cast<T*>(x.dh0), s.batch,
-        s.length, s.channels);
-  };
-  const T *first = static_cast<const T*>(x.first), *second = static_cast<const T*>(x.second);
-  if (x.source == ScanSource::kDirect) {
-    launch(DirectCoefficients<T, A>{first, second});
-  } else {
-    launch(GatedCoefficients<T, A>{first, second, x.source == ScanSource::kGatedPositive});
+struct ScanBackward {
+  static cudaError_t run(Shape s, const ScanBackwardArgs& x, cudaStream_t stream) {
+    const int64_t channels = s.batch * s.channels;
+    if (channels == 0) return cudaSuccess;
+    auto launch = [&](auto coef) {
+      scan_backward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
+          coef, static_cast<const T*>(x.h), static_cast<const T*>(x.h0),
+          static_cast<const T*>(x.grad_h), static_cast<const T*>(x.grad_last),
+          static_cast<T*>(x.d_first), static_cast<T*>(x.d_second), static_cast<T*>(x.dh0), s.batch,
+          s.length, s.channels);
+    };
+    scan_math::with_coefficients<T, A>(x.source, static_cast<const T*>(x.first),
+                                       static_cast<const T*>(x.second), launch);
+    return cudaGetLastError();
   }
-  return cudaGetLastError();
-}
+};
 
 // Complex recurrence h_t = a_t h_{t−1} + b_t on (re, im) planes; the backward carries
 // conj(a_{t+1}) g_{t+1} and writes ∇b_t = g_t, ∇a_t = g_t conj(h_{t−1}) (see scan_complex.cpp).
@@ -155,70 +148,72 @@ __global__ void complex_backward_kernel(ComplexBackwardArgs x, int64_t B, int64_
   out(x.dh0.im)[channel] = ci;
 }
 
+// Runs Op<storage, accumulation>::run for the dtype.
+template <template <typename, typename> class Op, typename Args>
+cudaError_t dispatch_dtype(Dtype dtype, Shape shape, const Args& args, cudaStream_t stream) {
+  switch (dtype) {
+    case Dtype::kFloat32:
+      return Op<float, float>::run(shape, args, stream);
+    case Dtype::kFloat64:
+      return Op<double, double>::run(shape, args, stream);
+    case Dtype::kBFloat16:
+      return Op<Bf16, float>::run(shape, args, stream);
+    case Dtype::kFloat16:
+      return Op<Half, float>::run(shape, args, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Launches kernel<float> or kernel<double> over B·D channels; other dtypes are the caller's to
+// convert (the host side computes bfloat16/half complex scans in float32).
+template <template <typename> class Kernel, typename Args>
+cudaError_t launch_complex(Dtype dtype, Shape s, const Args& args, cudaStream_t stream) {
+  const int64_t channels = s.batch * s.channels;
+  if (channels == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(channels);
+  if (dtype == Dtype::kFloat32) {
+    Kernel<float>::launch(blocks, stream, args, s);
+  } else if (dtype == Dtype::kFloat64) {
+    Kernel<double>::launch(blocks, stream, args, s);
+  } else {
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+struct ComplexForward {
+  static void launch(unsigned blocks, cudaStream_t stream, const ComplexForwardArgs& x, Shape s) {
+    complex_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, s.batch, s.length, s.channels);
+  }
+};
+template <typename T>
+struct ComplexBackward {
+  static void launch(unsigned blocks, cudaStream_t stream, const ComplexBackwardArgs& x, Shape s) {
+    complex_backward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, s.batch, s.length, s.channels);
+  }
+};
+
 }  // namespace
 
 cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
                          cudaStream_t stream) {
-  switch (dtype) {
-    case Dtype::kFloat32:
-      return forward_typed<float, float>(shape, args, stream);
-    case Dtype::kFloat64:
-      return forward_typed<double, double>(shape, args, stream);
-    case Dtype::kBFloat16:
-      return forward_typed<Bf16, float>(shape, args, stream);
-    case Dtype::kFloat16:
-      return forward_typed<Half, float>(shape, args, stream);
-  }
-  return cudaErrorInvalidValue;
+  return dispatch_dtype<ScanForward>(dtype, shape, args, stream);
 }
 
 cudaError_t scan_backward(Dtype dtype, Shape shape, const ScanBackwardArgs& args,
                           cudaStream_t stream) {
-  switch (dtype) {
-    case Dtype::kFloat32:
-      return backward_typed<float, float>(shape, args, stream);
-    case Dtype::kFloat64:
-      return backward_typed<double, double>(shape, args, stream);
-    case Dtype::kBFloat16:
-      return backward_typed<Bf16, float>(shape, args, stream);
-    case Dtype::kFloat16:
-      return backward_typed<Half, float>(shape, args, stream);
-  }
-  return cudaErrorInvalidValue;
+  return dispatch_dtype<ScanBackward>(dtype, shape, args, stream);
 }
 
-cudaError_t complex_scan_forward(Dtype dtype, Shape s, const ComplexForwardArgs& args,
+cudaError_t complex_scan_forward(Dtype dtype, Shape shape, const ComplexForwardArgs& args,
                                  cudaStream_t stream) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  const unsigned blocks = blocks_for(channels);
-  if (dtype == Dtype::kFloat32) {
-    complex_forward_kernel<float>
-        <<<blocks, kThreads, 0, stream>>>(args, s.batch, s.length, s.channels);
-  } else if (dtype == Dtype::kFloat64) {
-    complex_forward_kernel<double>
-        <<<blocks, kThreads, 0, stream>>>(args, s.batch, s.length, s.channels);
-  } else {
-    return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  return launch_complex<ComplexForward>(dtype, shape, args, stream);
 }
 
-cudaError_t complex_scan_backward(Dtype dtype, Shape s, const ComplexBackwardArgs& args,
+cudaError_t complex_scan_backward(Dtype dtype, Shape shape, const ComplexBackwardArgs& args,
                                   cudaStream_t stream) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  const unsigned blocks = blocks_for(channels);
-  if (dtype == Dtype::kFloat32) {
-    complex_backward_kernel<float>
-        <<<blocks, kThreads, 0, stream>>>(args, s.batch, s.length, s.channels);
-  } else if (dtype == Dtype::kFloat64) {
-    complex_backward_kernel<double>
-        <<<blocks, kThreads, 0, stream>>>(args, s.batch, s.length, s.channels);
-  } else {
-    return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  return launch_complex<ComplexBackward>(dtype, shape, args, stream);
 }
 
 }  // namespace minrnn::core::kernels

@@ -111,5 +111,16 @@ struct GatedCoefficients {
   }
 };
 
+// Calls body(coef) with the coefficient source `source` names over the two input arrays (a, b) or
+// (u, c). Host code: kernels and CPU loops are instantiated once per source through it.
+template <typename T, typename A, typename Body>
+void with_coefficients(ScanSource source, const T* first, const T* second, Body&& body) {
+  if (source == ScanSource::kDirect) {
+    body(DirectCoefficients<T, A>{first, second});
+  } else {
+    body(GatedCoefficients<T, A>{first, second, source == ScanSource::kGatedPositive});
+  }
+}
+
 }  // namespace scan_math
 }  // namespace minrnn::core
