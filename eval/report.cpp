@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "eval/svg.h"
+#include "io/atomic_file.h"
 
 namespace minrnn::eval {
 namespace {
@@ -46,16 +47,6 @@ std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
-}
-
-void write_atomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
 }
 
 // Columns `x_col` and `y_col` of a CSV file; with `header`, names index columns of the first line.
@@ -206,8 +197,9 @@ ReportFiles write_report(const std::string& sweep_dir) {
   const Table t = make_table(runs);
   ReportFiles files;
   const fs::path dir(sweep_dir);
-  write_atomic(dir / "table3.md", "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t));
-  write_atomic(dir / "table3.csv", table_csv(t));
+  io::write_file_atomically((dir / "table3.md").string(),
+                            "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t));
+  io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 
   fs::create_directories(dir / "plots");

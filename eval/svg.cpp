@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
+
 namespace minrnn::eval {
 namespace {
 
@@ -136,13 +138,7 @@ std::string render_svg(const LinePlot& p) {
 }
 
 void write_svg(const std::string& path, const LinePlot& plot) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << render_svg(plot);
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_atomically(path, render_svg(plot));
 }
 
 }  // namespace minrnn::eval

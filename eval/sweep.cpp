@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "io/atomic_file.h"
 #include "rl/config.h"
 
 namespace minrnn::eval {
@@ -112,13 +113,7 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
 }
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  io::write_file_atomically(path.string(), j.dump(2) + "\n");
 }
 
 }  // namespace

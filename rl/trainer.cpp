@@ -13,22 +13,12 @@
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"
+#include "io/atomic_file.h"
 
 namespace minrnn::rl {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `text` to `path` via a temporary file and a rename, so readers never see half a file.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
@@ -72,9 +62,7 @@ void save_checkpoint(const fs::path& path, Agent& agent, torch::optim::Optimizer
   archive.write("state_std", agent.state_std);
   archive.write("config", c10::IValue(to_yaml(agent.config)));
   archive.write("env", c10::IValue(agent.env));
-  const fs::path tmp = path.string() + ".tmp";
-  archive.save_to(tmp.string());
-  fs::rename(tmp, path);
+  io::replace_file_atomically(path.string(), [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
 // Keeps the metrics rows of steps ≤ `step` (a resumed run redoes the rest).
@@ -84,7 +72,7 @@ void truncate_metrics(const fs::path& path, int64_t step) {
   while (std::getline(in, line)) {
     if (kept.empty() || std::stoll(line.substr(0, line.find(','))) <= step) kept += line + "\n";
   }
-  write_atomically(path, kept);
+  io::write_file_atomically(path, kept);
 }
 
 std::string hms(double seconds) {
@@ -166,7 +154,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     for (const auto& p : {ckpt, metrics, done}) fs::remove(p);
   }
   fs::create_directories(run);
-  write_atomically(config_file, config_yaml);
+  io::write_file_atomically(config_file, config_yaml);
 
   const torch::Device device(cfg.device);
   data::D4rlReadOptions read;
@@ -205,7 +193,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
                    static_cast<long long>(agent.step));
   }
   if (!fs::exists(metrics))
-    write_atomically(metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
+    io::write_file_atomically(metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
   std::ofstream metrics_out(metrics, std::ios::app);
 
   data::SamplerOptions so;
@@ -296,7 +284,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     if (opt.evaluate) opt.evaluate(agent.step, agent);
     std::ostringstream js;
     js << "{\"step\": " << agent.step << ", \"last_loss\": " << result.last_loss << "}\n";
-    write_atomically(done, js.str());
+    io::write_file_atomically(done, js.str());
   }
   return result;
 }

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
+
 namespace minrnn::cli {
 
 std::string machine_name() {
@@ -61,14 +63,7 @@ void append_benchmark(const std::string& path, const std::string& section,
     const size_t at = next == std::string::npos ? text.size() : next + 1;
     text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("failed writing " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_atomically(path, text);
 }
 
 }  // namespace minrnn::cli

@@ -9,31 +9,11 @@
 #include <vector>
 
 #include "datasets/d4rl.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn::data::testing {
 
-// A fresh directory under the system temp dir, removed with its contents at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::random_device rd;
-    path = std::filesystem::temp_directory_path() /
-           ("minrnn_datasets_" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { remove_tree(path); }
-  // Not std::filesystem::remove_all: torch 2.11's libtorch.so exports its own copy of that symbol,
-  // which segfaults when it wins symbol resolution in a binary linked with LibTorch.
-  static void remove_tree(const std::filesystem::path& p) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) {
-      for (const auto& entry : std::filesystem::directory_iterator(p, ec))
-        remove_tree(entry.path());
-    }
-    std::filesystem::remove(p, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using minrnn::testing::TempDir;
 
 // Episodes of the given lengths; the last one is left unfinished when `tail` > 0. Episode i ends by
 // a terminal when i is odd, by a timeout otherwise. Rewards are 1 + 0.01 * step, so returns are

@@ -11,32 +11,9 @@
 #include "datasets/d4rl.h"
 #include "envs/registry.h"
 #include "rl/config.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn::testing {
-
-// A fresh directory under the system temp dir, removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = std::filesystem::temp_directory_path() /
-           ("minrnn_rl_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
-            std::to_string(::getpid()));
-    remove_tree(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() { remove_tree(path); }
-  // Not std::filesystem::remove_all: libtorch.so exports a broken copy of that symbol
-  // (see tests/datasets/fixtures.h).
-  static void remove_tree(const std::filesystem::path& p) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(p, ec) && !std::filesystem::is_symlink(p, ec)) {
-      for (const auto& entry : std::filesystem::directory_iterator(p, ec))
-        remove_tree(entry.path());
-    }
-    std::filesystem::remove(p, ec);
-  }
-};
 
 // Hopper episodes from a fixed random linear policy a = tanh(W·obs) + noise, so actions are
 // learnable from states (a pure random policy would leave nothing to fit).
