@@ -25,11 +25,44 @@ void mean_std(const std::vector<double>& v, double* mean, double* std) {
 
 }  // namespace
 
+const char* eval_mode_name(EvalMode mode) {
+  switch (mode) {
+    case EvalMode::kAuto:
+      return "auto";
+    case EvalMode::kStreaming:
+      return "streaming";
+    case EvalMode::kWindow:
+      return "window";
+  }
+  return "?";
+}
+
+EvalMode parse_eval_mode(const std::string& name) {
+  for (EvalMode m : {EvalMode::kAuto, EvalMode::kStreaming, EvalMode::kWindow}) {
+    if (name == eval_mode_name(m)) return m;
+  }
+  throw std::invalid_argument("unknown eval mode '" + name +
+                              "' (expected auto, streaming or window)");
+}
+
+EvalMode resolve_eval_mode(EvalMode requested, const rl::Agent& agent) {
+  const bool recurrent = agent.model->streaming();
+  if (requested == EvalMode::kAuto) return recurrent ? kRecurrentDefault : EvalMode::kWindow;
+  if (requested == EvalMode::kStreaming && !recurrent) {
+    throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; '" +
+                                agent.config.backbone +
+                                "' has no step mode (use --mode window or auto)");
+  }
+  return requested;
+}
+
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   if (opt.episodes < 1) throw std::invalid_argument("rollout: episodes must be >= 1");
   if (agent.env.empty()) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
+  const EvalMode mode = resolve_eval_mode(opt.mode, agent);
+  const bool streaming = mode == EvalMode::kStreaming;
   const auto t0 = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
   auto& model = agent.model;
@@ -62,10 +95,11 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   RolloutResult r;
   r.returns.assign(B, 0.0);
   r.lengths.assign(B, 0);
+  r.mode = mode;
   std::vector<uint8_t> done(B, 0);
   auto rtg = torch::full({B, 1}, opt.target_return / scale, torch::kFloat32);
-  core::SequenceState state = model->initial_state();
-  // Transformer history: lists of (B, ·) per step, re-encoded over the last K.
+  core::SequenceState state = model->initial_state();  // streaming only
+  // Window mode history: lists of (B, ·) per step, re-encoded over the last K from a zero state.
   std::vector<torch::Tensor> h_rtg, h_obs, h_act, h_time;
 
   for (int t = 0; t < max_steps; ++t) {
@@ -77,19 +111,19 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     auto s = ((o.to(device) - mean) / stdev);
     auto time = torch::full({B}, t, torch::kInt64).to(device);
     torch::Tensor action;
-    if (model->streaming()) {
+    if (streaming) {
       action = model->act(rtg.clone().to(device), s, time, state);
     } else {
       h_rtg.push_back(rtg.clone().to(device));  // rtg changes in place below
       h_obs.push_back(s);
       h_act.push_back(torch::zeros({B, act_dim}, s.options()));  // unseen: causal mask
       h_time.push_back(time);
-      const size_t from = h_obs.size() > size_t(K) ? h_obs.size() - K : 0;
-      auto window = [&](const std::vector<torch::Tensor>& h) {
-        return torch::stack(std::vector<torch::Tensor>(h.begin() + from, h.end()), 1);
-      };
+      if (h_obs.size() > size_t(K)) {  // keep the last K steps (fewer before step K: no padding)
+        for (auto* h : {&h_rtg, &h_obs, &h_act, &h_time}) h->erase(h->begin());
+      }
+      auto window = [](const std::vector<torch::Tensor>& h) { return torch::stack(h, 1); };
       rl::DecisionBatch b{window(h_rtg), window(h_obs), window(h_act), window(h_time)};
-      action = model->forward(b).select(1, -1);
+      action = model->forward(b).select(1, -1);  // recurrent: from a zero state
       h_act.back() = action;
     }
     auto a = action.to(torch::kCPU).to(torch::kFloat64).contiguous();
@@ -109,7 +143,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     }
     if (all_done) break;
     // Finished episodes keep being fed (frozen obs) so the batch stays rectangular; unused.
-    if (model->streaming()) model->observe_action(action, time, state);
+    if (streaming) model->observe_action(action, time, state);
   }
   if (renderer) {
     envs::make_directories(opt.video_dir);
@@ -137,6 +171,10 @@ void write_eval_json(const std::string& path, const rl::Agent& agent, const Roll
   j["env"] = agent.env;
   j["dataset"] = agent.config.dataset;
   j["backbone"] = agent.config.backbone;
+  j["mode"] =
+      eval_mode_name(r.mode == EvalMode::kAuto ? resolve_eval_mode(opt.mode, agent) : r.mode);
+  j["mode_requested"] = eval_mode_name(opt.mode);
+  j["context_len"] = agent.config.context_len;
   j["train_step"] = agent.step;
   j["episodes"] = opt.episodes;
   j["seed"] = opt.seed;

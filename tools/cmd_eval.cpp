@@ -1,5 +1,6 @@
-// `minrnn eval RUN [--episodes N] [--target-return R] [--seed S]`: rolls the run's checkpoint out
-// and writes <RUN>/eval.json (raw returns and D4RL normalized scores).
+// `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]`:
+// rolls the run's checkpoint out and writes <RUN>/eval.json (raw returns and D4RL normalized
+// scores, the eval mode used).
 #include <cstdio>
 #include <filesystem>
 
@@ -17,6 +18,7 @@ void add_eval_command(CLI::App& app) {
     int64_t seed = 0;
     std::string device = "cpu";
     std::string video;
+    std::string mode = "auto";
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("eval", "roll a trained agent out; writes RUN/eval.json");
@@ -26,6 +28,12 @@ void add_eval_command(CLI::App& app) {
   sub->add_option("--target-return", args->target_return, "raw target return (default: config's)");
   sub->add_option("--seed", args->seed, "episode i uses env seed S + i");
   sub->add_option("--device", args->device, "cpu or cuda");
+  sub->add_option("--mode", args->mode,
+                  "auto (project default: window for the Transformer, " +
+                      std::string(eval::eval_mode_name(eval::kRecurrentDefault)) +
+                      " for recurrent backbones), streaming (recurrent only: state carried "
+                      "through the episode) or window (re-encode the last K steps)")
+      ->check(CLI::IsMember({"auto", "streaming", "window"}));
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
   sub->callback([args] {
@@ -36,6 +44,7 @@ void add_eval_command(CLI::App& app) {
         args->target_return > -1e299 ? args->target_return : agent.config.target_return;
     ro.seed = args->seed;
     ro.video_dir = args->video;
+    ro.mode = eval::parse_eval_mode(args->mode);
     const auto r = eval::rollout(agent, ro);
     const std::string dir = std::filesystem::is_directory(args->run)
                                 ? args->run
@@ -43,11 +52,11 @@ void add_eval_command(CLI::App& app) {
     const std::string out = (std::filesystem::path(dir) / "eval.json").string();
     eval::write_eval_json(out, agent, ro, r);
     std::printf(
-        "%s %s step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f over %d episodes "
+        "%s %s step %lld (%s): return %.1f ± %.1f, normalized %.1f ± %.1f over %d episodes "
         "(%.1fs) → %s\n",
         agent.env.c_str(), agent.config.backbone.c_str(), static_cast<long long>(agent.step),
-        r.mean_return, r.std_return, r.mean_normalized, r.std_normalized, ro.episodes, r.seconds,
-        out.c_str());
+        eval::eval_mode_name(r.mode), r.mean_return, r.std_return, r.mean_normalized,
+        r.std_normalized, ro.episodes, r.seconds, out.c_str());
     if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
   });
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +51,137 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     EXPECT_EQ(j["normalized_scores"].size(), 3u);
     EXPECT_EQ(j["backbone"], backbone);
     EXPECT_DOUBLE_EQ(j["mean_normalized"].get<double>(), r.mean_normalized);
+    EXPECT_EQ(j["mode_requested"], "auto");
+    EXPECT_EQ(j["mode"], eval::eval_mode_name(r.mode));
   }
+}
+
+// A briefly trained agent of `backbone` with K = context_len.
+rl::Agent tiny_agent(const fs::path& dir, const std::string& data, const std::string& backbone,
+                     int context_len) {
+  auto cfg = testing::tiny_config(
+      data, backbone,
+      {"max_steps=5", "checkpoint_every=5", "context_len=" + std::to_string(context_len)});
+  rl::TrainOptions opt;
+  opt.quiet = true;
+  opt.run_dir = (dir / backbone).string();
+  rl::train(cfg, opt);
+  return rl::load_agent(opt.run_dir);
+}
+
+TEST(Rollout, EvalModeNamesAndDefaults) {
+  for (auto m : {eval::EvalMode::kAuto, eval::EvalMode::kStreaming, eval::EvalMode::kWindow}) {
+    EXPECT_EQ(eval::parse_eval_mode(eval::eval_mode_name(m)), m);
+  }
+  EXPECT_THROW(eval::parse_eval_mode("stream"), std::invalid_argument);
+  EXPECT_NE(eval::kRecurrentDefault, eval::EvalMode::kAuto);
+}
+
+// Before step K the window holds steps 0..t unpadded, and a causal model's outputs on a prefix do
+// not depend on what follows, so window == streaming exactly in exact arithmetic; in float they
+// differ by the rounding of the parallel scan vs the step recurrence (~1e-7).
+TEST(Rollout, WindowModeMatchesStreamingWithinContext) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  const int K = 8;
+  for (const char* backbone : {"mingru", "minlstm"}) {
+    auto agent = tiny_agent(tmp.path, data, backbone, K);
+    eval::RolloutOptions ro;
+    ro.episodes = 3;
+    ro.target_return = 1000;
+    ro.max_steps = K;
+    ro.mode = eval::EvalMode::kStreaming;
+    const auto streaming = eval::rollout(agent, ro);
+    ro.mode = eval::EvalMode::kWindow;
+    const auto window = eval::rollout(agent, ro);
+    EXPECT_EQ(streaming.mode, eval::EvalMode::kStreaming);
+    EXPECT_EQ(window.mode, eval::EvalMode::kWindow);
+    ASSERT_EQ(window.returns.size(), 3u);
+    EXPECT_EQ(window.lengths, streaming.lengths) << backbone;
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_NEAR(window.returns[i], streaming.returns[i],
+                  1e-5 * std::max(1.0, std::abs(streaming.returns[i])))
+          << backbone << " episode " << i;
+    }
+
+    // The same at the model level, action by action, over K steps of arbitrary inputs.
+    torch::NoGradGuard no_grad;
+    auto& model = agent.model;
+    model->eval();
+    torch::manual_seed(3);
+    const int64_t B = 2, obs_dim = agent.state_mean.size(0), act_dim = model->options().act_dim;
+    rl::DecisionBatch b{torch::randn({B, K, 1}), torch::randn({B, K, obs_dim}),
+                        torch::rand({B, K, act_dim}) * 2 - 1,
+                        torch::arange(K).unsqueeze(0).repeat({B, 1})};
+    const auto full = model->forward(b);  // (B,K,act)
+    auto state = model->initial_state();
+    for (int64_t t = 0; t < K; ++t) {
+      auto step = model->act(b.returns_to_go.select(1, t), b.states.select(1, t),
+                             b.timesteps.select(1, t), state);
+      EXPECT_TRUE(torch::allclose(step, full.select(1, t), 1e-5, 1e-5)) << backbone << " t=" << t;
+      model->observe_action(b.actions.select(1, t), b.timesteps.select(1, t), state);
+    }
+    // What is NOT the same: the training sampler's left padding. Its zero slots still become
+    // tokens (Linear biases + the timestep-0 embedding) that the recurrence absorbs; the loss mask
+    // only hides their outputs. So a rollout window must not be padded to K.
+    auto pad = [](const torch::Tensor& x) {
+      auto z = torch::zeros_like(x.narrow(1, 0, 2));
+      return torch::cat({z, x.narrow(1, 0, x.size(1) - 2)}, 1);
+    };
+    rl::DecisionBatch padded{pad(b.returns_to_go), pad(b.states), pad(b.actions), pad(b.timesteps)};
+    EXPECT_FALSE(
+        torch::allclose(model->forward(padded).select(1, -1), full.select(1, K - 3), 1e-5, 1e-5))
+        << backbone;
+  }
+}
+
+TEST(Rollout, BothModesAreDeterministicUnderASeed) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
+  eval::RolloutOptions ro;
+  ro.episodes = 2;
+  ro.target_return = 1000;
+  ro.max_steps = 30;
+  ro.seed = 11;
+  ro.mode = eval::EvalMode::kWindow;
+  const auto a = eval::rollout(agent, ro);
+  const auto b = eval::rollout(agent, ro);
+  EXPECT_EQ(a.returns, b.returns);
+  EXPECT_EQ(a.lengths, b.lengths);
+  ro.mode = eval::EvalMode::kStreaming;
+  const auto s = eval::rollout(agent, ro);
+  EXPECT_EQ(eval::rollout(agent, ro).returns, s.returns);
+
+  const auto path = (tmp.path / "eval.json").string();
+  eval::write_eval_json(path, agent, ro, s);
+  auto j = nlohmann::json::parse(std::ifstream(path));
+  EXPECT_EQ(j["mode"], "streaming");
+  EXPECT_EQ(j["mode_requested"], "streaming");
+  EXPECT_EQ(j["context_len"], 5);
+}
+
+TEST(Rollout, TransformerIsWindowOnly) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "transformer", 5);
+  eval::RolloutOptions ro;
+  ro.episodes = 2;
+  ro.target_return = 1000;
+  ro.max_steps = 10;
+  ro.mode = eval::EvalMode::kStreaming;
+  try {
+    eval::rollout(agent, ro);
+    ADD_FAILURE() << "streaming on a transformer did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("streaming"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("transformer"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(eval::resolve_eval_mode(eval::EvalMode::kAuto, agent), eval::EvalMode::kWindow);
+  ro.mode = eval::EvalMode::kAuto;
+  const auto automatic = eval::rollout(agent, ro);
+  ro.mode = eval::EvalMode::kWindow;
+  EXPECT_EQ(eval::rollout(agent, ro).returns, automatic.returns);
 }
 
 }  // namespace
