@@ -11,6 +11,7 @@
 #include "envs/image_io.h"
 #include "envs/registry.h"
 #include "envs/render.h"
+#include "io/atomic_file.h"
 
 namespace minrnn::eval {
 namespace {
@@ -188,13 +189,7 @@ void write_eval_json(const std::string& path, const rl::Agent& agent, const Roll
   j["mean_normalized"] = r.mean_normalized;
   j["std_normalized"] = r.std_normalized;
   j["seconds"] = r.seconds;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
-    if (!out.flush()) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  io::write_file_atomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace minrnn::eval
