@@ -3,10 +3,11 @@
 
 namespace minrnn::cli {
 
-void add_bench_scan(CLI::App& bench);   // tools/bench_scan.cpp
-void add_bench_env(CLI::App& bench);    // tools/bench_env.cpp
-void add_bench_train(CLI::App& bench);  // tools/bench_train.cpp
-void add_bench_eval(CLI::App& bench);   // tools/bench_eval.cpp
+void add_bench_scan(CLI::App& bench);     // tools/bench_scan.cpp
+void add_bench_env(CLI::App& bench);      // tools/bench_env.cpp
+void add_bench_train(CLI::App& bench);    // tools/bench_train.cpp
+void add_bench_eval(CLI::App& bench);     // tools/bench_eval.cpp
+void add_bench_figure1(CLI::App& bench);  // tools/bench_figure1.cpp
 
 void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "Benchmarks (results appended to docs/benchmarks.md)");
@@ -15,6 +16,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_env(*bench);
   add_bench_train(*bench);
   add_bench_eval(*bench);
+  add_bench_figure1(*bench);
 }
 
 }  // namespace minrnn::cli
