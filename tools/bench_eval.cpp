@@ -113,8 +113,12 @@ std::vector<Row> run(const EvalBenchOptions& o) {
     const std::string how = batched ? "batched (E at once)" : "one episode at a time";
     std::fprintf(stderr, "bench eval: physics only, %s ...\n", how.c_str());
     rows.push_back({"physics only (random actions)", how, rate(o, nullptr, false, batched)});
-    for (const auto& [backbone, reencode] : std::vector<std::pair<std::string, bool>>{
-             {"mingru", false}, {"minlstm", false}, {"mingru", true}, {"transformer", true}}) {
+    for (const auto& [backbone, reencode] :
+         std::vector<std::pair<std::string, bool>>{{"mingru", false},
+                                                   {"minlstm", false},
+                                                   {"hgrn", false},
+                                                   {"mingru", true},
+                                                   {"transformer", true}}) {
       torch::manual_seed(0);
       rl::DecisionModelOptions mo;
       mo.obs_dim = probe->spec().obs_dim;

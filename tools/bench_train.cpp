@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kSection = "## Training (minrnn bench train)";
 
 struct TrainBenchOptions {
-  std::vector<std::string> backbones = {"mingru", "minlstm", "transformer"};
+  std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
   std::vector<std::string> devices;  // default: cpu, plus cuda when available
   int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
   double seconds = 10;  // timed seconds per cell (after warm-up)
@@ -101,7 +101,7 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
 void add_bench_train(CLI::App& bench) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* sub = bench.add_subcommand("train", "Training steps/s per backbone (synthetic batch)");
-  sub->add_option("--backbones", o->backbones, "mingru,minlstm,transformer")->delimiter(',');
+  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
   sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
       ->delimiter(',');
   sub->add_option("--batch", o->batch, "B")->check(CLI::PositiveNumber);
