@@ -394,7 +394,8 @@ void add_bench_figure1(CLI::App& bench) {
   sub->add_option("--max-seconds", o->max_seconds,
                   "Skip a cell whose estimated time (from the previous T) exceeds this");
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");
-  sub->add_option("--csv", o->csv, "CSV output (default runs/bench/figure1-<device>.csv)");
+  sub->add_option("--csv", o->csv,
+                  "CSV output (default runs/bench/figure1-<device>.csv; none with --no-append)");
   sub->add_option("--markdown", o->markdown, "Benchmark log to append to");
   sub->add_flag("!--no-append", o->append, "Print only; do not touch the markdown file");
   sub->callback([o] {
@@ -404,16 +405,7 @@ void add_bench_figure1(CLI::App& bench) {
       o->lengths = {16, 64};
       o->repeats = 1;
     }
-    for (int64_t T : o->lengths) {
-      if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
-    }
-    if (o->device != "cpu" && o->device != "cuda") {
-      throw std::invalid_argument("--device: expected cpu or cuda, got '" + o->device + "'");
-    }
-    if (o->device == "cuda" && !torch::cuda::is_available()) {
-      throw std::runtime_error("--device cuda: no CUDA GPU is visible to torch on this machine");
-    }
-    const torch::Device device = o->device == "cuda" ? torch::Device("cuda:0") : torch::kCPU;
+    const torch::Device device = bench_device(o->device, o->lengths);
 #if !defined(MINRNN_WITH_CUDA)
     if (device.is_cuda()) {
       throw std::runtime_error("--device cuda: built without CUDA (peak memory needs MINRNN_CUDA)");
@@ -425,9 +417,13 @@ void add_bench_figure1(CLI::App& bench) {
     const Grid grid = run(*o, device, models);
     const std::string entry = format_report(*o, device, models, grid);
     std::printf("%s", entry.c_str());
-    const std::string csv = o->csv.empty() ? "runs/bench/figure1-" + o->device + ".csv" : o->csv;
-    write_csv(csv, *o, device, models, grid);
-    std::printf("\nCSV: %s\n", csv.c_str());
+    // A print-only run (--no-append) writes a CSV only where asked, so it never replaces the
+    // CSV of the last filed result.
+    if (o->append || !o->csv.empty()) {
+      const std::string csv = o->csv.empty() ? "runs/bench/figure1-" + o->device + ".csv" : o->csv;
+      write_csv(csv, *o, device, models, grid);
+      std::printf("\nCSV: %s\n", csv.c_str());
+    }
     if (o->append) {
       append_benchmark(o->markdown, "## Figure 1 (minrnn bench figure1)", entry + "\n");
       std::printf("appended to %s\n", o->markdown.c_str());

@@ -66,4 +66,17 @@ void append_benchmark(const std::string& path, const std::string& section,
   io::write_file_atomically(path, text);
 }
 
+torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths) {
+  for (int64_t T : lengths) {
+    if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
+  }
+  if (device != "cpu" && device != "cuda") {
+    throw std::invalid_argument("--device: expected cpu or cuda, got '" + device + "'");
+  }
+  if (device == "cuda" && !torch::cuda::is_available()) {
+    throw std::runtime_error("--device cuda: no CUDA GPU is visible to torch on this machine");
+  }
+  return device == "cuda" ? torch::Device("cuda:0") : torch::Device(torch::kCPU);
+}
+
 }  // namespace minrnn::cli

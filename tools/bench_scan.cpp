@@ -160,16 +160,7 @@ void add_bench_scan(CLI::App& bench) {
       o->lengths = {64, 512};
       o->repeats = 1;
     }
-    for (int64_t T : o->lengths) {
-      if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
-    }
-    if (o->device != "cpu" && o->device != "cuda") {
-      throw std::invalid_argument("--device: expected cpu or cuda, got '" + o->device + "'");
-    }
-    if (o->device == "cuda" && !torch::cuda::is_available()) {
-      throw std::runtime_error("--device cuda: no CUDA GPU is visible to torch on this machine");
-    }
-    const torch::Device device(o->device);
+    const torch::Device device = bench_device(o->device, o->lengths);
     const std::string entry = format_table(*o, device, run(*o, device));
     std::printf("%s", entry.c_str());
     if (o->append) {
