@@ -225,15 +225,19 @@ ComplexScanResult linear_scan_complex(const torch::Tensor& a_re, const torch::Te
                                       const torch::Tensor& b_re, const torch::Tensor& b_im,
                                       const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
   Inputs in = check_inputs("linear_scan_complex", a_re, a_im, b_re, b_im, h0_re, h0_im);
-  // CPU and CUDA run the kernels (scan_complex.cpp, scan_kernels.cu); other devices the loop.
-  if (!a_re.is_cpu() && !(a_re.is_cuda() && cuda_scan_available())) {
+  // CUDA runs its kernel for every float dtype (accumulating in float32 or float64), the CPU
+  // kernel float32/float64; other devices take the loop.
+  if (a_re.is_cuda() && cuda_scan_available()) {
+    return linear_scan_complex_fast(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
+  }
+  if (!a_re.is_cpu()) {
     return linear_scan_complex_sequential(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
   }
   const auto dtype = a_re.scalar_type();
   if (dtype == torch::kFloat || dtype == torch::kDouble) {
     return linear_scan_complex_fast(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
   }
-  // Low-precision inputs accumulate in float32, as the real scan does.
+  // Low-precision CPU inputs accumulate in float32, as the real scan does.
   auto f = [](const torch::Tensor& t) { return t.to(torch::kFloat); };
   ComplexScanResult r = linear_scan_complex_fast(f(in.a_re), f(in.a_im), f(in.b_re), f(in.b_im),
                                                  f(in.h0_re), f(in.h0_im));

@@ -16,7 +16,7 @@ void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const tor
                         const torch::Tensor& grad_h, const torch::Tensor& grad_last,
                         torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0);
 
-// The complex scan on (re, im) pairs of contiguous tensors; float32 and float64.
+// The complex scan on (re, im) pairs of contiguous tensors; same dtypes as above.
 struct ComplexPair {
   torch::Tensor re, im;
 };

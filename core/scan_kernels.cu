@@ -26,16 +26,32 @@ static_assert(sizeof(Bf16) == 2 && sizeof(Half) == 2, "16-bit storage types must
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t channels) {
-  return static_cast<unsigned>((channels + kThreads - 1) / kThreads);
+// Every kernel: one thread per (batch row, channel) of the B·D channels. Sets the channel and the
+// offset of its t = 0 element in a (B, T, D) tensor; false for the threads past the end.
+__device__ __forceinline__ bool locate_channel(int64_t B, int64_t L, int64_t D, int64_t& channel,
+                                               int64_t& base) {
+  channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (channel >= B * D) return false;
+  base = (channel / D) * L * D + channel % D;
+  return true;
+}
+
+// Launches `kernel` over the shape's B·D channels; nothing to do for an empty batch.
+template <typename... Params, typename... Args>
+cudaError_t launch_per_channel(void (*kernel)(Params...), Shape s, cudaStream_t stream,
+                               Args... args) {
+  const int64_t channels = s.batch * s.channels;
+  if (channels == 0) return cudaSuccess;
+  const auto blocks = static_cast<unsigned>((channels + kThreads - 1) / kThreads);
+  kernel<<<blocks, kThreads, 0, stream>>>(args..., s.batch, s.length, s.channels);
+  return cudaGetLastError();
 }
 
 template <typename T, typename A, typename Coef>
 __global__ void scan_forward_kernel(Coef coef, const T* __restrict__ h0, T* __restrict__ h,
                                     T* __restrict__ h_last, int64_t B, int64_t L, int64_t D) {
-  const int64_t channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (channel >= B * D) return;
-  const int64_t base = (channel / D) * L * D + channel % D;
+  int64_t channel, base;
+  if (!locate_channel(B, L, D, channel, base)) return;
   A state = static_cast<A>(h0[channel]);
   for (int64_t t = 0; t < L; ++t) {
     const int64_t i = base + t * D;
@@ -53,9 +69,8 @@ __global__ void scan_backward_kernel(Coef coef, const T* __restrict__ h, const T
                                      const T* __restrict__ grad_h, const T* __restrict__ grad_last,
                                      T* __restrict__ d_first, T* __restrict__ d_second,
                                      T* __restrict__ dh0, int64_t B, int64_t L, int64_t D) {
-  const int64_t channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (channel >= B * D) return;
-  const int64_t base = (channel / D) * L * D + channel % D;
+  int64_t channel, base;
+  if (!locate_channel(B, L, D, channel, base)) return;
   A carry = static_cast<A>(grad_last[channel]);
   for (int64_t t = L - 1; t >= 0; --t) {
     const int64_t i = base + t * D;
@@ -69,84 +84,92 @@ __global__ void scan_backward_kernel(Coef coef, const T* __restrict__ h, const T
 template <typename T, typename A>
 struct ScanForward {
   static cudaError_t run(Shape s, const ScanForwardArgs& x, cudaStream_t stream) {
-    const int64_t channels = s.batch * s.channels;
-    if (channels == 0) return cudaSuccess;
-    auto launch = [&](auto coef) {
-      scan_forward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
-          coef, static_cast<const T*>(x.h0), static_cast<T*>(x.h), static_cast<T*>(x.h_last),
-          s.batch, s.length, s.channels);
-    };
-    scan_math::with_coefficients<T, A>(x.source, static_cast<const T*>(x.first),
-                                       static_cast<const T*>(x.second), launch);
-    return cudaGetLastError();
+    cudaError_t err = cudaSuccess;
+    scan_math::with_coefficients<T, A>(
+        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
+          err = launch_per_channel(scan_forward_kernel<T, A, decltype(coef)>, s, stream, coef,
+                                   static_cast<const T*>(x.h0), static_cast<T*>(x.h),
+                                   static_cast<T*>(x.h_last));
+        });
+    return err;
   }
 };
 
 template <typename T, typename A>
 struct ScanBackward {
   static cudaError_t run(Shape s, const ScanBackwardArgs& x, cudaStream_t stream) {
-    const int64_t channels = s.batch * s.channels;
-    if (channels == 0) return cudaSuccess;
-    auto launch = [&](auto coef) {
-      scan_backward_kernel<T, A><<<blocks_for(channels), kThreads, 0, stream>>>(
-          coef, static_cast<const T*>(x.h), static_cast<const T*>(x.h0),
-          static_cast<const T*>(x.grad_h), static_cast<const T*>(x.grad_last),
-          static_cast<T*>(x.d_first), static_cast<T*>(x.d_second), static_cast<T*>(x.dh0), s.batch,
-          s.length, s.channels);
-    };
-    scan_math::with_coefficients<T, A>(x.source, static_cast<const T*>(x.first),
-                                       static_cast<const T*>(x.second), launch);
-    return cudaGetLastError();
+    cudaError_t err = cudaSuccess;
+    scan_math::with_coefficients<T, A>(
+        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
+          err = launch_per_channel(scan_backward_kernel<T, A, decltype(coef)>, s, stream, coef,
+                                   static_cast<const T*>(x.h), static_cast<const T*>(x.h0),
+                                   static_cast<const T*>(x.grad_h),
+                                   static_cast<const T*>(x.grad_last), static_cast<T*>(x.d_first),
+                                   static_cast<T*>(x.d_second), static_cast<T*>(x.dh0));
+        });
+    return err;
   }
 };
 
-// Complex recurrence h_t = a_t h_{t−1} + b_t on (re, im) planes; the backward carries
-// conj(a_{t+1}) g_{t+1} and writes ∇b_t = g_t, ∇a_t = g_t conj(h_{t−1}) (see scan_complex.cpp).
-template <typename T>
+// Complex recurrence h_t = a_t h_{t−1} + b_t on (re, im) planes, accumulated in A; the backward
+// carries conj(a_{t+1}) g_{t+1} and writes ∇b_t = g_t, ∇a_t = g_t conj(h_{t−1}) (see
+// scan_complex.cpp).
+template <typename T, typename A>
 __global__ void complex_forward_kernel(ComplexForwardArgs x, int64_t B, int64_t L, int64_t D) {
-  const int64_t channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (channel >= B * D) return;
-  const int64_t base = (channel / D) * L * D + channel % D;
-  auto in = [](const void* p) { return static_cast<const T*>(p); };
-  auto out = [](void* p) { return static_cast<T*>(p); };
-  T hr = in(x.h0.re)[channel], hi = in(x.h0.im)[channel];
+  int64_t channel, base;
+  if (!locate_channel(B, L, D, channel, base)) return;
+  auto in = [](const void* p, int64_t i) { return static_cast<A>(static_cast<const T*>(p)[i]); };
+  auto out = [](void* p, int64_t i, A v) { static_cast<T*>(p)[i] = static_cast<T>(v); };
+  A hr = in(x.h0.re, channel), hi = in(x.h0.im, channel);
   for (int64_t t = 0; t < L; ++t) {
     const int64_t i = base + t * D;
-    const T ar = in(x.a.re)[i], ai = in(x.a.im)[i];
-    const T next_re = ar * hr - ai * hi + in(x.b.re)[i];
-    hi = ar * hi + ai * hr + in(x.b.im)[i];
+    const A ar = in(x.a.re, i), ai = in(x.a.im, i);
+    const A next_re = ar * hr - ai * hi + in(x.b.re, i);
+    hi = ar * hi + ai * hr + in(x.b.im, i);
     hr = next_re;
-    out(x.h.re)[i] = hr;
-    out(x.h.im)[i] = hi;
+    out(x.h.re, i, hr);
+    out(x.h.im, i, hi);
   }
-  out(x.h_last.re)[channel] = hr;
-  out(x.h_last.im)[channel] = hi;
+  out(x.h_last.re, channel, hr);
+  out(x.h_last.im, channel, hi);
 }
 
-template <typename T>
+template <typename T, typename A>
 __global__ void complex_backward_kernel(ComplexBackwardArgs x, int64_t B, int64_t L, int64_t D) {
-  const int64_t channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (channel >= B * D) return;
-  const int64_t base = (channel / D) * L * D + channel % D;
-  auto in = [](const void* p) { return static_cast<const T*>(p); };
-  auto out = [](void* p) { return static_cast<T*>(p); };
-  T cr = in(x.grad_last.re)[channel], ci = in(x.grad_last.im)[channel];
+  int64_t channel, base;
+  if (!locate_channel(B, L, D, channel, base)) return;
+  auto in = [](const void* p, int64_t i) { return static_cast<A>(static_cast<const T*>(p)[i]); };
+  auto out = [](void* p, int64_t i, A v) { static_cast<T*>(p)[i] = static_cast<T>(v); };
+  A cr = in(x.grad_last.re, channel), ci = in(x.grad_last.im, channel);
   for (int64_t t = L - 1; t >= 0; --t) {
     const int64_t i = base + t * D;
-    const T gr = in(x.grad_h.re)[i] + cr, gi = in(x.grad_h.im)[i] + ci;
-    const T pr = t > 0 ? in(x.h.re)[i - D] : in(x.h0.re)[channel];
-    const T pi = t > 0 ? in(x.h.im)[i - D] : in(x.h0.im)[channel];
-    out(x.db.re)[i] = gr;
-    out(x.db.im)[i] = gi;
-    out(x.da.re)[i] = gr * pr + gi * pi;
-    out(x.da.im)[i] = gi * pr - gr * pi;
-    const T ar = in(x.a.re)[i], ai = in(x.a.im)[i];
+    const A gr = in(x.grad_h.re, i) + cr, gi = in(x.grad_h.im, i) + ci;
+    const A pr = t > 0 ? in(x.h.re, i - D) : in(x.h0.re, channel);
+    const A pi = t > 0 ? in(x.h.im, i - D) : in(x.h0.im, channel);
+    out(x.db.re, i, gr);
+    out(x.db.im, i, gi);
+    out(x.da.re, i, gr * pr + gi * pi);
+    out(x.da.im, i, gi * pr - gr * pi);
+    const A ar = in(x.a.re, i), ai = in(x.a.im, i);
     cr = ar * gr + ai * gi;
     ci = ar * gi - ai * gr;
   }
-  out(x.dh0.re)[channel] = cr;
-  out(x.dh0.im)[channel] = ci;
+  out(x.dh0.re, channel, cr);
+  out(x.dh0.im, channel, ci);
 }
+
+template <typename T, typename A>
+struct ComplexForward {
+  static cudaError_t run(Shape s, const ComplexForwardArgs& x, cudaStream_t stream) {
+    return launch_per_channel(complex_forward_kernel<T, A>, s, stream, x);
+  }
+};
+template <typename T, typename A>
+struct ComplexBackward {
+  static cudaError_t run(Shape s, const ComplexBackwardArgs& x, cudaStream_t stream) {
+    return launch_per_channel(complex_backward_kernel<T, A>, s, stream, x);
+  }
+};
 
 // Runs Op<storage, accumulation>::run for the dtype.
 template <template <typename, typename> class Op, typename Args>
@@ -164,36 +187,6 @@ cudaError_t dispatch_dtype(Dtype dtype, Shape shape, const Args& args, cudaStrea
   return cudaErrorInvalidValue;
 }
 
-// Launches kernel<float> or kernel<double> over B·D channels; other dtypes are the caller's to
-// convert (the host side computes bfloat16/half complex scans in float32).
-template <template <typename> class Kernel, typename Args>
-cudaError_t launch_complex(Dtype dtype, Shape s, const Args& args, cudaStream_t stream) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  const unsigned blocks = blocks_for(channels);
-  if (dtype == Dtype::kFloat32) {
-    Kernel<float>::launch(blocks, stream, args, s);
-  } else if (dtype == Dtype::kFloat64) {
-    Kernel<double>::launch(blocks, stream, args, s);
-  } else {
-    return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
-}
-
-template <typename T>
-struct ComplexForward {
-  static void launch(unsigned blocks, cudaStream_t stream, const ComplexForwardArgs& x, Shape s) {
-    complex_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, s.batch, s.length, s.channels);
-  }
-};
-template <typename T>
-struct ComplexBackward {
-  static void launch(unsigned blocks, cudaStream_t stream, const ComplexBackwardArgs& x, Shape s) {
-    complex_backward_kernel<T><<<blocks, kThreads, 0, stream>>>(x, s.batch, s.length, s.channels);
-  }
-};
-
 }  // namespace
 
 cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
@@ -208,12 +201,12 @@ cudaError_t scan_backward(Dtype dtype, Shape shape, const ScanBackwardArgs& args
 
 cudaError_t complex_scan_forward(Dtype dtype, Shape shape, const ComplexForwardArgs& args,
                                  cudaStream_t stream) {
-  return launch_complex<ComplexForward>(dtype, shape, args, stream);
+  return dispatch_dtype<ComplexForward>(dtype, shape, args, stream);
 }
 
 cudaError_t complex_scan_backward(Dtype dtype, Shape shape, const ComplexBackwardArgs& args,
                                   cudaStream_t stream) {
-  return launch_complex<ComplexBackward>(dtype, shape, args, stream);
+  return dispatch_dtype<ComplexBackward>(dtype, shape, args, stream);
 }
 
 }  // namespace minrnn::core::kernels

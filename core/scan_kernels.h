@@ -38,7 +38,7 @@ cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
 cudaError_t scan_backward(Dtype dtype, Shape shape, const ScanBackwardArgs& args,
                           cudaStream_t stream);
 
-// Complex scan (HGRN) on real/imaginary planes; kFloat32 and kFloat64 only.
+// Complex scan (HGRN) on real/imaginary planes; every Dtype, accumulating as the real scan does.
 struct ComplexPlanes {
   const void *re, *im;
 };
