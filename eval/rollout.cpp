@@ -172,8 +172,7 @@ void write_eval_json(const std::string& path, const rl::Agent& agent, const Roll
   j["env"] = agent.env;
   j["dataset"] = agent.config.dataset;
   j["backbone"] = agent.config.backbone;
-  j["mode"] =
-      eval_mode_name(r.mode == EvalMode::kAuto ? resolve_eval_mode(opt.mode, agent) : r.mode);
+  j["mode"] = eval_mode_name(r.mode);
   j["mode_requested"] = eval_mode_name(opt.mode);
   j["context_len"] = agent.config.context_len;
   j["train_step"] = agent.step;

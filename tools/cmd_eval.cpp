@@ -33,7 +33,14 @@ void add_eval_command(CLI::App& app) {
                       std::string(eval::eval_mode_name(eval::kRecurrentDefault)) +
                       " for recurrent backbones), streaming (recurrent only: state carried "
                       "through the episode) or window (re-encode the last K steps)")
-      ->check(CLI::IsMember({"auto", "streaming", "window"}));
+      ->check([](const std::string& name) {  // eval_mode_name holds the one list of names
+        try {
+          eval::parse_eval_mode(name);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      });
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
   sub->callback([args] {
