@@ -34,8 +34,7 @@ struct BenchOptions {
   std::vector<int> sizes = {1, 2, 4, 8, 16};
   int steps = 20000;  // env steps per measurement (across all envs of a vector)
   bool quick = false;
-  bool append = true;
-  std::string markdown = "docs/benchmarks.md";
+  BenchFiling filing;
 };
 
 double seconds_since(Clock::time_point start) {
@@ -152,8 +151,7 @@ void add_bench_env(CLI::App& bench) {
   sub->add_option("--sizes", opt->sizes, "Vector env sizes")->delimiter(',');
   sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", opt->quick, "Small counts (2000 steps) for a smoke run");
-  sub->add_option("--markdown", opt->markdown, "Benchmark log to append to");
-  sub->add_flag("!--no-append", opt->append, "Print only; do not touch the markdown file");
+  add_filing_options(sub, opt->filing);
   sub->callback([opt] {
     if (opt->quick) opt->steps = std::min(opt->steps, 2000);
     for (int n : opt->sizes) {
@@ -161,12 +159,7 @@ void add_bench_env(CLI::App& bench) {
         throw std::invalid_argument("--sizes: every size must be >= 1, got " + std::to_string(n));
     }
     for (const auto& name : opt->envs) envs::env_spec(name);  // fail before measuring
-    const std::string entry = run_benchmarks(*opt);
-    std::printf("%s", entry.c_str());
-    if (opt->append) {
-      append_benchmark(opt->markdown, kSection, entry + "\n");
-      std::printf("\nappended to %s\n", opt->markdown.c_str());
-    }
+    file_result(opt->filing, kSection, run_benchmarks(*opt));
   });
 }
 

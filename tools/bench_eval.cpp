@@ -27,8 +27,8 @@ struct EvalBenchOptions {
   int episodes = 10;  // E
   int steps = 1000;   // T per episode
   int64_t context = 20, embed = 128, layers = 3;
-  bool quick = false, append = true;
-  std::string markdown = "docs/benchmarks.md";
+  bool quick = false;
+  BenchFiling filing;
 };
 
 struct Row {
@@ -170,16 +170,10 @@ void add_bench_eval(CLI::App& bench) {
   sub->add_option("--embed", o->embed, "embedding width")->check(CLI::PositiveNumber);
   sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "E=4, T=100: a smoke run");
-  sub->add_option("--markdown", o->markdown, "Benchmark log to append to");
-  sub->add_flag("!--no-append", o->append, "Print only; do not touch the markdown file");
+  add_filing_options(sub, o->filing);
   sub->callback([o] {
     if (o->quick) o->episodes = 4, o->steps = 100;
-    const std::string entry = format_table(*o, run(*o));
-    std::printf("%s", entry.c_str());
-    if (o->append) {
-      append_benchmark(o->markdown, kSection, entry + "\n");
-      std::printf("\nappended to %s\n", o->markdown.c_str());
-    }
+    file_result(o->filing, kSection, format_table(*o, run(*o)));
   });
 }
 

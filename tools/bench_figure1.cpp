@@ -36,8 +36,9 @@ struct Figure1Options {
   int64_t batch = 64, hidden = 128;
   int repeats = 5;
   double max_seconds = 120;  // per cell: warm-up + timed steps + the memory step
-  bool quick = false, append = true;
-  std::string csv, markdown = "docs/benchmarks.md";
+  bool quick = false;
+  std::string csv;
+  BenchFiling filing;
 };
 
 // Counts the bytes live in torch's CPU allocator (wrapping the default one), so peak CPU memory is
@@ -396,8 +397,7 @@ void add_bench_figure1(CLI::App& bench) {
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");
   sub->add_option("--csv", o->csv,
                   "CSV output (default runs/bench/figure1-<device>.csv; none with --no-append)");
-  sub->add_option("--markdown", o->markdown, "Benchmark log to append to");
-  sub->add_flag("!--no-append", o->append, "Print only; do not touch the markdown file");
+  add_filing_options(sub, o->filing);
   sub->callback([o] {
     if (o->quick) {
       o->batch = 8;
@@ -415,19 +415,15 @@ void add_bench_figure1(CLI::App& bench) {
     torch::manual_seed(0);
     const auto models = make_models(*o, device);
     const Grid grid = run(*o, device, models);
-    const std::string entry = format_report(*o, device, models, grid);
-    std::printf("%s", entry.c_str());
     // A print-only run (--no-append) writes a CSV only where asked, so it never replaces the
     // CSV of the last filed result.
-    if (o->append || !o->csv.empty()) {
+    if (o->filing.append || !o->csv.empty()) {
       const std::string csv = o->csv.empty() ? "runs/bench/figure1-" + o->device + ".csv" : o->csv;
       write_csv(csv, *o, device, models, grid);
-      std::printf("\nCSV: %s\n", csv.c_str());
+      std::printf("CSV: %s\n", csv.c_str());
     }
-    if (o->append) {
-      append_benchmark(o->markdown, "## Figure 1 (minrnn bench figure1)", entry + "\n");
-      std::printf("appended to %s\n", o->markdown.c_str());
-    }
+    file_result(o->filing, "## Figure 1 (minrnn bench figure1)",
+                format_report(*o, device, models, grid));
   });
 }
 

@@ -66,15 +66,28 @@ void append_benchmark(const std::string& path, const std::string& section,
   io::write_file_atomically(path, text);
 }
 
-torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths) {
+void add_filing_options(CLI::App* sub, BenchFiling& filing) {
+  sub->add_option("--markdown", filing.markdown, "Benchmark log to append to");
+  sub->add_flag("!--no-append", filing.append, "Print only; do not touch the markdown file");
+}
+
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry) {
+  std::printf("%s", entry.c_str());
+  if (!filing.append) return;
+  append_benchmark(filing.markdown, section, entry + "\n");
+  std::printf("\nappended to %s\n", filing.markdown.c_str());
+}
+
+torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths,
+                           const std::string& option) {
   for (int64_t T : lengths) {
     if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
   }
   if (device != "cpu" && device != "cuda") {
-    throw std::invalid_argument("--device: expected cpu or cuda, got '" + device + "'");
+    throw std::invalid_argument(option + ": expected cpu or cuda, got '" + device + "'");
   }
   if (device == "cuda" && !torch::cuda::is_available()) {
-    throw std::runtime_error("--device cuda: no CUDA GPU is visible to torch on this machine");
+    throw std::runtime_error(option + " cuda: no CUDA GPU is visible to torch on this machine");
   }
   return device == "cuda" ? torch::Device("cuda:0") : torch::Device(torch::kCPU);
 }

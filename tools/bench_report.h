@@ -3,6 +3,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 #include <vector>
 
@@ -15,8 +17,18 @@ std::string timestamp();     // "YYYY-MM-DD HH:MM"
 void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry);
 
-// Validates the options the kernel benches share: every --lengths entry ≥ 1, and --device cpu or
-// cuda with a GPU visible; returns the device. Throws naming the option.
-torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths);
+// Where a bench files its result: --markdown FILE (default docs/benchmarks.md) and --no-append.
+struct BenchFiling {
+  std::string markdown = "docs/benchmarks.md";
+  bool append = true;
+};
+void add_filing_options(CLI::App* sub, BenchFiling& filing);
+// Prints `entry` and, unless --no-append, appends it under `section` and says where.
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry);
+
+// Validates the options the benches share: every --lengths entry ≥ 1, and a device named cpu or
+// cuda, cuda only with a GPU visible; returns the device. Throws naming the option.
+torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths = {},
+                           const std::string& option = "--device");
 
 }  // namespace minrnn::cli

@@ -23,8 +23,7 @@ struct ScanBenchOptions {
   std::string device = "cpu";
   int repeats = 3;
   bool quick = false;
-  bool append = true;
-  std::string markdown = "docs/benchmarks.md";
+  BenchFiling filing;
 };
 
 // Median wall time in milliseconds of `fn` over `repeats` runs after one warm-up.
@@ -151,8 +150,7 @@ void add_bench_scan(CLI::App& bench) {
   sub->add_option("--device", o->device, "cpu or cuda");
   sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "Small sizes (B=8, D=64, T=64,512, 1 repeat) for a smoke run");
-  sub->add_option("--markdown", o->markdown, "Benchmark log to append to");
-  sub->add_flag("!--no-append", o->append, "Print only; do not touch the markdown file");
+  add_filing_options(sub, o->filing);
   sub->callback([o] {
     if (o->quick) {
       o->batch = 8;
@@ -161,12 +159,8 @@ void add_bench_scan(CLI::App& bench) {
       o->repeats = 1;
     }
     const torch::Device device = bench_device(o->device, o->lengths);
-    const std::string entry = format_table(*o, device, run(*o, device));
-    std::printf("%s", entry.c_str());
-    if (o->append) {
-      append_benchmark(o->markdown, "## Scan (minrnn bench scan)", entry + "\n");
-      std::printf("\nappended to %s\n", o->markdown.c_str());
-    }
+    file_result(o->filing, "## Scan (minrnn bench scan)",
+                format_table(*o, device, run(*o, device)));
   });
 }
 

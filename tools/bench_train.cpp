@@ -20,8 +20,8 @@ struct TrainBenchOptions {
   std::vector<std::string> devices;  // default: cpu, plus cuda when available
   int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
   double seconds = 10;  // timed seconds per cell (after warm-up)
-  bool quick = false, append = true;
-  std::string markdown = "docs/benchmarks.md";
+  bool quick = false;
+  BenchFiling filing;
 };
 
 struct Row {
@@ -110,8 +110,7 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
-  sub->add_option("--markdown", o->markdown, "Benchmark log to append to");
-  sub->add_flag("!--no-append", o->append, "Print only; do not touch the markdown file");
+  add_filing_options(sub, o->filing);
   sub->callback([o] {
     if (o->quick) o->seconds = 1;
     if (o->devices.empty()) {
@@ -120,21 +119,13 @@ void add_bench_train(CLI::App& bench) {
     }
     std::vector<Row> rows;
     for (const auto& d : o->devices) {
-      if (d != "cpu" && d != "cuda")
-        throw std::invalid_argument("--devices: expected cpu or cuda, got '" + d + "'");
-      if (d == "cuda" && !torch::cuda::is_available())
-        throw std::runtime_error("--devices cuda: no CUDA GPU is visible to torch");
+      const torch::Device device = bench_device(d, {}, "--devices");
       for (const auto& b : o->backbones) {
         std::fprintf(stderr, "bench train: %s on %s ...\n", b.c_str(), d.c_str());
-        rows.push_back(measure(*o, b, torch::Device(d)));
+        rows.push_back(measure(*o, b, device));
       }
     }
-    const std::string entry = format_table(*o, rows);
-    std::printf("%s", entry.c_str());
-    if (o->append) {
-      append_benchmark(o->markdown, kSection, entry + "\n");
-      std::printf("\nappended to %s\n", o->markdown.c_str());
-    }
+    file_result(o->filing, kSection, format_table(*o, rows));
   });
 }
 
