@@ -9,12 +9,6 @@
 namespace minrnn::core {
 namespace {
 
-std::string shape_of(const torch::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
-
 int64_t rounded(double ratio, int64_t d, const char* what) {
   const auto n = static_cast<int64_t>(std::llround(ratio * static_cast<double>(d)));
   if (n < 1) {

@@ -17,12 +17,6 @@ namespace minrnn::core {
 namespace {
 namespace F = torch::nn::functional;
 
-std::string shape_of(const torch::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
-
 // Shapes: a, b (B,T,D); h0 undefined or (B,D). Returns h0, materialised as zeros when undefined.
 torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch::Tensor& b,
                            const torch::Tensor& h0, double fill) {
@@ -114,6 +108,12 @@ ScanResult run_fast(ScanSource source, const torch::Tensor& first, const torch::
 }
 
 }  // namespace
+
+std::string shape_of(const torch::Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
 
 torch::Tensor g_positive(const torch::Tensor& x) {
   return torch::where(x >= 0, x + 0.5, torch::sigmoid(x));

@@ -57,6 +57,9 @@ ComplexScanResult linear_scan_complex_sequential(
     const torch::Tensor& a_re, const torch::Tensor& a_im, const torch::Tensor& b_re,
     const torch::Tensor& b_im, const torch::Tensor& h0_re = {}, const torch::Tensor& h0_im = {});
 
+// "[2, 3, 4]": a tensor's shape for error messages (shared by every core/ input check).
+std::string shape_of(const torch::Tensor& t);
+
 // True when linear_scan would run the CUDA kernel for tensors on this device.
 bool cuda_scan_available();
 

@@ -17,12 +17,6 @@ namespace {
 using detail::for_each_slice;
 using detail::kSlice;
 
-std::string shape_of(const torch::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
-
 struct Inputs {
   torch::Tensor a_re, a_im, b_re, b_im, h0_re, h0_im;
 };
