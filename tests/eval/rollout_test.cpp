@@ -69,6 +69,15 @@ rl::Agent tiny_agent(const fs::path& dir, const std::string& data, const std::st
   return rl::load_agent(opt.run_dir);
 }
 
+eval::RolloutOptions short_rollout(int episodes, int max_steps, eval::EvalMode mode) {
+  eval::RolloutOptions ro;
+  ro.episodes = episodes;
+  ro.target_return = 1000;
+  ro.max_steps = max_steps;
+  ro.mode = mode;
+  return ro;
+}
+
 TEST(Rollout, EvalModeNamesAndDefaults) {
   for (auto m : {eval::EvalMode::kAuto, eval::EvalMode::kStreaming, eval::EvalMode::kWindow}) {
     EXPECT_EQ(eval::parse_eval_mode(eval::eval_mode_name(m)), m);
@@ -86,11 +95,7 @@ TEST(Rollout, WindowModeMatchesStreamingWithinContext) {
   const int K = 8;
   for (const char* backbone : {"mingru", "minlstm"}) {
     auto agent = tiny_agent(tmp.path, data, backbone, K);
-    eval::RolloutOptions ro;
-    ro.episodes = 3;
-    ro.target_return = 1000;
-    ro.max_steps = K;
-    ro.mode = eval::EvalMode::kStreaming;
+    auto ro = short_rollout(3, K, eval::EvalMode::kStreaming);
     const auto streaming = eval::rollout(agent, ro);
     ro.mode = eval::EvalMode::kWindow;
     const auto window = eval::rollout(agent, ro);
@@ -139,12 +144,8 @@ TEST(Rollout, BothModesAreDeterministicUnderASeed) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
   auto agent = tiny_agent(tmp.path, data, "mingru", 5);
-  eval::RolloutOptions ro;
-  ro.episodes = 2;
-  ro.target_return = 1000;
-  ro.max_steps = 30;
+  auto ro = short_rollout(2, 30, eval::EvalMode::kWindow);
   ro.seed = 11;
-  ro.mode = eval::EvalMode::kWindow;
   const auto a = eval::rollout(agent, ro);
   const auto b = eval::rollout(agent, ro);
   EXPECT_EQ(a.returns, b.returns);
@@ -165,11 +166,7 @@ TEST(Rollout, TransformerIsWindowOnly) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
   auto agent = tiny_agent(tmp.path, data, "transformer", 5);
-  eval::RolloutOptions ro;
-  ro.episodes = 2;
-  ro.target_return = 1000;
-  ro.max_steps = 10;
-  ro.mode = eval::EvalMode::kStreaming;
+  auto ro = short_rollout(2, 10, eval::EvalMode::kStreaming);
   try {
     eval::rollout(agent, ro);
     ADD_FAILURE() << "streaming on a transformer did not throw";
