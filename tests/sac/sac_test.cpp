@@ -123,6 +123,22 @@ TEST(Sac, UpdateIsDeterministicAndMovesEveryNetwork) {
   EXPECT_TRUE(std::isfinite(la.q_loss) && std::isfinite(la.alpha_loss));
 }
 
+TEST(Sac, QNetworksStayTrainableAfterThePolicyStep) {
+  // The policy step freezes the Q weights for its backward pass; the next Q step must train them.
+  const ReplayBuffer b = toy_buffer(64);
+  const SacBatch batch = make_batch(b, sample_indices(3, b.size(), 16), torch::kCPU);
+  Sac sac(2, 1, small_config(4));
+  sac.update(batch);
+  for (QNetwork q : {sac.q1, sac.q2}) {
+    for (const torch::Tensor& p : q->parameters()) EXPECT_TRUE(p.requires_grad());
+  }
+  const torch::Tensor q1_after_one = sac.q1->fc1->weight.detach().clone();
+  const torch::Tensor q2_after_one = sac.q2->last_fc->bias.detach().clone();
+  sac.update(batch);
+  EXPECT_FALSE(torch::equal(sac.q1->fc1->weight, q1_after_one));
+  EXPECT_FALSE(torch::equal(sac.q2->last_fc->bias, q2_after_one));
+}
+
 TEST(Sac, PolicyMetadataRoundTripsThroughD4rlFile) {
   const envs::EnvSpec spec = envs::env_spec("hopper");
   Sac sac(spec.obs_dim, spec.act_dim, small_config(2));
