@@ -128,6 +128,7 @@ struct SacTrainOptions {
 
 struct SacTrainResult {
   int64_t steps = 0;            // env steps in the buffer
+  int64_t eval_step = -1;       // step of the last evaluation in this call (-1: none ran)
   double eval_return = 0;       // last evaluation's mean return
   double eval_normalized = 0;   // and its D4RL normalized score
   bool reached_target = false;  // stopped on stop_at_normalized

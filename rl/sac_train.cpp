@@ -125,6 +125,13 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   // is glued to the next (readers split episodes at terminals | timeouts only).
   int64_t keep = buffer.size();
   while (keep > 0 && !buffer.terminals[keep - 1] && !buffer.timeouts[keep - 1]) --keep;
+  if (result.resumed && opt.progress_every > 0) {
+    std::fprintf(stderr,
+                 "sac %s: resuming from %s at step %lld (%lld episodes; the unfinished episode's "
+                 "%lld steps are redone)\n",
+                 env_name.c_str(), result.checkpoint.c_str(), static_cast<long long>(keep),
+                 static_cast<long long>(episodes), static_cast<long long>(buffer.size() - keep));
+  }
   buffer.truncate(keep);
 
   auto env = envs::make_env(env_name, seed);
@@ -163,6 +170,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
     }
     const int64_t done = step + 1;
     if (opt.eval_every > 0 && done % opt.eval_every == 0) {
+      result.eval_step = done;
       result.eval_return = evaluate_policy(env_name, sac, opt.eval_episodes, seed + 1000003 + done);
       result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
       if (opt.progress_every > 0) {

@@ -8,8 +8,9 @@
 #   QUALITIES="medium-replay medium" scripts/collect_d4rl.sh build hopper     a subset
 #   SEED=1 scripts/collect_d4rl.sh                                            another SAC seed
 #
-# Outputs data/<env>_<quality>-v2.hdf5, logs in data/logs/, and one row per finished
-# (env, quality) in data/logs/collect_times.csv (env,quality,seed,seconds).
+# Outputs data/<env>_<quality>-v2.hdf5; per dataset a log and `minrnn data inspect --json` (steps,
+# episodes, returns, normalized score) in data/logs/, and one row per finished (env, quality) in
+# data/logs/collect_times.csv (env,quality,seed,seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,7 @@ for env in "${ENVS[@]}"; do
     if "$MINRNN" collect "$env" "$quality" --seed "$SEED" --out "$out" >>"$log" 2>&1; then
       echo "$env,$quality,$SEED,$((SECONDS - start))" >>"$TIMES"
       grep '^wrote' "$log" | tail -1
+      "$MINRNN" data inspect "$out" --json >"${log%.log}.json"
     else
       echo "[collect] $env $quality failed; see $log (rerun to resume)" >&2
       exit 1

@@ -9,6 +9,7 @@
 // expert/sac.pt are checkpoints, so an interrupted command resumes where it stopped, and the other
 // qualities of the same env/seed reuse the trained agents.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -57,11 +58,17 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
   opt.stop_at_normalized = stop_at;
   opt.work_dir = dir.string();
   const rl::SacTrainResult r = rl::train_sac(a.env, sac, buffer, opt);
-  std::ofstream(dir / "done.txt") << "steps " << r.steps << "\neval_return " << r.eval_return
-                                  << "\neval_normalized " << r.eval_normalized
-                                  << "\nreached_target " << r.reached_target << "\n";
-  std::printf("%s: %lld steps, last evaluation %.1f (normalized %.1f)%s\n", dir.string().c_str(),
-              static_cast<long long>(r.steps), r.eval_return, r.eval_normalized,
+  std::ofstream(dir / "done.txt") << "steps " << r.steps << "\neval_step " << r.eval_step
+                                  << "\neval_return " << r.eval_return << "\neval_normalized "
+                                  << r.eval_normalized << "\nreached_target " << r.reached_target
+                                  << "\n";
+  const std::string evaluation =
+      r.eval_step < 0 ? "no evaluation in this run"
+                      : "evaluation at step " + std::to_string(r.eval_step) + ": return " +
+                            c10::str(std::round(r.eval_return * 10) / 10) + " (normalized " +
+                            c10::str(std::round(r.eval_normalized * 10) / 10) + ")";
+  std::printf("%s: %lld steps, %s%s\n", dir.string().c_str(), static_cast<long long>(r.steps),
+              evaluation.c_str(),
               stop_at < 0        ? ""
               : r.reached_target ? ", reached the medium target"
                                  : ", did NOT reach the medium target within --train-steps");
