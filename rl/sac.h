@@ -119,6 +119,8 @@ struct SacTrainOptions {
   int64_t start_steps = 5000;     // uniform random actions before this step, and no updates
   int64_t eval_every = 5000;      // evaluate the deterministic policy every N steps
   int eval_episodes = 5;
+  // Evaluate tanh(mean) (true) or sample actions as a behaviour policy does (false).
+  bool eval_deterministic = true;
   // Stop as soon as an evaluation reaches this normalized score (medium); < 0: never.
   double stop_at_normalized = -1;
   std::string work_dir;  // checkpoint <work_dir>/sac.pt (policy, Q, optimizers, buffer)
