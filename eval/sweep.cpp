@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "io/atomic_file.h"
+#include "io/dir_lock.h"
 #include "rl/config.h"
 
 namespace minrnn::eval {
@@ -228,6 +229,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     return 0;
   }
   fs::create_directories(spec.out);
+  const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
 
   // Per-run bookkeeping for the status file.
   std::vector<std::string> status(total, "pending");

@@ -14,6 +14,7 @@
 #include "datasets/sampler.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
+#include "io/dir_lock.h"
 
 namespace minrnn::rl {
 namespace {
@@ -142,6 +143,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   const fs::path ckpt = run / "checkpoint.pt", metrics = run / "metrics.csv";
   const fs::path done = run / "done.json", config_file = run / "config.yaml";
   const std::string config_yaml = to_yaml(cfg);
+  const io::DirLock lock(run.string(), "minrnn train");  // one trainer per run dir
   // Never silently replace someone's run: a finished one, or one trained with another config.
   if (fs::exists(done) && !opt.force) {
     throw std::runtime_error(run.string() + " holds a finished run; pass --force to retrain it");

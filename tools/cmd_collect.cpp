@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "envs/registry.h"
+#include "io/dir_lock.h"
 #include "rl/collect.h"
 #include "rl/sac.h"
 #include "tools/commands.h"
@@ -144,7 +145,7 @@ void run(Args& a) {
       a.work_dir = "data/work/" + spec.name + "-sac-s" + std::to_string(a.seed);
     }
     const fs::path work(a.work_dir);
-    fs::create_directories(work);
+    const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
     // The work dir belongs to one env and seed; refuse to mix.
     const std::string id = spec.name + " seed " + std::to_string(a.seed);
     if (fs::exists(work / "run.txt")) {

@@ -1,0 +1,47 @@
+#include "io/dir_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace minrnn::io {
+
+DirLock::DirLock(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = (std::filesystem::path(dir) / ".lock").string();
+  // O_CLOEXEC: child processes (a sweep's trainers) must not inherit, and so keep, the lock.
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error(path + ": cannot open the lock file (" + std::strerror(errno) + ")");
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char holder[32] = {};
+    const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
+    ::close(fd_);
+    fd_ = -1;
+    if (err != EWOULDBLOCK) {
+      throw std::runtime_error(path + ": cannot lock (" + std::strerror(err) + ")");
+    }
+    const std::string pid = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "unknown";
+    throw std::runtime_error(dir + " is in use by another process (pid " + pid + ", lock " + path +
+                             "); wait for it to finish or stop it before running " + what +
+                             " here again");
+  }
+  const std::string pid = std::to_string(::getpid());
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+    // The pid only improves the message of a refused second process; the lock itself holds.
+  }
+}
+
+DirLock::~DirLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+}
+
+}  // namespace minrnn::io

@@ -1,0 +1,27 @@
+// One process at a time in a working directory (a training run, a sweep, a SAC work dir): two
+// writers there would overwrite each other's checkpoints and results.
+//
+//   io::DirLock lock(run_dir, "minrnn train");   // throws if another process holds run_dir
+//
+// An exclusive flock on <dir>/.lock, held while the object lives. The kernel releases it when the
+// process ends, however it ends, so a killed run never leaves a stale lock in the way of its
+// resume.
+#pragma once
+#include <string>
+
+namespace minrnn::io {
+
+class DirLock {
+ public:
+  // Creates `dir` if needed. Throws std::runtime_error naming the dir, the holder's pid and `what`
+  // when another process holds it.
+  DirLock(const std::string& dir, const std::string& what);
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace minrnn::io

@@ -1,0 +1,61 @@
+// DirLock: one holder at a time, and no stale lock after the holder is killed.
+#include "io/dir_lock.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "tests/temp_dir.h"
+
+namespace minrnn::io {
+namespace {
+
+TEST(DirLock, SecondHolderIsRefusedWithTheDirAndPid) {
+  testing::TempDir tmp;
+  const std::string dir = (tmp.path / "run").string();
+  {
+    DirLock first(dir, "minrnn train");
+    try {
+      DirLock second(dir, "minrnn train");
+      FAIL() << "a second lock on the same dir was granted";
+    } catch (const std::runtime_error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(dir), std::string::npos) << msg;
+      EXPECT_NE(msg.find("pid " + std::to_string(::getpid())), std::string::npos) << msg;
+      EXPECT_NE(msg.find("minrnn train"), std::string::npos) << msg;
+    }
+  }
+  EXPECT_NO_THROW(DirLock again(dir, "minrnn train"));  // released with its holder
+}
+
+TEST(DirLock, KilledHolderLeavesNoStaleLock) {
+  testing::TempDir tmp;
+  const std::string dir = (tmp.path / "work").string();
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DirLock held(dir, "child");
+    const char c = 'x';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    ::pause();  // until SIGKILL: no destructor runs
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  EXPECT_THROW(DirLock(dir, "parent"), std::runtime_error);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_NO_THROW(DirLock(dir, "parent"));
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+}  // namespace
+}  // namespace minrnn::io
