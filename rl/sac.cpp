@@ -118,8 +118,8 @@ Sac::Sac(int obs_dim, int act_dim, const SacConfig& config)
   alpha_opt_ = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{log_alpha_}, adam);
 }
 
-torch::Tensor Sac::randn(at::IntArrayRef shape) {
-  return torch::randn(shape, gen_, torch::kFloat32).to(config_.device);
+torch::Tensor Sac::randn(at::IntArrayRef shape, at::Generator* generator) {
+  return torch::randn(shape, generator ? *generator : gen_, torch::kFloat32).to(config_.device);
 }
 
 SacLosses Sac::update(const SacBatch& batch) {
@@ -179,11 +179,12 @@ double Sac::update_temperature(const torch::Tensor& log_probs) {
   return loss.item<double>();
 }
 
-std::vector<double> Sac::act(const std::vector<double>& obs, bool deterministic, double* log_prob) {
+std::vector<double> Sac::act(const std::vector<double>& obs, bool deterministic, double* log_prob,
+                             at::Generator* generator) {
   torch::NoGradGuard no_grad;
   torch::Tensor o = torch::tensor(obs, torch::kFloat64).to(torch::kFloat32).unsqueeze(0);
   auto [mean, log_std] = policy(o.to(config_.device));
-  torch::Tensor u = deterministic ? mean : mean + log_std.exp() * randn({1, act_dim_});
+  torch::Tensor u = deterministic ? mean : mean + log_std.exp() * randn({1, act_dim_}, generator);
   if (log_prob) *log_prob = tanh_gaussian_log_prob(u, mean, log_std).item<double>();
   torch::Tensor a = torch::tanh(u).squeeze(0).to(torch::kCPU, torch::kFloat64).contiguous();
   return {a.data_ptr<double>(), a.data_ptr<double>() + act_dim_};

@@ -75,10 +75,11 @@ class Sac {
   // log-probs of fresh policy samples. Returns the loss.
   double update_temperature(const torch::Tensor& log_probs);
 
-  // Samples a ~ π(·|obs) (deterministic = tanh(mean)) for one observation, on CPU with the
-  // agent's own generator; *log_prob gets log π(a|obs) (of the stochastic sample).
+  // Samples a ~ π(·|obs) (deterministic = tanh(mean)) for one observation, with the agent's own
+  // generator or `generator` when given (evaluation: it must not move the training's stream);
+  // *log_prob gets log π(a|obs) (of the stochastic sample).
   std::vector<double> act(const std::vector<double>& obs, bool deterministic,
-                          double* log_prob = nullptr);
+                          double* log_prob = nullptr, at::Generator* generator = nullptr);
 
   // metadata/policy/<layer>/{weight,bias}, nonlinearity, output_distribution, algorithm,
   // iteration, as D4RL's files carry them.
@@ -101,7 +102,8 @@ class Sac {
   torch::Tensor log_alpha_;
 
  private:
-  torch::Tensor randn(at::IntArrayRef shape);  // from gen_, on the config's device
+  // From `generator` (gen_ when null), on the config's device.
+  torch::Tensor randn(at::IntArrayRef shape, at::Generator* generator = nullptr);
 
   SacConfig config_;
   int obs_dim_, act_dim_;

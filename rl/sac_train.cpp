@@ -1,4 +1,6 @@
 // The online SAC loop: act, store, one gradient step per environment step, evaluate, checkpoint.
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -96,11 +98,13 @@ bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int
 double evaluate_policy(const std::string& env_name, Sac& sac, int episodes, uint64_t seed,
                        bool deterministic) {
   auto env = envs::make_env(env_name, seed);
+  // Stochastic evaluation draws its own noise: evaluating must not change what training does next.
+  at::Generator noise = at::detail::createCPUGenerator(seed);
   double total = 0;
   for (int e = 0; e < episodes; ++e) {
     std::vector<double> obs = env->reset(static_cast<int64_t>(seed) + e);
     for (;;) {
-      envs::StepResult r = env->step(sac.act(obs, deterministic));
+      envs::StepResult r = env->step(sac.act(obs, deterministic, nullptr, &noise));
       total += r.reward;
       obs = r.obs;
       if (r.terminated || r.truncated) break;

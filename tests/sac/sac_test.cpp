@@ -139,6 +139,16 @@ TEST(Sac, QNetworksStayTrainableAfterThePolicyStep) {
   EXPECT_FALSE(torch::equal(sac.q2->last_fc->bias, q2_after_one));
 }
 
+TEST(Sac, StochasticEvaluationLeavesTheTrainingStreamAlone) {
+  // Evaluations (every --eval-every steps) must not change what training samples next.
+  const envs::EnvSpec spec = envs::env_spec("hopper");
+  Sac evaluated(spec.obs_dim, spec.act_dim, small_config(6));
+  Sac untouched(spec.obs_dim, spec.act_dim, small_config(6));
+  evaluate_policy("hopper", evaluated, 2, 77, /*deterministic=*/false);
+  const std::vector<double> obs(spec.obs_dim, 0.1);
+  EXPECT_EQ(evaluated.act(obs, false), untouched.act(obs, false));
+}
+
 TEST(Sac, PolicyMetadataRoundTripsThroughD4rlFile) {
   const envs::EnvSpec spec = envs::env_spec("hopper");
   Sac sac(spec.obs_dim, spec.act_dim, small_config(2));
