@@ -119,10 +119,11 @@ BehaviourPolicy sac_behaviour_policy(Sac& sac, bool deterministic);
 struct SacTrainOptions {
   int64_t total_steps = 1000000;  // environment steps (one gradient step each after start_steps)
   int64_t start_steps = 5000;     // uniform random actions before this step, and no updates
-  int64_t eval_every = 5000;      // evaluate the deterministic policy every N steps
-  int eval_episodes = 5;
-  // Evaluate tanh(mean) (true) or sample actions as a behaviour policy does (false).
-  bool eval_deterministic = true;
+  // Evaluations measure the stochastic policy, the one collection samples data from: tanh(mean)
+  // scores far higher early in training (hopper at 35k steps: 44.9 vs 17.4), and a stop judged on
+  // it made "medium" data at 23 normalized instead of 33.
+  int64_t eval_every = 5000;  // evaluate every N steps
+  int eval_episodes = 10;
   // Stop as soon as an evaluation reaches this normalized score (medium); < 0: never.
   double stop_at_normalized = -1;
   std::string work_dir;  // checkpoint <work_dir>/sac.pt (policy, Q, optimizers, buffer)

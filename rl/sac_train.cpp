@@ -176,15 +176,14 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
     if (opt.eval_every > 0 && done % opt.eval_every == 0) {
       result.eval_step = done;
       result.eval_return = evaluate_policy(env_name, sac, opt.eval_episodes, seed + 1000003 + done,
-                                           opt.eval_deterministic);
+                                           /*deterministic=*/false);
       result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
       if (opt.progress_every > 0) {
         std::fprintf(stderr,
-                     "\nsac %s: eval at %lld steps (%d episodes, %s policy): return %.1f "
+                     "\nsac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
                      "(normalized %.1f)\n",
                      env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
-                     opt.eval_deterministic ? "deterministic" : "stochastic", result.eval_return,
-                     result.eval_normalized);
+                     result.eval_return, result.eval_normalized);
       }
       if (opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized) {
         result.reached_target = true;
