@@ -21,6 +21,8 @@ ENVS=("$@")
 # medium-replay first: it is the medium run's buffer, so it is ready as soon as medium training is.
 QUALITIES="${QUALITIES:-medium-replay medium random expert medium-expert}"
 SEED="${SEED:-0}"
+SUFFIX=""  # seed 0 keeps D4RL's file names
+[ "$SEED" = "0" ] || SUFFIX="-s$SEED"
 MINRNN="$BUILD/minrnn"
 [ -x "$MINRNN" ] || { echo "collect_d4rl: $MINRNN not found; build first (make build)" >&2; exit 1; }
 
@@ -32,9 +34,7 @@ export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 
 for env in "${ENVS[@]}"; do
   for quality in $QUALITIES; do
-    suffix=""
-    [ "$SEED" = "0" ] || suffix="-s$SEED"
-    out="data/${env}_${quality//-/_}-v2${suffix}.hdf5"
+    out="data/${env}_${quality//-/_}-v2${SUFFIX}.hdf5"
     if [ -f "$out" ]; then
       echo "[collect] $out exists: kept"
       continue

@@ -9,7 +9,6 @@
 // expert/sac.pt are checkpoints, so an interrupted command resumes where it stopped, and the other
 // qualities of the same env/seed reuse the trained agents.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -63,13 +62,14 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
                                   << "\neval_return " << r.eval_return << "\neval_normalized "
                                   << r.eval_normalized << "\nreached_target " << r.reached_target
                                   << "\n";
-  const std::string evaluation =
-      r.eval_step < 0 ? "no evaluation in this run"
-                      : "evaluation at step " + std::to_string(r.eval_step) + ": return " +
-                            c10::str(std::round(r.eval_return * 10) / 10) + " (normalized " +
-                            c10::str(std::round(r.eval_normalized * 10) / 10) + ")";
+  char evaluation[96] = "no evaluation in this run";
+  if (r.eval_step >= 0) {
+    std::snprintf(evaluation, sizeof(evaluation),
+                  "evaluation at step %lld: return %.1f (normalized %.1f)",
+                  static_cast<long long>(r.eval_step), r.eval_return, r.eval_normalized);
+  }
   std::printf("%s: %lld steps, %s%s\n", dir.string().c_str(), static_cast<long long>(r.steps),
-              evaluation.c_str(),
+              evaluation,
               stop_at < 0        ? ""
               : r.reached_target ? ", reached the medium target"
                                  : ", did NOT reach the medium target within --train-steps");
