@@ -11,22 +11,6 @@ namespace {
 
 constexpr double kLogStdMin = -20, kLogStdMax = 2;  // rlkit's clamp, which D4RL's policies used
 
-// Holds a module's weights out of autograd for a scope (restored on exit, exceptions included).
-class FrozenWeights {
- public:
-  explicit FrozenWeights(torch::nn::Module& module) : params_(module.parameters()) {
-    for (torch::Tensor& p : params_) p.requires_grad_(false);
-  }
-  ~FrozenWeights() {
-    for (torch::Tensor& p : params_) p.requires_grad_(true);
-  }
-  FrozenWeights(const FrozenWeights&) = delete;
-  FrozenWeights& operator=(const FrozenWeights&) = delete;
-
- private:
-  std::vector<torch::Tensor> params_;
-};
-
 torch::Tensor vector_to_tensor(const std::vector<float>& v, std::vector<int64_t> shape) {
   return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat32).clone();
 }
@@ -150,18 +134,15 @@ SacLosses Sac::update(const SacBatch& batch) {
   const torch::Tensor u = mean + log_std.exp() * randn({n, act_dim_});  // reparameterized
   const torch::Tensor a = torch::tanh(u);
   const torch::Tensor log_prob = tanh_gaussian_log_prob(u, mean, log_std);
-  {
-    // The policy loss flows through the Q-networks to the action only: with their weights frozen
-    // the backward pass skips the Q weight gradients (about a tenth of the step's arithmetic),
-    // which the Q step would zero before use anyway.
-    FrozenWeights frozen_q1(*q1), frozen_q2(*q2);
-    const torch::Tensor policy_loss =
-        (alpha * log_prob - torch::min(q1(batch.obs, a), q2(batch.obs, a))).mean();
-    policy_opt_->zero_grad();
-    policy_loss.backward();
-    policy_opt_->step();
-    out.policy_loss = policy_loss.item<double>();
-  }
+  const torch::Tensor policy_loss =
+      (alpha * log_prob - torch::min(q1(batch.obs, a), q2(batch.obs, a))).mean();
+  policy_opt_->zero_grad();
+  // The loss flows through the Q-networks to the action only. Naming the policy's weights as the
+  // inputs makes autograd skip the Q weight gradients (about a tenth of the step's arithmetic),
+  // which the Q step would zero before use anyway.
+  policy_loss.backward({}, std::nullopt, false, policy->parameters());
+  policy_opt_->step();
+  out.policy_loss = policy_loss.item<double>();
   out.entropy = -log_prob.mean().item<double>();
 
   out.alpha_loss = update_temperature(log_prob.detach());

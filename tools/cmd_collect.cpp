@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "envs/registry.h"
+#include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/collect.h"
 #include "rl/sac.h"
@@ -58,10 +59,11 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
   opt.stop_at_normalized = stop_at;
   opt.work_dir = dir.string();
   const rl::SacTrainResult r = rl::train_sac(a.env, sac, buffer, opt);
-  std::ofstream(dir / "done.txt") << "steps " << r.steps << "\neval_step " << r.eval_step
-                                  << "\neval_return " << r.eval_return << "\neval_normalized "
-                                  << r.eval_normalized << "\nreached_target " << r.reached_target
-                                  << "\n";
+  std::ostringstream summary;
+  summary << "steps " << r.steps << "\neval_step " << r.eval_step << "\neval_return "
+          << r.eval_return << "\neval_normalized " << r.eval_normalized << "\nreached_target "
+          << r.reached_target << "\n";
+  io::write_file_atomically((dir / "done.txt").string(), summary.str());
   char evaluation[96] = "no evaluation in this run";
   if (r.eval_step >= 0) {
     std::snprintf(evaluation, sizeof(evaluation),
