@@ -124,7 +124,7 @@ TEST(Sac, UpdateIsDeterministicAndMovesEveryNetwork) {
 }
 
 TEST(Sac, QNetworksStayTrainableAfterThePolicyStep) {
-  // The policy step freezes the Q weights for its backward pass; the next Q step must train them.
+  // The policy step backpropagates into the policy only; the Q weights must stay trainable.
   const ReplayBuffer b = toy_buffer(64);
   const SacBatch batch = make_batch(b, sample_indices(3, b.size(), 16), torch::kCPU);
   Sac sac(2, 1, small_config(4));
