@@ -152,7 +152,7 @@ void run(Args& a) {
                                     "', not '" + id + "'");
       }
     } else {
-      std::ofstream(work / "run.txt") << id;
+      io::write_file_atomically((work / "run.txt").string(), id);
     }
     rl::Sac medium(spec.obs_dim, spec.act_dim, config);
     rl::ReplayBuffer medium_buffer;
