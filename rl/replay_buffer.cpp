@@ -74,6 +74,9 @@ data::D4rlData concat_d4rl(const data::D4rlData& a, const data::D4rlData& b) {
     throw std::invalid_argument("concat_d4rl: datasets of different dimensions");
   }
   data::D4rlData d = a;
+  // a's unfinished last episode was cut, not ended, where b begins: mark that step a timeout (as
+  // D4RL marks every truncation) so no reader splices a's tail onto b's first episode.
+  if (!d.timeouts.empty() && !d.terminals.back() && !d.timeouts.back()) d.timeouts.back() = 1;
   auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
   append(d.observations, b.observations);
   if (a.next_observations.empty() || b.next_observations.empty()) {

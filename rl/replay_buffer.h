@@ -37,7 +37,9 @@ struct ReplayBuffer {
 std::vector<int64_t> sample_indices(uint64_t seed, int64_t size, int64_t count);
 
 // a ++ b, field by field (medium-expert = medium ++ expert). Infos present in both are kept;
-// metadata comes from `b`. Throws std::invalid_argument when dimensions differ.
+// metadata comes from `b`. When a ends mid-episode its last step becomes a timeout: the seam is a
+// truncation, never one episode running from a into b. Throws std::invalid_argument when dimensions
+// differ.
 data::D4rlData concat_d4rl(const data::D4rlData& a, const data::D4rlData& b);
 
 }  // namespace minrnn::rl

@@ -105,6 +105,20 @@ TEST(Sac, BatchRowsAndDonesComeFromTheBuffer) {
   EXPECT_NO_THROW(d.validate("replay"));
   const data::D4rlData both = concat_d4rl(d, b.to_d4rl());
   EXPECT_EQ(both.num_steps(), 30);
+  std::vector<uint8_t> timeouts = d.timeouts;
+  timeouts.insert(timeouts.end(), b.timeouts.begin(), b.timeouts.end());
+  EXPECT_EQ(both.timeouts, timeouts);  // d ended on its own: nothing to mark
+  // The first 12 rows end mid-episode (row 11): there the seam is where the data was cut, a
+  // timeout, and b's rows follow unchanged.
+  const data::D4rlData cut = b.to_d4rl(12);
+  ASSERT_FALSE(cut.terminals[11] || cut.timeouts[11]);
+  const data::D4rlData seam = concat_d4rl(cut, b.to_d4rl());
+  EXPECT_EQ(seam.timeouts[11], 1);
+  EXPECT_EQ(seam.terminals[11], 0);
+  EXPECT_EQ(std::vector<uint8_t>(seam.timeouts.begin(), seam.timeouts.begin() + 11),
+            std::vector<uint8_t>(cut.timeouts.begin(), cut.timeouts.begin() + 11));
+  EXPECT_EQ(std::vector<uint8_t>(seam.timeouts.begin() + 12, seam.timeouts.end()),
+            b.to_d4rl().timeouts);
   EXPECT_EQ(both.infos.at("qvel").shape, (std::vector<int64_t>{30, 1}));
 }
 
