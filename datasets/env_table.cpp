@@ -7,11 +7,11 @@
 namespace minrnn::data {
 namespace {
 
-// REFERENCE.md §1 (dimensions) and §2 (REF_MIN / REF_MAX).
+// REFERENCE.md §1 (dimensions, time limit) and §2 (REF_MIN / REF_MAX).
 constexpr EnvInfo kEnvs[] = {
-    {"halfcheetah", 17, 6, -280.178953, 12135.0},
-    {"hopper", 11, 3, -20.272305, 3234.3},
-    {"walker2d", 17, 6, 1.629008, 4592.3},
+    {"halfcheetah", 17, 6, -280.178953, 12135.0, 1000},
+    {"hopper", 11, 3, -20.272305, 3234.3, 1000},
+    {"walker2d", 17, 6, 1.629008, 4592.3, 1000},
 };
 
 std::string lower(std::string s) {

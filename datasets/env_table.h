@@ -13,6 +13,7 @@ struct EnvInfo {
   int act_dim;
   double ref_min_return;  // random policy (REF_MIN)
   double ref_max_return;  // expert policy (REF_MAX)
+  int max_episode_steps;  // the time limit: a longer episode is two joined without a boundary
 };
 
 // nullptr when the name is not one of the three (accepts "hopper", "Hopper-v2",

@@ -52,6 +52,10 @@ struct Dataset {
   // Reference returns for normalized scores: the env table's, or a Minari dataset's own.
   double ref_min_return = 0.0, ref_max_return = 0.0;
   bool has_ref_returns = false;
+  // Episodes longer than the env's time limit (0 when the env is unknown): a boundary the file
+  // does not mark, e.g. two collections concatenated where the first ended mid-episode.
+  int64_t episodes_over_time_limit = 0;
+  int max_episode_steps = 0;  // the env's time limit; 0 when the env is unknown
 };
 
 // Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a

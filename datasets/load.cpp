@@ -41,6 +41,12 @@ Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& optio
     }
   }
   ds.index = split_episodes(ds.data, ds.source);
+  if (!ds.env.empty()) {
+    ds.max_episode_steps = env->max_episode_steps;
+    for (const Episode& e : ds.index.episodes) {
+      if (e.length() > ds.max_episode_steps) ++ds.episodes_over_time_limit;
+    }
+  }
   return ds;
 }
 

@@ -38,6 +38,9 @@ nlohmann::json describe(const data::Dataset& ds, double load_seconds, double rss
   j["timeouts"] = s.num_timeouts;
   j["dropped_tail_steps"] = s.dropped_tail_steps;
   j["episode_length"] = {{"min", s.min_length}, {"mean", s.mean_length}, {"max", s.max_length}};
+  j["episodes_over_time_limit"] =
+      ds.env.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.episodes_over_time_limit);
+  j["time_limit"] = ds.env.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.max_episode_steps);
   j["return"] = {
       {"min", s.min_return}, {"mean", s.mean_return}, {"max", s.max_return}, {"std", s.std_return}};
   if (ds.has_ref_returns) {
@@ -84,6 +87,14 @@ void print_text(const nlohmann::json& j) {
   const auto& len = j["episode_length"];
   std::printf("episode length     min %lld, mean %.1f, max %lld\n", len["min"].get<long long>(),
               num(len["mean"]), len["max"].get<long long>());
+  if (!j["episodes_over_time_limit"].is_null() &&
+      j["episodes_over_time_limit"].get<int64_t>() > 0) {
+    std::printf(
+        "warning            %lld episodes longer than the %d-step time limit: an episode boundary\n"
+        "                   the file does not mark (terminals|timeouts), e.g. where two datasets\n"
+        "                   were joined; sequence training reads each as one episode\n",
+        j["episodes_over_time_limit"].get<long long>(), j["time_limit"].get<int>());
+  }
   const auto& ret = j["return"];
   std::printf("return             min %.2f, mean %.2f, max %.2f (std %.2f)\n", num(ret["min"]),
               num(ret["mean"]), num(ret["max"]), num(ret["std"]));

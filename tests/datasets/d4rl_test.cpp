@@ -6,6 +6,7 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/env_table.h"
+#include "datasets/episodes.h"
 #include "tests/datasets/fixtures.h"
 
 namespace minrnn::data {
@@ -176,6 +177,23 @@ TEST(D4rlTest, EnvTable) {
   const EnvInfo& hopper = *find_env("hopper");
   EXPECT_NEAR(normalized_score(hopper, hopper.ref_max_return), 100.0, 1e-12);
   EXPECT_NEAR(normalized_score(hopper, hopper.ref_min_return), 0.0, 1e-12);
+  EXPECT_EQ(hopper.max_episode_steps, 1000);
+}
+
+TEST(D4rlTest, CountsEpisodesLongerThanTheTimeLimit) {
+  TempDir dir;
+  // 600 + 700 steps with no flag between them, as when a collection that ended mid-episode is
+  // concatenated with another: one 1 300-step "episode" for a 1 000-step env.
+  D4rlData d = make_data(11, 3, {5, 600, 700});
+  d.terminals[5 + 599] = 0;
+  d.timeouts[5 + 599] = 0;
+  write_d4rl(dir.file("hopper_joined-v2.hdf5"), d);
+  const Dataset joined = load_dataset(dir.file("hopper_joined-v2.hdf5"));
+  EXPECT_EQ(joined.max_episode_steps, 1000);
+  EXPECT_EQ(joined.episodes_over_time_limit, 1);
+  EXPECT_EQ(joined.index.stats.max_length, 1300);
+  write_d4rl(dir.file("hopper_split-v2.hdf5"), make_data(11, 3, {5, 600, 700}));
+  EXPECT_EQ(load_dataset(dir.file("hopper_split-v2.hdf5")).episodes_over_time_limit, 0);
 }
 
 }  // namespace
