@@ -24,6 +24,22 @@ std::string error_of(const std::string& yaml) {
   return "";
 }
 
+// A typo in a shipped sweep (a key, a config name, an override) must fail here, not hours into
+// somebody's run: each one loads and every run's config accepts its overrides.
+TEST(SweepFile, EveryShippedSweepPlans) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(MINRNN_SOURCE_DIR) / "configs/sweeps")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    SCOPED_TRACE(entry.path().string());
+    const eval::SweepSpec spec = eval::load_sweep(entry.path().string());
+    std::vector<eval::SweepRun> runs;
+    ASSERT_NO_THROW(runs = eval::plan_sweep(spec));
+    EXPECT_EQ(runs.size(), spec.datasets.size() * spec.backbones.size() * spec.seeds.size());
+  }
+  EXPECT_GE(files, 4);
+}
+
 TEST(SweepFile, ParsesEveryKey) {
   const auto s = eval::parse_sweep(
       "datasets: [a, b]\nbackbones: [mingru]\nseeds: [0, 3]\nconfig: x/{dataset}.yaml\n"
