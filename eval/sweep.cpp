@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "eval/csv.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/config.h"
@@ -113,6 +114,22 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   return pid;
 }
 
+// Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
+// the last row of its metrics.csv; "starting" before the first row.
+std::string training_progress(const SweepRun& r) {
+  Series rate;
+  if (!read_csv_columns(fs::path(r.run_dir) / "metrics.csv", true, "step", "steps_per_s", -1, -1,
+                        &rate)) {
+    return run_name(r) + " starting";
+  }
+  const double step = rate.x.back(), per_s = rate.y.back();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " %.0f/%lld (%.1f steps/s, ETA %s)", step,
+                static_cast<long long>(r.max_steps), per_s,
+                per_s > 0 ? format_duration((r.max_steps - step) / per_s).c_str() : "?");
+  return run_name(r) + buf;
+}
+
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
   io::write_file_atomically(path.string(), j.dump(2) + "\n");
 }
@@ -193,7 +210,8 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       // The sweep names the backbone; the config may be a shared template.
       proto.overrides.push_back("backbone=" + backbone);
       for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
-      rl::load_config(proto.config, proto.overrides);  // throws naming the file or --set
+      // Throws naming the file or the --set.
+      proto.max_steps = rl::load_config(proto.config, proto.overrides).max_steps;
       for (int64_t seed : spec.seeds) {
         SweepRun r = proto;
         r.seed = seed;
@@ -290,6 +308,19 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     active[pid] = {i, evaluate, started};
     status[i] = evaluate ? "evaluating" : "training";
   };
+  // Runs are minutes to hours long: between finishes, say where the training ones are.
+  double last_progress = 0;
+  auto print_progress = [&] {
+    std::string line;
+    for (const auto& [pid, a] : active) {
+      if (a.evaluating) continue;
+      line += (line.empty() ? "" : "; ") + training_progress(runs[a.run]);
+    }
+    if (!line.empty()) {
+      std::printf("[%d/%d done] training: %s\n", already + finished, total, line.c_str());
+    }
+    last_progress = elapsed();
+  };
   write_status();
   while (true) {
     while (int(active.size()) < spec.parallel && next < runs.size()) {
@@ -300,7 +331,11 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     if (active.empty()) break;
     write_status();
     int wstatus = 0;
-    const pid_t pid = ::waitpid(-1, &wstatus, 0);
+    pid_t pid = 0;
+    while ((pid = ::waitpid(-1, &wstatus, WNOHANG)) == 0) {
+      if (elapsed() - last_progress >= opt.progress_every_s) print_progress();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
     if (pid < 0) break;
     auto it = active.find(pid);
     if (it == active.end()) continue;
@@ -336,7 +371,6 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
                   name.c_str(), status[a.run].c_str(),
                   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log.c_str(), failed);
     }
-    std::fflush(stdout);
   }
   write_status();
   std::printf("sweep %s: %d/%d done, %d failed, %s; `minrnn report %s` makes the table\n",

@@ -46,6 +46,7 @@ struct SweepRun {
   std::vector<std::string> overrides;  // passed as --set
   std::string run_dir;
   RunState state = RunState::kPending;
+  int64_t max_steps = 0;  // the config's, with the overrides (for progress lines)
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
@@ -56,10 +57,12 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 struct SweepOptions {
   std::string exe = "/proc/self/exe";  // the `minrnn` binary the children run
   bool dry_run = false;                // print the plan only
+  double progress_every_s = 60;        // how often a line says where the running runs are
 };
 
 // Runs every unfinished run; returns the number that failed. Writes <out>/sweep_status.json
-// after every change and prints progress lines (runs done / total, ETA) to stdout.
+// after every change and prints progress lines to stdout: one per finished run (runs done / total,
+// ETA) and, every `progress_every_s`, the step, rate and ETA of each run still training.
 int run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
 }  // namespace minrnn::eval

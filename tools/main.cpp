@@ -47,6 +47,9 @@ static void ensure_runtime_environment(char** argv) {
 
 int main(int argc, char** argv) {
   ensure_runtime_environment(argv);
+  // Progress lines must reach a log file or a pipe (`| tee`) as they happen, not when a buffer
+  // fills.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   using namespace minrnn::cli;
   CLI::App app{"minrnn: minGRU/minLSTM decision agents on D4RL MuJoCo datasets, from C++"};
   app.require_subcommand(1);

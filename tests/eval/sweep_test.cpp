@@ -143,7 +143,17 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   s.out = (tmp.path / "out").string();
   eval::SweepOptions opt;
   opt.exe = exe;
-  ASSERT_EQ(eval::run_sweep(s, opt), 0);
+  opt.progress_every_s = 0;  // a line at every poll while the runs train
+  ::testing::internal::CaptureStdout();
+  const int failed = eval::run_sweep(s, opt);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(failed, 0) << out;
+  EXPECT_NE(out.find("[0/2 done] training: hop/"), std::string::npos) << out;
+  // Each training run is "starting" until its first metrics row, then "step/max (rate, ETA)".
+  EXPECT_TRUE(out.find("/seed0 starting") != std::string::npos ||
+              out.find("/6 (") != std::string::npos)
+      << out;
+  EXPECT_NE(out.find("[2/2 done] hop/"), std::string::npos) << out;
   for (const char* b : {"mingru", "minlstm"}) {
     const fs::path run = fs::path(s.out) / "hop" / b / "seed0";
     EXPECT_TRUE(fs::exists(run / "done.json")) << run;

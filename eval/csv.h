@@ -1,0 +1,18 @@
+// Reading the small CSV files a run directory holds (metrics.csv, evals.csv) for reports and
+// sweep progress.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "eval/svg.h"
+
+namespace minrnn::eval {
+
+// Columns x and y of a CSV file as a series. With `header`, the first line names the columns and
+// `x_name` / `y_name` pick them; otherwise `x_col` / `y_col` index them. A torn last line (a run
+// still writing) is skipped. False when the file is missing, a column is absent, or no row is
+// complete.
+bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
+                      const std::string& y_name, int x_col, int y_col, Series* out);
+
+}  // namespace minrnn::eval
