@@ -1,6 +1,7 @@
 // `minrnn bench env`: environment throughput. For each environment: env-steps/s of one env, of a
 // VectorEnv of N envs, and the raw mj_step rate of the same model (the physics limit). Prints a
-// markdown table and files it under "## Environments (minrnn bench env)" in docs/benchmarks.md.
+// markdown table and files it under "## Environments (minrnn bench env)" in docs/benchmarks.md,
+// the numbers as CSV in runs/bench/env.csv.
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr const char* kSection = "## Environments (minrnn bench env)";
+constexpr const char* kDefaultCsv = "runs/bench/env.csv";
 
 struct BenchOptions {
   std::vector<std::string> envs = {"halfcheetah", "hopper", "walker2d"};
@@ -110,7 +112,36 @@ std::string fmt(double x) {
   return buf;
 }
 
-std::string run_benchmarks(const BenchOptions& opt) {
+struct EnvRates {
+  std::string env;
+  int frame_skip = 1;
+  double single = 0;                // env steps/s of one env
+  std::vector<double> vector;       // per --sizes entry, summed over the vector's envs
+  std::vector<int> vector_threads;  // threads the vector env used, per --sizes entry
+  double mj_steps = 0;              // bare mj_step/s on the same workload
+};
+
+std::vector<EnvRates> run(const BenchOptions& opt) {
+  std::vector<EnvRates> all;
+  for (const auto& name : opt.envs) {
+    const auto spec = envs::env_spec(name);
+    std::fprintf(stderr, "bench env: %s ...\n", spec.name.c_str());
+    EnvRates r;
+    r.env = spec.name;
+    r.frame_skip = spec.frame_skip;
+    r.single = single_env_rate(spec.name, opt.steps);
+    for (int n : opt.sizes) {
+      int threads = 0;
+      r.vector.push_back(vector_env_rate(spec.name, n, opt.steps, &threads));
+      r.vector_threads.push_back(threads);
+    }
+    r.mj_steps = mj_step_rate(spec.name, opt.steps);
+    all.push_back(r);
+  }
+  return all;
+}
+
+std::string format_table(const BenchOptions& opt, const std::vector<EnvRates>& all) {
   std::ostringstream md;
   md << "### " << timestamp() << " — " << machine_name() << " ("
      << std::thread::hardware_concurrency() << " hardware threads)\n\n"
@@ -123,23 +154,38 @@ std::string run_benchmarks(const BenchOptions& opt) {
   md << " mj_step/s | physics limit |\n|---|---:|";
   for (size_t i = 0; i < opt.sizes.size(); ++i) md << "---:|";
   md << "---:|---:|\n";
-  std::string threads_note;
-  for (const auto& name : opt.envs) {
-    const auto spec = envs::env_spec(name);
-    std::fprintf(stderr, "bench env: %s ...\n", spec.name.c_str());
-    md << "| " << spec.name << " | " << fmt(single_env_rate(spec.name, opt.steps)) << " |";
-    std::string threads_used;
-    for (int n : opt.sizes) {
-      int threads = 0;
-      md << " " << fmt(vector_env_rate(spec.name, n, opt.steps, &threads)) << " |";
-      threads_used += (threads_used.empty() ? "" : ", ") + std::to_string(threads);
-    }
-    threads_note = threads_used;
-    const double physics = mj_step_rate(spec.name, opt.steps);
-    md << " " << fmt(physics) << " | " << fmt(physics / spec.frame_skip) << " |\n";
+  for (const auto& r : all) {
+    md << "| " << r.env << " | " << fmt(r.single) << " |";
+    for (double rate : r.vector) md << " " << fmt(rate) << " |";
+    md << " " << fmt(r.mj_steps) << " | " << fmt(r.mj_steps / r.frame_skip) << " |\n";
   }
-  md << "\nVector env threads per N: " << threads_note << ".\n";
+  if (!all.empty()) {
+    md << "\nVector env threads per N: ";
+    for (size_t i = 0; i < all.back().vector_threads.size(); ++i) {
+      md << (i ? ", " : "") << all.back().vector_threads[i];
+    }
+    md << ".\n";
+  }
   return md.str();
+}
+
+// One row per measurement: mode single (1 env), vector (num_envs, threads) or mj_step (physics
+// steps/s; env_steps_per_s is the physics limit).
+BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) {
+  const std::string machine = machine_name();
+  BenchCsv csv({"machine", "env", "mode", "num_envs", "threads", "steps", "env_steps_per_s",
+                "mj_steps_per_s"});
+  for (const auto& r : all) {
+    const std::string steps = std::to_string(opt.steps);
+    csv.add_row({machine, r.env, "single", "1", "1", steps, csv_number(r.single), ""});
+    for (size_t i = 0; i < r.vector.size(); ++i) {
+      csv.add_row({machine, r.env, "vector", std::to_string(opt.sizes[i]),
+                   std::to_string(r.vector_threads[i]), steps, csv_number(r.vector[i]), ""});
+    }
+    csv.add_row({machine, r.env, "mj_step", "1", "1", steps, csv_number(r.mj_steps / r.frame_skip),
+                 csv_number(r.mj_steps)});
+  }
+  return csv;
 }
 
 }  // namespace
@@ -151,15 +197,17 @@ void add_bench_env(CLI::App& bench) {
   sub->add_option("--sizes", opt->sizes, "Vector env sizes")->delimiter(',');
   sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", opt->quick, "Small counts (2000 steps) for a smoke run");
-  add_filing_options(sub, opt->filing);
-  sub->callback([opt] {
-    if (opt->quick) opt->steps = std::min(opt->steps, 2000);
+  add_filing_options(sub, opt->filing, kDefaultCsv);
+  sub->callback([opt, sub] {
+    if (opt->quick) quick_default(sub, "--steps", opt->steps, 2000);
     for (int n : opt->sizes) {
       if (n < 1)
         throw std::invalid_argument("--sizes: every size must be >= 1, got " + std::to_string(n));
     }
     for (const auto& name : opt->envs) envs::env_spec(name);  // fail before measuring
-    file_result(opt->filing, kSection, run_benchmarks(*opt));
+    const std::vector<EnvRates> all = run(*opt);
+    file_result(opt->filing, kSection, format_table(*opt, all), results_csv(*opt, all),
+                kDefaultCsv);
   });
 }
 

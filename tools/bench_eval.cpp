@@ -5,7 +5,8 @@
 // each with all E episodes in one batch and one episode at a time, against the physics-only rate
 // (the same envs stepped with random actions, no model). Untrained models: speed does not depend
 // on the weights. halfcheetah by default: it never terminates, so every episode has T steps.
-// Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md.
+// Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
+// numbers as CSV in runs/bench/eval.csv.
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -20,6 +21,7 @@ namespace minrnn::cli {
 namespace {
 
 constexpr const char* kSection = "## Evaluation (minrnn bench eval)";
+constexpr const char* kDefaultCsv = "runs/bench/eval.csv";
 using Clock = std::chrono::steady_clock;
 
 struct EvalBenchOptions {
@@ -158,6 +160,17 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
   return md.str();
 }
 
+BenchCsv results_csv(const EvalBenchOptions& o, const std::vector<Row>& rows) {
+  BenchCsv csv({"device", "machine", "env", "episodes", "steps", "embed", "layers", "context",
+                "policy", "batching", "env_steps_per_s"});
+  for (const auto& r : rows) {
+    csv.add_row({"cpu", machine_name(), o.env, std::to_string(o.episodes), std::to_string(o.steps),
+                 std::to_string(o.embed), std::to_string(o.layers), std::to_string(o.context),
+                 r.what, r.batching, csv_number(r.env_steps_per_s)});
+  }
+  return csv;
+}
+
 }  // namespace
 
 void add_bench_eval(CLI::App& bench) {
@@ -170,10 +183,14 @@ void add_bench_eval(CLI::App& bench) {
   sub->add_option("--embed", o->embed, "embedding width")->check(CLI::PositiveNumber);
   sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "E=4, T=100: a smoke run");
-  add_filing_options(sub, o->filing);
-  sub->callback([o] {
-    if (o->quick) o->episodes = 4, o->steps = 100;
-    file_result(o->filing, kSection, format_table(*o, run(*o)));
+  add_filing_options(sub, o->filing, kDefaultCsv);
+  sub->callback([o, sub] {
+    if (o->quick) {
+      quick_default(sub, "--episodes", o->episodes, 4);
+      quick_default(sub, "--steps", o->steps, 100);
+    }
+    const std::vector<Row> rows = run(*o);
+    file_result(o->filing, kSection, format_table(*o, rows), results_csv(*o, rows), kDefaultCsv);
   });
 }
 

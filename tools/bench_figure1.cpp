@@ -8,22 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <sstream>
-#include <unordered_map>
-
-#include <c10/core/CPUAllocator.h>
 
 #include "core/minrnn.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
-#if defined(MINRNN_WITH_CUDA)
-#include <c10/cuda/CUDACachingAllocator.h>
-#endif
+#include "tools/memory_probe.h"
 
 namespace minrnn::cli {
 namespace {
@@ -37,108 +29,7 @@ struct Figure1Options {
   int repeats = 5;
   double max_seconds = 120;  // per cell: warm-up + timed steps + the memory step
   bool quick = false;
-  std::string csv;
   BenchFiling filing;
-};
-
-// Counts the bytes live in torch's CPU allocator (wrapping the default one), so peak CPU memory is
-// the allocator's own high-water mark, like the CUDA caching allocator's stats. Memory allocated
-// outside torch's allocator (oneDNN scratch, thread stacks, malloc inside libraries) is not seen.
-class CountingCpuAllocator final : public c10::Allocator {
- public:
-  // The inner allocator must hand out simple pointers (context == data) with a raw deleter, as the
-  // default CPU allocator does; ours do too, so raw_allocate() keeps working (LSTM uses it).
-  explicit CountingCpuAllocator(c10::Allocator* inner)
-      : inner_(inner), inner_deleter_(inner->raw_deleter()) {
-    if (!inner_deleter_) throw std::runtime_error("CPU allocator has no raw deleter to wrap");
-    instance_ = this;
-  }
-  c10::DataPtr allocate(size_t n) override {
-    c10::DataPtr inner = inner_->allocate(n);
-    const c10::Device device = inner.device();
-    void* data = inner.release_context();
-    if (data) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      sizes_[data] = n;
-      current_ += static_cast<int64_t>(n);
-      peak_ = std::max(peak_, current_);
-    }
-    return {data, data, &release, device};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    default_copy_data(dest, src, count);
-  }
-  int64_t current() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return current_;
-  }
-  int64_t peak() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return peak_;
-  }
-  void reset_peak() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    peak_ = current_;
-  }
-
- private:
-  static void release(void* data) {
-    CountingCpuAllocator* self = instance_;
-    if (!data) return;
-    {
-      std::lock_guard<std::mutex> lock(self->mutex_);
-      auto it = self->sizes_.find(data);
-      if (it != self->sizes_.end()) {
-        self->current_ -= static_cast<int64_t>(it->second);
-        self->sizes_.erase(it);
-      }
-    }
-    self->inner_deleter_(data);
-  }
-  static inline CountingCpuAllocator* instance_ = nullptr;
-  c10::Allocator* inner_;
-  c10::DeleterFnPtr inner_deleter_;
-  std::mutex mutex_;
-  std::unordered_map<void*, size_t> sizes_;
-  int64_t current_ = 0, peak_ = 0;
-};
-
-CountingCpuAllocator* cpu_counter() {
-  static auto* counter = [] {
-    auto* c = new CountingCpuAllocator(c10::GetCPUAllocator());  // lives for the process
-    c10::SetCPUAllocator(c, /*priority=*/1);
-    return c;
-  }();
-  return counter;
-}
-
-// Resident bytes before the step and the peak during it.
-struct MemoryProbe {
-  torch::Device device;
-  int64_t resident = 0;
-  void start() {
-#if defined(MINRNN_WITH_CUDA)
-    if (device.is_cuda()) {
-      namespace A = c10::cuda::CUDACachingAllocator;
-      A::resetPeakStats(device.index());
-      resident = A::getDeviceStats(device.index()).allocated_bytes[0].current;
-      return;
-    }
-#endif
-    cpu_counter()->reset_peak();
-    resident = cpu_counter()->current();
-  }
-  int64_t peak() const {
-#if defined(MINRNN_WITH_CUDA)
-    if (device.is_cuda()) {
-      return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index())
-          .allocated_bytes[0]
-          .peak;
-    }
-#endif
-    return cpu_counter()->peak();
-  }
 };
 
 struct Model {
@@ -362,23 +253,21 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
   return md.str();
 }
 
-void write_csv(const std::string& path, const Figure1Options& o, const torch::Device& device,
-               const std::vector<Model>& models, const Grid& grid) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + path);
+BenchCsv results_csv(const Figure1Options& o, const torch::Device& device,
+                     const std::vector<Model>& models, const Grid& grid) {
   const std::string machine = device.is_cuda() ? gpu_name() : machine_name();
-  out << "device,machine,batch,hidden,T,model,status,ms_per_step,peak_mib,resident_mib,est_s\n";
+  BenchCsv csv({"device", "machine", "batch", "hidden", "T", "model", "status", "ms_per_step",
+                "peak_mib", "resident_mib", "est_s"});
   for (size_t i = 0; i < grid.size(); ++i) {
     for (size_t j = 0; j < models.size(); ++j) {
       const Cell& c = grid[i][j];
-      out << device.str() << ",\"" << machine << "\"," << o.batch << "," << o.hidden << ","
-          << o.lengths[i] << "," << models[j].key << "," << (std::isnan(c.ms) ? "skipped" : "ok")
-          << "," << c.ms << "," << c.peak_mib << "," << c.resident_mib << "," << c.est_s << "\n";
+      csv.add_row({device.str(), machine, std::to_string(o.batch), std::to_string(o.hidden),
+                   std::to_string(o.lengths[i]), models[j].key, std::isnan(c.ms) ? "skipped" : "ok",
+                   csv_number(c.ms), csv_number(c.peak_mib), csv_number(c.resident_mib),
+                   csv_number(c.est_s)});
     }
   }
-  if (!out.flush()) throw std::runtime_error("failed writing " + path);
+  return csv;
 }
 
 }  // namespace
@@ -395,15 +284,13 @@ void add_bench_figure1(CLI::App& bench) {
   sub->add_option("--max-seconds", o->max_seconds,
                   "Skip a cell whose estimated time (from the previous T) exceeds this");
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");
-  sub->add_option("--csv", o->csv,
-                  "CSV output (default runs/bench/figure1-<device>.csv; none with --no-append)");
-  add_filing_options(sub, o->filing);
-  sub->callback([o] {
+  add_filing_options(sub, o->filing, "runs/bench/figure1-<device>.csv");
+  sub->callback([o, sub] {
     if (o->quick) {
-      o->batch = 8;
-      o->hidden = 32;
-      o->lengths = {16, 64};
-      o->repeats = 1;
+      quick_default(sub, "--batch", o->batch, 8);
+      quick_default(sub, "--hidden", o->hidden, 32);
+      quick_default(sub, "--lengths", o->lengths, {16, 64});
+      quick_default(sub, "--repeats", o->repeats, 1);
     }
     const torch::Device device = bench_device(o->device, o->lengths);
 #if !defined(MINRNN_WITH_CUDA)
@@ -411,19 +298,14 @@ void add_bench_figure1(CLI::App& bench) {
       throw std::runtime_error("--device cuda: built without CUDA (peak memory needs MINRNN_CUDA)");
     }
 #endif
-    if (!device.is_cuda()) cpu_counter();  // before any tensor exists, so every byte is counted
+    // Before any tensor exists, so every byte is counted.
+    if (!device.is_cuda()) install_cpu_memory_counter();
     torch::manual_seed(0);
     const auto models = make_models(*o, device);
     const Grid grid = run(*o, device, models);
-    // A print-only run (--no-append) writes a CSV only where asked, so it never replaces the
-    // CSV of the last filed result.
-    if (o->filing.append || !o->csv.empty()) {
-      const std::string csv = o->csv.empty() ? "runs/bench/figure1-" + o->device + ".csv" : o->csv;
-      write_csv(csv, *o, device, models, grid);
-      std::printf("CSV: %s\n", csv.c_str());
-    }
     file_result(o->filing, "## Figure 1 (minrnn bench figure1)",
-                format_report(*o, device, models, grid));
+                format_report(*o, device, models, grid), results_csv(*o, device, models, grid),
+                "runs/bench/figure1-" + o->device + ".csv");
   });
 }
 

@@ -1,5 +1,6 @@
 #include "tools/bench_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -66,16 +67,60 @@ void append_benchmark(const std::string& path, const std::string& section,
   io::write_file_atomically(path, text);
 }
 
-void add_filing_options(CLI::App* sub, BenchFiling& filing) {
+namespace {
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + csv_cell(cells[i]);
+  return line + "\n";
+}
+}  // namespace
+
+void BenchCsv::add_row(const std::vector<std::string>& cells) {
+  if (cells.size() != columns_.size()) {
+    throw std::logic_error("bench CSV row has " + std::to_string(cells.size()) +
+                           " cells, header has " + std::to_string(columns_.size()));
+  }
+  rows_ += csv_line(cells);
+}
+
+std::string BenchCsv::text() const {
+  return csv_line(columns_) + rows_;
+}
+
+std::string csv_number(double x) {
+  if (std::isnan(x)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv) {
   sub->add_option("--markdown", filing.markdown, "Benchmark log to append to");
+  sub->add_option("--csv", filing.csv,
+                  "CSV of the results (default " + default_csv + "; none with --no-append)");
   sub->add_flag("!--no-append", filing.append, "Print only; do not touch the markdown file");
 }
 
-void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry) {
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
+                 const BenchCsv& csv, const std::string& default_csv) {
   std::printf("%s", entry.c_str());
+  if (filing.append || !filing.csv.empty()) {
+    const std::string path = filing.csv.empty() ? default_csv : filing.csv;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    io::write_file_atomically(path, csv.text());
+    std::printf("\nCSV: %s\n", path.c_str());
+  }
   if (!filing.append) return;
   append_benchmark(filing.markdown, section, entry + "\n");
-  std::printf("\nappended to %s\n", filing.markdown.c_str());
+  std::printf("appended to %s\n", filing.markdown.c_str());
 }
 
 torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths,

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace minrnn::cli {
@@ -17,14 +19,43 @@ std::string timestamp();     // "YYYY-MM-DD HH:MM"
 void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry);
 
-// Where a bench files its result: --markdown FILE (default docs/benchmarks.md) and --no-append.
+// The machine-readable twin of a bench's markdown entry: a header and one line per measurement.
+class BenchCsv {
+ public:
+  explicit BenchCsv(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  // Cells holding a comma, quote or newline are quoted. Throws if the count differs from the
+  // header's: a misaligned CSV would be read wrongly without any error.
+  void add_row(const std::vector<std::string>& cells);
+  std::string text() const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::string rows_;
+};
+std::string csv_number(double x);  // "%.6g"; NaN (not measured) as an empty cell
+
+// Where a bench files its result: --markdown FILE (default docs/benchmarks.md), --csv FILE and
+// --no-append.
 struct BenchFiling {
   std::string markdown = "docs/benchmarks.md";
+  std::string csv;  // empty: the bench's default under runs/bench/
   bool append = true;
 };
-void add_filing_options(CLI::App* sub, BenchFiling& filing);
-// Prints `entry` and, unless --no-append, appends it under `section` and says where.
-void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry);
+// `default_csv` is what --help shows as the CSV's default path.
+void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv);
+// Prints `entry`; writes `csv` (atomically) to --csv, or to `default_csv` when filing; and, unless
+// --no-append, appends `entry` under `section` of the markdown file. A print-only run (--no-append)
+// writes a CSV only where asked, so it never replaces the CSV of the last filed result.
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
+                 const BenchCsv& csv, const std::string& default_csv);
+
+// Sets `value` to --quick's `quick_value` unless the user gave `option`: `--quick --lengths 16`
+// keeps T = 16 and shrinks the rest.
+template <typename T>
+void quick_default(const CLI::App* sub, const std::string& option, T& value,
+                   const typename std::common_type<T>::type& quick_value) {  // T from `value` only
+  if (sub->count(option) == 0) value = quick_value;
+}
 
 // Validates the options the benches share: every --lengths entry ≥ 1, and a device named cpu or
 // cuda, cuda only with a GPU visible; returns the device. Throws naming the option.

@@ -1,6 +1,7 @@
 // `minrnn bench scan`: forward and forward+backward time of the linear scan (ours vs the paper's
 // log-space cumsum/logcumsumexp form) and of one minGRU / minLSTM layer, B × T × D, per device.
-// Prints a markdown table and files it under "## Scan (minrnn bench scan)" in docs/benchmarks.md.
+// Prints a markdown table and files it under "## Scan (minrnn bench scan)" in docs/benchmarks.md,
+// the numbers as CSV in runs/bench/scan-<device>.csv.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,6 +139,19 @@ std::string format_table(const ScanBenchOptions& o, const torch::Device& device,
   return md.str();
 }
 
+BenchCsv results_csv(const ScanBenchOptions& o, const torch::Device& device,
+                     const std::vector<Row>& rows) {
+  const std::string machine = device.is_cuda() ? gpu_name() : machine_name();
+  BenchCsv csv({"device", "machine", "what", "batch", "T", "dim", "forward_ms", "train_ms",
+                "forward_gb_per_s"});
+  for (const Row& r : rows) {
+    csv.add_row({device.str(), machine, r.what, std::to_string(o.batch), std::to_string(r.length),
+                 std::to_string(o.dim), csv_number(r.forward_ms), csv_number(r.train_ms),
+                 r.bytes > 0 ? csv_number(r.bytes / r.forward_ms / 1e6) : ""});
+  }
+  return csv;
+}
+
 }  // namespace
 
 void add_bench_scan(CLI::App& bench) {
@@ -150,17 +164,18 @@ void add_bench_scan(CLI::App& bench) {
   sub->add_option("--device", o->device, "cpu or cuda");
   sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "Small sizes (B=8, D=64, T=64,512, 1 repeat) for a smoke run");
-  add_filing_options(sub, o->filing);
-  sub->callback([o] {
+  add_filing_options(sub, o->filing, "runs/bench/scan-<device>.csv");
+  sub->callback([o, sub] {
     if (o->quick) {
-      o->batch = 8;
-      o->dim = 64;
-      o->lengths = {64, 512};
-      o->repeats = 1;
+      quick_default(sub, "--batch", o->batch, 8);
+      quick_default(sub, "--dim", o->dim, 64);
+      quick_default(sub, "--lengths", o->lengths, {64, 512});
+      quick_default(sub, "--repeats", o->repeats, 1);
     }
     const torch::Device device = bench_device(o->device, o->lengths);
-    file_result(o->filing, "## Scan (minrnn bench scan)",
-                format_table(*o, device, run(*o, device)));
+    const std::vector<Row> rows = run(*o, device);
+    file_result(o->filing, "## Scan (minrnn bench scan)", format_table(*o, device, rows),
+                results_csv(*o, device, rows), "runs/bench/scan-" + o->device + ".csv");
   });
 }
 

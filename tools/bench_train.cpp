@@ -1,7 +1,8 @@
 // `minrnn bench train`: optimizer steps/s of the decision model's training step (forward, masked
 // MSE, backward, grad clipping, AdamW) per backbone, on a synthetic batch of the trainer's shapes
 // (hopper dims, B=64, K=20, embed 128, 3 layers by default). CPU always, CUDA when available.
-// Prints a markdown table and files it under "## Training (minrnn bench train)".
+// Prints a markdown table and files it under "## Training (minrnn bench train)", the numbers as
+// CSV in runs/bench/train.csv.
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -14,6 +15,7 @@ namespace minrnn::cli {
 namespace {
 
 constexpr const char* kSection = "## Training (minrnn bench train)";
+constexpr const char* kDefaultCsv = "runs/bench/train.csv";
 
 struct TrainBenchOptions {
   std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
@@ -96,6 +98,18 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
   return md.str();
 }
 
+BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows) {
+  BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "params",
+                "steps", "steps_per_s", "ms_per_step"});
+  for (const auto& r : rows) {
+    csv.add_row({r.device, r.device == "cpu" ? machine_name() : gpu_name(), r.backbone,
+                 std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
+                 std::to_string(o.layers), std::to_string(r.params), std::to_string(r.steps),
+                 csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s)});
+  }
+  return csv;
+}
+
 }  // namespace
 
 void add_bench_train(CLI::App& bench) {
@@ -110,9 +124,9 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(CLI::PositiveNumber);
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
-  add_filing_options(sub, o->filing);
-  sub->callback([o] {
-    if (o->quick) o->seconds = 1;
+  add_filing_options(sub, o->filing, kDefaultCsv);
+  sub->callback([o, sub] {
+    if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
     if (o->devices.empty()) {
       o->devices = {"cpu"};
       if (torch::cuda::is_available()) o->devices.push_back("cuda");
@@ -125,7 +139,7 @@ void add_bench_train(CLI::App& bench) {
         rows.push_back(measure(*o, b, device));
       }
     }
-    file_result(o->filing, kSection, format_table(*o, rows));
+    file_result(o->filing, kSection, format_table(*o, rows), results_csv(*o, rows), kDefaultCsv);
   });
 }
 
