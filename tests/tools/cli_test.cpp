@@ -1,0 +1,169 @@
+// The `minrnn` binary as a user runs it: each test starts it in a fresh directory and checks its
+// exit status, what it prints and the files it leaves. The libraries behind it have their own
+// suites; these check the wiring users touch (options, exit codes, messages, output files).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/datasets/fixtures.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `minrnn ARGS` with `dir` as the working directory, one torch thread.
+CliResult run_minrnn(const TempDir& dir, const std::string& args) {
+  const std::string command = "cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" +
+                              MINRNN_BINARY_DIR + "/minrnn' " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+// A tiny hopper agent's config: trains in a few seconds on a synthesized dataset.
+const char* kTinyConfig =
+    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+    "context_len: 5\nbatch_size: 4\nmax_steps: 6\nwarmup_steps: 1\neval_every: 0\n"
+    "eval_episodes: 2\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+
+TEST(Cli, DataInspectExplainsASynthesizedFile) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100").exit_code, 0);
+  const CliResult r = run_minrnn(dir, "data inspect d.hdf5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["steps"], 300);
+  EXPECT_EQ(j["episodes"], 3);
+  EXPECT_EQ(j["env"], "hopper");
+}
+
+TEST(Cli, DataInspectNamesTheFileAndTheMissingKey) {
+  TempDir dir;
+  data::testing::write_raw_d4rl(dir.file("broken.hdf5"), 6, 3, 2, {"rewards"});
+  const CliResult r = run_minrnn(dir, "data inspect broken.hdf5");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("broken.hdf5"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rewards"), std::string::npos) << r.output;
+}
+
+TEST(Cli, TrainRefusesAnUnknownKeyAndCreatesNoRun) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", std::string(kTinyConfig) + "lerning_rate: 0.1\n");
+  const CliResult r = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("c.yaml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lerning_rate"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.path / "run"));
+}
+
+// User checks 2 and 3: train, rerun (a finished run is kept, not retrained), evaluate.
+TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  const CliResult train = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  ASSERT_TRUE(fs::exists(dir.path / "run" / "done.json")) << train.output;
+  EXPECT_EQ(lines_of(read_text(dir.path / "run" / "metrics.csv")).size(), 1u + 6u);  // header
+
+  const std::string checkpoint = read_text(dir.path / "run" / "checkpoint.pt");
+  const CliResult again = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+  EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
+
+  const CliResult eval = run_minrnn(dir, "eval run --episodes 2");
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  EXPECT_NE(eval.output.find("normalized"), std::string::npos) << eval.output;
+  const auto j = nlohmann::json::parse(read_text(dir.path / "run" / "eval.json"));
+  EXPECT_EQ(j["episodes"], 2);
+}
+
+TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
+  TempDir dir;
+  fs::create_directories(dir.path / "empty");
+  const CliResult r = run_minrnn(dir, "eval empty");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("empty"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+}
+
+// A bench prints its table, files it in the markdown log and writes the same numbers as CSV.
+TEST(Cli, BenchFilesMarkdownAndCsv) {
+  TempDir dir;
+  const CliResult r =
+      run_minrnn(dir, "bench env --quick --envs hopper --sizes 1,2 --markdown bench.md");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(read_text(dir.path / "bench.md").find("## Environments (minrnn bench env)"),
+            std::string::npos);
+  const auto csv = lines_of(read_text(dir.path / "runs" / "bench" / "env.csv"));
+  ASSERT_EQ(csv.size(), 1u + 4u);  // header; single, vector N=1, vector N=2, mj_step
+  EXPECT_EQ(csv[0], "machine,env,mode,num_envs,threads,steps,env_steps_per_s,mj_steps_per_s");
+  for (size_t i = 1; i < csv.size(); ++i) {
+    EXPECT_NE(csv[i].find(",hopper,"), std::string::npos) << csv[i];
+    const std::string rate = csv[i].substr(0, csv[i].rfind(','));
+    EXPECT_GT(std::stod(rate.substr(rate.rfind(',') + 1)), 0.0) << csv[i];
+  }
+}
+
+// --no-append prints only: no markdown, and no CSV unless --csv names one.
+TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
+  TempDir dir;
+  CliResult r = run_minrnn(dir, "bench scan --quick --lengths 16 --no-append");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| scan: ours (linear_scan) |"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_empty(dir.path));
+
+  r = run_minrnn(dir, "bench scan --quick --lengths 16 --no-append --csv out/scan.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto csv = lines_of(read_text(dir.path / "out" / "scan.csv"));
+  ASSERT_EQ(csv.size(), 1u + 6u);  // header; two scans and four layers at one T
+  EXPECT_EQ(csv[0], "device,machine,what,batch,T,dim,forward_ms,train_ms,forward_gb_per_s");
+  EXPECT_NE(csv[1].find(",scan: ours (linear_scan),"), std::string::npos) << csv[1];
+  EXPECT_FALSE(fs::exists(dir.path / "docs"));
+}
+
+}  // namespace
+}  // namespace minrnn
