@@ -60,6 +60,14 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
+// A failed command: non-zero exit and a message naming every one of `parts`.
+void expect_failure_naming(const CliResult& r, const std::vector<std::string>& parts) {
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  for (const auto& part : parts) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << "no '" << part << "' in: " << r.output;
+  }
+}
+
 // A tiny hopper agent's config: trains in a few seconds on a synthesized dataset.
 const char* kTinyConfig =
     "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
@@ -81,19 +89,14 @@ TEST(Cli, DataInspectExplainsASynthesizedFile) {
 TEST(Cli, DataInspectNamesTheFileAndTheMissingKey) {
   TempDir dir;
   data::testing::write_raw_d4rl(dir.file("broken.hdf5"), 6, 3, 2, {"rewards"});
-  const CliResult r = run_minrnn(dir, "data inspect broken.hdf5");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("broken.hdf5"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("rewards"), std::string::npos) << r.output;
+  expect_failure_naming(run_minrnn(dir, "data inspect broken.hdf5"), {"broken.hdf5", "rewards"});
 }
 
 TEST(Cli, TrainRefusesAnUnknownKeyAndCreatesNoRun) {
   TempDir dir;
   write_text(dir.path / "c.yaml", std::string(kTinyConfig) + "lerning_rate: 0.1\n");
-  const CliResult r = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("c.yaml"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("lerning_rate"), std::string::npos) << r.output;
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0 --run-dir run"),
+                        {"c.yaml", "lerning_rate", "unknown key"});
   EXPECT_FALSE(fs::exists(dir.path / "run"));
 }
 
@@ -109,9 +112,8 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   EXPECT_EQ(lines_of(read_text(dir.path / "run" / "metrics.csv")).size(), 1u + 6u);  // header
 
   const std::string checkpoint = read_text(dir.path / "run" / "checkpoint.pt");
-  const CliResult again = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_NE(again.output.find("--force"), std::string::npos) << again.output;
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet"),
+                        {"finished run", "--force"});
   EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
 
   const CliResult eval = run_minrnn(dir, "eval run --episodes 2");
@@ -124,10 +126,7 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   TempDir dir;
   fs::create_directories(dir.path / "empty");
-  const CliResult r = run_minrnn(dir, "eval empty");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("empty"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("no checkpoint"), std::string::npos) << r.output;
+  expect_failure_naming(run_minrnn(dir, "eval empty"), {"empty", "no checkpoint"});
 }
 
 // A bench prints its table, files it in the markdown log and writes the same numbers as CSV.
