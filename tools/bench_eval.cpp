@@ -177,11 +177,11 @@ void add_bench_eval(CLI::App& bench) {
   auto o = std::make_shared<EvalBenchOptions>();
   auto* sub = bench.add_subcommand("eval", "Rollout env steps/s: streaming vs re-encoding");
   sub->add_option("--env", o->env, "environment (default halfcheetah)");
-  sub->add_option("--episodes", o->episodes, "E")->check(CLI::PositiveNumber);
-  sub->add_option("--steps", o->steps, "T steps per episode")->check(CLI::PositiveNumber);
-  sub->add_option("--context", o->context, "K (re-encoding window)")->check(CLI::PositiveNumber);
-  sub->add_option("--embed", o->embed, "embedding width")->check(CLI::PositiveNumber);
-  sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
+  sub->add_option("--episodes", o->episodes, "E")->check(positive());
+  sub->add_option("--steps", o->steps, "T steps per episode")->check(positive());
+  sub->add_option("--context", o->context, "K (re-encoding window)")->check(positive());
+  sub->add_option("--embed", o->embed, "embedding width")->check(positive());
+  sub->add_option("--layers", o->layers, "layers")->check(positive());
   sub->add_flag("--quick", o->quick, "E=4, T=100: a smoke run");
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {

@@ -278,9 +278,9 @@ void add_bench_figure1(CLI::App& bench) {
       "figure1", "Paper's Figure 1: training-step time and peak memory vs T, minRNN vs GRU/LSTM");
   sub->add_option("--device", o->device, "cpu or cuda");
   sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
-  sub->add_option("--batch", o->batch, "Batch size B")->check(CLI::PositiveNumber);
-  sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(CLI::PositiveNumber);
-  sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(CLI::PositiveNumber);
+  sub->add_option("--batch", o->batch, "Batch size B")->check(positive());
+  sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive());
+  sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(positive());
   sub->add_option("--max-seconds", o->max_seconds,
                   "Skip a cell whose estimated time (from the previous T) exceeds this");
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");

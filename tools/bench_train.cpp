@@ -118,11 +118,11 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
   sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
       ->delimiter(',');
-  sub->add_option("--batch", o->batch, "B")->check(CLI::PositiveNumber);
-  sub->add_option("--context", o->context, "K")->check(CLI::PositiveNumber);
-  sub->add_option("--embed", o->embed, "embedding width")->check(CLI::PositiveNumber);
-  sub->add_option("--layers", o->layers, "layers")->check(CLI::PositiveNumber);
-  sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(CLI::PositiveNumber);
+  sub->add_option("--batch", o->batch, "B")->check(positive());
+  sub->add_option("--context", o->context, "K")->check(positive());
+  sub->add_option("--embed", o->embed, "embedding width")->check(positive());
+  sub->add_option("--layers", o->layers, "layers")->check(positive());
+  sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {

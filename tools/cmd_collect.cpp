@@ -216,15 +216,15 @@ void add_collect_command(CLI::App& app) {
       ->required();
   sub->add_option("--steps", args->steps,
                   "Transitions to record per policy (D4RL: 1000000; medium-replay: unused)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--train-steps", args->train_steps,
                   "SAC environment-step budget (medium stops earlier at the target)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--start-steps", args->start_steps,
                   "SAC steps with uniform random actions before learning starts")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--eval-every", args->eval_every, "Evaluate SAC every N steps")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--target", args->target,
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)");
   sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");

@@ -205,9 +205,9 @@ void add_data_command(CLI::App& app) {
       "synth", "Write a synthetic D4RL-layout file (random data, real layout and sizes)");
   synth->add_option("out", synth_args->out, "output .hdf5 path")->required();
   synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
-  synth->add_option("--steps", synth_args->steps, "number of steps")->check(CLI::PositiveNumber);
+  synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive());
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   synth->add_option("--seed", synth_args->seed, "random seed");
   synth->add_flag("--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {

@@ -23,8 +23,7 @@ void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("eval", "roll a trained agent out; writes RUN/eval.json");
   sub->add_option("run", args->run, "run directory (or checkpoint file)")->required();
-  sub->add_option("--episodes", args->episodes, "episodes (default 10)")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--episodes", args->episodes, "episodes (default 10)")->check(positive());
   sub->add_option("--target-return", args->target_return, "raw target return (default: config's)");
   sub->add_option("--seed", args->seed, "episode i uses env seed S + i");
   sub->add_option("--device", args->device, "cpu or cuda");

@@ -19,7 +19,7 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--set", args->sets, "extra config override for every run: key=value");
   sub->add_option("--out", args->out, "output directory (default: the file's `out`)");
   sub->add_option("--parallel", args->parallel, "runs at a time (default: the file's `parallel`)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_flag("--dry-run", args->dry_run, "print the runs and their state; start nothing");
   sub->callback([args] {
     eval::SweepSpec spec = eval::load_sweep(args->file);

@@ -12,6 +12,11 @@ void add_data_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
+// `->check(positive())` on a numeric option: rejects 0, negatives and non-numbers with
+// "--episodes: expected a number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out the whole
+// of DBL_MAX in its message.)
+CLI::Validator positive();
+
 // For subcommands whose feature has not landed yet: says so and exits non-zero.
 void not_built_yet(CLI::App& sub, const char* issue);
 

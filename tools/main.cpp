@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include <c10/util/Exception.h>
 
@@ -18,6 +19,19 @@ void not_built_yet(CLI::App& sub, const char* issue) {
     throw ExitError{
         2, "minrnn " + sub.get_name() + ": not built yet (tracked in issue " + issue + ")"};
   });
+}
+
+CLI::Validator positive() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          size_t used = 0;
+          if (std::stod(value, &used) > 0 && used == value.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return "expected a number > 0, got '" + value + "'";
+      },
+      "> 0", "positive");
 }
 
 }  // namespace minrnn::cli

@@ -129,6 +129,15 @@ TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   expect_failure_naming(run_minrnn(dir, "eval empty"), {"empty", "no checkpoint"});
 }
 
+TEST(Cli, ANonPositiveCountIsRefusedByName) {
+  TempDir dir;
+  expect_failure_naming(run_minrnn(dir, "eval run --episodes 0"),
+                        {"--episodes", "expected a number > 0, got '0'"});
+  expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
+                        {"--batch", "got '-3'"});
+  EXPECT_TRUE(fs::is_empty(dir.path));
+}
+
 // A bench prints its table, files it in the markdown log and writes the same numbers as CSV.
 TEST(Cli, BenchFilesMarkdownAndCsv) {
   TempDir dir;
