@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "eval/csv.h"
+#include "eval/published.h"
 #include "eval/svg.h"
 #include "io/atomic_file.h"
 
@@ -144,6 +145,34 @@ std::string table_markdown(const Table& t) {
   return md.str();
 }
 
+std::string published_markdown(const Table& t) {
+  auto ours = [&](const std::string& dataset, const std::string& backbone) {
+    auto it = t.cells.find({dataset, backbone});
+    return it == t.cells.end() ? std::string("–")
+                               : fmt(it->second.mean) + " ± " + fmt(it->second.std);
+  };
+  std::ostringstream rows;
+  for (const auto& d : t.datasets) {
+    const PublishedScores* p = find_published(d);
+    if (p == nullptr) continue;
+    rows << "| " << d << " | " << ours(d, "mingru") << " | " << fmt(p->mingru) << " ± "
+         << fmt(p->mingru_std) << " | " << ours(d, "minlstm") << " | " << fmt(p->minlstm) << " ± "
+         << fmt(p->minlstm_std) << " | " << ours(d, "transformer") << " | " << fmt(p->dt_paper)
+         << " | " << fmt(p->corl_dt_last) << " |\n";
+  }
+  if (rows.str().empty()) return "";
+  return "## Beside the published numbers\n\n"
+         "Published: D4RL normalized scores on D4RL's own v2 files (REFERENCE.md §3). minGRU and "
+         "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021, "
+         "and "
+         "CORL's DT scored at its last checkpoint as we score ours. Ours: mean ± std over seeds, "
+         "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
+         "their own scores are in docs/collect.md).\n\n"
+         "| dataset | mingru | minGRU (paper) | minlstm | minLSTM (paper) | transformer | DT "
+         "(paper) | DT (CORL, last) |\n|---|---|---|---|---|---|---|---|\n" +
+         rows.str();
+}
+
 std::string table_csv(const Table& t) {
   std::ostringstream csv;
   csv << "dataset,backbone,mean,std,seeds\n";
@@ -170,8 +199,9 @@ ReportFiles write_report(const std::string& sweep_dir) {
   const Table t = make_table(runs);
   ReportFiles files;
   const fs::path dir(sweep_dir);
-  io::write_file_atomically((dir / "table3.md").string(),
-                            "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t));
+  io::write_file_atomically(
+      (dir / "table3.md").string(),
+      "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t) + "\n" + published_markdown(t));
   io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 

@@ -33,11 +33,15 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 Table make_table(const std::vector<RunScore>& runs);
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
+// Our cells beside the published ones (eval/published.h) for every row the paper's Table 3 has;
+// empty when it has none of the table's datasets.
+std::string published_markdown(const Table& table);
 
 struct ReportFiles {
   std::vector<std::string> written;
 };
-// Writes table3.md, table3.csv and plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir.
+// Writes table3.md (our table, then the published comparison), table3.csv and
+// plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -14,7 +14,10 @@ void add_report_command(CLI::App& app) {
   sub->callback([dir] {
     const auto runs = eval::collect_scores(*dir);
     const auto files = eval::write_report(*dir);
-    std::printf("%s", eval::table_markdown(eval::make_table(runs)).c_str());
+    const eval::Table table = eval::make_table(runs);
+    const std::string published = eval::published_markdown(table);
+    std::printf("%s%s%s", eval::table_markdown(table).c_str(), published.empty() ? "" : "\n",
+                published.c_str());
     for (const auto& f : files.written) std::printf("wrote %s\n", f.c_str());
   });
 }

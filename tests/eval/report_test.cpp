@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "eval/published.h"
 #include "eval/report.h"
 #include "eval/svg.h"
 #include "tests/rl/fixtures.h"
@@ -67,6 +68,33 @@ TEST(Report, MeanStdOverSeedsAndAverageRow) {
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));
   EXPECT_FALSE(fs::exists(tmp.path / "plots/halfcheetah-medium-mingru-loss.svg"));  // no csv
+}
+
+TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60);
+  make_run(tmp.path, "hopper-medium", "mingru", 1, 80);
+  make_run(tmp.path, "hopper-medium", "transformer", 0, 50);
+  make_run(tmp.path, "hopper-tiny", "mingru", 0, 7);
+  eval::write_report(tmp.path.string());
+  const std::string md = read(tmp.path / "table3.md");
+  // Ours, the paper's minGRU, our (missing) minLSTM, the paper's, ours and both DT numbers.
+  EXPECT_NE(md.find("| hopper-medium | 70.0 ± 10.0 | 79.4 ± 8.2 | – | 85.0 ± 4.4 | 50.0 ± 0.0 | "
+                    "67.6 | 65.1 |"),
+            std::string::npos)
+      << md;
+  const std::string published = md.substr(md.find("## Beside the published numbers"));
+  EXPECT_EQ(published.find("hopper-tiny"), std::string::npos) << "not in the paper: no row";
+
+  EXPECT_EQ(eval::find_published("hopper-medium-v2"), eval::find_published("hopper-medium"));
+  ASSERT_NE(eval::find_published("walker2d-medium-expert"), nullptr);
+  EXPECT_DOUBLE_EQ(eval::find_published("walker2d-medium-expert")->mingru, 110.3);
+  EXPECT_EQ(eval::find_published("hopper-random"), nullptr);
+
+  testing::TempDir tiny;  // no dataset of the paper's: no section at all
+  make_run(tiny.path, "hopper-tiny", "mingru", 0, 7);
+  eval::write_report(tiny.path.string());
+  EXPECT_EQ(read(tiny.path / "table3.md").find("published"), std::string::npos);
 }
 
 TEST(Report, MalformedEvalJsonIsNamed) {
