@@ -16,8 +16,9 @@ start=$(date +%s)
 echo "== 1/5 dataset: $DATA"
 if [ ! -f "$DATA" ]; then
   # The documented command for the built-in default dataset (docs/collect.md).
+  # Its own work dir: the full-size collections' default (data/work/hopper-sac-s0) stays free.
   "$MINRNN" collect hopper medium-replay --train-steps 5000 --start-steps 1000 --eval-every 2500 \
-    --seed 0 --out "$DATA"
+    --seed 0 --out "$DATA" --work-dir data/work/hopper-tiny-s0
 fi
 "$MINRNN" data inspect "$DATA"
 

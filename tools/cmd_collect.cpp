@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "envs/registry.h"
 #include "io/atomic_file.h"
@@ -33,6 +36,60 @@ struct Args {
   uint64_t seed = 0;
   bool force = false;
 };
+
+// What a work dir's SAC run is, kept in <work>/run.txt: the env and seed, and the options that
+// decide how it trains. A later command may reuse the run's finished phases only if it asks for
+// the same training; otherwise e.g. a 5 000-step toy run would silently become the medium policy
+// of a full-size collection.
+std::vector<std::pair<std::string, std::string>> training_recipe(const Args& a) {
+  char target[32];
+  std::snprintf(target, sizeof(target), "%.17g", a.target);
+  return {{"env", a.env},
+          {"seed", std::to_string(a.seed)},
+          {"train_steps", std::to_string(a.train_steps)},
+          {"start_steps", std::to_string(a.start_steps)},
+          {"eval_every", std::to_string(a.eval_every)},
+          {"target", target}};
+}
+
+// Writes run.txt in a new work dir; in a used one, refuses a command whose recipe differs,
+// naming the option. Work dirs from before the recipe was recorded hold one line, "ENV seed S",
+// and are checked for env and seed only.
+void check_work_dir_recipe(const Args& a, const fs::path& work) {
+  const auto recipe = training_recipe(a);
+  const fs::path file = work / "run.txt";
+  if (!fs::exists(file)) {
+    std::string text;
+    for (const auto& [key, value] : recipe) text += key + " " + value + "\n";
+    io::write_file_atomically(file.string(), text);
+    return;
+  }
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string legacy = a.env + " seed " + std::to_string(a.seed);
+  if (text == legacy) return;
+  std::map<std::string, std::string> recorded;
+  std::istringstream lines(text);
+  for (std::string key, value; lines >> key >> value;) recorded[key] = value;
+  if (recorded.empty() || !recorded.count("env")) {
+    throw std::invalid_argument(file.string() + ": holds '" + text + "', not a run of " + legacy +
+                                "; use another --work-dir");
+  }
+  for (const auto& [key, value] : recipe) {
+    const auto it = recorded.find(key);
+    if (it != recorded.end() && it->second == value) continue;
+    std::string option = "--" + key;
+    std::replace(option.begin(), option.end(), '_', '-');
+    if (key == "env") option = "ENV";
+    throw std::invalid_argument(
+        "--work-dir " + work.string() + " holds a SAC run made with " + option + " " +
+        (it == recorded.end() ? "(not recorded)" : it->second) + ", this command asks for " +
+        value + " (" + file.string() + "). Pass the same options to reuse it, or another " +
+        "--work-dir (or delete that one) to train anew.");
+  }
+}
 
 bool is_done(const fs::path& dir) {
   return fs::exists(dir / "done.txt");
@@ -141,19 +198,7 @@ void run(Args& a) {
     }
     const fs::path work(a.work_dir);
     const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
-    // The work dir belongs to one env and seed; refuse to mix.
-    const std::string id = spec.name + " seed " + std::to_string(a.seed);
-    if (fs::exists(work / "run.txt")) {
-      std::ifstream in(work / "run.txt");
-      std::stringstream ss;
-      ss << in.rdbuf();
-      if (ss.str() != id) {
-        throw std::invalid_argument("--work-dir " + a.work_dir + " holds a run of '" + ss.str() +
-                                    "', not '" + id + "'");
-      }
-    } else {
-      io::write_file_atomically((work / "run.txt").string(), id);
-    }
+    check_work_dir_recipe(a, work);
     rl::Sac medium(spec.obs_dim, spec.act_dim, config);
     rl::ReplayBuffer medium_buffer;
     train_phase(a, work / "medium", a.target, medium, medium_buffer);

@@ -129,6 +129,42 @@ TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   expect_failure_naming(run_minrnn(dir, "eval empty"), {"empty", "no checkpoint"});
 }
 
+// A SAC work dir is reused only by a command asking for the same training: a finished toy run
+// must never become the medium policy of a bigger collection.
+TEST(Cli, CollectReusesAWorkDirOnlyForTheSameTraining) {
+  TempDir dir;
+  const std::string sac = "--start-steps 200 --eval-every 300 --work-dir work";
+  const CliResult first =
+      run_minrnn(dir, "collect hopper medium-replay --train-steps 300 " + sac + " --out a.hdf5");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string recipe = read_text(dir.path / "work" / "run.txt");
+  EXPECT_NE(recipe.find("train_steps 300\n"), std::string::npos) << recipe;
+
+  expect_failure_naming(
+      run_minrnn(dir, "collect hopper medium-replay --train-steps 400 " + sac + " --out b.hdf5"),
+      {"--work-dir work", "--train-steps 300", "asks for 400"});
+  expect_failure_naming(
+      run_minrnn(dir, "collect walker2d medium-replay --train-steps 300 " + sac + " --out b.hdf5"),
+      {"ENV hopper", "asks for walker2d"});
+  EXPECT_FALSE(fs::exists(dir.path / "b.hdf5"));
+  EXPECT_EQ(read_text(dir.path / "work" / "run.txt"), recipe);
+
+  const CliResult same = run_minrnn(
+      dir, "collect hopper medium --steps 50 --train-steps 300 " + sac + " --out b.hdf5");
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("trained already (300 steps)"), std::string::npos) << same.output;
+
+  // A work dir from before run.txt held the recipe ("ENV seed S") is checked for env and seed.
+  write_text(dir.path / "work" / "run.txt", "hopper seed 0");
+  EXPECT_EQ(
+      run_minrnn(dir, "collect hopper medium --steps 50 --train-steps 300 " + sac + " --out c.hdf5")
+          .exit_code,
+      0);
+  expect_failure_naming(run_minrnn(dir, "collect hopper medium --steps 50 --seed 1 " + sac +
+                                            " --train-steps 300 --out d.hdf5"),
+                        {"hopper seed 0", "use another --work-dir"});
+}
+
 TEST(Cli, ANonPositiveCountIsRefusedByName) {
   TempDir dir;
   expect_failure_naming(run_minrnn(dir, "eval run --episodes 0"),
