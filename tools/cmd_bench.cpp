@@ -1,4 +1,5 @@
-// `minrnn bench <what>`: speed measurements, printed and appended to docs/benchmarks.md.
+// `minrnn bench <what>`: speed measurements, printed, appended to docs/benchmarks.md and written
+// as CSV under runs/bench/.
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -10,7 +11,8 @@ void add_bench_eval(CLI::App& bench);     // tools/bench_eval.cpp
 void add_bench_figure1(CLI::App& bench);  // tools/bench_figure1.cpp
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Benchmarks (results appended to docs/benchmarks.md)");
+  auto* bench = app.add_subcommand(
+      "bench", "Benchmarks (appended to docs/benchmarks.md, numbers in runs/bench/*.csv)");
   bench->require_subcommand(1);
   add_bench_scan(*bench);
   add_bench_env(*bench);
