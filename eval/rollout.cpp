@@ -1,5 +1,6 @@
 #include "eval/rollout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -141,6 +142,9 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
       done[i] = step.terminated || step.truncated;
       if (renderer && i == 0) frames.push_back(renderer->render_rgb());
       all_done = all_done && done[i];
+    }
+    if (opt.on_step) {
+      opt.on_step(t + 1, max_steps, static_cast<int>(std::count(done.begin(), done.end(), 1)));
     }
     if (all_done) break;
     // Finished episodes keep being fed (frozen obs) so the batch stays rectangular; unused.

@@ -8,6 +8,7 @@
 // prefix of an unpadded training window starting at the episode start. Hence for t < K window and
 // streaming agree up to float rounding (parallel scan vs step). All episodes advance in one batch.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct RolloutOptions {
   // When set, episode 0 is rendered offscreen: <video_dir>/frame_00000.png ... and rollout.gif.
   std::string video_dir;
   int video_width = 320, video_height = 240;
+  // Called after every step of the batch with (steps done, max steps per episode, episodes
+  // finished): for a progress line. Unset: silent.
+  std::function<void(int, int, int)> on_step;
 };
 
 struct RolloutResult {

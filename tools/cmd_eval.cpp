@@ -1,14 +1,41 @@
 // `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]`:
 // rolls the run's checkpoint out and writes <RUN>/eval.json (raw returns and D4RL normalized
 // scores, the eval mode used).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "eval/rollout.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
+namespace {
+
+// A progress line on stderr every second on a terminal (rewritten in place), every 10 s otherwise.
+// The ETA assumes every episode runs to the time limit, so it is an upper bound.
+std::function<void(int, int, int)> progress_line(int episodes) {
+  const bool tty = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  return [=](int step, int max_steps, int finished) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    const bool end = step == max_steps || finished == episodes;
+    if (!end && now - last < std::chrono::seconds(tty ? 1 : 10)) return;
+    last = now;
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    const double rate = step / std::max(elapsed, 1e-9);
+    std::fprintf(stderr, "%seval: step %d/%d, %d/%d episodes ended, %.0f steps/s, ETA <= %.0f s%s",
+                 tty ? "\r" : "", step, max_steps, finished, episodes, rate,
+                 (max_steps - step) / std::max(rate, 1e-9), tty && !end ? "   " : "\n");
+  };
+}
+
+}  // namespace
 
 void add_eval_command(CLI::App& app) {
   struct Args {
@@ -51,6 +78,7 @@ void add_eval_command(CLI::App& app) {
     ro.seed = args->seed;
     ro.video_dir = args->video;
     ro.mode = eval::parse_eval_mode(args->mode);
+    ro.on_step = progress_line(ro.episodes);
     const auto r = eval::rollout(agent, ro);
     const std::string dir = std::filesystem::is_directory(args->run)
                                 ? args->run

@@ -41,9 +41,25 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
       EXPECT_NEAR(r.normalized[i], envs::normalized_score("hopper", r.returns[i]), 1e-9);
     }
     EXPECT_TRUE(std::isfinite(r.mean_normalized));
-    // Same seed → same episodes.
+    // Same seed → same episodes; the progress callback sees every step and the episodes end.
+    std::vector<std::pair<int, int>> progress;  // (step, episodes ended)
+    ro.on_step = [&](int step, int max_steps, int ended) {
+      EXPECT_EQ(max_steps, 40);
+      progress.push_back({step, ended});
+    };
     auto again = eval::rollout(agent, ro);
     EXPECT_EQ(again.returns, r.returns);
+    ASSERT_EQ(progress.size(), size_t(*std::max_element(r.lengths.begin(), r.lengths.end())));
+    for (size_t t = 0; t < progress.size(); ++t) EXPECT_EQ(progress[t].first, int(t) + 1);
+    for (size_t t = 1; t < progress.size(); ++t)
+      EXPECT_GE(progress[t].second, progress[t - 1].second);
+    if (progress.size() < 40) {
+      EXPECT_EQ(progress.back().second, 3);  // the loop stopped because every episode ended
+    } else {                                 // ended before the cap; one may end right at it
+      EXPECT_GE(progress.back().second,
+                std::count_if(r.lengths.begin(), r.lengths.end(), [](int n) { return n < 40; }));
+    }
+    ro.on_step = nullptr;
 
     const auto path = (fs::path(opt.run_dir) / "eval.json").string();
     eval::write_eval_json(path, agent, ro, r);
