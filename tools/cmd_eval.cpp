@@ -29,9 +29,12 @@ std::function<void(int, int, int)> progress_line(int episodes) {
     last = now;
     const double elapsed = std::chrono::duration<double>(now - start).count();
     const double rate = step / std::max(elapsed, 1e-9);
-    std::fprintf(stderr, "%seval: step %d/%d, %d/%d episodes ended, %.0f steps/s, ETA <= %.0f s%s",
-                 tty ? "\r" : "", step, max_steps, finished, episodes, rate,
-                 (max_steps - step) / std::max(rate, 1e-9), tty && !end ? "   " : "\n");
+    char eta[32] = "done";
+    if (!end)
+      std::snprintf(eta, sizeof eta, "ETA <= %.0f s", (max_steps - step) / std::max(rate, 1e-9));
+    std::fprintf(stderr, "%seval: step %d/%d, %d/%d episodes ended, %.0f steps/s, %s%s",
+                 tty ? "\r" : "", step, max_steps, finished, episodes, rate, eta,
+                 tty && !end ? "   " : "\n");
   };
 }
 
