@@ -18,6 +18,12 @@ const PublishedScores kTable3[] = {
 
 }  // namespace
 
+std::vector<std::string> published_datasets() {
+  std::vector<std::string> names;
+  for (const PublishedScores& row : kTable3) names.push_back(row.dataset);
+  return names;
+}
+
 const PublishedScores* find_published(const std::string& dataset) {
   const std::string suffix = "-v2";
   std::string name = dataset;

@@ -4,6 +4,7 @@
 // say which checkpoint they report; CORL's "last" column, like our report, scores the last one.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace minrnn::eval {
 
@@ -14,6 +15,9 @@ struct PublishedScores {
   double minlstm, minlstm_std, mingru, mingru_std;  // Feng et al. 2024, Table 3
   double decision_mamba;
 };
+
+// The paper's Table 3 datasets, in its row order ("halfcheetah-medium", "hopper-medium", ...).
+std::vector<std::string> published_datasets();
 
 // The row for `dataset` ("hopper-medium" or "hopper-medium-v2"); nullptr when the paper's Table 3
 // has no such dataset.

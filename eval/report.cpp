@@ -19,11 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The paper's row and column order; anything else follows alphabetically.
-const std::vector<std::string> kDatasetOrder = {
-    "halfcheetah-medium",        "hopper-medium",        "walker2d-medium",
-    "halfcheetah-medium-replay", "hopper-medium-replay", "walker2d-medium-replay",
-    "halfcheetah-medium-expert", "hopper-medium-expert", "walker2d-medium-expert"};
+// The paper's column order (its rows come from eval/published.h); anything else follows
+// alphabetically.
 const std::vector<std::string> kBackboneOrder = {"mingru", "minlstm", "transformer"};
 
 void sort_by(std::vector<std::string>& v, const std::vector<std::string>& order) {
@@ -97,7 +94,7 @@ Table make_table(const std::vector<RunScore>& runs) {
     if (std::find(t.backbones.begin(), t.backbones.end(), r.backbone) == t.backbones.end())
       t.backbones.push_back(r.backbone);
   }
-  sort_by(t.datasets, kDatasetOrder);
+  sort_by(t.datasets, published_datasets());
   sort_by(t.backbones, kBackboneOrder);
   for (const auto& [key, v] : scores) t.cells[key] = mean_std(v);
   for (const auto& b : t.backbones) {
@@ -163,9 +160,8 @@ std::string published_markdown(const Table& t) {
   if (rows.str().empty()) return "";
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files (REFERENCE.md §3). minGRU and "
-         "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021, "
-         "and "
-         "CORL's DT scored at its last checkpoint as we score ours. Ours: mean ± std over seeds, "
+         "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021; "
+         "CORL's DT is scored at its last checkpoint, as ours are. Ours: mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
          "their own scores are in docs/collect.md).\n\n"
          "| dataset | mingru | minGRU (paper) | minlstm | minLSTM (paper) | transformer | DT "
@@ -199,9 +195,10 @@ ReportFiles write_report(const std::string& sweep_dir) {
   const Table t = make_table(runs);
   ReportFiles files;
   const fs::path dir(sweep_dir);
-  io::write_file_atomically(
-      (dir / "table3.md").string(),
-      "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t) + "\n" + published_markdown(t));
+  const std::string published = published_markdown(t);
+  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t) +
+                   (published.empty() ? "" : "\n" + published);
+  io::write_file_atomically((dir / "table3.md").string(), files.markdown);
   io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 

@@ -39,6 +39,7 @@ std::string published_markdown(const Table& table);
 
 struct ReportFiles {
   std::vector<std::string> written;
+  std::string markdown;  // what table3.md holds
 };
 // Writes table3.md (our table, then the published comparison), table3.csv and
 // plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir.

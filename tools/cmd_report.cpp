@@ -12,12 +12,8 @@ void add_report_command(CLI::App& app) {
   auto* sub = app.add_subcommand("report", "Table 3 + learning curves from a sweep directory");
   sub->add_option("sweep_dir", *dir, "the sweep's output directory")->required();
   sub->callback([dir] {
-    const auto runs = eval::collect_scores(*dir);
     const auto files = eval::write_report(*dir);
-    const eval::Table table = eval::make_table(runs);
-    const std::string published = eval::published_markdown(table);
-    std::printf("%s%s%s", eval::table_markdown(table).c_str(), published.empty() ? "" : "\n",
-                published.c_str());
+    std::printf("%s", files.markdown.c_str());
     for (const auto& f : files.written) std::printf("wrote %s\n", f.c_str());
   });
 }
