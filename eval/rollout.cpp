@@ -1,6 +1,5 @@
 #include "eval/rollout.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -99,6 +98,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   r.lengths.assign(B, 0);
   r.mode = mode;
   std::vector<uint8_t> done(B, 0);
+  int ended = 0;  // episodes done
   auto rtg = torch::full({B, 1}, opt.target_return / scale, torch::kFloat32);
   core::SequenceState state = model->initial_state();  // streaming only
   // Window mode history: lists of (B, ·) per step, re-encoded over the last K from a zero state.
@@ -129,7 +129,6 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
       h_act.back() = action;
     }
     auto a = action.to(torch::kCPU).to(torch::kFloat64).contiguous();
-    bool all_done = true;
     auto rtg_acc = rtg.accessor<float, 2>();
     for (int64_t i = 0; i < B; ++i) {
       if (done[i]) continue;
@@ -141,12 +140,10 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
       rtg_acc[i][0] -= static_cast<float>(step.reward / scale);
       done[i] = step.terminated || step.truncated;
       if (renderer && i == 0) frames.push_back(renderer->render_rgb());
-      all_done = all_done && done[i];
+      ended += done[i];
     }
-    if (opt.on_step) {
-      opt.on_step(t + 1, max_steps, static_cast<int>(std::count(done.begin(), done.end(), 1)));
-    }
-    if (all_done) break;
+    if (opt.on_step) opt.on_step(t + 1, max_steps, ended);
+    if (ended == B) break;
     // Finished episodes keep being fed (frozen obs) so the batch stays rectangular; unused.
     if (streaming) model->observe_action(action, time, state);
   }
