@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -53,8 +54,8 @@ std::vector<std::pair<std::string, std::string>> training_recipe(const Args& a) 
 }
 
 // Writes run.txt in a new work dir; in a used one, refuses a command whose recipe differs,
-// naming the option. Work dirs from before the recipe was recorded hold one line, "ENV seed S",
-// and are checked for env and seed only.
+// naming the option. Work dirs from before the recipe was recorded hold "ENV seed S" and are
+// checked for env and seed only.
 void check_work_dir_recipe(const Args& a, const fs::path& work) {
   const auto recipe = training_recipe(a);
   const fs::path file = work / "run.txt";
@@ -65,29 +66,27 @@ void check_work_dir_recipe(const Args& a, const fs::path& work) {
     return;
   }
   std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  const std::string legacy = a.env + " seed " + std::to_string(a.seed);
-  if (text == legacy) return;
+  const std::vector<std::string> words{std::istream_iterator<std::string>(in), {}};
   std::map<std::string, std::string> recorded;
-  std::istringstream lines(text);
-  for (std::string key, value; lines >> key >> value;) recorded[key] = value;
-  if (recorded.empty() || !recorded.count("env")) {
-    throw std::invalid_argument(file.string() + ": holds '" + text + "', not a run of " + legacy +
-                                "; use another --work-dir");
+  if (words.size() == 3 && words[1] == "seed") {
+    recorded = {{"env", words[0]}, {"seed", words[2]}};
+  } else {
+    for (size_t i = 0; i + 1 < words.size(); i += 2) recorded[words[i]] = words[i + 1];
+  }
+  if (!recorded.count("env") || !recorded.count("seed")) {
+    throw std::invalid_argument(file.string() + ": not a minrnn collect run.txt (no env and " +
+                                "seed); use another --work-dir");
   }
   for (const auto& [key, value] : recipe) {
     const auto it = recorded.find(key);
-    if (it != recorded.end() && it->second == value) continue;
-    std::string option = "--" + key;
+    if (it == recorded.end() || it->second == value) continue;  // older dirs: env and seed only
+    std::string option = key == "env" ? "ENV" : "--" + key;
     std::replace(option.begin(), option.end(), '_', '-');
-    if (key == "env") option = "ENV";
-    throw std::invalid_argument(
-        "--work-dir " + work.string() + " holds a SAC run made with " + option + " " +
-        (it == recorded.end() ? "(not recorded)" : it->second) + ", this command asks for " +
-        value + " (" + file.string() + "). Pass the same options to reuse it, or another " +
-        "--work-dir (or delete that one) to train anew.");
+    throw std::invalid_argument("--work-dir " + work.string() + " holds the SAC run of " +
+                                recorded["env"] + " seed " + recorded["seed"] + ", made with " +
+                                option + " " + it->second + "; this command asks for " + value +
+                                " (" + file.string() + "). Pass the same options to reuse it, " +
+                                "or use another --work-dir (or delete this one) to train anew.");
   }
 }
 
