@@ -255,7 +255,7 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
 
 BenchCsv results_csv(const Figure1Options& o, const torch::Device& device,
                      const std::vector<Model>& models, const Grid& grid) {
-  const std::string machine = device.is_cuda() ? gpu_name() : machine_name();
+  const std::string machine = hardware_name(device);
   BenchCsv csv({"device", "machine", "batch", "hidden", "T", "model", "status", "ms_per_step",
                 "peak_mib", "resident_mib", "est_s"});
   for (size_t i = 0; i < grid.size(); ++i) {

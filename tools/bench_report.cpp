@@ -26,16 +26,23 @@ std::string machine_name() {
 }
 
 std::string gpu_name() {
-  std::string name;
-  if (FILE* pipe = popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof(buf), pipe)) name += buf;
-    pclose(pipe);
-  }
-  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-  const auto newline = name.find('\n');  // first GPU only
-  if (newline != std::string::npos) name = name.substr(0, newline);
-  return name.empty() ? "unknown GPU" : name;
+  static const std::string name = [] {
+    std::string out;
+    if (FILE* pipe = popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r")) {
+      char buf[256];
+      while (fgets(buf, sizeof(buf), pipe)) out += buf;
+      pclose(pipe);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    const auto newline = out.find('\n');  // first GPU only
+    if (newline != std::string::npos) out = out.substr(0, newline);
+    return out.empty() ? std::string("unknown GPU") : out;
+  }();
+  return name;
+}
+
+std::string hardware_name(const torch::Device& device) {
+  return device.is_cuda() ? gpu_name() : machine_name();
 }
 
 std::string timestamp() {

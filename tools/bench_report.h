@@ -13,8 +13,10 @@
 namespace minrnn::cli {
 
 std::string machine_name();  // CPU model
-std::string gpu_name();      // from nvidia-smi; "unknown GPU" when it cannot tell
-std::string timestamp();     // "YYYY-MM-DD HH:MM"
+std::string gpu_name();      // from nvidia-smi (asked once); "unknown GPU" when it cannot tell
+// What ran a measurement on `device`: the GPU's name on CUDA, the CPU's otherwise.
+std::string hardware_name(const torch::Device& device);
+std::string timestamp();  // "YYYY-MM-DD HH:MM"
 // Appends `entry` at the end of the section headed `section` ("## ..."), creating file and section.
 void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry);

@@ -141,7 +141,7 @@ std::string format_table(const ScanBenchOptions& o, const torch::Device& device,
 
 BenchCsv results_csv(const ScanBenchOptions& o, const torch::Device& device,
                      const std::vector<Row>& rows) {
-  const std::string machine = device.is_cuda() ? gpu_name() : machine_name();
+  const std::string machine = hardware_name(device);
   BenchCsv csv({"device", "machine", "what", "batch", "T", "dim", "forward_ms", "train_ms",
                 "forward_gb_per_s"});
   for (const Row& r : rows) {

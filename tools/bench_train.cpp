@@ -102,7 +102,7 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows) {
   BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "params",
                 "steps", "steps_per_s", "ms_per_step"});
   for (const auto& r : rows) {
-    csv.add_row({r.device, r.device == "cpu" ? machine_name() : gpu_name(), r.backbone,
+    csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone,
                  std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
                  std::to_string(o.layers), std::to_string(r.params), std::to_string(r.steps),
                  csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s)});
