@@ -81,10 +81,9 @@ void TrajectorySampler::sample(SequenceBatch& batch) {
     const int64_t offset = u - (cumulative_steps_[k] - episode.length());
     const int64_t start = episode.begin + offset;
     const int n = static_cast<int>(std::min<int64_t>(K, episode.end - start));
-    const int pad = K - n;
     for (int j = 0; j < n; ++j) {
       const int64_t t = start + j;
-      const size_t slot = static_cast<size_t>(b) * K + pad + j;
+      const size_t slot = static_cast<size_t>(b) * K + j;
       const float* obs = data_.observations.data() + t * obs_dim;
       float* dst = batch.states.data() + slot * obs_dim;
       for (int i = 0; i < obs_dim; ++i) {

@@ -2,10 +2,14 @@
 //
 // Each window starts at a uniformly random step of the kept episodes: its episode is thereby chosen
 // with probability proportional to its length and the start is uniform in [0, len - 1], as in DT.
-// A window that runs past its episode's end is shorter than K and is LEFT-padded: real steps sit in
-// the last `n` slots, in order, padding in the first K - n. Padding slots hold 0 in every field and
-// mask 0; real slots have mask 1. Deterministic given the seed (std::mt19937_64 with our own
-// integer transform, so results do not depend on the standard library).
+// A window that runs past its episode's end is shorter than K and is RIGHT-padded: real steps sit
+// in the first `n` slots, in order, padding in the last K - n. Padding slots hold 0 in every field
+// and mask 0; real slots have mask 1. Padding goes after the real steps because every backbone is
+// causal: no real step's output can depend on a later token, so the model sees exactly what an
+// unpadded n-step window would show it (left padding put 3(K - n) bias tokens before the real
+// ones, which the recurrence and attention absorbed and evaluation never showed). Deterministic
+// given the seed (std::mt19937_64 with our own integer transform, so results do not depend on the
+// standard library).
 #pragma once
 #include <cstdint>
 #include <random>
@@ -37,7 +41,7 @@ struct SequenceBatch {
   std::vector<float> actions;        // (B, K, act_dim)
   std::vector<float> returns_to_go;  // (B, K, 1) raw, undiscounted: the trainer scales them
   std::vector<int64_t> timesteps;    // (B, K) step index within the episode
-  std::vector<float> mask;           // (B, K) 1 for real steps, 0 for left padding
+  std::vector<float> mask;           // (B, K) 1 for real steps, 0 for (right) padding
 };
 
 // Samples from `data` and its `index`, which must outlive the sampler (nothing is copied).
