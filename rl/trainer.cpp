@@ -114,7 +114,9 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   Agent agent;
   torch::Tensor step;
   try {
-    archive.load_from(path.string());
+    // Onto `device` as it is read: a CUDA-written archive cannot even be read where there is no
+    // GPU otherwise, and resume needs its optimizer state beside the parameters.
+    archive.load_from(path.string(), device);
     archive.read("config", config_text);
     archive.read("env", env);
     archive.read("step", step);
@@ -135,6 +137,8 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   }
   agent.model->to(device);
   agent.model->eval();
+  agent.state_mean = agent.state_mean.to(torch::kCPU);
+  agent.state_std = agent.state_std.to(torch::kCPU);
   return agent;
 }
 
@@ -182,7 +186,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   if (fs::exists(ckpt)) {
     Agent saved = load_agent(ckpt.string(), device);
     torch::serialize::InputArchive archive, optim_archive;
-    archive.load_from(ckpt.string());
+    archive.load_from(ckpt.string(), device);
     archive.read("optimizer", optim_archive);
     optimizer.load(optim_archive);
     torch::NoGradGuard no_grad;

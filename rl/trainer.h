@@ -47,7 +47,9 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options);
 
 // The model options a config implies for given dimensions.
 DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);
-// Loads <run_dir>/checkpoint.pt (or a checkpoint file) onto `device`; throws naming the file.
+// Loads <run_dir>/checkpoint.pt (or a checkpoint file) with the model's tensors on `device`,
+// whatever device wrote it (a CUDA checkpoint loads where there is no GPU); state_mean/state_std
+// on CPU. Throws naming the file.
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device = torch::kCPU);
 // Turns a run's `--set`-less defaults path into a default run dir: runs/<config stem>-s<seed>.
 std::string default_run_dir(const std::string& config_path, int64_t seed);

@@ -1,0 +1,119 @@
+// Checkpoints load onto the device asked for, whichever device wrote them: a run trained on a GPU
+// must evaluate (minrnn eval defaults to cpu) and resume on a machine without one.
+#include <gtest/gtest.h>
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "rl/trainer.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A copy of `from` whose every tensor says it was written on cuda:0 — what a GPU run writes. The
+// archive's pickle names each storage's device as a string; nothing else in it is exactly "cpu".
+int64_t write_as_if_from_cuda(const fs::path& from, const fs::path& to) {
+  caffe2::serialize::PyTorchStreamReader reader(from.string());
+  caffe2::serialize::PyTorchStreamWriter writer(to.string());
+  writer.setMinVersion(reader.version());
+  const std::string cpu(
+      "X\x03\x00\x00\x00"
+      "cpu",
+      8),
+      cuda(
+          "X\x06\x00\x00\x00"
+          "cuda:0",
+          11);
+  int64_t rewritten = 0;
+  for (const std::string& name : reader.getAllRecords()) {
+    // The writer adds these itself.
+    if (name == "version" || name == ".data/version" || name == ".data/serialization_id") continue;
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    if (name.size() >= 4 && name.compare(name.size() - 4, 4, ".pkl") == 0) {
+      for (size_t at = bytes.find(cpu); at != std::string::npos; at = bytes.find(cpu, at)) {
+        bytes.replace(at, cpu.size(), cuda);
+        at += cuda.size();
+        ++rewritten;
+      }
+    }
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+  return rewritten;
+}
+
+void expect_same_weights(rl::Agent& a, rl::Agent& b, const torch::Device& device) {
+  auto pa = a.model->named_parameters();
+  for (const auto& p : b.model->named_parameters()) {
+    EXPECT_EQ(p.value().device(), device) << p.key();
+    EXPECT_TRUE(torch::equal(p.value().cpu(), pa[p.key()].cpu())) << p.key();
+  }
+  EXPECT_EQ(b.state_mean.device(), torch::Device(torch::kCPU));
+  EXPECT_EQ(b.state_std.device(), torch::Device(torch::kCPU));
+  EXPECT_TRUE(torch::equal(a.state_mean, b.state_mean));
+}
+
+TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  auto cfg = testing::tiny_config(data, "mingru", {"max_steps=4", "checkpoint_every=2"});
+  rl::TrainOptions opt;
+  opt.quiet = true;
+  opt.run_dir = (tmp.path / "cpu").string();
+  opt.stop_after = 2;
+  rl::train(cfg, opt);
+  rl::Agent written = rl::load_agent(opt.run_dir);
+
+  const fs::path gpu_run = tmp.path / "gpu";
+  fs::create_directories(gpu_run);
+  // The pickle memoizes the string: its first occurrence names every tensor's device.
+  ASSERT_GE(
+      write_as_if_from_cuda(fs::path(opt.run_dir) / "checkpoint.pt", gpu_run / "checkpoint.pt"),
+      1);
+  fs::copy_file(fs::path(opt.run_dir) / "config.yaml", gpu_run / "config.yaml");
+  if (!torch::cuda::is_available()) {  // the copy really is a GPU checkpoint: naive loading fails
+    torch::serialize::InputArchive naive;
+    EXPECT_ANY_THROW(naive.load_from((gpu_run / "checkpoint.pt").string()));
+  }
+
+  rl::Agent loaded = rl::load_agent(gpu_run.string(), torch::kCPU);
+  EXPECT_EQ(loaded.step, 2);
+  expect_same_weights(written, loaded, torch::kCPU);
+
+  // Resume on CPU: the optimizer state comes across too, and the run ends where the CPU run does.
+  opt.stop_after = -1;
+  const auto cpu_result = rl::train(cfg, opt);
+  opt.run_dir = gpu_run.string();
+  const auto gpu_result = rl::train(cfg, opt);
+  EXPECT_EQ(gpu_result.resumed_from, 2);
+  EXPECT_EQ(gpu_result.step, 4);
+  EXPECT_DOUBLE_EQ(gpu_result.last_loss, cpu_result.last_loss);
+}
+
+// On a GPU build with a GPU: real round trips, cuda -> cpu and cpu -> cuda.
+TEST(CheckpointCuda, RoundTripsBetweenDevices) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  for (const char* device : {"cuda", "cpu"}) {
+    auto cfg = testing::tiny_config(
+        data, "mingru", {"max_steps=2", "checkpoint_every=2", std::string("device=") + device});
+    rl::TrainOptions opt;
+    opt.quiet = true;
+    opt.run_dir = (tmp.path / device).string();
+    rl::train(cfg, opt);
+    rl::Agent on_cpu = rl::load_agent(opt.run_dir, torch::kCPU);
+    rl::Agent on_cuda = rl::load_agent(opt.run_dir, torch::kCUDA);
+    expect_same_weights(on_cpu, on_cuda, torch::Device(torch::kCUDA, 0));
+    expect_same_weights(on_cuda, on_cpu, torch::kCPU);
+  }
+}
+
+}  // namespace
+}  // namespace minrnn
