@@ -201,6 +201,15 @@ std::string to_yaml(const TrainConfig& c) {
   return out;
 }
 
+std::string config_differences(const TrainConfig& from, const TrainConfig& to) {
+  std::string out;
+  for (const auto& f : fields()) {
+    const std::string a = f.get(from), b = f.get(to);
+    if (a != b) out += (out.empty() ? "" : "; ") + f.name + ": " + a + " -> " + b;
+  }
+  return out;
+}
+
 std::vector<std::string> config_keys() {
   std::vector<std::string> keys;
   for (const auto& f : fields()) keys.push_back(f.name);

@@ -56,6 +56,9 @@ TrainConfig parse_config(const std::string& yaml_text, const std::string& where,
                          const std::vector<std::string>& overrides = {});
 // The resolved config as YAML (what a run directory keeps); parse_config reads it back.
 std::string to_yaml(const TrainConfig& config);
+// The keys whose values differ, as "key: A -> B" joined by "; " ("" when none do). Values are
+// compared, not text, so a key an older config.yaml lacks counts as its default.
+std::string config_differences(const TrainConfig& from, const TrainConfig& to);
 // The known keys, in declaration order.
 std::vector<std::string> config_keys();
 

@@ -66,14 +66,57 @@ void save_checkpoint(const fs::path& path, Agent& agent, torch::optim::Optimizer
   io::replace_file_atomically(path.string(), [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
-// Keeps the metrics rows of steps ≤ `step` (a resumed run redoes the rest).
-void truncate_metrics(const fs::path& path, int64_t step) {
-  std::ifstream in(path);
-  std::string line, kept;
-  while (std::getline(in, line)) {
-    if (kept.empty() || std::stoll(line.substr(0, line.find(','))) <= step) kept += line + "\n";
+// The complete lines of a CSV file: a torn last line (no newline, the writer was killed) is not.
+std::vector<std::string> complete_lines(const fs::path& path) {
+  const std::string text = read_text(path);
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(text.substr(at, end - at));
+  return lines;
+}
+
+// The step in a row's first column; -1 when it holds none.
+int64_t row_step(const std::string& line) {
+  char* end = nullptr;
+  const long long step = std::strtoll(line.c_str(), &end, 10);
+  return end != line.c_str() && *end == ',' ? step : -1;
+}
+
+// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
+void truncate_rows(const fs::path& path, int64_t step, bool header) {
+  const auto lines = complete_lines(path);
+  std::string kept;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int64_t s = row_step(lines[i]);
+    if ((header && i == 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
   }
-  io::write_file_atomically(path, kept);
+  io::write_file_atomically(path.string(), kept);
+}
+
+bool has_row(const fs::path& path, int64_t step) {
+  for (const auto& line : complete_lines(path))
+    if (row_step(line) == step) return true;
+  return false;
+}
+
+// The loss of metrics.csv's last row (for done.json when no step ran in this process).
+double last_logged_loss(const fs::path& metrics) {
+  const auto lines = complete_lines(metrics);
+  if (lines.size() < 2) return 0;
+  const std::string& last = lines.back();
+  const size_t comma = last.find(',');
+  return comma == std::string::npos ? 0 : std::strtod(last.c_str() + comma + 1, nullptr);
+}
+
+void remove_run_outputs(const fs::path& run) {
+  if (!fs::is_directory(run)) return;
+  for (const auto& name : run_outputs()) fs::remove(run / name);
+  for (const auto& entry : fs::directory_iterator(run)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && name.rfind("eval-", 0) == 0 &&
+        entry.path().extension() == ".json")
+      fs::remove(entry.path());
+  }
 }
 
 std::string hms(double seconds) {
@@ -85,6 +128,24 @@ std::string hms(double seconds) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& run_outputs() {
+  static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",
+                                                 "done.json", "eval.json"};
+  return names;
+}
+
+void append_eval_row(const std::string& run_dir, const EvalRow& r) {
+  const fs::path path = fs::path(run_dir) / "evals.csv";
+  char line[160];
+  std::snprintf(line, sizeof line, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(r.step),
+                r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
+  // Whole lines only: a kill can tear at most this one, which readers and resume skip.
+  std::ofstream out(path, std::ios::app);
+  out << line;
+  out.flush();
+  if (!out) throw std::runtime_error(path.string() + ": cannot append an evaluation row");
+}
 
 DecisionModelOptions model_options(const TrainConfig& c, int64_t obs_dim, int64_t act_dim) {
   DecisionModelOptions o;
@@ -146,6 +207,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   const fs::path run = opt.run_dir;
   const fs::path ckpt = run / "checkpoint.pt", metrics = run / "metrics.csv";
   const fs::path done = run / "done.json", config_file = run / "config.yaml";
+  const fs::path evals = run / "evals.csv";
   const std::string config_yaml = to_yaml(cfg);
   const io::DirLock lock(run.string(), "minrnn train");  // one trainer per run dir
   // Never silently replace someone's run: a finished one, or one trained with another config.
@@ -153,12 +215,19 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     throw std::runtime_error(run.string() + " holds a finished run; pass --force to retrain it");
   }
   if (fs::exists(config_file) && read_text(config_file) != config_yaml && !opt.force) {
-    throw std::runtime_error(run.string() + "/config.yaml differs from this config; use another " +
-                             "--run-dir or --force");
+    // Values, not text: a config.yaml written before a key existed still matches its default.
+    std::string diff;
+    try {
+      diff = config_differences(parse_config(read_text(config_file), config_file.string()), cfg);
+    } catch (const std::invalid_argument& e) {
+      diff = e.what();
+    }
+    if (!diff.empty()) {
+      throw std::runtime_error(run.string() + "/config.yaml differs from this config (" + diff +
+                               "); use another --run-dir or --force");
+    }
   }
-  if (opt.force) {
-    for (const auto& p : {ckpt, metrics, done}) fs::remove(p);
-  }
+  if (opt.force) remove_run_outputs(run);
   fs::create_directories(run);
   io::write_file_atomically(config_file, config_yaml);
 
@@ -193,11 +262,14 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     auto src = saved.model->named_parameters();
     for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);
     agent.step = result.resumed_from = saved.step;
-    if (fs::exists(metrics)) truncate_metrics(metrics, agent.step);
     if (!opt.quiet)
       std::fprintf(stderr, "resuming %s from step %lld\n", run.c_str(),
                    static_cast<long long>(agent.step));
   }
+  // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
+  // from steps this run does again.
+  if (fs::exists(metrics)) truncate_rows(metrics, agent.step, /*header=*/true);
+  if (fs::exists(evals)) truncate_rows(evals, agent.step, /*header=*/false);
   if (!fs::exists(metrics))
     io::write_file_atomically(metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
   std::ofstream metrics_out(metrics, std::ios::app);
@@ -212,6 +284,15 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   auto window_start = t0;
   int64_t window_steps = 0;
   const int64_t first_step = agent.step;
+  bool stopped = false;
+  // A kill between a checkpoint and the evaluation due at its step (the final one included) left
+  // no row for it, and the loop below starts after that step: evaluate first.
+  const bool eval_due =
+      agent.step == cfg.max_steps || (cfg.eval_every > 0 && agent.step % cfg.eval_every == 0);
+  if (opt.evaluate && agent.step > 0 && eval_due && !has_row(evals, agent.step)) {
+    agent.model->eval();
+    opt.evaluate(agent.step, agent);
+  }
 
   while (agent.step < cfg.max_steps) {
     const int64_t step = agent.step;  // steps done so far; this iteration makes step + 1
@@ -274,7 +355,10 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     }
     if (agent.step % cfg.checkpoint_every == 0 || agent.step == cfg.max_steps) {
       save_checkpoint(ckpt, agent, optimizer);
-      if (opt.stop_after >= 0 && agent.step >= opt.stop_after) break;
+      if (opt.stop_after >= 0 && agent.step >= opt.stop_after) {
+        stopped = true;  // as if killed here: nothing after this checkpoint happens
+        break;
+      }
     }
     if (opt.evaluate && cfg.eval_every > 0 && agent.step % cfg.eval_every == 0 &&
         agent.step != cfg.max_steps) {
@@ -284,10 +368,14 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   }
   if (!opt.quiet && tty) std::fprintf(stderr, "\n");
   result.step = agent.step;
-  result.finished = agent.step >= cfg.max_steps;
-  if (result.finished && first_step < cfg.max_steps) {
-    agent.model->eval();
-    if (opt.evaluate) opt.evaluate(agent.step, agent);
+  result.finished = agent.step >= cfg.max_steps && !stopped;
+  if (result.finished) {
+    if (first_step < cfg.max_steps) {  // trained here: the final evaluation
+      agent.model->eval();
+      if (opt.evaluate) opt.evaluate(agent.step, agent);
+    } else {
+      result.last_loss = last_logged_loss(metrics);
+    }
     std::ostringstream js;
     js << "{\"step\": " << agent.step << ", \"last_loss\": " << result.last_loss << "}\n";
     io::write_file_atomically(done, js.str());

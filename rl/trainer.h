@@ -2,15 +2,20 @@
 // the state token, masked MSE, AdamW with linear warm-up and grad-norm clipping.
 //
 // A run directory holds config.yaml (resolved config), metrics.csv (step,loss,lr,grad_norm,
-// steps_per_s,elapsed_s), checkpoint.pt (model, optimizer, step, state mean/std, config; written
-// to a temporary file and renamed) and, once finished, done.json. Calling train() again on an
-// unfinished run resumes from its checkpoint. Every step's randomness (batch and dropout) is seeded
-// from (seed, step), so a resumed run on CPU ends with exactly the weights of an uninterrupted one.
+// steps_per_s,elapsed_s), evals.csv (the `evaluate` callback's rows, see append_eval_row),
+// checkpoint.pt (model, optimizer, step, state mean/std, config; written to a temporary file and
+// renamed) and, once finished, done.json. Calling train() again on an unfinished run resumes from
+// its checkpoint: rows of metrics.csv and evals.csv after the checkpoint's step are dropped (the
+// resumed run writes them again), and an evaluation due at the checkpoint's step that never wrote
+// its row is run first. So a run killed right after its last checkpoint gets its final evaluation
+// and done.json on rerun. Every step's randomness (batch and dropout) is seeded from (seed, step),
+// so a resumed run on CPU ends with exactly the weights of an uninterrupted one.
 #pragma once
 #include <torch/torch.h>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "rl/config.h"
 #include "rl/decision_model.h"
@@ -28,11 +33,15 @@ struct Agent {
 
 struct TrainOptions {
   std::string run_dir;
-  bool force = false;  // allow replacing a finished run (or one with another config)
+  // Allow replacing a finished run (or one with another config): every output of the old run
+  // (run_outputs) is removed first, so nothing of it can mix into the new one.
+  bool force = false;
   bool quiet = false;  // no progress line
-  int64_t stop_after =
-      -1;  // stop (as if killed) once this step is checkpointed; -1 = run to the end
+  // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final
+  // evaluation and done.json); -1 = run to the end.
+  int64_t stop_after = -1;
   // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
+  // It should record its result with append_eval_row, which is how a resume knows it happened.
   std::function<void(int64_t step, Agent& agent)> evaluate;
 };
 
@@ -44,6 +53,18 @@ struct TrainResult {
 };
 
 TrainResult train(const TrainConfig& config, const TrainOptions& options);
+
+// One evaluation during training, a row of <run_dir>/evals.csv (no header):
+// step,mean_return,std_return,mean_normalized,std_normalized.
+struct EvalRow {
+  int64_t step = 0;
+  double mean_return = 0, std_return = 0, mean_normalized = 0, std_normalized = 0;
+};
+void append_eval_row(const std::string& run_dir, const EvalRow& row);
+
+// The files a run directory's training and evaluation write, relative to it: what --force
+// removes. eval-*.json (ad-hoc `minrnn eval` results) are matched by prefix.
+const std::vector<std::string>& run_outputs();
 
 // The model options a config implies for given dimensions.
 DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);

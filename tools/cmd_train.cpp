@@ -22,7 +22,10 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--seed", args->seed, "seed (overrides the config's)");
   sub->add_option("--run-dir", args->run_dir, "run directory (default runs/<config>-s<seed>)");
   sub->add_option("--set", args->sets, "override a config key: key=value (repeatable)");
-  sub->add_flag("--force", args->force, "replace a finished run in the run directory");
+  sub->add_flag(
+      "--force", args->force,
+      "replace the run in the run directory (a finished one, or one with another config): "
+      "its checkpoint, metrics, evaluations and eval*.json are removed first");
   sub->add_flag("--quiet", args->quiet, "no progress line");
   sub->callback([args] {
     auto sets = args->sets;
@@ -34,19 +37,15 @@ void add_train_command(CLI::App& app) {
     opt.force = args->force;
     opt.quiet = args->quiet;
     const std::string run_dir = opt.run_dir;
-    // Periodic evaluation during training: a short rollout, appended to <run>/evals.csv.
+    // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
     opt.evaluate = [run_dir](int64_t step, rl::Agent& agent) {
       eval::RolloutOptions ro;
       ro.episodes = static_cast<int>(agent.config.eval_episodes);
       ro.target_return = agent.config.target_return;
       ro.seed = 1000000 + agent.config.seed * 1000;
       const auto r = eval::rollout(agent, ro);
-      std::FILE* f = std::fopen((run_dir + "/evals.csv").c_str(), "a");
-      if (f != nullptr) {
-        std::fprintf(f, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(step), r.mean_return,
-                     r.std_return, r.mean_normalized, r.std_normalized);
-        std::fclose(f);
-      }
+      rl::append_eval_row(run_dir,
+                          {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});
       std::fprintf(stderr, "\neval @ step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f\n",
                    static_cast<long long>(step), r.mean_return, r.std_return, r.mean_normalized,
                    r.std_normalized);

@@ -1,0 +1,141 @@
+// What a run directory holds after kills, resumes and --force: every file the report reads says
+// what one run did, once.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "rl/trainer.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The first column of each line.
+std::vector<int64_t> steps_of(const fs::path& csv, bool header) {
+  std::stringstream in(read(csv));
+  std::string line;
+  if (header) std::getline(in, line);
+  std::vector<int64_t> steps;
+  while (std::getline(in, line)) steps.push_back(std::stoll(line.substr(0, line.find(','))));
+  return steps;
+}
+
+struct Fixture {
+  testing::TempDir tmp;
+  std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  fs::path run = tmp.path / "run";
+  std::vector<int64_t> evaluated;
+
+  rl::TrainOptions options(int64_t stop_after = -1) {
+    rl::TrainOptions o;
+    o.quiet = true;
+    o.run_dir = run.string();
+    o.stop_after = stop_after;
+    o.evaluate = [this](int64_t step, rl::Agent&) {
+      evaluated.push_back(step);
+      rl::append_eval_row(run.string(), {step, 1.0 * step, 0, 0.5 * step, 0});
+    };
+    return o;
+  }
+};
+
+TEST(RunDir, AKillAfterTheFinalCheckpointIsFinishedOnRerun) {
+  Fixture f;
+  const auto cfg =
+      testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2", "eval_every=2"});
+  const auto killed = rl::train(cfg, f.options(/*stop_after=*/4));
+  EXPECT_FALSE(killed.finished);
+  EXPECT_FALSE(fs::exists(f.run / "done.json"));
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2}));  // the kill came before the final one
+
+  const auto rerun = rl::train(cfg, f.options());
+  EXPECT_TRUE(rerun.finished);
+  EXPECT_EQ(rerun.resumed_from, 4);
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4}));
+  ASSERT_TRUE(fs::exists(f.run / "done.json"));
+  EXPECT_NE(read(f.run / "done.json").find("\"step\": 4"), std::string::npos);
+  EXPECT_EQ(read(f.run / "done.json").find("\"last_loss\": 0}"), std::string::npos)
+      << "the last loss comes from metrics.csv: " << read(f.run / "done.json");
+}
+
+TEST(RunDir, AnEvaluationKilledBeforeItsRowIsRedoneOnResume) {
+  Fixture f;
+  const auto cfg =
+      testing::tiny_config(f.data, "mingru", {"max_steps=6", "checkpoint_every=2", "eval_every=2"});
+  rl::train(cfg, f.options(/*stop_after=*/2));  // killed between checkpoint 2 and its evaluation
+  EXPECT_TRUE(f.evaluated.empty());
+  rl::train(cfg, f.options());
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4, 6}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
+}
+
+TEST(RunDir, ResumeDropsRowsWrittenAfterTheCheckpoint) {
+  Fixture f;
+  const auto cfg = testing::tiny_config(
+      f.data, "mingru", {"max_steps=6", "checkpoint_every=3", "eval_every=1", "log_every=1"});
+  rl::train(cfg, f.options(/*stop_after=*/3));
+  // What a process killed at step 5 leaves: rows past the checkpoint, the last one torn.
+  std::ofstream(f.run / "evals.csv", std::ios::app) << "4,1,0,1,0\n5,1,0,1,0\n6,1";
+  std::ofstream(f.run / "metrics.csv", std::ios::app) << "4,0.5,0,0,1,1\n5,0.4";
+  f.evaluated.clear();
+  const auto result = rl::train(cfg, f.options());
+  EXPECT_EQ(result.resumed_from, 3);
+  // 3 too: the kill came between checkpoint 3 and its evaluation.
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{3, 4, 5, 6}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(RunDir, ForceRemovesEveryOutputOfTheOldRun) {
+  Fixture f;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=4", "eval_every=2"}), f.options());
+  for (const char* name : {"eval.json", "eval-episodes3.json"})
+    std::ofstream(f.run / name) << "{\"mean_normalized\": 1}\n";
+  std::ofstream(f.run / "notes.txt") << "mine\n";
+
+  // Retrained with another config and no evaluation: nothing of the old run may remain.
+  auto cfg = testing::tiny_config(f.data, "mingru", {"max_steps=2"});
+  auto opt = f.options();
+  try {
+    rl::train(cfg, opt);
+    FAIL() << "a finished run was replaced without --force";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  opt.force = true;
+  opt.evaluate = nullptr;
+  rl::train(cfg, opt);
+  EXPECT_FALSE(fs::exists(f.run / "evals.csv"));
+  EXPECT_FALSE(fs::exists(f.run / "eval.json"));
+  EXPECT_FALSE(fs::exists(f.run / "eval-episodes3.json"));
+  EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(read(f.run / "notes.txt"), "mine\n");  // not an output of ours
+  EXPECT_EQ(rl::load_agent(f.run.string()).step, 2);
+}
+
+TEST(RunDir, AnotherConfigIsRefusedNamingTheKeys) {
+  Fixture f;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=4"}), f.options(/*stop_after=*/2));
+  try {
+    rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=8", "lr=0.002"}), f.options());
+    FAIL() << "resumed with another config";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("max_steps: 4 -> 8"), std::string::npos) << what;
+    EXPECT_NE(what.find("lr: 0.001 -> 0.002"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace minrnn
