@@ -29,7 +29,8 @@ echo "== 3/5 report: Table 3 and learning curves"
 "$MINRNN" report "$OUT"
 
 echo "== 4/5 watch: minGRU agent, 10 episodes in MuJoCo, episode 0 rendered"
-"$MINRNN" eval "$RUN" --episodes 10 --video "$RUN/video"
+# Its own JSON: the run's eval.json is the sweep's result, which the report has read.
+"$MINRNN" eval "$RUN" --episodes 10 --video "$RUN/video" --out "$RUN/video/eval.json"
 
 echo "== 5/5 results ($(($(date +%s) - start)) s)"
 cat "$OUT/table3.md"

@@ -1,13 +1,22 @@
-// `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]`:
-// rolls the run's checkpoint out and writes <RUN>/eval.json (raw returns and D4RL normalized
-// scores, the eval mode used).
+// `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]
+//  [--replace | --out FILE]`: rolls the run's checkpoint out and writes its returns and D4RL
+// normalized scores as JSON.
+//
+// <RUN>/eval.json is the run's result, the file Table 3 reads. Only the standard evaluation (none
+// of the options that change the result given) or --replace writes it; an ad-hoc one (say
+// --episodes 3 --target-return 9000) writes <RUN>/eval-episodes3-target9000.json instead, so
+// trying something can never replace a reported number.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "eval/rollout.h"
 #include "rl/trainer.h"
@@ -38,6 +47,15 @@ std::function<void(int, int, int)> progress_line(int episodes) {
   };
 }
 
+// "eval-episodes3-seed5.json": the options given, so ad-hoc results of different settings coexist.
+std::string adhoc_name(const std::vector<std::pair<std::string, std::string>>& given) {
+  std::string name = "eval";
+  for (const auto& [key, value] : given) name += "-" + key + value;
+  for (char& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) c = '_';
+  return name + ".json";
+}
+
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
@@ -49,30 +67,44 @@ void add_eval_command(CLI::App& app) {
     std::string device = "cpu";
     std::string video;
     std::string mode = "auto";
+    std::string out;
+    bool replace = false;
   };
   auto args = std::make_shared<Args>();
-  auto* sub = app.add_subcommand("eval", "roll a trained agent out; writes RUN/eval.json");
+  auto* sub = app.add_subcommand(
+      "eval",
+      "roll a trained agent out; writes RUN/eval.json (the run's result) when no option changing "
+      "the result is given or with --replace, else RUN/eval-<options>.json");
   sub->add_option("run", args->run, "run directory (or checkpoint file)")->required();
-  sub->add_option("--episodes", args->episodes, "episodes (default 10)")->check(positive());
-  sub->add_option("--target-return", args->target_return, "raw target return (default: config's)");
-  sub->add_option("--seed", args->seed, "episode i uses env seed S + i");
+  // The options that change the result: given any, the evaluation is ad-hoc (see the top).
+  auto* episodes =
+      sub->add_option("--episodes", args->episodes, "episodes (default 10)")->check(positive());
+  auto* target = sub->add_option("--target-return", args->target_return,
+                                 "raw target return (default: config's)");
+  auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)");
   sub->add_option("--device", args->device, "cpu or cuda");
-  sub->add_option("--mode", args->mode,
-                  "auto (project default: window for the Transformer, " +
-                      std::string(eval::eval_mode_name(eval::kRecurrentDefault)) +
-                      " for recurrent backbones), streaming (recurrent only: state carried "
-                      "through the episode) or window (re-encode the last K steps)")
-      ->check([](const std::string& name) {  // eval_mode_name holds the one list of names
-        try {
-          eval::parse_eval_mode(name);
-          return std::string();
-        } catch (const std::invalid_argument& e) {
-          return std::string(e.what());
-        }
-      });
+  auto* mode =
+      sub->add_option("--mode", args->mode,
+                      "auto (project default: window for the Transformer, " +
+                          std::string(eval::eval_mode_name(eval::kRecurrentDefault)) +
+                          " for recurrent backbones), streaming (recurrent only: state carried "
+                          "through the episode) or window (re-encode the last K steps)")
+          ->check([](const std::string& name) {  // eval_mode_name holds the one list of names
+            try {
+              eval::parse_eval_mode(name);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          });
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
-  sub->callback([args] {
+  auto* replace = sub->add_flag(
+      "--replace", args->replace,
+      "write RUN/eval.json, the run's reported result, even with the options above (what "
+      "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
+  sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
+  sub->callback([args, episodes, target, seed, mode] {
     rl::Agent agent = rl::load_agent(args->run, torch::Device(args->device));
     eval::RolloutOptions ro;
     ro.episodes = args->episodes;
@@ -86,7 +118,14 @@ void add_eval_command(CLI::App& app) {
     const std::string dir = std::filesystem::is_directory(args->run)
                                 ? args->run
                                 : std::filesystem::path(args->run).parent_path().string();
-    const std::string out = (std::filesystem::path(dir) / "eval.json").string();
+    std::vector<std::pair<std::string, std::string>> given;
+    if (episodes->count() > 0) given.push_back({"episodes", std::to_string(args->episodes)});
+    if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
+    if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});
+    if (mode->count() > 0) given.push_back({"mode", args->mode});
+    const std::string name = given.empty() || args->replace ? "eval.json" : adhoc_name(given);
+    const std::string out =
+        args->out.empty() ? (std::filesystem::path(dir) / name).string() : args->out;
     eval::write_eval_json(out, agent, ro, r);
     std::printf(
         "%s %s step %lld (%s): return %.1f ± %.1f, normalized %.1f ± %.1f over %d episodes "

@@ -116,11 +116,31 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
                         {"finished run", "--force"});
   EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
 
-  const CliResult eval = run_minrnn(dir, "eval run --episodes 2");
+  const CliResult eval = run_minrnn(dir, "eval run --episodes 2 --replace");
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_NE(eval.output.find("normalized"), std::string::npos) << eval.output;
   const auto j = nlohmann::json::parse(read_text(dir.path / "run" / "eval.json"));
   EXPECT_EQ(j["episodes"], 2);
+
+  // eval.json is what Table 3 reads: trying other settings writes beside it, never over it.
+  const std::string result = read_text(dir.path / "run" / "eval.json");
+  const CliResult adhoc = run_minrnn(dir, "eval run --episodes 1 --seed 7");
+  ASSERT_EQ(adhoc.exit_code, 0) << adhoc.output;
+  EXPECT_NE(adhoc.output.find("eval-episodes1-seed7.json"), std::string::npos) << adhoc.output;
+  EXPECT_EQ(
+      nlohmann::json::parse(read_text(dir.path / "run" / "eval-episodes1-seed7.json"))["episodes"],
+      1);
+  ASSERT_EQ(run_minrnn(dir, "eval run --episodes 1 --out elsewhere.json").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir.path / "elsewhere.json"));
+  expect_failure_naming(run_minrnn(dir, "eval run --replace --out x.json"), {"--out", "--replace"});
+  EXPECT_EQ(read_text(dir.path / "run" / "eval.json"), result);
+
+  // --force starts over: no evaluation of the old model is left to be reported as the new one's.
+  const CliResult force = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet --force");
+  ASSERT_EQ(force.exit_code, 0) << force.output;
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "eval-episodes1-seed7.json"));
+  EXPECT_TRUE(fs::exists(dir.path / "run" / "done.json"));
 }
 
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
