@@ -69,6 +69,20 @@ RunState read_state(const std::string& run_dir) {
   return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
 }
 
+// How <run_dir>/config.yaml differs from `wanted` ("" when it agrees or there is none yet).
+std::string stored_config_differences(const std::string& run_dir, const rl::TrainConfig& wanted) {
+  const fs::path file = fs::path(run_dir) / "config.yaml";
+  if (!fs::exists(file)) return "";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return rl::config_differences(rl::parse_config(text.str(), file.string()), wanted);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+
 std::string run_name(const SweepRun& r) {
   return r.dataset + "/" + r.backbone + "/seed" + std::to_string(r.seed);
 }
@@ -195,6 +209,7 @@ SweepSpec load_sweep(const std::string& path) {
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   const fs::path base = fs::path(spec.file).parent_path();
   std::vector<SweepRun> runs;
+  std::string conflicts;  // run dirs holding another config than the sweep's
   for (const auto& dataset : spec.datasets) {
     for (const auto& backbone : spec.backbones) {
       SweepRun proto;
@@ -211,16 +226,29 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       proto.overrides.push_back("backbone=" + backbone);
       for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
       // Throws naming the file or the --set.
-      proto.max_steps = rl::load_config(proto.config, proto.overrides).max_steps;
+      const rl::TrainConfig config = rl::load_config(proto.config, proto.overrides);
+      proto.max_steps = config.max_steps;
+      proto.device = config.device;
       for (int64_t seed : spec.seeds) {
         SweepRun r = proto;
         r.seed = seed;
         r.run_dir =
             (fs::path(spec.out) / dataset / backbone / ("seed" + std::to_string(seed))).string();
         r.state = read_state(r.run_dir);
+        rl::TrainConfig wanted = config;  // what `minrnn train --seed S` will resolve
+        wanted.seed = seed;
+        const std::string diff = stored_config_differences(r.run_dir, wanted);
+        if (!diff.empty()) conflicts += "\n  " + r.run_dir + ": " + diff;
         runs.push_back(r);
       }
     }
+  }
+  if (!conflicts.empty()) {
+    throw std::invalid_argument(
+        spec.file +
+        ": these run directories were trained with another config than the sweep's "
+        "(run's value -> sweep's); move them away, or give the sweep another `out`:" +
+        conflicts);
   }
   return runs;
 }
@@ -298,7 +326,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     fs::create_directories(r.run_dir);
     std::vector<std::string> args;
     if (evaluate) {
-      args = {"eval", r.run_dir, "--episodes", std::to_string(spec.eval_episodes)};
+      // --replace: this is the run's result (eval.json), not an ad-hoc evaluation.
+      args = {"eval",     r.run_dir, "--episodes", std::to_string(spec.eval_episodes),
+              "--device", r.device,  "--replace"};
     } else {
       args = {"train",     r.config,  "--seed", std::to_string(r.seed),
               "--run-dir", r.run_dir, "--quiet"};

@@ -13,7 +13,10 @@
 //
 // A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log).
 // Re-running a sweep skips runs holding done.json and eval.json, evaluates trained-but-unevaluated
-// ones, and resumes interrupted ones from their checkpoint.
+// ones, and resumes interrupted ones from their checkpoint. A run directory whose config.yaml
+// differs from what the sweep now asks (another max_steps in `set`, an edited config) is never
+// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys.
+// Both phases run on the config's `device` (`minrnn eval --device`).
 #pragma once
 #include <string>
 #include <vector>
@@ -46,12 +49,14 @@ struct SweepRun {
   std::vector<std::string> overrides;  // passed as --set
   std::string run_dir;
   RunState state = RunState::kPending;
-  int64_t max_steps = 0;  // the config's, with the overrides (for progress lines)
+  int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
+  std::string device = "cpu";  // the config's: where training and evaluation run
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
 // every config loads with its overrides (so a typo fails before hours of training), and reads
-// each run directory's state.
+// each run directory's state. Throws std::invalid_argument naming every run directory whose
+// config.yaml differs from the sweep's config for it, and the keys that differ.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 
 struct SweepOptions {
