@@ -74,8 +74,7 @@ TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
   fs::create_directories(gpu_run);
   // The pickle memoizes the string: its first occurrence names every tensor's device.
   ASSERT_GE(
-      write_as_if_from_cuda(fs::path(opt.run_dir) / "checkpoint.pt", gpu_run / "checkpoint.pt"),
-      1);
+      write_as_if_from_cuda(fs::path(opt.run_dir) / "checkpoint.pt", gpu_run / "checkpoint.pt"), 1);
   fs::copy_file(fs::path(opt.run_dir) / "config.yaml", gpu_run / "config.yaml");
   if (!torch::cuda::is_available()) {  // the copy really is a GPU checkpoint: naive loading fails
     torch::serialize::InputArchive naive;
