@@ -2,7 +2,22 @@
 
 #include <stdexcept>
 
+#include "core/dropout.h"
+
 namespace minrnn::core {
+namespace {
+
+// The block's two residual halves after its minRNN; each dropout and residual add is one pass
+// (core/dropout.h).
+torch::Tensor residuals(ResidualBlockImpl& b, const torch::Tensor& x,
+                        const torch::Tensor& rnn_out) {
+  const double p = b.dropout->options.p();
+  const bool training = b.dropout->is_training();
+  torch::Tensor out = add_dropout(x, rnn_out, p, training);
+  return add_dropout(out, b.mlp->forward(b.norm_mlp(out)), p, training);
+}
+
+}  // namespace
 
 CausalConv1dImpl::CausalConv1dImpl(int64_t channels, int64_t kernel)
     : channels_(channels), kernel_(kernel) {
@@ -52,16 +67,13 @@ torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x, LayerState* sta
   if (conv) y = conv(y, state ? &state->conv : nullptr);
   torch::Tensor h0 = state ? state->h : torch::Tensor();
   y = rnn(y, h0, state ? &state->h : nullptr);
-  torch::Tensor out = x + dropout(y);
-  return out + dropout(mlp->forward(norm_mlp(out)));
+  return residuals(*this, x, y);
 }
 
 torch::Tensor ResidualBlockImpl::step(const torch::Tensor& x_t, LayerState& state) {
   torch::Tensor y = norm_rnn(x_t);
   if (conv) y = conv(y.unsqueeze(1), &state.conv).squeeze(1);
-  y = rnn->step(y, state.h);
-  torch::Tensor out = x_t + dropout(y);
-  return out + dropout(mlp->forward(norm_mlp(out)));
+  return residuals(*this, x_t, rnn->step(y, state.h));
 }
 
 MinRnnStack::MinRnnStack(const BlockOptions& options, int64_t n_layers) {

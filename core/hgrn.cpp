@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/dropout.h"
 #include "core/scan.h"
 
 namespace minrnn::core {
@@ -107,6 +108,19 @@ torch::Tensor GluImpl::forward(const torch::Tensor& x) {
   return w3(w1(x) * torch::silu(w2(x)));
 }
 
+namespace {
+
+// The block's two residual halves after its HGRU; each dropout and residual add is one pass
+// (core/dropout.h).
+torch::Tensor residuals(HgrnBlockImpl& b, const torch::Tensor& mixed, const torch::Tensor& x) {
+  const double p = b.dropout->options.p();
+  const bool training = b.dropout->is_training();
+  torch::Tensor out = add_dropout(x, mixed, p, training);
+  return add_dropout(out, b.glu(b.norm_glu(out)), p, training);
+}
+
+}  // namespace
+
 HgrnBlockImpl::HgrnBlockImpl(const HgrnOptions& o) {
   auto ln = [&] { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})); };
   norm_mix = register_module("norm_mix", ln());
@@ -119,14 +133,12 @@ HgrnBlockImpl::HgrnBlockImpl(const HgrnOptions& o) {
 torch::Tensor HgrnBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& gamma,
                                      LayerState* state) {
   torch::Tensor h0 = state ? state->h : torch::Tensor();
-  torch::Tensor out = x + dropout(hgru(norm_mix(x), gamma, h0, state ? &state->h : nullptr));
-  return out + dropout(glu(norm_glu(out)));
+  return residuals(*this, hgru(norm_mix(x), gamma, h0, state ? &state->h : nullptr), x);
 }
 
 torch::Tensor HgrnBlockImpl::step(const torch::Tensor& x_t, const torch::Tensor& gamma,
                                   LayerState& state) {
-  torch::Tensor out = x_t + dropout(hgru->step(norm_mix(x_t), gamma, state.h));
-  return out + dropout(glu(norm_glu(out)));
+  return residuals(*this, hgru->step(norm_mix(x_t), gamma, state.h), x_t);
 }
 
 HgrnStack::HgrnStack(const HgrnOptions& options, int64_t n_layers) : options_(options) {

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/dropout.h"
+
 namespace minrnn::core {
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
@@ -25,7 +27,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   // Token t may only attend to tokens ≤ t.
   auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);
   scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-  auto y = torch::matmul(attn_dropout(torch::softmax(scores, -1)), parts[2]);
+  auto probs = fused_dropout(torch::softmax(scores, -1), attn_dropout->options.p(),
+                             attn_dropout->is_training());
+  auto y = torch::matmul(probs, parts[2]);
   return proj(y.transpose(1, 2).reshape({B, T, D}));
 }
 
@@ -55,8 +59,10 @@ torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* s
   }
   auto h = x;
   for (auto& b : blocks_) {
-    h = h + dropout_(b.attn(b.norm_attn(h)));
-    h = h + dropout_(b.mlp->forward(b.norm_mlp(h)));
+    // Each dropout and residual add is one pass (core/dropout.h).
+    const double p = dropout_->options.p();
+    h = add_dropout(h, b.attn(b.norm_attn(h)), p, dropout_->is_training());
+    h = add_dropout(h, b.mlp->forward(b.norm_mlp(h)), p, dropout_->is_training());
   }
   return norm_out_(h);
 }

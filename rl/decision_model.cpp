@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/block.h"
+#include "core/dropout.h"
 #include "core/hgrn.h"
 #include "core/transformer.h"
 
@@ -54,19 +55,27 @@ torch::Tensor DecisionModelImpl::time_embedding(const torch::Tensor& timesteps) 
 
 torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceState* state) {
   const int64_t B = b.states.size(0), K = b.states.size(1), D = options_.embed_dim;
-  auto time = time_embedding(b.timesteps);  // (B,K,D)
-  auto r = embed_return(b.returns_to_go) + time;
-  auto s = embed_state(b.states) + time;
-  auto a = embed_action(b.actions) + time;
-  // Interleave to (R_1, s_1, a_1, R_2, ...): stack on a new axis 2 then flatten (K,3) → 3K.
-  auto tokens = torch::stack({r, s, a}, 2).reshape({B, 3 * K, D});
-  auto out = backbone->forward(embed_dropout(embed_norm(tokens)), state);
+  // The three token embeddings as one product: [R | s | a] (B,K,1+obs+act) times the three
+  // weights placed block-diagonally is (B,K,3D), which already is the interleaved sequence
+  // (R_1, s_1, a_1, R_2, ...) of (B,3K,D) — no per-token products, no stack copy.
+  auto weight =
+      torch::block_diag({embed_return->weight, embed_state->weight, embed_action->weight});
+  auto bias = torch::cat({embed_return->bias, embed_state->bias, embed_action->bias});
+  auto steps = torch::linear(torch::cat({b.returns_to_go, b.states, b.actions}, -1), weight, bias);
+  auto tokens =
+      (steps.view({B, K, 3, D}) + time_embedding(b.timesteps).unsqueeze(2)).view({B, 3 * K, D});
+  auto out = backbone->forward(token_input(tokens), state);
   auto state_out = out.reshape({B, K, 3, D}).select(2, 1);
   return torch::tanh(predict_action(state_out));
 }
 
+torch::Tensor DecisionModelImpl::token_input(const torch::Tensor& tokens) {
+  return core::fused_dropout(embed_norm(tokens), embed_dropout->options.p(),
+                             embed_dropout->is_training());
+}
+
 torch::Tensor DecisionModelImpl::step_token(const torch::Tensor& token, core::SequenceState& st) {
-  return backbone->step(embed_dropout(embed_norm(token)), st);
+  return backbone->step(token_input(token), st);
 }
 
 torch::Tensor DecisionModelImpl::act(const torch::Tensor& rtg, const torch::Tensor& obs,

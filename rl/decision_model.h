@@ -65,6 +65,8 @@ class DecisionModelImpl : public torch::nn::Module {
 
  private:
   torch::Tensor time_embedding(const torch::Tensor& timesteps);
+  // Tokens (…,D) → LayerNorm → dropout: the backbone's input.
+  torch::Tensor token_input(const torch::Tensor& tokens);
   // One token (B,D) through norm/dropout and one backbone step.
   torch::Tensor step_token(const torch::Tensor& token, core::SequenceState& state);
   DecisionModelOptions options_;

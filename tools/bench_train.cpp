@@ -1,19 +1,28 @@
 // `minrnn bench train`: optimizer steps/s of the decision model's training step (forward, masked
 // MSE, backward, grad clipping, AdamW) per backbone, on a synthetic batch of the trainer's shapes
 // (hopper dims, B=64, K=20, embed 128, 3 layers by default). CPU always, CUDA when available.
-// Prints a markdown table and files it under "## Training (minrnn bench train)", the numbers as
-// CSV in runs/bench/train.csv.
+// Per backbone it also times the step's phases, records the peak memory of one step and, with
+// --profile, the ATen ops the step spends its time in. --peer runs another implementation (CORL's
+// dt.py: `--peer ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is
+// taken under the same load. Prints a markdown table and files it under "## Training (minrnn bench
+// train)", the numbers as CSV in runs/bench/train.csv.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <regex>
 #include <sstream>
+#include <stdexcept>
 
 #include "rl/decision_model.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
+#include "tools/memory_probe.h"
+#include "tools/op_profile.h"
 
 namespace minrnn::cli {
 namespace {
 
+using Clock = std::chrono::steady_clock;
 constexpr const char* kSection = "## Training (minrnn bench train)";
 constexpr const char* kDefaultCsv = "runs/bench/train.csv";
 
@@ -23,14 +32,29 @@ struct TrainBenchOptions {
   int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
   double seconds = 10;  // timed seconds per cell (after warm-up)
   bool quick = false;
+  bool profile = false;
+  int top_ops = 15;
+  std::string peer;  // command; "CMD train SECONDS" must print "= X steps/s"
   BenchFiling filing;
+};
+
+// Phases of one step, summed over the timed steps.
+struct Phases {
+  double forward = 0, backward = 0, clip = 0, optimizer = 0;
 };
 
 struct Row {
   std::string backbone, device;
   int64_t params = 0, steps = 0;
   double steps_per_s = 0;
+  Phases phases;  // ms per step
+  double peak_mib = NAN;
+  std::string profile;  // markdown, with --profile
 };
+
+void sync(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
 
 Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev) {
   torch::manual_seed(0);
@@ -50,62 +74,153 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
                       torch::rand({B, K, o.act_dim}, f) * 2 - 1,
                       torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
   auto mask = torch::ones({B, K}, f);
+  Phases sum;
+  auto lap = [&](Clock::time_point& t, double& into) {
+    sync(dev);
+    const auto now = Clock::now();
+    into += std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  };
   auto step = [&] {
+    auto t = Clock::now();
     auto pred = model->forward(b);
     auto loss = ((pred - b.actions).pow(2).mean(-1) * mask).sum() / mask.sum();
+    // The trainer reads the loss every step (a device sync); so do we.
+    loss.item<double>();
+    lap(t, sum.forward);
     opt.zero_grad();
     loss.backward();
+    lap(t, sum.backward);
     torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
+    lap(t, sum.clip);
     opt.step();
-    // The trainer reads the loss every step (a device sync); so do we.
-    return loss.item<double>();
+    lap(t, sum.optimizer);
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: allocator, kernels, Adam state
-  Row row{backbone, dev.str()};
+  sum = {};
+  Row row;
+  row.backbone = backbone;
+  row.device = dev.str();
   for (const auto& p : model->parameters()) row.params += p.numel();
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   double elapsed = 0;
   while (elapsed < o.seconds || row.steps < 5) {
     step();
     ++row.steps;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   }
   row.steps_per_s = row.steps / elapsed;
+  const double n = static_cast<double>(row.steps);
+  row.phases = {sum.forward / n, sum.backward / n, sum.clip / n, sum.optimizer / n};
+
+  // Peak of one step above what lives between steps (weights, Adam state, the batch); gradients
+  // are set to none by zero_grad, so the step allocates them as in training.
+  opt.zero_grad();
+  sync(dev);
+  MemoryProbe probe{dev};
+  probe.start();
+  step();
+  sync(dev);
+  row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
+
+  if (o.profile) {
+    constexpr int kProfiled = 5;
+    OpProfile profile;
+    profile.start();
+    for (int i = 0; i < kProfiled; ++i) step();
+    profile.stop();
+    row.profile = profile.table(kProfiled, o.top_ops);
+  }
   return row;
 }
 
-std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows) {
+// Runs `command train SECONDS` and reads "= X steps/s" from what it prints.
+double run_peer(const std::string& command, double seconds) {
+  const std::string line = command + " train " + std::to_string(seconds) + " 2>&1";
+  FILE* pipe = popen(line.c_str(), "r");
+  if (!pipe) throw std::runtime_error("--peer: cannot run '" + line + "'");
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  const int rc = pclose(pipe);
+  std::smatch m;
+  static const std::regex rate("= ([0-9.]+) steps/s");
+  if (rc != 0 || !std::regex_search(out, m, rate)) {
+    throw std::runtime_error("--peer: '" + line + "' exited " + std::to_string(rc) +
+                             " without '= X steps/s':\n" + out);
+  }
+  std::fprintf(stderr, "%s", out.c_str());
+  return std::stod(m[1].str());
+}
+
+struct PeerRun {
+  double before = NAN, after = NAN;
+  double mean() const { return 0.5 * (before + after); }
+};
+
+std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                         const PeerRun& peer) {
   std::ostringstream md;
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
+  const bool has_peer = !std::isnan(peer.before);
   md << "### " << timestamp() << " — " << machine_name()
      << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << "`. One training step = "
-     << "forward + masked MSE + backward + grad clip + AdamW on a synthetic batch, B=" << o.batch
-     << ", K=" << o.context << ", embed " << o.embed << ", " << o.layers
-     << " layers, hopper dims (obs " << o.obs_dim << ", act " << o.act_dim << "), float32; "
-     << "steps counted over ~" << o.seconds << " s after 3 warm-up steps.\n\n"
-     << "| backbone | device | parameters | steps | steps/s | ms/step |\n"
-     << "|---|---|---|---|---|---|\n";
-  char buf[256];
+     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
+     << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string())
+     << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
+     << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
+     << " tokens), embed " << o.embed << ", " << o.layers << " layers, hopper dims (obs "
+     << o.obs_dim << ", act " << o.act_dim << "), float32; steps counted over ~" << o.seconds
+     << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
+     << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";
+  char buf[512];
+  if (has_peer) {
+    std::snprintf(buf, sizeof buf,
+                  "Peer `%s train %g`, run before and after ours: %.2f and %.2f steps/s (mean "
+                  "%.2f); × peer below divides by the mean.\n\n",
+                  o.peer.c_str(), o.seconds, peer.before, peer.after, peer.mean());
+    md << buf;
+  }
+  md << "| backbone | device | parameters | steps | steps/s | ms/step |"
+     << (has_peer ? " × peer |" : "") << " forward | backward | clip | AdamW | peak MiB |\n"
+     << "|---|---|---|---|---|---|" << (has_peer ? "---|" : "") << "---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %lld | %.1f | %.2f |\n", r.backbone.c_str(),
+    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %lld | %.2f | %.1f |", r.backbone.c_str(),
                   r.device.c_str(), static_cast<long long>(r.params),
                   static_cast<long long>(r.steps), r.steps_per_s, 1000.0 / r.steps_per_s);
     md << buf;
+    if (has_peer) {
+      std::snprintf(buf, sizeof buf, " %.2f |", r.steps_per_s / peer.mean());
+      md << buf;
+    }
+    std::snprintf(buf, sizeof buf, " %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.phases.forward,
+                  r.phases.backward, r.phases.clip, r.phases.optimizer, r.peak_mib);
+    md << buf;
+  }
+  for (const auto& r : rows) {
+    if (r.profile.empty()) continue;
+    md << "\nOps of a " << r.backbone << " step on " << r.device
+       << " by self time (mean of 5 profiled steps; the hooks add a little to each op):\n\n"
+       << r.profile;
   }
   return md.str();
 }
 
-BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows) {
+BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                     const PeerRun& peer) {
   BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "params",
-                "steps", "steps_per_s", "ms_per_step"});
+                "steps", "steps_per_s", "ms_per_step", "forward_ms", "backward_ms", "clip_ms",
+                "optimizer_ms", "peak_mib", "peer_steps_per_s"});
   for (const auto& r : rows) {
     csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone,
                  std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
                  std::to_string(o.layers), std::to_string(r.params), std::to_string(r.steps),
-                 csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s)});
+                 csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s),
+                 csv_number(r.phases.forward), csv_number(r.phases.backward),
+                 csv_number(r.phases.clip), csv_number(r.phases.optimizer), csv_number(r.peak_mib),
+                 csv_number(peer.mean())});
   }
   return csv;
 }
@@ -124,6 +239,11 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--layers", o->layers, "layers")->check(positive());
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
+  sub->add_flag("--profile", o->profile, "also time 5 steps op by op (self time per ATen op)");
+  sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive());
+  sub->add_option("--peer", o->peer,
+                  "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
+                  "(e.g. ../shared/peer/run.sh)");
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {
     if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
@@ -131,6 +251,9 @@ void add_bench_train(CLI::App& bench) {
       o->devices = {"cpu"};
       if (torch::cuda::is_available()) o->devices.push_back("cuda");
     }
+    install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
+    PeerRun peer;
+    if (!o->peer.empty()) peer.before = run_peer(o->peer, o->seconds);
     std::vector<Row> rows;
     for (const auto& d : o->devices) {
       const torch::Device device = bench_device(d, {}, "--devices");
@@ -139,7 +262,9 @@ void add_bench_train(CLI::App& bench) {
         rows.push_back(measure(*o, b, device));
       }
     }
-    file_result(o->filing, kSection, format_table(*o, rows), results_csv(*o, rows), kDefaultCsv);
+    if (!o->peer.empty()) peer.after = run_peer(o->peer, o->seconds);
+    file_result(o->filing, kSection, format_table(*o, rows, peer), results_csv(*o, rows, peer),
+                kDefaultCsv);
   });
 }
 
