@@ -59,6 +59,8 @@ class MinRnnStack : public SequenceModel {
   torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
   SequenceState initial_state() const override { return SequenceState(blocks_.size()); }
   bool streaming() const override { return true; }
+  const std::vector<ResidualBlock>& blocks() const { return blocks_; }
+  const torch::nn::LayerNorm& norm_out() const { return norm_out_; }
 
  private:
   void check_state(const SequenceState& state) const;

@@ -95,6 +95,7 @@ class HgrnStack : public SequenceModel {
   torch::Tensor lower_bounds() const;
   int64_t n_layers() const { return static_cast<int64_t>(blocks_.size()); }
   const std::vector<HgrnBlock>& blocks() const { return blocks_; }
+  const torch::nn::LayerNorm& norm_out() const { return norm_out_; }
 
   torch::Tensor bound_logits;  // Γ (layers × d)
 

@@ -33,7 +33,8 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   return proj(y.transpose(1, 2).reshape({B, T, D}));
 }
 
-TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers) {
+TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers)
+    : n_heads_(o.n_heads) {
   for (int64_t i = 0; i < n_layers; ++i) {
     Block b;
     const std::string p = "block" + std::to_string(i) + "_";  // module names may not hold dots

@@ -39,13 +39,18 @@ class TransformerStack : public SequenceModel {
   SequenceState initial_state() const override { return {}; }
   bool streaming() const override { return false; }
 
- private:
   struct Block {
     torch::nn::LayerNorm norm_attn{nullptr}, norm_mlp{nullptr};
     CausalSelfAttention attn{nullptr};
     torch::nn::Sequential mlp{nullptr};
   };
+  const std::vector<Block>& blocks() const { return blocks_; }
+  const torch::nn::LayerNorm& norm_out() const { return norm_out_; }
+  int64_t n_heads() const { return n_heads_; }
+
+ private:
   std::vector<Block> blocks_;
+  int64_t n_heads_ = 1;
   torch::nn::Dropout dropout_{nullptr};
   torch::nn::LayerNorm norm_out_{nullptr};
 };

@@ -1,0 +1,24 @@
+#include "core/fast_backbone.h"
+
+#include <stdexcept>
+
+#include "core/block.h"
+#include "core/hgrn.h"
+#include "core/transformer.h"
+
+namespace minrnn::core {
+
+// One file per backbone (core/fast_minrnn.cpp, fast_hgrn.cpp, fast_transformer.cpp).
+std::unique_ptr<FastBackbone> make_fast_minrnn(const MinRnnStack& stack);
+std::unique_ptr<FastBackbone> make_fast_hgrn(const HgrnStack& stack);
+std::unique_ptr<FastBackbone> make_fast_transformer(const TransformerStack& stack);
+
+std::unique_ptr<FastBackbone> pack_backbone(const SequenceModel& model) {
+  if (auto* m = dynamic_cast<const MinRnnStack*>(&model)) return make_fast_minrnn(*m);
+  if (auto* h = dynamic_cast<const HgrnStack*>(&model)) return make_fast_hgrn(*h);
+  if (auto* t = dynamic_cast<const TransformerStack*>(&model)) return make_fast_transformer(*t);
+  throw std::invalid_argument("pack_backbone: no inference path for backbone module '" +
+                              model.name() + "'");
+}
+
+}  // namespace minrnn::core

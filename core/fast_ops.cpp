@@ -1,0 +1,269 @@
+#include "core/fast_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+// An AVX-512, an AVX2 and a baseline clone of each loop, picked by the loader (GNU ifunc):
+// the library stays runnable on any x86-64 while the machines we measure get 16- or 8-wide vectors.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define MINRNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MINRNN_VECTOR_CLONES
+#endif
+
+#include <dlfcn.h>
+
+namespace minrnn::core::fast {
+namespace {
+
+// Fortran BLAS sgemm_, as LibTorch's libtorch_cpu exports it (MKL, statically linked in PyPI's
+// wheels). Looked up once at run time in the process's global scope, where libtorch_cpu already
+// is: no link-time test to get wrong, and a LibTorch without it (a source build on OpenBLAS-less
+// machines) still runs, on the loop.
+using Sgemm = void (*)(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
+
+Sgemm blas_sgemm() {
+  static const Sgemm fn = [] {
+    if (std::getenv("MINRNN_NO_BLAS")) return Sgemm{nullptr};
+    return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
+  }();
+  return fn;
+}
+
+}  // namespace
+
+std::vector<float> to_vector(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+Dense pack_dense(const torch::nn::LinearImpl& linear) {
+  return pack_dense_rows(linear, 0, linear.weight.size(0));
+}
+
+Dense pack_dense_rows(const torch::nn::LinearImpl& linear, int64_t row0, int64_t count) {
+  Dense d;
+  d.in = linear.weight.size(1);
+  d.out = count;
+  d.weight_t = to_vector(linear.weight.slice(0, row0, row0 + count).t());
+  if (linear.bias.defined()) d.bias = to_vector(linear.bias.slice(0, row0, row0 + count));
+  return d;
+}
+
+Norm pack_norm(const torch::nn::LayerNormImpl& norm) {
+  Norm n;
+  const auto& shape = norm.options.normalized_shape();
+  if (shape.size() != 1) throw std::invalid_argument("fast::pack_norm: expected a 1-D LayerNorm");
+  n.dim = shape[0];
+  n.eps = static_cast<float>(norm.options.eps());
+  if (norm.options.elementwise_affine()) {
+    n.weight = to_vector(norm.weight);
+    n.bias = to_vector(norm.bias);
+  } else {
+    n.weight.assign(n.dim, 1.0f);
+    n.bias.assign(n.dim, 0.0f);
+  }
+  return n;
+}
+
+ResidualMlp pack_mlp(const torch::nn::LayerNormImpl& norm, const torch::nn::SequentialImpl& mlp) {
+  // The block's Sequential is (Linear, GELU, Linear); anything else is not what we pack.
+  if (mlp.size() != 3 || !mlp.ptr(0)->as<torch::nn::LinearImpl>() ||
+      !mlp.ptr(1)->as<torch::nn::GELUImpl>() || !mlp.ptr(2)->as<torch::nn::LinearImpl>() ||
+      mlp.ptr(1)->as<torch::nn::GELUImpl>()->options.approximate() != "none") {
+    throw std::invalid_argument("fast::pack_mlp: expected an MLP of Linear, exact GELU, Linear");
+  }
+  return {pack_norm(norm), pack_dense(*mlp.ptr(0)->as<torch::nn::LinearImpl>()),
+          pack_dense(*mlp.ptr(2)->as<torch::nn::LinearImpl>())};
+}
+
+void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch) {
+  float* normed = reserve(scratch, rows * (m.up.in + m.up.out));
+  float* hidden = normed + rows * m.up.in;
+  layer_norm(m.norm, x, rows, normed);
+  dense(m.up, normed, rows, hidden);
+  gelu(hidden, rows * m.up.out);
+  dense(m.down, hidden, rows, x, /*accumulate=*/true);
+}
+
+void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
+  // Row b's source (b·n + n − 1) is never a destination of an earlier b, so ascending order is
+  // safe.
+  for (int64_t b = 0; b < batch; ++b) {
+    if (b != b * n + n - 1) std::copy_n(x + (b * n + n - 1) * width, width, x + b * width);
+  }
+}
+
+bool have_blas() {
+  return blas_sgemm() != nullptr;
+}
+
+void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
+      c[i * ldc + j] = beta == 0 ? s : beta * c[i * ldc + j] + s;
+    }
+  }
+}
+
+// Row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ: BLAS sees B transposed, A as it is.
+void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (const Sgemm sgemm = blas_sgemm()) {
+    const int mi = int(n), ni = int(m), ki = int(k), la = int(ldb), lb = int(lda), lc = int(ldc);
+    const float one = 1.0f;
+    sgemm("T", "N", &mi, &ni, &ki, &one, b, &la, a, &lb, &beta, c, &lc);
+    return;
+  }
+  gemm_abt_reference(m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float beta, float* c, int64_t ldc) {
+  const Sgemm sgemm = blas_sgemm();
+  if (m <= kSmallRows || !sgemm) {
+    for (int64_t r = 0; r < m; r += kSmallRows) {
+      gemm_rows_ab(std::min(kSmallRows, m - r), n, k, a + r * lda, lda, b, ldb, beta, c + r * ldc,
+                   ldc);
+    }
+    return;
+  }
+  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: BLAS sees both as they are, swapped.
+  const int mi = int(n), ni = int(m), ki = int(k), la = int(ldb), lb = int(lda), lc = int(ldc);
+  const float one = 1.0f;
+  sgemm("N", "N", &mi, &ni, &ki, &one, b, &la, a, &lb, &beta, c, &lc);
+}
+
+namespace {
+
+// M rows × J columns of C, accumulated over all k: M·J/16 vector registers on AVX-512.
+template <int M, int J>
+MINRNN_VECTOR_CLONES void rows_block(int64_t k, const float* a, int64_t lda, const float* b,
+                                     int64_t ldb, float beta, float* c, int64_t ldc) {
+  float acc[M][J];
+  for (int i = 0; i < M; ++i)
+    for (int q = 0; q < J; ++q) acc[i][q] = beta == 0 ? 0.0f : c[i * ldc + q];
+  for (int64_t p = 0; p < k; ++p) {
+    const float* w = b + p * ldb;
+    for (int i = 0; i < M; ++i) {
+      const float x = a[i * lda + p];
+      for (int q = 0; q < J; ++q) acc[i][q] += x * w[q];
+    }
+  }
+  for (int i = 0; i < M; ++i)
+    for (int q = 0; q < J; ++q) c[i * ldc + q] = acc[i][q];
+}
+
+template <int M>
+void rows_kernel(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                 float beta, float* c, int64_t ldc) {
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) rows_block<M, 64>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+  for (; j + 16 <= n; j += 16) rows_block<M, 16>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+  for (; j < n; ++j) rows_block<M, 1>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+}
+
+}  // namespace
+
+void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc) {
+  switch (m) {
+    case 0:
+      return;
+    case 1:
+      return rows_kernel<1>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 2:
+      return rows_kernel<2>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 3:
+      return rows_kernel<3>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 4:
+      return rows_kernel<4>(n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+  throw std::invalid_argument("gemm_rows_ab: at most " + std::to_string(kSmallRows) + " rows");
+}
+
+void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumulate, int64_t ldx,
+           int64_t ldy) {
+  if (ldx == 0) ldx = d.in;
+  if (ldy == 0) ldy = d.out;
+  if (!d.bias.empty()) {  // the bias first, then one product with beta = 1
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = y + r * ldy;
+      if (accumulate) {
+        add(row, d.bias.data(), d.out);
+      } else {
+        std::copy(d.bias.begin(), d.bias.end(), row);
+      }
+    }
+    accumulate = true;
+  }
+  gemm_ab(rows, d.out, d.in, x, ldx, d.weight_t.data(), d.out, accumulate ? 1.0f : 0.0f, y, ldy);
+}
+
+MINRNN_VECTOR_CLONES
+void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
+  const int64_t D = n.dim;
+  const float* w = n.weight.data();
+  const float* b = n.bias.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * D;
+    float* yr = y + r * D;
+    float mean = 0;
+    for (int64_t i = 0; i < D; ++i) mean += xr[i];
+    mean /= float(D);
+    float var = 0;
+    for (int64_t i = 0; i < D; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    const float inv = 1.0f / std::sqrt(var / float(D) + n.eps);
+    for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+  }
+}
+
+// Eigen's generic_fast_erf_float: erf(x) = x·P(x²)/Q(x²) on [−4, 4] (erf is ±1 in float beyond).
+float erf_approx(float x) {
+  x = std::min(4.0f, std::max(-4.0f, x));
+  const float x2 = x * x;
+  float p = -2.72614225801306e-10f;
+  p = p * x2 + 2.77068142495902e-08f;
+  p = p * x2 - 2.10102402082508e-06f;
+  p = p * x2 - 5.69250639462346e-05f;
+  p = p * x2 - 7.34990630326855e-04f;
+  p = p * x2 - 2.95459980854025e-03f;
+  p = p * x2 - 1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * x2 - 2.13374055278905e-04f;
+  q = q * x2 - 1.68282697438203e-03f;
+  q = q * x2 - 7.37332916720468e-03f;
+  q = q * x2 - 1.42647390514189e-02f;
+  return x * p / q;
+}
+
+MINRNN_VECTOR_CLONES
+void gelu(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    x[i] = 0.5f * x[i] * (1.0f + erf_approx(x[i] * 0.70710678118654752f));
+  }
+}
+
+MINRNN_VECTOR_CLONES
+void silu(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+void tanh_inplace(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = std::tanh(x[i]);
+}
+
+MINRNN_VECTOR_CLONES
+void add(float* y, const float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] += x[i];
+}
+
+}  // namespace minrnn::core::fast
