@@ -12,30 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "rl/trainer.h"
+#include "rl/policy.h"
 
 namespace minrnn::eval {
 
-enum class EvalMode {
-  kAuto,       // the project default for the backbone: kRecurrentDefault, or window (Transformer)
-  kStreaming,  // recurrent backbones only; std::invalid_argument for the Transformer
-  kWindow,
-};
-
-// What kAuto means for recurrent (streaming-capable) backbones. Chosen by measurement:
-// docs/agent.md, "Streaming vs sliding-window evaluation".
-inline constexpr EvalMode kRecurrentDefault = EvalMode::kStreaming;
-
-// "auto" | "streaming" | "window".
-const char* eval_mode_name(EvalMode mode);
-// Inverse of eval_mode_name; std::invalid_argument listing the names otherwise.
-EvalMode parse_eval_mode(const std::string& name);
-// The concrete mode (never kAuto) a rollout of `agent` uses; std::invalid_argument for streaming
-// on a backbone without a step mode.
-EvalMode resolve_eval_mode(EvalMode requested, const rl::Agent& agent);
+// The history modes and their names live with the policy that implements them (rl/policy.h).
+using rl::eval_mode_name;
+using rl::EvalMode;
+using rl::kRecurrentDefault;
+using rl::parse_eval_mode;
+using rl::resolve_eval_mode;
 
 struct RolloutOptions {
   EvalMode mode = EvalMode::kAuto;
+  rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // auto: fast on CPU (rl/policy.h)
   int episodes = 10;
   double target_return = 0;  // raw (unscaled); the agent's config gives the default
   int64_t seed = 0;          // episode i resets its env with seed + i
@@ -57,6 +47,7 @@ struct RolloutResult {
   double seconds = 0;
   std::string video_gif;            // the GIF written for episode 0, when options.video_dir was set
   EvalMode mode = EvalMode::kAuto;  // the mode actually used (kStreaming or kWindow)
+  rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // the engine actually used
 };
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);

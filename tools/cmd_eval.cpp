@@ -1,5 +1,6 @@
 // `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]
-//  [--replace | --out FILE]`: rolls the run's checkpoint out and writes its returns and D4RL
+//  [--engine auto|fast|torch] [--replace | --out FILE]`: rolls the run's checkpoint out and writes
+//  its returns and D4RL
 // normalized scores as JSON.
 //
 // <RUN>/eval.json is the run's result, the file Table 3 reads. Only the standard evaluation (none
@@ -67,6 +68,7 @@ void add_eval_command(CLI::App& app) {
     std::string device = "cpu";
     std::string video;
     std::string mode = "auto";
+    std::string engine = "auto";
     std::string out;
     bool replace = false;
   };
@@ -97,6 +99,18 @@ void add_eval_command(CLI::App& app) {
               return std::string(e.what());
             }
           });
+  auto* engine =
+      sub->add_option("--engine", args->engine,
+                      "auto (fast on cpu, torch otherwise), fast (packed CPU inference) or torch "
+                      "(the LibTorch modules: any device; the fast engine's reference)")
+          ->check([](const std::string& name) {
+            try {
+              rl::parse_policy_engine(name);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          });
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
   auto* replace = sub->add_flag(
@@ -104,7 +118,7 @@ void add_eval_command(CLI::App& app) {
       "write RUN/eval.json, the run's reported result, even with the options above (what "
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
   sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
-  sub->callback([args, episodes, target, seed, mode] {
+  sub->callback([args, episodes, target, seed, mode, engine] {
     rl::Agent agent = rl::load_agent(args->run, torch::Device(args->device));
     eval::RolloutOptions ro;
     ro.episodes = args->episodes;
@@ -113,6 +127,7 @@ void add_eval_command(CLI::App& app) {
     ro.seed = args->seed;
     ro.video_dir = args->video;
     ro.mode = eval::parse_eval_mode(args->mode);
+    ro.engine = rl::parse_policy_engine(args->engine);
     ro.on_step = progress_line(ro.episodes);
     const auto r = eval::rollout(agent, ro);
     const std::string dir = std::filesystem::is_directory(args->run)
@@ -123,16 +138,18 @@ void add_eval_command(CLI::App& app) {
     if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
     if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});
     if (mode->count() > 0) given.push_back({"mode", args->mode});
+    if (engine->count() > 0) given.push_back({"engine", args->engine});
     const std::string name = given.empty() || args->replace ? "eval.json" : adhoc_name(given);
     const std::string out =
         args->out.empty() ? (std::filesystem::path(dir) / name).string() : args->out;
     eval::write_eval_json(out, agent, ro, r);
     std::printf(
-        "%s %s step %lld (%s): return %.1f ± %.1f, normalized %.1f ± %.1f over %d episodes "
+        "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
+        "episodes "
         "(%.1fs) → %s\n",
         agent.env.c_str(), agent.config.backbone.c_str(), static_cast<long long>(agent.step),
-        eval::eval_mode_name(r.mode), r.mean_return, r.std_return, r.mean_normalized,
-        r.std_normalized, ro.episodes, r.seconds, out.c_str());
+        eval::eval_mode_name(r.mode), rl::policy_engine_name(r.engine), r.mean_return, r.std_return,
+        r.mean_normalized, r.std_normalized, ro.episodes, r.seconds, out.c_str());
     if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
   });
 }

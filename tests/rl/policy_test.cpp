@@ -1,0 +1,177 @@
+// Policy (rl/policy.h): the fast engine gives the torch engine's actions over whole episodes, for
+// every backbone and mode, batch 1 and 3, random and trained weights; bad input is refused with the
+// policy left as it was.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "envs/registry.h"
+#include "rl/policy.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An untrained agent of `backbone` on hopper with every parameter moved off its init.
+rl::Agent random_agent(const std::string& backbone, int64_t context_len, uint64_t seed) {
+  rl::Agent agent;
+  agent.config.backbone = backbone;
+  agent.config.context_len = context_len;
+  agent.config.n_layers = 2;
+  agent.config.embed_dim = 32;
+  agent.config.expansion = backbone == "hgrn" ? 1.0 : 1.5;
+  agent.env = "hopper";
+  auto probe = envs::make_env("hopper", 0);
+  const int64_t od = probe->spec().obs_dim, ad = probe->spec().act_dim;
+  torch::manual_seed(seed);
+  agent.model = rl::DecisionModel(rl::model_options(agent.config, od, ad));
+  agent.model->eval();
+  torch::NoGradGuard no_grad;
+  for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
+  agent.state_mean = torch::randn({od}) * 0.1;
+  agent.state_std = torch::rand({od}) + 0.5;
+  return agent;
+}
+
+// Drives `batch` hopper episodes of up to `steps` steps with the torch engine and feeds the fast
+// engine the same observations and rewards; every action must agree. Episodes end at different
+// steps (hopper terminates), after which they are fed frozen observations, as rollouts do.
+void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t batch, int steps,
+                          const std::string& what) {
+  rl::Policy reference(agent, {mode, rl::PolicyEngine::kTorch});
+  rl::Policy fast(agent, {mode, rl::PolicyEngine::kFast});
+  EXPECT_EQ(fast.engine(), rl::PolicyEngine::kFast);
+  reference.reset(batch, 1500);
+  fast.reset(batch, 1500);
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  const int64_t od = reference.obs_dim(), ad = reference.act_dim();
+  std::vector<double> obs(batch * od), rewards(batch);
+  for (int64_t i = 0; i < batch; ++i) {
+    envs.push_back(envs::make_env("hopper", 100 + i));
+    auto o = envs.back()->reset(100 + i);
+    std::copy(o.begin(), o.end(), obs.begin() + i * od);
+  }
+  std::vector<bool> done(batch, false);
+  double worst = 0;
+  for (int t = 0; t < steps; ++t) {
+    auto want = reference.act(obs);
+    auto got = fast.act(obs);
+    for (size_t k = 0; k < want.size(); ++k) worst = std::max(worst, std::abs(got[k] - want[k]));
+    for (int64_t i = 0; i < batch; ++i) {
+      rewards[i] = 0;
+      if (done[i]) continue;
+      auto r = envs[i]->step(std::vector<double>(want.begin() + i * ad, want.begin() + (i + 1) * ad));
+      rewards[i] = r.reward;
+      std::copy(r.obs.begin(), r.obs.end(), obs.begin() + i * od);
+      done[i] = r.terminated || r.truncated;
+    }
+    reference.observe_reward(rewards);
+    fast.observe_reward(rewards);
+  }
+  EXPECT_LT(worst, 1e-5) << what;
+  EXPECT_EQ(fast.timestep(), steps);
+  EXPECT_DOUBLE_EQ(fast.return_to_go(0), reference.return_to_go(0));
+}
+
+TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
+  for (const std::string backbone : {"mingru", "minlstm", "hgrn", "transformer"}) {
+    const auto agent = random_agent(backbone, 4, 21);
+    std::vector<rl::EvalMode> modes = {rl::EvalMode::kWindow};
+    if (backbone != "transformer") modes.push_back(rl::EvalMode::kStreaming);
+    for (auto mode : modes) {
+      for (int64_t batch : {1, 3}) {
+        expect_engines_agree(agent, mode, batch, 60,
+                             backbone + " " + rl::eval_mode_name(mode) + " batch " +
+                                 std::to_string(batch));
+      }
+    }
+  }
+}
+
+TEST(Policy, FastEngineMatchesTorchOnATrainedRun) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  for (const char* backbone : {"mingru", "transformer"}) {
+    auto cfg = testing::tiny_config(data, backbone, {"max_steps=20", "checkpoint_every=20"});
+    rl::TrainOptions opt;
+    opt.quiet = true;
+    opt.run_dir = (tmp.path / backbone).string();
+    rl::train(cfg, opt);
+    auto policy = rl::Policy::load(opt.run_dir);
+    EXPECT_EQ(policy.engine(), rl::PolicyEngine::kFast);  // the default on CPU
+    expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
+  }
+}
+
+TEST(Policy, RefusesBadInputAndKeepsItsState) {
+  const auto agent = random_agent("mingru", 4, 22);
+  rl::Policy policy(agent);
+  rl::Policy twin(agent);
+  std::vector<double> obs(policy.obs_dim(), 0.1);
+  EXPECT_THROW(policy.act(std::vector<double>(policy.obs_dim() + 1, 0.0)), std::invalid_argument);
+  auto bad = obs;
+  bad[3] = std::nan("");
+  try {
+    policy.act(bad);
+    FAIL() << "a NaN observation was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("index 3"), std::string::npos) << e.what();
+  }
+  bad[3] = INFINITY;
+  EXPECT_THROW(policy.act(bad), std::invalid_argument);
+  EXPECT_THROW(policy.observe_reward(NAN), std::invalid_argument);
+  EXPECT_THROW(policy.observe_reward(std::vector<double>{1, 2}), std::invalid_argument);
+  EXPECT_EQ(policy.timestep(), 0);
+  // Nothing moved: the same actions as a policy that never saw the bad input.
+  for (int t = 0; t < 5; ++t) {
+    EXPECT_EQ(policy.act(obs), twin.act(obs));
+    policy.observe_reward(1.0);
+    twin.observe_reward(1.0);
+  }
+  EXPECT_THROW(policy.reset(0), std::invalid_argument);
+  EXPECT_EQ(policy.timestep(), 5);
+  EXPECT_THROW(rl::Policy(agent, {rl::EvalMode::kAuto, rl::PolicyEngine::kAuto}).reset(1, INFINITY),
+               std::invalid_argument);
+  EXPECT_THROW(rl::Policy(random_agent("transformer", 4, 1), {rl::EvalMode::kStreaming}),
+               std::invalid_argument);
+  EXPECT_THROW(rl::parse_policy_engine("gpu"), std::invalid_argument);
+}
+
+TEST(Policy, LoadNamesWhatIsMissing) {
+  testing::TempDir tmp;
+  try {
+    rl::Policy::load(tmp.path.string());
+    FAIL() << "a directory without a checkpoint loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint"), std::string::npos) << e.what();
+  }
+  const auto junk = tmp.path / "junk.pt";
+  std::ofstream(junk) << "not a checkpoint";
+  try {
+    rl::Policy::load(junk.string());
+    FAIL() << "junk loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.pt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Policy, ResetStartsOverAndConditionsOnTheTarget) {
+  const auto agent = random_agent("minlstm", 4, 23);
+  rl::Policy policy(agent);
+  std::vector<double> obs(policy.obs_dim(), 0.2);
+  const auto first = policy.act(obs);
+  policy.observe_reward(3.0);
+  EXPECT_NEAR(policy.return_to_go(), agent.config.target_return - 3.0, 1e-3);
+  policy.act(obs);
+  policy.reset();
+  EXPECT_EQ(policy.timestep(), 0);
+  EXPECT_EQ(policy.act(obs), first);  // the state was cleared
+  policy.reset(1, 100.0);
+  EXPECT_NE(policy.act(obs), first);  // another target, another action
+}
+
+}  // namespace
+}  // namespace minrnn
