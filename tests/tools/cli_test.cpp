@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,10 +27,10 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `minrnn ARGS` with `dir` as the working directory, one torch thread.
-CliResult run_minrnn(const TempDir& dir, const std::string& args) {
+// Runs `BUILD/PROGRAM ARGS` with `dir` as the working directory, one torch thread.
+CliResult run_program(const TempDir& dir, const std::string& program, const std::string& args) {
   const std::string command = "cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" +
-                              MINRNN_BINARY_DIR + "/minrnn' " + args + " 2>&1";
+                              MINRNN_BINARY_DIR + "/" + program + "' " + args + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -39,6 +40,10 @@ CliResult run_minrnn(const TempDir& dir, const std::string& args) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+CliResult run_minrnn(const TempDir& dir, const std::string& args) {
+  return run_program(dir, "minrnn", args);
 }
 
 std::string read_text(const fs::path& path) {
@@ -141,6 +146,45 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
   EXPECT_FALSE(fs::exists(dir.path / "run" / "eval-episodes1-seed7.json"));
   EXPECT_TRUE(fs::exists(dir.path / "run" / "done.json"));
+}
+
+// examples/policy_loop.cpp is the README's "use a trained policy from C++": a user's loop around
+// rl::Policy returns what `minrnn eval` reports for the same episode, and both engines agree.
+TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  ASSERT_EQ(run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet").exit_code, 0);
+  const CliResult fast = run_minrnn(dir, "eval run --episodes 1 --seed 3 --out fast.json");
+  ASSERT_EQ(fast.exit_code, 0) << fast.output;
+  const CliResult torch =
+      run_minrnn(dir, "eval run --episodes 1 --seed 3 --engine torch --out torch.json");
+  ASSERT_EQ(torch.exit_code, 0) << torch.output;
+  const auto jf = nlohmann::json::parse(read_text(dir.path / "fast.json"));
+  const auto jt = nlohmann::json::parse(read_text(dir.path / "torch.json"));
+  EXPECT_EQ(jf["engine"], "fast");
+  EXPECT_EQ(jt["engine"], "torch");
+  EXPECT_EQ(jf["lengths"], jt["lengths"]);
+  EXPECT_NEAR(jf["returns"][0].get<double>(), jt["returns"][0].get<double>(), 1e-3);
+
+  const CliResult example = run_program(dir, "examples/policy_loop", "run --episodes 1 --seed 3");
+  ASSERT_EQ(example.exit_code, 0) << example.output;
+  double ret = NAN;
+  int steps = 0;
+  const auto at = example.output.find("episode 0: return ");
+  ASSERT_NE(at, std::string::npos) << example.output;
+  ASSERT_EQ(
+      std::sscanf(example.output.c_str() + at, "episode 0: return %lf over %d steps", &ret, &steps),
+      2)
+      << example.output;
+  EXPECT_NEAR(ret, jf["returns"][0].get<double>(), 1e-5) << example.output;
+  EXPECT_EQ(steps, jf["lengths"][0].get<int>()) << example.output;
+  EXPECT_NE(example.output.find("act() median"), std::string::npos) << example.output;
+
+  const CliResult missing = run_program(dir, "examples/policy_loop", "nowhere");
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("nowhere"), std::string::npos) << missing.output;
 }
 
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
