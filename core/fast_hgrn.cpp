@@ -17,11 +17,27 @@ using fast::Dense;
 using fast::Norm;
 using fast::reserve;
 
-inline float sigmoid(float x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
-inline float silu(float x) {
-  return x * sigmoid(x);
+// One token of the complex recurrence over d channels: h ← λ e^{iθ} h + (1 − λ) SiLU(c), out ←
+// σ(g) ⊙ [Re h, Im h]. Branch-free per channel so each clone vectorizes; no two arrays overlap.
+MINRNN_VECTOR_CLONES
+void hgrn_token(const float* __restrict p, int64_t d, const float* __restrict gamma,
+                const float* __restrict cos_theta, const float* __restrict sin_theta,
+                float* __restrict hr, float* __restrict hi, float* __restrict out) {
+  using fast::sigmoid_approx;
+  for (int64_t j = 0; j < d; ++j) {  // p = [μ, c_re, c_im, g_re, g_im]
+    const float g = gamma[j];
+    const float lambda = g + (1 - g) * sigmoid_approx(p[j]);
+    const float keep = (1 - g) * sigmoid_approx(-p[j]);  // 1 − λ, precise as μ → 1
+    const float a_re = lambda * cos_theta[j], a_im = lambda * sin_theta[j];
+    const float c_re = p[d + j] * sigmoid_approx(p[d + j]);
+    const float c_im = p[2 * d + j] * sigmoid_approx(p[2 * d + j]);
+    const float re = a_re * hr[j] - a_im * hi[j] + keep * c_re;
+    const float im = a_re * hi[j] + a_im * hr[j] + keep * c_im;
+    hr[j] = re;
+    hi[j] = im;
+    out[j] = sigmoid_approx(p[3 * d + j]) * re;
+    out[d + j] = sigmoid_approx(p[4 * d + j]) * im;
+  }
 }
 
 struct Layer {
@@ -101,20 +117,8 @@ class FastHgrnStack final : public FastBackbone {
       float* hr = l.h.data() + b * 2 * d;
       float* hi = hr + d;
       for (int64_t t = 0; t < n; ++t) {
-        const float* p = pre + (b * n + t) * 5 * d;  // [μ, c_re, c_im, g_re, g_im]
-        float* out = gated + (b * n + t) * 2 * d;
-        for (int64_t j = 0; j < d; ++j) {
-          const float g = l.gamma[j];
-          const float lambda = g + (1 - g) * sigmoid(p[j]);
-          const float keep = (1 - g) * sigmoid(-p[j]);  // 1 − λ, precise as μ → 1
-          const float a_re = lambda * l.cos_theta[j], a_im = lambda * l.sin_theta[j];
-          const float re = a_re * hr[j] - a_im * hi[j] + keep * silu(p[d + j]);
-          const float im = a_re * hi[j] + a_im * hr[j] + keep * silu(p[2 * d + j]);
-          hr[j] = re;
-          hi[j] = im;
-          out[j] = sigmoid(p[3 * d + j]) * re;
-          out[d + j] = sigmoid(p[4 * d + j]) * im;
-        }
+        hgrn_token(pre + (b * n + t) * 5 * d, d, l.gamma.data(), l.cos_theta.data(),
+                   l.sin_theta.data(), hr, hi, gated + (b * n + t) * 2 * d);
       }
     }
   }

@@ -16,16 +16,33 @@ using fast::Dense;
 using fast::Norm;
 using fast::reserve;
 
-inline float sigmoid(float x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
-// torch's softplus (β = 1, threshold 20).
-inline float softplus(float x) {
-  return x > 20.0f ? x : std::log1p(std::exp(x));
-}
 // The log-space cell's candidate g(x) = x + ½ (x ≥ 0), σ(x) otherwise (core/scan.h).
-inline float g_positive(float x) {
-  return x >= 0 ? x + 0.5f : sigmoid(x);
+MINRNN_INLINE float g_positive(float x) {
+  const float s = fast::sigmoid_approx(x);
+  return x >= 0 ? x + 0.5f : s;
+}
+
+// One token of the recurrence over H channels, h ← σ(−u) h + σ(u) v and out ← h, where u is
+// minGRU's gate pre-activation or minLSTM's log i − log f (core/minrnn.cpp's coefficients()).
+// Branch-free per channel so each clone vectorizes (the cell and form are template arguments: a
+// load under a run-time condition cannot be hoisted into a vector).
+template <bool kLstm, bool kLogSpace>
+MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float* out) {
+  const float* cand = p + (kLstm ? 2 : 1) * H;
+  for (int64_t c = 0; c < H; ++c) {
+    float u = p[c];
+    if constexpr (kLstm) u = fast::softplus_approx(-p[c]) - fast::softplus_approx(-p[H + c]);
+    float v = cand[c];
+    if constexpr (kLogSpace) v = g_positive(v);
+    h[c] = fast::sigmoid_approx(-u) * h[c] + fast::sigmoid_approx(u) * v;
+    out[c] = h[c];
+  }
+}
+
+using CellToken = void (*)(const float* p, int64_t H, float* h, float* out);
+CellToken cell_token_for(bool lstm, bool log_space) {
+  if (lstm) return log_space ? cell_token<true, true> : cell_token<true, false>;
+  return log_space ? cell_token<false, true> : cell_token<false, false>;
 }
 
 struct Layer {
@@ -130,24 +147,15 @@ class FastMinRnnStack final : public FastBackbone {
     }
   }
 
-  // h_t = σ(−u) h_{t−1} + σ(u) cand(c) over the n tokens of each sequence (core/minrnn.cpp's
-  // coefficients()), writing every h_t to hseq.
+  // h_t over the n tokens of each sequence, in order, writing every h_t to hseq.
   void scan(const float* pre, int64_t n, float* h, float* hseq) const {
-    const int64_t H = hidden_, G = cell_ == CellKind::kMinGRU ? 2 : 3;
+    const int64_t H = hidden_;
+    const bool lstm = cell_ != CellKind::kMinGRU;
+    const int64_t G = lstm ? 3 : 2;
+    const CellToken token = cell_token_for(lstm, log_space_);
     for (int64_t b = 0; b < batch_; ++b) {
-      float* hb = h + b * H;
       for (int64_t t = 0; t < n; ++t) {
-        const float* p = pre + (b * n + t) * G * H;
-        const float* cand = p + (G - 1) * H;
-        float* out = hseq + (b * n + t) * H;
-        for (int64_t c = 0; c < H; ++c) {
-          const float u = cell_ == CellKind::kMinGRU
-                              ? p[c]
-                              : softplus(-p[c]) - softplus(-p[H + c]);  // log i − log f
-          const float v = log_space_ ? g_positive(cand[c]) : cand[c];
-          hb[c] = sigmoid(-u) * hb[c] + sigmoid(u) * v;
-          out[c] = hb[c];
-        }
+        token(pre + (b * n + t) * G * H, H, h + b * H, hseq + (b * n + t) * H);
       }
     }
   }

@@ -6,14 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-// An AVX-512, an AVX2 and a baseline clone of each loop, picked by the loader (GNU ifunc):
-// the library stays runnable on any x86-64 while the machines we measure get 16- or 8-wide vectors.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MINRNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MINRNN_VECTOR_CLONES
-#endif
-
 #include <dlfcn.h>
 
 namespace minrnn::core::fast {
@@ -144,7 +136,9 @@ void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const
 
 namespace {
 
-// M rows × J columns of C, accumulated over all k: M·J/16 vector registers on AVX-512.
+// M rows × J columns of C, accumulated over all k: on AVX2, M·J/8 ymm accumulators (J = 32 keeps
+// 4 rows within the 16 registers; 64 spills, and 16 GCC unrolls completely into scalar code). The
+// bounds are compile-time constants, or the accumulators leave the registers.
 template <int M, int J>
 MINRNN_VECTOR_CLONES void rows_block(int64_t k, const float* a, int64_t lda, const float* b,
                                      int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -162,13 +156,26 @@ MINRNN_VECTOR_CLONES void rows_block(int64_t k, const float* a, int64_t lda, con
     for (int q = 0; q < J; ++q) c[i * ldc + q] = acc[i][q];
 }
 
+// The last n % 32 columns (an action head's 3 or 6): one row at a time, no blocking.
+void rows_tail(int64_t m, int64_t width, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+    for (int64_t q = 0; q < width; ++q) ci[q] = beta == 0 ? 0.0f : ci[q];
+    for (int64_t p = 0; p < k; ++p) {
+      const float x = a[i * lda + p];
+      for (int64_t q = 0; q < width; ++q) ci[q] += x * b[p * ldb + q];
+    }
+  }
+}
+
 template <int M>
 void rows_kernel(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                  float beta, float* c, int64_t ldc) {
+  constexpr int J = 32;
   int64_t j = 0;
-  for (; j + 64 <= n; j += 64) rows_block<M, 64>(k, a, lda, b + j, ldb, beta, c + j, ldc);
-  for (; j + 16 <= n; j += 16) rows_block<M, 16>(k, a, lda, b + j, ldb, beta, c + j, ldc);
-  for (; j < n; ++j) rows_block<M, 1>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+  for (; j + J <= n; j += J) rows_block<M, J>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+  if (j < n) rows_tail(M, n - j, k, a, lda, b + j, ldb, beta, c + j, ldc);
 }
 
 }  // namespace
@@ -226,25 +233,6 @@ void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
   }
 }
 
-// Eigen's generic_fast_erf_float: erf(x) = x·P(x²)/Q(x²) on [−4, 4] (erf is ±1 in float beyond).
-float erf_approx(float x) {
-  x = std::min(4.0f, std::max(-4.0f, x));
-  const float x2 = x * x;
-  float p = -2.72614225801306e-10f;
-  p = p * x2 + 2.77068142495902e-08f;
-  p = p * x2 - 2.10102402082508e-06f;
-  p = p * x2 - 5.69250639462346e-05f;
-  p = p * x2 - 7.34990630326855e-04f;
-  p = p * x2 - 2.95459980854025e-03f;
-  p = p * x2 - 1.60960333262415e-02f;
-  float q = -1.45660718464996e-05f;
-  q = q * x2 - 2.13374055278905e-04f;
-  q = q * x2 - 1.68282697438203e-03f;
-  q = q * x2 - 7.37332916720468e-03f;
-  q = q * x2 - 1.42647390514189e-02f;
-  return x * p / q;
-}
-
 MINRNN_VECTOR_CLONES
 void gelu(float* x, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
@@ -254,11 +242,11 @@ void gelu(float* x, int64_t count) {
 
 MINRNN_VECTOR_CLONES
 void silu(float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+  for (int64_t i = 0; i < count; ++i) x[i] = x[i] * sigmoid_approx(x[i]);
 }
 
 void tanh_inplace(float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) x[i] = std::tanh(x[i]);
+  for (int64_t i = 0; i < count; ++i) x[i] = tanh_approx(x[i]);
 }
 
 MINRNN_VECTOR_CLONES

@@ -8,7 +8,10 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/scan_math.h"
+
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace minrnn::core::fast {
@@ -50,7 +53,7 @@ void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t
 // values, and Dense. Few rows (m ≤ kSmallRows) go to gemm_rows_ab, more to the BLAS.
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc);
-// The few-rows kernel: per block of 64 (then 16) columns, every row's accumulators stay in
+// The few-rows kernel: per block of 32 columns, every row's accumulators stay in
 // registers while B streams past once. MKL's sgemm is 2–3× slower at these shapes (it packs).
 inline constexpr int64_t kSmallRows = 4;
 void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
@@ -75,9 +78,84 @@ void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<floa
 // (B, W) in place, for layers that only need each sequence's last token.
 void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width);
 
-// erf in float with |error| < 2e-7 on all of ℝ: a rational approximation that vectorizes (glibc's
-// erff is a call per element). Exposed for its test.
-float erf_approx(float x);
+// Element-wise math that vectorizes: glibc's expf/erff/tanhf are a call per element, which stops
+// GCC's vectorizer. Always inlined so each AVX-512/AVX2/baseline clone (MINRNN_VECTOR_CLONES) gets
+// its own vector code; clamps are written as selects (std::min/max keep a branch here).
+#define MINRNN_INLINE inline __attribute__((always_inline))
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define MINRNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MINRNN_VECTOR_CLONES
+#endif
+
+// e^x: the scan kernels' inline Cephes expf (core/scan_math.h), within 2 ulp, 0 below −87.3.
+using scan_math::cpu_expf;
+
+// ln x for normal x > 0 within 2 ulp (Cephes' logf: exponent and mantissa split by bits).
+MINRNN_INLINE float log_approx(float x) {
+  int32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);  // x = m · 2^e, m ∈ [½, 1)
+  bits = (bits & 0x807fffff) | 0x3f000000;
+  float m;
+  std::memcpy(&m, &bits, sizeof m);
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1.0f : e;
+  m = low ? m + m - 1.0f : m - 1.0f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z - 2.12194440e-4f * e - 0.5f * z;
+  return m + y + 0.693359375f * e;
+}
+
+MINRNN_INLINE float sigmoid_approx(float x) {
+  return 1.0f / (1.0f + cpu_expf(-x));
+}
+
+// torch's softplus (β = 1, threshold 20): log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), with log1p(t)
+// = ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u rounds to 1.
+MINRNN_INLINE float softplus_approx(float x) {
+  const float ax = x < 0 ? -x : x;
+  const float t = cpu_expf(-ax);
+  const float u = 1.0f + t;
+  const float log1p = u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
+  const float s = (x > 0 ? x : 0.0f) + log1p;
+  return x > 20.0f ? x : s;
+}
+
+// erf in float with |error| < 2e-7 on all of ℝ: Eigen's rational approximation on [−4, 4] (erf is
+// ±1 in float beyond).
+MINRNN_INLINE float erf_approx(float x) {
+  x = x < -4.0f ? -4.0f : x;
+  x = x > 4.0f ? 4.0f : x;
+  const float x2 = x * x;
+  float p = -2.72614225801306e-10f;
+  p = p * x2 + 2.77068142495902e-08f;
+  p = p * x2 - 2.10102402082508e-06f;
+  p = p * x2 - 5.69250639462346e-05f;
+  p = p * x2 - 7.34990630326855e-04f;
+  p = p * x2 - 2.95459980854025e-03f;
+  p = p * x2 - 1.60960333262415e-02f;
+  float q = -1.45660718464996e-05f;
+  q = q * x2 - 2.13374055278905e-04f;
+  q = q * x2 - 1.68282697438203e-03f;
+  q = q * x2 - 7.37332916720468e-03f;
+  q = q * x2 - 1.42647390514189e-02f;
+  return x * p / q;
+}
+
+// tanh x = 1 − 2 / (e^{2x} + 1); saturates to ±1 without overflow (cpu_expf saturates).
+MINRNN_INLINE float tanh_approx(float x) {
+  return 1.0f - 2.0f / (cpu_expf(2.0f * x) + 1.0f);
+}
 
 // Grows `buf` to at least n values (never shrinks, so steady-state calls allocate nothing).
 inline float* reserve(std::vector<float>& buf, int64_t n) {

@@ -95,7 +95,7 @@ class FastTransformerStack final : public FastBackbone {
           float m = -std::numeric_limits<float>::infinity();
           for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j] * scale);
           float sum = 0;
-          for (int64_t j = 0; j < visible; ++j) sum += (s[j] = std::exp(s[j] * scale - m));
+          for (int64_t j = 0; j < visible; ++j) sum += (s[j] = fast::cpu_expf(s[j] * scale - m));
           const float inv = 1.0f / sum;
           for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
           std::fill(s + visible, s + n, 0.0f);

@@ -139,7 +139,40 @@ TEST(FastOps, ElementwiseMatchTorch) {
   v = fast::to_vector(x);
   fast::silu(v.data(), int64_t(v.size()));
   expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::silu(x), 1e-6, "silu");
+  v = fast::to_vector(x);
+  fast::tanh_inplace(v.data(), int64_t(v.size()));
+  expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::tanh(x), 2e-7, "tanh");
+}
 
+// The vectorizable exp, log, softplus and sigmoid against double-precision libm: relative error a
+// few float ulps over the whole range the cells feed them, saturation included (softplus of very
+// negative x: absolute error below 1e-37).
+TEST(FastOps, ExpLogSoftplusSigmoidAreAccurateEverywhere) {
+  double exp_rel = 0, log_rel = 0, softplus_rel = 0, sigmoid_abs = 0;
+  for (int i = -200000; i <= 200000; ++i) {
+    const float x = float(i) * 4.4e-4f;  // [−88, 88]
+    const double e = std::exp(double(x));
+    if (e > 1.2e-38 && e < 3e38) exp_rel = std::max(exp_rel, std::abs(fast::cpu_expf(x) / e - 1));
+    const double sp = x > 20 ? double(x) : std::log1p(std::exp(double(x)));
+    // Below e^−87.3 (float's smallest normal) exp clamps: there the error is absolute, < 1e-37.
+    const double sp_err = std::abs(fast::softplus_approx(x) - sp);
+    softplus_rel = std::max(softplus_rel, sp > 1e-30 ? sp_err / sp : sp_err * 1e30);
+    sigmoid_abs =
+        std::max(sigmoid_abs, std::abs(fast::sigmoid_approx(x) - 1 / (1 + std::exp(-double(x)))));
+    const float y = std::exp(float(i) * 4.3e-4f);  // log over [e^−86, e^86]
+    log_rel = std::max(log_rel, std::abs(fast::log_approx(y) - std::log(double(y))) /
+                                    std::max(1.0, std::abs(std::log(double(y)))));
+  }
+  EXPECT_LT(exp_rel, 4e-7);
+  EXPECT_LT(log_rel, 4e-7);
+  EXPECT_LT(softplus_rel, 1e-6);
+  EXPECT_LT(sigmoid_abs, 2e-7);
+  EXPECT_EQ(fast::cpu_expf(-1000.0f), 0.0f);
+  EXPECT_TRUE(std::isfinite(fast::cpu_expf(1000.0f)));
+  EXPECT_EQ(fast::softplus_approx(50.0f), 50.0f);
+}
+
+TEST(FastOps, LayerNormMatchesTorch) {
   torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({24}));
   perturb(*ln, 5);
   auto rows = torch::randn({4, 24}) * 3 + 1;
