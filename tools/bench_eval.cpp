@@ -1,10 +1,12 @@
-// `minrnn bench eval`: environment steps/s of evaluation rollouts, E episodes of T steps, for
-//   - streaming recurrent inference (minGRU/minLSTM carry their state: O(1) per step),
+// `minrnn bench eval`: environment steps/s of evaluation rollouts (eval::rollout, the path of
+// `minrnn eval`), E episodes of T steps, for
+//   - streaming recurrent inference (minGRU/minLSTM/HGRN carry their state: O(1) per step),
 //   - DT-style re-encoding of the last K steps every step (how a Transformer must act; also run
 //     with a minGRU to isolate the cost of re-encoding from the backbone),
-// each with all E episodes in one batch and one episode at a time, against the physics-only rate
-// (the same envs stepped with random actions, no model). Untrained models: speed does not depend
-// on the weights. halfcheetah by default: it never terminates, so every episode has T steps.
+// with the fast engine and, for comparison, the LibTorch one (rl/policy.h); each with all E
+// episodes in one batch and one episode at a time, against the physics-only rate (the same envs
+// stepped with random actions, no model). Untrained models: speed does not depend on the
+// weights. halfcheetah by default: it never terminates, so every episode has T steps.
 // Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
 // numbers as CSV in runs/bench/eval.csv.
 #include <chrono>
@@ -13,7 +15,7 @@
 #include <sstream>
 
 #include "envs/registry.h"
-#include "rl/decision_model.h"
+#include "eval/rollout.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
 
@@ -38,102 +40,97 @@ struct Row {
   double env_steps_per_s = 0;
 };
 
-// Runs `count` episodes of T steps together (batch = count); returns seconds. `model` null =
-// physics only. `reencode`: act from a forward pass over the last K steps instead of the streaming
-// state.
-double run_batch(const EvalBenchOptions& o, rl::DecisionModel* model, bool reencode, int count,
-                 uint64_t seed) {
-  torch::NoGradGuard no_grad;
+// Physics only: `count` episodes of T steps with random actions, stepped together; returns seconds.
+double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed) {
   std::vector<std::unique_ptr<envs::Env>> envs;
-  std::vector<std::vector<double>> obs;
   for (int i = 0; i < count; ++i) {
     envs.push_back(envs::make_env(o.env, seed + i));
-    obs.push_back(envs.back()->reset(int64_t(seed + i)));
+    envs.back()->reset(int64_t(seed + i));
   }
-  const int64_t B = count, od = envs[0]->spec().obs_dim, ad = envs[0]->spec().act_dim;
+  const int64_t ad = envs[0]->spec().act_dim;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-1, 1);
-  core::SequenceState state;
-  if (model != nullptr) state = (*model)->initial_state();
-  std::vector<torch::Tensor> h_rtg, h_obs, h_act, h_time;
-  auto rtg = torch::full({B, 1}, 3.6f);
+  std::vector<double> action(ad);
   const auto t0 = Clock::now();
   for (int t = 0; t < o.steps; ++t) {
-    std::vector<std::vector<double>> actions(B, std::vector<double>(ad));
-    if (model == nullptr) {
-      for (auto& a : actions)
-        for (auto& x : a) x = uniform(rng);
-    } else {
-      auto s = torch::empty({B, od});
-      for (int64_t i = 0; i < B; ++i)
-        for (int64_t j = 0; j < od; ++j) s[i][j] = float(obs[i][j]);
-      auto time = torch::full({B}, t, torch::kInt64);
-      torch::Tensor action;
-      if (!reencode) {
-        action = (*model)->act(rtg, s, time, state);
-        (*model)->observe_action(action, time, state);
-      } else {
-        h_rtg.push_back(rtg);
-        h_obs.push_back(s);
-        h_act.push_back(torch::zeros({B, ad}));
-        h_time.push_back(time);
-        const size_t from = h_obs.size() > size_t(o.context) ? h_obs.size() - o.context : 0;
-        auto window = [&](const std::vector<torch::Tensor>& h) {
-          return torch::stack(std::vector<torch::Tensor>(h.begin() + from, h.end()), 1);
-        };
-        action = (*model)
-                     ->forward({window(h_rtg), window(h_obs), window(h_act), window(h_time)})
-                     .select(1, -1);
-        h_act.back() = action;
-      }
-      auto a = action.to(torch::kFloat64).contiguous();
-      for (int64_t i = 0; i < B; ++i) {
-        const double* p = a[i].data_ptr<double>();
-        actions[i].assign(p, p + ad);
-      }
+    for (auto& env : envs) {
+      for (auto& x : action) x = uniform(rng);
+      env->step(action);
     }
-    for (int64_t i = 0; i < B; ++i) obs[i] = envs[i]->step(actions[i]).obs;
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Env steps/s for E episodes either in one batch or one after another.
-double rate(const EvalBenchOptions& o, rl::DecisionModel* model, bool reencode, bool batched) {
+// An untrained agent of `backbone` for o.env (speed does not depend on the weights).
+rl::Agent bench_agent(const EvalBenchOptions& o, const std::string& backbone) {
+  auto probe = envs::make_env(o.env, 0);
+  rl::Agent agent;
+  agent.env = o.env;
+  agent.config.backbone = backbone;
+  agent.config.n_layers = o.layers;
+  agent.config.embed_dim = o.embed;
+  agent.config.context_len = o.context;
+  torch::manual_seed(0);
+  agent.model = rl::DecisionModel(
+      rl::model_options(agent.config, probe->spec().obs_dim, probe->spec().act_dim));
+  agent.model->eval();
+  agent.state_mean = torch::zeros({probe->spec().obs_dim});
+  agent.state_std = torch::ones({probe->spec().obs_dim});
+  return agent;
+}
+
+struct PolicyCase {
+  std::string backbone;
+  rl::EvalMode mode;
+  rl::PolicyEngine engine;
+};
+
+// Env steps/s of eval::rollout — the path `minrnn eval` takes — for E episodes of T steps, either
+// in one batch or one after another. `agent` null: physics only.
+double rate(const EvalBenchOptions& o, rl::Agent* agent, const PolicyCase& c, bool batched) {
   double seconds = 0;
-  if (batched) {
-    seconds = run_batch(o, model, reencode, o.episodes, 0);
-  } else {
-    for (int e = 0; e < o.episodes; ++e) seconds += run_batch(o, model, reencode, 1, e);
+  const int runs = batched ? 1 : o.episodes;
+  for (int e = 0; e < runs; ++e) {
+    const int count = batched ? o.episodes : 1;
+    if (agent == nullptr) {
+      seconds += physics_seconds(o, count, e);
+      continue;
+    }
+    eval::RolloutOptions ro;
+    ro.mode = c.mode;
+    ro.engine = c.engine;
+    ro.episodes = count;
+    ro.max_steps = o.steps;
+    ro.seed = e;
+    ro.target_return = 3600;
+    seconds += eval::rollout(*agent, ro).seconds;
   }
   return double(o.episodes) * o.steps / seconds;
 }
 
 std::vector<Row> run(const EvalBenchOptions& o) {
-  auto probe = envs::make_env(o.env, 0);
+  using rl::EvalMode;
+  using rl::PolicyEngine;
+  const std::vector<PolicyCase> cases = {{"mingru", EvalMode::kStreaming, PolicyEngine::kTorch},
+                                         {"mingru", EvalMode::kStreaming, PolicyEngine::kFast},
+                                         {"minlstm", EvalMode::kStreaming, PolicyEngine::kFast},
+                                         {"hgrn", EvalMode::kStreaming, PolicyEngine::kFast},
+                                         {"mingru", EvalMode::kWindow, PolicyEngine::kFast},
+                                         {"transformer", EvalMode::kWindow, PolicyEngine::kTorch},
+                                         {"transformer", EvalMode::kWindow, PolicyEngine::kFast}};
   std::vector<Row> rows;
   for (bool batched : {true, false}) {
     const std::string how = batched ? "batched (E at once)" : "one episode at a time";
     std::fprintf(stderr, "bench eval: physics only, %s ...\n", how.c_str());
-    rows.push_back({"physics only (random actions)", how, rate(o, nullptr, false, batched)});
-    for (const auto& [backbone, reencode] :
-         std::vector<std::pair<std::string, bool>>{{"mingru", false},
-                                                   {"minlstm", false},
-                                                   {"hgrn", false},
-                                                   {"mingru", true},
-                                                   {"transformer", true}}) {
-      torch::manual_seed(0);
-      rl::DecisionModelOptions mo;
-      mo.obs_dim = probe->spec().obs_dim;
-      mo.act_dim = probe->spec().act_dim;
-      mo.backbone = backbone;
-      mo.n_layers = o.layers;
-      mo.embed_dim = o.embed;
-      rl::DecisionModel model(mo);
-      model->eval();
+    rows.push_back({"physics only (random actions)", how, rate(o, nullptr, {}, batched)});
+    for (const auto& c : cases) {
+      rl::Agent agent = bench_agent(o, c.backbone);
       const std::string what =
-          backbone + (reencode ? ", re-encode last K (DT style)" : ", streaming state");
+          c.backbone + ", " + rl::eval_mode_name(c.mode) + " (" +
+          (c.mode == EvalMode::kWindow ? "re-encode last K" : "state carried") + "), " +
+          rl::policy_engine_name(c.engine) + " engine";
       std::fprintf(stderr, "bench eval: %s, %s ...\n", what.c_str(), how.c_str());
-      rows.push_back({what, how, rate(o, &model, reencode, batched)});
+      rows.push_back({what, how, rate(o, &agent, c, batched)});
     }
   }
   return rows;

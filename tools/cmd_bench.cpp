@@ -8,6 +8,7 @@ void add_bench_scan(CLI::App& bench);     // tools/bench_scan.cpp
 void add_bench_env(CLI::App& bench);      // tools/bench_env.cpp
 void add_bench_train(CLI::App& bench);    // tools/bench_train.cpp
 void add_bench_eval(CLI::App& bench);     // tools/bench_eval.cpp
+void add_bench_policy(CLI::App& bench);   // tools/bench_policy.cpp
 void add_bench_figure1(CLI::App& bench);  // tools/bench_figure1.cpp
 
 void add_bench_command(CLI::App& app) {
@@ -18,6 +19,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_env(*bench);
   add_bench_train(*bench);
   add_bench_eval(*bench);
+  add_bench_policy(*bench);
   add_bench_figure1(*bench);
 }
 
