@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <random>
 
 #include "envs/registry.h"
 #include "rl/policy.h"
@@ -63,7 +64,8 @@ void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t bat
     for (int64_t i = 0; i < batch; ++i) {
       rewards[i] = 0;
       if (done[i]) continue;
-      auto r = envs[i]->step(std::vector<double>(want.begin() + i * ad, want.begin() + (i + 1) * ad));
+      auto r =
+          envs[i]->step(std::vector<double>(want.begin() + i * ad, want.begin() + (i + 1) * ad));
       rewards[i] = r.reward;
       std::copy(r.obs.begin(), r.obs.end(), obs.begin() + i * od);
       done[i] = r.terminated || r.truncated;
@@ -83,9 +85,9 @@ TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
     if (backbone != "transformer") modes.push_back(rl::EvalMode::kStreaming);
     for (auto mode : modes) {
       for (int64_t batch : {1, 3}) {
-        expect_engines_agree(agent, mode, batch, 60,
-                             backbone + " " + rl::eval_mode_name(mode) + " batch " +
-                                 std::to_string(batch));
+        expect_engines_agree(
+            agent, mode, batch, 60,
+            backbone + " " + rl::eval_mode_name(mode) + " batch " + std::to_string(batch));
       }
     }
   }
@@ -103,6 +105,52 @@ TEST(Policy, FastEngineMatchesTorchOnATrainedRun) {
     auto policy = rl::Policy::load(opt.run_dir);
     EXPECT_EQ(policy.engine(), rl::PolicyEngine::kFast);  // the default on CPU
     expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
+  }
+}
+
+// What the policy feeds the model, computed by hand: returns-to-go (target − rewards so far) over
+// the return scale, states (obs − mean) / std from the run, its own earlier actions, timesteps
+// 0..t. Its action at step t is the model's forward on that window, last position (t < K, so the
+// window is the whole episode); both engines.
+TEST(Policy, ConditionsOnTheReturnToGoAndNormalizedStates) {
+  for (const std::string backbone : {"mingru", "transformer"}) {
+    auto agent = random_agent(backbone, 8, 31);
+    agent.config.return_scale = 1000;
+    const double target = 2500;
+    for (auto engine : {rl::PolicyEngine::kFast, rl::PolicyEngine::kTorch}) {
+      rl::Policy policy(agent, {rl::EvalMode::kAuto, engine});
+      policy.reset(1, target);
+      const int64_t od = policy.obs_dim(), ad = policy.act_dim();
+      std::vector<torch::Tensor> rtg, states, actions, times;
+      double rewards = 0;
+      std::mt19937 rng(5);
+      std::normal_distribution<double> normal;
+      for (int t = 0; t < 5; ++t) {
+        std::vector<double> obs(od);
+        for (auto& o : obs) o = normal(rng);
+        const auto action = policy.act(obs);
+        auto o = torch::tensor(std::vector<float>(obs.begin(), obs.end()));
+        rtg.push_back(torch::full({1}, float(target / 1000) - float(rewards / 1000)));
+        states.push_back((o - agent.state_mean) / agent.state_std);
+        actions.push_back(torch::zeros({ad}));
+        times.push_back(torch::full({}, int64_t(t)));
+        torch::NoGradGuard no_grad;
+        auto stack = [](const std::vector<torch::Tensor>& v) {
+          return torch::stack(v).unsqueeze(0);
+        };
+        rl::DecisionBatch b{stack(rtg), stack(states), stack(actions), stack(times)};
+        auto want = agent.model->forward(b).select(1, -1).squeeze(0);
+        for (int64_t k = 0; k < ad; ++k) {
+          EXPECT_NEAR(action[k], want[k].item<float>(), 1e-5)
+              << backbone << " " << rl::policy_engine_name(engine) << " t=" << t;
+        }
+        actions.back() = torch::tensor(std::vector<float>(action.begin(), action.end()));
+        const double reward = 0.5 + t;
+        policy.observe_reward(reward);
+        rewards += reward;
+        EXPECT_NEAR(policy.return_to_go(), target - rewards, 1e-3);
+      }
+    }
   }
 }
 
