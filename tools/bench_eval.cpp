@@ -16,6 +16,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "tools/bench_agent.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
 
@@ -61,22 +62,8 @@ double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// An untrained agent of `backbone` for o.env (speed does not depend on the weights).
 rl::Agent bench_agent(const EvalBenchOptions& o, const std::string& backbone) {
-  auto probe = envs::make_env(o.env, 0);
-  rl::Agent agent;
-  agent.env = o.env;
-  agent.config.backbone = backbone;
-  agent.config.n_layers = o.layers;
-  agent.config.embed_dim = o.embed;
-  agent.config.context_len = o.context;
-  torch::manual_seed(0);
-  agent.model = rl::DecisionModel(
-      rl::model_options(agent.config, probe->spec().obs_dim, probe->spec().act_dim));
-  agent.model->eval();
-  agent.state_mean = torch::zeros({probe->spec().obs_dim});
-  agent.state_std = torch::ones({probe->spec().obs_dim});
-  return agent;
+  return untrained_agent(o.env, backbone, o.layers, o.embed, o.context);
 }
 
 struct PolicyCase {

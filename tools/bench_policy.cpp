@@ -11,6 +11,7 @@
 
 #include "envs/registry.h"
 #include "rl/policy.h"
+#include "tools/bench_agent.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
 
@@ -37,19 +38,8 @@ struct Row {
 
 Row measure(const PolicyBenchOptions& o, const std::string& backbone, rl::EvalMode mode,
             rl::PolicyEngine engine) {
-  auto probe = envs::make_env(o.env, 0);
-  const int64_t od = probe->spec().obs_dim, ad = probe->spec().act_dim;
-  rl::Agent agent;
-  agent.env = o.env;
-  agent.config.backbone = backbone;
-  agent.config.n_layers = o.layers;
-  agent.config.embed_dim = o.embed;
-  agent.config.context_len = o.context;
-  torch::manual_seed(0);
-  agent.model = rl::DecisionModel(rl::model_options(agent.config, od, ad));
-  agent.model->eval();
-  agent.state_mean = torch::zeros({od});
-  agent.state_std = torch::ones({od});
+  const rl::Agent agent = untrained_agent(o.env, backbone, o.layers, o.embed, o.context);
+  const int64_t od = agent.model->options().obs_dim, ad = agent.model->options().act_dim;
   rl::Policy policy(agent, {mode, engine});
   std::mt19937_64 rng(0);
   std::normal_distribution<double> normal;
