@@ -215,6 +215,34 @@ void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumula
   gemm_ab(rows, d.out, d.in, x, ldx, d.weight_t.data(), d.out, accumulate ? 1.0f : 0.0f, y, ldy);
 }
 
+namespace {
+
+// Σ x[i] and Σ (x[i] − c)² in 16 interleaved partial sums, which GCC vectorizes (one running sum
+// it may not reorder without -ffast-math, and leaves scalar).
+MINRNN_INLINE void sums(const float* x, int64_t n, float c, float* sum, float* squares) {
+  float s[16] = {}, q[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int k = 0; k < 16; ++k) {
+      s[k] += x[i + k];
+      q[k] += (x[i + k] - c) * (x[i + k] - c);
+    }
+  }
+  float total = 0, total_sq = 0;
+  for (; i < n; ++i) {
+    total += x[i];
+    total_sq += (x[i] - c) * (x[i] - c);
+  }
+  for (int k = 0; k < 16; ++k) {
+    total += s[k];
+    total_sq += q[k];
+  }
+  *sum = total;
+  *squares = total_sq;
+}
+
+}  // namespace
+
 MINRNN_VECTOR_CLONES
 void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
   const int64_t D = n.dim;
@@ -223,11 +251,12 @@ void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * D;
     float* yr = y + r * D;
-    float mean = 0;
-    for (int64_t i = 0; i < D; ++i) mean += xr[i];
-    mean /= float(D);
-    float var = 0;
-    for (int64_t i = 0; i < D; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    // Two passes (mean, then squares about it), as torch: one-pass E[x²] − mean² loses digits.
+    float total, unused;
+    sums(xr, D, 0.0f, &total, &unused);
+    const float mean = total / float(D);
+    float dev, var;
+    sums(xr, D, mean, &dev, &var);
     const float inv = 1.0f / std::sqrt(var / float(D) + n.eps);
     for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
   }
