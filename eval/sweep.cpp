@@ -1,11 +1,13 @@
 #include "eval/sweep.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -108,9 +110,14 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   line += "\n";
   if (::write(fd, line.data(), line.size()) < 0) { /* the log is best effort */
   }
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {  // child: only async-signal-safe calls until exec
+    // A run never outlives its sweep unnoticed: when the sweep dies (any signal, SIGKILL too) the
+    // kernel sends the child SIGTERM; the run resumes from its checkpoint on the next sweep.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(143);  // the sweep died before prctl took effect
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     const std::string t = std::to_string(threads);
@@ -286,9 +293,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  int finished = 0, failed = 0;  // in this invocation
-  double finished_seconds = 0;   // wall time of runs finished here (for the ETA)
-  auto remaining = [&] { return total - already - finished - failed; };
+  int finished = 0, failed = 0, busy = 0;  // in this invocation; busy: held by another process
+  double finished_seconds = 0;             // wall time of runs finished here (for the ETA)
+  auto remaining = [&] { return total - already - finished - failed - busy; };
   auto eta = [&]() -> std::string {
     if (finished == 0) return "?";
     const double per_run = finished_seconds / finished;
@@ -394,6 +401,14 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
           "ETA %s\n",
           already + finished, total, name.c_str(), score, format_duration(seconds[a.run]).c_str(),
           int(active.size()), failed, format_duration(elapsed()).c_str(), eta().c_str());
+    } else if (const long holder = io::lock_holder(runs[a.run].run_dir); holder >= 0) {
+      // Refused because another live process (a second sweep, an orphan of a killed one, a
+      // user's own train) holds the run dir: that run is going on, not failed.
+      ++busy;
+      status[a.run] = "running in pid " + std::to_string(holder);
+      std::printf("[%d/%d done] %s: %s (another process holds %s), not started here\n",
+                  already + finished, total, name.c_str(), status[a.run].c_str(),
+                  runs[a.run].run_dir.c_str());
     } else {
       ++failed;
       status[a.run] = a.evaluating ? "eval failed" : "train failed";
@@ -403,9 +418,11 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     }
   }
   write_status();
-  std::printf("sweep %s: %d/%d done, %d failed, %s; `minrnn report %s` makes the table\n",
-              spec.file.c_str(), already + finished, total, failed,
-              format_duration(elapsed()).c_str(), spec.out.c_str());
+  std::printf(
+      "sweep %s: %d/%d done, %d failed, %d running in other processes, %s; `minrnn report %s` "
+      "makes the table\n",
+      spec.file.c_str(), already + finished, total, failed, busy,
+      format_duration(elapsed()).c_str(), spec.out.c_str());
   return failed;
 }
 

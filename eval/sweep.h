@@ -65,9 +65,12 @@ struct SweepOptions {
   double progress_every_s = 60;        // how often a line says where the running runs are
 };
 
-// Runs every unfinished run; returns the number that failed. Writes <out>/sweep_status.json
-// after every change and prints progress lines to stdout: one per finished run (runs done / total,
-// ETA) and, every `progress_every_s`, the step, rate and ETA of each run still training.
+// Runs every unfinished run; returns the number that failed. A run whose directory another live
+// process holds (an earlier sweep's orphan, a second sweep) is reported "running in pid N", not
+// counted as failed. The children get SIGTERM when the sweep process dies, however it dies. Writes
+// <out>/sweep_status.json after every change and prints progress lines to stdout: one per finished
+// run (runs done / total, ETA) and, every `progress_every_s`, the step, rate and ETA of each run
+// still training.
 int run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
 }  // namespace minrnn::eval

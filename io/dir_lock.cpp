@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -42,6 +43,22 @@ DirLock::DirLock(const std::string& dir, const std::string& what) {
 
 DirLock::~DirLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the flock
+}
+
+long lock_holder(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / ".lock").string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  long holder = -1;
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+  } else if (errno == EWOULDBLOCK) {
+    char text[32] = {};
+    const ssize_t n = ::pread(fd, text, sizeof(text) - 1, 0);
+    holder = n > 0 ? std::strtol(text, nullptr, 10) : 0;
+  }
+  ::close(fd);
+  return holder;
 }
 
 }  // namespace minrnn::io

@@ -24,4 +24,9 @@ class DirLock {
   int fd_ = -1;
 };
 
+// The pid written by the process that holds <dir>/.lock now (0 when the pid is unreadable), or -1
+// when nobody holds it (or there is no lock file). Probes with a non-blocking flock released at
+// once, so it never keeps a lock.
+long lock_holder(const std::string& dir);
+
 }  // namespace minrnn::io

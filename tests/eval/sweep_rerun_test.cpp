@@ -1,11 +1,19 @@
 // A sweep rerun never takes a run directory for one of its own unless it holds the sweep's config,
-// and both phases of a run go to the config's device.
+// and both phases of a run go to the config's device. A run dir another live process holds is
+// reported as running there, not failed; a killed sweep takes its children with it.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "eval/sweep.h"
+#include "io/dir_lock.h"
 #include "rl/config.h"
 #include "tests/rl/fixtures.h"
 
@@ -88,6 +96,74 @@ TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
   EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
   EXPECT_NE(evaluate.find("--device cuda"), std::string::npos) << evaluate;
   EXPECT_NE(evaluate.find("--replace"), std::string::npos) << evaluate;
+}
+
+// A run dir held by another live process makes its child exit 1 (train refuses it): the sweep
+// names the holder's pid instead of reporting a failure, and does not count it.
+TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  const fs::path exe = tmp.path / "refusing-minrnn";
+  std::ofstream(exe) << "#!/bin/sh\necho 'in use by another process' >&2\nexit 1\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  eval::SweepOptions opt;
+  opt.exe = exe.string();
+  const fs::path run = tmp.path / "out/d/mingru/seed3";
+  {
+    io::DirLock held(run.string(), "this test");  // this process stands in for the other one
+    ::testing::internal::CaptureStdout();
+    const int failed = eval::run_sweep(s, opt);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(failed, 0) << out;
+    EXPECT_NE(out.find("running in pid " + std::to_string(::getpid())), std::string::npos) << out;
+    std::ifstream status(tmp.path / "out/sweep_status.json");
+    std::stringstream text;
+    text << status.rdbuf();
+    EXPECT_NE(text.str().find("running in pid"), std::string::npos) << text.str();
+  }
+  // Released: the same refusal is now a failure.
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(eval::run_sweep(s, opt), 1);
+  ::testing::internal::GetCapturedStdout();
+}
+
+// kill -9 of the sweep takes its children with it: a child that would run for a minute is gone
+// within seconds of its sweep's death (no orphan keeps the run dir locked).
+TEST(SweepRun, ChildrenDieWithTheSweep) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  const fs::path exe = tmp.path / "slow-minrnn";
+  const fs::path pid_file = tmp.path / "child.pid";
+  std::ofstream(exe) << "#!/bin/sh\necho $$ > " << pid_file.string() << ".tmp\nmv "
+                     << pid_file.string() << ".tmp " << pid_file.string() << "\nexec sleep 60\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  eval::SweepOptions opt;
+  opt.exe = exe.string();
+  const pid_t sweep = ::fork();
+  ASSERT_GE(sweep, 0);
+  if (sweep == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    eval::run_sweep(s, opt);
+    ::_exit(0);
+  }
+  auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 100 && !done(); ++i) ::usleep(50000);  // up to 5 s
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return fs::exists(pid_file); }));
+  long child = 0;
+  std::ifstream(pid_file) >> child;
+  ASSERT_GT(child, 0);
+  auto alive = [child] {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, name, state;
+    return bool(stat >> pid >> name >> state) && state != "Z";  // a zombie has ended
+  };
+  EXPECT_TRUE(alive());
+  ::kill(sweep, SIGKILL);
+  ::waitpid(sweep, nullptr, 0);
+  EXPECT_TRUE(wait_for([&] { return !alive(); })) << "child " << child << " outlived its sweep";
+  if (alive()) ::kill(child, SIGKILL);
 }
 
 }  // namespace
