@@ -23,20 +23,22 @@ MINRNN_VECTOR_CLONES
 void hgrn_token(const float* __restrict p, int64_t d, const float* __restrict gamma,
                 const float* __restrict cos_theta, const float* __restrict sin_theta,
                 float* __restrict hr, float* __restrict hi, float* __restrict out) {
-  using fast::sigmoid_approx;
+  using fast::sigmoid;
   for (int64_t j = 0; j < d; ++j) {  // p = [μ, c_re, c_im, g_re, g_im]
     const float g = gamma[j];
-    const float lambda = g + (1 - g) * sigmoid_approx(p[j]);
-    const float keep = (1 - g) * sigmoid_approx(-p[j]);  // 1 − λ, precise as μ → 1
+    float s_pos, s_neg;  // σ(μ), σ(−μ)
+    fast::sigmoid_pair(p[j], s_pos, s_neg);
+    const float lambda = g + (1 - g) * s_pos;
+    const float keep = (1 - g) * s_neg;  // 1 − λ, precise as μ → 1
     const float a_re = lambda * cos_theta[j], a_im = lambda * sin_theta[j];
-    const float c_re = p[d + j] * sigmoid_approx(p[d + j]);
-    const float c_im = p[2 * d + j] * sigmoid_approx(p[2 * d + j]);
+    const float c_re = p[d + j] * sigmoid(p[d + j]);
+    const float c_im = p[2 * d + j] * sigmoid(p[2 * d + j]);
     const float re = a_re * hr[j] - a_im * hi[j] + keep * c_re;
     const float im = a_re * hi[j] + a_im * hr[j] + keep * c_im;
     hr[j] = re;
     hi[j] = im;
-    out[j] = sigmoid_approx(p[3 * d + j]) * re;
-    out[d + j] = sigmoid_approx(p[4 * d + j]) * im;
+    out[j] = sigmoid(p[3 * d + j]) * re;
+    out[d + j] = sigmoid(p[4 * d + j]) * im;
   }
 }
 

@@ -16,12 +16,6 @@ using fast::Dense;
 using fast::Norm;
 using fast::reserve;
 
-// The log-space cell's candidate g(x) = x + ½ (x ≥ 0), σ(x) otherwise (core/scan.h).
-MINRNN_INLINE float g_positive(float x) {
-  const float s = fast::sigmoid_approx(x);
-  return x >= 0 ? x + 0.5f : s;
-}
-
 // One token of the recurrence over H channels, h ← σ(−u) h + σ(u) v and out ← h, where u is
 // minGRU's gate pre-activation or minLSTM's log i − log f (core/minrnn.cpp's coefficients()).
 // Branch-free per channel so each clone vectorizes (the cell and form are template arguments: a
@@ -32,9 +26,10 @@ MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float*
   for (int64_t c = 0; c < H; ++c) {
     float u = p[c];
     if constexpr (kLstm) u = fast::softplus_approx(-p[c]) - fast::softplus_approx(-p[H + c]);
-    float v = cand[c];
-    if constexpr (kLogSpace) v = g_positive(v);
-    h[c] = fast::sigmoid_approx(-u) * h[c] + fast::sigmoid_approx(u) * v;
+    const float v = cand[c];
+    float s_pos, s_neg;  // σ(u), σ(−u)
+    scan_math::sigmoid_pair(u, s_pos, s_neg);
+    h[c] = s_neg * h[c] + s_pos * scan_math::candidate(v, kLogSpace);
     out[c] = h[c];
   }
 }

@@ -271,7 +271,7 @@ void gelu(float* x, int64_t count) {
 
 MINRNN_VECTOR_CLONES
 void silu(float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) x[i] = x[i] * sigmoid_approx(x[i]);
+  for (int64_t i = 0; i < count; ++i) x[i] = x[i] * sigmoid(x[i]);
 }
 
 void tanh_inplace(float* x, int64_t count) {

@@ -116,9 +116,9 @@ MINRNN_INLINE float log_approx(float x) {
   return m + y + 0.693359375f * e;
 }
 
-MINRNN_INLINE float sigmoid_approx(float x) {
-  return 1.0f / (1.0f + cpu_expf(-x));
-}
+// σ(x) from exp(−|x|), and σ(±u) from one exp: the scan kernels' own (core/scan_math.h).
+using scan_math::sigmoid;
+using scan_math::sigmoid_pair;
 
 // torch's softplus (β = 1, threshold 20): log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), with log1p(t)
 // = ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u rounds to 1.
