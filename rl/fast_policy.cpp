@@ -57,12 +57,16 @@ class FastEngine final : public PolicyEngineImpl {
     embed(embed_state_, obs, t, tokens, 2);
     float* out = reserve(out_, B * D);
     if (streaming_) {
-      const int64_t first = t > 0 ? 0 : 1, n = 3 - first;
-      float* x = reserve(x_, B * n * D);
-      for (int64_t b = 0; b < B; ++b) {
-        std::copy_n(tokens + (b * 3 + first) * D, n * D, x + b * n * D);
+      // The chunk is the backbone's input as laid out; at t = 0 there is no action token yet, so
+      // each episode's (R_0, s_0) moves down over it (a forward copy: the target lies before).
+      int64_t n = 3;
+      if (t == 0) {
+        for (int64_t b = 0; b < B; ++b) {
+          std::copy(tokens + (b * 3 + 1) * D, tokens + (b * 3 + 3) * D, tokens + b * 2 * D);
+        }
+        n = 2;
       }
-      backbone_->run(x, n, out, /*last_only=*/true);
+      backbone_->run(tokens, n, out, /*last_only=*/true);
     } else {
       run_window(tokens, t, out);
     }
