@@ -23,7 +23,7 @@ using fast::reserve;
 
 struct Layer {
   Norm norm_attn;
-  Dense qkv, proj;
+  Dense q, kv, proj;  // the attention's qkv projection as its query rows and key/value rows
   fast::ResidualMlp mlp;
 };
 
@@ -33,7 +33,9 @@ class FastTransformerStack final : public FastBackbone {
     for (const auto& block : stack.blocks()) {
       Layer l;
       l.norm_attn = fast::pack_norm(*block.norm_attn);
-      l.qkv = fast::pack_dense(*block.attn->qkv);
+      const int64_t D = block.norm_attn->options.normalized_shape()[0];
+      l.q = fast::pack_dense_rows(*block.attn->qkv, 0, D);
+      l.kv = fast::pack_dense_rows(*block.attn->qkv, D, 2 * D);
       l.proj = fast::pack_dense(*block.attn->proj);
       l.mlp = fast::pack_mlp(*block.norm_mlp, *block.mlp);
       layers_.push_back(std::move(l));
@@ -59,9 +61,16 @@ class FastTransformerStack final : public FastBackbone {
       const bool top_last = last_only && i + 1 == layers_.size();
       float* normed = reserve(normed_, rows * D);
       fast::layer_norm(l.norm_attn, x, rows, normed);
+      // (B, n, 3D) rows of [q, k, v]: keys and values for every token, queries only for those
+      // whose output is read (the top layer's last token when last_only).
       float* qkv = reserve(qkv_, rows * 3 * D);
-      fast::dense(l.qkv, normed, rows, qkv);
+      fast::dense(l.kv, normed, rows, qkv + D, false, D, 3 * D);
       const int64_t first_query = top_last ? n - 1 : 0;
+      if (top_last) {
+        fast::dense(l.q, normed + (n - 1) * D, B, qkv + (n - 1) * 3 * D, false, n * D, n * 3 * D);
+      } else {
+        fast::dense(l.q, normed, rows, qkv, false, D, 3 * D);
+      }
       float* att = reserve(att_, rows * D);  // (B, n − first_query, D)
       attention(qkv, n, first_query, att);
       const int64_t out_rows = B * (n - first_query);
