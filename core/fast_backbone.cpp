@@ -8,6 +8,12 @@
 
 namespace minrnn::core {
 
+void FastBackbone::reset(int64_t batch) {
+  if (batch < 1) throw std::invalid_argument("FastBackbone::reset: batch must be >= 1");
+  batch_ = batch;
+  reset_state();
+}
+
 // One file per backbone (core/fast_minrnn.cpp, fast_hgrn.cpp, fast_transformer.cpp).
 std::unique_ptr<FastBackbone> make_fast_minrnn(const MinRnnStack& stack);
 std::unique_ptr<FastBackbone> make_fast_hgrn(const HgrnStack& stack);

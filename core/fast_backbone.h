@@ -22,16 +22,20 @@ namespace minrnn::core {
 class FastBackbone {
  public:
   virtual ~FastBackbone() = default;
-  virtual int64_t d_model() const = 0;
+  int64_t d_model() const { return d_; }
+  int64_t batch() const { return batch_; }
   // Whether state carries across run() calls; false for attention (each run is a whole window).
   virtual bool streaming() const = 0;
-  // A fresh (zero) state for `batch` sequences.
-  virtual void reset(int64_t batch) = 0;
-  virtual int64_t batch() const = 0;
+  // A fresh (zero) state for `batch` ≥ 1 sequences.
+  void reset(int64_t batch);
   // Runs n ≥ 1 new tokens of each sequence, x (batch, n, D), advancing the state. Writes y (batch,
   // n, D), or with last_only y (batch, D): each sequence's last token only, which lets the top
   // layer skip work for the others. x is used as scratch (overwritten).
   virtual void run(float* x, int64_t n, float* y, bool last_only) = 0;
+
+ protected:
+  virtual void reset_state() = 0;  // zero the state of batch_ sequences
+  int64_t d_ = 0, batch_ = 1;      // d_: set by the packing constructor
 };
 
 // Packs a trained MinRnnStack, HgrnStack or TransformerStack (float32 copies of its weights; the

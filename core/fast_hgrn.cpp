@@ -78,14 +78,10 @@ class FastHgrnStack final : public FastBackbone {
     reset(1);
   }
 
-  int64_t d_model() const override { return d_; }
   bool streaming() const override { return true; }
-  int64_t batch() const override { return batch_; }
 
-  void reset(int64_t batch) override {
-    if (batch < 1) throw std::invalid_argument("FastBackbone::reset: batch must be >= 1");
-    batch_ = batch;
-    for (auto& l : layers_) l.h.assign(batch * 2 * width_, 0.0f);
+  void reset_state() override {
+    for (auto& l : layers_) l.h.assign(batch_ * 2 * width_, 0.0f);
   }
 
   void run(float* x, int64_t n, float* y, bool last_only) override {
@@ -141,7 +137,7 @@ class FastHgrnStack final : public FastBackbone {
 
   std::vector<Layer> layers_;
   Norm norm_out_;
-  int64_t d_ = 0, width_ = 0, batch_ = 0;
+  int64_t width_ = 0;
   std::vector<float> normed_, pre_, gated_, glu_a_, glu_b_;
 };
 

@@ -78,16 +78,12 @@ class FastMinRnnStack final : public FastBackbone {
     reset(1);
   }
 
-  int64_t d_model() const override { return d_; }
   bool streaming() const override { return true; }
-  int64_t batch() const override { return batch_; }
 
-  void reset(int64_t batch) override {
-    if (batch < 1) throw std::invalid_argument("FastBackbone::reset: batch must be >= 1");
-    batch_ = batch;
+  void reset_state() override {
     for (auto& l : layers_) {
-      l.h.assign(batch * hidden_, 0.0f);
-      l.history.assign(l.conv ? batch * (l.kernel - 1) * d_ : 0, 0.0f);
+      l.h.assign(batch_ * hidden_, 0.0f);
+      l.history.assign(l.conv ? batch_ * (l.kernel - 1) * d_ : 0, 0.0f);
     }
   }
 
@@ -159,7 +155,7 @@ class FastMinRnnStack final : public FastBackbone {
   Norm norm_out_;
   CellKind cell_ = CellKind::kMinGRU;
   bool log_space_ = true;
-  int64_t d_ = 0, hidden_ = 0, batch_ = 0;
+  int64_t hidden_ = 0;
   std::vector<float> normed_, pre_, hseq_, conv_, scratch_;
 };
 

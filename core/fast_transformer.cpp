@@ -42,16 +42,10 @@ class FastTransformerStack final : public FastBackbone {
     }
     d_ = layers_.front().norm_attn.dim;
     norm_out_ = fast::pack_norm(*stack.norm_out());
-    batch_ = 1;
   }
 
-  int64_t d_model() const override { return d_; }
   bool streaming() const override { return false; }
-  int64_t batch() const override { return batch_; }
-  void reset(int64_t batch) override {
-    if (batch < 1) throw std::invalid_argument("FastBackbone::reset: batch must be >= 1");
-    batch_ = batch;
-  }
+  void reset_state() override {}  // attention keeps nothing between windows
 
   void run(float* x, int64_t n, float* y, bool last_only) override {
     const int64_t B = batch_, D = d_;
@@ -116,7 +110,7 @@ class FastTransformerStack final : public FastBackbone {
 
   std::vector<Layer> layers_;
   Norm norm_out_;
-  int64_t heads_ = 1, d_ = 0, batch_ = 1;
+  int64_t heads_ = 1;
   std::vector<float> normed_, qkv_, att_, scores_, scratch_;
 };
 
