@@ -62,12 +62,13 @@ ResidualBlockImpl::ResidualBlockImpl(const BlockOptions& o) {
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout));
 }
 
-torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x, LayerState* state) {
+torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x, LayerState* state,
+                                         const TokenSelection& read) {
   torch::Tensor y = norm_rnn(x);
   if (conv) y = conv(y, state ? &state->conv : nullptr);
   torch::Tensor h0 = state ? state->h : torch::Tensor();
   y = rnn(y, h0, state ? &state->h : nullptr);
-  return residuals(*this, x, y);
+  return residuals(*this, read.apply(x), read.apply(y));
 }
 
 torch::Tensor ResidualBlockImpl::step(const torch::Tensor& x_t, LayerState& state) {
@@ -92,10 +93,14 @@ void MinRnnStack::check_state(const SequenceState& state) const {
   }
 }
 
-torch::Tensor MinRnnStack::forward(const torch::Tensor& x, SequenceState* state) {
+torch::Tensor MinRnnStack::forward(const torch::Tensor& x, SequenceState* state,
+                                   const TokenSelection& read) {
   if (state) check_state(*state);
   torch::Tensor y = x;
-  for (size_t i = 0; i < blocks_.size(); ++i) y = blocks_[i](y, state ? &(*state)[i] : nullptr);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const bool top = i + 1 == blocks_.size();
+    y = blocks_[i](y, state ? &(*state)[i] : nullptr, top ? read : TokenSelection{});
+  }
   return norm_out_(y);
 }
 

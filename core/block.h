@@ -40,8 +40,10 @@ struct BlockOptions {
 class ResidualBlockImpl : public torch::nn::Module {
  public:
   explicit ResidualBlockImpl(const BlockOptions& options);
-  torch::Tensor forward(const torch::Tensor& x, LayerState* state = nullptr);  // (B,T,D)
-  torch::Tensor step(const torch::Tensor& x_t, LayerState& state);             // (B,D)
+  // (B,T,D) → (B,T',D): the recurrence runs over all T tokens, what follows it over `read`'s.
+  torch::Tensor forward(const torch::Tensor& x, LayerState* state = nullptr,
+                        const TokenSelection& read = {});
+  torch::Tensor step(const torch::Tensor& x_t, LayerState& state);  // (B,D)
 
   torch::nn::LayerNorm norm_rnn{nullptr}, norm_mlp{nullptr};
   CausalConv1d conv{nullptr};
@@ -55,7 +57,8 @@ TORCH_MODULE(ResidualBlock);
 class MinRnnStack : public SequenceModel {
  public:
   MinRnnStack(const BlockOptions& options, int64_t n_layers);
-  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr) override;
+  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
+                        const TokenSelection& read = {}) override;
   torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
   SequenceState initial_state() const override { return SequenceState(blocks_.size()); }
   bool streaming() const override { return true; }

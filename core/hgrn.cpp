@@ -131,9 +131,10 @@ HgrnBlockImpl::HgrnBlockImpl(const HgrnOptions& o) {
 }
 
 torch::Tensor HgrnBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& gamma,
-                                     LayerState* state) {
+                                     LayerState* state, const TokenSelection& read) {
   torch::Tensor h0 = state ? state->h : torch::Tensor();
-  return residuals(*this, hgru(norm_mix(x), gamma, h0, state ? &state->h : nullptr), x);
+  torch::Tensor mixed = hgru(norm_mix(x), gamma, h0, state ? &state->h : nullptr);
+  return residuals(*this, read.apply(mixed), read.apply(x));
 }
 
 torch::Tensor HgrnBlockImpl::step(const torch::Tensor& x_t, const torch::Tensor& gamma,
@@ -194,13 +195,16 @@ void HgrnStack::check_state(const SequenceState& state) const {
   }
 }
 
-torch::Tensor HgrnStack::forward(const torch::Tensor& x, SequenceState* state) {
+torch::Tensor HgrnStack::forward(const torch::Tensor& x, SequenceState* state,
+                                 const TokenSelection& read) {
   check_input("forward", x, 3);
   if (state) check_state(*state);
   torch::Tensor gamma = lower_bounds().to(x.dtype());
   torch::Tensor y = x;
   for (size_t i = 0; i < blocks_.size(); ++i) {
-    y = blocks_[i](y, gamma[static_cast<int64_t>(i)], state ? &(*state)[i] : nullptr);
+    const bool top = i + 1 == blocks_.size();
+    y = blocks_[i](y, gamma[static_cast<int64_t>(i)], state ? &(*state)[i] : nullptr,
+                   top ? read : TokenSelection{});
   }
   return norm_out_(y);
 }

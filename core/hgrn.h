@@ -66,8 +66,9 @@ TORCH_MODULE(Glu);
 class HgrnBlockImpl : public torch::nn::Module {
  public:
   explicit HgrnBlockImpl(const HgrnOptions& options);
+  // (B,T,D) → (B,T',D): the recurrence runs over all T tokens, what follows it over `read`'s.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& gamma,
-                        LayerState* state = nullptr);  // (B,T,D)
+                        LayerState* state = nullptr, const TokenSelection& read = {});
   torch::Tensor step(const torch::Tensor& x_t, const torch::Tensor& gamma,
                      LayerState& state);  // (B,D)
 
@@ -86,7 +87,8 @@ class HgrnStack : public SequenceModel {
   // The factory form the decision agent uses for every backbone.
   HgrnStack(int64_t d_model, int64_t n_layers, double dropout, double expansion = 1.0);
 
-  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr) override;
+  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
+                        const TokenSelection& read = {}) override;
   torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
   SequenceState initial_state() const override { return SequenceState(blocks_.size()); }
   bool streaming() const override { return true; }

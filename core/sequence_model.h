@@ -16,11 +16,25 @@ struct LayerState {
 };
 using SequenceState = std::vector<LayerState>;
 
+// The tokens whose outputs a parallel forward returns: t = first, first + stride, ... A decision
+// agent reads only its state tokens (every third), so the top layer does the work after its token
+// mixing (MLP, residuals, final norm; the Transformer's top queries too) for those alone — the
+// outputs it returns equal the full forward's at those tokens.
+struct TokenSelection {
+  int64_t first = 0, stride = 1;
+  bool all() const { return first == 0 && stride == 1; }
+  // x (B, T, …) → (B, T', …), a strided view of the selected tokens.
+  torch::Tensor apply(const torch::Tensor& x) const {
+    return all() ? x : x.slice(1, first, x.size(1), stride);
+  }
+};
+
 class SequenceModel : public torch::nn::Module {
  public:
-  // Parallel (training) mode. When state is given it is the initial state and receives the final
-  // one.
-  virtual torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr) = 0;
+  // Parallel (training) mode: (B,T,D) → (B,T',D), T' the tokens `read` selects. When state is given
+  // it is the initial state and receives the final one (all T tokens advance it).
+  virtual torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
+                                const TokenSelection& read = {}) = 0;
   // One token x_t (B, D) → (B, D), carrying state. Only for streaming() models.
   virtual torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) = 0;
   // A fresh state (all zeros) for a batch.

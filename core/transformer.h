@@ -19,7 +19,8 @@ struct TransformerOptions {
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const TransformerOptions& options);
-  torch::Tensor forward(const torch::Tensor& x);  // (B,T,D) → (B,T,D)
+  // (B,T,D) → (B,T',D): every token is a key and value, only `read`'s tokens ask queries.
+  torch::Tensor forward(const torch::Tensor& x, const TokenSelection& read = {});
 
   torch::nn::Linear qkv{nullptr}, proj{nullptr};
   torch::nn::Dropout attn_dropout{nullptr};
@@ -33,7 +34,8 @@ class TransformerStack : public SequenceModel {
  public:
   TransformerStack(const TransformerOptions& options, int64_t n_layers);
   // `state` must be null: attention keeps no recurrent state.
-  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr) override;
+  torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
+                        const TokenSelection& read = {}) override;
   // Throws std::logic_error: re-encode the window with forward() instead.
   torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
   SequenceState initial_state() const override { return {}; }

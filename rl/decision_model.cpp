@@ -64,8 +64,8 @@ torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceS
   auto steps = torch::linear(torch::cat({b.returns_to_go, b.states, b.actions}, -1), weight, bias);
   auto tokens =
       (steps.view({B, K, 3, D}) + time_embedding(b.timesteps).unsqueeze(2)).view({B, 3 * K, D});
-  auto out = backbone->forward(token_input(tokens), state);
-  auto state_out = out.reshape({B, K, 3, D}).select(2, 1);
+  // Actions are read off the state tokens s_1 … s_K (positions 1, 4, 7, …) alone.
+  auto state_out = backbone->forward(token_input(tokens), state, core::TokenSelection{1, 3});
   return torch::tanh(predict_action(state_out));
 }
 

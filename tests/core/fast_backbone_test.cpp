@@ -227,7 +227,9 @@ TEST(FastBackbone, TransformerMatches) {
 
 TEST(FastBackbone, RefusesAnUnknownModel) {
   struct Other : SequenceModel {
-    torch::Tensor forward(const torch::Tensor& x, SequenceState*) override { return x; }
+    torch::Tensor forward(const torch::Tensor& x, SequenceState*, const TokenSelection&) override {
+      return x;
+    }
     torch::Tensor step(const torch::Tensor& x, SequenceState&) override { return x; }
     SequenceState initial_state() const override { return {}; }
     bool streaming() const override { return true; }
