@@ -18,9 +18,11 @@
 #include <thread>
 
 #include "eval/csv.h"
+#include "eval/sweep_slurm.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/config.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::eval {
 namespace {
@@ -155,6 +157,16 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
   io::write_file_atomically(path.string(), j.dump(2) + "\n");
 }
 
+// A failed phase leaves <run_dir>/failed.json (what `--status` reports) until the run starts again.
+void mark_failed(const SweepRun& r, const char* phase, int exit_code) {
+  try {
+    write_json_atomic(fs::path(r.run_dir) / "failed.json",
+                      {{"phase", phase}, {"exit_code", exit_code}, {"pid", ::getpid()}});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "minrnn sweep: %s\n", e.what());  // the status line still says it
+  }
+}
+
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
@@ -193,10 +205,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const int64_t n = scalar_int(v, file, key);
       if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
       (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
+    } else if (key == "slurm") {
+      s.slurm = parse_slurm_spec(v, file);
     } else {
       bad(file, key,
           "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, threads, "
-          "eval_episodes)");
+          "eval_episodes, slurm)");
     }
   }
   if (!has_datasets) bad(file, "datasets", "missing");
@@ -260,7 +274,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   return runs;
 }
 
-int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
+int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summary) {
   std::vector<SweepRun> runs = plan_sweep(spec);
   const int total = int(runs.size());
   const int threads =
@@ -283,6 +297,14 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   }
   fs::create_directories(spec.out);
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
+  // Nor beside a Slurm array of the same directory (sweep_slurm.h).
+  if (const std::string job = live_slurm_job(spec.out, false); !job.empty()) {
+    throw std::runtime_error(spec.out + " is being swept by Slurm job " + job +
+                             " (pending or running); wait for it (`--status`) or `scancel " + job +
+                             "` before sweeping it here");
+  }
+  // Ctrl-C / SIGTERM: start nothing more, pass SIGTERM on, let the children checkpoint and exit.
+  const rl::ScopedStopHandlers stop_handlers;
 
   // Per-run bookkeeping for the status file.
   std::vector<std::string> status(total, "pending");
@@ -294,8 +316,10 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   int finished = 0, failed = 0, busy = 0;  // in this invocation; busy: held by another process
+  int interrupted = 0;                     // stopped by a signal after checkpointing
+  bool stopping = false;                   // this sweep got SIGINT/SIGTERM
   double finished_seconds = 0;             // wall time of runs finished here (for the ETA)
-  auto remaining = [&] { return total - already - finished - failed - busy; };
+  auto remaining = [&] { return total - already - finished - failed - busy - interrupted; };
   auto eta = [&]() -> std::string {
     if (finished == 0) return "?";
     const double per_run = finished_seconds / finished;
@@ -331,6 +355,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   auto start_phase = [&](int i, bool evaluate, double started) {
     const SweepRun& r = runs[i];
     fs::create_directories(r.run_dir);
+    std::error_code ec;
+    fs::remove(fs::path(r.run_dir) / "failed.json", ec);  // started again: no longer failed
     std::vector<std::string> args;
     if (evaluate) {
       // --replace: this is the run's result (eval.json), not an ad-hoc evaluation.
@@ -359,8 +385,15 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     last_progress = elapsed();
   };
   write_status();
+  auto stop_children = [&] {
+    stopping = true;
+    std::printf("sweep %s: %s: stopping %zu running run(s); each checkpoints first\n",
+                spec.file.c_str(), rl::stop_signal_name().c_str(), active.size());
+    for (const auto& [pid, a] : active) ::kill(pid, SIGTERM);
+  };
   while (true) {
-    while (int(active.size()) < spec.parallel && next < runs.size()) {
+    if (rl::stop_requested() && !stopping) stop_children();
+    while (!stopping && int(active.size()) < spec.parallel && next < runs.size()) {
       const int i = int(next++);
       if (runs[i].state == RunState::kDone) continue;
       start_phase(i, runs[i].state == RunState::kTrained, elapsed());
@@ -370,6 +403,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     int wstatus = 0;
     pid_t pid = 0;
     while ((pid = ::waitpid(-1, &wstatus, WNOHANG)) == 0) {
+      if (rl::stop_requested() && !stopping) stop_children();
       if (elapsed() - last_progress >= opt.progress_every_s) print_progress();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -381,12 +415,18 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     const bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
     const std::string name = run_name(runs[a.run]);
     const std::string log = (fs::path(runs[a.run].run_dir) / "train.log").string();
-    if (ok && !a.evaluating) {
+    if (ok && !a.evaluating && !stopping) {
       start_phase(a.run, true, a.started);  // trained: evaluate next
       continue;
     }
     seconds[a.run] = elapsed() - a.started;
-    if (ok) {
+    const bool stopped_by_signal =
+        (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == rl::kExitInterrupted) ||
+        (stopping && WIFSIGNALED(wstatus));
+    if (ok && !a.evaluating) {  // trained, and the sweep is stopping: evaluated next time
+      ++interrupted;
+      status[a.run] = "trained, not evaluated";
+    } else if (ok) {
       ++finished;
       finished_seconds += seconds[a.run];
       status[a.run] = "done";
@@ -401,6 +441,14 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
           "ETA %s\n",
           already + finished, total, name.c_str(), score, format_duration(seconds[a.run]).c_str(),
           int(active.size()), failed, format_duration(elapsed()).c_str(), eta().c_str());
+    } else if (stopped_by_signal) {
+      // Checkpointed and stopped (this sweep's SIGTERM, or one sent to the child): not a failure;
+      // the next sweep resumes it.
+      ++interrupted;
+      status[a.run] = a.evaluating ? "trained, not evaluated" : "stopped (checkpointed)";
+      std::printf("[%d/%d done] %s: %s by a signal; the next sweep resumes it\n",
+                  already + finished, total, name.c_str(),
+                  a.evaluating ? "evaluation stopped" : "training stopped");
     } else if (const long holder = io::lock_holder(runs[a.run].run_dir); holder >= 0) {
       // Refused because another live process (a second sweep, an orphan of a killed one, a
       // user's own train) holds the run dir: that run is going on, not failed.
@@ -412,6 +460,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     } else {
       ++failed;
       status[a.run] = a.evaluating ? "eval failed" : "train failed";
+      mark_failed(runs[a.run], a.evaluating ? "eval" : "train",
+                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
       std::printf("[%d/%d done] %s: %s (exit %d), see %s | %d failed\n", already + finished, total,
                   name.c_str(), status[a.run].c_str(),
                   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log.c_str(), failed);
@@ -423,6 +473,13 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       "makes the table\n",
       spec.file.c_str(), already + finished, total, failed, busy,
       format_duration(elapsed()).c_str(), spec.out.c_str());
+  if (interrupted > 0 || stopping) {
+    std::printf(
+        "sweep %s: %d run(s) stopped after checkpointing%s; the same command resumes them\n",
+        spec.file.c_str(), interrupted,
+        stopping ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
+  }
+  if (summary) *summary = {failed, busy, interrupted, stopping ? rl::stop_signal() : 0};
   return failed;
 }
 

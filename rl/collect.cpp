@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <random>
 
+#include "rl/stop_request.h"
+
 namespace minrnn::rl {
 
 BehaviourPolicy uniform_random_policy(int act_dim, uint64_t seed) {
@@ -31,6 +33,7 @@ data::D4rlData collect(envs::Env& env, const BehaviourPolicy& policy, const Coll
   const auto start = std::chrono::steady_clock::now();
   std::vector<float> obs_f, act_f, next_f;
   for (int64_t t = 0; t < options.steps; ++t) {
+    if (stop_requested()) break;  // SIGTERM/SIGINT: the caller sees stop_requested() and drops it
     const std::vector<double> qpos = env.qpos(), qvel = env.qvel();
     double log_prob = 0;
     const std::vector<double> action = policy(obs, &log_prob);

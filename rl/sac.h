@@ -139,10 +139,14 @@ struct SacTrainResult {
   bool reached_target = false;  // stopped on stop_at_normalized
   bool resumed = false;         // continued from <work_dir>/sac.pt
   std::string checkpoint;       // where the final state is (empty without work_dir)
+  // Stopped on SIGTERM/SIGINT (rl/stop_request.h) after the step in progress; the checkpoint is
+  // written, and a rerun resumes from it as from any checkpoint.
+  bool interrupted = false;
 };
 
-// Trains (or resumes, when <work_dir>/sac.pt exists) until total_steps or the target. `sac` and
-// `buffer` are filled/updated in place.
+// Trains (or resumes, when <work_dir>/sac.pt exists) until total_steps, the target, or a stop
+// request (rl/stop_request.h), and checkpoints at the end. `sac` and `buffer` are filled/updated in
+// place.
 SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& buffer,
                          const SacTrainOptions& options);
 

@@ -12,6 +12,7 @@
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "rl/sac.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::rl {
 namespace {
@@ -151,6 +152,11 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   };
 
   while (buffer.size() < opt.total_steps) {
+    // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; checkpoint below.
+    if (stop_requested()) {
+      result.interrupted = true;
+      break;
+    }
     const int64_t step = buffer.size();
     const std::vector<double> qpos = env->qpos(), qvel = env->qvel();
     double log_prob = 0;

@@ -15,6 +15,7 @@
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::rl {
 namespace {
@@ -294,7 +295,14 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     opt.evaluate(agent.step, agent);
   }
 
+  int64_t saved_step = result.resumed_from;  // the step checkpoint.pt holds
   while (agent.step < cfg.max_steps) {
+    // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; keep it and stop.
+    if (stop_requested()) {
+      if (agent.step != saved_step) save_checkpoint(ckpt, agent, optimizer);
+      result.interrupted = true;
+      break;
+    }
     const int64_t step = agent.step;  // steps done so far; this iteration makes step + 1
     so.seed = step_seed(cfg.seed, step);
     data::TrajectorySampler(ds.data, ds.index, so).sample(batch);
@@ -355,6 +363,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
     }
     if (agent.step % cfg.checkpoint_every == 0 || agent.step == cfg.max_steps) {
       save_checkpoint(ckpt, agent, optimizer);
+      saved_step = agent.step;
       if (opt.stop_after >= 0 && agent.step >= opt.stop_after) {
         stopped = true;  // as if killed here: nothing after this checkpoint happens
         break;
@@ -368,7 +377,10 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   }
   if (!opt.quiet && tty) std::fprintf(stderr, "\n");
   result.step = agent.step;
-  result.finished = agent.step >= cfg.max_steps && !stopped;
+  // A stop asked during the last step: its checkpoint is written; the final evaluation and
+  // done.json are left to the resumed run, which does them first.
+  if (stop_requested() && !stopped) result.interrupted = true;
+  result.finished = agent.step >= cfg.max_steps && !stopped && !result.interrupted;
   if (result.finished) {
     if (first_step < cfg.max_steps) {  // trained here: the final evaluation
       agent.model->eval();

@@ -9,7 +9,9 @@
 // resumed run writes them again), and an evaluation due at the checkpoint's step that never wrote
 // its row is run first. So a run killed right after its last checkpoint gets its final evaluation
 // and done.json on rerun. Every step's randomness (batch and dropout) is seeded from (seed, step),
-// so a resumed run on CPU ends with exactly the weights of an uninterrupted one.
+// so a resumed run on CPU ends with exactly the weights of an uninterrupted one. A SIGTERM or
+// SIGINT (after rl::install_stop_handlers) ends the step in progress, checkpoints it and returns
+// `interrupted`.
 #pragma once
 #include <torch/torch.h>
 
@@ -50,6 +52,9 @@ struct TrainResult {
   int64_t resumed_from = 0;  // step of the checkpoint we started from (0 = fresh)
   double last_loss = 0;
   bool finished = false;
+  // Stopped on SIGTERM/SIGINT (rl/stop_request.h) after the step in progress, its checkpoint
+  // written: training again resumes there (and on CPU ends with an uninterrupted run's weights).
+  bool interrupted = false;
 };
 
 TrainResult train(const TrainConfig& config, const TrainOptions& options);

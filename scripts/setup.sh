@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what minrnn needs and is missing; a quick no-op when everything is there.
 #   Debian packages: compilers, CMake/Ninja, MuJoCo (+qhull), HDF5, yaml-cpp, GoogleTest, CLI11, JSON,
-#                    OSMesa/EGL for offscreen rendering.
+#                    OSMesa/EGL for offscreen rendering, Slurm + munge (`minrnn sweep --backend slurm`
+#                    and its tests, on the single-node cluster of scripts/slurm-local.sh).
 #   LibTorch:        PyPI's `torch` wheel (CUDA 13 build, matching nvcc 13.x) in a virtual environment
 #                    outside the clone ($MINRNN_CACHE, default ~/.cache/minrnn/venv) so every clone reuses it.
 # Users with their own LibTorch can skip this part: set MINRNN_SKIP_TORCH=1 and pass CMAKE_PREFIX_PATH.
@@ -20,6 +21,7 @@ DEB_PACKAGES=(
   libyaml-cpp-dev libgtest-dev googletest
   libcli11-dev nlohmann-json3-dev
   libosmesa6-dev libegl-dev libgl-dev
+  slurm-wlm munge
 )
 
 missing=()

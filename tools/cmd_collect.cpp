@@ -7,7 +7,10 @@
 //   medium-expert medium ++ expert
 // Training lives in a work dir (default data/work/<env>-sac-s<seed>): medium/sac.pt and
 // expert/sac.pt are checkpoints, so an interrupted command resumes where it stopped, and the other
-// qualities of the same env/seed reuse the trained agents.
+// qualities of the same env/seed reuse the trained agents. SIGTERM or SIGINT (Ctrl-C) stops it
+// cleanly: SAC training finishes its step and writes its checkpoint, sampling drops what it has
+// (nothing is written to --out), and the command exits with status 75 (rl::kExitInterrupted); the
+// same command resumes.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +26,7 @@
 #include "io/dir_lock.h"
 #include "rl/collect.h"
 #include "rl/sac.h"
+#include "rl/stop_request.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -115,6 +119,13 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
   opt.stop_at_normalized = stop_at;
   opt.work_dir = dir.string();
   const rl::SacTrainResult r = rl::train_sac(a.env, sac, buffer, opt);
+  if (r.interrupted) {
+    throw ExitError{rl::kExitInterrupted, "minrnn collect: stopped by " + rl::stop_signal_name() +
+                                              " at SAC step " + std::to_string(r.steps) + "/" +
+                                              std::to_string(a.train_steps) + "; checkpoint " +
+                                              r.checkpoint +
+                                              " written. Run the same command to resume."};
+  }
   std::ostringstream summary;
   summary << "steps " << r.steps << "\neval_step " << r.eval_step << "\neval_return "
           << r.eval_return << "\neval_normalized " << r.eval_normalized << "\nreached_target "
@@ -147,6 +158,7 @@ data::D4rlData sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) 
 }
 
 void run(Args& a) {
+  rl::install_stop_handlers();
   const envs::EnvSpec spec = envs::env_spec(a.env);
   a.env = spec.name;
   const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
@@ -224,6 +236,12 @@ void run(Args& a) {
       expert.write_policy_metadata(e.metadata, expert_buffer.size());
       d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
     }
+  }
+  if (rl::stop_requested()) {
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn collect: stopped by " + rl::stop_signal_name() +
+                        " while sampling; nothing written to " + a.out +
+                        " (sampling starts over on the next run; trained SAC phases are kept)"};
   }
   data::D4rlWriteOptions write_options;
   write_options.overwrite = a.force;

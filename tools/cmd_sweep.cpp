@@ -1,17 +1,21 @@
-// `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run]`: trains
-// and evaluates every seed × dataset × backbone of a sweep file (see eval/sweep.h, docs/sweeps.md).
-// Re-running the same command resumes: finished runs are skipped.
+// `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run]
+//                          [--backend local|slurm] [--status [--json]]`: trains and evaluates
+// every seed × dataset × backbone of a sweep file (see eval/sweep.h, eval/sweep_slurm.h,
+// docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
+// SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75.
 #include "eval/sweep.h"
+#include "eval/sweep_slurm.h"
+#include "rl/stop_request.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
 void add_sweep_command(CLI::App& app) {
   struct Args {
-    std::string file, out;
+    std::string file, out, backend = "local";
     std::vector<std::string> sets;
     int parallel = 0;
-    bool dry_run = false;
+    bool dry_run = false, status = false, json = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
@@ -21,16 +25,38 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--parallel", args->parallel, "runs at a time (default: the file's `parallel`)")
       ->check(positive());
   sub->add_flag("--dry-run", args->dry_run, "print the runs and their state; start nothing");
+  sub->add_option("--backend", args->backend,
+                  "local: child processes here; slurm: submit one job array with sbatch "
+                  "(the file's `slurm:` section)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  auto* status = sub->add_flag("--status", args->status,
+                               "print every run's state (and the Slurm job's); start nothing");
+  sub->add_flag("--json", args->json, "with --status: as JSON")->needs(status);
   sub->callback([args] {
     eval::SweepSpec spec = eval::load_sweep(args->file);
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
     if (!args->out.empty()) spec.out = args->out;
     if (args->parallel > 0) spec.parallel = args->parallel;
+    if (args->status) {
+      eval::print_sweep_status(spec, args->json);
+      return;
+    }
     eval::SweepOptions opt;
     opt.dry_run = args->dry_run;
-    const int failed = eval::run_sweep(spec, opt);
+    if (args->backend == "slurm") {
+      eval::submit_slurm_sweep(spec, opt);
+      return;
+    }
+    eval::SweepSummary summary;
+    const int failed = eval::run_sweep(spec, opt, &summary);
     if (failed > 0)
       throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
+    if (summary.stop_signal != 0) {
+      throw ExitError{rl::kExitInterrupted,
+                      "minrnn sweep: stopped by " + rl::stop_signal_name() + "; " +
+                          std::to_string(summary.interrupted) +
+                          " run(s) checkpointed. Run the same command to resume."};
+    }
   });
 }
 

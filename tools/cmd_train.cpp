@@ -1,9 +1,12 @@
 // `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force]`
 // Trains a decision agent; re-running the same command after a kill resumes from the checkpoint.
+// SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
+// written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
 #include <cstdio>
 
 #include "eval/rollout.h"
 #include "rl/config.h"
+#include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
 
@@ -50,10 +53,20 @@ void add_train_command(CLI::App& app) {
                    static_cast<long long>(step), r.mean_return, r.std_return, r.mean_normalized,
                    r.std_normalized);
     };
+    rl::install_stop_handlers();
     const auto result = rl::train(cfg, opt);
+    const std::string resumed =
+        result.resumed_from > 0 ? " (resumed from step " + std::to_string(result.resumed_from) + ")"
+                                : "";
+    if (result.interrupted) {
+      throw ExitError{rl::kExitInterrupted,
+                      "minrnn train: stopped by " + rl::stop_signal_name() + " at step " +
+                          std::to_string(result.step) + "/" + std::to_string(cfg.max_steps) +
+                          resumed + "; checkpoint " + opt.run_dir +
+                          "/checkpoint.pt written. Run the same command to resume."};
+    }
     std::printf("%s: step %lld, last loss %.5f%s\n", opt.run_dir.c_str(),
-                static_cast<long long>(result.step), result.last_loss,
-                result.resumed_from > 0 ? " (resumed)" : "");
+                static_cast<long long>(result.step), result.last_loss, resumed.c_str());
   });
 }
 

@@ -1,0 +1,45 @@
+// A clean stop on SIGTERM or SIGINT (Ctrl-C, Slurm's preemption, a sweep being stopped): the
+// handler only records the signal; long loops (training, SAC, collection) poll stop_requested()
+// between steps, finish the step they are in, write their checkpoint and return, and the command
+// exits with kExitInterrupted.
+//
+//   rl::install_stop_handlers();            // once, in the command that can stop cleanly
+//   while (...) { step(); if (rl::stop_requested()) { checkpoint(); break; } }
+#pragma once
+#include <csignal>
+#include <string>
+
+namespace minrnn::rl {
+
+// Exit status of a command that stopped on SIGTERM/SIGINT after writing its checkpoint: EX_TEMPFAIL
+// from sysexits.h ("try again later"). Running the same command again resumes. Distinct from a
+// failure (1) and from a death by the signal itself (128 + signal).
+constexpr int kExitInterrupted = 75;
+
+// Installs handlers for SIGTERM and SIGINT that set a flag (a volatile sig_atomic_t) and do
+// nothing else, and forgets any stop recorded before. For a command's whole life.
+void install_stop_handlers();
+
+// The same for a scope (a sweep run from a library call or a test): the previous actions of both
+// signals come back at its end; the recorded stop stays readable after it.
+class ScopedStopHandlers {
+ public:
+  ScopedStopHandlers();
+  ~ScopedStopHandlers();
+  ScopedStopHandlers(const ScopedStopHandlers&) = delete;
+  ScopedStopHandlers& operator=(const ScopedStopHandlers&) = delete;
+
+ private:
+  struct sigaction* previous_;  // [SIGTERM, SIGINT]
+};
+
+bool stop_requested();
+// The signal that asked for the stop (SIGTERM or SIGINT), 0 when none did.
+int stop_signal();
+// "SIGTERM", "SIGINT" (for messages), "" when none.
+std::string stop_signal_name();
+
+// For tests: records a stop as if `signal` had arrived (0 clears it).
+void request_stop_for_testing(int signal);
+
+}  // namespace minrnn::rl

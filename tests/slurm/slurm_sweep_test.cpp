@@ -1,0 +1,325 @@
+// `minrnn sweep --backend slurm` against a real Slurm: scripts/slurm-local.sh starts a single-node
+// cluster (slurmctld, slurmd, munged) for this process, the tests submit sweeps to it through the
+// minrnn binary, and the cluster is stopped again by its pids at the end, whatever the tests did.
+// Without root or without the packages the tests skip, saying why; under CI they fail instead. A
+// watchdog child stops the cluster should this process die before its TearDown.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rl/trainer.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+Result shell(const std::string& command) {
+  Result r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool wait_for(const std::function<bool()>& done, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return true;
+}
+
+// The cluster, shared by every test of this process.
+std::string g_cluster_dir;
+std::string g_skip_reason;
+
+class SlurmCluster : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    g_cluster_dir =
+        (fs::temp_directory_path() / ("minrnn-slurm-test-" + std::to_string(::getpid()))).string();
+    const Result r = shell("bash '" + std::string(MINRNN_SOURCE_DIR) +
+                           "/scripts/slurm-local.sh' start '" + g_cluster_dir + "'");
+    if (r.exit_code == 77) {
+      g_skip_reason = r.output;
+    } else if (r.exit_code != 0) {
+      g_skip_reason = "FAILED: scripts/slurm-local.sh start exited " + std::to_string(r.exit_code) +
+                      ":\n" + r.output;
+    } else {
+      started_ = true;
+      ::setenv("SLURM_CONF", (g_cluster_dir + "/slurm.conf").c_str(), 1);
+      start_watchdog();
+    }
+  }
+  void TearDown() override {
+    if (!started_) return;
+    const Result r = shell(stop_command());
+    std::printf("%s", r.output.c_str());
+    if (watchdog_ > 0) {  // the daemons are stopped: release it without a second stop
+      if (::write(watchdog_pipe_, "q", 1) < 0) {
+      }
+      ::close(watchdog_pipe_);
+      ::waitpid(watchdog_, nullptr, 0);
+    }
+    TempDir::remove_tree(g_cluster_dir);
+  }
+
+ private:
+  std::string stop_command() const {
+    return "bash '" + std::string(MINRNN_SOURCE_DIR) + "/scripts/slurm-local.sh' stop '" +
+           g_cluster_dir + "'";
+  }
+  // TearDown does not run when this process is killed (a ctest timeout) or crashes: a child that
+  // waits on a pipe only this process writes stops the daemons then, when the pipe closes
+  // unwritten.
+  void start_watchdog() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;  // minrnn children must not hold it open
+    // Built before the fork: no allocation after it.
+    const std::string command = stop_command() + " >/dev/null 2>&1; rm -rf '" + g_cluster_dir + "'";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[1]);
+      char c = 0;
+      ssize_t n;
+      while ((n = ::read(fds[0], &c, 1)) < 0 && errno == EINTR) {
+      }
+      if (n == 1) ::_exit(0);  // released by TearDown
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+      ::_exit(127);
+    }
+    ::close(fds[0]);
+    if (pid < 0) {
+      ::close(fds[1]);
+      return;
+    }
+    watchdog_ = pid;
+    watchdog_pipe_ = fds[1];
+  }
+
+  bool started_ = false;
+  pid_t watchdog_ = -1;
+  int watchdog_pipe_ = -1;
+};
+
+// Skips (or, under CI, fails) when there is no cluster.
+#define REQUIRE_CLUSTER()                                                        \
+  do {                                                                           \
+    if (!g_skip_reason.empty()) {                                                \
+      if (g_skip_reason.rfind("FAILED", 0) == 0 || std::getenv("CI") != nullptr) \
+        FAIL() << "no Slurm cluster: " << g_skip_reason;                         \
+      GTEST_SKIP() << "no Slurm cluster: " << g_skip_reason;                     \
+    }                                                                            \
+  } while (0)
+
+// `minrnn ARGS` in `dir` (one torch thread).
+Result minrnn(const TempDir& dir, const std::string& args) {
+  return shell("cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" + MINRNN_BINARY_DIR +
+               "/minrnn' " + args);
+}
+
+nlohmann::json status_of(const TempDir& dir) {
+  const Result r = minrnn(dir, "sweep s.yaml --status --json 2>/dev/null");
+  try {
+    return nlohmann::json::parse(r.output);
+  } catch (const std::exception&) {
+    return nlohmann::json();
+  }
+}
+
+int count_state(const nlohmann::json& status, const std::string& state) {
+  if (!status.is_object()) return -1;
+  return status["counts"].value(state, 0);
+}
+
+std::string job_of(const TempDir& dir) {
+  return nlohmann::json::parse(read_text(dir.path / "sw/slurm/job.json"))["job_id"];
+}
+
+// A synthesized hopper dataset and a sweep file over the tiny config.
+void write_sweep(const TempDir& dir, const std::string& runs, const std::string& sets) {
+  ASSERT_EQ(minrnn(dir, "data synth hop.hdf5 --env hopper --steps 600 --episode-len 100").exit_code,
+            0);
+  std::ofstream(dir.path / "s.yaml")
+      << runs << "config: " << MINRNN_SOURCE_DIR << "/configs/tiny-hopper-mingru.yaml\n"
+      << "set: [" << sets << "]\nout: sw\neval_episodes: 1\n"
+      << "slurm: {time: \"10:00\", cpus_per_task: 1, array_throttle: 2, signal_before: 30}\n";
+}
+
+// Two runs and a broken one go through sbatch; a second submission while the array is queued is
+// refused by job id; the broken run fails with its log named and is the only one submitted again;
+// `minrnn report` makes the table of the sweep directory.
+TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
+  REQUIRE_CLUSTER();
+  TempDir dir;
+  write_sweep(dir, "datasets: [hop, broken]\nbackbones: [mingru, minlstm]\nseeds: [0]\n",
+              "\"dataset={dataset}.hdf5\", max_steps=40, embed_dim=16, log_every=10");
+  Result submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  ASSERT_EQ(submit.exit_code, 0) << submit.output;
+  EXPECT_NE(submit.output.find("submitted Slurm job"), std::string::npos) << submit.output;
+  const std::string job = job_of(dir);
+  EXPECT_TRUE(fs::exists(dir.path / "sw/slurm/sweep.sbatch"));
+
+  const Result again = minrnn(dir, "sweep s.yaml --backend slurm");
+  EXPECT_NE(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("Slurm job " + job), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("already submitted"), std::string::npos) << again.output;
+
+  nlohmann::json status;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        status = status_of(dir);
+        return count_state(status, "done") == 2 && count_state(status, "failed") == 2;
+      },
+      300))
+      << status.dump(2) << "\n"
+      << shell("squeue").output;
+  for (const auto& r : status["runs"]) {
+    if (r["dataset"] == "broken") {
+      EXPECT_EQ(r["failure"], "train exit 1") << r.dump();
+      const std::string log = read_text(dir.path / r["log"].get<std::string>());
+      EXPECT_NE(log.find("broken.hdf5"), std::string::npos) << log;
+    }
+  }
+  const Result table = minrnn(dir, "report sw");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::string md = read_text(dir.path / "sw/table3.md");
+  EXPECT_NE(md.find("mingru"), std::string::npos) << md;
+  EXPECT_NE(md.find("minlstm"), std::string::npos) << md;
+
+  // Only the failed runs are submitted again (tasks 2 and 3 of the plan).
+  wait_for([&] { return shell("squeue -h -j " + job).output.empty(); }, 60);
+  submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  ASSERT_EQ(submit.exit_code, 0) << submit.output;
+  EXPECT_NE(submit.output.find("--array=2-3%2"), std::string::npos) << submit.output;
+  shell("scancel " + job_of(dir));
+}
+
+// `scontrol requeue` of a training task (what preemption does): SIGTERM reaches minrnn train,
+// which checkpoints and exits 75; the requeued task resumes from that checkpoint. Then the warning
+// `--signal=B:USR1@N` gives before a time limit (sent by hand here): the batch script stops minrnn
+// the same way and requeues its own task. The run finishes with the weights of an uninterrupted
+// run, and is evaluated.
+TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
+  REQUIRE_CLUSTER();
+  TempDir dir;
+  const int max_steps = 4000;
+  write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
+              "dataset=hop.hdf5, max_steps=" + std::to_string(max_steps) +
+                  ", embed_dim=16, batch_size=8, log_every=1, checkpoint_every=100000");
+  const Result submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  ASSERT_EQ(submit.exit_code, 0) << submit.output;
+  const std::string task = job_of(dir) + "_0";
+  const fs::path run = dir.path / "sw/hop/mingru/seed0";
+  auto step = [&] {
+    nlohmann::json s = status_of(dir);
+    return s.is_object() ? s["runs"][0]["step"].get<int64_t>() : 0;
+  };
+  auto stops = [&] {
+    const std::string log = read_text(run / "train.log");
+    int n = 0;
+    for (size_t at = log.find("stopped by SIGTERM"); at != std::string::npos;
+         at = log.find("stopped by SIGTERM", at + 1))
+      ++n;
+    return n;
+  };
+  int64_t stopped_at = 0;
+  std::vector<int64_t> resumed_from;
+  for (const char* how : {"scontrol requeue ", "scancel --batch --signal=USR1 "}) {
+    SCOPED_TRACE(how);
+    ASSERT_TRUE(wait_for([&] { return step() >= stopped_at + 20; }, 180))
+        << read_text(run / "train.log");
+    const Result r = shell(std::string(how) + task);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_TRUE(wait_for([&] { return stops() == int(resumed_from.size()) + 1; }, 60))
+        << read_text(run / "train.log");
+    stopped_at = rl::load_agent(run.string()).step;
+    ASSERT_LT(stopped_at, max_steps) << "finished before the stop: make the run longer";
+    resumed_from.push_back(stopped_at);
+    // Requeued (by Slurm, or by the batch script itself), held back a while (BeginTime): the
+    // status says so; then let it start now.
+    ASSERT_TRUE(wait_for(
+        [&] {
+          const auto s = status_of(dir);
+          return s.is_object() && s["runs"][0]["state"] == "stopped" &&
+                 s["runs"][0].value("slurm", "").find("PENDING") == 0;
+        },
+        60))
+        << status_of(dir).dump(2);
+    ASSERT_TRUE(wait_for(
+        [&] {
+          shell("scontrol update JobId=" + task + " StartTime=now");
+          const auto s = status_of(dir);
+          return s.is_object() && s["runs"][0].value("slurm", "").find("RUNNING") == 0;
+        },
+        120))
+        << shell("squeue").output;
+  }
+  ASSERT_TRUE(wait_for([&] { return status_of(dir)["counts"].value("done", 0) == 1; }, 300))
+      << read_text(run / "train.log") << shell("squeue").output;
+  const std::string log = read_text(run / "train.log");
+  for (const int64_t from : resumed_from)
+    EXPECT_NE(log.find("(resumed from step " + std::to_string(from) + ")"), std::string::npos)
+        << log;
+  EXPECT_NE(log.find("restart 2"), std::string::npos) << log;
+  EXPECT_TRUE(fs::exists(run / "eval.json"));
+
+  // The same run without the interruption, here.
+  const Result plain = minrnn(dir, "train " + std::string(MINRNN_SOURCE_DIR) +
+                                       "/configs/tiny-hopper-mingru.yaml --seed 0 --run-dir plain "
+                                       "--quiet --set backbone=mingru --set dataset=hop.hdf5 "
+                                       "--set max_steps=" +
+                                       std::to_string(max_steps) +
+                                       " --set embed_dim=16 --set batch_size=8 --set log_every=1 "
+                                       "--set checkpoint_every=100000");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  const rl::Agent a = rl::load_agent(run.string()),
+                  b = rl::load_agent((dir.path / "plain").string());
+  EXPECT_EQ(a.step, b.step);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+}
+
+}  // namespace
+}  // namespace minrnn
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new minrnn::SlurmCluster);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,209 @@
+// A clean stop, for real: a `minrnn` child process gets SIGTERM or SIGINT mid-run, finishes its
+// step, writes its checkpoint and exits 75; running the same command again resumes there. Training
+// resumed this way ends with exactly the weights of an uninterrupted run (CPU), and a sweep stopped
+// by Ctrl-C takes its runs down the same way.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eval/csv.h"
+#include "rl/trainer.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `minrnn ARGS` in `dir`, output to `log`, one torch thread, in a process group of its own (so a
+// test can Ctrl-C it as a terminal would: SIGINT to the whole group).
+pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    if (::chdir(dir.path.c_str()) != 0) ::_exit(126);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::setenv("OMP_NUM_THREADS", "1", 1);
+    std::vector<char*> argv = {const_cast<char*>(kMinrnn.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(kMinrnn.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs to the end; its exit status.
+int run_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {
+  return wait_exit(start_minrnn(dir, args, log));
+}
+
+bool wait_for(const std::function<bool()>& done, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// The last step metrics.csv logged (0 before the first row).
+int64_t logged_step(const fs::path& run) {
+  eval::Series rows;
+  if (!eval::read_csv_columns(run / "metrics.csv", true, "step", "loss", -1, -1, &rows)) return 0;
+  return int64_t(rows.x.back());
+}
+
+// A tiny agent that logs every step and checkpoints only at its end: the only checkpoint a stop
+// can resume from is the one the signal makes.
+void write_config(const TempDir& dir, int max_steps) {
+  std::ofstream(dir.path / "c.yaml")
+      << "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+         "context_len: 5\nbatch_size: 8\nmax_steps: "
+      << max_steps
+      << "\nwarmup_steps: 5\neval_every: 0\neval_episodes: 1\ncheckpoint_every: 100000\n"
+         "log_every: 1\ntarget_return: 3600\ndropout: 0.1\n";
+}
+
+void expect_same_weights(const fs::path& a, const fs::path& b) {
+  const rl::Agent x = rl::load_agent(a.string()), y = rl::load_agent(b.string());
+  EXPECT_EQ(x.step, y.step);
+  auto px = x.model->named_parameters(), py = y.model->named_parameters();
+  ASSERT_EQ(px.size(), py.size());
+  for (const auto& p : px) EXPECT_TRUE(torch::equal(p.value(), py[p.key()])) << p.key();
+}
+
+TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
+  TempDir dir;
+  const fs::path log = dir.path / "out.log";
+  ASSERT_EQ(run_minrnn(dir,
+                       {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                        "--episode-len", "100"},
+                       log),
+            0)
+      << read_text(log);
+  const int max_steps = 1000;
+  write_config(dir, max_steps);
+  const std::vector<std::string> train = {"train",     "c.yaml", "--seed", "1",
+                                          "--run-dir", "a",      "--quiet"};
+  const pid_t child = start_minrnn(dir, train, log);
+  ASSERT_TRUE(wait_for([&] { return logged_step(dir.path / "a") >= 20; }, 120)) << read_text(log);
+  ::kill(child, SIGTERM);
+  ASSERT_EQ(wait_exit(child), 75) << read_text(log);
+  const std::string text = read_text(log);
+  EXPECT_NE(text.find("stopped by SIGTERM at step "), std::string::npos) << text;
+  const int64_t stopped_at = rl::load_agent((dir.path / "a").string()).step;
+  EXPECT_GE(stopped_at, 20);
+  ASSERT_LT(stopped_at, max_steps) << "finished before the signal: make the run longer";
+  EXPECT_EQ(logged_step(dir.path / "a"), stopped_at);  // the checkpoint is of the last step done
+  EXPECT_FALSE(fs::exists(dir.path / "a/done.json"));
+
+  ASSERT_EQ(run_minrnn(dir, train, log), 0) << read_text(log);
+  EXPECT_NE(read_text(log).find("(resumed from step " + std::to_string(stopped_at) + ")"),
+            std::string::npos)
+      << read_text(log);
+  ASSERT_EQ(run_minrnn(dir, {"train", "c.yaml", "--seed", "1", "--run-dir", "b", "--quiet"}, log),
+            0);
+  expect_same_weights(dir.path / "a", dir.path / "b");
+}
+
+// SAC training inside `minrnn collect`: Ctrl-C checkpoints it; the same command resumes and
+// writes the dataset.
+TEST(StopSignal, CollectStoppedByCtrlCResumesFromItsSacCheckpoint) {
+  TempDir dir;
+  const fs::path log = dir.path / "out.log";
+  const std::vector<std::string> collect = {
+      "collect",      "hopper", "medium-replay", "--train-steps", "1500",  "--start-steps", "300",
+      "--eval-every", "100000", "--work-dir",    "work",          "--out", "m.hdf5"};
+  const pid_t child = start_minrnn(dir, collect, log);
+  // Its progress line says 1000 steps are done: well inside SAC's updates, before its end.
+  ASSERT_TRUE(
+      wait_for([&] { return read_text(log).find("1000/1500 steps") != std::string::npos; }, 240))
+      << read_text(log);
+  ::kill(-child, SIGINT);  // the terminal's Ctrl-C: the whole process group
+  ASSERT_EQ(wait_exit(child), 75) << read_text(log);
+  EXPECT_NE(read_text(log).find("stopped by SIGINT at SAC step"), std::string::npos)
+      << read_text(log);
+  EXPECT_TRUE(fs::exists(dir.path / "work/medium/sac.pt"));
+  EXPECT_FALSE(fs::exists(dir.path / "work/medium/done.txt"));
+  EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
+
+  ASSERT_EQ(run_minrnn(dir, collect, log), 0) << read_text(log);
+  EXPECT_NE(read_text(log).find("resuming from"), std::string::npos) << read_text(log);
+  EXPECT_TRUE(fs::exists(dir.path / "m.hdf5"));
+}
+
+// Ctrl-C of a local sweep: the sweep and its training child both get SIGINT (one process group),
+// the child checkpoints and exits 75, the sweep waits for it and exits 75 without counting a
+// failure; SIGTERM to the sweep alone is passed on to the child the same way. The next sweep
+// resumes and finishes.
+TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
+  TempDir dir;
+  const fs::path log = dir.path / "out.log";
+  ASSERT_EQ(run_minrnn(dir,
+                       {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                        "--episode-len", "100"},
+                       log),
+            0);
+  write_config(dir, 3000);
+  std::ofstream(dir.path / "s.yaml") << "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n"
+                                        "config: c.yaml\nout: sw\neval_episodes: 1\n";
+  const fs::path run = dir.path / "sw/d/mingru/seed0";
+  int64_t last = 0;
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(signal == SIGINT ? "SIGINT to the group" : "SIGTERM to the sweep");
+    const pid_t sweep = start_minrnn(dir, {"sweep", "s.yaml"}, log);
+    ASSERT_TRUE(wait_for([&] { return logged_step(run) >= last + 20; }, 120)) << read_text(log);
+    ::kill(signal == SIGINT ? -sweep : sweep, signal);
+    ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
+    EXPECT_NE(read_text(log).find("1 run(s) checkpointed"), std::string::npos) << read_text(log);
+    EXPECT_FALSE(fs::exists(run / "failed.json"));
+    const int64_t step = rl::load_agent(run.string()).step;
+    EXPECT_GT(step, last);
+    ASSERT_LT(step, 3000);
+    last = step;
+    EXPECT_NE(read_text(run / "train.log").find("stopped by SIG"), std::string::npos);
+    ::unlink(log.c_str());
+    ASSERT_EQ(run_minrnn(dir, {"sweep", "s.yaml", "--status"}, log), 0);
+    EXPECT_NE(read_text(log).find("stopped (checkpointed) at step " + std::to_string(step)),
+              std::string::npos)
+        << read_text(log);
+  }
+  // The next sweep resumes from the last checkpoint and finishes: trained, evaluated, not failed.
+  ASSERT_EQ(run_minrnn(dir, {"sweep", "s.yaml"}, log), 0) << read_text(log);
+  EXPECT_TRUE(fs::exists(run / "eval.json"));
+  EXPECT_NE(read_text(run / "train.log").find("(resumed from step " + std::to_string(last) + ")"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace minrnn
