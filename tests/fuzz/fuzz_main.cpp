@@ -169,7 +169,8 @@ void mutate_once(std::string& s, Rng& rng, const std::vector<std::string>& corpu
       const size_t width = size_t{1} << rng.below(4);
       if (n < width) break;
       int64_t v = kInteresting[rng.below(sizeof kInteresting / sizeof kInteresting[0])];
-      if (rng.below(4) == 0) v += static_cast<int64_t>(rng.below(9)) - 4;
+      if (rng.below(4) == 0)  // near the edge: wraps around, as the bytes in a file would
+        v = static_cast<int64_t>(static_cast<uint64_t>(v) + rng.below(9) - 4);
       std::memcpy(&s[rng.below(n - width + 1)], &v, width);
       break;
     }
