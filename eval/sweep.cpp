@@ -106,8 +106,8 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
             int threads) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd < 0) {
-    throw std::runtime_error("cannot open log file " + log + " to append to it: " +
-                             std::strerror(errno));
+    throw std::runtime_error("cannot open log file " + log +
+                             " to append to it: " + std::strerror(errno));
   }
   std::string line = "$ minrnn";
   for (const auto& a : args) line += " " + a;

@@ -46,7 +46,9 @@ int sync_fd(int fd) {
 // not undo the rename, and some file systems refuse to sync folders).
 void sync_parent(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   sync_fd(fd);
@@ -67,8 +69,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + 
   } while (fd_ < 0 && errno == EINTR);
   if (fd_ < 0) {
     const int err = errno;
-    throw WriteError(write_failure(path_, std::string("cannot create ") + tmp_ + ": " +
-                                              std::strerror(err)));
+    throw WriteError(
+        write_failure(path_, std::string("cannot create ") + tmp_ + ": " + std::strerror(err)));
   }
 }
 
@@ -82,8 +84,8 @@ void AtomicFile::fail(const std::string& what, int err) {
   fd_ = -1;
   remove_file_quietly(tmp_);
   committed_ = true;  // nothing left to clean up
-  throw WriteError(write_failure(path_, what.empty() ? std::strerror(err)
-                                                     : what + ": " + std::strerror(err)));
+  throw WriteError(
+      write_failure(path_, what.empty() ? std::strerror(err) : what + ": " + std::strerror(err)));
 }
 
 void AtomicFile::write(const void* data, size_t size) {
@@ -139,8 +141,8 @@ void commit_file(const std::string& tmp, const std::string& path) {
   if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
     remove_file_quietly(tmp);
-    throw WriteError(write_failure(path, std::string(std::strerror(err)) + " (finishing " + tmp +
-                                             ")"));
+    throw WriteError(
+        write_failure(path, std::string(std::strerror(err)) + " (finishing " + tmp + ")"));
   }
   sync_parent(path);
 }

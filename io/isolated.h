@@ -9,9 +9,9 @@
 namespace minrnn::io {
 
 struct ProbeResult {
-  bool ok = false;       // `probe` returned normally
-  bool died = false;     // the child ended by a signal or without reporting
-  std::string message;   // the exception's message (it threw), or how the child died
+  bool ok = false;      // `probe` returned normally
+  bool died = false;    // the child ended by a signal or without reporting
+  std::string message;  // the exception's message (it threw), or how the child died
 };
 
 // Runs `probe` in a forked child whose address space may grow by at most `extra_memory` bytes

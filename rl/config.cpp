@@ -102,6 +102,8 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
       fail(where, "defaults", "cannot read '" + p.string() + "'");
     } catch (const YAML::Exception& e) {
       throw std::invalid_argument(p.string() + ": invalid YAML: " + e.what());
+    } catch (const std::exception& e) {  // a folder, say: the stream's own error (found by fuzzing)
+      fail(where, "defaults", "cannot read '" + p.string() + "': " + e.what());
     }
     apply_file(c, inner, p.string(), p.parent_path().string(), origin, depth + 1);
   }

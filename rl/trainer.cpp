@@ -143,10 +143,10 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
                          static_cast<double>(c.n_layers) * d * d;
   if (obs_dim < 1 || act_dim < 1 || ec || weights * 4 > file_bytes) {
     throw std::runtime_error(
-        path + ": not a readable minrnn checkpoint: its model (obs_dim " +
-        std::to_string(obs_dim) + ", act_dim " + std::to_string(act_dim) + ", embed_dim " +
-        std::to_string(c.embed_dim) + ", n_layers " + std::to_string(c.n_layers) +
-        ", max_ep_len " + std::to_string(c.max_ep_len) + ") cannot fit in the file's " +
+        path + ": not a readable minrnn checkpoint: its model (obs_dim " + std::to_string(obs_dim) +
+        ", act_dim " + std::to_string(act_dim) + ", embed_dim " + std::to_string(c.embed_dim) +
+        ", n_layers " + std::to_string(c.n_layers) + ", max_ep_len " +
+        std::to_string(c.max_ep_len) + ") cannot fit in the file's " +
         std::to_string(static_cast<int64_t>(file_bytes)) + " bytes (corrupt file?)");
   }
 }
@@ -219,7 +219,7 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
     throw std::runtime_error(path.string() +
                              ": not a readable minrnn checkpoint: " + e.what_without_backtrace());
   } catch (const std::invalid_argument&) {
-    throw;  // the config's errors name the file already
+    throw;                             // the config's errors name the file already
   } catch (const std::exception& e) {  // TorchScript's parser, std::out_of_range, ...
     throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + e.what());
   }

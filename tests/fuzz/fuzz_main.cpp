@@ -148,9 +148,9 @@ struct Rng {
   size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
 };
 
-const int64_t kInteresting[] = {0,          1,           -1,         2,          3,
-                                7,          8,           16,         255,        256,
-                                4096,       65535,       65536,      0x7fffffff, -0x7fffffffll - 1,
+const int64_t kInteresting[] = {0,          1,           -1,        2,          3,
+                                7,          8,           16,        255,        256,
+                                4096,       65535,       65536,     0x7fffffff, -0x7fffffffll - 1,
                                 0xffffffff, 0x100000000, 1ll << 40, 1ll << 62,  INT64_MAX,
                                 INT64_MIN};
 
@@ -268,8 +268,8 @@ bool run_one(const Target& t, const std::string& input, const std::string& work,
   g_input = nullptr;
   ++stats.runs;
   if (problem.empty()) return true;
-  const bool clear = problem[0] != '\x01' && !must_name.empty() &&
-                     problem.find(must_name) != std::string::npos;
+  const bool clear =
+      problem[0] != '\x01' && !must_name.empty() && problem.find(must_name) != std::string::npos;
   if (clear) {
     ++stats.refused;
     if (!quiet_refusals) std::printf("  refused, as it should be: %s\n", problem.c_str());
@@ -278,7 +278,8 @@ bool run_one(const Target& t, const std::string& input, const std::string& work,
   ++stats.findings;
   const std::string saved = (findings / ("unclear-error-" + std::to_string(index))).string();
   std::ofstream(saved, std::ios::binary) << input;
-  std::fprintf(stderr, "*** minrnn_fuzz %s: an error that does not name the file (%s): %s\n"
+  std::fprintf(stderr,
+               "*** minrnn_fuzz %s: an error that does not name the file (%s): %s\n"
                "    the input is saved as %s\n",
                t.name.c_str(), must_name.c_str(), problem.c_str() + (problem[0] == '\x01'),
                saved.c_str());
@@ -326,17 +327,28 @@ int main(int argc, char** argv) {
       return args[++i];
     };
     const std::string& a = args[i];
-    if (a == "--runs") runs = std::stol(value());
-    else if (a == "--seconds") seconds = std::stod(value());
-    else if (a == "--seed") seed = std::stoull(value());
-    else if (a == "--timeout") timeout_s = static_cast<unsigned>(std::stoul(value()));
-    else if (a == "--max-alloc-mb") g_max_alloc = std::stoull(value()) << 20;
-    else if (a == "--corpus") corpus_dir = value();
-    else if (a == "--regressions") regressions_dir = value();
-    else if (a == "--findings") findings_dir = value();
-    else if (a == "--work") work_dir = value();
-    else if (a.rfind("--", 0) == 0) return usage(("unknown option " + a).c_str());
-    else replay.push_back(a);
+    if (a == "--runs")
+      runs = std::stol(value());
+    else if (a == "--seconds")
+      seconds = std::stod(value());
+    else if (a == "--seed")
+      seed = std::stoull(value());
+    else if (a == "--timeout")
+      timeout_s = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--max-alloc-mb")
+      g_max_alloc = std::stoull(value()) << 20;
+    else if (a == "--corpus")
+      corpus_dir = value();
+    else if (a == "--regressions")
+      regressions_dir = value();
+    else if (a == "--findings")
+      findings_dir = value();
+    else if (a == "--work")
+      work_dir = value();
+    else if (a.rfind("--", 0) == 0)
+      return usage(("unknown option " + a).c_str());
+    else
+      replay.push_back(a);
   }
 
   g_main_pid = ::getpid();
@@ -389,8 +401,8 @@ int main(int argc, char** argv) {
         if (e.is_regular_file()) corpus.push_back(read_file(e.path()));
     }
     const long loaded_before_seeds = stats.loaded;
-    for (const auto& s : seeds) ok &= run_one(*target, s, work_dir, findings_dir, index++,
-                                              timeout_s, stats);
+    for (const auto& s : seeds)
+      ok &= run_one(*target, s, work_dir, findings_dir, index++, timeout_s, stats);
     const long seeds_loaded = stats.loaded - loaded_before_seeds;
     Rng rng{seed * 0x2545F4914F6CDD1DULL + 1};
     const auto t0 = std::chrono::steady_clock::now();
@@ -404,10 +416,11 @@ int main(int argc, char** argv) {
     }
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("minrnn_fuzz %s: %ld inputs (%ld regressions, %zu seeds of which %ld load) in "
-                "%.1f s: %ld loaded, %ld refused with a clear error, %ld findings\n",
-                target->name.c_str(), stats.runs, regressions, seeds.size(), seeds_loaded, took,
-                stats.loaded, stats.refused, stats.findings);
+    std::printf(
+        "minrnn_fuzz %s: %ld inputs (%ld regressions, %zu seeds of which %ld load) in "
+        "%.1f s: %ld loaded, %ld refused with a clear error, %ld findings\n",
+        target->name.c_str(), stats.runs, regressions, seeds.size(), seeds_loaded, took,
+        stats.loaded, stats.refused, stats.findings);
   }
   std::error_code ec;
   remove_tree(work_dir);

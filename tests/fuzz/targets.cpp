@@ -146,10 +146,42 @@ void minari_metadata_run(const std::string& input, const std::string& work,
 
 // --- YAML: configs and sweeps -------------------------------------------------------------------
 
-const std::vector<std::string> kYamlWords = {
-    ": ", "- ", "\n", "\n  ", "[", "]", "{", "}", ",", "&a ", "*a", "!!str ", "!!int ", "!!map ",
-    "<<: ", "---\n", "...\n", "? ", "|\n  ", ">\n  ", "\"", "'", "#", "~", "null", "true", "1e309",
-    "-1", "0", "9223372036854775807", "99999999999999999999", "0x1f", ".nan", ".inf", "\t", "\\u0000"};
+const std::vector<std::string> kYamlWords = {": ",
+                                             "- ",
+                                             "\n",
+                                             "\n  ",
+                                             "[",
+                                             "]",
+                                             "{",
+                                             "}",
+                                             ",",
+                                             "&a ",
+                                             "*a",
+                                             "!!str ",
+                                             "!!int ",
+                                             "!!map ",
+                                             "<<: ",
+                                             "---\n",
+                                             "...\n",
+                                             "? ",
+                                             "|\n  ",
+                                             ">\n  ",
+                                             "\"",
+                                             "'",
+                                             "#",
+                                             "~",
+                                             "null",
+                                             "true",
+                                             "1e309",
+                                             "-1",
+                                             "0",
+                                             "9223372036854775807",
+                                             "99999999999999999999",
+                                             "0x1f",
+                                             ".nan",
+                                             ".inf",
+                                             "\t",
+                                             "\\u0000"};
 
 std::vector<std::string> with_yaml_words(std::vector<std::string> keys) {
   for (auto& k : keys) k += ": ";
@@ -178,7 +210,8 @@ void sweep_run(const std::string& input, const std::string& work, std::string* m
   (void)eval::parse_sweep(input, where);
 }
 
-// --- checkpoint.pt --------------------------------------------------------------------------------
+// --- checkpoint.pt
+// --------------------------------------------------------------------------------
 
 std::vector<std::string> checkpoint_seeds(const std::string& work) {
   const std::string dataset = work + "/ckpt-data.hdf5";
@@ -192,11 +225,11 @@ std::vector<std::string> checkpoint_seeds(const std::string& work) {
     opt.run_dir = run.string();
     opt.quiet = true;
     opt.force = true;
-    const rl::TrainConfig cfg = rl::parse_config(
-        "", "fuzz seed", ".",
-        {"dataset=" + dataset, "env=hopper", std::string("backbone=") + backbone, "n_layers=1",
-         "embed_dim=8", "n_heads=1", "context_len=3", "batch_size=2", "max_steps=1",
-         "checkpoint_every=1", "eval_every=0"});
+    const rl::TrainConfig cfg =
+        rl::parse_config("", "fuzz seed", ".",
+                         {"dataset=" + dataset, "env=hopper", std::string("backbone=") + backbone,
+                          "n_layers=1", "embed_dim=8", "n_heads=1", "context_len=3", "batch_size=2",
+                          "max_steps=1", "checkpoint_every=1", "eval_every=0"});
     rl::train(cfg, opt);
     seeds.push_back(read_file(run / "checkpoint.pt"));
   }
@@ -215,20 +248,31 @@ void checkpoint_run(const std::string& input, const std::string& work, std::stri
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"d4rl", "a D4RL-layout .hdf5 file, read by load_dataset", false, {}, d4rl_seeds, d4rl_run},
-      {"minari", "a Minari dataset's data/main_data.hdf5, read by load_dataset", false, {},
-       minari_seeds, minari_run},
-      {"minari-metadata", "a Minari dataset's metadata.json, read by load_dataset", true,
+      {"minari",
+       "a Minari dataset's data/main_data.hdf5, read by load_dataset",
+       false,
+       {},
+       minari_seeds,
+       minari_run},
+      {"minari-metadata",
+       "a Minari dataset's metadata.json, read by load_dataset",
+       true,
        {"\"dataset_id\": ", "\"env_spec\": ", "\"id\": ", "\"ref_min_score\": ",
         "\"ref_max_score\": ", "\"total_episodes\": ", "{", "}", "[", "]", ",", "\"", "\\\"",
         "null", "1e999", "-0"},
-       minari_metadata_seeds, minari_metadata_run},
+       minari_metadata_seeds,
+       minari_metadata_run},
       {"config", "a training config (YAML), read by parse_config", true,
        with_yaml_words(rl::config_keys()), config_seeds, config_run},
       {"sweep", "a sweep file (YAML), read by parse_sweep", true,
        with_yaml_words({"datasets", "backbones", "seeds", "config", "set", "out", "parallel",
                         "threads", "eval_episodes"}),
        sweep_seeds, sweep_run},
-      {"checkpoint", "a checkpoint.pt, read by load_agent", false, {}, checkpoint_seeds,
+      {"checkpoint",
+       "a checkpoint.pt, read by load_agent",
+       false,
+       {},
+       checkpoint_seeds,
        checkpoint_run},
   };
   return all;

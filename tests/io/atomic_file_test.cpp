@@ -82,9 +82,8 @@ TEST(AtomicFile, OverTheSizeLimitKeepsThePreviousFileAndNoTemp) {
   testing::TempDir tmp;
   const std::string path = tmp.file("eval.json");
   write_file_atomically(path, "old contents\n");
-  const std::string message = run_limited(4096, [&] {
-    write_file_atomically(path, std::string(10000, 'x'));
-  });
+  const std::string message =
+      run_limited(4096, [&] { write_file_atomically(path, std::string(10000, 'x')); });
   expect_names(message, {path, "File too large", "unchanged"});
   EXPECT_EQ(read_text(path), "old contents\n");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
@@ -99,9 +98,8 @@ TEST(AtomicFile, ALeftoverTempFromAKillIsOverwrittenAndRemoved) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 
   std::ofstream(path + ".tmp") << std::string(100000, 'j');
-  const std::string message = run_limited(4096, [&] {
-    write_file_atomically(path, std::string(5000, 'x'));
-  });
+  const std::string message =
+      run_limited(4096, [&] { write_file_atomically(path, std::string(5000, 'x')); });
   expect_names(message, {path, "File too large"});
   EXPECT_EQ(read_text(path), "{}\n");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
@@ -178,8 +176,8 @@ TEST(AppendFile, ALineThatDoesNotFitIsTakenBackAndReported) {
   append_to_file(path, std::string(90, 'a') + "\n");
   const std::string message = run_limited(128, [&] {
     AppendFile log(path);
-    log.append("1,2,3\n");                      // fits: 97 bytes
-    log.append(std::string(60, 'b') + "\n");   // would reach 158: refused, cut back
+    log.append("1,2,3\n");                    // fits: 97 bytes
+    log.append(std::string(60, 'b') + "\n");  // would reach 158: refused, cut back
   });
   expect_names(message, {path, "File too large"});
   EXPECT_EQ(read_text(path), std::string(90, 'a') + "\n1,2,3\n");

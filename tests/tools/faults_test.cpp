@@ -127,9 +127,9 @@ void run_and_kill_once_written(const fs::path& dir, const std::string& args, con
 
 TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResumes) {
   TempDir dir;
-  ASSERT_EQ(run_minrnn(dir.path, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_minrnn(dir.path, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code,
+      0);
   std::ofstream(dir.path / "c.yaml")
       << "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
          "context_len: 5\nbatch_size: 4\nmax_steps: 200\nwarmup_steps: 1\neval_every: 0\n"
