@@ -48,7 +48,9 @@ inline float cpu_expf(float x) {
   const float n = shifted - 12582912.0f;
   int32_t n_bits;
   __builtin_memcpy(&n_bits, &shifted, sizeof n_bits);
-  const int32_t scale_bits = ((n_bits - 0x4B400000) + 127) << 23;
+  // Unsigned: the same bits, and defined for every input (a NaN's bits make n negative, and a
+  // left shift of a negative int is undefined; UBSan found it).
+  const uint32_t scale_bits = (static_cast<uint32_t>(n_bits) - 0x4B400000u + 127u) << 23;
   float scale;
   __builtin_memcpy(&scale, &scale_bits, sizeof scale);
   const float r = xc - n * 0.693359375f + n * 2.12194440e-4f;

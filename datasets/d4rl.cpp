@@ -8,6 +8,7 @@
 
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
+#include "datasets/read_isolated.h"
 
 namespace minrnn::data {
 namespace {
@@ -52,6 +53,9 @@ int64_t product(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Observation and action widths past this are a corrupt header, not an environment.
+constexpr int64_t kMaxWidth = 1 << 20;
+
 // Checks the shape of a per-step key: (N, width) for rank 2, or (N,) / (N, 1) when width is 1.
 int64_t expect_rows(const h5::DatasetInfo& info, const std::string& path, const std::string& key,
                     int64_t num_rows, bool matrix) {
@@ -65,7 +69,13 @@ int64_t expect_rows(const h5::DatasetInfo& info, const std::string& path, const 
     throw std::invalid_argument(path + ": '" + key + "' has " + std::to_string(s[0]) +
                                 " rows but 'observations' has " + std::to_string(num_rows));
   }
-  return s.size() == 2 ? s[1] : 1;
+  const int64_t width = s.size() == 2 ? s[1] : 1;
+  if (width > kMaxWidth) {
+    throw std::invalid_argument(path + ": '" + key + "' has " + std::to_string(width) +
+                                " columns, more than any environment's " +
+                                std::to_string(kMaxWidth) + " (corrupt file?)");
+  }
+  return width;
 }
 
 void read_infos(hid_t file, const std::string& group, const std::string& path, int64_t num_rows,
@@ -154,7 +164,9 @@ void D4rlData::validate(const std::string& what) const {
   }
 }
 
-D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options) {
+namespace {
+
+D4rlData read_d4rl_here(const std::string& path, const D4rlReadOptions& options) {
   h5::Id file = h5::open_for_reading(path);
   hid_t f = file.get();
 
@@ -212,6 +224,13 @@ D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options) {
   }
   data.validate(path);
   return data;
+}
+
+}  // namespace
+
+D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options) {
+  return detail::read_isolated(path, nullptr,
+                               [&](MinariInfo*) { return read_d4rl_here(path, options); });
 }
 
 std::string d4rl_file_name(const std::string& id) {

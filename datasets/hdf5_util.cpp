@@ -1,6 +1,8 @@
 #include "datasets/hdf5_util.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -12,12 +14,52 @@ std::string where(const std::string& file_name, const std::string& key) {
   return file_name + ": '" + key + "'";
 }
 
+// The most a dataset may hold, judged from the file that holds it: its values, stored whole,
+// cannot outgrow the file, or (compressed) deflate's ratio of at most 1032:1 — with some slack.
+// A header that declares more is corrupt, and is refused before anything is allocated for it.
+constexpr double kMaxCompression = 1100;
+
+void check_declared_size(hid_t file, hid_t dset, const std::string& what) {
+  Id space(H5Dget_space(dset)), type(H5Dget_type(dset)), dcpl(H5Dget_create_plist(dset));
+  const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  const size_t type_size = type.valid() ? H5Tget_size(type.get()) : 0;
+  if (rank < 0 || rank > 32 || type_size == 0) {
+    throw std::invalid_argument(what + ": unreadable shape or type (corrupt file?)");
+  }
+  std::vector<hsize_t> dims(rank);
+  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+    throw std::invalid_argument(what + ": unreadable shape (corrupt file?)");
+  double values = 1;  // in floating point: the product of corrupt dims may overflow 64 bits
+  for (hsize_t d : dims) values *= static_cast<double>(d);
+  hsize_t file_size = 0;
+  Id file_id(H5Iget_file_id(file));
+  if (!file_id.valid() || H5Fget_filesize(file_id.get(), &file_size) < 0) {
+    throw std::invalid_argument(what + ": cannot tell the file's size");
+  }
+  const int filters = dcpl.valid() ? H5Pget_nfilters(dcpl.get()) : 0;
+  const double limit =
+      (filters > 0 ? kMaxCompression : 1.0) * static_cast<double>(file_size) + 4096;
+  // Variable-length strings keep their bytes elsewhere in the file; their size here is a handle's.
+  const double bytes = values * static_cast<double>(type_size);
+  if (bytes > limit) {
+    std::vector<int64_t> shape(dims.begin(), dims.end());
+    std::string shape_text;
+    for (size_t i = 0; i < shape.size(); ++i)
+      shape_text += (i ? ", " : "") + std::to_string(shape[i]);
+    throw std::invalid_argument(what + ": declares shape (" + shape_text + ") of " +
+                                std::to_string(type_size) + "-byte values, more than the " +
+                                std::to_string(file_size) +
+                                "-byte file can hold (truncated or corrupt file?)");
+  }
+}
+
 Id open_dataset(hid_t file, const std::string& key, const std::string& file_name) {
   if (!exists(file, key)) throw std::invalid_argument(where(file_name, key) + ": key is missing");
   Id dset(H5Dopen2(file, key.c_str(), H5P_DEFAULT));
   if (!dset.valid()) {
     throw std::invalid_argument(where(file_name, key) + ": not a dataset (or the file is corrupt)");
   }
+  check_declared_size(file, dset.get(), where(file_name, key));
   return dset;
 }
 
@@ -53,12 +95,24 @@ RowSelection select_rows(hid_t dset, int64_t row0, int64_t num_rows, const std::
   return sel;
 }
 
+[[noreturn]] void write_failed(const std::string& what, const std::string& key) {
+  throw std::runtime_error("cannot " + what + " dataset '" + key + "': " + failure_reason());
+}
+
 Id create_with_parents(hid_t file, const std::string& key, hid_t type, hid_t space, hid_t dcpl) {
   Id lcpl(H5Pcreate(H5P_LINK_CREATE));
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   Id dset(H5Dcreate2(file, key.c_str(), type, space, lcpl.get(), dcpl, H5P_DEFAULT));
-  if (!dset.valid()) throw std::runtime_error("cannot create dataset '" + key + "'");
+  if (!dset.valid()) write_failed("create", key);
   return dset;
+}
+
+// Writes `dset` whole from `values` and closes it (a chunked dataset's last chunks are written at
+// close, so that is checked too).
+void write_and_close(Id dset, hid_t mem_type, const void* values, const std::string& key) {
+  if (H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+    write_failed("write", key);
+  if (H5Dclose(dset.release()) < 0) write_failed("write", key);
 }
 
 Id chunked_gzip(const std::vector<hsize_t>& dims, size_t element_size, int gzip_level) {
@@ -113,6 +167,30 @@ void Id::reset() {
       break;
   }
   id_ = H5I_INVALID_HID;
+}
+
+std::string failure_reason() {
+  // HDF5's POSIX driver describes a failed read/write as "... errno = 28, error message = 'No
+  // space left on device' ...": the innermost such entry is the OS reason.
+  struct Found {
+    int os_errno = 0;
+    std::string first;
+  } found;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_UPWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        auto* f = static_cast<Found*>(data);
+        const std::string desc = e->desc ? e->desc : "";
+        if (f->first.empty()) f->first = desc;
+        const size_t at = desc.find("errno = ");
+        if (f->os_errno == 0 && at != std::string::npos)
+          f->os_errno = std::atoi(desc.c_str() + at + 8);
+        return 0;
+      },
+      &found);
+  if (found.os_errno > 0) return std::strerror(found.os_errno);
+  if (!found.first.empty()) return "HDF5: " + found.first;
+  return errno != 0 ? std::strerror(errno) : "HDF5 error";
 }
 
 void silence_errors() {
@@ -318,10 +396,8 @@ void write_floats(hid_t file, const std::string& key, const std::vector<int64_t>
   Id space(dims.empty() ? H5Screate(H5S_SCALAR)
                         : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
   Id dcpl = chunked_gzip(dims, sizeof(float), gzip_level);
-  Id dset = create_with_parents(file, key, H5T_IEEE_F32LE, space.get(), dcpl.get());
-  if (H5Dwrite(dset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0) {
-    throw std::runtime_error("cannot write dataset '" + key + "'");
-  }
+  write_and_close(create_with_parents(file, key, H5T_IEEE_F32LE, space.get(), dcpl.get()),
+                  H5T_NATIVE_FLOAT, values, key);
 }
 
 void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>& flags,
@@ -335,10 +411,8 @@ void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>&
   std::vector<hsize_t> dims{flags.size()};
   Id space(H5Screate_simple(1, dims.data(), nullptr));
   Id dcpl = chunked_gzip(dims, 1, gzip_level);
-  Id dset = create_with_parents(file, key, type.get(), space.get(), dcpl.get());
-  if (H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, flags.data()) < 0) {
-    throw std::runtime_error("cannot write dataset '" + key + "'");
-  }
+  write_and_close(create_with_parents(file, key, type.get(), space.get(), dcpl.get()), type.get(),
+                  flags.data(), key);
 }
 
 void write_string(hid_t file, const std::string& key, const std::string& value) {
@@ -347,23 +421,19 @@ void write_string(hid_t file, const std::string& key, const std::string& value) 
   H5Tset_strpad(type.get(), H5T_STR_NULLPAD);  // as h5py writes numpy bytes
   Id space(H5Screate(H5S_SCALAR));
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
-  Id dset = create_with_parents(file, key, type.get(), space.get(), dcpl.get());
   std::string padded = value;
   padded.resize(std::max<size_t>(value.size(), 1), '\0');
-  if (H5Dwrite(dset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()) < 0) {
-    throw std::runtime_error("cannot write dataset '" + key + "'");
-  }
+  write_and_close(create_with_parents(file, key, type.get(), space.get(), dcpl.get()), type.get(),
+                  padded.data(), key);
 }
 
 void write_int(hid_t file, const std::string& key, int64_t value) {
   bool fits32 = value >= INT32_MIN && value <= INT32_MAX;
   Id space(H5Screate(H5S_SCALAR));
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
-  Id dset = create_with_parents(file, key, fits32 ? H5T_STD_I32LE : H5T_STD_I64LE, space.get(),
-                                dcpl.get());
-  if (H5Dwrite(dset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value) < 0) {
-    throw std::runtime_error("cannot write dataset '" + key + "'");
-  }
+  write_and_close(create_with_parents(file, key, fits32 ? H5T_STD_I32LE : H5T_STD_I64LE,
+                                      space.get(), dcpl.get()),
+                  H5T_NATIVE_INT64, &value, key);
 }
 
 }  // namespace minrnn::data::h5

@@ -71,8 +71,14 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
 std::string read_string(hid_t file, const std::string& key, const std::string& file_name);
 int64_t read_int(hid_t file, const std::string& key, const std::string& file_name);
 
+// Why the HDF5 call that just failed failed, from HDF5's error stack: the OS reason where the
+// failure was a system call's ("File too large", "No space left on device"), else HDF5's own
+// description. Call it before any other HDF5 call (each one clears the stack).
+std::string failure_reason();
+
 // Writers: create intermediate groups as needed; shape is row-major; chunked + gzip when
-// gzip_level > 0 and the dataset is not a scalar.
+// gzip_level > 0 and the dataset is not a scalar. Each dataset is closed (its chunks flushed)
+// before they return; a failure throws std::runtime_error naming the key and failure_reason().
 void write_floats(hid_t file, const std::string& key, const std::vector<int64_t>& shape,
                   const float* values, int gzip_level);
 void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>& flags,

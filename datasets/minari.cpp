@@ -9,6 +9,7 @@
 
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
+#include "datasets/read_isolated.h"
 
 namespace minrnn::data {
 namespace {
@@ -91,8 +92,10 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
                            "` (or set MINARI_DATASETS_PATH to the folder that holds it)");
 }
 
-D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
-                     const D4rlReadOptions& options) {
+namespace {
+
+D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
+                          const D4rlReadOptions& options) {
   const fs::path dir(dataset_dir);
   const std::string path = (dir / "data" / "main_data.hdf5").string();
   MinariInfo info = read_metadata_json(dir);
@@ -133,6 +136,11 @@ D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
                                     std::to_string(T) + ",)");
       }
     }
+    if (obs.shape[1] > (1 << 20) || act.shape[1] > (1 << 20)) {
+      throw std::invalid_argument(path + ": '" + g + "' has dims " + std::to_string(obs.shape[1]) +
+                                  "/" + std::to_string(act.shape[1]) +
+                                  ", more than any environment's (corrupt file?)");
+    }
     if (data.obs_dim == 0) {
       data.obs_dim = static_cast<int>(obs.shape[1]);
       data.act_dim = static_cast<int>(act.shape[1]);
@@ -146,6 +154,17 @@ D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
     total += T;
   }
   if (total == 0) throw std::invalid_argument(path + ": empty dataset (0 steps)");
+  // Each episode's datasets were checked against the file's size as they were opened; their sum
+  // is checked too (a corrupt file's episodes can share one dataset's storage).
+  std::error_code ec;
+  const double file_bytes = static_cast<double>(fs::file_size(path, ec));
+  const double need = static_cast<double>(total) * (2.0 * data.obs_dim + data.act_dim + 3) * 4;
+  if (ec || need > 2 * 1100 * file_bytes + (1 << 20)) {
+    throw std::invalid_argument(path + ": its episodes declare " + std::to_string(total) +
+                                " steps of dims " + std::to_string(data.obs_dim) + "/" +
+                                std::to_string(data.act_dim) +
+                                ", more than the file can hold (truncated or corrupt file?)");
+  }
   if (options.env != "none") {
     const EnvInfo* env = !options.env.empty()   ? find_env(options.env)
                          : !info.env_id.empty() ? find_env(info.env_id)
@@ -198,6 +217,16 @@ D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
   info.total_steps = total;
   if (info_out != nullptr) *info_out = info;
   return data;
+}
+
+}  // namespace
+
+D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
+                     const D4rlReadOptions& options) {
+  const std::string path = (fs::path(dataset_dir) / "data" / "main_data.hdf5").string();
+  return detail::read_isolated(path, info_out, [&](MinariInfo* info) {
+    return read_minari_here(dataset_dir, info, options);
+  });
 }
 
 }  // namespace minrnn::data

@@ -7,9 +7,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "io/atomic_file.h"
 
 namespace minrnn::envs {
 
@@ -24,26 +25,6 @@ void check_frame(const char* who, const std::vector<uint8_t>& rgb, int width, in
     throw std::invalid_argument(std::string(who) + ": frame has " + std::to_string(rgb.size()) +
                                 " bytes, expected width*height*3 = " +
                                 std::to_string(static_cast<size_t>(width) * height * 3));
-  }
-}
-
-void write_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot open " + tmp + " for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw std::runtime_error("failed writing " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + reason);
   }
 }
 
@@ -189,7 +170,7 @@ void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int wid
   png_chunk(png, "IHDR", header);
   png_chunk(png, "IDAT", packed);
   png_chunk(png, "IEND", {});
-  write_atomically(path, png);
+  io::write_file_atomically(path, {reinterpret_cast<const char*>(png.data()), png.size()});
 }
 
 void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>& frames, int width,
@@ -226,7 +207,7 @@ void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>&
     GifLzw(gif).encode(indices);
   }
   gif.push_back(0x3b);
-  write_atomically(path, gif);
+  io::write_file_atomically(path, {reinterpret_cast<const char*>(gif.data()), gif.size()});
 }
 
 }  // namespace minrnn::envs

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -106,7 +107,10 @@ std::string format_duration(double s) {
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
             int threads) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open log file " + log);
+  if (fd < 0) {
+    throw std::runtime_error("cannot open log file " + log +
+                             " to append to it: " + std::strerror(errno));
+  }
   std::string line = "$ minrnn";
   for (const auto& a : args) line += " " + a;
   line += "\n";
@@ -182,7 +186,10 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   s.out = "runs/sweeps/" + fs::path(file).stem().string();
   bool has_datasets = false, has_backbones = false, has_seeds = false;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {
+      throw std::invalid_argument(file + ": a key must be a name, not a list or map");
+    }
+    const std::string key = kv.first.Scalar();
     const YAML::Node& v = kv.second;
     if (key == "datasets") {
       s.datasets = string_list(v, file, key), has_datasets = true;

@@ -102,24 +102,35 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
       fail(where, "defaults", "cannot read '" + p.string() + "'");
     } catch (const YAML::Exception& e) {
       throw std::invalid_argument(p.string() + ": invalid YAML: " + e.what());
+    } catch (const std::exception& e) {  // a folder, say: the stream's own error (found by fuzzing)
+      fail(where, "defaults", "cannot read '" + p.string() + "': " + e.what());
     }
     apply_file(c, inner, p.string(), p.parent_path().string(), origin, depth + 1);
   }
   for (const auto& kv : node) {
-    const auto key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {
+      throw std::invalid_argument(where + ": a key must be a name, not a list or map");
+    }
+    const auto key = kv.first.Scalar();
     if (key != "defaults") set_key(c, key, kv.second, where, origin);
   }
 }
 
+// `origin` says where each key was set; a key set nowhere is the config's own (`where`) to set.
 void check(bool ok, const std::map<std::string, std::string>& origin, const std::string& key,
            const std::string& expected, const std::string& got) {
   if (ok) return;
   auto it = origin.find(key);
-  fail(it == origin.end() ? "built-in default" : it->second, key,
-       "expected " + expected + ", got " + got);
+  if (it == origin.end()) {
+    fail(origin.at(""), key,
+         "expected " + expected + ", got " + got + " (the built-in default: set it here)");
+  }
+  fail(it->second, key, "expected " + expected + ", got " + got);
 }
 
-void validate(const TrainConfig& c, const std::map<std::string, std::string>& o) {
+void validate(const TrainConfig& c, std::map<std::string, std::string> o,
+              const std::string& where) {
+  o[""] = where;
   auto s = [](auto v) {
     std::ostringstream os;
     os << v;
@@ -183,7 +194,7 @@ TrainConfig parse_config(const std::string& text, const std::string& where,
     if (value.IsNull()) value = YAML::Node(std::string());
     set_key(c, key, value, "--set " + key, origin);
   }
-  validate(c, origin);
+  validate(c, origin, where);
   return c;
 }
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "envs/registry.h"
-#include "io/atomic_file.h"
+#include "rl/archive_io.h"
 #include "rl/sac.h"
 #include "rl/stop_request.h"
 
@@ -61,7 +61,7 @@ void save_sac_checkpoint(const std::string& path, const Sac& sac, const ReplayBu
   archive.write("buffer/qvel", floats(b.qvel));
   archive.write("buffer/log_probs", floats(b.log_probs));
   // Written beside the target and renamed: a crash leaves the previous checkpoint intact.
-  io::replace_file_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+  save_archive_atomically(archive, path);
 }
 
 bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int64_t* episodes) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/stop_request.h"
+#include "io/isolated.h"
+#include "rl/archive_io.h"
 
 namespace minrnn::rl {
 namespace {
@@ -64,7 +67,7 @@ void save_checkpoint(const fs::path& path, Agent& agent, torch::optim::Optimizer
   archive.write("state_std", agent.state_std);
   archive.write("config", c10::IValue(to_yaml(agent.config)));
   archive.write("env", c10::IValue(agent.env));
-  io::replace_file_atomically(path.string(), [&](const std::string& tmp) { archive.save_to(tmp); });
+  save_archive_atomically(archive, path.string());
 }
 
 // The complete lines of a CSV file: a torn last line (no newline, the writer was killed) is not.
@@ -128,6 +131,27 @@ std::string hms(double seconds) {
   return buf;
 }
 
+// A checkpoint holds its model's weights, so a model larger than the file is a corrupt (or hostile)
+// checkpoint: refused before anything that size is allocated. The bound counts only weights every
+// backbone has (the embeddings, and at least d x d per layer: each block's MLP has 8 d^2).
+void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs_dim,
+                      int64_t act_dim) {
+  std::error_code ec;
+  const double file_bytes = static_cast<double>(fs::file_size(path, ec));
+  const double d = static_cast<double>(c.embed_dim);
+  const double weights = d * (static_cast<double>(obs_dim) + 2.0 * static_cast<double>(act_dim) +
+                              static_cast<double>(c.max_ep_len) + 2) +
+                         static_cast<double>(c.n_layers) * d * d;
+  if (obs_dim < 1 || act_dim < 1 || ec || weights * 4 > file_bytes) {
+    throw std::runtime_error(
+        path + ": not a readable minrnn checkpoint: its model (obs_dim " + std::to_string(obs_dim) +
+        ", act_dim " + std::to_string(act_dim) + ", embed_dim " + std::to_string(c.embed_dim) +
+        ", n_layers " + std::to_string(c.n_layers) + ", max_ep_len " +
+        std::to_string(c.max_ep_len) + ") cannot fit in the file's " +
+        std::to_string(static_cast<int64_t>(file_bytes)) + " bytes (corrupt file?)");
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& run_outputs() {
@@ -141,11 +165,9 @@ void append_eval_row(const std::string& run_dir, const EvalRow& r) {
   char line[160];
   std::snprintf(line, sizeof line, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(r.step),
                 r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
-  // Whole lines only: a kill can tear at most this one, which readers and resume skip.
-  std::ofstream out(path, std::ios::app);
-  out << line;
-  out.flush();
-  if (!out) throw std::runtime_error(path.string() + ": cannot append an evaluation row");
+  // Whole lines only: a kill can tear at most this one, which readers and resume skip; a failed
+  // write (disk full) is taken back and reported naming the file.
+  io::append_to_file(path.string(), line);
 }
 
 DecisionModelOptions model_options(const TrainConfig& c, int64_t obs_dim, int64_t act_dim) {
@@ -167,10 +189,9 @@ std::string default_run_dir(const std::string& config_path, int64_t seed) {
       .string();
 }
 
-Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
-  fs::path path = run_dir_or_file;
-  if (fs::is_directory(path)) path /= "checkpoint.pt";
-  if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+namespace {
+
+Agent load_agent_here(const fs::path& path, const torch::Device& device) {
   torch::serialize::InputArchive archive, model_archive;
   c10::IValue config_text, env;
   Agent agent;
@@ -187,21 +208,60 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
     agent.config = parse_config(config_text.toStringRef(), path.string() + " (config)");
     agent.env = env.toStringRef();
     agent.step = step.item<int64_t>();
-    const int64_t obs_dim = agent.state_mean.size(0);
-    torch::Tensor act_dim;
-    archive.read("act_dim", act_dim);
+    const int64_t obs_dim = agent.state_mean.dim() == 1 ? agent.state_mean.size(0) : 0;
+    torch::Tensor act_dim_tensor;
+    archive.read("act_dim", act_dim_tensor);
+    const int64_t act_dim = act_dim_tensor.item<int64_t>();
+    check_model_fits(path.string(), agent.config, obs_dim, act_dim);
     archive.read("model", model_archive);
-    agent.model = DecisionModel(model_options(agent.config, obs_dim, act_dim.item<int64_t>()));
+    agent.model = DecisionModel(model_options(agent.config, obs_dim, act_dim));
     agent.model->load(model_archive);
   } catch (const c10::Error& e) {
     throw std::runtime_error(path.string() +
                              ": not a readable minrnn checkpoint: " + e.what_without_backtrace());
+  } catch (const std::invalid_argument&) {
+    throw;                             // the config's errors name the file already
+  } catch (const std::exception& e) {  // TorchScript's parser, std::out_of_range, ...
+    throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + e.what());
   }
   agent.model->to(device);
   agent.model->eval();
   agent.state_mean = agent.state_mean.to(torch::kCPU);
   agent.state_std = agent.state_std.to(torch::kCPU);
   return agent;
+}
+
+}  // namespace
+
+Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
+  fs::path path = run_dir_or_file;
+  if (fs::is_directory(path)) path /= "checkpoint.pt";
+  if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+  // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
+  // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
+  // process first, with its memory bounded; only a file that loads there is loaded here.
+  const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
+  if (in_process == nullptr || std::string(in_process) != "1") {
+    std::error_code ec;
+    const size_t file_bytes = fs::file_size(path, ec);
+    const io::ProbeResult probe = io::probe_in_child(
+        [&] {
+          at::set_num_threads(1);  // no OpenMP team in a forked child
+          load_agent_here(path, torch::kCPU);
+        },
+        (size_t{2} << 30) + 16 * file_bytes);
+    if (!probe.ok) {
+      if (probe.died) {
+        throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: LibTorch's " +
+                                 "reader " + probe.message + " on it (a corrupt file?)");
+      }
+      const std::string& m = probe.message;
+      throw std::runtime_error(m.find(path.string()) != std::string::npos
+                                   ? m
+                                   : path.string() + ": not a readable minrnn checkpoint: " + m);
+    }
+  }
+  return load_agent_here(path, device);
 }
 
 TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
@@ -273,7 +333,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   if (fs::exists(evals)) truncate_rows(evals, agent.step, /*header=*/false);
   if (!fs::exists(metrics))
     io::write_file_atomically(metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
-  std::ofstream metrics_out(metrics, std::ios::app);
+  io::AppendFile metrics_out(metrics.string());
 
   data::SamplerOptions so;
   so.batch_size = static_cast<int>(cfg.batch_size);
@@ -348,9 +408,10 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
       const double window = std::chrono::duration<double>(now - window_start).count();
       const double rate = window_steps / std::max(window, 1e-9);
       const double elapsed = std::chrono::duration<double>(now - t0).count();
-      metrics_out << agent.step << ',' << loss_value << ',' << lr << ',' << grad_norm << ',' << rate
-                  << ',' << elapsed << '\n';
-      metrics_out.flush();
+      std::ostringstream row;
+      row << agent.step << ',' << loss_value << ',' << lr << ',' << grad_norm << ',' << rate << ','
+          << elapsed << '\n';
+      metrics_out.append(row.str());
       if (!opt.quiet) {
         std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s%s",
                      tty ? "\r" : "", static_cast<long long>(agent.step),

@@ -2,6 +2,7 @@
 // collect, bench.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -61,6 +62,9 @@ static void ensure_runtime_environment(char** argv) {
 
 int main(int argc, char** argv) {
   ensure_runtime_environment(argv);
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, which the writers report naming
+  // the file, instead of SIGXFSZ killing the process halfway through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Progress lines must reach a log file or a pipe (`| tee`) as they happen, not when a buffer
   // fills.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);

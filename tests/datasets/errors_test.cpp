@@ -186,6 +186,57 @@ TEST(ErrorsTest, NextObservationsShapeMustMatch) {
   expect_read_error(path, {path, "'next_observations'", "(4, 2)", "(4, 3)"});
 }
 
+// A file that crashes the HDF5 library itself (found by tests/fuzz: a segfault decoding a broken
+// datatype message, before any check of ours can run) is read in a child process: an error naming
+// the file, and this process carries on.
+TEST(ErrorsTest, AFileThatCrashesHdf5IsAnError) {
+  TempDir dir;
+  const std::string path = dir.file("crash.hdf5");
+  std::filesystem::copy_file(
+      std::string(MINRNN_SOURCE_DIR) + "/tests/fuzz/regressions/d4rl/hdf5-segv-in-H5T_copy.hdf5",
+      path);
+  try {
+    read_d4rl(path);
+    FAIL() << "read a file that crashes HDF5";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("HDF5 library crashed"), std::string::npos) << msg;
+  }
+  write_raw_d4rl(dir.file("after.hdf5"), 6, 3, 2);
+  EXPECT_EQ(read_d4rl(dir.file("after.hdf5")).num_steps(), 6);  // and reading goes on
+}
+
+// Sizes in a header are checked against the file before anything is allocated for them.
+TEST(ErrorsTest, AHeaderDeclaringMoreThanTheFileHoldsIsRefused) {
+  TempDir dir;
+  const std::string path = dir.file("huge.hdf5");
+  {
+    testing::RawFile f(path);
+    // An unwritten dataset of 2^40 rows: HDF5 stores no values for it (it would return fill
+    // values), so the file stays a few kB.
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hsize_t dims[2] = {hsize_t{1} << 40, 11};
+    hid_t space = H5Screate_simple(2, dims, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t chunk[2] = {1024, 11};
+    H5Pset_chunk(dcpl, 2, chunk);
+    hid_t dset = H5Dcreate2(f.id(), "observations", H5T_IEEE_F32LE, space, lcpl, dcpl, H5P_DEFAULT);
+    H5Dclose(dset);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Pclose(lcpl);
+  }
+  try {
+    read_d4rl(path);
+    FAIL() << "read a file declaring 2^40 rows";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("more than the"), std::string::npos) << msg;
+  }
+}
+
 TEST(ErrorsTest, WriterLeavesNothingBehindOnFailure) {
   TempDir dir;
   std::string path = dir.file("no_such_dir/x.hdf5");

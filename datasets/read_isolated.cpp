@@ -1,0 +1,295 @@
+#include "datasets/read_isolated.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace minrnn::data::detail {
+namespace {
+
+// --- the child's side: a buffered writer onto the pipe -----------------------------------------
+
+class Out {
+ public:
+  explicit Out(int fd) : fd_(fd) {}
+  ~Out() { flush(); }
+  void bytes(const void* p, size_t n) {
+    if (n >= 65536) {
+      flush();
+      put(p, n);
+      return;
+    }
+    if (buf_.size() + n > 65536) flush();
+    buf_.insert(buf_.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  }
+  void i64(int64_t v) { bytes(&v, sizeof v); }
+  void f64(double v) { bytes(&v, sizeof v); }
+  void str(const std::string& s) {
+    i64(static_cast<int64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    i64(static_cast<int64_t>(v.size()));
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  void floats(const FloatArray& a) {
+    vec(a.shape);
+    vec(a.values);
+  }
+  void flush() {
+    put(buf_.data(), buf_.size());
+    buf_.clear();
+  }
+
+ private:
+  void put(const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, c, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ::_exit(3);  // the parent is gone
+      c += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  int fd_;
+  std::vector<char> buf_;
+};
+
+// --- the parent's side
+// -----------------------------------------------------------------------------
+
+struct ChildDied {};
+
+class In {
+ public:
+  explicit In(int fd) : fd_(fd) {}
+  void bytes(void* p, size_t n) {
+    char* c = static_cast<char*>(p);
+    while (n > 0) {
+      const ssize_t r = ::read(fd_, c, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) throw ChildDied{};
+      c += r;
+      n -= static_cast<size_t>(r);
+    }
+  }
+  int64_t i64() {
+    int64_t v;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  double f64() {
+    double v;
+    bytes(&v, sizeof v);
+    return v;
+  }
+  int64_t size() {
+    const int64_t n = i64();
+    if (n < 0 || n > (int64_t{1} << 40)) throw ChildDied{};
+    return n;
+  }
+  std::string str() {
+    std::string s(static_cast<size_t>(size()), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  }
+  template <typename T>
+  void vec(std::vector<T>& v) {
+    v.resize(static_cast<size_t>(size()));
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  FloatArray floats() {
+    FloatArray a;
+    vec(a.shape);
+    vec(a.values);
+    return a;
+  }
+
+ private:
+  int fd_;
+};
+
+enum : int64_t { kOk = 0, kInvalidArgument = 1, kRuntimeError = 2 };
+
+void send(Out& out, const D4rlData& d, const MinariInfo* info) {
+  out.i64(kOk);
+  out.i64(d.obs_dim);
+  out.i64(d.act_dim);
+  out.vec(d.observations);
+  out.vec(d.next_observations);
+  out.vec(d.actions);
+  out.vec(d.rewards);
+  out.vec(d.terminals);
+  out.vec(d.timeouts);
+  out.i64(static_cast<int64_t>(d.infos.size()));
+  for (const auto& [name, a] : d.infos) {
+    out.str(name);
+    out.floats(a);
+  }
+  out.i64(static_cast<int64_t>(d.metadata.strings.size()));
+  for (const auto& [k, v] : d.metadata.strings) {
+    out.str(k);
+    out.str(v);
+  }
+  out.i64(static_cast<int64_t>(d.metadata.ints.size()));
+  for (const auto& [k, v] : d.metadata.ints) {
+    out.str(k);
+    out.i64(v);
+  }
+  out.i64(static_cast<int64_t>(d.metadata.arrays.size()));
+  for (const auto& [k, a] : d.metadata.arrays) {
+    out.str(k);
+    out.floats(a);
+  }
+  out.i64(static_cast<int64_t>(d.metadata.unread.size()));
+  for (const auto& s : d.metadata.unread) out.str(s);
+  out.i64(info != nullptr);
+  if (info) {
+    out.str(info->dataset_id);
+    out.str(info->env_id);
+    out.i64(info->total_episodes);
+    out.i64(info->total_steps);
+    out.i64(info->has_ref_scores);
+    out.f64(info->ref_min_score);
+    out.f64(info->ref_max_score);
+    out.i64(info->episodes_without_end_flag);
+  }
+}
+
+D4rlData receive(In& in, MinariInfo* info) {
+  D4rlData d;
+  d.obs_dim = static_cast<int>(in.i64());
+  d.act_dim = static_cast<int>(in.i64());
+  in.vec(d.observations);
+  in.vec(d.next_observations);
+  in.vec(d.actions);
+  in.vec(d.rewards);
+  in.vec(d.terminals);
+  in.vec(d.timeouts);
+  for (int64_t n = in.size(); n > 0; --n) {
+    std::string name = in.str();
+    d.infos[name] = in.floats();
+  }
+  for (int64_t n = in.size(); n > 0; --n) {
+    std::string k = in.str();
+    d.metadata.strings[k] = in.str();
+  }
+  for (int64_t n = in.size(); n > 0; --n) {
+    std::string k = in.str();
+    d.metadata.ints[k] = in.i64();
+  }
+  for (int64_t n = in.size(); n > 0; --n) {
+    std::string k = in.str();
+    d.metadata.arrays[k] = in.floats();
+  }
+  for (int64_t n = in.size(); n > 0; --n) d.metadata.unread.push_back(in.str());
+  if (in.i64()) {
+    MinariInfo got;
+    got.dataset_id = in.str();
+    got.env_id = in.str();
+    got.total_episodes = in.i64();
+    got.total_steps = in.i64();
+    got.has_ref_scores = in.i64() != 0;
+    got.ref_min_score = in.f64();
+    got.ref_max_score = in.f64();
+    got.episodes_without_end_flag = in.i64();
+    if (info) *info = got;
+  }
+  return d;
+}
+
+// Reaps the child however the parent leaves (an exception while receiving included).
+struct Child {
+  pid_t pid;
+  int fd;
+  int status = 0;
+  bool reaped = false;
+  int wait() {
+    if (!reaped) {
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      reaped = true;
+    }
+    return status;
+  }
+  ~Child() {
+    ::close(fd);
+    if (!reaped) {
+      ::kill(pid, SIGKILL);
+      wait();
+    }
+  }
+};
+
+}  // namespace
+
+D4rlData read_isolated(const std::string& path, MinariInfo* info,
+                       const std::function<D4rlData(MinariInfo*)>& read) {
+  if (const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
+      in_process != nullptr && std::strcmp(in_process, "1") == 0) {
+    return read(info);
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error(path + ": cannot read: pipe failed: " + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(path + ": cannot read: fork failed: " + std::strerror(err));
+  }
+  if (pid == 0) {  // the child: read, send, and leave without running the parent's exit handlers
+    ::close(fds[0]);
+    ::signal(SIGPIPE, SIG_DFL);
+    {
+      Out out(fds[1]);
+      try {
+        MinariInfo child_info;
+        const D4rlData d = read(info ? &child_info : nullptr);
+        send(out, d, info ? &child_info : nullptr);
+      } catch (const std::invalid_argument& e) {
+        out.i64(kInvalidArgument);
+        out.str(e.what());
+      } catch (const std::exception& e) {
+        out.i64(kRuntimeError);
+        out.str(e.what());
+      }
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  Child child{pid, fds[0]};
+  In in(fds[0]);
+  try {
+    const int64_t kind = in.i64();
+    if (kind == kOk) {
+      D4rlData d = receive(in, info);
+      if (child.wait() == 0) return d;
+    } else {
+      const std::string message = in.str();
+      child.wait();
+      if (kind == kInvalidArgument) throw std::invalid_argument(message);
+      throw std::runtime_error(message);
+    }
+  } catch (const ChildDied&) {
+  }
+  const int status = child.wait();
+  std::string how = "ended early";
+  if (WIFSIGNALED(status)) how = std::string("crashed: ") + strsignal(WTERMSIG(status));
+  throw std::runtime_error(path + ": cannot read: the HDF5 library " + how +
+                           " reading it (a corrupt file, or a kind of HDF5 file it cannot "
+                           "read); the file is left as it is");
+}
+
+}  // namespace minrnn::data::detail

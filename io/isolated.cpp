@@ -1,0 +1,102 @@
+#include "io/isolated.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+namespace minrnn::io {
+namespace {
+
+// The child's current address space size (VmSize), in bytes; 0 when unknown.
+size_t address_space_bytes() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "VmSize: %zu kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return kb * 1024;
+}
+
+}  // namespace
+
+ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory) {
+  ProbeResult result;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    result.message = std::string("pipe failed: ") + std::strerror(errno);
+    return result;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    result.message = std::string("fork failed: ") + std::strerror(errno);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return result;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+#ifndef __SANITIZE_ADDRESS__
+    if (extra_memory > 0) {
+      if (const size_t now = address_space_bytes()) {
+        const rlimit limit{now + extra_memory, now + extra_memory};
+        ::setrlimit(RLIMIT_AS, &limit);
+      }
+    }
+#endif
+    std::string message;
+    char status = 0;
+    try {
+      probe();
+    } catch (const std::exception& e) {
+      status = 1;
+      message = e.what();
+    } catch (...) {
+      status = 1;
+      message = "an unknown exception";
+    }
+    std::string reply = status + message;
+    for (size_t done = 0; done < reply.size();) {
+      const ssize_t n = ::write(fds[1], reply.data() + done, reply.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    result.died = true;
+    result.message = std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
+  } else if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    result.died = true;
+    result.message = "ended without a result";
+  } else {
+    result.ok = reply[0] == 0;
+    result.message = reply.substr(1);
+  }
+  return result;
+}
+
+}  // namespace minrnn::io

@@ -1,0 +1,22 @@
+// Running a parser we do not control (LibTorch's checkpoint reader) on a file we do not trust, in
+// a child process first: its crash, or an allocation a hostile file asks for, ends the child, not
+// the caller.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace minrnn::io {
+
+struct ProbeResult {
+  bool ok = false;      // `probe` returned normally
+  bool died = false;    // the child ended by a signal or without reporting
+  std::string message;  // the exception's message (it threw), or how the child died
+};
+
+// Runs `probe` in a forked child whose address space may grow by at most `extra_memory` bytes
+// (0: no limit; none under AddressSanitizer, which reserves terabytes of address space). The
+// child leaves with _exit: no exit handlers, no buffers of the parent flushed twice.
+ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory);
+
+}  // namespace minrnn::io

@@ -1,0 +1,429 @@
+// minrnn_fuzz: a self-contained mutation fuzzer for minrnn's file readers (targets.cpp).
+//
+//   minrnn_fuzz TARGET [--runs N] [--seconds S] [--seed X] [--corpus DIR] [--findings DIR]
+//   minrnn_fuzz TARGET FILE...          replay inputs (regressions) and check each
+//   minrnn_fuzz --list
+//
+// Each run: the regression inputs of tests/fuzz/regressions/TARGET are replayed first, then the
+// seeds (valid files made by minrnn's own writers) and --corpus files are mutated — bit flips,
+// interesting integers (sizes, -1, 2^31...) written over 1/2/4/8 bytes, inserted, deleted and
+// duplicated ranges, splices of two inputs, dictionary words for text targets — for N inputs or
+// S seconds, whichever ends first. Deterministic for a given --seed.
+//
+// A finding is any input that breaks the readers' contract; it is saved under --findings
+// (default fuzz-findings/TARGET) and printed, and the exit status is 1:
+//   - a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT — an ASan/UBSan report aborts too);
+//   - a hang: one input taking longer than --timeout seconds (SIGALRM);
+//   - an allocation of more than --max-alloc-mb at once (operator new here; under ASan, run with
+//     ASAN_OPTIONS=max_allocation_size_mb=N:allocator_may_return_null=0, as scripts/fuzz.sh does,
+//     which covers malloc as well);
+//   - a refusal whose message does not name the file, or an exception not derived from
+//     std::exception.
+// libFuzzer needs clang's coverage instrumentation of all the code it drives, LibTorch and HDF5
+// included, which the project's GCC build does not have; this driver needs nothing extra and runs
+// in the normal and the sanitizer builds alike.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <c10/util/Exception.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/fuzz.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using minrnn::fuzz::Target;
+
+// --- what the crash handlers need: the input being run, and where to save it -----------------
+
+const char* g_input = nullptr;
+size_t g_input_size = 0;
+char g_crash_path[4096] = "";
+size_t g_max_alloc = size_t{1} << 30;
+
+void write_err(const char* text) {
+  if (::write(2, text, std::strlen(text)) < 0) {
+  }
+}
+
+// Async-signal-safe: open/write/close only.
+void save_current_input(const char* why) {
+  if (g_input == nullptr) return;
+  write_err("\n*** minrnn_fuzz: ");
+  write_err(why);
+  write_err("; the input is saved as ");
+  write_err(g_crash_path);
+  write_err("\n");
+  const int fd = ::open(g_crash_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return;
+  size_t done = 0;
+  while (done < g_input_size) {
+    const ssize_t n = ::write(fd, g_input + done, g_input_size - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+}
+
+pid_t g_main_pid = 0;  // a reader's own child process (datasets/read_isolated.h) is not ours
+
+void on_signal(int sig) {
+  if (::getpid() != g_main_pid) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  save_current_input(sig == SIGALRM ? "hang (the input ran past --timeout)" : strsignal(sig));
+  g_input = nullptr;
+  ::signal(sig == SIGALRM ? SIGABRT : sig, SIG_DFL);
+  ::raise(sig == SIGALRM ? SIGABRT : sig);
+}
+
+void on_sanitizer_death() {
+  if (::getpid() != g_main_pid) return;
+  save_current_input("sanitizer report");
+  g_input = nullptr;
+}
+
+}  // namespace
+
+extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
+
+// An allocation over the limit is a finding (a size read from a file used unchecked). Not under
+// ASan: it has its own operator new; max_allocation_size_mb does this job there.
+#ifndef __SANITIZE_ADDRESS__
+void* operator new(size_t size) {
+  if (size > g_max_alloc && g_input != nullptr && ::getpid() == g_main_pid) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "an allocation of %zu bytes (over --max-alloc-mb)", size);
+    save_current_input(buf);
+    g_input = nullptr;
+    std::abort();
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size) {
+  return operator new(size);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+#endif
+
+namespace {
+
+// splitmix64: small, fast, and the same sequence everywhere for a given seed.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
+};
+
+const int64_t kInteresting[] = {0,          1,           -1,        2,          3,
+                                7,          8,           16,        255,        256,
+                                4096,       65535,       65536,     0x7fffffff, -0x7fffffffll - 1,
+                                0xffffffff, 0x100000000, 1ll << 40, 1ll << 62,  INT64_MAX,
+                                INT64_MIN};
+
+void mutate_once(std::string& s, Rng& rng, const std::vector<std::string>& corpus,
+                 const Target& t) {
+  const size_t n = s.size();
+  switch (rng.below(t.text ? 11 : 9)) {
+    case 0:  // flip a bit
+      if (n) s[rng.below(n)] ^= static_cast<char>(1u << rng.below(8));
+      break;
+    case 1:  // a random byte
+      if (n) s[rng.below(n)] = static_cast<char>(rng.next());
+      break;
+    case 2:    // an interesting integer over 1, 2, 4 or 8 bytes, little-endian
+    case 3: {  // (sizes and offsets in HDF5 headers, zip headers, pickle lengths)
+      const size_t width = size_t{1} << rng.below(4);
+      if (n < width) break;
+      int64_t v = kInteresting[rng.below(sizeof kInteresting / sizeof kInteresting[0])];
+      if (rng.below(4) == 0)  // near the edge: wraps around, as the bytes in a file would
+        v = static_cast<int64_t>(static_cast<uint64_t>(v) + rng.below(9) - 4);
+      std::memcpy(&s[rng.below(n - width + 1)], &v, width);
+      break;
+    }
+    case 4: {  // nudge an integer in place
+      const size_t width = size_t{1} << rng.below(4);
+      if (n < width) break;
+      const size_t at = rng.below(n - width + 1);
+      uint64_t v = 0;
+      std::memcpy(&v, &s[at], width);
+      v += static_cast<uint64_t>(static_cast<int64_t>(rng.below(33)) - 16);
+      std::memcpy(&s[at], &v, width);
+      break;
+    }
+    case 5: {  // delete a range
+      if (!n) break;
+      const size_t at = rng.below(n), len = 1 + rng.below(std::min<size_t>(n - at, 64));
+      s.erase(at, len);
+      break;
+    }
+    case 6: {  // duplicate a range somewhere
+      if (!n || n > (1u << 20)) break;
+      const size_t at = rng.below(n), len = 1 + rng.below(std::min<size_t>(n - at, 128));
+      s.insert(rng.below(n + 1), s.substr(at, len));
+      break;
+    }
+    case 7:  // truncate
+      if (n) s.resize(rng.below(n));
+      break;
+    case 8: {  // splice: the head of this input, the tail of another
+      const std::string& other = corpus[rng.below(corpus.size())];
+      if (other.empty()) break;
+      const size_t cut = rng.below(n + 1), from = rng.below(other.size());
+      s = s.substr(0, cut) + other.substr(from);
+      break;
+    }
+    case 9:  // text: insert a dictionary word
+      if (!t.dictionary.empty())
+        s.insert(rng.below(n + 1), t.dictionary[rng.below(t.dictionary.size())]);
+      break;
+    case 10: {  // text: swap two lines' positions by copying one over another
+      std::vector<std::string> lines;
+      std::istringstream in(s);
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      if (lines.size() < 2) break;
+      lines[rng.below(lines.size())] = lines[rng.below(lines.size())];
+      s.clear();
+      for (const auto& line : lines) s += line + "\n";
+      break;
+    }
+  }
+  if (s.size() > (8u << 20)) s.resize(8u << 20);  // keep inputs small
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Not std::filesystem::remove_all: see tests/temp_dir.h (LibTorch's copy of it crashes).
+void remove_tree(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(p, ec))) {
+    for (const auto& entry : fs::directory_iterator(p, ec)) remove_tree(entry.path());
+  }
+  fs::remove(p, ec);
+}
+
+struct Stats {
+  long runs = 0, loaded = 0, refused = 0, findings = 0;
+};
+
+// Runs one input; false when it is a finding (saved under `findings`).
+bool run_one(const Target& t, const std::string& input, const std::string& work,
+             const fs::path& findings, long index, unsigned timeout_s, Stats& stats,
+             bool quiet_refusals = true) {
+  const std::string crash = (findings / ("crash-" + std::to_string(index))).string();
+  std::snprintf(g_crash_path, sizeof g_crash_path, "%s", crash.c_str());
+  g_input = input.data();
+  g_input_size = input.size();
+  std::string must_name, problem;
+  ::alarm(timeout_s);
+  try {
+    t.run(input, work, &must_name);
+    ++stats.loaded;
+  } catch (const c10::Error& e) {
+    problem = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    problem = e.what();
+  } catch (...) {
+    problem = "\x01an exception not derived from std::exception";
+  }
+  ::alarm(0);
+  g_input = nullptr;
+  ++stats.runs;
+  if (problem.empty()) return true;
+  const bool clear =
+      problem[0] != '\x01' && !must_name.empty() && problem.find(must_name) != std::string::npos;
+  if (clear) {
+    ++stats.refused;
+    if (!quiet_refusals) std::printf("  refused, as it should be: %s\n", problem.c_str());
+    return true;
+  }
+  ++stats.findings;
+  const std::string saved = (findings / ("unclear-error-" + std::to_string(index))).string();
+  std::ofstream(saved, std::ios::binary) << input;
+  std::fprintf(stderr,
+               "*** minrnn_fuzz %s: an error that does not name the file (%s): %s\n"
+               "    the input is saved as %s\n",
+               t.name.c_str(), must_name.c_str(), problem.c_str() + (problem[0] == '\x01'),
+               saved.c_str());
+  return false;
+}
+
+int usage(const char* why) {
+  std::fprintf(stderr,
+               "%s\nusage: minrnn_fuzz TARGET [--runs N] [--seconds S] [--seed X] [--timeout S] "
+               "[--max-alloc-mb M] [--corpus DIR] [--regressions DIR] [--findings DIR] "
+               "[--work DIR]\n       minrnn_fuzz TARGET FILE...\n       minrnn_fuzz --list\n",
+               why);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage("no target");
+  if (args[0] == "--list") {
+    for (const auto& t : minrnn::fuzz::targets())
+      std::printf("%-16s %s\n", t.name.c_str(), t.what.c_str());
+    return 0;
+  }
+  const Target* target = nullptr;
+  for (const auto& t : minrnn::fuzz::targets())
+    if (t.name == args[0]) target = &t;
+  if (!target) return usage(("unknown target '" + args[0] + "' (see --list)").c_str());
+
+  long runs = 2000;
+  double seconds = 1e9;
+  uint64_t seed = 1;
+  unsigned timeout_s = 20;
+  std::string corpus_dir, findings_dir = "fuzz-findings/" + target->name, work_dir;
+  std::string regressions_dir =
+      std::string(MINRNN_SOURCE_DIR) + "/tests/fuzz/regressions/" + target->name;
+  std::vector<std::string> replay;
+  for (size_t i = 1; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) {
+        usage((args[i] + " needs a value").c_str());
+        std::exit(2);
+      }
+      return args[++i];
+    };
+    const std::string& a = args[i];
+    if (a == "--runs")
+      runs = std::stol(value());
+    else if (a == "--seconds")
+      seconds = std::stod(value());
+    else if (a == "--seed")
+      seed = std::stoull(value());
+    else if (a == "--timeout")
+      timeout_s = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--max-alloc-mb")
+      g_max_alloc = std::stoull(value()) << 20;
+    else if (a == "--corpus")
+      corpus_dir = value();
+    else if (a == "--regressions")
+      regressions_dir = value();
+    else if (a == "--findings")
+      findings_dir = value();
+    else if (a == "--work")
+      work_dir = value();
+    else if (a.rfind("--", 0) == 0)
+      return usage(("unknown option " + a).c_str());
+    else
+      replay.push_back(a);
+  }
+
+  g_main_pid = ::getpid();
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) {
+    // Under a sanitizer its own handlers report memory errors; the death callback saves the input.
+    if (__sanitizer_set_death_callback != nullptr && sig != SIGALRM && sig != SIGABRT) continue;
+    ::signal(sig, on_signal);
+  }
+  if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(on_sanitizer_death);
+
+  if (work_dir.empty()) {
+    work_dir = (fs::temp_directory_path() /
+                ("minrnn_fuzz_" + target->name + "_" + std::to_string(::getpid())))
+                   .string();
+  }
+  fs::create_directories(work_dir);
+  fs::create_directories(findings_dir);
+  Stats stats;
+  bool ok = true;
+  long index = 0;
+
+  if (!replay.empty()) {  // replay the given files, saying what each did
+    for (const auto& file : replay) {
+      std::printf("%s: %s\n", target->name.c_str(), file.c_str());
+      const long before = stats.loaded;
+      ok &= run_one(*target, read_file(file), work_dir, findings_dir, index++, timeout_s, stats,
+                    false);
+      if (stats.loaded > before) std::printf("  loaded\n");
+    }
+  } else {
+    // Regressions first: inputs that once broke a reader must keep being handled.
+    std::vector<std::string> corpus;
+    long regressions = 0;
+    if (fs::is_directory(regressions_dir)) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(regressions_dir))
+        if (e.is_regular_file()) files.push_back(e.path());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        const std::string input = read_file(f);
+        ok &= run_one(*target, input, work_dir, findings_dir, index++, timeout_s, stats);
+        corpus.push_back(input);
+        ++regressions;
+      }
+    }
+    const auto seeds = target->seeds(work_dir);
+    corpus.insert(corpus.end(), seeds.begin(), seeds.end());
+    if (!corpus_dir.empty() && fs::is_directory(corpus_dir)) {
+      for (const auto& e : fs::directory_iterator(corpus_dir))
+        if (e.is_regular_file()) corpus.push_back(read_file(e.path()));
+    }
+    const long loaded_before_seeds = stats.loaded;
+    for (const auto& s : seeds)
+      ok &= run_one(*target, s, work_dir, findings_dir, index++, timeout_s, stats);
+    const long seeds_loaded = stats.loaded - loaded_before_seeds;
+    Rng rng{seed * 0x2545F4914F6CDD1DULL + 1};
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < runs; ++i) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds)
+        break;
+      std::string input = corpus[rng.below(corpus.size())];
+      const size_t mutations = 1 + rng.below(rng.below(2) ? 3 : 12);
+      for (size_t m = 0; m < mutations; ++m) mutate_once(input, rng, corpus, *target);
+      ok &= run_one(*target, input, work_dir, findings_dir, index++, timeout_s, stats);
+    }
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf(
+        "minrnn_fuzz %s: %ld inputs (%ld regressions, %zu seeds of which %ld load) in "
+        "%.1f s: %ld loaded, %ld refused with a clear error, %ld findings\n",
+        target->name.c_str(), stats.runs, regressions, seeds.size(), seeds_loaded, took,
+        stats.loaded, stats.refused, stats.findings);
+  }
+  std::error_code ec;
+  remove_tree(work_dir);
+  if (fs::is_empty(findings_dir, ec)) fs::remove(findings_dir, ec);
+  return ok ? 0 : 1;
+}

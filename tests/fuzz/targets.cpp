@@ -1,0 +1,281 @@
+// The fuzz targets: minrnn's readers of files a user hands it, seeded with files minrnn's own
+// writers make (write_d4rl, the Minari layout the tests write, configs/, a real training run's
+// checkpoint).
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "datasets/d4rl.h"
+#include "datasets/episodes.h"
+#include "eval/sweep.h"
+#include "rl/config.h"
+#include "rl/trainer.h"
+#include "tests/datasets/fixtures.h"
+#include "tests/fuzz/fuzz.h"
+
+namespace minrnn::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out.flush()) throw std::logic_error("fuzz driver: cannot write " + path.string());
+}
+
+std::vector<std::string> files_in(const fs::path& dir, const std::string& extension) {
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == extension) paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::string> texts;
+  for (const auto& p : paths) texts.push_back(read_file(p));
+  return texts;
+}
+
+// --- D4RL .hdf5 -------------------------------------------------------------------------------
+
+std::vector<std::string> d4rl_seeds(const std::string& work) {
+  std::vector<std::string> seeds;
+  auto add = [&](const data::D4rlData& d, int gzip) {
+    const std::string path = work + "/seed.hdf5";
+    data::D4rlWriteOptions o;
+    o.gzip_level = gzip;
+    o.overwrite = true;
+    data::write_d4rl(path, d, o);
+    seeds.push_back(read_file(path));
+  };
+  data::D4rlData small = data::testing::make_data(2, 1, {2, 3}, 1);
+  add(small, 0);
+  data::D4rlData hopper = data::testing::make_data(11, 3, {4, 5, 3}, 2);
+  add(hopper, 0);
+  // With infos and metadata (strings, integers, arrays) and compressed: every key a D4RL file has.
+  const int64_t n = hopper.num_steps();
+  hopper.infos["qpos"] = data::FloatArray{{n, 6}, std::vector<float>(n * 6, 0.5f)};
+  hopper.metadata.strings["algorithm"] = "SAC";
+  hopper.metadata.ints["iteration"] = 7;
+  hopper.metadata.arrays["policy/fc0/bias"] = data::FloatArray{{4}, {1, 2, 3, 4}};
+  add(hopper, 4);
+  return seeds;
+}
+
+void d4rl_run(const std::string& input, const std::string& work, std::string* must_name) {
+  const std::string path = work + "/input.hdf5";
+  write_file(path, input);
+  *must_name = path;
+  const data::Dataset ds = data::load_dataset(path);  // read, validate, split into episodes
+  (void)ds;
+}
+
+// --- Minari dataset ---------------------------------------------------------------------------
+
+// A Minari-layout dataset as the tests write it (tests/datasets/minari_test.cpp).
+void write_minari(const fs::path& dir, const std::vector<int>& lengths, bool with_metadata) {
+  fs::create_directories(dir / "data");
+  const int obs_dim = 11, act_dim = 3;
+  {
+    data::testing::RawFile f((dir / "data" / "main_data.hdf5").string());
+    for (size_t e = 0; e < lengths.size(); ++e) {
+      const hsize_t T = lengths[e];
+      const std::string g = "episode_" + std::to_string(e) + "/";
+      std::vector<double> obs((T + 1) * obs_dim, 0.25);
+      for (hsize_t t = 0; t <= T; ++t) obs[t * obs_dim] = 100.0 * e + t;
+      f.doubles(g + "observations", {T + 1, hsize_t(obs_dim)}, obs);
+      f.floats(g + "actions", {T, hsize_t(act_dim)}, std::vector<float>(T * act_dim, 0.5f));
+      f.doubles(g + "rewards", {T}, std::vector<double>(T, 2.0));
+      std::vector<uint8_t> term(T, 0), trunc(T, 0);
+      (e % 2 ? term : trunc)[T - 1] = 1;
+      f.bools(g + "terminations", term);
+      f.bools(g + "truncations", trunc);
+    }
+  }
+  if (with_metadata) {
+    write_file(dir / "metadata.json",
+               R"({"dataset_id": "mujoco/hopper/fuzz-v0", "total_episodes": )" +
+                   std::to_string(lengths.size()) +
+                   R"(, "env_spec": "{\"id\": \"Hopper-v5\", \"max_episode_steps\": 1000}",)"
+                   R"( "ref_min_score": -20.0, "ref_max_score": 3000.0})");
+  }
+}
+
+std::vector<std::string> minari_seeds(const std::string& work) {
+  std::vector<std::string> seeds;
+  for (const auto& lengths : std::vector<std::vector<int>>{{3, 2}, {2, 4, 1}}) {
+    const fs::path dir = fs::path(work) / "seed-minari";
+    write_minari(dir, lengths, false);
+    seeds.push_back(read_file(dir / "data" / "main_data.hdf5"));
+  }
+  return seeds;
+}
+
+// The dataset folder the Minari targets read: data/main_data.hdf5 and metadata.json.
+fs::path minari_dir(const std::string& work) {
+  const fs::path dir = fs::path(work) / "input-minari";
+  if (!fs::exists(dir / "metadata.json")) write_minari(dir, {3, 2}, true);
+  return dir;
+}
+
+void minari_run(const std::string& input, const std::string& work, std::string* must_name) {
+  const fs::path dir = minari_dir(work);
+  write_file(dir / "data" / "main_data.hdf5", input);
+  *must_name = dir.string();
+  (void)data::load_dataset(dir.string());
+}
+
+std::vector<std::string> minari_metadata_seeds(const std::string& work) {
+  return {read_file(minari_dir(work) / "metadata.json"), "{}", R"({"env_spec": {"id": "x"}})"};
+}
+
+void minari_metadata_run(const std::string& input, const std::string& work,
+                         std::string* must_name) {
+  const fs::path dir = minari_dir(work);
+  write_file(dir / "metadata.json", input);
+  *must_name = dir.string();
+  (void)data::load_dataset(dir.string());
+}
+
+// --- YAML: configs and sweeps -------------------------------------------------------------------
+
+const std::vector<std::string> kYamlWords = {": ",
+                                             "- ",
+                                             "\n",
+                                             "\n  ",
+                                             "[",
+                                             "]",
+                                             "{",
+                                             "}",
+                                             ",",
+                                             "&a ",
+                                             "*a",
+                                             "!!str ",
+                                             "!!int ",
+                                             "!!map ",
+                                             "<<: ",
+                                             "---\n",
+                                             "...\n",
+                                             "? ",
+                                             "|\n  ",
+                                             ">\n  ",
+                                             "\"",
+                                             "'",
+                                             "#",
+                                             "~",
+                                             "null",
+                                             "true",
+                                             "1e309",
+                                             "-1",
+                                             "0",
+                                             "9223372036854775807",
+                                             "99999999999999999999",
+                                             "0x1f",
+                                             ".nan",
+                                             ".inf",
+                                             "\t",
+                                             "\\u0000"};
+
+std::vector<std::string> with_yaml_words(std::vector<std::string> keys) {
+  for (auto& k : keys) k += ": ";
+  keys.insert(keys.end(), kYamlWords.begin(), kYamlWords.end());
+  return keys;
+}
+
+std::vector<std::string> config_seeds(const std::string&) {
+  return files_in(fs::path(MINRNN_SOURCE_DIR) / "configs", ".yaml");
+}
+
+void config_run(const std::string& input, const std::string& work, std::string* must_name) {
+  const std::string where = work + "/input-config.yaml";
+  *must_name = where;
+  // `defaults:` resolves against configs/, where the seeds' defaults.yaml lives.
+  (void)rl::parse_config(input, where, std::string(MINRNN_SOURCE_DIR) + "/configs");
+}
+
+std::vector<std::string> sweep_seeds(const std::string&) {
+  return files_in(fs::path(MINRNN_SOURCE_DIR) / "configs" / "sweeps", ".yaml");
+}
+
+void sweep_run(const std::string& input, const std::string& work, std::string* must_name) {
+  const std::string where = work + "/input-sweep.yaml";
+  *must_name = where;
+  (void)eval::parse_sweep(input, where);
+}
+
+// --- checkpoint.pt
+// --------------------------------------------------------------------------------
+
+std::vector<std::string> checkpoint_seeds(const std::string& work) {
+  const std::string dataset = work + "/ckpt-data.hdf5";
+  data::D4rlWriteOptions o;
+  o.overwrite = true;
+  data::write_d4rl(dataset, data::testing::make_data(11, 3, {6, 8, 5}), o);
+  std::vector<std::string> seeds;
+  for (const char* backbone : {"mingru", "transformer"}) {
+    const fs::path run = fs::path(work) / (std::string("ckpt-run-") + backbone);
+    rl::TrainOptions opt;
+    opt.run_dir = run.string();
+    opt.quiet = true;
+    opt.force = true;
+    const rl::TrainConfig cfg =
+        rl::parse_config("", "fuzz seed", ".",
+                         {"dataset=" + dataset, "env=hopper", std::string("backbone=") + backbone,
+                          "n_layers=1", "embed_dim=8", "n_heads=1", "context_len=3", "batch_size=2",
+                          "max_steps=1", "checkpoint_every=1", "eval_every=0"});
+    rl::train(cfg, opt);
+    seeds.push_back(read_file(run / "checkpoint.pt"));
+  }
+  return seeds;
+}
+
+void checkpoint_run(const std::string& input, const std::string& work, std::string* must_name) {
+  const std::string path = work + "/input-checkpoint.pt";
+  write_file(path, input);
+  *must_name = path;
+  (void)rl::load_agent(path, torch::kCPU);
+}
+
+}  // namespace
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {
+      {"d4rl", "a D4RL-layout .hdf5 file, read by load_dataset", false, {}, d4rl_seeds, d4rl_run},
+      {"minari",
+       "a Minari dataset's data/main_data.hdf5, read by load_dataset",
+       false,
+       {},
+       minari_seeds,
+       minari_run},
+      {"minari-metadata",
+       "a Minari dataset's metadata.json, read by load_dataset",
+       true,
+       {"\"dataset_id\": ", "\"env_spec\": ", "\"id\": ", "\"ref_min_score\": ",
+        "\"ref_max_score\": ", "\"total_episodes\": ", "{", "}", "[", "]", ",", "\"", "\\\"",
+        "null", "1e999", "-0"},
+       minari_metadata_seeds,
+       minari_metadata_run},
+      {"config", "a training config (YAML), read by parse_config", true,
+       with_yaml_words(rl::config_keys()), config_seeds, config_run},
+      {"sweep", "a sweep file (YAML), read by parse_sweep", true,
+       with_yaml_words({"datasets", "backbones", "seeds", "config", "set", "out", "parallel",
+                        "threads", "eval_episodes"}),
+       sweep_seeds, sweep_run},
+      {"checkpoint",
+       "a checkpoint.pt, read by load_agent",
+       false,
+       {},
+       checkpoint_seeds,
+       checkpoint_run},
+  };
+  return all;
+}
+
+}  // namespace minrnn::fuzz

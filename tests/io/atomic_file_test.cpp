@@ -1,0 +1,187 @@
+// Write failures for real: each writer runs in a child process under a small file size limit
+// (RLIMIT_FSIZE, as `ulimit -f` sets; SIGXFSZ ignored as minrnn does, so write() fails with EFBIG),
+// and the tests check the error names the file and the OS reason, the previous file is intact and
+// no temp file is left.
+#include "io/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "tests/temp_dir.h"
+
+namespace minrnn::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `body` in a child whose files may not grow past `limit` bytes. Returns the message of the
+// exception it threw ("" when none); a child killed by a signal fails the test.
+std::string run_limited(rlim_t limit, const std::function<void()>& body) {
+  int pipe_fd[2];
+  if (::pipe(pipe_fd) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fd[0]);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit rl{limit, limit};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    std::string message;
+    try {
+      body();
+    } catch (const std::exception& e) {
+      message = e.what();
+      if (message.empty()) message = "(empty message)";
+    }
+    if (::write(pipe_fd[1], message.data(), message.size()) < 0) ::_exit(3);
+    ::_exit(0);
+  }
+  ::close(pipe_fd[1]);
+  std::string message;
+  char buf[512];
+  for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) > 0;) message.append(buf, n);
+  ::close(pipe_fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "child ended with status " << status << " (a signal: " << WIFSIGNALED(status) << ")";
+  return message;
+}
+
+void expect_names(const std::string& message, const std::vector<std::string>& parts) {
+  EXPECT_FALSE(message.empty()) << "no error";
+  for (const auto& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << "no '" << part << "' in: " << message;
+}
+
+TEST(AtomicFile, ReplacesTheFileWhole) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("a.txt");
+  write_file_atomically(path, "first\n");
+  write_file_atomically(path, "second\n");
+  EXPECT_EQ(read_text(path), "second\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(AtomicFile, OverTheSizeLimitKeepsThePreviousFileAndNoTemp) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("eval.json");
+  write_file_atomically(path, "old contents\n");
+  const std::string message =
+      run_limited(4096, [&] { write_file_atomically(path, std::string(10000, 'x')); });
+  expect_names(message, {path, "File too large", "unchanged"});
+  EXPECT_EQ(read_text(path), "old contents\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(AtomicFile, ALeftoverTempFromAKillIsOverwrittenAndRemoved) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("status.json");
+  std::ofstream(path + ".tmp") << std::string(100000, 'j');  // as a kill -9 mid-write leaves it
+  write_file_atomically(path, "{}\n");
+  EXPECT_EQ(read_text(path), "{}\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+
+  std::ofstream(path + ".tmp") << std::string(100000, 'j');
+  const std::string message =
+      run_limited(4096, [&] { write_file_atomically(path, std::string(5000, 'x')); });
+  expect_names(message, {path, "File too large"});
+  EXPECT_EQ(read_text(path), "{}\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(AtomicFile, AMissingFolderIsNamedWithTheReason) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("no/such/dir/report.md");
+  try {
+    write_file_atomically(path, "x");
+    FAIL() << "wrote into a missing folder";
+  } catch (const WriteError& e) {
+    expect_names(e.what(), {path, "No such file or directory"});
+  }
+}
+
+TEST(AtomicFile, TryWriteKeepsTheFirstFailureForCheck) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("checkpoint.pt");
+  write_file_atomically(path, "old");
+  const std::string message = run_limited(1000, [&] {
+    // (Failed expectations in the child cannot reach the test: they are thrown as errors.)
+    AtomicFile out(path);
+    if (!out.try_write(std::string(600, 'a').data(), 600)) throw std::logic_error("600 bytes");
+    if (out.try_write(std::string(600, 'b').data(), 600)) throw std::logic_error("past the limit");
+    if (out.try_write("c", 1)) throw std::logic_error("a write after a failure");
+    out.check();
+  });
+  expect_names(message, {path, "File too large"});
+  EXPECT_EQ(read_text(path), "old");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(AtomicFile, AnUncommittedFileLeavesNoTemp) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("plot.svg");
+  {
+    AtomicFile out(path);
+    out.write("<svg/>");
+  }  // an exception between write and commit
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST(AtomicFile, ReplaceFileAtomicallyKeepsTheOldFileWhenSaveThrows) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("d.hdf5");
+  write_file_atomically(path, "old");
+  EXPECT_THROW(replace_file_atomically(path,
+                                       [](const std::string& t) {
+                                         std::ofstream(t) << "half";
+                                         throw std::runtime_error("disk full");
+                                       }),
+               std::runtime_error);
+  EXPECT_EQ(read_text(path), "old");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  replace_file_atomically(path, [](const std::string& t) { std::ofstream(t) << "new"; });
+  EXPECT_EQ(read_text(path), "new");
+}
+
+TEST(AppendFile, AppendsWholeLines) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("metrics.csv");
+  AppendFile log(path);
+  log.append("step,loss\n");
+  log.append("1,0.5\n");
+  append_to_file(path, "2,0.4\n");
+  EXPECT_EQ(read_text(path), "step,loss\n1,0.5\n2,0.4\n");
+}
+
+TEST(AppendFile, ALineThatDoesNotFitIsTakenBackAndReported) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("evals.csv");
+  append_to_file(path, std::string(90, 'a') + "\n");
+  const std::string message = run_limited(128, [&] {
+    AppendFile log(path);
+    log.append("1,2,3\n");                    // fits: 97 bytes
+    log.append(std::string(60, 'b') + "\n");  // would reach 158: refused, cut back
+  });
+  expect_names(message, {path, "File too large"});
+  EXPECT_EQ(read_text(path), std::string(90, 'a') + "\n1,2,3\n");
+}
+
+}  // namespace
+}  // namespace minrnn::io
