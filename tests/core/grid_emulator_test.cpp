@@ -104,7 +104,7 @@ TEST(GridEmulator, FlagsOutOfBoundsAndUninitialisedShared) {
             std::string::npos);
 }
 
-TEST(GridEmulator, ShuffleUpDeliversWhatCudaDelivers) {
+TEST(GridEmulator, ShuffleUpDeliversWhatShflUpSyncDelivers) {
   // __shfl_up_sync(mask, v, 3): lane l gets lane l − 3's value, lanes 0..2 keep their own; warps
   // (lanes 0..31, 32..63) do not mix.
   struct Probe : TwoPhase {
