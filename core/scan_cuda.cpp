@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,8 @@
 
 namespace minrnn::core {
 namespace {
+
+std::atomic<grid::ScanKernel> g_kernel{grid::ScanKernel::kAuto};
 
 kernels::Dtype dtype_of(const torch::Tensor& t) {
   switch (t.scalar_type()) {
@@ -44,11 +47,19 @@ kernels::MutableComplexPlanes mutable_planes(ComplexPair& p) {
 
 }  // namespace
 
+void set_cuda_scan_kernel(grid::ScanKernel kernel) {
+  g_kernel.store(kernel);
+}
+grid::ScanKernel cuda_scan_kernel() {
+  return g_kernel.load();
+}
+
 void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
                        const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last) {
   c10::cuda::CUDAGuard guard(first.device());
-  const kernels::ScanForwardArgs args{source,        first.data_ptr(), second.data_ptr(),
-                                      h0.data_ptr(), h.data_ptr(),     h_last.data_ptr()};
+  const kernels::ScanForwardArgs args{source,         first.data_ptr(), second.data_ptr(),
+                                      h0.data_ptr(),  h.data_ptr(),     h_last.data_ptr(),
+                                      g_kernel.load()};
   C10_CUDA_CHECK(kernels::scan_forward(dtype_of(first), shape_of(first), args,
                                        at::cuda::getCurrentCUDAStream()));
 }
@@ -67,7 +78,8 @@ void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const tor
                                        grad_last.data_ptr(),
                                        d_first.data_ptr(),
                                        d_second.data_ptr(),
-                                       dh0.data_ptr()};
+                                       dh0.data_ptr(),
+                                       g_kernel.load()};
   C10_CUDA_CHECK(kernels::scan_backward(dtype_of(first), shape_of(first), args,
                                         at::cuda::getCurrentCUDAStream()));
 }

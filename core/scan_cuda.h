@@ -5,8 +5,14 @@
 #include <torch/torch.h>
 
 #include "core/scan_math.h"
+#include "core/scan_programs.h"
 
 namespace minrnn::core {
+
+// Which kernel the real scans below run (process-wide): kAuto, chosen by shape and device (the
+// default), or one named — for the GPU tests, which run each, and `minrnn bench scan`.
+void set_cuda_scan_kernel(grid::ScanKernel kernel);
+grid::ScanKernel cuda_scan_kernel();
 
 // float32, float64, bfloat16, float16 (accumulating in float32, float64 for float64).
 void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,

@@ -1,14 +1,19 @@
-// CUDA scan kernels. One thread owns one (batch, channel) pair and walks time; neighbouring threads
-// own neighbouring channels, so every load and store along D is coalesced. The element math (how
-// a_t, b_t are formed and how gradients flow back into the inputs) is scan_math.h, shared with the
-// CPU kernels.
+// CUDA scan kernels: the phase programs of scan_simple.h and scan_tiled.h (put together in
+// scan_programs.h, run on the host by tests/core/grid_emulator.h) under a thin __global__ wrapper,
+// plus the launchers. The element math (how a_t, b_t are formed and how gradients flow back into
+// the inputs) is scan_math.h, shared with the CPU kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <atomic>
 
 #include "core/scan_kernels.h"
 
 namespace minrnn::core::kernels {
 namespace {
+
+using grid::Boundary;
+using grid::ScanKernel;
 
 // 16-bit storage types converting through float with explicit intrinsics, independent of the
 // __CUDA_NO_*_CONVERSIONS__ macros some builds (PyTorch's among them) define.
@@ -24,72 +29,57 @@ struct Half {
 };
 static_assert(sizeof(Bf16) == 2 && sizeof(Half) == 2, "16-bit storage types must stay 16-bit");
 
-constexpr int kThreads = 256;
-
-// Every kernel: one thread per (batch row, channel) of the B·D channels. Sets the channel and the
-// offset of its t = 0 element in a (B, T, D) tensor; false for the threads past the end.
-__device__ __forceinline__ bool locate_channel(int64_t B, int64_t L, int64_t D, int64_t& channel,
-                                               int64_t& base) {
-  channel = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (channel >= B * D) return false;
-  base = (channel / D) * L * D + channel % D;
-  return true;
-}
-
-// Launches `kernel` over the shape's B·D channels; nothing to do for an empty batch.
-template <typename... Params, typename... Args>
-cudaError_t launch_per_channel(void (*kernel)(Params...), Shape s, cudaStream_t stream,
-                               Args... args) {
-  const int64_t channels = s.batch * s.channels;
-  if (channels == 0) return cudaSuccess;
-  const auto blocks = static_cast<unsigned>((channels + kThreads - 1) / kThreads);
-  kernel<<<blocks, kThreads, 0, stream>>>(args..., s.batch, s.length, s.channels);
-  return cudaGetLastError();
-}
-
-template <typename T, typename A, typename Coef>
-__global__ void scan_forward_kernel(Coef coef, const T* __restrict__ h0, T* __restrict__ h,
-                                    T* __restrict__ h_last, int64_t B, int64_t L, int64_t D) {
-  int64_t channel, base;
-  if (!locate_channel(B, L, D, channel, base)) return;
-  A state = static_cast<A>(h0[channel]);
-  for (int64_t t = 0; t < L; ++t) {
-    const int64_t i = base + t * D;
-    A a_t, b_t;
-    coef.load(i, a_t, b_t);
-    state = a_t * state + b_t;
-    h[i] = static_cast<T>(state);
+// What separates phase p from p + 1 (scan_grid.h). Every thread of the block gets here: no
+// kernel returns early, so the barrier and the full-warp shuffle are legal.
+template <typename Regs>
+__device__ __forceinline__ void cross(grid::Step step, Regs& r) {
+  if (step.boundary == Boundary::kBarrier) {
+    __syncthreads();
+  } else if (step.boundary == Boundary::kShuffleUp) {
+    r.in.a = __shfl_up_sync(0xffffffffu, r.out.a, step.delta);
+    r.in.b = __shfl_up_sync(0xffffffffu, r.out.b, step.delta);
   }
-  h_last[channel] = static_cast<T>(state);
 }
 
-// Reverse scan with the gates shifted by one step: g_t = grad_h_t + a_{t+1} g_{t+1}.
-template <typename T, typename A, typename Coef>
-__global__ void scan_backward_kernel(Coef coef, const T* __restrict__ h, const T* __restrict__ h0,
-                                     const T* __restrict__ grad_h, const T* __restrict__ grad_last,
-                                     T* __restrict__ d_first, T* __restrict__ d_second,
-                                     T* __restrict__ dh0, int64_t B, int64_t L, int64_t D) {
-  int64_t channel, base;
-  if (!locate_channel(B, L, D, channel, base)) return;
-  A carry = static_cast<A>(grad_last[channel]);
-  for (int64_t t = L - 1; t >= 0; --t) {
-    const int64_t i = base + t * D;
-    const A g = static_cast<A>(grad_h[i]) + carry;
-    const A h_prev = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[channel]);
-    carry = coef.backward(i, g, h_prev, d_first, d_second) * g;
+// The whole GPU side of every kernel: the phase loop. Unrolled, each phase index is a constant
+// and the phase's dispatch folds away.
+template <typename K>
+__global__ void __launch_bounds__(K::kThreads) grid_kernel(K k) {
+  __shared__ typename K::Shared shared;
+  typename K::Regs regs{};
+  const grid::Thread th{static_cast<int64_t>(blockIdx.x), static_cast<int>(threadIdx.x)};
+  const int64_t rounds = k.rounds();
+  for (int64_t round = 0; round < rounds; ++round) {
+#pragma unroll
+    for (int p = 0; p < K::kPhases; ++p) {
+      k.phase(p, round, th, regs, shared);
+      cross(K::step(p), regs);
+    }
   }
-  dh0[channel] = static_cast<T>(carry);
 }
+
+struct Launch {
+  cudaStream_t stream;
+  cudaError_t* err;
+  template <typename K>
+  void operator()(const K& k) const {
+    const int64_t blocks = k.blocks();
+    if (blocks == 0) return;  // an empty batch
+    grid_kernel<K><<<static_cast<unsigned>(blocks), K::kThreads, 0, stream>>>(k);
+    *err = cudaGetLastError();
+  }
+};
 
 template <typename T, typename A>
 struct ScanForward {
   static cudaError_t run(Shape s, const ScanForwardArgs& x, cudaStream_t stream) {
     cudaError_t err = cudaSuccess;
+    const ScanKernel kind = resolve_scan_kernel(s, x.kernel);
     scan_math::with_coefficients<T, A>(
         x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
-          err = launch_per_channel(scan_forward_kernel<T, A, decltype(coef)>, s, stream, coef,
-                                   static_cast<const T*>(x.h0), static_cast<T*>(x.h),
-                                   static_cast<T*>(x.h_last));
+          grid::with_forward_kernel<T, A, grid::DeviceMemory>(
+              kind, s.batch, s.length, s.channels, coef, static_cast<const T*>(x.h0),
+              static_cast<T*>(x.h), static_cast<T*>(x.h_last), Launch{stream, &err});
         });
     return err;
   }
@@ -99,75 +89,57 @@ template <typename T, typename A>
 struct ScanBackward {
   static cudaError_t run(Shape s, const ScanBackwardArgs& x, cudaStream_t stream) {
     cudaError_t err = cudaSuccess;
+    const ScanKernel kind = resolve_scan_kernel(s, x.kernel);
     scan_math::with_coefficients<T, A>(
         x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
-          err = launch_per_channel(scan_backward_kernel<T, A, decltype(coef)>, s, stream, coef,
-                                   static_cast<const T*>(x.h), static_cast<const T*>(x.h0),
-                                   static_cast<const T*>(x.grad_h),
-                                   static_cast<const T*>(x.grad_last), static_cast<T*>(x.d_first),
-                                   static_cast<T*>(x.d_second), static_cast<T*>(x.dh0));
+          grid::with_backward_kernel<T, A, grid::DeviceMemory>(
+              kind, s.batch, s.length, s.channels, coef, static_cast<const T*>(x.h),
+              static_cast<const T*>(x.h0), static_cast<const T*>(x.grad_h),
+              static_cast<const T*>(x.grad_last), static_cast<T*>(x.d_first),
+              static_cast<T*>(x.d_second), static_cast<T*>(x.dh0), Launch{stream, &err});
         });
     return err;
   }
 };
 
-// Complex recurrence h_t = a_t h_{t−1} + b_t on (re, im) planes, accumulated in A; the backward
-// carries conj(a_{t+1}) g_{t+1} and writes ∇b_t = g_t, ∇a_t = g_t conj(h_{t−1}) (see
-// scan_complex.cpp).
-template <typename T, typename A>
-__global__ void complex_forward_kernel(ComplexForwardArgs x, int64_t B, int64_t L, int64_t D) {
-  int64_t channel, base;
-  if (!locate_channel(B, L, D, channel, base)) return;
-  auto in = [](const void* p, int64_t i) { return static_cast<A>(static_cast<const T*>(p)[i]); };
-  auto out = [](void* p, int64_t i, A v) { static_cast<T*>(p)[i] = static_cast<T>(v); };
-  A hr = in(x.h0.re, channel), hi = in(x.h0.im, channel);
-  for (int64_t t = 0; t < L; ++t) {
-    const int64_t i = base + t * D;
-    const A ar = in(x.a.re, i), ai = in(x.a.im, i);
-    const A next_re = ar * hr - ai * hi + in(x.b.re, i);
-    hi = ar * hi + ai * hr + in(x.b.im, i);
-    hr = next_re;
-    out(x.h.re, i, hr);
-    out(x.h.im, i, hi);
-  }
-  out(x.h_last.re, channel, hr);
-  out(x.h_last.im, channel, hi);
+template <typename T>
+grid::Planes<const T*> in(const ComplexPlanes& p) {
+  return {static_cast<const T*>(p.re), static_cast<const T*>(p.im)};
 }
-
-template <typename T, typename A>
-__global__ void complex_backward_kernel(ComplexBackwardArgs x, int64_t B, int64_t L, int64_t D) {
-  int64_t channel, base;
-  if (!locate_channel(B, L, D, channel, base)) return;
-  auto in = [](const void* p, int64_t i) { return static_cast<A>(static_cast<const T*>(p)[i]); };
-  auto out = [](void* p, int64_t i, A v) { static_cast<T*>(p)[i] = static_cast<T>(v); };
-  A cr = in(x.grad_last.re, channel), ci = in(x.grad_last.im, channel);
-  for (int64_t t = L - 1; t >= 0; --t) {
-    const int64_t i = base + t * D;
-    const A gr = in(x.grad_h.re, i) + cr, gi = in(x.grad_h.im, i) + ci;
-    const A pr = t > 0 ? in(x.h.re, i - D) : in(x.h0.re, channel);
-    const A pi = t > 0 ? in(x.h.im, i - D) : in(x.h0.im, channel);
-    out(x.db.re, i, gr);
-    out(x.db.im, i, gi);
-    out(x.da.re, i, gr * pr + gi * pi);
-    out(x.da.im, i, gi * pr - gr * pi);
-    const A ar = in(x.a.re, i), ai = in(x.a.im, i);
-    cr = ar * gr + ai * gi;
-    ci = ar * gi - ai * gr;
-  }
-  out(x.dh0.re, channel, cr);
-  out(x.dh0.im, channel, ci);
+template <typename T>
+grid::Planes<T*> out(const MutableComplexPlanes& p) {
+  return {static_cast<T*>(p.re), static_cast<T*>(p.im)};
 }
 
 template <typename T, typename A>
 struct ComplexForward {
   static cudaError_t run(Shape s, const ComplexForwardArgs& x, cudaStream_t stream) {
-    return launch_per_channel(complex_forward_kernel<T, A>, s, stream, x);
+    cudaError_t err = cudaSuccess;
+    Launch{stream,
+           &err}(grid::ComplexForward<T, A, grid::DeviceMemory>{{s.batch, s.length, s.channels},
+                                                                in<T>(x.a),
+                                                                in<T>(x.b),
+                                                                in<T>(x.h0),
+                                                                out<T>(x.h),
+                                                                out<T>(x.h_last)});
+    return err;
   }
 };
 template <typename T, typename A>
 struct ComplexBackward {
   static cudaError_t run(Shape s, const ComplexBackwardArgs& x, cudaStream_t stream) {
-    return launch_per_channel(complex_backward_kernel<T, A>, s, stream, x);
+    cudaError_t err = cudaSuccess;
+    Launch{stream,
+           &err}(grid::ComplexBackward<T, A, grid::DeviceMemory>{{s.batch, s.length, s.channels},
+                                                                 in<T>(x.a),
+                                                                 in<T>(x.h),
+                                                                 in<T>(x.h0),
+                                                                 in<T>(x.grad_h),
+                                                                 in<T>(x.grad_last),
+                                                                 out<T>(x.da),
+                                                                 out<T>(x.db),
+                                                                 out<T>(x.dh0)});
+    return err;
   }
 };
 
@@ -188,6 +160,29 @@ cudaError_t dispatch_dtype(Dtype dtype, Shape shape, const Args& args, cudaStrea
 }
 
 }  // namespace
+
+// SM count × resident threads per SM of each device, asked once.
+grid::ScanKernel resolve_scan_kernel(Shape shape, grid::ScanKernel requested) {
+  if (requested != ScanKernel::kAuto) return requested;
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int64_t> resident[kMaxDevices] = {};
+  int device = 0;
+  int64_t threads = 0;
+  if (cudaGetDevice(&device) == cudaSuccess && device < kMaxDevices) {
+    threads = resident[device].load(std::memory_order_relaxed);
+    if (threads == 0) {
+      int sms = 0, per_sm = 0;
+      if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+          cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device) ==
+              cudaSuccess) {
+        threads = int64_t(sms) * per_sm;
+        resident[device].store(threads, std::memory_order_relaxed);
+      }
+    }
+  }
+  if (threads == 0) threads = 132 * 2048;  // an H100, where the device cannot be asked
+  return grid::choose_scan_kernel(shape.batch, shape.length, shape.channels, threads);
+}
 
 cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
                          cudaStream_t stream) {

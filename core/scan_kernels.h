@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/scan_math.h"
+#include "core/scan_programs.h"
 
 namespace minrnn::core::kernels {
 
@@ -22,17 +23,22 @@ struct Shape {
   int64_t batch, length, channels;  // B, T, D
 };
 
-// Real scan. (first, second) = (a, b) or (u, c) as `source` says.
+// Real scan. (first, second) = (a, b) or (u, c) as `source` says. `kernel`: kAuto lets
+// grid::choose_scan_kernel pick by shape and device; tests and benchmarks name one.
 struct ScanForwardArgs {
   ScanSource source;
   const void *first, *second, *h0;
   void *h, *h_last;
+  grid::ScanKernel kernel = grid::ScanKernel::kAuto;
 };
 struct ScanBackwardArgs {
   ScanSource source;
   const void *first, *second, *h, *h0, *grad_h, *grad_last;
   void *d_first, *d_second, *dh0;
+  grid::ScanKernel kernel = grid::ScanKernel::kAuto;
 };
+// The kernel kAuto resolves to for this shape on the current device.
+grid::ScanKernel resolve_scan_kernel(Shape shape, grid::ScanKernel requested);
 cudaError_t scan_forward(Dtype dtype, Shape shape, const ScanForwardArgs& args,
                          cudaStream_t stream);
 cudaError_t scan_backward(Dtype dtype, Shape shape, const ScanBackwardArgs& args,

@@ -108,30 +108,49 @@ MINRNN_HOST_DEVICE A candidate_grad(A c, bool positive) {
   return c >= A(0) ? A(1) : s * (A(1) - s);
 }
 
-// T: storage type; A: accumulation type (float for float/bf16/half, double for double).
-template <typename T, typename A>
+// T: storage type; A: accumulation type (float for float/bf16/half, double for double). In: how the
+// inputs are read — a plain pointer, or the host emulator's bounds-checked one (scan_grid.h).
+//
+// Every source offers: load(i, a, b) for the forward; for the backward read(i, x1, x2) (its raw
+// inputs at i, all it needs, so the tiled kernel keeps them in registers and reads each once),
+// gate(x1, x2) = a_t, and backward_from(...) writing its two input gradients at i. backward(...)
+// composes them for the one-pass kernels.
+template <typename T, typename A, typename In = const T*>
 struct DirectCoefficients {
-  const T* a;
-  const T* b;
+  In a;
+  In b;
 
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
     a_i = static_cast<A>(a[i]);
     b_i = static_cast<A>(b[i]);
   }
+  // The backward needs a only (b is not read: callers may pass a in its place).
+  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
+    x1 = static_cast<A>(a[i]);
+    x2 = A(0);
+  }
+  MINRNN_HOST_DEVICE A gate(A x1, A) const { return x1; }
   // Writes da_t = g·h_{t−1} and db_t = g.
-  MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, T* da, T* db) const {
+  template <typename Out>
+  MINRNN_HOST_DEVICE void backward_from(int64_t i, A, A, A g, A h_prev, Out da, Out db) const {
     da[i] = static_cast<T>(g * h_prev);
     db[i] = static_cast<T>(g);
-    return static_cast<A>(a[i]);
+  }
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out da, Out db) const {
+    A x1, x2;
+    read(i, x1, x2);
+    backward_from(i, x1, x2, g, h_prev, da, db);
+    return x1;
   }
 };
 
 // kPositive is a template parameter so the CPU loops see no branch and vectorise.
-template <typename T, typename A, bool kPositive>
+template <typename T, typename A, bool kPositive, typename In = const T*>
 struct GatedCoefficients {
   static constexpr bool positive = kPositive;
-  const T* u;  // gate logit
-  const T* c;  // candidate pre-activation
+  In u;  // gate logit
+  In c;  // candidate pre-activation
 
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
     A s_pos, s_neg;
@@ -139,28 +158,43 @@ struct GatedCoefficients {
     a_i = s_neg;
     b_i = s_pos * candidate(static_cast<A>(c[i]), positive);
   }
+  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
+    x1 = static_cast<A>(u[i]);
+    x2 = static_cast<A>(c[i]);
+  }
+  MINRNN_HOST_DEVICE A gate(A u_i, A) const {
+    A s_pos, s_neg;
+    sigmoid_pair(u_i, s_pos, s_neg);  // the a_t backward_from returns, to the last bit
+    return s_neg;
+  }
   // da/du = −σ(u)σ(−u), db/du = σ(u)σ(−u)·cand(c), db/dc = σ(u)·cand'(c):
   //   du = g·σ(u)σ(−u)·(cand(c) − h_{t−1}),   dc = g·σ(u)·cand'(c).
-  MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, T* du, T* dc) const {
-    const A u_i = static_cast<A>(u[i]), c_i = static_cast<A>(c[i]);
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out du, Out dc) const {
     A s_pos, s_neg;
     sigmoid_pair(u_i, s_pos, s_neg);
     du[i] = static_cast<T>(g * s_pos * s_neg * (candidate(c_i, positive) - h_prev));
     dc[i] = static_cast<T>(g * s_pos * candidate_grad(c_i, positive));
     return s_neg;
   }
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out du, Out dc) const {
+    A u_i, c_i;
+    read(i, u_i, c_i);
+    return backward_from(i, u_i, c_i, g, h_prev, du, dc);
+  }
 };
 
 // Calls body(coef) with the coefficient source `source` names over the two input arrays (a, b) or
 // (u, c). Host code: kernels and CPU loops are instantiated once per source through it.
-template <typename T, typename A, typename Body>
-void with_coefficients(ScanSource source, const T* first, const T* second, Body&& body) {
+template <typename T, typename A, typename In = const T*, typename Body>
+void with_coefficients(ScanSource source, In first, In second, Body&& body) {
   if (source == ScanSource::kDirect) {
-    body(DirectCoefficients<T, A>{first, second});
+    body(DirectCoefficients<T, A, In>{first, second});
   } else if (source == ScanSource::kGatedPositive) {
-    body(GatedCoefficients<T, A, true>{first, second});
+    body(GatedCoefficients<T, A, true, In>{first, second});
   } else {
-    body(GatedCoefficients<T, A, false>{first, second});
+    body(GatedCoefficients<T, A, false, In>{first, second});
   }
 }
 

@@ -162,8 +162,8 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", s(c.checkpoint_every));
   check(c.log_every >= 1, o, "log_every", ">= 1", s(c.log_every));
   check(c.seed >= 0, o, "seed", ">= 0", s(c.seed));
-  check(c.device == "cpu" || c.device.rfind("cuda", 0) == 0, o, "device", "cpu or cuda[:N]",
-        "'" + c.device + "'");
+  check(c.device == "auto" || c.device == "cpu" || c.device.rfind("cuda", 0) == 0, o, "device",
+        "auto, cpu or cuda[:N]", "'" + c.device + "'");
 }
 
 }  // namespace
@@ -215,6 +215,9 @@ std::string to_yaml(const TrainConfig& c) {
 std::string config_differences(const TrainConfig& from, const TrainConfig& to) {
   std::string out;
   for (const auto& f : fields()) {
+    // Where a run computes, not what: a run may resume, or a sweep go on, on another device (a
+    // checkpoint loads onto any), and `auto` is recorded as the device it chose.
+    if (f.name == "device") continue;
     const std::string a = f.get(from), b = f.get(to);
     if (a != b) out += (out.empty() ? "" : "; ") + f.name + ": " + a + " -> " + b;
   }

@@ -45,7 +45,7 @@ struct TrainConfig {
   int64_t checkpoint_every = 1000;
   int64_t log_every = 100;
   int64_t seed = 0;
-  std::string device = "cpu";  // cpu | cuda
+  std::string device = "auto";  // auto (CUDA when usable, else CPU) | cpu | cuda[:N]
 };
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/device.h"
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"
@@ -264,7 +265,14 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   return load_agent_here(path, device);
 }
 
-TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
+TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
+  // The device first: a CUDA run where none is usable is refused before anything is created, and
+  // `auto` is recorded in config.yaml as the device it chose.
+  const core::DeviceChoice choice = core::resolve_device(requested.device, "device");
+  if (requested.device == "auto")
+    std::fprintf(stderr, "%s\n", core::describe_choice("auto", choice).c_str());
+  TrainConfig cfg = requested;
+  cfg.device = choice.name;
   const fs::path run = opt.run_dir;
   const fs::path ckpt = run / "checkpoint.pt", metrics = run / "metrics.csv";
   const fs::path done = run / "done.json", config_file = run / "config.yaml";
@@ -292,7 +300,7 @@ TrainResult train(const TrainConfig& cfg, const TrainOptions& opt) {
   fs::create_directories(run);
   io::write_file_atomically(config_file, config_yaml);
 
-  const torch::Device device(cfg.device);
+  const torch::Device device = choice.device;
   data::D4rlReadOptions read;
   read.read_infos = false;
   read.read_metadata = false;

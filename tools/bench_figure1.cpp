@@ -23,7 +23,7 @@ namespace F = torch::nn::functional;
 using Clock = std::chrono::steady_clock;
 
 struct Figure1Options {
-  std::string device = "cpu";
+  std::string device = "auto";
   std::vector<int64_t> lengths = {64, 128, 256, 512, 1024, 2048, 4096};
   int64_t batch = 64, hidden = 128;
   int repeats = 5;
@@ -276,7 +276,7 @@ void add_bench_figure1(CLI::App& bench) {
   auto o = std::make_shared<Figure1Options>();
   auto* sub = bench.add_subcommand(
       "figure1", "Paper's Figure 1: training-step time and peak memory vs T, minRNN vs GRU/LSTM");
-  sub->add_option("--device", o->device, "cpu or cuda");
+  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
   sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
   sub->add_option("--batch", o->batch, "Batch size B")->check(positive());
   sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive());
@@ -305,7 +305,7 @@ void add_bench_figure1(CLI::App& bench) {
     const Grid grid = run(*o, device, models);
     file_result(o->filing, "## Figure 1 (minrnn bench figure1)",
                 format_report(*o, device, models, grid), results_csv(*o, device, models, grid),
-                "runs/bench/figure1-" + o->device + ".csv");
+                "runs/bench/figure1-" + std::string(device.is_cuda() ? "cuda" : "cpu") + ".csv");
   });
 }
 

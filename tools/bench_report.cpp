@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/device.h"
 #include "io/atomic_file.h"
 
 namespace minrnn::cli {
@@ -135,13 +136,9 @@ torch::Device bench_device(const std::string& device, const std::vector<int64_t>
   for (int64_t T : lengths) {
     if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
   }
-  if (device != "cpu" && device != "cuda") {
-    throw std::invalid_argument(option + ": expected cpu or cuda, got '" + device + "'");
-  }
-  if (device == "cuda" && !torch::cuda::is_available()) {
-    throw std::runtime_error(option + " cuda: no CUDA GPU is visible to torch on this machine");
-  }
-  return device == "cuda" ? torch::Device("cuda:0") : torch::Device(torch::kCPU);
+  const core::DeviceChoice choice = core::resolve_device(device, option);
+  if (device == "auto") std::fprintf(stderr, "%s\n", core::describe_choice(device, choice).c_str());
+  return choice.device;
 }
 
 }  // namespace minrnn::cli

@@ -59,8 +59,9 @@ void quick_default(const CLI::App* sub, const std::string& option, T& value,
   if (sub->count(option) == 0) value = quick_value;
 }
 
-// Validates the options the benches share: every --lengths entry ≥ 1, and a device named cpu or
-// cuda, cuda only with a GPU visible; returns the device. Throws naming the option.
+// Validates the options the benches share: every --lengths entry ≥ 1, and a device (auto, cpu,
+// cuda[:N]; core::resolve_device: cuda only where usable, auto printed); returns the device.
+// Throws naming the option.
 torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths = {},
                            const std::string& option = "--device");
 

@@ -11,6 +11,9 @@
 
 #include "core/minrnn.h"
 #include "core/scan.h"
+#if defined(MINRNN_WITH_CUDA)
+#include "core/scan_cuda.h"
+#endif
 #include "tools/bench_report.h"
 #include "tools/commands.h"
 
@@ -21,7 +24,7 @@ struct ScanBenchOptions {
   int64_t batch = 64;
   int64_t dim = 256;
   std::vector<int64_t> lengths = {64, 512, 4096};
-  std::string device = "cpu";
+  std::string device = "auto";
   int repeats = 3;
   bool quick = false;
   BenchFiling filing;
@@ -86,6 +89,24 @@ std::vector<Row> run(const ScanBenchOptions& o, const torch::Device& device) {
     rows.push_back(measure(
         "scan: paper log-space (logcumsumexp)", T, device, o.repeats, {a.log(), b.log()},
         [](const auto& x) { return core::linear_scan_log_parallel(x[0], x[1]).h; }, scan_bytes));
+#if defined(MINRNN_WITH_CUDA)
+    if (device.is_cuda()) {
+      // What the GPU's memory allows (a copy reads and writes each byte once), then each scan
+      // kernel named instead of chosen by shape: its GB/s against the copy's is the fraction of
+      // the bandwidth it reaches (docs/core.md gives the expected ones).
+      rows.push_back(measure(
+          "copy: clone of a (bandwidth ceiling)", T, device, o.repeats, {a},
+          [](const auto& x) { return x[0].clone(); }, 2.0 * a.numel() * sizeof(float)));
+      for (auto kernel : {core::grid::ScanKernel::kSimple, core::grid::ScanKernel::kTiled8,
+                          core::grid::ScanKernel::kTiled32}) {
+        core::set_cuda_scan_kernel(kernel);
+        rows.push_back(measure(
+            std::string("scan kernel: ") + core::grid::kernel_name(kernel), T, device, o.repeats,
+            {a, b}, [](const auto& x) { return core::linear_scan(x[0], x[1]).h; }, scan_bytes));
+      }
+      core::set_cuda_scan_kernel(core::grid::ScanKernel::kAuto);
+    }
+#endif
     torch::Tensor x = torch::randn({o.batch, T, o.dim}, opts);
     for (core::CellKind cell : {core::CellKind::kMinGRU, core::CellKind::kMinLSTM}) {
       for (core::ScanMode mode : {core::ScanMode::kFused, core::ScanMode::kLogParallel}) {
@@ -161,7 +182,7 @@ void add_bench_scan(CLI::App& bench) {
   sub->add_option("--batch", o->batch, "Batch size B")->check(positive());
   sub->add_option("--dim", o->dim, "Channels D")->check(positive());
   sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
-  sub->add_option("--device", o->device, "cpu or cuda");
+  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
   sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "Small sizes (B=8, D=64, T=64,512, 1 repeat) for a smoke run");
   add_filing_options(sub, o->filing, "runs/bench/scan-<device>.csv");
@@ -175,7 +196,8 @@ void add_bench_scan(CLI::App& bench) {
     const torch::Device device = bench_device(o->device, o->lengths);
     const std::vector<Row> rows = run(*o, device);
     file_result(o->filing, "## Scan (minrnn bench scan)", format_table(*o, device, rows),
-                results_csv(*o, device, rows), "runs/bench/scan-" + o->device + ".csv");
+                results_csv(*o, device, rows),
+                "runs/bench/scan-" + std::string(device.is_cuda() ? "cuda" : "cpu") + ".csv");
   });
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/device.h"
 #include "rl/decision_model.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
@@ -249,7 +250,7 @@ void add_bench_train(CLI::App& bench) {
     if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
     if (o->devices.empty()) {
       o->devices = {"cpu"};
-      if (torch::cuda::is_available()) o->devices.push_back("cuda");
+      if (core::cuda_unavailable_reason().empty()) o->devices.push_back("cuda");
     }
     install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
     PeerRun peer;

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/device.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
@@ -35,7 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Args {
-  std::string env, quality, out, work_dir, device = "cpu";
+  std::string env, quality, out, work_dir, device = "auto";
   int64_t steps = 1000000, train_steps = 1000000, start_steps = 5000, eval_every = 5000;
   double target = 100.0 / 3.0;
   uint64_t seed = 0;
@@ -181,6 +182,10 @@ void run(Args& a) {
                                 ") must not exceed --train-steps (" +
                                 std::to_string(a.train_steps) + ")");
   }
+  // Before anything is created: a CUDA device that is not there is refused here.
+  const core::DeviceChoice device = core::resolve_device(a.device, "--device");
+  if (a.device == "auto")
+    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
 
@@ -195,15 +200,9 @@ void run(Args& a) {
     d.metadata.strings["algorithm"] = "random";
     d.metadata.ints["iteration"] = 0;
   } else {
-    if (a.device != "cpu" && a.device != "cuda") {
-      throw std::invalid_argument("--device: expected cpu or cuda, got '" + a.device + "'");
-    }
-    if (a.device == "cuda" && !torch::cuda::is_available()) {
-      throw std::invalid_argument("--device cuda: no CUDA device is available");
-    }
     rl::SacConfig config;
     config.seed = a.seed;
-    config.device = a.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    config.device = device.device;
     if (a.work_dir.empty()) {
       a.work_dir = "data/work/" + spec.name + "-sac-s" + std::to_string(a.seed);
     }
@@ -293,7 +292,8 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--out", args->out, "Output .hdf5 (default data/<env>_<quality>-v2.hdf5)");
   sub->add_option("--work-dir", args->work_dir,
                   "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
-  sub->add_option("--device", args->device, "cpu | cuda (SAC training)");
+  sub->add_option("--device", args->device,
+                  "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)");
   sub->add_flag("--force", args->force, "Replace an existing output file");
   sub->callback([args] { run(*args); });
 }

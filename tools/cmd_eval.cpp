@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/device.h"
 #include "eval/rollout.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -65,7 +66,7 @@ void add_eval_command(CLI::App& app) {
     int episodes = 10;
     double target_return = -1e300;
     int64_t seed = 0;
-    std::string device = "cpu";
+    std::string device = "auto";
     std::string video;
     std::string mode = "auto";
     std::string engine = "auto";
@@ -84,7 +85,8 @@ void add_eval_command(CLI::App& app) {
   auto* target = sub->add_option("--target-return", args->target_return,
                                  "raw target return (default: config's)");
   auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)");
-  sub->add_option("--device", args->device, "cpu or cuda");
+  sub->add_option("--device", args->device,
+                  "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]");
   auto* mode =
       sub->add_option("--mode", args->mode,
                       "auto (project default: window for the Transformer, " +
@@ -119,7 +121,11 @@ void add_eval_command(CLI::App& app) {
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
   sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
   sub->callback([args, episodes, target, seed, mode, engine] {
-    rl::Agent agent = rl::load_agent(args->run, torch::Device(args->device));
+    const core::DeviceChoice device = core::resolve_device(args->device, "--device");
+    if (args->device == "auto") {
+      std::fprintf(stderr, "%s\n", core::describe_choice(args->device, device).c_str());
+    }
+    rl::Agent agent = rl::load_agent(args->run, device.device);
     eval::RolloutOptions ro;
     ro.episodes = args->episodes;
     ro.target_return =

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/temp_dir.h"
 
@@ -273,5 +274,32 @@ TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   EXPECT_FALSE(fs::exists(dir.path / "docs"));
 }
 
+// Every command that computes refuses `cuda` where no CUDA device is usable before it creates
+// anything, in one sentence; `auto` falls back to the CPU and says so.
+TEST(Cli, AskingForAGpuWhereNoneIsUsableIsRefusedBeforeAnythingIsCreated) {
+  if (core::cuda_unavailable_reason().empty()) GTEST_SKIP() << "CUDA is usable here";
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  for (const std::string& args :
+       {std::string("train c.yaml --seed 0 --run-dir run --set device=cuda"),
+        std::string("eval run --device cuda"),
+        std::string("collect hopper medium --device cuda --out out/d.hdf5 --work-dir work"),
+        std::string("bench scan --quick --lengths 16 --device cuda --no-append --csv out/scan.csv"),
+        std::string("bench train --devices cuda --seconds 1 --no-append --csv out/train.csv")}) {
+    const CliResult r = run_minrnn(dir, args);
+    expect_failure_naming(r, {"cuda was asked for, but", "cpu (or auto) to run on the CPU."});
+    EXPECT_EQ(lines_of(r.output).size(), 1u) << args << ": " << r.output;
+  }
+  for (const char* created : {"run", "out", "work", "data", "runs"}) {
+    EXPECT_FALSE(fs::exists(dir.path / created)) << created;
+  }
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);
+  const CliResult train =
+      run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet --set max_steps=1");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_NE(train.output.find("device: auto -> cpu ("), std::string::npos) << train.output;
+  EXPECT_NE(read_text(dir.path / "run" / "config.yaml").find("device: cpu\n"), std::string::npos);
+}
 }  // namespace
 }  // namespace minrnn

@@ -1,0 +1,30 @@
+// Which device a command runs on. `auto` (every command's default): the first CUDA device when one
+// is usable, else the CPU. `cuda` / `cuda:N` where none is usable is refused with one sentence —
+// what was asked, what was found, how to fall back — before the caller creates anything.
+#pragma once
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace minrnn::core {
+
+// Why CUDA cannot be used here ("" when it can): this build has no CUDA kernels, no driver, a
+// driver older than the CUDA runtime we link, no device, or LibTorch sees none.
+std::string cuda_unavailable_reason();
+
+struct DeviceChoice {
+  torch::Device device;
+  std::string name;  // "cpu" or "cuda:N": what the run records
+  std::string note;  // for `auto`: why this device ("no CUDA device found" …); else ""
+};
+
+// `requested`: auto, cpu, cuda or cuda:N. `setting` names where it came from in the user's words
+// ("--device", or "device" for a config key) and is used in the messages. Throws
+// std::invalid_argument for a value that is none of those or a CUDA device that is not usable.
+DeviceChoice resolve_device(const std::string& requested, const std::string& setting);
+
+// "device: auto → cpu (no CUDA device found)"; "" unless `requested` was auto.
+std::string describe_choice(const std::string& requested, const DeviceChoice& choice);
+
+}  // namespace minrnn::core

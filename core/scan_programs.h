@@ -1,0 +1,82 @@
+// Which scan kernel runs a shape, and the one place the kernels are put together from their
+// arguments: the GPU launcher (scan_kernels.cu) and the host emulator's tests
+// (tests/core/scan_emulated_test.cpp) both go through it, so the tests run what the GPU runs.
+#pragma once
+#include "core/scan_simple.h"
+#include "core/scan_tiled.h"
+
+namespace minrnn::core::grid {
+
+enum class ScanKernel {
+  kAuto,     // choose_scan_kernel
+  kSimple,   // scan_simple.h: one thread per channel
+  kTiled8,   // scan_tiled.h, 8 channels per block: 32 threads per channel
+  kTiled32,  // scan_tiled.h, 32 channels per block: 8 threads per channel
+};
+
+inline const char* kernel_name(ScanKernel k) {
+  switch (k) {
+    case ScanKernel::kSimple:
+      return "simple";
+    case ScanKernel::kTiled8:
+      return "tiled8";
+    case ScanKernel::kTiled32:
+      return "tiled32";
+    default:
+      return "auto";
+  }
+}
+
+// The simple kernel moves the same bytes as the tiled ones with no barrier or shuffle, but keeps
+// only B·D threads in flight, each with one step's loads outstanding: it wins when B·D alone
+// fills the GPU (`resident_threads` = SMs × resident threads per SM), or when T is too short to
+// fill two tiles. Otherwise the tiled kernel, with as many channels per block as still fills every
+// SM (more threads per channel = more loads in flight, at the price of more warp-scan steps).
+// docs/core.md gives the reasoning and the numbers.
+inline ScanKernel choose_scan_kernel(int64_t B, int64_t L, int64_t D, int64_t resident_threads) {
+  const int64_t channels = B * D;
+  if (L < 2 * TiledGrid<float, DeviceMemory, 32>::kTile || channels >= resident_threads) {
+    return ScanKernel::kSimple;
+  }
+  // 32 channels per block = 8 threads per channel.
+  return channels * 8 >= resident_threads ? ScanKernel::kTiled32 : ScanKernel::kTiled8;
+}
+
+// launch(kernel) with the forward kernel `kind` names (not kAuto); Mem: the memory of the caller.
+template <typename T, typename A, typename Mem, typename Coef, typename In, typename Out,
+          typename Launch>
+void with_forward_kernel(ScanKernel kind, int64_t B, int64_t L, int64_t D, const Coef& coef, In h0,
+                         Out h, Out h_last, Launch&& launch) {
+  switch (L > 0 ? kind : ScanKernel::kSimple) {  // no tile to carry h0 to h_last through
+    case ScanKernel::kTiled8:
+      launch(TiledForward<T, A, Coef, Mem, 8>{{B, L, D}, coef, h0, h, h_last});
+      break;
+    case ScanKernel::kTiled32:
+      launch(TiledForward<T, A, Coef, Mem, 32>{{B, L, D}, coef, h0, h, h_last});
+      break;
+    default:
+      launch(SimpleForward<T, A, Coef, Mem>{{B, L, D}, coef, h0, h, h_last});
+  }
+}
+
+template <typename T, typename A, typename Mem, typename Coef, typename In, typename Out,
+          typename Launch>
+void with_backward_kernel(ScanKernel kind, int64_t B, int64_t L, int64_t D, const Coef& coef, In h,
+                          In h0, In grad_h, In grad_last, Out d_first, Out d_second, Out dh0,
+                          Launch&& launch) {
+  switch (L > 0 ? kind : ScanKernel::kSimple) {
+    case ScanKernel::kTiled8:
+      launch(TiledBackward<T, A, Coef, Mem, 8>{
+          {B, L, D}, coef, h, h0, grad_h, grad_last, d_first, d_second, dh0});
+      break;
+    case ScanKernel::kTiled32:
+      launch(TiledBackward<T, A, Coef, Mem, 32>{
+          {B, L, D}, coef, h, h0, grad_h, grad_last, d_first, d_second, dh0});
+      break;
+    default:
+      launch(SimpleBackward<T, A, Coef, Mem>{
+          {B, L, D}, coef, h, h0, grad_h, grad_last, d_first, d_second, dh0});
+  }
+}
+
+}  // namespace minrnn::core::grid

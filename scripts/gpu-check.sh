@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Everything the GPU path needs checked on a real GPU, in one command, for whoever first has one:
+#   1. build with CUDA (MINRNN_CUDA=ON) and check the build: the kernels carry SASS for this GPU's
+#      architecture (cuobjdump --list-elf) and the process links torch's CUDA runtime (ldd);
+#   2. the `cuda`-labelled tests (every scan kernel, every dtype, against float64 on the CPU — the
+#      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
+#   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling),
+#      Figure 1, a training step, and a train + eval of a small agent on cuda;
+#   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
+#      adds a summary under "## GPU check") and leaves full logs in $LOGS.
+# Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
+#        QUICK=1 scripts/gpu-check.sh        (benches with --quick: minutes instead of ~half an hour)
+# On the project's lent GPU machine, first `source ../shared/device/prep.sh` (see docs/core.md).
+# Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD="${1:-build-gpu}"
+LOGS="${LOGS:-runs/gpu-check}"
+JOBS="${JOBS:-$(nproc)}"
+mkdir -p "$LOGS"
+MINRNN="$BUILD/minrnn"
+status=0
+summary=()
+note() {  # one line of the summary, printed now and filed at the end
+  echo "[gpu-check] $*"
+  summary+=("- $*")
+}
+
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi > "$LOGS/nvidia-smi.txt" 2>&1; then
+  echo "[gpu-check] nvidia-smi finds no GPU here; nothing to check (see $LOGS/nvidia-smi.txt)" >&2
+  exit 2
+fi
+gpu=$(nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader | head -1)
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
+note "GPU: $gpu (sm_$cap); $(nproc) CPU cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
+
+echo "== 1/4 build ($BUILD)"
+if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON &&
+       cmake --build "$BUILD" -j "$JOBS"; } > "$LOGS/build.log" 2>&1; then
+  tail -40 "$LOGS/build.log"
+  note "build FAILED (log: $LOGS/build.log)"
+  exit 1
+fi
+archs=$(cuobjdump --list-elf "$BUILD/core/libminrnn_core.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+ptx=$(cuobjdump --list-ptx "$BUILD/core/libminrnn_core.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+note "kernels built as SASS for: ${archs:-none}; PTX for: ${ptx:-none}"
+if [[ " $archs " != *" sm_$cap "* ]]; then
+  note "no SASS for this GPU (sm_$cap): it runs the PTX, JIT-compiled at first launch"
+fi
+cudart=$(ldd "$MINRNN" | grep -o 'libcudart[^ ]* => [^ ]*' | head -1)
+torch_cudart=$(ldd "$(dirname "$(ldd "$MINRNN" | grep -o '/[^ ]*libtorch_cuda.so')")/libtorch_cuda.so" 2>/dev/null |
+               grep -o 'libcudart[^ ]* => [^ ]*' | head -1)
+note "CUDA runtime of minrnn: ${cudart:-none}; of libtorch_cuda: ${torch_cudart:-none}"
+if [ "${cudart##* }" != "${torch_cudart##* }" ]; then
+  note "CHECK FAILED: minrnn and libtorch_cuda resolve different CUDA runtimes"
+  status=1
+fi
+
+echo "== 2/4 cuda-labelled tests"
+if ctest --test-dir "$BUILD" -L cuda --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
+  note "cuda tests: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1)"
+else
+  status=1
+  note "cuda tests FAILED: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1) (log: $LOGS/ctest-cuda.log)"
+  grep -E '^\s+[0-9]+ - ' "$LOGS/ctest-cuda.log" | head -20
+fi
+# The device handling and the emulated kernels, on a machine where CUDA is usable.
+if ctest --test-dir "$BUILD" -R 'Device|ScanEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
+     > "$LOGS/ctest-device.log" 2>&1; then
+  note "device-handling and emulator tests: $(grep -E 'tests passed' "$LOGS/ctest-device.log" | tail -1)"
+else
+  status=1
+  note "device-handling or emulator tests FAILED (log: $LOGS/ctest-device.log)"
+fi
+
+echo "== 3/4 benchmarks (each appends its entry to docs/benchmarks.md)"
+bench() {  # name, then the minrnn arguments
+  local name=$1
+  shift
+  local t0
+  t0=$(date +%s)
+  if "$MINRNN" "$@" > "$LOGS/bench-$name.log" 2>&1; then
+    note "bench $name: done in $(( $(date +%s) - t0 )) s (\`minrnn $*\`)"
+  else
+    status=1
+    note "bench $name FAILED (log: $LOGS/bench-$name.log)"
+  fi
+}
+quick=()
+[ "${QUICK:-0}" = 1 ] && quick=(--quick)
+bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
+grep -E '^\| (copy|scan kernel|scan: ours)' "$LOGS/bench-scan.log" | sed 's/^/    /'
+bench figure1 bench figure1 --device cuda "${quick[@]}"
+bench train bench train --devices cpu,cuda "${quick[@]}"
+
+# A small agent trained and evaluated end to end on the GPU.
+work="$LOGS/agent"
+rm -rf "$work" && mkdir -p "$work"
+"$MINRNN" data synth "$work/d.hdf5" --env hopper --steps 20000 --episode-len 200 > /dev/null
+cat > "$work/c.yaml" << EOF
+dataset: d.hdf5
+env: hopper
+backbone: mingru
+max_steps: 500
+eval_every: 0
+checkpoint_every: 250
+log_every: 50
+EOF
+seconds_since() {  # $1: a `date +%s%N` stamp
+  local ms=$(( ($(date +%s%N) - $1) / 1000000 ))
+  printf '%d.%01d' $((ms / 1000)) $((ms % 1000 / 100))
+}
+t0=$(date +%s%N)
+if "$MINRNN" train "$work/c.yaml" --run-dir "$work/run" --set device=cuda --quiet > "$LOGS/train.log" 2>&1; then
+  note "train on cuda: 500 steps of the configs/defaults.yaml model in $(seconds_since "$t0") s"
+  t0=$(date +%s%N)
+  if "$MINRNN" eval "$work/run" --device cuda --engine torch --episodes 10 --out "$work/eval.json" \
+       > "$LOGS/eval.log" 2>&1; then
+    note "eval on cuda (torch engine): 10 episodes in $(seconds_since "$t0") s: $(tail -1 "$LOGS/eval.log")"
+  else
+    status=1
+    note "eval on cuda FAILED (log: $LOGS/eval.log)"
+  fi
+else
+  status=1
+  note "train on cuda FAILED (log: $LOGS/train.log)"
+fi
+
+echo "== 4/4 filing the summary in docs/benchmarks.md"
+header=""
+grep -q '^## GPU check' docs/benchmarks.md || header=$'\n## GPU check (scripts/gpu-check.sh)\n'
+{
+  printf '%s' "$header"
+  echo
+  echo "### $(date -u '+%Y-%m-%d %H:%M UTC') — $gpu"
+  echo
+  printf '%s\n' "${summary[@]}"
+  echo "- overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+} >> docs/benchmarks.md
+echo "[gpu-check] $([ $status -eq 0 ] && echo PASSED || echo FAILED); logs in $LOGS; summary appended to docs/benchmarks.md"
+exit $status
