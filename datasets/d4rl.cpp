@@ -233,6 +233,12 @@ D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options) {
                                [&](MinariInfo*) { return read_d4rl_here(path, options); });
 }
 
+std::string read_d4rl_env_spec(const std::string& path) {
+  h5::Id file = h5::open_for_reading(path);
+  if (!h5::exists(file.get(), "metadata/env_spec")) return "";
+  return h5::read_string(file.get(), "metadata/env_spec", path);
+}
+
 std::string d4rl_file_name(const std::string& id) {
   // "hopper-medium-replay-v2" -> "hopper_medium_replay-v2.hdf5": dashes inside the name become
   // underscores, the one before the version stays.

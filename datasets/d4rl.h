@@ -71,6 +71,10 @@ D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options = {})
 // absent, saying where to put it and its public URL. Never downloads.
 std::string resolve_d4rl_path(const std::string& id_or_path);
 
+// The Gymnasium env_spec JSON a file written by `minrnn collect` keeps in metadata/env_spec (D4RL's
+// own files have none: ""). Read on its own so training, which skips metadata, still sees it.
+std::string read_d4rl_env_spec(const std::string& path);
+
 // The D4RL file name for an id: "hopper-medium-replay-v2" -> "hopper_medium_replay-v2.hdf5".
 std::string d4rl_file_name(const std::string& id);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "datasets/d4rl.h"
+#include "datasets/minari.h"
 
 namespace minrnn::data {
 
@@ -49,9 +50,17 @@ struct Dataset {
   std::string source;  // the file read
   std::string env;     // "hopper", ... or "" when unknown
   std::string format;  // "d4rl" or "minari"
-  // Reference returns for normalized scores: the env table's, or a Minari dataset's own.
+  // Reference returns for normalized scores: the env table's, or a Minari dataset's own;
+  // ref_source says which ("metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)").
   double ref_min_return = 0.0, ref_max_return = 0.0;
   bool has_ref_returns = false;
+  std::string ref_source;
+  // Minari: what metadata.json says (empty for D4RL files), and the environment the dataset
+  // names for evaluation as a Gymnasium EnvSpec JSON document: eval_env_spec when present, else
+  // env_spec ("" when it names none); env_spec_field is which of the two. A D4RL-layout file
+  // `minrnn collect` wrote names its env in "metadata/env_spec".
+  MinariInfo minari;
+  std::string env_spec, env_spec_field;
   // Episodes longer than the env's time limit (0 when the env is unknown): a boundary the file
   // does not mark, e.g. two collections concatenated where the first ended mid-episode.
   int64_t episodes_over_time_limit = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -296,12 +297,33 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
   Id dset = open_dataset(file, key, file_name);
   Id type(H5Dget_type(dset.get()));
   H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_ENUM && cls != H5T_INTEGER) {
+  if (cls != H5T_ENUM && cls != H5T_INTEGER && cls != H5T_FLOAT) {
     throw std::invalid_argument(where(file_name, key) +
-                                ": expected bool (h5py enum int8) or integer 0/1 values");
+                                ": expected bool (h5py enum int8), integer 0/1 or float 0.0/1.0 "
+                                "values");
   }
   if (num_rows == 0) return;
   RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
+  if (cls == H5T_FLOAT) {
+    // Older D4RL sets and many conversions store flags as float 0.0/1.0: exactly those two values.
+    std::vector<double> values(static_cast<size_t>(num_rows));
+    if (H5Dread(dset.get(), H5T_NATIVE_DOUBLE, sel.mem_space.get(), sel.file_space.get(),
+                H5P_DEFAULT, values.data()) < 0) {
+      throw std::runtime_error(where(file_name, key) +
+                               ": read failed (truncated or corrupt file?)");
+    }
+    for (int64_t i = 0; i < num_rows; ++i) {
+      const double v = values[i];
+      if (v != 0.0 && v != 1.0) {
+        char shown[32];
+        std::snprintf(shown, sizeof(shown), "%.9g", v);
+        throw std::invalid_argument(where(file_name, key) + ": value " + shown + " at row " +
+                                    std::to_string(row0 + i) + " is not 0/1");
+      }
+      dst[i] = v == 1.0 ? 1 : 0;
+    }
+    return;
+  }
   // An enum cannot be converted to an integer by HDF5: read it with its own (native) enum type and
   // interpret the stored integers; an integer dataset is converted to int64 directly.
   Id mem_type(cls == H5T_ENUM ? H5Tget_native_type(type.get(), H5T_DIR_ASCEND)
@@ -398,6 +420,33 @@ void write_floats(hid_t file, const std::string& key, const std::vector<int64_t>
   Id dcpl = chunked_gzip(dims, sizeof(float), gzip_level);
   write_and_close(create_with_parents(file, key, H5T_IEEE_F32LE, space.get(), dcpl.get()),
                   H5T_NATIVE_FLOAT, values, key);
+}
+
+void write_doubles(hid_t file, const std::string& key, const std::vector<int64_t>& shape,
+                   const double* values, int gzip_level) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Id space(dims.empty() ? H5Screate(H5S_SCALAR)
+                        : H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
+  Id dcpl = chunked_gzip(dims, sizeof(double), gzip_level);
+  write_and_close(create_with_parents(file, key, H5T_IEEE_F64LE, space.get(), dcpl.get()),
+                  H5T_NATIVE_DOUBLE, values, key);
+}
+
+void create_group(hid_t file, const std::string& path) {
+  Id lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Id group(H5Gcreate2(file, path.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
+  if (!group.valid()) throw std::runtime_error("cannot create group '" + path + "'");
+}
+
+void write_int_attribute(hid_t file, const std::string& path, const std::string& name,
+                         int64_t value) {
+  Id space(H5Screate(H5S_SCALAR));
+  Id attr(H5Acreate_by_name(file, path.c_str(), name.c_str(), H5T_STD_I64LE, space.get(),
+                            H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!attr.valid() || H5Awrite(attr.get(), H5T_NATIVE_INT64, &value) < 0) {
+    throw std::runtime_error("cannot write attribute '" + name + "' of '" + path + "'");
+  }
 }
 
 void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>& flags,

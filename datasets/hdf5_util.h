@@ -62,8 +62,9 @@ void read_float_rows(hid_t file, const std::string& key, int64_t row0, int64_t n
                      const std::string& file_name);
 std::vector<float> read_floats(hid_t file, const std::string& key, const std::string& file_name);
 
-// Reads rows of a flag dataset (h5py bool = enum of int8, or any integer) into 0/1 bytes; throws
-// on another class or on a value other than 0/1.
+// Reads rows of a flag dataset (h5py bool = enum of int8, any integer, or float 0.0/1.0 as older
+// D4RL files store them) into 0/1 bytes; throws on another class or on a value other than 0/1,
+// naming the row.
 void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t num_rows,
                     uint8_t* dst, const std::string& file_name);
 
@@ -83,7 +84,14 @@ void write_floats(hid_t file, const std::string& key, const std::vector<int64_t>
                   const float* values, int gzip_level);
 void write_bools(hid_t file, const std::string& key, const std::vector<uint8_t>& flags,
                  int gzip_level);
+void write_doubles(hid_t file, const std::string& key, const std::vector<int64_t>& shape,
+                   const double* values, int gzip_level);
 void write_string(hid_t file, const std::string& key, const std::string& value);
+// An (empty) group, parents included.
+void create_group(hid_t file, const std::string& path);
+// A scalar int64 attribute on the object (group or dataset) at `path`.
+void write_int_attribute(hid_t file, const std::string& path, const std::string& name,
+                         int64_t value);
 void write_int(hid_t file, const std::string& key, int64_t value);
 
 }  // namespace minrnn::data::h5

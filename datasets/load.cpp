@@ -17,32 +17,45 @@ Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& optio
     ds.data = read_minari(dir, &info, options);
     ds.source = (std::filesystem::path(dir) / "data" / "main_data.hdf5").string();
     ds.format = "minari";
-    name_hint = info.env_id.empty() ? info.dataset_id : info.env_id;
+    const bool eval_spec = !info.eval_env_spec.empty();
+    ds.env_spec = eval_spec ? info.eval_env_spec : info.env_spec;
+    ds.env_spec_field = ds.env_spec.empty() ? "" : eval_spec ? "eval_env_spec" : "env_spec";
+    const std::string& spec_id = eval_spec ? info.eval_env_id : info.env_id;
+    name_hint = spec_id.empty() ? info.dataset_id : spec_id;
     if (info.has_ref_scores) {
       ds.ref_min_return = info.ref_min_score;
       ds.ref_max_return = info.ref_max_score;
       ds.has_ref_returns = true;
+      ds.ref_source = "metadata.json ref_min_score/ref_max_score";
     }
+    ds.minari = info;
   } else {
     ds.source = resolve_d4rl_path(id_or_path);
     ds.format = "d4rl";
     ds.data = read_d4rl(ds.source, options);
     name_hint = std::filesystem::path(ds.source).filename().string();
+    // A file `minrnn collect` wrote records the env it was made in (Gymnasium v5, options).
+    ds.env_spec = read_d4rl_env_spec(ds.source);
+    if (!ds.env_spec.empty()) ds.env_spec_field = "metadata/env_spec";
   }
   const EnvInfo* env = options.env.empty() || options.env == "none" ? guess_env_from_name(name_hint)
                                                                     : find_env(options.env);
   if (env == nullptr) env = guess_env_from_dims(ds.data.obs_dim, ds.data.act_dim);
-  if (env != nullptr && env->obs_dim == ds.data.obs_dim && env->act_dim == ds.data.act_dim) {
+  const int x_column = ds.minari.observes_x ? 1 : 0;  // a Minari env that observes x
+  if (env != nullptr && env->obs_dim + x_column == ds.data.obs_dim &&
+      env->act_dim == ds.data.act_dim) {
     ds.env = env->name;
     if (!ds.has_ref_returns) {
       ds.ref_min_return = env->ref_min_return;
       ds.ref_max_return = env->ref_max_return;
       ds.has_ref_returns = true;
+      ds.ref_source = std::string("D4RL table (") + env->name + ")";
     }
   }
   ds.index = split_episodes(ds.data, ds.source);
-  if (!ds.env.empty()) {
-    ds.max_episode_steps = env->max_episode_steps;
+  if (!ds.env.empty() || ds.minari.max_episode_steps > 0) {
+    ds.max_episode_steps =
+        ds.minari.max_episode_steps > 0 ? ds.minari.max_episode_steps : env->max_episode_steps;
     for (const Episode& e : ds.index.episodes) {
       if (e.length() > ds.max_episode_steps) ++ds.episodes_over_time_limit;
     }

@@ -1,15 +1,19 @@
 #include "datasets/minari.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
+#include "io/python_json.h"
 
 namespace minrnn::data {
 namespace {
@@ -22,32 +26,138 @@ std::string minari_root() {
   return std::string(home ? home : ".") + "/.minari/datasets";
 }
 
+std::string shorten(const std::string& text, size_t max = 160) {
+  return text.size() <= max ? text : text.substr(0, max) + "...";
+}
+
+// A field that Minari stores as a JSON document inside a string (env_spec, spaces); some
+// conversions store the object itself. Returns the document's text, "" when absent or null.
+std::string document_text(const nlohmann::json& j, const std::string& key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string spec_id(const std::string& spec_text, const std::string& where) {
+  if (spec_text.empty()) return "";
+  const nlohmann::json spec = io::parse_python_json(spec_text, where);
+  if (!spec.is_object() || !spec.contains("id") || !spec["id"].is_string()) {
+    throw std::invalid_argument(where + " = " + shorten(spec_text) +
+                                ": expected a Gymnasium EnvSpec with an \"id\"");
+  }
+  return spec["id"].get<std::string>();
+}
+
+MinariSpace parse_space(const nlohmann::json& j, const std::string& key, const std::string& where) {
+  MinariSpace space;
+  space.text = document_text(j, key);
+  if (space.text.empty()) return space;
+  space.present = true;
+  const std::string what = where + ": " + key;
+  const nlohmann::json doc = io::parse_python_json(space.text, what);
+  if (!doc.is_object() || !doc.contains("type") || !doc["type"].is_string()) {
+    throw std::invalid_argument(what + " = " + shorten(space.text) +
+                                ": expected a serialized Gymnasium space with a \"type\"");
+  }
+  space.type = doc["type"].get<std::string>();
+  if (space.type != "Box") {
+    throw std::invalid_argument(
+        what + " = " + shorten(space.text) + ": a " + space.type +
+        " space; minrnn reads Box observation and action spaces only" +
+        (space.type == "Dict" ? " (flatten the Dict into one Box first)" : ""));
+  }
+  if (doc.contains("dtype") && doc["dtype"].is_string()) space.dtype = doc["dtype"];
+  if (!doc.contains("shape") || !doc["shape"].is_array()) {
+    throw std::invalid_argument(what + " = " + shorten(space.text) + ": a Box without a shape");
+  }
+  for (const auto& d : doc["shape"]) {
+    if (!d.is_number_integer()) {
+      throw std::invalid_argument(what + ".shape = " + doc["shape"].dump() + ": expected integers");
+    }
+    space.shape.push_back(d.get<int64_t>());
+  }
+  for (const char* bound : {"low", "high"}) {
+    if (!doc.contains(bound)) continue;
+    std::vector<double>& out = std::string(bound) == "low" ? space.low : space.high;
+    // A nested list (row-major, as numpy's tolist) or one scalar for every entry.
+    std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
+      if (v.is_array()) {
+        for (const auto& x : v) walk(x);
+      } else {
+        out.push_back(io::json_number(v, what + "." + bound));
+      }
+    };
+    walk(doc[bound]);
+  }
+  return space;
+}
+
 MinariInfo read_metadata_json(const fs::path& dir) {
   MinariInfo info;
   info.dataset_id = dir.filename().string();
-  const fs::path path = dir / "metadata.json";
+  // Minari keeps metadata.json beside main_data.hdf5 (<dir>/data/); older tools put it in <dir>.
+  fs::path path = dir / "data" / "metadata.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) path = dir / "metadata.json";
   std::ifstream in(path);
   if (!in) return info;  // optional: the HDF5 file has everything the reader needs
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  info.metadata_path = path.string();
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = io::parse_python_json(text.str(), path.string());
+  if (!j.is_object()) throw std::invalid_argument(path.string() + ": expected a JSON object");
   if (j.contains("dataset_id") && j["dataset_id"].is_string()) info.dataset_id = j["dataset_id"];
-  if (j.contains("env_spec")) {
-    nlohmann::json spec = j["env_spec"];
-    // Minari stores env_spec as a JSON document inside a string.
-    if (spec.is_string()) spec = nlohmann::json::parse(spec.get<std::string>(), nullptr, false);
-    if (spec.is_object() && spec.contains("id") && spec["id"].is_string()) info.env_id = spec["id"];
+  if (j.contains("minari_version") && j["minari_version"].is_string())
+    info.minari_version = j["minari_version"];
+  info.env_spec = document_text(j, "env_spec");
+  info.eval_env_spec = document_text(j, "eval_env_spec");
+  info.env_id = spec_id(info.env_spec, path.string() + ": env_spec");
+  info.eval_env_id = spec_id(info.eval_env_spec, path.string() + ": eval_env_spec");
+  const std::string& spec_text = info.eval_env_spec.empty() ? info.env_spec : info.eval_env_spec;
+  if (!spec_text.empty()) {
+    const nlohmann::json spec = io::parse_python_json(spec_text, path.string());
+    if (spec.contains("max_episode_steps") && spec["max_episode_steps"].is_number_integer())
+      info.max_episode_steps = spec["max_episode_steps"].get<int>();
+    if (spec.contains("kwargs") && spec["kwargs"].is_object()) {
+      const auto& exclude =
+          spec["kwargs"].value("exclude_current_positions_from_observation", nlohmann::json(true));
+      info.observes_x = exclude.is_boolean() && !exclude.get<bool>();
+    }
   }
-  if (j.contains("ref_min_score") && j["ref_min_score"].is_number() &&
-      j.contains("ref_max_score") && j["ref_max_score"].is_number()) {
+  info.observation_space = parse_space(j, "observation_space", path.string());
+  info.action_space = parse_space(j, "action_space", path.string());
+  const bool has_min = j.contains("ref_min_score") && !j["ref_min_score"].is_null();
+  const bool has_max = j.contains("ref_max_score") && !j["ref_max_score"].is_null();
+  if (has_min != has_max) {
+    throw std::invalid_argument(
+        path.string() + ": " +
+        (has_min ? "ref_min_score without ref_max_score" : "ref_max_score without ref_min_score"));
+  }
+  if (has_min) {
+    info.ref_min_score = io::json_number(j["ref_min_score"], path.string() + ": ref_min_score");
+    info.ref_max_score = io::json_number(j["ref_max_score"], path.string() + ": ref_max_score");
+    if (!std::isfinite(info.ref_min_score) || !std::isfinite(info.ref_max_score) ||
+        !(info.ref_max_score > info.ref_min_score)) {
+      throw std::invalid_argument(path.string() + ": ref_min_score = " + j["ref_min_score"].dump() +
+                                  ", ref_max_score = " + j["ref_max_score"].dump() +
+                                  ": expected finite numbers with ref_max_score > ref_min_score");
+    }
     info.has_ref_scores = true;
-    info.ref_min_score = j["ref_min_score"];
-    info.ref_max_score = j["ref_max_score"];
   }
   return info;
+}
+
+// The data's dims against a space from metadata.json.
+void check_space(const MinariSpace& space, int64_t dim, const MinariInfo& info, const char* key,
+                 const char* data_key) {
+  if (!space.present) return;
+  if (space.shape != std::vector<int64_t>{dim}) {
+    std::string shape = "[";
+    for (size_t i = 0; i < space.shape.size(); ++i)
+      shape += (i ? ", " : "") + std::to_string(space.shape[i]);
+    throw std::invalid_argument(info.metadata_path + ": " + key + ".shape = " + shape +
+                                "] but the episodes' " + data_key + " have " + std::to_string(dim) +
+                                " columns");
+  }
 }
 
 // episode_{i} groups sorted by i (HDF5 lists names in string order: episode_10 before episode_2).
@@ -61,6 +171,27 @@ std::vector<int64_t> episode_numbers(hid_t file, const std::string& path) {
   }
   std::sort(numbers.begin(), numbers.end());
   return numbers;
+}
+
+// Minari also stores datasets as Arrow (data_format "arrow"): say so instead of "not found".
+void check_hdf5_format(const fs::path& dir) {
+  std::ifstream in(dir / "data" / "metadata.json");
+  if (!in) return;
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = io::parse_python_json(text.str(), (dir / "data" / "metadata.json").string());
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  if (j.is_object() && j.contains("data_format") && j["data_format"].is_string() &&
+      j["data_format"] != "hdf5") {
+    throw std::invalid_argument((dir / "data" / "metadata.json").string() + ": data_format = \"" +
+                                j["data_format"].get<std::string>() +
+                                "\": minrnn reads Minari's hdf5 format only (re-save the dataset "
+                                "with data_format=\"hdf5\" in Python's minari)");
+  }
 }
 
 }  // namespace
@@ -82,9 +213,11 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
   }
   if (fs::is_directory(p, ec)) {
     if (fs::is_regular_file(p / "data" / "main_data.hdf5", ec)) return p.string();
+    check_hdf5_format(p);
     throw std::runtime_error(p.string() + ": not a Minari dataset (no data/main_data.hdf5 inside)");
   }
   const fs::path dir = fs::path(minari_root()) / id_or_path;
+  if (fs::is_directory(dir, ec)) check_hdf5_format(dir);
   if (fs::is_regular_file(dir / "data" / "main_data.hdf5", ec)) return dir.string();
   throw std::runtime_error("Minari dataset '" + id_or_path + "' not found at " +
                            (dir / "data" / "main_data.hdf5").string() +
@@ -165,15 +298,19 @@ D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
                                 std::to_string(data.act_dim) +
                                 ", more than the file can hold (truncated or corrupt file?)");
   }
+  check_space(info.observation_space, data.obs_dim, info, "observation_space", "observations");
+  check_space(info.action_space, data.act_dim, info, "action_space", "actions");
   if (options.env != "none") {
-    const EnvInfo* env = !options.env.empty()   ? find_env(options.env)
-                         : !info.env_id.empty() ? find_env(info.env_id)
-                                                : guess_env_from_name(info.dataset_id);
-    if (env != nullptr && (env->obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
+    const std::string& spec_id = info.eval_env_id.empty() ? info.env_id : info.eval_env_id;
+    const EnvInfo* env = !options.env.empty() ? find_env(options.env)
+                         : !spec_id.empty()   ? find_env(spec_id)
+                                              : guess_env_from_name(info.dataset_id);
+    const int env_obs_dim = env == nullptr ? 0 : env->obs_dim + (info.observes_x ? 1 : 0);
+    if (env != nullptr && (env_obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
       throw std::invalid_argument(
           path + ": observations/actions have dims " + std::to_string(data.obs_dim) + "/" +
-          std::to_string(data.act_dim) + " but " + env->name + " has " +
-          std::to_string(env->obs_dim) + "/" + std::to_string(env->act_dim));
+          std::to_string(data.act_dim) + " but " + (spec_id.empty() ? env->name : spec_id) +
+          " has " + std::to_string(env_obs_dim) + "/" + std::to_string(env->act_dim));
     }
   }
 

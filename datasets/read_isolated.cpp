@@ -44,6 +44,17 @@ class Out {
     vec(a.shape);
     vec(a.values);
   }
+  // field(): one name for every type, so a struct's fields are listed once (minari_fields) for
+  // both directions.
+  void field(const std::string& s) { str(s); }
+  void field(double v) { f64(v); }
+  void field(int64_t v) { i64(v); }
+  void field(int v) { i64(v); }
+  void field(bool v) { i64(v ? 1 : 0); }
+  template <typename T>
+  void field(const std::vector<T>& v) {
+    vec(v);
+  }
   void flush() {
     put(buf_.data(), buf_.size());
     buf_.clear();
@@ -113,10 +124,52 @@ class In {
     vec(a.values);
     return a;
   }
+  void field(std::string& s) { s = str(); }
+  void field(double& v) { v = f64(); }
+  void field(int64_t& v) { v = i64(); }
+  void field(int& v) { v = static_cast<int>(i64()); }
+  void field(bool& v) { v = i64() != 0; }
+  template <typename T>
+  void field(std::vector<T>& v) {
+    vec(v);
+  }
 
  private:
   int fd_;
 };
+
+// Every field of MinariInfo, in one order for the child's send and the parent's receive: a field
+// left out here would arrive empty.
+template <typename Stream, typename Space>
+void space_fields(Stream& s, Space& space) {
+  s.field(space.present);
+  s.field(space.type);
+  s.field(space.dtype);
+  s.field(space.shape);
+  s.field(space.low);
+  s.field(space.high);
+  s.field(space.text);
+}
+template <typename Stream, typename Info>
+void minari_fields(Stream& s, Info& info) {
+  s.field(info.dataset_id);
+  s.field(info.metadata_path);
+  s.field(info.minari_version);
+  s.field(info.env_spec);
+  s.field(info.eval_env_spec);
+  s.field(info.env_id);
+  s.field(info.eval_env_id);
+  s.field(info.max_episode_steps);
+  s.field(info.observes_x);
+  space_fields(s, info.observation_space);
+  space_fields(s, info.action_space);
+  s.field(info.total_episodes);
+  s.field(info.total_steps);
+  s.field(info.has_ref_scores);
+  s.field(info.ref_min_score);
+  s.field(info.ref_max_score);
+  s.field(info.episodes_without_end_flag);
+}
 
 enum : int64_t { kOk = 0, kInvalidArgument = 1, kRuntimeError = 2 };
 
@@ -153,16 +206,7 @@ void send(Out& out, const D4rlData& d, const MinariInfo* info) {
   out.i64(static_cast<int64_t>(d.metadata.unread.size()));
   for (const auto& s : d.metadata.unread) out.str(s);
   out.i64(info != nullptr);
-  if (info) {
-    out.str(info->dataset_id);
-    out.str(info->env_id);
-    out.i64(info->total_episodes);
-    out.i64(info->total_steps);
-    out.i64(info->has_ref_scores);
-    out.f64(info->ref_min_score);
-    out.f64(info->ref_max_score);
-    out.i64(info->episodes_without_end_flag);
-  }
+  if (info) minari_fields(out, *info);
 }
 
 D4rlData receive(In& in, MinariInfo* info) {
@@ -194,14 +238,7 @@ D4rlData receive(In& in, MinariInfo* info) {
   for (int64_t n = in.size(); n > 0; --n) d.metadata.unread.push_back(in.str());
   if (in.i64()) {
     MinariInfo got;
-    got.dataset_id = in.str();
-    got.env_id = in.str();
-    got.total_episodes = in.i64();
-    got.total_steps = in.i64();
-    got.has_ref_scores = in.i64() != 0;
-    got.ref_min_score = in.f64();
-    got.ref_max_score = in.f64();
-    got.episodes_without_end_flag = in.i64();
+    minari_fields(in, got);
     if (info) *info = got;
   }
   return d;

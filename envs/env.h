@@ -1,5 +1,6 @@
-// A MuJoCo locomotion environment with gym v2/v3/v4 semantics (as D4RL used them).
-// Plain data in, plain data out: observations and actions are float64 vectors, as in gym.
+// A MuJoCo locomotion environment with the semantics of one Gymnasium version: v4 (= gym v2/v3,
+// what D4RL recorded) or v5 (what Minari recorded). Plain data in, plain data out: observations
+// and actions are float64 vectors, as in gym.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,17 +20,19 @@ struct EnvSpec {
   int nq = 0;                // size of the raw generalized position (qpos)
   int nv = 0;                // size of the raw generalized velocity (qvel)
   double dt = 0;             // seconds per env step: timestep * frame_skip
+  std::string id;   // Gymnasium id of the semantics: "Hopper-v4" (also gym v2/v3), "Hopper-v5"
+  int version = 4;  // 4 or 5
 };
 
 struct StepResult {
   std::vector<double> obs;  // observation after the step
   double reward = 0;
-  bool terminated = false;  // the environment ended the episode (fell / unhealthy)
-  bool truncated = false;   // the 1000-step time limit ended it
-  double x_velocity = 0;    // forward-velocity reward term
-  double ctrl_cost = 0;     // control cost (on the clipped action)
-  double healthy_reward = 0;
-  int mujoco_warnings = 0;  // number of MuJoCo warnings (e.g. bad qacc) raised during this step
+  bool terminated = false;    // the environment ended the episode (fell / unhealthy)
+  bool truncated = false;     // the 1000-step time limit ended it
+  double x_velocity = 0;      // (x after - x before) / dt; the forward reward is weight * this
+  double ctrl_cost = 0;       // control cost (on the clipped action)
+  double healthy_reward = 0;  // what this step paid for staying healthy (0 for halfcheetah)
+  int mujoco_warnings = 0;    // number of MuJoCo warnings (e.g. bad qacc) raised during this step
 };
 
 class Env {

@@ -4,67 +4,49 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
+
+#include "envs/registry.h"
 
 namespace minrnn::envs {
 
 namespace {
 
-bool hopper_health(const double* qpos, int nq, const double* qvel, int nv) {
+bool hopper_health(const LocomotionOptions& o, const double* qpos, int nq, const double* qvel,
+                   int nv) {
   for (int i = 0; i < nq; ++i) {
     if (!std::isfinite(qpos[i])) return false;
   }
   for (int i = 0; i < nv; ++i) {
     if (!std::isfinite(qvel[i])) return false;
   }
+  // Gymnasium: state_vector()[2:] = qpos[2:] ++ qvel, each strictly inside healthy_state_range.
+  const auto [lo, hi] = o.healthy_state_range;
   for (int i = 2; i < nq; ++i) {
-    if (!(qpos[i] > -100.0 && qpos[i] < 100.0)) return false;
+    if (!(qpos[i] > lo && qpos[i] < hi)) return false;
   }
   for (int i = 0; i < nv; ++i) {
-    if (!(qvel[i] > -100.0 && qvel[i] < 100.0)) return false;
+    if (!(qvel[i] > lo && qvel[i] < hi)) return false;
   }
   const double z = qpos[1], angle = qpos[2];
-  return z > 0.7 && angle > -0.2 && angle < 0.2;
+  return z > o.healthy_z_range[0] && z < o.healthy_z_range[1] && angle > o.healthy_angle_range[0] &&
+         angle < o.healthy_angle_range[1];
 }
 
-bool walker2d_health(const double* qpos, int, const double*, int) {
+bool walker2d_health(const LocomotionOptions& o, const double* qpos) {
   const double z = qpos[1], angle = qpos[2];
-  return z > 0.8 && z < 2.0 && angle > -1.0 && angle < 1.0;
+  return z > o.healthy_z_range[0] && z < o.healthy_z_range[1] && angle > o.healthy_angle_range[0] &&
+         angle < o.healthy_angle_range[1];
 }
 
-LocomotionTask make_halfcheetah() {
-  LocomotionTask t;
-  t.spec = {"halfcheetah", 17, 6, 5, 1000, -280.178953, 12135.0, 9, 9, 0.05};
-  t.ctrl_cost_weight = 0.1;
-  t.reset_qpos_noise = 0.1;
-  t.reset_qvel_noise = 0.1;
-  t.reset_qvel_normal = true;
-  return t;
-}
-
-LocomotionTask make_hopper() {
-  LocomotionTask t;
-  t.spec = {"hopper", 11, 3, 4, 1000, -20.272305, 3234.3, 6, 6, 0.008};
-  t.ctrl_cost_weight = 1e-3;
-  t.healthy_reward = 1.0;
-  t.obs_velocity_clip = 10.0;
-  t.reset_qpos_noise = 5e-3;
-  t.reset_qvel_noise = 5e-3;
-  t.is_healthy = hopper_health;
-  return t;
-}
-
-LocomotionTask make_walker2d() {
-  LocomotionTask t;
-  t.spec = {"walker2d", 17, 6, 4, 1000, 1.629008, 4592.3, 9, 9, 0.008};
-  t.ctrl_cost_weight = 1e-3;
-  t.healthy_reward = 1.0;
-  t.obs_velocity_clip = 10.0;
-  t.reset_qpos_noise = 5e-3;
-  t.reset_qvel_noise = 5e-3;
-  t.is_healthy = walker2d_health;
-  return t;
+// The Gymnasium id of a family's semantics at a version: "Hopper-v5".
+std::string gymnasium_id(const std::string& family, int version) {
+  const std::string name = family == "halfcheetah" ? "HalfCheetah"
+                           : family == "hopper"    ? "Hopper"
+                                                   : "Walker2d";
+  return name + "-v" + std::to_string(version);
 }
 
 void check_state_size(const std::string& who, const std::vector<double>& qpos,
@@ -94,40 +76,143 @@ void install_warning_handler_once() {
 
 }  // namespace
 
-const LocomotionTask& locomotion_task(const std::string& env_name) {
-  static const LocomotionTask halfcheetah = make_halfcheetah();
-  static const LocomotionTask hopper = make_hopper();
-  static const LocomotionTask walker2d = make_walker2d();
-  if (env_name == "halfcheetah") return halfcheetah;
-  if (env_name == "hopper") return hopper;
-  if (env_name == "walker2d") return walker2d;
-  throw std::invalid_argument("unknown environment '" + env_name +
-                              "' (known: halfcheetah, hopper, walker2d)");
+bool LocomotionTask::is_healthy(const double* qpos, int nq, const double* qvel, int nv) const {
+  switch (health) {
+    case Health::kHopper:
+      return hopper_health(options, qpos, nq, qvel, nv);
+    case Health::kWalker2d:
+      return walker2d_health(options, qpos);
+    case Health::kNone:
+      break;
+  }
+  return true;
+}
+
+double LocomotionTask::healthy_reward_for(bool healthy) const {
+  if (health == Health::kNone) return 0.0;
+  // v4: float(is_healthy or terminate_when_unhealthy) * healthy_reward (the terminating step is
+  // paid); v5: is_healthy * healthy_reward (Gymnasium issue 526).
+  const bool paid = spec.version >= 5 ? healthy : (healthy || options.terminate_when_unhealthy);
+  return paid ? options.healthy_reward : 0.0;
+}
+
+bool is_locomotion_family(const std::string& family) {
+  return family == "halfcheetah" || family == "hopper" || family == "walker2d";
+}
+
+LocomotionOptions default_locomotion_options(const std::string& family, int version) {
+  if (!is_locomotion_family(family)) {
+    throw std::invalid_argument("unknown environment '" + family +
+                                "' (known: halfcheetah, hopper, walker2d)");
+  }
+  if (version != 4 && version != 5) {
+    throw std::invalid_argument(family + ": no version " + std::to_string(version) +
+                                " (known: 4, which gym's v2 and v3 share, and 5)");
+  }
+  LocomotionOptions o;
+  if (family == "halfcheetah") {
+    o.ctrl_cost_weight = 0.1;
+    o.reset_noise_scale = 0.1;
+    o.frame_skip = 5;
+  } else {
+    o.ctrl_cost_weight = 1e-3;
+    o.healthy_reward = 1.0;
+    o.reset_noise_scale = 5e-3;
+    o.frame_skip = 4;
+    if (family == "hopper") {
+      o.healthy_z_range = {0.7, std::numeric_limits<double>::infinity()};
+      o.healthy_angle_range = {-0.2, 0.2};
+    } else {
+      o.healthy_z_range = {0.8, 2.0};
+      o.healthy_angle_range = {-1.0, 1.0};
+    }
+  }
+  return o;
+}
+
+LocomotionTask make_locomotion_task(const std::string& family, int version,
+                                    const LocomotionOptions& options) {
+  default_locomotion_options(family, version);  // checks family and version
+  if (options.frame_skip < 1) {
+    throw std::invalid_argument(family + ": frame_skip must be >= 1, got " +
+                                std::to_string(options.frame_skip));
+  }
+  if (options.max_episode_steps < 1) {
+    throw std::invalid_argument(family + ": max_episode_steps must be >= 1, got " +
+                                std::to_string(options.max_episode_steps));
+  }
+  LocomotionTask t;
+  t.options = options;
+  EnvSpec& s = t.spec;
+  s.name = family;
+  s.id = gymnasium_id(family, version);
+  s.version = version;
+  s.frame_skip = options.frame_skip;
+  s.max_episode_steps = options.max_episode_steps;
+  const int exclude = options.exclude_current_positions_from_observation ? 1 : 0;
+  // REFERENCE.md §2: D4RL's REF_MIN / REF_MAX. Gymnasium publishes none for v5; a Minari
+  // dataset carries its own, and training from one uses those instead (rl/dataset_env.h).
+  if (family == "halfcheetah") {
+    s.act_dim = 6;
+    s.nq = s.nv = 9;
+    s.ref_min_score = -280.178953;
+    s.ref_max_score = 12135.0;
+    s.dt = 0.01 * s.frame_skip;
+    t.model = "halfcheetah";
+    t.reset_qvel_normal = true;
+  } else if (family == "hopper") {
+    s.act_dim = 3;
+    s.nq = s.nv = 6;
+    s.ref_min_score = -20.272305;
+    s.ref_max_score = 3234.3;
+    s.dt = 0.002 * s.frame_skip;
+    t.model = "hopper";  // Gymnasium 1.x: hopper.xml for both v4 and v5
+    t.obs_velocity_clip = 10.0;
+    t.health = Health::kHopper;
+  } else {
+    s.act_dim = 6;
+    s.nq = s.nv = 9;
+    s.ref_min_score = 1.629008;
+    s.ref_max_score = 4592.3;
+    s.dt = 0.002 * s.frame_skip;
+    t.model = version >= 5 ? "walker2d-v5" : "walker2d";  // v5: friction 1.9 on both feet
+    t.obs_velocity_clip = 10.0;
+    t.health = Health::kWalker2d;
+  }
+  s.obs_dim = s.nq - exclude + s.nv;
+  return t;
 }
 
 bool hopper_is_healthy(const std::vector<double>& qpos, const std::vector<double>& qvel) {
   check_state_size("hopper_is_healthy", qpos, qvel, 6, 6);
-  return hopper_health(qpos.data(), 6, qvel.data(), 6);
+  return hopper_health(default_locomotion_options("hopper", 4), qpos.data(), 6, qvel.data(), 6);
 }
 
 bool walker2d_is_healthy(const std::vector<double>& qpos, const std::vector<double>& qvel) {
   check_state_size("walker2d_is_healthy", qpos, qvel, 9, 9);
-  return walker2d_health(qpos.data(), 9, qvel.data(), 9);
+  return walker2d_health(default_locomotion_options("walker2d", 4), qpos.data());
 }
 
-LocomotionEnv::LocomotionEnv(const std::string& env_name, uint64_t seed)
-    : task_(locomotion_task(env_name)), model_(load_embedded_model(env_name)), rng_(seed) {
+LocomotionTask locomotion_task(const std::string& name) {
+  return resolve_env(name).task;
+}
+
+LocomotionEnv::LocomotionEnv(const std::string& name, uint64_t seed)
+    : LocomotionEnv(locomotion_task(name), seed) {}
+
+LocomotionEnv::LocomotionEnv(const LocomotionTask& task, uint64_t seed)
+    : task_(task), model_(load_embedded_model(task.model)), rng_(seed) {
   install_warning_handler_once();
   const EnvSpec& s = task_.spec;
   const double dt = model_->opt.timestep * s.frame_skip;
   if (model_->nq != s.nq || model_->nv != s.nv || model_->nu != s.act_dim ||
       std::abs(dt - s.dt) > 1e-12) {
-    throw std::logic_error(env_name + ": compiled model (nq " + std::to_string(model_->nq) +
-                           ", nv " + std::to_string(model_->nv) + ", nu " +
-                           std::to_string(model_->nu) + ") disagrees with its task table");
+    throw std::logic_error(s.id + ": compiled model (nq " + std::to_string(model_->nq) + ", nv " +
+                           std::to_string(model_->nv) + ", nu " + std::to_string(model_->nu) +
+                           ") disagrees with its task table");
   }
   data_.reset(mj_makeData(model_.get()));
-  if (!data_) throw std::runtime_error(env_name + ": mj_makeData failed (out of memory?)");
+  if (!data_) throw std::runtime_error(s.id + ": mj_makeData failed (out of memory?)");
   reset(static_cast<int64_t>(seed));
 }
 
@@ -137,7 +222,7 @@ std::vector<double> LocomotionEnv::reset(int64_t seed) {
   mjData* d = data_.get();
   mj_resetData(m, d);
   // Draw order as gym: all qpos noise, then all qvel noise.
-  const double sq = task_.reset_qpos_noise, sv = task_.reset_qvel_noise;
+  const double sq = task_.options.reset_noise_scale, sv = sq;
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i] + rng_.uniform(-sq, sq);
   for (int i = 0; i < m->nv; ++i) {
     d->qvel[i] = task_.reset_qvel_normal ? sv * rng_.normal() : rng_.uniform(-sv, sv);
@@ -180,11 +265,12 @@ StepResult LocomotionEnv::step(const std::vector<double>& action) {
   total_warnings_ += r.mujoco_warnings;
   const double x_after = d->qpos[0];
 
+  const bool is_healthy = healthy();
   r.x_velocity = (x_after - x_before) / s.dt;
-  r.ctrl_cost = task_.ctrl_cost_weight * sum_sq;
-  r.healthy_reward = task_.healthy_reward;
-  r.reward = r.x_velocity + r.healthy_reward - r.ctrl_cost;
-  r.terminated = !healthy();
+  r.ctrl_cost = task_.options.ctrl_cost_weight * sum_sq;
+  r.healthy_reward = task_.healthy_reward_for(is_healthy);
+  r.reward = task_.options.forward_reward_weight * r.x_velocity + r.healthy_reward - r.ctrl_cost;
+  r.terminated = !is_healthy && task_.options.terminate_when_unhealthy;
   ++elapsed_steps_;
   // D4RL keeps terminals and timeouts exclusive: a fall on the last step is a termination.
   r.truncated = !r.terminated && elapsed_steps_ >= s.max_episode_steps;
@@ -194,7 +280,6 @@ StepResult LocomotionEnv::step(const std::vector<double>& action) {
 }
 
 bool LocomotionEnv::healthy() const {
-  if (task_.is_healthy == nullptr) return true;
   return task_.is_healthy(data_->qpos, model_->nq, data_->qvel, model_->nv);
 }
 
@@ -207,7 +292,7 @@ std::vector<double> LocomotionEnv::qvel() const {
 }
 
 void LocomotionEnv::set_state(const std::vector<double>& qpos, const std::vector<double>& qvel) {
-  check_state_size(task_.spec.name + ": set_state", qpos, qvel, model_->nq, model_->nv);
+  check_state_size(task_.spec.id + ": set_state", qpos, qvel, model_->nq, model_->nv);
   std::copy(qpos.begin(), qpos.end(), data_->qpos);
   std::copy(qvel.begin(), qvel.end(), data_->qvel);
   mj_forward(model_.get(), data_.get());
@@ -219,7 +304,8 @@ std::vector<double> LocomotionEnv::observation() const {
   const double clip = task_.obs_velocity_clip;
   std::vector<double> obs;
   obs.reserve(task_.spec.obs_dim);
-  obs.insert(obs.end(), d->qpos + 1, d->qpos + nq);  // x position excluded, as gym
+  const int first = task_.options.exclude_current_positions_from_observation ? 1 : 0;
+  obs.insert(obs.end(), d->qpos + first, d->qpos + nq);  // x position excluded by default
   for (int i = 0; i < nv; ++i)
     obs.push_back(clip > 0 ? std::clamp(d->qvel[i], -clip, clip) : d->qvel[i]);
   return obs;

@@ -152,8 +152,10 @@ const std::string kHopperXml = std::string(R"(<mujoco model="hopper">
 )";
 
 // Walker2d: gym's walker2d.xml (global coordinates) made local the same way. Left foot friction
-// 1.9, right 0.9, as in gym v2-v4 (Gymnasium v5 uses 1.9 on both).
-const std::string kWalker2dXml = std::string(R"(<mujoco model="walker2d">
+// 1.9; the right foot 0.9 in gym v2-v4 (walker2d.xml), 1.9 in Gymnasium v5 (walker2d_v5.xml, "Set
+// feet friction to 1.9"): the one difference between the two models.
+std::string walker2d_xml(const char* right_foot_friction) {
+  return std::string(R"(<mujoco model="walker2d">
   <compiler angle="degree" coordinate="local" inertiafromgeom="true"/>
   <default>
     <joint armature="0.01" damping=".1" limited="true"/>
@@ -161,7 +163,7 @@ const std::string kWalker2dXml = std::string(R"(<mujoco model="walker2d">
           rgba=".8 .6 .4 1"/>
   </default>
   <option integrator="RK4" timestep="0.002"/>)") +
-                                 kVisuals + R"(
+         kVisuals + R"(
   <worldbody>
     <light cutoff="100" diffuse="1 1 1" dir="-0 0 -1.3" directional="true" exponent="1"
            pos="0 0 1.3" specular=".1 .1 .1"/>
@@ -187,7 +189,8 @@ const std::string kWalker2dXml = std::string(R"(<mujoco model="walker2d">
           <body name="foot" pos=".2 0 -.35">
             <joint name="foot_joint" type="hinge" axis="0 -1 0" pos="-.2 0 .1" range="-45 45"/>
             <geom name="foot_geom" type="capsule" fromto="-.2 0 .1 0 0 .1" size="0.06"
-                  friction="0.9"/>
+                  friction=")" +
+         right_foot_friction + R"("/>
           </body>
         </body>
       </body>
@@ -219,18 +222,21 @@ const std::string kWalker2dXml = std::string(R"(<mujoco model="walker2d">
   </actuator>
 </mujoco>
 )";
+}
 
 // MuJoCo's XML parser keeps global state in some versions; one compile at a time.
 std::mutex g_compile_mutex;
 
 }  // namespace
 
-const std::string& embedded_mjcf(const std::string& env_name) {
-  if (env_name == "halfcheetah") return kHalfCheetahXml;
-  if (env_name == "hopper") return kHopperXml;
-  if (env_name == "walker2d") return kWalker2dXml;
-  throw std::invalid_argument("no embedded MJCF model named '" + env_name +
-                              "' (known: halfcheetah, hopper, walker2d)");
+const std::string& embedded_mjcf(const std::string& model_name) {
+  static const std::string walker2d = walker2d_xml("0.9"), walker2d_v5 = walker2d_xml("1.9");
+  if (model_name == "halfcheetah") return kHalfCheetahXml;
+  if (model_name == "hopper") return kHopperXml;
+  if (model_name == "walker2d") return walker2d;
+  if (model_name == "walker2d-v5") return walker2d_v5;
+  throw std::invalid_argument("no embedded MJCF model named '" + model_name +
+                              "' (known: halfcheetah, hopper, walker2d, walker2d-v5)");
 }
 
 ModelPtr compile_mjcf(const std::string& file_name, const std::string& xml) {
@@ -258,8 +264,8 @@ ModelPtr compile_mjcf(const std::string& file_name, const std::string& xml) {
   return model;
 }
 
-ModelPtr load_embedded_model(const std::string& env_name) {
-  return compile_mjcf(env_name + ".xml", embedded_mjcf(env_name));
+ModelPtr load_embedded_model(const std::string& model_name) {
+  return compile_mjcf(model_name + ".xml", embedded_mjcf(model_name));
 }
 
 }  // namespace minrnn::envs

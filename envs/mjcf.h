@@ -1,4 +1,4 @@
-// The three locomotion models, written in MJCF from REFERENCE.md §1 in local coordinates (MuJoCo
+// The locomotion models, written in MJCF from REFERENCE.md §1 in local coordinates (MuJoCo
 // >= 2.3.4 rejects gym's coordinate="global"), embedded in the library and compiled from memory so
 // nothing depends on the working directory.
 #pragma once
@@ -18,14 +18,16 @@ struct DataDeleter {
 using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
 using DataPtr = std::unique_ptr<mjData, DataDeleter>;
 
-// The MJCF text for "hopper", "halfcheetah" or "walker2d"; std::invalid_argument otherwise.
-const std::string& embedded_mjcf(const std::string& env_name);
+// The MJCF text of a model: "halfcheetah", "hopper" (both serve v4 and v5: Gymnasium 1.x loads
+// the same half_cheetah.xml / hopper.xml for both), "walker2d" (v2-v4) or "walker2d-v5";
+// std::invalid_argument otherwise.
+const std::string& embedded_mjcf(const std::string& model_name);
 
 // Compiles an MJCF document held in memory (file_name is only what MuJoCo's messages call it).
 // Throws std::runtime_error carrying MuJoCo's parser/compiler message.
 ModelPtr compile_mjcf(const std::string& file_name, const std::string& xml);
 
-// compile_mjcf(embedded_mjcf(env_name)).
-ModelPtr load_embedded_model(const std::string& env_name);
+// compile_mjcf(embedded_mjcf(model_name)).
+ModelPtr load_embedded_model(const std::string& model_name);
 
 }  // namespace minrnn::envs

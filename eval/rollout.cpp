@@ -100,7 +100,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
     envs::write_gif(r.video_gif, gif_frames, renderer->width(), renderer->height(), 4);
   }
-  for (double ret : r.returns) r.normalized.push_back(envs::normalized_score(agent.env, ret));
+  for (double ret : r.returns) r.normalized.push_back(agent.normalized(ret));
   mean_std(r.returns, &r.mean_return, &r.std_return);
   mean_std(r.normalized, &r.mean_normalized, &r.std_normalized);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -110,7 +110,16 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
 void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& opt,
                      const RolloutResult& r) {
   nlohmann::json j;
+  // The environment the episodes ran in, and the scores they were normalized with.
+  const envs::EnvSpec spec = envs::env_spec(agent.env);
   j["env"] = agent.env;
+  j["env_id"] = spec.id;
+  j["env_version"] = spec.version;
+  const bool own_refs = agent.ref_max_score > agent.ref_min_score;
+  j["ref_min_score"] = own_refs ? agent.ref_min_score : spec.ref_min_score;
+  j["ref_max_score"] = own_refs ? agent.ref_max_score : spec.ref_max_score;
+  j["ref_source"] =
+      own_refs && !agent.ref_source.empty() ? agent.ref_source : "D4RL table (" + spec.name + ")";
   j["dataset"] = agent.config.dataset;
   j["backbone"] = agent.config.backbone;
   j["mode"] = eval_mode_name(r.mode);

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
         obs = step.obs;
         done = step.terminated || step.truncated;
       }
-      const double normalized = minrnn::envs::normalized_score(env_name, episode_return);
+      const double normalized = policy.agent().normalized(episode_return);
       sum_normalized += normalized;
       std::printf("episode %d: return %.6f over %d steps, normalized %.2f\n", e, episode_return,
                   steps, normalized);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -17,9 +18,10 @@
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
-#include "rl/stop_request.h"
 #include "io/isolated.h"
 #include "rl/archive_io.h"
+#include "rl/dataset_env.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::rl {
 namespace {
@@ -68,6 +70,9 @@ void save_checkpoint(const fs::path& path, Agent& agent, torch::optim::Optimizer
   archive.write("state_std", agent.state_std);
   archive.write("config", c10::IValue(to_yaml(agent.config)));
   archive.write("env", c10::IValue(agent.env));
+  archive.write("ref_scores", torch::tensor({agent.ref_min_score, agent.ref_max_score},
+                                            torch::TensorOptions().dtype(torch::kFloat64)));
+  archive.write("ref_source", c10::IValue(agent.ref_source));
   save_archive_atomically(archive, path.string());
 }
 
@@ -157,8 +162,19 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
 
 const std::vector<std::string>& run_outputs() {
   static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",
-                                                 "done.json", "eval.json"};
+                                                 "done.json",     "eval.json",   "env.json"};
   return names;
+}
+
+std::string env_json_path(const std::string& run_dir) {
+  return (fs::path(run_dir) / "env.json").string();
+}
+
+double Agent::normalized(double ret) const {
+  if (ref_max_score > ref_min_score) {
+    return envs::normalized_score(ret, ref_min_score, ref_max_score);
+  }
+  return envs::normalized_score(env, ret);
 }
 
 void append_eval_row(const std::string& run_dir, const EvalRow& r) {
@@ -209,6 +225,15 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
     agent.config = parse_config(config_text.toStringRef(), path.string() + " (config)");
     agent.env = env.toStringRef();
     agent.step = step.item<int64_t>();
+    torch::Tensor ref_scores;
+    c10::IValue ref_source;
+    if (archive.try_read("ref_scores", ref_scores) && ref_scores.numel() == 2) {
+      ref_scores = ref_scores.to(torch::kCPU, torch::kFloat64);
+      agent.ref_min_score = ref_scores[0].item<double>();
+      agent.ref_max_score = ref_scores[1].item<double>();
+      if (archive.try_read("ref_source", ref_source) && ref_source.isString())
+        agent.ref_source = ref_source.toStringRef();
+    }
     const int64_t obs_dim = agent.state_mean.dim() == 1 ? agent.state_mean.size(0) : 0;
     torch::Tensor act_dim_tensor;
     archive.read("act_dim", act_dim_tensor);
@@ -306,13 +331,36 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   read.read_metadata = false;
   read.read_next_observations = false;
   const data::Dataset ds = data::load_dataset(cfg.dataset, read);
-  const std::string env = cfg.env.empty() ? ds.env : cfg.env;
+  // The environment and reference scores, checked against the data before any training.
+  const DatasetEnv env = resolve_dataset_env(ds, cfg.env);
   const int64_t obs_dim = ds.data.obs_dim, act_dim = ds.data.act_dim;
+  {
+    nlohmann::ordered_json j;
+    j["env"] = env.env;
+    j["env_id"] = env.env_id;
+    j["env_version"] = env.env_version;
+    j["env_source"] = env.env_source;
+    j["ref_min_score"] = env.ref_min_score;
+    j["ref_max_score"] = env.ref_max_score;
+    j["ref_source"] = env.ref_source;
+    j["dataset"] = cfg.dataset;
+    io::write_file_atomically(env_json_path(run.string()), j.dump(2) + "\n");
+  }
+  if (!opt.quiet && !env.env.empty()) {
+    std::fprintf(stderr, "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)\n",
+                 env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
+                 env.ref_source.c_str());
+  }
 
   torch::manual_seed(static_cast<uint64_t>(cfg.seed));
   Agent agent;
   agent.config = cfg;
-  agent.env = env;
+  agent.env = env.env;
+  if (env.has_ref_scores) {
+    agent.ref_min_score = env.ref_min_score;
+    agent.ref_max_score = env.ref_max_score;
+    agent.ref_source = env.ref_source;
+  }
   agent.model = DecisionModel(model_options(cfg, obs_dim, act_dim));
   agent.model->to(device);
   agent.state_mean = torch::tensor(ds.index.state_mean);
@@ -458,7 +506,9 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
       result.last_loss = last_logged_loss(metrics);
     }
     std::ostringstream js;
-    js << "{\"step\": " << agent.step << ", \"last_loss\": " << result.last_loss << "}\n";
+    js << "{\"env_id\": " << nlohmann::json(env.env_id).dump()
+       << ", \"env_version\": " << env.env_version << ", \"step\": " << agent.step
+       << ", \"last_loss\": " << result.last_loss << "}\n";
     io::write_file_atomically(done, js.str());
   }
   return result;

@@ -29,8 +29,16 @@ struct Agent {
   TrainConfig config;
   DecisionModel model{nullptr};
   torch::Tensor state_mean, state_std;  // (obs_dim) float, on CPU
-  std::string env;                      // environment name for rollouts ("hopper", ...)
-  int64_t step = 0;                     // optimizer steps taken
+  // The environment rollouts use: a canonical name (envs/registry.h) such as "hopper" (v4, D4RL),
+  // "hopper-v5" or a Gymnasium env_spec JSON, chosen from the dataset (rl/dataset_env.h).
+  std::string env;
+  int64_t step = 0;  // optimizer steps taken
+  // Reference scores of normalized returns: the dataset's (a Minari dataset's own, else D4RL's
+  // table), recorded at training. 0/0 (older checkpoints, hand-made agents): the env's table.
+  double ref_min_score = 0, ref_max_score = 0;
+  std::string ref_source;
+  // 100 * (ret - ref_min) / (ref_max - ref_min).
+  double normalized(double ret) const;
 };
 
 struct TrainOptions {
@@ -66,6 +74,11 @@ struct EvalRow {
   double mean_return = 0, std_return = 0, mean_normalized = 0, std_normalized = 0;
 };
 void append_eval_row(const std::string& run_dir, const EvalRow& row);
+
+// <run_dir>/env.json, written when training starts: the environment the run is evaluated in
+// (env, env_id, env_version, env_source) and its reference scores (ref_min_score,
+// ref_max_score, ref_source).
+std::string env_json_path(const std::string& run_dir);
 
 // The files a run directory's training and evaluation write, relative to it: what --force
 // removes. eval-*.json (ad-hoc `minrnn eval` results) are matched by prefix.

@@ -97,7 +97,7 @@ double mj_step_rate(const std::string& name, int env_steps) {
     for (int i = 0; i < m->nu; ++i) d->ctrl[i] = rng.uniform(-1, 1);
     for (int k = 0; k < task.spec.frame_skip; ++k) mj_step(m, d);
     const bool ended =
-        task.is_healthy != nullptr && !task.is_healthy(d->qpos, m->nq, d->qvel, m->nv);
+        task.options.terminate_when_unhealthy && !task.is_healthy(d->qpos, m->nq, d->qvel, m->nv);
     if (ended || ++episode_steps == task.spec.max_episode_steps) {
       restart();
       episode_steps = 0;

@@ -1,4 +1,5 @@
-// `minrnn collect ENV QUALITY`: behaviour data in D4RL's layout, made as D4RL made it.
+// `minrnn collect ENV QUALITY [--format d4rl|minari]`: behaviour data made as D4RL made it, in
+// D4RL's layout or as a Minari dataset (Gymnasium's env spec recorded; Python's minari opens it).
 //   random        actions ~ U[-1, 1]
 //   medium        SAC trained until its evaluation reaches ~1/3 of the expert's normalized score
 //                 (or the --train-steps budget), then --steps transitions of that policy, sampled
@@ -12,7 +13,10 @@
 // (nothing is written to --out), and the command exits with status 75 (rl::kExitInterrupted); the
 // same command resumes.
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
@@ -37,6 +42,8 @@ namespace fs = std::filesystem;
 
 struct Args {
   std::string env, quality, out, work_dir, device = "auto";
+  std::string format = "d4rl", dataset_id;
+  double ref_min_score = NAN, ref_max_score = NAN;
   int64_t steps = 1000000, train_steps = 1000000, start_steps = 5000, eval_every = 5000;
   double target = 100.0 / 3.0;
   uint64_t seed = 0;
@@ -50,7 +57,10 @@ struct Args {
 std::vector<std::pair<std::string, std::string>> training_recipe(const Args& a) {
   char target[32];
   std::snprintf(target, sizeof(target), "%.17g", a.target);
-  return {{"env", a.env},
+  std::string env = a.env;  // run.txt is whitespace-separated: an env_spec JSON loses its spaces
+  env.erase(std::remove_if(env.begin(), env.end(), [](unsigned char c) { return std::isspace(c); }),
+            env.end());
+  return {{"env", env},
           {"seed", std::to_string(a.seed)},
           {"train_steps", std::to_string(a.train_steps)},
           {"start_steps", std::to_string(a.start_steps)},
@@ -158,10 +168,31 @@ data::D4rlData sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) 
   return d;
 }
 
+// Where Minari keeps datasets: $MINARI_DATASETS_PATH, else ~/.minari/datasets.
+std::string minari_root() {
+  if (const char* dir = std::getenv("MINARI_DATASETS_PATH"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.minari/datasets";
+}
+
 void run(Args& a) {
   rl::install_stop_handlers();
   const envs::EnvSpec spec = envs::env_spec(a.env);
-  a.env = spec.name;
+  // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
+  // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
+  a.env = envs::canonical_env_name(a.env);
+  const bool minari = a.format == "minari";
+  if (a.format != "d4rl" && !minari) {
+    throw std::invalid_argument("--format: expected d4rl or minari, got '" + a.format + "'");
+  }
+  if (!minari && !a.dataset_id.empty()) {
+    throw std::invalid_argument("--dataset-id is for --format minari");
+  }
+  if (std::isnan(a.ref_min_score) != std::isnan(a.ref_max_score)) {
+    throw std::invalid_argument("--ref-min-score and --ref-max-score go together");
+  }
+  const std::string family_version =
+      spec.version >= 5 ? spec.name + "-v" + std::to_string(spec.version) : spec.name;
   const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
                                               "medium-expert"};
   if (std::find(qualities.begin(), qualities.end(), a.quality) == qualities.end()) {
@@ -169,10 +200,16 @@ void run(Args& a) {
                                 "'; expected random, medium, medium-replay, expert or "
                                 "medium-expert");
   }
-  if (a.out.empty()) {
+  if (minari) {
+    if (a.dataset_id.empty()) {
+      a.dataset_id = "minrnn/" + family_version + "/" + a.quality + "-v0";
+    }
+    data::check_minari_dataset_id(a.dataset_id);
+    if (a.out.empty()) a.out = (fs::path(minari_root()) / a.dataset_id).string();
+  } else if (a.out.empty()) {
     std::string q = a.quality;
     std::replace(q.begin(), q.end(), '-', '_');
-    a.out = "data/" + spec.name + "_" + q + "-v2.hdf5";
+    a.out = "data/" + spec.name + "_" + q + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
   }
   if (fs::exists(a.out) && !a.force) {
     throw std::runtime_error(a.out + " exists; pass --force to replace it");
@@ -191,7 +228,7 @@ void run(Args& a) {
 
   data::D4rlData d;
   if (a.quality == "random") {
-    auto env = envs::make_env(spec.name, a.seed);
+    auto env = envs::make_env(a.env, a.seed);
     rl::CollectOptions options;
     options.steps = a.steps;
     options.seed = a.seed;
@@ -204,7 +241,9 @@ void run(Args& a) {
     config.seed = a.seed;
     config.device = device.device;
     if (a.work_dir.empty()) {
-      a.work_dir = "data/work/" + spec.name + "-sac-s" + std::to_string(a.seed);
+      // v2-v4 share one semantics and so one work dir; v5 (or options) trains its own.
+      a.work_dir = "data/work/" + (a.env[0] == '{' ? family_version + "-custom" : family_version) +
+                   "-sac-s" + std::to_string(a.seed);
     }
     const fs::path work(a.work_dir);
     const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
@@ -242,9 +281,37 @@ void run(Args& a) {
                         " while sampling; nothing written to " + a.out +
                         " (sampling starts over on the next run; trained SAC phases are kept)"};
   }
-  data::D4rlWriteOptions write_options;
-  write_options.overwrite = a.force;
-  data::write_d4rl(a.out, d, write_options);
+  const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
+  const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;
+  if (minari) {
+    data::MinariWriteOptions o;
+    o.dataset_id = a.dataset_id;
+    o.env_spec = envs::gymnasium_env_spec_json(a.env);
+    o.eval_env_spec = o.env_spec;
+    o.observation_space = data::box_space(spec.obs_dim, -INFINITY, INFINITY, "float64");
+    o.action_space = data::box_space(spec.act_dim, -1.0, 1.0, "float32");
+    o.has_ref_scores = true;
+    o.ref_min_score = ref_min;
+    o.ref_max_score = ref_max;
+    o.algorithm_name = a.quality == "random" ? "random" : "SAC";
+    o.description = "minrnn collect " + a.env + " " + a.quality + " (seed " +
+                    std::to_string(a.seed) + "); reference scores: " +
+                    (std::isnan(a.ref_min_score) ? "D4RL's for " + spec.name
+                                                 : std::string("given on the command line"));
+    o.overwrite = a.force;
+    const data::MinariWriteResult w = data::write_minari(a.out, d, o);
+    std::printf(
+        "Minari dataset %s: %lld episodes, %lld steps (%lld steps of an unfinished last "
+        "episode dropped); env_spec %s, ref scores [%g, %g]\n",
+        a.dataset_id.c_str(), static_cast<long long>(w.episodes), static_cast<long long>(w.steps),
+        static_cast<long long>(w.dropped_tail_steps), spec.id.c_str(), ref_min, ref_max);
+  } else {
+    // D4RL's layout has no place for the env; metadata/ does: what training evaluates in.
+    d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.env);
+    data::D4rlWriteOptions write_options;
+    write_options.overwrite = a.force;
+    data::write_d4rl(a.out, d, write_options);
+  }
 
   // What the data is worth: mean return of its finished episodes.
   double total = 0, ret = 0;
@@ -261,17 +328,22 @@ void run(Args& a) {
   std::printf(
       "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
       "(normalized %.1f)\n",
-      a.out.c_str(), static_cast<long long>(d.num_steps()), spec.name.c_str(), a.quality.c_str(),
-      static_cast<long long>(episodes), mean, envs::normalized_score(spec.name, mean));
+      a.out.c_str(), static_cast<long long>(d.num_steps()), spec.id.c_str(), a.quality.c_str(),
+      static_cast<long long>(episodes), mean, envs::normalized_score(mean, ref_min, ref_max));
 }
 
 }  // namespace
 
 void add_collect_command(CLI::App& app) {
   auto args = std::make_shared<Args>();
-  auto* sub =
-      app.add_subcommand("collect", "Collect a D4RL-layout dataset with a behaviour policy");
-  sub->add_option("env", args->env, "hopper | halfcheetah | walker2d")->required();
+  auto* sub = app.add_subcommand(
+      "collect",
+      "Collect a dataset (D4RL layout, or Minari with --format minari) with a behaviour "
+      "policy");
+  sub->add_option("env", args->env,
+                  "hopper | halfcheetah | walker2d (v4 semantics, as D4RL), or <env>-v5 "
+                  "(Gymnasium v5, as Minari), or a Gymnasium env_spec JSON")
+      ->required();
   sub->add_option("quality", args->quality,
                   "random | medium | medium-replay | expert | medium-expert")
       ->required();
@@ -289,7 +361,19 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--target", args->target,
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)");
   sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");
-  sub->add_option("--out", args->out, "Output .hdf5 (default data/<env>_<quality>-v2.hdf5)");
+  sub->add_option("--out", args->out,
+                  "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
+                  "the dataset directory (default $MINARI_DATASETS_PATH or ~/.minari/datasets "
+                  "/<dataset id>)");
+  sub->add_option("--format", args->format,
+                  "d4rl (one HDF5 file, D4RL's keys) or minari (what Python's "
+                  "minari.load_dataset opens; records the env's Gymnasium spec)");
+  sub->add_option("--dataset-id", args->dataset_id,
+                  "Minari dataset id (default minrnn/<env>/<quality>-v0)");
+  sub->add_option("--ref-min-score", args->ref_min_score,
+                  "Minari reference score of 0 (default: D4RL's REF_MIN of the env)");
+  sub->add_option("--ref-max-score", args->ref_max_score,
+                  "Minari reference score of 100 (default: D4RL's REF_MAX of the env)");
   sub->add_option("--work-dir", args->work_dir,
                   "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
   sub->add_option("--device", args->device,

@@ -11,6 +11,7 @@
 #include "datasets/d4rl.h"
 #include "datasets/env_table.h"
 #include "datasets/episodes.h"
+#include "rl/dataset_env.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -22,14 +23,54 @@ double peak_rss_mib() {
   return usage.ru_maxrss / 1024.0;  // Linux reports KiB
 }
 
-nlohmann::json describe(const data::Dataset& ds, double load_seconds, double rss_before,
-                        double rss_after) {
+double sum(const std::vector<float>& v) {
+  double total = 0;
+  for (float x : v) total += x;
+  return total;
+}
+
+nlohmann::json space_json(const data::MinariSpace& space) {
+  if (!space.present) return nullptr;
+  return {{"type", space.type}, {"dtype", space.dtype}, {"shape", space.shape}};
+}
+
+nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, double load_seconds,
+                        double rss_before, double rss_after) {
   const data::D4rlData& d = ds.data;
   const data::EpisodeStats& s = ds.index.stats;
   nlohmann::json j;
   j["source"] = ds.source;
   j["format"] = ds.format;
   j["env"] = ds.env.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.env);
+  // The environment the dataset is evaluated in (rl/dataset_env.h), with its Gymnasium version.
+  const bool known = !env.env.empty();
+  j["env_id"] = known ? nlohmann::json(env.env_id) : nlohmann::json(nullptr);
+  j["env_version"] = known ? nlohmann::json(env.env_version) : nlohmann::json(nullptr);
+  j["env_source"] = known ? nlohmann::json(env.env_source) : nlohmann::json(nullptr);
+  j["env_name"] = known ? nlohmann::json(env.env) : nlohmann::json(nullptr);
+  if (ds.format == "minari") {
+    j["minari"] = {
+        {"dataset_id", ds.minari.dataset_id},
+        {"minari_version", ds.minari.minari_version},
+        {"metadata", ds.minari.metadata_path},
+        {"env_spec",
+         ds.minari.env_spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.minari.env_spec)},
+        {"eval_env_spec", ds.minari.eval_env_spec.empty()
+                              ? nlohmann::json(nullptr)
+                              : nlohmann::json(ds.minari.eval_env_spec)},
+        {"observation_space", space_json(ds.minari.observation_space)},
+        {"action_space", space_json(ds.minari.action_space)},
+        {"ref_min_score", ds.minari.has_ref_scores ? nlohmann::json(ds.minari.ref_min_score)
+                                                   : nlohmann::json(nullptr)},
+        {"ref_max_score", ds.minari.has_ref_scores ? nlohmann::json(ds.minari.ref_max_score)
+                                                   : nlohmann::json(nullptr)},
+        {"episodes_without_end_flag", ds.minari.episodes_without_end_flag}};
+  }
+  // Sums of what was read, for comparing two readers of one file (tests/python).
+  j["checksums"] = {{"observations", sum(d.observations)},
+                    {"actions", sum(d.actions)},
+                    {"rewards", sum(d.rewards)},
+                    {"next_observations", sum(d.next_observations)}};
   j["obs_dim"] = d.obs_dim;
   j["act_dim"] = d.act_dim;
   j["steps"] = d.num_steps();
@@ -43,15 +84,16 @@ nlohmann::json describe(const data::Dataset& ds, double load_seconds, double rss
   j["time_limit"] = ds.env.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.max_episode_steps);
   j["return"] = {
       {"min", s.min_return}, {"mean", s.mean_return}, {"max", s.max_return}, {"std", s.std_return}};
-  if (ds.has_ref_returns) {
-    auto norm = [&](double r) {
-      return 100.0 * (r - ds.ref_min_return) / (ds.ref_max_return - ds.ref_min_return);
-    };
+  if (env.has_ref_scores || ds.has_ref_returns) {
+    const double lo = env.has_ref_scores ? env.ref_min_score : ds.ref_min_return;
+    const double hi = env.has_ref_scores ? env.ref_max_score : ds.ref_max_return;
+    auto norm = [&](double r) { return 100.0 * (r - lo) / (hi - lo); };
     j["normalized_return"] = {{"min", norm(s.min_return)},
                               {"mean", norm(s.mean_return)},
                               {"max", norm(s.max_return)},
-                              {"ref_min", ds.ref_min_return},
-                              {"ref_max", ds.ref_max_return}};
+                              {"ref_min", lo},
+                              {"ref_max", hi},
+                              {"ref_source", env.has_ref_scores ? env.ref_source : ds.ref_source}};
   } else {
     j["normalized_return"] = nullptr;
   }
@@ -74,8 +116,34 @@ void print_text(const nlohmann::json& j) {
   auto num = [](const nlohmann::json& v) { return v.get<double>(); };
   std::printf("source             %s (%s)\n", j["source"].get<std::string>().c_str(),
               j["format"].get<std::string>().c_str());
-  std::printf("environment        %s\n",
-              j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
+  if (!j["env_id"].is_null()) {
+    std::printf("environment        %s (Gymnasium v%d semantics, from %s)\n",
+                j["env_id"].get<std::string>().c_str(), j["env_version"].get<int>(),
+                j["env_source"].get<std::string>().c_str());
+    if (j["env_name"].get<std::string>()[0] == '{')
+      std::printf("                   %s\n", j["env_name"].get<std::string>().c_str());
+  } else {
+    std::printf("environment        %s\n",
+                j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
+  }
+  if (j.contains("minari")) {
+    const auto& m = j["minari"];
+    std::printf(
+        "minari             %s (minari_version %s, %s)\n",
+        m["dataset_id"].get<std::string>().c_str(), m["minari_version"].get<std::string>().c_str(),
+        m["metadata"].get<std::string>().empty() ? "no metadata.json"
+                                                 : m["metadata"].get<std::string>().c_str());
+    for (const char* key : {"env_spec", "eval_env_spec"}) {
+      std::printf("%-19s%s\n", key,
+                  m[key].is_null() ? "(none)" : m[key].get<std::string>().c_str());
+    }
+    if (!m["ref_min_score"].is_null()) {
+      std::printf("ref scores         ref_min_score %g, ref_max_score %g\n",
+                  m["ref_min_score"].get<double>(), m["ref_max_score"].get<double>());
+    } else {
+      std::printf("ref scores         (none in metadata.json)\n");
+    }
+  }
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
   std::printf("steps              %lld\n", j["steps"].get<long long>());
@@ -100,10 +168,11 @@ void print_text(const nlohmann::json& j) {
               num(ret["mean"]), num(ret["max"]), num(ret["std"]));
   if (!j["normalized_return"].is_null()) {
     const auto& n = j["normalized_return"];
-    std::printf("D4RL normalized    min %.2f, mean %.2f, max %.2f\n", num(n["min"]), num(n["mean"]),
-                num(n["max"]));
+    std::printf("normalized return  min %.2f, mean %.2f, max %.2f (0 = %g, 100 = %g: %s)\n",
+                num(n["min"]), num(n["mean"]), num(n["max"]), num(n["ref_min"]), num(n["ref_max"]),
+                n["ref_source"].get<std::string>().c_str());
   } else {
-    std::printf("D4RL normalized    n/a (environment unknown)\n");
+    std::printf("normalized return  n/a (environment unknown, no reference scores)\n");
   }
   std::printf("next_observations  %s\n", j["next_observations"].get<bool>() ? "yes" : "no");
   std::printf("infos              %s\n", j["infos"].empty() ? "none" : j["infos"].dump().c_str());
@@ -185,7 +254,10 @@ void add_data_command(CLI::App& app) {
     data::Dataset ds = data::load_dataset(inspect_args->target, options);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    nlohmann::json j = describe(ds, seconds, rss_before, peak_rss_mib());
+    // What training would evaluate in: the same checks, so a bad env_spec shows here first.
+    const rl::DatasetEnv env =
+        inspect_args->env == "none" ? rl::DatasetEnv{} : rl::resolve_dataset_env(ds, "");
+    nlohmann::json j = describe(ds, env, seconds, rss_before, peak_rss_mib());
     if (inspect_args->json) {
       std::printf("%s\n", j.dump(2).c_str());
     } else {

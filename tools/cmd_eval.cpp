@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "envs/registry.h"
 #include "eval/rollout.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -153,9 +154,10 @@ void add_eval_command(CLI::App& app) {
         "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
         "episodes "
         "(%.1fs) → %s\n",
-        agent.env.c_str(), agent.config.backbone.c_str(), static_cast<long long>(agent.step),
-        eval::eval_mode_name(r.mode), rl::policy_engine_name(r.engine), r.mean_return, r.std_return,
-        r.mean_normalized, r.std_normalized, ro.episodes, r.seconds, out.c_str());
+        envs::env_spec(agent.env).id.c_str(), agent.config.backbone.c_str(),
+        static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
+        rl::policy_engine_name(r.engine), r.mean_return, r.std_return, r.mean_normalized,
+        r.std_normalized, ro.episodes, r.seconds, out.c_str());
     if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
   });
 }

@@ -76,9 +76,30 @@ TEST(ErrorsTest, WrongDtype) {
   expect_read_error(path, {path, "'actions'", "float"});
 
   write_raw_d4rl(path, 4, 3, 2);
-  std::vector<float> floats(4, 0.0f);
-  put_dataset(path, "terminals", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4}, floats.data());
+  std::vector<char> strings(4, 'x');
+  hid_t string_type = H5Tcopy(H5T_C_S1);
+  put_dataset(path, "terminals", string_type, string_type, {4}, strings.data());
+  H5Tclose(string_type);
   expect_read_error(path, {path, "'terminals'", "bool"});
+}
+
+TEST(ErrorsTest, FloatFlagsMustBeExactlyZeroOrOne) {
+  // Older D4RL sets and many conversions store terminals/timeouts as float 0.0/1.0.
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_raw_d4rl(path, 4, 3, 2);
+  std::vector<float> ok{0.0f, 1.0f, 0.0f, 0.0f};
+  put_dataset(path, "terminals", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4}, ok.data());
+  std::vector<double> timeouts{0.0, 0.0, 0.0, 1.0};
+  put_dataset(path, "timeouts", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {4}, timeouts.data());
+  const D4rlData d = read_d4rl(path);
+  EXPECT_EQ(d.terminals, (std::vector<uint8_t>{0, 1, 0, 0}));
+  EXPECT_EQ(d.timeouts, (std::vector<uint8_t>{0, 0, 0, 1}));
+  for (float bad : {0.5f, 2.0f, -1.0f, std::nanf("")}) {
+    std::vector<float> flags{0.0f, 1.0f, bad, 0.0f};
+    put_dataset(path, "timeouts", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4}, flags.data());
+    expect_read_error(path, {path, "'timeouts'", "at row 2", "is not 0/1"});
+  }
 }
 
 TEST(ErrorsTest, IntegerFlagsMustBeZeroOrOne) {

@@ -33,11 +33,38 @@ void write_minari(const std::filesystem::path& dir, const std::vector<int>& leng
     f.bools(g + "terminations", term);
     f.bools(g + "truncations", trunc);
   }
-  std::ofstream(dir / "metadata.json")
+  // Where Minari keeps it: beside main_data.hdf5.
+  std::ofstream(dir / "data" / "metadata.json")
       << R"({"dataset_id": "mujoco/hopper/test-v0", "total_episodes": )" << lengths.size()
       << R"(, "env_spec": "{\"id\": \"Hopper-v5\", \"max_episode_steps\": 1000}",)"
       << R"( "ref_min_score": -20.0, "ref_max_score": 3000.0})";
 }
+
+// Replaces <dir>/data/metadata.json.
+void write_metadata(const std::filesystem::path& dir, const std::string& json) {
+  std::ofstream(dir / "data" / "metadata.json") << json;
+}
+
+template <typename E = std::invalid_argument>
+std::string read_error(const std::filesystem::path& dir) {
+  try {
+    read_minari(dir.string());
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// What Python's minari 0.5.4 writes (a DataCollector on Hopper-v5), spaces and specs as strings
+// holding Python json, with -Infinity/Infinity bounds.
+const char* kHopperV5Metadata = R"({"total_episodes": 2, "total_steps": 7, "data_format": "hdf5",
+  "jpeg_encoding": true,
+  "observation_space": "{\"type\": \"Box\", \"dtype\": \"float64\", \"shape\": [11], \"low\": [-Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity], \"high\": [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, Infinity]}",
+  "action_space": "{\"type\": \"Box\", \"dtype\": \"float32\", \"shape\": [3], \"low\": [-1.0, -1.0, -1.0], \"high\": [1.0, 1.0, 1.0]}",
+  "env_spec": "{\"id\": \"Hopper-v5\", \"entry_point\": \"gymnasium.envs.mujoco.hopper_v5:HopperEnv\", \"reward_threshold\": 3800.0, \"nondeterministic\": false, \"max_episode_steps\": 1000, \"order_enforce\": true, \"disable_env_checker\": false, \"kwargs\": {}, \"additional_wrappers\": [], \"vector_entry_point\": null}",
+  "dataset_size": 0.1, "dataset_id": "test/hopper/random-v0", "minari_version": "0.5.4",
+  "eval_env_spec": "{\"id\": \"Hopper-v5\", \"entry_point\": \"gymnasium.envs.mujoco.hopper_v5:HopperEnv\", \"reward_threshold\": 3800.0, \"nondeterministic\": false, \"max_episode_steps\": 500, \"order_enforce\": true, \"disable_env_checker\": false, \"kwargs\": {\"reset_noise_scale\": 0.01}, \"additional_wrappers\": [], \"vector_entry_point\": null}",
+  "ref_max_score": 3000.0, "ref_min_score": -20.0, "num_episodes_average_score": 100})";
 
 TEST(MinariTest, ReadsEpisodesIntoContiguousBuffers) {
   TempDir dir;
@@ -116,6 +143,140 @@ TEST(MinariTest, ObservationsNeedOneRowMoreThanActions) {
     EXPECT_NE(msg.find("'episode_0/observations' has 3 rows, expected T+1 = 4"), std::string::npos)
         << msg;
   }
+}
+
+TEST(MinariTest, ReadsWhatPythonsMinariWrites) {
+  TempDir dir;
+  write_minari(dir.path / "d", {3, 4}, {true, false});
+  write_metadata(dir.path / "d", kHopperV5Metadata);
+  MinariInfo info;
+  read_minari((dir.path / "d").string(), &info);
+  EXPECT_EQ(info.metadata_path, (dir.path / "d" / "data" / "metadata.json").string());
+  EXPECT_EQ(info.dataset_id, "test/hopper/random-v0");
+  EXPECT_EQ(info.minari_version, "0.5.4");
+  EXPECT_EQ(info.env_id, "Hopper-v5");
+  EXPECT_EQ(info.eval_env_id, "Hopper-v5");
+  EXPECT_NE(info.eval_env_spec.find("reset_noise_scale"), std::string::npos);
+  EXPECT_EQ(info.max_episode_steps, 500);  // the eval spec's
+  EXPECT_EQ(info.observation_space.type, "Box");
+  EXPECT_EQ(info.observation_space.dtype, "float64");
+  EXPECT_EQ(info.observation_space.shape, std::vector<int64_t>{11});
+  ASSERT_EQ(info.observation_space.low.size(), 11u);
+  EXPECT_EQ(info.observation_space.low[0], -INFINITY);
+  EXPECT_EQ(info.observation_space.high[10], INFINITY);
+  EXPECT_EQ(info.action_space.low, std::vector<double>(3, -1.0));
+  EXPECT_EQ(info.action_space.dtype, "float32");
+  EXPECT_TRUE(info.has_ref_scores);
+  EXPECT_EQ(info.ref_min_score, -20.0);
+  // The dataset to train from names the environment to evaluate in: eval_env_spec wins.
+  Dataset ds = load_dataset((dir.path / "d").string());
+  EXPECT_EQ(ds.env_spec_field, "eval_env_spec");
+  EXPECT_EQ(ds.env_spec, info.eval_env_spec);
+  EXPECT_EQ(ds.env, "hopper");
+  EXPECT_EQ(ds.max_episode_steps, 500);
+  EXPECT_EQ(ds.ref_source, "metadata.json ref_min_score/ref_max_score");
+  // An older layout with metadata.json beside data/ is read too.
+  std::filesystem::rename(dir.path / "d" / "data" / "metadata.json",
+                          dir.path / "d" / "metadata.json");
+  read_minari((dir.path / "d").string(), &info);
+  EXPECT_EQ(info.metadata_path, (dir.path / "d" / "metadata.json").string());
+  EXPECT_EQ(info.env_id, "Hopper-v5");
+}
+
+TEST(MinariTest, BadSpacesAreErrorsNamingTheField) {
+  TempDir dir;
+  write_minari(dir.path / "d", {3, 4}, {true, false});
+  write_metadata(
+      dir.path / "d",
+      R"({"observation_space": "{\"type\": \"Dict\", \"subspaces\": {\"achieved_goal\": {\"type\": \"Box\"}}}"})");
+  std::string msg = read_error(dir.path / "d");
+  EXPECT_NE(msg.find("metadata.json: observation_space = {\"type\": \"Dict\""), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Box observation and action spaces only"), std::string::npos) << msg;
+  write_metadata(
+      dir.path / "d",
+      R"({"observation_space": "{\"type\": \"Box\", \"dtype\": \"float64\", \"shape\": [12], \"low\": -Infinity, \"high\": Infinity}"})");
+  msg = read_error(dir.path / "d");
+  EXPECT_NE(msg.find("observation_space.shape = [12] but the episodes' observations have 11"),
+            std::string::npos)
+      << msg;
+  write_metadata(dir.path / "d",
+                 R"({"action_space": "{\"type\": \"Discrete\", \"n\": 3, \"start\": 0}"})");
+  msg = read_error(dir.path / "d");
+  EXPECT_NE(msg.find("action_space = "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("a Discrete space"), std::string::npos) << msg;
+  write_metadata(dir.path / "d", R"({"ref_min_score": 5.0, "ref_max_score": 1.0})");
+  msg = read_error(dir.path / "d");
+  EXPECT_NE(msg.find("ref_max_score > ref_min_score"), std::string::npos) << msg;
+  write_metadata(dir.path / "d", R"({"ref_min_score": 5.0})");
+  EXPECT_NE(read_error(dir.path / "d").find("ref_min_score without ref_max_score"),
+            std::string::npos);
+  write_metadata(dir.path / "d", R"({"env_spec": "{\"kwargs\": {}}"})");
+  EXPECT_NE(read_error(dir.path / "d").find("env_spec"), std::string::npos);
+  write_metadata(dir.path / "d", R"({"dataset_id": )");
+  EXPECT_NE(read_error(dir.path / "d").find("not valid JSON"), std::string::npos);
+}
+
+TEST(MinariTest, WriteThenReadIsExact) {
+  TempDir dir;
+  D4rlData d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/2);
+  MinariWriteOptions o;
+  o.dataset_id = "minrnn/hopper/test-v0";
+  o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000, "kwargs": {}})";
+  o.eval_env_spec = o.env_spec;
+  o.observation_space = box_space(11, -INFINITY, INFINITY, "float64");
+  o.action_space = box_space(3, -1.0, 1.0, "float32");
+  o.has_ref_scores = true;
+  o.ref_min_score = -20.5;
+  o.ref_max_score = 3000.25;
+  o.algorithm_name = "random";
+  const std::string out = (dir.path / "minrnn" / "hopper" / "test-v0").string();
+  const MinariWriteResult r = write_minari(out, d, o);
+  EXPECT_EQ(r.episodes, 3);
+  EXPECT_EQ(r.steps, 13);
+  EXPECT_EQ(r.dropped_tail_steps, 2);
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  MinariInfo info;
+  const D4rlData back = read_minari(out, &info);
+  EXPECT_EQ(info.dataset_id, "minrnn/hopper/test-v0");
+  EXPECT_EQ(info.env_id, "Hopper-v5");
+  EXPECT_EQ(info.ref_min_score, -20.5);
+  EXPECT_EQ(info.ref_max_score, 3000.25);
+  EXPECT_EQ(info.observation_space.low, std::vector<double>(11, -INFINITY));
+  EXPECT_EQ(info.action_space.high, std::vector<double>(3, 1.0));
+  EXPECT_EQ(info.episodes_without_end_flag, 0);
+  ASSERT_EQ(back.num_steps(), 13);
+  const auto n = [](const std::vector<float>& v, int64_t rows, int dim) {
+    return std::vector<float>(v.begin(), v.begin() + rows * dim);
+  };
+  EXPECT_EQ(back.observations, n(d.observations, 13, 11));
+  // A Minari episode stores T+1 observations: inside an episode the next observation is the next
+  // row's observation; at an episode's end it is the data's last next_observation.
+  for (int64_t t = 0; t < 13; ++t) {
+    const bool last = d.terminals[t] || d.timeouts[t];
+    const float* want = last ? &d.next_observations[t * 11] : &d.observations[(t + 1) * 11];
+    EXPECT_EQ(std::vector<float>(back.next_observations.begin() + t * 11,
+                                 back.next_observations.begin() + (t + 1) * 11),
+              std::vector<float>(want, want + 11))
+        << t;
+  }
+  EXPECT_EQ(back.actions, n(d.actions, 13, 3));
+  EXPECT_EQ(back.rewards, n(d.rewards, 13, 1));
+  EXPECT_EQ(back.terminals, std::vector<uint8_t>(d.terminals.begin(), d.terminals.begin() + 13));
+  EXPECT_EQ(back.timeouts, std::vector<uint8_t>(d.timeouts.begin(), d.timeouts.begin() + 13));
+  // Replacing needs overwrite; a bad id and data without next_observations are refused.
+  EXPECT_THROW(write_minari(out, d, o), std::runtime_error);
+  o.overwrite = true;
+  EXPECT_NO_THROW(write_minari(out, d, o));
+  o.dataset_id = "no version";
+  EXPECT_THROW(write_minari(out, d, o), std::invalid_argument);
+  o.dataset_id = "minrnn/hopper/test-v0";
+  D4rlData no_next = d;
+  no_next.next_observations.clear();
+  EXPECT_THROW(write_minari(out, no_next, o), std::invalid_argument);
+  o.observation_space = box_space(12, -INFINITY, INFINITY, "float64");
+  EXPECT_THROW(write_minari(out, d, o), std::invalid_argument);
+  EXPECT_EQ(read_minari(out).num_steps(), 13);  // the refused writes left the dataset intact
 }
 
 TEST(MinariTest, DimsMustMatchTheEnvSpec) {

@@ -22,7 +22,8 @@ TEST(Registry, NamesAndD4rlIdsMapToTheirEnvironment) {
 }
 
 TEST(Registry, UnknownNameIsAnErrorListingTheKnownOnes) {
-  for (const std::string bad : {"ant", "hopper-medium-v0", "Hopper-v4", "", "hopper-medium"}) {
+  for (const std::string bad :
+       {"ant", "hopper-medium-v0", "Hopper-v6", "hopper-v1", "ant-v5", "", "hopper-medium"}) {
     try {
       make_env(bad);
       FAIL() << "accepted '" << bad << "'";

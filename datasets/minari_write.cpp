@@ -1,0 +1,216 @@
+// The Minari writer: main_data.hdf5 and metadata.json exactly as minari 0.5.x's DataCollector and
+// HDF5Storage write them, so Python's minari.load_dataset opens the result.
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "datasets/hdf5_util.h"
+#include "datasets/minari.h"
+#include "io/atomic_file.h"
+#include "io/python_json.h"
+
+namespace minrnn::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The format version written: the layout of minari 0.5.4 (supported by every 0.5.x reader).
+constexpr const char* kMinariVersion = "0.5.4";
+
+std::string python_float(double x) {
+  return io::dump_python_json(nlohmann::json(x));
+}
+
+// As minari.serialization.serialize_space writes a Box (key order included).
+std::string serialize_box(const MinariSpace& s, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : s.shape) n *= d;
+  if (s.type != "Box" || s.low.size() != static_cast<size_t>(n) ||
+      s.high.size() != static_cast<size_t>(n)) {
+    throw std::invalid_argument(what + ": expected a Box space with one low and high per entry");
+  }
+  std::ostringstream out;
+  out << "{\"type\": \"Box\", \"dtype\": \"" << s.dtype << "\", \"shape\": [";
+  for (size_t i = 0; i < s.shape.size(); ++i) out << (i ? ", " : "") << s.shape[i];
+  out << "], \"low\": [";
+  for (size_t i = 0; i < s.low.size(); ++i) out << (i ? ", " : "") << python_float(s.low[i]);
+  out << "], \"high\": [";
+  for (size_t i = 0; i < s.high.size(); ++i) out << (i ? ", " : "") << python_float(s.high[i]);
+  out << "]}";
+  return out.str();
+}
+
+// Not fs::remove_all: torch 2.11's libtorch.so exports its own copy of that symbol, which
+// segfaults when it wins symbol resolution in a binary linked with LibTorch (tests/temp_dir.h).
+void remove_tree(const fs::path& p) {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(p, ec))) {
+    for (const auto& entry : fs::directory_iterator(p, ec)) remove_tree(entry.path());
+  }
+  fs::remove(p, ec);
+}
+
+double size_mb(const fs::path& dir) {
+  double bytes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) bytes += static_cast<double>(entry.file_size());
+  }
+  return std::round(bytes / 1e5) / 10.0;  // as Minari: MB, one decimal
+}
+
+}  // namespace
+
+MinariSpace box_space(int64_t dim, double low, double high, const std::string& dtype) {
+  MinariSpace s;
+  s.present = true;
+  s.type = "Box";
+  s.dtype = dtype;
+  s.shape = {dim};
+  s.low.assign(dim, low);
+  s.high.assign(dim, high);
+  return s;
+}
+
+void check_minari_dataset_id(const std::string& id) {
+  // minari.dataset.minari_dataset.DATASET_ID_RE, with the version required (load_dataset
+  // parses it as an int).
+  static const std::regex re(R"(^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$)");
+  if (!std::regex_match(id, re)) {
+    throw std::invalid_argument("Minari dataset id '" + id +
+                                "': expected (namespace/)name-v<version>, e.g. "
+                                "minrnn/hopper/medium-v0");
+  }
+}
+
+MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& data,
+                               const MinariWriteOptions& options) {
+  const fs::path dir(dataset_dir);
+  data.validate(dataset_dir);
+  check_minari_dataset_id(options.dataset_id);
+  if (data.next_observations.empty()) {
+    throw std::invalid_argument(dataset_dir +
+                                ": the data has no next_observations; a Minari episode needs "
+                                "its final observation");
+  }
+  if (options.env_spec.empty()) {
+    throw std::invalid_argument(dataset_dir + ": env_spec is required");
+  }
+  if (options.observation_space.shape != std::vector<int64_t>{data.obs_dim} ||
+      options.action_space.shape != std::vector<int64_t>{data.act_dim}) {
+    throw std::invalid_argument(dataset_dir +
+                                ": observation/action space shapes do not match "
+                                "the data's dims " +
+                                std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim));
+  }
+  if (options.has_ref_scores && !(options.ref_max_score > options.ref_min_score)) {
+    throw std::invalid_argument(dataset_dir + ": ref_max_score must exceed ref_min_score");
+  }
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !options.overwrite) {
+    throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");
+  }
+  // Episode boundaries first: an unfinished tail is dropped, as readers drop it.
+  std::vector<std::pair<int64_t, int64_t>> episodes;
+  int64_t begin = 0;
+  for (int64_t t = 0; t < data.num_steps(); ++t) {
+    if (data.terminals[t] || data.timeouts[t]) {
+      episodes.push_back({begin, t + 1});
+      begin = t + 1;
+    }
+  }
+  MinariWriteResult result;
+  result.dropped_tail_steps = data.num_steps() - begin;
+  if (episodes.empty()) {
+    throw std::invalid_argument(dataset_dir + ": no complete episode (no terminal or timeout)");
+  }
+  const std::string obs_space = serialize_box(options.observation_space, "observation_space");
+  const std::string act_space = serialize_box(options.action_space, "action_space");
+  io::parse_python_json(options.env_spec, "env_spec");  // must be valid JSON
+  if (!options.eval_env_spec.empty()) io::parse_python_json(options.eval_env_spec, "eval_env_spec");
+
+  h5::silence_errors();
+  const fs::path tmp = dir.string() + ".tmp";
+  remove_tree(tmp);
+  try {
+    fs::create_directories(tmp / "data");
+    {
+      const std::string file_name = (tmp / "data" / "main_data.hdf5").string();
+      h5::Id file(H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+      if (!file.valid()) throw std::runtime_error(file_name + ": cannot create file");
+      const hid_t f = file.get();
+      const int obs_dim = data.obs_dim, act_dim = data.act_dim;
+      std::vector<double> obs, rewards;
+      for (size_t e = 0; e < episodes.size(); ++e) {
+        const auto [b, end] = episodes[e];
+        const int64_t T = end - b;
+        const std::string g = "episode_" + std::to_string(e);
+        obs.assign(data.observations.begin() + b * obs_dim,
+                   data.observations.begin() + end * obs_dim);
+        obs.insert(obs.end(), data.next_observations.begin() + (end - 1) * obs_dim,
+                   data.next_observations.begin() + end * obs_dim);
+        rewards.assign(data.rewards.begin() + b, data.rewards.begin() + end);
+        h5::create_group(f, g);
+        h5::write_int_attribute(f, g, "id", static_cast<int64_t>(e));
+        h5::write_int_attribute(f, g, "total_steps", T);
+        h5::write_doubles(f, g + "/observations", {T + 1, obs_dim}, obs.data(), 0);
+        h5::write_floats(f, g + "/actions", {T, act_dim}, data.actions.data() + b * act_dim, 0);
+        h5::write_doubles(f, g + "/rewards", {T}, rewards.data(), 0);
+        h5::write_bools(
+            f, g + "/terminations",
+            std::vector<uint8_t>(data.terminals.begin() + b, data.terminals.begin() + end), 0);
+        h5::write_bools(
+            f, g + "/truncations",
+            std::vector<uint8_t>(data.timeouts.begin() + b, data.timeouts.begin() + end), 0);
+        h5::create_group(f, g + "/infos");
+        result.steps += T;
+      }
+      if (H5Fclose(file.release()) < 0)
+        throw std::runtime_error(file_name + ": cannot finish writing");
+    }
+    result.episodes = static_cast<int64_t>(episodes.size());
+
+    // metadata.json with Minari's keys; strings hold JSON documents where Minari's do.
+    nlohmann::ordered_json m;
+    m["total_episodes"] = result.episodes;
+    m["total_steps"] = result.steps;
+    m["data_format"] = "hdf5";
+    m["jpeg_encoding"] = true;
+    m["observation_space"] = obs_space;
+    m["action_space"] = act_space;
+    m["env_spec"] = options.env_spec;
+    m["dataset_size"] = size_mb(tmp);
+    m["dataset_id"] = options.dataset_id;
+    if (!options.code_permalink.empty()) m["code_permalink"] = options.code_permalink;
+    if (!options.author.empty()) m["author"] = nlohmann::json::array({options.author});
+    if (!options.author_email.empty())
+      m["author_email"] = nlohmann::json::array({options.author_email});
+    if (!options.algorithm_name.empty()) m["algorithm_name"] = options.algorithm_name;
+    if (!options.description.empty()) m["description"] = options.description;
+    m["minari_version"] = kMinariVersion;
+    if (!options.eval_env_spec.empty()) m["eval_env_spec"] = options.eval_env_spec;
+    if (options.has_ref_scores) {
+      m["ref_max_score"] = options.ref_max_score;
+      m["ref_min_score"] = options.ref_min_score;
+      if (options.num_episodes_average_score > 0)
+        m["num_episodes_average_score"] = options.num_episodes_average_score;
+    }
+    io::write_file_atomically((tmp / "data" / "metadata.json").string(), m.dump(4) + "\n");
+
+    // Into place: the old dataset (overwrite) goes only once the new one is complete.
+    const fs::path old = dir.string() + ".old";
+    remove_tree(old);
+    if (fs::exists(dir)) fs::rename(dir, old);
+    if (!dir.parent_path().empty()) fs::create_directories(dir.parent_path());
+    fs::rename(tmp, dir);
+    remove_tree(old);
+  } catch (...) {
+    remove_tree(tmp);
+    throw;
+  }
+  return result;
+}
+
+}  // namespace minrnn::data

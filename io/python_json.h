@@ -1,0 +1,24 @@
+// JSON as Python's `json` module writes it: like standard JSON, plus the bare tokens Infinity,
+// -Infinity and NaN (json.dumps writes float('inf') so). Minari stores spaces and Gymnasium env
+// specs this way (an observation space's bounds are -Infinity/Infinity; Hopper's healthy_z_range
+// default is (0.7, inf)).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace minrnn::io {
+
+// Parses `text`; the non-standard tokens become the strings "Infinity", "-Infinity", "NaN" (read
+// them with json_number). Throws std::invalid_argument naming `what` on a syntax error.
+nlohmann::json parse_python_json(const std::string& text, const std::string& what);
+
+// A number of a parse_python_json document: a JSON number, or one of the three strings above.
+// Throws std::invalid_argument naming `what` and showing the value otherwise.
+double json_number(const nlohmann::json& value, const std::string& what);
+bool is_json_number(const nlohmann::json& value);
+
+// `value` as Python's json.dumps would write it (", " and ": " separators, Infinity tokens for the
+// strings above), so Python reads back the same objects.
+std::string dump_python_json(const nlohmann::json& value);
+
+}  // namespace minrnn::io

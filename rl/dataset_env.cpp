@@ -1,0 +1,102 @@
+#include "rl/dataset_env.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "envs/registry.h"
+
+namespace minrnn::rl {
+namespace {
+
+std::string list(const std::vector<double>& v) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v[i];
+  out << "]";
+  return out.str();
+}
+
+}  // namespace
+
+DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env) {
+  DatasetEnv out;
+  const std::string metadata =
+      ds.minari.metadata_path.empty() ? ds.source : ds.minari.metadata_path;
+  envs::ResolvedEnv env;
+  if (!config_env.empty()) {
+    try {
+      env = envs::resolve_env(config_env);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("config key env: " + std::string(e.what()));
+    }
+    out.env_source = "config key env";
+  } else if (!ds.env_spec.empty()) {
+    env = envs::resolve_env_spec(ds.env_spec, metadata + ": " + ds.env_spec_field);
+    out.env_source = ds.format == "minari" ? "metadata.json " + ds.env_spec_field
+                                           : "the file's " + ds.env_spec_field;
+  } else if (!ds.env.empty()) {
+    env = envs::resolve_env(ds.env);
+    out.env_source = ds.format == "minari" ? "the Minari dataset's id" : "the D4RL dataset's name";
+  } else {
+    return out;  // no environment: training only
+  }
+  const envs::EnvSpec& spec = env.task.spec;
+  out.env = env.canonical;
+  out.env_id = spec.id;
+  out.env_version = spec.version;
+
+  // The data must fit the env, before any training.
+  const std::string who = spec.id + " (from " + out.env_source + ")";
+  // The dataset's own spaces first (a Minari dataset's metadata.json names them), then the data.
+  for (const auto& [key, space, dim, verb] :
+       {std::tuple{"observation_space", &ds.minari.observation_space, spec.obs_dim, "observes"},
+        std::tuple{"action_space", &ds.minari.action_space, spec.act_dim, "takes"}}) {
+    if (space->present && space->shape != std::vector<int64_t>{dim}) {
+      std::string shape;
+      for (int64_t d : space->shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      throw std::invalid_argument(metadata + ": " + key + ".shape = [" + shape + "] but " + who +
+                                  " " + verb + " " + std::to_string(dim));
+    }
+  }
+  if (ds.data.obs_dim != spec.obs_dim) {
+    throw std::invalid_argument(ds.source + ": observations have " +
+                                std::to_string(ds.data.obs_dim) + " columns but " + who +
+                                " observes " + std::to_string(spec.obs_dim));
+  }
+  if (ds.data.act_dim != spec.act_dim) {
+    throw std::invalid_argument(ds.source + ": actions have " + std::to_string(ds.data.act_dim) +
+                                " columns but " + who + " takes " + std::to_string(spec.act_dim));
+  }
+  const data::MinariSpace& act = ds.minari.action_space;
+  if (act.present) {
+    for (const auto& [bound, values, want] :
+         {std::tuple{"low", &act.low, -1.0}, std::tuple{"high", &act.high, 1.0}}) {
+      bool ok = values->size() == static_cast<size_t>(spec.act_dim) || values->size() == 1;
+      for (double v : *values) ok = ok && v == want;
+      if (!ok) {
+        throw std::invalid_argument(metadata + ": action_space." + bound + " = " + list(*values) +
+                                    " but " + who + "'s actions are in [-1, 1]");
+      }
+    }
+  }
+  const data::MinariSpace& obs = ds.minari.observation_space;
+  if (obs.present && obs.dtype.rfind("float", 0) != 0) {
+    throw std::invalid_argument(metadata + ": observation_space.dtype = \"" + obs.dtype +
+                                "\" but " + who + " observes float64");
+  }
+
+  if (ds.has_ref_returns) {
+    out.ref_min_score = ds.ref_min_return;
+    out.ref_max_score = ds.ref_max_return;
+    out.ref_source = ds.ref_source;
+  } else {
+    out.ref_min_score = spec.ref_min_score;
+    out.ref_max_score = spec.ref_max_score;
+    out.ref_source = "D4RL table (" + spec.name + ")";
+  }
+  out.has_ref_scores = true;
+  return out;
+}
+
+}  // namespace minrnn::rl

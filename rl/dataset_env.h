@@ -1,0 +1,34 @@
+// Which environment a dataset is evaluated in, and with which reference scores: the one place the
+// datasets library (what a file says) meets the envs library (what we can simulate).
+//
+//   config key env      when set: that environment (any name envs/registry.h accepts)
+//   Minari dataset      its metadata.json eval_env_spec when present, else env_spec: the Gymnasium
+//                       id, version, constructor options (kwargs) and time limit it was made in
+//   D4RL file           the environment in its name, v4 semantics (gym v2, as D4RL recorded)
+// Reference scores: the dataset's own (Minari's ref_min_score/ref_max_score), else the D4RL table.
+// Everything is checked before training: an env or version we do not have, an option we do not
+// implement, dims or an action space that do not match the env, each an error naming the field
+// and its value.
+#pragma once
+#include <string>
+
+#include "datasets/episodes.h"
+
+namespace minrnn::rl {
+
+struct DatasetEnv {
+  std::string env;         // canonical name (envs/registry.h): "hopper", "hopper-v5", a spec JSON
+  std::string env_id;      // "Hopper-v5"; "" when the dataset names no environment
+  int env_version = 0;     // 4 or 5; 0 when unknown
+  std::string env_source;  // "metadata.json eval_env_spec", "config key env", "D4RL dataset name"
+  double ref_min_score = 0, ref_max_score = 0;
+  bool has_ref_scores = false;
+  std::string ref_source;  // "metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)"
+};
+
+// The environment for `ds` (config_env: the config's `env`, "" for the dataset's own). Returns
+// env "" when neither names one (training works; evaluation then asks for config key env).
+// Throws std::invalid_argument naming the field and value on anything we cannot honour.
+DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env = "");
+
+}  // namespace minrnn::rl

@@ -1,0 +1,37 @@
+// Python's json: Infinity, -Infinity and NaN tokens in, the same out; strings left alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "io/python_json.h"
+
+namespace minrnn::io {
+namespace {
+
+TEST(PythonJson, ReadsAndWritesTheNonStandardTokens) {
+  const auto j = parse_python_json(
+      R"({"low": [-Infinity, 0.5], "high": Infinity, "x": NaN, "s": "Infinity and -Infinity"})",
+      "t");
+  EXPECT_EQ(json_number(j["low"][0], "low"), -INFINITY);
+  EXPECT_EQ(json_number(j["low"][1], "low"), 0.5);
+  EXPECT_EQ(json_number(j["high"], "high"), INFINITY);
+  EXPECT_TRUE(std::isnan(json_number(j["x"], "x")));
+  EXPECT_TRUE(is_json_number(j["high"]));
+  EXPECT_FALSE(is_json_number(j["s"]));
+  // A string that merely says "Infinity" stays a string (the quoted token is the marker).
+  EXPECT_EQ(j["s"], "Infinity and -Infinity");
+  EXPECT_THROW(json_number(j["s"], "s"), std::invalid_argument);
+  EXPECT_EQ(dump_python_json(j["low"]), "[-Infinity, 0.5]");
+  EXPECT_EQ(dump_python_json(nlohmann::json{{"a", 1.0}, {"b", true}, {"c", nullptr}}),
+            R"({"a": 1.0, "b": true, "c": null})");
+  EXPECT_EQ(parse_python_json(dump_python_json(j), "back"), j);
+  try {
+    parse_python_json("{\"a\": ", "metadata.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("metadata.json: not valid JSON"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace minrnn::io

@@ -1,0 +1,211 @@
+// Minari datasets through the `minrnn` binary: collect one in Gymnasium v5 (--format minari),
+// inspect it, train on it, evaluate: the run must be evaluated in the env the dataset names, with
+// the dataset's reference scores. Bad metadata is refused by name, before any training.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/temp_dir.h"
+
+namespace minrnn {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+Result run_minrnn(const TempDir& dir, const std::string& args) {
+  const std::string command = "cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" +
+                              MINRNN_BINARY_DIR + "/minrnn' " + args + " 2>&1";
+  Result result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+void expect_failure_naming(const Result& r, const std::vector<std::string>& parts) {
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  for (const auto& part : parts) {
+    EXPECT_NE(r.output.find(part), std::string::npos) << "no '" << part << "' in: " << r.output;
+  }
+}
+
+const char* kTinyConfig =
+    "dataset: m\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\ncontext_len: 5\nbatch_size: 4\n"
+    "max_steps: 4\nwarmup_steps: 1\neval_every: 0\neval_episodes: 2\ncheckpoint_every: 2\n"
+    "log_every: 1\ntarget_return: 3600\n";
+
+// A small Hopper-v5 dataset in Minari layout at <dir>/m, with reference scores of its own.
+void collect_minari(const TempDir& dir) {
+  const Result r = run_minrnn(dir,
+                              "collect hopper-v5 random --steps 400 --format minari "
+                              "--dataset-id test/hopper/random-v0 --out m "
+                              "--ref-min-score -10 --ref-max-score 90");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(dir.path / "m" / "data" / "main_data.hdf5")) << r.output;
+  ASSERT_TRUE(fs::exists(dir.path / "m" / "data" / "metadata.json")) << r.output;
+}
+
+TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
+  TempDir dir;
+  collect_minari(dir);
+  const auto meta = nlohmann::json::parse(read_text(dir.path / "m" / "data" / "metadata.json"));
+  EXPECT_EQ(meta["dataset_id"], "test/hopper/random-v0");
+  EXPECT_NE(meta["env_spec"].get<std::string>().find("\"id\": \"Hopper-v5\""), std::string::npos);
+  EXPECT_EQ(meta["ref_min_score"], -10.0);
+
+  const Result inspect = run_minrnn(dir, "data inspect m --json");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
+  const auto j = nlohmann::json::parse(inspect.output);
+  EXPECT_EQ(j["format"], "minari");
+  EXPECT_EQ(j["env_id"], "Hopper-v5");
+  EXPECT_EQ(j["env_version"], 5);
+  EXPECT_EQ(j["env_source"], "metadata.json eval_env_spec");
+  EXPECT_EQ(j["normalized_return"]["ref_min"], -10.0);
+  EXPECT_EQ(j["normalized_return"]["ref_max"], 90.0);
+  const Result text = run_minrnn(dir, "data inspect m");
+  EXPECT_NE(text.output.find("Hopper-v5 (Gymnasium v5 semantics"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("ref_min_score -10, ref_max_score 90"), std::string::npos)
+      << text.output;
+
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  const Result train = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const auto env = nlohmann::json::parse(read_text(dir.path / "run" / "env.json"));
+  EXPECT_EQ(env["env"], "hopper-v5");
+  EXPECT_EQ(env["env_id"], "Hopper-v5");
+  EXPECT_EQ(env["env_version"], 5);
+  EXPECT_EQ(env["ref_min_score"], -10.0);
+  EXPECT_NE(read_text(dir.path / "run" / "done.json").find("\"env_id\": \"Hopper-v5\""),
+            std::string::npos);
+
+  const Result eval = run_minrnn(dir, "eval run --episodes 2 --replace");
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  EXPECT_NE(eval.output.find("Hopper-v5"), std::string::npos) << eval.output;
+  const auto e = nlohmann::json::parse(read_text(dir.path / "run" / "eval.json"));
+  EXPECT_EQ(e["env_id"], "Hopper-v5");
+  EXPECT_EQ(e["env_version"], 5);
+  EXPECT_EQ(e["ref_min_score"], -10.0);
+  EXPECT_EQ(e["ref_max_score"], 90.0);
+  EXPECT_EQ(e["ref_source"], "metadata.json ref_min_score/ref_max_score");
+  for (size_t i = 0; i < e["returns"].size(); ++i) {
+    const double ret = e["returns"][i];
+    EXPECT_NEAR(e["normalized_scores"][i].get<double>(), 100.0 * (ret + 10.0) / 100.0, 1e-9);
+  }
+}
+
+// Rewrites one key of <dir>/m/data/metadata.json.
+void set_metadata(const TempDir& dir, const std::string& key, const nlohmann::json& value) {
+  const fs::path path = dir.path / "m" / "data" / "metadata.json";
+  auto meta = nlohmann::json::parse(read_text(path));
+  meta[key] = value;
+  write_text(path, meta.dump());
+}
+
+TEST(MinariCli, BadMetadataIsRefusedByNameBeforeAnyTraining) {
+  TempDir dir;
+  collect_minari(dir);
+  const std::string spec =
+      nlohmann::json::parse(read_text(dir.path / "m" / "data" / "metadata.json"))["env_spec"];
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  struct Case {
+    std::string key;
+    nlohmann::json value;
+    std::vector<std::string> named;
+  };
+  const std::vector<Case> cases = {
+      {"eval_env_spec",
+       std::regex_replace(spec, std::regex("Hopper-v5"), "Ant-v5"),
+       {"eval_env_spec.id = \"Ant-v5\"", "unknown environment"}},
+      {"eval_env_spec",
+       std::regex_replace(spec, std::regex("Hopper-v5"), "Hopper-v9"),
+       {"eval_env_spec.id = \"Hopper-v9\"", "not v9"}},
+      {"eval_env_spec",
+       std::regex_replace(spec, std::regex("\"kwargs\": \\{\\}"),
+                          "\"kwargs\": {\"xml_file\": \"/tmp/mine.xml\"}"),
+       {"eval_env_spec.kwargs.xml_file = \"/tmp/mine.xml\"", "custom model"}},
+      {"eval_env_spec",
+       std::regex_replace(spec, std::regex("\"kwargs\": \\{\\}"),
+                          "\"kwargs\": {\"exclude_current_positions_from_observation\": false}"),
+       {"dims 11/3", "Hopper-v5 has 12/3"}},
+      {"action_space",
+       R"({"type": "Box", "dtype": "float32", "shape": [3], "low": [-2.0, -2.0, -2.0], "high": [2.0, 2.0, 2.0]})",
+       {"action_space.low = [-2, -2, -2]", "[-1, 1]"}},
+      {"observation_space",
+       R"({"type": "Dict", "subspaces": {"observation": {"type": "Box", "dtype": "float64", "shape": [11], "low": -Infinity, "high": Infinity}}})",
+       {"observation_space = {\"type\": \"Dict\"", "Box observation and action spaces only"}},
+      {"observation_space",
+       R"({"type": "Box", "dtype": "float64", "shape": [12], "low": -Infinity, "high": Infinity})",
+       {"observation_space.shape = [12]", "11 columns"}},
+  };
+  const std::string good = read_text(dir.path / "m" / "data" / "metadata.json");
+  for (const auto& c : cases) {
+    write_text(dir.path / "m" / "data" / "metadata.json", good);
+    set_metadata(dir, c.key, c.value);
+    expect_failure_naming(run_minrnn(dir, "data inspect m"), c.named);
+    const Result train = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet --force");
+    expect_failure_naming(train, c.named);
+    EXPECT_FALSE(fs::exists(dir.path / "run" / "checkpoint.pt")) << c.key;
+    EXPECT_FALSE(fs::exists(dir.path / "run" / "metrics.csv")) << c.key;
+  }
+  // The env_spec alone (no eval_env_spec) decides when there is no eval_env_spec.
+  write_text(dir.path / "m" / "data" / "metadata.json", good);
+  {
+    auto meta = nlohmann::json::parse(good);
+    meta.erase("eval_env_spec");
+    meta["env_spec"] = std::regex_replace(spec, std::regex("Hopper-v5"), "Hopper-v4");
+    write_text(dir.path / "m" / "data" / "metadata.json", meta.dump());
+  }
+  const Result v4 = run_minrnn(dir, "data inspect m --json");
+  ASSERT_EQ(v4.exit_code, 0) << v4.output;
+  EXPECT_EQ(nlohmann::json::parse(v4.output)["env_id"], "Hopper-v4");
+  EXPECT_EQ(nlohmann::json::parse(v4.output)["env_source"], "metadata.json env_spec");
+}
+
+// D4RL's layout has no field for the env; a file `minrnn collect` writes keeps its Gymnasium spec
+// in metadata/env_spec, so a v5 collection is not evaluated as v4.
+TEST(MinariCli, D4rlLayoutCollectionsRecordTheirEnv) {
+  TempDir dir;
+  const Result r = run_minrnn(dir, "collect walker2d-v5 random --steps 300 --out w.hdf5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Result inspect = run_minrnn(dir, "data inspect w.hdf5 --json");
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
+  const auto j = nlohmann::json::parse(inspect.output);
+  EXPECT_EQ(j["format"], "d4rl");
+  EXPECT_EQ(j["env_id"], "Walker2d-v5");
+  EXPECT_EQ(j["env_source"], "the file's metadata/env_spec");
+  EXPECT_NE(j["metadata"]["env_spec"].get<std::string>().find("walker2d_v5:Walker2dEnv"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace minrnn
