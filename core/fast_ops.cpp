@@ -27,6 +27,33 @@ Sgemm blas_sgemm() {
   return fn;
 }
 
+// MKL's per-thread thread count (MKL_Set_Num_Threads_Local, what mkl_service.h calls
+// mkl_set_num_threads_local from C: by value; the lower-case symbol is Fortran's, by pointer.
+// Returns the previous count, 0 = "the global setting"). A policy step's products are a few million
+// multiply-adds: waking a second OpenMP thread for each costs more than it saves (measured:
+// one-episode Transformer window rollouts 2× faster on one thread than on two; docs/benchmarks.md).
+// Products below this size run on the calling thread alone; the caller's setting is restored after
+// each, so torch's own products on the same thread (training, between evaluations) keep theirs.
+using SetThreadsLocal = int (*)(int);
+constexpr double kThreadedMacs = 1 << 22;
+
+SetThreadsLocal mkl_threads_local() {
+  static const SetThreadsLocal fn =
+      reinterpret_cast<SetThreadsLocal>(dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local"));
+  return fn;
+}
+
+// Column-major sgemm_, on one thread when the product is small (above).
+void sgemm_sized(Sgemm sgemm, const char* ta, const char* tb, int m, int n, int k, const float* a,
+                 int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  const float one = 1.0f;
+  const SetThreadsLocal set_local = mkl_threads_local();
+  const bool one_thread = set_local != nullptr && double(m) * n * k < kThreadedMacs;
+  const int before = one_thread ? set_local(1) : 0;
+  sgemm(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc);
+  if (one_thread) set_local(before);
+}
+
 }  // namespace
 
 std::vector<float> to_vector(const torch::Tensor& t) {
@@ -110,9 +137,8 @@ void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t
 void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
               int64_t ldb, float beta, float* c, int64_t ldc) {
   if (const Sgemm sgemm = blas_sgemm()) {
-    const int mi = int(n), ni = int(m), ki = int(k), la = int(ldb), lb = int(lda), lc = int(ldc);
-    const float one = 1.0f;
-    sgemm("T", "N", &mi, &ni, &ki, &one, b, &la, a, &lb, &beta, c, &lc);
+    sgemm_sized(sgemm, "T", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c,
+                int(ldc));
     return;
   }
   gemm_abt_reference(m, n, k, a, lda, b, ldb, beta, c, ldc);
@@ -129,9 +155,7 @@ void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const
     return;
   }
   // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: BLAS sees both as they are, swapped.
-  const int mi = int(n), ni = int(m), ki = int(k), la = int(ldb), lb = int(lda), lc = int(ldc);
-  const float one = 1.0f;
-  sgemm("N", "N", &mi, &ni, &ki, &one, b, &la, a, &lb, &beta, c, &lc);
+  sgemm_sized(sgemm, "N", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c, int(ldc));
 }
 
 namespace {
