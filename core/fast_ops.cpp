@@ -43,15 +43,26 @@ SetThreadsLocal mkl_threads_local() {
   return fn;
 }
 
+}  // namespace
+
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  const SetThreadsLocal set_local = mkl_threads_local();
+  active_ = threads > 0 && set_local != nullptr;
+  if (active_) before_ = set_local(threads);
+}
+
+ScopedBlasThreads::~ScopedBlasThreads() {
+  if (active_) mkl_threads_local()(before_);
+}
+
+namespace {
+
 // Column-major sgemm_, on one thread when the product is small (above).
 void sgemm_sized(Sgemm sgemm, const char* ta, const char* tb, int m, int n, int k, const float* a,
                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   const float one = 1.0f;
-  const SetThreadsLocal set_local = mkl_threads_local();
-  const bool one_thread = set_local != nullptr && double(m) * n * k < kThreadedMacs;
-  const int before = one_thread ? set_local(1) : 0;
+  const ScopedBlasThreads one_thread(double(m) * n * k < kThreadedMacs ? 1 : 0);
   sgemm(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc);
-  if (one_thread) set_local(before);
 }
 
 }  // namespace

@@ -60,6 +60,21 @@ void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
                   int64_t ldb, float beta, float* c, int64_t ldc);
 bool have_blas();  // whether gemm_abt goes to LibTorch's BLAS
 
+// While it lives, the BLAS uses `threads` threads for products called from this thread (MKL's
+// per-thread setting; 0 leaves it alone, as does a BLAS without one). Threads that each run their
+// own share of the work (eval::rollout's shards) take one each instead of each waking a team.
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int threads);
+  ~ScopedBlasThreads();
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+
+ private:
+  bool active_ = false;
+  int before_ = 0;
+};
+
 void layer_norm(const Norm& n, const float* x, int64_t rows, float* y);  // y may be x
 void gelu(float* x, int64_t count);  // exact (erf) GELU, as torch::nn::GELU's default
 void silu(float* x, int64_t count);  // x · σ(x)

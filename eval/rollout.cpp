@@ -1,13 +1,18 @@
 #include "eval/rollout.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 
+#include "core/fast_ops.h"
 #include "envs/image_io.h"
 #include "envs/registry.h"
 #include "envs/render.h"
@@ -24,7 +29,85 @@ void mean_std(const std::vector<double>& v, double* mean, double* std) {
   *std = v.empty() ? 0 : std::sqrt(ss / v.size());
 }
 
+// Episodes [first, first + count) of a rollout, stepped as one batch by their own Policy.
+struct Shard {
+  int64_t first = 0, count = 0;
+  std::unique_ptr<rl::Policy> policy;
+};
+
+// RolloutOptions::on_step across shards: step s is reported once every shard has done it or
+// ended, so the caller sees steps 1, 2, ... up to the longest episode, in order, as from one batch.
+class Progress {
+ public:
+  Progress(const RolloutOptions& opt, int shards) : opt_(opt), done_(shards, 0), ended_(0) {}
+  // Shard k has done `steps` steps; `finished`: all its episodes are over.
+  void shard_step(int k, int steps, bool finished, int episodes_ended, int max_steps) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_ += episodes_ended;
+    done_[k] = finished ? -steps : steps;  // negative: ended at that step
+    int upto = max_steps, longest = 0;
+    bool all_finished = true;
+    for (int d : done_) {
+      if (d >= 0) upto = std::min(upto, d), all_finished = false;
+      longest = std::max(longest, d < 0 ? -d : d);
+    }
+    if (all_finished) upto = longest;
+    for (; reported_ < upto; ++reported_) {
+      if (opt_.on_step) opt_.on_step(reported_ + 1, max_steps, ended_);
+    }
+  }
+
+ private:
+  const RolloutOptions& opt_;
+  std::mutex mutex_;
+  std::vector<int> done_;
+  int ended_ = 0, reported_ = 0;
+};
+
+// Runs one shard's episodes to their end (or max_steps), filling its slots of `r`. `renderer`
+// (episode 0, shard 0 only) is null elsewhere.
+void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
+               std::vector<double>& obs_all, const RolloutOptions& opt, int max_steps,
+               envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
+               Progress& progress, RolloutResult& r) {
+  const int64_t B = shard.count, first = shard.first;
+  rl::Policy& policy = *shard.policy;
+  const int64_t obs_dim = policy.obs_dim(), act_dim = policy.act_dim();
+  double* obs = obs_all.data() + first * obs_dim;
+  std::vector<double> actions(B * act_dim), rewards(B), action(act_dim);
+  std::vector<uint8_t> done(B, 0);
+  int ended_here = 0;
+  policy.reset(B, opt.target_return);
+  for (int t = 0; t < max_steps; ++t) {
+    // Finished episodes keep being fed (frozen obs, reward 0) so the batch stays rectangular.
+    policy.act(obs, actions.data());
+    int ended_now = 0;
+    for (int64_t i = 0; i < B; ++i) {
+      rewards[i] = 0;
+      if (done[i]) continue;
+      action.assign(actions.begin() + i * act_dim, actions.begin() + (i + 1) * act_dim);
+      auto step = envs[first + i]->step(action);
+      rewards[i] = step.reward;
+      r.returns[first + i] += step.reward;
+      r.lengths[first + i] += 1;
+      std::copy(step.obs.begin(), step.obs.end(), obs + i * obs_dim);
+      done[i] = step.terminated || step.truncated;
+      if (renderer && i == 0) frames->push_back(renderer->render_rgb());
+      ended_now += done[i];
+    }
+    policy.observe_reward(rewards.data());
+    ended_here += ended_now;
+    const bool finished = ended_here == B || t + 1 == max_steps;
+    progress.shard_step(k, t + 1, finished, ended_now, max_steps);
+    if (finished) break;
+  }
+}
+
 }  // namespace
+
+int rollout_shards(int64_t episodes, int threads) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(episodes, threads)));
+}
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   if (opt.episodes < 1) throw std::invalid_argument("rollout: episodes must be >= 1");
@@ -32,8 +115,10 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
   const auto t0 = std::chrono::steady_clock::now();
-  rl::Policy policy(agent, {opt.mode, opt.engine});
   const int64_t B = opt.episodes;
+  std::vector<Shard> shards(1);
+  shards[0].policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
+  const rl::Policy& policy = *shards[0].policy;
 
   std::vector<std::unique_ptr<envs::Env>> envs;
   for (int64_t i = 0; i < B; ++i) envs.push_back(envs::make_env(agent.env, opt.seed + i));
@@ -44,8 +129,8 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
         std::to_string(act_dim) + " but the agent was trained on " +
         std::to_string(policy.obs_dim()) + ", " + std::to_string(policy.act_dim()));
   }
-  // Observations of every episode, row-major (B, obs_dim): what Policy::act takes.
-  std::vector<double> obs(B * obs_dim), actions(B * act_dim), rewards(B);
+  // Observations of every episode, row-major (B, obs_dim): shard k's rows are its episodes'.
+  std::vector<double> obs(B * obs_dim);
   for (int64_t i = 0; i < B; ++i) {
     const auto o = envs[i]->reset(opt.seed + i);
     std::copy(o.begin(), o.end(), obs.begin() + i * obs_dim);
@@ -63,29 +148,39 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   r.lengths.assign(B, 0);
   r.mode = policy.mode();
   r.engine = policy.engine();
-  std::vector<uint8_t> done(B, 0);
-  int ended = 0;  // episodes done
-  policy.reset(B, opt.target_return);
-  std::vector<double> action(act_dim);
-  for (int t = 0; t < max_steps; ++t) {
-    // Finished episodes keep being fed (frozen obs, reward 0) so the batch stays rectangular.
-    policy.act(obs.data(), actions.data());
-    for (int64_t i = 0; i < B; ++i) {
-      rewards[i] = 0;
-      if (done[i]) continue;
-      action.assign(actions.begin() + i * act_dim, actions.begin() + (i + 1) * act_dim);
-      auto step = envs[i]->step(action);
-      rewards[i] = step.reward;
-      r.returns[i] += step.reward;
-      r.lengths[i] += 1;
-      std::copy(step.obs.begin(), step.obs.end(), obs.begin() + i * obs_dim);
-      done[i] = step.terminated || step.truncated;
-      if (renderer && i == 0) frames.push_back(renderer->render_rgb());
-      ended += done[i];
+  // The fast engine's episodes are split over the threads, each stepping its share (model and
+  // physics) on one core: the physics is serial per env and the model's products at these batch
+  // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
+  // one batch (torch parallelises its own ops).
+  const int threads = opt.threads > 0 ? opt.threads : at::get_num_threads();
+  const int count =
+      r.engine == rl::PolicyEngine::kFast && !renderer ? rollout_shards(B, threads) : 1;
+  shards.resize(count);
+  for (int k = 0; k < count; ++k) {
+    shards[k].first = B * k / count;
+    shards[k].count = B * (k + 1) / count - shards[k].first;
+    if (k > 0) {
+      shards[k].policy =
+          std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
     }
-    policy.observe_reward(rewards.data());
-    if (opt.on_step) opt.on_step(t + 1, max_steps, ended);
-    if (ended == B) break;
+  }
+  Progress progress(opt, count);
+  std::vector<std::exception_ptr> errors(count);
+  auto run = [&](int k) {
+    try {
+      const core::fast::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
+      run_shard(k, shards[k], envs, obs, opt, max_steps, k == 0 ? renderer.get() : nullptr, &frames,
+                progress, r);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int k = 1; k < count; ++k) workers.emplace_back(run, k);
+  run(0);
+  for (auto& w : workers) w.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
   if (renderer) {
     envs::make_directories(opt.video_dir);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
@@ -42,23 +43,32 @@ struct Row {
 };
 
 // Physics only: `count` episodes of T steps with random actions, stepped together; returns seconds.
-double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed) {
+// With threads > 1 the episodes are split over threads as eval::rollout splits them (its shards):
+// the rate the same two cores give physics alone.
+double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int threads = 1) {
   std::vector<std::unique_ptr<envs::Env>> envs;
   for (int i = 0; i < count; ++i) {
     envs.push_back(envs::make_env(o.env, seed + i));
     envs.back()->reset(int64_t(seed + i));
   }
   const int64_t ad = envs[0]->spec().act_dim;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<double> action(ad);
-  const auto t0 = Clock::now();
-  for (int t = 0; t < o.steps; ++t) {
-    for (auto& env : envs) {
-      for (auto& x : action) x = uniform(rng);
-      env->step(action);
+  const int shards = eval::rollout_shards(count, threads);
+  auto run = [&](int k) {
+    std::mt19937_64 rng(seed + k);
+    std::uniform_real_distribution<double> uniform(-1, 1);
+    std::vector<double> action(ad);
+    for (int t = 0; t < o.steps; ++t) {
+      for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
+        for (auto& x : action) x = uniform(rng);
+        envs[i]->step(action);
+      }
     }
-  }
+  };
+  const auto t0 = Clock::now();
+  std::vector<std::thread> workers;
+  for (int k = 1; k < shards; ++k) workers.emplace_back(run, k);
+  run(0);
+  for (auto& w : workers) w.join();
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -110,6 +120,14 @@ std::vector<Row> run(const EvalBenchOptions& o) {
     const std::string how = batched ? "batched (E at once)" : "one episode at a time";
     std::fprintf(stderr, "bench eval: physics only, %s ...\n", how.c_str());
     rows.push_back({"physics only (random actions)", how, rate(o, nullptr, {}, batched)});
+    const int threads = at::get_num_threads();
+    if (batched && eval::rollout_shards(o.episodes, threads) > 1) {
+      const std::string what = "physics only, episodes split over " + std::to_string(threads) +
+                               " threads (as the fast engine's)";
+      std::fprintf(stderr, "bench eval: %s ...\n", what.c_str());
+      rows.push_back(
+          {what, how, o.episodes * double(o.steps) / physics_seconds(o, o.episodes, 0, threads)});
+    }
     for (const auto& c : cases) {
       rl::Agent agent = bench_agent(o, c.backbone);
       const std::string what =
@@ -132,13 +150,18 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
      << " steps (no termination), untrained model: "
      << "embed " << o.embed << ", " << o.layers << " layers, K=" << o.context
      << ". Env steps/s = E·T / wall time, model inference and physics together.\n\n"
-     << "| policy | episodes | env steps/s | vs physics only |\n|---|---|---|---|\n";
-  char buf[256];
-  double physics = 1;
+     << " The fast engine splits a batch's episodes over the threads (eval::rollout's shards);"
+     << " the last column divides by physics alone split the same way.\n\n"
+     << "| policy | episodes | env steps/s | vs physics only (1 thread) | vs physics split over "
+        "threads |\n|---|---|---|---|---|\n";
+  char buf[384];
+  double physics = 1, physics_split = 1;
   for (const auto& r : rows) {
-    if (r.what.rfind("physics", 0) == 0) physics = r.env_steps_per_s;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %.0f | %.1f%% |\n", r.what.c_str(),
-                  r.batching.c_str(), r.env_steps_per_s, 100.0 * r.env_steps_per_s / physics);
+    if (r.what == "physics only (random actions)") physics = physics_split = r.env_steps_per_s;
+    if (r.what.rfind("physics only, episodes split", 0) == 0) physics_split = r.env_steps_per_s;
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.0f | %.1f%% | %.1f%% |\n", r.what.c_str(),
+                  r.batching.c_str(), r.env_steps_per_s, 100.0 * r.env_steps_per_s / physics,
+                  100.0 * r.env_steps_per_s / physics_split);
     md << buf;
   }
   return md.str();

@@ -219,6 +219,47 @@ TEST(Rollout, BatchedEpisodesReturnWhatEachReturnsAlone) {
   }
 }
 
+TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
+  {
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(4);
+    for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 2.0);
+  }
+  auto ro = short_rollout(5, 200, eval::EvalMode::kStreaming);
+  ro.engine = rl::PolicyEngine::kFast;
+  ro.seed = 7;
+  ro.threads = 1;
+  std::vector<int> steps_seen;
+  ro.on_step = [&](int step, int, int) { steps_seen.push_back(step); };
+  const auto one = eval::rollout(agent, ro);
+  for (int threads : {2, 3, 5}) {
+    EXPECT_EQ(eval::rollout_shards(5, threads), threads);
+    ro.threads = threads;
+    std::vector<int> sharded_steps;
+    int last_ended = 0;
+    ro.on_step = [&](int step, int, int ended) {
+      sharded_steps.push_back(step);
+      last_ended = ended;
+    };
+    const auto split = eval::rollout(agent, ro);
+    EXPECT_EQ(sharded_steps, steps_seen) << threads << " threads: steps 1..longest, in order";
+    EXPECT_EQ(last_ended, 5) << threads << " threads";
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(split.lengths[i], one.lengths[i]) << threads << " threads, episode " << i;
+      EXPECT_NEAR(split.returns[i], one.returns[i], 1e-4 * (1 + std::abs(one.returns[i])))
+          << threads << " threads, episode " << i;
+    }
+    // The same thread count reproduces itself exactly.
+    const auto again = eval::rollout(agent, ro);
+    EXPECT_EQ(again.returns, split.returns) << threads << " threads";
+  }
+  EXPECT_EQ(eval::rollout_shards(3, 8), 3);  // never more shards than episodes
+  EXPECT_EQ(eval::rollout_shards(4, 1), 1);
+}
+
 TEST(Rollout, TransformerIsWindowOnly) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
