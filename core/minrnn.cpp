@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/gate_logit.h"
 #include "core/scan.h"
 
 namespace minrnn::core {
@@ -37,7 +38,7 @@ MinRnnImpl::MinRnnImpl(const MinRnnOptions& options) : options_(options) {
 // — identical to the paper's formulas, and never 0/0 for saturated gates.
 torch::Tensor MinRnnImpl::gate_logit(const std::vector<torch::Tensor>& parts) const {
   if (options_.cell == CellKind::kMinGRU) return parts[0];
-  return F::softplus(-parts[0]) - F::softplus(-parts[1]);
+  return minlstm_gate_logit(parts[0], parts[1]);
 }
 
 MinRnnImpl::Coefficients MinRnnImpl::coefficients(const torch::Tensor& pre) const {
