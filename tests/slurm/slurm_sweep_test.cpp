@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "rl/trainer.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn {
@@ -30,21 +31,10 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
+using Result = testing::CommandResult;
 
 Result shell(const std::string& command) {
-  Result r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_command(command);
 }
 
 std::string read_text(const fs::path& path) {
@@ -148,8 +138,7 @@ class SlurmCluster : public ::testing::Environment {
 
 // `minrnn ARGS` in `dir` (one torch thread).
 Result minrnn(const TempDir& dir, const std::string& args) {
-  return shell("cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" + MINRNN_BINARY_DIR +
-               "/minrnn' " + args);
+  return testing::run_program(dir, MINRNN_BINARY_DIR, "minrnn", args);
 }
 
 nlohmann::json status_of(const TempDir& dir) {

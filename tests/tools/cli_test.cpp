@@ -15,6 +15,7 @@
 
 #include "core/device.h"
 #include "tests/datasets/fixtures.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn {
@@ -23,24 +24,11 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using CliResult = testing::CommandResult;
 
 // Runs `BUILD/PROGRAM ARGS` with `dir` as the working directory, one torch thread.
 CliResult run_program(const TempDir& dir, const std::string& program, const std::string& args) {
-  const std::string command = "cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" +
-                              MINRNN_BINARY_DIR + "/" + program + "' " + args + " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return testing::run_program(dir, MINRNN_BINARY_DIR, program, args);
 }
 
 CliResult run_minrnn(const TempDir& dir, const std::string& args) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn {
@@ -21,23 +22,10 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
+using Result = testing::CommandResult;
 
 Result run_minrnn(const TempDir& dir, const std::string& args) {
-  const std::string command = "cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" +
-                              MINRNN_BINARY_DIR + "/minrnn' " + args + " 2>&1";
-  Result result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return testing::run_program(dir, MINRNN_BINARY_DIR, "minrnn", args);
 }
 
 std::string read_text(const fs::path& path) {
