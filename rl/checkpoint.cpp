@@ -1,0 +1,144 @@
+#include "rl/checkpoint.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "io/isolated.h"
+#include "rl/archive_io.h"
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A checkpoint holds its model's weights, so a model larger than the file is a corrupt (or hostile)
+// checkpoint: refused before anything that size is allocated. The bound counts only weights every
+// backbone has (the embeddings, and at least d x d per layer: each block's MLP has 8 d^2).
+void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs_dim,
+                      int64_t act_dim) {
+  std::error_code ec;
+  const double file_bytes = static_cast<double>(fs::file_size(path, ec));
+  const double d = static_cast<double>(c.embed_dim);
+  const double weights = d * (static_cast<double>(obs_dim) + 2.0 * static_cast<double>(act_dim) +
+                              static_cast<double>(c.max_ep_len) + 2) +
+                         static_cast<double>(c.n_layers) * d * d;
+  if (obs_dim < 1 || act_dim < 1 || ec || weights * 4 > file_bytes) {
+    throw std::runtime_error(
+        path + ": not a readable minrnn checkpoint: its model (obs_dim " + std::to_string(obs_dim) +
+        ", act_dim " + std::to_string(act_dim) + ", embed_dim " + std::to_string(c.embed_dim) +
+        ", n_layers " + std::to_string(c.n_layers) + ", max_ep_len " +
+        std::to_string(c.max_ep_len) + ") cannot fit in the file's " +
+        std::to_string(static_cast<int64_t>(file_bytes)) + " bytes (corrupt file?)");
+  }
+}
+
+Agent load_agent_here(const fs::path& path, const torch::Device& device) {
+  torch::serialize::InputArchive archive, model_archive;
+  c10::IValue config_text, env;
+  Agent agent;
+  torch::Tensor step;
+  try {
+    // Onto `device` as it is read: a CUDA-written archive cannot even be read where there is no
+    // GPU otherwise, and resume needs its optimizer state beside the parameters.
+    archive.load_from(path.string(), device);
+    archive.read("config", config_text);
+    archive.read("env", env);
+    archive.read("step", step);
+    archive.read("state_mean", agent.state_mean);
+    archive.read("state_std", agent.state_std);
+    agent.config = parse_config(config_text.toStringRef(), path.string() + " (config)");
+    agent.env = env.toStringRef();
+    agent.step = step.item<int64_t>();
+    torch::Tensor ref_scores;
+    c10::IValue ref_source;
+    if (archive.try_read("ref_scores", ref_scores) && ref_scores.numel() == 2) {
+      ref_scores = ref_scores.to(torch::kCPU, torch::kFloat64);
+      agent.ref_min_score = ref_scores[0].item<double>();
+      agent.ref_max_score = ref_scores[1].item<double>();
+      if (archive.try_read("ref_source", ref_source) && ref_source.isString())
+        agent.ref_source = ref_source.toStringRef();
+    }
+    const int64_t obs_dim = agent.state_mean.dim() == 1 ? agent.state_mean.size(0) : 0;
+    torch::Tensor act_dim_tensor;
+    archive.read("act_dim", act_dim_tensor);
+    const int64_t act_dim = act_dim_tensor.item<int64_t>();
+    check_model_fits(path.string(), agent.config, obs_dim, act_dim);
+    archive.read("model", model_archive);
+    agent.model = DecisionModel(model_options(agent.config, obs_dim, act_dim));
+    agent.model->load(model_archive);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(path.string() +
+                             ": not a readable minrnn checkpoint: " + e.what_without_backtrace());
+  } catch (const std::invalid_argument&) {
+    throw;                             // the config's errors name the file already
+  } catch (const std::exception& e) {  // TorchScript's parser, std::out_of_range, ...
+    throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + e.what());
+  }
+  agent.model->to(device);
+  agent.model->eval();
+  agent.state_mean = agent.state_mean.to(torch::kCPU);
+  agent.state_std = agent.state_std.to(torch::kCPU);
+  return agent;
+}
+
+}  // namespace
+
+Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
+  fs::path path = run_dir_or_file;
+  if (fs::is_directory(path)) path /= "checkpoint.pt";
+  if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+  // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
+  // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
+  // process first, with its memory bounded; only a file that loads there is loaded here.
+  const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
+  if (in_process == nullptr || std::string(in_process) != "1") {
+    std::error_code ec;
+    const size_t file_bytes = fs::file_size(path, ec);
+    const io::ProbeResult probe = io::probe_in_child(
+        [&] {
+          at::set_num_threads(1);  // no OpenMP team in a forked child
+          load_agent_here(path, torch::kCPU);
+        },
+        (size_t{2} << 30) + 16 * file_bytes);
+    if (!probe.ok) {
+      if (probe.died) {
+        throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: LibTorch's " +
+                                 "reader " + probe.message + " on it (a corrupt file?)");
+      }
+      const std::string& m = probe.message;
+      throw std::runtime_error(m.find(path.string()) != std::string::npos
+                                   ? m
+                                   : path.string() + ": not a readable minrnn checkpoint: " + m);
+    }
+  }
+  return load_agent_here(path, device);
+}
+
+void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive, model_archive, optim_archive;
+  agent.model->save(model_archive);
+  optimizer.save(optim_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optim_archive);
+  archive.write("step", torch::tensor(agent.step));
+  archive.write("act_dim", torch::tensor(agent.model->options().act_dim));
+  archive.write("state_mean", agent.state_mean);
+  archive.write("state_std", agent.state_std);
+  archive.write("config", c10::IValue(to_yaml(agent.config)));
+  archive.write("env", c10::IValue(agent.env));
+  archive.write("ref_scores", torch::tensor({agent.ref_min_score, agent.ref_max_score},
+                                            torch::TensorOptions().dtype(torch::kFloat64)));
+  archive.write("ref_source", c10::IValue(agent.ref_source));
+  save_archive_atomically(archive, path);
+}
+
+void load_optimizer_state(const std::string& path, const torch::Device& device,
+                          torch::optim::Optimizer& optimizer) {
+  torch::serialize::InputArchive archive, optim_archive;
+  archive.load_from(path, device);
+  archive.read("optimizer", optim_archive);
+  optimizer.load(optim_archive);
+}
+
+}  // namespace minrnn::rl

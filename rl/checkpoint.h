@@ -1,0 +1,21 @@
+// A run's checkpoint.pt: the agent (model, state normalization, config, env, reference scores,
+// step) and the optimizer's state, in one LibTorch archive. Written atomically (tmp + rename);
+// read in a child process first (a hostile file cannot crash the reader's caller). load_agent, the
+// public reader, is declared with Agent in rl/trainer.h.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+
+#include "rl/trainer.h"
+
+namespace minrnn::rl {
+
+// Writes `path` whole or not at all; errors name the file and the OS reason.
+void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer);
+
+// The optimizer state saved beside the agent (resume), onto `device`.
+void load_optimizer_state(const std::string& path, const torch::Device& device,
+                          torch::optim::Optimizer& optimizer);
+
+}  // namespace minrnn::rl
