@@ -10,9 +10,10 @@
 //     account: myproject        # --account
 //     qos: normal               # --qos
 //     array_throttle: 20        # --array=...%20: tasks running at once
-//     signal_before: 120        # SIGUSR1 this many seconds before the time limit: checkpoint,
-//     requeue setup: ["module load cuda"]       # shell lines each task runs first sbatch_args:
-//     ["--constraint=a100"]  # further sbatch options
+//     signal_before: 120        # SIGUSR1 this many seconds before the time limit:
+//                               #   checkpoint, requeue
+//     setup: ["module load cuda"]           # shell lines each task runs first
+//     sbatch_args: ["--constraint=a100"]    # further sbatch options
 //
 // Submitting writes <out>/slurm/sweep.sbatch (one array task per unfinished run, the array index
 // being the run's place in the plan: train, then eval, into the run's train.log) and submits it
