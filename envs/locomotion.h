@@ -99,7 +99,7 @@ class LocomotionEnv : public Env {
   int physics_step();
 
   LocomotionTask task_;
-  ModelPtr model_;
+  std::shared_ptr<const mjModel> model_;  // shared by every env of this model
   DataPtr data_;
   Rng rng_;
   int elapsed_steps_ = 0;

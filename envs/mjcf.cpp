@@ -1,6 +1,7 @@
 #include "envs/mjcf.h"
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 
@@ -264,8 +265,17 @@ ModelPtr compile_mjcf(const std::string& file_name, const std::string& xml) {
   return model;
 }
 
-ModelPtr load_embedded_model(const std::string& model_name) {
-  return compile_mjcf(model_name + ".xml", embedded_mjcf(model_name));
+std::shared_ptr<const mjModel> load_embedded_model(const std::string& model_name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const mjModel>> compiled;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = compiled.find(model_name);
+  if (it == compiled.end()) {
+    std::shared_ptr<const mjModel> model(
+        compile_mjcf(model_name + ".xml", embedded_mjcf(model_name)).release(), ModelDeleter());
+    it = compiled.emplace(model_name, std::move(model)).first;
+  }
+  return it->second;
 }
 
 }  // namespace minrnn::envs
