@@ -175,6 +175,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
       errors[k] = std::current_exception();
     }
   };
+  const auto t_steps = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int k = 1; k < count; ++k) workers.emplace_back(run, k);
   run(0);
@@ -182,6 +183,8 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  r.step_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_steps).count();
   if (renderer) {
     envs::make_directories(opt.video_dir);
     for (size_t f = 0; f < frames.size(); ++f) {

@@ -53,8 +53,9 @@ struct RolloutResult {
   std::vector<int> lengths;
   double mean_return = 0, std_return = 0;
   double mean_normalized = 0, std_normalized = 0;  // population std, as D4RL papers report
-  double seconds = 0;
-  std::string video_gif;            // the GIF written for episode 0, when options.video_dir was set
+  double seconds = 0;                              // wall time of the whole call
+  double step_seconds = 0;  // of the stepping alone (seconds less making envs and the policy)
+  std::string video_gif;    // the GIF written for episode 0, when options.video_dir was set
   EvalMode mode = EvalMode::kAuto;  // the mode actually used (kStreaming or kWindow)
   rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // the engine actually used
 };

@@ -83,7 +83,9 @@ struct PolicyCase {
 };
 
 // Env steps/s of eval::rollout — the path `minrnn eval` takes — for E episodes of T steps, either
-// in one batch or one after another. `agent` null: physics only.
+// in one batch or one after another, over its stepping time: making the envs (~1.5 ms each,
+// mj_makeData) and packing the policy are paid once per episode, which at the benchmark's T = 100
+// would weigh 10x what they do in a 1000-step episode. `agent` null: physics only, timed alike.
 double rate(const EvalBenchOptions& o, rl::Agent* agent, const PolicyCase& c, bool batched) {
   double seconds = 0;
   const int runs = batched ? 1 : o.episodes;
@@ -100,7 +102,7 @@ double rate(const EvalBenchOptions& o, rl::Agent* agent, const PolicyCase& c, bo
     ro.max_steps = o.steps;
     ro.seed = e;
     ro.target_return = 3600;
-    seconds += eval::rollout(*agent, ro).seconds;
+    seconds += eval::rollout(*agent, ro).step_seconds;
   }
   return double(o.episodes) * o.steps / seconds;
 }
@@ -149,7 +151,8 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
      << ", E=" << o.episodes << " episodes × T=" << o.steps
      << " steps (no termination), untrained model: "
      << "embed " << o.embed << ", " << o.layers << " layers, K=" << o.context
-     << ". Env steps/s = E·T / wall time, model inference and physics together.\n\n"
+     << ". Env steps/s = E·T / wall time of the stepping (model inference and physics together; "
+     << "making the envs and the policy excluded).\n\n"
      << " The fast engine splits a batch's episodes over the threads (eval::rollout's shards);"
      << " the last column divides by physics alone split the same way.\n\n"
      << "| policy | episodes | env steps/s | vs physics only (1 thread) | vs physics split over "

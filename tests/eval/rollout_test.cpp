@@ -247,6 +247,8 @@ TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
     const auto split = eval::rollout(agent, ro);
     EXPECT_EQ(sharded_steps, steps_seen) << threads << " threads: steps 1..longest, in order";
     EXPECT_EQ(last_ended, 5) << threads << " threads";
+    EXPECT_GT(split.step_seconds, 0.0);
+    EXPECT_LE(split.step_seconds, split.seconds);
     for (int i = 0; i < 5; ++i) {
       EXPECT_EQ(split.lengths[i], one.lengths[i]) << threads << " threads, episode " << i;
       EXPECT_NEAR(split.returns[i], one.returns[i], 1e-4 * (1 + std::abs(one.returns[i])))
