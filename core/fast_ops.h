@@ -8,6 +8,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "core/cpu_simd.h"
 #include "core/scan_math.h"
 
 #include <cstdint>
@@ -94,14 +95,9 @@ void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<floa
 void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width);
 
 // Element-wise math that vectorizes: glibc's expf/erff/tanhf are a call per element, which stops
-// GCC's vectorizer. Always inlined so each AVX-512/AVX2/baseline clone (MINRNN_VECTOR_CLONES) gets
-// its own vector code; clamps are written as selects (std::min/max keep a branch here).
-#define MINRNN_INLINE inline __attribute__((always_inline))
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MINRNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MINRNN_VECTOR_CLONES
-#endif
+// GCC's vectorizer. Always inlined (MINRNN_INLINE, core/cpu_simd.h) so each AVX-512/AVX2/baseline
+// clone (MINRNN_VECTOR_CLONES) gets its own vector code; clamps are written as selects
+// (std::min/max keep a branch here).
 
 // e^x: the scan kernels' inline Cephes expf (core/scan_math.h), within 2 ulp, 0 below −87.3.
 using scan_math::cpu_expf;

@@ -3,6 +3,7 @@
 // of scan_math.h (direct a/b, or minGRU/minLSTM gates computed on the fly).
 #include "core/scan_cpu.h"
 
+#include "core/cpu_simd.h"
 #include "core/scan_math.h"
 
 namespace minrnn::core {
@@ -12,21 +13,29 @@ using detail::for_each_slice;
 using detail::kSlice;
 using scan_math::with_coefficients;
 
+// One batch row's channels [d0, d1) over all L steps; built per ISA (core/cpu_simd.h), the time
+// loop outside so the channel loop vectorises.
+template <typename T, typename Coef>
+MINRNN_VECTOR_CLONES void forward_slice(const Coef& coef, const T* h0, T* h, T* h_last, int64_t row,
+                                        int64_t d0, int64_t d1, int64_t L, int64_t D) {
+  T state[kSlice];
+  for (int64_t d = d0; d < d1; ++d) state[d - d0] = h0[row * D + d];
+  for (int64_t t = 0; t < L; ++t) {
+    const int64_t off = (row * L + t) * D;
+    for (int64_t d = d0; d < d1; ++d) {
+      T a_t, b_t;
+      coef.load(off + d, a_t, b_t);
+      state[d - d0] = a_t * state[d - d0] + b_t;
+      h[off + d] = state[d - d0];
+    }
+  }
+  for (int64_t d = d0; d < d1; ++d) h_last[row * D + d] = state[d - d0];
+}
+
 template <typename T, typename Coef>
 void scan_forward(const Coef& coef, const T* h0, T* h, T* h_last, int64_t B, int64_t L, int64_t D) {
   for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
-    T state[kSlice];
-    for (int64_t d = d0; d < d1; ++d) state[d - d0] = h0[row * D + d];
-    for (int64_t t = 0; t < L; ++t) {
-      const int64_t off = (row * L + t) * D;
-      for (int64_t d = d0; d < d1; ++d) {
-        T a_t, b_t;
-        coef.load(off + d, a_t, b_t);
-        state[d - d0] = a_t * state[d - d0] + b_t;
-        h[off + d] = state[d - d0];
-      }
-    }
-    for (int64_t d = d0; d < d1; ++d) h_last[row * D + d] = state[d - d0];
+    forward_slice<T, Coef>(coef, h0, h, h_last, row, d0, d1, L, D);
   });
 }
 
@@ -35,20 +44,29 @@ void scan_forward(const Coef& coef, const T* h0, T* h, T* h_last, int64_t B, int
 //     dh_0 = a_1 g_1;  the source turns g_t and h_{t−1} into its input gradients (d_first,
 //     d_second).
 template <typename T, typename Coef>
+MINRNN_VECTOR_CLONES void backward_slice(const Coef& coef, const T* h, const T* h0, const T* grad_h,
+                                         const T* grad_last, T* d_first, T* d_second, T* dh0,
+                                         int64_t row, int64_t d0, int64_t d1, int64_t L,
+                                         int64_t D) {
+  T carry[kSlice];
+  for (int64_t d = d0; d < d1; ++d) carry[d - d0] = grad_last[row * D + d];
+  for (int64_t t = L - 1; t >= 0; --t) {
+    const int64_t off = (row * L + t) * D;
+    const T* h_prev = t > 0 ? h + off - D : h0 + row * D;
+    for (int64_t d = d0; d < d1; ++d) {
+      const T g = grad_h[off + d] + carry[d - d0];
+      carry[d - d0] = coef.backward(off + d, g, h_prev[d], d_first, d_second) * g;
+    }
+  }
+  for (int64_t d = d0; d < d1; ++d) dh0[row * D + d] = carry[d - d0];
+}
+
+template <typename T, typename Coef>
 void scan_backward(const Coef& coef, const T* h, const T* h0, const T* grad_h, const T* grad_last,
                    T* d_first, T* d_second, T* dh0, int64_t B, int64_t L, int64_t D) {
   for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
-    T carry[kSlice];
-    for (int64_t d = d0; d < d1; ++d) carry[d - d0] = grad_last[row * D + d];
-    for (int64_t t = L - 1; t >= 0; --t) {
-      const int64_t off = (row * L + t) * D;
-      const T* h_prev = t > 0 ? h + off - D : h0 + row * D;
-      for (int64_t d = d0; d < d1; ++d) {
-        const T g = grad_h[off + d] + carry[d - d0];
-        carry[d - d0] = coef.backward(off + d, g, h_prev[d], d_first, d_second) * g;
-      }
-    }
-    for (int64_t d = d0; d < d1; ++d) dh0[row * D + d] = carry[d - d0];
+    backward_slice<T, Coef>(coef, h, h0, grad_h, grad_last, d_first, d_second, dh0, row, d0, d1, L,
+                            D);
   });
 }
 

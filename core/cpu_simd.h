@@ -1,0 +1,12 @@
+// CPU loops built for the machine they run on: a function marked MINRNN_VECTOR_CLONES is compiled
+// for AVX-512, AVX2 and the baseline ISA, and the loader picks one (GCC's target_clones, an ifunc),
+// so one binary vectorizes 16, 8 or 4 floats wide. Helpers it calls must be inlined into it to get
+// the clone's ISA: mark them MINRNN_INLINE (plain `inline` ones usually are, not always).
+#pragma once
+
+#define MINRNN_INLINE inline __attribute__((always_inline))
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define MINRNN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MINRNN_VECTOR_CLONES
+#endif
