@@ -7,13 +7,15 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/cpu_simd.h"
+
 namespace minrnn::core {
 namespace {
 
 constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;  // splitmix64's increment
 constexpr uint64_t kMul1 = 0xBF58476D1CE4E5B9ull, kMul2 = 0x94D049BB133111EBull;
 
-inline uint64_t mix(uint64_t z) {
+MINRNN_INLINE uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * kMul1;
   z = (z ^ (z >> 27)) * kMul2;
   return z ^ (z >> 31);
@@ -24,15 +26,26 @@ uint64_t drop_threshold(double p) {
   return static_cast<uint64_t>(std::llround(p * 4294967296.0));
 }
 
+// out[i] = (x[i] +) keep(i) · y[i] · scale for i in [begin, end), built per ISA (core/cpu_simd.h).
+template <typename T, bool kResidual>
+MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t begin, int64_t end,
+                                       uint64_t seed, uint64_t threshold, T scale) {
+  for (int64_t i = begin; i < end; ++i) {
+    const bool keep = (mix(seed + static_cast<uint64_t>(i + 1) * kGamma) >> 32) >= threshold;
+    const T v = keep ? y[i] * scale : T(0);
+    out[i] = kResidual ? x[i] + v : v;
+  }
+}
+
 // out = (x +) keep(i) · y · scale over n contiguous elements; x may be null.
 template <typename T>
 void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, uint64_t threshold,
                       T scale) {
   at::parallel_for(0, n, 1 << 14, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const bool keep = (mix(seed + static_cast<uint64_t>(i + 1) * kGamma) >> 32) >= threshold;
-      const T v = keep ? y[i] * scale : T(0);
-      out[i] = x ? x[i] + v : v;
+    if (x) {
+      masked_range<T, true>(x, y, out, begin, end, seed, threshold, scale);
+    } else {
+      masked_range<T, false>(x, y, out, begin, end, seed, threshold, scale);
     }
   });
 }
