@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/device.h"
+#include "core/fused_adamw.h"
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"
@@ -241,8 +242,8 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   agent.model->to(device);
   agent.state_mean = torch::tensor(ds.index.state_mean);
   agent.state_std = torch::tensor(ds.index.state_std);
-  torch::optim::AdamW optimizer(agent.model->parameters(),
-                                torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
+  core::FusedAdamW optimizer(agent.model->parameters(),
+                             torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
 
   TrainResult result;
   if (fs::exists(ckpt)) {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "core/device.h"
+#include "core/fused_adamw.h"
 #include "rl/decision_model.h"
 #include "tools/bench_report.h"
 #include "tools/commands.h"
@@ -68,7 +69,7 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   rl::DecisionModel model(mo);
   model->to(dev);
   model->train();
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+  core::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
   const auto f = torch::TensorOptions().device(dev);
   const int64_t B = o.batch, K = o.context;
   rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.obs_dim}, f),
