@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace minrnn::data::detail {
@@ -54,6 +56,19 @@ class Out {
   template <typename T>
   void field(const std::vector<T>& v) {
     vec(v);
+  }
+  void field(const std::vector<std::string>& v) {
+    i64(static_cast<int64_t>(v.size()));
+    for (const auto& x : v) str(x);
+  }
+  void field(const FloatArray& a) { floats(a); }
+  template <typename T>
+  void field(const std::map<std::string, T>& m) {
+    i64(static_cast<int64_t>(m.size()));
+    for (const auto& [k, v] : m) {
+      str(k);
+      field(v);
+    }
   }
   void flush() {
     put(buf_.data(), buf_.size());
@@ -133,13 +148,42 @@ class In {
   void field(std::vector<T>& v) {
     vec(v);
   }
+  void field(std::vector<std::string>& v) {
+    v.clear();
+    for (int64_t n = size(); n > 0; --n) v.push_back(str());
+  }
+  void field(FloatArray& a) { a = floats(); }
+  template <typename T>
+  void field(std::map<std::string, T>& m) {
+    m.clear();
+    for (int64_t n = size(); n > 0; --n) {
+      std::string k = str();
+      field(m[k]);
+    }
+  }
 
  private:
   int fd_;
 };
 
-// Every field of MinariInfo, in one order for the child's send and the parent's receive: a field
-// left out here would arrive empty.
+// Every field of D4rlData and MinariInfo, each listed once for the child's send and the parent's
+// receive: a field left out here would arrive empty.
+template <typename Stream, typename Data>
+void d4rl_fields(Stream& s, Data& d) {
+  s.field(d.obs_dim);
+  s.field(d.act_dim);
+  s.field(d.observations);
+  s.field(d.next_observations);
+  s.field(d.actions);
+  s.field(d.rewards);
+  s.field(d.terminals);
+  s.field(d.timeouts);
+  s.field(d.infos);
+  s.field(d.metadata.strings);
+  s.field(d.metadata.ints);
+  s.field(d.metadata.arrays);
+  s.field(d.metadata.unread);
+}
 template <typename Stream, typename Space>
 void space_fields(Stream& s, Space& space) {
   s.field(space.present);
@@ -175,67 +219,14 @@ enum : int64_t { kOk = 0, kInvalidArgument = 1, kRuntimeError = 2 };
 
 void send(Out& out, const D4rlData& d, const MinariInfo* info) {
   out.i64(kOk);
-  out.i64(d.obs_dim);
-  out.i64(d.act_dim);
-  out.vec(d.observations);
-  out.vec(d.next_observations);
-  out.vec(d.actions);
-  out.vec(d.rewards);
-  out.vec(d.terminals);
-  out.vec(d.timeouts);
-  out.i64(static_cast<int64_t>(d.infos.size()));
-  for (const auto& [name, a] : d.infos) {
-    out.str(name);
-    out.floats(a);
-  }
-  out.i64(static_cast<int64_t>(d.metadata.strings.size()));
-  for (const auto& [k, v] : d.metadata.strings) {
-    out.str(k);
-    out.str(v);
-  }
-  out.i64(static_cast<int64_t>(d.metadata.ints.size()));
-  for (const auto& [k, v] : d.metadata.ints) {
-    out.str(k);
-    out.i64(v);
-  }
-  out.i64(static_cast<int64_t>(d.metadata.arrays.size()));
-  for (const auto& [k, a] : d.metadata.arrays) {
-    out.str(k);
-    out.floats(a);
-  }
-  out.i64(static_cast<int64_t>(d.metadata.unread.size()));
-  for (const auto& s : d.metadata.unread) out.str(s);
+  d4rl_fields(out, d);
   out.i64(info != nullptr);
   if (info) minari_fields(out, *info);
 }
 
 D4rlData receive(In& in, MinariInfo* info) {
   D4rlData d;
-  d.obs_dim = static_cast<int>(in.i64());
-  d.act_dim = static_cast<int>(in.i64());
-  in.vec(d.observations);
-  in.vec(d.next_observations);
-  in.vec(d.actions);
-  in.vec(d.rewards);
-  in.vec(d.terminals);
-  in.vec(d.timeouts);
-  for (int64_t n = in.size(); n > 0; --n) {
-    std::string name = in.str();
-    d.infos[name] = in.floats();
-  }
-  for (int64_t n = in.size(); n > 0; --n) {
-    std::string k = in.str();
-    d.metadata.strings[k] = in.str();
-  }
-  for (int64_t n = in.size(); n > 0; --n) {
-    std::string k = in.str();
-    d.metadata.ints[k] = in.i64();
-  }
-  for (int64_t n = in.size(); n > 0; --n) {
-    std::string k = in.str();
-    d.metadata.arrays[k] = in.floats();
-  }
-  for (int64_t n = in.size(); n > 0; --n) d.metadata.unread.push_back(in.str());
+  d4rl_fields(in, d);
   if (in.i64()) {
     MinariInfo got;
     minari_fields(in, got);
