@@ -13,6 +13,7 @@
 #include "eval/sweep_slurm.h"
 #include "io/dir_lock.h"
 #include "rl/config.h"
+#include "tests/eval/sweep_fixtures.h"
 #include "tests/rl/fixtures.h"
 
 namespace minrnn {
@@ -20,16 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
+const std::string& kTiny = testing::kTinyConfig;
 const std::string kRuns = "datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n";
 
 std::string error_of(const std::string& yaml) {
-  try {
-    eval::parse_sweep(yaml, "my_sweep.yaml");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  return testing::sweep_error_of(yaml);
 }
 
 std::string read_text(const fs::path& path) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/sweep.h"
+#include "tests/eval/sweep_fixtures.h"
 #include "tests/rl/fixtures.h"
 
 namespace minrnn {
@@ -13,15 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
+const std::string& kTiny = testing::kTinyConfig;
 
 std::string error_of(const std::string& yaml) {
-  try {
-    eval::parse_sweep(yaml, "my_sweep.yaml");
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
+  return testing::sweep_error_of(yaml);
 }
 
 // A typo in a shipped sweep (a key, a config name, an override) must fail here, not hours into
