@@ -140,8 +140,8 @@ SweepSpec load_sweep(const std::string& path) {
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   const fs::path base = fs::path(spec.file).parent_path();
-  std::vector<SweepRun> runs;
-  std::string conflicts;  // run dirs holding another config than the sweep's
+  std::vector<SweepRun> protos;  // one per (dataset, backbone), with its resolved config
+  std::vector<rl::TrainConfig> configs;
   for (const auto& dataset : spec.datasets) {
     for (const auto& backbone : spec.backbones) {
       SweepRun proto;
@@ -158,21 +158,27 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       proto.overrides.push_back("backbone=" + backbone);
       for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
       // Throws naming the file or the --set.
-      const rl::TrainConfig config = rl::load_config(proto.config, proto.overrides);
-      proto.max_steps = config.max_steps;
-      proto.device = config.device;
-      for (int64_t seed : spec.seeds) {
-        SweepRun r = proto;
-        r.seed = seed;
-        r.run_dir =
-            (fs::path(spec.out) / dataset / backbone / ("seed" + std::to_string(seed))).string();
-        r.state = read_state(r.run_dir);
-        rl::TrainConfig wanted = config;  // what `minrnn train --seed S` will resolve
-        wanted.seed = seed;
-        const std::string diff = stored_config_differences(r.run_dir, wanted);
-        if (!diff.empty()) conflicts += "\n  " + r.run_dir + ": " + diff;
-        runs.push_back(r);
-      }
+      configs.push_back(rl::load_config(proto.config, proto.overrides));
+      proto.max_steps = configs.back().max_steps;
+      proto.device = configs.back().device;
+      protos.push_back(proto);
+    }
+  }
+  // Seed-major: a sweep stopped part-way has every (dataset, backbone) cell at its first seeds.
+  std::vector<SweepRun> runs;
+  std::string conflicts;  // run dirs holding another config than the sweep's
+  for (int64_t seed : spec.seeds) {
+    for (size_t i = 0; i < protos.size(); ++i) {
+      SweepRun r = protos[i];
+      r.seed = seed;
+      r.run_dir =
+          (fs::path(spec.out) / r.dataset / r.backbone / ("seed" + std::to_string(seed))).string();
+      r.state = read_state(r.run_dir);
+      rl::TrainConfig wanted = configs[i];  // what `minrnn train --seed S` will resolve
+      wanted.seed = seed;
+      const std::string diff = stored_config_differences(r.run_dir, wanted);
+      if (!diff.empty()) conflicts += "\n  " + r.run_dir + ": " + diff;
+      runs.push_back(r);
     }
   }
   if (!conflicts.empty()) {
