@@ -215,8 +215,9 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   const PathOnly path(bin);
   const eval::SweepSpec s = spec_in(tmp.path);
   const fs::path out = s.out;
-  const fs::path done = out / "d/mingru/seed0", failed = out / "d/mingru/seed1",
-                 stopped = out / "d/minlstm/seed0", held = out / "d/minlstm/seed1";
+  // In the sweep's order (seed by seed): done, failed, stopped, held.
+  const fs::path done = out / "d/mingru/seed0", failed = out / "d/minlstm/seed0",
+                 stopped = out / "d/mingru/seed1", held = out / "d/minlstm/seed1";
   for (const auto& d : {done, failed, stopped, held}) fs::create_directories(d);
   std::ofstream(done / "done.json") << "{}\n";
   std::ofstream(done / "eval.json") << "{\"mean_normalized\": 12.5}\n";
