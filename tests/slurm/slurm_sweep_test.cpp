@@ -226,7 +226,7 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
 TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   REQUIRE_CLUSTER();
   TempDir dir;
-  const int max_steps = 4000;
+  const int max_steps = 12000;  // long enough that a resumed run cannot finish before the next stop
   write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
               "dataset=hop.hdf5, max_steps=" + std::to_string(max_steps) +
                   ", embed_dim=16, batch_size=8, log_every=1, checkpoint_every=100000");
@@ -253,7 +253,8 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
     ASSERT_TRUE(wait_for([&] { return step() >= stopped_at + 20; }, 180))
         << read_text(run / "train.log");
     const Result r = shell(std::string(how) + task);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output << shell("squeue").output << status_of(dir).dump(2)
+                              << read_text(run / "train.log");
     ASSERT_TRUE(wait_for([&] { return stops() == int(resumed_from.size()) + 1; }, 60))
         << read_text(run / "train.log");
     stopped_at = rl::load_agent(run.string()).step;
