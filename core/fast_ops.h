@@ -102,45 +102,13 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width);
 // e^x: the scan kernels' inline Cephes expf (core/scan_math.h), within 2 ulp, 0 below −87.3.
 using scan_math::cpu_expf;
 
-// ln x for normal x > 0 within 2 ulp (Cephes' logf: exponent and mantissa split by bits).
-MINRNN_INLINE float log_approx(float x) {
-  int32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);  // x = m · 2^e, m ∈ [½, 1)
-  bits = (bits & 0x807fffff) | 0x3f000000;
-  float m;
-  std::memcpy(&m, &bits, sizeof m);
-  const bool low = m < 0.707106781186547524f;
-  e = low ? e - 1.0f : e;
-  m = low ? m + m - 1.0f : m - 1.0f;
-  const float z = m * m;
-  float y = 7.0376836292e-2f;
-  y = y * m - 1.1514610310e-1f;
-  y = y * m + 1.1676998740e-1f;
-  y = y * m - 1.2420140846e-1f;
-  y = y * m + 1.4249322787e-1f;
-  y = y * m - 1.6668057665e-1f;
-  y = y * m + 2.0000714765e-1f;
-  y = y * m - 2.4999993993e-1f;
-  y = y * m + 3.3333331174e-1f;
-  y = y * m * z - 2.12194440e-4f * e - 0.5f * z;
-  return m + y + 0.693359375f * e;
-}
+// ln x and torch's softplus, vectorizable: the scan kernels' own (core/scan_math.h).
+using scan_math::log_approx;
+using scan_math::softplus_approx;
 
 // σ(x) from exp(−|x|), and σ(±u) from one exp: the scan kernels' own (core/scan_math.h).
 using scan_math::sigmoid;
 using scan_math::sigmoid_pair;
-
-// torch's softplus (β = 1, threshold 20): log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), with log1p(t)
-// = ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u rounds to 1.
-MINRNN_INLINE float softplus_approx(float x) {
-  const float ax = x < 0 ? -x : x;
-  const float t = cpu_expf(-ax);
-  const float u = 1.0f + t;
-  const float log1p = u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
-  const float s = (x > 0 ? x : 0.0f) + log1p;
-  return x > 20.0f ? x : s;
-}
 
 // erf in float with |error| < 2e-7 on all of ℝ: Eigen's rational approximation on [−4, 4] (erf is
 // ±1 in float beyond).

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/gate_logit.h"
 #include "core/scan.h"
 
 namespace minrnn::core {
@@ -38,7 +37,7 @@ MinRnnImpl::MinRnnImpl(const MinRnnOptions& options) : options_(options) {
 // — identical to the paper's formulas, and never 0/0 for saturated gates.
 torch::Tensor MinRnnImpl::gate_logit(const std::vector<torch::Tensor>& parts) const {
   if (options_.cell == CellKind::kMinGRU) return parts[0];
-  return minlstm_gate_logit(parts[0], parts[1]);
+  return F::softplus(-parts[0]) - F::softplus(-parts[1]);
 }
 
 MinRnnImpl::Coefficients MinRnnImpl::coefficients(const torch::Tensor& pre) const {
@@ -71,8 +70,8 @@ torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h
     Coefficients lc = log_coefficients(pre);
     r = linear_scan_log_parallel(lc.a, lc.b, h0.defined() ? torch::log(h0) : h0);
   } else if (options_.scan == ScanMode::kFused) {
-    auto parts = pre.chunk(options_.cell == CellKind::kMinGRU ? 2 : 3, -1);
-    r = gated_scan(gate_logit(parts), parts.back(), h0, options_.log_space);
+    r = gated_projection_scan(pre, options_.cell == CellKind::kMinGRU ? 2 : 3, h0,
+                              options_.log_space);
   } else {
     Coefficients c = coefficients(pre);
     r = linear_scan_sequential(c.a, c.b, h0);

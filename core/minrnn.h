@@ -12,7 +12,7 @@ namespace minrnn::core {
 
 enum class CellKind { kMinGRU, kMinLSTM };
 enum class ScanMode {
-  kFused,        // gated_scan: gates fused into the fast CPU/CUDA kernel (default)
+  kFused,        // gated_projection_scan: gates fused into the fast CPU/CUDA kernel (default)
   kLogParallel,  // the paper's cumsum + logcumsumexp (needs log_space)
   kSequential,   // a loop of torch ops over t (reference)
 };

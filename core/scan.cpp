@@ -42,28 +42,53 @@ torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch:
   return h0.to(a.options());
 }
 
+// The two inputs of a scan and where their gradients go. Separate tensors (a, b) or (u, c); or,
+// when `projection` is set, column blocks of a gate projection (B,T,G·D) read and written in place.
+struct ScanOperands {
+  torch::Tensor first, second;
+};
+int64_t projection_blocks(ScanSource source) {
+  return source == ScanSource::kMinLstm || source == ScanSource::kMinLstmPositive ? 3 : 2;
+}
+// first = block 0 (u, or p with k after it), second = the last block (c); D = the state's width.
+ScanOperands projection_operands(const torch::Tensor& pre, ScanSource source, int64_t D) {
+  return {pre.narrow(2, 0, D), pre.narrow(2, (projection_blocks(source) - 1) * D, D)};
+}
+
 // One autograd function for every scan on every device: the raw kernels (scan_cpu.h,
-// scan_cuda.h) fill preallocated outputs. (first, second) are (a, b) or (u, c) as `source` says.
+// scan_cuda.h) fill preallocated outputs. (first, second) are (a, b), (u, c) as `source` says; with
+// `projection`, first_in is a gate projection (projection_operands) and second_in is ignored.
 class ScanFunction : public torch::autograd::Function<ScanFunction> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& first_in,
                                                 const torch::Tensor& second_in,
-                                                const torch::Tensor& h0_in, int64_t source_id) {
+                                                const torch::Tensor& h0_in, int64_t source_id,
+                                                bool projection) {
     const auto source = static_cast<ScanSource>(source_id);
-    torch::Tensor first = first_in.contiguous(), second = second_in.contiguous();
     torch::Tensor h0 = h0_in.contiguous();
-    torch::Tensor h = torch::empty_like(first), h_last = torch::empty_like(h0);
+    torch::Tensor pre = projection ? first_in.contiguous() : torch::Tensor();
+    const ScanOperands in = projection
+                                ? projection_operands(pre, source, h0.size(1))
+                                : ScanOperands{first_in.contiguous(), second_in.contiguous()};
+    torch::Tensor h = torch::empty({in.first.size(0), in.first.size(1), h0.size(1)},
+                                   in.first.options()),
+                  h_last = torch::empty_like(h0);
 #if defined(MINRNN_WITH_CUDA)
-    if (first.is_cuda()) {
-      scan_forward_cuda(source, first, second, h0, h, h_last);
+    if (in.first.is_cuda()) {
+      scan_forward_cuda(source, in.first, in.second, h0, h, h_last);
     } else
 #endif
     {
-      scan_forward_cpu(source, first, second, h0, h, h_last);
+      scan_forward_cpu(source, in.first, in.second, h0, h, h_last);
     }
     // The direct backward reads a only: keeping b alive would cost memory for nothing.
-    ctx->save_for_backward({first, source == ScanSource::kDirect ? first : second, h, h0});
+    if (projection) {
+      ctx->save_for_backward({pre, h, h0});
+    } else {
+      ctx->save_for_backward(
+          {in.first, source == ScanSource::kDirect ? in.first : in.second, h, h0});
+    }
     ctx->saved_data["source"] = source_id;
     return {h, h_last};
   }
@@ -71,38 +96,52 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    const torch::Tensor &first = saved[0], &second = saved[1], &h = saved[2], &h0 = saved[3];
+    const bool projection = saved.size() == 3;
+    const torch::Tensor &h = saved[projection ? 1 : 2], &h0 = saved[projection ? 2 : 3];
     const auto source = static_cast<ScanSource>(ctx->saved_data["source"].toInt());
     torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(h);
     torch::Tensor grad_last = grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(h0);
-    torch::Tensor d_first = torch::empty_like(first), d_second = torch::empty_like(first);
+    const torch::Tensor d_pre = projection ? torch::empty_like(saved[0]) : torch::Tensor();
+    const ScanOperands in = projection ? projection_operands(saved[0], source, h0.size(1))
+                                       : ScanOperands{saved[0], saved[1]};
+    ScanOperands d = projection
+                         ? projection_operands(d_pre, source, h0.size(1))
+                         : ScanOperands{torch::empty_like(in.first), torch::empty_like(in.first)};
     torch::Tensor dh0 = torch::empty_like(h0);
 #if defined(MINRNN_WITH_CUDA)
-    if (first.is_cuda()) {
-      scan_backward_cuda(source, first, second, h, h0, grad_h, grad_last, d_first, d_second, dh0);
+    if (in.first.is_cuda()) {
+      scan_backward_cuda(source, in.first, in.second, h, h0, grad_h, grad_last, d.first, d.second,
+                         dh0);
     } else
 #endif
     {
-      scan_backward_cpu(source, first, second, h, h0, grad_h, grad_last, d_first, d_second, dh0);
+      scan_backward_cpu(source, in.first, in.second, h, h0, grad_h, grad_last, d.first, d.second,
+                        dh0);
     }
-    return {d_first, d_second, dh0, torch::Tensor()};
+    if (projection) return {d_pre, torch::Tensor(), dh0, torch::Tensor(), torch::Tensor()};
+    return {d.first, d.second, dh0, torch::Tensor(), torch::Tensor()};
   }
 };
 
 // Runs the fast kernel where there is one: CUDA (all four float dtypes) and CPU (float32/float64;
-// bfloat16/half accumulate in float32 as on the GPU). Other devices take `reference`.
+// bfloat16/half accumulate in float32 as on the GPU). Other devices take `reference`. An undefined
+// `second`: `first` is a gate projection.
 template <typename Reference>
 ScanResult run_fast(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
                     const torch::Tensor& h0, Reference&& reference) {
   auto apply = [&](const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& h) {
-    auto out = ScanFunction::apply(x, y, h, static_cast<int64_t>(source));
+    const bool projection = !y.defined();  // autograd functions take no undefined tensor input
+    auto out =
+        ScanFunction::apply(x, projection ? x : y, h, static_cast<int64_t>(source), projection);
     return ScanResult{out[0], out[1]};
   };
   if (first.is_cuda() && cuda_scan_available()) return apply(first, second, h0);
   if (!first.is_cpu()) return reference();
   const auto dtype = first.scalar_type();
   if (dtype == torch::kFloat || dtype == torch::kDouble) return apply(first, second, h0);
-  const auto f32 = [](const torch::Tensor& t) { return t.to(torch::kFloat); };
+  const auto f32 = [](const torch::Tensor& t) {
+    return t.defined() ? t.to(torch::kFloat) : t;  // an undefined second: a projection
+  };
   ScanResult r = apply(f32(first), f32(second), f32(h0));
   return {r.h.to(dtype), r.h_last.to(dtype)};
 }
@@ -134,6 +173,35 @@ ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torc
   torch::Tensor init = check_inputs("gated_scan", u, c, h0, 0.0);
   return run_fast(positive_candidate ? ScanSource::kGatedPositive : ScanSource::kGated, u, c, init,
                   [&] { return gated_scan_reference(u, c, init, positive_candidate); });
+}
+
+ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const torch::Tensor& h0,
+                                 bool positive_candidate) {
+  if (gates != 2 && gates != 3) {
+    throw std::invalid_argument(
+        "gated_projection_scan: gates must be 2 (minGRU) or 3 (minLSTM), got " +
+        std::to_string(gates));
+  }
+  if (pre.dim() != 3 || pre.size(2) % gates != 0) {
+    throw std::invalid_argument("gated_projection_scan: expected pre of shape (B, T, " +
+                                std::to_string(gates) + "·D), got " + shape_of(pre));
+  }
+  const int64_t D = pre.size(2) / gates;
+  torch::Tensor init =
+      check_inputs("gated_projection_scan", pre.narrow(2, 0, D), pre.narrow(2, 0, D), h0, 0.0);
+  const ScanSource source =
+      gates == 2 ? (positive_candidate ? ScanSource::kGatedPositive : ScanSource::kGated)
+                 : (positive_candidate ? ScanSource::kMinLstmPositive : ScanSource::kMinLstm);
+  return run_fast(source, pre, torch::Tensor(), init, [&] {
+    return gated_projection_scan_reference(pre, gates, init, positive_candidate);
+  });
+}
+
+ScanResult gated_projection_scan_reference(const torch::Tensor& pre, int64_t gates,
+                                           const torch::Tensor& h0, bool positive_candidate) {
+  const auto parts = pre.chunk(gates, -1);
+  const torch::Tensor u = gates == 2 ? parts[0] : F::softplus(-parts[0]) - F::softplus(-parts[1]);
+  return gated_scan_reference(u, parts.back(), h0, positive_candidate);
 }
 
 ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,

@@ -26,6 +26,18 @@ ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torc
 ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,
                                 const torch::Tensor& h0 = {}, bool positive_candidate = true);
 
+// gated_scan read straight from a minRNN cell's gate projection pre (B,T,G·D): its column blocks
+// [k | c] (G = 2, minGRU: u = k) or [p | k | c] (G = 3, minLSTM: u = softplus(−p) − softplus(−k)
+// = log i − log f, computed inside the kernel). No block is copied out and the backward writes
+// pre's gradient as one tensor, so neither direction pays a copy or a cat, and only pre (not u
+// and c besides) is kept for the backward. Differentiable in pre and h0.
+ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates,
+                                 const torch::Tensor& h0 = {}, bool positive_candidate = true);
+// Its reference: u by torch ops, then gated_scan_reference.
+ScanResult gated_projection_scan_reference(const torch::Tensor& pre, int64_t gates,
+                                           const torch::Tensor& h0 = {},
+                                           bool positive_candidate = true);
+
 // g and log g of the log-space cell (App. B.3, Listing 6): g(x) = x + ½ (x ≥ 0), σ(x) (x < 0).
 torch::Tensor g_positive(const torch::Tensor& x);
 torch::Tensor log_g_positive(const torch::Tensor& x);

@@ -28,9 +28,19 @@ void for_each_slice(int64_t B, int64_t D, F&& body) {
 }
 }  // namespace detail
 
-// The raw kernels behind linear_scan and gated_scan (autograd lives in scan.cpp). first, second:
-// contiguous (B,T,D) — (a, b) or (u, c) as `source` says (second may be any tensor for kDirect's
-// backward, which reads a only); h0 (B,D); outputs preallocated with matching shapes. float/double.
+// The distance between consecutive (batch row, step) entries of a scan operand (scan_math.h's
+// `stride`). A size-1 dimension's stride is arbitrary even in a contiguous tensor, so with one
+// step it is the batch stride. Shared by the CPU and CUDA host sides.
+inline int64_t scan_row_stride(const torch::Tensor& x) {
+  return x.size(1) > 1 ? x.stride(1) : x.stride(0);
+}
+
+// The raw kernels behind linear_scan, gated_scan and gated_projection_scan (autograd lives in
+// scan.cpp). first, second: (a, b), (u, c) or (p|k, c) as `source` says, (B,T,·) with unit channel
+// stride and one row stride (scan_row_stride) shared by both and by d_first, d_second (a contiguous
+// (B,T,D) tensor, or column blocks of one (B,T,G·D) tensor); second may be any tensor for
+// kDirect's backward, which reads a only. h0 (B,D); h, h_last, grad_h, dh0 contiguous and
+// preallocated. float/double.
 void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
                       const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last);
 void scan_backward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,

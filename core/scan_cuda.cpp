@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/scan_cpu.h"
 #include "core/scan_kernels.h"
 
 namespace minrnn::core {
@@ -34,8 +35,9 @@ kernels::Dtype dtype_of(const torch::Tensor& t) {
   }
 }
 
-kernels::Shape shape_of(const torch::Tensor& bt_d) {
-  return {bt_d.size(0), bt_d.size(1), bt_d.size(2)};
+// (B, T, D) of the state: a source's first input may be wider (the minLSTM pair), never narrower.
+kernels::Shape kernel_shape(const torch::Tensor& h) {
+  return {h.size(0), h.size(1), h.size(2)};
 }
 
 kernels::ComplexPlanes planes(const ComplexPair& p) {
@@ -57,10 +59,10 @@ grid::ScanKernel cuda_scan_kernel() {
 void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
                        const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last) {
   c10::cuda::CUDAGuard guard(first.device());
-  const kernels::ScanForwardArgs args{source,         first.data_ptr(), second.data_ptr(),
-                                      h0.data_ptr(),  h.data_ptr(),     h_last.data_ptr(),
-                                      g_kernel.load()};
-  C10_CUDA_CHECK(kernels::scan_forward(dtype_of(first), shape_of(first), args,
+  const kernels::ScanForwardArgs args{
+      source,       first.data_ptr(),  second.data_ptr(),      h0.data_ptr(),
+      h.data_ptr(), h_last.data_ptr(), scan_row_stride(first), g_kernel.load()};
+  C10_CUDA_CHECK(kernels::scan_forward(dtype_of(first), kernel_shape(h), args,
                                        at::cuda::getCurrentCUDAStream()));
 }
 
@@ -79,8 +81,9 @@ void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const tor
                                        d_first.data_ptr(),
                                        d_second.data_ptr(),
                                        dh0.data_ptr(),
+                                       scan_row_stride(first),
                                        g_kernel.load()};
-  C10_CUDA_CHECK(kernels::scan_backward(dtype_of(first), shape_of(first), args,
+  C10_CUDA_CHECK(kernels::scan_backward(dtype_of(first), kernel_shape(h), args,
                                         at::cuda::getCurrentCUDAStream()));
 }
 
@@ -89,7 +92,7 @@ void complex_scan_forward_cuda(const ComplexPair& a, const ComplexPair& b, const
   c10::cuda::CUDAGuard guard(a.re.device());
   const kernels::ComplexForwardArgs args{planes(a), planes(b), planes(h0), mutable_planes(h),
                                          mutable_planes(h_last)};
-  C10_CUDA_CHECK(kernels::complex_scan_forward(dtype_of(a.re), shape_of(a.re), args,
+  C10_CUDA_CHECK(kernels::complex_scan_forward(dtype_of(a.re), kernel_shape(a.re), args,
                                                at::cuda::getCurrentCUDAStream()));
 }
 
@@ -100,7 +103,7 @@ void complex_scan_backward_cuda(const ComplexPair& a, const ComplexPair& h, cons
   const kernels::ComplexBackwardArgs args{
       planes(a),         planes(h),          planes(h0),         planes(grad_h),
       planes(grad_last), mutable_planes(da), mutable_planes(db), mutable_planes(dh0)};
-  C10_CUDA_CHECK(kernels::complex_scan_backward(dtype_of(a.re), shape_of(a.re), args,
+  C10_CUDA_CHECK(kernels::complex_scan_backward(dtype_of(a.re), kernel_shape(a.re), args,
                                                 at::cuda::getCurrentCUDAStream()));
 }
 

@@ -76,7 +76,8 @@ struct ScanForward {
     cudaError_t err = cudaSuccess;
     const ScanKernel kind = resolve_scan_kernel(s, x.kernel);
     scan_math::with_coefficients<T, A>(
-        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
+        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), x.stride,
+        s.channels, [&](auto coef) {
           grid::with_forward_kernel<T, A, grid::DeviceMemory>(
               kind, s.batch, s.length, s.channels, coef, static_cast<const T*>(x.h0),
               static_cast<T*>(x.h), static_cast<T*>(x.h_last), Launch{stream, &err});
@@ -91,7 +92,8 @@ struct ScanBackward {
     cudaError_t err = cudaSuccess;
     const ScanKernel kind = resolve_scan_kernel(s, x.kernel);
     scan_math::with_coefficients<T, A>(
-        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), [&](auto coef) {
+        x.source, static_cast<const T*>(x.first), static_cast<const T*>(x.second), x.stride,
+        s.channels, [&](auto coef) {
           grid::with_backward_kernel<T, A, grid::DeviceMemory>(
               kind, s.batch, s.length, s.channels, coef, static_cast<const T*>(x.h),
               static_cast<const T*>(x.h0), static_cast<const T*>(x.grad_h),

@@ -23,18 +23,21 @@ struct Shape {
   int64_t batch, length, channels;  // B, T, D
 };
 
-// Real scan. (first, second) = (a, b) or (u, c) as `source` says. `kernel`: kAuto lets
+// Real scan. (first, second) = (a, b), (u, c) or (p|k, c) as `source` says, their entries (and
+// d_first's, d_second's) `stride` apart (scan_math.h). `kernel`: kAuto lets
 // grid::choose_scan_kernel pick by shape and device; tests and benchmarks name one.
 struct ScanForwardArgs {
   ScanSource source;
   const void *first, *second, *h0;
   void *h, *h_last;
+  int64_t stride;
   grid::ScanKernel kernel = grid::ScanKernel::kAuto;
 };
 struct ScanBackwardArgs {
   ScanSource source;
   const void *first, *second, *h, *h0, *grad_h, *grad_last;
   void *d_first, *d_second, *dh0;
+  int64_t stride;
   grid::ScanKernel kernel = grid::ScanKernel::kAuto;
 };
 // The kernel kAuto resolves to for this shape on the current device.

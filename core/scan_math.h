@@ -10,9 +10,15 @@
 //                           a_t = σ(−u_t),   b_t = σ(u_t) · cand(c_t),
 //                       cand = identity (vanilla cell) or g(c) = c + ½ (c ≥ 0), σ(c) (c < 0) for
 //                       the log-space cell — so no (B,T,D) gate tensors are ever materialised.
+//   MinLstmCoefficients the same with u = softplus(−p_t) − softplus(−k_t) computed on the fly too.
 // Each source loads (a_t, b_t) at one element and, in the backward pass, turns the total gradient
 // g_t = dL/dh_t and h_{t−1} into the gradients of its own inputs and returns a_t (the kernel
 // carries a_t·g_t back to step t−1).
+//
+// A source's inputs (and the input gradients it writes) need not be (B,T,D) arrays of their own:
+// `stride` is the distance between consecutive (batch row, step) entries, D for a contiguous
+// tensor, G·D for column blocks of the gate projection's (B,T,G·D) output, which the scan then
+// reads, and whose gradient it writes, in place (input_base: where a channel's entries start).
 #pragma once
 #include <math.h>
 
@@ -28,10 +34,19 @@ namespace minrnn::core {
 
 // Which coefficient source a scan call uses (its two input tensors are (a, b) or (u, c)).
 enum class ScanSource : int64_t {
-  kDirect,         // (a, b)
-  kGated,          // (u, c), vanilla cell: cand = identity
-  kGatedPositive,  // (u, c), log-space cell: cand = g
+  kDirect,           // (a, b)
+  kGated,            // (u, c), vanilla cell: cand = identity
+  kGatedPositive,    // (u, c), log-space cell: cand = g
+  kMinLstm,          // (p|k, c): first holds p with k D columns further on (the gate projection's
+                     // layout), vanilla cell
+  kMinLstmPositive,  // (p|k, c), log-space cell
 };
+
+// Offset of channel c's t = 0 entry in a source's inputs with row stride `stride` (scan_grid.h's
+// channel_base is the stride = D case, for the state arrays).
+MINRNN_HOST_DEVICE int64_t input_base(int64_t channel, int64_t L, int64_t D, int64_t stride) {
+  return (channel / D) * L * stride + channel % D;
+}
 
 namespace scan_math {
 
@@ -76,6 +91,58 @@ MINRNN_HOST_DEVICE double exp_of(double x) {
   return exp(x);
 }
 
+#if !defined(__CUDA_ARCH__)
+// ln x for normal x > 0 within 2 ulp (Cephes' logf: exponent and mantissa split by bits), inline
+// for the same reason as cpu_expf.
+inline float log_approx(float x) {
+  int32_t bits;
+  __builtin_memcpy(&bits, &x, sizeof bits);
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);  // x = m · 2^e, m ∈ [½, 1)
+  bits = (bits & 0x807fffff) | 0x3f000000;
+  float m;
+  __builtin_memcpy(&m, &bits, sizeof m);
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1.0f : e;
+  m = low ? m + m - 1.0f : m - 1.0f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z - 2.12194440e-4f * e - 0.5f * z;
+  return m + y + 0.693359375f * e;
+}
+
+// torch's softplus (β = 1, threshold 20): log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), with log1p(t)
+// = ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u rounds to 1.
+inline float softplus_approx(float x) {
+  const float ax = x < 0 ? -x : x;
+  const float t = cpu_expf(-ax);
+  const float u = 1.0f + t;
+  const float log1p = u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
+  const float s = (x > 0 ? x : 0.0f) + log1p;
+  return x > 20.0f ? x : s;
+}
+#endif
+
+// softplus as torch computes it (threshold 20), and its derivative as torch's softplus_backward
+// takes it: 1 past the threshold, σ(x) below.
+MINRNN_HOST_DEVICE float softplus(float x) {
+#if defined(__CUDA_ARCH__)
+  return x > 20.0f ? x : fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+#else
+  return softplus_approx(x);
+#endif
+}
+MINRNN_HOST_DEVICE double softplus(double x) {
+  return x > 20.0 ? x : (x > 0.0 ? x : 0.0) + log1p(exp(x > 0.0 ? -x : x));
+}
+
 // σ(x) from exp(−|x|) ∈ (0, 1]: never overflows, and accurate on both sides.
 template <typename A>
 MINRNN_HOST_DEVICE A sigmoid(A x) {
@@ -90,6 +157,11 @@ MINRNN_HOST_DEVICE void sigmoid_pair(A u, A& s_pos, A& s_neg) {
   const A big = A(1) / (A(1) + e), small = e * big;
   s_pos = u >= A(0) ? big : small;
   s_neg = u >= A(0) ? small : big;
+}
+
+template <typename A>
+MINRNN_HOST_DEVICE A softplus_grad(A x) {
+  return x > A(20) ? A(1) : sigmoid(x);
 }
 
 // cand(c) and its derivative: identity, or the log-space cell's positive g.
@@ -119,6 +191,7 @@ template <typename T, typename A, typename In = const T*>
 struct DirectCoefficients {
   In a;
   In b;
+  int64_t stride;  // row stride of a and b (and of the gradients written)
 
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
     a_i = static_cast<A>(a[i]);
@@ -151,6 +224,7 @@ struct GatedCoefficients {
   static constexpr bool positive = kPositive;
   In u;  // gate logit
   In c;  // candidate pre-activation
+  int64_t stride;
 
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
     A s_pos, s_neg;
@@ -185,16 +259,77 @@ struct GatedCoefficients {
   }
 };
 
-// Calls body(coef) with the coefficient source `source` names over the two input arrays (a, b) or
-// (u, c). Host code: kernels and CPU loops are instantiated once per source through it.
+// minLSTM read straight from its gate projection: p (forget logit) at pk[i], k (input logit) at
+// pk[i + pair], candidate at c[i]; u = softplus(−p) − softplus(−k) (= log i − log f,
+// core/minrnn.cpp) and then exactly GatedCoefficients. Backward: ∂u/∂p = −softplus'(−p), ∂u/∂k =
+// softplus'(−k).
+template <typename T, typename A, bool kPositive, typename In = const T*>
+struct MinLstmCoefficients {
+  In pk;
+  In c;
+  int64_t stride;
+  int64_t pair;  // columns from p to k: D
+
+  MINRNN_HOST_DEVICE A logit(int64_t i) const {
+    return softplus(-static_cast<A>(pk[i])) - softplus(-static_cast<A>(pk[i + pair]));
+  }
+  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
+    A s_pos, s_neg;
+    sigmoid_pair(logit(i), s_pos, s_neg);
+    a_i = s_neg;
+    b_i = s_pos * candidate(static_cast<A>(c[i]), kPositive);
+  }
+  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
+    x1 = logit(i);
+    x2 = static_cast<A>(c[i]);
+  }
+  MINRNN_HOST_DEVICE A gate(A u_i, A) const {
+    A s_pos, s_neg;
+    sigmoid_pair(u_i, s_pos, s_neg);
+    return s_neg;
+  }
+  // GatedCoefficients' du and dc, du then carried on to p and k (their values read again).
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out dpk,
+                                     Out dc) const {
+    A s_pos, s_neg;
+    sigmoid_pair(u_i, s_pos, s_neg);
+    const A du = g * s_pos * s_neg * (candidate(c_i, kPositive) - h_prev);
+    dpk[i] = static_cast<T>(-du * softplus_grad(-static_cast<A>(pk[i])));
+    dpk[i + pair] = static_cast<T>(du * softplus_grad(-static_cast<A>(pk[i + pair])));
+    dc[i] = static_cast<T>(g * s_pos * candidate_grad(c_i, kPositive));
+    return s_neg;
+  }
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out dpk, Out dc) const {
+    A u_i, c_i;
+    read(i, u_i, c_i);
+    return backward_from(i, u_i, c_i, g, h_prev, dpk, dc);
+  }
+};
+
+// Calls body(coef) with the coefficient source `source` names over the two input arrays (a, b),
+// (u, c) or (p|k, c), each entry `stride` from the next; D: channels (p to k for minLSTM). Host
+// code: kernels and CPU loops are instantiated once per source through it.
 template <typename T, typename A, typename In = const T*, typename Body>
-void with_coefficients(ScanSource source, In first, In second, Body&& body) {
-  if (source == ScanSource::kDirect) {
-    body(DirectCoefficients<T, A, In>{first, second});
-  } else if (source == ScanSource::kGatedPositive) {
-    body(GatedCoefficients<T, A, true, In>{first, second});
-  } else {
-    body(GatedCoefficients<T, A, false, In>{first, second});
+void with_coefficients(ScanSource source, In first, In second, int64_t stride, int64_t D,
+                       Body&& body) {
+  switch (source) {
+    case ScanSource::kDirect:
+      body(DirectCoefficients<T, A, In>{first, second, stride});
+      break;
+    case ScanSource::kGatedPositive:
+      body(GatedCoefficients<T, A, true, In>{first, second, stride});
+      break;
+    case ScanSource::kGated:
+      body(GatedCoefficients<T, A, false, In>{first, second, stride});
+      break;
+    case ScanSource::kMinLstmPositive:
+      body(MinLstmCoefficients<T, A, true, In>{first, second, stride, D});
+      break;
+    case ScanSource::kMinLstm:
+      body(MinLstmCoefficients<T, A, false, In>{first, second, stride, D});
+      break;
   }
 }
 

@@ -36,12 +36,12 @@ struct SimpleForward : SimpleGrid<A> {
                                 typename SimpleForward::Shared&) const {
     const int64_t L = this->L, D = this->D, c = this->channel(th);
     if (c >= this->B * D) return;
-    const int64_t base = channel_base(c, L, D);
+    const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A state = static_cast<A>(h0[c]);
     for (int64_t t = 0; t < L; ++t) {
       const int64_t i = base + t * D;
       A a_t, b_t;
-      coef.load(i, a_t, b_t);
+      coef.load(in + t * coef.stride, a_t, b_t);
       state = a_t * state + b_t;
       h[i] = static_cast<T>(state);
     }
@@ -60,13 +60,13 @@ struct SimpleBackward : SimpleGrid<A> {
                                 typename SimpleBackward::Shared&) const {
     const int64_t L = this->L, D = this->D, c = this->channel(th);
     if (c >= this->B * D) return;
-    const int64_t base = channel_base(c, L, D);
+    const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A carry = static_cast<A>(grad_last[c]);
     for (int64_t t = L - 1; t >= 0; --t) {
       const int64_t i = base + t * D;
       const A g = static_cast<A>(grad_h[i]) + carry;
       const A h_prev = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[c]);
-      carry = coef.backward(i, g, h_prev, d_first, d_second) * g;
+      carry = coef.backward(in + t * coef.stride, g, h_prev, d_first, d_second) * g;
     }
     dh0[c] = static_cast<T>(carry);
   }

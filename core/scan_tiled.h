@@ -136,13 +136,14 @@ struct TiledForward : TiledGrid<A, Mem, C> {
                                 typename G::Shared& sh) const {
     const typename G::Lane ln = this->lane(th);
     const int64_t L = this->L, D = this->D, base = channel_base(ln.channel, L, D);
+    const int64_t in = input_base(ln.channel, L, D, coef.stride);
     const int64_t t0 = round * G::kTile + int64_t(ln.slot) * G::kSteps;
     if (p == G::kLoad) {
       A prod = A(1), local = A(0);
       MINRNN_UNROLL
       for (int k = 0; k < G::kSteps; ++k) {
         A a_t = A(1), b_t = A(0);  // past the end: the identity
-        if (ln.valid && t0 + k < L) coef.load(base + (t0 + k) * D, a_t, b_t);
+        if (ln.valid && t0 + k < L) coef.load(in + (t0 + k) * coef.stride, a_t, b_t);
         prod = a_t * prod;
         local = a_t * local + b_t;
         r.prod[k] = prod;
@@ -184,6 +185,7 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
                                 typename G::Shared& sh) const {
     const typename G::Lane ln = this->lane(th);
     const int64_t L = this->L, D = this->D, base = channel_base(ln.channel, L, D);
+    const int64_t in = input_base(ln.channel, L, D, coef.stride);
     const int64_t tile = this->rounds() - 1 - round;  // tiles from the last
     const int64_t t0 = tile * G::kTile + int64_t(G::kSlots - 1 - ln.slot) * G::kSteps;
     if (p == G::kLoad) {
@@ -192,10 +194,9 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
       for (int k = G::kSteps - 1; k >= 0; --k) {
         A x1 = A(0), x2 = A(0), a_t = A(1), grad = A(0);  // past the end: the identity
         if (ln.valid && t0 + k < L) {
-          const int64_t i = base + (t0 + k) * D;
-          coef.read(i, x1, x2);
+          coef.read(in + (t0 + k) * coef.stride, x1, x2);
           a_t = coef.gate(x1, x2);
-          grad = static_cast<A>(grad_h[i]);
+          grad = static_cast<A>(grad_h[base + (t0 + k) * D]);
         }
         r.x1[k] = x1;
         r.x2[k] = x2;
@@ -220,8 +221,8 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
         if (!ln.valid || t >= L) continue;
         const int64_t i = base + t * D;
         const A h_prev = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[ln.channel]);
-        coef.backward_from(i, r.x1[k], r.x2[k], r.local[k] + r.prod[k] * x, h_prev, d_first,
-                           d_second);
+        coef.backward_from(in + t * coef.stride, r.x1[k], r.x2[k], r.local[k] + r.prod[k] * x,
+                           h_prev, d_first, d_second);
       }
     }
   }

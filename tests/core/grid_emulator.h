@@ -74,14 +74,17 @@ T poison() {
 template <typename T>
 class Buffer;
 
+// `offset`: where a view into the buffer starts (a column block of a gate projection).
 template <typename T>
 struct In {
   const Buffer<T>* buf;
-  T operator[](int64_t i) const { return buf->read(i); }
+  int64_t offset = 0;
+  T operator[](int64_t i) const { return buf->read(offset + i); }
 };
 template <typename T>
 struct Out {
   Buffer<T>* buf;
+  int64_t offset = 0;
   struct Ref {
     Buffer<T>* buf;
     int64_t i;
@@ -90,7 +93,7 @@ struct Out {
       return *this;
     }
   };
-  Ref operator[](int64_t i) const { return {buf, i}; }
+  Ref operator[](int64_t i) const { return {buf, offset + i}; }
 };
 
 template <typename T>
@@ -101,8 +104,8 @@ class Buffer {
       : name_(std::move(name)), data_(std::move(values)), epoch_(data_.size(), 0) {}
   Buffer(std::string name, size_t n) : Buffer(std::move(name), std::vector<T>(n, poison<T>())) {}
 
-  In<T> in() const { return {this}; }
-  Out<T> out() { return {this}; }
+  In<T> in(int64_t offset = 0) const { return {this, offset}; }
+  Out<T> out(int64_t offset = 0) { return {this, offset}; }
   const std::vector<T>& data() const { return data_; }
 
   T read(int64_t i) const {

@@ -1,9 +1,10 @@
-// Every CUDA scan kernel — simple and tiled, forward and backward, direct and gated, real and
-// complex, every storage dtype — run on the CPU by the grid emulator (grid_emulator.h) against the
-// float64 reference, on shapes chosen to break index arithmetic: B·D not a multiple of a block or a
-// warp, blocks spanning two batch rows, T = 1, T not a multiple of a tile, very long T, gates
-// saturated at logits of ±30. The emulator also fails the test on any element written twice or
-// never written and on any shared-memory race. The same kernels on a GPU: scan_cuda_test.cpp.
+// Every CUDA scan kernel — simple and tiled, forward and backward, direct and gated (from two
+// tensors or in place in a minGRU/minLSTM gate projection), real and complex, every storage dtype —
+// run on the CPU by the grid emulator (grid_emulator.h) against the float64 reference, on shapes
+// chosen to break index arithmetic: B·D not a multiple of a block or a warp, blocks spanning two
+// batch rows, T = 1, T not a multiple of a tile, very long T, gates saturated at logits of ±30. The
+// emulator also fails the test on any element written twice or never written and on any
+// shared-memory race. The same kernels on a GPU: scan_cuda_test.cpp.
 #include <gtest/gtest.h>
 
 #include "core/scan.h"
@@ -61,35 +62,41 @@ Tol<T> tolerance() {
 }
 
 // The inputs of one case, rounded to the storage dtype, and the float64 reference of the scan
-// and of the gradients of sum(h · w) + sum(h_last · w_last).
+// and of the gradients of sum(h · w) + sum(h_last · w_last). With `blocks` > 0 the inputs are one
+// gate projection (B,T,blocks·D) as MinRnn hands it to gated_projection_scan (first = it, second
+// undefined; d_first its gradient); with 0, two (B,T,D) tensors.
 struct Reference {
   torch::Tensor first, second, h0, w, w_last;  // rounded, float64
   torch::Tensor h, h_last, d_first, d_second, dh0;
 };
-Reference reference(ScanSource source, Case c, torch::Dtype storage) {
-  torch::manual_seed(c.B * 1000 + c.T + c.D + static_cast<int>(source));
+Reference reference(ScanSource source, Case c, int64_t blocks, torch::Dtype storage) {
+  torch::manual_seed(c.B * 1000 + c.T + c.D + static_cast<int>(source) + 7 * blocks);
   auto round = [&](torch::Tensor t) { return t.to(storage).to(torch::kDouble); };
   Reference r;
   const auto shape = std::vector<int64_t>{c.B, c.T, c.D};
-  if (source == ScanSource::kDirect) {
+  if (blocks > 0) {
+    r.first = round(torch::rand({c.B, c.T, blocks * c.D}, torch::kDouble) * 60 - 30);
+  } else if (source == ScanSource::kDirect) {
     r.first = round(torch::rand(shape, torch::kDouble));  // a ∈ (0, 1)
   } else {
     r.first = round(torch::rand(shape, torch::kDouble) * 60 - 30);  // logits up to saturation
   }
-  r.second = round(torch::randn(shape, torch::kDouble));
+  if (blocks == 0) r.second = round(torch::randn(shape, torch::kDouble));
   r.h0 = round(torch::randn({c.B, c.D}, torch::kDouble));
   r.w = round(torch::randn(shape, torch::kDouble));
   r.w_last = round(torch::randn({c.B, c.D}, torch::kDouble));
-  auto f = r.first.clone().requires_grad_(), s = r.second.clone().requires_grad_(),
-       h0 = r.h0.clone().requires_grad_();
-  ScanResult out = source == ScanSource::kDirect
-                       ? linear_scan(f, s, h0)
-                       : gated_scan(f, s, h0, source == ScanSource::kGatedPositive);
+  auto f = r.first.clone().requires_grad_(), h0 = r.h0.clone().requires_grad_();
+  auto s = blocks > 0 ? torch::Tensor() : r.second.clone().requires_grad_();
+  const bool positive =
+      source == ScanSource::kGatedPositive || source == ScanSource::kMinLstmPositive;
+  ScanResult out = blocks > 0 ? gated_projection_scan_reference(f, blocks, h0, positive)
+                   : source == ScanSource::kDirect ? linear_scan(f, s, h0)
+                                                   : gated_scan(f, s, h0, positive);
   ((out.h * r.w).sum() + (out.h_last * r.w_last).sum()).backward();
   r.h = out.h.detach();
   r.h_last = out.h_last.detach();
   r.d_first = f.grad();
-  r.d_second = s.grad();
+  if (blocks == 0) r.d_second = s.grad();
   r.dh0 = h0.grad();
   return r;
 }
@@ -97,18 +104,24 @@ Reference reference(ScanSource source, Case c, torch::Dtype storage) {
 // Forward, then backward from the emulated forward's h, of one kernel under the emulator.
 template <typename T, typename A>
 void check_real(ScanSource source, ScanKernel kind, Case c, const Reference& ref) {
+  const int64_t blocks = ref.second.defined() ? 0 : ref.first.size(2) / c.D;
   SCOPED_TRACE(std::string(grid::kernel_name(kind)) + " " + std::to_string(c.B) + "x" +
                std::to_string(c.T) + "x" + std::to_string(c.D) + " source " +
-               std::to_string(static_cast<int>(source)));
+               std::to_string(static_cast<int>(source)) + " blocks " + std::to_string(blocks));
   const size_t n = c.B * c.T * c.D, m = c.B * c.D;
+  // A projection's second operand is its last block, `last` columns into the one buffer.
+  const int64_t stride = blocks > 0 ? blocks * c.D : c.D, last = (blocks - 1) * c.D;
   emu::Log log;
-  emu::Buffer<T> first("first", values<T>(ref.first)), second("second", values<T>(ref.second)),
+  emu::Buffer<T> first("first", values<T>(ref.first)),
+      second("second", blocks > 0 ? std::vector<T>{} : values<T>(ref.second)),
       h0("h0", values<T>(ref.h0)), h("h", n), h_last("h_last", m);
-  scan_math::with_coefficients<T, A, emu::In<T>>(source, first.in(), second.in(), [&](auto coef) {
-    grid::with_forward_kernel<T, A, emu::Memory>(kind, c.B, c.T, c.D, coef, h0.in(), h.out(),
-                                                 h_last.out(),
-                                                 [&](const auto& k) { emu::run(k, log); });
-  });
+  const emu::In<T> second_in = blocks > 0 ? first.in(last) : second.in();
+  scan_math::with_coefficients<T, A, emu::In<T>>(
+      source, first.in(), second_in, stride, c.D, [&](auto coef) {
+        grid::with_forward_kernel<T, A, emu::Memory>(kind, c.B, c.T, c.D, coef, h0.in(), h.out(),
+                                                     h_last.out(),
+                                                     [&](const auto& k) { emu::run(k, log); });
+      });
   h.check_written(log);
   h_last.check_written(log);
   ASSERT_TRUE(log.ok()) << "forward: " << log.summary();
@@ -116,31 +129,42 @@ void check_real(ScanSource source, ScanKernel kind, Case c, const Reference& ref
   EXPECT_LT(rel_err<T>(tensor(h.data(), {c.B, c.T, c.D}), ref.h), tol.forward);
   EXPECT_LT(rel_err<T>(tensor(h_last.data(), {c.B, c.D}), ref.h_last), tol.forward);
 
-  // The direct backward reads a only: scan.cpp passes a again as the second input.
+  // The direct backward reads a only: scan.cpp passes a again as the second input. A projection's
+  // gradient is one buffer, every block written once.
   emu::Buffer<T> grad_h("grad_h", values<T>(ref.w)), grad_last("grad_last", values<T>(ref.w_last)),
-      d_first("d_first", n), d_second("d_second", n), dh0("dh0", m);
-  const emu::Buffer<T>& second_in = source == ScanSource::kDirect ? first : second;
+      d_first("d_first", n * std::max<int64_t>(blocks, 1)), d_second("d_second", blocks ? 0 : n),
+      dh0("dh0", m);
+  const emu::In<T> second_back = source == ScanSource::kDirect ? first.in() : second_in;
+  const emu::Out<T> d_second_out = blocks > 0 ? d_first.out(last) : d_second.out();
   scan_math::with_coefficients<T, A, emu::In<T>>(
-      source, first.in(), second_in.in(), [&](auto coef) {
+      source, first.in(), second_back, stride, c.D, [&](auto coef) {
         grid::with_backward_kernel<T, A, emu::Memory>(
             kind, c.B, c.T, c.D, coef, h.in(), h0.in(), grad_h.in(), grad_last.in(), d_first.out(),
-            d_second.out(), dh0.out(), [&](const auto& k) { emu::run(k, log); });
+            d_second_out, dh0.out(), [&](const auto& k) { emu::run(k, log); });
       });
   d_first.check_written(log);
   d_second.check_written(log);
   dh0.check_written(log);
   ASSERT_TRUE(log.ok()) << "backward: " << log.summary();
-  EXPECT_LT(rel_err<T>(tensor(d_first.data(), {c.B, c.T, c.D}), ref.d_first), tol.backward);
-  EXPECT_LT(rel_err<T>(tensor(d_second.data(), {c.B, c.T, c.D}), ref.d_second), tol.backward);
+  EXPECT_LT(rel_err<T>(tensor(d_first.data(), {c.B, c.T, stride}), ref.d_first), tol.backward);
+  if (blocks == 0) {
+    EXPECT_LT(rel_err<T>(tensor(d_second.data(), {c.B, c.T, c.D}), ref.d_second), tol.backward);
+  }
   EXPECT_LT(rel_err<T>(tensor(dh0.data(), {c.B, c.D}), ref.dh0), tol.backward);
 }
 
 template <typename T, typename A>
 void check_every_real_kernel() {
   const torch::Dtype storage = c10::CppTypeToScalarType<T>::value;
-  for (ScanSource source : {ScanSource::kDirect, ScanSource::kGated, ScanSource::kGatedPositive}) {
+  // (source, blocks): two tensors, and the gate projections of minGRU (2) and minLSTM (3).
+  const std::vector<std::pair<ScanSource, int64_t>> layouts = {
+      {ScanSource::kDirect, 0},         {ScanSource::kGated, 0},
+      {ScanSource::kGatedPositive, 0},  {ScanSource::kGated, 2},
+      {ScanSource::kGatedPositive, 2},  {ScanSource::kMinLstm, 3},
+      {ScanSource::kMinLstmPositive, 3}};
+  for (const auto& [source, blocks] : layouts) {
     for (const Case& c : kCases) {
-      const Reference ref = reference(source, c, storage);
+      const Reference ref = reference(source, c, blocks, storage);
       for (ScanKernel kind : kKernels) check_real<T, A>(source, kind, c, ref);
     }
   }
