@@ -282,7 +282,7 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
         120))
         << shell("squeue").output << status_of(dir).dump(2);
   }
-  ASSERT_TRUE(wait_for([&] { return status_of(dir)["counts"].value("done", 0) == 1; }, 300))
+  ASSERT_TRUE(wait_for([&] { return status_of(dir)["counts"].value("done", 0) == 1; }, 600))
       << read_text(run / "train.log") << shell("squeue").output;
   const std::string log = read_text(run / "train.log");
   for (const int64_t from : resumed_from)
