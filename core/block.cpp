@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/dropout.h"
+#include "core/mlp.h"
 
 namespace minrnn::core {
 namespace {
@@ -14,7 +15,7 @@ torch::Tensor residuals(ResidualBlockImpl& b, const torch::Tensor& x,
   const double p = b.dropout->options.p();
   const bool training = b.dropout->is_training();
   torch::Tensor out = add_dropout(x, rnn_out, p, training);
-  return add_dropout(out, b.mlp->forward(b.norm_mlp(out)), p, training);
+  return add_dropout(out, mlp_forward(b.mlp, b.norm_mlp(out)), p, training);
 }
 
 }  // namespace

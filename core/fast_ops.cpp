@@ -297,10 +297,41 @@ void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
   }
 }
 
+MINRNN_INLINE float gelu_of(float x) {
+  return 0.5f * x * (1.0f + erf_approx(x * 0.70710678118654752f));
+}
+
 MINRNN_VECTOR_CLONES
 void gelu(float* x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    x[i] = 0.5f * x[i] * (1.0f + erf_approx(x[i] * 0.70710678118654752f));
+  for (int64_t i = 0; i < count; ++i) x[i] = gelu_of(x[i]);
+}
+
+MINRNN_VECTOR_CLONES
+void bias_gelu(float* x, const float* bias, float* y, int64_t rows, int64_t width) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * width;
+    float* yr = y + r * width;
+    for (int64_t i = 0; i < width; ++i) {
+      xr[i] += bias[i];
+      yr[i] = gelu_of(xr[i]);
+    }
+  }
+}
+
+// gelu'(x) = Φ(x) + x·φ(x).
+MINRNN_VECTOR_CLONES
+void gelu_backward(const float* x, float* g, int64_t rows, int64_t width, float* column_sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * width;
+    float* gr = g + r * width;
+    for (int64_t i = 0; i < width; ++i) {
+      const float cdf = 0.5f * (1.0f + erf_approx(xr[i] * 0.70710678118654752f));
+      const float pdf = 0.39894228040143268f * cpu_expf(-0.5f * xr[i] * xr[i]);
+      gr[i] *= cdf + xr[i] * pdf;
+    }
+    if (column_sums) {
+      for (int64_t i = 0; i < width; ++i) column_sums[i] += gr[i];
+    }
   }
 }
 

@@ -78,6 +78,11 @@ class ScopedBlasThreads {
 
 void layer_norm(const Norm& n, const float* x, int64_t rows, float* y);  // y may be x
 void gelu(float* x, int64_t count);  // exact (erf) GELU, as torch::nn::GELU's default
+// Over rows × width: x ← x + bias (per column), y = gelu(x), in one pass.
+void bias_gelu(float* x, const float* bias, float* y, int64_t rows, int64_t width);
+// The backward of y = gelu(x) in place over rows × width: g ← g ⊙ gelu'(x); with column_sums
+// non-null also adds each column's sum of the new g to column_sums[width] (a bias's gradient).
+void gelu_backward(const float* x, float* g, int64_t rows, int64_t width, float* column_sums);
 void silu(float* x, int64_t count);  // x · σ(x)
 void tanh_inplace(float* x, int64_t count);
 void add(float* y, const float* x, int64_t count);  // y += x

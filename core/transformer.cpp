@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/dropout.h"
+#include "core/mlp.h"
 
 namespace minrnn::core {
 
@@ -85,7 +86,7 @@ torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* s
     const double p = dropout_->options.p();
     h = add_dropout(top_read.apply(h), b.attn(b.norm_attn(h), top_read), p,
                     dropout_->is_training());
-    h = add_dropout(h, b.mlp->forward(b.norm_mlp(h)), p, dropout_->is_training());
+    h = add_dropout(h, mlp_forward(b.mlp, b.norm_mlp(h)), p, dropout_->is_training());
   }
   return norm_out_(h);
 }

@@ -1,0 +1,98 @@
+#include "core/mlp.h"
+
+#include <ATen/Parallel.h>
+
+#include "core/fast_ops.h"
+
+namespace minrnn::core {
+namespace {
+
+// Rows per chunk of the fused gelu-backward pass: each chunk sums its own bias-gradient partial,
+// so the sum's order does not depend on the thread count (CPU runs stay deterministic).
+constexpr int64_t kRowsPerChunk = 256;
+
+class MlpFunction : public torch::autograd::Function<MlpFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w1, const torch::Tensor& b1,
+                               const torch::Tensor& w2, const torch::Tensor& b2) {
+    const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
+    // The first bias joins the GELU pass (addmm would first copy it into every row and make the
+    // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
+    const torch::Tensor hidden = rows.mm(w1.t());  // pre-activation, bias added below
+    torch::Tensor activated = torch::empty_like(hidden);
+    const int64_t width = hidden.size(1);
+    float* h = hidden.data_ptr<float>();
+    const float* bias = b1.data_ptr<float>();
+    float* g = activated.data_ptr<float>();
+    at::parallel_for(
+        0, hidden.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
+          fast::bias_gelu(h + begin * width, bias, g + begin * width, end - begin, width);
+        });
+    torch::Tensor out = torch::addmm(b2, activated, w2.t());
+    ctx->save_for_backward({rows, w1, w2, hidden, activated});
+    std::vector<int64_t> out_sizes = x.sizes().vec();
+    out_sizes.back() = w2.size(0);
+    ctx->saved_data["in_sizes"] = x.sizes().vec();
+    return out.view(out_sizes);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &hidden = saved[3],
+                        &activated = saved[4];
+    const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
+    const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
+    torch::Tensor d_hidden = d_out.mm(w2);  // ∂/∂activated, made ∂/∂hidden in place below
+    const int64_t n = d_hidden.size(0), width = d_hidden.size(1);
+    const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
+    torch::Tensor partial = torch::zeros({std::max<int64_t>(chunks, 1), width}, hidden.options());
+    const float* h = hidden.data_ptr<float>();
+    float* dh = d_hidden.data_ptr<float>();
+    float* sums = partial.data_ptr<float>();
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
+        fast::gelu_backward(h + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
+      }
+    });
+    const torch::Tensor d_w1 = d_hidden.t().mm(rows), d_b1 = partial.sum(0);
+    torch::Tensor d_x;
+    if (ctx->needs_input_grad(0)) {
+      d_x = d_hidden.mm(w1).view(ctx->saved_data["in_sizes"].toIntVector());
+    }
+    return {d_x, d_w1, d_b1, d_w2, d_b2};
+  }
+};
+
+// The Sequential's two Linears when it is Linear → exact GELU → Linear with biases, else null.
+struct Layers {
+  torch::nn::LinearImpl *up = nullptr, *down = nullptr;
+};
+Layers layers_of(torch::nn::Sequential& mlp) {
+  if (mlp->size() != 3) return {};
+  auto* up = mlp->ptr(0)->as<torch::nn::LinearImpl>();
+  auto* gelu = mlp->ptr(1)->as<torch::nn::GELUImpl>();
+  auto* down = mlp->ptr(2)->as<torch::nn::LinearImpl>();
+  if (!up || !gelu || !down || gelu->options.approximate() != "none") return {};
+  if (!up->bias.defined() || !down->bias.defined()) return {};
+  return {up, down};
+}
+
+bool cpu_float(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == torch::kFloat;
+}
+
+}  // namespace
+
+torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
+  const Layers l = layers_of(mlp);
+  const bool fused = l.up && x.dim() >= 1 && x.numel() > 0 && cpu_float(x) &&
+                     cpu_float(l.up->weight) && cpu_float(l.down->weight) &&
+                     cpu_float(l.up->bias) && cpu_float(l.down->bias);
+  if (!fused) return mlp->forward(x);
+  return MlpFunction::apply(x, l.up->weight, l.up->bias, l.down->weight, l.down->bias);
+}
+
+}  // namespace minrnn::core
