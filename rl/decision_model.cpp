@@ -64,6 +64,9 @@ torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceS
   auto steps = torch::linear(torch::cat({b.returns_to_go, b.states, b.actions}, -1), weight, bias);
   auto tokens =
       (steps.view({B, K, 3, D}) + time_embedding(b.timesteps).unsqueeze(2)).view({B, 3 * K, D});
+  // The last token a_K reaches no output the loss reads (the backbones are causal): without a
+  // state to advance through it, the backbone never sees it (1/(3K) of a training step).
+  if (!state) tokens = tokens.narrow(1, 0, 3 * K - 1);
   // Actions are read off the state tokens s_1 … s_K (positions 1, 4, 7, …) alone.
   auto state_out = backbone->forward(token_input(tokens), state, core::TokenSelection{1, 3});
   return torch::tanh(predict_action(state_out));

@@ -1,7 +1,8 @@
 // DecisionModel::forward embeds a step's three tokens with one block-diagonal product over the
 // concatenated inputs (rl/decision_model.cpp). It must equal the per-token form it replaced —
-// three Linears, the timestep embedding added to each, stacked and flattened — in value and in
-// every parameter's gradient, float64, for every backbone.
+// three Linears, the timestep embedding added to each, stacked and flattened, all 3K tokens through
+// the backbone — in value and in every parameter's gradient, float64, for every backbone. (The
+// fused forward also leaves out the last token, a_K, which no read output depends on.)
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
