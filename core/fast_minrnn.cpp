@@ -25,7 +25,7 @@ MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float*
   const float* cand = p + (kLstm ? 2 : 1) * H;
   for (int64_t c = 0; c < H; ++c) {
     float u = p[c];
-    if constexpr (kLstm) u = fast::softplus_approx(-p[c]) - fast::softplus_approx(-p[H + c]);
+    if constexpr (kLstm) u = fast::softplus(-p[c]) - fast::softplus(-p[H + c]);
     const float v = cand[c];
     float s_pos, s_neg;  // σ(u), σ(−u)
     scan_math::sigmoid_pair(u, s_pos, s_neg);

@@ -117,30 +117,35 @@ inline float log_approx(float x) {
   y = y * m * z - 2.12194440e-4f * e - 0.5f * z;
   return m + y + 0.693359375f * e;
 }
-
-// torch's softplus (β = 1, threshold 20): log(1 + eˣ) = max(x, 0) + log1p(e^−|x|), with log1p(t)
-// = ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u rounds to 1.
-inline float softplus_approx(float x) {
-  const float ax = x < 0 ? -x : x;
-  const float t = cpu_expf(-ax);
-  const float u = 1.0f + t;
-  const float log1p = u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
-  const float s = (x > 0 ? x : 0.0f) + log1p;
-  return x > 20.0f ? x : s;
-}
 #endif
 
-// softplus as torch computes it (threshold 20), and its derivative as torch's softplus_backward
-// takes it: 1 past the threshold, σ(x) below.
-MINRNN_HOST_DEVICE float softplus(float x) {
+// log1p(t) for t ∈ [0, 1]; on the CPU ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u
+// rounds to 1.
+MINRNN_HOST_DEVICE float log1p_of(float t) {
 #if defined(__CUDA_ARCH__)
-  return x > 20.0f ? x : fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x)));
+  return log1pf(t);
 #else
-  return softplus_approx(x);
+  const float u = 1.0f + t;
+  return u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
 #endif
 }
-MINRNN_HOST_DEVICE double softplus(double x) {
-  return x > 20.0 ? x : (x > 0.0 ? x : 0.0) + log1p(exp(x > 0.0 ? -x : x));
+MINRNN_HOST_DEVICE double log1p_of(double t) {
+  return log1p(t);
+}
+
+// torch's softplus (β = 1, threshold 20) from e = exp(−|x|): max(x, 0) + log1p(e), x past 20.
+template <typename A>
+MINRNN_HOST_DEVICE A softplus_from(A x, A e) {
+  return x > A(20) ? x : (x > A(0) ? x : A(0)) + log1p_of(e);
+}
+// Its derivative as torch's softplus_backward takes it: 1 past the threshold, σ(x) below.
+template <typename A>
+MINRNN_HOST_DEVICE A softplus_grad_from(A x, A e) {
+  return x > A(20) ? A(1) : (x >= A(0) ? A(1) : e) / (A(1) + e);
+}
+template <typename A>
+MINRNN_HOST_DEVICE A softplus(A x) {
+  return softplus_from(x, exp_of(x >= A(0) ? -x : x));
 }
 
 // σ(x) from exp(−|x|) ∈ (0, 1]: never overflows, and accurate on both sides.
@@ -159,11 +164,6 @@ MINRNN_HOST_DEVICE void sigmoid_pair(A u, A& s_pos, A& s_neg) {
   s_neg = u >= A(0) ? small : big;
 }
 
-template <typename A>
-MINRNN_HOST_DEVICE A softplus_grad(A x) {
-  return x > A(20) ? A(1) : sigmoid(x);
-}
-
 // cand(c) and its derivative: identity, or the log-space cell's positive g.
 template <typename A>
 MINRNN_HOST_DEVICE A candidate(A c, bool positive) {
@@ -173,11 +173,17 @@ MINRNN_HOST_DEVICE A candidate(A c, bool positive) {
   const A s = sigmoid(c);
   return c >= A(0) ? c + A(0.5) : s;
 }
+// cand(c) and cand′(c) from one σ(c), for the backward.
 template <typename A>
-MINRNN_HOST_DEVICE A candidate_grad(A c, bool positive) {
-  if (!positive) return A(1);
+MINRNN_HOST_DEVICE void candidate_with_grad(A c, bool positive, A& cand, A& grad) {
+  if (!positive) {
+    cand = c;
+    grad = A(1);
+    return;
+  }
   const A s = sigmoid(c);
-  return c >= A(0) ? A(1) : s * (A(1) - s);
+  cand = c >= A(0) ? c + A(0.5) : s;
+  grad = c >= A(0) ? A(1) : s * (A(1) - s);
 }
 
 // T: storage type; A: accumulation type (float for float/bf16/half, double for double). In: how the
@@ -247,8 +253,10 @@ struct GatedCoefficients {
   MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out du, Out dc) const {
     A s_pos, s_neg;
     sigmoid_pair(u_i, s_pos, s_neg);
-    du[i] = static_cast<T>(g * s_pos * s_neg * (candidate(c_i, positive) - h_prev));
-    dc[i] = static_cast<T>(g * s_pos * candidate_grad(c_i, positive));
+    A cand, cand_grad;
+    candidate_with_grad(c_i, positive, cand, cand_grad);
+    du[i] = static_cast<T>(g * s_pos * s_neg * (cand - h_prev));
+    dc[i] = static_cast<T>(g * s_pos * cand_grad);
     return s_neg;
   }
   template <typename Out>
@@ -262,7 +270,7 @@ struct GatedCoefficients {
 // minLSTM read straight from its gate projection: p (forget logit) at pk[i], k (input logit) at
 // pk[i + pair], candidate at c[i]; u = softplus(−p) − softplus(−k) (= log i − log f,
 // core/minrnn.cpp) and then exactly GatedCoefficients. Backward: ∂u/∂p = −softplus'(−p), ∂u/∂k =
-// softplus'(−k).
+// softplus'(−k); each of p, k takes one exp(−|·|) for its softplus and its derivative.
 template <typename T, typename A, bool kPositive, typename In = const T*>
 struct MinLstmCoefficients {
   In pk;
@@ -270,17 +278,25 @@ struct MinLstmCoefficients {
   int64_t stride;
   int64_t pair;  // columns from p to k: D
 
-  MINRNN_HOST_DEVICE A logit(int64_t i) const {
-    return softplus(-static_cast<A>(pk[i])) - softplus(-static_cast<A>(pk[i + pair]));
+  // −p, −k and their exp(−|·|).
+  struct Logits {
+    A np, nk, ep, ek;
+  };
+  MINRNN_HOST_DEVICE Logits logits(int64_t i) const {
+    const A np = -static_cast<A>(pk[i]), nk = -static_cast<A>(pk[i + pair]);
+    return {np, nk, exp_of(np >= A(0) ? -np : np), exp_of(nk >= A(0) ? -nk : nk)};
+  }
+  MINRNN_HOST_DEVICE static A logit(const Logits& l) {
+    return softplus_from(l.np, l.ep) - softplus_from(l.nk, l.ek);
   }
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
     A s_pos, s_neg;
-    sigmoid_pair(logit(i), s_pos, s_neg);
+    sigmoid_pair(logit(logits(i)), s_pos, s_neg);
     a_i = s_neg;
     b_i = s_pos * candidate(static_cast<A>(c[i]), kPositive);
   }
   MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
-    x1 = logit(i);
+    x1 = logit(logits(i));
     x2 = static_cast<A>(c[i]);
   }
   MINRNN_HOST_DEVICE A gate(A u_i, A) const {
@@ -288,23 +304,29 @@ struct MinLstmCoefficients {
     sigmoid_pair(u_i, s_pos, s_neg);
     return s_neg;
   }
-  // GatedCoefficients' du and dc, du then carried on to p and k (their values read again).
+  // GatedCoefficients' du and dc, du then carried on to p and k.
+  template <typename Out>
+  MINRNN_HOST_DEVICE A backward_with(int64_t i, const Logits& l, A u_i, A c_i, A g, A h_prev,
+                                     Out dpk, Out dc) const {
+    A s_pos, s_neg, cand, cand_grad;
+    sigmoid_pair(u_i, s_pos, s_neg);
+    candidate_with_grad(c_i, kPositive, cand, cand_grad);
+    const A du = g * s_pos * s_neg * (cand - h_prev);
+    dpk[i] = static_cast<T>(-du * softplus_grad_from(l.np, l.ep));
+    dpk[i + pair] = static_cast<T>(du * softplus_grad_from(l.nk, l.ek));
+    dc[i] = static_cast<T>(g * s_pos * cand_grad);
+    return s_neg;
+  }
+  // The tiled kernels' second phase: u and c kept from read(), p and k read again.
   template <typename Out>
   MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out dpk,
                                      Out dc) const {
-    A s_pos, s_neg;
-    sigmoid_pair(u_i, s_pos, s_neg);
-    const A du = g * s_pos * s_neg * (candidate(c_i, kPositive) - h_prev);
-    dpk[i] = static_cast<T>(-du * softplus_grad(-static_cast<A>(pk[i])));
-    dpk[i + pair] = static_cast<T>(du * softplus_grad(-static_cast<A>(pk[i + pair])));
-    dc[i] = static_cast<T>(g * s_pos * candidate_grad(c_i, kPositive));
-    return s_neg;
+    return backward_with(i, logits(i), u_i, c_i, g, h_prev, dpk, dc);
   }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out dpk, Out dc) const {
-    A u_i, c_i;
-    read(i, u_i, c_i);
-    return backward_from(i, u_i, c_i, g, h_prev, dpk, dc);
+    const Logits l = logits(i);
+    return backward_with(i, l, logit(l), static_cast<A>(c[i]), g, h_prev, dpk, dc);
   }
 };
 
