@@ -16,20 +16,23 @@ using fast::Dense;
 using fast::Norm;
 using fast::reserve;
 
-// One token of the recurrence over H channels, h ← σ(−u) h + σ(u) v and out ← h, where u is
-// minGRU's gate pre-activation or minLSTM's log i − log f (core/minrnn.cpp's coefficients()).
-// Branch-free per channel so each clone vectorizes (the cell and form are template arguments: a
-// load under a run-time condition cannot be hoisted into a vector).
+// One token of the recurrence over H channels, h ← a h + b·cand(v) and out ← h, with the gates
+// the scan kernels compute: minGRU's (σ(−k), σ(k)) or minLSTM's f/(f+i), i/(f+i)
+// (core/scan_math.h). Branch-free per channel so each clone vectorizes (the cell and form are
+// template arguments: a load under a run-time condition cannot be hoisted into a vector).
 template <bool kLstm, bool kLogSpace>
 MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float* out) {
   const float* cand = p + (kLstm ? 2 : 1) * H;
   for (int64_t c = 0; c < H; ++c) {
-    float u = p[c];
-    if constexpr (kLstm) u = fast::softplus(-p[c]) - fast::softplus(-p[H + c]);
-    const float v = cand[c];
-    float s_pos, s_neg;  // σ(u), σ(−u)
-    scan_math::sigmoid_pair(u, s_pos, s_neg);
-    h[c] = s_neg * h[c] + s_pos * scan_math::candidate(v, kLogSpace);
+    float a, b;
+    if constexpr (kLstm) {
+      const scan_math::LstmGates<float> g = scan_math::lstm_gates(p[c], p[H + c]);
+      a = g.forget();
+      b = g.input();
+    } else {
+      scan_math::sigmoid_pair(p[c], b, a);
+    }
+    h[c] = a * h[c] + b * scan_math::candidate(cand[c], kLogSpace);
     out[c] = h[c];
   }
 }

@@ -107,10 +107,6 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width);
 // e^x: the scan kernels' inline Cephes expf (core/scan_math.h), within 2 ulp, 0 below −87.3.
 using scan_math::cpu_expf;
 
-// ln x and torch's softplus (threshold 20), vectorizable: the scan kernels' own (core/scan_math.h).
-using scan_math::log_approx;
-using scan_math::softplus;
-
 // σ(x) from exp(−|x|), and σ(±u) from one exp: the scan kernels' own (core/scan_math.h).
 using scan_math::sigmoid;
 using scan_math::sigmoid_pair;

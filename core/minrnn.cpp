@@ -33,11 +33,11 @@ MinRnnImpl::MinRnnImpl(const MinRnnOptions& options) : options_(options) {
 
 // Both cells reduce to one gate logit u with a = σ(−u) and an input gate σ(u):
 //   minGRU  u = k:                                  a = 1 − z,   z = σ(k)
-//   minLSTM u = softplus(−p) − softplus(−k) = log i − log f:  a = f/(f+i),  i/(f+i)   (App. B.2.2)
+//   minLSTM u = log i − log f (minlstm_gate_logit):  a = f/(f+i),  i/(f+i)   (App. B.2.2)
 // — identical to the paper's formulas, and never 0/0 for saturated gates.
 torch::Tensor MinRnnImpl::gate_logit(const std::vector<torch::Tensor>& parts) const {
   if (options_.cell == CellKind::kMinGRU) return parts[0];
-  return F::softplus(-parts[0]) - F::softplus(-parts[1]);
+  return minlstm_gate_logit(parts[0], parts[1]);
 }
 
 MinRnnImpl::Coefficients MinRnnImpl::coefficients(const torch::Tensor& pre) const {

@@ -200,8 +200,12 @@ ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const 
 ScanResult gated_projection_scan_reference(const torch::Tensor& pre, int64_t gates,
                                            const torch::Tensor& h0, bool positive_candidate) {
   const auto parts = pre.chunk(gates, -1);
-  const torch::Tensor u = gates == 2 ? parts[0] : F::softplus(-parts[0]) - F::softplus(-parts[1]);
+  const torch::Tensor u = gates == 2 ? parts[0] : minlstm_gate_logit(parts[0], parts[1]);
   return gated_scan_reference(u, parts.back(), h0, positive_candidate);
+}
+
+torch::Tensor minlstm_gate_logit(const torch::Tensor& p, const torch::Tensor& k) {
+  return F::logsigmoid(k) - F::logsigmoid(p);
 }
 
 ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,

@@ -27,16 +27,21 @@ ScanResult gated_scan_reference(const torch::Tensor& u, const torch::Tensor& c,
                                 const torch::Tensor& h0 = {}, bool positive_candidate = true);
 
 // gated_scan read straight from a minRNN cell's gate projection pre (B,T,G·D): its column blocks
-// [k | c] (G = 2, minGRU: u = k) or [p | k | c] (G = 3, minLSTM: u = softplus(−p) − softplus(−k)
-// = log i − log f, computed inside the kernel). No block is copied out and the backward writes
+// [k | c] (G = 2, minGRU: u = k) or [p | k | c] (G = 3, minLSTM: its gates f/(f+i), i/(f+i)
+// computed inside the kernel, scan_math.h). No block is copied out and the backward writes
 // pre's gradient as one tensor, so neither direction pays a copy or a cat, and only pre (not u
 // and c besides) is kept for the backward. Differentiable in pre and h0.
 ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates,
                                  const torch::Tensor& h0 = {}, bool positive_candidate = true);
-// Its reference: u by torch ops, then gated_scan_reference.
+// Its reference: u by torch ops (minlstm_gate_logit), then gated_scan_reference.
 ScanResult gated_projection_scan_reference(const torch::Tensor& pre, int64_t gates,
                                            const torch::Tensor& h0 = {},
                                            bool positive_candidate = true);
+
+// minLSTM's gate logit u = log i − log f = log σ(k) − log σ(p) (App. B.2.2: the paper's
+// softplus(−p) − softplus(−k), here without softplus's threshold, so exact), with a = σ(−u) =
+// f/(f+i) and σ(u) = i/(f+i). The torch form of what the fused kernel computes without logs.
+torch::Tensor minlstm_gate_logit(const torch::Tensor& p, const torch::Tensor& k);
 
 // g and log g of the log-space cell (App. B.3, Listing 6): g(x) = x + ½ (x ≥ 0), σ(x) (x < 0).
 torch::Tensor g_positive(const torch::Tensor& x);

@@ -10,7 +10,8 @@
 //                           a_t = σ(−u_t),   b_t = σ(u_t) · cand(c_t),
 //                       cand = identity (vanilla cell) or g(c) = c + ½ (c ≥ 0), σ(c) (c < 0) for
 //                       the log-space cell — so no (B,T,D) gate tensors are ever materialised.
-//   MinLstmCoefficients the same with u = softplus(−p_t) − softplus(−k_t) computed on the fly too.
+//   MinLstmCoefficients minLSTM's normalised gates a_t = f/(f+i), σ(u_t) = i/(f+i), f = σ(p_t),
+//                       i = σ(k_t), computed on the fly from the projection's p and k.
 // Each source loads (a_t, b_t) at one element and, in the backward pass, turns the total gradient
 // g_t = dL/dh_t and h_{t−1} into the gradients of its own inputs and returns a_t (the kernel
 // carries a_t·g_t back to step t−1).
@@ -89,63 +90,6 @@ MINRNN_HOST_DEVICE float exp_of(float x) {
 }
 MINRNN_HOST_DEVICE double exp_of(double x) {
   return exp(x);
-}
-
-#if !defined(__CUDA_ARCH__)
-// ln x for normal x > 0 within 2 ulp (Cephes' logf: exponent and mantissa split by bits), inline
-// for the same reason as cpu_expf.
-inline float log_approx(float x) {
-  int32_t bits;
-  __builtin_memcpy(&bits, &x, sizeof bits);
-  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);  // x = m · 2^e, m ∈ [½, 1)
-  bits = (bits & 0x807fffff) | 0x3f000000;
-  float m;
-  __builtin_memcpy(&m, &bits, sizeof m);
-  const bool low = m < 0.707106781186547524f;
-  e = low ? e - 1.0f : e;
-  m = low ? m + m - 1.0f : m - 1.0f;
-  const float z = m * m;
-  float y = 7.0376836292e-2f;
-  y = y * m - 1.1514610310e-1f;
-  y = y * m + 1.1676998740e-1f;
-  y = y * m - 1.2420140846e-1f;
-  y = y * m + 1.4249322787e-1f;
-  y = y * m - 1.6668057665e-1f;
-  y = y * m + 2.0000714765e-1f;
-  y = y * m - 2.4999993993e-1f;
-  y = y * m + 3.3333331174e-1f;
-  y = y * m * z - 2.12194440e-4f * e - 0.5f * z;
-  return m + y + 0.693359375f * e;
-}
-#endif
-
-// log1p(t) for t ∈ [0, 1]; on the CPU ln(u)·t / (u − 1), u = 1 + t (Goldberg), exact where u
-// rounds to 1.
-MINRNN_HOST_DEVICE float log1p_of(float t) {
-#if defined(__CUDA_ARCH__)
-  return log1pf(t);
-#else
-  const float u = 1.0f + t;
-  return u == 1.0f ? t : log_approx(u) * t / (u - 1.0f);
-#endif
-}
-MINRNN_HOST_DEVICE double log1p_of(double t) {
-  return log1p(t);
-}
-
-// torch's softplus (β = 1, threshold 20) from e = exp(−|x|): max(x, 0) + log1p(e), x past 20.
-template <typename A>
-MINRNN_HOST_DEVICE A softplus_from(A x, A e) {
-  return x > A(20) ? x : (x > A(0) ? x : A(0)) + log1p_of(e);
-}
-// Its derivative as torch's softplus_backward takes it: 1 past the threshold, σ(x) below.
-template <typename A>
-MINRNN_HOST_DEVICE A softplus_grad_from(A x, A e) {
-  return x > A(20) ? A(1) : (x >= A(0) ? A(1) : e) / (A(1) + e);
-}
-template <typename A>
-MINRNN_HOST_DEVICE A softplus(A x) {
-  return softplus_from(x, exp_of(x >= A(0) ? -x : x));
 }
 
 // σ(x) from exp(−|x|) ∈ (0, 1]: never overflows, and accurate on both sides.
@@ -267,10 +211,35 @@ struct GatedCoefficients {
   }
 };
 
+// minLSTM's normalised gates (App. B.2.2) without a log: with f = σ(p), i = σ(k),
+//     a = f/(f+i) = P_k/(P_k + P_p),   i/(f+i) = P_p/(P_k + P_p),   P_x = 1 + e^{−x},
+// every P scaled by e^{−m}, m = max(0, −p, −k), so no term overflows, one term is exactly 1 and
+// the sum is ≥ 1: saturated gates never give 0/0. Three exps and one division, where the log
+// form u = log i − log f (= softplus(−p) − softplus(−k)) then σ(±u) took three exps, two logs and
+// four divisions. Also the backward's factors: σ(−p) = e_p/P_p, σ(−k) = e_k/P_k.
+template <typename A>
+struct LstmGates {
+  A e_p, e_k;  // e^{−p−m}, e^{−k−m}
+  A P_p, P_k;  // e^{−m} + e_p, e^{−m} + e_k
+  A r;         // 1 / (P_p + P_k)
+
+  MINRNN_HOST_DEVICE A forget() const { return P_k * r; }  // a_t = f/(f+i) = σ(−u)
+  MINRNN_HOST_DEVICE A input() const { return P_p * r; }   // i/(f+i) = σ(u)
+};
+template <typename A>
+MINRNN_HOST_DEVICE LstmGates<A> lstm_gates(A p, A k) {
+  const A np = -p, nk = -k;
+  A m = np > nk ? np : nk;
+  m = m > A(0) ? m : A(0);
+  const A e_0 = exp_of(-m), e_p = exp_of(np - m), e_k = exp_of(nk - m);
+  const A P_p = e_0 + e_p, P_k = e_0 + e_k;
+  return {e_p, e_k, P_p, P_k, A(1) / (P_p + P_k)};
+}
+
 // minLSTM read straight from its gate projection: p (forget logit) at pk[i], k (input logit) at
-// pk[i + pair], candidate at c[i]; u = softplus(−p) − softplus(−k) (= log i − log f,
-// core/minrnn.cpp) and then exactly GatedCoefficients. Backward: ∂u/∂p = −softplus'(−p), ∂u/∂k =
-// softplus'(−k); each of p, k takes one exp(−|·|) for its softplus and its derivative.
+// pk[i + pair], candidate at c[i]; the gates are lstm_gates(p, k). Backward, with
+// du = g·σ(u)σ(−u)·(cand(c) − h_{t−1}) as in GatedCoefficients and u = log σ(k) − log σ(p):
+//     dp = −du·σ(−p) = −g·(cand − h_{t−1})·P_k·e_p·r²,   dk = du·σ(−k) = g·(cand − h_{t−1})·P_p·e_k·r².
 template <typename T, typename A, bool kPositive, typename In = const T*>
 struct MinLstmCoefficients {
   In pk;
@@ -278,55 +247,39 @@ struct MinLstmCoefficients {
   int64_t stride;
   int64_t pair;  // columns from p to k: D
 
-  // −p, −k and their exp(−|·|).
-  struct Logits {
-    A np, nk, ep, ek;
-  };
-  MINRNN_HOST_DEVICE Logits logits(int64_t i) const {
-    const A np = -static_cast<A>(pk[i]), nk = -static_cast<A>(pk[i + pair]);
-    return {np, nk, exp_of(np >= A(0) ? -np : np), exp_of(nk >= A(0) ? -nk : nk)};
-  }
-  MINRNN_HOST_DEVICE static A logit(const Logits& l) {
-    return softplus_from(l.np, l.ep) - softplus_from(l.nk, l.ek);
+  MINRNN_HOST_DEVICE LstmGates<A> gates(int64_t i) const {
+    return lstm_gates(static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]));
   }
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
-    A s_pos, s_neg;
-    sigmoid_pair(logit(logits(i)), s_pos, s_neg);
-    a_i = s_neg;
-    b_i = s_pos * candidate(static_cast<A>(c[i]), kPositive);
+    const LstmGates<A> l = gates(i);
+    a_i = l.forget();
+    b_i = l.input() * candidate(static_cast<A>(c[i]), kPositive);
   }
+  // x1 is a_t itself (the tiled kernels keep it; backward_from reads p and k again).
   MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
-    x1 = logit(logits(i));
+    x1 = gates(i).forget();
     x2 = static_cast<A>(c[i]);
   }
-  MINRNN_HOST_DEVICE A gate(A u_i, A) const {
-    A s_pos, s_neg;
-    sigmoid_pair(u_i, s_pos, s_neg);
-    return s_neg;
-  }
-  // GatedCoefficients' du and dc, du then carried on to p and k.
+  MINRNN_HOST_DEVICE A gate(A a_i, A) const { return a_i; }
   template <typename Out>
-  MINRNN_HOST_DEVICE A backward_with(int64_t i, const Logits& l, A u_i, A c_i, A g, A h_prev,
+  MINRNN_HOST_DEVICE A backward_with(int64_t i, const LstmGates<A>& l, A c_i, A g, A h_prev,
                                      Out dpk, Out dc) const {
-    A s_pos, s_neg, cand, cand_grad;
-    sigmoid_pair(u_i, s_pos, s_neg);
+    A cand, cand_grad;
     candidate_with_grad(c_i, kPositive, cand, cand_grad);
-    const A du = g * s_pos * s_neg * (cand - h_prev);
-    dpk[i] = static_cast<T>(-du * softplus_grad_from(l.np, l.ep));
-    dpk[i + pair] = static_cast<T>(du * softplus_grad_from(l.nk, l.ek));
-    dc[i] = static_cast<T>(g * s_pos * cand_grad);
-    return s_neg;
+    const A q = g * (cand - h_prev) * l.r * l.r;
+    dpk[i] = static_cast<T>(-q * l.P_k * l.e_p);
+    dpk[i + pair] = static_cast<T>(q * l.P_p * l.e_k);
+    dc[i] = static_cast<T>(g * l.input() * cand_grad);
+    return l.forget();
   }
-  // The tiled kernels' second phase: u and c kept from read(), p and k read again.
+  // The tiled kernels' second phase: c kept from read(), p and k read again.
   template <typename Out>
-  MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out dpk,
-                                     Out dc) const {
-    return backward_with(i, logits(i), u_i, c_i, g, h_prev, dpk, dc);
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, A, A c_i, A g, A h_prev, Out dpk, Out dc) const {
+    return backward_with(i, gates(i), c_i, g, h_prev, dpk, dc);
   }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out dpk, Out dc) const {
-    const Logits l = logits(i);
-    return backward_with(i, l, logit(l), static_cast<A>(c[i]), g, h_prev, dpk, dc);
+    return backward_with(i, gates(i), static_cast<A>(c[i]), g, h_prev, dpk, dc);
   }
 };
 

@@ -1,7 +1,7 @@
 // gated_projection_scan — the minGRU/minLSTM scan read in place from the gate projection, with
-// minLSTM's gate logit computed inside the kernel — against the torch expression it replaces
-// (chunk, softplus, gated_scan_reference): values and gradients of pre and h0, at inputs past
-// softplus's threshold (20) and saturating σ, for both cells and both candidate forms.
+// minLSTM's gates computed inside the kernel without a log — against the torch expression
+// (chunk, logsigmoid, gated_scan_reference): values and gradients of pre and h0, at logits far
+// into saturation (|x| up to ~60), for both cells and both candidate forms.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
