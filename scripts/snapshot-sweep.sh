@@ -4,26 +4,47 @@
 # the machine that ran it (checkpoints stay behind: they are large, and the sweep resumes from
 # them only on the machine that has them).
 #   scripts/snapshot-sweep.sh runs/sweeps/evidence-hopper-medium docs/results/evidence-hopper-medium
+# --restore copies the *finished* runs of a snapshot (done.json and eval.json present) back into a
+# sweep directory on another machine, so the sweep counts them done and trains only the rest;
+# a run already in the sweep directory is never overwritten.
+#   scripts/snapshot-sweep.sh --restore docs/results/evidence-hopper-medium runs/sweeps/evidence-hopper-medium
 set -euo pipefail
+FILES=(config.yaml env.json metrics.csv evals.csv eval.json done.json)
+restore=0
+if [[ ${1:-} == --restore ]]; then
+  restore=1
+  shift
+fi
 if [[ $# -ne 2 ]]; then
-  echo "usage: $0 SWEEP_DIR DEST_DIR" >&2
+  echo "usage: $0 SWEEP_DIR DEST_DIR   |   $0 --restore SNAPSHOT_DIR SWEEP_DIR" >&2
   exit 2
 fi
 src=$1 dest=$2
 if [[ ! -d "$src" ]]; then
-  echo "$0: $src: no such sweep directory" >&2
+  echo "$0: $src: no such directory" >&2
   exit 1
 fi
-copied=0
+copied=0 kept=0
 while IFS= read -r -d '' config; do
   run=$(dirname "$config")
   rel=${run#"$src"/}
+  if [[ $restore == 1 ]]; then
+    [[ -f "$run/done.json" && -f "$run/eval.json" ]] || continue
+    if [[ -e "$dest/$rel" ]]; then
+      kept=$((kept + 1))
+      continue
+    fi
+  fi
   mkdir -p "$dest/$rel"
-  for f in config.yaml env.json metrics.csv evals.csv eval.json done.json; do
+  for f in "${FILES[@]}"; do
     if [[ -f "$run/$f" ]]; then
       cp "$run/$f" "$dest/$rel/$f.tmp" && mv "$dest/$rel/$f.tmp" "$dest/$rel/$f"
     fi
   done
   copied=$((copied + 1))
 done < <(find "$src" -name config.yaml -print0 | sort -z)
-echo "$0: $copied run(s) of $src -> $dest"
+if [[ $restore == 1 ]]; then
+  echo "$0: restored $copied finished run(s) of $src into $dest ($kept already there, left as they were)"
+else
+  echo "$0: $copied run(s) of $src -> $dest"
+fi
