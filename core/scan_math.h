@@ -239,7 +239,8 @@ MINRNN_HOST_DEVICE LstmGates<A> lstm_gates(A p, A k) {
 // minLSTM read straight from its gate projection: p (forget logit) at pk[i], k (input logit) at
 // pk[i + pair], candidate at c[i]; the gates are lstm_gates(p, k). Backward, with
 // du = g·σ(u)σ(−u)·(cand(c) − h_{t−1}) as in GatedCoefficients and u = log σ(k) − log σ(p):
-//     dp = −du·σ(−p) = −g·(cand − h_{t−1})·P_k·e_p·r²,   dk = du·σ(−k) = g·(cand − h_{t−1})·P_p·e_k·r².
+//     dp = −du·σ(−p) = −g·(cand − h_{t−1})·P_k·e_p·r²,
+//     dk =  du·σ(−k) =  g·(cand − h_{t−1})·P_p·e_k·r².
 template <typename T, typename A, bool kPositive, typename In = const T*>
 struct MinLstmCoefficients {
   In pk;
