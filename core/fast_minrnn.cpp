@@ -16,23 +16,26 @@ using fast::Dense;
 using fast::Norm;
 using fast::reserve;
 
-// One token of the recurrence over H channels, h ← a h + b·cand(v) and out ← h, with the gates
-// the scan kernels compute: minGRU's (σ(−k), σ(k)) or minLSTM's f/(f+i), i/(f+i)
-// (core/scan_math.h). Branch-free per channel so each clone vectorizes (the cell and form are
-// template arguments: a load under a run-time condition cannot be hoisted into a vector).
+// One token of the recurrence over H channels, h ← a h + b and out ← h, with (a, b) loaded by the
+// scan kernels' own coefficient source (core/scan_math.h: minGRU's GatedCoefficients, minLSTM's
+// MinLstmCoefficients) over the token's gate projection p = [k | c] or [p | k | c], so inference
+// and training compute the same gates. Branch-free per channel so each clone vectorizes (the cell
+// and form are template arguments: a load under a run-time condition cannot be hoisted).
 template <bool kLstm, bool kLogSpace>
 MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float* out) {
-  const float* cand = p + (kLstm ? 2 : 1) * H;
+  using Lstm = scan_math::MinLstmCoefficients<float, float, kLogSpace>;
+  using Gru = scan_math::GatedCoefficients<float, float, kLogSpace>;
+  const auto coef = [&] {
+    if constexpr (kLstm) {
+      return Lstm{p, p + 2 * H, H, H};
+    } else {
+      return Gru{p, p + H, H};
+    }
+  }();
   for (int64_t c = 0; c < H; ++c) {
     float a, b;
-    if constexpr (kLstm) {
-      const scan_math::LstmGates<float> g = scan_math::lstm_gates(p[c], p[H + c]);
-      a = g.forget();
-      b = g.input();
-    } else {
-      scan_math::sigmoid_pair(p[c], b, a);
-    }
-    h[c] = a * h[c] + b * scan_math::candidate(cand[c], kLogSpace);
+    coef.load(c, a, b);
+    h[c] = a * h[c] + b;
     out[c] = h[c];
   }
 }
