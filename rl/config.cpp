@@ -41,6 +41,8 @@ const std::vector<Field>& fields() {
       field("embed_dim", "an integer", &TrainConfig::embed_dim),
       field("n_heads", "an integer", &TrainConfig::n_heads),
       field("expansion", "a number", &TrainConfig::expansion),
+      field("conv", "true or false", &TrainConfig::conv),
+      field("log_space", "true or false", &TrainConfig::log_space),
       field("dropout", "a number", &TrainConfig::dropout),
       field("context_len", "an integer", &TrainConfig::context_len),
       field("max_ep_len", "an integer", &TrainConfig::max_ep_len),
@@ -145,6 +147,12 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",
         s(c.n_heads));
   check(c.expansion > 0, o, "expansion", "> 0", s(c.expansion));
+  // The block options of the minimal RNNs: on another backbone they would be silently ignored.
+  const bool min_rnn = c.backbone == "mingru" || c.backbone == "minlstm";
+  check(min_rnn || !c.conv, o, "conv", "false unless backbone is mingru or minlstm",
+        "true with backbone " + c.backbone);
+  check(min_rnn || c.log_space, o, "log_space", "true unless backbone is mingru or minlstm",
+        "false with backbone " + c.backbone);
   check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", s(c.dropout));
   check(c.top_fraction > 0 && c.top_fraction <= 1, o, "top_fraction", "in (0, 1]",
         s(c.top_fraction));

@@ -26,6 +26,8 @@ struct TrainConfig {
   int64_t embed_dim = 128;
   int64_t n_heads = 1;
   double expansion = 1.0;
+  bool conv = false;      // mingru/minlstm: causal Conv1d (kernel 4) before the recurrence
+  bool log_space = true;  // mingru/minlstm: h̃ = g(Linear(x)) > 0 (App. B); false: h̃ = Linear(x)
   double dropout = 0.1;
   int64_t context_len = 20;  // K
   int64_t max_ep_len = 1000;

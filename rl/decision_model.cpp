@@ -15,6 +15,8 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     b.cell = core::parse_cell(o.backbone);
     b.d_model = o.embed_dim;
     b.expansion = o.expansion;
+    b.conv = o.conv;
+    b.log_space = o.log_space;
     b.dropout = o.dropout;
     return std::make_shared<core::MinRnnStack>(b, o.n_layers);
   }

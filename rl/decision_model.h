@@ -25,6 +25,8 @@ struct DecisionModelOptions {
   int64_t embed_dim = 128;
   int64_t n_heads = 1;     // transformer only
   double expansion = 1.0;  // minRNN hidden width / embed_dim
+  bool conv = false;       // minRNN only: causal depthwise Conv1d (kernel 4) before the recurrence
+  bool log_space = true;   // minRNN only: positive candidates g(·), the paper's log-space form
   double dropout = 0.1;
   int64_t max_ep_len = 1000;  // timesteps are clamped into [0, max_ep_len]
 };

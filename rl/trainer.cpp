@@ -157,6 +157,8 @@ DecisionModelOptions model_options(const TrainConfig& c, int64_t obs_dim, int64_
   o.embed_dim = c.embed_dim;
   o.n_heads = c.n_heads;
   o.expansion = c.expansion;
+  o.conv = c.conv;
+  o.log_space = c.log_space;
   o.dropout = c.dropout;
   o.max_ep_len = c.max_ep_len;
   return o;

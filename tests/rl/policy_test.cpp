@@ -16,10 +16,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// An untrained agent of `backbone` on hopper with every parameter moved off its init.
-rl::Agent random_agent(const std::string& backbone, int64_t context_len, uint64_t seed) {
+// An untrained agent of `kind` on hopper with every parameter moved off its init. `kind` is a
+// backbone name, for the minRNNs optionally with "+conv" (a Conv1d before the recurrence) and
+// "+plain" (candidates not made positive: log_space off).
+rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t seed) {
   rl::Agent agent;
+  const std::string backbone = kind.substr(0, kind.find('+'));
   agent.config.backbone = backbone;
+  agent.config.conv = kind.find("+conv") != std::string::npos;
+  agent.config.log_space = kind.find("+plain") == std::string::npos;
   agent.config.context_len = context_len;
   agent.config.n_layers = 2;
   agent.config.embed_dim = 32;
@@ -79,7 +84,8 @@ void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t bat
 }
 
 TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
-  for (const std::string backbone : {"mingru", "minlstm", "hgrn", "transformer"}) {
+  for (const std::string backbone :
+       {"mingru", "minlstm", "hgrn", "transformer", "mingru+conv+plain", "minlstm+conv"}) {
     const auto agent = random_agent(backbone, 4, 21);
     std::vector<rl::EvalMode> modes = {rl::EvalMode::kWindow};
     if (backbone != "transformer") modes.push_back(rl::EvalMode::kStreaming);

@@ -80,6 +80,19 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_NE(e.find("--set backbone"), std::string::npos) << e;
   e = error_of([&] { rl::load_config(f, {"nonsense"}); });
   EXPECT_NE(e.find("key=value"), std::string::npos) << e;
+
+  // The minimal RNNs' block options are refused where they would be ignored.
+  write(f, "dataset: d\nbackbone: transformer\nconv: true\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("conv"), std::string::npos) << e;
+  EXPECT_NE(e.find("transformer"), std::string::npos) << e;
+  e = error_of([&] { rl::load_config(f, {"conv=false", "log_space=false"}); });
+  EXPECT_NE(e.find("--set log_space"), std::string::npos) << e;
+  e = error_of([&] { rl::load_config(f, {"conv=maybe"}); });
+  EXPECT_NE(e.find("true or false"), std::string::npos) << e;
+  auto c = rl::load_config(f, {"backbone=minlstm", "log_space=false"});
+  EXPECT_TRUE(c.conv);
+  EXPECT_FALSE(c.log_space);
 }
 
 rl::DecisionBatch random_batch(int64_t B, int64_t K, int64_t obs, int64_t act) {
@@ -102,8 +115,25 @@ TEST(DecisionModel, OutputShapes) {
 
 TEST(DecisionModel, StreamingActMatchesParallelForward) {
   torch::manual_seed(1);
-  for (const char* backbone : {"mingru", "minlstm", "hgrn"}) {
-    rl::DecisionModel m(rl::DecisionModelOptions{11, 3, backbone, 3, 16});
+  // The minRNN block variants too: a conv before the recurrence, plain (not log-space) candidates.
+  rl::DecisionModelOptions conv_plain{11, 3, "mingru", 2, 16};
+  conv_plain.conv = true;
+  conv_plain.log_space = false;
+  rl::DecisionModelOptions lstm_conv = conv_plain;
+  lstm_conv.backbone = "minlstm";
+  lstm_conv.log_space = true;
+  for (const rl::DecisionModelOptions& o : {rl::DecisionModelOptions{11, 3, "mingru", 3, 16},
+                                            {11, 3, "minlstm", 3, 16},
+                                            {11, 3, "hgrn", 3, 16},
+                                            conv_plain,
+                                            lstm_conv}) {
+    const std::string backbone =
+        o.backbone + (o.conv ? "+conv" : "") + (o.log_space ? "" : "+plain");
+    rl::DecisionModel m(o);
+    bool has_conv = false;
+    for (const auto& p : m->named_parameters())
+      has_conv |= p.key().find("conv") != std::string::npos;
+    EXPECT_EQ(has_conv, o.conv) << backbone;
     m->eval();
     torch::NoGradGuard no_grad;
     auto b = random_batch(2, 6, 11, 3);
