@@ -32,7 +32,8 @@ struct TrainBenchOptions {
   std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
   std::vector<std::string> devices;  // default: cpu, plus cuda when available
   int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
-  double seconds = 10;  // timed seconds per cell (after warm-up)
+  double expansion = 1.0;  // minRNN/HGRN hidden width / embed (the Transformer has none)
+  double seconds = 10;     // timed seconds per cell (after warm-up)
   bool quick = false;
   bool profile = false;
   int top_ops = 15;
@@ -66,6 +67,7 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   mo.backbone = backbone;
   mo.n_layers = o.layers;
   mo.embed_dim = o.embed;
+  mo.expansion = o.expansion;
   rl::DecisionModel model(mo);
   model->to(dev);
   model->train();
@@ -163,6 +165,8 @@ struct PeerRun {
 std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
                          const PeerRun& peer) {
   std::ostringstream md;
+  char expansion[32];
+  std::snprintf(expansion, sizeof expansion, "%g", o.expansion);
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
   const bool has_peer = !std::isnan(peer.before);
@@ -171,10 +175,12 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
      << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string())
+     << (o.expansion != 1.0 ? std::string(" --expansion ") + expansion : std::string())
      << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
-     << " tokens), embed " << o.embed << ", " << o.layers << " layers, hopper dims (obs "
-     << o.obs_dim << ", act " << o.act_dim << "), float32; steps counted over ~" << o.seconds
+     << " tokens), embed " << o.embed << ", " << o.layers << " layers, minRNN expansion "
+     << expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
+     << "), float32; steps counted over ~" << o.seconds
      << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
      << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";
   char buf[512];
@@ -212,17 +218,17 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                      const PeerRun& peer) {
-  BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "params",
-                "steps", "steps_per_s", "ms_per_step", "forward_ms", "backward_ms", "clip_ms",
-                "optimizer_ms", "peak_mib", "peer_steps_per_s"});
+  BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "expansion",
+                "params", "steps", "steps_per_s", "ms_per_step", "forward_ms", "backward_ms",
+                "clip_ms", "optimizer_ms", "peak_mib", "peer_steps_per_s"});
   for (const auto& r : rows) {
     csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone,
                  std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
-                 std::to_string(o.layers), std::to_string(r.params), std::to_string(r.steps),
-                 csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s),
-                 csv_number(r.phases.forward), csv_number(r.phases.backward),
-                 csv_number(r.phases.clip), csv_number(r.phases.optimizer), csv_number(r.peak_mib),
-                 csv_number(peer.mean())});
+                 std::to_string(o.layers), csv_number(o.expansion), std::to_string(r.params),
+                 std::to_string(r.steps), csv_number(r.steps_per_s),
+                 csv_number(1000.0 / r.steps_per_s), csv_number(r.phases.forward),
+                 csv_number(r.phases.backward), csv_number(r.phases.clip),
+                 csv_number(r.phases.optimizer), csv_number(r.peak_mib), csv_number(peer.mean())});
   }
   return csv;
 }
@@ -239,6 +245,9 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--context", o->context, "K")->check(positive());
   sub->add_option("--embed", o->embed, "embedding width")->check(positive());
   sub->add_option("--layers", o->layers, "layers")->check(positive());
+  sub->add_option("--expansion", o->expansion,
+                  "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
   sub->add_flag("--profile", o->profile, "also time 5 steps op by op (self time per ATen op)");
