@@ -20,6 +20,12 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     b.dropout = o.dropout;
     return std::make_shared<core::MinRnnStack>(b, o.n_layers);
   }
+  // Where no minRNN block is built, its options would be dropped without a word.
+  if (o.conv || !o.log_space) {
+    throw std::invalid_argument("DecisionModel: conv and log_space = false are minGRU/minLSTM " +
+                                std::string("options; backbone '") + o.backbone +
+                                "' has no such block");
+  }
   if (o.backbone == "hgrn") {
     return std::make_shared<core::HgrnStack>(o.embed_dim, o.n_layers, o.dropout, o.expansion);
   }

@@ -165,8 +165,6 @@ struct PeerRun {
 std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
                          const PeerRun& peer) {
   std::ostringstream md;
-  char expansion[32];
-  std::snprintf(expansion, sizeof expansion, "%g", o.expansion);
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
   const bool has_peer = !std::isnan(peer.before);
@@ -174,12 +172,12 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
-     << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string())
-     << (o.expansion != 1.0 ? std::string(" --expansion ") + expansion : std::string())
-     << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
+     << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string());
+  if (o.expansion != 1.0) md << " --expansion " << o.expansion;
+  md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
      << " tokens), embed " << o.embed << ", " << o.layers << " layers, minRNN expansion "
-     << expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
+     << o.expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
      << "), float32; steps counted over ~" << o.seconds
      << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
      << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";

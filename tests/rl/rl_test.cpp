@@ -111,6 +111,9 @@ TEST(DecisionModel, OutputShapes) {
     EXPECT_EQ(m->streaming(), std::string(backbone) != "transformer");
   }
   EXPECT_THROW(rl::DecisionModel(rl::DecisionModelOptions{11, 3, "gru"}), std::invalid_argument);
+  rl::DecisionModelOptions conv_transformer{11, 3, "transformer", 2, 16};
+  conv_transformer.conv = true;
+  EXPECT_THROW(rl::DecisionModel{conv_transformer}, std::invalid_argument);
 }
 
 TEST(DecisionModel, StreamingActMatchesParallelForward) {
