@@ -306,29 +306,29 @@ void gelu(float* x, int64_t count) {
   for (int64_t i = 0; i < count; ++i) x[i] = gelu_of(x[i]);
 }
 
+// gelu(v) = v·Φ(v), gelu'(v) = Φ(v) + v·φ(v).
 MINRNN_VECTOR_CLONES
-void bias_gelu(float* x, const float* bias, float* y, int64_t rows, int64_t width) {
+void bias_gelu_with_grad(float* x, const float* bias, float* y, int64_t rows, int64_t width) {
   for (int64_t r = 0; r < rows; ++r) {
     float* xr = x + r * width;
     float* yr = y + r * width;
     for (int64_t i = 0; i < width; ++i) {
-      xr[i] += bias[i];
-      yr[i] = gelu_of(xr[i]);
+      const float v = xr[i] + bias[i];
+      const float cdf = 0.5f * (1.0f + erf_approx(v * 0.70710678118654752f));
+      const float pdf = 0.39894228040143268f * cpu_expf(-0.5f * v * v);
+      yr[i] = v * cdf;
+      xr[i] = cdf + v * pdf;
     }
   }
 }
 
-// gelu'(x) = Φ(x) + x·φ(x).
 MINRNN_VECTOR_CLONES
-void gelu_backward(const float* x, float* g, int64_t rows, int64_t width, float* column_sums) {
+void gelu_backward(const float* grad_of_gelu, float* g, int64_t rows, int64_t width,
+                   float* column_sums) {
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * width;
+    const float* dr = grad_of_gelu + r * width;
     float* gr = g + r * width;
-    for (int64_t i = 0; i < width; ++i) {
-      const float cdf = 0.5f * (1.0f + erf_approx(xr[i] * 0.70710678118654752f));
-      const float pdf = 0.39894228040143268f * cpu_expf(-0.5f * xr[i] * xr[i]);
-      gr[i] *= cdf + xr[i] * pdf;
-    }
+    for (int64_t i = 0; i < width; ++i) gr[i] *= dr[i];
     if (column_sums) {
       for (int64_t i = 0; i < width; ++i) column_sums[i] += gr[i];
     }

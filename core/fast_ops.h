@@ -78,11 +78,15 @@ class ScopedBlasThreads {
 
 void layer_norm(const Norm& n, const float* x, int64_t rows, float* y);  // y may be x
 void gelu(float* x, int64_t count);  // exact (erf) GELU, as torch::nn::GELU's default
-// Over rows × width: x ← x + bias (per column), y = gelu(x), in one pass.
-void bias_gelu(float* x, const float* bias, float* y, int64_t rows, int64_t width);
-// The backward of y = gelu(x) in place over rows × width: g ← g ⊙ gelu'(x); with column_sums
-// non-null also adds each column's sum of the new g to column_sums[width] (a bias's gradient).
-void gelu_backward(const float* x, float* g, int64_t rows, int64_t width, float* column_sums);
+// Over rows × width, in one pass: v = x + bias (per column), y = gelu(v), x ← gelu'(v). The
+// derivative is kept instead of v because the backward needs nothing else: made here, it shares
+// the erf the forward computes anyway, and the backward is one multiply (gelu_backward).
+void bias_gelu_with_grad(float* x, const float* bias, float* y, int64_t rows, int64_t width);
+// The backward of y = gelu(v) in place over rows × width, given gelu'(v) from bias_gelu_with_grad:
+// g ← g ⊙ gelu'(v); with column_sums non-null also adds each column's sum of the new g to
+// column_sums[width] (a bias's gradient).
+void gelu_backward(const float* grad_of_gelu, float* g, int64_t rows, int64_t width,
+                   float* column_sums);
 void silu(float* x, int64_t count);  // x · σ(x)
 void tanh_inplace(float* x, int64_t count);
 void add(float* y, const float* x, int64_t count);  // y += x

@@ -19,18 +19,19 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
     // The first bias joins the GELU pass (addmm would first copy it into every row and make the
     // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
-    const torch::Tensor hidden = rows.mm(w1.t());  // pre-activation, bias added below
-    torch::Tensor activated = torch::empty_like(hidden);
-    const int64_t width = hidden.size(1);
-    float* h = hidden.data_ptr<float>();
+    // The pass leaves GELU's derivative where the pre-activation was: all the backward needs.
+    const torch::Tensor gelu_grad = rows.mm(w1.t());  // pre-activation until the pass below
+    torch::Tensor activated = torch::empty_like(gelu_grad);
+    const int64_t width = gelu_grad.size(1);
+    float* h = gelu_grad.data_ptr<float>();
     const float* bias = b1.data_ptr<float>();
     float* g = activated.data_ptr<float>();
     at::parallel_for(
-        0, hidden.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
-          fast::bias_gelu(h + begin * width, bias, g + begin * width, end - begin, width);
+        0, gelu_grad.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
+          fast::bias_gelu_with_grad(h + begin * width, bias, g + begin * width, end - begin, width);
         });
     torch::Tensor out = torch::addmm(b2, activated, w2.t());
-    ctx->save_for_backward({rows, w1, w2, hidden, activated});
+    ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
     std::vector<int64_t> out_sizes = x.sizes().vec();
     out_sizes.back() = w2.size(0);
     ctx->saved_data["in_sizes"] = x.sizes().vec();
@@ -40,15 +41,16 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &hidden = saved[3],
+    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
                         &activated = saved[4];
     const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
     const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
     torch::Tensor d_hidden = d_out.mm(w2);  // ∂/∂activated, made ∂/∂hidden in place below
     const int64_t n = d_hidden.size(0), width = d_hidden.size(1);
     const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
-    torch::Tensor partial = torch::zeros({std::max<int64_t>(chunks, 1), width}, hidden.options());
-    const float* h = hidden.data_ptr<float>();
+    torch::Tensor partial =
+        torch::zeros({std::max<int64_t>(chunks, 1), width}, gelu_grad.options());
+    const float* h = gelu_grad.data_ptr<float>();
     float* dh = d_hidden.data_ptr<float>();
     float* sums = partial.data_ptr<float>();
     at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
