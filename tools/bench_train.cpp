@@ -4,8 +4,11 @@
 // Per backbone it also times the step's phases, records the peak memory of one step and, with
 // --profile, the ATen ops the step spends its time in. --peer runs another implementation (CORL's
 // dt.py: `--peer ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is
-// taken under the same load. Prints a markdown table and files it under "## Training (minrnn bench
-// train)", the numbers as CSV in runs/bench/train.csv.
+// taken under the same load; --rounds N alternates the two N times (peer, ours, peer, …, peer)
+// and reports the median ratio with its range, because one round on a shared machine can be off
+// by a third. Prints a markdown table and files it under "## Training (minrnn bench train)", the
+// numbers as CSV in runs/bench/train.csv.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +40,7 @@ struct TrainBenchOptions {
   bool quick = false;
   bool profile = false;
   int top_ops = 15;
+  int rounds = 1;    // ours measured this many times, each between two peer runs
   std::string peer;  // command; "CMD train SECONDS" must print "= X steps/s"
   BenchFiling filing;
 };
@@ -47,6 +51,7 @@ struct Phases {
 };
 
 struct Row {
+  int round = 0;
   std::string backbone, device;
   int64_t params = 0, steps = 0;
   double steps_per_s = 0;
@@ -157,22 +162,58 @@ double run_peer(const std::string& command, double seconds) {
   return std::stod(m[1].str());
 }
 
-struct PeerRun {
-  double before = NAN, after = NAN;
-  double mean() const { return 0.5 * (before + after); }
+// Peer rates in the order they ran: one more than the rounds, round r between runs r and r + 1.
+struct PeerRuns {
+  std::vector<double> steps_per_s;
+  bool any() const { return !steps_per_s.empty(); }
+  double around(int round) const {
+    return any() ? 0.5 * (steps_per_s[round] + steps_per_s[round + 1]) : NAN;
+  }
 };
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// "× peer" over the rounds per backbone/device, in the rows' first-seen order.
+std::string ratio_summary(const std::vector<Row>& rows, const PeerRuns& peer) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& r : rows) {
+    const auto key = std::make_pair(r.backbone, r.device);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  std::ostringstream md;
+  md << "\n| backbone | device | × peer, median | lowest | highest |\n|---|---|---|---|---|\n";
+  char buf[256];
+  for (const auto& [backbone, device] : keys) {
+    std::vector<double> ratios;
+    for (const auto& r : rows) {
+      if (r.backbone == backbone && r.device == device) {
+        ratios.push_back(r.steps_per_s / peer.around(r.round));
+      }
+    }
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.2f | %.2f | %.2f |\n", backbone.c_str(),
+                  device.c_str(), median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                  *std::max_element(ratios.begin(), ratios.end()));
+    md << buf;
+  }
+  return md.str();
+}
+
 std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
-                         const PeerRun& peer) {
+                         const PeerRuns& peer) {
   std::ostringstream md;
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
-  const bool has_peer = !std::isnan(peer.before);
+  const bool has_peer = peer.any(), by_round = o.rounds > 1;
   md << "### " << timestamp() << " — " << machine_name()
      << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
      << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string());
+  if (by_round) md << " --rounds " << o.rounds;
   if (o.expansion != 1.0) md << " --expansion " << o.expansion;
   md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
@@ -182,29 +223,42 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
      << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";
   char buf[512];
-  if (has_peer) {
+  if (has_peer && !by_round) {
     std::snprintf(buf, sizeof buf,
                   "Peer `%s train %g`, run before and after ours: %.2f and %.2f steps/s (mean "
                   "%.2f); × peer below divides by the mean.\n\n",
-                  o.peer.c_str(), o.seconds, peer.before, peer.after, peer.mean());
+                  o.peer.c_str(), o.seconds, peer.steps_per_s[0], peer.steps_per_s[1],
+                  peer.around(0));
     md << buf;
+  } else if (has_peer) {
+    md << "Peer `" << o.peer << " train " << o.seconds << "`, run before, between and after our "
+       << o.rounds << " rounds (steps/s):";
+    for (double rate : peer.steps_per_s) {
+      std::snprintf(buf, sizeof buf, " %.2f", rate);
+      md << buf;
+    }
+    md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
   }
-  md << "| backbone | device | parameters | steps | steps/s | ms/step |"
-     << (has_peer ? " × peer |" : "") << " forward | backward | clip | AdamW | peak MiB |\n"
-     << "|---|---|---|---|---|---|" << (has_peer ? "---|" : "") << "---|---|---|---|---|\n";
+  md << "|" << (by_round ? " round |" : "") << " backbone | device | parameters | steps | steps/s |"
+     << " ms/step |" << (has_peer ? " × peer |" : "")
+     << " forward | backward | clip | AdamW | peak MiB |\n"
+     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|" << (has_peer ? "---|" : "")
+     << "---|---|---|---|---|\n";
   for (const auto& r : rows) {
+    if (by_round) md << "| " << r.round + 1 << " ";
     std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %lld | %.2f | %.1f |", r.backbone.c_str(),
                   r.device.c_str(), static_cast<long long>(r.params),
                   static_cast<long long>(r.steps), r.steps_per_s, 1000.0 / r.steps_per_s);
     md << buf;
     if (has_peer) {
-      std::snprintf(buf, sizeof buf, " %.2f |", r.steps_per_s / peer.mean());
+      std::snprintf(buf, sizeof buf, " %.2f |", r.steps_per_s / peer.around(r.round));
       md << buf;
     }
     std::snprintf(buf, sizeof buf, " %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.phases.forward,
                   r.phases.backward, r.phases.clip, r.phases.optimizer, r.peak_mib);
     md << buf;
   }
+  if (has_peer && by_round) md << ratio_summary(rows, peer);
   for (const auto& r : rows) {
     if (r.profile.empty()) continue;
     md << "\nOps of a " << r.backbone << " step on " << r.device
@@ -215,18 +269,18 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
 }
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
-                     const PeerRun& peer) {
-  BenchCsv csv({"device", "machine", "backbone", "batch", "context", "embed", "layers", "expansion",
-                "params", "steps", "steps_per_s", "ms_per_step", "forward_ms", "backward_ms",
-                "clip_ms", "optimizer_ms", "peak_mib", "peer_steps_per_s"});
+                     const PeerRuns& peer) {
+  BenchCsv csv({"round", "device", "machine", "backbone", "batch", "context", "embed", "layers",
+                "expansion", "params", "steps", "steps_per_s", "ms_per_step", "forward_ms",
+                "backward_ms", "clip_ms", "optimizer_ms", "peak_mib", "peer_steps_per_s"});
   for (const auto& r : rows) {
-    csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone,
-                 std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
-                 std::to_string(o.layers), csv_number(o.expansion), std::to_string(r.params),
-                 std::to_string(r.steps), csv_number(r.steps_per_s),
-                 csv_number(1000.0 / r.steps_per_s), csv_number(r.phases.forward),
-                 csv_number(r.phases.backward), csv_number(r.phases.clip),
-                 csv_number(r.phases.optimizer), csv_number(r.peak_mib), csv_number(peer.mean())});
+    csv.add_row(
+        {std::to_string(r.round + 1), r.device, hardware_name(torch::Device(r.device)), r.backbone,
+         std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
+         std::to_string(o.layers), csv_number(o.expansion), std::to_string(r.params),
+         std::to_string(r.steps), csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s),
+         csv_number(r.phases.forward), csv_number(r.phases.backward), csv_number(r.phases.clip),
+         csv_number(r.phases.optimizer), csv_number(r.peak_mib), csv_number(peer.around(r.round))});
   }
   return csv;
 }
@@ -253,6 +307,10 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--peer", o->peer,
                   "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
                   "(e.g. ../shared/peer/run.sh)");
+  sub->add_option("--rounds", o->rounds,
+                  "measure ours this many times, alternating with the peer's runs; the table "
+                  "adds the median × peer and its range")
+      ->check(positive());
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {
     if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
@@ -261,17 +319,21 @@ void add_bench_train(CLI::App& bench) {
       if (core::cuda_unavailable_reason().empty()) o->devices.push_back("cuda");
     }
     install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
-    PeerRun peer;
-    if (!o->peer.empty()) peer.before = run_peer(o->peer, o->seconds);
+    PeerRuns peer;
+    if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));
     std::vector<Row> rows;
-    for (const auto& d : o->devices) {
-      const torch::Device device = bench_device(d, {}, "--devices");
-      for (const auto& b : o->backbones) {
-        std::fprintf(stderr, "bench train: %s on %s ...\n", b.c_str(), d.c_str());
-        rows.push_back(measure(*o, b, device));
+    for (int round = 0; round < o->rounds; ++round) {
+      for (const auto& d : o->devices) {
+        const torch::Device device = bench_device(d, {}, "--devices");
+        for (const auto& b : o->backbones) {
+          std::fprintf(stderr, "bench train: round %d/%d, %s on %s ...\n", round + 1, o->rounds,
+                       b.c_str(), d.c_str());
+          rows.push_back(measure(*o, b, device));
+          rows.back().round = round;
+        }
       }
+      if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));
     }
-    if (!o->peer.empty()) peer.after = run_peer(o->peer, o->seconds);
     file_result(o->filing, kSection, format_table(*o, rows, peer), results_csv(*o, rows, peer),
                 kDefaultCsv);
   });

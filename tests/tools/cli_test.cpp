@@ -262,6 +262,52 @@ TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   EXPECT_FALSE(fs::exists(dir.path / "docs"));
 }
 
+// --peer with --rounds: the peer runs before, between and after our rounds, each round's ratio
+// divides by the mean of the two peer runs around it, and the table adds the median and range.
+// The peer here is a script printing 10, 20, 30 steps/s on its three calls (the real one is
+// ../shared/peer/run.sh), so the ratios are known from our own rates.
+TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
+  TempDir dir;
+  write_text(dir.path / "peer.sh",
+             "#!/bin/sh\nn=$(cat calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > calls\n"
+             "[ \"$1\" = train ] || exit 2\necho \"peer: = $((n * 10)).0 steps/s\"\n");
+  fs::permissions(dir.path / "peer.sh", fs::perms::owner_all);
+  const CliResult r = run_minrnn(dir,
+                                 "bench train --backbones mingru --devices cpu --embed 16 "
+                                 "--seconds 0.2 --peer ./peer.sh --rounds 2 --no-append "
+                                 "--csv out/train.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_text(dir.path / "calls"), "3\n");
+  EXPECT_NE(r.output.find("before, between and after our 2 rounds (steps/s): 10.00 20.00 30.00"),
+            std::string::npos)
+      << r.output;
+  const auto csv = lines_of(read_text(dir.path / "out" / "train.csv"));
+  ASSERT_EQ(csv.size(), 3u) << read_text(dir.path / "out" / "train.csv");
+  EXPECT_EQ(csv[0].substr(0, 30), "round,device,machine,backbone,");
+  std::vector<double> ratios;
+  for (int round = 1; round <= 2; ++round) {
+    const std::string& row = csv[round];
+    EXPECT_EQ(row.substr(0, 6), std::to_string(round) + ",cpu,") << row;
+    EXPECT_EQ(row.substr(row.rfind(',') + 1), round == 1 ? "15" : "25") << row;
+    std::vector<std::string> cells;
+    std::stringstream in(row);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    // steps_per_s, counted from the end (the machine's name may hold a quoted comma).
+    ratios.push_back(std::stod(cells[cells.size() - 8]) / (round == 1 ? 15.0 : 25.0));
+  }
+  // The summary row (the per-round rows start with their round).
+  const std::string summary = "| mingru | cpu | ";
+  const size_t at = r.output.find("\n" + summary);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::istringstream cells(r.output.substr(at + 1 + summary.size()));
+  double median = 0, lowest = 0, highest = 0;
+  std::string bar;
+  cells >> median >> bar >> lowest >> bar >> highest;
+  EXPECT_NEAR(median, 0.5 * (ratios[0] + ratios[1]), 0.006) << r.output;
+  EXPECT_NEAR(lowest, std::min(ratios[0], ratios[1]), 0.006) << r.output;
+  EXPECT_NEAR(highest, std::max(ratios[0], ratios[1]), 0.006) << r.output;
+}
+
 // Every command that computes refuses `cuda` where no CUDA device is usable before it creates
 // anything, in one sentence; `auto` falls back to the CPU and says so.
 TEST(Cli, AskingForAGpuWhereNoneIsUsableIsRefusedBeforeAnythingIsCreated) {
