@@ -48,38 +48,75 @@ std::string fmt(double v) {
   return buf;
 }
 
-}  // namespace
-
-std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+// Calls visit(dataset, backbone, seed, run_dir) for every SWEEP_DIR/<dataset>/<backbone>/seed<S>
+// folder, in (dataset, backbone, seed) order.
+template <typename Visit>
+void for_each_run_dir(const std::string& sweep_dir, Visit&& visit) {
   if (!fs::is_directory(sweep_dir)) throw std::invalid_argument(sweep_dir + " is not a directory");
-  std::vector<RunScore> runs;
-  // SWEEP_DIR/<dataset>/<backbone>/seed<S>/eval.json
+  struct Found {
+    std::string dataset, backbone;
+    int64_t seed;
+    fs::path dir;
+  };
+  std::vector<Found> found;
   for (const auto& d : fs::directory_iterator(sweep_dir)) {
     if (!d.is_directory() || d.path().filename() == "plots") continue;
     for (const auto& b : fs::directory_iterator(d.path())) {
       if (!b.is_directory()) continue;
       for (const auto& s : fs::directory_iterator(b.path())) {
         const std::string name = s.path().filename().string();
-        const fs::path file = s.path() / "eval.json";
-        if (!s.is_directory() || name.rfind("seed", 0) != 0 || !fs::exists(file)) continue;
-        RunScore r;
-        r.dataset = d.path().filename().string();
-        r.backbone = b.path().filename().string();
-        r.run_dir = s.path().string();
-        try {
-          r.seed = std::stoll(name.substr(4));
-          std::ifstream in(file);
-          r.normalized = nlohmann::json::parse(in).at("mean_normalized").get<double>();
-        } catch (const std::exception& e) {
-          throw std::runtime_error(file.string() + ": cannot read mean_normalized (" + e.what() +
-                                   ")");
+        if (!s.is_directory() || name.size() < 5 || name.rfind("seed", 0) != 0 ||
+            name.find_first_not_of("0123456789", 4) != std::string::npos) {
+          continue;
         }
-        runs.push_back(r);
+        found.push_back({d.path().filename().string(), b.path().filename().string(),
+                         std::stoll(name.substr(4)), s.path()});
       }
     }
   }
-  std::sort(runs.begin(), runs.end(), [](const RunScore& a, const RunScore& b) {
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
+  });
+  for (const auto& f : found) visit(f.dataset, f.backbone, f.seed, f.dir);
+}
+
+}  // namespace
+
+std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+  std::vector<RunScore> runs;
+  for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
+                                  int64_t seed, const fs::path& dir) {
+    const fs::path file = dir / "eval.json";
+    if (!fs::exists(file)) return;
+    RunScore r{dataset, backbone, dir.string(), seed, 0};
+    try {
+      std::ifstream in(file);
+      r.normalized = nlohmann::json::parse(in).at("mean_normalized").get<double>();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(file.string() + ": cannot read mean_normalized (" + e.what() + ")");
+    }
+    runs.push_back(r);
+  });
+  return runs;
+}
+
+std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
+  std::vector<RunProgress> runs;
+  for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
+                                  int64_t seed, const fs::path& dir) {
+    Series loss{"", {}, {}};
+    if (fs::exists(dir / "eval.json") ||
+        !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
+      return;
+    }
+    RunProgress r{dataset, backbone, dir.string(), seed};
+    r.step = static_cast<int64_t>(loss.x.back());
+    Series evals{"", {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
+    if (read_csv_columns(dir / "evals.csv", false, "", "", 0, 3, &evals)) {
+      r.last_eval = evals.y.back();
+      r.last_eval_step = static_cast<int64_t>(evals.x.back());
+    }
+    runs.push_back(r);
   });
   return runs;
 }
@@ -169,6 +206,23 @@ std::string published_markdown(const Table& t) {
          rows.str();
 }
 
+std::string progress_markdown(const std::vector<RunProgress>& runs) {
+  if (runs.empty()) return "";
+  std::ostringstream md;
+  md << "## In progress\n\nRuns without their final evaluation yet, so not in the table: the "
+        "step each reached and its last evaluation during training (normalized; the run's own "
+        "eval_episodes). Their curves are in plots/ beside the finished runs'.\n\n"
+        "| dataset | backbone | seed | step | last evaluation |\n|---|---|---|---|---|\n";
+  for (const auto& r : runs) {
+    md << "| " << r.dataset << " | " << r.backbone << " | " << r.seed << " | " << r.step << " | "
+       << (std::isnan(r.last_eval)
+               ? std::string("–")
+               : fmt(r.last_eval) + " (step " + std::to_string(r.last_eval_step) + ")")
+       << " |\n";
+  }
+  return md.str();
+}
+
 std::string table_csv(const Table& t) {
   std::ostringstream csv;
   csv << "dataset,backbone,mean,std,seeds\n";
@@ -187,47 +241,63 @@ std::string table_csv(const Table& t) {
 
 ReportFiles write_report(const std::string& sweep_dir) {
   const auto runs = collect_scores(sweep_dir);
-  if (runs.empty()) {
+  const auto unfinished = collect_unfinished(sweep_dir);
+  if (runs.empty() && unfinished.empty()) {
     throw std::runtime_error(sweep_dir +
-                             ": no <dataset>/<backbone>/seed<S>/eval.json found (has the sweep "
-                             "finished any run?)");
+                             ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
+                             "metrics.csv found (has the sweep started?)");
   }
   const Table t = make_table(runs);
   ReportFiles files;
   const fs::path dir(sweep_dir);
   const std::string published = published_markdown(t);
-  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" + table_markdown(t) +
-                   (published.empty() ? "" : "\n" + published);
+  const std::string progress = progress_markdown(unfinished);
+  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
+                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
+                   (published.empty() ? "" : "\n" + published) +
+                   (progress.empty() ? "" : "\n" + progress);
   io::write_file_atomically((dir / "table3.md").string(), files.markdown);
   io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 
+  // Curves per (dataset, backbone): finished runs and runs in progress, in table order.
+  struct Curve {
+    std::string run_dir, name;
+  };
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::map<std::pair<std::string, std::string>, std::vector<Curve>> curves;
+  auto add = [&](const std::string& d, const std::string& b, const Curve& c) {
+    if (!curves.count({d, b})) pairs.push_back({d, b});
+    curves[{d, b}].push_back(c);
+  };
+  for (const auto& r : runs)
+    add(r.dataset, r.backbone, {r.run_dir, "seed " + std::to_string(r.seed)});
+  for (const auto& r : unfinished) {
+    add(r.dataset, r.backbone,
+        {r.run_dir,
+         "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
+  }
   fs::create_directories(dir / "plots");
-  for (const auto& d : t.datasets) {
-    for (const auto& b : t.backbones) {
-      LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
-      LinePlot score{d + " / " + b + ": evaluation during training",
-                     "optimizer step",
-                     "D4RL normalized score",
-                     {},
-                     false};
-      for (const auto& r : runs) {
-        if (r.dataset != d || r.backbone != b) continue;
-        const std::string name = "seed " + std::to_string(r.seed);
-        Series s{name, {}, {}};
-        if (read_csv_columns(fs::path(r.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
-          loss.series.push_back(s);
-        Series e{name, {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
-        if (read_csv_columns(fs::path(r.run_dir) / "evals.csv", false, "", "", 0, 3, &e))
-          score.series.push_back(e);
-      }
-      for (auto* p : {&loss, &score}) {
-        if (p->series.empty()) continue;
-        const fs::path f =
-            dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
-        write_svg(f.string(), *p);
-        files.written.push_back(f.string());
-      }
+  for (const auto& [d, b] : pairs) {
+    LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
+    LinePlot score{d + " / " + b + ": evaluation during training",
+                   "optimizer step",
+                   "D4RL normalized score",
+                   {},
+                   false};
+    for (const auto& c : curves[{d, b}]) {
+      Series s{c.name, {}, {}};
+      if (read_csv_columns(fs::path(c.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
+        loss.series.push_back(s);
+      Series e{c.name, {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
+      if (read_csv_columns(fs::path(c.run_dir) / "evals.csv", false, "", "", 0, 3, &e))
+        score.series.push_back(e);
+    }
+    for (auto* p : {&loss, &score}) {
+      if (p->series.empty()) continue;
+      const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
+      write_svg(f.string(), *p);
+      files.written.push_back(f.string());
     }
   }
   return files;

@@ -3,8 +3,11 @@
 // Runs are found as SWEEP_DIR/<dataset>/<backbone>/seed<S>/eval.json (the layout `minrnn sweep`
 // writes). Convention: each run's score is the D4RL normalized return of its LAST checkpoint,
 // averaged over the eval episodes; a cell is mean ± std over seeds (population std, ddof 0).
-// The Average row is the mean of a column's per-dataset means.
+// The Average row is the mean of a column's per-dataset means. Runs still training (a
+// metrics.csv, no eval.json: a sweep across sittings) are listed apart with the step they reached,
+// and their curves are drawn beside the finished runs', so a report can be made mid-sweep.
 #pragma once
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,8 +31,20 @@ struct Table {
   std::map<std::string, Cell> average;  // per backbone: mean over its datasets (n = datasets)
 };
 
+// A run without its final evaluation yet.
+struct RunProgress {
+  std::string dataset, backbone, run_dir;
+  int64_t seed = 0;
+  int64_t step = 0;            // last step in metrics.csv
+  double last_eval = NAN;      // last evaluation during training (normalized), NAN if none yet
+  int64_t last_eval_step = 0;  // its step
+};
+
 // Every run with an eval.json under `sweep_dir`; throws naming a malformed file.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
+// Every run under `sweep_dir` with a metrics.csv row and no eval.json.
+std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
+std::string progress_markdown(const std::vector<RunProgress>& runs);
 Table make_table(const std::vector<RunScore>& runs);
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
@@ -41,8 +56,8 @@ struct ReportFiles {
   std::vector<std::string> written;
   std::string markdown;  // what table3.md holds
 };
-// Writes table3.md (our table, then the published comparison), table3.csv and
-// plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir.
+// Writes table3.md (our table, the published comparison, the runs in progress), table3.csv and
+// plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir. Throws when no run has started.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -1,6 +1,7 @@
 // The Table-3 report from hand-made eval.json files, and the SVG writer.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -109,6 +110,54 @@ TEST(Report, MalformedEvalJsonIsNamed) {
   }
   testing::TempDir empty;
   EXPECT_THROW(eval::write_report(empty.path.string()), std::runtime_error);
+}
+
+// A sweep across sittings: runs still training (metrics.csv, no eval.json) are listed apart with
+// the step they reached and their last evaluation, kept out of the table, and drawn in the plots.
+TEST(Report, RunsInProgressAreListedApartAndDrawn) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
+  make_run(tmp.path, "hopper-medium", "mingru", 1, 0, true);
+  fs::remove(tmp.path / "hopper-medium/mingru/seed1/eval.json");  // seed 1 still training
+  const fs::path lstm = tmp.path / "hopper-medium/minlstm/seed2";
+  fs::create_directories(lstm);
+  std::ofstream(lstm / "metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
+                                         "100,0.5,0.001,0.1,10,1\n200,0.4,0.001,0.1,10,2\n";
+  fs::create_directories(tmp.path / "hopper-medium/transformer/seed0");  // not started: no row
+
+  const auto unfinished = eval::collect_unfinished(tmp.path.string());
+  ASSERT_EQ(unfinished.size(), 2u);
+  EXPECT_EQ(unfinished[0].backbone, "mingru");
+  EXPECT_EQ(unfinished[0].seed, 1);
+  EXPECT_EQ(unfinished[0].step, 500);
+  EXPECT_DOUBLE_EQ(unfinished[0].last_eval, 40.5);
+  EXPECT_EQ(unfinished[0].last_eval_step, 500);
+  EXPECT_EQ(unfinished[1].backbone, "minlstm");
+  EXPECT_EQ(unfinished[1].step, 200);
+  EXPECT_TRUE(std::isnan(unfinished[1].last_eval));
+
+  eval::write_report(tmp.path.string());
+  const std::string md = read(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | 60.0 ± 0.0 (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| hopper-medium | mingru | 1 | 500 | 40.5 (step 500) |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| hopper-medium | minlstm | 2 | 200 | – |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| hopper-medium | transformer |"), std::string::npos) << md;
+  const std::string loss = read(tmp.path / "plots/hopper-medium-mingru-loss.svg");
+  EXPECT_NE(loss.find("seed 0"), std::string::npos);
+  EXPECT_NE(loss.find("seed 1 (at step 500)"), std::string::npos) << loss;
+  EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-minlstm-loss.svg"));
+  EXPECT_FALSE(fs::exists(tmp.path / "plots/hopper-medium-minlstm-score.svg"));  // no evals yet
+
+  // Nothing finished yet: the report is the progress alone, and the CSV only its header.
+  testing::TempDir early;
+  fs::create_directories(early.path / "hopper-medium/minlstm/seed0");
+  fs::copy_file(lstm / "metrics.csv", early.path / "hopper-medium/minlstm/seed0/metrics.csv");
+  eval::write_report(early.path.string());
+  const std::string early_md = read(early.path / "table3.md");
+  EXPECT_NE(early_md.find("No run has finished yet."), std::string::npos) << early_md;
+  EXPECT_NE(early_md.find("| hopper-medium | minlstm | 0 | 200 | – |"), std::string::npos);
+  EXPECT_EQ(read(early.path / "table3.csv"), "dataset,backbone,mean,std,seeds\n");
 }
 
 // Well-formed: every element opened is closed, in order (a tiny XML tag matcher).
