@@ -50,13 +50,13 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
     torch::Tensor partial =
         torch::zeros({std::max<int64_t>(chunks, 1), width}, gelu_grad.options());
-    const float* h = gelu_grad.data_ptr<float>();
+    const float* dgelu = gelu_grad.data_ptr<float>();
     float* dh = d_hidden.data_ptr<float>();
     float* sums = partial.data_ptr<float>();
     at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
-        fast::gelu_backward(h + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
+        fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
       }
     });
     const torch::Tensor d_w1 = d_hidden.t().mm(rows), d_b1 = partial.sum(0);

@@ -260,32 +260,29 @@ ReportFiles write_report(const std::string& sweep_dir) {
   io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 
-  // Curves per (dataset, backbone): finished runs and runs in progress, in table order.
+  // Curves per (dataset, backbone): finished runs, then those in progress.
   struct Curve {
     std::string run_dir, name;
   };
-  std::vector<std::pair<std::string, std::string>> pairs;
   std::map<std::pair<std::string, std::string>, std::vector<Curve>> curves;
-  auto add = [&](const std::string& d, const std::string& b, const Curve& c) {
-    if (!curves.count({d, b})) pairs.push_back({d, b});
-    curves[{d, b}].push_back(c);
-  };
-  for (const auto& r : runs)
-    add(r.dataset, r.backbone, {r.run_dir, "seed " + std::to_string(r.seed)});
+  for (const auto& r : runs) {
+    curves[{r.dataset, r.backbone}].push_back({r.run_dir, "seed " + std::to_string(r.seed)});
+  }
   for (const auto& r : unfinished) {
-    add(r.dataset, r.backbone,
+    curves[{r.dataset, r.backbone}].push_back(
         {r.run_dir,
          "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
   }
   fs::create_directories(dir / "plots");
-  for (const auto& [d, b] : pairs) {
+  for (const auto& [key, runs_of_pair] : curves) {
+    const auto& [d, b] = key;
     LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
     LinePlot score{d + " / " + b + ": evaluation during training",
                    "optimizer step",
                    "D4RL normalized score",
                    {},
                    false};
-    for (const auto& c : curves[{d, b}]) {
+    for (const auto& c : runs_of_pair) {
       Series s{c.name, {}, {}};
       if (read_csv_columns(fs::path(c.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
         loss.series.push_back(s);
