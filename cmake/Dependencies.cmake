@@ -120,6 +120,27 @@ endif()
 # Torch's interface flags carry the ABI define; nvcc must not see host-only flags.
 string(REPLACE " " ";" _torch_cxx_flags "${TORCH_CXX_FLAGS}")
 
+# at::parallel_for is a header template: with torch's OpenMP backend its `#pragma omp parallel`
+# compiles in our own translation units, and without -fopenmp it is dropped — every parallel_for
+# of ours (the scans, the fused MLP, dropout and AdamW passes) then ran on one thread whatever
+# torch::set_num_threads said. Our code is built with -fopenmp and links the libgomp torch itself
+# loads, so one OpenMP runtime (one thread pool, the size torch sets) serves both.
+file(STRINGS "${TORCH_INSTALL_PREFIX}/include/ATen/Config.h" _aten_openmp
+     REGEX "#define AT_PARALLEL_OPENMP 1")
+if(_aten_openmp)
+  find_library(MINRNN_TORCH_GOMP NAMES libgomp.so.1 gomp PATHS "${TORCH_INSTALL_PREFIX}/lib"
+               NO_DEFAULT_PATH)
+  if(MINRNN_TORCH_GOMP)
+    list(APPEND TORCH_LIBRARIES "${MINRNN_TORCH_GOMP}")
+  else()  # a torch linked against the system's libgomp
+    find_package(OpenMP REQUIRED COMPONENTS CXX)
+    list(APPEND TORCH_LIBRARIES OpenMP::OpenMP_CXX)
+  endif()
+  list(APPEND _torch_cxx_flags -fopenmp)
+  message(STATUS "minrnn: torch's OpenMP backend; parallel_for compiled with -fopenmp, runtime "
+                 "${MINRNN_TORCH_GOMP}")
+endif()
+
 # --- System packages (Debian): MuJoCo, HDF5, yaml-cpp, CLI11, nlohmann-json, GoogleTest.
 find_package(mujoco REQUIRED)
 find_package(HDF5 REQUIRED COMPONENTS C)
