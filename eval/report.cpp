@@ -48,6 +48,12 @@ std::string fmt(double v) {
   return buf;
 }
 
+// "mean ± std (n=N)" over seeds; one seed has no spread to show, so no "± 0.0" suggests one.
+std::string seeds_cell(const Cell& c) {
+  const std::string spread = c.n > 1 ? " ± " + fmt(c.std) : "";
+  return fmt(c.mean) + spread + " (n=" + std::to_string(c.n) + ")";
+}
+
 // Calls visit(dataset, backbone, seed, run_dir) for every SWEEP_DIR/<dataset>/<backbone>/seed<S>
 // folder, in (dataset, backbone, seed) order.
 template <typename Visit>
@@ -151,7 +157,8 @@ Table make_table(const std::vector<RunScore>& runs) {
 std::string table_markdown(const Table& t) {
   std::ostringstream md;
   md << "D4RL normalized score of the last checkpoint (mean over eval episodes per run), "
-        "mean ± std over seeds (population std); n = seeds.\n\n| dataset |";
+        "mean ± std over seeds (population std; one seed, its score alone); n = seeds.\n\n"
+        "| dataset |";
   for (const auto& b : t.backbones) md << " " << b << " |";
   md << "\n|---|";
   for (size_t i = 0; i < t.backbones.size(); ++i) md << "---|";
@@ -163,8 +170,7 @@ std::string table_markdown(const Table& t) {
       if (it == t.cells.end())
         md << " – |";
       else
-        md << " " << fmt(it->second.mean) << " ± " << fmt(it->second.std) << " (n=" << it->second.n
-           << ") |";
+        md << " " << seeds_cell(it->second) << " |";
     }
     md << "\n";
   }
@@ -182,8 +188,7 @@ std::string table_markdown(const Table& t) {
 std::string published_markdown(const Table& t) {
   auto ours = [&](const std::string& dataset, const std::string& backbone) {
     auto it = t.cells.find({dataset, backbone});
-    return it == t.cells.end() ? std::string("–")
-                               : fmt(it->second.mean) + " ± " + fmt(it->second.std);
+    return it == t.cells.end() ? std::string("–") : seeds_cell(it->second);
   };
   std::ostringstream rows;
   for (const auto& d : t.datasets) {
