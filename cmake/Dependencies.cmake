@@ -130,15 +130,15 @@ file(STRINGS "${TORCH_INSTALL_PREFIX}/include/ATen/Config.h" _aten_openmp
 if(_aten_openmp)
   find_library(MINRNN_TORCH_GOMP NAMES libgomp.so.1 gomp PATHS "${TORCH_INSTALL_PREFIX}/lib"
                NO_DEFAULT_PATH)
-  if(MINRNN_TORCH_GOMP)
-    list(APPEND TORCH_LIBRARIES "${MINRNN_TORCH_GOMP}")
-  else()  # a torch linked against the system's libgomp
+  set(_omp_runtime "${MINRNN_TORCH_GOMP}")
+  if(NOT MINRNN_TORCH_GOMP)  # a torch linked against the system's libgomp
     find_package(OpenMP REQUIRED COMPONENTS CXX)
-    list(APPEND TORCH_LIBRARIES OpenMP::OpenMP_CXX)
+    set(_omp_runtime OpenMP::OpenMP_CXX)
   endif()
+  list(APPEND TORCH_LIBRARIES "${_omp_runtime}")
   list(APPEND _torch_cxx_flags -fopenmp)
   message(STATUS "minrnn: torch's OpenMP backend; parallel_for compiled with -fopenmp, runtime "
-                 "${MINRNN_TORCH_GOMP}")
+                 "${_omp_runtime}")
 endif()
 
 # --- System packages (Debian): MuJoCo, HDF5, yaml-cpp, CLI11, nlohmann-json, GoogleTest.
