@@ -11,6 +11,7 @@
 #include <c10/util/Exception.h>
 
 #include "tools/commands.h"
+#include "tools/runtime_env.h"
 
 namespace minrnn::cli {
 
@@ -37,27 +38,12 @@ CLI::Validator positive() {
 
 }  // namespace minrnn::cli
 
-// Runtime settings that libgomp and glibc's malloc read when they load, before main: set them and
-// start again once. A user's own settings are left alone.
-// - OMP_WAIT_POLICY=PASSIVE: OpenMP threads that spin while waiting for work make small models ~20×
-//   slower on a busy machine (measured: a 30-step tiny training run took 40 s instead of 2 s with
-//   other jobs on the 2 cores, e.g. a sweep running several trainings).
-// - MALLOC_*: by default glibc returns every large freed tensor to the kernel and faults its pages
-//   in again on the next step; keeping them cut `bench scan --lengths 512` from 50 s to 31 s
-//   (system time 31 s → 2 s) and a minGRU layer's training step by ~30% on the 2-core machine.
+// Sets what libgomp and glibc's malloc read when they load (tools/runtime_env.h) and starts
+// again once. A user's own settings are left alone.
 static void ensure_runtime_environment(char** argv) {
-  const char* settings[][2] = {{"OMP_WAIT_POLICY", "PASSIVE"},
-                               {"MALLOC_MMAP_THRESHOLD_", "4294967296"},
-                               {"MALLOC_TRIM_THRESHOLD_", "68719476736"},
-                               {"MALLOC_TOP_PAD_", "1073741824"}};
-  bool changed = false;
-  for (const auto& [name, value] : settings) {
-    if (std::getenv(name) == nullptr) {
-      setenv(name, value, 1);
-      changed = true;
-    }
-  }
-  if (changed) execv("/proc/self/exe", argv);  // returns only on failure: then carry on as we are
+  const auto settings = minrnn::cli::runtime_settings();
+  for (const auto& [name, value] : settings) setenv(name.c_str(), value.c_str(), 1);
+  if (!settings.empty()) execv("/proc/self/exe", argv);  // returns only on failure: carry on
 }
 
 int main(int argc, char** argv) {
