@@ -1,5 +1,7 @@
 #include "core/minrnn.h"
 
+#include "core/linear.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -64,7 +66,7 @@ torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h
     throw std::invalid_argument("MinRnn::forward: expected x of shape (B, T, " +
                                 std::to_string(options_.input_size) + ")");
   }
-  torch::Tensor pre = gates(x);
+  torch::Tensor pre = linear(x, gates->weight, gates->bias);
   ScanResult r;
   if (options_.scan == ScanMode::kLogParallel) {
     Coefficients lc = log_coefficients(pre);

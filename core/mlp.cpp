@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include "core/fast_ops.h"
+#include "core/gemm_cpu.h"
 
 namespace minrnn::core {
 namespace {
@@ -20,7 +21,8 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     // The first bias joins the GELU pass (addmm would first copy it into every row and make the
     // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
     // The pass leaves GELU's derivative where the pre-activation was: all the backward needs.
-    const torch::Tensor gelu_grad = rows.mm(w1.t());  // pre-activation until the pass below
+    const torch::Tensor gelu_grad =
+        linear_rows(rows, w1, {});  // pre-activation until the pass below
     torch::Tensor activated = torch::empty_like(gelu_grad);
     const int64_t width = gelu_grad.size(1);
     float* h = gelu_grad.data_ptr<float>();
@@ -30,7 +32,7 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
         0, gelu_grad.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
           fast::bias_gelu_with_grad(h + begin * width, bias, g + begin * width, end - begin, width);
         });
-    torch::Tensor out = torch::addmm(b2, activated, w2.t());
+    torch::Tensor out = linear_rows(activated, w2, b2);
     ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
     std::vector<int64_t> out_sizes = x.sizes().vec();
     out_sizes.back() = w2.size(0);
@@ -45,7 +47,8 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
                         &activated = saved[4];
     const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
     const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
-    torch::Tensor d_hidden = d_out.mm(w2);  // ∂/∂activated, made ∂/∂hidden in place below
+    torch::Tensor d_hidden =
+        input_grad_rows(d_out, w2);  // ∂/∂activated, made ∂/∂hidden in place below
     const int64_t n = d_hidden.size(0), width = d_hidden.size(1);
     const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
     torch::Tensor partial =
@@ -62,7 +65,7 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor d_w1 = d_hidden.t().mm(rows), d_b1 = partial.sum(0);
     torch::Tensor d_x;
     if (ctx->needs_input_grad(0)) {
-      d_x = d_hidden.mm(w1).view(ctx->saved_data["in_sizes"].toIntVector());
+      d_x = input_grad_rows(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
     }
     return {d_x, d_w1, d_b1, d_w2, d_b2};
   }

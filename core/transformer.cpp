@@ -1,5 +1,7 @@
 #include "core/transformer.h"
 
+#include "core/linear.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -25,16 +27,19 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
   torch::Tensor q, k, v;  // (B,H,T_q or T,D/H)
   if (read.all()) {
     // (B,T,3D) → 3 × (B,H,T,D/H)
-    auto parts = qkv(x).view({B, T, 3, H, D / H}).permute({2, 0, 3, 1, 4}).unbind(0);
+    auto parts = linear(x, qkv->weight, qkv->bias)
+                     .view({B, T, 3, H, D / H})
+                     .permute({2, 0, 3, 1, 4})
+                     .unbind(0);
     q = parts[0], k = parts[1], v = parts[2];
   } else {
     // The query rows of the packed weight for the read tokens alone; keys and values for all.
     const torch::Tensor xq = read.apply(x);
     const int64_t Tq = xq.size(1);
-    q = torch::linear(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
+    q = linear(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
             .view({B, Tq, H, D / H})
             .transpose(1, 2);
-    auto kv = torch::linear(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
+    auto kv = linear(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
                   .view({B, T, 2, H, D / H})
                   .permute({2, 0, 3, 1, 4})
                   .unbind(0);
@@ -49,7 +54,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
   auto probs = fused_dropout(torch::softmax(scores, -1), attn_dropout->options.p(),
                              attn_dropout->is_training());
   auto y = torch::matmul(probs, v);
-  return proj(y.transpose(1, 2).reshape({B, q.size(2), D}));
+  return linear(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
 }
 
 TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers)

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/dropout.h"
+#include "core/gemm_cpu.h"
 #include "core/scan.h"
 
 namespace minrnn::core {
@@ -39,7 +40,8 @@ TEST(Parallel, ParallelForInOurCodeUsesTorchsThreads) {
   EXPECT_EQ(threads, (std::set<int>{0, 1}));
 }
 
-// Forward and backward of the minLSTM projection scan and a dropout-add, at `threads` threads.
+// Forward and backward of the minLSTM projection scan, a dropout-add and the CPU products, at
+// `threads` threads.
 std::vector<torch::Tensor> scan_and_dropout(int threads) {
   ThreadCount scope(threads);
   torch::manual_seed(3);
@@ -49,7 +51,14 @@ std::vector<torch::Tensor> scan_and_dropout(int threads) {
   ScanResult r = gated_projection_scan(pre, 3, h0, /*positive_candidate=*/true);
   r.h.backward(grad);
   auto x = torch::randn({8, 33, 96}), y = torch::randn({8, 33, 96});
-  return {r.h.detach(), pre.grad(), h0.grad(), add_dropout_seeded(x, y, 0.1, 0x5EEDull)};
+  // The CPU products (core/gemm_cpu.h) split by row blocks: 8·33 rows, depth 300 in two pieces.
+  auto rows = torch::randn({8 * 33, 300}), w = torch::randn({96, 300}), b = torch::randn({96});
+  return {r.h.detach(),
+          pre.grad(),
+          h0.grad(),
+          add_dropout_seeded(x, y, 0.1, 0x5EEDull),
+          linear_rows(rows, w, b),
+          input_grad_rows(rows.narrow(1, 0, 96).contiguous(), w)};
 }
 
 TEST(Parallel, PassesGiveTheSameBitsOnOneThreadAndOnTwo) {
