@@ -19,7 +19,8 @@ int cpus_we_may_use() {
 
 // Threads running now besides this one: the kernel's count of runnable tasks (/proc/loadavg's
 // fourth field, "running/total"), the least of a few looks so a passing blip does not count. The
-// one-minute load average would still count a job that ended seconds ago.
+// one-minute load average would still count a job that ended seconds ago. In a container the
+// count is the host's: a busy host gives PASSIVE, the choice that cannot go badly wrong.
 int others_running() {
   int least = -1;
   for (int i = 0; i < 5; ++i) {
