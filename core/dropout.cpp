@@ -8,18 +8,17 @@
 #include <stdexcept>
 
 #include "core/cpu_simd.h"
+#include "core/dropout_math.h"
+#ifdef MINRNN_WITH_CUDA
+#include "core/dropout_cuda.h"
+#endif
 
 namespace minrnn::core {
 namespace {
 
-constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;  // splitmix64's increment
-constexpr uint64_t kMul1 = 0xBF58476D1CE4E5B9ull, kMul2 = 0x94D049BB133111EBull;
-
-MINRNN_INLINE uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * kMul1;
-  z = (z ^ (z >> 27)) * kMul2;
-  return z ^ (z >> 31);
-}
+using dropout_math::kGamma;
+using dropout_math::kMul1;
+using dropout_math::kMul2;
 
 // Elements whose 32-bit draw is below this are dropped: P(drop) = threshold / 2³² = p to 2⁻³².
 int64_t drop_threshold(double p) {
@@ -35,8 +34,7 @@ template <typename T, bool kResidual>
 MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t begin, int64_t end,
                                        uint64_t seed, int64_t threshold, T scale) {
   for (int64_t i = begin; i < end; ++i) {
-    const int64_t draw =
-        static_cast<int64_t>(mix(seed + static_cast<uint64_t>(i + 1) * kGamma) >> 32);
+    const int64_t draw = dropout_math::draw(seed, i);
     const T scaled = y[i] * scale;
     const T v = draw >= threshold ? scaled : T(0);
     out[i] = kResidual ? x[i] + v : v;
@@ -56,9 +54,13 @@ void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, 
   });
 }
 
-// The fused pass on contiguous CPU float/double tensors; x undefined = no residual.
-torch::Tensor run_cpu(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
-                      uint64_t seed) {
+// The fused pass on float/double tensors, CPU or CUDA (its kernel: core/dropout_program.h);
+// x undefined = no residual.
+torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
+                       uint64_t seed) {
+#ifdef MINRNN_WITH_CUDA
+  if (y_in.is_cuda()) return dropout_add_cuda(x_in, y_in, seed, drop_threshold(p), 1.0 / (1.0 - p));
+#endif
   const torch::Tensor y = y_in.contiguous();
   const torch::Tensor x = x_in.defined() ? x_in.contiguous() : x_in;
   torch::Tensor out = torch::empty_like(y, torch::MemoryFormat::Contiguous);
@@ -77,8 +79,8 @@ void save(torch::autograd::AutogradContext* ctx, double p, int64_t seed) {
   ctx->saved_data["seed"] = seed;
 }
 torch::Tensor dropped_grad(torch::autograd::AutogradContext* ctx, const torch::Tensor& g) {
-  return run_cpu({}, g, ctx->saved_data["p"].toDouble(),
-                 static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+  return run_pass({}, g, ctx->saved_data["p"].toDouble(),
+                  static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
 }
 
 class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
@@ -86,7 +88,7 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y,
                                double p, int64_t seed) {
     save(ctx, p, seed);
-    return run_cpu({}, y, p, static_cast<uint64_t>(seed));
+    return run_pass({}, y, p, static_cast<uint64_t>(seed));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
@@ -99,7 +101,7 @@ class DropoutAddFunction : public torch::autograd::Function<DropoutAddFunction> 
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& y, double p, int64_t seed) {
     save(ctx, p, seed);
-    return run_cpu(x, y, p, static_cast<uint64_t>(seed));
+    return run_pass(x, y, p, static_cast<uint64_t>(seed));
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
@@ -112,6 +114,14 @@ uint64_t draw_seed() {
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
   return at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
+}
+
+// Devices the fused pass runs on: the CPU, and CUDA where it is built.
+bool has_pass(const torch::Device& device) {
+#ifdef MINRNN_WITH_CUDA
+  if (device.is_cuda()) return true;
+#endif
+  return device.is_cpu();
 }
 
 bool active(double p, bool training) {
@@ -145,7 +155,8 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
     throw std::invalid_argument("add_dropout: x and y must have one shape");
   }
   const auto dtype = y.scalar_type();
-  const bool fast = y.is_cpu() && (!x.defined() || (x.is_cpu() && x.scalar_type() == dtype)) &&
+  const bool fast = has_pass(y.device()) &&
+                    (!x.defined() || (x.device() == y.device() && x.scalar_type() == dtype)) &&
                     (dtype == torch::kFloat || dtype == torch::kDouble);
   if (fast) {
     const auto s = static_cast<int64_t>(seed);

@@ -8,8 +8,9 @@
 // splitmix64(seed + (i + 1)·γ) are ≥ p·2³²: independent Bernoulli(1 − p) draws, computed in
 // parallel, regenerated in the backward instead of saved.
 //
-// CPU float32/float64 tensors run one fused pass; other devices and dtypes run the same hash in
-// torch ops (dropout_mask_reference), which is also what the tests compare the kernel with.
+// CPU and CUDA float32/float64 tensors run one fused pass (on CUDA the phase program of
+// core/dropout_program.h, the CPU pass's arithmetic: the same bits); other devices and dtypes run
+// the same hash in torch ops (dropout_mask_reference), which the tests compare the passes with.
 #pragma once
 #include <torch/torch.h>
 

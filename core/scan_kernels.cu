@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "core/grid_launch.cuh"
 #include "core/scan_kernels.h"
 
 namespace minrnn::core::kernels {
@@ -28,47 +29,6 @@ struct Half {
   __host__ __device__ operator float() const { return __half2float(v); }
 };
 static_assert(sizeof(Bf16) == 2 && sizeof(Half) == 2, "16-bit storage types must stay 16-bit");
-
-// What separates phase p from p + 1 (scan_grid.h). Every thread of the block gets here: no
-// kernel returns early, so the barrier and the full-warp shuffle are legal.
-template <typename Regs>
-__device__ __forceinline__ void cross(grid::Step step, Regs& r) {
-  if (step.boundary == Boundary::kBarrier) {
-    __syncthreads();
-  } else if (step.boundary == Boundary::kShuffleUp) {
-    r.in.a = __shfl_up_sync(0xffffffffu, r.out.a, step.delta);
-    r.in.b = __shfl_up_sync(0xffffffffu, r.out.b, step.delta);
-  }
-}
-
-// The whole GPU side of every kernel: the phase loop. Unrolled, each phase index is a constant
-// and the phase's dispatch folds away.
-template <typename K>
-__global__ void __launch_bounds__(K::kThreads) grid_kernel(K k) {
-  __shared__ typename K::Shared shared;
-  typename K::Regs regs{};
-  const grid::Thread th{static_cast<int64_t>(blockIdx.x), static_cast<int>(threadIdx.x)};
-  const int64_t rounds = k.rounds();
-  for (int64_t round = 0; round < rounds; ++round) {
-#pragma unroll
-    for (int p = 0; p < K::kPhases; ++p) {
-      k.phase(p, round, th, regs, shared);
-      cross(K::step(p), regs);
-    }
-  }
-}
-
-struct Launch {
-  cudaStream_t stream;
-  cudaError_t* err;
-  template <typename K>
-  void operator()(const K& k) const {
-    const int64_t blocks = k.blocks();
-    if (blocks == 0) return;  // an empty batch
-    grid_kernel<K><<<static_cast<unsigned>(blocks), K::kThreads, 0, stream>>>(k);
-    *err = cudaGetLastError();
-  }
-};
 
 template <typename T, typename A>
 struct ScanForward {

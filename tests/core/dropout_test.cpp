@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/dropout.h"
+#include "core/scan.h"
 #include "tests/core/gradcheck.h"
 
 namespace minrnn::core {
@@ -93,6 +94,28 @@ TEST(HashedDropout, OtherDtypesRunTheTorchOpsForm) {
   auto x = torch::randn({5, 7}).to(torch::kBFloat16), y = torch::randn({5, 7}).to(torch::kBFloat16);
   auto got = add_dropout_seeded(x, y, 0.5, 9);
   EXPECT_TRUE(torch::equal(got, unfused(x, y, 0.5, 9)));
+}
+
+// The CUDA pass (core/dropout_program.h under the emulator in dropout_emulated_test.cpp) on a
+// GPU: the CPU pass's bits, forward and backward. Skips without a GPU.
+TEST(DropoutCuda, PassOnTheGpuEqualsTheCpuPassBitForBit) {
+  if (!cuda_scan_available()) GTEST_SKIP() << "no CUDA GPU visible (or built without CUDA)";
+  for (auto dtype : {torch::kFloat, torch::kDouble}) {
+    torch::manual_seed(2);
+    auto x = torch::randn({5, 61, 130}, dtype), y = torch::randn({5, 61, 130}, dtype);
+    const uint64_t seed = 0xC0FFEEull;
+    auto xg = x.cuda().requires_grad_(true), yg = y.cuda().requires_grad_(true);
+    auto xc = x.clone().requires_grad_(true), yc = y.clone().requires_grad_(true);
+    const torch::Tensor on_gpu = add_dropout_seeded(xg, yg, 0.1, seed);
+    const torch::Tensor on_cpu = add_dropout_seeded(xc, yc, 0.1, seed);
+    EXPECT_TRUE(torch::equal(on_gpu.cpu(), on_cpu));
+    const auto g = torch::randn_like(x);
+    on_gpu.backward(g.cuda());
+    on_cpu.backward(g);
+    EXPECT_TRUE(torch::equal(yg.grad().cpu(), yc.grad()));
+    EXPECT_TRUE(torch::equal(add_dropout_seeded({}, y.cuda(), 0.3, seed).cpu(),
+                             add_dropout_seeded({}, y, 0.3, seed)));
+  }
 }
 
 }  // namespace
