@@ -10,7 +10,7 @@
 #include "core/cpu_simd.h"
 #include "core/dropout_math.h"
 #ifdef MINRNN_WITH_CUDA
-#include "core/dropout_cuda.h"
+#include "core/pointwise_cuda.h"
 #endif
 
 namespace minrnn::core {
@@ -54,7 +54,7 @@ void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, 
   });
 }
 
-// The fused pass on float/double tensors, CPU or CUDA (its kernel: core/dropout_program.h);
+// The fused pass on float/double tensors, CPU or CUDA (its kernel: core/pointwise_programs.h);
 // x undefined = no residual.
 torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
                        uint64_t seed) {

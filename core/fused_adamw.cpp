@@ -4,37 +4,29 @@
 
 #include <cmath>
 
+#include "core/adamw_math.h"
 #include "core/cpu_simd.h"
+#ifdef MINRNN_WITH_CUDA
+#include "core/pointwise_cuda.h"
+#endif
 
 namespace minrnn::core {
 namespace {
 
-struct Update {
-  float decay;  // 1 − lr·weight_decay
-  float beta1, beta2;
-  float one_minus_beta1, one_minus_beta2;
-  float inv_sqrt_bc2;  // 1 / √(1 − β₂ᵗ)
-  float eps;
-  float step_size;  // lr / (1 − β₁ᵗ)
-};
-
-// p ← p·decay − step_size · m / (√v / √bc2 + ε), after m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g²:
-// torch's AdamW, one element at a time.
+// torch's AdamW over [begin, end), one element at a time (core/adamw_math.h).
 MINRNN_VECTOR_CLONES void update_range(float* p, const float* g, float* m, float* v, int64_t begin,
-                                       int64_t end, Update u) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float gi = g[i];
-    const float mi = m[i] * u.beta1 + u.one_minus_beta1 * gi;
-    const float vi = v[i] * u.beta2 + u.one_minus_beta2 * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    const float denom = std::sqrt(vi) * u.inv_sqrt_bc2 + u.eps;
-    p[i] = p[i] * u.decay - u.step_size * mi / denom;
-  }
+                                       int64_t end, AdamWUpdate u) {
+  for (int64_t i = begin; i < end; ++i) adamw_element(p[i], g[i], m[i], v[i], u);
 }
 
+// Contiguous float32 on the CPU, or on CUDA where built with CUDA (the kernel of
+// core/pointwise_programs.h).
 bool fusable(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.is_contiguous();
+  if (t.scalar_type() != torch::kFloat || !t.is_contiguous()) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (t.is_cuda()) return true;
+#endif
+  return t.is_cpu();
 }
 
 }  // namespace
@@ -44,7 +36,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
     if (options.amsgrad()) return torch::optim::AdamW::step(closure);
     for (const auto& p : group.params()) {
-      if (p.grad().defined() && (!fusable(p) || !fusable(p.grad()))) {
+      if (p.grad().defined() &&
+          (!fusable(p) || !fusable(p.grad()) || p.grad().device() != p.device())) {
         return torch::optim::AdamW::step(closure);
       }
     }
@@ -72,20 +65,27 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       state.step(state.step() + 1);
       torch::Tensor& m = state.exp_avg();
       torch::Tensor& v = state.exp_avg_sq();
-      if (!fusable(m) || !fusable(v)) {  // a loaded state: make it ours to write in place
-        m = m.to(torch::kCPU, torch::kFloat).contiguous();
-        v = v.to(torch::kCPU, torch::kFloat).contiguous();
+      if (!fusable(m) || !fusable(v) || m.device() != p.device() || v.device() != p.device()) {
+        // a loaded state: make it ours to write in place
+        m = m.to(p.device(), torch::kFloat).contiguous();
+        v = v.to(p.device(), torch::kFloat).contiguous();
       }
       const double bc1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
       const double bc2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
-      const Update u{static_cast<float>(1 - options.lr() * options.weight_decay()),
-                     static_cast<float>(beta1),
-                     static_cast<float>(beta2),
-                     static_cast<float>(1 - beta1),
-                     static_cast<float>(1 - beta2),
-                     static_cast<float>(1 / std::sqrt(bc2)),
-                     static_cast<float>(options.eps()),
-                     static_cast<float>(options.lr() / bc1)};
+      const AdamWUpdate u{static_cast<float>(1 - options.lr() * options.weight_decay()),
+                          static_cast<float>(beta1),
+                          static_cast<float>(beta2),
+                          static_cast<float>(1 - beta1),
+                          static_cast<float>(1 - beta2),
+                          static_cast<float>(1 / std::sqrt(bc2)),
+                          static_cast<float>(options.eps()),
+                          static_cast<float>(options.lr() / bc1)};
+      if (p.is_cuda()) {
+#ifdef MINRNN_WITH_CUDA
+        adamw_step_cuda(p, p.grad(), m, v, u);
+#endif
+        continue;
+      }
       float* pp = p.data_ptr<float>();
       const float* gp = p.grad().data_ptr<float>();
       float* mp = m.data_ptr<float>();

@@ -4,7 +4,9 @@
 // arithmetic worth a fraction of that. Same options, same per-parameter state (AdamWParamState),
 // same save/load: checkpoints move freely between the two. The update is torch's, in float
 // arithmetic that may round differently in the last bit (a fused multiply-add, a reciprocal).
-// Parameters that are not contiguous CPU float32, or amsgrad, take LibTorch's step unchanged.
+// Contiguous float32 parameters on the CPU run a vectorised loop, on CUDA one kernel per tensor
+// (core/pointwise_programs.h; LibTorch's step is ~7 launches per tensor there); anything else, or
+// amsgrad, takes LibTorch's step unchanged.
 #pragma once
 #include <torch/torch.h>
 

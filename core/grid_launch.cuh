@@ -1,6 +1,6 @@
 // The GPU side of every phase program (core/scan_grid.h): the __global__ phase loop and its
 // launcher, shared by the scan kernels (scan_kernels.cu) and the dropout kernel
-// (dropout_kernels.cu).
+// (pointwise_kernels.cu).
 #pragma once
 #include <cuda_runtime_api.h>
 

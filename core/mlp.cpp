@@ -2,8 +2,14 @@
 
 #include <ATen/Parallel.h>
 
+#include <stdexcept>
+#include <utility>
+
 #include "core/fast_ops.h"
 #include "core/gemm_cpu.h"
+#ifdef MINRNN_WITH_CUDA
+#include "core/pointwise_cuda.h"
+#endif
 
 namespace minrnn::core {
 namespace {
@@ -11,6 +17,57 @@ namespace {
 // Rows per chunk of the fused gelu-backward pass: each chunk sums its own bias-gradient partial,
 // so the sum's order does not depend on the thread count (CPU runs stay deterministic).
 constexpr int64_t kRowsPerChunk = 256;
+
+// pre (rows, width) + bias → {GELU, GELU′} of it: all the backward needs. CPU float32: one
+// vectorised pass, GELU′ written where pre was; CUDA: the kernel of core/pointwise_programs.h.
+std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
+                                                       const torch::Tensor& bias) {
+  if (pre.is_cuda()) {
+#ifdef MINRNN_WITH_CUDA
+    return bias_gelu_cuda(pre, bias);
+#else
+    throw std::logic_error("mlp_forward: built without CUDA");
+#endif
+  }
+  torch::Tensor activated = torch::empty_like(pre);
+  const int64_t width = pre.size(1);
+  float* h = pre.data_ptr<float>();
+  const float* b = bias.data_ptr<float>();
+  float* g = activated.data_ptr<float>();
+  at::parallel_for(
+      0, pre.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
+        fast::bias_gelu_with_grad(h + begin * width, b, g + begin * width, end - begin, width);
+      });
+  return {activated, pre};
+}
+
+// ∂/∂activated → {∂/∂pre, the first bias's gradient}. CPU: gelu′ applied in place with the bias
+// gradient summed in the same pass (per chunk of rows, then the chunks); CUDA: the kernel, then a
+// column sum.
+std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activated,
+                                                           const torch::Tensor& slope) {
+  if (d_activated.is_cuda()) {
+#ifdef MINRNN_WITH_CUDA
+    torch::Tensor d_hidden = gelu_backward_cuda(d_activated, slope);
+    return {d_hidden, d_hidden.sum(0)};
+#else
+    throw std::logic_error("mlp_forward: built without CUDA");
+#endif
+  }
+  const int64_t n = d_activated.size(0), width = d_activated.size(1);
+  const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
+  torch::Tensor partial = torch::zeros({std::max<int64_t>(chunks, 1), width}, slope.options());
+  const float* dgelu = slope.data_ptr<float>();
+  float* dh = d_activated.data_ptr<float>();
+  float* sums = partial.data_ptr<float>();
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
+      fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
+    }
+  });
+  return {d_activated, partial.sum(0)};
+}
 
 class MlpFunction : public torch::autograd::Function<MlpFunction> {
  public:
@@ -20,18 +77,7 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
     // The first bias joins the GELU pass (addmm would first copy it into every row and make the
     // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
-    // The pass leaves GELU's derivative where the pre-activation was: all the backward needs.
-    const torch::Tensor gelu_grad =
-        linear_rows(rows, w1, {});  // pre-activation until the pass below
-    torch::Tensor activated = torch::empty_like(gelu_grad);
-    const int64_t width = gelu_grad.size(1);
-    float* h = gelu_grad.data_ptr<float>();
-    const float* bias = b1.data_ptr<float>();
-    float* g = activated.data_ptr<float>();
-    at::parallel_for(
-        0, gelu_grad.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
-          fast::bias_gelu_with_grad(h + begin * width, bias, g + begin * width, end - begin, width);
-        });
+    const auto [activated, gelu_grad] = bias_gelu_pass(linear_rows(rows, w1, {}), b1);
     torch::Tensor out = linear_rows(activated, w2, b2);
     ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
     std::vector<int64_t> out_sizes = x.sizes().vec();
@@ -47,22 +93,8 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
                         &activated = saved[4];
     const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
     const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
-    torch::Tensor d_hidden =
-        input_grad_rows(d_out, w2);  // ∂/∂activated, made ∂/∂hidden in place below
-    const int64_t n = d_hidden.size(0), width = d_hidden.size(1);
-    const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
-    torch::Tensor partial =
-        torch::zeros({std::max<int64_t>(chunks, 1), width}, gelu_grad.options());
-    const float* dgelu = gelu_grad.data_ptr<float>();
-    float* dh = d_hidden.data_ptr<float>();
-    float* sums = partial.data_ptr<float>();
-    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
-        fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
-      }
-    });
-    const torch::Tensor d_w1 = d_hidden.t().mm(rows), d_b1 = partial.sum(0);
+    const auto [d_hidden, d_b1] = gelu_backward_pass(input_grad_rows(d_out, w2), gelu_grad);
+    const torch::Tensor d_w1 = d_hidden.t().mm(rows);
     torch::Tensor d_x;
     if (ctx->needs_input_grad(0)) {
       d_x = input_grad_rows(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
@@ -85,17 +117,23 @@ Layers layers_of(torch::nn::Sequential& mlp) {
   return {up, down};
 }
 
-bool cpu_float(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == torch::kFloat;
+// CPU float32 (the loops of core/fast_ops.h), or CUDA float32/float64 where built with CUDA (the
+// kernels of core/pointwise_programs.h); every tensor on x's device in x's dtype.
+bool fusable(const torch::Tensor& t, const torch::Tensor& x) {
+  if (t.device() != x.device() || t.scalar_type() != x.scalar_type()) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (x.is_cuda()) return x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble;
+#endif
+  return x.is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
 }  // namespace
 
 torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
   const Layers l = layers_of(mlp);
-  const bool fused = l.up && x.dim() >= 1 && x.numel() > 0 && cpu_float(x) &&
-                     cpu_float(l.up->weight) && cpu_float(l.down->weight) &&
-                     cpu_float(l.up->bias) && cpu_float(l.down->bias);
+  const bool fused = l.up && x.dim() >= 1 && x.numel() > 0 && fusable(x, x) &&
+                     fusable(l.up->weight, x) && fusable(l.down->weight, x) &&
+                     fusable(l.up->bias, x) && fusable(l.down->bias, x);
   if (!fused) return mlp->forward(x);
   return MlpFunction::apply(x, l.up->weight, l.up->bias, l.down->weight, l.down->bias);
 }

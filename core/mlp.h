@@ -6,8 +6,9 @@
 // hidden activation: a bias add after the GEMM, GELU, its backward, and a column sum for the
 // bias's gradient. Here the bias add and GELU are one vectorised pass, and the backward applies
 // gelu' in place while summing the bias gradient in the same pass.
-// CPU float32 only (the common training case); anything else runs the Sequential itself, which is
-// also what the tests compare against.
+// CPU float32 (the loops of core/fast_ops.h) and CUDA float32/float64 (the kernels of
+// core/pointwise_programs.h, emulated in the tests); anything else runs the Sequential itself,
+// which is also what the tests compare against.
 #pragma once
 #include <torch/torch.h>
 

@@ -96,7 +96,7 @@ TEST(HashedDropout, OtherDtypesRunTheTorchOpsForm) {
   EXPECT_TRUE(torch::equal(got, unfused(x, y, 0.5, 9)));
 }
 
-// The CUDA pass (core/dropout_program.h under the emulator in dropout_emulated_test.cpp) on a
+// The CUDA pass (core/pointwise_programs.h under the emulator in dropout_emulated_test.cpp) on a
 // GPU: the CPU pass's bits, forward and backward. Skips without a GPU.
 TEST(DropoutCuda, PassOnTheGpuEqualsTheCpuPassBitForBit) {
   if (!cuda_scan_available()) GTEST_SKIP() << "no CUDA GPU visible (or built without CUDA)";

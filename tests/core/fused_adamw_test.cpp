@@ -35,9 +35,10 @@ void run_both(A& a, std::vector<torch::Tensor>& pa, B& b, std::vector<torch::Ten
         pb[i].mutable_grad() = torch::Tensor();
         continue;
       }
-      auto g = torch::randn_like(pa[i]) * (1.0 + s);
-      pa[i].mutable_grad() = g.clone();
-      pb[i].mutable_grad() = g.clone();
+      // Drawn on the CPU whatever the devices, so a GPU run sees the same gradients.
+      auto g = torch::randn(pa[i].sizes(), pa[i].options().device(torch::kCPU)) * (1.0 + s);
+      pa[i].mutable_grad() = g.to(pa[i].device());
+      pb[i].mutable_grad() = g.to(pb[i].device());
     }
     a.step();
     b.step();
@@ -89,6 +90,22 @@ TEST(FusedAdamW, OtherDtypesTakeLibTorchsStep) {
   torch::optim::AdamW reference(pt, opts);
   run_both(fused, pd, reference, pt, 5, 4);
   for (size_t i = 0; i < pd.size(); ++i) EXPECT_TRUE(torch::equal(pd[i], pt[i])) << i;
+}
+
+// On a GPU each parameter tensor's update is one kernel (core/pointwise_programs.h, emulated on
+// the host in pointwise_emulated_test.cpp): the trajectory of LibTorch's AdamW on the CPU.
+TEST(FusedAdamWCuda, FollowsLibTorchsAdamW) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  auto pt = make_params(torch::kFloat);
+  std::vector<torch::Tensor> pg;
+  for (const auto& p : pt) pg.push_back(p.detach().cuda().requires_grad_(true));
+  const auto opts = torch::optim::AdamWOptions(1e-3).weight_decay(0.1).betas({0.9, 0.99});
+  FusedAdamW fused(pg, opts);
+  torch::optim::AdamW reference(pt, opts);
+  run_both(fused, pg, reference, pt, 40, 2);
+  for (size_t i = 0; i < pg.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(pg[i].cpu(), pt[i], 1e-5, 1e-6)) << "parameter " << i;
+  }
 }
 
 }  // namespace

@@ -77,5 +77,34 @@ TEST(FusedMlp, IsDeterministic) {
   EXPECT_TRUE(torch::equal(grads[0], grads[1]));
 }
 
+// On a GPU the op runs the kernels of core/pointwise_programs.h (emulated on the host in
+// pointwise_emulated_test.cpp) around cuBLAS products; float32 and float64 against the Sequential
+// in float64 on the CPU. Skips without a GPU.
+TEST(FusedMlpCuda, MatchesTheSequentialInFloat64) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  for (auto dtype : {torch::kFloat, torch::kDouble}) {
+    torch::manual_seed(7);
+    auto mlp = make_mlp(32, 4);
+    auto ref = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(mlp->clone());
+    ref->to(torch::kDouble);
+    mlp->to(torch::kCUDA, dtype);
+    const torch::Tensor x0 = torch::randn({3, 50, 32}, torch::kDouble);
+    auto x = x0.to(torch::kCUDA, dtype).requires_grad_(true);
+    auto x_ref = x0.clone().requires_grad_(true);
+    const torch::Tensor y = mlp_forward(mlp, x), y_ref = ref->forward(x_ref);
+    const double tol = dtype == torch::kFloat ? 1e-5 : 1e-12;
+    EXPECT_LT(rel_err(y.cpu(), y_ref), tol);
+    const torch::Tensor w = torch::randn(y_ref.sizes(), torch::kDouble);
+    (y * w.to(torch::kCUDA, dtype)).sum().backward();
+    (y_ref * w).sum().backward();
+    EXPECT_LT(rel_err(x.grad().cpu(), x_ref.grad()), tol * 10);
+    const auto params = mlp->parameters(), ref_params = ref->parameters();
+    for (size_t k = 0; k < params.size(); ++k) {
+      EXPECT_LT(rel_err(params[k].grad().cpu(), ref_params[k].grad()), tol * 10)
+          << "parameter " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace minrnn::core
