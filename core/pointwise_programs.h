@@ -2,8 +2,8 @@
 // (core/scan_grid.h) for CUDA: one thread per element, one phase, so the kernels
 // (pointwise_kernels.cu) and the host emulator's tests run the same bodies.
 // - DropoutAdd: the hashed dropout-add (core/dropout.h), out[i] = (x[i] +) keep(i) · y[i] · scale,
-//   the CPU pass's arithmetic in its order (product and sum rounded separately, no FMA), so GPU
-//   and CPU give the same bits.
+//   the CPU pass's arithmetic in its order, product and sum rounded separately (the kernels are
+//   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
 // - BiasGelu / GeluBackward: the fused MLP's passes (core/mlp.h) — bias + exact GELU keeping
 //   GELU's derivative for the backward, and the backward's gelu' product.
 // - AdamWStep: FusedAdamW's update of one parameter tensor (core/adamw_math.h).
@@ -15,29 +15,6 @@
 #include <math.h>
 
 namespace minrnn::core::grid {
-
-template <typename T>
-MINRNN_SHARED_INLINE T mul_rounded(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4)
-    return __fmul_rn(a, b);
-  else
-    return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-template <typename T>
-MINRNN_SHARED_INLINE T add_rounded(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4)
-    return __fadd_rn(a, b);
-  else
-    return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
 
 // One thread per element of n, one phase: the grid every pass here shares.
 struct PointwiseGrid {
@@ -65,9 +42,9 @@ struct DropoutAdd : PointwiseGrid {
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
     if (i >= n) return;
-    const T scaled = mul_rounded(static_cast<T>(y[i]), scale);
+    const T scaled = static_cast<T>(y[i]) * scale;
     const T v = dropout_math::draw(seed, i) >= threshold ? scaled : T(0);
-    out[i] = residual ? add_rounded(static_cast<T>(x[i]), v) : v;
+    out[i] = residual ? static_cast<T>(x[i]) + v : v;
   }
 };
 
