@@ -6,12 +6,12 @@
 // 128, read once per product, so packing is a full extra pass) and scaling C by β = 0 before it
 // accumulates. Here only the weight is packed (small, into 16-wide column panels), the activation
 // rows are read in place by a 6 × 16 register-tile kernel (AVX2 + FMA), and the bias is where the
-// accumulators start. 15–20% faster than MKL at these shapes on an AVX2 Zen 3
-// (docs/benchmarks.md). Weight gradients (dyᵀ · x, a reduction over the tall dimension) stay with
-// the BLAS, which does those as well as this would.
+// accumulators start. 10–30% faster than MKL at these shapes on an AVX2 Zen 3, a minLSTM
+// training step 8.5% (docs/benchmarks.md, seventh sitting). Weight gradients (dyᵀ · x, a reduction
+// over the tall dimension) stay with the BLAS, which does those as well as this would.
 //
 // Each output element is one thread's sum in a fixed order: the same bits at any thread count.
-// Used where gemm_cpu_fits(); AVX-512 machines keep the BLAS (its kernels are twice as wide).
+// Used where gemm_cpu_enabled(); AVX-512 machines keep the BLAS (its kernels are twice as wide).
 #pragma once
 #include <torch/torch.h>
 
