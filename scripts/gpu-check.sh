@@ -65,7 +65,7 @@ else
   grep -E '^\s+[0-9]+ - ' "$LOGS/ctest-cuda.log" | head -20
 fi
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
-if ctest --test-dir "$BUILD" -R 'Device|ScanEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
+if ctest --test-dir "$BUILD" -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
      > "$LOGS/ctest-device.log" 2>&1; then
   note "device-handling and emulator tests: $(grep -E 'tests passed' "$LOGS/ctest-device.log" | tail -1)"
 else
