@@ -19,11 +19,16 @@ constexpr int64_t kTileRows = 6, kPanel = 16;  // 12 accumulators of 8 floats: 6
 constexpr int64_t kBlockRows = 96;             // rows per task: their 6 × k tiles stay in L1/L2
 constexpr int64_t kBlockDepth = 256;           // the reduction in pieces whose panels fit in L2
 
+#ifdef MINRNN_GEMM_X86
+
 // Packs B (depth, n), element (d, j) at b[d · sd + j · sj], into n/16 panels of (depth, 16)
 // row-major, one after another: the kernel then reads 16 columns of one step d as two
 // contiguous vectors.
+// A weight of ≤ 64 K values packs on one thread: a parallel region would cost more than the copy.
 void pack_panels(const float* b, int64_t depth, int64_t n, int64_t sd, int64_t sj, float* out) {
-  at::parallel_for(0, n / kPanel, 1, [&](int64_t p0, int64_t p1) {
+  const int64_t panels_per_task =
+      std::max<int64_t>(1, 65536 / std::max<int64_t>(1, depth * kPanel));
+  at::parallel_for(0, n / kPanel, panels_per_task, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       float* panel = out + p * depth * kPanel;
       for (int64_t d = 0; d < depth; ++d) {
@@ -34,8 +39,6 @@ void pack_panels(const float* b, int64_t depth, int64_t n, int64_t sd, int64_t s
     }
   });
 }
-
-#ifdef MINRNN_GEMM_X86
 
 enum class Start { kZero, kBias, kAccumulate };
 
@@ -57,10 +60,14 @@ MINRNN_AVX2_FMA void tile(int64_t depth, const float* a, int64_t lda, const floa
       c##r##1 = _mm256_loadu_ps(c + r * ldc + 8);        \
     }                                                    \
   }
-  MINRNN_START(0)
-  MINRNN_START(1) MINRNN_START(2) MINRNN_START(3) MINRNN_START(4) MINRNN_START(5)
+  MINRNN_START(0);
+  MINRNN_START(1);
+  MINRNN_START(2);
+  MINRNN_START(3);
+  MINRNN_START(4);
+  MINRNN_START(5);
 #undef MINRNN_START
-      for (int64_t d = 0; d < depth; ++d) {
+  for (int64_t d = 0; d < depth; ++d) {
     const __m256 b0 = _mm256_loadu_ps(panel + d * kPanel);
     const __m256 b1 = _mm256_loadu_ps(panel + d * kPanel + 8);
 #define MINRNN_STEP(r)                                      \
@@ -69,7 +76,12 @@ MINRNN_AVX2_FMA void tile(int64_t depth, const float* a, int64_t lda, const floa
     c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);             \
     c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1);             \
   }
-    MINRNN_STEP(0) MINRNN_STEP(1) MINRNN_STEP(2) MINRNN_STEP(3) MINRNN_STEP(4) MINRNN_STEP(5)
+    MINRNN_STEP(0);
+    MINRNN_STEP(1);
+    MINRNN_STEP(2);
+    MINRNN_STEP(3);
+    MINRNN_STEP(4);
+    MINRNN_STEP(5);
 #undef MINRNN_STEP
   }
 #define MINRNN_STORE(r)                         \
@@ -77,7 +89,12 @@ MINRNN_AVX2_FMA void tile(int64_t depth, const float* a, int64_t lda, const floa
     _mm256_storeu_ps(c + r * ldc, c##r##0);     \
     _mm256_storeu_ps(c + r * ldc + 8, c##r##1); \
   }
-  MINRNN_STORE(0) MINRNN_STORE(1) MINRNN_STORE(2) MINRNN_STORE(3) MINRNN_STORE(4) MINRNN_STORE(5)
+  MINRNN_STORE(0);
+  MINRNN_STORE(1);
+  MINRNN_STORE(2);
+  MINRNN_STORE(3);
+  MINRNN_STORE(4);
+  MINRNN_STORE(5);
 #undef MINRNN_STORE
 }
 
@@ -130,12 +147,14 @@ void gemm_packed(int64_t m, int64_t n, int64_t depth, const float* a, const floa
   });
 }
 
-#endif  // MINRNN_GEMM_X86
-
-bool takes(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 2 &&
-         t.is_contiguous();
+bool cpu_float(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == torch::kFloat;
 }
+bool takes(const torch::Tensor& t) {
+  return cpu_float(t) && t.dim() == 2 && t.is_contiguous();
+}
+
+#endif  // MINRNN_GEMM_X86
 
 }  // namespace
 
@@ -153,13 +172,22 @@ bool gemm_cpu_enabled() {
 #endif
 }
 
+bool gemm_cpu_fits_linear(const torch::Tensor& x, const torch::Tensor& w) {
+#ifdef MINRNN_GEMM_X86
+  return gemm_cpu_enabled() && cpu_float(x) && cpu_float(w) && w.dim() == 2 && x.dim() >= 1 &&
+         x.size(-1) == w.size(1) && w.size(0) % kPanel == 0 && w.size(1) % kPanel == 0;
+#else
+  (void)x, (void)w;
+  return false;
+#endif
+}
+
 torch::Tensor gemm_cpu_linear(const torch::Tensor& x, const torch::Tensor& w,
                               const torch::Tensor& bias) {
 #ifdef MINRNN_GEMM_X86
   const int64_t n = w.size(0), k = w.size(-1);
   if (!gemm_cpu_enabled() || !takes(x) || !takes(w) || x.size(1) != k || n % kPanel != 0 ||
-      (bias.defined() && !(bias.is_contiguous() && bias.scalar_type() == torch::kFloat &&
-                           bias.device().is_cpu() && bias.numel() == n))) {
+      (bias.defined() && !(cpu_float(bias) && bias.is_contiguous() && bias.numel() == n))) {
     return {};
   }
   torch::Tensor panels = torch::empty({n * k}, x.options());

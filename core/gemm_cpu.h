@@ -20,6 +20,10 @@ namespace minrnn::core {
 // Whether this CPU runs the kernel (AVX2 + FMA, no AVX-512F). MINRNN_NO_GEMM_CPU=1 turns it off.
 bool gemm_cpu_enabled();
 
+// Whether both products of a Linear with input x (…, k) and weight w (n, k) run on the kernel:
+// enabled, CPU float32, n and k multiples of 16 (core/linear.h asks before taking its own op).
+bool gemm_cpu_fits_linear(const torch::Tensor& x, const torch::Tensor& w);
+
 // x (rows, k) · wᵀ (w: (n, k)) + bias (n; undefined = none) → (rows, n), or undefined when the
 // kernel does not take these tensors (not enabled, not CPU float32 contiguous 2-D, n % 16 ≠ 0).
 torch::Tensor gemm_cpu_linear(const torch::Tensor& x, const torch::Tensor& w,

@@ -36,10 +36,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
 }  // namespace
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
-  const bool kernel = gemm_cpu_enabled() && x.device().is_cpu() &&
-                      x.scalar_type() == torch::kFloat && w.scalar_type() == torch::kFloat &&
-                      x.dim() >= 1 && x.numel() > 0 && w.size(0) % 16 == 0 && w.size(1) % 16 == 0;
-  if (!kernel) return torch::linear(x, w, b);
+  if (x.numel() == 0 || !gemm_cpu_fits_linear(x, w)) return torch::linear(x, w, b);
   // An autograd Function takes no undefined inputs: no bias is an empty one.
   return LinearFunction::apply(x, w, b.defined() ? b : torch::empty({0}, w.options()));
 }
