@@ -80,12 +80,12 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
                           static_cast<float>(1 / std::sqrt(bc2)),
                           static_cast<float>(options.eps()),
                           static_cast<float>(options.lr() / bc1)};
-      if (p.is_cuda()) {
 #ifdef MINRNN_WITH_CUDA
+      if (p.is_cuda()) {
         adamw_step_cuda(p, p.grad(), m, v, u);
-#endif
         continue;
       }
+#endif
       float* pp = p.data_ptr<float>();
       const float* gp = p.grad().data_ptr<float>();
       float* mp = m.data_ptr<float>();
