@@ -24,13 +24,13 @@ int cpus_we_may_use() {
 int others_running() {
   int least = -1;
   for (int i = 0; i < 5; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     std::ifstream in("/proc/loadavg");
     double a, b, c;
     int running = 0;
     char slash;
     if (!(in >> a >> b >> c >> running >> slash)) return 0;  // no /proc: assume an idle machine
     least = least < 0 ? running : std::min(least, running);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return std::max(0, least - 1);  // the count includes this process
 }

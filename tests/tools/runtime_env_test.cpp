@@ -4,26 +4,31 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace minrnn::cli {
 namespace {
 
 using Setting = std::optional<std::pair<std::string, std::string>>;
 
-TEST(RuntimeEnv, ThreadsThatFitBesideTheOthersSpinBeforeSleeping) {
-  const Setting s = openmp_wait_setting(nullptr, nullptr, /*cpus=*/2, /*threads=*/2, /*others=*/0);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->first, "GOMP_SPINCOUNT");
-  EXPECT_EQ(s->second, "300000");
-  EXPECT_EQ(openmp_wait_setting(nullptr, nullptr, 8, 4, 4)->first, "GOMP_SPINCOUNT");
-}
-
-TEST(RuntimeEnv, ThreadsThatDoNotFitSleepAtOnce) {
-  const Setting s = openmp_wait_setting(nullptr, nullptr, /*cpus=*/2, /*threads=*/2, /*others=*/1);
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->first, "OMP_WAIT_POLICY");
-  EXPECT_EQ(s->second, "PASSIVE");
-  EXPECT_EQ(openmp_wait_setting(nullptr, nullptr, 8, 16, 0)->first, "OMP_WAIT_POLICY");
+// Threads that fit beside the others spin a while before sleeping; threads that do not fit
+// sleep at once.
+TEST(RuntimeEnv, SpinWhereThreadsFitSleepWhereTheyDoNot) {
+  struct Case {
+    int cpus, threads, others;
+    const char *name, *value;
+  };
+  for (const Case& c :
+       {Case{2, 2, 0, "GOMP_SPINCOUNT", "300000"}, Case{8, 4, 4, "GOMP_SPINCOUNT", "300000"},
+        Case{2, 2, 1, "OMP_WAIT_POLICY", "PASSIVE"},
+        Case{8, 16, 0, "OMP_WAIT_POLICY", "PASSIVE"}}) {
+    SCOPED_TRACE(std::to_string(c.threads) + " threads on " + std::to_string(c.cpus) +
+                 " cpus beside " + std::to_string(c.others));
+    const Setting s = openmp_wait_setting(nullptr, nullptr, c.cpus, c.threads, c.others);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->first, c.name);
+    EXPECT_EQ(s->second, c.value);
+  }
 }
 
 TEST(RuntimeEnv, TheUsersChoiceAndSingleThreadedRunsAreLeftAlone) {
