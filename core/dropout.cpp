@@ -1,7 +1,6 @@
 #include "core/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <mutex>
@@ -9,6 +8,7 @@
 
 #include "core/cpu_simd.h"
 #include "core/dropout_math.h"
+#include "core/parallel_tasks.h"
 #ifdef MINRNN_WITH_CUDA
 #include "core/pointwise_cuda.h"
 #endif
@@ -45,7 +45,9 @@ MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t b
 template <typename T>
 void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, int64_t threshold,
                       T scale) {
-  at::parallel_for(0, n, 1 << 14, [&](int64_t begin, int64_t end) {
+  constexpr int64_t kPerTask = 1 << 14;
+  parallel_tasks((n + kPerTask - 1) / kPerTask, [&](int64_t t) {
+    const int64_t begin = t * kPerTask, end = std::min(n, begin + kPerTask);
     if (x) {
       masked_range<T, true>(x, y, out, begin, end, seed, threshold, scale);
     } else {

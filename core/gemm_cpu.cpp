@@ -1,5 +1,7 @@
 #include "core/gemm_cpu.h"
 
+#include "core/parallel_tasks.h"
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -122,24 +124,22 @@ void tile_of(int64_t rows, int64_t depth, const float* a, int64_t lda, const flo
 void gemm_packed(int64_t m, int64_t n, int64_t depth, const float* a, const float* panels,
                  const float* bias, float* c) {
   const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
-  at::parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) {
-      const int64_t r0 = blk * kBlockRows, r1 = std::min(m, r0 + kBlockRows);
-      for (int64_t d0 = 0; d0 < depth; d0 += kBlockDepth) {
-        const int64_t dn = std::min(kBlockDepth, depth - d0);
-        for (int64_t p = 0; p < n / kPanel; ++p) {
-          const float* panel = panels + p * depth * kPanel + d0 * kPanel;
-          for (int64_t r = r0; r < r1; r += kTileRows) {
-            const int64_t rows = std::min(kTileRows, r1 - r);
-            const float* ar = a + r * depth + d0;
-            float* cr = c + r * n + p * kPanel;
-            if (d0 > 0) {
-              tile_of<Start::kAccumulate>(rows, dn, ar, depth, panel, nullptr, cr, n);
-            } else if (bias) {
-              tile_of<Start::kBias>(rows, dn, ar, depth, panel, bias + p * kPanel, cr, n);
-            } else {
-              tile_of<Start::kZero>(rows, dn, ar, depth, panel, nullptr, cr, n);
-            }
+  parallel_tasks(blocks, [&](int64_t blk) {
+    const int64_t r0 = blk * kBlockRows, r1 = std::min(m, r0 + kBlockRows);
+    for (int64_t d0 = 0; d0 < depth; d0 += kBlockDepth) {
+      const int64_t dn = std::min(kBlockDepth, depth - d0);
+      for (int64_t p = 0; p < n / kPanel; ++p) {
+        const float* panel = panels + p * depth * kPanel + d0 * kPanel;
+        for (int64_t r = r0; r < r1; r += kTileRows) {
+          const int64_t rows = std::min(kTileRows, r1 - r);
+          const float* ar = a + r * depth + d0;
+          float* cr = c + r * n + p * kPanel;
+          if (d0 > 0) {
+            tile_of<Start::kAccumulate>(rows, dn, ar, depth, panel, nullptr, cr, n);
+          } else if (bias) {
+            tile_of<Start::kBias>(rows, dn, ar, depth, panel, bias + p * kPanel, cr, n);
+          } else {
+            tile_of<Start::kZero>(rows, dn, ar, depth, panel, nullptr, cr, n);
           }
         }
       }

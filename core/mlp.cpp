@@ -1,11 +1,10 @@
 #include "core/mlp.h"
 
-#include <ATen/Parallel.h>
-
 #include <utility>
 
 #include "core/fast_ops.h"
 #include "core/gemm_cpu.h"
+#include "core/parallel_tasks.h"
 #ifdef MINRNN_WITH_CUDA
 #include "core/pointwise_cuda.h"
 #endif
@@ -29,10 +28,11 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
   float* h = pre.data_ptr<float>();
   const float* b = bias.data_ptr<float>();
   float* g = activated.data_ptr<float>();
-  at::parallel_for(
-      0, pre.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t begin, int64_t end) {
-        fast::bias_gelu_with_grad(h + begin * width, b, g + begin * width, end - begin, width);
-      });
+  const int64_t n = pre.size(0), rows_per_task = std::max<int64_t>(1, 16384 / width);
+  parallel_tasks((n + rows_per_task - 1) / rows_per_task, [&](int64_t t) {
+    const int64_t r0 = t * rows_per_task, r1 = std::min(n, r0 + rows_per_task);
+    fast::bias_gelu_with_grad(h + r0 * width, b, g + r0 * width, r1 - r0, width);
+  });
   return {activated, pre};
 }
 
@@ -53,11 +53,9 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activ
   const float* dgelu = slope.data_ptr<float>();
   float* dh = d_activated.data_ptr<float>();
   float* sums = partial.data_ptr<float>();
-  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
-      fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
-    }
+  parallel_tasks(chunks, [&](int64_t c) {
+    const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
+    fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
   });
   return {d_activated, partial.sum(0)};
 }

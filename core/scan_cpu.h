@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/parallel_tasks.h"
 #include "core/scan.h"
 #include "core/scan_math.h"
 
@@ -18,12 +19,10 @@ constexpr int64_t kSlice = 64;
 template <typename F>
 void for_each_slice(int64_t B, int64_t D, F&& body) {
   const int64_t slices_per_row = (D + kSlice - 1) / kSlice;
-  at::parallel_for(0, B * slices_per_row, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t row = i / slices_per_row;
-      const int64_t d0 = (i % slices_per_row) * kSlice;
-      body(row, d0, std::min(D, d0 + kSlice));
-    }
+  parallel_tasks(B * slices_per_row, [&](int64_t i) {
+    const int64_t row = i / slices_per_row;
+    const int64_t d0 = (i % slices_per_row) * kSlice;
+    body(row, d0, std::min(D, d0 + kSlice));
   });
 }
 }  // namespace detail

@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "core/dropout.h"
 #include "core/gemm_cpu.h"
+#include "core/parallel_tasks.h"
 #include "core/scan.h"
 
 namespace minrnn::core {
@@ -38,6 +43,40 @@ TEST(Parallel, ParallelForInOurCodeUsesTorchsThreads) {
   });
   EXPECT_EQ(chunks, 2) << "a range of 64 on two threads must be split in two";
   EXPECT_EQ(threads, (std::set<int>{0, 1}));
+}
+
+// parallel_tasks runs every task exactly once, on both threads when there are two and several
+// tasks, and inline inside a region that is already parallel (no nested team).
+TEST(Parallel, ParallelTasksRunsEachTaskOnceOnEveryThreadCount) {
+  for (int threads : {1, 2, 3}) {
+    ThreadCount count(threads);
+    for (int64_t n : {0, 1, 2, 7, 200}) {
+      std::vector<std::atomic<int>> runs(n);
+      std::mutex lock;
+      std::set<int> seen;
+      parallel_tasks(n, [&](int64_t i) {
+        runs[i].fetch_add(1);
+        // Long enough that one thread cannot drain the counter before the other starts.
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::lock_guard<std::mutex> guard(lock);
+        seen.insert(at::get_thread_num());
+      });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(runs[i].load(), 1) << "task " << i << " of " << n;
+      if (n >= 7 && threads >= 2 && !static_split_requested()) {
+        EXPECT_GE(seen.size(), 2u) << n << " tasks on " << threads << " threads";
+      }
+    }
+  }
+  ThreadCount two(2);
+  std::atomic<int> inner{0};
+  at::parallel_for(0, 2, 1, [&](int64_t, int64_t) {
+    const int outer = at::get_thread_num();
+    parallel_tasks(5, [&](int64_t) {
+      EXPECT_EQ(at::get_thread_num(), outer);
+      inner.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(inner.load(), 10);
 }
 
 // Forward and backward of the minLSTM projection scan, a dropout-add and the CPU products, at
