@@ -1,12 +1,12 @@
 #include "core/gemm_cpu.h"
 
-#include "core/parallel_tasks.h"
-
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+
+#include "core/parallel_tasks.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

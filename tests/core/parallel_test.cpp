@@ -56,13 +56,13 @@ TEST(Parallel, ParallelTasksRunsEachTaskOnceOnEveryThreadCount) {
       std::set<int> seen;
       parallel_tasks(n, [&](int64_t i) {
         runs[i].fetch_add(1);
-        // Long enough that one thread cannot drain the counter before the other starts.
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         std::lock_guard<std::mutex> guard(lock);
         seen.insert(at::get_thread_num());
       });
       for (int64_t i = 0; i < n; ++i) EXPECT_EQ(runs[i].load(), 1) << "task " << i << " of " << n;
-      if (n >= 7 && threads >= 2 && !static_split_requested()) {
+      // 200 tasks of 200 µs leave the second thread 40 ms to arrive, even on a loaded machine.
+      if (n == 200 && threads >= 2 && !static_split_requested()) {
         EXPECT_GE(seen.size(), 2u) << n << " tasks on " << threads << " threads";
       }
     }
