@@ -45,9 +45,7 @@ MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t b
 template <typename T>
 void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, int64_t threshold,
                       T scale) {
-  constexpr int64_t kPerTask = 1 << 14;
-  parallel_tasks((n + kPerTask - 1) / kPerTask, [&](int64_t t) {
-    const int64_t begin = t * kPerTask, end = std::min(n, begin + kPerTask);
+  parallel_ranges(n, 1 << 14, [&](int64_t begin, int64_t end) {
     if (x) {
       masked_range<T, true>(x, y, out, begin, end, seed, threshold, scale);
     } else {

@@ -1,7 +1,5 @@
 #include "core/gemm_cpu.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -30,7 +28,7 @@ constexpr int64_t kBlockDepth = 256;           // the reduction in pieces whose 
 void pack_panels(const float* b, int64_t depth, int64_t n, int64_t sd, int64_t sj, float* out) {
   const int64_t panels_per_task =
       std::max<int64_t>(1, 65536 / std::max<int64_t>(1, depth * kPanel));
-  at::parallel_for(0, n / kPanel, panels_per_task, [&](int64_t p0, int64_t p1) {
+  parallel_ranges(n / kPanel, panels_per_task, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       float* panel = out + p * depth * kPanel;
       for (int64_t d = 0; d < depth; ++d) {
@@ -123,9 +121,7 @@ void tile_of(int64_t rows, int64_t depth, const float* a, int64_t lda, const flo
 // within one, each 16-column panel sweeps the block's row tiles, a depth piece at a time.
 void gemm_packed(int64_t m, int64_t n, int64_t depth, const float* a, const float* panels,
                  const float* bias, float* c) {
-  const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
-  parallel_tasks(blocks, [&](int64_t blk) {
-    const int64_t r0 = blk * kBlockRows, r1 = std::min(m, r0 + kBlockRows);
+  parallel_ranges(m, kBlockRows, [&](int64_t r0, int64_t r1) {
     for (int64_t d0 = 0; d0 < depth; d0 += kBlockDepth) {
       const int64_t dn = std::min(kBlockDepth, depth - d0);
       for (int64_t p = 0; p < n / kPanel; ++p) {

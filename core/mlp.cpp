@@ -28,9 +28,7 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
   float* h = pre.data_ptr<float>();
   const float* b = bias.data_ptr<float>();
   float* g = activated.data_ptr<float>();
-  const int64_t n = pre.size(0), rows_per_task = std::max<int64_t>(1, 16384 / width);
-  parallel_tasks((n + rows_per_task - 1) / rows_per_task, [&](int64_t t) {
-    const int64_t r0 = t * rows_per_task, r1 = std::min(n, r0 + rows_per_task);
+  parallel_ranges(pre.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t r0, int64_t r1) {
     fast::bias_gelu_with_grad(h + r0 * width, b, g + r0 * width, r1 - r0, width);
   });
   return {activated, pre};
@@ -53,8 +51,8 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activ
   const float* dgelu = slope.data_ptr<float>();
   float* dh = d_activated.data_ptr<float>();
   float* sums = partial.data_ptr<float>();
-  parallel_tasks(chunks, [&](int64_t c) {
-    const int64_t r0 = c * kRowsPerChunk, r1 = std::min(n, r0 + kRowsPerChunk);
+  parallel_ranges(n, kRowsPerChunk, [&](int64_t r0, int64_t r1) {
+    const int64_t c = r0 / kRowsPerChunk;
     fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
   });
   return {d_activated, partial.sum(0)};

@@ -51,4 +51,14 @@ void parallel_tasks(int64_t n, F&& task) {
   });
 }
 
+// Calls body(begin, end) for consecutive ranges of [0, n), per_task long (the last one shorter),
+// each range one task of parallel_tasks.
+template <typename F>
+void parallel_ranges(int64_t n, int64_t per_task, F&& body) {
+  parallel_tasks((n + per_task - 1) / per_task, [&](int64_t t) {
+    const int64_t begin = t * per_task;
+    body(begin, std::min(n, begin + per_task));
+  });
+}
+
 }  // namespace minrnn::core

@@ -1,6 +1,5 @@
 // The fast CPU scans (linear and gated) and the slice loop the CPU kernels share.
 #pragma once
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 
@@ -21,9 +20,8 @@ constexpr int64_t kSlice = 64;
 template <typename F>
 void for_each_slice(int64_t B, int64_t D, F&& body) {
   const int64_t slices_per_row = (D + kSlice - 1) / kSlice, slices = B * slices_per_row;
-  const int64_t per_task = std::max<int64_t>(1, slices / 16);
-  parallel_tasks((slices + per_task - 1) / per_task, [&](int64_t task) {
-    for (int64_t i = task * per_task; i < std::min(slices, (task + 1) * per_task); ++i) {
+  parallel_ranges(slices, std::max<int64_t>(1, slices / 16), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
       const int64_t row = i / slices_per_row;
       const int64_t d0 = (i % slices_per_row) * kSlice;
       body(row, d0, std::min(D, d0 + kSlice));
