@@ -130,6 +130,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
       std::printf("  %-40s %s  %s\n", run_name(r).c_str(),
                   r.state == RunState::kDone      ? "done"
                   : r.state == RunState::kTrained ? "trained, not evaluated"
+                  : r.extend                      ? "to train further (--extend)"
                                                   : "to train",
                   r.config.c_str());
     }
@@ -206,6 +207,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
       args = {"train",     r.config,  "--seed", std::to_string(r.seed),
               "--run-dir", r.run_dir, "--quiet"};
       for (const auto& s : r.overrides) args.insert(args.end(), {"--set", s});
+      if (r.extend) args.push_back("--extend");
     }
     const pid_t pid = spawn(opt.exe, args, (fs::path(r.run_dir) / "train.log").string(), threads);
     active[pid] = {i, evaluate, started};

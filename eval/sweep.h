@@ -16,7 +16,9 @@
 // Re-running a sweep skips runs holding done.json and eval.json, evaluates trained-but-unevaluated
 // ones, and resumes interrupted ones from their checkpoint. A run directory whose config.yaml
 // differs from what the sweep now asks (another max_steps in `set`, an edited config) is never
-// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys.
+// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys. The
+// one change a sweep may carry on with is a larger max_steps, with `--extend`: those runs train
+// on from their checkpoints and are evaluated again (their earlier results kept as *-step<N>).
 // Both phases run on the config's `device` (`minrnn eval --device`). A run that failed holds
 // failed.json ({"phase", "exit_code", ...}) until it is started again.
 #pragma once
@@ -48,6 +50,9 @@ struct SweepSpec {
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
   SlurmSpec slurm;
+  // Not a file key (`minrnn sweep --extend`): runs trained to a smaller max_steps than the sweep
+  // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
+  bool extend = false;
 };
 
 // Parses a sweep file strictly: an unknown key or a value of the wrong type throws
@@ -66,6 +71,7 @@ struct SweepRun {
   RunState state = RunState::kPending;
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
   std::string device = "cpu";  // the config's: where training and evaluation run
+  bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that

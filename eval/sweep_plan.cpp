@@ -11,6 +11,7 @@
 #include "eval/sweep.h"
 #include "eval/sweep_slurm.h"
 #include "rl/config.h"
+#include "rl/run_dir.h"
 
 namespace minrnn::eval {
 namespace {
@@ -61,17 +62,23 @@ RunState read_state(const std::string& run_dir) {
   return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
 }
 
-// How <run_dir>/config.yaml differs from `wanted` ("" when it agrees or there is none yet).
-std::string stored_config_differences(const std::string& run_dir, const rl::TrainConfig& wanted) {
+// How <run_dir>/config.yaml differs from `wanted` ("" when it agrees or there is none yet), and
+// whether the difference is only a larger max_steps (a run `--extend` trains further).
+struct StoredConfig {
+  std::string differences;
+  bool max_steps_grows = false;
+};
+StoredConfig compare_stored_config(const std::string& run_dir, const rl::TrainConfig& wanted) {
   const fs::path file = fs::path(run_dir) / "config.yaml";
-  if (!fs::exists(file)) return "";
+  if (!fs::exists(file)) return {};
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
   try {
-    return rl::config_differences(rl::parse_config(text.str(), file.string()), wanted);
+    const rl::TrainConfig stored = rl::parse_config(text.str(), file.string());
+    return {rl::config_differences(stored, wanted), rl::only_max_steps_grows(stored, wanted)};
   } catch (const std::invalid_argument& e) {
-    return e.what();
+    return {e.what(), false};
   }
 }
 
@@ -167,6 +174,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   // Seed-major: a sweep stopped part-way has every (dataset, backbone) cell at its first seeds.
   std::vector<SweepRun> runs;
   std::string conflicts;  // run dirs holding another config than the sweep's
+  int extendable = 0;     // of them, those that differ only by a smaller max_steps
   for (int64_t seed : spec.seeds) {
     for (size_t i = 0; i < protos.size(); ++i) {
       SweepRun r = protos[i];
@@ -176,8 +184,14 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       r.state = read_state(r.run_dir);
       rl::TrainConfig wanted = configs[i];  // what `minrnn train --seed S` will resolve
       wanted.seed = seed;
-      const std::string diff = stored_config_differences(r.run_dir, wanted);
-      if (!diff.empty()) conflicts += "\n  " + r.run_dir + ": " + diff;
+      const StoredConfig stored = compare_stored_config(r.run_dir, wanted);
+      if (stored.max_steps_grows && spec.extend) {
+        r.extend = true;
+        r.state = RunState::kPending;  // done.json, if any, is moved aside when training starts
+      } else if (!stored.differences.empty()) {
+        conflicts += "\n  " + r.run_dir + ": " + stored.differences;
+        extendable += stored.max_steps_grows;
+      }
       runs.push_back(r);
     }
   }
@@ -185,8 +199,11 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
     throw std::invalid_argument(
         spec.file +
         ": these run directories were trained with another config than the sweep's "
-        "(run's value -> sweep's); move them away, or give the sweep another `out`:" +
-        conflicts);
+        "(run's value -> sweep's); move them away, or give the sweep another `out`" +
+        (extendable > 0 ? std::string(", or pass --extend to train the ones whose only change is "
+                                      "a larger max_steps further from their checkpoints")
+                        : std::string()) +
+        ":" + conflicts);
   }
   return runs;
 }

@@ -189,7 +189,8 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
       << shell_quote(fs::absolute(r.config).string()) << " --seed " << r.seed
       << " --run-dir \"$RUN_DIR\" --quiet";
     for (const auto& o : r.overrides) s << " --set " << shell_quote(o);
-    s << ") ;;\n";
+    // An extended run holds done.json from its shorter budget until training moves it aside.
+    s << (r.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
   }
   s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
        "sweep\" >&2; exit 2 ;;\nesac\n"
@@ -229,7 +230,7 @@ failed() {  # PHASE STATUS
   echo "minrnn sweep: $1 of $RUN_DIR failed (exit $2); see $LOG" >&2
   exit 1
 }
-if [ ! -e "$RUN_DIR/done.json" ]; then
+if [ ! -e "$RUN_DIR/done.json" ] || [ "$EXTEND" = 1 ]; then
   phase "${TRAIN[@]}"; st=$?
   if [ "$st" != 0 ]; then { [ "$st" = 75 ] || [ "$signalled" = 1 ]; } && stopped train "$st"; failed train "$st"; fi
 fi

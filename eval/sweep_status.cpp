@@ -62,7 +62,8 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     if (read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &rows))
       s.step = int64_t(rows.x.back());
     s.pid = io::lock_holder(dir.string());
-    const bool trained = fs::exists(dir / "done.json");
+    // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
+    const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
     const nlohmann::json failed = read_json(dir / "failed.json");
     if (trained && fs::exists(dir / "eval.json")) {
       s.state = "done";

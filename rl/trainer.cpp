@@ -21,6 +21,7 @@
 #include "io/dir_lock.h"
 #include "rl/checkpoint.h"
 #include "rl/dataset_env.h"
+#include "rl/run_dir.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {
@@ -100,17 +101,6 @@ double last_logged_loss(const fs::path& metrics) {
   return comma == std::string::npos ? 0 : std::strtod(last.c_str() + comma + 1, nullptr);
 }
 
-void remove_run_outputs(const fs::path& run) {
-  if (!fs::is_directory(run)) return;
-  for (const auto& name : run_outputs()) fs::remove(run / name);
-  for (const auto& entry : fs::directory_iterator(run)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && name.rfind("eval-", 0) == 0 &&
-        entry.path().extension() == ".json")
-      fs::remove(entry.path());
-  }
-}
-
 std::string hms(double seconds) {
   const auto s = static_cast<int64_t>(seconds);
   char buf[32];
@@ -120,12 +110,6 @@ std::string hms(double seconds) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& run_outputs() {
-  static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",
-                                                 "done.json",     "eval.json",   "env.json"};
-  return names;
-}
 
 std::string env_json_path(const std::string& run_dir) {
   return (fs::path(run_dir) / "env.json").string();
@@ -181,28 +165,21 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   const fs::path ckpt = run / "checkpoint.pt", metrics = run / "metrics.csv";
   const fs::path done = run / "done.json", config_file = run / "config.yaml";
   const fs::path evals = run / "evals.csv";
-  const std::string config_yaml = to_yaml(cfg);
   const io::DirLock lock(run.string(), "minrnn train");  // one trainer per run dir
   // Never silently replace someone's run: a finished one, or one trained with another config.
-  if (fs::exists(done) && !opt.force) {
-    throw std::runtime_error(run.string() + " holds a finished run; pass --force to retrain it");
+  const RunDirTakeover takeover = take_over_run_dir(run.string(), cfg, opt.force, opt.extend);
+  if (takeover.use == RunDirUse::kFinished) {  // extended before: nothing left to train
+    TrainResult result;
+    result.step = result.resumed_from = cfg.max_steps;
+    result.finished = true;
+    result.last_loss = last_logged_loss(metrics);
+    if (!opt.quiet)
+      std::fprintf(stderr, "%s is already trained to max_steps %lld\n", run.c_str(),
+                   static_cast<long long>(cfg.max_steps));
+    return result;
   }
-  if (fs::exists(config_file) && read_text(config_file) != config_yaml && !opt.force) {
-    // Values, not text: a config.yaml written before a key existed still matches its default.
-    std::string diff;
-    try {
-      diff = config_differences(parse_config(read_text(config_file), config_file.string()), cfg);
-    } catch (const std::invalid_argument& e) {
-      diff = e.what();
-    }
-    if (!diff.empty()) {
-      throw std::runtime_error(run.string() + "/config.yaml differs from this config (" + diff +
-                               "); use another --run-dir or --force");
-    }
-  }
-  if (opt.force) remove_run_outputs(run);
   fs::create_directories(run);
-  io::write_file_atomically(config_file, config_yaml);
+  io::write_file_atomically(config_file, to_yaml(cfg));
 
   const torch::Device device = choice.device;
   data::D4rlReadOptions read;
@@ -255,9 +232,15 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
     auto src = saved.model->named_parameters();
     for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);
     agent.step = result.resumed_from = saved.step;
-    if (!opt.quiet)
+    if (!opt.quiet && takeover.use == RunDirUse::kExtend) {
+      std::fprintf(stderr, "extending %s from step %lld (max_steps %lld -> %lld)\n", run.c_str(),
+                   static_cast<long long>(agent.step),
+                   static_cast<long long>(takeover.extended_from),
+                   static_cast<long long>(cfg.max_steps));
+    } else if (!opt.quiet) {
       std::fprintf(stderr, "resuming %s from step %lld\n", run.c_str(),
                    static_cast<long long>(agent.step));
+    }
   }
   // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
   // from steps this run does again.

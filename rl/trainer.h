@@ -21,6 +21,7 @@
 
 #include "rl/config.h"
 #include "rl/decision_model.h"
+#include "rl/run_dir.h"
 
 namespace minrnn::rl {
 
@@ -46,6 +47,9 @@ struct TrainOptions {
   // Allow replacing a finished run (or one with another config): every output of the old run
   // (run_outputs) is removed first, so nothing of it can mix into the new one.
   bool force = false;
+  // Allow going on with a run trained to a smaller max_steps, its config otherwise the same
+  // (rl/run_dir.h: take_over_run_dir). What the finished run reported is kept beside it.
+  bool extend = false;
   bool quiet = false;  // no progress line
   // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final
   // evaluation and done.json); -1 = run to the end.
@@ -79,10 +83,6 @@ void append_eval_row(const std::string& run_dir, const EvalRow& row);
 // (env, env_id, env_version, env_source) and its reference scores (ref_min_score,
 // ref_max_score, ref_source).
 std::string env_json_path(const std::string& run_dir);
-
-// The files a run directory's training and evaluation write, relative to it: what --force
-// removes. eval-*.json (ad-hoc `minrnn eval` results) are matched by prefix.
-const std::vector<std::string>& run_outputs();
 
 // The model options a config implies for given dimensions.
 DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);

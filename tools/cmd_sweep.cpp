@@ -1,4 +1,4 @@
-// `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run]
+// `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run] [--extend]
 //                          [--backend local|slurm] [--status [--json]]`: trains and evaluates
 // every seed × dataset × backbone of a sweep file (see eval/sweep.h, eval/sweep_slurm.h,
 // docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
@@ -15,7 +15,7 @@ void add_sweep_command(CLI::App& app) {
     std::string file, out, backend = "local";
     std::vector<std::string> sets;
     int parallel = 0;
-    bool dry_run = false, status = false, json = false;
+    bool dry_run = false, status = false, json = false, extend = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
@@ -24,6 +24,9 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("--out", args->out, "output directory (default: the file's `out`)");
   sub->add_option("--parallel", args->parallel, "runs at a time (default: the file's `parallel`)")
       ->check(positive());
+  sub->add_flag("--extend", args->extend,
+                "train runs whose config differs only by a smaller max_steps further, from "
+                "their checkpoints (their results so far are kept as *-step<N> files)");
   sub->add_flag("--dry-run", args->dry_run, "print the runs and their state; start nothing");
   sub->add_option("--backend", args->backend,
                   "local: child processes here; slurm: submit one job array with sbatch "
@@ -37,6 +40,7 @@ void add_sweep_command(CLI::App& app) {
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
     if (!args->out.empty()) spec.out = args->out;
     if (args->parallel > 0) spec.parallel = args->parallel;
+    spec.extend = args->extend;
     if (args->status) {
       eval::print_sweep_status(spec, args->json);
       return;

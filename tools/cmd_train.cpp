@@ -1,5 +1,6 @@
-// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force]`
-// Trains a decision agent; re-running the same command after a kill resumes from the checkpoint.
+// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force | --extend]`
+// Trains a decision agent; re-running the same command after a kill resumes from the checkpoint,
+// and with a larger max_steps and --extend, a finished run trains on from its last checkpoint.
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
 #include <cstdio>
@@ -17,7 +18,7 @@ void add_train_command(CLI::App& app) {
     std::string config, run_dir;
     int64_t seed = -1;
     std::vector<std::string> sets;
-    bool force = false, quiet = false;
+    bool force = false, extend = false, quiet = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
@@ -29,6 +30,10 @@ void add_train_command(CLI::App& app) {
       "--force", args->force,
       "replace the run in the run directory (a finished one, or one with another config): "
       "its checkpoint, metrics, evaluations and eval*.json are removed first");
+  sub->add_flag("--extend", args->extend,
+                "train a run further: its config with only a larger max_steps goes on from the "
+                "last checkpoint (its results so far are kept as *-step<N> files)")
+      ->excludes("--force");
   sub->add_flag("--quiet", args->quiet, "no progress line");
   sub->callback([args] {
     auto sets = args->sets;
@@ -38,6 +43,7 @@ void add_train_command(CLI::App& app) {
     opt.run_dir =
         args->run_dir.empty() ? rl::default_run_dir(args->config, cfg.seed) : args->run_dir;
     opt.force = args->force;
+    opt.extend = args->extend;
     opt.quiet = args->quiet;
     const std::string run_dir = opt.run_dir;
     // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.

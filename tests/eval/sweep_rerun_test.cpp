@@ -78,6 +78,45 @@ fs::path recording_exe(const fs::path& dir) {
   return exe;
 }
 
+// The sweep's budget raised from 2 to 5 steps: refused with a pointer to --extend, and with it the
+// finished run trains further (its child gets --extend) and is evaluated again.
+TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
+  testing::TempDir tmp;
+  finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=2", "seed=3"});
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  try {
+    eval::plan_sweep(s);
+    FAIL() << "a larger budget was taken without --extend";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--extend"), std::string::npos) << e.what();
+  }
+  s.extend = true;
+  const auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state, eval::RunState::kPending);
+  EXPECT_TRUE(runs[0].extend);
+  std::vector<eval::RunStatus> status = eval::sweep_status(s, nullptr);
+  EXPECT_EQ(status[0].state, "pending") << "the done.json of 2 steps does not finish a 5-step run";
+
+  eval::SweepOptions opt;
+  opt.exe = recording_exe(tmp.path).string();
+  ::testing::internal::CaptureStdout();
+  const int failed = eval::run_sweep(s, opt);
+  ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(failed, 0);
+  std::ifstream in(tmp.path / "calls.txt");
+  std::string train, evaluate;
+  std::getline(in, train);
+  std::getline(in, evaluate);
+  EXPECT_EQ(train.rfind("train ", 0), 0u) << train;
+  EXPECT_NE(train.find("--extend"), std::string::npos) << train;
+  EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
+
+  // A lower budget is not an extension, --extend or not.
+  s.sets = {"max_steps=1"};
+  EXPECT_THROW(eval::plan_sweep(s), std::invalid_argument);
+}
+
 TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
   testing::TempDir tmp;
   eval::SweepSpec s = one_run_sweep(tmp.path / "out");

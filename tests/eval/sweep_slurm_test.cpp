@@ -131,6 +131,40 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
   EXPECT_EQ(std::system(("bash -n '" + file.string() + "'").c_str()), 0) << script;
 }
 
+// A task trains when its run has no done.json, or when the run is to be extended (its done.json
+// is the shorter budget's); otherwise it only evaluates.
+TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
+  testing::TempDir tmp;
+  const eval::SweepSpec s = spec_in(tmp.path, "");
+  auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 4u);
+  runs[2].extend = true;
+  const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
+  write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\n");
+  const fs::path file = tmp.path / "x.sbatch";
+  std::ofstream(file) << eval::slurm_batch_script(s, runs, {0, 2}, exe.string());
+  for (int task : {0, 2}) {
+    fs::create_directories(runs[size_t(task)].run_dir);
+    std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json") << "{}\n";
+    fs::remove(calls);
+    const std::string cmd = "SLURM_ARRAY_TASK_ID=" + std::to_string(task) + " bash '" +
+                            file.string() + "' >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << task;
+    std::ifstream in(calls);
+    std::string first, second;
+    std::getline(in, first);
+    std::getline(in, second);
+    if (task == 2) {
+      EXPECT_EQ(first.rfind("train ", 0), 0u) << first;
+      EXPECT_NE(first.find(" --extend"), std::string::npos) << first;
+      EXPECT_EQ(second.rfind("eval ", 0), 0u) << second;
+    } else {
+      EXPECT_EQ(first.rfind("eval ", 0), 0u) << first;
+      EXPECT_TRUE(second.empty()) << second;
+    }
+  }
+}
+
 TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
   testing::TempDir tmp;
   fs::create_directories(tmp.path / "bin");

@@ -137,5 +137,97 @@ TEST(RunDir, AnotherConfigIsRefusedNamingTheKeys) {
   }
 }
 
+// The learning-rate schedule and every step's randomness ignore max_steps, so a run extended from
+// 4 to 8 steps is the run that was asked for 8 from the start.
+TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
+  Fixture f;
+  const std::vector<std::string> every2 = {"checkpoint_every=2", "eval_every=2"};
+  auto sets = every2;
+  sets.push_back("max_steps=4");
+  rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
+  std::ofstream(f.run / "eval.json") << "{\"mean_normalized\": 4}\n";
+  const std::string done4 = read(f.run / "done.json");
+
+  sets.back() = "max_steps=8";
+  const auto cfg8 = testing::tiny_config(f.data, "mingru", sets);
+  auto opt = f.options();
+  try {
+    rl::train(cfg8, opt);
+    FAIL() << "a finished run was trained further without --extend";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--extend"), std::string::npos) << e.what();
+  }
+  opt.extend = true;
+  f.evaluated.clear();
+  const auto extended = rl::train(cfg8, opt);
+  EXPECT_TRUE(extended.finished);
+  EXPECT_EQ(extended.resumed_from, 4);
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{6, 8}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+  EXPECT_NE(read(f.run / "done.json").find("\"step\": 8"), std::string::npos);
+  // What the 4-step run reported is kept under its step; eval.json no longer describes the run.
+  EXPECT_EQ(read(f.run / "done-step4.json"), done4);
+  EXPECT_EQ(read(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
+  EXPECT_FALSE(fs::exists(f.run / "eval.json"));
+  EXPECT_EQ(rl::load_agent((f.run / "checkpoint-step4.pt").string()).step, 4);
+
+  Fixture fresh;
+  rl::train(testing::tiny_config(f.data, "mingru", sets), fresh.options());
+  const rl::Agent a = rl::load_agent(f.run.string()), b = rl::load_agent(fresh.run.string());
+  EXPECT_EQ(a.step, 8);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+
+  // --force replaces the whole history, the kept step files included.
+  opt.extend = false;
+  opt.force = true;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
+  for (const char* name : {"done-step4.json", "eval-step4.json", "checkpoint-step4.pt"})
+    EXPECT_FALSE(fs::exists(f.run / name)) << name;
+}
+
+TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
+  Fixture f;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=4"}), f.options());
+  auto opt = f.options();
+  opt.extend = true;
+  auto refused = [&](std::vector<std::string> sets, const std::string& expected) {
+    try {
+      rl::train(testing::tiny_config(f.data, "mingru", sets), opt);
+      ADD_FAILURE() << "extended with a config that is not the run's with a larger budget";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused({"max_steps=8", "lr=0.002"}, "finished run");
+  refused({"max_steps=2"}, "finished run");
+  EXPECT_TRUE(fs::exists(f.run / "done.json"));  // nothing was moved aside by a refusal
+  // Asking again for the budget it has (a requeued job) finds nothing to do.
+  f.evaluated.clear();
+  const auto again = rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=4"}), opt);
+  EXPECT_TRUE(again.finished);
+  EXPECT_EQ(again.step, 4);
+  EXPECT_TRUE(f.evaluated.empty());
+  EXPECT_FALSE(fs::exists(f.run / "done-step4.json"));
+  EXPECT_EQ(rl::load_agent(f.run.string()).step, 4);
+  opt.extend = false;
+  refused({"max_steps=4"}, "--extend to train it further");
+  opt.extend = true;
+
+  Fixture g;  // an unfinished run: another key is named as any resume names it
+  rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=4"}), g.options(/*stop_after=*/2));
+  auto gopt = g.options();
+  gopt.extend = true;
+  try {
+    rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8", "lr=0.002"}), gopt);
+    FAIL() << "extended with another lr";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("lr: 0.001 -> 0.002"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_steps alone"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8"}), gopt).finished);
+}
+
 }  // namespace
 }  // namespace minrnn

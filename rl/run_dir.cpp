@@ -1,0 +1,127 @@
+#include "rl/run_dir.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "io/atomic_file.h"
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+void remove_run_outputs(const fs::path& run) {
+  if (!fs::is_directory(run)) return;
+  for (const auto& name : run_outputs()) fs::remove(run / name);
+  for (const auto& entry : fs::directory_iterator(run)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    const std::string ext = entry.path().extension().string();
+    if ((starts_with(name, "eval-") && ext == ".json") ||
+        (starts_with(name, "done-step") && ext == ".json") ||
+        (starts_with(name, "checkpoint-step") && ext == ".pt"))
+      fs::remove(entry.path());
+  }
+}
+
+// Keeps what a finished run reported under its step before training goes on. Safe to repeat
+// after a kill part-way: done.json, which marks the run finished, moves last.
+void keep_finished_results(const fs::path& run, int64_t step) {
+  const std::string at = "-step" + std::to_string(step);
+  const std::string ckpt = (run / "checkpoint.pt").string();
+  const std::string kept_ckpt = (run / ("checkpoint" + at + ".pt")).string();
+  io::replace_file_atomically(kept_ckpt, [&](const std::string& tmp) {
+    fs::copy_file(ckpt, tmp, fs::copy_options::overwrite_existing);
+  });
+  if (fs::exists(run / "eval.json")) fs::rename(run / "eval.json", run / ("eval" + at + ".json"));
+  fs::rename(run / "done.json", run / ("done" + at + ".json"));
+}
+
+}  // namespace
+
+const std::vector<std::string>& run_outputs() {
+  static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",
+                                                 "done.json",     "eval.json",   "env.json"};
+  return names;
+}
+
+bool only_max_steps_grows(const TrainConfig& stored, const TrainConfig& wanted) {
+  TrainConfig with_new_budget = stored;
+  with_new_budget.max_steps = wanted.max_steps;
+  return wanted.max_steps > stored.max_steps && config_differences(with_new_budget, wanted).empty();
+}
+
+RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& cfg, bool force,
+                                 bool extend) {
+  const fs::path run = run_dir, config_file = run / "config.yaml";
+  const bool finished = fs::exists(run / "done.json");
+  RunDirTakeover out;
+  if (force) {
+    const bool had_run = fs::exists(config_file) || fs::exists(run / "checkpoint.pt");
+    remove_run_outputs(run);
+    out.use = had_run ? RunDirUse::kReplace : RunDirUse::kNew;
+    return out;
+  }
+  if (!fs::exists(config_file)) {
+    if (finished)
+      throw std::runtime_error(run_dir + " holds a finished run; pass --force to retrain it");
+    out.use = fs::exists(run / "checkpoint.pt") ? RunDirUse::kResume : RunDirUse::kNew;
+    return out;
+  }
+  // Values, not text: a config.yaml written before a key existed still matches its default.
+  std::string diff;
+  bool extendable = false;
+  TrainConfig stored;
+  try {
+    stored = parse_config(read_text(config_file), config_file.string());
+    diff = config_differences(stored, cfg);
+    extendable = only_max_steps_grows(stored, cfg);
+  } catch (const std::invalid_argument& e) {
+    diff = e.what();
+  }
+  if (extendable && !extend) {
+    throw std::runtime_error(
+        run_dir + " was trained with max_steps " + std::to_string(stored.max_steps) +
+        "; to go on from its checkpoint to " + std::to_string(cfg.max_steps) +
+        " steps pass --extend (what it reported at step " + std::to_string(stored.max_steps) +
+        " is kept as *-step" + std::to_string(stored.max_steps) +
+        " files), or use another --run-dir or --force");
+  }
+  if (extendable) {
+    if (finished) keep_finished_results(run, stored.max_steps);
+    out.use = RunDirUse::kExtend;
+    out.extended_from = stored.max_steps;
+    return out;
+  }
+  if (finished && diff.empty() && extend) {
+    out.use = RunDirUse::kFinished;
+    return out;
+  }
+  if (finished) {
+    throw std::runtime_error(run_dir +
+                             " holds a finished run; pass --force to retrain it, or raise "
+                             "max_steps and pass --extend to train it further");
+  }
+  if (!diff.empty()) {
+    throw std::runtime_error(run_dir + "/config.yaml differs from this config (" + diff + "); " +
+                             (extend ? "--extend goes on only when max_steps alone grows; " : "") +
+                             "use another --run-dir or --force");
+  }
+  out.use = fs::exists(run / "checkpoint.pt") ? RunDirUse::kResume : RunDirUse::kNew;
+  return out;
+}
+
+}  // namespace minrnn::rl
