@@ -13,6 +13,32 @@ using detail::for_each_slice;
 using detail::kSlice;
 using scan_math::with_coefficients;
 
+// A slice reads each input a few cache lines at a time, one (batch row, step) apart — a stride of
+// D or G·D floats, which the hardware prefetchers do not follow past its four or so lines per row.
+// So the slice loops ask for the next step's lines while they compute this one's. minLSTM at B 64,
+// T 59, D 128, median of 40 in one process: forward 2.19 → 1.24 ms, backward 2.70 → 1.78 ms.
+// Prefetching what the backward writes as well gained nothing.
+template <typename T>
+constexpr int64_t kLine = 64 / sizeof(T);  // entries per cache line
+
+// The cache line holding entry i of each input a coefficient source reads.
+template <typename T, typename A, typename In>
+void prefetch_inputs(const scan_math::DirectCoefficients<T, A, In>& s, int64_t i) {
+  __builtin_prefetch(s.a + i);
+  __builtin_prefetch(s.b + i);
+}
+template <typename T, typename A, bool P, typename In>
+void prefetch_inputs(const scan_math::GatedCoefficients<T, A, P, In>& s, int64_t i) {
+  __builtin_prefetch(s.u + i);
+  __builtin_prefetch(s.c + i);
+}
+template <typename T, typename A, bool P, typename In>
+void prefetch_inputs(const scan_math::MinLstmCoefficients<T, A, P, In>& s, int64_t i) {
+  __builtin_prefetch(s.pk + i);
+  __builtin_prefetch(s.pk + i + s.pair);
+  __builtin_prefetch(s.c + i);
+}
+
 // One batch row's channels [d0, d1) over all L steps; built per ISA (core/cpu_simd.h), the time
 // loop outside so the channel loop vectorises.
 template <typename T, typename Coef>
@@ -22,6 +48,8 @@ MINRNN_VECTOR_CLONES void forward_slice(const Coef& coef, const T* h0, T* h, T* 
   for (int64_t d = d0; d < d1; ++d) state[d - d0] = h0[row * D + d];
   for (int64_t t = 0; t < L; ++t) {
     const int64_t off = (row * L + t) * D, in = (row * L + t) * coef.stride;
+    if (t + 1 < L)
+      for (int64_t d = d0; d < d1; d += kLine<T>) prefetch_inputs(coef, in + coef.stride + d);
 #pragma GCC ivdep
     for (int64_t d = d0; d < d1; ++d) {
       T a_t, b_t;
@@ -54,6 +82,11 @@ MINRNN_VECTOR_CLONES void backward_slice(const Coef& coef, const T* h, const T* 
   for (int64_t t = L - 1; t >= 0; --t) {
     const int64_t off = (row * L + t) * D, in = (row * L + t) * coef.stride;
     const T* h_prev = t > 0 ? h + off - D : h0 + row * D;
+    for (int64_t d = d0; t > 0 && d < d1; d += kLine<T>) {
+      prefetch_inputs(coef, in - coef.stride + d);
+      __builtin_prefetch(grad_h + off - D + d);
+      if (t > 1) __builtin_prefetch(h_prev - D + d);
+    }
     // No entry depends on another's (inputs and gradients are distinct arrays or distinct
     // columns); GCC cannot prove it past its budget of runtime alias checks once minLSTM's source
     // writes two gradient blocks, and without this ran the loop scalar (4× the time).
