@@ -1,5 +1,6 @@
 #include "rl/run_dir.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,22 @@ std::string read_text(const fs::path& path) {
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
+}
+
+// The complete lines of a CSV file: a torn last line (no newline, the writer was killed) is not.
+std::vector<std::string> complete_lines(const fs::path& path) {
+  const std::string text = read_text(path);
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(text.substr(at, end - at));
+  return lines;
+}
+
+// The step in a row's first column; -1 when it holds none.
+int64_t row_step(const std::string& line) {
+  char* end = nullptr;
+  const long long step = std::strtoll(line.c_str(), &end, 10);
+  return end != line.c_str() && *end == ',' ? step : -1;
 }
 
 void remove_run_outputs(const fs::path& run) {
@@ -51,6 +68,30 @@ void keep_finished_results(const fs::path& run, int64_t step) {
 }
 
 }  // namespace
+
+void truncate_rows(const std::string& path, int64_t step, bool header) {
+  const auto lines = complete_lines(path);
+  std::string kept;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int64_t s = row_step(lines[i]);
+    if ((header && i == 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
+  }
+  io::write_file_atomically(path, kept);
+}
+
+bool has_row(const std::string& path, int64_t step) {
+  for (const auto& line : complete_lines(path))
+    if (row_step(line) == step) return true;
+  return false;
+}
+
+double last_logged_loss(const std::string& metrics) {
+  const auto lines = complete_lines(metrics);
+  if (lines.size() < 2) return 0;
+  const std::string& last = lines.back();
+  const size_t comma = last.find(',');
+  return comma == std::string::npos ? 0 : std::strtod(last.c_str() + comma + 1, nullptr);
+}
 
 const std::vector<std::string>& run_outputs() {
   static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",

@@ -13,6 +13,14 @@ namespace minrnn::rl {
 // are matched by pattern.
 const std::vector<std::string>& run_outputs();
 
+// metrics.csv and evals.csv, whose rows start with their step. A torn last line (the writer was
+// killed) is not a row.
+// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
+void truncate_rows(const std::string& csv, int64_t step, bool header);
+bool has_row(const std::string& csv, int64_t step);
+// The loss (second column) of metrics.csv's last row; 0 when it has none.
+double last_logged_loss(const std::string& metrics_csv);
+
 // Whether `wanted` is `stored` with a larger max_steps and nothing else changed: the one change
 // that lets a run go on (`extend`).
 bool only_max_steps_grows(const TrainConfig& stored, const TrainConfig& wanted);

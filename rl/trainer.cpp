@@ -29,13 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Per-step seeds make a step's randomness independent of how the run got there (resume-exact).
 uint64_t step_seed(int64_t seed, int64_t step) {
   return static_cast<uint64_t>(seed) * 1000003ULL + static_cast<uint64_t>(step) * 7919ULL + 17;
@@ -57,48 +50,6 @@ DecisionBatch to_tensors(const data::SequenceBatch& b, double return_scale,
                       .to(device);
   *mask = wrap(b.mask, {B, K});
   return out;
-}
-
-// The complete lines of a CSV file: a torn last line (no newline, the writer was killed) is not.
-std::vector<std::string> complete_lines(const fs::path& path) {
-  const std::string text = read_text(path);
-  std::vector<std::string> lines;
-  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
-    lines.push_back(text.substr(at, end - at));
-  return lines;
-}
-
-// The step in a row's first column; -1 when it holds none.
-int64_t row_step(const std::string& line) {
-  char* end = nullptr;
-  const long long step = std::strtoll(line.c_str(), &end, 10);
-  return end != line.c_str() && *end == ',' ? step : -1;
-}
-
-// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
-void truncate_rows(const fs::path& path, int64_t step, bool header) {
-  const auto lines = complete_lines(path);
-  std::string kept;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const int64_t s = row_step(lines[i]);
-    if ((header && i == 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
-  }
-  io::write_file_atomically(path.string(), kept);
-}
-
-bool has_row(const fs::path& path, int64_t step) {
-  for (const auto& line : complete_lines(path))
-    if (row_step(line) == step) return true;
-  return false;
-}
-
-// The loss of metrics.csv's last row (for done.json when no step ran in this process).
-double last_logged_loss(const fs::path& metrics) {
-  const auto lines = complete_lines(metrics);
-  if (lines.size() < 2) return 0;
-  const std::string& last = lines.back();
-  const size_t comma = last.find(',');
-  return comma == std::string::npos ? 0 : std::strtod(last.c_str() + comma + 1, nullptr);
 }
 
 std::string hms(double seconds) {

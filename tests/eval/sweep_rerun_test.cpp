@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "eval/sweep.h"
 #include "io/dir_lock.h"
@@ -78,6 +79,21 @@ fs::path recording_exe(const fs::path& dir) {
   return exe;
 }
 
+// Runs the sweep with recording_exe in `dir`; the command lines of its two phases, in order.
+std::pair<std::string, std::string> recorded_phases(const eval::SweepSpec& s, const fs::path& dir) {
+  eval::SweepOptions opt;
+  opt.exe = recording_exe(dir).string();
+  ::testing::internal::CaptureStdout();
+  const int failed = eval::run_sweep(s, opt);
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(failed, 0);
+  std::ifstream in(dir / "calls.txt");
+  std::string train, evaluate;
+  std::getline(in, train);
+  std::getline(in, evaluate);
+  return {train, evaluate};
+}
+
 // The sweep's budget raised from 2 to 5 steps: refused with a pointer to --extend, and with it the
 // finished run trains further (its child gets --extend) and is evaluated again.
 TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
@@ -98,16 +114,7 @@ TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
   std::vector<eval::RunStatus> status = eval::sweep_status(s, nullptr);
   EXPECT_EQ(status[0].state, "pending") << "the done.json of 2 steps does not finish a 5-step run";
 
-  eval::SweepOptions opt;
-  opt.exe = recording_exe(tmp.path).string();
-  ::testing::internal::CaptureStdout();
-  const int failed = eval::run_sweep(s, opt);
-  ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(failed, 0);
-  std::ifstream in(tmp.path / "calls.txt");
-  std::string train, evaluate;
-  std::getline(in, train);
-  std::getline(in, evaluate);
+  const auto [train, evaluate] = recorded_phases(s, tmp.path);
   EXPECT_EQ(train.rfind("train ", 0), 0u) << train;
   EXPECT_NE(train.find("--extend"), std::string::npos) << train;
   EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
@@ -121,16 +128,7 @@ TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
   testing::TempDir tmp;
   eval::SweepSpec s = one_run_sweep(tmp.path / "out");
   s.sets.push_back("device=cuda");
-  eval::SweepOptions opt;
-  opt.exe = recording_exe(tmp.path).string();
-  ::testing::internal::CaptureStdout();
-  const int failed = eval::run_sweep(s, opt);
-  ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(failed, 0);
-  std::ifstream in(tmp.path / "calls.txt");
-  std::string train, evaluate;
-  std::getline(in, train);
-  std::getline(in, evaluate);
+  const auto [train, evaluate] = recorded_phases(s, tmp.path);
   EXPECT_NE(train.find("--set device=cuda"), std::string::npos) << train;
   EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
   EXPECT_NE(evaluate.find("--device cuda"), std::string::npos) << evaluate;
