@@ -62,8 +62,10 @@ void add_train_command(CLI::App& app) {
     rl::install_stop_handlers();
     const auto result = rl::train(cfg, opt);
     const std::string resumed =
-        result.resumed_from > 0 ? " (resumed from step " + std::to_string(result.resumed_from) + ")"
-                                : "";
+        result.resumed_from == 0 ? ""
+        : result.resumed_from == result.step && result.finished
+            ? " (nothing left to train)"
+            : " (resumed from step " + std::to_string(result.resumed_from) + ")";
     if (result.interrupted) {
       throw ExitError{rl::kExitInterrupted,
                       "minrnn train: stopped by " + rl::stop_signal_name() + " at step " +
