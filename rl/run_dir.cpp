@@ -142,6 +142,11 @@ RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& 
         " files), or use another --run-dir or --force");
   }
   if (extendable) {
+    if (finished && !fs::exists(run / "checkpoint.pt")) {
+      throw std::runtime_error(run_dir +
+                               " holds a finished run but no checkpoint.pt to train on "
+                               "from; --force retrains it from the start");
+    }
     if (finished) keep_finished_results(run, stored.max_steps);
     out.use = RunDirUse::kExtend;
     out.extended_from = stored.max_steps;

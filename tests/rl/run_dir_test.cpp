@@ -227,6 +227,16 @@ TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
     EXPECT_NE(std::string(e.what()).find("max_steps alone"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8"}), gopt).finished);
+
+  // A finished run whose checkpoint is gone has nothing to go on from: said, nothing moved.
+  fs::remove(g.run / "checkpoint.pt");
+  try {
+    rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=12"}), gopt);
+    FAIL() << "extended a run without its checkpoint";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no checkpoint.pt"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(g.run / "done.json"));
 }
 
 }  // namespace
