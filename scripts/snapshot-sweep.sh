@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Copy a sweep's small text results — every run's config.yaml, env.json, metrics.csv, evals.csv,
-# eval.json, done.json — into a folder that can be committed, so a long study's results outlive
-# the machine that ran it (checkpoints stay behind: they are large, and the sweep resumes from
+# eval.json, done.json, and the eval-step<N>.json / done-step<N>.json an extended run (`--extend`)
+# kept of its shorter budget — into a folder that can be committed, so a long study's results
+# outlive the machine that ran it. A run's snapshot mirrors its directory: a file the run no longer
+# holds (the done.json of a run being extended) leaves the snapshot too, so a snapshot never shows
+# a run finished that is not (checkpoints stay behind: they are large, and the sweep resumes from
 # them only on the machine that has them).
 #   scripts/snapshot-sweep.sh runs/sweeps/evidence-hopper-medium docs/results/evidence-hopper-medium
 # --restore copies the *finished* runs of a snapshot (done.json and eval.json present) back into a
@@ -36,9 +39,14 @@ while IFS= read -r -d '' config; do
     fi
   fi
   mkdir -p "$dest/$rel"
-  for f in "${FILES[@]}"; do
+  kept_steps=()
+  while IFS= read -r -d '' f; do kept_steps+=("$(basename "$f")"); done < <(
+    find "$run" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \) -print0)
+  for f in "${FILES[@]}" "${kept_steps[@]}"; do
     if [[ -f "$run/$f" ]]; then
       cp "$run/$f" "$dest/$rel/$f.tmp" && mv "$dest/$rel/$f.tmp" "$dest/$rel/$f"
+    else
+      rm -f "$dest/$rel/$f"
     fi
   done
   copied=$((copied + 1))

@@ -1,0 +1,67 @@
+// scripts/snapshot-sweep.sh: a snapshot mirrors each run's text results, an extended run's kept
+// *-step<N> files included, and never shows a run finished that is not.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/run_command.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kScript = std::string(MINRNN_SOURCE_DIR) + "/scripts/snapshot-sweep.sh";
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+testing::CommandResult snapshot(const std::string& args) {
+  return testing::run_command("bash '" + kScript + "' " + args);
+}
+
+TEST(SnapshotSweep, AnExtendedRunLeavesTheSnapshotUnfinishedWithItsEarlierResultsKept) {
+  testing::TempDir tmp;
+  const fs::path sweep = tmp.path / "sweep", snap = tmp.path / "snap";
+  const fs::path run = sweep / "hopper-medium/mingru/seed0";
+  write(run / "config.yaml", "max_steps: 10000\n");
+  write(run / "metrics.csv", "step,loss\n10000,0.04\n");
+  write(run / "done.json", "{\"step\": 10000}\n");
+  write(run / "eval.json", "{\"mean_normalized\": 48.1}\n");
+  write(run / "checkpoint.pt", "large");
+  const std::string args = "'" + sweep.string() + "' '" + snap.string() + "'";
+  auto r = snapshot(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path shot = snap / "hopper-medium/mingru/seed0";
+  EXPECT_TRUE(fs::exists(shot / "done.json"));
+  EXPECT_TRUE(fs::exists(shot / "eval.json"));
+  EXPECT_FALSE(fs::exists(shot / "checkpoint.pt"));
+
+  // `train --extend` moved the results aside and trains on.
+  fs::rename(run / "done.json", run / "done-step10000.json");
+  fs::rename(run / "eval.json", run / "eval-step10000.json");
+  write(run / "config.yaml", "max_steps: 20000\n");
+  write(run / "metrics.csv", "step,loss\n10000,0.04\n12000,0.03\n");
+  r = snapshot(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(shot / "done.json")) << "the snapshot would show an unfinished run done";
+  EXPECT_FALSE(fs::exists(shot / "eval.json"));
+  EXPECT_TRUE(fs::exists(shot / "done-step10000.json"));
+  EXPECT_TRUE(fs::exists(shot / "eval-step10000.json"));
+  std::ifstream in(shot / "config.yaml");
+  std::stringstream config;
+  config << in.rdbuf();
+  EXPECT_EQ(config.str(), "max_steps: 20000\n");
+
+  // Restoring it elsewhere brings back no finished run: the sweep there trains it on.
+  r = snapshot("--restore '" + snap.string() + "' '" + (tmp.path / "elsewhere").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(tmp.path / "elsewhere/hopper-medium/mingru/seed0"));
+}
+
+}  // namespace
+}  // namespace minrnn
