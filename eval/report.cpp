@@ -211,6 +211,54 @@ std::string published_markdown(const Table& t) {
          rows.str();
 }
 
+std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
+    const std::vector<RunScore>& runs) {
+  std::map<std::pair<std::string, std::string>, BudgetCheck> checks;
+  for (const auto& r : runs) {
+    Series e{"", {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
+    if (!read_csv_columns(fs::path(r.run_dir) / "evals.csv", false, "", "", 0, 3, &e)) continue;
+    const double last = e.x.back();
+    double sum[2] = {0, 0};
+    int n[2] = {0, 0};
+    for (size_t i = 0; i < e.x.size(); ++i) {
+      if (e.x[i] <= last / 2) continue;
+      const int quarter = e.x[i] <= 0.75 * last ? 0 : 1;
+      sum[quarter] += e.y[i];
+      ++n[quarter];
+    }
+    if (n[0] == 0 || n[1] == 0) continue;
+    BudgetCheck& c = checks[{r.dataset, r.backbone}];
+    if (c.runs == 0) c.third_quarter = c.last_quarter = 0;
+    c.steps = std::max(c.steps, static_cast<int64_t>(last));
+    c.third_quarter += sum[0] / n[0];  // summed here, divided by the runs below
+    c.last_quarter += sum[1] / n[1];
+    ++c.runs;
+  }
+  for (auto& entry : checks) {
+    entry.second.third_quarter /= entry.second.runs;
+    entry.second.last_quarter /= entry.second.runs;
+  }
+  return checks;
+}
+
+std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c) {
+  if (c.empty()) return "";
+  std::ostringstream md;
+  md << "## Is the budget flat?\n\n"
+        "Evaluations during training (normalized), each finished run's mean over the third and "
+        "over the last quarter of its steps, averaged over runs. A budget its curves show flat "
+        "changes within the evaluations' noise between the two; a rising one does not.\n\n"
+        "| dataset | backbone | steps | runs | third quarter | last quarter | change |\n"
+        "|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, b] : c) {
+    md << "| " << key.first << " | " << key.second << " | " << b.steps << " | " << b.runs << " | "
+       << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
+       << (b.last_quarter >= b.third_quarter ? "+" : "") << fmt(b.last_quarter - b.third_quarter)
+       << " |\n";
+  }
+  return md.str();
+}
+
 std::string progress_markdown(const std::vector<RunProgress>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
@@ -256,10 +304,12 @@ ReportFiles write_report(const std::string& sweep_dir) {
   ReportFiles files;
   const fs::path dir(sweep_dir);
   const std::string published = published_markdown(t);
+  const std::string budgets = budget_markdown(check_budgets(runs));
   const std::string progress = progress_markdown(unfinished);
   files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
                    (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
                    (published.empty() ? "" : "\n" + published) +
+                   (budgets.empty() ? "" : "\n" + budgets) +
                    (progress.empty() ? "" : "\n" + progress);
   io::write_file_atomically((dir / "table3.md").string(), files.markdown);
   io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));

@@ -52,11 +52,26 @@ std::string table_csv(const Table& table);
 // empty when it has none of the table's datasets.
 std::string published_markdown(const Table& table);
 
+// Whether a budget was long enough, from the evaluations during training (`eval_every`) of the
+// finished runs of one (dataset, backbone): each run's mean over the third quarter of its steps
+// and over the last quarter, then their means over the runs. A budget its curves show flat has a
+// change between the two within the evaluations' noise; a rising curve has not.
+struct BudgetCheck {
+  int64_t steps = 0;  // the runs' last evaluation step (the largest, if they differ)
+  int runs = 0;       // runs with evaluations in both quarters
+  double third_quarter = NAN, last_quarter = NAN;
+};
+std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
+    const std::vector<RunScore>& runs);
+// A table of them ("" when no run has evaluations in both quarters).
+std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c);
+
 struct ReportFiles {
   std::vector<std::string> written;
   std::string markdown;  // what table3.md holds
 };
-// Writes table3.md (our table, the published comparison, the runs in progress), table3.csv and
+// Writes table3.md (our table, the published comparison, the budget check, the runs in progress),
+// table3.csv and
 // plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir. Throws when no run has started.
 ReportFiles write_report(const std::string& sweep_dir);
 

@@ -115,6 +115,42 @@ TEST(Report, MalformedEvalJsonIsNamed) {
 
 // A sweep across sittings: runs still training (metrics.csv, no eval.json) are listed apart with
 // the step they reached and their last evaluation, kept out of the table, and drawn in the plots.
+// Evaluations every 1 000 of 10 000 steps: the third quarter is 6 000 and 7 000, the last one
+// 8 000 to 10 000. A rising curve shows its rise; a flat one about none; a run evaluated only at
+// its end is left out.
+TEST(Report, TheBudgetCheckComparesTheLastTwoQuartersOfTheCurves) {
+  testing::TempDir tmp;
+  auto run_with_evals = [&](const std::string& backbone, int seed, double slope) {
+    make_run(tmp.path, "hopper-medium", backbone, seed, 50);
+    std::ofstream e(tmp.path / "hopper-medium" / backbone / ("seed" + std::to_string(seed)) /
+                    "evals.csv");
+    for (int step = 1000; step <= 10000; step += 1000)
+      e << step << ",1,1," << 40 + seed + slope * step / 1000 << ",1\n";
+  };
+  run_with_evals("mingru", 0, 1.0);  // 46, 47 | 48, 49, 50
+  run_with_evals("mingru", 1, 1.0);  // one point higher throughout
+  run_with_evals("transformer", 0, 0.0);
+  make_run(tmp.path, "hopper-medium", "minlstm", 0, 50);
+  std::ofstream(tmp.path / "hopper-medium/minlstm/seed0/evals.csv") << "10000,1,1,50,1\n";
+
+  const auto checks = eval::check_budgets(eval::collect_scores(tmp.path.string()));
+  ASSERT_EQ(checks.size(), 2u);
+  const auto& gru = checks.at({"hopper-medium", "mingru"});
+  EXPECT_EQ(gru.steps, 10000);
+  EXPECT_EQ(gru.runs, 2);
+  EXPECT_DOUBLE_EQ(gru.third_quarter, 47.0);  // (46.5 + 47.5) / 2
+  EXPECT_DOUBLE_EQ(gru.last_quarter, 49.5);   // (49 + 50) / 2
+  const auto& dt = checks.at({"hopper-medium", "transformer"});
+  EXPECT_DOUBLE_EQ(dt.last_quarter - dt.third_quarter, 0.0);
+  const std::string md = eval::budget_markdown(checks);
+  EXPECT_NE(md.find("| hopper-medium | mingru | 10000 | 2 | 47.0 | 49.5 | +2.5 |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("minlstm"), std::string::npos) << md;
+  const auto files = eval::write_report(tmp.path.string());
+  EXPECT_NE(files.markdown.find("## Is the budget flat?"), std::string::npos) << files.markdown;
+}
+
 TEST(Report, RunsInProgressAreListedApartAndDrawn) {
   testing::TempDir tmp;
   make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
