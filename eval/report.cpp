@@ -228,7 +228,6 @@ std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
     }
     if (n[0] == 0 || n[1] == 0) continue;
     BudgetCheck& c = checks[{r.dataset, r.backbone}];
-    if (c.runs == 0) c.third_quarter = c.last_quarter = 0;
     c.steps = std::max(c.steps, static_cast<int64_t>(last));
     c.third_quarter += sum[0] / n[0];  // summed here, divided by the runs below
     c.last_quarter += sum[1] / n[1];

@@ -59,7 +59,7 @@ std::string published_markdown(const Table& table);
 struct BudgetCheck {
   int64_t steps = 0;  // the runs' last evaluation step (the largest, if they differ)
   int runs = 0;       // runs with evaluations in both quarters
-  double third_quarter = NAN, last_quarter = NAN;
+  double third_quarter = 0, last_quarter = 0;
 };
 std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
     const std::vector<RunScore>& runs);

@@ -62,26 +62,6 @@ RunState read_state(const std::string& run_dir) {
   return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
 }
 
-// How <run_dir>/config.yaml differs from `wanted` ("" when it agrees or there is none yet), and
-// whether the difference is only a larger max_steps (a run `--extend` trains further).
-struct StoredConfig {
-  std::string differences;
-  bool max_steps_grows = false;
-};
-StoredConfig compare_stored_config(const std::string& run_dir, const rl::TrainConfig& wanted) {
-  const fs::path file = fs::path(run_dir) / "config.yaml";
-  if (!fs::exists(file)) return {};
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    const rl::TrainConfig stored = rl::parse_config(text.str(), file.string());
-    return {rl::config_differences(stored, wanted), rl::only_max_steps_grows(stored, wanted)};
-  } catch (const std::invalid_argument& e) {
-    return {e.what(), false};
-  }
-}
-
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
@@ -184,7 +164,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       r.state = read_state(r.run_dir);
       rl::TrainConfig wanted = configs[i];  // what `minrnn train --seed S` will resolve
       wanted.seed = seed;
-      const StoredConfig stored = compare_stored_config(r.run_dir, wanted);
+      const rl::StoredConfig stored = rl::compare_stored_config(r.run_dir, wanted);
       if (stored.max_steps_grows && spec.extend) {
         r.extend = true;
         r.state = RunState::kPending;  // done.json, if any, is moved aside when training starts

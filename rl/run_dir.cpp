@@ -99,75 +99,59 @@ const std::vector<std::string>& run_outputs() {
   return names;
 }
 
-bool only_max_steps_grows(const TrainConfig& stored, const TrainConfig& wanted) {
-  TrainConfig with_new_budget = stored;
-  with_new_budget.max_steps = wanted.max_steps;
-  return wanted.max_steps > stored.max_steps && config_differences(with_new_budget, wanted).empty();
+StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted) {
+  const fs::path file = fs::path(run_dir) / "config.yaml";
+  if (!fs::exists(file)) return {};
+  try {
+    const TrainConfig stored = parse_config(read_text(file), file.string());
+    TrainConfig with_new_budget = stored;
+    with_new_budget.max_steps = wanted.max_steps;
+    const bool grows =
+        wanted.max_steps > stored.max_steps && config_differences(with_new_budget, wanted).empty();
+    return {config_differences(stored, wanted), grows, stored.max_steps};
+  } catch (const std::invalid_argument& e) {
+    return {e.what(), false, 0};
+  }
 }
 
 RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& cfg, bool force,
                                  bool extend) {
-  const fs::path run = run_dir, config_file = run / "config.yaml";
+  const fs::path run = run_dir;
   const bool finished = fs::exists(run / "done.json");
-  RunDirTakeover out;
   if (force) {
-    const bool had_run = fs::exists(config_file) || fs::exists(run / "checkpoint.pt");
     remove_run_outputs(run);
-    out.use = had_run ? RunDirUse::kReplace : RunDirUse::kNew;
-    return out;
+    return {};
   }
-  if (!fs::exists(config_file)) {
-    if (finished)
-      throw std::runtime_error(run_dir + " holds a finished run; pass --force to retrain it");
-    out.use = fs::exists(run / "checkpoint.pt") ? RunDirUse::kResume : RunDirUse::kNew;
-    return out;
-  }
-  // Values, not text: a config.yaml written before a key existed still matches its default.
-  std::string diff;
-  bool extendable = false;
-  TrainConfig stored;
-  try {
-    stored = parse_config(read_text(config_file), config_file.string());
-    diff = config_differences(stored, cfg);
-    extendable = only_max_steps_grows(stored, cfg);
-  } catch (const std::invalid_argument& e) {
-    diff = e.what();
-  }
-  if (extendable && !extend) {
+  const StoredConfig stored = compare_stored_config(run_dir, cfg);
+  const std::string from = std::to_string(stored.max_steps);
+  if (stored.max_steps_grows && !extend) {
     throw std::runtime_error(
-        run_dir + " was trained with max_steps " + std::to_string(stored.max_steps) +
-        "; to go on from its checkpoint to " + std::to_string(cfg.max_steps) +
-        " steps pass --extend (what it reported at step " + std::to_string(stored.max_steps) +
-        " is kept as *-step" + std::to_string(stored.max_steps) +
-        " files), or use another --run-dir or --force");
+        run_dir + " was trained with max_steps " + from + "; to go on from its checkpoint to " +
+        std::to_string(cfg.max_steps) + " steps pass --extend (what it reported at step " + from +
+        " is kept as *-step" + from + " files), or use another --run-dir or --force");
   }
-  if (extendable) {
+  if (stored.max_steps_grows) {
     if (finished && !fs::exists(run / "checkpoint.pt")) {
       throw std::runtime_error(run_dir +
                                " holds a finished run but no checkpoint.pt to train on "
                                "from; --force retrains it from the start");
     }
     if (finished) keep_finished_results(run, stored.max_steps);
-    out.use = RunDirUse::kExtend;
-    out.extended_from = stored.max_steps;
-    return out;
+    return {stored.max_steps, false};
   }
-  if (finished && diff.empty() && extend) {
-    out.use = RunDirUse::kFinished;
-    return out;
-  }
+  if (finished && stored.differences.empty() && extend) return {0, true};
   if (finished) {
     throw std::runtime_error(run_dir +
                              " holds a finished run; pass --force to retrain it, or raise "
                              "max_steps and pass --extend to train it further");
   }
-  if (!diff.empty()) {
-    throw std::runtime_error(run_dir + "/config.yaml differs from this config (" + diff + "); " +
+  if (!stored.differences.empty()) {
+    throw std::runtime_error(run_dir + "/config.yaml differs from this config (" +
+                             stored.differences + "); " +
                              (extend ? "--extend goes on only when max_steps alone grows; " : "") +
                              "use another --run-dir or --force");
   }
-  out.use = fs::exists(run / "checkpoint.pt") ? RunDirUse::kResume : RunDirUse::kNew;
-  return out;
+  return {};
 }
 
 }  // namespace minrnn::rl

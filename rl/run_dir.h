@@ -21,21 +21,20 @@ bool has_row(const std::string& csv, int64_t step);
 // The loss (second column) of metrics.csv's last row; 0 when it has none.
 double last_logged_loss(const std::string& metrics_csv);
 
-// Whether `wanted` is `stored` with a larger max_steps and nothing else changed: the one change
-// that lets a run go on (`extend`).
-bool only_max_steps_grows(const TrainConfig& stored, const TrainConfig& wanted);
-
-enum class RunDirUse {
-  kNew,       // nothing of a run there yet
-  kResume,    // the same config: go on from the checkpoint
-  kExtend,    // the same config but a larger max_steps, asked for with `extend`
-  kFinished,  // `extend` asked, and the run is already finished at this config's max_steps
-  kReplace,   // `force`: every output of the old run was removed
+// How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
+// existed still matches its default): the keys that differ as config_differences writes them
+// ("" when it agrees or there is none yet; an unreadable file's error otherwise), and whether the
+// one difference is a larger max_steps — the change that lets a run go on (`extend`).
+struct StoredConfig {
+  std::string differences;
+  bool max_steps_grows = false;
+  int64_t max_steps = 0;  // the stored max_steps (0: no readable config.yaml)
 };
+StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted);
 
 struct RunDirTakeover {
-  RunDirUse use = RunDirUse::kNew;
-  int64_t extended_from = 0;  // kExtend: the max_steps the run was trained to before
+  int64_t extended_from = 0;  // > 0: a run trained to this max_steps goes on (`extend`)
+  bool finished = false;      // `extend` asked of a run already finished at this max_steps
 };
 
 // Decides what `config` may do with `run_dir`, and prepares it. Without `force`, a finished run
@@ -46,7 +45,7 @@ struct RunDirTakeover {
 // schedule does not depend on max_steps). What the finished run reported stays beside it under its
 // step: checkpoint.pt is copied to checkpoint-step<N>.pt, done.json and eval.json become
 // done-step<N>.json and eval-step<N>.json. `extend` on a run already finished with this very
-// config is kFinished, not an error, so that asking again (a requeued job) is harmless.
+// config is `finished`, not an error, so that asking again (a requeued job) is harmless.
 RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& config, bool force,
                                  bool extend);
 

@@ -119,7 +119,7 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   const io::DirLock lock(run.string(), "minrnn train");  // one trainer per run dir
   // Never silently replace someone's run: a finished one, or one trained with another config.
   const RunDirTakeover takeover = take_over_run_dir(run.string(), cfg, opt.force, opt.extend);
-  if (takeover.use == RunDirUse::kFinished) {  // extended before: nothing left to train
+  if (takeover.finished) {  // extended before: nothing left to train
     TrainResult result;
     result.step = result.resumed_from = cfg.max_steps;
     result.finished = true;
@@ -183,7 +183,7 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
     auto src = saved.model->named_parameters();
     for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);
     agent.step = result.resumed_from = saved.step;
-    if (!opt.quiet && takeover.use == RunDirUse::kExtend) {
+    if (!opt.quiet && takeover.extended_from > 0) {
       std::fprintf(stderr, "extending %s from step %lld (max_steps %lld -> %lld)\n", run.c_str(),
                    static_cast<long long>(agent.step),
                    static_cast<long long>(takeover.extended_from),
