@@ -4,13 +4,15 @@
 #      architecture (cuobjdump --list-elf) and the process links torch's CUDA runtime (ldd);
 #   2. the `cuda`-labelled tests (every scan kernel, every dtype, against float64 on the CPU — the
 #      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
-#   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling),
-#      Figure 1, a training step, and a train + eval of a small agent on cuda;
+#   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
+#      training step, a train + eval of a small agent on cuda, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
-#        QUICK=1 scripts/gpu-check.sh        (benches with --quick: minutes instead of ~half an hour)
-# On the project's lent GPU machine, first `source ../shared/device/prep.sh` (see docs/core.md).
+#        QUICK=1 scripts/gpu-check.sh        (shorter benches: fits a 10-minute call with the build)
+#        TARGETS="minrnn test_core" …        (build only these; default: everything)
+# On the project's lent GPU machine, first `source .devdeps/prep.sh` (see docs/core.md); it sets
+# MINRNN_PYTHON to the machine's PyTorch, whose CUDA architectures the kernels are then built for.
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -35,8 +37,9 @@ cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d
 note "GPU: $gpu (sm_$cap); $(nproc) CPU cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
 echo "== 1/4 build ($BUILD)"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON &&
-       cmake --build "$BUILD" -j "$JOBS"; } > "$LOGS/build.log" 2>&1; then
+if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON \
+         ${MINRNN_PYTHON:+-DMINRNN_PYTHON="$MINRNN_PYTHON"} &&
+       cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS}; } > "$LOGS/build.log" 2>&1; then
   tail -40 "$LOGS/build.log"
   note "build FAILED (log: $LOGS/build.log)"
   exit 1
@@ -51,13 +54,14 @@ cudart=$(ldd "$MINRNN" | grep -o 'libcudart[^ ]* => [^ ]*' | head -1)
 torch_cudart=$(ldd "$(dirname "$(ldd "$MINRNN" | grep -o '/[^ ]*libtorch_cuda.so')")/libtorch_cuda.so" 2>/dev/null |
                grep -o 'libcudart[^ ]* => [^ ]*' | head -1)
 note "CUDA runtime of minrnn: ${cudart:-none}; of libtorch_cuda: ${torch_cudart:-none}"
-if [ "${cudart##* }" != "${torch_cudart##* }" ]; then
+# The same file by two spellings (torch's is reached through torch/lib/../../nvidia) is one runtime.
+if [ "$(readlink -f "${cudart##* }")" != "$(readlink -f "${torch_cudart##* }")" ]; then
   note "CHECK FAILED: minrnn and libtorch_cuda resolve different CUDA runtimes"
   status=1
 fi
 
 echo "== 2/4 cuda-labelled tests"
-if ctest --test-dir "$BUILD" -L cuda --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
+if ctest --test-dir "$BUILD" -L cuda -j 4 --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
   note "cuda tests: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1)"
 else
   status=1
@@ -65,7 +69,7 @@ else
   grep -E '^\s+[0-9]+ - ' "$LOGS/ctest-cuda.log" | head -20
 fi
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
-if ctest --test-dir "$BUILD" -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
+if ctest --test-dir "$BUILD" -j 4 -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
      > "$LOGS/ctest-device.log" 2>&1; then
   note "device-handling and emulator tests: $(grep -E 'tests passed' "$LOGS/ctest-device.log" | tail -1)"
 else
@@ -86,19 +90,23 @@ bench() {  # name, then the minrnn arguments
     note "bench $name FAILED (log: $LOGS/bench-$name.log)"
   fi
 }
-quick=()
-[ "${QUICK:-0}" = 1 ] && quick=(--quick)
+# QUICK=1: the paper's shapes still, fewer and shorter cells (figure 1 last: it is the longest).
+fig1=()
+train=()
+if [ "${QUICK:-0}" = 1 ]; then
+  fig1=(--lengths 64,256,1024,4096 --repeats 3 --max-seconds 10)
+  train=(--seconds 2)
+fi
 bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
 grep -E '^\| (copy|scan kernel|scan: ours)' "$LOGS/bench-scan.log" | sed 's/^/    /'
-bench figure1 bench figure1 --device cuda "${quick[@]}"
-bench train bench train --devices cpu,cuda "${quick[@]}"
+bench train bench train --devices cpu,cuda "${train[@]}"
 
 # A small agent trained and evaluated end to end on the GPU.
 work="$LOGS/agent"
 rm -rf "$work" && mkdir -p "$work"
 "$MINRNN" data synth "$work/d.hdf5" --env hopper --steps 20000 --episode-len 200 > /dev/null
 cat > "$work/c.yaml" << EOF
-dataset: d.hdf5
+dataset: $(pwd)/$work/d.hdf5
 env: hopper
 backbone: mingru
 max_steps: 500
@@ -125,6 +133,8 @@ else
   status=1
   note "train on cuda FAILED (log: $LOGS/train.log)"
 fi
+
+bench figure1 bench figure1 --device cuda "${fig1[@]}"
 
 echo "== 4/4 filing the summary in docs/benchmarks.md"
 header=""
