@@ -185,9 +185,10 @@ namespace {
 // gradients, outputs poisoned first. The same shapes and sources as the emulated tests
 // (scan_emulated_test.cpp), so a GPU-only failure points at what the emulator does not model.
 // The float64 reference is computed once and every kernel is checked against it: the reference
-// (autograd on the CPU) is what takes the time.
-void check_every_kernel_on_gpu(ScanSource source, Case c, torch::Dtype dtype) {
-  const torch::Device gpu(torch::kCUDA);
+// (autograd on the CPU) is what takes the time. `gpu` is the CPU only where the harness itself is
+// tested (ScanGpuCheck below): the kernel choice then changes nothing.
+void check_every_kernel(ScanSource source, Case c, torch::Dtype dtype,
+                        torch::Device gpu = torch::kCUDA) {
   torch::manual_seed(c.B * 31 + c.T + c.D);
   const bool direct = source == ScanSource::kDirect;
   torch::Tensor first = direct ? torch::rand({c.B, c.T, c.D}, torch::kDouble)
@@ -224,7 +225,10 @@ void check_every_kernel_on_gpu(ScanSource source, Case c, torch::Dtype dtype) {
     SCOPED_TRACE(grid::kernel_name(kernel));
     set_cuda_scan_kernel(kernel);
     std::vector<torch::Tensor> gpu_in;
-    for (const torch::Tensor& t : rounded) gpu_in.push_back(t.to(gpu).requires_grad_());
+    for (const torch::Tensor& t : rounded) {  // a copy even where `gpu` is the CPU
+      gpu_in.push_back(
+          t.to(gpu, t.scalar_type(), /*non_blocking=*/false, /*copy=*/true).requires_grad_());
+    }
     { torch::Tensor poison = torch::full({3, c.B, c.T, c.D}, NAN, gpu); }
     ScanResult out = scan(gpu_in[0], gpu_in[1], gpu_in[2]);
     ((out.h * w.to(dtype).to(gpu)).sum() + out.h_last.sum()).backward();
@@ -251,8 +255,21 @@ TEST(ScanCuda, EveryKernelEveryDtypeMatchesFloat64Reference) {
         SCOPED_TRACE(std::to_string(c.B) + "x" + std::to_string(c.T) + "x" + std::to_string(c.D) +
                      " " + c10::toString(dtype) + " source " +
                      std::to_string(static_cast<int>(source)));
-        check_every_kernel_on_gpu(source, c, dtype);
+        check_every_kernel(source, c, dtype);
       }
+    }
+  }
+}
+
+// The harness above ran on a GPU for the first time on 2026-11-26 and threw in itself (a non-leaf
+// input without .grad); run its own code on the CPU here so such a bug shows in `make test`.
+TEST(ScanGpuCheck, TheHarnessRunsOnTheCpu) {
+  for (torch::Dtype dtype : {torch::kFloat, torch::kDouble}) {
+    for (ScanSource source :
+         {ScanSource::kDirect, ScanSource::kGated, ScanSource::kGatedPositive}) {
+      SCOPED_TRACE(std::string(c10::toString(dtype)) + " source " +
+                   std::to_string(static_cast<int>(source)));
+      check_every_kernel(source, Case{5, 17, 31}, dtype, torch::kCPU);
     }
   }
 }
