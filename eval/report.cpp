@@ -97,7 +97,9 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     RunScore r{dataset, backbone, dir.string(), seed, 0};
     try {
       std::ifstream in(file);
-      r.normalized = nlohmann::json::parse(in).at("mean_normalized").get<double>();
+      const auto json = nlohmann::json::parse(in);
+      r.normalized = json.at("mean_normalized").get<double>();
+      r.train_step = json.value("train_step", int64_t{0});
     } catch (const std::exception& e) {
       throw std::runtime_error(file.string() + ": cannot read mean_normalized (" + e.what() + ")");
     }
@@ -127,11 +129,34 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   return runs;
 }
 
+void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress) {
+  std::map<std::pair<std::string, std::string>, int64_t> budget;
+  for (const auto& r : *runs) {
+    int64_t& b = budget[{r.dataset, r.backbone}];
+    b = std::max(b, r.train_step);
+  }
+  std::vector<RunScore> kept;
+  for (const auto& r : *runs) {
+    if (r.train_step >= budget.at({r.dataset, r.backbone})) {
+      kept.push_back(r);
+      continue;
+    }
+    in_progress->push_back(
+        {r.dataset, r.backbone, r.run_dir, r.seed, r.train_step, r.normalized, r.train_step, true});
+  }
+  *runs = std::move(kept);
+  std::sort(in_progress->begin(), in_progress->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
+  });
+}
+
 Table make_table(const std::vector<RunScore>& runs) {
   Table t;
   std::map<std::pair<std::string, std::string>, std::vector<double>> scores;
+  std::map<std::pair<std::string, std::string>, int64_t> steps;
   for (const auto& r : runs) {
     scores[{r.dataset, r.backbone}].push_back(r.normalized);
+    steps[{r.dataset, r.backbone}] = std::max(steps[{r.dataset, r.backbone}], r.train_step);
     if (std::find(t.datasets.begin(), t.datasets.end(), r.dataset) == t.datasets.end())
       t.datasets.push_back(r.dataset);
     if (std::find(t.backbones.begin(), t.backbones.end(), r.backbone) == t.backbones.end())
@@ -139,7 +164,10 @@ Table make_table(const std::vector<RunScore>& runs) {
   }
   sort_by(t.datasets, published_datasets());
   sort_by(t.backbones, kBackboneOrder);
-  for (const auto& [key, v] : scores) t.cells[key] = mean_std(v);
+  for (const auto& [key, v] : scores) {
+    t.cells[key] = mean_std(v);
+    t.cells[key].steps = steps[key];
+  }
   for (const auto& b : t.backbones) {
     std::vector<double> means;
     for (const auto& d : t.datasets) {
@@ -182,6 +210,19 @@ std::string table_markdown(const Table& t) {
     md << " |";
   }
   md << "\n";
+  // Cells trained for different budgets (a sweep part-way through `--extend`) are said to be.
+  std::string budgets;
+  int64_t first = -1;
+  bool differ = false;
+  for (const auto& [key, c] : t.cells) {
+    if (c.steps == 0) continue;
+    differ |= first >= 0 && c.steps != first;
+    first = first < 0 ? c.steps : first;
+    budgets += (budgets.empty() ? "" : ", ") + key.first + " " + key.second + " " +
+               std::to_string(c.steps);
+  }
+  if (differ)
+    md << "\nThe cells' budgets differ (steps of the checkpoint scored): " << budgets << ".\n";
   return md.str();
 }
 
@@ -263,13 +304,16 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
   std::ostringstream md;
   md << "## In progress\n\nRuns without their final evaluation yet, so not in the table: the "
         "step each reached and its last evaluation during training (normalized; the run's own "
-        "eval_episodes). Their curves are in plots/ beside the finished runs'.\n\n"
+        "eval_episodes). Their curves are in plots/ beside the finished runs'. A run marked "
+        "\"final\" finished at fewer steps than the other seeds of its dataset and backbone (a "
+        "sweep extended with `--extend`, not through yet): its score waits for the same budget.\n\n"
         "| dataset | backbone | seed | step | last evaluation |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
     md << "| " << r.dataset << " | " << r.backbone << " | " << r.seed << " | " << r.step << " | "
        << (std::isnan(r.last_eval)
                ? std::string("–")
-               : fmt(r.last_eval) + " (step " + std::to_string(r.last_eval_step) + ")")
+               : fmt(r.last_eval) + (r.finished_shorter ? " (final, step " : " (step ") +
+                     std::to_string(r.last_eval_step) + ")")
        << " |\n";
   }
   return md.str();
@@ -292,8 +336,9 @@ std::string table_csv(const Table& t) {
 }
 
 ReportFiles write_report(const std::string& sweep_dir) {
-  const auto runs = collect_scores(sweep_dir);
-  const auto unfinished = collect_unfinished(sweep_dir);
+  auto runs = collect_scores(sweep_dir);
+  auto unfinished = collect_unfinished(sweep_dir);
+  set_aside_shorter_budgets(&runs, &unfinished);
   if (runs.empty() && unfinished.empty()) {
     throw std::runtime_error(sweep_dir +
                              ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "

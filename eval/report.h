@@ -5,7 +5,9 @@
 // averaged over the eval episodes; a cell is mean ± std over seeds (population std, ddof 0).
 // The Average row is the mean of a column's per-dataset means. Runs still training (a
 // metrics.csv, no eval.json: a sweep across sittings) are listed apart with the step they reached,
-// and their curves are drawn beside the finished runs', so a report can be made mid-sweep.
+// and their curves are drawn beside the finished runs', so a report can be made mid-sweep; so are
+// runs finished at fewer steps than their (dataset, backbone)'s other seeds (a sweep part-way
+// through `--extend`), so that no cell mixes budgets.
 #pragma once
 #include <cmath>
 #include <map>
@@ -17,12 +19,14 @@ namespace minrnn::eval {
 struct RunScore {
   std::string dataset, backbone, run_dir;
   int64_t seed = 0;
-  double normalized = 0;  // mean over episodes
+  double normalized = 0;   // mean over episodes
+  int64_t train_step = 0;  // the evaluated checkpoint's step (eval.json); 0 where it names none
 };
 
 struct Cell {
   double mean = 0, std = 0;
-  int n = 0;  // seeds
+  int n = 0;          // seeds
+  int64_t steps = 0;  // the runs' checkpoint step (0 where eval.json names none)
 };
 
 struct Table {
@@ -38,12 +42,18 @@ struct RunProgress {
   int64_t step = 0;            // last step in metrics.csv
   double last_eval = NAN;      // last evaluation during training (normalized), NAN if none yet
   int64_t last_eval_step = 0;  // its step
+  // Finished, but at fewer steps than another seed of its (dataset, backbone): a sweep extended to
+  // a larger max_steps (`--extend`) and not through yet. last_eval is then its final evaluation.
+  bool finished_shorter = false;
 };
 
 // Every run with an eval.json under `sweep_dir`; throws naming a malformed file.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row and no eval.json.
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
+// Moves every run finished at fewer steps than another seed of its (dataset, backbone) from
+// `runs` to `in_progress` (finished_shorter), so no cell of the table mixes budgets.
+void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress);
 std::string progress_markdown(const std::vector<RunProgress>& runs);
 Table make_table(const std::vector<RunScore>& runs);
 std::string table_markdown(const Table& table);

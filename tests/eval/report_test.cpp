@@ -197,6 +197,49 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
   EXPECT_EQ(read(early.path / "table3.csv"), "dataset,backbone,mean,std,seeds\n");
 }
 
+// A sweep part-way through `--extend`: seed 0 trained on to 20 000 steps, seed 1 not yet. The cell
+// holds seed 0 alone, seed 1 waits in progress with its final score, and the budgets that differ
+// between cells are said.
+TEST(Report, ASeedFinishedAtASmallerBudgetWaitsForTheOthers) {
+  testing::TempDir tmp;
+  auto run_at = [&](const std::string& backbone, int seed, double score, int64_t step) {
+    make_run(tmp.path, "hopper-medium", backbone, seed, score);
+    std::ofstream(tmp.path / "hopper-medium" / backbone / ("seed" + std::to_string(seed)) /
+                  "eval.json")
+        << nlohmann::json{{"mean_normalized", score}, {"train_step", step}}.dump();
+  };
+  run_at("mingru", 0, 55.0, 20000);
+  run_at("mingru", 1, 54.8, 10000);
+  run_at("transformer", 0, 56.0, 10000);
+  run_at("transformer", 1, 62.0, 10000);
+
+  auto runs = eval::collect_scores(tmp.path.string());
+  auto progress = eval::collect_unfinished(tmp.path.string());
+  eval::set_aside_shorter_budgets(&runs, &progress);
+  ASSERT_EQ(runs.size(), 3u);
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0].backbone, "mingru");
+  EXPECT_EQ(progress[0].seed, 1);
+  EXPECT_EQ(progress[0].step, 10000);
+  EXPECT_TRUE(progress[0].finished_shorter);
+
+  const std::string md = eval::write_report(tmp.path.string()).markdown;
+  EXPECT_NE(md.find("| hopper-medium | 55.0 (n=1) | 59.0 ± 3.0 (n=2) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("budgets differ (steps of the checkpoint scored): hopper-medium mingru 20000, "
+                    "hopper-medium transformer 10000."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| hopper-medium | mingru | 1 | 10000 | 54.8 (final, step 10000) |"),
+            std::string::npos)
+      << md;
+
+  // Once every seed has the same budget, nothing is set aside and nothing is said.
+  run_at("mingru", 1, 57.0, 20000);
+  const std::string through = eval::write_report(tmp.path.string()).markdown;
+  EXPECT_NE(through.find("| hopper-medium | 56.0 ± 1.0 (n=2) |"), std::string::npos) << through;
+  EXPECT_EQ(through.find("final, step"), std::string::npos) << through;
+}
+
 // Well-formed: every element opened is closed, in order (a tiny XML tag matcher).
 bool well_formed(const std::string& xml) {
   std::vector<std::string> stack;
