@@ -11,8 +11,8 @@
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
 #        QUICK=1 scripts/gpu-check.sh        (shorter benches: fits a 10-minute call with the build)
 #        TARGETS="minrnn test_core" …        (build only these; default: everything)
-# On the project's lent GPU machine, first `source .devdeps/prep.sh` (see docs/core.md); it sets
-# MINRNN_PYTHON to the machine's PyTorch, whose CUDA architectures the kernels are then built for.
+# On a GPU machine without a package registry (the project's lent one), first
+# `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
