@@ -101,7 +101,10 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
       r.normalized = json.at("mean_normalized").get<double>();
       r.train_step = json.value("train_step", int64_t{0});
     } catch (const std::exception& e) {
-      throw std::runtime_error(file.string() + ": cannot read mean_normalized (" + e.what() + ")");
+      throw std::runtime_error(
+          file.string() +
+          ": cannot read mean_normalized (a number) or train_step (an integer, if present) (" +
+          e.what() + ")");
     }
     runs.push_back(r);
   });
@@ -321,17 +324,17 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
 
 std::string table_csv(const Table& t) {
   std::ostringstream csv;
-  csv << "dataset,backbone,mean,std,seeds\n";
+  csv << "dataset,backbone,mean,std,seeds,steps\n";
   for (const auto& d : t.datasets) {
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end()) continue;
       csv << d << "," << b << "," << fmt(it->second.mean) << "," << fmt(it->second.std) << ","
-          << it->second.n << "\n";
+          << it->second.n << "," << it->second.steps << "\n";
     }
   }
   for (const auto& b : t.backbones)
-    csv << "Average," << b << "," << fmt(t.average.at(b).mean) << ",,\n";
+    csv << "Average," << b << "," << fmt(t.average.at(b).mean) << ",,,\n";
   return csv.str();
 }
 
