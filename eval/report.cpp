@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -214,17 +215,15 @@ std::string table_markdown(const Table& t) {
   }
   md << "\n";
   // Cells trained for different budgets (a sweep part-way through `--extend`) are said to be.
+  std::set<int64_t> steps;
   std::string budgets;
-  int64_t first = -1;
-  bool differ = false;
   for (const auto& [key, c] : t.cells) {
-    if (c.steps == 0) continue;
-    differ |= first >= 0 && c.steps != first;
-    first = first < 0 ? c.steps : first;
+    if (c.steps == 0) continue;  // an eval.json from before train_step was recorded
+    steps.insert(c.steps);
     budgets += (budgets.empty() ? "" : ", ") + key.first + " " + key.second + " " +
                std::to_string(c.steps);
   }
-  if (differ)
+  if (steps.size() > 1)
     md << "\nThe cells' budgets differ (steps of the checkpoint scored): " << budgets << ".\n";
   return md.str();
 }

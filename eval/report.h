@@ -81,8 +81,8 @@ struct ReportFiles {
   std::string markdown;  // what table3.md holds
 };
 // Writes table3.md (our table, the published comparison, the budget check, the runs in progress),
-// table3.csv and
-// plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir. Throws when no run has started.
+// table3.csv and plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir. Throws when no run
+// has started.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -39,9 +39,12 @@ while IFS= read -r -d '' config; do
     fi
   fi
   mkdir -p "$dest/$rel"
+  # The results a run kept of a shorter budget, whether in the run or (gone from it, --force) only
+  # in the snapshot still.
   kept_steps=()
-  while IFS= read -r -d '' f; do kept_steps+=("$(basename "$f")"); done < <(
-    find "$run" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \) -print0)
+  while IFS= read -r -d '' f; do kept_steps+=("$f"); done < <(
+    find "$run" "$dest/$rel" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \) \
+      -printf '%f\0' | sort -zu)
   for f in "${FILES[@]}" "${kept_steps[@]}"; do
     if [[ -f "$run/$f" ]]; then
       cp "$run/$f" "$dest/$rel/$f.tmp" && mv "$dest/$rel/$f.tmp" "$dest/$rel/$f"
