@@ -30,16 +30,17 @@ inline const char* kernel_name(ScanKernel k) {
 // The simple kernel moves the same bytes as the tiled ones with no barrier or shuffle, but keeps
 // only B·D threads in flight, each with one step's loads outstanding: it wins when B·D alone
 // fills the GPU (`resident_threads` = SMs × resident threads per SM), or when T is too short to
-// fill two tiles. Otherwise the tiled kernel, with as many channels per block as still fills every
-// SM (more threads per channel = more loads in flight, at the price of more warp-scan steps).
-// docs/core.md gives the reasoning and the numbers.
+// fill two tiles. Otherwise the tiled kernel: tiled8 (32 threads per channel, more loads in
+// flight) only while B·D is small; tiled32 (8 threads per channel, fewer warp-scan steps and a
+// busier carry) once its threads fill an eighth of the slots. That threshold is measured, not
+// derived: on an H200 tiled8 led at B·D ≤ 2 k, the two tied at 4 k, tiled32 led by 12–16% from
+// 8 k up (docs/core.md, "Which kernel").
 inline ScanKernel choose_scan_kernel(int64_t B, int64_t L, int64_t D, int64_t resident_threads) {
   const int64_t channels = B * D;
   if (L < 2 * TiledGrid<float, DeviceMemory, 32>::kTile || channels >= resident_threads) {
     return ScanKernel::kSimple;
   }
-  // 32 channels per block = 8 threads per channel.
-  return channels * 8 >= resident_threads ? ScanKernel::kTiled32 : ScanKernel::kTiled8;
+  return channels * 8 * 8 >= resident_threads ? ScanKernel::kTiled32 : ScanKernel::kTiled8;
 }
 
 // launch(kernel) with the forward kernel `kind` names (not kAuto); Mem: the memory of the caller.

@@ -99,9 +99,8 @@ if [ "${QUICK:-0}" = 1 ]; then
 fi
 bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
 grep -E '^\| (copy|scan kernel|scan: ours)' "$LOGS/bench-scan.log" | sed 's/^/    /'
-# The data grid::choose_scan_kernel's tiled8/tiled32 threshold is to be set from (docs/core.md):
-# each kernel at B·D from 512 to 64 k channels. On an H200, B·D = 16 k had tiled32 ahead although
-# the rule picks tiled8.
+# The data grid::choose_scan_kernel's tiled8/tiled32 threshold was set from (docs/core.md, "Which
+# kernel"): each kernel at B·D from 512 to 64 k channels, to re-check it on another GPU.
 for bd in "8 64" "8 256" "64 64" "8 1024" "64 1024"; do
   read -r b d <<< "$bd"
   bench "scan-b$b-d$d" bench scan --device cuda --batch "$b" --dim "$d" --lengths 512,4096 --repeats 5

@@ -273,3 +273,17 @@ TEST(ScanEmulated, EveryRealKernelBFloat16) {
 TEST(ScanEmulated, EveryRealKernelFloat16) {
   check_every_real_kernel<c10::Half, float>();
 }
+
+// The kernel choice at the shapes measured on an H200 (132 SMs × 2048 threads; docs/core.md,
+// "Which kernel"): each shape gets the kernel that was fastest there, or either where they tied.
+TEST(ScanKernelChoice, FollowsTheH200Measurements) {
+  using grid::choose_scan_kernel;
+  const int64_t h200 = 132 * 2048;
+  EXPECT_EQ(choose_scan_kernel(64, 60, 256, h200), ScanKernel::kSimple);      // the agents' context
+  EXPECT_EQ(choose_scan_kernel(512, 4096, 1024, h200), ScanKernel::kSimple);  // B·D fills the GPU
+  EXPECT_EQ(choose_scan_kernel(8, 4096, 64, h200), ScanKernel::kTiled8);      // B·D 512
+  EXPECT_EQ(choose_scan_kernel(8, 4096, 256, h200), ScanKernel::kTiled8);     // 2 k
+  EXPECT_EQ(choose_scan_kernel(8, 512, 1024, h200), ScanKernel::kTiled32);    // 8 k
+  EXPECT_EQ(choose_scan_kernel(64, 16384, 256, h200), ScanKernel::kTiled32);  // 16 k
+  EXPECT_EQ(choose_scan_kernel(64, 4096, 1024, h200), ScanKernel::kTiled32);  // 64 k
+}
