@@ -30,8 +30,16 @@ void write_and_close(Id dset, hid_t mem_type, const void* values, const std::str
   if (H5Dclose(dset.release()) < 0) write_failed("write", key);
 }
 
+// HDF5 stamps every object with its creation time unless told not to; without the stamps the
+// same data always gives the same bytes, so a file's checksum identifies its contents.
+Id untimed(hid_t property_class) {
+  Id plist(H5Pcreate(property_class));
+  H5Pset_obj_track_times(plist.get(), 0);
+  return plist;
+}
+
 Id chunked_gzip(const std::vector<hsize_t>& dims, size_t element_size, int gzip_level) {
-  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  Id dcpl = untimed(H5P_DATASET_CREATE);
   if (gzip_level <= 0 || dims.empty() || dims[0] == 0) return dcpl;
   // About 256 KiB per chunk: large enough for gzip to pay off, small enough to cache.
   size_t row_bytes = element_size;
@@ -73,7 +81,8 @@ void write_doubles(hid_t file, const std::string& key, const std::vector<int64_t
 void create_group(hid_t file, const std::string& path) {
   Id lcpl(H5Pcreate(H5P_LINK_CREATE));
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  Id group(H5Gcreate2(file, path.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT));
+  Id gcpl = untimed(H5P_GROUP_CREATE);
+  Id group(H5Gcreate2(file, path.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT));
   if (!group.valid()) throw std::runtime_error("cannot create group '" + path + "'");
 }
 
@@ -107,7 +116,7 @@ void write_string(hid_t file, const std::string& key, const std::string& value) 
   H5Tset_size(type.get(), std::max<size_t>(value.size(), 1));
   H5Tset_strpad(type.get(), H5T_STR_NULLPAD);  // as h5py writes numpy bytes
   Id space(H5Screate(H5S_SCALAR));
-  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  Id dcpl = untimed(H5P_DATASET_CREATE);
   std::string padded = value;
   padded.resize(std::max<size_t>(value.size(), 1), '\0');
   write_and_close(create_with_parents(file, key, type.get(), space.get(), dcpl.get()), type.get(),
@@ -117,7 +126,7 @@ void write_string(hid_t file, const std::string& key, const std::string& value) 
 void write_int(hid_t file, const std::string& key, int64_t value) {
   bool fits32 = value >= INT32_MIN && value <= INT32_MAX;
   Id space(H5Screate(H5S_SCALAR));
-  Id dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  Id dcpl = untimed(H5P_DATASET_CREATE);
   write_and_close(create_with_parents(file, key, fits32 ? H5T_STD_I32LE : H5T_STD_I64LE,
                                       space.get(), dcpl.get()),
                   H5T_NATIVE_INT64, &value, key);
