@@ -49,20 +49,29 @@ void remove_run_outputs(const fs::path& run) {
     const std::string ext = entry.path().extension().string();
     if ((starts_with(name, "eval-") && ext == ".json") ||
         (starts_with(name, "done-step") && ext == ".json") ||
+        ((starts_with(name, "metrics-step") || starts_with(name, "evals-step")) && ext == ".csv") ||
         (starts_with(name, "checkpoint-step") && ext == ".pt"))
       fs::remove(entry.path());
   }
 }
 
-// Keeps what a finished run reported under its step before training goes on. Safe to repeat
-// after a kill part-way: done.json, which marks the run finished, moves last.
+// Keeps what a finished run reported under its step before training goes on. Without a
+// checkpoint training starts again from step 0 and would rewrite the curves, so they are kept too.
+// Safe to repeat after a kill part-way: done.json, which marks the run finished, moves last.
 void keep_finished_results(const fs::path& run, int64_t step) {
   const std::string at = "-step" + std::to_string(step);
-  const std::string ckpt = (run / "checkpoint.pt").string();
-  const std::string kept_ckpt = (run / ("checkpoint" + at + ".pt")).string();
-  io::replace_file_atomically(kept_ckpt, [&](const std::string& tmp) {
-    fs::copy_file(ckpt, tmp, fs::copy_options::overwrite_existing);
-  });
+  const fs::path ckpt = run / "checkpoint.pt";
+  if (fs::exists(ckpt)) {
+    const std::string kept_ckpt = (run / ("checkpoint" + at + ".pt")).string();
+    io::replace_file_atomically(kept_ckpt, [&](const std::string& tmp) {
+      fs::copy_file(ckpt, tmp, fs::copy_options::overwrite_existing);
+    });
+  } else {
+    for (const char* curve : {"metrics", "evals"}) {
+      const fs::path file = run / (std::string(curve) + ".csv");
+      if (fs::exists(file)) fs::rename(file, run / (curve + at + ".csv"));
+    }
+  }
   if (fs::exists(run / "eval.json")) fs::rename(run / "eval.json", run / ("eval" + at + ".json"));
   fs::rename(run / "done.json", run / ("done" + at + ".json"));
 }
@@ -131,11 +140,6 @@ RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& 
         " is kept as *-step" + from + " files), or use another --run-dir or --force");
   }
   if (stored.max_steps_grows) {
-    if (finished && !fs::exists(run / "checkpoint.pt")) {
-      throw std::runtime_error(run_dir +
-                               " holds a finished run but no checkpoint.pt to train on "
-                               "from; --force retrains it from the start");
-    }
     if (finished) keep_finished_results(run, stored.max_steps);
     return {stored.max_steps, false};
   }

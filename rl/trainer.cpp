@@ -176,6 +176,14 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
                              torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
 
   TrainResult result;
+  if (!opt.quiet && takeover.extended_from > 0 && !fs::exists(ckpt)) {
+    std::fprintf(stderr,
+                 "%s has no checkpoint to extend from: training it again from step 0 to "
+                 "max_steps %lld (what it reported at %lld is kept as *-step%lld files)\n",
+                 run.c_str(), static_cast<long long>(cfg.max_steps),
+                 static_cast<long long>(takeover.extended_from),
+                 static_cast<long long>(takeover.extended_from));
+  }
   if (fs::exists(ckpt)) {
     Agent saved = load_agent(ckpt.string(), device);
     load_optimizer_state(ckpt.string(), device, optimizer);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copy a sweep's small text results — every run's config.yaml, env.json, metrics.csv, evals.csv,
-# eval.json, done.json, and the eval-step<N>.json / done-step<N>.json an extended run (`--extend`)
-# kept of its shorter budget — into a folder that can be committed, so a long study's results
+# eval.json, done.json, and the eval-step<N>.json / done-step<N>.json (and, for a run trained
+# again without its checkpoint, evals-step<N>.csv / metrics-step<N>.csv) an extended run
+# (`--extend`) kept of its shorter budget — into a folder that can be committed, so a long study's results
 # outlive the machine that ran it. A run's snapshot mirrors its directory: a file the run no longer
 # holds (the done.json of a run being extended) leaves the snapshot too, so a snapshot never shows
 # a run finished that is not (checkpoints stay behind: they are large, and the sweep resumes from
@@ -43,7 +44,8 @@ while IFS= read -r -d '' config; do
   # in the snapshot still.
   kept_steps=()
   while IFS= read -r -d '' f; do kept_steps+=("$f"); done < <(
-    find "$run" "$dest/$rel" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \) \
+    find "$run" "$dest/$rel" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \
+      -o -name 'evals-step*.csv' -o -name 'metrics-step*.csv' \) \
       -printf '%f\0' | sort -zu)
   for f in "${FILES[@]}" "${kept_steps[@]}"; do
     if [[ -f "$run/$f" ]]; then

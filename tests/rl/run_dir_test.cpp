@@ -227,16 +227,48 @@ TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
     EXPECT_NE(std::string(e.what()).find("max_steps alone"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8"}), gopt).finished);
+}
 
-  // A finished run whose checkpoint is gone has nothing to go on from: said, nothing moved.
-  fs::remove(g.run / "checkpoint.pt");
-  try {
-    rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=12"}), gopt);
-    FAIL() << "extended a run without its checkpoint";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no checkpoint.pt"), std::string::npos) << e.what();
-  }
-  EXPECT_TRUE(fs::exists(g.run / "done.json"));
+// A finished run whose checkpoint stayed on another machine (restored from a snapshot) trains
+// again from step 0, which ends where extending it would have; what it reported is kept.
+TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
+  Fixture f;
+  const std::vector<std::string> every2 = {"checkpoint_every=2", "eval_every=2"};
+  auto sets = every2;
+  sets.push_back("max_steps=4");
+  rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
+  const std::string evals4 = read(f.run / "evals.csv"), metrics4 = read(f.run / "metrics.csv");
+  const std::string done4 = read(f.run / "done.json");
+  fs::remove(f.run / "checkpoint.pt");
+
+  sets.back() = "max_steps=6";
+  auto opt = f.options();
+  opt.extend = true;
+  f.evaluated.clear();
+  const auto again = rl::train(testing::tiny_config(f.data, "mingru", sets), opt);
+  EXPECT_TRUE(again.finished);
+  EXPECT_EQ(again.resumed_from, 0);
+  EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4, 6}));
+  EXPECT_EQ(read(f.run / "done-step4.json"), done4);
+  EXPECT_EQ(read(f.run / "evals-step4.csv"), evals4);
+  EXPECT_EQ(read(f.run / "metrics-step4.csv"), metrics4);
+  EXPECT_FALSE(fs::exists(f.run / "checkpoint-step4.pt"));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
+
+  Fixture fresh;
+  rl::train(testing::tiny_config(f.data, "mingru", sets), fresh.options());
+  const rl::Agent a = rl::load_agent(f.run.string()), b = rl::load_agent(fresh.run.string());
+  EXPECT_EQ(a.step, 6);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+
+  // --force replaces the whole history, the kept curves included.
+  opt.extend = false;
+  opt.force = true;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
+  for (const char* name : {"done-step4.json", "evals-step4.csv", "metrics-step4.csv"})
+    EXPECT_FALSE(fs::exists(f.run / name)) << name;
 }
 
 }  // namespace

@@ -61,6 +61,15 @@ TEST(SnapshotSweep, AnExtendedRunLeavesTheSnapshotUnfinishedWithItsEarlierResult
   r = snapshot("--restore '" + snap.string() + "' '" + (tmp.path / "elsewhere").string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(tmp.path / "elsewhere/hopper-medium/mingru/seed0"));
+
+  // A run trained again without its checkpoint (restored elsewhere) kept its curves as well.
+  fs::rename(run / "metrics.csv", run / "metrics-step10000.csv");
+  write(run / "evals-step10000.csv", "10000,1000,10,48,1\n");
+  write(run / "metrics.csv", "step,loss\n100,0.5\n");
+  r = snapshot(args);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(shot / "metrics-step10000.csv"));
+  EXPECT_TRUE(fs::exists(shot / "evals-step10000.csv"));
 }
 
 }  // namespace
