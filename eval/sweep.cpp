@@ -130,8 +130,10 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
       std::printf("  %-40s %s  %s\n", run_name(r).c_str(),
                   r.state == RunState::kDone      ? "done"
                   : r.state == RunState::kTrained ? "trained, not evaluated"
-                  : r.extend                      ? "to train further (--extend)"
-                                                  : "to train",
+                  : r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt")
+                      ? "to train again from step 0 (--extend; no checkpoint here)"
+                  : r.extend ? "to train further (--extend)"
+                             : "to train",
                   r.config.c_str());
     }
     return 0;

@@ -9,7 +9,8 @@
 # them only on the machine that has them).
 #   scripts/snapshot-sweep.sh runs/sweeps/evidence-hopper-medium docs/results/evidence-hopper-medium
 # --restore copies the *finished* runs of a snapshot (done.json and eval.json present) back into a
-# sweep directory on another machine, so the sweep counts them done and trains only the rest;
+# sweep directory on another machine, so the sweep counts them done and trains only the rest (of an
+# unfinished run, only its *-step<N> files: it trains from the start there, and they stay with it);
 # a run already in the sweep directory is never overwritten.
 #   scripts/snapshot-sweep.sh --restore docs/results/evidence-hopper-medium runs/sweeps/evidence-hopper-medium
 set -euo pipefail
@@ -28,12 +29,23 @@ if [[ ! -d "$src" ]]; then
   echo "$0: $src: no such directory" >&2
   exit 1
 fi
-copied=0 kept=0
+copied=0 kept=0 partial=0
 while IFS= read -r -d '' config; do
   run=$(dirname "$config")
   rel=${run#"$src"/}
   if [[ $restore == 1 ]]; then
-    [[ -f "$run/done.json" && -f "$run/eval.json" ]] || continue
+    if [[ ! -f "$run/done.json" || ! -f "$run/eval.json" ]]; then
+      # Unfinished (extended elsewhere): only what it kept of its shorter budget, so that the sweep
+      # here trains it from the start and a later snapshot still holds those results.
+      steps=()
+      while IFS= read -r -d '' f; do steps+=("$f"); done < <(
+        find "$run" -maxdepth 1 -type f \( -name '*-step*.json' -o -name '*-step*.csv' \) -print0)
+      if [[ ${#steps[@]} -gt 0 && ! -e "$dest/$rel" ]]; then
+        mkdir -p "$dest/$rel" && cp "${steps[@]}" "$dest/$rel/"
+        partial=$((partial + 1))
+      fi
+      continue
+    fi
     if [[ -e "$dest/$rel" ]]; then
       kept=$((kept + 1))
       continue
@@ -57,7 +69,8 @@ while IFS= read -r -d '' config; do
   copied=$((copied + 1))
 done < <(find "$src" -name config.yaml -print0 | sort -z)
 if [[ $restore == 1 ]]; then
-  echo "$0: restored $copied finished run(s) of $src into $dest ($kept already there, left as they were)"
+  echo "$0: restored $copied finished run(s) of $src into $dest ($kept already there, left as they were)," \
+    "and the shorter budget's results of $partial unfinished one(s)"
 else
   echo "$0: $copied run(s) of $src -> $dest"
 fi

@@ -57,10 +57,15 @@ TEST(SnapshotSweep, AnExtendedRunLeavesTheSnapshotUnfinishedWithItsEarlierResult
   config << in.rdbuf();
   EXPECT_EQ(config.str(), "max_steps: 20000\n");
 
-  // Restoring it elsewhere brings back no finished run: the sweep there trains it on.
+  // Restoring it elsewhere brings back no finished run, only what it kept of its shorter budget:
+  // the sweep there trains it from the start, and a later snapshot still holds those results.
   r = snapshot("--restore '" + snap.string() + "' '" + (tmp.path / "elsewhere").string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(fs::exists(tmp.path / "elsewhere/hopper-medium/mingru/seed0"));
+  const fs::path there = tmp.path / "elsewhere/hopper-medium/mingru/seed0";
+  EXPECT_TRUE(fs::exists(there / "done-step10000.json"));
+  EXPECT_TRUE(fs::exists(there / "eval-step10000.json"));
+  for (const char* name : {"done.json", "eval.json", "config.yaml", "metrics.csv"})
+    EXPECT_FALSE(fs::exists(there / name)) << name;
 
   // A run trained again without its checkpoint (restored elsewhere) kept its curves as well.
   fs::rename(run / "metrics.csv", run / "metrics-step10000.csv");
