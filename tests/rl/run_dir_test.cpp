@@ -49,6 +49,26 @@ struct Fixture {
   }
 };
 
+// `f`'s run ends with the weights of a run trained with `sets` from the start in one go.
+void expect_weights_of_one_uninterrupted_run(const Fixture& f, const std::vector<std::string>& sets,
+                                             int64_t steps) {
+  Fixture fresh;
+  rl::train(testing::tiny_config(f.data, "mingru", sets), fresh.options());
+  const rl::Agent a = rl::load_agent(f.run.string()), b = rl::load_agent(fresh.run.string());
+  EXPECT_EQ(a.step, steps);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+}
+
+// --force replaces the whole history, the files --extend kept included.
+void expect_force_removes(Fixture& f, const std::vector<std::string>& kept_files) {
+  auto opt = f.options();
+  opt.force = true;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
+  for (const auto& name : kept_files) EXPECT_FALSE(fs::exists(f.run / name)) << name;
+}
+
 TEST(RunDir, AKillAfterTheFinalCheckpointIsFinishedOnRerun) {
   Fixture f;
   const auto cfg =
@@ -171,20 +191,8 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   EXPECT_FALSE(fs::exists(f.run / "eval.json"));
   EXPECT_EQ(rl::load_agent((f.run / "checkpoint-step4.pt").string()).step, 4);
 
-  Fixture fresh;
-  rl::train(testing::tiny_config(f.data, "mingru", sets), fresh.options());
-  const rl::Agent a = rl::load_agent(f.run.string()), b = rl::load_agent(fresh.run.string());
-  EXPECT_EQ(a.step, 8);
-  auto pb = b.model->named_parameters();
-  for (const auto& p : a.model->named_parameters())
-    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
-
-  // --force replaces the whole history, the kept step files included.
-  opt.extend = false;
-  opt.force = true;
-  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
-  for (const char* name : {"done-step4.json", "eval-step4.json", "checkpoint-step4.pt"})
-    EXPECT_FALSE(fs::exists(f.run / name)) << name;
+  expect_weights_of_one_uninterrupted_run(f, sets, 8);
+  expect_force_removes(f, {"done-step4.json", "eval-step4.json", "checkpoint-step4.pt"});
 }
 
 TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
@@ -255,20 +263,8 @@ TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   EXPECT_FALSE(fs::exists(f.run / "checkpoint-step4.pt"));
   EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
 
-  Fixture fresh;
-  rl::train(testing::tiny_config(f.data, "mingru", sets), fresh.options());
-  const rl::Agent a = rl::load_agent(f.run.string()), b = rl::load_agent(fresh.run.string());
-  EXPECT_EQ(a.step, 6);
-  auto pb = b.model->named_parameters();
-  for (const auto& p : a.model->named_parameters())
-    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
-
-  // --force replaces the whole history, the kept curves included.
-  opt.extend = false;
-  opt.force = true;
-  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
-  for (const char* name : {"done-step4.json", "evals-step4.csv", "metrics-step4.csv"})
-    EXPECT_FALSE(fs::exists(f.run / name)) << name;
+  expect_weights_of_one_uninterrupted_run(f, sets, 6);
+  expect_force_removes(f, {"done-step4.json", "evals-step4.csv", "metrics-step4.csv"});
 }
 
 }  // namespace
