@@ -241,9 +241,7 @@ TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
 // again from step 0, which ends where extending it would have; what it reported is kept.
 TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   Fixture f;
-  const std::vector<std::string> every2 = {"checkpoint_every=2", "eval_every=2"};
-  auto sets = every2;
-  sets.push_back("max_steps=4");
+  std::vector<std::string> sets = {"checkpoint_every=2", "eval_every=2", "max_steps=4"};
   rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
   const std::string evals4 = read(f.run / "evals.csv"), metrics4 = read(f.run / "metrics.csv");
   const std::string done4 = read(f.run / "done.json");
