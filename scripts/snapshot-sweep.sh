@@ -2,8 +2,8 @@
 # Copy a sweep's small text results — every run's config.yaml, env.json, metrics.csv, evals.csv,
 # eval.json, done.json, and the eval-step<N>.json / done-step<N>.json (and, for a run trained
 # again without its checkpoint, evals-step<N>.csv / metrics-step<N>.csv) an extended run
-# (`--extend`) kept of its shorter budget — into a folder that can be committed, so a long study's results
-# outlive the machine that ran it. A run's snapshot mirrors its directory: a file the run no longer
+# (`--extend`) kept of its shorter budget — into a folder that can be committed, so a long
+# study's results outlive the machine that ran it. A run's snapshot mirrors its directory: a file the run no longer
 # holds (the done.json of a run being extended) leaves the snapshot too, so a snapshot never shows
 # a run finished that is not (checkpoints stay behind: they are large, and the sweep resumes from
 # them only on the machine that has them).
@@ -15,6 +15,9 @@
 #   scripts/snapshot-sweep.sh --restore docs/results/evidence-hopper-medium runs/sweeps/evidence-hopper-medium
 set -euo pipefail
 FILES=(config.yaml env.json metrics.csv evals.csv eval.json done.json)
+# What `minrnn train --extend` keeps of a shorter budget (checkpoint-step<N>.pt stays behind).
+STEP_FILES=(\( -name 'eval-step*.json' -o -name 'done-step*.json' -o -name 'evals-step*.csv'
+            -o -name 'metrics-step*.csv' \))
 restore=0
 if [[ ${1:-} == --restore ]]; then
   restore=1
@@ -39,7 +42,7 @@ while IFS= read -r -d '' config; do
       # here trains it from the start and a later snapshot still holds those results.
       steps=()
       while IFS= read -r -d '' f; do steps+=("$f"); done < <(
-        find "$run" -maxdepth 1 -type f \( -name '*-step*.json' -o -name '*-step*.csv' \) -print0)
+        find "$run" -maxdepth 1 -type f "${STEP_FILES[@]}" -print0)
       if [[ ${#steps[@]} -gt 0 && ! -e "$dest/$rel" ]]; then
         mkdir -p "$dest/$rel" && cp "${steps[@]}" "$dest/$rel/"
         partial=$((partial + 1))
@@ -56,9 +59,7 @@ while IFS= read -r -d '' config; do
   # in the snapshot still.
   kept_steps=()
   while IFS= read -r -d '' f; do kept_steps+=("$f"); done < <(
-    find "$run" "$dest/$rel" -maxdepth 1 -type f \( -name 'eval-step*.json' -o -name 'done-step*.json' \
-      -o -name 'evals-step*.csv' -o -name 'metrics-step*.csv' \) \
-      -printf '%f\0' | sort -zu)
+    find "$run" "$dest/$rel" -maxdepth 1 -type f "${STEP_FILES[@]}" -printf '%f\0' | sort -zu)
   for f in "${FILES[@]}" "${kept_steps[@]}"; do
     if [[ -f "$run/$f" ]]; then
       cp "$run/$f" "$dest/$rel/$f.tmp" && mv "$dest/$rel/$f.tmp" "$dest/$rel/$f"
