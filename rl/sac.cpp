@@ -253,7 +253,7 @@ void Sac::load(torch::serialize::InputArchive& archive) {
     log_alpha_.copy_(la);
   }
   archive.read("generator", state);
-  gen_.set_state(state);
+  gen_.set_state(state.to(torch::kCPU));  // a CPU generator, wherever the archive was mapped
 }
 
 }  // namespace minrnn::rl

@@ -32,7 +32,7 @@ void read_vector(torch::serialize::InputArchive& archive, const std::string& key
                  std::vector<T>& out) {
   torch::Tensor t;
   archive.read(key, t);
-  t = t.contiguous();
+  t = t.to(torch::kCPU).contiguous();
   out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
 }
 
@@ -68,7 +68,9 @@ bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int
   if (!std::filesystem::exists(path)) return false;
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    // Onto the agent's device as it is read: its optimizers' state must sit beside its weights,
+    // and a CUDA-written archive cannot even be read where there is no CUDA.
+    archive.load_from(path, sac.config().device);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a readable SAC checkpoint (" + e.what() + ")");
   }

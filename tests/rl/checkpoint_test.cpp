@@ -2,51 +2,18 @@
 // must evaluate (minrnn eval defaults to cpu) and resume on a machine without one.
 #include <gtest/gtest.h>
 
-#include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>
 
 #include <string>
 
 #include "rl/trainer.h"
+#include "tests/as_if_from_cuda.h"
 #include "tests/rl/fixtures.h"
 
 namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A copy of `from` whose every tensor says it was written on cuda:0 — what a GPU run writes. The
-// archive's pickle names each storage's device as a string; nothing else in it is exactly "cpu".
-int64_t write_as_if_from_cuda(const fs::path& from, const fs::path& to) {
-  caffe2::serialize::PyTorchStreamReader reader(from.string());
-  caffe2::serialize::PyTorchStreamWriter writer(to.string());
-  writer.setMinVersion(reader.version());
-  const std::string cpu(
-      "X\x03\x00\x00\x00"
-      "cpu",
-      8),
-      cuda(
-          "X\x06\x00\x00\x00"
-          "cuda:0",
-          11);
-  int64_t rewritten = 0;
-  for (const std::string& name : reader.getAllRecords()) {
-    // The writer adds these itself.
-    if (name == "version" || name == ".data/version" || name == ".data/serialization_id") continue;
-    auto [data, size] = reader.getRecord(name);
-    std::string bytes(static_cast<const char*>(data.get()), size);
-    if (name.size() >= 4 && name.compare(name.size() - 4, 4, ".pkl") == 0) {
-      for (size_t at = bytes.find(cpu); at != std::string::npos; at = bytes.find(cpu, at)) {
-        bytes.replace(at, cpu.size(), cuda);
-        at += cuda.size();
-        ++rewritten;
-      }
-    }
-    writer.writeRecord(name, bytes.data(), bytes.size());
-  }
-  writer.writeEndOfFile();
-  return rewritten;
-}
 
 void expect_same_weights(rl::Agent& a, rl::Agent& b, const torch::Device& device) {
   auto pa = a.model->named_parameters();
@@ -73,8 +40,9 @@ TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
   const fs::path gpu_run = tmp.path / "gpu";
   fs::create_directories(gpu_run);
   // The pickle memoizes the string: its first occurrence names every tensor's device.
-  ASSERT_GE(
-      write_as_if_from_cuda(fs::path(opt.run_dir) / "checkpoint.pt", gpu_run / "checkpoint.pt"), 1);
+  ASSERT_GE(testing::write_as_if_from_cuda(fs::path(opt.run_dir) / "checkpoint.pt",
+                                           gpu_run / "checkpoint.pt"),
+            1);
   fs::copy_file(fs::path(opt.run_dir) / "config.yaml", gpu_run / "config.yaml");
   if (!torch::cuda::is_available()) {  // the copy really is a GPU checkpoint: naive loading fails
     torch::serialize::InputArchive naive;

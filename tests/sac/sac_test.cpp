@@ -7,6 +7,8 @@
 #include "datasets/d4rl.h"
 #include "envs/registry.h"
 #include "rl/sac.h"
+#include "tests/as_if_from_cuda.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn::rl {
 namespace {
@@ -214,6 +216,60 @@ TEST(Sac, CheckpointRestoresAgentBufferAndSampler) {
   // Same weights and the same generator state: the same stochastic action next.
   EXPECT_EQ(restored.act({0.2, 0.1}, false), sac.act({0.2, 0.1}, false));
   EXPECT_FALSE(load_sac_checkpoint(path, restored, rb, &episodes));
+}
+
+// A collect resumed on another machine: the SAC checkpoint loads onto the agent's device, its
+// optimizers' state with it, whichever device wrote it.
+TEST(Sac, ACudaWrittenCheckpointLoadsAndTrainsOnCpu) {
+  testing::TempDir tmp;
+  Sac sac(2, 1, small_config(4));
+  const ReplayBuffer b = toy_buffer(30);
+  sac.update(make_batch(b, sample_indices(1, b.size(), 16), torch::kCPU));  // Adam state exists
+  save_sac_checkpoint((tmp.path / "cpu.pt").string(), sac, b, 12);
+  ASSERT_GE(testing::write_as_if_from_cuda(tmp.path / "cpu.pt", tmp.path / "cuda.pt"), 1);
+  const std::string path = (tmp.path / "cuda.pt").string();
+  if (!torch::cuda::is_available()) {  // the copy really is a GPU checkpoint: naive loading fails
+    torch::serialize::InputArchive naive;
+    EXPECT_ANY_THROW(naive.load_from(path));
+  }
+  Sac restored(2, 1, small_config(99));
+  ReplayBuffer rb;
+  int64_t episodes = 0;
+  ASSERT_TRUE(load_sac_checkpoint(path, restored, rb, &episodes));
+  EXPECT_EQ(rb.obs, b.obs);
+  for (const auto& p : restored.policy->parameters()) EXPECT_TRUE(p.device().is_cpu());
+  // Training goes on as it would have: the same losses from the same batch.
+  const SacBatch batch = make_batch(b, sample_indices(2, b.size(), 16), torch::kCPU);
+  const SacLosses want = sac.update(batch), got = restored.update(batch);
+  EXPECT_DOUBLE_EQ(got.q_loss, want.q_loss);
+  EXPECT_DOUBLE_EQ(got.policy_loss, want.policy_loss);
+  EXPECT_EQ(restored.act({0.2, 0.1}, false), sac.act({0.2, 0.1}, false));
+}
+
+// The GPU machine's case (`minrnn collect` on cuda, resuming a SAC trained on a CPU): before the
+// fix, the weights stayed on the CPU and the first action failed with a device mismatch.
+TEST(SacCuda, ACpuWrittenCheckpointLoadsAndTrainsOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  testing::TempDir tmp;
+  Sac sac(2, 1, small_config(4));
+  const ReplayBuffer b = toy_buffer(30);
+  sac.update(make_batch(b, sample_indices(1, b.size(), 16), torch::kCPU));
+  const std::string path = (tmp.path / "sac.pt").string();
+  save_sac_checkpoint(path, sac, b, 12);
+  SacConfig on_cuda = small_config(99);
+  on_cuda.device = torch::Device(torch::kCUDA, 0);
+  Sac restored(2, 1, on_cuda);
+  ReplayBuffer rb;
+  ASSERT_TRUE(load_sac_checkpoint(path, restored, rb, nullptr));
+  for (const auto& p : restored.policy->parameters()) EXPECT_TRUE(p.device().is_cuda());
+  const std::vector<double> want = sac.act({0.2, 0.1}, false),
+                            got = restored.act({0.2, 0.1}, false);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_NEAR(got[0], want[0], 1e-5);  // the same noise (a CPU generator) through the same weights
+  const SacLosses cpu = sac.update(make_batch(b, sample_indices(2, b.size(), 16), torch::kCPU));
+  const SacLosses gpu =
+      restored.update(make_batch(b, sample_indices(2, b.size(), 16), on_cuda.device));
+  EXPECT_NEAR(gpu.q_loss, cpu.q_loss, 1e-4 * (1 + std::abs(cpu.q_loss)));
 }
 
 // Learning check: a short SAC run on hopper must beat the random policy clearly.
