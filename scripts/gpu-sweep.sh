@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Train a sweep's unfinished runs on a lent GPU machine for a fixed time, and bring back what they
+# made (docs/results.md, "What is left", item 2: the calls that finished issue 23). Run there, in
+# the project root, with .devdeps carried (scripts/gpu-deps-fetch.sh):
+#   D4RL_DATASET_DIR=data scripts/gpu-sweep.sh SWEEP_YAML SNAPSHOT_DIR SECONDS [COLLECT_ARGS...]
+# 1. minrnn: a carried build-carry/minrnn when it runs its CUDA kernels there (built here for the
+#    GPU, saving the ~150 s of a build there; docs/core.md, "Checking on a GPU", gives the cmake
+#    line), else one built there in build-gpu/.
+# 2. With COLLECT_ARGS, `minrnn collect COLLECT_ARGS` (which refuses to overwrite a dataset already
+#    there), e.g. resampling from a carried data/work SAC checkpoint.
+# 3. The snapshot's finished runs are restored into the sweep's `out` directory (never over a run
+#    there), and `minrnn sweep SWEEP_YAML --extend --set device=cuda` runs until SECONDS after this
+#    script started, less what packing takes. It is then stopped with SIGTERM: its runs
+#    checkpoint, and the same command on the same warm machine resumes them.
+# 4. Into $OUT: log.txt; snap.tgz, the sweep's snapshot (scripts/snapshot-sweep.sh) with its
+#    finished runs; and the run directories of the two furthest unfinished runs, checkpoint
+#    included, as <sweep>-<dataset>-<backbone>-seed<N>.tar.part-aa/-ab (a returned file is at most
+#    16 MiB, and at most 8 come back). Join with `cat X.tar.part-* | tar x -C <the sweep's out>`
+#    and resume anywhere with the same sweep command: a checkpoint loads onto any device.
+set -uo pipefail
+start=$(date +%s)
+if [[ $# -lt 3 || -z "${OUT:-}" ]]; then
+  echo "usage: OUT=DIR $0 SWEEP_YAML SNAPSHOT_DIR SECONDS [COLLECT_ARGS...]" >&2
+  exit 2
+fi
+sweep=$1 snapshot=$2 seconds=$3
+shift 3
+log=$OUT/log.txt
+out=$(sed -n 's/^out: *\([^ #]*\).*/\1/p' "$sweep")
+[[ -n $out ]] || { echo "$0: $sweep has no 'out:' line" >&2; exit 2; }
+say() { echo "[gpu-sweep +$(($(date +%s) - start))s] $*" | tee -a "$log"; }
+
+# shellcheck source=/dev/null
+source scripts/gpu-deps-env.sh >> "$log" 2>&1 || { say "gpu-deps-env failed"; exit 1; }
+torch_lib=$("$MINRNN_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib
+export LD_LIBRARY_PATH="$torch_lib:$torch_lib/../../nvidia/cu13/lib:$LD_LIBRARY_PATH"
+nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader >> "$log" 2>&1
+bin=build-carry/minrnn
+if [[ -x build-gpu/minrnn ]]; then
+  bin=build-gpu/minrnn
+elif ! "$bin" bench scan --quick --device cuda --no-append >> "$log" 2>&1; then
+  say "no carried minrnn that loads here; building build-gpu/"
+  { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON \
+      -DMINRNN_PYTHON="$MINRNN_PYTHON" && cmake --build build-gpu -j "$(nproc)" --target minrnn; } \
+    >> "$log" 2>&1 || { say "build failed"; exit 1; }
+  bin=build-gpu/minrnn
+fi
+say "minrnn: $bin"
+if [[ $# -gt 0 ]]; then
+  OMP_NUM_THREADS=1 "$bin" collect "$@" >> "$log" 2>&1 || say "collect $*: failed or its output exists"
+  say "collect done"
+fi
+scripts/snapshot-sweep.sh --restore "$snapshot" "$out" 2>&1 | tee -a "$log"
+
+pack_s=30  # the SIGTERM'd runs' checkpoints, the snapshot and the tars
+left=$((seconds - ($(date +%s) - start) - pack_s))
+if [[ $left -gt 10 ]]; then
+  say "sweep for ${left}s"
+  timeout --signal=TERM --kill-after=20 "$left" \
+    "$bin" sweep "$sweep" --extend --set device=cuda --parallel 4 >> "$log" 2>&1
+  say "sweep exit $?"
+fi
+
+scripts/snapshot-sweep.sh "$out" "$OUT/snap" 2>&1 | tee -a "$log"
+tar czf "$OUT/snap.tgz" -C "$OUT" snap && rm -rf "$OUT/snap"
+# The unfinished runs, furthest first (their metrics.csv's last step).
+name=$(basename "$sweep" .yaml)
+while IFS= read -r -d '' ckpt; do
+  run=$(dirname "$ckpt")
+  [[ -f $run/done.json ]] && continue
+  step=$(tail -n 1 "$run/metrics.csv" 2>/dev/null | cut -d, -f1)
+  echo "${step:-0} $run"
+done < <(find "$out" -name checkpoint.pt -print0) | sort -rn | head -n 2 |
+  while read -r step run; do
+    rel=${run#"$out"/}
+    tar cf - -C "$out" "$rel" | split -b 15M - "$OUT/$name-${rel//\//-}.tar.part-"
+    say "packed $rel at step $step"
+  done
+say "done"
