@@ -47,8 +47,11 @@ elif ! "$bin" bench scan --quick --device cuda --no-append >> "$log" 2>&1; then
 fi
 say "minrnn: $bin"
 if [[ $# -gt 0 ]]; then
-  OMP_NUM_THREADS=1 "$bin" collect "$@" >> "$log" 2>&1 || say "collect $*: failed or its output exists"
-  say "collect done"
+  if OMP_NUM_THREADS=1 "$bin" collect "$@" >> "$log" 2>&1; then
+    say "collect done"
+  else  # an existing dataset is refused too, and is no failure here: its error line says which
+    say "collect $* did not write: $(grep -a 'error' "$log" | tail -n 1)"
+  fi
 fi
 scripts/snapshot-sweep.sh --restore "$snapshot" "$out" 2>&1 | tee -a "$log"
 
