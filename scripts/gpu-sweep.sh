@@ -26,8 +26,6 @@ fi
 sweep=$1 snapshot=$2 seconds=$3
 shift 3
 log=$OUT/log.txt
-out=$(sed -n 's/^out: *\([^ #]*\).*/\1/p' "$sweep")
-[[ -n $out ]] || { echo "$0: $sweep has no 'out:' line" >&2; exit 2; }
 say() { echo "[gpu-sweep +$(($(date +%s) - start))s] $*" | tee -a "$log"; }
 
 # shellcheck source=/dev/null
@@ -46,6 +44,9 @@ elif ! "$bin" bench scan --quick --device cuda --no-append >> "$log" 2>&1; then
   bin=build-gpu/minrnn
 fi
 say "minrnn: $bin"
+# The sweep's own reading of its file says where its runs live (the plan's first line ends "→ OUT").
+out=$("$bin" sweep "$sweep" --dry-run 2>> "$log" | sed -n '1s/.*→ //p')
+[[ -n $out ]] || { say "minrnn sweep $sweep --dry-run failed"; exit 1; }
 if [[ $# -gt 0 ]]; then
   if OMP_NUM_THREADS=1 "$bin" collect "$@" >> "$log" 2>&1; then
     say "collect done"
