@@ -1,6 +1,6 @@
 # minrnn_library(NAME folder [TORCH] [DEPS targets...]): one static library per folder, built from the
 # folder's *.cpp (and *.cu, *_cuda.cpp when CUDA is on). Headers sit beside their sources and are included from the
-# repository root: #include "core/scan.h".
+# repository root: #include "ops/scan.h".
 function(minrnn_library name)
   cmake_parse_arguments(ARG "TORCH" "" "DEPS" ${ARGN})
   file(GLOB _sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cpp")

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/fast_ops.h"
+#include "kernels/cpu/float_loops.h"
 #include "envs/image_io.h"
 #include "envs/registry.h"
 #include "envs/render.h"

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "rl/policy.h"
+#include "infer/policy.h"
 
 namespace minrnn::eval {
 
-// The history modes and their names live with the policy that implements them (rl/policy.h).
+// The history modes and their names live with the policy that implements them (infer/policy.h).
 using rl::eval_mode_name;
 using rl::EvalMode;
 using rl::kRecurrentDefault;
@@ -25,7 +25,7 @@ using rl::resolve_eval_mode;
 
 struct RolloutOptions {
   EvalMode mode = EvalMode::kAuto;
-  rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // auto: fast on CPU (rl/policy.h)
+  rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // auto: fast on CPU (infer/policy.h)
   int episodes = 10;
   double target_return = 0;  // raw (unscaled); the agent's config gives the default
   int64_t seed = 0;          // episode i resets its env with seed + i

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "envs/registry.h"
-#include "rl/policy.h"
+#include "infer/policy.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

@@ -2,10 +2,10 @@
 
 #include <stdexcept>
 
-#include "core/block.h"
-#include "core/dropout.h"
-#include "core/hgrn.h"
-#include "core/transformer.h"
+#include "models/minrnn_stack.h"
+#include "ops/dropout.h"
+#include "models/hgrn.h"
+#include "models/transformer.h"
 
 namespace minrnn::rl {
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "core/sequence_model.h"
+#include "models/sequence_model.h"
 
 namespace minrnn::rl {
 

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/device.h"
-#include "core/fused_adamw.h"
+#include "ops/device.h"
+#include "ops/fused_adamw.h"
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"

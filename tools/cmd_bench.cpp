@@ -4,12 +4,12 @@
 
 namespace minrnn::cli {
 
-void add_bench_scan(CLI::App& bench);     // tools/bench_scan.cpp
-void add_bench_env(CLI::App& bench);      // tools/bench_env.cpp
-void add_bench_train(CLI::App& bench);    // tools/bench_train.cpp
-void add_bench_eval(CLI::App& bench);     // tools/bench_eval.cpp
-void add_bench_policy(CLI::App& bench);   // tools/bench_policy.cpp
-void add_bench_figure1(CLI::App& bench);  // tools/bench_figure1.cpp
+void add_bench_scan(CLI::App& bench);     // tools/bench/scan.cpp
+void add_bench_env(CLI::App& bench);      // tools/bench/env.cpp
+void add_bench_train(CLI::App& bench);    // tools/bench/train.cpp
+void add_bench_eval(CLI::App& bench);     // tools/bench/eval.cpp
+void add_bench_policy(CLI::App& bench);   // tools/bench/policy.cpp
+void add_bench_figure1(CLI::App& bench);  // tools/bench/figure1.cpp
 
 void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand(

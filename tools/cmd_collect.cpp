@@ -25,13 +25,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/device.h"
+#include "ops/device.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
-#include "rl/collect.h"
-#include "rl/sac.h"
+#include "collect/collect.h"
+#include "collect/sac.h"
 #include "rl/stop_request.h"
 #include "tools/commands.h"
 

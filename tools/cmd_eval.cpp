@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/device.h"
+#include "ops/device.h"
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "rl/trainer.h"

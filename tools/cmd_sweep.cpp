@@ -1,10 +1,10 @@
 // `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run] [--extend]
 //                          [--backend local|slurm] [--status [--json]]`: trains and evaluates
-// every seed × dataset × backbone of a sweep file (see eval/sweep.h, eval/sweep_slurm.h,
+// every seed × dataset × backbone of a sweep file (see sweep/sweep.h, sweep/slurm.h,
 // docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
 // SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75.
-#include "eval/sweep.h"
-#include "eval/sweep_slurm.h"
+#include "sweep/sweep.h"
+#include "sweep/slurm.h"
 #include "rl/stop_request.h"
 #include "tools/commands.h"
 

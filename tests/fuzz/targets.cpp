@@ -9,7 +9,7 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/episodes.h"
-#include "eval/sweep.h"
+#include "sweep/sweep.h"
 #include "rl/config.h"
 #include "rl/trainer.h"
 #include "tests/datasets/fixtures.h"

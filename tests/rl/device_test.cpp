@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/device.h"
+#include "ops/device.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 

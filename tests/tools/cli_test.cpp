@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/device.h"
+#include "ops/device.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"

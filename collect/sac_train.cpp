@@ -1,0 +1,223 @@
+// The online SAC loop: act, store, one gradient step per environment step, evaluate, checkpoint.
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <numeric>
+#include <stdexcept>
+
+#include "envs/registry.h"
+#include "rl/archive_io.h"
+#include "collect/sac.h"
+#include "rl/stop_request.h"
+
+namespace minrnn::rl {
+namespace {
+
+torch::Tensor floats(const std::vector<float>& v) {
+  return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kFloat32)
+      .clone();
+}
+torch::Tensor bytes(const std::vector<uint8_t>& v) {
+  return torch::from_blob(const_cast<uint8_t*>(v.data()), {static_cast<int64_t>(v.size())},
+                          torch::kUInt8)
+      .clone();
+}
+template <typename T>
+void read_vector(torch::serialize::InputArchive& archive, const std::string& key,
+                 std::vector<T>& out) {
+  torch::Tensor t;
+  archive.read(key, t);
+  t = t.to(torch::kCPU).contiguous();
+  out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
+}
+
+// The seed of step t's minibatch: a fixed function of (seed, t), so no sampler state to save.
+uint64_t batch_seed(uint64_t seed, int64_t step) {
+  return seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(step) * 0xD1B54A32D192ED03ULL;
+}
+
+}  // namespace
+
+void save_sac_checkpoint(const std::string& path, const Sac& sac, const ReplayBuffer& b,
+                         int64_t episodes) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive agent;
+  sac.save(agent);
+  archive.write("sac", agent);
+  archive.write("episodes", torch::tensor({episodes}, torch::kInt64));
+  archive.write("buffer/dims", torch::tensor({b.obs_dim, b.act_dim, b.nq, b.nv}, torch::kInt64));
+  archive.write("buffer/obs", floats(b.obs));
+  archive.write("buffer/actions", floats(b.actions));
+  archive.write("buffer/rewards", floats(b.rewards));
+  archive.write("buffer/next_obs", floats(b.next_obs));
+  archive.write("buffer/terminals", bytes(b.terminals));
+  archive.write("buffer/timeouts", bytes(b.timeouts));
+  archive.write("buffer/qpos", floats(b.qpos));
+  archive.write("buffer/qvel", floats(b.qvel));
+  archive.write("buffer/log_probs", floats(b.log_probs));
+  // Written beside the target and renamed: a crash leaves the previous checkpoint intact.
+  save_archive_atomically(archive, path);
+}
+
+bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int64_t* episodes) {
+  if (!std::filesystem::exists(path)) return false;
+  torch::serialize::InputArchive archive;
+  try {
+    // Onto the agent's device as it is read: its optimizers' state must sit beside its weights,
+    // and a CUDA-written archive cannot even be read where there is no CUDA.
+    archive.load_from(path, sac.config().device);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not a readable SAC checkpoint (" + e.what() + ")");
+  }
+  torch::Tensor dims, ep;
+  archive.read("buffer/dims", dims);
+  if (dims[0].item<int64_t>() != sac.obs_dim() || dims[1].item<int64_t>() != sac.act_dim()) {
+    throw std::invalid_argument(path + ": checkpoint of other observation/action dimensions");
+  }
+  torch::serialize::InputArchive agent;
+  archive.read("sac", agent);
+  sac.load(agent);
+  archive.read("episodes", ep);
+  if (episodes) *episodes = ep[0].item<int64_t>();
+  b = ReplayBuffer(dims[0].item<int>(), dims[1].item<int>(), dims[2].item<int>(),
+                   dims[3].item<int>());
+  read_vector(archive, "buffer/obs", b.obs);
+  read_vector(archive, "buffer/actions", b.actions);
+  read_vector(archive, "buffer/rewards", b.rewards);
+  read_vector(archive, "buffer/next_obs", b.next_obs);
+  read_vector(archive, "buffer/terminals", b.terminals);
+  read_vector(archive, "buffer/timeouts", b.timeouts);
+  read_vector(archive, "buffer/qpos", b.qpos);
+  read_vector(archive, "buffer/qvel", b.qvel);
+  read_vector(archive, "buffer/log_probs", b.log_probs);
+  return true;
+}
+
+double evaluate_policy(const std::string& env_name, Sac& sac, int episodes, uint64_t seed,
+                       bool deterministic) {
+  auto env = envs::make_env(env_name, seed);
+  // Stochastic evaluation draws its own noise: evaluating must not change what training does next.
+  at::Generator noise = at::detail::createCPUGenerator(seed);
+  double total = 0;
+  for (int e = 0; e < episodes; ++e) {
+    std::vector<double> obs = env->reset(static_cast<int64_t>(seed) + e);
+    for (;;) {
+      envs::StepResult r = env->step(sac.act(obs, deterministic, nullptr, &noise));
+      total += r.reward;
+      obs = r.obs;
+      if (r.terminated || r.truncated) break;
+    }
+  }
+  return total / std::max(episodes, 1);
+}
+
+SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& buffer,
+                         const SacTrainOptions& opt) {
+  const envs::EnvSpec spec = envs::env_spec(env_name);
+  const uint64_t seed = sac.config().seed;
+  SacTrainResult result;
+  int64_t episodes = 0;
+  if (!opt.work_dir.empty()) {
+    std::filesystem::create_directories(opt.work_dir);
+    result.checkpoint = (std::filesystem::path(opt.work_dir) / "sac.pt").string();
+    result.resumed = load_sac_checkpoint(result.checkpoint, sac, buffer, &episodes);
+  }
+  if (!result.resumed) buffer = ReplayBuffer(spec.obs_dim, spec.act_dim, spec.nq, spec.nv);
+  // A resumed run starts a fresh episode: drop the unfinished one, so no episode in the buffer
+  // is glued to the next (readers split episodes at terminals | timeouts only).
+  int64_t keep = buffer.size();
+  while (keep > 0 && !buffer.terminals[keep - 1] && !buffer.timeouts[keep - 1]) --keep;
+  if (result.resumed && opt.progress_every > 0) {
+    std::fprintf(stderr,
+                 "sac %s: resuming from %s at step %lld (%lld episodes; the unfinished episode's "
+                 "%lld steps are redone)\n",
+                 env_name.c_str(), result.checkpoint.c_str(), static_cast<long long>(keep),
+                 static_cast<long long>(episodes), static_cast<long long>(buffer.size() - keep));
+  }
+  buffer.truncate(keep);
+
+  auto env = envs::make_env(env_name, seed);
+  std::vector<double> obs = env->reset(static_cast<int64_t>(seed + episodes));
+  BehaviourPolicy random_policy = uniform_random_policy(spec.act_dim, batch_seed(seed, keep));
+  std::deque<double> recent;  // returns of the last 10 training episodes
+  double episode_return = 0;
+  SacLosses losses;
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t first_step = buffer.size();
+  auto checkpoint = [&] {
+    if (!result.checkpoint.empty()) save_sac_checkpoint(result.checkpoint, sac, buffer, episodes);
+  };
+
+  while (buffer.size() < opt.total_steps) {
+    // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; checkpoint below.
+    if (stop_requested()) {
+      result.interrupted = true;
+      break;
+    }
+    const int64_t step = buffer.size();
+    const std::vector<double> qpos = env->qpos(), qvel = env->qvel();
+    double log_prob = 0;
+    const std::vector<double> action =
+        step < opt.start_steps ? random_policy(obs, &log_prob) : sac.act(obs, false, &log_prob);
+    envs::StepResult r = env->step(action);
+    buffer.add(obs, action, r.reward, r.obs, r.terminated, r.truncated, qpos, qvel, log_prob);
+    episode_return += r.reward;
+    obs = r.obs;
+    if (r.terminated || r.truncated) {
+      recent.push_back(episode_return);
+      if (recent.size() > 10) recent.pop_front();
+      episode_return = 0;
+      ++episodes;
+      obs = env->reset(static_cast<int64_t>(seed + episodes));
+    }
+    if (step + 1 >= opt.start_steps) {
+      const auto idx =
+          sample_indices(batch_seed(seed, step), buffer.size(), sac.config().batch_size);
+      losses = sac.update(make_batch(buffer, idx, sac.config().device));
+    }
+    const int64_t done = step + 1;
+    if (opt.eval_every > 0 && done % opt.eval_every == 0) {
+      result.eval_step = done;
+      result.eval_return = evaluate_policy(env_name, sac, opt.eval_episodes, seed + 1000003 + done,
+                                           /*deterministic=*/false);
+      result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
+      if (opt.progress_every > 0) {
+        std::fprintf(stderr,
+                     "\nsac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
+                     "(normalized %.1f)\n",
+                     env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
+                     result.eval_return, result.eval_normalized);
+      }
+      if (opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized) {
+        result.reached_target = true;
+        break;
+      }
+    }
+    if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();
+    if (opt.progress_every > 0 && done % opt.progress_every == 0) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double rate = (done - first_step) / std::max(secs, 1e-9);
+      const double mean_ret =
+          recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
+      std::fprintf(stderr,
+                   "\rsac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
+                   "return(last %zu) %.1f, alpha %.3f, q_loss %.3g   ",
+                   env_name.c_str(), static_cast<long long>(done),
+                   static_cast<long long>(opt.total_steps), rate, (opt.total_steps - done) / rate,
+                   static_cast<long long>(episodes), recent.size(), mean_ret, losses.alpha,
+                   losses.q_loss);
+    }
+  }
+  if (opt.progress_every > 0) std::fprintf(stderr, "\n");
+  checkpoint();
+  result.steps = buffer.size();
+  return result;
+}
+
+}  // namespace minrnn::rl

@@ -1,0 +1,246 @@
+#include "infer/policy.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace minrnn::rl {
+
+const char* eval_mode_name(EvalMode mode) {
+  switch (mode) {
+    case EvalMode::kAuto:
+      return "auto";
+    case EvalMode::kStreaming:
+      return "streaming";
+    case EvalMode::kWindow:
+      return "window";
+  }
+  return "?";
+}
+
+EvalMode parse_eval_mode(const std::string& name) {
+  for (EvalMode m : {EvalMode::kAuto, EvalMode::kStreaming, EvalMode::kWindow}) {
+    if (name == eval_mode_name(m)) return m;
+  }
+  throw std::invalid_argument("unknown eval mode '" + name +
+                              "' (expected auto, streaming or window)");
+}
+
+EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
+  const bool recurrent = agent.model->streaming();
+  if (requested == EvalMode::kAuto) return recurrent ? kRecurrentDefault : EvalMode::kWindow;
+  if (requested == EvalMode::kStreaming && !recurrent) {
+    throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; '" +
+                                agent.config.backbone +
+                                "' has no step mode (use --mode window or auto)");
+  }
+  return requested;
+}
+
+const char* policy_engine_name(PolicyEngine engine) {
+  switch (engine) {
+    case PolicyEngine::kAuto:
+      return "auto";
+    case PolicyEngine::kFast:
+      return "fast";
+    case PolicyEngine::kTorch:
+      return "torch";
+  }
+  return "?";
+}
+
+PolicyEngine parse_policy_engine(const std::string& name) {
+  for (PolicyEngine e : {PolicyEngine::kAuto, PolicyEngine::kFast, PolicyEngine::kTorch}) {
+    if (name == policy_engine_name(e)) return e;
+  }
+  throw std::invalid_argument("unknown policy engine '" + name +
+                              "' (expected auto, fast or torch)");
+}
+
+namespace {
+
+// The reference engine: DecisionModel's own streaming step (act / observe_action) or a forward
+// pass over the last K steps, on whatever device the model is.
+class TorchEngine final : public PolicyEngineImpl {
+ public:
+  TorchEngine(const Agent& agent, EvalMode mode)
+      : model_(agent.model),
+        streaming_(mode == EvalMode::kStreaming),
+        K_(agent.config.context_len),
+        device_(agent.model->parameters().front().device()) {}
+
+  void reset(int64_t batch) override {
+    batch_ = batch;
+    state_ = model_->initial_state();
+    previous_ = torch::Tensor();
+    h_rtg_.clear();
+    h_obs_.clear();
+    h_act_.clear();
+    h_time_.clear();
+  }
+
+  void act(const float* rtg, const float* obs, int64_t t, float* actions) override {
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    const int64_t obs_dim = model_->options().obs_dim, act_dim = model_->options().act_dim;
+    auto r = torch::from_blob(const_cast<float*>(rtg), {batch_, 1}).clone().to(device_);
+    auto s = torch::from_blob(const_cast<float*>(obs), {batch_, obs_dim}).clone().to(device_);
+    auto time = torch::full({batch_}, t, torch::kInt64).to(device_);
+    torch::Tensor action;
+    if (streaming_) {
+      if (previous_.defined()) model_->observe_action(previous_, time - 1, state_);
+      action = model_->act(r, s, time, state_);
+    } else {
+      h_rtg_.push_back(r);
+      h_obs_.push_back(s);
+      h_act_.push_back(torch::zeros({batch_, act_dim}, s.options()));  // unseen: causal mask
+      h_time_.push_back(time);
+      if (h_obs_.size() > size_t(K_)) {  // keep the last K steps (fewer before step K: no padding)
+        for (auto* h : {&h_rtg_, &h_obs_, &h_act_, &h_time_}) h->erase(h->begin());
+      }
+      auto window = [](const std::vector<torch::Tensor>& h) { return torch::stack(h, 1); };
+      DecisionBatch b{window(h_rtg_), window(h_obs_), window(h_act_), window(h_time_)};
+      action = model_->forward(b).select(1, -1);  // recurrent backbones: from a zero state
+      h_act_.back() = action;
+    }
+    previous_ = action;
+    auto out = action.to(torch::kCPU, torch::kFloat32).contiguous();
+    std::copy_n(out.data_ptr<float>(), batch_ * act_dim, actions);
+  }
+
+ private:
+  DecisionModel model_;
+  bool streaming_;
+  int64_t K_, batch_ = 1;
+  torch::Device device_;
+  core::SequenceState state_;
+  torch::Tensor previous_;
+  std::vector<torch::Tensor> h_rtg_, h_obs_, h_act_, h_time_;
+};
+
+}  // namespace
+
+std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode) {
+  return std::make_unique<TorchEngine>(agent, resolve_eval_mode(mode, agent));
+}
+
+Policy Policy::load(const std::string& run_or_checkpoint, const PolicyOptions& options) {
+  return Policy(load_agent(run_or_checkpoint, options.device), options);
+}
+
+Policy::Policy(Agent agent, const PolicyOptions& options) : agent_(std::move(agent)) {
+  if (!agent_.model) throw std::invalid_argument("Policy: the agent has no model");
+  mode_ = resolve_eval_mode(options.mode, agent_);
+  const bool on_cpu = agent_.model->parameters().front().device().is_cpu();
+  engine_kind_ = options.engine;
+  if (engine_kind_ == PolicyEngine::kAuto) {
+    engine_kind_ = on_cpu ? PolicyEngine::kFast : PolicyEngine::kTorch;
+  }
+  if (engine_kind_ == PolicyEngine::kFast && !on_cpu) {
+    throw std::invalid_argument("Policy: the fast engine runs on the CPU; the model is on " +
+                                agent_.model->parameters().front().device().str() +
+                                " (use engine torch, or load onto cpu)");
+  }
+  engine_ = engine_kind_ == PolicyEngine::kFast ? make_fast_engine(agent_, mode_)
+                                                : make_torch_engine(agent_, mode_);
+  obs_dim_ = agent_.model->options().obs_dim;
+  act_dim_ = agent_.model->options().act_dim;
+  auto as_floats = [&](const torch::Tensor& t, const char* what) {
+    auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    if (c.numel() != obs_dim_) {
+      throw std::invalid_argument(std::string("Policy: the run's state ") + what + " has " +
+                                  std::to_string(c.numel()) + " values, the model's obs_dim is " +
+                                  std::to_string(obs_dim_));
+    }
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + obs_dim_);
+  };
+  mean_ = as_floats(agent_.state_mean, "mean");
+  std_ = as_floats(agent_.state_std, "std");
+  reset();
+}
+
+Policy::~Policy() = default;
+Policy::Policy(Policy&&) noexcept = default;
+Policy& Policy::operator=(Policy&&) noexcept = default;
+
+void Policy::reset(int64_t batch, double target_return) {
+  if (batch < 1) throw std::invalid_argument("Policy::reset: batch must be >= 1");
+  if (std::isnan(target_return)) target_return = agent_.config.target_return;
+  if (!std::isfinite(target_return)) {
+    throw std::invalid_argument("Policy::reset: target_return must be finite");
+  }
+  engine_->reset(batch);
+  batch_ = batch;
+  t_ = 0;
+  // Float, as the tensors of training held it: the same conditioning bit for bit.
+  rtg_.assign(batch, static_cast<float>(target_return / agent_.config.return_scale));
+  obs_.resize(batch * obs_dim_);
+  actions_.resize(batch * act_dim_);
+}
+
+void Policy::check_finite(const double* values, int64_t count, const char* what) const {
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) {
+      const int64_t width = count / batch_;
+      throw std::invalid_argument(std::string("Policy: ") + what + " of episode " +
+                                  std::to_string(i / width) + " has a non-finite value at index " +
+                                  std::to_string(i % width) + " (" + std::to_string(values[i]) +
+                                  ")");
+    }
+  }
+}
+
+std::vector<double> Policy::act(const std::vector<double>& observations) {
+  if (static_cast<int64_t>(observations.size()) != batch_ * obs_dim_) {
+    throw std::invalid_argument(
+        "Policy::act: expected batch × obs_dim = " + std::to_string(batch_) + " × " +
+        std::to_string(obs_dim_) + " observation values for env '" + agent_.env + "', got " +
+        std::to_string(observations.size()));
+  }
+  std::vector<double> actions(batch_ * act_dim_);
+  act(observations.data(), actions.data());
+  return actions;
+}
+
+void Policy::act(const double* observations, double* actions) {
+  check_finite(observations, batch_ * obs_dim_, "observation");
+  for (int64_t b = 0; b < batch_; ++b) {
+    for (int64_t j = 0; j < obs_dim_; ++j) {
+      const float o = static_cast<float>(observations[b * obs_dim_ + j]);
+      obs_[b * obs_dim_ + j] = (o - mean_[j]) / std_[j];
+    }
+  }
+  engine_->act(rtg_.data(), obs_.data(), t_, actions_.data());
+  ++t_;
+  for (int64_t i = 0; i < batch_ * act_dim_; ++i) actions[i] = actions_[i];
+}
+
+void Policy::observe_reward(const std::vector<double>& rewards) {
+  if (static_cast<int64_t>(rewards.size()) != batch_) {
+    throw std::invalid_argument("Policy::observe_reward: expected " + std::to_string(batch_) +
+                                " rewards (one per episode), got " +
+                                std::to_string(rewards.size()));
+  }
+  observe_reward(rewards.data());
+}
+
+void Policy::observe_reward(const double* rewards) {
+  check_finite(rewards, batch_, "reward");
+  const double scale = agent_.config.return_scale;
+  for (int64_t b = 0; b < batch_; ++b) rtg_[b] -= static_cast<float>(rewards[b] / scale);
+}
+
+void Policy::observe_reward(double reward) {
+  if (batch_ != 1) {
+    throw std::invalid_argument("Policy::observe_reward: one reward given for a batch of " +
+                                std::to_string(batch_) + " episodes");
+  }
+  observe_reward(&reward);
+}
+
+double Policy::return_to_go(int64_t i) const {
+  if (i < 0 || i >= batch_)
+    throw std::out_of_range("Policy::return_to_go: no episode " + std::to_string(i));
+  return static_cast<double>(rtg_[i]) * agent_.config.return_scale;
+}
+
+}  // namespace minrnn::rl

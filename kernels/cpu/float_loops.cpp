@@ -1,0 +1,352 @@
+#include "kernels/cpu/float_loops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include <dlfcn.h>
+
+namespace minrnn::core::fast {
+namespace {
+
+// Fortran BLAS sgemm_, as LibTorch's libtorch_cpu exports it (MKL, statically linked in PyPI's
+// wheels). Looked up once at run time in the process's global scope, where libtorch_cpu already
+// is: no link-time test to get wrong, and a LibTorch without it (a source build on OpenBLAS-less
+// machines) still runs, on the loop.
+using Sgemm = void (*)(const char* transa, const char* transb, const int* m, const int* n,
+                       const int* k, const float* alpha, const float* a, const int* lda,
+                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
+
+Sgemm blas_sgemm() {
+  static const Sgemm fn = [] {
+    if (std::getenv("MINRNN_NO_BLAS")) return Sgemm{nullptr};
+    return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
+  }();
+  return fn;
+}
+
+// MKL's per-thread thread count (MKL_Set_Num_Threads_Local, what mkl_service.h calls
+// mkl_set_num_threads_local from C: by value; the lower-case symbol is Fortran's, by pointer.
+// Returns the previous count, 0 = "the global setting"). A policy step's products are a few million
+// multiply-adds: waking a second OpenMP thread for each costs more than it saves (measured:
+// one-episode Transformer window rollouts 2× faster on one thread than on two; docs/benchmarks.md).
+// Products below this size run on the calling thread alone; the caller's setting is restored after
+// each, so torch's own products on the same thread (training, between evaluations) keep theirs.
+using SetThreadsLocal = int (*)(int);
+constexpr double kThreadedMacs = 1 << 22;
+
+SetThreadsLocal mkl_threads_local() {
+  static const SetThreadsLocal fn =
+      reinterpret_cast<SetThreadsLocal>(dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local"));
+  return fn;
+}
+
+}  // namespace
+
+ScopedBlasThreads::ScopedBlasThreads(int threads) {
+  const SetThreadsLocal set_local = mkl_threads_local();
+  active_ = threads > 0 && set_local != nullptr;
+  if (active_) before_ = set_local(threads);
+}
+
+ScopedBlasThreads::~ScopedBlasThreads() {
+  if (active_) mkl_threads_local()(before_);
+}
+
+namespace {
+
+// Column-major sgemm_, on one thread when the product is small (above).
+void sgemm_sized(Sgemm sgemm, const char* ta, const char* tb, int m, int n, int k, const float* a,
+                 int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  const float one = 1.0f;
+  const ScopedBlasThreads one_thread(double(m) * n * k < kThreadedMacs ? 1 : 0);
+  sgemm(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+}  // namespace
+
+std::vector<float> to_vector(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+Dense pack_dense(const torch::nn::LinearImpl& linear) {
+  return pack_dense_rows(linear, 0, linear.weight.size(0));
+}
+
+Dense pack_dense_rows(const torch::nn::LinearImpl& linear, int64_t row0, int64_t count) {
+  Dense d;
+  d.in = linear.weight.size(1);
+  d.out = count;
+  d.weight_t = to_vector(linear.weight.slice(0, row0, row0 + count).t());
+  if (linear.bias.defined()) d.bias = to_vector(linear.bias.slice(0, row0, row0 + count));
+  return d;
+}
+
+Norm pack_norm(const torch::nn::LayerNormImpl& norm) {
+  Norm n;
+  const auto& shape = norm.options.normalized_shape();
+  if (shape.size() != 1) throw std::invalid_argument("fast::pack_norm: expected a 1-D LayerNorm");
+  n.dim = shape[0];
+  n.eps = static_cast<float>(norm.options.eps());
+  if (norm.options.elementwise_affine()) {
+    n.weight = to_vector(norm.weight);
+    n.bias = to_vector(norm.bias);
+  } else {
+    n.weight.assign(n.dim, 1.0f);
+    n.bias.assign(n.dim, 0.0f);
+  }
+  return n;
+}
+
+ResidualMlp pack_mlp(const torch::nn::LayerNormImpl& norm, const torch::nn::SequentialImpl& mlp) {
+  // The block's Sequential is (Linear, GELU, Linear); anything else is not what we pack.
+  if (mlp.size() != 3 || !mlp.ptr(0)->as<torch::nn::LinearImpl>() ||
+      !mlp.ptr(1)->as<torch::nn::GELUImpl>() || !mlp.ptr(2)->as<torch::nn::LinearImpl>() ||
+      mlp.ptr(1)->as<torch::nn::GELUImpl>()->options.approximate() != "none") {
+    throw std::invalid_argument("fast::pack_mlp: expected an MLP of Linear, exact GELU, Linear");
+  }
+  return {pack_norm(norm), pack_dense(*mlp.ptr(0)->as<torch::nn::LinearImpl>()),
+          pack_dense(*mlp.ptr(2)->as<torch::nn::LinearImpl>())};
+}
+
+void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch) {
+  float* normed = reserve(scratch, rows * (m.up.in + m.up.out));
+  float* hidden = normed + rows * m.up.in;
+  layer_norm(m.norm, x, rows, normed);
+  dense(m.up, normed, rows, hidden);
+  gelu(hidden, rows * m.up.out);
+  dense(m.down, hidden, rows, x, /*accumulate=*/true);
+}
+
+void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
+  // Row b's source (b·n + n − 1) is never a destination of an earlier b, so ascending order is
+  // safe.
+  for (int64_t b = 0; b < batch; ++b) {
+    if (b != b * n + n - 1) std::copy_n(x + (b * n + n - 1) * width, width, x + b * width);
+  }
+}
+
+bool have_blas() {
+  return blas_sgemm() != nullptr;
+}
+
+void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
+      c[i * ldc + j] = beta == 0 ? s : beta * c[i * ldc + j] + s;
+    }
+  }
+}
+
+// Row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ: BLAS sees B transposed, A as it is.
+void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (const Sgemm sgemm = blas_sgemm()) {
+    sgemm_sized(sgemm, "T", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c,
+                int(ldc));
+    return;
+  }
+  gemm_abt_reference(m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float beta, float* c, int64_t ldc) {
+  const Sgemm sgemm = blas_sgemm();
+  if (m <= kSmallRows || !sgemm) {
+    for (int64_t r = 0; r < m; r += kSmallRows) {
+      gemm_rows_ab(std::min(kSmallRows, m - r), n, k, a + r * lda, lda, b, ldb, beta, c + r * ldc,
+                   ldc);
+    }
+    return;
+  }
+  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: BLAS sees both as they are, swapped.
+  sgemm_sized(sgemm, "N", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c, int(ldc));
+}
+
+namespace {
+
+// M rows × J columns of C, accumulated over all k: on AVX2, M·J/8 ymm accumulators (J = 32 keeps
+// 4 rows within the 16 registers; 64 spills, and 16 GCC unrolls completely into scalar code). The
+// bounds are compile-time constants, or the accumulators leave the registers.
+template <int M, int J>
+MINRNN_VECTOR_CLONES void rows_block(int64_t k, const float* a, int64_t lda, const float* b,
+                                     int64_t ldb, float beta, float* c, int64_t ldc) {
+  float acc[M][J];
+  for (int i = 0; i < M; ++i)
+    for (int q = 0; q < J; ++q) acc[i][q] = beta == 0 ? 0.0f : c[i * ldc + q];
+  for (int64_t p = 0; p < k; ++p) {
+    const float* w = b + p * ldb;
+    for (int i = 0; i < M; ++i) {
+      const float x = a[i * lda + p];
+      for (int q = 0; q < J; ++q) acc[i][q] += x * w[q];
+    }
+  }
+  for (int i = 0; i < M; ++i)
+    for (int q = 0; q < J; ++q) c[i * ldc + q] = acc[i][q];
+}
+
+// The last n % 32 columns (an action head's 3 or 6): one row at a time, no blocking.
+void rows_tail(int64_t m, int64_t width, int64_t k, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+    for (int64_t q = 0; q < width; ++q) ci[q] = beta == 0 ? 0.0f : ci[q];
+    for (int64_t p = 0; p < k; ++p) {
+      const float x = a[i * lda + p];
+      for (int64_t q = 0; q < width; ++q) ci[q] += x * b[p * ldb + q];
+    }
+  }
+}
+
+template <int M>
+void rows_kernel(int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                 float beta, float* c, int64_t ldc) {
+  constexpr int J = 32;
+  int64_t j = 0;
+  for (; j + J <= n; j += J) rows_block<M, J>(k, a, lda, b + j, ldb, beta, c + j, ldc);
+  if (j < n) rows_tail(M, n - j, k, a, lda, b + j, ldb, beta, c + j, ldc);
+}
+
+}  // namespace
+
+void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc) {
+  switch (m) {
+    case 0:
+      return;
+    case 1:
+      return rows_kernel<1>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 2:
+      return rows_kernel<2>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 3:
+      return rows_kernel<3>(n, k, a, lda, b, ldb, beta, c, ldc);
+    case 4:
+      return rows_kernel<4>(n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+  throw std::invalid_argument("gemm_rows_ab: at most " + std::to_string(kSmallRows) + " rows");
+}
+
+void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumulate, int64_t ldx,
+           int64_t ldy) {
+  if (ldx == 0) ldx = d.in;
+  if (ldy == 0) ldy = d.out;
+  if (!d.bias.empty()) {  // the bias first, then one product with beta = 1
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = y + r * ldy;
+      if (accumulate) {
+        add(row, d.bias.data(), d.out);
+      } else {
+        std::copy(d.bias.begin(), d.bias.end(), row);
+      }
+    }
+    accumulate = true;
+  }
+  gemm_ab(rows, d.out, d.in, x, ldx, d.weight_t.data(), d.out, accumulate ? 1.0f : 0.0f, y, ldy);
+}
+
+namespace {
+
+// Σ x[i] and Σ (x[i] − c)² in 16 interleaved partial sums, which GCC vectorizes (one running sum
+// it may not reorder without -ffast-math, and leaves scalar).
+MINRNN_INLINE void sums(const float* x, int64_t n, float c, float* sum, float* squares) {
+  float s[16] = {}, q[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int k = 0; k < 16; ++k) {
+      s[k] += x[i + k];
+      q[k] += (x[i + k] - c) * (x[i + k] - c);
+    }
+  }
+  float total = 0, total_sq = 0;
+  for (; i < n; ++i) {
+    total += x[i];
+    total_sq += (x[i] - c) * (x[i] - c);
+  }
+  for (int k = 0; k < 16; ++k) {
+    total += s[k];
+    total_sq += q[k];
+  }
+  *sum = total;
+  *squares = total_sq;
+}
+
+}  // namespace
+
+MINRNN_VECTOR_CLONES
+void layer_norm(const Norm& n, const float* x, int64_t rows, float* y) {
+  const int64_t D = n.dim;
+  const float* w = n.weight.data();
+  const float* b = n.bias.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * D;
+    float* yr = y + r * D;
+    // Two passes (mean, then squares about it), as torch: one-pass E[x²] − mean² loses digits.
+    float total, unused;
+    sums(xr, D, 0.0f, &total, &unused);
+    const float mean = total / float(D);
+    float dev, var;
+    sums(xr, D, mean, &dev, &var);
+    const float inv = 1.0f / std::sqrt(var / float(D) + n.eps);
+    for (int64_t i = 0; i < D; ++i) yr[i] = (xr[i] - mean) * inv * w[i] + b[i];
+  }
+}
+
+MINRNN_INLINE float gelu_of(float x) {
+  return 0.5f * x * (1.0f + erf_approx(x * 0.70710678118654752f));
+}
+
+MINRNN_VECTOR_CLONES
+void gelu(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = gelu_of(x[i]);
+}
+
+// gelu(v) = v·Φ(v), gelu'(v) = Φ(v) + v·φ(v).
+MINRNN_VECTOR_CLONES
+void bias_gelu_with_grad(float* x, const float* bias, float* y, int64_t rows, int64_t width) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * width;
+    float* yr = y + r * width;
+    for (int64_t i = 0; i < width; ++i) {
+      const float v = xr[i] + bias[i];
+      const float cdf = 0.5f * (1.0f + erf_approx(v * 0.70710678118654752f));
+      const float pdf = 0.39894228040143268f * cpu_expf(-0.5f * v * v);
+      yr[i] = v * cdf;
+      xr[i] = cdf + v * pdf;
+    }
+  }
+}
+
+MINRNN_VECTOR_CLONES
+void gelu_backward(const float* grad_of_gelu, float* g, int64_t rows, int64_t width,
+                   float* column_sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* dr = grad_of_gelu + r * width;
+    float* gr = g + r * width;
+    for (int64_t i = 0; i < width; ++i) gr[i] *= dr[i];
+    if (column_sums) {
+      for (int64_t i = 0; i < width; ++i) column_sums[i] += gr[i];
+    }
+  }
+}
+
+MINRNN_VECTOR_CLONES
+void silu(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = x[i] * sigmoid(x[i]);
+}
+
+void tanh_inplace(float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] = tanh_approx(x[i]);
+}
+
+MINRNN_VECTOR_CLONES
+void add(float* y, const float* x, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) y[i] += x[i];
+}
+
+}  // namespace minrnn::core::fast

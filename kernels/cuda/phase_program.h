@@ -1,0 +1,87 @@
+// The scan kernels as *phase programs*, so one body runs both on a GPU and in the host emulator
+// (tests/kernels/grid_emulator.h). Plain C++ (no CUDA headers): nvcc and the host compiler both
+// compile it.
+//
+// A kernel K is a struct (its launch arguments) with
+//   kThreads, kPhases                    threads per block; phases per round
+//   blocks(), rounds()                   the grid size and how many times the phase list repeats
+//   step(p)                              what separates phase p from the next (below)
+//   Regs                                 one thread's registers kept across phases
+//   Shared                               the block's shared memory
+//   phase(p, round, thread, regs, shared) the code of phase p: straight-line code between two
+//                                        synchronisation points, never itself synchronising.
+// The control flow between synchronisation points is the same for every thread of a block (no
+// thread returns early: a thread past the end only skips its loads and stores), which is what
+// makes __syncthreads and full-warp shuffles legal and what lets the emulator run a phase as
+// "every thread, one after the other".
+//
+// The GPU runs (kernels/cuda/scan.cu)   for round: for p: phase(p); cross(step(p))
+// the emulator runs the same loop with every thread of a block inside each phase, checking that
+// no element is written twice or read while another thread writes it within one barrier interval.
+#pragma once
+#include <cstdint>
+
+#include "kernels/math/scan_math.h"  // MINRNN_HOST_DEVICE
+
+// Loops over a thread's registers: unrolled on the GPU so the arrays stay in registers.
+#if defined(__CUDACC__)
+#define MINRNN_UNROLL _Pragma("unroll")
+#else
+#define MINRNN_UNROLL
+#endif
+
+namespace minrnn::core::grid {
+
+constexpr int kWarpSize = 32;
+
+struct Thread {
+  int64_t block;
+  int index;  // threadIdx.x
+};
+
+// What separates two phases.
+enum class Boundary : int {
+  kNone,       // nothing: the next phase may read only this thread's own registers and writes
+  kBarrier,    // __syncthreads(): shared-memory writes before it are visible to the block after it
+  kShuffleUp,  // regs.in = __shfl_up_sync(all lanes, regs.out, delta): lane l receives lane
+               // l − delta's regs.out (its own where l < delta). Not a memory barrier.
+};
+struct Step {
+  Boundary boundary;
+  int delta;  // kShuffleUp only
+};
+
+// Two values a lane passes to another through a shuffle: the (A, B) of an affine map x → A x + B,
+// the summary of a chunk of the scan.
+template <typename A>
+struct Pair {
+  A a, b;
+};
+// Every kernel's Regs derive from this: what the framework shuffles.
+template <typename A>
+struct Exchange {
+  Pair<A> out, in;
+};
+
+// The GPU's memory: plain pointers and arrays. The emulator's memory (tests/kernels/grid_emulator.h)
+// has the same shape with every access checked.
+struct DeviceMemory {
+  template <typename T>
+  using In = const T*;
+  template <typename T>
+  using Out = T*;
+  template <typename T, int N>
+  struct Array {
+    T v[N];
+    MINRNN_HOST_DEVICE T& operator[](int i) { return v[i]; }
+  };
+};
+
+// The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
+// adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels
+// make coalesced loads.
+MINRNN_HOST_DEVICE int64_t channel_base(int64_t channel, int64_t L, int64_t D) {
+  return (channel / D) * L * D + channel % D;
+}
+
+}  // namespace minrnn::core::grid

@@ -1,0 +1,51 @@
+// Launchers of the CUDA element-wise kernels (kernels/cuda/pointwise.cu): plain pointers and a stream,
+// no torch, as kernels/cuda/scan.h. Contiguous arrays of n elements on the stream's device; `float64`
+// picks double, else float.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/math/adamw_math.h"
+
+namespace minrnn::core::kernels {
+
+struct DropoutAddArgs {
+  const void* x;  // null: out = keep · y · scale
+  const void* y;
+  void* out;
+  int64_t n;
+  uint64_t seed;
+  int64_t threshold;
+  double scale;
+  bool float64;
+};
+cudaError_t dropout_add(const DropoutAddArgs& args, cudaStream_t stream);
+
+// The fused MLP's passes: pre (rows, width) + bias (width) → activated, slope (GELU, GELU′); and
+// d_hidden = d_activated · slope.
+struct BiasGeluArgs {
+  const void *pre, *bias;
+  void *activated, *slope;
+  int64_t n, width;
+  bool float64;
+};
+cudaError_t bias_gelu(const BiasGeluArgs& args, cudaStream_t stream);
+struct GeluBackwardArgs {
+  const void *d_activated, *slope;
+  void* d_hidden;
+  int64_t n;
+  bool float64;
+};
+cudaError_t gelu_backward(const GeluBackwardArgs& args, cudaStream_t stream);
+
+// One AdamW step of a float32 parameter tensor of n elements, in place (p, m, v).
+struct AdamWStepArgs {
+  float *p, *m, *v;
+  const float* g;
+  int64_t n;
+  AdamWUpdate update;
+};
+cudaError_t adamw_step(const AdamWStepArgs& args, cudaStream_t stream);
+
+}  // namespace minrnn::core::kernels

@@ -1,0 +1,106 @@
+// The element-wise passes of a training step that have CPU loops of their own, as phase programs
+// (kernels/cuda/phase_program.h) for CUDA: one thread per element, one phase, so the kernels
+// (kernels/cuda/pointwise.cu) and the host emulator's tests run the same bodies.
+// - DropoutAdd: the hashed dropout-add (ops/dropout.h), out[i] = (x[i] +) keep(i) · y[i] · scale,
+//   the CPU pass's arithmetic in its order, product and sum rounded separately (the kernels are
+//   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
+// - BiasGelu / GeluBackward: the fused MLP's passes (ops/mlp.h) — bias + exact GELU keeping
+//   GELU's derivative for the backward, and the backward's gelu' product.
+// - AdamWStep: FusedAdamW's update of one parameter tensor (kernels/math/adamw_math.h).
+#pragma once
+#include "kernels/math/adamw_math.h"
+#include "kernels/math/dropout_math.h"
+#include "kernels/cuda/phase_program.h"
+
+#include <math.h>
+
+namespace minrnn::core::grid {
+
+// One thread per element of n, one phase: the grid every pass here shares.
+struct PointwiseGrid {
+  static constexpr int kThreads = 256;
+  static constexpr int kPhases = 1;
+  struct Regs : Exchange<float> {};
+  struct Shared {};
+  int64_t n;
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (n + kThreads - 1) / kThreads; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
+  MINRNN_HOST_DEVICE int64_t element(const Thread& th) const {
+    return th.block * kThreads + th.index;
+  }
+};
+
+template <typename T, typename Mem>
+struct DropoutAdd : PointwiseGrid {
+  uint64_t seed;
+  int64_t threshold;  // dropped where the draw is below: p·2³²
+  T scale;            // 1 / (1 − p)
+  bool residual;      // with x; else out = keep · y · scale
+  typename Mem::template In<T> x, y;
+  typename Mem::template Out<T> out;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t i = element(th);
+    if (i >= n) return;
+    const T scaled = static_cast<T>(y[i]) * scale;
+    const T v = dropout_math::draw(seed, i) >= threshold ? scaled : T(0);
+    out[i] = residual ? static_cast<T>(x[i]) + v : v;
+  }
+};
+
+MINRNN_HOST_DEVICE float erf_of(float v) {
+  return ::erff(v);
+}
+MINRNN_HOST_DEVICE double erf_of(double v) {
+  return ::erf(v);
+}
+
+// v = pre[i] + bias[i % width]: activated[i] = GELU(v) = v Φ(v), slope[i] = GELU'(v) = Φ(v) + v
+// φ(v) (exact GELU, Φ by erf).
+template <typename T, typename Mem>
+struct BiasGelu : PointwiseGrid {
+  int64_t width;
+  typename Mem::template In<T> pre, bias;
+  typename Mem::template Out<T> activated, slope;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t i = element(th);
+    if (i >= n) return;
+    const T v = static_cast<T>(pre[i]) + static_cast<T>(bias[i % width]);
+    const T cdf = T(0.5) * (T(1) + erf_of(v * T(0.70710678118654752440)));
+    const T pdf = T(0.39894228040143267794) * scan_math::exp_of(T(-0.5) * v * v);
+    activated[i] = v * cdf;
+    slope[i] = cdf + v * pdf;
+  }
+};
+
+// d_hidden[i] = d_activated[i] · slope[i].
+template <typename T, typename Mem>
+struct GeluBackward : PointwiseGrid {
+  typename Mem::template In<T> d_activated, slope;
+  typename Mem::template Out<T> d_hidden;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t i = element(th);
+    if (i >= n) return;
+    d_hidden[i] = static_cast<T>(d_activated[i]) * static_cast<T>(slope[i]);
+  }
+};
+
+// One AdamW step over a float32 parameter tensor: p, m, v read and written by the thread that
+// owns the element (on the GPU the In and Out of each are the same array).
+template <typename Mem>
+struct AdamWStep : PointwiseGrid {
+  AdamWUpdate u;
+  typename Mem::template In<float> p_in, g, m_in, v_in;
+  typename Mem::template Out<float> p_out, m_out, v_out;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t i = element(th);
+    if (i >= n) return;
+    float p = p_in[i], m = m_in[i], v = v_in[i];
+    adamw_element(p, g[i], m, v, u);
+    p_out[i] = p;
+    m_out[i] = m;
+    v_out[i] = v;
+  }
+};
+
+}  // namespace minrnn::core::grid

@@ -1,0 +1,25 @@
+// The hashed dropout's draw (ops/dropout.h), one definition for the CPU pass, the CUDA kernel
+// (kernels/cuda/pointwise_programs.h) and their tests: element i is kept when the high 32 bits of
+// splitmix64(seed + (i + 1)·γ) are ≥ the threshold p·2³².
+#pragma once
+#include <cstdint>
+
+#include "kernels/math/shared_inline.h"
+
+namespace minrnn::core::dropout_math {
+
+constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull;  // splitmix64's increment
+constexpr uint64_t kMul1 = 0xBF58476D1CE4E5B9ull, kMul2 = 0x94D049BB133111EBull;
+
+MINRNN_SHARED_INLINE uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * kMul1;
+  z = (z ^ (z >> 27)) * kMul2;
+  return z ^ (z >> 31);
+}
+
+// Element i's draw in [0, 2³²), as a signed 64-bit integer (AVX2 compares no unsigned ones).
+MINRNN_SHARED_INLINE int64_t draw(uint64_t seed, int64_t i) {
+  return static_cast<int64_t>(mix(seed + static_cast<uint64_t>(i + 1) * kGamma) >> 32);
+}
+
+}  // namespace minrnn::core::dropout_math

@@ -1,0 +1,103 @@
+#include "models/transformer.h"
+
+#include "ops/affine.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "ops/dropout.h"
+#include "ops/mlp.h"
+
+namespace minrnn::core {
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
+    : n_heads_(o.n_heads) {
+  if (o.n_heads <= 0 || o.d_model % o.n_heads != 0) {
+    throw std::invalid_argument("TransformerOptions: d_model " + std::to_string(o.d_model) +
+                                " must be a positive multiple of n_heads " +
+                                std::to_string(o.n_heads));
+  }
+  qkv = register_module("qkv", torch::nn::Linear(o.d_model, 3 * o.d_model));
+  proj = register_module("proj", torch::nn::Linear(o.d_model, o.d_model));
+  attn_dropout = register_module("attn_dropout", torch::nn::Dropout(o.dropout));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const TokenSelection& read) {
+  const int64_t B = x.size(0), T = x.size(1), D = x.size(2), H = n_heads_;
+  torch::Tensor q, k, v;  // (B,H,T_q or T,D/H)
+  if (read.all()) {
+    // (B,T,3D) → 3 × (B,H,T,D/H)
+    auto parts = linear(x, qkv->weight, qkv->bias)
+                     .view({B, T, 3, H, D / H})
+                     .permute({2, 0, 3, 1, 4})
+                     .unbind(0);
+    q = parts[0], k = parts[1], v = parts[2];
+  } else {
+    // The query rows of the packed weight for the read tokens alone; keys and values for all.
+    const torch::Tensor xq = read.apply(x);
+    const int64_t Tq = xq.size(1);
+    q = linear(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
+            .view({B, Tq, H, D / H})
+            .transpose(1, 2);
+    auto kv = linear(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
+                  .view({B, T, 2, H, D / H})
+                  .permute({2, 0, 3, 1, 4})
+                  .unbind(0);
+    k = kv[0], v = kv[1];
+  }
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D / H));
+  // The query of token t may only attend to tokens ≤ t.
+  auto key_pos = torch::arange(T, x.options().dtype(torch::kLong));
+  auto query_pos = read.apply(key_pos.unsqueeze(0)).squeeze(0);
+  auto future = key_pos.unsqueeze(0) > query_pos.unsqueeze(1);  // (T_q, T)
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  auto probs = fused_dropout(torch::softmax(scores, -1), attn_dropout->options.p(),
+                             attn_dropout->is_training());
+  auto y = torch::matmul(probs, v);
+  return linear(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
+}
+
+TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers)
+    : n_heads_(o.n_heads) {
+  for (int64_t i = 0; i < n_layers; ++i) {
+    Block b;
+    const std::string p = "block" + std::to_string(i) + "_";  // module names may not hold dots
+    b.norm_attn = register_module(p + "norm_attn",
+                                  torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+    b.attn = register_module(p + "attn", CausalSelfAttention(o));
+    b.norm_mlp = register_module(p + "norm_mlp",
+                                 torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+    b.mlp = register_module(
+        p + "mlp", torch::nn::Sequential(torch::nn::Linear(o.d_model, o.mlp_ratio * o.d_model),
+                                         torch::nn::GELU(),
+                                         torch::nn::Linear(o.mlp_ratio * o.d_model, o.d_model)));
+    blocks_.push_back(b);
+  }
+  dropout_ = register_module("dropout", torch::nn::Dropout(o.dropout));
+  norm_out_ =
+      register_module("norm_out", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model})));
+}
+
+torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* state,
+                                        const TokenSelection& read) {
+  if (state != nullptr) {
+    throw std::logic_error("TransformerStack::forward: attention carries no state; pass nullptr");
+  }
+  auto h = x;
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    Block& b = blocks_[i];
+    const TokenSelection top_read = i + 1 == blocks_.size() ? read : TokenSelection{};
+    // Each dropout and residual add is one pass (ops/dropout.h).
+    const double p = dropout_->options.p();
+    h = add_dropout(top_read.apply(h), b.attn(b.norm_attn(h), top_read), p,
+                    dropout_->is_training());
+    h = add_dropout(h, mlp_forward(b.mlp, b.norm_mlp(h)), p, dropout_->is_training());
+  }
+  return norm_out_(h);
+}
+
+torch::Tensor TransformerStack::step(const torch::Tensor&, SequenceState&) {
+  throw std::logic_error("TransformerStack::step: not a streaming model; re-encode the window");
+}
+
+}  // namespace minrnn::core

@@ -1,0 +1,44 @@
+#include "ops/affine.h"
+
+#include "ops/gemm_cpu.h"
+
+namespace minrnn::core {
+namespace {
+
+class LinearFunction : public torch::autograd::Function<LinearFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w, const torch::Tensor& b) {
+    const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
+    ctx->save_for_backward({rows, w});
+    ctx->saved_data["in_sizes"] = x.sizes().vec();
+    ctx->saved_data["bias"] = b.numel() > 0;
+    std::vector<int64_t> out_sizes = x.sizes().vec();
+    out_sizes.back() = w.size(0);
+    return linear_rows(rows, w, b.numel() > 0 ? b : torch::Tensor()).view(out_sizes);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &w = saved[1];
+    const torch::Tensor dy = grads[0].reshape({-1, w.size(0)}).contiguous();
+    torch::Tensor dx, dw, db;
+    if (ctx->needs_input_grad(0)) {
+      dx = input_grad_rows(dy, w).view(ctx->saved_data["in_sizes"].toIntVector());
+    }
+    if (ctx->needs_input_grad(1)) dw = dy.t().mm(rows);
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
+    return {dx, dw, db};
+  }
+};
+
+}  // namespace
+
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  if (x.numel() == 0 || !gemm_cpu_fits_linear(x, w)) return torch::linear(x, w, b);
+  // An autograd Function takes no undefined inputs: no bias is an empty one.
+  return LinearFunction::apply(x, w, b.defined() ? b : torch::empty({0}, w.options()));
+}
+
+}  // namespace minrnn::core

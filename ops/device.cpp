@@ -1,0 +1,99 @@
+#include "ops/device.h"
+
+#if defined(MINRNN_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace minrnn::core {
+namespace {
+
+#if defined(MINRNN_WITH_CUDA)
+std::string version(int v) {  // 13000 → "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+#endif
+
+// "cuda" → 0, "cuda:3" → 3; -1 for anything else.
+int cuda_index(const std::string& s) {
+  if (s == "cuda") return 0;
+  if (s.rfind("cuda:", 0) != 0 || s.size() == 5 || s.size() > 8) return -1;
+  for (size_t i = 5; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return -1;
+  }
+  return std::stoi(s.substr(5));
+}
+
+int cuda_device_count() {
+#if defined(MINRNN_WITH_CUDA)
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  cudaGetLastError();  // not sticky, but must not surface in a later kernel launch's check
+  return count;
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+std::string cuda_unavailable_reason() {
+#if defined(MINRNN_WITH_CUDA)
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  cudaGetLastError();
+  if (driver == 0) return "no CUDA driver is installed (libcuda.so was not found)";
+  if (driver < runtime) {
+    return "the CUDA driver supports CUDA " + version(driver) + " but this build's runtime needs " +
+           version(runtime) + " (update the NVIDIA driver)";
+  }
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  if (err != cudaSuccess)
+    return std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
+  if (count == 0) return "no CUDA device was found";
+  if (!torch::cuda::is_available()) return "LibTorch sees no CUDA device";
+  return "";
+#else
+  return "this minrnn was built without CUDA (nvcc was not found when it was configured)";
+#endif
+}
+
+DeviceChoice resolve_device(const std::string& requested, const std::string& setting) {
+  const std::string fallback = setting.rfind("--", 0) == 0 ? "pass " + setting + " cpu (or auto)"
+                                                           : "set " + setting + ": cpu (or auto)";
+  if (requested == "cpu") return {torch::Device(torch::kCPU), "cpu", ""};
+  if (requested == "auto") {
+    const std::string reason = cuda_unavailable_reason();
+    if (reason.empty())
+      return {torch::Device(torch::kCUDA, 0), "cuda:0", "a CUDA device is usable"};
+    return {torch::Device(torch::kCPU), "cpu", reason};
+  }
+  const int index = cuda_index(requested);
+  if (index < 0) {
+    throw std::invalid_argument(setting + ": expected auto, cpu, cuda or cuda:N, got '" +
+                                requested + "'");
+  }
+  const std::string reason = cuda_unavailable_reason();
+  if (!reason.empty()) {
+    throw std::invalid_argument(setting + " " + requested + " was asked for, but " + reason + "; " +
+                                fallback + " to run on the CPU.");
+  }
+  const int count = cuda_device_count();
+  if (index >= count) {
+    throw std::invalid_argument(
+        setting + " " + requested + " was asked for, but this machine has " +
+        std::to_string(count) + " CUDA device(s) (cuda:0 … cuda:" + std::to_string(count - 1) +
+        "); pass one of those, or " + fallback.substr(fallback.find(' ') + 1) + ".");
+  }
+  return {torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index)),
+          "cuda:" + std::to_string(index), ""};
+}
+
+std::string describe_choice(const std::string& requested, const DeviceChoice& choice) {
+  if (requested != "auto") return "";
+  return "device: auto -> " + choice.name + " (" + choice.note + ")";
+}
+
+}  // namespace minrnn::core

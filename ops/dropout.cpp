@@ -1,0 +1,179 @@
+#include "ops/dropout.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <mutex>
+#include <stdexcept>
+
+#include "kernels/cpu/simd.h"
+#include "kernels/math/dropout_math.h"
+#include "ops/parallel_tasks.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/pointwise_cuda.h"
+#endif
+
+namespace minrnn::core {
+namespace {
+
+using dropout_math::kGamma;
+using dropout_math::kMul1;
+using dropout_math::kMul2;
+
+// Elements whose 32-bit draw is below this are dropped: P(drop) = threshold / 2³² = p to 2⁻³².
+int64_t drop_threshold(double p) {
+  return std::llround(p * 4294967296.0);
+}
+
+// out[i] = (x[i] +) keep(i) · y[i] · scale for i in [begin, end), built per ISA (kernels/cpu/simd.h).
+// Written so the AVX2 clone vectorizes too (it ran scalar: 4% of a training step on an AVX2
+// machine): y[i] is scaled whatever the mask and then selected (the file is built without
+// trapping-math so GCC may; AVX2 has no masked ops to do it otherwise), and the draw and the
+// threshold, both in [0, 2³²], are compared as signed 64-bit integers (AVX2 has no unsigned one).
+template <typename T, bool kResidual>
+MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t begin, int64_t end,
+                                       uint64_t seed, int64_t threshold, T scale) {
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t draw = dropout_math::draw(seed, i);
+    const T scaled = y[i] * scale;
+    const T v = draw >= threshold ? scaled : T(0);
+    out[i] = kResidual ? x[i] + v : v;
+  }
+}
+
+// out = (x +) keep(i) · y · scale over n contiguous elements; x may be null.
+template <typename T>
+void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, int64_t threshold,
+                      T scale) {
+  parallel_ranges(n, 1 << 14, [&](int64_t begin, int64_t end) {
+    if (x) {
+      masked_range<T, true>(x, y, out, begin, end, seed, threshold, scale);
+    } else {
+      masked_range<T, false>(x, y, out, begin, end, seed, threshold, scale);
+    }
+  });
+}
+
+// The fused pass on float/double tensors, CPU or CUDA (its kernel: kernels/cuda/pointwise_programs.h);
+// x undefined = no residual.
+torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
+                       uint64_t seed) {
+#ifdef MINRNN_WITH_CUDA
+  if (y_in.is_cuda()) return dropout_add_cuda(x_in, y_in, seed, drop_threshold(p), 1.0 / (1.0 - p));
+#endif
+  const torch::Tensor y = y_in.contiguous();
+  const torch::Tensor x = x_in.defined() ? x_in.contiguous() : x_in;
+  torch::Tensor out = torch::empty_like(y, torch::MemoryFormat::Contiguous);
+  AT_DISPATCH_FLOATING_TYPES(y.scalar_type(), "add_dropout", [&] {
+    masked_scale_add<scalar_t>(x.defined() ? x.data_ptr<scalar_t>() : nullptr,
+                               y.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), y.numel(), seed,
+                               drop_threshold(p), static_cast<scalar_t>(1.0 / (1.0 - p)));
+  });
+  return out;
+}
+
+// Forward and backward share the pass: ∂/∂y = keep · scale · grad (the mask regenerated from the
+// seed, nothing saved), ∂/∂x = grad. Autograd functions take no undefined inputs, hence two.
+void save(torch::autograd::AutogradContext* ctx, double p, int64_t seed) {
+  ctx->saved_data["p"] = p;
+  ctx->saved_data["seed"] = seed;
+}
+torch::Tensor dropped_grad(torch::autograd::AutogradContext* ctx, const torch::Tensor& g) {
+  return run_pass({}, g, ctx->saved_data["p"].toDouble(),
+                  static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+}
+
+class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y,
+                               double p, int64_t seed) {
+    save(ctx, p, seed);
+    return run_pass({}, y, p, static_cast<uint64_t>(seed));
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return {dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+class DropoutAddFunction : public torch::autograd::Function<DropoutAddFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& y, double p, int64_t seed) {
+    save(ctx, p, seed);
+    return run_pass(x, y, p, static_cast<uint64_t>(seed));
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0], dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// One 64-bit draw from the default CPU generator per dropout call.
+uint64_t draw_seed() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
+}
+
+// Devices the fused pass runs on: the CPU, and CUDA where it is built.
+bool has_pass(const torch::Device& device) {
+#ifdef MINRNN_WITH_CUDA
+  if (device.is_cuda()) return true;
+#endif
+  return device.is_cpu();
+}
+
+bool active(double p, bool training) {
+  if (p < 0 || p >= 1) {
+    throw std::invalid_argument("dropout: p must be in [0, 1), got " + std::to_string(p));
+  }
+  return training && p > 0;
+}
+
+// z >> s with zeros shifted in (torch's >> on int64 copies the sign bit).
+torch::Tensor shift_right(const torch::Tensor& z, int64_t s) {
+  return torch::bitwise_and(z.bitwise_right_shift(s), (int64_t{1} << (64 - s)) - 1);
+}
+
+}  // namespace
+
+torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed) {
+  const auto i64 = y.options().dtype(torch::kInt64);
+  // int64 arithmetic wraps as uint64 does, so the bits are splitmix64's.
+  torch::Tensor z = torch::arange(1, y.numel() + 1, i64) * static_cast<int64_t>(kGamma) +
+                    static_cast<int64_t>(seed);
+  z = torch::bitwise_xor(z, shift_right(z, 30)) * static_cast<int64_t>(kMul1);
+  z = torch::bitwise_xor(z, shift_right(z, 27)) * static_cast<int64_t>(kMul2);
+  z = torch::bitwise_xor(z, shift_right(z, 31));
+  return (shift_right(z, 32) >= drop_threshold(p)).view(y.sizes());
+}
+
+torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y, double p,
+                                 uint64_t seed) {
+  if (x.defined() && x.sizes() != y.sizes()) {
+    throw std::invalid_argument("add_dropout: x and y must have one shape");
+  }
+  const auto dtype = y.scalar_type();
+  const bool fast = has_pass(y.device()) &&
+                    (!x.defined() || (x.device() == y.device() && x.scalar_type() == dtype)) &&
+                    (dtype == torch::kFloat || dtype == torch::kDouble);
+  if (fast) {
+    const auto s = static_cast<int64_t>(seed);
+    return x.defined() ? DropoutAddFunction::apply(x, y, p, s) : DropoutFunction::apply(y, p, s);
+  }
+  torch::Tensor dropped = y * dropout_mask_reference(y, p, seed) * (1.0 / (1.0 - p));
+  return x.defined() ? x + dropped : dropped;
+}
+
+torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training) {
+  if (!active(p, training)) return y;
+  return add_dropout_seeded({}, y, p, draw_seed());
+}
+
+torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double p, bool training) {
+  if (!active(p, training)) return x + y;
+  return add_dropout_seeded(x, y, p, draw_seed());
+}
+
+}  // namespace minrnn::core

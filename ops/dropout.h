@@ -1,0 +1,32 @@
+// Dropout whose mask is a hash of (seed, element index) instead of a stored tensor of draws.
+//
+// LibTorch's CPU dropout draws its Bernoulli mask one element at a time from the locked mt19937
+// generator (~40 ns an element on the development machine): the 7 dropouts of a 3-layer minGRU
+// agent's training step (3.4 M elements) cost more than all its matrix products. Here each step
+// draws one 64-bit seed from the default CPU generator (so torch::manual_seed and a checkpoint's
+// generator state still decide every mask) and element i is kept when the high 32 bits of
+// splitmix64(seed + (i + 1)·γ) are ≥ p·2³²: independent Bernoulli(1 − p) draws, computed in
+// parallel, regenerated in the backward instead of saved.
+//
+// CPU and CUDA float32/float64 tensors run one fused pass (on CUDA the phase program of
+// kernels/cuda/pointwise_programs.h, the CPU pass's arithmetic: the same bits); other devices and dtypes
+// run the same hash in torch ops (dropout_mask_reference), which the tests compare the passes with.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace minrnn::core {
+
+// dropout(y): y ⊙ mask / (1 − p) when training and p > 0, else y itself.
+torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training);
+// x + dropout(y) in one pass (the residual connection of every block); x and y of one shape.
+torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double p, bool training);
+
+// The same with the seed given (no draw from the generator): what the functions above run.
+torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y, double p,
+                                 uint64_t seed);
+// The keep-mask (bool, y's shape) for a seed, by torch ops on y's device.
+torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed);
+
+}  // namespace minrnn::core

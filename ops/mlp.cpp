@@ -1,0 +1,130 @@
+#include "ops/mlp.h"
+
+#include <utility>
+
+#include "kernels/cpu/float_loops.h"
+#include "ops/gemm_cpu.h"
+#include "ops/parallel_tasks.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/pointwise_cuda.h"
+#endif
+
+namespace minrnn::core {
+namespace {
+
+// Rows per chunk of the fused gelu-backward pass: each chunk sums its own bias-gradient partial,
+// so the sum's order does not depend on the thread count (CPU runs stay deterministic).
+constexpr int64_t kRowsPerChunk = 256;
+
+// pre (rows, width) + bias → {GELU, GELU′} of it: all the backward needs. CPU float32: one
+// vectorised pass, GELU′ written where pre was; CUDA: the kernel of kernels/cuda/pointwise_programs.h.
+std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
+                                                       const torch::Tensor& bias) {
+#ifdef MINRNN_WITH_CUDA
+  if (pre.is_cuda()) return bias_gelu_cuda(pre, bias);
+#endif
+  torch::Tensor activated = torch::empty_like(pre);
+  const int64_t width = pre.size(1);
+  float* h = pre.data_ptr<float>();
+  const float* b = bias.data_ptr<float>();
+  float* g = activated.data_ptr<float>();
+  parallel_ranges(pre.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t r0, int64_t r1) {
+    fast::bias_gelu_with_grad(h + r0 * width, b, g + r0 * width, r1 - r0, width);
+  });
+  return {activated, pre};
+}
+
+// ∂/∂activated → {∂/∂pre, the first bias's gradient}. CPU: gelu′ applied in place with the bias
+// gradient summed in the same pass (per chunk of rows, then the chunks); CUDA: the kernel, then a
+// column sum.
+std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activated,
+                                                           const torch::Tensor& slope) {
+#ifdef MINRNN_WITH_CUDA
+  if (d_activated.is_cuda()) {
+    torch::Tensor d_hidden = gelu_backward_cuda(d_activated, slope);
+    return {d_hidden, d_hidden.sum(0)};
+  }
+#endif
+  const int64_t n = d_activated.size(0), width = d_activated.size(1);
+  const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
+  torch::Tensor partial = torch::zeros({std::max<int64_t>(chunks, 1), width}, slope.options());
+  const float* dgelu = slope.data_ptr<float>();
+  float* dh = d_activated.data_ptr<float>();
+  float* sums = partial.data_ptr<float>();
+  parallel_ranges(n, kRowsPerChunk, [&](int64_t r0, int64_t r1) {
+    const int64_t c = r0 / kRowsPerChunk;
+    fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
+  });
+  return {d_activated, partial.sum(0)};
+}
+
+class MlpFunction : public torch::autograd::Function<MlpFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w1, const torch::Tensor& b1,
+                               const torch::Tensor& w2, const torch::Tensor& b2) {
+    const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
+    // The first bias joins the GELU pass (addmm would first copy it into every row and make the
+    // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
+    const auto [activated, gelu_grad] = bias_gelu_pass(linear_rows(rows, w1, {}), b1);
+    torch::Tensor out = linear_rows(activated, w2, b2);
+    ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
+    std::vector<int64_t> out_sizes = x.sizes().vec();
+    out_sizes.back() = w2.size(0);
+    ctx->saved_data["in_sizes"] = x.sizes().vec();
+    return out.view(out_sizes);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
+                        &activated = saved[4];
+    const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
+    const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
+    const auto [d_hidden, d_b1] = gelu_backward_pass(input_grad_rows(d_out, w2), gelu_grad);
+    const torch::Tensor d_w1 = d_hidden.t().mm(rows);
+    torch::Tensor d_x;
+    if (ctx->needs_input_grad(0)) {
+      d_x = input_grad_rows(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
+    }
+    return {d_x, d_w1, d_b1, d_w2, d_b2};
+  }
+};
+
+// The Sequential's two Linears when it is Linear → exact GELU → Linear with biases, else null.
+struct Layers {
+  torch::nn::LinearImpl *up = nullptr, *down = nullptr;
+};
+Layers layers_of(torch::nn::Sequential& mlp) {
+  if (mlp->size() != 3) return {};
+  auto* up = mlp->ptr(0)->as<torch::nn::LinearImpl>();
+  auto* gelu = mlp->ptr(1)->as<torch::nn::GELUImpl>();
+  auto* down = mlp->ptr(2)->as<torch::nn::LinearImpl>();
+  if (!up || !gelu || !down || gelu->options.approximate() != "none") return {};
+  if (!up->bias.defined() || !down->bias.defined()) return {};
+  return {up, down};
+}
+
+// CPU float32 (the loops of kernels/cpu/float_loops.h), or CUDA float32/float64 where built with CUDA (the
+// kernels of kernels/cuda/pointwise_programs.h); every tensor on x's device in x's dtype.
+bool fusable(const torch::Tensor& t, const torch::Tensor& x) {
+  if (t.device() != x.device() || t.scalar_type() != x.scalar_type()) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (x.is_cuda()) return x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble;
+#endif
+  return x.is_cpu() && x.scalar_type() == torch::kFloat;
+}
+
+}  // namespace
+
+torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
+  const Layers l = layers_of(mlp);
+  const bool fused = l.up && x.dim() >= 1 && x.numel() > 0 && fusable(x, x) &&
+                     fusable(l.up->weight, x) && fusable(l.down->weight, x) &&
+                     fusable(l.up->bias, x) && fusable(l.down->bias, x);
+  if (!fused) return mlp->forward(x);
+  return MlpFunction::apply(x, l.up->weight, l.up->bias, l.down->weight, l.down->bias);
+}
+
+}  // namespace minrnn::core

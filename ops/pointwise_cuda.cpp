@@ -1,0 +1,67 @@
+// Host side of the CUDA element-wise kernels (pointwise_cuda.h). Built only with CUDA.
+#include "ops/pointwise_cuda.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "kernels/cuda/pointwise.h"
+
+namespace minrnn::core {
+
+torch::Tensor dropout_add_cuda(const torch::Tensor& x_in, const torch::Tensor& y_in, uint64_t seed,
+                               int64_t threshold, double scale) {
+  c10::cuda::CUDAGuard guard(y_in.device());
+  const torch::Tensor y = y_in.contiguous();
+  const torch::Tensor x = x_in.defined() ? x_in.contiguous() : x_in;
+  torch::Tensor out = torch::empty_like(y, torch::MemoryFormat::Contiguous);
+  const kernels::DropoutAddArgs args{x.defined() ? x.data_ptr() : nullptr,
+                                     y.data_ptr(),
+                                     out.data_ptr(),
+                                     y.numel(),
+                                     seed,
+                                     threshold,
+                                     scale,
+                                     y.scalar_type() == torch::kDouble};
+  C10_CUDA_CHECK(kernels::dropout_add(args, at::cuda::getCurrentCUDAStream()));
+  return out;
+}
+
+std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre_in,
+                                                       const torch::Tensor& bias_in) {
+  c10::cuda::CUDAGuard guard(pre_in.device());
+  const torch::Tensor pre = pre_in.contiguous(), bias = bias_in.contiguous();
+  torch::Tensor activated = torch::empty_like(pre), slope = torch::empty_like(pre);
+  const kernels::BiasGeluArgs args{pre.data_ptr(),
+                                   bias.data_ptr(),
+                                   activated.data_ptr(),
+                                   slope.data_ptr(),
+                                   pre.numel(),
+                                   pre.size(-1),
+                                   pre.scalar_type() == torch::kDouble};
+  C10_CUDA_CHECK(kernels::bias_gelu(args, at::cuda::getCurrentCUDAStream()));
+  return {activated, slope};
+}
+
+torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated_in,
+                                 const torch::Tensor& slope_in) {
+  c10::cuda::CUDAGuard guard(slope_in.device());
+  const torch::Tensor d_activated = d_activated_in.contiguous(), slope = slope_in.contiguous();
+  torch::Tensor d_hidden = torch::empty_like(slope);
+  const kernels::GeluBackwardArgs args{d_activated.data_ptr(), slope.data_ptr(),
+                                       d_hidden.data_ptr(), slope.numel(),
+                                       slope.scalar_type() == torch::kDouble};
+  C10_CUDA_CHECK(kernels::gelu_backward(args, at::cuda::getCurrentCUDAStream()));
+  return d_hidden;
+}
+
+void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
+                     const AdamWUpdate& update) {
+  c10::cuda::CUDAGuard guard(p.device());
+  const torch::Tensor gc = g.contiguous();
+  const kernels::AdamWStepArgs args{p.data_ptr<float>(),  m.data_ptr<float>(), v.data_ptr<float>(),
+                                    gc.data_ptr<float>(), p.numel(),           update};
+  C10_CUDA_CHECK(kernels::adamw_step(args, at::cuda::getCurrentCUDAStream()));
+}
+
+}  // namespace minrnn::core

@@ -1,0 +1,30 @@
+// Host side of the CUDA element-wise kernels (kernels/cuda/pointwise.h), for ops/dropout.cpp,
+// ops/mlp.cpp and ops/fused_adamw.cpp. Built only with CUDA (cmake/Targets.cmake). CUDA
+// float32/float64 tensors.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "kernels/math/adamw_math.h"
+
+namespace minrnn::core {
+
+// (x +) keep · y · scale (x: undefined, or y's shape, device and dtype); the mask is the CPU
+// pass's (kernels/math/dropout_math.h).
+torch::Tensor dropout_add_cuda(const torch::Tensor& x, const torch::Tensor& y, uint64_t seed,
+                               int64_t threshold, double scale);
+
+// pre (rows, width) + bias (width) → {GELU, GELU′} of it, each (rows, width).
+std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
+                                                       const torch::Tensor& bias);
+// d_activated · slope, element by element.
+torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated, const torch::Tensor& slope);
+
+// One AdamW step of a contiguous float32 parameter p, in place, with its gradient g and moments m,
+// v (p's shape and device).
+void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
+                     const AdamWUpdate& update);
+
+}  // namespace minrnn::core

@@ -1,0 +1,191 @@
+// Reading a sweep file and planning its runs: which (dataset, backbone, seed) runs exist, where,
+// with which config, and how far each has got (sweep/sweep.h). run_sweep (sweep.cpp) and the Slurm
+// backend (sweep/slurm.cpp) both start from plan_sweep.
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "sweep/sweep.h"
+#include "sweep/slurm.h"
+#include "rl/config.h"
+#include "rl/run_dir.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& what) {
+  throw std::invalid_argument(file + ": key '" + key + "': " + what);
+}
+
+std::string scalar_string(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) bad(file, key, "expected a string");
+  return n.as<std::string>();
+}
+
+int64_t scalar_int(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) bad(file, key, "expected an integer");
+  try {
+    return n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    bad(file, key, "expected an integer, got '" + n.Scalar() + "'");
+  }
+}
+
+std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
+                                     const std::string& key) {
+  if (!n.IsSequence() || n.size() == 0) bad(file, key, "expected a non-empty list of strings");
+  std::vector<std::string> out;
+  for (const auto& item : n) out.push_back(scalar_string(item, file, key));
+  return out;
+}
+
+std::string substitute(std::string s, const std::string& dataset, const std::string& backbone) {
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"{dataset}", dataset}, {"{backbone}", backbone}}) {
+    for (size_t at = s.find(name); at != std::string::npos; at = s.find(name, at + value.size()))
+      s.replace(at, name.size(), value);
+  }
+  return s;
+}
+
+bool exists(const std::string& dir, const char* name) {
+  return fs::exists(fs::path(dir) / name);
+}
+
+RunState read_state(const std::string& run_dir) {
+  if (!exists(run_dir, "done.json")) return RunState::kPending;
+  return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
+}
+
+}  // namespace
+
+SweepSpec parse_sweep(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(file + ": not valid YAML: " + e.what());
+  }
+  if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping of sweep keys");
+  SweepSpec s;
+  s.file = file;
+  s.out = "runs/sweeps/" + fs::path(file).stem().string();
+  bool has_datasets = false, has_backbones = false, has_seeds = false;
+  for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) {
+      throw std::invalid_argument(file + ": a key must be a name, not a list or map");
+    }
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "datasets") {
+      s.datasets = string_list(v, file, key), has_datasets = true;
+    } else if (key == "backbones") {
+      s.backbones = string_list(v, file, key), has_backbones = true;
+    } else if (key == "seeds") {
+      if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
+      for (const auto& item : v) s.seeds.push_back(scalar_int(item, file, key));
+      has_seeds = true;
+    } else if (key == "config") {
+      s.config_template = scalar_string(v, file, key);
+    } else if (key == "set") {
+      s.sets = string_list(v, file, key);
+      for (const auto& kv_text : s.sets)
+        if (kv_text.find('=') == std::string::npos)
+          bad(file, key, "'" + kv_text + "' is not key=value");
+    } else if (key == "out") {
+      s.out = scalar_string(v, file, key);
+    } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
+      const int64_t n = scalar_int(v, file, key);
+      if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
+      (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
+    } else if (key == "slurm") {
+      s.slurm = parse_slurm_spec(v, file);
+    } else {
+      bad(file, key,
+          "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, threads, "
+          "eval_episodes, slurm)");
+    }
+  }
+  if (!has_datasets) bad(file, "datasets", "missing");
+  if (!has_backbones) bad(file, "backbones", "missing");
+  if (!has_seeds) bad(file, "seeds", "missing");
+  return s;
+}
+
+SweepSpec load_sweep(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot read sweep file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep(ss.str(), path);
+}
+
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
+  const fs::path base = fs::path(spec.file).parent_path();
+  std::vector<SweepRun> protos;  // one per (dataset, backbone), with its resolved config
+  std::vector<rl::TrainConfig> configs;
+  for (const auto& dataset : spec.datasets) {
+    for (const auto& backbone : spec.backbones) {
+      SweepRun proto;
+      proto.dataset = dataset;
+      proto.backbone = backbone;
+      proto.config =
+          (base / substitute(spec.config_template, dataset, backbone)).lexically_normal();
+      if (!fs::exists(proto.config)) {
+        throw std::invalid_argument(spec.file + ": key 'config': " + proto.config +
+                                    " does not exist (dataset " + dataset + ", backbone " +
+                                    backbone + ")");
+      }
+      // The sweep names the backbone; the config may be a shared template.
+      proto.overrides.push_back("backbone=" + backbone);
+      for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
+      // Throws naming the file or the --set.
+      configs.push_back(rl::load_config(proto.config, proto.overrides));
+      proto.max_steps = configs.back().max_steps;
+      proto.device = configs.back().device;
+      protos.push_back(proto);
+    }
+  }
+  // Seed-major: a sweep stopped part-way has every (dataset, backbone) cell at its first seeds.
+  std::vector<SweepRun> runs;
+  std::string conflicts;  // run dirs holding another config than the sweep's
+  int extendable = 0;     // of them, those that differ only by a smaller max_steps
+  for (int64_t seed : spec.seeds) {
+    for (size_t i = 0; i < protos.size(); ++i) {
+      SweepRun r = protos[i];
+      r.seed = seed;
+      r.run_dir =
+          (fs::path(spec.out) / r.dataset / r.backbone / ("seed" + std::to_string(seed))).string();
+      r.state = read_state(r.run_dir);
+      rl::TrainConfig wanted = configs[i];  // what `minrnn train --seed S` will resolve
+      wanted.seed = seed;
+      const rl::StoredConfig stored = rl::compare_stored_config(r.run_dir, wanted);
+      if (stored.max_steps_grows && spec.extend) {
+        r.extend = true;
+        r.state = RunState::kPending;  // done.json, if any, is moved aside when training starts
+      } else if (!stored.differences.empty()) {
+        conflicts += "\n  " + r.run_dir + ": " + stored.differences;
+        extendable += stored.max_steps_grows;
+      }
+      runs.push_back(r);
+    }
+  }
+  if (!conflicts.empty()) {
+    throw std::invalid_argument(
+        spec.file +
+        ": these run directories were trained with another config than the sweep's "
+        "(run's value -> sweep's); move them away, or give the sweep another `out`" +
+        (extendable > 0 ? std::string(", or pass --extend to train the ones whose only change is "
+                                      "a larger max_steps further from their checkpoints")
+                        : std::string()) +
+        ":" + conflicts);
+  }
+  return runs;
+}
+
+}  // namespace minrnn::eval

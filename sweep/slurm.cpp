@@ -1,0 +1,410 @@
+#include "sweep/slurm.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t at = 0;
+  while (at < s.size() && std::isspace(static_cast<unsigned char>(s[at]))) ++at;
+  return s.substr(at);
+}
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+fs::path slurm_dir(const std::string& out) {
+  return fs::absolute(out) / "slurm";
+}
+
+// The job id <out>/slurm/job.json records ("" when there is none).
+std::string recorded_job(const std::string& out) {
+  const fs::path file = slurm_dir(out) / "job.json";
+  if (!fs::exists(file)) return "";
+  try {
+    std::ifstream in(file);
+    return nlohmann::json::parse(in).at("job_id").get<std::string>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.string() + ": unreadable (" + e.what() +
+                             "); move it away to submit anew");
+  }
+}
+
+std::string command_message(const CommandOutput& r) {
+  std::string m = trim(r.err + (r.err.empty() || r.out.empty() ? "" : "\n") + r.out);
+  return m.empty() ? "(no message)" : m;
+}
+
+}  // namespace
+
+std::string find_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos)
+    return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate))
+      return candidate.string();
+  }
+  return "";
+}
+
+CommandOutput run_command(const std::vector<std::string>& argv) {
+  CommandOutput r;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe(err_pipe) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::runtime_error("pipe failed");
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::execvp(args[0], args.data());
+    const std::string msg = argv[0] + ": " + std::strerror(errno) + "\n";
+    if (::write(2, msg.data(), msg.size()) < 0) {
+    }
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, size_t(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string slurm_array_spec(const std::vector<int>& tasks, int throttle) {
+  std::string spec;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
+    if (!spec.empty()) spec += ",";
+    spec += std::to_string(tasks[i]);
+    if (j > i) spec += "-" + std::to_string(tasks[j]);
+    i = j + 1;
+  }
+  if (throttle > 0) spec += "%" + std::to_string(throttle);
+  return spec;
+}
+
+std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                               const std::vector<int>& tasks, const std::string& exe) {
+  const SlurmSpec& sl = spec.slurm;
+  std::string job_name = "minrnn-" + fs::path(spec.file).stem().string();
+  for (char& c : job_name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# Written by `minrnn sweep " << spec.file << " --backend slurm` on " << now_text()
+    << ".\n# One array task per run (the index is the run's place in the sweep's plan): `minrnn "
+       "train`,\n# then `minrnn eval`, both into the run's train.log. See docs/sweeps.md, "
+       "\"Running on Slurm\".\n";
+  auto opt = [&](const std::string& o) { s << "#SBATCH " << o << "\n"; };
+  opt("--job-name=" + job_name);
+  opt("--array=" + slurm_array_spec(tasks, sl.array_throttle));
+  opt("--output=" + (slurm_dir(spec.out) / "logs" / "%A_%a.out").string());
+  opt("--open-mode=append");
+  opt("--chdir=" + fs::current_path().string());
+  opt("--requeue");
+  opt("--signal=B:USR1@" + std::to_string(sl.signal_before));
+  if (!sl.partition.empty()) opt("--partition=" + sl.partition);
+  if (!sl.time.empty()) opt("--time=" + sl.time);
+  if (sl.cpus_per_task > 0) opt("--cpus-per-task=" + std::to_string(sl.cpus_per_task));
+  if (!sl.mem.empty()) opt("--mem=" + sl.mem);
+  if (sl.gpus > 0) opt("--gres=gpu:" + std::to_string(sl.gpus));
+  if (!sl.gres.empty()) opt("--gres=" + sl.gres);
+  if (!sl.account.empty()) opt("--account=" + sl.account);
+  if (!sl.qos.empty()) opt("--qos=" + sl.qos);
+  for (const auto& a : sl.sbatch_args) opt(a);
+  s << "set -u\nMINRNN=" << shell_quote(exe) << "\n"
+    << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
+  for (int i : tasks) {
+    const SweepRun& r = runs[size_t(i)];
+    s << "  " << i << ") RUN_DIR=" << shell_quote(fs::absolute(r.run_dir).string())
+      << " DEVICE=" << shell_quote(r.device) << "\n     TRAIN=(train "
+      << shell_quote(fs::absolute(r.config).string()) << " --seed " << r.seed
+      << " --run-dir \"$RUN_DIR\" --quiet";
+    for (const auto& o : r.overrides) s << " --set " << shell_quote(o);
+    // An extended run holds done.json from its shorter budget until training moves it aside.
+    s << (r.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
+  }
+  s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
+       "sweep\" >&2; exit 2 ;;\nesac\n"
+    << "EVAL=(eval \"$RUN_DIR\" --episodes " << spec.eval_episodes
+    << " --device \"$DEVICE\" --replace)\n";
+  const std::string threads =
+      spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
+  s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";
+  for (const auto& line : sl.setup) s << line << "\n";
+  s << R"SH(LOG="$RUN_DIR/train.log"
+TASK="${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID}"
+mkdir -p "$RUN_DIR" && rm -f "$RUN_DIR/failed.json"
+# SIGTERM/SIGINT (scancel, scontrol requeue, preemption): passed on to minrnn, which finishes its
+# step, checkpoints and exits 75; Slurm then requeues the task or not. SIGUSR1 (--signal, before
+# the time limit): the same, and then this task requeues itself.
+child='' woke=0 signalled=0 timeout=0
+trap 'woke=1 signalled=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
+trap 'woke=1 signalled=1 timeout=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' USR1
+phase() {  # runs minrnn "$@" in the background, so that the traps can pass signals on to it
+  echo "\$ minrnn $*  # Slurm task $TASK on $(hostname), restart ${SLURM_RESTART_COUNT:-0}" >>"$LOG"
+  "$MINRNN" "$@" >>"$LOG" 2>&1 &
+  child=$!
+  while :; do woke=0; wait "$child"; status=$?; [ "$woke" = 1 ] || break; done
+  child=
+  return "$status"
+}
+stopped() {  # PHASE STATUS: stopped by a signal (after checkpointing, for training)
+  echo "minrnn sweep: $1 of $RUN_DIR stopped by a signal (exit $2); a requeued task, or the next submission, resumes it" >&2
+  if [ "$timeout" = 1 ]; then
+    scontrol requeue "${SLURM_JOB_ID}" || echo "minrnn sweep: scontrol requeue failed; run minrnn sweep again to resubmit" >&2
+  fi
+  exit 75
+}
+failed() {  # PHASE STATUS
+  printf '{"phase": "%s", "exit_code": %d, "slurm_task": "%s"}\n' "$1" "$2" "$TASK" >"$RUN_DIR/failed.json.tmp" &&
+    mv -f "$RUN_DIR/failed.json.tmp" "$RUN_DIR/failed.json"
+  echo "minrnn sweep: $1 of $RUN_DIR failed (exit $2); see $LOG" >&2
+  exit 1
+}
+if [ ! -e "$RUN_DIR/done.json" ] || [ "$EXTEND" = 1 ]; then
+  phase "${TRAIN[@]}"; st=$?
+  if [ "$st" != 0 ]; then { [ "$st" = 75 ] || [ "$signalled" = 1 ]; } && stopped train "$st"; failed train "$st"; fi
+fi
+[ "$signalled" = 0 ] || stopped train 75
+phase "${EVAL[@]}"; st=$?
+if [ "$st" != 0 ]; then [ "$signalled" = 1 ] && stopped eval "$st"; failed eval "$st"; fi
+echo "minrnn sweep: $RUN_DIR done"
+)SH";
+  return s.str();
+}
+
+std::string live_slurm_job(const std::string& out, bool require_squeue, int* listed) {
+  if (listed) *listed = 0;
+  const std::string job = recorded_job(out);
+  if (job.empty()) return "";
+  if (find_on_path("squeue").empty()) {
+    if (!require_squeue) return "";
+    throw std::runtime_error("no `squeue` on PATH: cannot tell whether Slurm job " + job +
+                             " (recorded in " + (slurm_dir(out) / "job.json").string() +
+                             ") is still queued");
+  }
+  const CommandOutput r =
+      run_command({"squeue", "--noheader", "--array", "--jobs=" + job, "--format=%K|%T"});
+  if (r.exit_code != 0) {
+    // A job slurmctld has forgotten (finished more than MinJobAge ago) is not queued.
+    if (command_message(r).find("Invalid job id") != std::string::npos) return "";
+    throw std::runtime_error("cannot tell whether Slurm job " + job + " of " + out +
+                             " is still queued: squeue says: " + command_message(r));
+  }
+  int n = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) n += !trim(line).empty();
+  if (listed) *listed = n;
+  return n > 0 ? job : "";
+}
+
+std::map<int, std::string> slurm_task_states(const std::string& out, std::string* job_id,
+                                             std::vector<std::string>* notes) {
+  std::map<int, std::string> states;
+  const std::string job = recorded_job(out);
+  if (job_id) *job_id = job;
+  if (job.empty()) return states;
+  auto note = [&](const std::string& n) {
+    if (notes) notes->push_back(n);
+  };
+  if (find_on_path("squeue").empty()) {
+    note("no `squeue` on PATH: the queue's view of Slurm job " + job + " is unknown here");
+    return states;
+  }
+  const CommandOutput q =
+      run_command({"squeue", "--noheader", "--array", "--jobs=" + job, "--format=%K|%T|%M|%R"});
+  if (q.exit_code == 0) {
+    std::istringstream in(q.out);
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string part; std::getline(ls, part, '|');) f.push_back(trim(part));
+      if (f.size() < 4 || f[0].empty() || !std::isdigit(static_cast<unsigned char>(f[0][0])))
+        continue;
+      const int task = std::atoi(f[0].c_str());
+      states[task] = f[1] == "RUNNING" || f[1] == "COMPLETING"
+                         ? f[1] + " " + f[2] + " on " + f[3]
+                         : f[1] + (f[3].empty() ? "" : " " + f[3]);
+    }
+  } else if (command_message(q).find("Invalid job id") == std::string::npos) {
+    note("squeue: " + command_message(q));
+  }
+  if (find_on_path("sacct").empty()) return states;
+  const CommandOutput a = run_command({"sacct", "--noheader", "--parsable2", "--allocations",
+                                       "--jobs=" + job, "--format=JobID,State,ExitCode,Elapsed"});
+  if (a.exit_code != 0) {
+    note("sacct: " + command_message(a));
+    return states;
+  }
+  std::istringstream in(a.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string part; std::getline(ls, part, '|');) f.push_back(trim(part));
+    const size_t underscore = f.empty() ? std::string::npos : f[0].find('_');
+    if (f.size() < 4 || underscore == std::string::npos) continue;
+    const std::string index = f[0].substr(underscore + 1);
+    if (index.empty() || !std::isdigit(static_cast<unsigned char>(index[0]))) continue;
+    const int task = std::atoi(index.c_str());
+    if (!states.count(task)) states[task] = f[1] + " (exit " + f[2] + ", " + f[3] + ")";
+  }
+  return states;
+}
+
+int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
+  const std::vector<SweepRun> runs = plan_sweep(spec);  // throws before anything is written
+  std::vector<int> tasks;
+  int done = 0, busy = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].state == RunState::kDone) {
+      ++done;
+    } else if (const long holder = io::lock_holder(runs[i].run_dir); holder >= 0) {
+      ++busy;  // a live process on this host trains it; never two writers in one run dir
+      std::printf("  %s: running in pid %ld here, not submitted\n", runs[i].run_dir.c_str(),
+                  holder);
+    } else {
+      tasks.push_back(int(i));
+    }
+  }
+  const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";
+  std::printf("sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)\n",
+              spec.file.c_str(), runs.size(), done,
+              busy ? (", " + std::to_string(busy) + " running here").c_str() : "", tasks.size());
+  if (tasks.empty()) {
+    std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
+    return 0;
+  }
+  std::string exe = opt.exe;
+  std::error_code ec;
+  if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();
+  if (opt.dry_run) {
+    for (int i : tasks)
+      std::printf("  task %-4d %s  %s\n", i, runs[size_t(i)].run_dir.c_str(),
+                  runs[size_t(i)].state == RunState::kTrained ? "(evaluate only)" : "");
+    std::printf("would write %s and run: sbatch --parsable %s (--array=%s)\n", script.c_str(),
+                script.c_str(), slurm_array_spec(tasks, spec.slurm.array_throttle).c_str());
+    return 0;
+  }
+  if (find_on_path("sbatch").empty()) {
+    throw std::runtime_error(
+        "--backend slurm: no `sbatch` on PATH. Run this on a Slurm login node (or start a "
+        "single-node cluster with scripts/slurm-local.sh and export the SLURM_CONF it prints)");
+  }
+  fs::create_directories(dir / "logs");
+  const io::DirLock lock(spec.out, "minrnn sweep");  // one submission (or local sweep) at a time
+  int listed = 0;
+  if (const std::string live = live_slurm_job(spec.out, true, &listed); !live.empty()) {
+    throw std::runtime_error(
+        "sweep " + spec.file + " is already submitted: Slurm job " + live + " has " +
+        std::to_string(listed) + " task(s) pending or running. Wait for it (`minrnn sweep " +
+        spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
+  }
+  io::write_file_atomically(script.string(), slurm_batch_script(spec, runs, tasks, exe));
+  const fs::path error_file = dir / "submit_error.txt";
+  const CommandOutput r = run_command({"sbatch", "--parsable", script.string()});
+  std::string job = trim(r.out);
+  job = job.substr(0, job.find(';'));  // "id;cluster" on multi-cluster set-ups
+  if (r.exit_code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
+    const std::string message = command_message(r);
+    io::write_file_atomically(error_file.string(),
+                              now_text() + ": sbatch " + script.string() + " failed (exit " +
+                                  std::to_string(r.exit_code) + "):\n" + message + "\n");
+    throw std::runtime_error("sbatch refused the job array (exit " + std::to_string(r.exit_code) +
+                             "): " + message + "\nNothing was submitted (" + error_file.string() +
+                             " says so); fix the cause and run the same command again");
+  }
+  nlohmann::json j;
+  j["job_id"] = job;
+  j["submitted"] = now_text();
+  j["sweep_file"] = spec.file;
+  j["script"] = script.string();
+  j["array"] = slurm_array_spec(tasks, spec.slurm.array_throttle);
+  j["tasks"] = nlohmann::json::array();
+  for (int i : tasks) j["tasks"].push_back({{"task", i}, {"run_dir", runs[size_t(i)].run_dir}});
+  try {
+    io::write_file_atomically((dir / "job.json").string(), j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    // Unrecorded, the job could be submitted twice: take it back.
+    run_command({"scancel", job});
+    throw std::runtime_error(std::string(e.what()) + "; cancelled Slurm job " + job +
+                             " again, since this sweep could not record it");
+  }
+  fs::remove(error_file, ec);
+  std::printf(
+      "submitted Slurm job %s: %zu task(s), --array=%s, script %s\n"
+      "  watch: minrnn sweep %s --status   task logs: %s/<run>/train.log, %s/logs/\n",
+      job.c_str(), tasks.size(), j["array"].get<std::string>().c_str(), script.c_str(),
+      spec.file.c_str(), spec.out.c_str(), dir.c_str());
+  return 0;
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,72 @@
+// `minrnn sweep SWEEP.yaml --backend slurm`: the same plan as a local sweep, run as one Slurm job
+// array (docs/sweeps.md, "Running on Slurm").
+//
+//   slurm:                      # in the sweep file; every key optional
+//     partition: gpu            # --partition
+//     time: "4:00:00"           # --time (minutes, MM:SS, HH:MM:SS, D-HH[:MM[:SS]])
+//     cpus_per_task: 4          # --cpus-per-task (also the task's OMP_NUM_THREADS)
+//     mem: 16G                  # --mem
+//     gpus: 1                   # --gres=gpu:1 (or gres: gpu:a100:1)
+//     account: myproject        # --account
+//     qos: normal               # --qos
+//     array_throttle: 20        # --array=...%20: tasks running at once
+//     signal_before: 120        # SIGUSR1 this many seconds before the time limit:
+//                               #   checkpoint, requeue
+//     setup: ["module load cuda"]           # shell lines each task runs first
+//     sbatch_args: ["--constraint=a100"]    # further sbatch options
+//
+// Submitting writes <out>/slurm/sweep.sbatch (one array task per unfinished run, the array index
+// being the run's place in the plan: train, then eval, into the run's train.log) and submits it
+// with `sbatch --parsable`; <out>/slurm/job.json records the job. A task's batch script passes
+// SIGTERM and SIGINT on to minrnn, which checkpoints and exits 75; on the time-limit warning
+// (SIGUSR1) it requeues itself with `scontrol requeue`. The job has --requeue, so preemption and
+// node failures requeue it too, and the requeued task resumes from the checkpoint.
+#pragma once
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep.h"
+
+namespace minrnn::eval {
+
+// Parses the `slurm:` mapping strictly: an unknown key or a bad value throws std::invalid_argument
+// naming the file and the key (slurm.<key>).
+SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file);
+
+// The batch script that runs `tasks` (indices into `runs`) as array tasks, with `exe` as minrnn.
+std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                               const std::vector<int>& tasks, const std::string& exe);
+// "0,2-5,7" (+ "%N" with a throttle): the --array value for these indices (sorted).
+std::string slurm_array_spec(const std::vector<int>& tasks, int throttle);
+
+// Plans the sweep and submits its unfinished runs as one job array; returns 0, or throws: when
+// `sbatch` is not on PATH, when this sweep directory's previous array is still pending or running
+// (naming its job id), and when sbatch refuses (quoting its message; <out>/slurm/submit_error.txt
+// then says so, no job.json is written, and running the same command again submits anew).
+int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& options);
+
+// The job id <out>/slurm/job.json records if squeue still lists tasks of it ("" otherwise), and in
+// *listed how many. Throws std::runtime_error quoting squeue when it cannot tell. Without squeue on
+// PATH: "" when `require_squeue` is false (a local sweep on a machine without Slurm).
+std::string live_slurm_job(const std::string& out, bool require_squeue, int* listed = nullptr);
+
+// Each array task's state ("RUNNING 0:42 on node3", "PENDING (Priority)", "COMPLETED 0:00" from
+// sacct) by array index, for the job <out>/slurm/job.json records; *job_id gets its id ("" when
+// nothing was submitted). Lines about what could not be asked go to *notes.
+std::map<int, std::string> slurm_task_states(const std::string& out, std::string* job_id,
+                                             std::vector<std::string>* notes);
+
+// A program run without a shell, found on PATH: its exit status (127 when it could not be started)
+// and what it printed.
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out, err;
+};
+CommandOutput run_command(const std::vector<std::string>& argv);
+// The program's path on PATH, "" when there is none.
+std::string find_on_path(const std::string& program);
+
+}  // namespace minrnn::eval

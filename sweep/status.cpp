@@ -1,0 +1,164 @@
+// `minrnn sweep SWEEP.yaml --status`: where every run of a sweep is, for both backends, read from
+// the run directories (plus squeue/sacct for a Slurm sweep), never from a process's memory.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "eval/csv.h"
+#include "sweep/sweep.h"
+#include "sweep/slurm.h"
+#include "io/dir_lock.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json read_json(const fs::path& path) {
+  try {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return nlohmann::json();  // missing or torn: treated as absent
+  }
+}
+
+std::string run_name(const SweepRun& r) {
+  return r.dataset + "/" + r.backbone + "/seed" + std::to_string(r.seed);
+}
+
+// The statuses a live local sweep wrote for its runs, by run dir ({} when no sweep holds `out`).
+std::map<std::string, std::string> live_local_statuses(const std::string& out) {
+  std::map<std::string, std::string> by_dir;
+  if (io::lock_holder(out) < 0) return by_dir;
+  const nlohmann::json j = read_json(fs::path(out) / "sweep_status.json");
+  if (!j.is_object() || !j.contains("runs")) return by_dir;
+  for (const auto& r : j["runs"])
+    if (r.contains("run_dir") && r.contains("status"))
+      by_dir[r["run_dir"].get<std::string>()] = r["status"].get<std::string>();
+  return by_dir;
+}
+
+}  // namespace
+
+std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
+  const std::vector<SweepRun> runs = plan_sweep(spec);
+  std::string job;
+  const std::map<int, std::string> tasks = slurm_task_states(spec.out, &job, notes);
+  const auto local = live_local_statuses(spec.out);
+  std::vector<RunStatus> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunStatus s;
+    s.run = runs[i];
+    const fs::path dir = s.run.run_dir;
+    s.log = (dir / "train.log").string();
+    if (const auto t = tasks.find(int(i)); t != tasks.end()) s.slurm = t->second;
+    const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
+    const auto l = local.find(s.run.run_dir);
+    const std::string local_status = l == local.end() ? "" : l->second;
+    Series rows;
+    if (read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &rows))
+      s.step = int64_t(rows.x.back());
+    s.pid = io::lock_holder(dir.string());
+    // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
+    const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
+    const nlohmann::json failed = read_json(dir / "failed.json");
+    if (trained && fs::exists(dir / "eval.json")) {
+      s.state = "done";
+      s.step = s.run.max_steps;
+      const nlohmann::json e = read_json(dir / "eval.json");
+      if (e.is_object() && e.contains("mean_normalized"))
+        s.score = e["mean_normalized"].get<double>();
+    } else if (s.pid >= 0 && !trained) {
+      s.state = "training";
+    } else if (trained) {
+      s.state = slurm_running || local_status == "evaluating" ? "evaluating" : "trained";
+    } else if (failed.is_object() && !slurm_running && local_status != "training") {
+      s.state = "failed";
+      s.failure = failed.value("phase", std::string("?")) + " exit " +
+                  std::to_string(failed.value("exit_code", -1));
+    } else if (slurm_running || local_status == "training") {
+      s.state = "training";
+    } else if (s.step > 0 || fs::exists(dir / "checkpoint.pt")) {
+      s.state = "stopped";
+    } else {
+      s.state = "pending";
+    }
+    out.push_back(s);
+  }
+  if (notes && !job.empty()) {
+    int queued = 0;
+    for (const auto& [task, state] : tasks)
+      queued += state.rfind("RUNNING", 0) == 0 || state.rfind("PENDING", 0) == 0 ||
+                state.rfind("REQUEUED", 0) == 0 || state.rfind("COMPLETING", 0) == 0;
+    notes->insert(notes->begin(), "Slurm job " + job + ": " + std::to_string(queued) +
+                                      " task(s) pending or running");
+  }
+  return out;
+}
+
+int print_sweep_status(const SweepSpec& spec, bool json) {
+  std::vector<std::string> notes;
+  const std::vector<RunStatus> statuses = sweep_status(spec, &notes);
+  std::map<std::string, int> counts;
+  for (const auto& s : statuses) ++counts[s.state];
+  if (json) {
+    nlohmann::json j;
+    j["sweep_file"] = spec.file;
+    j["out"] = spec.out;
+    j["total"] = statuses.size();
+    j["counts"] = counts;
+    j["notes"] = notes;
+    j["runs"] = nlohmann::json::array();
+    for (const auto& s : statuses) {
+      nlohmann::json r = {{"dataset", s.run.dataset},
+                          {"backbone", s.run.backbone},
+                          {"seed", s.run.seed},
+                          {"run_dir", s.run.run_dir},
+                          {"state", s.state},
+                          {"step", s.step},
+                          {"max_steps", s.run.max_steps},
+                          {"log", s.log}};
+      if (s.state == "done") r["score"] = s.score;
+      if (s.pid >= 0) r["pid"] = s.pid;
+      if (!s.failure.empty()) r["failure"] = s.failure;
+      if (!s.slurm.empty()) r["slurm"] = s.slurm;
+      j["runs"].push_back(r);
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::string summary;
+    for (const char* state :
+         {"done", "training", "evaluating", "trained", "stopped", "pending", "failed"}) {
+      if (counts[state] > 0)
+        summary += (summary.empty() ? "" : ", ") + std::to_string(counts[state]) + " " + state;
+    }
+    std::printf("sweep %s → %s: %zu runs: %s\n", spec.file.c_str(), spec.out.c_str(),
+                statuses.size(), summary.c_str());
+    for (const auto& n : notes) std::printf("%s\n", n.c_str());
+    for (const auto& s : statuses) {
+      char what[160];
+      if (s.state == "done") {
+        std::snprintf(what, sizeof what, "done, normalized %.1f", s.score);
+      } else if (s.state == "training" || s.state == "stopped") {
+        std::snprintf(what, sizeof what, "%s step %lld of %lld%s",
+                      s.state == "training" ? "training" : "stopped (checkpointed) at",
+                      static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
+                      s.pid >= 0 ? (" (pid " + std::to_string(s.pid) + ")").c_str() : "");
+      } else if (s.state == "trained") {
+        std::snprintf(what, sizeof what, "trained, not evaluated");
+      } else if (s.state == "failed") {
+        std::snprintf(what, sizeof what, "failed (%s), log %s", s.failure.c_str(), s.log.c_str());
+      } else {
+        std::snprintf(what, sizeof what, "%s", s.state.c_str());
+      }
+      std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), what,
+                  s.slurm.empty() ? "" : "  | slurm: ", s.slurm.c_str());
+    }
+  }
+  return counts["failed"];
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,129 @@
+// Seed sweeps: every seed × dataset × backbone of a sweep file, trained and evaluated by child
+// processes of this same binary (`minrnn train` then `minrnn eval`), several at a time.
+//
+//   # configs/sweeps/example.yaml
+//   datasets: [hopper-medium, walker2d-medium]
+//   backbones: [mingru, minlstm]
+//   seeds: [0, 1, 2]
+//   config: ../{dataset}-{backbone}.yaml  # optional; relative to this file; this is the default
+//   set: [max_steps=1000]                 # optional `--set` overrides for every run
+//   out: runs/sweeps/example              # optional; default runs/sweeps/<file stem>
+//   parallel: 2                           # optional; runs at a time (default 1)
+//   eval_episodes: 10                     # optional; episodes of the final `minrnn eval`
+//   slurm: {partition: gpu, time: "4:00:00"}  # optional; for `--backend slurm` (sweep/slurm.h)
+//
+// A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log).
+// Re-running a sweep skips runs holding done.json and eval.json, evaluates trained-but-unevaluated
+// ones, and resumes interrupted ones from their checkpoint. A run directory whose config.yaml
+// differs from what the sweep now asks (another max_steps in `set`, an edited config) is never
+// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys. The
+// one change a sweep may carry on with is a larger max_steps, with `--extend`: those runs train
+// on from their checkpoints and are evaluated again (their earlier results kept as *-step<N>).
+// Both phases run on the config's `device` (`minrnn eval --device`). A run that failed holds
+// failed.json ({"phase", "exit_code", ...}) until it is started again.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace minrnn::eval {
+
+// The `slurm:` section: what `minrnn sweep --backend slurm` asks the cluster for. Empty strings
+// and zeros leave the choice to the cluster's defaults. See sweep/slurm.h.
+struct SlurmSpec {
+  std::string partition, time, mem, gres, account, qos;  // sbatch --partition --time --mem ...
+  int cpus_per_task = 0;
+  int gpus = 0;                    // --gres=gpu:N (use `gres` for a typed one, e.g. gpu:a100:1)
+  int array_throttle = 0;          // the array's %N: tasks running at once (0: as many as fit)
+  int signal_before = 120;         // SIGUSR1 to the task this many seconds before its time limit
+  std::vector<std::string> setup;  // shell lines each task runs first (module load ...)
+  std::vector<std::string> sbatch_args;  // further sbatch options, e.g. --constraint=a100
+};
+
+struct SweepSpec {
+  std::string file;  // where it came from (for error messages and relative paths)
+  std::vector<std::string> datasets, backbones;
+  std::vector<int64_t> seeds;
+  std::string config_template = "../{dataset}-{backbone}.yaml";
+  std::vector<std::string> sets;  // "key=value"; {dataset} / {backbone} are substituted
+  std::string out;
+  int parallel = 1;
+  int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
+  int eval_episodes = 10;
+  SlurmSpec slurm;
+  // Not a file key (`minrnn sweep --extend`): runs trained to a smaller max_steps than the sweep
+  // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
+  bool extend = false;
+};
+
+// Parses a sweep file strictly: an unknown key or a value of the wrong type throws
+// std::invalid_argument naming the key and the file.
+SweepSpec parse_sweep(const std::string& yaml_text, const std::string& file);
+SweepSpec load_sweep(const std::string& path);
+
+enum class RunState { kPending, kTrained, kDone };  // kTrained: done.json but no eval.json
+
+struct SweepRun {
+  std::string dataset, backbone;
+  int64_t seed = 0;
+  std::string config;                  // resolved config file
+  std::vector<std::string> overrides;  // passed as --set
+  std::string run_dir;
+  RunState state = RunState::kPending;
+  int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
+  std::string device = "cpu";  // the config's: where training and evaluation run
+  bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
+};
+
+// Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
+// every config loads with its overrides (so a typo fails before hours of training), and reads
+// each run directory's state. Throws std::invalid_argument naming every run directory whose
+// config.yaml differs from the sweep's config for it, and the keys that differ.
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
+
+struct SweepOptions {
+  std::string exe = "/proc/self/exe";  // the `minrnn` binary the children run
+  bool dry_run = false;                // print the plan only
+  double progress_every_s = 60;        // how often a line says where the running runs are
+};
+
+// What a local sweep left undone, besides its return value (the failed runs).
+struct SweepSummary {
+  int failed = 0;       // a phase exited non-zero (each run holds failed.json)
+  int busy = 0;         // another live process holds the run dir
+  int interrupted = 0;  // stopped by a signal after checkpointing; the next sweep resumes them
+  int stop_signal = 0;  // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
+};
+
+// Runs every unfinished run; returns the number that failed. A run whose directory another live
+// process holds (an earlier sweep's orphan, a second sweep) is reported "running in pid N", not
+// counted as failed. The children get SIGTERM when the sweep process dies, however it dies. On
+// SIGINT (Ctrl-C) or SIGTERM the sweep starts nothing more, passes SIGTERM on to its children,
+// which finish their step and checkpoint, and returns once they have exited (summary->stop_signal
+// says so). Writes <out>/sweep_status.json after every change and prints progress lines to
+// stdout: one per finished run (runs done / total, ETA) and, every `progress_every_s`, the step,
+// rate and ETA of each run still training. Refuses (std::runtime_error) while a Slurm array of
+// the same sweep directory is pending or running.
+int run_sweep(const SweepSpec& spec, const SweepOptions& options, SweepSummary* summary = nullptr);
+
+// Where one run is, read from its directory (and, for a Slurm sweep, from squeue/sacct).
+struct RunStatus {
+  SweepRun run;
+  // pending | training | stopped (checkpointed, not running) | trained (not evaluated) |
+  // evaluating | done | failed
+  std::string state;
+  int64_t step = 0;     // last step in metrics.csv
+  double score = 0;     // done: eval.json's mean_normalized
+  long pid = -1;        // a live process on this host that holds the run dir
+  std::string failure;  // failed: e.g. "train exit 1"
+  std::string log;      // <run_dir>/train.log
+  std::string slurm;    // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
+};
+
+// Every run's status, from the run directories alone plus, when <out>/slurm/job.json records a
+// submission, what squeue (and sacct, where the cluster keeps accounting) say of its array.
+// *notes gets lines about the job itself (its id, squeue's errors).
+std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes);
+// Prints them as a table (or JSON); returns the number of failed runs.
+int print_sweep_status(const SweepSpec& spec, bool json);
+
+}  // namespace minrnn::eval

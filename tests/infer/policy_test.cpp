@@ -1,0 +1,231 @@
+// Policy (infer/policy.h): the fast engine gives the torch engine's actions over whole episodes, for
+// every backbone and mode, batch 1 and 3, random and trained weights; bad input is refused with the
+// policy left as it was.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "envs/registry.h"
+#include "infer/policy.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An untrained agent of `kind` on hopper with every parameter moved off its init. `kind` is a
+// backbone name, for the minRNNs optionally with "+conv" (a Conv1d before the recurrence) and
+// "+plain" (candidates not made positive: log_space off).
+rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t seed) {
+  rl::Agent agent;
+  const std::string backbone = kind.substr(0, kind.find('+'));
+  agent.config.backbone = backbone;
+  agent.config.conv = kind.find("+conv") != std::string::npos;
+  agent.config.log_space = kind.find("+plain") == std::string::npos;
+  agent.config.context_len = context_len;
+  agent.config.n_layers = 2;
+  agent.config.embed_dim = 32;
+  agent.config.expansion = backbone == "hgrn" ? 1.0 : 1.5;
+  agent.env = "hopper";
+  auto probe = envs::make_env("hopper", 0);
+  const int64_t od = probe->spec().obs_dim, ad = probe->spec().act_dim;
+  torch::manual_seed(seed);
+  agent.model = rl::DecisionModel(rl::model_options(agent.config, od, ad));
+  agent.model->eval();
+  torch::NoGradGuard no_grad;
+  for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 0.1);
+  agent.state_mean = torch::randn({od}) * 0.1;
+  agent.state_std = torch::rand({od}) + 0.5;
+  return agent;
+}
+
+// Drives `batch` hopper episodes of up to `steps` steps with the torch engine and feeds the fast
+// engine the same observations and rewards; every action must agree. Episodes end at different
+// steps (hopper terminates), after which they are fed frozen observations, as rollouts do.
+void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t batch, int steps,
+                          const std::string& what) {
+  rl::Policy reference(agent, {mode, rl::PolicyEngine::kTorch});
+  rl::Policy fast(agent, {mode, rl::PolicyEngine::kFast});
+  EXPECT_EQ(fast.engine(), rl::PolicyEngine::kFast);
+  reference.reset(batch, 1500);
+  fast.reset(batch, 1500);
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  const int64_t od = reference.obs_dim(), ad = reference.act_dim();
+  std::vector<double> obs(batch * od), rewards(batch);
+  for (int64_t i = 0; i < batch; ++i) {
+    envs.push_back(envs::make_env("hopper", 100 + i));
+    auto o = envs.back()->reset(100 + i);
+    std::copy(o.begin(), o.end(), obs.begin() + i * od);
+  }
+  std::vector<bool> done(batch, false);
+  double worst = 0;
+  for (int t = 0; t < steps; ++t) {
+    auto want = reference.act(obs);
+    auto got = fast.act(obs);
+    for (size_t k = 0; k < want.size(); ++k) worst = std::max(worst, std::abs(got[k] - want[k]));
+    for (int64_t i = 0; i < batch; ++i) {
+      rewards[i] = 0;
+      if (done[i]) continue;
+      auto r =
+          envs[i]->step(std::vector<double>(want.begin() + i * ad, want.begin() + (i + 1) * ad));
+      rewards[i] = r.reward;
+      std::copy(r.obs.begin(), r.obs.end(), obs.begin() + i * od);
+      done[i] = r.terminated || r.truncated;
+    }
+    reference.observe_reward(rewards);
+    fast.observe_reward(rewards);
+  }
+  EXPECT_LT(worst, 1e-5) << what;
+  EXPECT_EQ(fast.timestep(), steps);
+  EXPECT_DOUBLE_EQ(fast.return_to_go(0), reference.return_to_go(0));
+}
+
+TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
+  for (const std::string backbone :
+       {"mingru", "minlstm", "hgrn", "transformer", "mingru+conv+plain", "minlstm+conv"}) {
+    const auto agent = random_agent(backbone, 4, 21);
+    std::vector<rl::EvalMode> modes = {rl::EvalMode::kWindow};
+    if (backbone != "transformer") modes.push_back(rl::EvalMode::kStreaming);
+    for (auto mode : modes) {
+      for (int64_t batch : {1, 3}) {
+        expect_engines_agree(
+            agent, mode, batch, 60,
+            backbone + " " + rl::eval_mode_name(mode) + " batch " + std::to_string(batch));
+      }
+    }
+  }
+}
+
+TEST(Policy, FastEngineMatchesTorchOnATrainedRun) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  for (const char* backbone : {"mingru", "transformer"}) {
+    auto cfg = testing::tiny_config(data, backbone, {"max_steps=20", "checkpoint_every=20"});
+    rl::TrainOptions opt;
+    opt.quiet = true;
+    opt.run_dir = (tmp.path / backbone).string();
+    rl::train(cfg, opt);
+    auto policy = rl::Policy::load(opt.run_dir);
+    EXPECT_EQ(policy.engine(), rl::PolicyEngine::kFast);  // the default on CPU
+    expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
+  }
+}
+
+// What the policy feeds the model, computed by hand: returns-to-go (target − rewards so far) over
+// the return scale, states (obs − mean) / std from the run, its own earlier actions, timesteps
+// 0..t. Its action at step t is the model's forward on that window, last position (t < K, so the
+// window is the whole episode); both engines.
+TEST(Policy, ConditionsOnTheReturnToGoAndNormalizedStates) {
+  for (const std::string backbone : {"mingru", "transformer"}) {
+    auto agent = random_agent(backbone, 8, 31);
+    agent.config.return_scale = 1000;
+    const double target = 2500;
+    for (auto engine : {rl::PolicyEngine::kFast, rl::PolicyEngine::kTorch}) {
+      rl::Policy policy(agent, {rl::EvalMode::kAuto, engine});
+      policy.reset(1, target);
+      const int64_t od = policy.obs_dim(), ad = policy.act_dim();
+      std::vector<torch::Tensor> rtg, states, actions, times;
+      double rewards = 0;
+      std::mt19937 rng(5);
+      std::normal_distribution<double> normal;
+      for (int t = 0; t < 5; ++t) {
+        std::vector<double> obs(od);
+        for (auto& o : obs) o = normal(rng);
+        const auto action = policy.act(obs);
+        auto o = torch::tensor(std::vector<float>(obs.begin(), obs.end()));
+        rtg.push_back(torch::full({1}, float(target / 1000) - float(rewards / 1000)));
+        states.push_back((o - agent.state_mean) / agent.state_std);
+        actions.push_back(torch::zeros({ad}));
+        times.push_back(torch::full({}, int64_t(t)));
+        torch::NoGradGuard no_grad;
+        auto stack = [](const std::vector<torch::Tensor>& v) {
+          return torch::stack(v).unsqueeze(0);
+        };
+        rl::DecisionBatch b{stack(rtg), stack(states), stack(actions), stack(times)};
+        auto want = agent.model->forward(b).select(1, -1).squeeze(0);
+        for (int64_t k = 0; k < ad; ++k) {
+          EXPECT_NEAR(action[k], want[k].item<float>(), 1e-5)
+              << backbone << " " << rl::policy_engine_name(engine) << " t=" << t;
+        }
+        actions.back() = torch::tensor(std::vector<float>(action.begin(), action.end()));
+        const double reward = 0.5 + t;
+        policy.observe_reward(reward);
+        rewards += reward;
+        EXPECT_NEAR(policy.return_to_go(), target - rewards, 1e-3);
+      }
+    }
+  }
+}
+
+TEST(Policy, RefusesBadInputAndKeepsItsState) {
+  const auto agent = random_agent("mingru", 4, 22);
+  rl::Policy policy(agent);
+  rl::Policy twin(agent);
+  std::vector<double> obs(policy.obs_dim(), 0.1);
+  EXPECT_THROW(policy.act(std::vector<double>(policy.obs_dim() + 1, 0.0)), std::invalid_argument);
+  auto bad = obs;
+  bad[3] = std::nan("");
+  try {
+    policy.act(bad);
+    FAIL() << "a NaN observation was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("index 3"), std::string::npos) << e.what();
+  }
+  bad[3] = INFINITY;
+  EXPECT_THROW(policy.act(bad), std::invalid_argument);
+  EXPECT_THROW(policy.observe_reward(NAN), std::invalid_argument);
+  EXPECT_THROW(policy.observe_reward(std::vector<double>{1, 2}), std::invalid_argument);
+  EXPECT_EQ(policy.timestep(), 0);
+  // Nothing moved: the same actions as a policy that never saw the bad input.
+  for (int t = 0; t < 5; ++t) {
+    EXPECT_EQ(policy.act(obs), twin.act(obs));
+    policy.observe_reward(1.0);
+    twin.observe_reward(1.0);
+  }
+  EXPECT_THROW(policy.reset(0), std::invalid_argument);
+  EXPECT_EQ(policy.timestep(), 5);
+  EXPECT_THROW(rl::Policy(agent, {rl::EvalMode::kAuto, rl::PolicyEngine::kAuto}).reset(1, INFINITY),
+               std::invalid_argument);
+  EXPECT_THROW(rl::Policy(random_agent("transformer", 4, 1), {rl::EvalMode::kStreaming}),
+               std::invalid_argument);
+  EXPECT_THROW(rl::parse_policy_engine("gpu"), std::invalid_argument);
+}
+
+TEST(Policy, LoadNamesWhatIsMissing) {
+  testing::TempDir tmp;
+  try {
+    rl::Policy::load(tmp.path.string());
+    FAIL() << "a directory without a checkpoint loaded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint"), std::string::npos) << e.what();
+  }
+  const auto junk = tmp.path / "junk.pt";
+  std::ofstream(junk) << "not a checkpoint";
+  try {
+    rl::Policy::load(junk.string());
+    FAIL() << "junk loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("junk.pt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Policy, ResetStartsOverAndConditionsOnTheTarget) {
+  const auto agent = random_agent("minlstm", 4, 23);
+  rl::Policy policy(agent);
+  std::vector<double> obs(policy.obs_dim(), 0.2);
+  const auto first = policy.act(obs);
+  policy.observe_reward(3.0);
+  EXPECT_NEAR(policy.return_to_go(), agent.config.target_return - 3.0, 1e-3);
+  policy.act(obs);
+  policy.reset();
+  EXPECT_EQ(policy.timestep(), 0);
+  EXPECT_EQ(policy.act(obs), first);  // the state was cleared
+  policy.reset(1, 100.0);
+  EXPECT_NE(policy.act(obs), first);  // another target, another action
+}
+
+}  // namespace
+}  // namespace minrnn

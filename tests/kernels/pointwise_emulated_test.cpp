@@ -1,0 +1,166 @@
+// The CUDA element-wise kernels' phase programs (kernels/cuda/pointwise_programs.h) run by the host
+// emulator (tests/kernels/grid_emulator.h), every element written once, in the last partial block
+// too: the dropout-add bit for bit the CPU pass; the MLP's bias + GELU and its backward against
+// float64.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "kernels/math/adamw_math.h"
+#include "ops/dropout.h"
+#include "kernels/cuda/pointwise_programs.h"
+#include "tests/kernels/grid_emulator.h"
+
+namespace minrnn::core {
+namespace {
+
+namespace emu = minrnn::testing::emu;
+
+template <typename T>
+std::vector<T> values(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
+}
+
+// torch::tensor would make a vector of doubles float32 (the default dtype): keep T.
+template <typename T>
+torch::Tensor tensor_of(const std::vector<T>& v, int64_t rows, int64_t width) {
+  const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
+  return torch::from_blob(const_cast<T*>(v.data()), {rows, width}, dtype).clone();
+}
+
+template <typename T>
+void check(int64_t n, double p, bool residual) {
+  SCOPED_TRACE("n " + std::to_string(n) + " p " + std::to_string(p) +
+               (residual ? " with x" : " without x"));
+  const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
+  const torch::Tensor x = torch::randn({n}, dtype), y = torch::randn({n}, dtype);
+  const uint64_t seed = 0x0123456789ABCDEFull + static_cast<uint64_t>(n);
+  const torch::Tensor want = add_dropout_seeded(residual ? x : torch::Tensor(), y, p, seed);
+  emu::Log log;
+  emu::Buffer<T> xb("x", values<T>(x)), yb("y", values<T>(y)), out("out", static_cast<size_t>(n));
+  const grid::DropoutAdd<T, emu::Memory> k{{n},
+                                           seed,
+                                           std::llround(p * 4294967296.0),
+                                           static_cast<T>(1.0 / (1.0 - p)),
+                                           residual,
+                                           xb.in(),
+                                           yb.in(),
+                                           out.out()};
+  emu::run(k, log);
+  out.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  const std::vector<T> w = values<T>(want);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < n; ++i) differ += out.data()[i] != w[i];
+  EXPECT_EQ(differ, 0);
+}
+
+TEST(PointwiseEmulated, DropoutAddEqualsTheCpuPassBitForBit) {
+  torch::manual_seed(5);
+  for (int64_t n : {1, 255, 256, 257, 4099}) {
+    for (double p : {0.1, 0.5}) {
+      for (bool residual : {true, false}) {
+        check<float>(n, p, residual);
+        check<double>(n, p, residual);
+      }
+    }
+  }
+}
+
+template <typename T>
+void check_gelu(int64_t rows, int64_t width) {
+  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+  const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
+  const torch::Tensor pre = torch::randn({rows, width}, dtype) * 3,
+                      bias = torch::randn({width}, dtype);
+  const torch::Tensor d_act = torch::randn({rows, width}, dtype);
+  const int64_t n = rows * width;
+  emu::Log log;
+  emu::Buffer<T> pre_b("pre", values<T>(pre)), bias_b("bias", values<T>(bias)),
+      act_b("activated", static_cast<size_t>(n)), slope_b("slope", static_cast<size_t>(n));
+  emu::run(
+      grid::BiasGelu<T, emu::Memory>{
+          {n}, width, pre_b.in(), bias_b.in(), act_b.out(), slope_b.out()},
+      log);
+  act_b.check_written(log);
+  slope_b.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  // float64 reference: GELU by torch, its derivative by autograd.
+  const torch::Tensor v = (pre + bias).to(torch::kDouble).requires_grad_(true);
+  const torch::Tensor gelu = torch::gelu(v);
+  gelu.sum().backward();
+  const double tol = sizeof(T) == 4 ? 2e-6 : 1e-13;
+  const torch::Tensor act = tensor_of(act_b.data(), rows, width).to(torch::kDouble);
+  const torch::Tensor slope = tensor_of(slope_b.data(), rows, width).to(torch::kDouble);
+  EXPECT_LE((act - gelu.detach()).abs().max().item<double>(), tol * 4);
+  EXPECT_LE((slope - v.grad()).abs().max().item<double>(), tol * 4);
+  // The backward: d_hidden = d_activated · slope, one rounding, as a CPU product.
+  emu::Buffer<T> d_act_b("d_activated", values<T>(d_act)),
+      d_hidden_b("d_hidden", static_cast<size_t>(n));
+  emu::run(grid::GeluBackward<T, emu::Memory>{{n}, d_act_b.in(), slope_b.in(), d_hidden_b.out()},
+           log);
+  d_hidden_b.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  const torch::Tensor want = d_act * tensor_of(slope_b.data(), rows, width);
+  EXPECT_TRUE(torch::equal(tensor_of(d_hidden_b.data(), rows, width), want));
+}
+
+TEST(PointwiseEmulated, BiasGeluAndItsBackwardMatchFloat64) {
+  torch::manual_seed(6);
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{1, 16}, {7, 48}, {37, 512}}) {
+    check_gelu<float>(rows, width);
+    check_gelu<double>(rows, width);
+  }
+}
+
+// One AdamW step of the kernel against the update written out in float64.
+TEST(PointwiseEmulated, AdamWStepMatchesFloat64) {
+  torch::manual_seed(8);
+  const int64_t n = 1000;
+  const torch::Tensor p = torch::randn({n}), g = torch::randn({n}), m = torch::randn({n}) * 0.1,
+                      v = torch::rand({n}) * 0.01;
+  const double lr = 1e-3, wd = 0.1, b1 = 0.9, b2 = 0.99, eps = 1e-8, step = 3;
+  const double bc1 = 1 - std::pow(b1, step), bc2 = 1 - std::pow(b2, step);
+  const AdamWUpdate u{float(1 - lr * wd), float(b1),      float(b2),
+                      float(1 - b1),      float(1 - b2),  float(1 / std::sqrt(bc2)),
+                      float(eps),         float(lr / bc1)};
+  emu::Log log;
+  emu::Buffer<float> p_in("p", values<float>(p)), g_in("g", values<float>(g)),
+      m_in("m", values<float>(m)), v_in("v", values<float>(v)), p_out("p'", n), m_out("m'", n),
+      v_out("v'", n);
+  emu::run(grid::AdamWStep<emu::Memory>{{n},
+                                        u,
+                                        p_in.in(),
+                                        g_in.in(),
+                                        m_in.in(),
+                                        v_in.in(),
+                                        p_out.out(),
+                                        m_out.out(),
+                                        v_out.out()},
+           log);
+  p_out.check_written(log);
+  m_out.check_written(log);
+  v_out.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  const torch::Tensor pd = p.to(torch::kDouble), gd = g.to(torch::kDouble);
+  const torch::Tensor md = m.to(torch::kDouble) * b1 + (1 - b1) * gd;
+  const torch::Tensor vd = v.to(torch::kDouble) * b2 + (1 - b2) * gd * gd;
+  const torch::Tensor want =
+      pd * (1 - lr * wd) - (lr / bc1) * md / (vd.sqrt() / std::sqrt(bc2) + eps);
+  auto as_tensor = [&](const emu::Buffer<float>& b) {
+    return torch::from_blob(const_cast<float*>(b.data().data()), {n}, torch::kFloat)
+        .to(torch::kDouble);
+  };
+  EXPECT_LT((as_tensor(m_out) - md).abs().max().item<double>(), 1e-6);
+  EXPECT_LT((as_tensor(v_out) - vd).abs().max().item<double>(), 1e-7);
+  EXPECT_LT((as_tensor(p_out) - want).abs().max().item<double>(), 1e-5);
+  // and it moved every parameter: a test that would pass on p' = p is no test
+  EXPECT_GT((as_tensor(p_out) - pd).abs().min().item<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace minrnn::core

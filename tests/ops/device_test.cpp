@@ -1,0 +1,67 @@
+// core::resolve_device: `auto` picks CUDA only where it is usable, and asking for CUDA where it is
+// not is refused with one sentence naming what was asked, what was found and the fallback. Both
+// branches are checked on whichever kind of machine runs the suite.
+#include "ops/device.h"
+
+#include <gtest/gtest.h>
+
+using namespace minrnn::core;
+
+namespace {
+
+std::string refusal(const std::string& requested, const std::string& setting) {
+  try {
+    resolve_device(requested, setting);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Device, CpuIsAlwaysCpu) {
+  const DeviceChoice c = resolve_device("cpu", "--device");
+  EXPECT_TRUE(c.device.is_cpu());
+  EXPECT_EQ(c.name, "cpu");
+  EXPECT_EQ(describe_choice("cpu", c), "");
+}
+
+TEST(Device, AutoTakesTheGpuOnlyWhereItIsUsable) {
+  const std::string reason = cuda_unavailable_reason();
+  const DeviceChoice c = resolve_device("auto", "device");
+  if (reason.empty()) {
+    EXPECT_TRUE(c.device.is_cuda());
+    EXPECT_EQ(c.name, "cuda:0");
+  } else {
+    EXPECT_TRUE(c.device.is_cpu());
+    EXPECT_EQ(c.name, "cpu");
+    EXPECT_EQ(c.note, reason);
+    EXPECT_EQ(describe_choice("auto", c), "device: auto -> cpu (" + reason + ")");
+  }
+}
+
+TEST(Device, AGpuWhereNoneIsUsableIsRefusedInOneSentence) {
+  const std::string reason = cuda_unavailable_reason();
+  if (reason.empty()) {
+    EXPECT_TRUE(resolve_device("cuda", "--device").device.is_cuda());
+    const std::string msg = refusal("cuda:99", "--device");
+    EXPECT_NE(msg.find("--device cuda:99 was asked for"), std::string::npos) << msg;
+    return;
+  }
+  for (const char* asked : {"cuda", "cuda:1"}) {
+    const std::string msg = refusal(asked, "--device");
+    EXPECT_EQ(msg, std::string("--device ") + asked + " was asked for, but " + reason +
+                       "; pass --device cpu (or auto) to run on the CPU.");
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_NE(refusal("cuda", "device").find("set device: cpu (or auto)"), std::string::npos);
+}
+
+TEST(Device, AnythingElseIsRefusedNamingTheSetting) {
+  for (const char* bad : {"gpu", "cuda:", "cuda:x", "CPU", ""}) {
+    const std::string msg = refusal(bad, "--device");
+    EXPECT_NE(msg.find("--device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
+        << bad << ": " << msg;
+  }
+}

@@ -1,0 +1,303 @@
+// `--backend slurm` without a cluster: the `slurm:` section's validation, the batch script, and
+// submission against stand-in sbatch/squeue programs (a refusal, a second submission while the
+// first array is queued). tests/slurm runs the same against a real Slurm. Also `--status` from run
+// directories.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sweep/sweep.h"
+#include "sweep/slurm.h"
+#include "io/dir_lock.h"
+#include "rl/config.h"
+#include "tests/sweep/sweep_fixtures.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string& kTiny = testing::kTinyConfig;
+const std::string kRuns = "datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n";
+
+std::string error_of(const std::string& yaml) {
+  return testing::sweep_error_of(yaml);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_exe(const fs::path& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+// PATH = `dir` only, for the scope: the stand-in Slurm commands in it are the only ones.
+struct PathOnly {
+  std::string saved;
+  explicit PathOnly(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    ::setenv("PATH", dir.string().c_str(), 1);
+  }
+  ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
+};
+
+eval::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
+  eval::SweepSpec s = eval::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
+  s.config_template = kTiny;
+  s.sets = {"max_steps=5"};
+  s.out = (dir / "out").string();
+  return s;
+}
+
+TEST(SweepSlurmSpec, ParsesEveryKey) {
+  const auto s = eval::parse_sweep(
+      kRuns +
+          "slurm:\n  partition: gpu,gpu-long\n  time: \"1-02:00:00\"\n  cpus_per_task: 4\n"
+          "  mem: 16G\n  gpus: 1\n  account: proj\n  qos: normal\n  array_throttle: 20\n"
+          "  signal_before: 300\n  setup: [\"module load cuda\"]\n"
+          "  sbatch_args: [--constraint=a100, --exclusive]\n",
+      "s.yaml");
+  EXPECT_EQ(s.slurm.partition, "gpu,gpu-long");
+  EXPECT_EQ(s.slurm.time, "1-02:00:00");
+  EXPECT_EQ(s.slurm.cpus_per_task, 4);
+  EXPECT_EQ(s.slurm.mem, "16G");
+  EXPECT_EQ(s.slurm.gpus, 1);
+  EXPECT_EQ(s.slurm.account, "proj");
+  EXPECT_EQ(s.slurm.qos, "normal");
+  EXPECT_EQ(s.slurm.array_throttle, 20);
+  EXPECT_EQ(s.slurm.signal_before, 300);
+  EXPECT_EQ(s.slurm.setup, (std::vector<std::string>{"module load cuda"}));
+  EXPECT_EQ(s.slurm.sbatch_args, (std::vector<std::string>{"--constraint=a100", "--exclusive"}));
+  for (const char* t : {"30", "10:00", "4:00:00", "2-0", "2-12:30", "UNLIMITED"})
+    EXPECT_EQ(error_of(kRuns + "slurm: {time: \"" + t + "\"}\n"), "") << t;
+}
+
+// Refused while parsing, so before anything is planned or submitted.
+TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
+  auto expect = [](const std::string& slurm, const std::string& key) {
+    const std::string err = error_of(kRuns + "slurm: " + slurm + "\n");
+    EXPECT_NE(err.find("my_sweep.yaml"), std::string::npos) << slurm << ": " << err;
+    EXPECT_NE(err.find("'slurm." + key + "'"), std::string::npos) << slurm << ": " << err;
+  };
+  expect("{partion: gpu}", "partion");
+  expect("{time: two hours}", "time");
+  expect("{time: \"1:2:3:4\"}", "time");
+  expect("{mem: lots}", "mem");
+  expect("{cpus_per_task: 0}", "cpus_per_task");
+  expect("{cpus_per_task: four}", "cpus_per_task");
+  expect("{gpus: -1}", "gpus");
+  expect("{gres: \"gpu 1\"}", "gres");
+  expect("{partition: \"a;rm -rf\"}", "partition");
+  expect("{array_throttle: 0}", "array_throttle");
+  expect("{sbatch_args: [exclusive]}", "sbatch_args");
+  expect("{sbatch_args: [\"--array=1-3\"]}", "sbatch_args");
+  expect("{sbatch_args: [-o, x]}", "sbatch_args");
+  expect("{setup: \"module load cuda\"}", "setup");
+  expect("{gpus: 1, gres: \"gpu:1\"}", "gpus");
+  EXPECT_NE(error_of(kRuns + "slurm: [gpu]\n").find("'slurm'"), std::string::npos);
+}
+
+TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
+  testing::TempDir tmp;
+  const eval::SweepSpec s =
+      spec_in(tmp.path,
+              "slurm: {partition: debug, time: \"10:00\", array_throttle: 3, mem: 1G, gpus: 1}\n");
+  const auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(eval::slurm_array_spec({0, 2, 3}, 3), "0,2-3%3");
+  EXPECT_EQ(eval::slurm_array_spec({1}, 0), "1");
+  const std::string script = eval::slurm_batch_script(s, runs, {0, 2, 3}, "/opt/minrnn");
+  for (const char* line :
+       {"#SBATCH --array=0,2-3%3\n", "#SBATCH --requeue\n", "#SBATCH --signal=B:USR1@120\n",
+        "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n", "#SBATCH --mem=1G\n",
+        "#SBATCH --gres=gpu:1\n", "#SBATCH --open-mode=append\n", "MINRNN='/opt/minrnn'\n",
+        "scontrol requeue", "--replace"}) {
+    EXPECT_NE(script.find(line), std::string::npos) << line << " in\n" << script;
+  }
+  EXPECT_NE(script.find("  2) RUN_DIR="), std::string::npos) << script;
+  EXPECT_EQ(script.find("  1) RUN_DIR="), std::string::npos) << script;
+  EXPECT_NE(script.find("--set 'max_steps=5'"), std::string::npos) << script;
+  // Valid bash.
+  const fs::path file = tmp.path / "x.sbatch";
+  std::ofstream(file) << script;
+  EXPECT_EQ(std::system(("bash -n '" + file.string() + "'").c_str()), 0) << script;
+}
+
+// A task trains when its run has no done.json, or when the run is to be extended (its done.json
+// is the shorter budget's); otherwise it only evaluates.
+TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
+  testing::TempDir tmp;
+  const eval::SweepSpec s = spec_in(tmp.path, "");
+  auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 4u);
+  runs[2].extend = true;
+  const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
+  write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\n");
+  const fs::path file = tmp.path / "x.sbatch";
+  std::ofstream(file) << eval::slurm_batch_script(s, runs, {0, 2}, exe.string());
+  for (int task : {0, 2}) {
+    fs::create_directories(runs[size_t(task)].run_dir);
+    std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json") << "{}\n";
+    fs::remove(calls);
+    const std::string cmd = "SLURM_ARRAY_TASK_ID=" + std::to_string(task) + " bash '" +
+                            file.string() + "' >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << task;
+    std::ifstream in(calls);
+    std::string first, second;
+    std::getline(in, first);
+    std::getline(in, second);
+    if (task == 2) {
+      EXPECT_EQ(first.rfind("train ", 0), 0u) << first;
+      EXPECT_NE(first.find(" --extend"), std::string::npos) << first;
+      EXPECT_EQ(second.rfind("eval ", 0), 0u) << second;
+    } else {
+      EXPECT_EQ(first.rfind("eval ", 0), 0u) << first;
+      EXPECT_TRUE(second.empty()) << second;
+    }
+  }
+}
+
+TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
+  testing::TempDir tmp;
+  fs::create_directories(tmp.path / "bin");
+  const PathOnly path(tmp.path / "bin");
+  try {
+    eval::submit_slurm_sweep(spec_in(tmp.path), {});
+    FAIL() << "submitted without sbatch";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no `sbatch` on PATH"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/job.json"));
+}
+
+// sbatch refuses: its message is quoted, the sweep dir says so, and a later call submits anew.
+// A submitted array that is still queued refuses a second submission (and a local sweep), naming
+// the job; once squeue no longer knows it, the unfinished runs are submitted again.
+TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
+  testing::TempDir tmp;
+  const fs::path bin = tmp.path / "bin";
+  fs::create_directories(bin);
+  const PathOnly path(bin);
+  write_exe(bin / "sbatch",
+            "echo 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n");
+  const eval::SweepSpec s = spec_in(tmp.path, "slurm: {partition: nope}\n");
+  ::testing::internal::CaptureStdout();
+  try {
+    eval::submit_slurm_sweep(s, {});
+    FAIL() << "a refusal was taken for a submission";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid partition specified: nope"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
+  EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/job.json"));
+
+  // One run is done already: not submitted.
+  const fs::path done = tmp.path / "out/d/mingru/seed0";
+  fs::create_directories(done);
+  std::ofstream(done / "config.yaml")
+      << rl::to_yaml(rl::load_config(kTiny, {"backbone=mingru", "max_steps=5", "seed=0"}));
+  for (const char* f : {"done.json", "eval.json"}) std::ofstream(done / f) << "{}\n";
+  write_exe(bin / "sbatch",
+            "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
+  write_exe(bin / "squeue", "echo '1|PENDING'\necho '2|RUNNING'\n");
+  EXPECT_EQ(eval::submit_slurm_sweep(s, {}), 0);
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
+  const auto job = nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"));
+  EXPECT_EQ(job["job_id"], "4242");
+  EXPECT_EQ(job["array"], "1-3");
+  EXPECT_NE(read_text(tmp.path / "sbatch.args").find("--parsable"), std::string::npos);
+  EXPECT_NE(read_text(tmp.path / "out/slurm/sweep.sbatch").find("#SBATCH --array=1-3\n"),
+            std::string::npos);
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (attempt == 0)
+        eval::submit_slurm_sweep(s, {});
+      else
+        eval::run_sweep(s, {});
+      FAIL() << "a second sweep of a queued array";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
+    }
+  }
+
+  // squeue no longer knows the job: the unfinished runs are submitted again.
+  write_exe(bin / "squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n");
+  write_exe(bin / "sbatch", "echo 4243\n");
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(eval::submit_slurm_sweep(s, {}), 0);
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"))["job_id"], "4243");
+}
+
+// --status reads the run directories: done with its score, failed with its log, checkpointed but
+// not running, held by a live process, untouched; and a queued task's state from squeue.
+TEST(SweepStatus, EveryStateFromTheRunDirectories) {
+  testing::TempDir tmp;
+  const fs::path bin = tmp.path / "bin";
+  fs::create_directories(bin);
+  const PathOnly path(bin);
+  const eval::SweepSpec s = spec_in(tmp.path);
+  const fs::path out = s.out;
+  // In the sweep's order (seed by seed): done, failed, stopped, held.
+  const fs::path done = out / "d/mingru/seed0", failed = out / "d/minlstm/seed0",
+                 stopped = out / "d/mingru/seed1", held = out / "d/minlstm/seed1";
+  for (const auto& d : {done, failed, stopped, held}) fs::create_directories(d);
+  std::ofstream(done / "done.json") << "{}\n";
+  std::ofstream(done / "eval.json") << "{\"mean_normalized\": 12.5}\n";
+  std::ofstream(failed / "failed.json") << "{\"phase\": \"train\", \"exit_code\": 1}\n";
+  std::ofstream(stopped / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n";
+  std::ofstream(stopped / "checkpoint.pt") << "x";
+  const io::DirLock lock(held.string(), "this test");
+  std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";
+
+  std::vector<std::string> notes;
+  auto statuses = eval::sweep_status(s, &notes);
+  ASSERT_EQ(statuses.size(), 4u);
+  EXPECT_EQ(statuses[0].state, "done");
+  EXPECT_DOUBLE_EQ(statuses[0].score, 12.5);
+  EXPECT_EQ(statuses[1].state, "failed");
+  EXPECT_EQ(statuses[1].failure, "train exit 1");
+  EXPECT_EQ(statuses[1].log, (failed / "train.log").string());
+  EXPECT_EQ(statuses[2].state, "stopped");
+  EXPECT_EQ(statuses[2].step, 3);
+  EXPECT_EQ(statuses[3].state, "training");
+  EXPECT_EQ(statuses[3].pid, ::getpid());
+  EXPECT_EQ(statuses[3].step, 2);
+  EXPECT_TRUE(notes.empty());
+
+  // A Slurm submission: squeue's view of each task joins the run's own.
+  fs::create_directories(out / "slurm");
+  std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
+  write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
+  write_exe(bin / "sacct", "echo 'Slurm accounting storage is disabled' >&2\nexit 1\n");
+  statuses = eval::sweep_status(s, &notes);
+  EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
+  EXPECT_EQ(statuses[2].slurm, "RUNNING 1:05 on node7");
+  EXPECT_EQ(statuses[2].state, "training");
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("Slurm job 77: 2 task(s)"), std::string::npos) << notes[0];
+  EXPECT_NE(notes.back().find("accounting storage is disabled"), std::string::npos);
+
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(eval::print_sweep_status(s, true), 1);
+  const auto j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
+  EXPECT_EQ(j["total"], 4);
+  EXPECT_EQ(j["counts"]["failed"], 1);
+  EXPECT_EQ(j["runs"][0]["score"], 12.5);
+  EXPECT_EQ(j["runs"][1]["log"], (failed / "train.log").string());
+  EXPECT_EQ(j["runs"][2]["slurm"], "RUNNING 1:05 on node7");
+}
+
+}  // namespace
+}  // namespace minrnn

@@ -1,0 +1,207 @@
+// A sweep rerun never takes a run directory for one of its own unless it holds the sweep's config,
+// and both phases of a run go to the config's device. A run dir another live process holds is
+// reported as running there, not failed; a killed sweep takes its children with it.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <utility>
+
+#include "sweep/sweep.h"
+#include "io/dir_lock.h"
+#include "rl/config.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
+
+eval::SweepSpec one_run_sweep(const fs::path& out) {
+  eval::SweepSpec s =
+      eval::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
+  s.config_template = kTiny;
+  s.sets = {"max_steps=5"};
+  s.out = out.string();
+  return s;
+}
+
+// A finished run dir as `minrnn train` + `minrnn eval` leave it, trained with these overrides.
+fs::path finished_run(const fs::path& out, const std::vector<std::string>& sets) {
+  const fs::path run = out / "d/mingru/seed3";
+  fs::create_directories(run);
+  std::ofstream(run / "config.yaml") << rl::to_yaml(rl::load_config(kTiny, sets));
+  for (const char* f : {"done.json", "eval.json"}) std::ofstream(run / f) << "{}\n";
+  return run;
+}
+
+TEST(SweepPlan, AFinishedRunWithTheSweepsConfigIsSkipped) {
+  testing::TempDir tmp;
+  finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  const auto runs = eval::plan_sweep(one_run_sweep(tmp.path / "out"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state, eval::RunState::kDone);
+}
+
+TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
+  testing::TempDir tmp;
+  // The sweep's `set` said max_steps=1000 when this run was trained; now it says 5.
+  const fs::path run =
+      finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=1000", "seed=3"});
+  try {
+    eval::plan_sweep(one_run_sweep(tmp.path / "out"));
+    FAIL() << "a run of another config would be reported as the sweep's";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(run.string()), std::string::npos) << what;
+    EXPECT_NE(what.find("max_steps: 1000 -> 5"), std::string::npos) << what;
+  }
+  // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
+  fs::remove(run / "done.json");
+  std::ofstream(run / "config.yaml")
+      << rl::to_yaml(rl::load_config(kTiny, {"backbone=mingru", "max_steps=5", "seed=0"}));
+  EXPECT_THROW(eval::plan_sweep(one_run_sweep(tmp.path / "out")), std::invalid_argument);
+}
+
+// A stand-in for the minrnn binary that records each command line and succeeds.
+fs::path recording_exe(const fs::path& dir) {
+  const fs::path exe = dir / "fake-minrnn";
+  std::ofstream(exe) << "#!/bin/sh\necho \"$@\" >> " << (dir / "calls.txt").string() << "\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  return exe;
+}
+
+// Runs the sweep with recording_exe in `dir`; the command lines of its two phases, in order.
+std::pair<std::string, std::string> recorded_phases(const eval::SweepSpec& s, const fs::path& dir) {
+  eval::SweepOptions opt;
+  opt.exe = recording_exe(dir).string();
+  ::testing::internal::CaptureStdout();
+  const int failed = eval::run_sweep(s, opt);
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(failed, 0);
+  std::ifstream in(dir / "calls.txt");
+  std::string train, evaluate;
+  std::getline(in, train);
+  std::getline(in, evaluate);
+  return {train, evaluate};
+}
+
+// The sweep's budget raised from 2 to 5 steps: refused with a pointer to --extend, and with it the
+// finished run trains further (its child gets --extend) and is evaluated again.
+TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
+  testing::TempDir tmp;
+  finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=2", "seed=3"});
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  try {
+    eval::plan_sweep(s);
+    FAIL() << "a larger budget was taken without --extend";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--extend"), std::string::npos) << e.what();
+  }
+  s.extend = true;
+  const auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state, eval::RunState::kPending);
+  EXPECT_TRUE(runs[0].extend);
+  std::vector<eval::RunStatus> status = eval::sweep_status(s, nullptr);
+  EXPECT_EQ(status[0].state, "pending") << "the done.json of 2 steps does not finish a 5-step run";
+
+  const auto [train, evaluate] = recorded_phases(s, tmp.path);
+  EXPECT_EQ(train.rfind("train ", 0), 0u) << train;
+  EXPECT_NE(train.find("--extend"), std::string::npos) << train;
+  EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
+
+  // A lower budget is not an extension, --extend or not.
+  s.sets = {"max_steps=1"};
+  EXPECT_THROW(eval::plan_sweep(s), std::invalid_argument);
+}
+
+TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  s.sets.push_back("device=cuda");
+  const auto [train, evaluate] = recorded_phases(s, tmp.path);
+  EXPECT_NE(train.find("--set device=cuda"), std::string::npos) << train;
+  EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
+  EXPECT_NE(evaluate.find("--device cuda"), std::string::npos) << evaluate;
+  EXPECT_NE(evaluate.find("--replace"), std::string::npos) << evaluate;
+}
+
+// A run dir held by another live process makes its child exit 1 (train refuses it): the sweep
+// names the holder's pid instead of reporting a failure, and does not count it.
+TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  const fs::path exe = tmp.path / "refusing-minrnn";
+  std::ofstream(exe) << "#!/bin/sh\necho 'in use by another process' >&2\nexit 1\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  eval::SweepOptions opt;
+  opt.exe = exe.string();
+  const fs::path run = tmp.path / "out/d/mingru/seed3";
+  {
+    io::DirLock held(run.string(), "this test");  // this process stands in for the other one
+    ::testing::internal::CaptureStdout();
+    const int failed = eval::run_sweep(s, opt);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(failed, 0) << out;
+    EXPECT_NE(out.find("running in pid " + std::to_string(::getpid())), std::string::npos) << out;
+    std::ifstream status(tmp.path / "out/sweep_status.json");
+    std::stringstream text;
+    text << status.rdbuf();
+    EXPECT_NE(text.str().find("running in pid"), std::string::npos) << text.str();
+  }
+  // Released: the same refusal is now a failure.
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(eval::run_sweep(s, opt), 1);
+  ::testing::internal::GetCapturedStdout();
+}
+
+// kill -9 of the sweep takes its children with it: a child that would run for a minute is gone
+// within seconds of its sweep's death (no orphan keeps the run dir locked).
+TEST(SweepRun, ChildrenDieWithTheSweep) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  const fs::path exe = tmp.path / "slow-minrnn";
+  const fs::path pid_file = tmp.path / "child.pid";
+  std::ofstream(exe) << "#!/bin/sh\necho $$ > " << pid_file.string() << ".tmp\nmv "
+                     << pid_file.string() << ".tmp " << pid_file.string() << "\nexec sleep 60\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  eval::SweepOptions opt;
+  opt.exe = exe.string();
+  const pid_t sweep = ::fork();
+  ASSERT_GE(sweep, 0);
+  if (sweep == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    eval::run_sweep(s, opt);
+    ::_exit(0);
+  }
+  auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 100 && !done(); ++i) ::usleep(50000);  // up to 5 s
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return fs::exists(pid_file); }));
+  long child = 0;
+  std::ifstream(pid_file) >> child;
+  ASSERT_GT(child, 0);
+  auto alive = [child] {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, name, state;
+    return bool(stat >> pid >> name >> state) && state != "Z";  // a zombie has ended
+  };
+  EXPECT_TRUE(alive());
+  ::kill(sweep, SIGKILL);
+  ::waitpid(sweep, nullptr, 0);
+  EXPECT_TRUE(wait_for([&] { return !alive(); })) << "child " << child << " outlived its sweep";
+  if (alive()) ::kill(child, SIGKILL);
+}
+
+}  // namespace
+}  // namespace minrnn

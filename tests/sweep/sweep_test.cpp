@@ -1,0 +1,169 @@
+// Sweep files: strict validation, run planning, resume (finished runs are skipped) and one real
+// two-run sweep through child processes of the minrnn binary.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sweep/sweep.h"
+#include "tests/sweep/sweep_fixtures.h"
+#include "tests/rl/fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string& kTiny = testing::kTinyConfig;
+
+std::string error_of(const std::string& yaml) {
+  return testing::sweep_error_of(yaml);
+}
+
+// A typo in a shipped sweep (a key, a config name, an override) must fail here, not hours into
+// somebody's run: each one loads and every run's config accepts its overrides.
+TEST(SweepFile, EveryShippedSweepPlans) {
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(MINRNN_SOURCE_DIR) / "configs/sweeps")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    SCOPED_TRACE(entry.path().string());
+    const eval::SweepSpec spec = eval::load_sweep(entry.path().string());
+    std::vector<eval::SweepRun> runs;
+    ASSERT_NO_THROW(runs = eval::plan_sweep(spec));
+    EXPECT_EQ(runs.size(), spec.datasets.size() * spec.backbones.size() * spec.seeds.size());
+  }
+  EXPECT_GE(files, 4);
+}
+
+TEST(SweepFile, ParsesEveryKey) {
+  const auto s = eval::parse_sweep(
+      "datasets: [a, b]\nbackbones: [mingru]\nseeds: [0, 3]\nconfig: x/{dataset}.yaml\n"
+      "set: [max_steps=5]\nout: o\nparallel: 3\nthreads: 2\neval_episodes: 4\n",
+      "s.yaml");
+  EXPECT_EQ(s.datasets, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(s.seeds, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(s.config_template, "x/{dataset}.yaml");
+  EXPECT_EQ(s.out, "o");
+  EXPECT_EQ(s.parallel, 3);
+  EXPECT_EQ(s.threads, 2);
+  EXPECT_EQ(s.eval_episodes, 4);
+  EXPECT_EQ(eval::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
+            "runs/sweeps/t");
+}
+
+TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
+  const std::string ok = "datasets: [a]\nbackbones: [mingru]\nseeds: [0]\n";
+  auto expect = [](const std::string& err, const std::string& key) {
+    EXPECT_NE(err.find("my_sweep.yaml"), std::string::npos) << err;
+    EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << err;
+  };
+  expect(error_of(ok + "paralel: 2\n"), "paralel");
+  expect(error_of(ok + "parallel: two\n"), "parallel");
+  expect(error_of(ok + "parallel: 0\n"), "parallel");
+  expect(error_of(ok + "out: [x]\n"), "out");
+  expect(error_of(ok + "set: [no_equals_sign]\n"), "set");
+  expect(error_of("datasets: a\nbackbones: [mingru]\nseeds: [0]\n"), "datasets");
+  expect(error_of("datasets: [a]\nbackbones: [mingru]\nseeds: [zero]\n"), "seeds");
+  expect(error_of("datasets: [a]\nbackbones: [mingru]\n"), "seeds");
+  EXPECT_NE(error_of("[1, 2]").find("my_sweep.yaml"), std::string::npos);
+  EXPECT_EQ(error_of(ok), "");
+}
+
+TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
+  testing::TempDir tmp;
+  eval::SweepSpec s = eval::parse_sweep(
+      "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: missing-{dataset}.yaml\n",
+      (tmp.path / "s.yaml").string());
+  EXPECT_THROW(eval::plan_sweep(s), std::invalid_argument);
+  s.config_template = kTiny;
+  s.sets = {"no_such_key=1"};
+  try {
+    eval::plan_sweep(s);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_key"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
+  testing::TempDir tmp;
+  eval::SweepSpec s =
+      eval::parse_sweep("datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n", "s.yaml");
+  s.config_template = kTiny;
+  s.out = (tmp.path / "out").string();
+  const fs::path done = tmp.path / "out/d/mingru/seed0", trained = tmp.path / "out/d/minlstm/seed1";
+  fs::create_directories(done);
+  fs::create_directories(trained);
+  for (const auto& f : {done / "done.json", done / "eval.json", trained / "done.json"})
+    std::ofstream(f) << "{}\n";
+  const auto runs = eval::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 4u);
+  int n_done = 0;
+  for (const auto& r : runs) {
+    EXPECT_NE(std::find(r.overrides.begin(), r.overrides.end(), "backbone=" + r.backbone),
+              r.overrides.end());
+    const auto dir = fs::path(r.run_dir);
+    if (dir == done)
+      EXPECT_EQ(r.state, eval::RunState::kDone);
+    else if (dir == trained)
+      EXPECT_EQ(r.state, eval::RunState::kTrained);
+    else
+      EXPECT_EQ(r.state, eval::RunState::kPending);
+    n_done += r.state == eval::RunState::kDone;
+  }
+  EXPECT_EQ(n_done, 1);
+
+  // Everything finished: nothing is started (a bogus binary would make every start fail).
+  s.backbones = {"mingru"};
+  s.seeds = {0};
+  eval::SweepOptions opt;
+  opt.exe = "/nonexistent/minrnn";
+  EXPECT_EQ(eval::run_sweep(s, opt), 0);
+  std::ifstream in(fs::path(s.out) / "sweep_status.json");
+  const auto status = nlohmann::json::parse(in);
+  EXPECT_EQ(status["done"], 1);
+  EXPECT_EQ(status["total"], 1);
+}
+
+TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
+  const std::string exe = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+  if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  eval::SweepSpec s = eval::parse_sweep(
+      "datasets: [hop]\nbackbones: [mingru, minlstm]\nseeds: [0]\nparallel: 2\neval_episodes: 1\n",
+      "s.yaml");
+  s.config_template = kTiny;
+  s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
+  s.out = (tmp.path / "out").string();
+  eval::SweepOptions opt;
+  opt.exe = exe;
+  opt.progress_every_s = 0;  // a line at every poll while the runs train
+  ::testing::internal::CaptureStdout();
+  const int failed = eval::run_sweep(s, opt);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(failed, 0) << out;
+  EXPECT_NE(out.find("[0/2 done] training: hop/"), std::string::npos) << out;
+  // Each training run is "starting" until its first metrics row, then "step/max (rate, ETA)".
+  EXPECT_TRUE(out.find("/seed0 starting") != std::string::npos ||
+              out.find("/6 (") != std::string::npos)
+      << out;
+  EXPECT_NE(out.find("[2/2 done] hop/"), std::string::npos) << out;
+  for (const char* b : {"mingru", "minlstm"}) {
+    const fs::path run = fs::path(s.out) / "hop" / b / "seed0";
+    EXPECT_TRUE(fs::exists(run / "done.json")) << run;
+    EXPECT_TRUE(fs::exists(run / "train.log")) << run;
+    std::ifstream in(run / "eval.json");
+    EXPECT_EQ(nlohmann::json::parse(in)["backbone"], b);
+  }
+  // Re-running starts nothing: the bogus binary would fail any run it started.
+  opt.exe = "/nonexistent/minrnn";
+  EXPECT_EQ(eval::run_sweep(s, opt), 0);
+  // A removed eval.json is re-made by evaluating only (the bogus binary makes that fail: 1 run).
+  fs::remove(fs::path(s.out) / "hop/mingru/seed0/eval.json");
+  EXPECT_EQ(eval::run_sweep(s, opt), 1);
+}
+
+}  // namespace
+}  // namespace minrnn

@@ -1,0 +1,144 @@
+#include "tools/bench/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "ops/device.h"
+#include "io/atomic_file.h"
+
+namespace minrnn::cli {
+
+std::string machine_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, cpu = "unknown CPU";
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) cpu = line.substr(line.find_first_not_of(" \t", colon + 1));
+      break;
+    }
+  }
+  return cpu;
+}
+
+std::string gpu_name() {
+  static const std::string name = [] {
+    std::string out;
+    if (FILE* pipe = popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r")) {
+      char buf[256];
+      while (fgets(buf, sizeof(buf), pipe)) out += buf;
+      pclose(pipe);
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    const auto newline = out.find('\n');  // first GPU only
+    if (newline != std::string::npos) out = out.substr(0, newline);
+    return out.empty() ? std::string("unknown GPU") : out;
+  }();
+  return name;
+}
+
+std::string hardware_name(const torch::Device& device) {
+  return device.is_cuda() ? gpu_name() : machine_name();
+}
+
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", std::localtime(&now));
+  return buf;
+}
+
+void append_benchmark(const std::string& path, const std::string& section,
+                      const std::string& entry) {
+  std::string text = "# minrnn benchmarks\n";
+  if (std::filesystem::exists(path)) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  const auto at_section = text.find(section + "\n");
+  if (at_section == std::string::npos) {
+    text += "\n" + section + "\n\n" + entry;
+  } else {
+    const auto next = text.find("\n## ", at_section + 1);
+    const size_t at = next == std::string::npos ? text.size() : next + 1;
+    text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
+  }
+  io::write_file_atomically(path, text);
+}
+
+namespace {
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + csv_cell(cells[i]);
+  return line + "\n";
+}
+}  // namespace
+
+void BenchCsv::add_row(const std::vector<std::string>& cells) {
+  if (cells.size() != columns_.size()) {
+    throw std::logic_error("bench CSV row has " + std::to_string(cells.size()) +
+                           " cells, header has " + std::to_string(columns_.size()));
+  }
+  rows_ += csv_line(cells);
+}
+
+std::string BenchCsv::text() const {
+  return csv_line(columns_) + rows_;
+}
+
+std::string csv_number(double x) {
+  if (std::isnan(x)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv) {
+  sub->add_option("--markdown", filing.markdown, "Benchmark log to append to");
+  sub->add_option("--csv", filing.csv,
+                  "CSV of the results (default " + default_csv + "; none with --no-append)");
+  sub->add_flag("!--no-append", filing.append, "Print only; do not touch the markdown file");
+}
+
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
+                 const BenchCsv& csv, const std::string& default_csv) {
+  std::printf("%s", entry.c_str());
+  if (filing.append || !filing.csv.empty()) {
+    const std::string path = filing.csv.empty() ? default_csv : filing.csv;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    io::write_file_atomically(path, csv.text());
+    std::printf("\nCSV: %s\n", path.c_str());
+  }
+  if (!filing.append) return;
+  append_benchmark(filing.markdown, section, entry + "\n");
+  std::printf("appended to %s\n", filing.markdown.c_str());
+}
+
+torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths,
+                           const std::string& option) {
+  for (int64_t T : lengths) {
+    if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
+  }
+  const core::DeviceChoice choice = core::resolve_device(device, option);
+  if (device == "auto") std::fprintf(stderr, "%s\n", core::describe_choice(device, choice).c_str());
+  return choice.device;
+}
+
+}  // namespace minrnn::cli

@@ -1,0 +1,342 @@
+// `minrnn bench train`: optimizer steps/s of the decision model's training step (forward, masked
+// MSE, backward, grad clipping, AdamW) per backbone, on a synthetic batch of the trainer's shapes
+// (hopper dims, B=64, K=20, embed 128, 3 layers by default). CPU always, CUDA when available.
+// Per backbone it also times the step's phases, records the peak memory of one step and, with
+// --profile, the ATen ops the step spends its time in. --peer runs another implementation (CORL's
+// dt.py: `--peer ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is
+// taken under the same load; --rounds N alternates the two N times (peer, ours, peer, …, peer)
+// and reports the median ratio with its range, because one round on a shared machine can be off
+// by a third. Prints a markdown table and files it under "## Training (minrnn bench train)", the
+// numbers as CSV in runs/bench/train.csv.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "ops/device.h"
+#include "ops/fused_adamw.h"
+#include "rl/decision_model.h"
+#include "tools/bench/report.h"
+#include "tools/commands.h"
+#include "tools/bench/memory_probe.h"
+#include "tools/bench/op_profile.h"
+
+namespace minrnn::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kSection = "## Training (minrnn bench train)";
+constexpr const char* kDefaultCsv = "runs/bench/train.csv";
+
+struct TrainBenchOptions {
+  std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
+  std::vector<std::string> devices;  // default: cpu, plus cuda when available
+  int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
+  double expansion = 1.0;  // minRNN/HGRN hidden width / embed (the Transformer has none)
+  double seconds = 10;     // timed seconds per cell (after warm-up)
+  bool quick = false;
+  bool profile = false;
+  int top_ops = 15;
+  int rounds = 1;    // ours measured this many times, each between two peer runs
+  std::string peer;  // command; "CMD train SECONDS" must print "= X steps/s"
+  BenchFiling filing;
+};
+
+// Phases of one step, summed over the timed steps.
+struct Phases {
+  double forward = 0, backward = 0, clip = 0, optimizer = 0;
+};
+
+struct Row {
+  int round = 0;
+  std::string backbone, device;
+  int64_t params = 0, steps = 0;
+  double steps_per_s = 0;
+  Phases phases;  // ms per step
+  double peak_mib = NAN;
+  std::string profile;  // markdown, with --profile
+};
+
+void sync(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev) {
+  torch::manual_seed(0);
+  rl::DecisionModelOptions mo;
+  mo.obs_dim = o.obs_dim;
+  mo.act_dim = o.act_dim;
+  mo.backbone = backbone;
+  mo.n_layers = o.layers;
+  mo.embed_dim = o.embed;
+  mo.expansion = o.expansion;
+  rl::DecisionModel model(mo);
+  model->to(dev);
+  model->train();
+  core::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+  const auto f = torch::TensorOptions().device(dev);
+  const int64_t B = o.batch, K = o.context;
+  rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.obs_dim}, f),
+                      torch::rand({B, K, o.act_dim}, f) * 2 - 1,
+                      torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
+  auto mask = torch::ones({B, K}, f);
+  Phases sum;
+  auto lap = [&](Clock::time_point& t, double& into) {
+    sync(dev);
+    const auto now = Clock::now();
+    into += std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  };
+  auto step = [&] {
+    auto t = Clock::now();
+    auto pred = model->forward(b);
+    auto loss = ((pred - b.actions).pow(2).mean(-1) * mask).sum() / mask.sum();
+    // The trainer reads the loss every step (a device sync); so do we.
+    loss.item<double>();
+    lap(t, sum.forward);
+    opt.zero_grad();
+    loss.backward();
+    lap(t, sum.backward);
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
+    lap(t, sum.clip);
+    opt.step();
+    lap(t, sum.optimizer);
+  };
+  for (int i = 0; i < 3; ++i) step();  // warm-up: allocator, kernels, Adam state
+  sum = {};
+  Row row;
+  row.backbone = backbone;
+  row.device = dev.str();
+  for (const auto& p : model->parameters()) row.params += p.numel();
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < o.seconds || row.steps < 5) {
+    step();
+    ++row.steps;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  row.steps_per_s = row.steps / elapsed;
+  const double n = static_cast<double>(row.steps);
+  row.phases = {sum.forward / n, sum.backward / n, sum.clip / n, sum.optimizer / n};
+
+  // Peak of one step above what lives between steps (weights, Adam state, the batch); gradients
+  // are set to none by zero_grad, so the step allocates them as in training.
+  opt.zero_grad();
+  sync(dev);
+  MemoryProbe probe{dev};
+  probe.start();
+  step();
+  sync(dev);
+  row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
+
+  if (o.profile) {
+    constexpr int kProfiled = 5;
+    OpProfile profile;
+    profile.start();
+    for (int i = 0; i < kProfiled; ++i) step();
+    profile.stop();
+    row.profile = profile.table(kProfiled, o.top_ops);
+  }
+  return row;
+}
+
+// Runs `command train SECONDS` and reads "= X steps/s" from what it prints.
+double run_peer(const std::string& command, double seconds) {
+  const std::string line = command + " train " + std::to_string(seconds) + " 2>&1";
+  FILE* pipe = popen(line.c_str(), "r");
+  if (!pipe) throw std::runtime_error("--peer: cannot run '" + line + "'");
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
+  const int rc = pclose(pipe);
+  std::smatch m;
+  static const std::regex rate("= ([0-9.]+) steps/s");
+  if (rc != 0 || !std::regex_search(out, m, rate)) {
+    throw std::runtime_error("--peer: '" + line + "' exited " + std::to_string(rc) +
+                             " without '= X steps/s':\n" + out);
+  }
+  std::fprintf(stderr, "%s", out.c_str());
+  return std::stod(m[1].str());
+}
+
+// Peer rates in the order they ran: one more than the rounds, round r between runs r and r + 1.
+struct PeerRuns {
+  std::vector<double> steps_per_s;
+  bool any() const { return !steps_per_s.empty(); }
+  double around(int round) const {
+    return any() ? 0.5 * (steps_per_s[round] + steps_per_s[round + 1]) : NAN;
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// "× peer" over the rounds per backbone/device, in the rows' first-seen order.
+std::string ratio_summary(const std::vector<Row>& rows, const PeerRuns& peer) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& r : rows) {
+    const auto key = std::make_pair(r.backbone, r.device);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  std::ostringstream md;
+  md << "\n| backbone | device | × peer, median | lowest | highest |\n|---|---|---|---|---|\n";
+  char buf[256];
+  for (const auto& [backbone, device] : keys) {
+    std::vector<double> ratios;
+    for (const auto& r : rows) {
+      if (r.backbone == backbone && r.device == device) {
+        ratios.push_back(r.steps_per_s / peer.around(r.round));
+      }
+    }
+    std::snprintf(buf, sizeof buf, "| %s | %s | %.2f | %.2f | %.2f |\n", backbone.c_str(),
+                  device.c_str(), median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+                  *std::max_element(ratios.begin(), ratios.end()));
+    md << buf;
+  }
+  return md.str();
+}
+
+std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                         const PeerRuns& peer) {
+  std::ostringstream md;
+  bool cuda = false;
+  for (const auto& r : rows) cuda = cuda || r.device != "cpu";
+  const bool has_peer = peer.any(), by_round = o.rounds > 1;
+  md << "### " << timestamp() << " — " << machine_name()
+     << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
+     << torch::get_num_threads() << "\n\n"
+     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
+     << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string());
+  if (by_round) md << " --rounds " << o.rounds;
+  if (o.expansion != 1.0) md << " --expansion " << o.expansion;
+  md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
+     << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
+     << " tokens), embed " << o.embed << ", " << o.layers << " layers, minRNN expansion "
+     << o.expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
+     << "), float32; steps counted over ~" << o.seconds
+     << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
+     << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";
+  char buf[512];
+  if (has_peer && !by_round) {
+    std::snprintf(buf, sizeof buf,
+                  "Peer `%s train %g`, run before and after ours: %.2f and %.2f steps/s (mean "
+                  "%.2f); × peer below divides by the mean.\n\n",
+                  o.peer.c_str(), o.seconds, peer.steps_per_s[0], peer.steps_per_s[1],
+                  peer.around(0));
+    md << buf;
+  } else if (has_peer) {
+    md << "Peer `" << o.peer << " train " << o.seconds << "`, run before, between and after our "
+       << o.rounds << " rounds (steps/s):";
+    for (double rate : peer.steps_per_s) {
+      std::snprintf(buf, sizeof buf, " %.2f", rate);
+      md << buf;
+    }
+    md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
+  }
+  md << "|" << (by_round ? " round |" : "") << " backbone | device | parameters | steps | steps/s |"
+     << " ms/step |" << (has_peer ? " × peer |" : "")
+     << " forward | backward | clip | AdamW | peak MiB |\n"
+     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|" << (has_peer ? "---|" : "")
+     << "---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (by_round) md << "| " << r.round + 1 << " ";
+    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %lld | %.2f | %.1f |", r.backbone.c_str(),
+                  r.device.c_str(), static_cast<long long>(r.params),
+                  static_cast<long long>(r.steps), r.steps_per_s, 1000.0 / r.steps_per_s);
+    md << buf;
+    if (has_peer) {
+      std::snprintf(buf, sizeof buf, " %.2f |", r.steps_per_s / peer.around(r.round));
+      md << buf;
+    }
+    std::snprintf(buf, sizeof buf, " %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.phases.forward,
+                  r.phases.backward, r.phases.clip, r.phases.optimizer, r.peak_mib);
+    md << buf;
+  }
+  if (has_peer && by_round) md << ratio_summary(rows, peer);
+  for (const auto& r : rows) {
+    if (r.profile.empty()) continue;
+    md << "\nOps of a " << r.backbone << " step on " << r.device
+       << " by self time (mean of 5 profiled steps; the hooks add a little to each op):\n\n"
+       << r.profile;
+  }
+  return md.str();
+}
+
+BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                     const PeerRuns& peer) {
+  BenchCsv csv({"round", "device", "machine", "backbone", "batch", "context", "embed", "layers",
+                "expansion", "params", "steps", "steps_per_s", "ms_per_step", "forward_ms",
+                "backward_ms", "clip_ms", "optimizer_ms", "peak_mib", "peer_steps_per_s"});
+  for (const auto& r : rows) {
+    csv.add_row(
+        {std::to_string(r.round + 1), r.device, hardware_name(torch::Device(r.device)), r.backbone,
+         std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
+         std::to_string(o.layers), csv_number(o.expansion), std::to_string(r.params),
+         std::to_string(r.steps), csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s),
+         csv_number(r.phases.forward), csv_number(r.phases.backward), csv_number(r.phases.clip),
+         csv_number(r.phases.optimizer), csv_number(r.peak_mib), csv_number(peer.around(r.round))});
+  }
+  return csv;
+}
+
+}  // namespace
+
+void add_bench_train(CLI::App& bench) {
+  auto o = std::make_shared<TrainBenchOptions>();
+  auto* sub = bench.add_subcommand("train", "Training steps/s per backbone (synthetic batch)");
+  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
+  sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
+      ->delimiter(',');
+  sub->add_option("--batch", o->batch, "B")->check(positive());
+  sub->add_option("--context", o->context, "K")->check(positive());
+  sub->add_option("--embed", o->embed, "embedding width")->check(positive());
+  sub->add_option("--layers", o->layers, "layers")->check(positive());
+  sub->add_option("--expansion", o->expansion,
+                  "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
+  sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
+  sub->add_flag("--profile", o->profile, "also time 5 steps op by op (self time per ATen op)");
+  sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive());
+  sub->add_option("--peer", o->peer,
+                  "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
+                  "(e.g. ../shared/peer/run.sh)");
+  sub->add_option("--rounds", o->rounds,
+                  "measure ours this many times, alternating with the peer's runs; the table "
+                  "adds the median × peer and its range")
+      ->check(positive());
+  add_filing_options(sub, o->filing, kDefaultCsv);
+  sub->callback([o, sub] {
+    if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
+    if (o->devices.empty()) {
+      o->devices = {"cpu"};
+      if (core::cuda_unavailable_reason().empty()) o->devices.push_back("cuda");
+    }
+    install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
+    PeerRuns peer;
+    if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));
+    std::vector<Row> rows;
+    for (int round = 0; round < o->rounds; ++round) {
+      for (const auto& d : o->devices) {
+        const torch::Device device = bench_device(d, {}, "--devices");
+        for (const auto& b : o->backbones) {
+          std::fprintf(stderr, "bench train: round %d/%d, %s on %s ...\n", round + 1, o->rounds,
+                       b.c_str(), d.c_str());
+          rows.push_back(measure(*o, b, device));
+          rows.back().round = round;
+        }
+      }
+      if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));
+    }
+    file_result(o->filing, kSection, format_table(*o, rows, peer), results_csv(*o, rows, peer),
+                kDefaultCsv);
+  });
+}
+
+}  // namespace minrnn::cli
