@@ -21,10 +21,10 @@ BehaviourPolicy uniform_random_policy(int act_dim, uint64_t seed) {
   };
 }
 
-data::D4rlData collect(envs::Env& env, const BehaviourPolicy& policy, const CollectOptions& options,
-                       int64_t* mujoco_warnings) {
+data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
+                          const CollectOptions& options, int64_t* mujoco_warnings) {
   const envs::EnvSpec& spec = env.spec();
-  data::D4rlData out;
+  data::Transitions out;
   out.obs_dim = spec.obs_dim;
   out.act_dim = spec.act_dim;
   std::vector<float> qpos_log, qvel_log, log_probs;

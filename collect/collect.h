@@ -29,7 +29,7 @@ struct CollectOptions {
 // Runs `policy` in `env` for options.steps transitions, or fewer when a stop is requested
 // (rl/stop_request.h; the caller checks stop_requested() and should not keep the partial data).
 // MuJoCo warnings in an episode are counted in *mujoco_warnings when given.
-data::D4rlData collect(envs::Env& env, const BehaviourPolicy& policy, const CollectOptions& options,
-                       int64_t* mujoco_warnings = nullptr);
+data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
+                          const CollectOptions& options, int64_t* mujoco_warnings = nullptr);
 
 }  // namespace minrnn::rl

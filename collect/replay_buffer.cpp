@@ -38,9 +38,9 @@ void ReplayBuffer::truncate(int64_t n) {
   log_probs.resize(n);
 }
 
-data::D4rlData ReplayBuffer::to_d4rl(int64_t n) const {
+data::Transitions ReplayBuffer::to_d4rl(int64_t n) const {
   if (n < 0 || n > size()) n = size();
-  data::D4rlData d;
+  data::Transitions d;
   d.obs_dim = obs_dim;
   d.act_dim = act_dim;
   d.observations.assign(obs.begin(), obs.begin() + n * obs_dim);
@@ -69,11 +69,11 @@ std::vector<int64_t> sample_indices(uint64_t seed, int64_t size, int64_t count) 
   return out;
 }
 
-data::D4rlData concat_d4rl(const data::D4rlData& a, const data::D4rlData& b) {
+data::Transitions concat_d4rl(const data::Transitions& a, const data::Transitions& b) {
   if (a.obs_dim != b.obs_dim || a.act_dim != b.act_dim) {
     throw std::invalid_argument("concat_d4rl: datasets of different dimensions");
   }
-  data::D4rlData d = a;
+  data::Transitions d = a;
   // a's unfinished last episode was cut, not ended, where b begins: mark that step a timeout (as
   // D4RL marks every truncation) so no reader splices a's tail onto b's first episode.
   if (!d.timeouts.empty() && !d.terminals.back() && !d.timeouts.back()) d.timeouts.back() = 1;

@@ -29,7 +29,7 @@ struct ReplayBuffer {
   void truncate(int64_t n);
   // The first `n` rows (all when n < 0) as a D4RL dataset with infos/qpos, infos/qvel,
   // infos/action_log_probs; metadata is left to the caller.
-  data::D4rlData to_d4rl(int64_t n = -1) const;
+  data::Transitions to_d4rl(int64_t n = -1) const;
 };
 
 // `count` indices uniform in [0, size) from a splitmix64 stream: the same (seed, size, count) give
@@ -40,6 +40,6 @@ std::vector<int64_t> sample_indices(uint64_t seed, int64_t size, int64_t count);
 // metadata comes from `b`. When a ends mid-episode its last step becomes a timeout: the seam is a
 // truncation, never one episode running from a into b. Throws std::invalid_argument when dimensions
 // differ.
-data::D4rlData concat_d4rl(const data::D4rlData& a, const data::D4rlData& b);
+data::Transitions concat_d4rl(const data::Transitions& a, const data::Transitions& b);
 
 }  // namespace minrnn::rl

@@ -12,9 +12,9 @@
 #include <functional>
 #include <string>
 
-#include "datasets/d4rl.h"
 #include "collect/collect.h"
 #include "collect/replay_buffer.h"
+#include "datasets/d4rl.h"
 
 namespace minrnn::rl {
 

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "envs/registry.h"
-#include "rl/archive_io.h"
 #include "collect/sac.h"
+#include "envs/registry.h"
+#include "rl/checkpoint.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {

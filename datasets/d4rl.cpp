@@ -122,8 +122,8 @@ void read_metadata(hid_t file, const std::string& group, const std::string& path
 
 }  // namespace
 
-void D4rlData::append_step(const float* obs, const float* action, float reward,
-                           const float* next_obs, bool terminal, bool timeout) {
+void Transitions::append_step(const float* obs, const float* action, float reward,
+                              const float* next_obs, bool terminal, bool timeout) {
   observations.insert(observations.end(), obs, obs + obs_dim);
   if (next_obs != nullptr)
     next_observations.insert(next_observations.end(), next_obs, next_obs + obs_dim);
@@ -133,7 +133,7 @@ void D4rlData::append_step(const float* obs, const float* action, float reward,
   timeouts.push_back(timeout ? 1 : 0);
 }
 
-void D4rlData::validate(const std::string& what) const {
+void Transitions::validate(const std::string& what) const {
   if (obs_dim <= 0 || act_dim <= 0) {
     throw std::invalid_argument(what + ": obs_dim and act_dim must be positive (got " +
                                 std::to_string(obs_dim) + ", " + std::to_string(act_dim) + ")");
@@ -166,7 +166,7 @@ void D4rlData::validate(const std::string& what) const {
 
 namespace {
 
-D4rlData read_d4rl_here(const std::string& path, const D4rlReadOptions& options) {
+Transitions read_d4rl_here(const std::string& path, const ReadOptions& options) {
   h5::Id file = h5::open_for_reading(path);
   hid_t f = file.get();
 
@@ -175,7 +175,7 @@ D4rlData read_d4rl_here(const std::string& path, const D4rlReadOptions& options)
   expect_rows(obs_info, path, "observations", -1, true);
   int64_t n = obs_info.shape[0];
   if (n == 0) throw std::invalid_argument(path + ": empty dataset ('observations' has 0 rows)");
-  D4rlData data;
+  Transitions data;
   data.obs_dim = static_cast<int>(obs_info.shape[1]);
   data.act_dim =
       static_cast<int>(expect_rows(h5::describe(f, "actions", path), path, "actions", n, true));
@@ -228,7 +228,7 @@ D4rlData read_d4rl_here(const std::string& path, const D4rlReadOptions& options)
 
 }  // namespace
 
-D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options) {
+Transitions read_d4rl(const std::string& path, const ReadOptions& options) {
   return detail::read_isolated(path, nullptr,
                                [&](MinariInfo*) { return read_d4rl_here(path, options); });
 }

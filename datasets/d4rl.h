@@ -1,7 +1,7 @@
 // D4RL v2 HDF5 files: a plain struct holding every field in one contiguous buffer, a validating
 // reader and a writer that produces the same layout D4RL's files have (REFERENCE.md §2).
 //
-//   data::D4rlData d = data::read_d4rl(data::resolve_d4rl_path("hopper-medium-v2"));
+//   data::Transitions d = data::read_d4rl(data::resolve_d4rl_path("hopper-medium-v2"));
 //   data::write_d4rl("my_hopper.hdf5", collected, {});
 #pragma once
 #include <cstdint>
@@ -29,7 +29,7 @@ struct D4rlMetadata {
 };
 
 // One D4RL dataset: N steps, every per-step field one contiguous row-major buffer.
-struct D4rlData {
+struct Transitions {
   int obs_dim = 0;
   int act_dim = 0;
   std::vector<float> observations;          // (N, obs_dim)
@@ -50,7 +50,7 @@ struct D4rlData {
   void validate(const std::string& what) const;
 };
 
-struct D4rlReadOptions {
+struct ReadOptions {
   bool read_next_observations = true;
   bool read_infos = true;  // infos/qpos, infos/qvel, ...: large; training does not need them
   bool read_metadata = true;
@@ -64,7 +64,7 @@ struct D4rlReadOptions {
 // Throws std::runtime_error (file not readable, not HDF5, corrupt) or std::invalid_argument (a key
 // missing, wrong rank/dtype, length mismatch, NaN/Inf, empty, dims not those of the environment),
 // always naming the file and the key.
-D4rlData read_d4rl(const std::string& path, const D4rlReadOptions& options = {});
+Transitions read_d4rl(const std::string& path, const ReadOptions& options = {});
 
 // Maps an id like "hopper-medium-replay-v2" to $D4RL_DATASET_DIR (or ~/.d4rl/datasets) /
 // "hopper_medium_replay-v2.hdf5". A path that exists is returned unchanged. Throws when the file is
@@ -86,7 +86,7 @@ struct D4rlWriteOptions {
 // Writes `data` (validated first) with D4RL's keys and dtypes: float32 fields, bool flags as
 // h5py's enum int8 {FALSE=0, TRUE=1}, gzip-compressed chunked datasets, infos/ and metadata/
 // groups. Writes `<path>.tmp` and renames it, so a failed write leaves no file at `path`.
-void write_d4rl(const std::string& path, const D4rlData& data,
+void write_d4rl(const std::string& path, const Transitions& data,
                 const D4rlWriteOptions& options = {});
 
 }  // namespace minrnn::data

@@ -10,7 +10,7 @@
 
 namespace minrnn::data {
 
-void write_d4rl(const std::string& path, const D4rlData& data, const D4rlWriteOptions& options) {
+void write_d4rl(const std::string& path, const Transitions& data, const D4rlWriteOptions& options) {
   namespace fs = std::filesystem;
   data.validate(path);
   std::error_code ec;

@@ -6,7 +6,7 @@
 
 namespace minrnn::data {
 
-EpisodeIndex split_episodes(const D4rlData& data, const std::string& what) {
+EpisodeIndex split_episodes(const Transitions& data, const std::string& what) {
   const int64_t n = data.num_steps();
   const int obs_dim = data.obs_dim;
   EpisodeIndex index;

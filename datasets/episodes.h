@@ -41,11 +41,11 @@ struct EpisodeIndex {
 
 // Splits on terminals | timeouts and drops an unfinished tail. Throws std::invalid_argument when no
 // episode is complete (`what` names the source in the message).
-EpisodeIndex split_episodes(const D4rlData& data, const std::string& what);
+EpisodeIndex split_episodes(const Transitions& data, const std::string& what);
 
 // A dataset ready for training: the data, its episodes and where it came from.
 struct Dataset {
-  D4rlData data;
+  Transitions data;
   EpisodeIndex index;
   std::string source;  // the file read
   std::string env;     // "hopper", ... or "" when unknown
@@ -69,6 +69,6 @@ struct Dataset {
 
 // Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a
 // Minari id, validates it and splits it into episodes.
-Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& options = {});
+Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options = {});
 
 }  // namespace minrnn::data

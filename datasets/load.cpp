@@ -8,7 +8,7 @@
 
 namespace minrnn::data {
 
-Dataset load_dataset(const std::string& id_or_path, const D4rlReadOptions& options) {
+Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options) {
   Dataset ds;
   std::string name_hint;  // where the environment's name may appear
   if (is_minari_reference(id_or_path)) {

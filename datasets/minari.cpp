@@ -20,12 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string minari_root() {
-  if (const char* dir = std::getenv("MINARI_DATASETS_PATH"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.minari/datasets";
-}
-
 std::string shorten(const std::string& text, size_t max = 160) {
   return text.size() <= max ? text : text.substr(0, max) + "...";
 }
@@ -205,6 +199,12 @@ bool is_minari_reference(const std::string& id_or_path) {
   return has_slash && !hdf5_suffix;
 }
 
+std::string minari_root() {
+  if (const char* dir = std::getenv("MINARI_DATASETS_PATH"); dir && *dir) return dir;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.minari/datasets";
+}
+
 std::string resolve_minari_dir(const std::string& id_or_path) {
   std::error_code ec;
   fs::path p(id_or_path);
@@ -227,8 +227,112 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
 
 namespace {
 
-D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
-                          const D4rlReadOptions& options) {
+// Episode group g's length T from its datasets' shapes, checked against each other and against
+// the dims of earlier episodes (data.obs_dim/act_dim, set by the first).
+int64_t episode_length(hid_t f, const std::string& g, const std::string& path, Transitions& data) {
+  if (h5::is_group(f, g + "/observations")) {
+    throw std::invalid_argument(path + ": '" + g +
+                                "/observations' is a group (dict observation "
+                                "spaces are not supported)");
+  }
+  h5::DatasetInfo obs = h5::describe(f, g + "/observations", path);
+  h5::DatasetInfo act = h5::describe(f, g + "/actions", path);
+  if (obs.shape.size() != 2 || act.shape.size() != 2) {
+    throw std::invalid_argument(path + ": '" + g + "/observations' and '" + g +
+                                "/actions' must be 2-D (T+1, obs_dim) and (T, act_dim)");
+  }
+  const int64_t T = act.shape[0];
+  if (obs.shape[0] != T + 1) {
+    throw std::invalid_argument(path + ": '" + g + "/observations' has " +
+                                std::to_string(obs.shape[0]) +
+                                " rows, expected T+1 = " + std::to_string(T + 1));
+  }
+  for (const char* key : {"rewards", "terminations", "truncations"}) {
+    h5::DatasetInfo k = h5::describe(f, g + "/" + key, path);
+    if (k.shape.empty() || k.shape[0] != T || (k.shape.size() == 2 && k.shape[1] != 1) ||
+        k.shape.size() > 2) {
+      throw std::invalid_argument(path + ": '" + g + "/" + key + "' must have shape (" +
+                                  std::to_string(T) + ",)");
+    }
+  }
+  const std::string dims = std::to_string(obs.shape[1]) + "/" + std::to_string(act.shape[1]);
+  if (obs.shape[1] > (1 << 20) || act.shape[1] > (1 << 20)) {
+    throw std::invalid_argument(path + ": '" + g + "' has dims " + dims +
+                                ", more than any environment's (corrupt file?)");
+  }
+  if (data.obs_dim == 0) {
+    data.obs_dim = static_cast<int>(obs.shape[1]);
+    data.act_dim = static_cast<int>(act.shape[1]);
+  } else if (obs.shape[1] != data.obs_dim || act.shape[1] != data.act_dim) {
+    throw std::invalid_argument(path + ": '" + g + "' has dims " + dims + ", earlier episodes " +
+                                std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim));
+  }
+  return T;
+}
+
+// Each episode's datasets were checked against the file's size as they were opened; their sum
+// is checked too (a corrupt file's episodes can share one dataset's storage).
+void check_file_can_hold(const std::string& path, int64_t total, const Transitions& data) {
+  std::error_code ec;
+  const double file_bytes = static_cast<double>(fs::file_size(path, ec));
+  const double need = static_cast<double>(total) * (2.0 * data.obs_dim + data.act_dim + 3) * 4;
+  if (ec || need > 2 * 1100 * file_bytes + (1 << 20)) {
+    throw std::invalid_argument(path + ": its episodes declare " + std::to_string(total) +
+                                " steps of dims " + std::to_string(data.obs_dim) + "/" +
+                                std::to_string(data.act_dim) +
+                                ", more than the file can hold (truncated or corrupt file?)");
+  }
+}
+
+// The data's dims against the spaces in metadata.json and the environment the dataset names.
+void check_dims(const std::string& path, const MinariInfo& info, const Transitions& data,
+                const ReadOptions& options) {
+  check_space(info.observation_space, data.obs_dim, info, "observation_space", "observations");
+  check_space(info.action_space, data.act_dim, info, "action_space", "actions");
+  if (options.env == "none") return;
+  const std::string& spec_id = info.eval_env_id.empty() ? info.env_id : info.eval_env_id;
+  const EnvInfo* env = !options.env.empty() ? find_env(options.env)
+                       : !spec_id.empty()   ? find_env(spec_id)
+                                            : guess_env_from_name(info.dataset_id);
+  const int env_obs_dim = env == nullptr ? 0 : env->obs_dim + (info.observes_x ? 1 : 0);
+  if (env != nullptr && (env_obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
+    throw std::invalid_argument(path + ": observations/actions have dims " +
+                                std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim) +
+                                " but " + (spec_id.empty() ? env->name : spec_id) + " has " +
+                                std::to_string(env_obs_dim) + "/" + std::to_string(env->act_dim));
+  }
+}
+
+// Episode group g's T steps into data's rows [row, row + T). An end flag before the last step is
+// an error; none at the last step is supplied (the group boundary ends the episode) and counted.
+void read_episode(hid_t f, const std::string& g, int64_t T, int64_t row, const std::string& path,
+                  bool next_observations, Transitions& data, MinariInfo& info) {
+  h5::read_float_rows(f, g + "observations", 0, T, data.observations.data() + row * data.obs_dim,
+                      path);
+  if (next_observations) {
+    h5::read_float_rows(f, g + "observations", 1, T,
+                        data.next_observations.data() + row * data.obs_dim, path);
+  }
+  h5::read_float_rows(f, g + "actions", 0, T, data.actions.data() + row * data.act_dim, path);
+  h5::read_float_rows(f, g + "rewards", 0, T, data.rewards.data() + row, path);
+  h5::read_flag_rows(f, g + "terminations", 0, T, data.terminals.data() + row, path);
+  h5::read_flag_rows(f, g + "truncations", 0, T, data.timeouts.data() + row, path);
+  for (int64_t t = row; t < row + T - 1; ++t) {
+    if (data.terminals[t] || data.timeouts[t]) {
+      throw std::invalid_argument(path + ": '" + g + "terminations/truncations' set at step " +
+                                  std::to_string(t - row) + ", before the episode's last step " +
+                                  std::to_string(T - 1));
+    }
+  }
+  const int64_t last = row + T - 1;
+  if (!data.terminals[last] && !data.timeouts[last]) {
+    data.timeouts[last] = 1;
+    ++info.episodes_without_end_flag;
+  }
+}
+
+Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
+                             const ReadOptions& options) {
   const fs::path dir(dataset_dir);
   const std::string path = (dir / "data" / "main_data.hdf5").string();
   MinariInfo info = read_metadata_json(dir);
@@ -239,80 +343,16 @@ D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
     throw std::invalid_argument(path + ": empty dataset (no episode_{i} groups)");
 
   // First pass: shapes only, so every field is allocated once and filled in place.
-  D4rlData data;
+  Transitions data;
   std::vector<int64_t> lengths;
   int64_t total = 0;
   for (int64_t i : numbers) {
-    const std::string g = "episode_" + std::to_string(i);
-    if (h5::is_group(f, g + "/observations")) {
-      throw std::invalid_argument(path + ": '" + g +
-                                  "/observations' is a group (dict observation "
-                                  "spaces are not supported)");
-    }
-    h5::DatasetInfo obs = h5::describe(f, g + "/observations", path);
-    h5::DatasetInfo act = h5::describe(f, g + "/actions", path);
-    if (obs.shape.size() != 2 || act.shape.size() != 2) {
-      throw std::invalid_argument(path + ": '" + g + "/observations' and '" + g +
-                                  "/actions' must be 2-D (T+1, obs_dim) and (T, act_dim)");
-    }
-    const int64_t T = act.shape[0];
-    if (obs.shape[0] != T + 1) {
-      throw std::invalid_argument(path + ": '" + g + "/observations' has " +
-                                  std::to_string(obs.shape[0]) +
-                                  " rows, expected T+1 = " + std::to_string(T + 1));
-    }
-    for (const char* key : {"rewards", "terminations", "truncations"}) {
-      h5::DatasetInfo k = h5::describe(f, g + "/" + key, path);
-      if (k.shape.empty() || k.shape[0] != T || (k.shape.size() == 2 && k.shape[1] != 1) ||
-          k.shape.size() > 2) {
-        throw std::invalid_argument(path + ": '" + g + "/" + key + "' must have shape (" +
-                                    std::to_string(T) + ",)");
-      }
-    }
-    if (obs.shape[1] > (1 << 20) || act.shape[1] > (1 << 20)) {
-      throw std::invalid_argument(path + ": '" + g + "' has dims " + std::to_string(obs.shape[1]) +
-                                  "/" + std::to_string(act.shape[1]) +
-                                  ", more than any environment's (corrupt file?)");
-    }
-    if (data.obs_dim == 0) {
-      data.obs_dim = static_cast<int>(obs.shape[1]);
-      data.act_dim = static_cast<int>(act.shape[1]);
-    } else if (obs.shape[1] != data.obs_dim || act.shape[1] != data.act_dim) {
-      throw std::invalid_argument(path + ": '" + g + "' has dims " + std::to_string(obs.shape[1]) +
-                                  "/" + std::to_string(act.shape[1]) + ", earlier episodes " +
-                                  std::to_string(data.obs_dim) + "/" +
-                                  std::to_string(data.act_dim));
-    }
-    lengths.push_back(T);
-    total += T;
+    lengths.push_back(episode_length(f, "episode_" + std::to_string(i), path, data));
+    total += lengths.back();
   }
   if (total == 0) throw std::invalid_argument(path + ": empty dataset (0 steps)");
-  // Each episode's datasets were checked against the file's size as they were opened; their sum
-  // is checked too (a corrupt file's episodes can share one dataset's storage).
-  std::error_code ec;
-  const double file_bytes = static_cast<double>(fs::file_size(path, ec));
-  const double need = static_cast<double>(total) * (2.0 * data.obs_dim + data.act_dim + 3) * 4;
-  if (ec || need > 2 * 1100 * file_bytes + (1 << 20)) {
-    throw std::invalid_argument(path + ": its episodes declare " + std::to_string(total) +
-                                " steps of dims " + std::to_string(data.obs_dim) + "/" +
-                                std::to_string(data.act_dim) +
-                                ", more than the file can hold (truncated or corrupt file?)");
-  }
-  check_space(info.observation_space, data.obs_dim, info, "observation_space", "observations");
-  check_space(info.action_space, data.act_dim, info, "action_space", "actions");
-  if (options.env != "none") {
-    const std::string& spec_id = info.eval_env_id.empty() ? info.env_id : info.eval_env_id;
-    const EnvInfo* env = !options.env.empty() ? find_env(options.env)
-                         : !spec_id.empty()   ? find_env(spec_id)
-                                              : guess_env_from_name(info.dataset_id);
-    const int env_obs_dim = env == nullptr ? 0 : env->obs_dim + (info.observes_x ? 1 : 0);
-    if (env != nullptr && (env_obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
-      throw std::invalid_argument(
-          path + ": observations/actions have dims " + std::to_string(data.obs_dim) + "/" +
-          std::to_string(data.act_dim) + " but " + (spec_id.empty() ? env->name : spec_id) +
-          " has " + std::to_string(env_obs_dim) + "/" + std::to_string(env->act_dim));
-    }
-  }
+  check_file_can_hold(path, total, data);
+  check_dims(path, info, data, options);
 
   data.observations.resize(total * data.obs_dim);
   if (options.read_next_observations) data.next_observations.resize(total * data.obs_dim);
@@ -322,32 +362,10 @@ D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
   data.timeouts.resize(total);
   int64_t row = 0;
   for (size_t e = 0; e < numbers.size(); ++e) {
-    const std::string g = "episode_" + std::to_string(numbers[e]) + "/";
-    const int64_t T = lengths[e];
-    if (T == 0) continue;
-    h5::read_float_rows(f, g + "observations", 0, T, data.observations.data() + row * data.obs_dim,
-                        path);
-    if (options.read_next_observations) {
-      h5::read_float_rows(f, g + "observations", 1, T,
-                          data.next_observations.data() + row * data.obs_dim, path);
-    }
-    h5::read_float_rows(f, g + "actions", 0, T, data.actions.data() + row * data.act_dim, path);
-    h5::read_float_rows(f, g + "rewards", 0, T, data.rewards.data() + row, path);
-    h5::read_flag_rows(f, g + "terminations", 0, T, data.terminals.data() + row, path);
-    h5::read_flag_rows(f, g + "truncations", 0, T, data.timeouts.data() + row, path);
-    for (int64_t t = row; t < row + T - 1; ++t) {
-      if (data.terminals[t] || data.timeouts[t]) {
-        throw std::invalid_argument(path + ": '" + g + "terminations/truncations' set at step " +
-                                    std::to_string(t - row) + ", before the episode's last step " +
-                                    std::to_string(T - 1));
-      }
-    }
-    const int64_t last = row + T - 1;
-    if (!data.terminals[last] && !data.timeouts[last]) {
-      data.timeouts[last] = 1;  // the group boundary ends the episode; counted in the info
-      ++info.episodes_without_end_flag;
-    }
-    row += T;
+    if (lengths[e] == 0) continue;
+    read_episode(f, "episode_" + std::to_string(numbers[e]) + "/", lengths[e], row, path,
+                 options.read_next_observations, data, info);
+    row += lengths[e];
   }
   data.validate(path);
   info.total_episodes = static_cast<int64_t>(numbers.size());
@@ -358,8 +376,8 @@ D4rlData read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
 
 }  // namespace
 
-D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info_out,
-                     const D4rlReadOptions& options) {
+Transitions read_minari(const std::string& dataset_dir, MinariInfo* info_out,
+                        const ReadOptions& options) {
   const std::string path = (fs::path(dataset_dir) / "data" / "main_data.hdf5").string();
   return detail::read_isolated(path, info_out, [&](MinariInfo* info) {
     return read_minari_here(dataset_dir, info, options);

@@ -1,6 +1,6 @@
 // Minari datasets (D4RL's maintained successor): `<root>/<id>/data/main_data.hdf5` with one group
 // episode_{i} per episode (observations T+1 rows; actions, rewards, terminations, truncations T
-// rows) and `<root>/<id>/metadata.json`. Read into the same contiguous D4rlData as a D4RL file.
+// rows) and `<root>/<id>/metadata.json`. Read into the same contiguous Transitions as a D4RL file.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,6 +43,9 @@ struct MinariInfo {
   int64_t episodes_without_end_flag = 0;
 };
 
+// Where Minari keeps datasets: $MINARI_DATASETS_PATH, else ~/.minari/datasets (Minari's own rule).
+std::string minari_root();
+
 // The dataset directory for a Minari id ("mujoco/hopper/medium-v0") under $MINARI_DATASETS_PATH or
 // ~/.minari/datasets, or for a path to the directory or to its data/main_data.hdf5. Throws, saying
 // where the files belong, when absent. Never downloads.
@@ -58,8 +61,8 @@ bool is_minari_reference(const std::string& id_or_path);
 // for read_d4rl (infos are not read: Minari's per-episode infos have no fixed layout). A space
 // other than a Box (a Dict observation space), or one whose shape is not the data's, is an error
 // naming metadata.json's field and value; so is any other error, naming the file and the key.
-D4rlData read_minari(const std::string& dataset_dir, MinariInfo* info = nullptr,
-                     const D4rlReadOptions& options = {});
+Transitions read_minari(const std::string& dataset_dir, MinariInfo* info = nullptr,
+                        const ReadOptions& options = {});
 
 }  // namespace minrnn::data
 
@@ -97,7 +100,7 @@ void check_minari_dataset_id(const std::string& dataset_id);
 // empty infos group). Episodes end at terminals | timeouts; needs next_observations. Written into
 // <dataset_dir>.tmp and renamed, so a failure leaves no partial dataset; an existing directory is
 // an error unless options.overwrite.
-MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& data,
+MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions& data,
                                const MinariWriteOptions& options);
 
 }  // namespace minrnn::data

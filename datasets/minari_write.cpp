@@ -85,9 +85,11 @@ void check_minari_dataset_id(const std::string& id) {
   }
 }
 
-MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& data,
-                               const MinariWriteOptions& options) {
-  const fs::path dir(dataset_dir);
+namespace {
+
+// The checks before anything is written: the data, the id, the spaces against the data's dims.
+void check_write_inputs(const std::string& dataset_dir, const Transitions& data,
+                        const MinariWriteOptions& options) {
   data.validate(dataset_dir);
   check_minari_dataset_id(options.dataset_id);
   if (data.next_observations.empty()) {
@@ -109,10 +111,14 @@ MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& d
     throw std::invalid_argument(dataset_dir + ": ref_max_score must exceed ref_min_score");
   }
   std::error_code ec;
-  if (fs::exists(dir, ec) && !options.overwrite) {
+  if (fs::exists(fs::path(dataset_dir), ec) && !options.overwrite) {
     throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");
   }
-  // Episode boundaries first: an unfinished tail is dropped, as readers drop it.
+}
+
+// The [begin, end) steps of each finished episode; *tail gets the steps of an unfinished last one
+// (dropped, as readers drop it).
+std::vector<std::pair<int64_t, int64_t>> finished_episodes(const Transitions& data, int64_t* tail) {
   std::vector<std::pair<int64_t, int64_t>> episodes;
   int64_t begin = 0;
   for (int64_t t = 0; t < data.num_steps(); ++t) {
@@ -121,13 +127,90 @@ MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& d
       begin = t + 1;
     }
   }
+  *tail = data.num_steps() - begin;
+  return episodes;
+}
+
+// main_data.hdf5: one group per episode, Minari's layout (T + 1 observations); returns the steps.
+int64_t write_episodes(const std::string& file_name, const Transitions& data,
+                       const std::vector<std::pair<int64_t, int64_t>>& episodes) {
+  h5::Id file(H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  if (!file.valid()) throw std::runtime_error(file_name + ": cannot create file");
+  const hid_t f = file.get();
+  const int obs_dim = data.obs_dim, act_dim = data.act_dim;
+  std::vector<double> obs, rewards;
+  int64_t steps = 0;
+  for (size_t e = 0; e < episodes.size(); ++e) {
+    const auto [b, end] = episodes[e];
+    const int64_t T = end - b;
+    const std::string g = "episode_" + std::to_string(e);
+    obs.assign(data.observations.begin() + b * obs_dim, data.observations.begin() + end * obs_dim);
+    obs.insert(obs.end(), data.next_observations.begin() + (end - 1) * obs_dim,
+               data.next_observations.begin() + end * obs_dim);
+    rewards.assign(data.rewards.begin() + b, data.rewards.begin() + end);
+    h5::create_group(f, g);
+    h5::write_int_attribute(f, g, "id", static_cast<int64_t>(e));
+    h5::write_int_attribute(f, g, "total_steps", T);
+    h5::write_doubles(f, g + "/observations", {T + 1, obs_dim}, obs.data(), 0);
+    h5::write_floats(f, g + "/actions", {T, act_dim}, data.actions.data() + b * act_dim, 0);
+    h5::write_doubles(f, g + "/rewards", {T}, rewards.data(), 0);
+    h5::write_bools(f, g + "/terminations",
+                    std::vector<uint8_t>(data.terminals.begin() + b, data.terminals.begin() + end),
+                    0);
+    h5::write_bools(f, g + "/truncations",
+                    std::vector<uint8_t>(data.timeouts.begin() + b, data.timeouts.begin() + end),
+                    0);
+    h5::create_group(f, g + "/infos");
+    steps += T;
+  }
+  if (H5Fclose(file.release()) < 0) throw std::runtime_error(file_name + ": cannot finish writing");
+  return steps;
+}
+
+// metadata.json with Minari's keys; strings hold JSON documents where Minari's do.
+nlohmann::ordered_json minari_metadata(const MinariWriteOptions& options,
+                                       const MinariWriteResult& result, double size_mb) {
+  nlohmann::ordered_json m;
+  m["total_episodes"] = result.episodes;
+  m["total_steps"] = result.steps;
+  m["data_format"] = "hdf5";
+  m["jpeg_encoding"] = true;
+  m["observation_space"] = serialize_box(options.observation_space, "observation_space");
+  m["action_space"] = serialize_box(options.action_space, "action_space");
+  m["env_spec"] = options.env_spec;
+  m["dataset_size"] = size_mb;
+  m["dataset_id"] = options.dataset_id;
+  if (!options.code_permalink.empty()) m["code_permalink"] = options.code_permalink;
+  if (!options.author.empty()) m["author"] = nlohmann::json::array({options.author});
+  if (!options.author_email.empty())
+    m["author_email"] = nlohmann::json::array({options.author_email});
+  if (!options.algorithm_name.empty()) m["algorithm_name"] = options.algorithm_name;
+  if (!options.description.empty()) m["description"] = options.description;
+  m["minari_version"] = kMinariVersion;
+  if (!options.eval_env_spec.empty()) m["eval_env_spec"] = options.eval_env_spec;
+  if (options.has_ref_scores) {
+    m["ref_max_score"] = options.ref_max_score;
+    m["ref_min_score"] = options.ref_min_score;
+    if (options.num_episodes_average_score > 0)
+      m["num_episodes_average_score"] = options.num_episodes_average_score;
+  }
+  return m;
+}
+
+}  // namespace
+
+MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions& data,
+                               const MinariWriteOptions& options) {
+  const fs::path dir(dataset_dir);
+  check_write_inputs(dataset_dir, data, options);
   MinariWriteResult result;
-  result.dropped_tail_steps = data.num_steps() - begin;
+  const auto episodes = finished_episodes(data, &result.dropped_tail_steps);
   if (episodes.empty()) {
     throw std::invalid_argument(dataset_dir + ": no complete episode (no terminal or timeout)");
   }
-  const std::string obs_space = serialize_box(options.observation_space, "observation_space");
-  const std::string act_space = serialize_box(options.action_space, "action_space");
+  // The spaces and specs must serialize before anything is written.
+  serialize_box(options.observation_space, "observation_space");
+  serialize_box(options.action_space, "action_space");
   io::parse_python_json(options.env_spec, "env_spec");  // must be valid JSON
   if (!options.eval_env_spec.empty()) io::parse_python_json(options.eval_env_spec, "eval_env_spec");
 
@@ -136,68 +219,10 @@ MinariWriteResult write_minari(const std::string& dataset_dir, const D4rlData& d
   remove_tree(tmp);
   try {
     fs::create_directories(tmp / "data");
-    {
-      const std::string file_name = (tmp / "data" / "main_data.hdf5").string();
-      h5::Id file(H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
-      if (!file.valid()) throw std::runtime_error(file_name + ": cannot create file");
-      const hid_t f = file.get();
-      const int obs_dim = data.obs_dim, act_dim = data.act_dim;
-      std::vector<double> obs, rewards;
-      for (size_t e = 0; e < episodes.size(); ++e) {
-        const auto [b, end] = episodes[e];
-        const int64_t T = end - b;
-        const std::string g = "episode_" + std::to_string(e);
-        obs.assign(data.observations.begin() + b * obs_dim,
-                   data.observations.begin() + end * obs_dim);
-        obs.insert(obs.end(), data.next_observations.begin() + (end - 1) * obs_dim,
-                   data.next_observations.begin() + end * obs_dim);
-        rewards.assign(data.rewards.begin() + b, data.rewards.begin() + end);
-        h5::create_group(f, g);
-        h5::write_int_attribute(f, g, "id", static_cast<int64_t>(e));
-        h5::write_int_attribute(f, g, "total_steps", T);
-        h5::write_doubles(f, g + "/observations", {T + 1, obs_dim}, obs.data(), 0);
-        h5::write_floats(f, g + "/actions", {T, act_dim}, data.actions.data() + b * act_dim, 0);
-        h5::write_doubles(f, g + "/rewards", {T}, rewards.data(), 0);
-        h5::write_bools(
-            f, g + "/terminations",
-            std::vector<uint8_t>(data.terminals.begin() + b, data.terminals.begin() + end), 0);
-        h5::write_bools(
-            f, g + "/truncations",
-            std::vector<uint8_t>(data.timeouts.begin() + b, data.timeouts.begin() + end), 0);
-        h5::create_group(f, g + "/infos");
-        result.steps += T;
-      }
-      if (H5Fclose(file.release()) < 0)
-        throw std::runtime_error(file_name + ": cannot finish writing");
-    }
+    result.steps = write_episodes((tmp / "data" / "main_data.hdf5").string(), data, episodes);
     result.episodes = static_cast<int64_t>(episodes.size());
-
-    // metadata.json with Minari's keys; strings hold JSON documents where Minari's do.
-    nlohmann::ordered_json m;
-    m["total_episodes"] = result.episodes;
-    m["total_steps"] = result.steps;
-    m["data_format"] = "hdf5";
-    m["jpeg_encoding"] = true;
-    m["observation_space"] = obs_space;
-    m["action_space"] = act_space;
-    m["env_spec"] = options.env_spec;
-    m["dataset_size"] = size_mb(tmp);
-    m["dataset_id"] = options.dataset_id;
-    if (!options.code_permalink.empty()) m["code_permalink"] = options.code_permalink;
-    if (!options.author.empty()) m["author"] = nlohmann::json::array({options.author});
-    if (!options.author_email.empty())
-      m["author_email"] = nlohmann::json::array({options.author_email});
-    if (!options.algorithm_name.empty()) m["algorithm_name"] = options.algorithm_name;
-    if (!options.description.empty()) m["description"] = options.description;
-    m["minari_version"] = kMinariVersion;
-    if (!options.eval_env_spec.empty()) m["eval_env_spec"] = options.eval_env_spec;
-    if (options.has_ref_scores) {
-      m["ref_max_score"] = options.ref_max_score;
-      m["ref_min_score"] = options.ref_min_score;
-      if (options.num_episodes_average_score > 0)
-        m["num_episodes_average_score"] = options.num_episodes_average_score;
-    }
-    io::write_file_atomically((tmp / "data" / "metadata.json").string(), m.dump(4) + "\n");
+    io::write_file_atomically((tmp / "data" / "metadata.json").string(),
+                              minari_metadata(options, result, size_mb(tmp)).dump(4) + "\n");
 
     // Into place: the old dataset (overwrite) goes only once the new one is complete.
     const fs::path old = dir.string() + ".old";

@@ -166,7 +166,7 @@ class In {
   int fd_;
 };
 
-// Every field of D4rlData and MinariInfo, each listed once for the child's send and the parent's
+// Every field of Transitions and MinariInfo, each listed once for the child's send and the parent's
 // receive: a field left out here would arrive empty.
 template <typename Stream, typename Data>
 void d4rl_fields(Stream& s, Data& d) {
@@ -217,15 +217,15 @@ void minari_fields(Stream& s, Info& info) {
 
 enum : int64_t { kOk = 0, kInvalidArgument = 1, kRuntimeError = 2 };
 
-void send(Out& out, const D4rlData& d, const MinariInfo* info) {
+void send(Out& out, const Transitions& d, const MinariInfo* info) {
   out.i64(kOk);
   d4rl_fields(out, d);
   out.i64(info != nullptr);
   if (info) minari_fields(out, *info);
 }
 
-D4rlData receive(In& in, MinariInfo* info) {
-  D4rlData d;
+Transitions receive(In& in, MinariInfo* info) {
+  Transitions d;
   d4rl_fields(in, d);
   if (in.i64()) {
     MinariInfo got;
@@ -260,8 +260,8 @@ struct Child {
 
 }  // namespace
 
-D4rlData read_isolated(const std::string& path, MinariInfo* info,
-                       const std::function<D4rlData(MinariInfo*)>& read) {
+Transitions read_isolated(const std::string& path, MinariInfo* info,
+                          const std::function<Transitions(MinariInfo*)>& read) {
   if (const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
       in_process != nullptr && std::strcmp(in_process, "1") == 0) {
     return read(info);
@@ -284,7 +284,7 @@ D4rlData read_isolated(const std::string& path, MinariInfo* info,
       Out out(fds[1]);
       try {
         MinariInfo child_info;
-        const D4rlData d = read(info ? &child_info : nullptr);
+        const Transitions d = read(info ? &child_info : nullptr);
         send(out, d, info ? &child_info : nullptr);
       } catch (const std::invalid_argument& e) {
         out.i64(kInvalidArgument);
@@ -302,7 +302,7 @@ D4rlData read_isolated(const std::string& path, MinariInfo* info,
   try {
     const int64_t kind = in.i64();
     if (kind == kOk) {
-      D4rlData d = receive(in, info);
+      Transitions d = receive(in, info);
       if (child.wait() == 0) return d;
     } else {
       const std::string message = in.str();

@@ -19,7 +19,7 @@ namespace minrnn::data::detail {
 // Runs `read` (which fills `info` when not null) in a child process and returns what it read, or
 // throws what it threw (std::invalid_argument or std::runtime_error, with its message), or throws
 // std::runtime_error naming `path` when the child died.
-D4rlData read_isolated(const std::string& path, MinariInfo* info,
-                       const std::function<D4rlData(MinariInfo*)>& read);
+Transitions read_isolated(const std::string& path, MinariInfo* info,
+                          const std::function<Transitions(MinariInfo*)>& read);
 
 }  // namespace minrnn::data::detail

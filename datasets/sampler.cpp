@@ -15,7 +15,7 @@ uint64_t uniform_below(std::mt19937_64& rng, uint64_t n) {
   }
 }
 
-TrajectorySampler::TrajectorySampler(const D4rlData& data, const EpisodeIndex& index,
+TrajectorySampler::TrajectorySampler(const Transitions& data, const EpisodeIndex& index,
                                      const SamplerOptions& options)
     : data_(data), index_(index), options_(options), rng_(options.seed) {
   if (options.batch_size <= 0 || options.context_len <= 0) {

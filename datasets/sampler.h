@@ -47,7 +47,8 @@ struct SequenceBatch {
 // Samples from `data` and its `index`, which must outlive the sampler (nothing is copied).
 class TrajectorySampler {
  public:
-  TrajectorySampler(const D4rlData& data, const EpisodeIndex& index, const SamplerOptions& options);
+  TrajectorySampler(const Transitions& data, const EpisodeIndex& index,
+                    const SamplerOptions& options);
 
   // Fills `batch`, reusing its buffers.
   void sample(SequenceBatch& batch);
@@ -58,7 +59,7 @@ class TrajectorySampler {
   int64_t kept_steps() const { return cumulative_steps_.empty() ? 0 : cumulative_steps_.back(); }
 
  private:
-  const D4rlData& data_;
+  const Transitions& data_;
   const EpisodeIndex& index_;
   SamplerOptions options_;
   std::vector<int64_t> kept_episodes_;

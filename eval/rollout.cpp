@@ -12,11 +12,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "kernels/cpu/float_loops.h"
 #include "envs/image_io.h"
 #include "envs/registry.h"
 #include "envs/render.h"
 #include "io/atomic_file.h"
+#include "kernels/cpu/float_loops.h"
 
 namespace minrnn::eval {
 namespace {
@@ -148,13 +148,13 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   r.lengths.assign(B, 0);
   r.mode = policy.mode();
   r.engine = policy.engine();
-  // The fast engine's episodes are split over the threads, each stepping its share (model and
+  // The packed engine's episodes are split over the threads, each stepping its share (model and
   // physics) on one core: the physics is serial per env and the model's products at these batch
   // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
   // one batch (torch parallelises its own ops).
   const int threads = opt.threads > 0 ? opt.threads : at::get_num_threads();
   const int count =
-      r.engine == rl::PolicyEngine::kFast && !renderer ? rollout_shards(B, threads) : 1;
+      r.engine == rl::PolicyEngine::kPacked && !renderer ? rollout_shards(B, threads) : 1;
   shards.resize(count);
   for (int k = 0; k < count; ++k) {
     shards[k].first = B * k / count;
@@ -168,7 +168,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   std::vector<std::exception_ptr> errors(count);
   auto run = [&](int k) {
     try {
-      const core::fast::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
+      const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
       run_shard(k, shards[k], envs, obs, opt, max_steps, k == 0 ? renderer.get() : nullptr, &frames,
                 progress, r);
     } catch (...) {

@@ -36,9 +36,9 @@ struct RolloutOptions {
   // Called after every step of the batch with (steps done, max steps per episode, episodes
   // finished): for a progress line. Unset: silent.
   std::function<void(int, int, int)> on_step;
-  // Threads the fast engine splits the episodes over (0 = torch's intra-op thread count): episodes
-  // [B·k/n, B·(k+1)/n) are shard k, stepped as one batch by their own Policy on thread k. An
-  // episode's result depends on its shard's batch size only through float rounding (agreeing to
+  // Threads the packed engine splits the episodes over (0 = torch's intra-op thread count):
+  // episodes [B·k/n, B·(k+1)/n) are shard k, stepped as one batch by their own Policy on thread k.
+  // An episode's result depends on its shard's batch size only through float rounding (agreeing to
   // ~1e-4 relative, Rollout.BatchedEpisodesReturnWhatEachReturnsAlone), so a fixed thread count
   // reproduces a rollout exactly.
   int threads = 0;

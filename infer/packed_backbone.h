@@ -1,7 +1,7 @@
 // The inference path of a trained backbone: its weights packed once into plain buffers, its
 // recurrent state and every scratch buffer owned here and reused, each layer a few matrix products
-// (kernels/cpu/float_loops.h) over all new tokens at once with the gate math, LayerNorm, GELU and residual
-// adds done in place. No autograd, no tensors, no allocation once the buffers have grown.
+// (kernels/cpu/float_loops.h) over all new tokens at once with the gate math, LayerNorm, GELU and
+// residual adds done in place. No autograd, no tensors, no allocation once the buffers have grown.
 //
 // Tokens arrive in chunks: n new tokens of each of B sequences, x (B, n, D) row-major. Within a
 // layer the input projections of a chunk do not depend on the recurrence, so one product covers
@@ -9,7 +9,7 @@
 // chunk of three tokens (a_{t−1}, R_t, s_t) — one pass over the weights per env step instead of
 // three — and a window re-encoding is one chunk of up to 3K − 1 tokens from a zero state.
 //
-// Not thread-safe: one FastBackbone per thread. Results match the LibTorch modules in float32 to
+// Not thread-safe: one PackedBackbone per thread. Results match the LibTorch modules in float32 to
 // rounding (tests/infer/packed_backbone_test.cpp).
 #pragma once
 #include <cstdint>
@@ -19,9 +19,9 @@
 
 namespace minrnn::core {
 
-class FastBackbone {
+class PackedBackbone {
  public:
-  virtual ~FastBackbone() = default;
+  virtual ~PackedBackbone() = default;
   int64_t d_model() const { return d_; }
   int64_t batch() const { return batch_; }
   // Whether state carries across run() calls; false for attention (each run is a whole window).
@@ -41,6 +41,6 @@ class FastBackbone {
 // Packs a trained MinRnnStack, HgrnStack or TransformerStack (float32 copies of its weights; the
 // module may be on any device and is not referenced afterwards). std::invalid_argument for any
 // other SequenceModel.
-std::unique_ptr<FastBackbone> pack_backbone(const SequenceModel& model);
+std::unique_ptr<PackedBackbone> pack_backbone(const SequenceModel& model);
 
 }  // namespace minrnn::core

@@ -6,16 +6,16 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "kernels/cpu/float_loops.h"
 #include "models/hgrn.h"
 
 namespace minrnn::core {
 namespace {
 
-using fast::Dense;
-using fast::Norm;
-using fast::reserve;
+using cpu::Dense;
+using cpu::Norm;
+using cpu::reserve;
 
 // One token of the complex recurrence over d channels: h ← λ e^{iθ} h + (1 − λ) SiLU(c), out ←
 // σ(g) ⊙ [Re h, Im h]. Branch-free per channel so each clone vectorizes; no two arrays overlap.
@@ -23,11 +23,11 @@ MINRNN_VECTOR_CLONES
 void hgrn_token(const float* __restrict p, int64_t d, const float* __restrict gamma,
                 const float* __restrict cos_theta, const float* __restrict sin_theta,
                 float* __restrict hr, float* __restrict hi, float* __restrict out) {
-  using fast::sigmoid;
+  using cpu::sigmoid;
   for (int64_t j = 0; j < d; ++j) {  // p = [μ, c_re, c_im, g_re, g_im]
     const float g = gamma[j];
     float s_pos, s_neg;  // σ(μ), σ(−μ)
-    fast::sigmoid_pair(p[j], s_pos, s_neg);
+    cpu::sigmoid_pair(p[j], s_pos, s_neg);
     const float lambda = g + (1 - g) * s_pos;
     const float keep = (1 - g) * s_neg;  // 1 − λ, precise as μ → 1
     const float a_re = lambda * cos_theta[j], a_im = lambda * sin_theta[j];
@@ -49,32 +49,32 @@ struct Layer {
   std::vector<float> h;                            // (B, 2d): [Re h, Im h]
 };
 
-class FastHgrnStack final : public FastBackbone {
+class PackedHgrnStack final : public PackedBackbone {
  public:
-  explicit FastHgrnStack(const HgrnStack& stack) {
+  explicit PackedHgrnStack(const HgrnStack& stack) {
     // γ as HgrnStack::step computes it, once: it does not depend on the tokens.
     const torch::Tensor gamma = stack.lower_bounds().detach().to(torch::kCPU, torch::kFloat32);
     for (size_t i = 0; i < stack.blocks().size(); ++i) {
       const HgrnBlockImpl& block = *stack.blocks()[i];
       const HgruImpl& hgru = *block.hgru;
       Layer l;
-      l.norm_mix = fast::pack_norm(*block.norm_mix);
-      l.in_proj = fast::pack_dense(*hgru.in_proj);
-      l.norm_out2d = fast::pack_norm(*hgru.norm);
-      l.out_proj = fast::pack_dense(*hgru.out_proj);
-      l.norm_glu = fast::pack_norm(*block.norm_glu);
-      l.w1 = fast::pack_dense(*block.glu->w1);
-      l.w2 = fast::pack_dense(*block.glu->w2);
-      l.w3 = fast::pack_dense(*block.glu->w3);
-      l.gamma = fast::to_vector(gamma[static_cast<int64_t>(i)]);
+      l.norm_mix = cpu::pack_norm(*block.norm_mix);
+      l.in_proj = cpu::pack_dense(*hgru.in_proj);
+      l.norm_out2d = cpu::pack_norm(*hgru.norm);
+      l.out_proj = cpu::pack_dense(*hgru.out_proj);
+      l.norm_glu = cpu::pack_norm(*block.norm_glu);
+      l.w1 = cpu::pack_dense(*block.glu->w1);
+      l.w2 = cpu::pack_dense(*block.glu->w2);
+      l.w3 = cpu::pack_dense(*block.glu->w3);
+      l.gamma = cpu::to_vector(gamma[static_cast<int64_t>(i)]);
       auto theta = hgru.theta.detach().to(torch::kCPU, torch::kFloat32);
-      l.cos_theta = fast::to_vector(torch::cos(theta));
-      l.sin_theta = fast::to_vector(torch::sin(theta));
+      l.cos_theta = cpu::to_vector(torch::cos(theta));
+      l.sin_theta = cpu::to_vector(torch::sin(theta));
       width_ = hgru.width();
       layers_.push_back(std::move(l));
     }
     d_ = layers_.front().norm_mix.dim;
-    norm_out_ = fast::pack_norm(*stack.norm_out());
+    norm_out_ = cpu::pack_norm(*stack.norm_out());
     reset(1);
   }
 
@@ -90,21 +90,21 @@ class FastHgrnStack final : public FastBackbone {
     for (size_t i = 0; i < layers_.size(); ++i) {
       Layer& l = layers_[i];
       float* normed = reserve(normed_, rows * D);
-      fast::layer_norm(l.norm_mix, x, rows, normed);
+      cpu::layer_norm(l.norm_mix, x, rows, normed);
       float* pre = reserve(pre_, rows * 5 * d);
-      fast::dense(l.in_proj, normed, rows, pre);
+      cpu::dense(l.in_proj, normed, rows, pre);
       float* gated = reserve(gated_, rows * 2 * d);
       scan(l, pre, n, gated);
       if (last_only && i + 1 == layers_.size() && n > 1) {
-        fast::keep_last_rows(x, B, n, D);
-        fast::keep_last_rows(gated, B, n, 2 * d);
+        cpu::keep_last_rows(x, B, n, D);
+        cpu::keep_last_rows(gated, B, n, 2 * d);
         rows = B;
       }
-      fast::layer_norm(l.norm_out2d, gated, rows, gated);
-      fast::dense(l.out_proj, gated, rows, x, /*accumulate=*/true);
+      cpu::layer_norm(l.norm_out2d, gated, rows, gated);
+      cpu::dense(l.out_proj, gated, rows, x, /*accumulate=*/true);
       glu(l, x, rows);
     }
-    fast::layer_norm(norm_out_, x, rows, y);
+    cpu::layer_norm(norm_out_, x, rows, y);
   }
 
  private:
@@ -125,14 +125,14 @@ class FastHgrnStack final : public FastBackbone {
   void glu(const Layer& l, float* x, int64_t rows) {
     const int64_t hidden = l.w1.out;
     float* normed = reserve(normed_, rows * d_);
-    fast::layer_norm(l.norm_glu, x, rows, normed);
+    cpu::layer_norm(l.norm_glu, x, rows, normed);
     float* a = reserve(glu_a_, rows * hidden);
     float* b = reserve(glu_b_, rows * hidden);
-    fast::dense(l.w1, normed, rows, a);
-    fast::dense(l.w2, normed, rows, b);
-    fast::silu(b, rows * hidden);
+    cpu::dense(l.w1, normed, rows, a);
+    cpu::dense(l.w2, normed, rows, b);
+    cpu::silu(b, rows * hidden);
     for (int64_t i = 0; i < rows * hidden; ++i) a[i] *= b[i];
-    fast::dense(l.w3, a, rows, x, /*accumulate=*/true);
+    cpu::dense(l.w3, a, rows, x, /*accumulate=*/true);
   }
 
   std::vector<Layer> layers_;
@@ -143,8 +143,8 @@ class FastHgrnStack final : public FastBackbone {
 
 }  // namespace
 
-std::unique_ptr<FastBackbone> make_fast_hgrn(const HgrnStack& stack) {
-  return std::make_unique<FastHgrnStack>(stack);
+std::unique_ptr<PackedBackbone> make_packed_hgrn(const HgrnStack& stack) {
+  return std::make_unique<PackedHgrnStack>(stack);
 }
 
 }  // namespace minrnn::core

@@ -5,22 +5,22 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "models/minrnn_stack.h"
+#include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "kernels/cpu/float_loops.h"
+#include "models/minrnn_stack.h"
 
 namespace minrnn::core {
 namespace {
 
-using fast::Dense;
-using fast::Norm;
-using fast::reserve;
+using cpu::Dense;
+using cpu::Norm;
+using cpu::reserve;
 
 // One token of the recurrence over H channels, h ← a h + b and out ← h, with (a, b) loaded by the
-// scan kernels' own coefficient source (kernels/math/scan_math.h: minGRU's GatedCoefficients, minLSTM's
-// MinLstmCoefficients) over the token's gate projection p = [k | c] or [p | k | c], so inference
-// and training compute the same gates. Branch-free per channel so each clone vectorizes (the cell
-// and form are template arguments: a load under a run-time condition cannot be hoisted).
+// scan kernels' own coefficient source (kernels/math/scan_math.h: minGRU's GatedCoefficients,
+// minLSTM's MinLstmCoefficients) over the token's gate projection p = [k | c] or [p | k | c], so
+// inference and training compute the same gates. Branch-free per channel so each clone vectorizes
+// (the cell and form are template arguments: a load under a run-time condition cannot be hoisted).
 template <bool kLstm, bool kLogSpace>
 MINRNN_VECTOR_CLONES void cell_token(const float* p, int64_t H, float* h, float* out) {
   using Lstm = scan_math::MinLstmCoefficients<float, float, kLogSpace>;
@@ -53,34 +53,34 @@ struct Layer {
   std::vector<float> conv_weight, conv_bias;  // (D, kernel), (D)
   Dense gates;                                // D → G·H
   Dense down;                                 // H → D; empty when H == D
-  fast::ResidualMlp mlp;
+  cpu::ResidualMlp mlp;
   // State, per sequence: h (B, H) and the conv's last kernel − 1 inputs (B, kernel − 1, D).
   std::vector<float> h, history;
 };
 
-class FastMinRnnStack final : public FastBackbone {
+class PackedMinRnnStack final : public PackedBackbone {
  public:
-  explicit FastMinRnnStack(const MinRnnStack& stack) {
+  explicit PackedMinRnnStack(const MinRnnStack& stack) {
     for (const auto& block : stack.blocks()) {
       const MinRnnImpl& rnn = *block->rnn;
       Layer l;
-      l.norm_rnn = fast::pack_norm(*block->norm_rnn);
+      l.norm_rnn = cpu::pack_norm(*block->norm_rnn);
       if (block->conv) {
         l.conv = true;
         l.kernel = block->conv->kernel();
-        l.conv_weight = fast::to_vector(block->conv->weight);
-        l.conv_bias = fast::to_vector(block->conv->bias);
+        l.conv_weight = cpu::to_vector(block->conv->weight);
+        l.conv_bias = cpu::to_vector(block->conv->bias);
       }
-      l.gates = fast::pack_dense(*rnn.gates);
-      if (rnn.down) l.down = fast::pack_dense(*rnn.down);
-      l.mlp = fast::pack_mlp(*block->norm_mlp, *block->mlp);
+      l.gates = cpu::pack_dense(*rnn.gates);
+      if (rnn.down) l.down = cpu::pack_dense(*rnn.down);
+      l.mlp = cpu::pack_mlp(*block->norm_mlp, *block->mlp);
       layers_.push_back(std::move(l));
       cell_ = rnn.options().cell;
       log_space_ = rnn.options().log_space;
       hidden_ = rnn.hidden_size();
     }
     d_ = layers_.front().norm_rnn.dim;
-    norm_out_ = fast::pack_norm(*stack.norm_out());
+    norm_out_ = cpu::pack_norm(*stack.norm_out());
     reset(1);
   }
 
@@ -100,26 +100,26 @@ class FastMinRnnStack final : public FastBackbone {
     for (size_t i = 0; i < layers_.size(); ++i) {
       Layer& l = layers_[i];
       float* normed = reserve(normed_, rows * D);
-      fast::layer_norm(l.norm_rnn, x, rows, normed);
+      cpu::layer_norm(l.norm_rnn, x, rows, normed);
       if (l.conv) causal_conv(l, normed, n);
       float* pre = reserve(pre_, rows * G * H);
-      fast::dense(l.gates, normed, rows, pre);
+      cpu::dense(l.gates, normed, rows, pre);
       float* hseq = reserve(hseq_, rows * H);
       scan(pre, n, l.h.data(), hseq);
       // Above the top layer's recurrence only the last token of each sequence is read.
       if (last_only && i + 1 == layers_.size() && n > 1) {
-        fast::keep_last_rows(x, B, n, D);
-        fast::keep_last_rows(hseq, B, n, H);
+        cpu::keep_last_rows(x, B, n, D);
+        cpu::keep_last_rows(hseq, B, n, H);
         rows = B;
       }
       if (!l.down.weight_t.empty()) {
-        fast::dense(l.down, hseq, rows, x, /*accumulate=*/true);
+        cpu::dense(l.down, hseq, rows, x, /*accumulate=*/true);
       } else {
-        fast::add(x, hseq, rows * D);
+        cpu::add(x, hseq, rows * D);
       }
-      fast::residual_mlp(l.mlp, x, rows, scratch_);
+      cpu::residual_mlp(l.mlp, x, rows, scratch_);
     }
-    fast::layer_norm(norm_out_, x, rows, y);
+    cpu::layer_norm(norm_out_, x, rows, y);
   }
 
  private:
@@ -167,8 +167,8 @@ class FastMinRnnStack final : public FastBackbone {
 
 }  // namespace
 
-std::unique_ptr<FastBackbone> make_fast_minrnn(const MinRnnStack& stack) {
-  return std::make_unique<FastMinRnnStack>(stack);
+std::unique_ptr<PackedBackbone> make_packed_minrnn(const MinRnnStack& stack) {
+  return std::make_unique<PackedMinRnnStack>(stack);
 }
 
 }  // namespace minrnn::core

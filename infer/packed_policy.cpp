@@ -1,4 +1,4 @@
-// The fast engine of Policy: DecisionModel's embeddings and action head packed beside the packed
+// The packed engine of Policy: DecisionModel's embeddings and action head packed beside the packed
 // backbone (infer/packed_backbone.h). One env step is one chunk of tokens:
 //   streaming  (a_{t−1}, R_t, s_t) continuing the carried state — one pass over the weights;
 //   window     the last K steps' tokens (3m − 1 of them: the newest action token is unseen under
@@ -7,19 +7,19 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "kernels/cpu/float_loops.h"
 #include "infer/policy.h"
 
 namespace minrnn::rl {
 namespace {
 
-using core::fast::Dense;
-using core::fast::reserve;
+using core::cpu::Dense;
+using core::cpu::reserve;
 
-class FastEngine final : public PolicyEngineImpl {
+class PackedEngine final : public PolicyEngineImpl {
  public:
-  FastEngine(const Agent& agent, EvalMode mode)
+  PackedEngine(const Agent& agent, EvalMode mode)
       : streaming_(mode == EvalMode::kStreaming), K_(agent.config.context_len) {
     const DecisionModelImpl& m = *agent.model;
     const auto& o = m.options();
@@ -27,12 +27,12 @@ class FastEngine final : public PolicyEngineImpl {
     obs_dim_ = o.obs_dim;
     act_dim_ = o.act_dim;
     max_t_ = o.max_ep_len;
-    embed_return_ = core::fast::pack_dense(*m.embed_return);
-    embed_state_ = core::fast::pack_dense(*m.embed_state);
-    embed_action_ = core::fast::pack_dense(*m.embed_action);
-    time_table_ = core::fast::to_vector(m.embed_timestep->weight);
-    embed_norm_ = core::fast::pack_norm(*m.embed_norm);
-    head_ = core::fast::pack_dense(*m.predict_action);
+    embed_return_ = core::cpu::pack_dense(*m.embed_return);
+    embed_state_ = core::cpu::pack_dense(*m.embed_state);
+    embed_action_ = core::cpu::pack_dense(*m.embed_action);
+    time_table_ = core::cpu::to_vector(m.embed_timestep->weight);
+    embed_norm_ = core::cpu::pack_norm(*m.embed_norm);
+    head_ = core::cpu::pack_dense(*m.predict_action);
     backbone_ = core::pack_backbone(*m.backbone);
     if (streaming_ && !backbone_->streaming()) {
       throw std::invalid_argument("fast policy: backbone '" + o.backbone +
@@ -70,8 +70,8 @@ class FastEngine final : public PolicyEngineImpl {
     } else {
       run_window(tokens, t, out);
     }
-    core::fast::dense(head_, out, B, actions);
-    core::fast::tanh_inplace(actions, B * act_dim_);
+    core::cpu::dense(head_, out, B, actions);
+    core::cpu::tanh_inplace(actions, B * act_dim_);
     std::copy_n(actions, B * act_dim_, previous_.data());
   }
 
@@ -79,12 +79,12 @@ class FastEngine final : public PolicyEngineImpl {
   // tokens[b, slot] = LN(W · input_b + bias + time(t)) for B inputs of `d.in` values each.
   void embed(const Dense& d, const float* input, int64_t t, float* tokens, int64_t slot) {
     const int64_t D = D_;
-    core::fast::dense(d, input, B_, tokens + slot * D, false, d.in, 3 * D);
+    core::cpu::dense(d, input, B_, tokens + slot * D, false, d.in, 3 * D);
     const float* time = time_table_.data() + std::clamp<int64_t>(t, 0, max_t_) * D;
     for (int64_t b = 0; b < B_; ++b) {
       float* row = tokens + (b * 3 + slot) * D;
-      core::fast::add(row, time, D);
-      core::fast::layer_norm(embed_norm_, row, 1, row);
+      core::cpu::add(row, time, D);
+      core::cpu::layer_norm(embed_norm_, row, 1, row);
     }
   }
 
@@ -118,15 +118,15 @@ class FastEngine final : public PolicyEngineImpl {
   int64_t K_, D_ = 0, obs_dim_ = 0, act_dim_ = 0, max_t_ = 0, B_ = 1;
   Dense embed_return_, embed_state_, embed_action_, head_;
   std::vector<float> time_table_;  // (max_ep_len + 1, D)
-  core::fast::Norm embed_norm_;
-  std::unique_ptr<core::FastBackbone> backbone_;
+  core::cpu::Norm embed_norm_;
+  std::unique_ptr<core::PackedBackbone> backbone_;
   std::vector<float> previous_, ring_, tokens_, x_, out_;
 };
 
 }  // namespace
 
-std::unique_ptr<PolicyEngineImpl> make_fast_engine(const Agent& agent, EvalMode mode) {
-  return std::make_unique<FastEngine>(agent, resolve_eval_mode(mode, agent));
+std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode) {
+  return std::make_unique<PackedEngine>(agent, resolve_eval_mode(mode, agent));
 }
 
 }  // namespace minrnn::rl

@@ -10,38 +10,38 @@
 #include <limits>
 #include <stdexcept>
 
+#include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "kernels/cpu/float_loops.h"
 #include "models/transformer.h"
 
 namespace minrnn::core {
 namespace {
 
-using fast::Dense;
-using fast::Norm;
-using fast::reserve;
+using cpu::Dense;
+using cpu::Norm;
+using cpu::reserve;
 
 struct Layer {
   Norm norm_attn;
   Dense q, kv, proj;  // the attention's qkv projection as its query rows and key/value rows
-  fast::ResidualMlp mlp;
+  cpu::ResidualMlp mlp;
 };
 
-class FastTransformerStack final : public FastBackbone {
+class PackedTransformerStack final : public PackedBackbone {
  public:
-  explicit FastTransformerStack(const TransformerStack& stack) : heads_(stack.n_heads()) {
+  explicit PackedTransformerStack(const TransformerStack& stack) : heads_(stack.n_heads()) {
     for (const auto& block : stack.blocks()) {
       Layer l;
-      l.norm_attn = fast::pack_norm(*block.norm_attn);
+      l.norm_attn = cpu::pack_norm(*block.norm_attn);
       const int64_t D = block.norm_attn->options.normalized_shape()[0];
-      l.q = fast::pack_dense_rows(*block.attn->qkv, 0, D);
-      l.kv = fast::pack_dense_rows(*block.attn->qkv, D, 2 * D);
-      l.proj = fast::pack_dense(*block.attn->proj);
-      l.mlp = fast::pack_mlp(*block.norm_mlp, *block.mlp);
+      l.q = cpu::pack_dense_rows(*block.attn->qkv, 0, D);
+      l.kv = cpu::pack_dense_rows(*block.attn->qkv, D, 2 * D);
+      l.proj = cpu::pack_dense(*block.attn->proj);
+      l.mlp = cpu::pack_mlp(*block.norm_mlp, *block.mlp);
       layers_.push_back(std::move(l));
     }
     d_ = layers_.front().norm_attn.dim;
-    norm_out_ = fast::pack_norm(*stack.norm_out());
+    norm_out_ = cpu::pack_norm(*stack.norm_out());
   }
 
   bool streaming() const override { return false; }
@@ -54,29 +54,29 @@ class FastTransformerStack final : public FastBackbone {
       const Layer& l = layers_[i];
       const bool top_last = last_only && i + 1 == layers_.size();
       float* normed = reserve(normed_, rows * D);
-      fast::layer_norm(l.norm_attn, x, rows, normed);
+      cpu::layer_norm(l.norm_attn, x, rows, normed);
       // (B, n, 3D) rows of [q, k, v]: keys and values for every token, queries only for those
       // whose output is read (the top layer's last token when last_only).
       float* qkv = reserve(qkv_, rows * 3 * D);
-      fast::dense(l.kv, normed, rows, qkv + D, false, D, 3 * D);
+      cpu::dense(l.kv, normed, rows, qkv + D, false, D, 3 * D);
       const int64_t first_query = top_last ? n - 1 : 0;
       if (top_last) {
-        fast::dense(l.q, normed + (n - 1) * D, B, qkv + (n - 1) * 3 * D, false, n * D, n * 3 * D);
+        cpu::dense(l.q, normed + (n - 1) * D, B, qkv + (n - 1) * 3 * D, false, n * D, n * 3 * D);
       } else {
-        fast::dense(l.q, normed, rows, qkv, false, D, 3 * D);
+        cpu::dense(l.q, normed, rows, qkv, false, D, 3 * D);
       }
       float* att = reserve(att_, rows * D);  // (B, n − first_query, D)
       attention(qkv, n, first_query, att);
       const int64_t out_rows = B * (n - first_query);
-      if (top_last) fast::keep_last_rows(x, B, n, D);
-      fast::dense(l.proj, att, out_rows, x, /*accumulate=*/true);
-      fast::residual_mlp(l.mlp, x, out_rows, scratch_);
+      if (top_last) cpu::keep_last_rows(x, B, n, D);
+      cpu::dense(l.proj, att, out_rows, x, /*accumulate=*/true);
+      cpu::residual_mlp(l.mlp, x, out_rows, scratch_);
       if (top_last) {
-        fast::layer_norm(norm_out_, x, B, y);
+        cpu::layer_norm(norm_out_, x, B, y);
         return;
       }
     }
-    fast::layer_norm(norm_out_, x, rows, y);
+    cpu::layer_norm(norm_out_, x, rows, y);
   }
 
  private:
@@ -91,19 +91,19 @@ class FastTransformerStack final : public FastBackbone {
         const float* q = base + first_query * ld + h * dh;
         const float* k = base + D + h * dh;
         const float* v = base + 2 * D + h * dh;
-        fast::gemm_abt(nq, n, dh, q, ld, k, ld, 0.0f, scores, n);
+        cpu::gemm_abt(nq, n, dh, q, ld, k, ld, 0.0f, scores, n);
         for (int64_t r = 0; r < nq; ++r) {
           float* s = scores + r * n;
           const int64_t visible = first_query + r + 1;  // keys 0 .. t
           float m = -std::numeric_limits<float>::infinity();
           for (int64_t j = 0; j < visible; ++j) m = std::max(m, s[j] * scale);
           float sum = 0;
-          for (int64_t j = 0; j < visible; ++j) sum += (s[j] = fast::cpu_expf(s[j] * scale - m));
+          for (int64_t j = 0; j < visible; ++j) sum += (s[j] = cpu::cpu_expf(s[j] * scale - m));
           const float inv = 1.0f / sum;
           for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
           std::fill(s + visible, s + n, 0.0f);
         }
-        fast::gemm_ab(nq, dh, n, scores, n, v, ld, 0.0f, att + b * nq * D + h * dh, D);
+        cpu::gemm_ab(nq, dh, n, scores, n, v, ld, 0.0f, att + b * nq * D + h * dh, D);
       }
     }
   }
@@ -116,8 +116,8 @@ class FastTransformerStack final : public FastBackbone {
 
 }  // namespace
 
-std::unique_ptr<FastBackbone> make_fast_transformer(const TransformerStack& stack) {
-  return std::make_unique<FastTransformerStack>(stack);
+std::unique_ptr<PackedBackbone> make_packed_transformer(const TransformerStack& stack) {
+  return std::make_unique<PackedTransformerStack>(stack);
 }
 
 }  // namespace minrnn::core

@@ -40,8 +40,8 @@ const char* policy_engine_name(PolicyEngine engine) {
   switch (engine) {
     case PolicyEngine::kAuto:
       return "auto";
-    case PolicyEngine::kFast:
-      return "fast";
+    case PolicyEngine::kPacked:
+      return "packed";
     case PolicyEngine::kTorch:
       return "torch";
   }
@@ -49,11 +49,13 @@ const char* policy_engine_name(PolicyEngine engine) {
 }
 
 PolicyEngine parse_policy_engine(const std::string& name) {
-  for (PolicyEngine e : {PolicyEngine::kAuto, PolicyEngine::kFast, PolicyEngine::kTorch}) {
+  if (name == "fast")
+    return PolicyEngine::kPacked;  // its name before 2026-11-27, in users' scripts
+  for (PolicyEngine e : {PolicyEngine::kAuto, PolicyEngine::kPacked, PolicyEngine::kTorch}) {
     if (name == policy_engine_name(e)) return e;
   }
   throw std::invalid_argument("unknown policy engine '" + name +
-                              "' (expected auto, fast or torch)");
+                              "' (expected auto, packed or torch)");
 }
 
 namespace {
@@ -133,15 +135,15 @@ Policy::Policy(Agent agent, const PolicyOptions& options) : agent_(std::move(age
   const bool on_cpu = agent_.model->parameters().front().device().is_cpu();
   engine_kind_ = options.engine;
   if (engine_kind_ == PolicyEngine::kAuto) {
-    engine_kind_ = on_cpu ? PolicyEngine::kFast : PolicyEngine::kTorch;
+    engine_kind_ = on_cpu ? PolicyEngine::kPacked : PolicyEngine::kTorch;
   }
-  if (engine_kind_ == PolicyEngine::kFast && !on_cpu) {
-    throw std::invalid_argument("Policy: the fast engine runs on the CPU; the model is on " +
+  if (engine_kind_ == PolicyEngine::kPacked && !on_cpu) {
+    throw std::invalid_argument("Policy: the packed engine runs on the CPU; the model is on " +
                                 agent_.model->parameters().front().device().str() +
                                 " (use engine torch, or load onto cpu)");
   }
-  engine_ = engine_kind_ == PolicyEngine::kFast ? make_fast_engine(agent_, mode_)
-                                                : make_torch_engine(agent_, mode_);
+  engine_ = engine_kind_ == PolicyEngine::kPacked ? make_packed_engine(agent_, mode_)
+                                                  : make_torch_engine(agent_, mode_);
   obs_dim_ = agent_.model->options().obs_dim;
   act_dim_ = agent_.model->options().act_dim;
   auto as_floats = [&](const torch::Tensor& t, const char* what) {

@@ -15,17 +15,18 @@
 // batch × obs_dim values, row-major.
 //
 // Two engines compute the same function (tests/infer/policy_test.cpp holds them to 1e-5):
-//   fast   the packed CPU inference path (infer/packed_backbone.h): no autograd, no allocation per
+//   packed the packed CPU inference path (infer/packed_backbone.h): no autograd, no allocation per
 //          step, one pass over the weights per env step. The default on CPU.
 //   torch  the LibTorch modules' own step / forward: any device (the default off CPU), and the
-//          reference the fast engine is tested against.
+//          reference the packed engine is tested against. `fast`, the packed engine's
+//          name until 2026-11-27, is still read as `packed`.
 #pragma once
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "rl/trainer.h"
+#include "rl/agent.h"
 
 namespace minrnn::rl {
 
@@ -44,8 +45,8 @@ EvalMode parse_eval_mode(const std::string& name);  // std::invalid_argument lis
 // without a step mode.
 EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent);
 
-enum class PolicyEngine { kAuto, kFast, kTorch };
-const char* policy_engine_name(PolicyEngine engine);        // "auto" | "fast" | "torch"
+enum class PolicyEngine { kAuto, kPacked, kTorch };
+const char* policy_engine_name(PolicyEngine engine);        // "auto" | "packed" | "torch"
 PolicyEngine parse_policy_engine(const std::string& name);  // std::invalid_argument otherwise
 
 struct PolicyOptions {
@@ -54,10 +55,10 @@ struct PolicyOptions {
   torch::Device device = torch::kCPU;         // where load() puts the model
 };
 
-// The engine interface (infer/policy.cpp: torch; infer/packed_policy.cpp: fast). Inputs are already
-// conditioned: scaled returns-to-go (B), normalized observations (B, obs_dim); all B episodes are
-// at timestep t. Writes actions (B, act_dim). The engine remembers its own actions as the next
-// step's action tokens.
+// The engine interface (infer/policy.cpp: torch; infer/packed_policy.cpp: packed). Inputs are
+// already conditioned: scaled returns-to-go (B), normalized observations (B, obs_dim); all B
+// episodes are at timestep t. Writes actions (B, act_dim). The engine remembers its own actions as
+// the next step's action tokens.
 class PolicyEngineImpl {
  public:
   virtual ~PolicyEngineImpl() = default;
@@ -109,6 +110,6 @@ class Policy {
 
 // The engines behind Policy, for tests and benchmarks that need one directly.
 std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode);
-std::unique_ptr<PolicyEngineImpl> make_fast_engine(const Agent& agent, EvalMode mode);
+std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode);
 
 }  // namespace minrnn::rl

@@ -66,7 +66,7 @@ torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h
     throw std::invalid_argument("MinRnn::forward: expected x of shape (B, T, " +
                                 std::to_string(options_.input_size) + ")");
   }
-  torch::Tensor pre = linear(x, gates->weight, gates->bias);
+  torch::Tensor pre = affine(x, gates->weight, gates->bias);
   ScanResult r;
   if (options_.scan == ScanMode::kLogParallel) {
     Coefficients lc = log_coefficients(pre);

@@ -27,7 +27,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
   torch::Tensor q, k, v;  // (B,H,T_q or T,D/H)
   if (read.all()) {
     // (B,T,3D) → 3 × (B,H,T,D/H)
-    auto parts = linear(x, qkv->weight, qkv->bias)
+    auto parts = affine(x, qkv->weight, qkv->bias)
                      .view({B, T, 3, H, D / H})
                      .permute({2, 0, 3, 1, 4})
                      .unbind(0);
@@ -36,10 +36,10 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
     // The query rows of the packed weight for the read tokens alone; keys and values for all.
     const torch::Tensor xq = read.apply(x);
     const int64_t Tq = xq.size(1);
-    q = linear(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
+    q = affine(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
             .view({B, Tq, H, D / H})
             .transpose(1, 2);
-    auto kv = linear(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
+    auto kv = affine(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
                   .view({B, T, 2, H, D / H})
                   .permute({2, 0, 3, 1, 4})
                   .unbind(0);
@@ -54,7 +54,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
   auto probs = fused_dropout(torch::softmax(scores, -1), attn_dropout->options.p(),
                              attn_dropout->is_training());
   auto y = torch::matmul(probs, v);
-  return linear(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
+  return affine(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
 }
 
 TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers)

@@ -35,7 +35,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
 
 }  // namespace
 
-torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
   if (x.numel() == 0 || !gemm_cpu_fits_linear(x, w)) return torch::linear(x, w, b);
   // An autograd Function takes no undefined inputs: no bias is an empty one.
   return LinearFunction::apply(x, w, b.defined() ? b : torch::empty({0}, w.options()));

@@ -8,6 +8,6 @@
 namespace minrnn::core {
 
 // x (…, in) · wᵀ + b, w (out, in), b (out) or undefined.
-torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b);
+torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b);
 
 }  // namespace minrnn::core

@@ -25,11 +25,12 @@ int64_t drop_threshold(double p) {
   return std::llround(p * 4294967296.0);
 }
 
-// out[i] = (x[i] +) keep(i) · y[i] · scale for i in [begin, end), built per ISA (kernels/cpu/simd.h).
-// Written so the AVX2 clone vectorizes too (it ran scalar: 4% of a training step on an AVX2
-// machine): y[i] is scaled whatever the mask and then selected (the file is built without
-// trapping-math so GCC may; AVX2 has no masked ops to do it otherwise), and the draw and the
-// threshold, both in [0, 2³²], are compared as signed 64-bit integers (AVX2 has no unsigned one).
+// out[i] = (x[i] +) keep(i) · y[i] · scale for i in [begin, end), built per ISA
+// (kernels/cpu/simd.h). Written so the AVX2 clone vectorizes too (it ran scalar: 4% of a training
+// step on an AVX2 machine): y[i] is scaled whatever the mask and then selected (the file is built
+// without trapping-math so GCC may; AVX2 has no masked ops to do it otherwise), and the draw and
+// the threshold, both in [0, 2³²], are compared as signed 64-bit integers (AVX2 has no unsigned
+// one).
 template <typename T, bool kResidual>
 MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t begin, int64_t end,
                                        uint64_t seed, int64_t threshold, T scale) {
@@ -54,8 +55,8 @@ void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, 
   });
 }
 
-// The fused pass on float/double tensors, CPU or CUDA (its kernel: kernels/cuda/pointwise_programs.h);
-// x undefined = no residual.
+// The fused pass on float/double tensors, CPU or CUDA (its kernel:
+// kernels/cuda/pointwise_programs.h); x undefined = no residual.
 torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
                        uint64_t seed) {
 #ifdef MINRNN_WITH_CUDA

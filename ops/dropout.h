@@ -9,8 +9,9 @@
 // parallel, regenerated in the backward instead of saved.
 //
 // CPU and CUDA float32/float64 tensors run one fused pass (on CUDA the phase program of
-// kernels/cuda/pointwise_programs.h, the CPU pass's arithmetic: the same bits); other devices and dtypes
-// run the same hash in torch ops (dropout_mask_reference), which the tests compare the passes with.
+// kernels/cuda/pointwise_programs.h, the CPU pass's arithmetic: the same bits); other devices and
+// dtypes run the same hash in torch ops (dropout_mask_reference), which the tests compare the
+// passes with.
 #pragma once
 #include <torch/torch.h>
 

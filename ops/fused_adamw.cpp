@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "kernels/math/adamw_math.h"
 #include "kernels/cpu/simd.h"
+#include "kernels/math/adamw_math.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif

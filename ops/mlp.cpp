@@ -17,7 +17,8 @@ namespace {
 constexpr int64_t kRowsPerChunk = 256;
 
 // pre (rows, width) + bias → {GELU, GELU′} of it: all the backward needs. CPU float32: one
-// vectorised pass, GELU′ written where pre was; CUDA: the kernel of kernels/cuda/pointwise_programs.h.
+// vectorised pass, GELU′ written where pre was; CUDA: the kernel of
+// kernels/cuda/pointwise_programs.h.
 std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
                                                        const torch::Tensor& bias) {
 #ifdef MINRNN_WITH_CUDA
@@ -29,7 +30,7 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
   const float* b = bias.data_ptr<float>();
   float* g = activated.data_ptr<float>();
   parallel_ranges(pre.size(0), std::max<int64_t>(1, 16384 / width), [&](int64_t r0, int64_t r1) {
-    fast::bias_gelu_with_grad(h + r0 * width, b, g + r0 * width, r1 - r0, width);
+    cpu::bias_gelu_with_grad(h + r0 * width, b, g + r0 * width, r1 - r0, width);
   });
   return {activated, pre};
 }
@@ -53,7 +54,7 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activ
   float* sums = partial.data_ptr<float>();
   parallel_ranges(n, kRowsPerChunk, [&](int64_t r0, int64_t r1) {
     const int64_t c = r0 / kRowsPerChunk;
-    fast::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
+    cpu::gelu_backward(dgelu + r0 * width, dh + r0 * width, r1 - r0, width, sums + c * width);
   });
   return {d_activated, partial.sum(0)};
 }
@@ -106,8 +107,8 @@ Layers layers_of(torch::nn::Sequential& mlp) {
   return {up, down};
 }
 
-// CPU float32 (the loops of kernels/cpu/float_loops.h), or CUDA float32/float64 where built with CUDA (the
-// kernels of kernels/cuda/pointwise_programs.h); every tensor on x's device in x's dtype.
+// CPU float32 (the loops of kernels/cpu/float_loops.h), or CUDA float32/float64 where built with
+// CUDA (the kernels of kernels/cuda/pointwise_programs.h); every tensor on x's device in x's dtype.
 bool fusable(const torch::Tensor& t, const torch::Tensor& x) {
   if (t.device() != x.device() || t.scalar_type() != x.scalar_type()) return false;
 #ifdef MINRNN_WITH_CUDA

@@ -1,14 +1,14 @@
 // Validation, the autograd function over the raw kernels, device dispatch and the reference scans.
-// Kernels: scan_cpu.cpp (CPU), kernels/cuda/scan.cu (CUDA, host side in scan_cuda.cpp); element math
-// shared by both in scan_math.h.
+// Kernels: scan_cpu.cpp (CPU), kernels/cuda/scan.cu (CUDA, host side in scan_cuda.cpp); element
+// math shared by both in scan_math.h.
 #include "ops/scan.h"
 
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
-#include "ops/scan_cpu.h"
 #include "kernels/math/scan_math.h"
+#include "ops/scan_cpu.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "ops/scan_cuda.h"
 #endif
@@ -47,11 +47,11 @@ torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch:
 struct ScanOperands {
   torch::Tensor first, second;
 };
-int64_t projection_blocks(ScanSource source) {
-  return source == ScanSource::kMinLstm || source == ScanSource::kMinLstmPositive ? 3 : 2;
+int64_t projection_blocks(CoefficientForm source) {
+  return source == CoefficientForm::kMinLstm || source == CoefficientForm::kMinLstmPositive ? 3 : 2;
 }
 // first = block 0 (u, or p with k after it), second = the last block (c); D = the state's width.
-ScanOperands projection_operands(const torch::Tensor& pre, ScanSource source, int64_t D) {
+ScanOperands projection_operands(const torch::Tensor& pre, CoefficientForm source, int64_t D) {
   return {pre.narrow(2, 0, D), pre.narrow(2, (projection_blocks(source) - 1) * D, D)};
 }
 
@@ -65,7 +65,7 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
                                                 const torch::Tensor& second_in,
                                                 const torch::Tensor& h0_in, int64_t source_id,
                                                 bool projection) {
-    const auto source = static_cast<ScanSource>(source_id);
+    const auto source = static_cast<CoefficientForm>(source_id);
     torch::Tensor h0 = h0_in.contiguous();
     torch::Tensor pre = projection ? first_in.contiguous() : torch::Tensor();
     const ScanOperands in = projection
@@ -87,7 +87,7 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
       ctx->save_for_backward({pre, h, h0});
     } else {
       ctx->save_for_backward(
-          {in.first, source == ScanSource::kDirect ? in.first : in.second, h, h0});
+          {in.first, source == CoefficientForm::kDirect ? in.first : in.second, h, h0});
     }
     ctx->saved_data["source"] = source_id;
     return {h, h_last};
@@ -98,7 +98,7 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
     auto saved = ctx->get_saved_variables();
     const bool projection = saved.size() == 3;
     const torch::Tensor &h = saved[projection ? 1 : 2], &h0 = saved[projection ? 2 : 3];
-    const auto source = static_cast<ScanSource>(ctx->saved_data["source"].toInt());
+    const auto source = static_cast<CoefficientForm>(ctx->saved_data["source"].toInt());
     torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(h);
     torch::Tensor grad_last = grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(h0);
     const torch::Tensor d_pre = projection ? torch::empty_like(saved[0]) : torch::Tensor();
@@ -127,7 +127,7 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
 // bfloat16/half accumulate in float32 as on the GPU). Other devices take `reference`. An undefined
 // `second`: `first` is a gate projection.
 template <typename Reference>
-ScanResult run_fast(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
+ScanResult run_fast(CoefficientForm source, const torch::Tensor& first, const torch::Tensor& second,
                     const torch::Tensor& h0, Reference&& reference) {
   auto apply = [&](const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& h) {
     const bool projection = !y.defined();  // autograd functions take no undefined tensor input
@@ -164,15 +164,15 @@ torch::Tensor log_g_positive(const torch::Tensor& x) {
 
 ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0) {
   torch::Tensor init = check_inputs("linear_scan", a, b, h0, 0.0);
-  return run_fast(ScanSource::kDirect, a, b, init,
+  return run_fast(CoefficientForm::kDirect, a, b, init,
                   [&] { return linear_scan_sequential(a, b, init); });
 }
 
 ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torch::Tensor& h0,
                       bool positive_candidate) {
   torch::Tensor init = check_inputs("gated_scan", u, c, h0, 0.0);
-  return run_fast(positive_candidate ? ScanSource::kGatedPositive : ScanSource::kGated, u, c, init,
-                  [&] { return gated_scan_reference(u, c, init, positive_candidate); });
+  return run_fast(positive_candidate ? CoefficientForm::kGatedPositive : CoefficientForm::kGated, u,
+                  c, init, [&] { return gated_scan_reference(u, c, init, positive_candidate); });
 }
 
 ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const torch::Tensor& h0,
@@ -189,9 +189,10 @@ ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const 
   const int64_t D = pre.size(2) / gates;
   torch::Tensor init =
       check_inputs("gated_projection_scan", pre.narrow(2, 0, D), pre.narrow(2, 0, D), h0, 0.0);
-  const ScanSource source =
-      gates == 2 ? (positive_candidate ? ScanSource::kGatedPositive : ScanSource::kGated)
-                 : (positive_candidate ? ScanSource::kMinLstmPositive : ScanSource::kMinLstm);
+  const CoefficientForm source =
+      gates == 2
+          ? (positive_candidate ? CoefficientForm::kGatedPositive : CoefficientForm::kGated)
+          : (positive_candidate ? CoefficientForm::kMinLstmPositive : CoefficientForm::kMinLstm);
   return run_fast(source, pre, torch::Tensor(), init, [&] {
     return gated_projection_scan_reference(pre, gates, init, positive_candidate);
   });

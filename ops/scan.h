@@ -60,7 +60,8 @@ ScanResult linear_scan_log_parallel(const torch::Tensor& log_a, const torch::Ten
 // The complex recurrence (HGRN, Qin et al. 2023, eq. 2): h_t = a_t ⊙ h_{t-1} + b_t with complex a,
 // b, h carried as real/imaginary pairs of real tensors (a_re, a_im: (B,T,D); h0_re, h0_im: (B,D),
 // both undefined = zeros). CPU and CUDA tensors run kernels with their own backward
-// (scan_complex.cpp, kernels/cuda/scan.cu); other devices fall back to linear_scan_complex_sequential.
+// (scan_complex.cpp, kernels/cuda/scan.cu); other devices fall back to
+// linear_scan_complex_sequential.
 struct ComplexScanResult {
   torch::Tensor h_re, h_im;            // (B, T, D)
   torch::Tensor h_last_re, h_last_im;  // (B, D)

@@ -1,6 +1,7 @@
 // The fast path of linear_scan_complex (declared in ops/scan.h): a CPU kernel with the same
 // channel slicing as the real one (scan_cpu.h), complex arithmetic spelled out on real/imaginary
-// pairs, and the CUDA kernel (kernels/cuda/scan.cu) for CUDA tensors; one autograd function over both.
+// pairs, and the CUDA kernel (kernels/cuda/scan.cu) for CUDA tensors; one autograd function over
+// both.
 #pragma once
 #include "ops/scan.h"
 

@@ -1,102 +1,24 @@
-// The fast CPU scans: channels (B × D) split across threads in slices along D, the time loop
-// outside the slice loop so the D loop vectorises. One loop pair serves every coefficient source
-// of scan_math.h (direct a/b, or minGRU/minLSTM gates computed on the fly).
+// The CPU scans on torch's threads: channels (B × D) split across threads in slices along D, each
+// slice run by the loops of kernels/cpu/scan.h. One loop pair serves every coefficient source of
+// scan_math.h (direct a/b, or minGRU/minLSTM gates computed on the fly).
 #include "ops/scan_cpu.h"
 
-#include "kernels/cpu/simd.h"
+#include "kernels/cpu/scan.h"
 #include "kernels/math/scan_math.h"
 
 namespace minrnn::core {
 namespace {
 
 using detail::for_each_slice;
-using detail::kSlice;
+using scan_cpu::backward_slice;
+using scan_cpu::forward_slice;
 using scan_math::with_coefficients;
-
-// A slice reads each input a few cache lines at a time, one (batch row, step) apart — a stride of
-// D or G·D floats, which the hardware prefetchers do not follow past its four or so lines per row.
-// So the slice loops ask for the next step's lines while they compute this one's. minLSTM at B 64,
-// T 59, D 128, median of 40 in one process: forward 2.19 → 1.24 ms, backward 2.70 → 1.78 ms.
-// Prefetching what the backward writes as well gained nothing.
-template <typename T>
-constexpr int64_t kLine = 64 / sizeof(T);  // entries per cache line
-
-// The cache line holding entry i of each input a coefficient source reads.
-template <typename T, typename A, typename In>
-void prefetch_inputs(const scan_math::DirectCoefficients<T, A, In>& s, int64_t i) {
-  __builtin_prefetch(s.a + i);
-  __builtin_prefetch(s.b + i);
-}
-template <typename T, typename A, bool P, typename In>
-void prefetch_inputs(const scan_math::GatedCoefficients<T, A, P, In>& s, int64_t i) {
-  __builtin_prefetch(s.u + i);
-  __builtin_prefetch(s.c + i);
-}
-template <typename T, typename A, bool P, typename In>
-void prefetch_inputs(const scan_math::MinLstmCoefficients<T, A, P, In>& s, int64_t i) {
-  __builtin_prefetch(s.pk + i);
-  __builtin_prefetch(s.pk + i + s.pair);
-  __builtin_prefetch(s.c + i);
-}
-
-// One batch row's channels [d0, d1) over all L steps; built per ISA (kernels/cpu/simd.h), the time
-// loop outside so the channel loop vectorises.
-template <typename T, typename Coef>
-MINRNN_VECTOR_CLONES void forward_slice(const Coef& coef, const T* h0, T* h, T* h_last, int64_t row,
-                                        int64_t d0, int64_t d1, int64_t L, int64_t D) {
-  T state[kSlice];
-  for (int64_t d = d0; d < d1; ++d) state[d - d0] = h0[row * D + d];
-  for (int64_t t = 0; t < L; ++t) {
-    const int64_t off = (row * L + t) * D, in = (row * L + t) * coef.stride;
-    if (t + 1 < L)
-      for (int64_t d = d0; d < d1; d += kLine<T>) prefetch_inputs(coef, in + coef.stride + d);
-#pragma GCC ivdep
-    for (int64_t d = d0; d < d1; ++d) {
-      T a_t, b_t;
-      coef.load(in + d, a_t, b_t);
-      state[d - d0] = a_t * state[d - d0] + b_t;
-      h[off + d] = state[d - d0];
-    }
-  }
-  for (int64_t d = d0; d < d1; ++d) h_last[row * D + d] = state[d - d0];
-}
 
 template <typename T, typename Coef>
 void scan_forward(const Coef& coef, const T* h0, T* h, T* h_last, int64_t B, int64_t L, int64_t D) {
   for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
     forward_slice<T, Coef>(coef, h0, h, h_last, row, d0, d1, L, D);
   });
-}
-
-// The backward is the same recurrence run in reverse with the gates shifted by one step:
-//     g_t = dL/dh_t (total) = grad_h_t + a_{t+1} g_{t+1},   g_T includes grad of h_last,
-//     dh_0 = a_1 g_1;  the source turns g_t and h_{t−1} into its input gradients (d_first,
-//     d_second).
-template <typename T, typename Coef>
-MINRNN_VECTOR_CLONES void backward_slice(const Coef& coef, const T* h, const T* h0, const T* grad_h,
-                                         const T* grad_last, T* d_first, T* d_second, T* dh0,
-                                         int64_t row, int64_t d0, int64_t d1, int64_t L,
-                                         int64_t D) {
-  T carry[kSlice];
-  for (int64_t d = d0; d < d1; ++d) carry[d - d0] = grad_last[row * D + d];
-  for (int64_t t = L - 1; t >= 0; --t) {
-    const int64_t off = (row * L + t) * D, in = (row * L + t) * coef.stride;
-    const T* h_prev = t > 0 ? h + off - D : h0 + row * D;
-    for (int64_t d = d0; t > 0 && d < d1; d += kLine<T>) {
-      prefetch_inputs(coef, in - coef.stride + d);
-      __builtin_prefetch(grad_h + off - D + d);
-      if (t > 1) __builtin_prefetch(h_prev - D + d);
-    }
-    // No entry depends on another's (inputs and gradients are distinct arrays or distinct
-    // columns); GCC cannot prove it past its budget of runtime alias checks once minLSTM's source
-    // writes two gradient blocks, and without this ran the loop scalar (4× the time).
-#pragma GCC ivdep
-    for (int64_t d = d0; d < d1; ++d) {
-      const T g = grad_h[off + d] + carry[d - d0];
-      carry[d - d0] = coef.backward(in + d, g, h_prev[d], d_first, d_second) * g;
-    }
-  }
-  for (int64_t d = d0; d < d1; ++d) dh0[row * D + d] = carry[d - d0];
 }
 
 template <typename T, typename Coef>
@@ -110,8 +32,9 @@ void scan_backward(const Coef& coef, const T* h, const T* h0, const T* grad_h, c
 
 }  // namespace
 
-void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                      const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last) {
+void scan_forward_cpu(CoefficientForm source, const torch::Tensor& first,
+                      const torch::Tensor& second, const torch::Tensor& h0, torch::Tensor& h,
+                      torch::Tensor& h_last) {
   const int64_t B = h.size(0), L = h.size(1), D = h.size(2);
   AT_DISPATCH_FLOATING_TYPES(first.scalar_type(), "scan_forward_cpu", [&] {
     with_coefficients<scalar_t, scalar_t>(
@@ -123,10 +46,10 @@ void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch
   });
 }
 
-void scan_backward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                       const torch::Tensor& h, const torch::Tensor& h0, const torch::Tensor& grad_h,
-                       const torch::Tensor& grad_last, torch::Tensor& d_first,
-                       torch::Tensor& d_second, torch::Tensor& dh0) {
+void scan_backward_cpu(CoefficientForm source, const torch::Tensor& first,
+                       const torch::Tensor& second, const torch::Tensor& h, const torch::Tensor& h0,
+                       const torch::Tensor& grad_h, const torch::Tensor& grad_last,
+                       torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0) {
   const int64_t B = h.size(0), L = h.size(1), D = h.size(2);
   AT_DISPATCH_FLOATING_TYPES(first.scalar_type(), "scan_backward_cpu", [&] {
     with_coefficients<scalar_t, scalar_t>(

@@ -3,16 +3,15 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/scan.h"
+#include "kernels/math/scan_math.h"
 #include "ops/parallel_tasks.h"
 #include "ops/scan.h"
-#include "kernels/math/scan_math.h"
 
 namespace minrnn::core {
 
 namespace detail {
-// Channels are processed in slices of kSlice along D so a thread owns a contiguous run it can
-// vectorise. Shared by the real (scan_cpu.cpp) and complex (scan_complex.cpp) kernels.
-constexpr int64_t kSlice = 64;
+using scan_cpu::kSlice;
 
 // Calls body(row, d0, d1) for every (batch row, channel slice [d0, d1)), spread across threads in
 // 16 runs of consecutive slices: one slice per task was 18% slower than a fixed split (a slice is
@@ -43,11 +42,12 @@ inline int64_t scan_row_stride(const torch::Tensor& x) {
 // (B,T,D) tensor, or column blocks of one (B,T,G·D) tensor); second may be any tensor for
 // kDirect's backward, which reads a only. h0 (B,D); h, h_last, grad_h, dh0 contiguous and
 // preallocated. float/double.
-void scan_forward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                      const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last);
-void scan_backward_cpu(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                       const torch::Tensor& h, const torch::Tensor& h0, const torch::Tensor& grad_h,
-                       const torch::Tensor& grad_last, torch::Tensor& d_first,
-                       torch::Tensor& d_second, torch::Tensor& dh0);
+void scan_forward_cpu(CoefficientForm source, const torch::Tensor& first,
+                      const torch::Tensor& second, const torch::Tensor& h0, torch::Tensor& h,
+                      torch::Tensor& h_last);
+void scan_backward_cpu(CoefficientForm source, const torch::Tensor& first,
+                       const torch::Tensor& second, const torch::Tensor& h, const torch::Tensor& h0,
+                       const torch::Tensor& grad_h, const torch::Tensor& grad_last,
+                       torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0);
 
 }  // namespace minrnn::core

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/scan_cpu.h"
 #include "kernels/cuda/scan.h"
+#include "ops/scan_cpu.h"
 
 namespace minrnn::core {
 namespace {
@@ -56,8 +56,9 @@ grid::ScanKernel cuda_scan_kernel() {
   return g_kernel.load();
 }
 
-void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                       const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last) {
+void scan_forward_cuda(CoefficientForm source, const torch::Tensor& first,
+                       const torch::Tensor& second, const torch::Tensor& h0, torch::Tensor& h,
+                       torch::Tensor& h_last) {
   c10::cuda::CUDAGuard guard(first.device());
   const kernels::ScanForwardArgs args{
       source,       first.data_ptr(),  second.data_ptr(),      h0.data_ptr(),
@@ -66,10 +67,11 @@ void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torc
                                        at::cuda::getCurrentCUDAStream()));
 }
 
-void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                        const torch::Tensor& h, const torch::Tensor& h0,
-                        const torch::Tensor& grad_h, const torch::Tensor& grad_last,
-                        torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0) {
+void scan_backward_cuda(CoefficientForm source, const torch::Tensor& first,
+                        const torch::Tensor& second, const torch::Tensor& h,
+                        const torch::Tensor& h0, const torch::Tensor& grad_h,
+                        const torch::Tensor& grad_last, torch::Tensor& d_first,
+                        torch::Tensor& d_second, torch::Tensor& dh0) {
   c10::cuda::CUDAGuard guard(first.device());
   const kernels::ScanBackwardArgs args{source,
                                        first.data_ptr(),

@@ -1,11 +1,11 @@
-// Host side of the CUDA scans: tensors in, kernel launches (kernels/cuda/scan.cu) out, on the current
-// stream of the tensors' device. Same contracts as the CPU raw kernels (scan_cpu.h); autograd lives
-// in scan.cpp and scan_complex.cpp. Only compiled with MINRNN_WITH_CUDA.
+// Host side of the CUDA scans: tensors in, kernel launches (kernels/cuda/scan.cu) out, on the
+// current stream of the tensors' device. Same contracts as the CPU raw kernels (scan_cpu.h);
+// autograd lives in scan.cpp and scan_complex.cpp. Only compiled with MINRNN_WITH_CUDA.
 #pragma once
 #include <torch/torch.h>
 
-#include "kernels/math/scan_math.h"
 #include "kernels/cuda/scan_programs.h"
+#include "kernels/math/scan_math.h"
 
 namespace minrnn::core {
 
@@ -15,12 +15,14 @@ void set_cuda_scan_kernel(grid::ScanKernel kernel);
 grid::ScanKernel cuda_scan_kernel();
 
 // float32, float64, bfloat16, float16 (accumulating in float32, float64 for float64).
-void scan_forward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                       const torch::Tensor& h0, torch::Tensor& h, torch::Tensor& h_last);
-void scan_backward_cuda(ScanSource source, const torch::Tensor& first, const torch::Tensor& second,
-                        const torch::Tensor& h, const torch::Tensor& h0,
-                        const torch::Tensor& grad_h, const torch::Tensor& grad_last,
-                        torch::Tensor& d_first, torch::Tensor& d_second, torch::Tensor& dh0);
+void scan_forward_cuda(CoefficientForm source, const torch::Tensor& first,
+                       const torch::Tensor& second, const torch::Tensor& h0, torch::Tensor& h,
+                       torch::Tensor& h_last);
+void scan_backward_cuda(CoefficientForm source, const torch::Tensor& first,
+                        const torch::Tensor& second, const torch::Tensor& h,
+                        const torch::Tensor& h0, const torch::Tensor& grad_h,
+                        const torch::Tensor& grad_last, torch::Tensor& d_first,
+                        torch::Tensor& d_second, torch::Tensor& dh0);
 
 // The complex scan on (re, im) pairs of contiguous tensors; same dtypes as above.
 struct ComplexPair {

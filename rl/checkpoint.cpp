@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
 #include "io/isolated.h"
-#include "rl/archive_io.h"
 
 namespace minrnn::rl {
 namespace {
@@ -139,6 +139,24 @@ void load_optimizer_state(const std::string& path, const torch::Device& device,
   archive.load_from(path, device);
   archive.read("optimizer", optim_archive);
   optimizer.load(optim_archive);
+}
+
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path) {
+  io::AtomicFile out(path);
+  try {
+    // The callback must not throw (it runs inside torch's zip writer), nor report a short write
+    // (torch 2.11 then throws from a destructor: std::terminate). A failed write is recorded,
+    // the rest of the archive goes nowhere, and check() below raises the failure.
+    archive.save_to([&out](const void* data, size_t size) -> size_t {
+      out.try_write(data, size);
+      return size;
+    });
+    out.check();
+  } catch (const std::exception& e) {
+    out.check();  // the OS reason, when a write failed
+    throw io::WriteError(io::write_failure(path, e.what()));
+  }
+  out.commit();
 }
 
 }  // namespace minrnn::rl

@@ -1,13 +1,13 @@
 // A run's checkpoint.pt: the agent (model, state normalization, config, env, reference scores,
 // step) and the optimizer's state, in one LibTorch archive. Written atomically (tmp + rename);
 // read in a child process first (a hostile file cannot crash the reader's caller). load_agent, the
-// public reader, is declared with Agent in rl/trainer.h.
+// public reader, is declared with Agent in rl/agent.h.
 #pragma once
 #include <torch/torch.h>
 
 #include <string>
 
-#include "rl/trainer.h"
+#include "rl/agent.h"
 
 namespace minrnn::rl {
 
@@ -17,5 +17,9 @@ void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimi
 // The optimizer state saved beside the agent (resume), onto `device`.
 void load_optimizer_state(const std::string& path, const torch::Device& device,
                           torch::optim::Optimizer& optimizer);
+
+// Writes a LibTorch archive to `path` whole or not at all (tmp + rename): agent checkpoints and
+// SAC's (collect/sac_train.cpp); errors name the file and the OS reason.
+void save_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path);
 
 }  // namespace minrnn::rl

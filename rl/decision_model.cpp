@@ -2,10 +2,10 @@
 
 #include <stdexcept>
 
-#include "models/minrnn_stack.h"
-#include "ops/dropout.h"
 #include "models/hgrn.h"
+#include "models/minrnn_stack.h"
 #include "models/transformer.h"
+#include "ops/dropout.h"
 
 namespace minrnn::rl {
 

@@ -10,7 +10,7 @@
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
 #        QUICK=1 scripts/gpu-check.sh        (shorter benches: fits a 10-minute call with the build)
-#        TARGETS="minrnn test_core" …        (build only these; default: everything)
+#        TARGETS="minrnn test_compute" …        (build only these; default: everything)
 # On a GPU machine without a package registry (the project's lent one), first
 # `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
@@ -44,8 +44,8 @@ if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=
   note "build FAILED (log: $LOGS/build.log)"
   exit 1
 fi
-archs=$(cuobjdump --list-elf "$BUILD/core/libminrnn_core.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
-ptx=$(cuobjdump --list-ptx "$BUILD/core/libminrnn_core.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+archs=$(cuobjdump --list-elf "$BUILD/kernels/libminrnn_kernels.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+ptx=$(cuobjdump --list-ptx "$BUILD/kernels/libminrnn_kernels.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
 note "kernels built as SASS for: ${archs:-none}; PTX for: ${ptx:-none}"
 if [[ " $archs " != *" sm_$cap "* ]]; then
   note "no SASS for this GPU (sm_$cap): it runs the PTX, JIT-compiled at first launch"
@@ -77,13 +77,13 @@ else
   note "device-handling or emulator tests FAILED (log: $LOGS/ctest-device.log)"
 fi
 
-echo "== 3/4 benchmarks (each appends its entry to docs/benchmarks.md)"
+echo "== 3/4 benchmarks (each --record: appends its entry to docs/benchmarks.md)"
 bench() {  # name, then the minrnn arguments
   local name=$1
   shift
   local t0
   t0=$(date +%s)
-  if "$MINRNN" "$@" > "$LOGS/bench-$name.log" 2>&1; then
+  if "$MINRNN" "$@" --record > "$LOGS/bench-$name.log" 2>&1; then
     note "bench $name: done in $(( $(date +%s) - t0 )) s (\`minrnn $*\`)"
   else
     status=1

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sweep/sweep.h"
-#include "sweep/slurm.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
+#include "sweep/slurm.h"
+#include "sweep/sweep.h"
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 namespace {
 
 namespace fs = std::filesystem;
@@ -188,4 +188,4 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   return runs;
 }
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

@@ -18,7 +18,7 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 namespace {
 
 namespace fs = std::filesystem;
@@ -407,4 +407,4 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   return 0;
 }
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

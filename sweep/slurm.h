@@ -30,7 +30,7 @@
 
 #include "sweep/sweep.h"
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 
 // Parses the `slurm:` mapping strictly: an unknown key or a bad value throws std::invalid_argument
 // naming the file and the key (slurm.<key>).
@@ -69,4 +69,4 @@ CommandOutput run_command(const std::vector<std::string>& argv);
 // The program's path on PATH, "" when there is none.
 std::string find_on_path(const std::string& program);
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

@@ -9,7 +9,7 @@
 
 #include "sweep/slurm.h"
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 namespace {
 
 [[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& what) {
@@ -122,4 +122,4 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
   return s;
 }
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

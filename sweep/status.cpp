@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/csv.h"
-#include "sweep/sweep.h"
-#include "sweep/slurm.h"
 #include "io/dir_lock.h"
+#include "sweep/slurm.h"
+#include "sweep/sweep.h"
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 namespace {
 
 namespace fs = std::filesystem;
@@ -23,10 +23,6 @@ nlohmann::json read_json(const fs::path& path) {
   } catch (const std::exception&) {
     return nlohmann::json();  // missing or torn: treated as absent
   }
-}
-
-std::string run_name(const SweepRun& r) {
-  return r.dataset + "/" + r.backbone + "/seed" + std::to_string(r.seed);
 }
 
 // The statuses a live local sweep wrote for its runs, by run dir ({} when no sweep holds `out`).
@@ -58,8 +54,8 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
-    Series rows;
-    if (read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &rows))
+    eval::Series rows;
+    if (eval::read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &rows))
       s.step = int64_t(rows.x.back());
     s.pid = io::lock_holder(dir.string());
     // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
@@ -161,4 +157,4 @@ int print_sweep_status(const SweepSpec& spec, bool json) {
   return counts["failed"];
 }
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace minrnn::eval {
+namespace minrnn::sweep {
 
 // The `slurm:` section: what `minrnn sweep --backend slurm` asks the cluster for. Empty strings
 // and zeros leave the choice to the cluster's defaults. See sweep/slurm.h.
@@ -80,6 +80,9 @@ struct SweepRun {
 // config.yaml differs from the sweep's config for it, and the keys that differ.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 
+// "hopper-medium/mingru/seed0": how progress lines and `--status` name a run.
+std::string run_name(const SweepRun& r);
+
 struct SweepOptions {
   std::string exe = "/proc/self/exe";  // the `minrnn` binary the children run
   bool dry_run = false;                // print the plan only
@@ -126,4 +129,4 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
 // Prints them as a table (or JSON); returns the number of failed runs.
 int print_sweep_status(const SweepSpec& spec, bool json);
 
-}  // namespace minrnn::eval
+}  // namespace minrnn::sweep

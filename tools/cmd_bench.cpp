@@ -1,5 +1,5 @@
-// `minrnn bench <what>`: speed measurements, printed, appended to docs/benchmarks.md and written
-// as CSV under runs/bench/.
+// `minrnn bench <what>`: speed measurements, printed and written as CSV under runs/bench/; with
+// --record also appended to docs/benchmarks.md. The benchmarks themselves are in tools/bench/.
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -13,7 +13,8 @@ void add_bench_figure1(CLI::App& bench);  // tools/bench/figure1.cpp
 
 void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand(
-      "bench", "Benchmarks (appended to docs/benchmarks.md, numbers in runs/bench/*.csv)");
+      "bench",
+      "Benchmarks (printed, numbers in runs/bench/*.csv; --record appends to docs/benchmarks.md)");
   bench->require_subcommand(1);
   add_bench_scan(*bench);
   add_bench_env(*bench);

@@ -25,13 +25,13 @@
 #include <utility>
 #include <vector>
 
-#include "ops/device.h"
+#include "collect/collect.h"
+#include "collect/sac.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
-#include "collect/collect.h"
-#include "collect/sac.h"
+#include "ops/device.h"
 #include "rl/stop_request.h"
 #include "tools/commands.h"
 
@@ -155,7 +155,7 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
                                  : ", did NOT reach the medium target within --train-steps");
 }
 
-data::D4rlData sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) {
+data::Transitions sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) {
   auto env = envs::make_env(a.env, a.seed + seed_offset);
   rl::CollectOptions options;
   options.steps = a.steps;
@@ -163,24 +163,19 @@ data::D4rlData sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) 
   options.progress_every = 1000;
   int64_t warnings = 0;
   // Stochastic, as D4RL sampled its behaviour policies.
-  data::D4rlData d = rl::collect(*env, rl::sac_behaviour_policy(sac, false), options, &warnings);
+  data::Transitions d = rl::collect(*env, rl::sac_behaviour_policy(sac, false), options, &warnings);
   if (warnings > 0) std::printf("%lld MuJoCo warnings\n", static_cast<long long>(warnings));
   return d;
 }
 
-// Where Minari keeps datasets: $MINARI_DATASETS_PATH, else ~/.minari/datasets.
-std::string minari_root() {
-  if (const char* dir = std::getenv("MINARI_DATASETS_PATH"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.minari/datasets";
+// "hopper" for v2-v4, "hopper-v5" for v5: the env family a work dir or dataset id names.
+std::string family_version(const envs::EnvSpec& spec) {
+  return spec.version >= 5 ? spec.name + "-v" + std::to_string(spec.version) : spec.name;
 }
 
-void run(Args& a) {
-  rl::install_stop_handlers();
-  const envs::EnvSpec spec = envs::env_spec(a.env);
-  // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
-  // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
-  a.env = envs::canonical_env_name(a.env);
+// Checks the options against each other and fills the defaults that depend on them (the dataset
+// id, the output path). Throws naming the option.
+void settle_options(Args& a, const envs::EnvSpec& spec) {
   const bool minari = a.format == "minari";
   if (a.format != "d4rl" && !minari) {
     throw std::invalid_argument("--format: expected d4rl or minari, got '" + a.format + "'");
@@ -191,8 +186,6 @@ void run(Args& a) {
   if (std::isnan(a.ref_min_score) != std::isnan(a.ref_max_score)) {
     throw std::invalid_argument("--ref-min-score and --ref-max-score go together");
   }
-  const std::string family_version =
-      spec.version >= 5 ? spec.name + "-v" + std::to_string(spec.version) : spec.name;
   const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
                                               "medium-expert"};
   if (std::find(qualities.begin(), qualities.end(), a.quality) == qualities.end()) {
@@ -202,10 +195,10 @@ void run(Args& a) {
   }
   if (minari) {
     if (a.dataset_id.empty()) {
-      a.dataset_id = "minrnn/" + family_version + "/" + a.quality + "-v0";
+      a.dataset_id = "minrnn/" + family_version(spec) + "/" + a.quality + "-v0";
     }
     data::check_minari_dataset_id(a.dataset_id);
-    if (a.out.empty()) a.out = (fs::path(minari_root()) / a.dataset_id).string();
+    if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
   } else if (a.out.empty()) {
     std::string q = a.quality;
     std::replace(q.begin(), q.end(), '-', '_');
@@ -219,101 +212,95 @@ void run(Args& a) {
                                 ") must not exceed --train-steps (" +
                                 std::to_string(a.train_steps) + ")");
   }
-  // Before anything is created: a CUDA device that is not there is refused here.
-  const core::DeviceChoice device = core::resolve_device(a.device, "--device");
-  if (a.device == "auto")
-    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
-  const fs::path parent = fs::path(a.out).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+}
 
-  data::D4rlData d;
-  if (a.quality == "random") {
-    auto env = envs::make_env(a.env, a.seed);
-    rl::CollectOptions options;
-    options.steps = a.steps;
-    options.seed = a.seed;
-    options.progress_every = 1000;
-    d = rl::collect(*env, rl::uniform_random_policy(spec.act_dim, a.seed + 7919), options);
-    d.metadata.strings["algorithm"] = "random";
-    d.metadata.ints["iteration"] = 0;
-  } else {
-    rl::SacConfig config;
-    config.seed = a.seed;
-    config.device = device.device;
-    if (a.work_dir.empty()) {
-      // v2-v4 share one semantics and so one work dir; v5 (or options) trains its own.
-      a.work_dir = "data/work/" + (a.env[0] == '{' ? family_version + "-custom" : family_version) +
-                   "-sac-s" + std::to_string(a.seed);
-    }
-    const fs::path work(a.work_dir);
-    const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
-    check_work_dir_recipe(a, work);
-    rl::Sac medium(spec.obs_dim, spec.act_dim, config);
-    rl::ReplayBuffer medium_buffer;
-    train_phase(a, work / "medium", a.target, medium, medium_buffer);
-    const int64_t medium_steps = medium_buffer.size();
-    if (a.quality == "medium-replay") {
-      d = medium_buffer.to_d4rl();
-      medium.write_policy_metadata(d.metadata, medium_steps);
-    }
-    if (a.quality == "medium" || a.quality == "medium-expert") {
-      d = sample_policy(a, medium, 1000000);
-      medium.write_policy_metadata(d.metadata, medium_steps);
-    }
-    if (a.quality == "expert" || a.quality == "medium-expert") {
-      // The expert continues the medium run to the full budget.
-      const fs::path expert_dir = work / "expert";
-      fs::create_directories(expert_dir);
-      if (!fs::exists(expert_dir / "sac.pt")) {
-        fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
-      }
-      rl::Sac expert(spec.obs_dim, spec.act_dim, config);
-      rl::ReplayBuffer expert_buffer;
-      train_phase(a, expert_dir, -1, expert, expert_buffer);
-      data::D4rlData e = sample_policy(a, expert, 2000000);
-      expert.write_policy_metadata(e.metadata, expert_buffer.size());
-      d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
-    }
-  }
-  if (rl::stop_requested()) {
-    throw ExitError{rl::kExitInterrupted,
-                    "minrnn collect: stopped by " + rl::stop_signal_name() +
-                        " while sampling; nothing written to " + a.out +
-                        " (sampling starts over on the next run; trained SAC phases are kept)"};
-  }
-  const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
-  const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;
-  if (minari) {
-    data::MinariWriteOptions o;
-    o.dataset_id = a.dataset_id;
-    o.env_spec = envs::gymnasium_env_spec_json(a.env);
-    o.eval_env_spec = o.env_spec;
-    o.observation_space = data::box_space(spec.obs_dim, -INFINITY, INFINITY, "float64");
-    o.action_space = data::box_space(spec.act_dim, -1.0, 1.0, "float32");
-    o.has_ref_scores = true;
-    o.ref_min_score = ref_min;
-    o.ref_max_score = ref_max;
-    o.algorithm_name = a.quality == "random" ? "random" : "SAC";
-    o.description = "minrnn collect " + a.env + " " + a.quality + " (seed " +
-                    std::to_string(a.seed) + "); reference scores: " +
-                    (std::isnan(a.ref_min_score) ? "D4RL's for " + spec.name
-                                                 : std::string("given on the command line"));
-    o.overwrite = a.force;
-    const data::MinariWriteResult w = data::write_minari(a.out, d, o);
-    std::printf(
-        "Minari dataset %s: %lld episodes, %lld steps (%lld steps of an unfinished last "
-        "episode dropped); env_spec %s, ref scores [%g, %g]\n",
-        a.dataset_id.c_str(), static_cast<long long>(w.episodes), static_cast<long long>(w.steps),
-        static_cast<long long>(w.dropped_tail_steps), spec.id.c_str(), ref_min, ref_max);
-  } else {
-    // D4RL's layout has no place for the env; metadata/ does: what training evaluates in.
-    d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.env);
-    data::D4rlWriteOptions write_options;
-    write_options.overwrite = a.force;
-    data::write_d4rl(a.out, d, write_options);
-  }
+data::Transitions collect_random(const Args& a, const envs::EnvSpec& spec) {
+  auto env = envs::make_env(a.env, a.seed);
+  rl::CollectOptions options;
+  options.steps = a.steps;
+  options.seed = a.seed;
+  options.progress_every = 1000;
+  data::Transitions d =
+      rl::collect(*env, rl::uniform_random_policy(spec.act_dim, a.seed + 7919), options);
+  d.metadata.strings["algorithm"] = "random";
+  d.metadata.ints["iteration"] = 0;
+  return d;
+}
 
-  // What the data is worth: mean return of its finished episodes.
+// D4RL's recipe: a SAC run to the medium target (medium: its policy's samples; medium-replay: its
+// replay buffer), continued to the full budget (expert); medium-expert concatenates the two.
+data::Transitions collect_with_sac(Args& a, const envs::EnvSpec& spec,
+                                   const core::DeviceChoice& device) {
+  rl::SacConfig config;
+  config.seed = a.seed;
+  config.device = device.device;
+  if (a.work_dir.empty()) {
+    // v2-v4 share one semantics and so one work dir; v5 (or options) trains its own.
+    a.work_dir = "data/work/" +
+                 (a.env[0] == '{' ? family_version(spec) + "-custom" : family_version(spec)) +
+                 "-sac-s" + std::to_string(a.seed);
+  }
+  const fs::path work(a.work_dir);
+  const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
+  check_work_dir_recipe(a, work);
+  rl::Sac medium(spec.obs_dim, spec.act_dim, config);
+  rl::ReplayBuffer medium_buffer;
+  train_phase(a, work / "medium", a.target, medium, medium_buffer);
+  const int64_t medium_steps = medium_buffer.size();
+  data::Transitions d;
+  if (a.quality == "medium-replay") {
+    d = medium_buffer.to_d4rl();
+    medium.write_policy_metadata(d.metadata, medium_steps);
+  }
+  if (a.quality == "medium" || a.quality == "medium-expert") {
+    d = sample_policy(a, medium, 1000000);
+    medium.write_policy_metadata(d.metadata, medium_steps);
+  }
+  if (a.quality == "expert" || a.quality == "medium-expert") {
+    // The expert continues the medium run to the full budget.
+    const fs::path expert_dir = work / "expert";
+    fs::create_directories(expert_dir);
+    if (!fs::exists(expert_dir / "sac.pt")) {
+      fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
+    }
+    rl::Sac expert(spec.obs_dim, spec.act_dim, config);
+    rl::ReplayBuffer expert_buffer;
+    train_phase(a, expert_dir, -1, expert, expert_buffer);
+    data::Transitions e = sample_policy(a, expert, 2000000);
+    expert.write_policy_metadata(e.metadata, expert_buffer.size());
+    d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
+  }
+  return d;
+}
+
+void write_minari_dataset(const Args& a, const envs::EnvSpec& spec, const data::Transitions& d,
+                          double ref_min, double ref_max) {
+  data::MinariWriteOptions o;
+  o.dataset_id = a.dataset_id;
+  o.env_spec = envs::gymnasium_env_spec_json(a.env);
+  o.eval_env_spec = o.env_spec;
+  o.observation_space = data::box_space(spec.obs_dim, -INFINITY, INFINITY, "float64");
+  o.action_space = data::box_space(spec.act_dim, -1.0, 1.0, "float32");
+  o.has_ref_scores = true;
+  o.ref_min_score = ref_min;
+  o.ref_max_score = ref_max;
+  o.algorithm_name = a.quality == "random" ? "random" : "SAC";
+  o.description = "minrnn collect " + a.env + " " + a.quality + " (seed " + std::to_string(a.seed) +
+                  "); reference scores: " +
+                  (std::isnan(a.ref_min_score) ? "D4RL's for " + spec.name
+                                               : std::string("given on the command line"));
+  o.overwrite = a.force;
+  const data::MinariWriteResult w = data::write_minari(a.out, d, o);
+  std::printf(
+      "Minari dataset %s: %lld episodes, %lld steps (%lld steps of an unfinished last "
+      "episode dropped); env_spec %s, ref scores [%g, %g]\n",
+      a.dataset_id.c_str(), static_cast<long long>(w.episodes), static_cast<long long>(w.steps),
+      static_cast<long long>(w.dropped_tail_steps), spec.id.c_str(), ref_min, ref_max);
+}
+
+// What the data is worth: the mean return of its finished episodes, normalized too.
+void print_data_summary(const Args& a, const envs::EnvSpec& spec, const data::Transitions& d,
+                        double ref_min, double ref_max) {
   double total = 0, ret = 0;
   int64_t episodes = 0;
   for (int64_t i = 0; i < d.num_steps(); ++i) {
@@ -330,6 +317,42 @@ void run(Args& a) {
       "(normalized %.1f)\n",
       a.out.c_str(), static_cast<long long>(d.num_steps()), spec.id.c_str(), a.quality.c_str(),
       static_cast<long long>(episodes), mean, envs::normalized_score(mean, ref_min, ref_max));
+}
+
+void run(Args& a) {
+  rl::install_stop_handlers();
+  const envs::EnvSpec spec = envs::env_spec(a.env);
+  // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
+  // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
+  a.env = envs::canonical_env_name(a.env);
+  settle_options(a, spec);
+  // Before anything is created: a CUDA device that is not there is refused here.
+  const core::DeviceChoice device = core::resolve_device(a.device, "--device");
+  if (a.device == "auto")
+    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
+  const fs::path parent = fs::path(a.out).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+
+  data::Transitions d =
+      a.quality == "random" ? collect_random(a, spec) : collect_with_sac(a, spec, device);
+  if (rl::stop_requested()) {
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn collect: stopped by " + rl::stop_signal_name() +
+                        " while sampling; nothing written to " + a.out +
+                        " (sampling starts over on the next run; trained SAC phases are kept)"};
+  }
+  const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
+  const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;
+  if (a.format == "minari") {
+    write_minari_dataset(a, spec, d, ref_min, ref_max);
+  } else {
+    // D4RL's layout has no place for the env; metadata/ does: what training evaluates in.
+    d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.env);
+    data::D4rlWriteOptions write_options;
+    write_options.overwrite = a.force;
+    data::write_d4rl(a.out, d, write_options);
+  }
+  print_data_summary(a, spec, d, ref_min, ref_max);
 }
 
 }  // namespace

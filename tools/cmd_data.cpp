@@ -36,7 +36,7 @@ nlohmann::json space_json(const data::MinariSpace& space) {
 
 nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, double load_seconds,
                         double rss_before, double rss_after) {
-  const data::D4rlData& d = ds.data;
+  const data::Transitions& d = ds.data;
   const data::EpisodeStats& s = ds.index.stats;
   nlohmann::json j;
   j["source"] = ds.source;
@@ -186,8 +186,9 @@ void print_text(const nlohmann::json& j) {
 // Synthetic data with D4RL's layout and sizes (random states and actions, episodes of the given
 // length ending in timeouts, infos/qpos|qvel|action_log_probs, a small metadata/policy) so the
 // reader can be exercised and timed at D4RL scale without the real files.
-data::D4rlData synthetic(const data::EnvInfo& env, int64_t steps, int episode_len, uint64_t seed) {
-  data::D4rlData d;
+data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode_len,
+                            uint64_t seed) {
+  data::Transitions d;
   d.obs_dim = env.obs_dim;
   d.act_dim = env.act_dim;
   std::mt19937_64 rng(seed);
@@ -245,7 +246,7 @@ void add_data_command(CLI::App& app) {
   inspect->add_flag("--minimal", inspect_args->minimal,
                     "read only what training needs (skip next_observations, infos, metadata)");
   inspect->callback([inspect_args] {
-    data::D4rlReadOptions options;
+    data::ReadOptions options;
     options.env = inspect_args->env;
     options.read_next_observations = options.read_infos = options.read_metadata =
         !inspect_args->minimal;
@@ -288,7 +289,7 @@ void add_data_command(CLI::App& app) {
       throw std::invalid_argument("unknown environment '" + synth_args->env +
                                   "' (expected hopper, halfcheetah or walker2d)");
     }
-    data::D4rlData d =
+    data::Transitions d =
         synthetic(*env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();
     data::write_d4rl(synth_args->out, d, {synth_args->overwrite});

@@ -1,6 +1,6 @@
 // `minrnn eval RUN [--episodes N] [--target-return R] [--seed S] [--mode auto|streaming|window]
-//  [--engine auto|fast|torch] [--replace | --out FILE]`: rolls the run's checkpoint out and writes
-//  its returns and D4RL
+//  [--engine auto|packed|torch] [--replace | --out FILE]`: rolls the run's checkpoint out and
+//  writes its returns and D4RL
 // normalized scores as JSON.
 //
 // <RUN>/eval.json is the run's result, the file Table 3 reads. Only the standard evaluation (none
@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "ops/device.h"
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "ops/device.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
 
@@ -103,9 +103,11 @@ void add_eval_command(CLI::App& app) {
             }
           });
   auto* engine =
-      sub->add_option("--engine", args->engine,
-                      "auto (fast on cpu, torch otherwise), fast (packed CPU inference) or torch "
-                      "(the LibTorch modules: any device; the fast engine's reference)")
+      sub->add_option(
+             "--engine", args->engine,
+             "auto (packed on cpu, torch otherwise), packed (the packed CPU inference path; "
+             "'fast' is its old name) or torch (the LibTorch modules: any device; the "
+             "packed engine's reference)")
           ->check([](const std::string& name) {
             try {
               rl::parse_policy_engine(name);

@@ -3,9 +3,9 @@
 // every seed × dataset × backbone of a sweep file (see sweep/sweep.h, sweep/slurm.h,
 // docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
 // SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75.
-#include "sweep/sweep.h"
-#include "sweep/slurm.h"
 #include "rl/stop_request.h"
+#include "sweep/slurm.h"
+#include "sweep/sweep.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -36,23 +36,23 @@ void add_sweep_command(CLI::App& app) {
                                "print every run's state (and the Slurm job's); start nothing");
   sub->add_flag("--json", args->json, "with --status: as JSON")->needs(status);
   sub->callback([args] {
-    eval::SweepSpec spec = eval::load_sweep(args->file);
+    sweep::SweepSpec spec = sweep::load_sweep(args->file);
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
     if (!args->out.empty()) spec.out = args->out;
     if (args->parallel > 0) spec.parallel = args->parallel;
     spec.extend = args->extend;
     if (args->status) {
-      eval::print_sweep_status(spec, args->json);
+      sweep::print_sweep_status(spec, args->json);
       return;
     }
-    eval::SweepOptions opt;
+    sweep::SweepOptions opt;
     opt.dry_run = args->dry_run;
     if (args->backend == "slurm") {
-      eval::submit_slurm_sweep(spec, opt);
+      sweep::submit_slurm_sweep(spec, opt);
       return;
     }
-    eval::SweepSummary summary;
-    const int failed = eval::run_sweep(spec, opt, &summary);
+    sweep::SweepSummary summary;
+    const int failed = sweep::run_sweep(spec, opt, &summary);
     if (failed > 0)
       throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
     if (summary.stop_signal != 0) {

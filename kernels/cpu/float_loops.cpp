@@ -8,7 +8,7 @@
 
 #include <dlfcn.h>
 
-namespace minrnn::core::fast {
+namespace minrnn::core::cpu {
 namespace {
 
 // Fortran BLAS sgemm_, as LibTorch's libtorch_cpu exports it (MKL, statically linked in PyPI's
@@ -66,51 +66,6 @@ void sgemm_sized(Sgemm sgemm, const char* ta, const char* tb, int m, int n, int 
 }
 
 }  // namespace
-
-std::vector<float> to_vector(const torch::Tensor& t) {
-  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
-
-Dense pack_dense(const torch::nn::LinearImpl& linear) {
-  return pack_dense_rows(linear, 0, linear.weight.size(0));
-}
-
-Dense pack_dense_rows(const torch::nn::LinearImpl& linear, int64_t row0, int64_t count) {
-  Dense d;
-  d.in = linear.weight.size(1);
-  d.out = count;
-  d.weight_t = to_vector(linear.weight.slice(0, row0, row0 + count).t());
-  if (linear.bias.defined()) d.bias = to_vector(linear.bias.slice(0, row0, row0 + count));
-  return d;
-}
-
-Norm pack_norm(const torch::nn::LayerNormImpl& norm) {
-  Norm n;
-  const auto& shape = norm.options.normalized_shape();
-  if (shape.size() != 1) throw std::invalid_argument("fast::pack_norm: expected a 1-D LayerNorm");
-  n.dim = shape[0];
-  n.eps = static_cast<float>(norm.options.eps());
-  if (norm.options.elementwise_affine()) {
-    n.weight = to_vector(norm.weight);
-    n.bias = to_vector(norm.bias);
-  } else {
-    n.weight.assign(n.dim, 1.0f);
-    n.bias.assign(n.dim, 0.0f);
-  }
-  return n;
-}
-
-ResidualMlp pack_mlp(const torch::nn::LayerNormImpl& norm, const torch::nn::SequentialImpl& mlp) {
-  // The block's Sequential is (Linear, GELU, Linear); anything else is not what we pack.
-  if (mlp.size() != 3 || !mlp.ptr(0)->as<torch::nn::LinearImpl>() ||
-      !mlp.ptr(1)->as<torch::nn::GELUImpl>() || !mlp.ptr(2)->as<torch::nn::LinearImpl>() ||
-      mlp.ptr(1)->as<torch::nn::GELUImpl>()->options.approximate() != "none") {
-    throw std::invalid_argument("fast::pack_mlp: expected an MLP of Linear, exact GELU, Linear");
-  }
-  return {pack_norm(norm), pack_dense(*mlp.ptr(0)->as<torch::nn::LinearImpl>()),
-          pack_dense(*mlp.ptr(2)->as<torch::nn::LinearImpl>())};
-}
 
 void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch) {
   float* normed = reserve(scratch, rows * (m.up.in + m.up.out));
@@ -349,4 +304,4 @@ void add(float* y, const float* x, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] += x[i];
 }
 
-}  // namespace minrnn::core::fast
+}  // namespace minrnn::core::cpu

@@ -4,10 +4,8 @@
 // 3 × 128 · 128 × 512 product costs what it computes and not a dispatcher round trip; a plain loop
 // stands in where LibTorch exports no sgemm_ (or MINRNN_NO_BLAS is set). The element-wise passes
 // (LayerNorm, GELU, gates) are loops compiled for AVX2 and a baseline, chosen at load time.
-// docs/agent.md, "Fast policy inference", says why this and not Eigen or torch ops.
+// docs/agent.md, "Packed policy inference", says why this and not Eigen or torch ops.
 #pragma once
-#include <torch/torch.h>
-
 #include "kernels/cpu/simd.h"
 #include "kernels/math/scan_math.h"
 
@@ -15,29 +13,22 @@
 #include <cstring>
 #include <vector>
 
-namespace minrnn::core::fast {
+namespace minrnn::core::cpu {
 
-// y = x · Wᵀ + b for a torch::nn::Linear's weights, copied out once, transposed: a policy step
-// multiplies a few rows by each matrix, and with Wᵀ (in, out) row-major each weight is read once
-// for all rows in contiguous vectors (gemm_rows_ab), no horizontal sums.
+// y = x · Wᵀ + b for a linear layer's weights, copied out once, transposed (infer/pack.h): a policy
+// step multiplies a few rows by each matrix, and with Wᵀ (in, out) row-major each weight is read
+// once for all rows in contiguous vectors (gemm_rows_ab), no horizontal sums.
 struct Dense {
   int64_t in = 0, out = 0;
   std::vector<float> weight_t;  // (in, out) row-major: torch's (out, in) transposed
   std::vector<float> bias;      // (out); empty = none
 };
-Dense pack_dense(const torch::nn::LinearImpl& linear);
-// Output rows [row0, row0 + count) of `linear`: one part of a fused projection.
-Dense pack_dense_rows(const torch::nn::LinearImpl& linear, int64_t row0, int64_t count);
 
 struct Norm {  // LayerNorm over the last `dim` values of a row
   int64_t dim = 0;
   float eps = 1e-5f;
   std::vector<float> weight, bias;
 };
-Norm pack_norm(const torch::nn::LayerNormImpl& norm);
-
-// Copies a float tensor (any device, contiguous or not) into a vector.
-std::vector<float> to_vector(const torch::Tensor& t);
 
 // y (rows, out) with row stride ldy = x (rows, in) with row stride ldx · Wᵀ + b. accumulate:
 // y += instead of y = (the residual add fused into the product).
@@ -96,7 +87,6 @@ struct ResidualMlp {
   Norm norm;
   Dense up, down;
 };
-ResidualMlp pack_mlp(const torch::nn::LayerNormImpl& norm, const torch::nn::SequentialImpl& mlp);
 void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch);
 
 // Moves row n − 1 of each of `batch` groups of n rows (width values each) to row b: (B, n, W) →
@@ -104,11 +94,12 @@ void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<floa
 void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width);
 
 // Element-wise math that vectorizes: glibc's expf/erff/tanhf are a call per element, which stops
-// GCC's vectorizer. Always inlined (MINRNN_INLINE, kernels/cpu/simd.h) so each AVX-512/AVX2/baseline
-// clone (MINRNN_VECTOR_CLONES) gets its own vector code; clamps are written as selects
-// (std::min/max keep a branch here).
+// GCC's vectorizer. Always inlined (MINRNN_INLINE, kernels/cpu/simd.h) so each
+// AVX-512/AVX2/baseline clone (MINRNN_VECTOR_CLONES) gets its own vector code; clamps are written
+// as selects (std::min/max keep a branch here).
 
-// e^x: the scan kernels' inline Cephes expf (kernels/math/scan_math.h), within 2 ulp, 0 below −87.3.
+// e^x: the scan kernels' inline Cephes expf (kernels/math/scan_math.h), within 2 ulp, 0 below
+// −87.3.
 using scan_math::cpu_expf;
 
 // σ(x) from exp(−|x|), and σ(±u) from one exp: the scan kernels' own (kernels/math/scan_math.h).
@@ -147,4 +138,4 @@ inline float* reserve(std::vector<float>& buf, int64_t n) {
   return buf.data();
 }
 
-}  // namespace minrnn::core::fast
+}  // namespace minrnn::core::cpu

@@ -1,5 +1,5 @@
-// The GPU side of every phase program (kernels/cuda/phase_program.h): the __global__ phase loop and its
-// launcher, shared by the scan kernels (kernels/cuda/scan.cu) and the dropout kernel
+// The GPU side of every phase program (kernels/cuda/phase_program.h): the __global__ phase loop and
+// its launcher, shared by the scan kernels (kernels/cuda/scan.cu) and the dropout kernel
 // (kernels/cuda/pointwise.cu).
 #pragma once
 #include <cuda_runtime_api.h>
@@ -8,8 +8,8 @@
 
 namespace minrnn::core::kernels {
 
-// What separates phase p from p + 1 (kernels/cuda/phase_program.h). Every thread of the block gets here: no
-// kernel returns early, so the barrier and the full-warp shuffle are legal.
+// What separates phase p from p + 1 (kernels/cuda/phase_program.h). Every thread of the block gets
+// here: no kernel returns early, so the barrier and the full-warp shuffle are legal.
 template <typename Regs>
 __device__ __forceinline__ void cross(grid::Step step, Regs& r) {
   if (step.boundary == grid::Boundary::kBarrier) {

@@ -63,8 +63,8 @@ struct Exchange {
   Pair<A> out, in;
 };
 
-// The GPU's memory: plain pointers and arrays. The emulator's memory (tests/kernels/grid_emulator.h)
-// has the same shape with every access checked.
+// The GPU's memory: plain pointers and arrays. The emulator's memory
+// (tests/kernels/grid_emulator.h) has the same shape with every access checked.
 struct DeviceMemory {
   template <typename T>
   using In = const T*;

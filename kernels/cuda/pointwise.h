@@ -1,6 +1,6 @@
-// Launchers of the CUDA element-wise kernels (kernels/cuda/pointwise.cu): plain pointers and a stream,
-// no torch, as kernels/cuda/scan.h. Contiguous arrays of n elements on the stream's device; `float64`
-// picks double, else float.
+// Launchers of the CUDA element-wise kernels (kernels/cuda/pointwise.cu): plain pointers and a
+// stream, no torch, as kernels/cuda/scan.h. Contiguous arrays of n elements on the stream's device;
+// `float64` picks double, else float.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -8,9 +8,9 @@
 //   GELU's derivative for the backward, and the backward's gelu' product.
 // - AdamWStep: FusedAdamW's update of one parameter tensor (kernels/math/adamw_math.h).
 #pragma once
+#include "kernels/cuda/phase_program.h"
 #include "kernels/math/adamw_math.h"
 #include "kernels/math/dropout_math.h"
-#include "kernels/cuda/phase_program.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
-// CUDA scan kernels: the phase programs of kernels/cuda/scan_per_channel.h and scan_tiled.h (put together in
-// scan_programs.h, run on the host by tests/kernels/grid_emulator.h) under a thin __global__ wrapper,
-// plus the launchers. The element math (how a_t, b_t are formed and how gradients flow back into
-// the inputs) is scan_math.h, shared with the CPU kernels.
+// CUDA scan kernels: the phase programs of kernels/cuda/scan_per_channel.h and scan_tiled.h (put
+// together in scan_programs.h, run on the host by tests/kernels/grid_emulator.h) under a thin
+// __global__ wrapper, plus the launchers. The element math (how a_t, b_t are formed and how
+// gradients flow back into the inputs) is scan_math.h, shared with the CPU kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

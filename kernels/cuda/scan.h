@@ -1,13 +1,13 @@
-// Launchers of the CUDA scan kernels (kernels/cuda/scan.cu). Plain pointers, shapes and a stream: no
-// torch here, so the .cu compiles in seconds and the host side (scan_cuda.cpp) owns all tensor
+// Launchers of the CUDA scan kernels (kernels/cuda/scan.cu). Plain pointers, shapes and a stream:
+// no torch here, so the .cu compiles in seconds and the host side (scan_cuda.cpp) owns all tensor
 // handling and autograd. Every tensor is contiguous (B, T, D) or (B, D) on the stream's device.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
-#include "kernels/math/scan_math.h"
 #include "kernels/cuda/scan_programs.h"
+#include "kernels/math/scan_math.h"
 
 namespace minrnn::core::kernels {
 
@@ -27,14 +27,14 @@ struct Shape {
 // d_first's, d_second's) `stride` apart (scan_math.h). `kernel`: kAuto lets
 // grid::choose_scan_kernel pick by shape and device; tests and benchmarks name one.
 struct ScanForwardArgs {
-  ScanSource source;
+  CoefficientForm source;
   const void *first, *second, *h0;
   void *h, *h_last;
   int64_t stride;
   grid::ScanKernel kernel = grid::ScanKernel::kAuto;
 };
 struct ScanBackwardArgs {
-  ScanSource source;
+  CoefficientForm source;
   const void *first, *second, *h, *h0, *grad_h, *grad_last;
   void *d_first, *d_second, *dh0;
   int64_t stride;

@@ -1,7 +1,8 @@
-// The one-thread-per-channel scan kernels as phase programs (kernels/cuda/phase_program.h): thread c of the grid
-// owns channel c of the B·D channels and walks time, neighbouring threads on neighbouring channels
-// (coalesced along D). One phase, no shared memory, no synchronisation. Fastest when B·D alone
-// fills the GPU or T is short; long sequences over few channels go to scan_tiled.h.
+// The one-thread-per-channel scan kernels as phase programs (kernels/cuda/phase_program.h): thread
+// c of the grid owns channel c of the B·D channels and walks time, neighbouring threads on
+// neighbouring channels (coalesced along D). One phase, no shared memory, no synchronisation.
+// Fastest when B·D alone fills the GPU or T is short; long sequences over few channels go to
+// scan_tiled.h.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 

@@ -34,7 +34,7 @@
 namespace minrnn::core {
 
 // Which coefficient source a scan call uses (its two input tensors are (a, b) or (u, c)).
-enum class ScanSource : int64_t {
+enum class CoefficientForm : int64_t {
   kDirect,           // (a, b)
   kGated,            // (u, c), vanilla cell: cand = identity
   kGatedPositive,    // (u, c), log-space cell: cand = g
@@ -43,8 +43,8 @@ enum class ScanSource : int64_t {
   kMinLstmPositive,  // (p|k, c), log-space cell
 };
 
-// Offset of channel c's t = 0 entry in a source's inputs with row stride `stride` (kernels/cuda/phase_program.h's
-// channel_base is the stride = D case, for the state arrays).
+// Offset of channel c's t = 0 entry in a source's inputs with row stride `stride`
+// (kernels/cuda/phase_program.h's channel_base is the stride = D case, for the state arrays).
 MINRNN_HOST_DEVICE int64_t input_base(int64_t channel, int64_t L, int64_t D, int64_t stride) {
   return (channel / D) * L * stride + channel % D;
 }
@@ -131,7 +131,8 @@ MINRNN_HOST_DEVICE void candidate_with_grad(A c, bool positive, A& cand, A& grad
 }
 
 // T: storage type; A: accumulation type (float for float/bf16/half, double for double). In: how the
-// inputs are read — a plain pointer, or the host emulator's bounds-checked one (kernels/cuda/phase_program.h).
+// inputs are read — a plain pointer, or the host emulator's bounds-checked one
+// (kernels/cuda/phase_program.h).
 //
 // Every source offers: load(i, a, b) for the forward; for the backward read(i, x1, x2) (its raw
 // inputs at i, all it needs, so the tiled kernel keeps them in registers and reads each once),
@@ -288,22 +289,22 @@ struct MinLstmCoefficients {
 // (u, c) or (p|k, c), each entry `stride` from the next; D: channels (p to k for minLSTM). Host
 // code: kernels and CPU loops are instantiated once per source through it.
 template <typename T, typename A, typename In = const T*, typename Body>
-void with_coefficients(ScanSource source, In first, In second, int64_t stride, int64_t D,
+void with_coefficients(CoefficientForm source, In first, In second, int64_t stride, int64_t D,
                        Body&& body) {
   switch (source) {
-    case ScanSource::kDirect:
+    case CoefficientForm::kDirect:
       body(DirectCoefficients<T, A, In>{first, second, stride});
       break;
-    case ScanSource::kGatedPositive:
+    case CoefficientForm::kGatedPositive:
       body(GatedCoefficients<T, A, true, In>{first, second, stride});
       break;
-    case ScanSource::kGated:
+    case CoefficientForm::kGated:
       body(GatedCoefficients<T, A, false, In>{first, second, stride});
       break;
-    case ScanSource::kMinLstmPositive:
+    case CoefficientForm::kMinLstmPositive:
       body(MinLstmCoefficients<T, A, true, In>{first, second, stride, D});
       break;
-    case ScanSource::kMinLstm:
+    case CoefficientForm::kMinLstm:
       body(MinLstmCoefficients<T, A, false, In>{first, second, stride, D});
       break;
   }

@@ -1,6 +1,6 @@
 // Functions shared by a CPU loop and a CUDA kernel: host-and-device under nvcc, and on the host
-// always inlined — the CPU loops are built per ISA (kernels/cpu/simd.h) and vectorize only with their
-// helpers inlined into each clone.
+// always inlined — the CPU loops are built per ISA (kernels/cpu/simd.h) and vectorize only with
+// their helpers inlined into each clone.
 #pragma once
 
 #if defined(__CUDACC__)

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "collect/sac.h"
 #include "datasets/d4rl.h"
 #include "envs/registry.h"
-#include "collect/sac.h"
 #include "tests/as_if_from_cuda.h"
 #include "tests/temp_dir.h"
 
@@ -101,20 +101,20 @@ TEST(Sac, BatchRowsAndDonesComeFromTheBuffer) {
   EXPECT_FLOAT_EQ(batch.rewards[1].item<float>(), 0.4f);
   // A timeout (row 4) still bootstraps; only terminals (rows 6, 13) stop the return.
   EXPECT_TRUE(torch::equal(batch.dones, torch::tensor({1.f, 0.f, 1.f})));
-  const data::D4rlData d = b.to_d4rl(10);
+  const data::Transitions d = b.to_d4rl(10);
   EXPECT_EQ(d.num_steps(), 10);
   EXPECT_EQ(d.infos.at("qpos").values[3], 3.f);
   EXPECT_NO_THROW(d.validate("replay"));
-  const data::D4rlData both = concat_d4rl(d, b.to_d4rl());
+  const data::Transitions both = concat_d4rl(d, b.to_d4rl());
   EXPECT_EQ(both.num_steps(), 30);
   std::vector<uint8_t> timeouts = d.timeouts;
   timeouts.insert(timeouts.end(), b.timeouts.begin(), b.timeouts.end());
   EXPECT_EQ(both.timeouts, timeouts);  // d ended on its own: nothing to mark
   // The first 12 rows end mid-episode (row 11): there the seam is where the data was cut, a
   // timeout, and b's rows follow unchanged.
-  const data::D4rlData cut = b.to_d4rl(12);
+  const data::Transitions cut = b.to_d4rl(12);
   ASSERT_FALSE(cut.terminals[11] || cut.timeouts[11]);
-  const data::D4rlData seam = concat_d4rl(cut, b.to_d4rl());
+  const data::Transitions seam = concat_d4rl(cut, b.to_d4rl());
   EXPECT_EQ(seam.timeouts[11], 1);
   EXPECT_EQ(seam.terminals[11], 0);
   EXPECT_EQ(std::vector<uint8_t>(seam.timeouts.begin(), seam.timeouts.begin() + 11),
@@ -172,12 +172,12 @@ TEST(Sac, PolicyMetadataRoundTripsThroughD4rlFile) {
   b.add(std::vector<double>(spec.obs_dim, 0.1), std::vector<double>(spec.act_dim, 0.2), 1.0,
         std::vector<double>(spec.obs_dim, 0.3), false, true, std::vector<double>(spec.nq, 0),
         std::vector<double>(spec.nv, 0), -1.0);
-  data::D4rlData d = b.to_d4rl();
+  data::Transitions d = b.to_d4rl();
   sac.write_policy_metadata(d.metadata, 1234);
   const std::string path = ::testing::TempDir() + "/sac_metadata_test.hdf5";
   std::filesystem::remove(path);
   data::write_d4rl(path, d);
-  const data::D4rlData r = data::read_d4rl(path);
+  const data::Transitions r = data::read_d4rl(path);
   std::filesystem::remove(path);
   EXPECT_EQ(r.metadata.strings.at("algorithm"), "SAC");
   EXPECT_EQ(r.metadata.strings.at("policy/nonlinearity"), "relu");

@@ -18,8 +18,8 @@ namespace {
 using testing::make_data;
 using testing::TempDir;
 
-D4rlData make_full_data() {
-  D4rlData d = make_data(11, 3, {5, 7, 4}, 3);
+Transitions make_full_data() {
+  Transitions d = make_data(11, 3, {5, 7, 4}, 3);
   int64_t n = d.num_steps();
   FloatArray qpos{{n, 6}, std::vector<float>(n * 6)};
   for (size_t i = 0; i < qpos.values.size(); ++i) qpos.values[i] = 0.5f * i;
@@ -40,10 +40,10 @@ void expect_equal(const FloatArray& a, const FloatArray& b) {
 
 TEST(D4rlTest, WriteReadRoundTripIsExact) {
   TempDir dir;
-  D4rlData d = make_full_data();
+  Transitions d = make_full_data();
   std::string path = dir.file("hopper_synthetic-v2.hdf5");
   write_d4rl(path, d);
-  D4rlData r = read_d4rl(path);
+  Transitions r = read_d4rl(path);
   EXPECT_EQ(r.obs_dim, 11);
   EXPECT_EQ(r.act_dim, 3);
   EXPECT_EQ(r.observations, d.observations);
@@ -112,7 +112,7 @@ TEST(D4rlTest, WriterUsesD4rlDtypesAndGzip) {
 // the checksum of a dataset file names its contents (docs/results.md compares one across machines).
 TEST(D4rlTest, TheSameDataWrittenTwiceGivesTheSameBytes) {
   TempDir dir;
-  const D4rlData d = make_full_data();
+  const Transitions d = make_full_data();
   write_d4rl(dir.file("a.hdf5"), d);
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // past the stamps' 1 s resolution
   write_d4rl(dir.file("b.hdf5"), d);
@@ -128,9 +128,9 @@ TEST(D4rlTest, TheSameDataWrittenTwiceGivesTheSameBytes) {
 TEST(D4rlTest, RefusesToOverwriteUnlessAsked) {
   TempDir dir;
   std::string path = dir.file("x.hdf5");
-  D4rlData d = make_data(3, 2, {4});
+  Transitions d = make_data(3, 2, {4});
   write_d4rl(path, d);
-  D4rlData other = make_data(3, 2, {6});
+  Transitions other = make_data(3, 2, {6});
   EXPECT_THROW(write_d4rl(path, other), std::runtime_error);
   EXPECT_EQ(read_d4rl(path).num_steps(), 4);
   write_d4rl(path, other, {/*overwrite=*/true});
@@ -140,7 +140,7 @@ TEST(D4rlTest, RefusesToOverwriteUnlessAsked) {
 TEST(D4rlTest, InvalidDataIsNotWritten) {
   TempDir dir;
   std::string path = dir.file("x.hdf5");
-  D4rlData d = make_data(3, 2, {4});
+  Transitions d = make_data(3, 2, {4});
   d.rewards[2] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THROW(write_d4rl(path, d), std::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(path));
@@ -151,11 +151,11 @@ TEST(D4rlTest, ReadOptionsSkipLargeOptionalGroups) {
   TempDir dir;
   std::string path = dir.file("x.hdf5");
   write_d4rl(path, make_full_data());
-  D4rlReadOptions options;
+  ReadOptions options;
   options.read_infos = false;
   options.read_next_observations = false;
   options.read_metadata = false;
-  D4rlData r = read_d4rl(path, options);
+  Transitions r = read_d4rl(path, options);
   EXPECT_TRUE(r.infos.empty());
   EXPECT_TRUE(r.next_observations.empty());
   EXPECT_TRUE(r.metadata.empty());
@@ -204,7 +204,7 @@ TEST(D4rlTest, CountsEpisodesLongerThanTheTimeLimit) {
   TempDir dir;
   // 600 + 700 steps with no flag between them, as when a collection that ended mid-episode is
   // concatenated with another: one 1 300-step "episode" for a 1 000-step env.
-  D4rlData d = make_data(11, 3, {5, 600, 700});
+  Transitions d = make_data(11, 3, {5, 600, 700});
   d.terminals[5 + 599] = 0;
   d.timeouts[5 + 599] = 0;
   write_d4rl(dir.file("hopper_joined-v2.hdf5"), d);

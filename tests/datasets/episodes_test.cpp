@@ -11,7 +11,7 @@ namespace {
 using testing::make_data;
 
 TEST(EpisodesTest, SplitsOnTerminalsAndTimeoutsAndDropsTheTail) {
-  D4rlData d = make_data(4, 2, {5, 3, 6}, /*tail=*/4);
+  Transitions d = make_data(4, 2, {5, 3, 6}, /*tail=*/4);
   EpisodeIndex idx = split_episodes(d, "test");
   ASSERT_EQ(idx.episodes.size(), 3u);
   EXPECT_EQ(idx.episodes[0].begin, 0);
@@ -29,7 +29,7 @@ TEST(EpisodesTest, SplitsOnTerminalsAndTimeoutsAndDropsTheTail) {
 }
 
 TEST(EpisodesTest, ReturnsToGoAndReturnStatistics) {
-  D4rlData d = make_data(2, 1, {3, 2});
+  Transitions d = make_data(2, 1, {3, 2});
   EpisodeIndex idx = split_episodes(d, "test");
   // rewards 1.00 1.01 1.02 | 1.00 1.01
   EXPECT_NEAR(idx.returns_to_go[0], 3.03, 1e-5);
@@ -45,7 +45,7 @@ TEST(EpisodesTest, ReturnsToGoAndReturnStatistics) {
 }
 
 TEST(EpisodesTest, StateStatisticsCoverCompleteEpisodesOnly) {
-  D4rlData d = make_data(2, 1, {2, 2}, /*tail=*/1);
+  Transitions d = make_data(2, 1, {2, 2}, /*tail=*/1);
   float rows[5][2] = {{1, 10}, {3, 10}, {5, 10}, {7, 10}, {1000, 1000}};
   for (int t = 0; t < 5; ++t) std::copy(rows[t], rows[t] + 2, d.observations.begin() + 2 * t);
   EpisodeIndex idx = split_episodes(d, "test");
@@ -56,7 +56,7 @@ TEST(EpisodesTest, StateStatisticsCoverCompleteEpisodesOnly) {
 }
 
 TEST(EpisodesTest, NoCompleteEpisodeIsAnError) {
-  D4rlData d = make_data(2, 1, {}, /*tail=*/5);
+  Transitions d = make_data(2, 1, {}, /*tail=*/5);
   try {
     split_episodes(d, "file.hdf5");
     FAIL();

@@ -19,7 +19,7 @@ using testing::write_raw_d4rl;
 // Expects read_d4rl(path) to throw E whose message contains every one of `parts`.
 template <typename E = std::invalid_argument>
 void expect_read_error(const std::string& path, std::vector<std::string> parts,
-                       const D4rlReadOptions& options = {}) {
+                       const ReadOptions& options = {}) {
   try {
     read_d4rl(path, options);
     FAIL() << "no error reading " << path;
@@ -33,7 +33,7 @@ void expect_read_error(const std::string& path, std::vector<std::string> parts,
 TEST(ErrorsTest, ValidRawFileReads) {  // the baseline the other cases break
   TempDir dir;
   write_raw_d4rl(dir.file("x.hdf5"), 6, 3, 2);
-  D4rlData d = read_d4rl(dir.file("x.hdf5"));
+  Transitions d = read_d4rl(dir.file("x.hdf5"));
   EXPECT_EQ(d.num_steps(), 6);
   EXPECT_EQ(d.timeouts[5], 1);
 }
@@ -92,7 +92,7 @@ TEST(ErrorsTest, FloatFlagsMustBeExactlyZeroOrOne) {
   put_dataset(path, "terminals", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4}, ok.data());
   std::vector<double> timeouts{0.0, 0.0, 0.0, 1.0};
   put_dataset(path, "timeouts", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {4}, timeouts.data());
-  const D4rlData d = read_d4rl(path);
+  const Transitions d = read_d4rl(path);
   EXPECT_EQ(d.terminals, (std::vector<uint8_t>{0, 1, 0, 0}));
   EXPECT_EQ(d.timeouts, (std::vector<uint8_t>{0, 0, 0, 1}));
   for (float bad : {0.5f, 2.0f, -1.0f, std::nanf("")}) {
@@ -139,7 +139,7 @@ TEST(ErrorsTest, EmptyDataset) {
   std::string path = dir.file("x.hdf5");
   write_raw_d4rl(path, 0, 3, 2);
   expect_read_error(path, {path, "empty dataset"});
-  D4rlData empty;
+  Transitions empty;
   empty.obs_dim = 3;
   empty.act_dim = 2;
   EXPECT_THROW(write_d4rl(dir.file("y.hdf5"), empty), std::invalid_argument);
@@ -187,13 +187,13 @@ TEST(ErrorsTest, DimsMustMatchTheEnvironment) {
   std::string path = dir.file("hopper_medium-v2.hdf5");
   write_raw_d4rl(path, 4, 17, 6);  // walker2d's dims under a hopper name
   expect_read_error(path, {path, "17/6", "hopper has 11/3"});
-  D4rlReadOptions none;
+  ReadOptions none;
   none.env = "none";
   EXPECT_EQ(read_d4rl(path, none).obs_dim, 17);
-  D4rlReadOptions walker;
+  ReadOptions walker;
   walker.env = "walker2d";
   EXPECT_EQ(read_d4rl(path, walker).obs_dim, 17);
-  D4rlReadOptions ant;
+  ReadOptions ant;
   ant.env = "ant";
   expect_read_error(path, {"unknown environment 'ant'"}, ant);
 }
@@ -264,7 +264,7 @@ TEST(ErrorsTest, WriterLeavesNothingBehindOnFailure) {
   EXPECT_THROW(write_d4rl(path, testing::make_data(3, 2, {4})), std::runtime_error);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  D4rlData bad = testing::make_data(3, 2, {4});
+  Transitions bad = testing::make_data(3, 2, {4});
   bad.actions.pop_back();
   try {
     write_d4rl(dir.file("y.hdf5"), bad);

@@ -18,9 +18,9 @@ using minrnn::testing::TempDir;
 // Episodes of the given lengths; the last one is left unfinished when `tail` > 0. Episode i ends by
 // a terminal when i is odd, by a timeout otherwise. Rewards are 1 + 0.01 * step, so returns are
 // known.
-inline D4rlData make_data(int obs_dim, int act_dim, const std::vector<int>& lengths, int tail = 0,
-                          uint64_t seed = 1) {
-  D4rlData d;
+inline Transitions make_data(int obs_dim, int act_dim, const std::vector<int>& lengths,
+                             int tail = 0, uint64_t seed = 1) {
+  Transitions d;
   d.obs_dim = obs_dim;
   d.act_dim = act_dim;
   std::mt19937_64 rng(seed);

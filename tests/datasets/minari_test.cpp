@@ -74,7 +74,7 @@ TEST(MinariTest, ReadsEpisodesIntoContiguousBuffers) {
   terminated[1] = terminated[10] = true;
   write_minari(dir.path / "hopper-test", lengths, terminated);
   MinariInfo info;
-  D4rlData d = read_minari((dir.path / "hopper-test").string(), &info);
+  Transitions d = read_minari((dir.path / "hopper-test").string(), &info);
   EXPECT_EQ(info.dataset_id, "mujoco/hopper/test-v0");
   EXPECT_EQ(info.env_id, "Hopper-v5");
   EXPECT_EQ(info.total_episodes, 12);
@@ -219,7 +219,7 @@ TEST(MinariTest, BadSpacesAreErrorsNamingTheField) {
 
 TEST(MinariTest, WriteThenReadIsExact) {
   TempDir dir;
-  D4rlData d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/2);
+  Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/2);
   MinariWriteOptions o;
   o.dataset_id = "minrnn/hopper/test-v0";
   o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000, "kwargs": {}})";
@@ -237,7 +237,7 @@ TEST(MinariTest, WriteThenReadIsExact) {
   EXPECT_EQ(r.dropped_tail_steps, 2);
   EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
   MinariInfo info;
-  const D4rlData back = read_minari(out, &info);
+  const Transitions back = read_minari(out, &info);
   EXPECT_EQ(info.dataset_id, "minrnn/hopper/test-v0");
   EXPECT_EQ(info.env_id, "Hopper-v5");
   EXPECT_EQ(info.ref_min_score, -20.5);
@@ -271,7 +271,7 @@ TEST(MinariTest, WriteThenReadIsExact) {
   o.dataset_id = "no version";
   EXPECT_THROW(write_minari(out, d, o), std::invalid_argument);
   o.dataset_id = "minrnn/hopper/test-v0";
-  D4rlData no_next = d;
+  Transitions no_next = d;
   no_next.next_observations.clear();
   EXPECT_THROW(write_minari(out, no_next, o), std::invalid_argument);
   o.observation_space = box_space(12, -INFINITY, INFINITY, "float64");
@@ -283,7 +283,7 @@ TEST(MinariTest, DimsMustMatchTheEnvSpec) {
   TempDir dir;
   write_minari(dir.path / "d", {3}, {true}, /*obs_dim=*/17, /*act_dim=*/6);  // spec says Hopper-v5
   EXPECT_THROW(read_minari((dir.path / "d").string()), std::invalid_argument);
-  D4rlReadOptions none;
+  ReadOptions none;
   none.env = "none";
   EXPECT_EQ(read_minari((dir.path / "d").string(), nullptr, none).obs_dim, 17);
 }

@@ -9,8 +9,8 @@ namespace minrnn::data {
 namespace {
 
 // Data whose observation column 0 holds the global step index, so a window names its source.
-D4rlData indexed_data(const std::vector<int>& lengths) {
-  D4rlData d = testing::make_data(3, 2, lengths, /*tail=*/2);
+Transitions indexed_data(const std::vector<int>& lengths) {
+  Transitions d = testing::make_data(3, 2, lengths, /*tail=*/2);
   for (int64_t t = 0; t < d.num_steps(); ++t) d.observations[t * 3] = static_cast<float>(t);
   return d;
 }
@@ -25,7 +25,7 @@ SamplerOptions raw_options(int batch, int k, uint64_t seed) {
 }
 
 TEST(SamplerTest, WindowsAreRightPaddedAndMatchTheData) {
-  D4rlData d = indexed_data({5, 12, 3});
+  Transitions d = indexed_data({5, 12, 3});
   EpisodeIndex idx = split_episodes(d, "test");
   TrajectorySampler sampler(d, idx, raw_options(256, 8, 7));
   SequenceBatch batch = sampler.sample();
@@ -69,7 +69,7 @@ TEST(SamplerTest, WindowsAreRightPaddedAndMatchTheData) {
 }
 
 TEST(SamplerTest, DeterministicGivenSeed) {
-  D4rlData d = indexed_data({20, 30, 10});
+  Transitions d = indexed_data({20, 30, 10});
   EpisodeIndex idx = split_episodes(d, "test");
   SamplerOptions o = raw_options(16, 5, 42);
   TrajectorySampler a(d, idx, o), b(d, idx, o);
@@ -84,7 +84,7 @@ TEST(SamplerTest, DeterministicGivenSeed) {
 }
 
 TEST(SamplerTest, EpisodesProportionalToLengthStartsUniform) {
-  D4rlData d = indexed_data({10, 30});
+  Transitions d = indexed_data({10, 30});
   EpisodeIndex idx = split_episodes(d, "test");
   TrajectorySampler sampler(d, idx, raw_options(1000, 1, 3));
   std::vector<int> counts(42, 0);  // 40 episode steps + a 2-step tail never sampled
@@ -100,7 +100,7 @@ TEST(SamplerTest, EpisodesProportionalToLengthStartsUniform) {
 }
 
 TEST(SamplerTest, TopFractionKeepsBestEpisodesByStepBudget) {
-  D4rlData d = testing::make_data(3, 2, {10, 10, 10, 10});
+  Transitions d = testing::make_data(3, 2, {10, 10, 10, 10});
   // Returns: episode 2 best, then 0, then 3, then 1.
   const float scale[4] = {2.0f, 0.5f, 3.0f, 1.0f};
   for (int e = 0; e < 4; ++e)
@@ -122,7 +122,7 @@ TEST(SamplerTest, TopFractionKeepsBestEpisodesByStepBudget) {
 }
 
 TEST(SamplerTest, NormalizesStatesWhenAsked) {
-  D4rlData d = indexed_data({6, 6});
+  Transitions d = indexed_data({6, 6});
   EpisodeIndex idx = split_episodes(d, "test");
   SamplerOptions o = raw_options(8, 4, 1);
   o.normalize_states = true;
@@ -139,7 +139,7 @@ TEST(SamplerTest, NormalizesStatesWhenAsked) {
 }
 
 TEST(SamplerTest, RejectsBadOptions) {
-  D4rlData d = indexed_data({6});
+  Transitions d = indexed_data({6});
   EpisodeIndex idx = split_episodes(d, "test");
   SamplerOptions o = raw_options(0, 4, 1);
   EXPECT_THROW(TrajectorySampler(d, idx, o), std::invalid_argument);

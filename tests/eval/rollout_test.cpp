@@ -193,7 +193,7 @@ TEST(Rollout, BatchedEpisodesReturnWhatEachReturnsAlone) {
       torch::manual_seed(3);
       for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 2.0);
     }
-    for (auto engine : {rl::PolicyEngine::kFast, rl::PolicyEngine::kTorch}) {
+    for (auto engine : {rl::PolicyEngine::kPacked, rl::PolicyEngine::kTorch}) {
       auto ro = short_rollout(3, 200, eval::EvalMode::kAuto);
       ro.engine = engine;
       ro.seed = 40;
@@ -229,7 +229,7 @@ TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
     for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 2.0);
   }
   auto ro = short_rollout(5, 200, eval::EvalMode::kStreaming);
-  ro.engine = rl::PolicyEngine::kFast;
+  ro.engine = rl::PolicyEngine::kPacked;
   ro.seed = 7;
   ro.threads = 1;
   std::vector<int> steps_seen;

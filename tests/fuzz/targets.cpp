@@ -9,9 +9,9 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/episodes.h"
-#include "sweep/sweep.h"
 #include "rl/config.h"
 #include "rl/trainer.h"
+#include "sweep/sweep.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -47,7 +47,7 @@ std::vector<std::string> files_in(const fs::path& dir, const std::string& extens
 
 std::vector<std::string> d4rl_seeds(const std::string& work) {
   std::vector<std::string> seeds;
-  auto add = [&](const data::D4rlData& d, int gzip) {
+  auto add = [&](const data::Transitions& d, int gzip) {
     const std::string path = work + "/seed.hdf5";
     data::D4rlWriteOptions o;
     o.gzip_level = gzip;
@@ -55,9 +55,9 @@ std::vector<std::string> d4rl_seeds(const std::string& work) {
     data::write_d4rl(path, d, o);
     seeds.push_back(read_file(path));
   };
-  data::D4rlData small = data::testing::make_data(2, 1, {2, 3}, 1);
+  data::Transitions small = data::testing::make_data(2, 1, {2, 3}, 1);
   add(small, 0);
-  data::D4rlData hopper = data::testing::make_data(11, 3, {4, 5, 3}, 2);
+  data::Transitions hopper = data::testing::make_data(11, 3, {4, 5, 3}, 2);
   add(hopper, 0);
   // With infos and metadata (strings, integers, arrays) and compressed: every key a D4RL file has.
   const int64_t n = hopper.num_steps();
@@ -207,7 +207,7 @@ std::vector<std::string> sweep_seeds(const std::string&) {
 void sweep_run(const std::string& input, const std::string& work, std::string* must_name) {
   const std::string where = work + "/input-sweep.yaml";
   *must_name = where;
-  (void)eval::parse_sweep(input, where);
+  (void)sweep::parse_sweep(input, where);
 }
 
 // --- checkpoint.pt

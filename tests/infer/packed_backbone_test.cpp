@@ -1,14 +1,15 @@
-// The inference path (infer/packed_backbone.h, kernels/cpu/float_loops.h) against the LibTorch modules it packs:
-// every backbone and option, token chunks of any size carried across calls, last_only.
+// The inference path (infer/packed_backbone.h, kernels/cpu/float_loops.h) against the LibTorch
+// modules it packs: every backbone and option, token chunks of any size carried across calls,
+// last_only.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "models/minrnn_stack.h"
+#include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "kernels/cpu/float_loops.h"
 #include "models/hgrn.h"
+#include "models/minrnn_stack.h"
 #include "models/transformer.h"
 
 namespace minrnn::core {
@@ -32,7 +33,8 @@ void perturb(torch::nn::Module& m, uint64_t seed) {
 }
 
 // Runs x (B, T, D) through `fast` in chunks of the given sizes (cycled), returning (B, T, D).
-torch::Tensor run_chunks(FastBackbone& fast, const torch::Tensor& x, std::vector<int64_t> chunks) {
+torch::Tensor run_chunks(PackedBackbone& fast, const torch::Tensor& x,
+                         std::vector<int64_t> chunks) {
   const int64_t B = x.size(0), T = x.size(1), D = x.size(2);
   fast.reset(B);
   auto out = torch::empty_like(x);
@@ -79,7 +81,7 @@ void check_backbone(SequenceModel& model, const std::string& what, bool carries_
 
 // A · B with B (k, n) row-major: the few-rows kernel (m ≤ 4: 64-, 16- and 1-column blocks) and
 // the BLAS path (m > 4), against a double loop.
-TEST(FastOps, GemmAbMatchesTheLoopForFewAndManyRows) {
+TEST(CpuFloatLoops, GemmAbMatchesTheLoopForFewAndManyRows) {
   std::mt19937 rng(2);
   std::normal_distribution<float> normal;
   for (int64_t m = 1; m <= 7; ++m) {
@@ -90,7 +92,7 @@ TEST(FastOps, GemmAbMatchesTheLoopForFewAndManyRows) {
         for (auto& e : *v) e = normal(rng);
       for (float beta : {0.0f, 1.0f}) {
         auto got = c;
-        fast::gemm_ab(m, n, k, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
+        cpu::gemm_ab(m, n, k, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
             double want = beta * c[i * ldc + j];
@@ -102,11 +104,11 @@ TEST(FastOps, GemmAbMatchesTheLoopForFewAndManyRows) {
       }
     }
   }
-  EXPECT_THROW(fast::gemm_rows_ab(5, 1, 1, nullptr, 1, nullptr, 1, 0, nullptr, 1),
+  EXPECT_THROW(cpu::gemm_rows_ab(5, 1, 1, nullptr, 1, nullptr, 1, 0, nullptr, 1),
                std::invalid_argument);
 }
 
-TEST(FastOps, GemmMatchesTheLoopWithStridesAndAccumulation) {
+TEST(CpuFloatLoops, GemmMatchesTheLoopWithStridesAndAccumulation) {
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {3, 17, 5}, {7, 64, 33}}) {
@@ -117,8 +119,8 @@ TEST(FastOps, GemmMatchesTheLoopWithStridesAndAccumulation) {
     for (float beta : {0.0f, 1.0f}) {
       auto got = c;
       ref = c;
-      fast::gemm_abt(m, n, k, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
-      fast::gemm_abt_reference(m, n, k, a.data(), lda, b.data(), ldb, beta, ref.data(), ldc);
+      cpu::gemm_abt(m, n, k, a.data(), lda, b.data(), ldb, beta, got.data(), ldc);
+      cpu::gemm_abt_reference(m, n, k, a.data(), lda, b.data(), ldb, beta, ref.data(), ldc);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
           EXPECT_NEAR(got[i * ldc + j], ref[i * ldc + j], 1e-4) << m << "x" << n << "x" << k;
@@ -128,39 +130,38 @@ TEST(FastOps, GemmMatchesTheLoopWithStridesAndAccumulation) {
   }
 }
 
-TEST(FastOps, ElementwiseMatchTorch) {
+TEST(CpuFloatLoops, ElementwiseMatchTorch) {
   auto x = torch::linspace(-9, 9, 20001);
-  std::vector<float> v = fast::to_vector(x);
+  std::vector<float> v = cpu::to_vector(x);
   double worst = 0;
-  for (float e : v) worst = std::max(worst, std::abs(double(fast::erf_approx(e)) - std::erf(e)));
+  for (float e : v) worst = std::max(worst, std::abs(double(cpu::erf_approx(e)) - std::erf(e)));
   EXPECT_LT(worst, 5e-7);
-  fast::gelu(v.data(), int64_t(v.size()));
+  cpu::gelu(v.data(), int64_t(v.size()));
   // 2e-6: at -O1 (the sanitizer build, no vectorised FMA chain) erf_approx differs from torch's
   // erf by up to 1.4e-6 absolute; at -O3 by under 1e-6.
   expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::gelu(x), 2e-6, "gelu");
-  v = fast::to_vector(x);
-  fast::silu(v.data(), int64_t(v.size()));
+  v = cpu::to_vector(x);
+  cpu::silu(v.data(), int64_t(v.size()));
   expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::silu(x), 1e-6, "silu");
-  v = fast::to_vector(x);
-  fast::tanh_inplace(v.data(), int64_t(v.size()));
+  v = cpu::to_vector(x);
+  cpu::tanh_inplace(v.data(), int64_t(v.size()));
   expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::tanh(x), 2e-7, "tanh");
 }
 
 // The vectorizable exp, sigmoid and minLSTM gates against double-precision libm: error a few
 // float ulps over the whole range the cells feed them, saturation included.
-TEST(FastOps, ExpSigmoidAndLstmGatesAreAccurateEverywhere) {
+TEST(CpuFloatLoops, ExpSigmoidAndLstmGatesAreAccurateEverywhere) {
   double exp_rel = 0, sigmoid_abs = 0;
   for (int i = -200000; i <= 200000; ++i) {
     const float x = float(i) * 4.4e-4f;  // [−88, 88]
     const double e = std::exp(double(x));
-    if (e > 1.2e-38 && e < 3e38) exp_rel = std::max(exp_rel, std::abs(fast::cpu_expf(x) / e - 1));
-    sigmoid_abs =
-        std::max(sigmoid_abs, std::abs(fast::sigmoid(x) - 1 / (1 + std::exp(-double(x)))));
+    if (e > 1.2e-38 && e < 3e38) exp_rel = std::max(exp_rel, std::abs(cpu::cpu_expf(x) / e - 1));
+    sigmoid_abs = std::max(sigmoid_abs, std::abs(cpu::sigmoid(x) - 1 / (1 + std::exp(-double(x)))));
   }
   EXPECT_LT(exp_rel, 4e-7);
   EXPECT_LT(sigmoid_abs, 2e-7);
-  EXPECT_EQ(fast::cpu_expf(-1000.0f), 0.0f);
-  EXPECT_TRUE(std::isfinite(fast::cpu_expf(1000.0f)));
+  EXPECT_EQ(cpu::cpu_expf(-1000.0f), 0.0f);
+  EXPECT_TRUE(std::isfinite(cpu::cpu_expf(1000.0f)));
 
   // a = f/(f+i), f = σ(p), i = σ(k), in log space in double: exact where σ underflows in double
   // too (p, k down to −200); the two gates sum to 1.
@@ -181,17 +182,17 @@ TEST(FastOps, ExpSigmoidAndLstmGatesAreAccurateEverywhere) {
   EXPECT_LT(sum_abs, 3e-7);
 }
 
-TEST(FastOps, LayerNormMatchesTorch) {
+TEST(CpuFloatLoops, LayerNormMatchesTorch) {
   torch::nn::LayerNorm ln(torch::nn::LayerNormOptions({24}));
   perturb(*ln, 5);
   auto rows = torch::randn({4, 24}) * 3 + 1;
-  auto packed = fast::pack_norm(*ln);
+  auto packed = cpu::pack_norm(*ln);
   auto y = torch::empty_like(rows);
-  fast::layer_norm(packed, rows.data_ptr<float>(), 4, y.data_ptr<float>());
+  cpu::layer_norm(packed, rows.data_ptr<float>(), 4, y.data_ptr<float>());
   expect_close(y, ln(rows).detach(), 1e-5, "layer_norm");
 }
 
-TEST(FastBackbone, MinRnnStacksMatchForEveryOption) {
+TEST(PackedBackbone, MinRnnStacksMatchForEveryOption) {
   for (CellKind cell : {CellKind::kMinGRU, CellKind::kMinLSTM}) {
     for (bool conv : {false, true}) {
       for (double expansion : {1.0, 1.5}) {
@@ -215,7 +216,7 @@ TEST(FastBackbone, MinRnnStacksMatchForEveryOption) {
   }
 }
 
-TEST(FastBackbone, HgrnMatches) {
+TEST(PackedBackbone, HgrnMatches) {
   for (double expansion : {1.0, 1.5}) {
     HgrnStack stack(16, 3, 0.2, expansion);
     perturb(stack, 12);
@@ -223,7 +224,7 @@ TEST(FastBackbone, HgrnMatches) {
   }
 }
 
-TEST(FastBackbone, TransformerMatches) {
+TEST(PackedBackbone, TransformerMatches) {
   for (int64_t heads : {1, 4}) {
     TransformerOptions o;
     o.d_model = 16;
@@ -234,7 +235,7 @@ TEST(FastBackbone, TransformerMatches) {
   }
 }
 
-TEST(FastBackbone, RefusesAnUnknownModel) {
+TEST(PackedBackbone, RefusesAnUnknownModel) {
   struct Other : SequenceModel {
     torch::Tensor forward(const torch::Tensor& x, SequenceState*, const TokenSelection&) override {
       return x;

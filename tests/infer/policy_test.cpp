@@ -1,6 +1,6 @@
-// Policy (infer/policy.h): the fast engine gives the torch engine's actions over whole episodes, for
-// every backbone and mode, batch 1 and 3, random and trained weights; bad input is refused with the
-// policy left as it was.
+// Policy (infer/policy.h): the packed engine gives the torch engine's actions over whole episodes,
+// for every backbone and mode, batch 1 and 3, random and trained weights; bad input is refused with
+// the policy left as it was.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +9,7 @@
 
 #include "envs/registry.h"
 #include "infer/policy.h"
+#include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 
 namespace minrnn {
@@ -48,8 +49,8 @@ rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t se
 void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t batch, int steps,
                           const std::string& what) {
   rl::Policy reference(agent, {mode, rl::PolicyEngine::kTorch});
-  rl::Policy fast(agent, {mode, rl::PolicyEngine::kFast});
-  EXPECT_EQ(fast.engine(), rl::PolicyEngine::kFast);
+  rl::Policy fast(agent, {mode, rl::PolicyEngine::kPacked});
+  EXPECT_EQ(fast.engine(), rl::PolicyEngine::kPacked);
   reference.reset(batch, 1500);
   fast.reset(batch, 1500);
   std::vector<std::unique_ptr<envs::Env>> envs;
@@ -83,7 +84,7 @@ void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t bat
   EXPECT_DOUBLE_EQ(fast.return_to_go(0), reference.return_to_go(0));
 }
 
-TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
+TEST(Policy, PackedEngineMatchesTorchForEveryBackboneAndMode) {
   for (const std::string backbone :
        {"mingru", "minlstm", "hgrn", "transformer", "mingru+conv+plain", "minlstm+conv"}) {
     const auto agent = random_agent(backbone, 4, 21);
@@ -99,7 +100,7 @@ TEST(Policy, FastEngineMatchesTorchForEveryBackboneAndMode) {
   }
 }
 
-TEST(Policy, FastEngineMatchesTorchOnATrainedRun) {
+TEST(Policy, PackedEngineMatchesTorchOnATrainedRun) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
   for (const char* backbone : {"mingru", "transformer"}) {
@@ -109,7 +110,7 @@ TEST(Policy, FastEngineMatchesTorchOnATrainedRun) {
     opt.run_dir = (tmp.path / backbone).string();
     rl::train(cfg, opt);
     auto policy = rl::Policy::load(opt.run_dir);
-    EXPECT_EQ(policy.engine(), rl::PolicyEngine::kFast);  // the default on CPU
+    EXPECT_EQ(policy.engine(), rl::PolicyEngine::kPacked);  // the default on CPU
     expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
   }
 }
@@ -123,7 +124,7 @@ TEST(Policy, ConditionsOnTheReturnToGoAndNormalizedStates) {
     auto agent = random_agent(backbone, 8, 31);
     agent.config.return_scale = 1000;
     const double target = 2500;
-    for (auto engine : {rl::PolicyEngine::kFast, rl::PolicyEngine::kTorch}) {
+    for (auto engine : {rl::PolicyEngine::kPacked, rl::PolicyEngine::kTorch}) {
       rl::Policy policy(agent, {rl::EvalMode::kAuto, engine});
       policy.reset(1, target);
       const int64_t od = policy.obs_dim(), ad = policy.act_dim();

@@ -1,7 +1,7 @@
-// Runs a CUDA kernel written as a phase program (kernels/cuda/phase_program.h) on the CPU: every block, every
-// thread, phase by phase, with the boundaries the GPU has between phases — a barrier, a warp
-// shuffle (lanes of a warp exchange regs.out → regs.in exactly as __shfl_up_sync does), or nothing.
-// Every access is checked:
+// Runs a CUDA kernel written as a phase program (kernels/cuda/phase_program.h) on the CPU: every
+// block, every thread, phase by phase, with the boundaries the GPU has between phases — a barrier,
+// a warp shuffle (lanes of a warp exchange regs.out → regs.in exactly as __shfl_up_sync does), or
+// nothing. Every access is checked:
 //   global outputs  an element written twice in one launch (by a wrong index, or two threads) or
 //                   never written (check_written), an index out of bounds;
 //   global inputs   an index out of bounds;

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/pointwise_programs.h"
 #include "kernels/math/adamw_math.h"
 #include "ops/dropout.h"
-#include "kernels/cuda/pointwise_programs.h"
 #include "tests/kernels/grid_emulator.h"
 
 namespace minrnn::core {

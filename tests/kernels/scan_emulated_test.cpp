@@ -7,8 +7,8 @@
 // shared-memory race. The same kernels on a GPU: tests/ops/scan_cuda_test.cpp.
 #include <gtest/gtest.h>
 
-#include "ops/scan.h"
 #include "kernels/cuda/scan_programs.h"
+#include "ops/scan.h"
 #include "tests/kernels/grid_emulator.h"
 
 using namespace minrnn::core;
@@ -69,14 +69,14 @@ struct Reference {
   torch::Tensor first, second, h0, w, w_last;  // rounded, float64
   torch::Tensor h, h_last, d_first, d_second, dh0;
 };
-Reference reference(ScanSource source, Case c, int64_t blocks, torch::Dtype storage) {
+Reference reference(CoefficientForm source, Case c, int64_t blocks, torch::Dtype storage) {
   torch::manual_seed(c.B * 1000 + c.T + c.D + static_cast<int>(source) + 7 * blocks);
   auto round = [&](torch::Tensor t) { return t.to(storage).to(torch::kDouble); };
   Reference r;
   const auto shape = std::vector<int64_t>{c.B, c.T, c.D};
   if (blocks > 0) {
     r.first = round(torch::rand({c.B, c.T, blocks * c.D}, torch::kDouble) * 60 - 30);
-  } else if (source == ScanSource::kDirect) {
+  } else if (source == CoefficientForm::kDirect) {
     r.first = round(torch::rand(shape, torch::kDouble));  // a ∈ (0, 1)
   } else {
     r.first = round(torch::rand(shape, torch::kDouble) * 60 - 30);  // logits up to saturation
@@ -88,10 +88,10 @@ Reference reference(ScanSource source, Case c, int64_t blocks, torch::Dtype stor
   auto f = r.first.clone().requires_grad_(), h0 = r.h0.clone().requires_grad_();
   auto s = blocks > 0 ? torch::Tensor() : r.second.clone().requires_grad_();
   const bool positive =
-      source == ScanSource::kGatedPositive || source == ScanSource::kMinLstmPositive;
+      source == CoefficientForm::kGatedPositive || source == CoefficientForm::kMinLstmPositive;
   ScanResult out = blocks > 0 ? gated_projection_scan_reference(f, blocks, h0, positive)
-                   : source == ScanSource::kDirect ? linear_scan(f, s, h0)
-                                                   : gated_scan(f, s, h0, positive);
+                   : source == CoefficientForm::kDirect ? linear_scan(f, s, h0)
+                                                        : gated_scan(f, s, h0, positive);
   ((out.h * r.w).sum() + (out.h_last * r.w_last).sum()).backward();
   r.h = out.h.detach();
   r.h_last = out.h_last.detach();
@@ -103,7 +103,7 @@ Reference reference(ScanSource source, Case c, int64_t blocks, torch::Dtype stor
 
 // Forward, then backward from the emulated forward's h, of one kernel under the emulator.
 template <typename T, typename A>
-void check_real(ScanSource source, ScanKernel kind, Case c, const Reference& ref) {
+void check_real(CoefficientForm source, ScanKernel kind, Case c, const Reference& ref) {
   const int64_t blocks = ref.second.defined() ? 0 : ref.first.size(2) / c.D;
   SCOPED_TRACE(std::string(grid::kernel_name(kind)) + " " + std::to_string(c.B) + "x" +
                std::to_string(c.T) + "x" + std::to_string(c.D) + " source " +
@@ -134,7 +134,7 @@ void check_real(ScanSource source, ScanKernel kind, Case c, const Reference& ref
   emu::Buffer<T> grad_h("grad_h", values<T>(ref.w)), grad_last("grad_last", values<T>(ref.w_last)),
       d_first("d_first", n * std::max<int64_t>(blocks, 1)), d_second("d_second", blocks ? 0 : n),
       dh0("dh0", m);
-  const emu::In<T> second_back = source == ScanSource::kDirect ? first.in() : second_in;
+  const emu::In<T> second_back = source == CoefficientForm::kDirect ? first.in() : second_in;
   const emu::Out<T> d_second_out = blocks > 0 ? d_first.out(last) : d_second.out();
   scan_math::with_coefficients<T, A, emu::In<T>>(
       source, first.in(), second_back, stride, c.D, [&](auto coef) {
@@ -157,11 +157,11 @@ template <typename T, typename A>
 void check_every_real_kernel() {
   const torch::Dtype storage = c10::CppTypeToScalarType<T>::value;
   // (source, blocks): two tensors, and the gate projections of minGRU (2) and minLSTM (3).
-  const std::vector<std::pair<ScanSource, int64_t>> layouts = {
-      {ScanSource::kDirect, 0},         {ScanSource::kGated, 0},
-      {ScanSource::kGatedPositive, 0},  {ScanSource::kGated, 2},
-      {ScanSource::kGatedPositive, 2},  {ScanSource::kMinLstm, 3},
-      {ScanSource::kMinLstmPositive, 3}};
+  const std::vector<std::pair<CoefficientForm, int64_t>> layouts = {
+      {CoefficientForm::kDirect, 0},         {CoefficientForm::kGated, 0},
+      {CoefficientForm::kGatedPositive, 0},  {CoefficientForm::kGated, 2},
+      {CoefficientForm::kGatedPositive, 2},  {CoefficientForm::kMinLstm, 3},
+      {CoefficientForm::kMinLstmPositive, 3}};
   for (const auto& [source, blocks] : layouts) {
     for (const Case& c : kCases) {
       const Reference ref = reference(source, c, blocks, storage);

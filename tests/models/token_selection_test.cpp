@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/minrnn_stack.h"
 #include "models/hgrn.h"
+#include "models/minrnn_stack.h"
 #include "models/transformer.h"
 
 namespace minrnn::core {

@@ -96,8 +96,8 @@ TEST(HashedDropout, OtherDtypesRunTheTorchOpsForm) {
   EXPECT_TRUE(torch::equal(got, unfused(x, y, 0.5, 9)));
 }
 
-// The CUDA pass (kernels/cuda/pointwise_programs.h under the emulator in dropout_emulated_test.cpp) on a
-// GPU: the CPU pass's bits, forward and backward. Skips without a GPU.
+// The CUDA pass (kernels/cuda/pointwise_programs.h under the emulator in dropout_emulated_test.cpp)
+// on a GPU: the CPU pass's bits, forward and backward. Skips without a GPU.
 TEST(DropoutCuda, PassOnTheGpuEqualsTheCpuPassBitForBit) {
   if (!cuda_scan_available()) GTEST_SKIP() << "no CUDA GPU visible (or built without CUDA)";
   for (auto dtype : {torch::kFloat, torch::kDouble}) {

@@ -92,8 +92,9 @@ TEST(FusedAdamW, OtherDtypesTakeLibTorchsStep) {
   for (size_t i = 0; i < pd.size(); ++i) EXPECT_TRUE(torch::equal(pd[i], pt[i])) << i;
 }
 
-// On a GPU each parameter tensor's update is one kernel (kernels/cuda/pointwise_programs.h, emulated on
-// the host in tests/kernels/pointwise_emulated_test.cpp): the trajectory of LibTorch's AdamW on the CPU.
+// On a GPU each parameter tensor's update is one kernel (kernels/cuda/pointwise_programs.h,
+// emulated on the host in tests/kernels/pointwise_emulated_test.cpp): the trajectory of LibTorch's
+// AdamW on the CPU.
 TEST(FusedAdamWCuda, FollowsLibTorchsAdamW) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   auto pt = make_params(torch::kFloat);

@@ -63,7 +63,7 @@ TEST(GemmCpu, LinearOpGradientsMatchAutogradInFloat64) {
              b0 = torch::randn({96}), g = torch::randn({4, 37, 96});
   auto x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true),
        b = b0.clone().requires_grad_(true);
-  const torch::Tensor y = linear(x, w, b);
+  const torch::Tensor y = affine(x, w, b);
   (y * g).sum().backward();
   auto xd = x0.to(torch::kDouble).requires_grad_(true),
        wd = w0.to(torch::kDouble).requires_grad_(true),
@@ -76,7 +76,7 @@ TEST(GemmCpu, LinearOpGradientsMatchAutogradInFloat64) {
   expect_near(b.grad(), bd.grad(), 4 * 37);
   // Without a bias, and with an input that needs no gradient.
   auto w2 = w0.clone().requires_grad_(true);
-  (linear(x0, w2, torch::Tensor()) * g).sum().backward();
+  (affine(x0, w2, torch::Tensor()) * g).sum().backward();
   expect_near(w2.grad(), wd.grad(), 4 * 37);
 }
 

@@ -78,8 +78,8 @@ TEST(FusedMlp, IsDeterministic) {
 }
 
 // On a GPU the op runs the kernels of kernels/cuda/pointwise_programs.h (emulated on the host in
-// tests/kernels/pointwise_emulated_test.cpp) around cuBLAS products; float32 and float64 against the Sequential
-// in float64 on the CPU. Skips without a GPU.
+// tests/kernels/pointwise_emulated_test.cpp) around cuBLAS products; float32 and float64 against
+// the Sequential in float64 on the CPU. Skips without a GPU.
 TEST(FusedMlpCuda, MatchesTheSequentialInFloat64) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   for (auto dtype : {torch::kFloat, torch::kDouble}) {

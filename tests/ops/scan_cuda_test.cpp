@@ -183,14 +183,14 @@ namespace {
 
 // One scan (direct or gated) of one dtype on the GPU against float64 on the CPU, forward and
 // gradients, outputs poisoned first. The same shapes and sources as the emulated tests
-// (tests/kernels/scan_emulated_test.cpp), so a GPU-only failure points at what the emulator does not model.
-// The float64 reference is computed once and every kernel is checked against it: the reference
-// (autograd on the CPU) is what takes the time. `gpu` is the CPU only where the harness itself is
-// tested (ScanGpuCheck below): the kernel choice then changes nothing.
-void check_every_kernel(ScanSource source, Case c, torch::Dtype dtype,
+// (tests/kernels/scan_emulated_test.cpp), so a GPU-only failure points at what the emulator does
+// not model. The float64 reference is computed once and every kernel is checked against it: the
+// reference (autograd on the CPU) is what takes the time. `gpu` is the CPU only where the harness
+// itself is tested (ScanGpuCheck below): the kernel choice then changes nothing.
+void check_every_kernel(CoefficientForm source, Case c, torch::Dtype dtype,
                         torch::Device gpu = torch::kCUDA) {
   torch::manual_seed(c.B * 31 + c.T + c.D);
-  const bool direct = source == ScanSource::kDirect;
+  const bool direct = source == CoefficientForm::kDirect;
   torch::Tensor first = direct ? torch::rand({c.B, c.T, c.D}, torch::kDouble)
                                : torch::rand({c.B, c.T, c.D}, torch::kDouble) * 60 - 30;
   torch::Tensor second = torch::randn({c.B, c.T, c.D}, torch::kDouble);
@@ -198,7 +198,7 @@ void check_every_kernel(ScanSource source, Case c, torch::Dtype dtype,
   torch::Tensor w = torch::randn({c.B, c.T, c.D}, torch::kDouble).to(dtype).to(torch::kDouble);
   auto scan = [&](const torch::Tensor& f, const torch::Tensor& s, const torch::Tensor& h) {
     return direct ? linear_scan(f, s, h)
-                  : gated_scan(f, s, h, source == ScanSource::kGatedPositive);
+                  : gated_scan(f, s, h, source == CoefficientForm::kGatedPositive);
   };
   // Fresh leaves: for float64, .to(dtype) returns t itself, and a leaf shared with the reference
   // would make the GPU input a non-leaf copy without a .grad.
@@ -214,7 +214,8 @@ void check_every_kernel(ScanSource source, Case c, torch::Dtype dtype,
                      : dtype == torch::kHalf  ? 5e-3
                                               : 2e-2;
   // float16 keeps only absolute precision below its normal range (6.1e-5): the error is measured
-  // against a floor of 16 of its smallest normals per element (as in tests/kernels/scan_emulated_test.cpp).
+  // against a floor of 16 of its smallest normals per element (as in
+  // tests/kernels/scan_emulated_test.cpp).
   auto err = [&](const torch::Tensor& got, const torch::Tensor& want) {
     const double floor = dtype == torch::kHalf ? std::sqrt(double(want.numel())) * 16 * 6.1e-5 : 0;
     return (got.to(torch::kCPU).to(torch::kDouble) - want).norm().item<double>() /
@@ -250,8 +251,8 @@ TEST(ScanCuda, EveryKernelEveryDtypeMatchesFloat64Reference) {
   for (Case c : {Case{1, 1, 1}, Case{5, 17, 31}, Case{4, 130, 70}, Case{2, 4097, 33},
                  Case{1, 16385, 3}, Case{64, 2048, 256}}) {
     for (torch::Dtype dtype : {torch::kFloat, torch::kDouble, torch::kBFloat16, torch::kHalf}) {
-      for (ScanSource source :
-           {ScanSource::kDirect, ScanSource::kGated, ScanSource::kGatedPositive}) {
+      for (CoefficientForm source :
+           {CoefficientForm::kDirect, CoefficientForm::kGated, CoefficientForm::kGatedPositive}) {
         SCOPED_TRACE(std::to_string(c.B) + "x" + std::to_string(c.T) + "x" + std::to_string(c.D) +
                      " " + c10::toString(dtype) + " source " +
                      std::to_string(static_cast<int>(source)));
@@ -265,8 +266,8 @@ TEST(ScanCuda, EveryKernelEveryDtypeMatchesFloat64Reference) {
 // input without .grad); run its own code on the CPU here so such a bug shows in `make test`.
 TEST(ScanGpuCheck, TheHarnessRunsOnTheCpu) {
   for (torch::Dtype dtype : {torch::kFloat, torch::kDouble}) {
-    for (ScanSource source :
-         {ScanSource::kDirect, ScanSource::kGated, ScanSource::kGatedPositive}) {
+    for (CoefficientForm source :
+         {CoefficientForm::kDirect, CoefficientForm::kGated, CoefficientForm::kGatedPositive}) {
       SCOPED_TRACE(std::string(c10::toString(dtype)) + " source " +
                    std::to_string(static_cast<int>(source)));
       check_every_kernel(source, Case{5, 17, 31}, dtype, torch::kCPU);

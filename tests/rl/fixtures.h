@@ -24,7 +24,7 @@ inline std::string write_hopper_dataset(const std::filesystem::path& dir, int st
   std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<double> w(act_dim * obs_dim);
   for (auto& x : w) x = 0.5 * normal(rng);
-  data::D4rlData d;
+  data::Transitions d;
   d.obs_dim = obs_dim;
   d.act_dim = act_dim;
   int episode = 0;

@@ -13,8 +13,8 @@ namespace minrnn {
 namespace {
 
 // Random episodes of the given lengths, each ended by a timeout.
-data::D4rlData episodes(int obs_dim, int act_dim, const std::vector<int>& lengths) {
-  data::D4rlData d;
+data::Transitions episodes(int obs_dim, int act_dim, const std::vector<int>& lengths) {
+  data::Transitions d;
   d.obs_dim = obs_dim;
   d.act_dim = act_dim;
   std::mt19937_64 rng(5);
@@ -48,7 +48,7 @@ rl::DecisionBatch rows(const rl::DecisionBatch& b, int64_t window, const torch::
 TEST(Padding, RealStepsPredictTheSameWithOrWithoutPadding) {
   const int K = 8;
   // Episodes shorter than K: many windows are padded, some are padded to a single real step.
-  const data::D4rlData d = episodes(5, 2, {2, 3, 5, 7, 30});
+  const data::Transitions d = episodes(5, 2, {2, 3, 5, 7, 30});
   const data::EpisodeIndex index = data::split_episodes(d, "padding-test");
   data::SamplerOptions so;
   so.batch_size = 24;

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "sweep/sweep.h"
-#include "sweep/slurm.h"
 #include "io/dir_lock.h"
 #include "rl/config.h"
-#include "tests/sweep/sweep_fixtures.h"
+#include "sweep/slurm.h"
+#include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
+#include "tests/sweep/sweep_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -49,8 +49,8 @@ struct PathOnly {
   ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
 };
 
-eval::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
-  eval::SweepSpec s = eval::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
+sweep::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
+  sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
   s.config_template = kTiny;
   s.sets = {"max_steps=5"};
   s.out = (dir / "out").string();
@@ -58,7 +58,7 @@ eval::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
 }
 
 TEST(SweepSlurmSpec, ParsesEveryKey) {
-  const auto s = eval::parse_sweep(
+  const auto s = sweep::parse_sweep(
       kRuns +
           "slurm:\n  partition: gpu,gpu-long\n  time: \"1-02:00:00\"\n  cpus_per_task: 4\n"
           "  mem: 16G\n  gpus: 1\n  account: proj\n  qos: normal\n  array_throttle: 20\n"
@@ -107,14 +107,14 @@ TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
 
 TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
   testing::TempDir tmp;
-  const eval::SweepSpec s =
+  const sweep::SweepSpec s =
       spec_in(tmp.path,
               "slurm: {partition: debug, time: \"10:00\", array_throttle: 3, mem: 1G, gpus: 1}\n");
-  const auto runs = eval::plan_sweep(s);
+  const auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
-  EXPECT_EQ(eval::slurm_array_spec({0, 2, 3}, 3), "0,2-3%3");
-  EXPECT_EQ(eval::slurm_array_spec({1}, 0), "1");
-  const std::string script = eval::slurm_batch_script(s, runs, {0, 2, 3}, "/opt/minrnn");
+  EXPECT_EQ(sweep::slurm_array_spec({0, 2, 3}, 3), "0,2-3%3");
+  EXPECT_EQ(sweep::slurm_array_spec({1}, 0), "1");
+  const std::string script = sweep::slurm_batch_script(s, runs, {0, 2, 3}, "/opt/minrnn");
   for (const char* line :
        {"#SBATCH --array=0,2-3%3\n", "#SBATCH --requeue\n", "#SBATCH --signal=B:USR1@120\n",
         "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n", "#SBATCH --mem=1G\n",
@@ -135,14 +135,14 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
 // is the shorter budget's); otherwise it only evaluates.
 TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
   testing::TempDir tmp;
-  const eval::SweepSpec s = spec_in(tmp.path, "");
-  auto runs = eval::plan_sweep(s);
+  const sweep::SweepSpec s = spec_in(tmp.path, "");
+  auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
   runs[2].extend = true;
   const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
   write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\n");
   const fs::path file = tmp.path / "x.sbatch";
-  std::ofstream(file) << eval::slurm_batch_script(s, runs, {0, 2}, exe.string());
+  std::ofstream(file) << sweep::slurm_batch_script(s, runs, {0, 2}, exe.string());
   for (int task : {0, 2}) {
     fs::create_directories(runs[size_t(task)].run_dir);
     std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json") << "{}\n";
@@ -170,7 +170,7 @@ TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
   fs::create_directories(tmp.path / "bin");
   const PathOnly path(tmp.path / "bin");
   try {
-    eval::submit_slurm_sweep(spec_in(tmp.path), {});
+    sweep::submit_slurm_sweep(spec_in(tmp.path), {});
     FAIL() << "submitted without sbatch";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no `sbatch` on PATH"), std::string::npos) << e.what();
@@ -188,10 +188,10 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   const PathOnly path(bin);
   write_exe(bin / "sbatch",
             "echo 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n");
-  const eval::SweepSpec s = spec_in(tmp.path, "slurm: {partition: nope}\n");
+  const sweep::SweepSpec s = spec_in(tmp.path, "slurm: {partition: nope}\n");
   ::testing::internal::CaptureStdout();
   try {
-    eval::submit_slurm_sweep(s, {});
+    sweep::submit_slurm_sweep(s, {});
     FAIL() << "a refusal was taken for a submission";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("invalid partition specified: nope"), std::string::npos)
@@ -209,7 +209,7 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   write_exe(bin / "sbatch",
             "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
   write_exe(bin / "squeue", "echo '1|PENDING'\necho '2|RUNNING'\n");
-  EXPECT_EQ(eval::submit_slurm_sweep(s, {}), 0);
+  EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
   ::testing::internal::GetCapturedStdout();
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
   const auto job = nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"));
@@ -222,9 +222,9 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     try {
       if (attempt == 0)
-        eval::submit_slurm_sweep(s, {});
+        sweep::submit_slurm_sweep(s, {});
       else
-        eval::run_sweep(s, {});
+        sweep::run_sweep(s, {});
       FAIL() << "a second sweep of a queued array";
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
@@ -235,7 +235,7 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   write_exe(bin / "squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n");
   write_exe(bin / "sbatch", "echo 4243\n");
   ::testing::internal::CaptureStdout();
-  EXPECT_EQ(eval::submit_slurm_sweep(s, {}), 0);
+  EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
   ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"))["job_id"], "4243");
 }
@@ -247,7 +247,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   const fs::path bin = tmp.path / "bin";
   fs::create_directories(bin);
   const PathOnly path(bin);
-  const eval::SweepSpec s = spec_in(tmp.path);
+  const sweep::SweepSpec s = spec_in(tmp.path);
   const fs::path out = s.out;
   // In the sweep's order (seed by seed): done, failed, stopped, held.
   const fs::path done = out / "d/mingru/seed0", failed = out / "d/minlstm/seed0",
@@ -262,7 +262,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";
 
   std::vector<std::string> notes;
-  auto statuses = eval::sweep_status(s, &notes);
+  auto statuses = sweep::sweep_status(s, &notes);
   ASSERT_EQ(statuses.size(), 4u);
   EXPECT_EQ(statuses[0].state, "done");
   EXPECT_DOUBLE_EQ(statuses[0].score, 12.5);
@@ -281,7 +281,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
   write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
   write_exe(bin / "sacct", "echo 'Slurm accounting storage is disabled' >&2\nexit 1\n");
-  statuses = eval::sweep_status(s, &notes);
+  statuses = sweep::sweep_status(s, &notes);
   EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
   EXPECT_EQ(statuses[2].slurm, "RUNNING 1:05 on node7");
   EXPECT_EQ(statuses[2].state, "training");
@@ -290,7 +290,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_NE(notes.back().find("accounting storage is disabled"), std::string::npos);
 
   ::testing::internal::CaptureStdout();
-  EXPECT_EQ(eval::print_sweep_status(s, true), 1);
+  EXPECT_EQ(sweep::print_sweep_status(s, true), 1);
   const auto j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
   EXPECT_EQ(j["total"], 4);
   EXPECT_EQ(j["counts"]["failed"], 1);

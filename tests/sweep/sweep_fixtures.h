@@ -13,7 +13,7 @@ inline const std::string kTinyConfig =
 // The message parse_sweep refuses `yaml` with ("" when it accepts it), as from "my_sweep.yaml".
 inline std::string sweep_error_of(const std::string& yaml) {
   try {
-    eval::parse_sweep(yaml, "my_sweep.yaml");
+    sweep::parse_sweep(yaml, "my_sweep.yaml");
   } catch (const std::invalid_argument& e) {
     return e.what();
   }

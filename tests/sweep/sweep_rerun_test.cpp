@@ -13,9 +13,9 @@
 #include <sstream>
 #include <utility>
 
-#include "sweep/sweep.h"
 #include "io/dir_lock.h"
 #include "rl/config.h"
+#include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
 
 namespace minrnn {
@@ -25,9 +25,9 @@ namespace fs = std::filesystem;
 
 const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
 
-eval::SweepSpec one_run_sweep(const fs::path& out) {
-  eval::SweepSpec s =
-      eval::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
+sweep::SweepSpec one_run_sweep(const fs::path& out) {
+  sweep::SweepSpec s =
+      sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
   s.config_template = kTiny;
   s.sets = {"max_steps=5"};
   s.out = out.string();
@@ -46,9 +46,9 @@ fs::path finished_run(const fs::path& out, const std::vector<std::string>& sets)
 TEST(SweepPlan, AFinishedRunWithTheSweepsConfigIsSkipped) {
   testing::TempDir tmp;
   finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
-  const auto runs = eval::plan_sweep(one_run_sweep(tmp.path / "out"));
+  const auto runs = sweep::plan_sweep(one_run_sweep(tmp.path / "out"));
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].state, eval::RunState::kDone);
+  EXPECT_EQ(runs[0].state, sweep::RunState::kDone);
 }
 
 TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
@@ -57,7 +57,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   const fs::path run =
       finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=1000", "seed=3"});
   try {
-    eval::plan_sweep(one_run_sweep(tmp.path / "out"));
+    sweep::plan_sweep(one_run_sweep(tmp.path / "out"));
     FAIL() << "a run of another config would be reported as the sweep's";
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
@@ -68,7 +68,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   fs::remove(run / "done.json");
   std::ofstream(run / "config.yaml")
       << rl::to_yaml(rl::load_config(kTiny, {"backbone=mingru", "max_steps=5", "seed=0"}));
-  EXPECT_THROW(eval::plan_sweep(one_run_sweep(tmp.path / "out")), std::invalid_argument);
+  EXPECT_THROW(sweep::plan_sweep(one_run_sweep(tmp.path / "out")), std::invalid_argument);
 }
 
 // A stand-in for the minrnn binary that records each command line and succeeds.
@@ -80,11 +80,12 @@ fs::path recording_exe(const fs::path& dir) {
 }
 
 // Runs the sweep with recording_exe in `dir`; the command lines of its two phases, in order.
-std::pair<std::string, std::string> recorded_phases(const eval::SweepSpec& s, const fs::path& dir) {
-  eval::SweepOptions opt;
+std::pair<std::string, std::string> recorded_phases(const sweep::SweepSpec& s,
+                                                    const fs::path& dir) {
+  sweep::SweepOptions opt;
   opt.exe = recording_exe(dir).string();
   ::testing::internal::CaptureStdout();
-  const int failed = eval::run_sweep(s, opt);
+  const int failed = sweep::run_sweep(s, opt);
   ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(failed, 0);
   std::ifstream in(dir / "calls.txt");
@@ -99,19 +100,19 @@ std::pair<std::string, std::string> recorded_phases(const eval::SweepSpec& s, co
 TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
   testing::TempDir tmp;
   finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=2", "seed=3"});
-  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
   try {
-    eval::plan_sweep(s);
+    sweep::plan_sweep(s);
     FAIL() << "a larger budget was taken without --extend";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--extend"), std::string::npos) << e.what();
   }
   s.extend = true;
-  const auto runs = eval::plan_sweep(s);
+  const auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].state, eval::RunState::kPending);
+  EXPECT_EQ(runs[0].state, sweep::RunState::kPending);
   EXPECT_TRUE(runs[0].extend);
-  std::vector<eval::RunStatus> status = eval::sweep_status(s, nullptr);
+  std::vector<sweep::RunStatus> status = sweep::sweep_status(s, nullptr);
   EXPECT_EQ(status[0].state, "pending") << "the done.json of 2 steps does not finish a 5-step run";
 
   const auto [train, evaluate] = recorded_phases(s, tmp.path);
@@ -121,12 +122,12 @@ TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
 
   // A lower budget is not an extension, --extend or not.
   s.sets = {"max_steps=1"};
-  EXPECT_THROW(eval::plan_sweep(s), std::invalid_argument);
+  EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
 }
 
 TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
   testing::TempDir tmp;
-  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
   s.sets.push_back("device=cuda");
   const auto [train, evaluate] = recorded_phases(s, tmp.path);
   EXPECT_NE(train.find("--set device=cuda"), std::string::npos) << train;
@@ -139,17 +140,17 @@ TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
 // names the holder's pid instead of reporting a failure, and does not count it.
 TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   testing::TempDir tmp;
-  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
   const fs::path exe = tmp.path / "refusing-minrnn";
   std::ofstream(exe) << "#!/bin/sh\necho 'in use by another process' >&2\nexit 1\n";
   fs::permissions(exe, fs::perms::owner_all);
-  eval::SweepOptions opt;
+  sweep::SweepOptions opt;
   opt.exe = exe.string();
   const fs::path run = tmp.path / "out/d/mingru/seed3";
   {
     io::DirLock held(run.string(), "this test");  // this process stands in for the other one
     ::testing::internal::CaptureStdout();
-    const int failed = eval::run_sweep(s, opt);
+    const int failed = sweep::run_sweep(s, opt);
     const std::string out = ::testing::internal::GetCapturedStdout();
     EXPECT_EQ(failed, 0) << out;
     EXPECT_NE(out.find("running in pid " + std::to_string(::getpid())), std::string::npos) << out;
@@ -160,7 +161,7 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   }
   // Released: the same refusal is now a failure.
   ::testing::internal::CaptureStdout();
-  EXPECT_EQ(eval::run_sweep(s, opt), 1);
+  EXPECT_EQ(sweep::run_sweep(s, opt), 1);
   ::testing::internal::GetCapturedStdout();
 }
 
@@ -168,19 +169,19 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
 // within seconds of its sweep's death (no orphan keeps the run dir locked).
 TEST(SweepRun, ChildrenDieWithTheSweep) {
   testing::TempDir tmp;
-  eval::SweepSpec s = one_run_sweep(tmp.path / "out");
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
   const fs::path exe = tmp.path / "slow-minrnn";
   const fs::path pid_file = tmp.path / "child.pid";
   std::ofstream(exe) << "#!/bin/sh\necho $$ > " << pid_file.string() << ".tmp\nmv "
                      << pid_file.string() << ".tmp " << pid_file.string() << "\nexec sleep 60\n";
   fs::permissions(exe, fs::perms::owner_all);
-  eval::SweepOptions opt;
+  sweep::SweepOptions opt;
   opt.exe = exe.string();
   const pid_t sweep = ::fork();
   ASSERT_GE(sweep, 0);
   if (sweep == 0) {
     std::freopen("/dev/null", "w", stdout);
-    eval::run_sweep(s, opt);
+    sweep::run_sweep(s, opt);
     ::_exit(0);
   }
   auto wait_for = [](const std::function<bool()>& done) {

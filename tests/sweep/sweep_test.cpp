@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sweep/sweep.h"
-#include "tests/sweep/sweep_fixtures.h"
 #include "tests/rl/fixtures.h"
+#include "tests/sweep/sweep_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -28,16 +28,16 @@ TEST(SweepFile, EveryShippedSweepPlans) {
     if (entry.path().extension() != ".yaml") continue;
     ++files;
     SCOPED_TRACE(entry.path().string());
-    const eval::SweepSpec spec = eval::load_sweep(entry.path().string());
-    std::vector<eval::SweepRun> runs;
-    ASSERT_NO_THROW(runs = eval::plan_sweep(spec));
+    const sweep::SweepSpec spec = sweep::load_sweep(entry.path().string());
+    std::vector<sweep::SweepRun> runs;
+    ASSERT_NO_THROW(runs = sweep::plan_sweep(spec));
     EXPECT_EQ(runs.size(), spec.datasets.size() * spec.backbones.size() * spec.seeds.size());
   }
   EXPECT_GE(files, 4);
 }
 
 TEST(SweepFile, ParsesEveryKey) {
-  const auto s = eval::parse_sweep(
+  const auto s = sweep::parse_sweep(
       "datasets: [a, b]\nbackbones: [mingru]\nseeds: [0, 3]\nconfig: x/{dataset}.yaml\n"
       "set: [max_steps=5]\nout: o\nparallel: 3\nthreads: 2\neval_episodes: 4\n",
       "s.yaml");
@@ -48,7 +48,7 @@ TEST(SweepFile, ParsesEveryKey) {
   EXPECT_EQ(s.parallel, 3);
   EXPECT_EQ(s.threads, 2);
   EXPECT_EQ(s.eval_episodes, 4);
-  EXPECT_EQ(eval::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
+  EXPECT_EQ(sweep::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
             "runs/sweeps/t");
 }
 
@@ -72,14 +72,14 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
 
 TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
   testing::TempDir tmp;
-  eval::SweepSpec s = eval::parse_sweep(
+  sweep::SweepSpec s = sweep::parse_sweep(
       "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: missing-{dataset}.yaml\n",
       (tmp.path / "s.yaml").string());
-  EXPECT_THROW(eval::plan_sweep(s), std::invalid_argument);
+  EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
   s.config_template = kTiny;
   s.sets = {"no_such_key=1"};
   try {
-    eval::plan_sweep(s);
+    sweep::plan_sweep(s);
     FAIL() << "expected an error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("no_such_key"), std::string::npos) << e.what();
@@ -88,8 +88,8 @@ TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
 
 TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   testing::TempDir tmp;
-  eval::SweepSpec s =
-      eval::parse_sweep("datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n", "s.yaml");
+  sweep::SweepSpec s =
+      sweep::parse_sweep("datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n", "s.yaml");
   s.config_template = kTiny;
   s.out = (tmp.path / "out").string();
   const fs::path done = tmp.path / "out/d/mingru/seed0", trained = tmp.path / "out/d/minlstm/seed1";
@@ -97,7 +97,7 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   fs::create_directories(trained);
   for (const auto& f : {done / "done.json", done / "eval.json", trained / "done.json"})
     std::ofstream(f) << "{}\n";
-  const auto runs = eval::plan_sweep(s);
+  const auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
   int n_done = 0;
   for (const auto& r : runs) {
@@ -105,21 +105,21 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
               r.overrides.end());
     const auto dir = fs::path(r.run_dir);
     if (dir == done)
-      EXPECT_EQ(r.state, eval::RunState::kDone);
+      EXPECT_EQ(r.state, sweep::RunState::kDone);
     else if (dir == trained)
-      EXPECT_EQ(r.state, eval::RunState::kTrained);
+      EXPECT_EQ(r.state, sweep::RunState::kTrained);
     else
-      EXPECT_EQ(r.state, eval::RunState::kPending);
-    n_done += r.state == eval::RunState::kDone;
+      EXPECT_EQ(r.state, sweep::RunState::kPending);
+    n_done += r.state == sweep::RunState::kDone;
   }
   EXPECT_EQ(n_done, 1);
 
   // Everything finished: nothing is started (a bogus binary would make every start fail).
   s.backbones = {"mingru"};
   s.seeds = {0};
-  eval::SweepOptions opt;
+  sweep::SweepOptions opt;
   opt.exe = "/nonexistent/minrnn";
-  EXPECT_EQ(eval::run_sweep(s, opt), 0);
+  EXPECT_EQ(sweep::run_sweep(s, opt), 0);
   std::ifstream in(fs::path(s.out) / "sweep_status.json");
   const auto status = nlohmann::json::parse(in);
   EXPECT_EQ(status["done"], 1);
@@ -131,17 +131,17 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
-  eval::SweepSpec s = eval::parse_sweep(
+  sweep::SweepSpec s = sweep::parse_sweep(
       "datasets: [hop]\nbackbones: [mingru, minlstm]\nseeds: [0]\nparallel: 2\neval_episodes: 1\n",
       "s.yaml");
   s.config_template = kTiny;
   s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
   s.out = (tmp.path / "out").string();
-  eval::SweepOptions opt;
+  sweep::SweepOptions opt;
   opt.exe = exe;
   opt.progress_every_s = 0;  // a line at every poll while the runs train
   ::testing::internal::CaptureStdout();
-  const int failed = eval::run_sweep(s, opt);
+  const int failed = sweep::run_sweep(s, opt);
   const std::string out = ::testing::internal::GetCapturedStdout();
   ASSERT_EQ(failed, 0) << out;
   EXPECT_NE(out.find("[0/2 done] training: hop/"), std::string::npos) << out;
@@ -159,10 +159,10 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   }
   // Re-running starts nothing: the bogus binary would fail any run it started.
   opt.exe = "/nonexistent/minrnn";
-  EXPECT_EQ(eval::run_sweep(s, opt), 0);
+  EXPECT_EQ(sweep::run_sweep(s, opt), 0);
   // A removed eval.json is re-made by evaluating only (the bogus binary makes that fail: 1 run).
   fs::remove(fs::path(s.out) / "hop/mingru/seed0/eval.json");
-  EXPECT_EQ(eval::run_sweep(s, opt), 1);
+  EXPECT_EQ(sweep::run_sweep(s, opt), 1);
 }
 
 }  // namespace

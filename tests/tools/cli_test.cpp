@@ -152,7 +152,7 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
   ASSERT_EQ(torch.exit_code, 0) << torch.output;
   const auto jf = nlohmann::json::parse(read_text(dir.path / "fast.json"));
   const auto jt = nlohmann::json::parse(read_text(dir.path / "torch.json"));
-  EXPECT_EQ(jf["engine"], "fast");
+  EXPECT_EQ(jf["engine"], "packed");
   EXPECT_EQ(jt["engine"], "torch");
   EXPECT_EQ(jf["lengths"], jt["lengths"]);
   EXPECT_NEAR(jf["returns"][0].get<double>(), jt["returns"][0].get<double>(), 1e-3);
@@ -243,6 +243,26 @@ TEST(Cli, BenchFilesMarkdownAndCsv) {
     const std::string rate = csv[i].substr(0, csv[i].rfind(','));
     EXPECT_GT(std::stod(rate.substr(rate.rfind(',') + 1)), 0.0) << csv[i];
   }
+}
+
+// By default a bench prints and writes its CSV, and leaves the benchmark log alone: only --record
+// (or naming a log with --markdown) appends to it.
+TEST(Cli, BenchRecordsInTheLogOnlyWhenAsked) {
+  TempDir dir;
+  fs::create_directories(dir.path / "docs");
+  CliResult r = run_minrnn(dir, "bench scan --quick --lengths 16");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.path / "runs" / "bench" / "scan-cpu.csv"));
+  EXPECT_FALSE(fs::exists(dir.path / "docs" / "benchmarks.md"));
+
+  r = run_minrnn(dir, "bench scan --quick --lengths 16 --record");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(read_text(dir.path / "docs" / "benchmarks.md").find("| scan: ours (linear_scan) |"),
+            std::string::npos);
+
+  r = run_minrnn(dir, "bench scan --quick --lengths 16 --record --no-append");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--no-append"), std::string::npos) << r.output;
 }
 
 // --no-append prints only: no markdown, and no CSV unless --csv names one.

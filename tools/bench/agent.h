@@ -5,7 +5,7 @@
 #include <string>
 
 #include "envs/registry.h"
-#include "rl/trainer.h"
+#include "rl/agent.h"
 
 namespace minrnn::cli {
 

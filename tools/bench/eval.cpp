@@ -3,7 +3,7 @@
 //   - streaming recurrent inference (minGRU/minLSTM/HGRN carry their state: O(1) per step),
 //   - DT-style re-encoding of the last K steps every step (how a Transformer must act; also run
 //     with a minGRU to isolate the cost of re-encoding from the backbone),
-// with the fast engine and, for comparison, the LibTorch one (infer/policy.h); each with all E
+// with the packed engine and, for comparison, the LibTorch one (infer/policy.h); each with all E
 // episodes in one batch and one episode at a time, against the physics-only rate (the same envs
 // stepped with random actions, no model). Untrained models: speed does not depend on the
 // weights. halfcheetah by default: it never terminates, so every episode has T steps.
@@ -111,12 +111,12 @@ std::vector<Row> run(const EvalBenchOptions& o) {
   using rl::EvalMode;
   using rl::PolicyEngine;
   const std::vector<PolicyCase> cases = {{"mingru", EvalMode::kStreaming, PolicyEngine::kTorch},
-                                         {"mingru", EvalMode::kStreaming, PolicyEngine::kFast},
-                                         {"minlstm", EvalMode::kStreaming, PolicyEngine::kFast},
-                                         {"hgrn", EvalMode::kStreaming, PolicyEngine::kFast},
-                                         {"mingru", EvalMode::kWindow, PolicyEngine::kFast},
+                                         {"mingru", EvalMode::kStreaming, PolicyEngine::kPacked},
+                                         {"minlstm", EvalMode::kStreaming, PolicyEngine::kPacked},
+                                         {"hgrn", EvalMode::kStreaming, PolicyEngine::kPacked},
+                                         {"mingru", EvalMode::kWindow, PolicyEngine::kPacked},
                                          {"transformer", EvalMode::kWindow, PolicyEngine::kTorch},
-                                         {"transformer", EvalMode::kWindow, PolicyEngine::kFast}};
+                                         {"transformer", EvalMode::kWindow, PolicyEngine::kPacked}};
   std::vector<Row> rows;
   for (bool batched : {true, false}) {
     const std::string how = batched ? "batched (E at once)" : "one episode at a time";
@@ -125,7 +125,7 @@ std::vector<Row> run(const EvalBenchOptions& o) {
     const int threads = at::get_num_threads();
     if (batched && eval::rollout_shards(o.episodes, threads) > 1) {
       const std::string what = "physics only, episodes split over " + std::to_string(threads) +
-                               " threads (as the fast engine's)";
+                               " threads (as the packed engine's)";
       std::fprintf(stderr, "bench eval: %s ...\n", what.c_str());
       rows.push_back(
           {what, how, o.episodes * double(o.steps) / physics_seconds(o, o.episodes, 0, threads)});
@@ -153,7 +153,7 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
      << "embed " << o.embed << ", " << o.layers << " layers, K=" << o.context
      << ". Env steps/s = E·T / wall time of the stepping (model inference and physics together; "
      << "making the envs and the policy excluded).\n\n"
-     << " The fast engine splits a batch's episodes over the threads (eval::rollout's shards);"
+     << " The packed engine splits a batch's episodes over the threads (eval::rollout's shards);"
      << " the last column divides by physics alone split the same way.\n\n"
      << "| policy | episodes | env steps/s | vs physics only (1 thread) | vs physics split over "
         "threads |\n|---|---|---|---|---|\n";

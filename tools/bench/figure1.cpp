@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "models/minrnn.h"
+#include "tools/bench/memory_probe.h"
 #include "tools/bench/report.h"
 #include "tools/commands.h"
-#include "tools/bench/memory_probe.h"
 
 namespace minrnn::cli {
 namespace {

@@ -76,7 +76,7 @@ std::vector<Row> run(const PolicyBenchOptions& o) {
                                                      {"hgrn", EvalMode::kStreaming},
                                                      {"mingru", EvalMode::kWindow},
                                                      {"transformer", EvalMode::kWindow}}) {
-    for (auto engine : {PolicyEngine::kFast, PolicyEngine::kTorch}) {
+    for (auto engine : {PolicyEngine::kPacked, PolicyEngine::kTorch}) {
       std::fprintf(stderr, "bench policy: %s %s, %s engine ...\n", backbone.c_str(),
                    rl::eval_mode_name(mode), rl::policy_engine_name(engine));
       rows.push_back(measure(o, backbone, mode, engine));

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "ops/device.h"
 #include "io/atomic_file.h"
+#include "ops/device.h"
 
 namespace minrnn::cli {
 
@@ -110,23 +110,31 @@ std::string csv_number(double x) {
 }
 
 void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv) {
-  sub->add_option("--markdown", filing.markdown, "Benchmark log to append to");
+  auto* record = sub->add_flag(
+      "--record", filing.record,
+      "Also append the entry to the benchmark log (--markdown, default " + filing.markdown + ")");
+  auto* markdown = sub->add_option("--markdown", filing.markdown,
+                                   "Benchmark log to append to (implies --record)")
+                       ->each([&filing](const std::string&) { filing.record = true; });
   sub->add_option("--csv", filing.csv,
                   "CSV of the results (default " + default_csv + "; none with --no-append)");
-  sub->add_flag("!--no-append", filing.append, "Print only; do not touch the markdown file");
+  sub->add_flag("--no-append", filing.print_only,
+                "Print only: no benchmark log, no CSV unless --csv names one")
+      ->excludes(record)
+      ->excludes(markdown);
 }
 
 void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
                  const BenchCsv& csv, const std::string& default_csv) {
   std::printf("%s", entry.c_str());
-  if (filing.append || !filing.csv.empty()) {
+  if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
     const auto parent = std::filesystem::path(path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);
     io::write_file_atomically(path, csv.text());
     std::printf("\nCSV: %s\n", path.c_str());
   }
-  if (!filing.append) return;
+  if (!filing.record) return;
   append_benchmark(filing.markdown, section, entry + "\n");
   std::printf("appended to %s\n", filing.markdown.c_str());
 }

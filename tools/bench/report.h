@@ -36,18 +36,21 @@ class BenchCsv {
 };
 std::string csv_number(double x);  // "%.6g"; NaN (not measured) as an empty cell
 
-// Where a bench files its result: --markdown FILE (default docs/benchmarks.md), --csv FILE and
-// --no-append.
+// Where a bench files its result. By default it prints and writes its CSV under runs/bench/: a
+// command that edited the repository unasked would surprise. --record appends the entry to the
+// benchmark log (--markdown FILE, default docs/benchmarks.md; naming a file records too);
+// --no-append prints only.
 struct BenchFiling {
   std::string markdown = "docs/benchmarks.md";
   std::string csv;  // empty: the bench's default under runs/bench/
-  bool append = true;
+  bool record = false;
+  bool print_only = false;
 };
 // `default_csv` is what --help shows as the CSV's default path.
 void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv);
-// Prints `entry`; writes `csv` (atomically) to --csv, or to `default_csv` when filing; and, unless
-// --no-append, appends `entry` under `section` of the markdown file. A print-only run (--no-append)
-// writes a CSV only where asked, so it never replaces the CSV of the last filed result.
+// Prints `entry`; writes `csv` (atomically) to --csv, or to `default_csv` unless print-only; and,
+// with --record, appends `entry` under `section` of the markdown file. A print-only run
+// (--no-append) writes a CSV only where asked, so it never replaces the CSV of the last result.
 void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
                  const BenchCsv& csv, const std::string& default_csv);
 

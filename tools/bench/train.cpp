@@ -19,10 +19,10 @@
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
 #include "rl/decision_model.h"
-#include "tools/bench/report.h"
-#include "tools/commands.h"
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
+#include "tools/bench/report.h"
+#include "tools/commands.h"
 
 namespace minrnn::cli {
 namespace {
