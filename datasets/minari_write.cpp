@@ -9,6 +9,7 @@
 
 #include "datasets/hdf5_util.h"
 #include "datasets/minari.h"
+#include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/python_json.h"
 
@@ -41,16 +42,6 @@ std::string serialize_box(const MinariSpace& s, const std::string& what) {
   for (size_t i = 0; i < s.high.size(); ++i) out << (i ? ", " : "") << python_float(s.high[i]);
   out << "]}";
   return out.str();
-}
-
-// Not fs::remove_all: torch 2.11's libtorch.so exports its own copy of that symbol, which
-// segfaults when it wins symbol resolution in a binary linked with LibTorch (tests/temp_dir.h).
-void remove_tree(const fs::path& p) {
-  std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(p, ec))) {
-    for (const auto& entry : fs::directory_iterator(p, ec)) remove_tree(entry.path());
-  }
-  fs::remove(p, ec);
 }
 
 double size_mb(const fs::path& dir) {
@@ -201,7 +192,6 @@ nlohmann::ordered_json minari_metadata(const MinariWriteOptions& options,
 
 MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions& data,
                                const MinariWriteOptions& options) {
-  const fs::path dir(dataset_dir);
   check_write_inputs(dataset_dir, data, options);
   MinariWriteResult result;
   const auto episodes = finished_episodes(data, &result.dropped_tail_steps);
@@ -215,26 +205,16 @@ MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions
   if (!options.eval_env_spec.empty()) io::parse_python_json(options.eval_env_spec, "eval_env_spec");
 
   h5::silence_errors();
-  const fs::path tmp = dir.string() + ".tmp";
-  remove_tree(tmp);
-  try {
-    fs::create_directories(tmp / "data");
-    result.steps = write_episodes((tmp / "data" / "main_data.hdf5").string(), data, episodes);
-    result.episodes = static_cast<int64_t>(episodes.size());
-    io::write_file_atomically((tmp / "data" / "metadata.json").string(),
-                              minari_metadata(options, result, size_mb(tmp)).dump(4) + "\n");
-
-    // Into place: the old dataset (overwrite) goes only once the new one is complete.
-    const fs::path old = dir.string() + ".old";
-    remove_tree(old);
-    if (fs::exists(dir)) fs::rename(dir, old);
-    if (!dir.parent_path().empty()) fs::create_directories(dir.parent_path());
-    fs::rename(tmp, dir);
-    remove_tree(old);
-  } catch (...) {
-    remove_tree(tmp);
-    throw;
-  }
+  io::AtomicDir out(dataset_dir);  // the old dataset (overwrite) goes only once this one is whole
+  const fs::path data_dir = out.staging() / "data";
+  fs::create_directories(data_dir);
+  result.steps = write_episodes((data_dir / "main_data.hdf5").string(), data, episodes);
+  result.episodes = static_cast<int64_t>(episodes.size());
+  io::write_file_atomically(
+      (data_dir / "metadata.json").string(),
+      minari_metadata(options, result, size_mb(out.staging())).dump(4) + "\n");
+  if (!out.path().parent_path().empty()) fs::create_directories(out.path().parent_path());
+  out.commit();
   return result;
 }
 

@@ -254,11 +254,13 @@ StepResult LocomotionEnv::step(const std::vector<double>& action) {
   }
   mjData* d = data_.get();
   StepResult r;
+  // The physics gets the action clipped to the actuators' range (as MuJoCo's ctrlrange does); the
+  // control cost is charged on the action as given, as gym and Gymnasium charge it
+  // (ctrl_cost_weight · Σ action², before do_simulation).
   double sum_sq = 0;
   for (int i = 0; i < s.act_dim; ++i) {
-    const double a = std::clamp(action[i], -1.0, 1.0);
-    d->ctrl[i] = a;
-    sum_sq += a * a;
+    d->ctrl[i] = std::clamp(action[i], -1.0, 1.0);
+    sum_sq += action[i] * action[i];
   }
   const double x_before = d->qpos[0];
   for (int k = 0; k < s.frame_skip; ++k) r.mujoco_warnings += physics_step();

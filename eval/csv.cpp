@@ -6,16 +6,19 @@
 #include <sstream>
 #include <vector>
 
+#include "io/atomic_file.h"
+
 namespace minrnn::eval {
 
 bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
                       const std::string& y_name, int x_col, int y_col, Series* s) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::string line;
+  // Whole lines only, as rl/run_dir.cpp reads them: a torn last line is skipped even when it has
+  // enough commas (a number cut short would pass for a value).
+  const std::vector<std::string> lines = io::read_complete_lines(path.string());
+  size_t next = 0;
   if (header) {
-    if (!std::getline(in, line)) return false;
-    std::stringstream ss(line);
+    if (lines.empty()) return false;
+    std::stringstream ss(lines[next++]);
     std::string name;
     for (int i = 0; std::getline(ss, name, ','); ++i) {
       if (name == x_name) x_col = i;
@@ -23,12 +26,12 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
     }
     if (x_col < 0 || y_col < 0) return false;
   }
-  while (std::getline(in, line)) {
+  for (; next < lines.size(); ++next) {
     std::vector<double> cols;
-    std::stringstream ss(line);
+    std::stringstream ss(lines[next]);
     std::string cell;
     while (std::getline(ss, cell, ',')) cols.push_back(std::strtod(cell.c_str(), nullptr));
-    if (int(cols.size()) <= std::max(x_col, y_col)) continue;  // a torn last line
+    if (int(cols.size()) <= std::max(x_col, y_col)) continue;  // a short row
     s->x.push_back(cols[x_col]);
     s->y.push_back(cols[y_col]);
   }

@@ -93,8 +93,10 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
   std::vector<RunScore> runs;
   for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
                                   int64_t seed, const fs::path& dir) {
+    // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
+    // still training (collect_unfinished lists it).
     const fs::path file = dir / "eval.json";
-    if (!fs::exists(file)) return;
+    if (!fs::exists(file) || !fs::exists(dir / "done.json")) return;
     RunScore r{dataset, backbone, dir.string(), seed, 0};
     try {
       std::ifstream in(file);
@@ -117,8 +119,8 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
                                   int64_t seed, const fs::path& dir) {
     Series loss{"", {}, {}};
-    if (fs::exists(dir / "eval.json") ||
-        !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
+    const bool scored = fs::exists(dir / "eval.json") && fs::exists(dir / "done.json");
+    if (scored || !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
       return;
     }
     RunProgress r{dataset, backbone, dir.string(), seed};

@@ -1,5 +1,9 @@
 #include "io/atomic_file.h"
 
+#include <sstream>
+
+#include <fstream>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -181,6 +185,17 @@ void AppendFile::append(std::string_view lines) {
 
 void append_to_file(const std::string& path, std::string_view lines) {
   AppendFile(path).append(lines);
+}
+
+std::vector<std::string> read_complete_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(text.substr(at, end - at));
+  return lines;
 }
 
 }  // namespace minrnn::io

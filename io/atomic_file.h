@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace minrnn::io {
 
@@ -88,6 +89,10 @@ class AppendFile {
   std::string path_;
   int fd_ = -1;
 };
+
+// The complete lines of a file AppendFile writes (metrics.csv, evals.csv), without their newlines:
+// a torn last line (the writer was killed mid-line) is not one. Empty when the file is missing.
+std::vector<std::string> read_complete_lines(const std::string& path);
 
 // Appends to `path` (see AppendFile) in one call.
 void append_to_file(const std::string& path, std::string_view lines);

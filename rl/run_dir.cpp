@@ -1,5 +1,6 @@
 #include "rl/run_dir.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,13 +25,8 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
-// The complete lines of a CSV file: a torn last line (no newline, the writer was killed) is not.
 std::vector<std::string> complete_lines(const fs::path& path) {
-  const std::string text = read_text(path);
-  std::vector<std::string> lines;
-  for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
-    lines.push_back(text.substr(at, end - at));
-  return lines;
+  return io::read_complete_lines(path.string());
 }
 
 // The step in a row's first column; -1 when it holds none.
@@ -58,7 +54,17 @@ void remove_run_outputs(const fs::path& run) {
 // Keeps what a finished run reported under its step before training goes on. Without a
 // checkpoint training starts again from step 0 and would rewrite the curves, so they are kept too.
 // Safe to repeat after a kill part-way: done.json, which marks the run finished, moves last.
-void keep_finished_results(const fs::path& run, int64_t step) {
+// Removes the row of `step` from a run's CSV (the header line, if any, stays).
+void remove_row(const fs::path& csv, int64_t step, bool header) {
+  if (!fs::exists(csv)) return;
+  const auto lines = complete_lines(csv);
+  std::string kept;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if ((header && i == 0) || row_step(lines[i]) != step) kept += lines[i] + "\n";
+  io::write_file_atomically(csv.string(), kept);
+}
+
+void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig& cfg) {
   const std::string at = "-step" + std::to_string(step);
   const fs::path ckpt = run / "checkpoint.pt";
   if (fs::exists(ckpt)) {
@@ -66,6 +72,12 @@ void keep_finished_results(const fs::path& run, int64_t step) {
     io::replace_file_atomically(kept_ckpt, [&](const std::string& tmp) {
       fs::copy_file(ckpt, tmp, fs::copy_options::overwrite_existing);
     });
+    // The finished run logged and evaluated at its last step whatever the cadence; a run given the
+    // larger budget from the start did not, so those rows go (eval-step<N>.json keeps the score).
+    if (step % std::max<int64_t>(1, cfg.log_every) != 0)
+      remove_row(run / "metrics.csv", step, true);
+    if (cfg.eval_every <= 0 || step % cfg.eval_every != 0)
+      remove_row(run / "evals.csv", step, false);
   } else {
     for (const char* curve : {"metrics", "evals"}) {
       const fs::path file = run / (std::string(curve) + ".csv");
@@ -123,13 +135,14 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
   }
 }
 
-RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& cfg, bool force,
-                                 bool extend) {
+RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg, bool force,
+                             bool extend) {
   const fs::path run = run_dir;
   const bool finished = fs::exists(run / "done.json");
+  RunDirTakeover plan;
   if (force) {
-    remove_run_outputs(run);
-    return {};
+    plan.remove_outputs = true;
+    return plan;
   }
   const StoredConfig stored = compare_stored_config(run_dir, cfg);
   const std::string from = std::to_string(stored.max_steps);
@@ -140,10 +153,14 @@ RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& 
         " is kept as *-step" + from + " files), or use another --run-dir or --force");
   }
   if (stored.max_steps_grows) {
-    if (finished) keep_finished_results(run, stored.max_steps);
-    return {stored.max_steps, false};
+    plan.extended_from = stored.max_steps;
+    plan.keep_results = finished;
+    return plan;
   }
-  if (finished && stored.differences.empty() && extend) return {0, true};
+  if (finished && stored.differences.empty() && extend) {
+    plan.finished = true;
+    return plan;
+  }
   if (finished) {
     throw std::runtime_error(run_dir +
                              " holds a finished run; pass --force to retrain it, or raise "
@@ -155,7 +172,13 @@ RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& 
                              (extend ? "--extend goes on only when max_steps alone grows; " : "") +
                              "use another --run-dir or --force");
   }
-  return {};
+  return plan;
+}
+
+void apply_takeover(const std::string& run_dir, const RunDirTakeover& plan,
+                    const TrainConfig& config) {
+  if (plan.remove_outputs) remove_run_outputs(run_dir);
+  if (plan.keep_results) keep_finished_results(run_dir, plan.extended_from, config);
 }
 
 }  // namespace minrnn::rl

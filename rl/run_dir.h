@@ -33,11 +33,15 @@ struct StoredConfig {
 StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted);
 
 struct RunDirTakeover {
-  int64_t extended_from = 0;  // > 0: a run trained to this max_steps goes on (`extend`)
-  bool finished = false;      // `extend` asked of a run already finished at this max_steps
+  int64_t extended_from = 0;    // > 0: a run trained to this max_steps goes on (`extend`)
+  bool finished = false;        // `extend` asked of a run already finished at this max_steps
+  bool remove_outputs = false;  // `force`: every output of the old run goes (run_outputs)
+  bool keep_results = false;    // extending a finished run: its results stay under their step
 };
 
-// Decides what `config` may do with `run_dir`, and prepares it. Without `force`, a finished run
+// Decides what `config` may do with `run_dir`, touching nothing (apply_takeover does, once the
+// new run's data and model are known to load, so a typo cannot cost the old run). Without
+// `force`, a finished run
 // is never replaced and a run trained with another config is never continued: both throw
 // std::runtime_error naming the directory and the keys that differ. The one exception is
 // `extend` with a config that differs only by a larger max_steps: training goes on from the
@@ -49,7 +53,12 @@ struct RunDirTakeover {
 // run that was asked for — and its curves are kept too, as metrics-step<N>.csv and
 // evals-step<N>.csv. `extend` on a run already finished with this very config is `finished`, not
 // an error, so that asking again (a requeued job) is harmless.
-RunDirTakeover take_over_run_dir(const std::string& run_dir, const TrainConfig& config, bool force,
-                                 bool extend);
+RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& config, bool force,
+                             bool extend);
+// Prepares `run_dir` as `plan` says: removes the old outputs (force) or keeps the finished
+// results under their step (extend; the rows the old run wrote at its last step off `config`'s
+// log and eval cadence go, so the curves match a run given the larger budget from the start).
+void apply_takeover(const std::string& run_dir, const RunDirTakeover& plan,
+                    const TrainConfig& config);
 
 }  // namespace minrnn::rl

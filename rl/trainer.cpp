@@ -15,6 +15,7 @@
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"
+#include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "ops/device.h"
@@ -70,6 +71,21 @@ struct RunFiles {
         evals(dir / "evals.csv"),
         done(dir / "done.json"),
         config(dir / "config.yaml") {}
+};
+
+// Removes `dir` (when not empty) at scope exit unless keep() was called.
+class RemoveUnlessKept {
+ public:
+  explicit RemoveUnlessKept(fs::path dir) : dir_(std::move(dir)) {}
+  ~RemoveUnlessKept() {
+    if (!dir_.empty()) io::remove_tree(dir_);
+  }
+  RemoveUnlessKept(const RemoveUnlessKept&) = delete;
+  RemoveUnlessKept& operator=(const RemoveUnlessKept&) = delete;
+  void keep() { dir_.clear(); }
+
+ private:
+  fs::path dir_;
 };
 
 // The device first: a CUDA run where none is usable is refused before anything is created, and
@@ -347,18 +363,25 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   TrainConfig cfg = requested;
   cfg.device = choice.name;
   const RunFiles files(opt.run_dir);
+  const bool fresh = !fs::exists(files.dir);
   const io::DirLock lock(files.dir.string(), "minrnn train");  // one trainer per run dir
+  // A run dir this call creates and then cannot fill (bad data, a typo) is removed again.
+  RemoveUnlessKept new_dir(fresh ? files.dir : fs::path());
   // Never silently replace someone's run: a finished one, or one trained with another config.
-  const RunDirTakeover takeover = take_over_run_dir(files.dir.string(), cfg, opt.force, opt.extend);
+  const RunDirTakeover takeover = plan_takeover(files.dir.string(), cfg, opt.force, opt.extend);
   if (takeover.finished) return already_trained(files, cfg.max_steps, opt.quiet);
+
+  // The data, its environment (checked against the data) and the model load before the run dir
+  // changes: a typo in the dataset or a key costs the old run nothing, and leaves no config.yaml
+  // that would refuse the corrected command.
+  const data::Dataset ds = load_training_data(cfg.dataset);
+  const DatasetEnv env = resolve_dataset_env(ds, cfg.env);
+  Agent agent = new_agent(cfg, env, ds, choice.device);
+  apply_takeover(files.dir.string(), takeover, cfg);
   fs::create_directories(files.dir);
   io::write_file_atomically(files.config, to_yaml(cfg));
-
-  const data::Dataset ds = load_training_data(cfg.dataset);
-  // The environment and reference scores, checked against the data before any training.
-  const DatasetEnv env = resolve_dataset_env(ds, cfg.env);
+  new_dir.keep();
   record_env(files, cfg.dataset, env, opt.quiet);
-  Agent agent = new_agent(cfg, env, ds, choice.device);
   core::FusedAdamW optimizer(agent.model->parameters(),
                              torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
   TrainResult result;

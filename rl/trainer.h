@@ -31,7 +31,7 @@ struct TrainOptions {
   // (run_outputs) is removed first, so nothing of it can mix into the new one.
   bool force = false;
   // Allow going on with a run trained to a smaller max_steps, its config otherwise the same
-  // (rl/run_dir.h: take_over_run_dir). What the finished run reported is kept beside it.
+  // (rl/run_dir.h: plan_takeover). What the finished run reported is kept beside it.
   bool extend = false;
   bool quiet = false;  // no progress line
   // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final

@@ -267,6 +267,31 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
   return n > 0 ? job : "";
 }
 
+std::string slurm_run_key(const std::string& run_dir) {
+  return fs::absolute(run_dir).lexically_normal().string();
+}
+
+std::map<std::string, int> slurm_task_of_run(const std::string& out, bool* legacy) {
+  std::map<std::string, int> task_of;
+  *legacy = false;
+  const fs::path file = slurm_dir(out) / "job.json";
+  if (!fs::exists(file)) return task_of;
+  try {
+    std::ifstream in(file);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (!j.contains("tasks")) {
+      *legacy = true;
+      return task_of;
+    }
+    for (const auto& t : j.at("tasks"))
+      task_of[slurm_run_key(t.at("run_dir").get<std::string>())] = t.at("task").get<int>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.string() + ": unreadable tasks (" + e.what() +
+                             "); expected [{\"task\": N, \"run_dir\": \"...\"}, ...]");
+  }
+  return task_of;
+}
+
 std::map<int, std::string> slurm_task_states(const std::string& out, std::string* job_id,
                                              std::vector<std::string>* notes) {
   std::map<int, std::string> states;

@@ -59,6 +59,12 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
 std::map<int, std::string> slurm_task_states(const std::string& out, std::string* job_id,
                                              std::vector<std::string>* notes);
 
+// The array task that trains each run of the job <out>/slurm/job.json records, by the run dir's
+// absolute path (slurm_run_key), as submitted: the sweep file may have changed since, so a task's
+// index in today's plan says nothing. Empty with *legacy set when job.json predates that record.
+std::map<std::string, int> slurm_task_of_run(const std::string& out, bool* legacy);
+std::string slurm_run_key(const std::string& run_dir);
+
 // A program run without a shell, found on PATH: its exit status (127 when it could not be started)
 // and what it printed.
 struct CommandOutput {

@@ -41,6 +41,13 @@ std::map<std::string, std::string> live_local_statuses(const std::string& out) {
 
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
   const std::vector<SweepRun> runs = plan_sweep(spec);
+  bool legacy_job = false;
+  const std::map<std::string, int> task_of = slurm_task_of_run(spec.out, &legacy_job);
+  if (legacy_job && notes) {
+    notes->push_back(
+        "the Slurm job's job.json records no run per task (written by an older "
+        "minrnn): its tasks are matched to runs by the sweep file's order now");
+  }
   std::string job;
   const std::map<int, std::string> tasks = slurm_task_states(spec.out, &job, notes);
   const auto local = live_local_statuses(spec.out);
@@ -50,7 +57,9 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     s.run = runs[i];
     const fs::path dir = s.run.run_dir;
     s.log = (dir / "train.log").string();
-    if (const auto t = tasks.find(int(i)); t != tasks.end()) s.slurm = t->second;
+    const auto recorded = task_of.find(slurm_run_key(s.run.run_dir));
+    const int task = recorded != task_of.end() ? recorded->second : legacy_job ? int(i) : -1;
+    if (const auto t = tasks.find(task); t != tasks.end()) s.slurm = t->second;
     const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;

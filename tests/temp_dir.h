@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <string>
 
+#include "io/atomic_dir.h"
+
 namespace minrnn::testing {
 
 struct TempDir {
@@ -30,16 +32,7 @@ struct TempDir {
 
   std::string file(const std::string& name) const { return (path / name).string(); }
 
-  // Not std::filesystem::remove_all: torch 2.11's libtorch.so exports its own copy of that symbol,
-  // which segfaults when it wins symbol resolution in a binary linked with LibTorch.
-  static void remove_tree(const std::filesystem::path& p) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(std::filesystem::symlink_status(p, ec))) {
-      for (const auto& entry : std::filesystem::directory_iterator(p, ec))
-        remove_tree(entry.path());
-    }
-    std::filesystem::remove(p, ec);
-  }
+  static void remove_tree(const std::filesystem::path& p) { io::remove_tree(p); }
 };
 
 }  // namespace minrnn::testing

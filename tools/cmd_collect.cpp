@@ -204,6 +204,9 @@ void settle_options(Args& a, const envs::EnvSpec& spec) {
     std::replace(q.begin(), q.end(), '-', '_');
     a.out = "data/" + spec.name + "_" + q + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
   }
+  // "m/" is the directory m (shell completion adds the slash): its parent is the folder that holds
+  // it, not m itself.
+  while (a.out.size() > 1 && a.out.back() == '/') a.out.pop_back();
   if (fs::exists(a.out) && !a.force) {
     throw std::runtime_error(a.out + " exists; pass --force to replace it");
   }

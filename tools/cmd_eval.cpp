@@ -4,9 +4,12 @@
 // normalized scores as JSON.
 //
 // <RUN>/eval.json is the run's result, the file Table 3 reads. Only the standard evaluation (none
-// of the options that change the result given) or --replace writes it; an ad-hoc one (say
-// --episodes 3 --target-return 9000) writes <RUN>/eval-episodes3-target9000.json instead, so
-// trying something can never replace a reported number.
+// of the options that change the result given) or --replace writes it, and only of the run's own
+// finished checkpoint (RUN or RUN/checkpoint.pt, with done.json beside it). An ad-hoc one (say
+// --episodes 3 --target-return 9000) writes <RUN>/eval-episodes3-target9000.json instead; another
+// checkpoint file (an --extend's checkpoint-step10000.pt) or a run still training writes
+// <RUN>/eval-checkpoint-step10000.json or <RUN>/eval-step4000.json. So trying something can never
+// replace a reported number.
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +51,19 @@ std::function<void(int, int, int)> progress_line(int episodes) {
                  tty ? "\r" : "", step, max_steps, finished, episodes, rate, eta,
                  tty && !end ? "   " : "\n");
   };
+}
+
+// Why an evaluation of `run` (a run dir or a checkpoint file) cannot be the run's result, as a
+// name part ("checkpoint-step10000", "step4000"); "" when it can: the run's own checkpoint of a
+// finished run.
+std::string not_the_result(const std::string& run, int64_t step) {
+  namespace fs = std::filesystem;
+  const bool dir = fs::is_directory(run);
+  const fs::path file(run);
+  if (!dir && file.filename() != "checkpoint.pt") return file.stem().string();
+  const fs::path run_dir = dir ? file : file.parent_path();
+  if (!fs::exists(run_dir / "done.json")) return "step" + std::to_string(step);
+  return "";
 }
 
 // "eval-episodes3-seed5.json": the options given, so ad-hoc results of different settings coexist.
@@ -129,6 +145,13 @@ void add_eval_command(CLI::App& app) {
       std::fprintf(stderr, "%s\n", core::describe_choice(args->device, device).c_str());
     }
     rl::Agent agent = rl::load_agent(args->run, device.device);
+    const std::string partial = not_the_result(args->run, agent.step);
+    if (args->replace && !partial.empty()) {
+      throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " +
+                             args->run +
+                             " is not a finished run's own checkpoint (checkpoint.pt beside "
+                             "done.json); evaluate it without --replace"};
+    }
     eval::RolloutOptions ro;
     ro.episodes = args->episodes;
     ro.target_return =
@@ -143,6 +166,7 @@ void add_eval_command(CLI::App& app) {
                                 ? args->run
                                 : std::filesystem::path(args->run).parent_path().string();
     std::vector<std::pair<std::string, std::string>> given;
+    if (!partial.empty()) given.push_back({"", partial});
     if (episodes->count() > 0) given.push_back({"episodes", std::to_string(args->episodes)});
     if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
     if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});

@@ -279,6 +279,25 @@ TEST(MinariTest, WriteThenReadIsExact) {
   EXPECT_EQ(read_minari(out).num_steps(), 13);  // the refused writes left the dataset intact
 }
 
+// A dataset directory given with a trailing slash is written, and replaced, like one without.
+TEST(MinariTest, ADirectoryWithATrailingSlashIsWrittenAndReplaced) {
+  TempDir dir;
+  Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/0);
+  MinariWriteOptions o;
+  o.dataset_id = "minrnn/hopper/test-v0";
+  o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000, "kwargs": {}})";
+  o.observation_space = box_space(11, -INFINITY, INFINITY, "float64");
+  o.action_space = box_space(3, -1.0, 1.0, "float32");
+  const std::string out = (dir.path / "set").string() + "/";
+  EXPECT_EQ(write_minari(out, d, o).steps, 13);
+  o.overwrite = true;
+  EXPECT_EQ(write_minari(out, d, o).steps, 13);
+  EXPECT_EQ(read_minari(out).num_steps(), 13);
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "set.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "set.old"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "set" / ".tmp"));
+}
+
 TEST(MinariTest, DimsMustMatchTheEnvSpec) {
   TempDir dir;
   write_minari(dir.path / "d", {3}, {true}, /*obs_dim=*/17, /*act_dim=*/6);  // spec says Hopper-v5

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "eval/csv.h"
 #include "eval/published.h"
 #include "eval/report.h"
 #include "eval/svg.h"
@@ -16,11 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A finished run (done.json) with its result (eval.json); `finished` false leaves done.json out, as
+// for a run still training that someone evaluated.
 void make_run(const fs::path& sweep, const std::string& dataset, const std::string& backbone,
-              int seed, double score, bool curves = false) {
+              int seed, double score, bool curves = false, bool finished = true) {
   const fs::path run = sweep / dataset / backbone / ("seed" + std::to_string(seed));
   fs::create_directories(run);
   std::ofstream(run / "eval.json") << nlohmann::json{{"mean_normalized", score}}.dump();
+  if (finished) std::ofstream(run / "done.json") << "{\"step\": 500}\n";
   if (curves) {
     std::ofstream m(run / "metrics.csv");
     m << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n";
@@ -71,6 +75,35 @@ TEST(Report, MeanStdOverSeedsAndAverageRow) {
   EXPECT_FALSE(fs::exists(tmp.path / "plots/halfcheetah-medium-mingru-loss.svg"));  // no csv
 }
 
+// An eval.json without done.json is an evaluation of a run still training: it is listed with the
+// runs in progress, never scored in Table 3.
+TEST(Report, AnEvaluationOfARunStillTrainingIsNotAResult) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
+  make_run(tmp.path, "hopper-medium", "mingru", 1, 99, true, /*finished=*/false);
+  const auto runs = eval::collect_scores(tmp.path.string());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].seed, 0);
+  const auto unfinished = eval::collect_unfinished(tmp.path.string());
+  ASSERT_EQ(unfinished.size(), 1u);
+  EXPECT_EQ(unfinished[0].seed, 1);
+  eval::write_report(tmp.path.string());
+  const std::string md = read(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | 60.0 (n=1) |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("99.0"), std::string::npos) << md;
+}
+
+// A run killed mid-line leaves a torn last line; one that still has enough commas ("5,0." of
+// "5,0.25,...") is not a row: the report and the sweep read whole lines only, as resume does.
+TEST(Report, ATornLastLineIsNotARowEvenWithEnoughColumns) {
+  testing::TempDir tmp;
+  std::ofstream(tmp.path / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n5,0.";
+  eval::Series s;
+  ASSERT_TRUE(eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", -1, -1, &s));
+  EXPECT_EQ(s.x, (std::vector<double>{1, 3}));
+  EXPECT_EQ(s.y, (std::vector<double>{0.5, 0.4}));
+}
+
 TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
   testing::TempDir tmp;
   make_run(tmp.path, "hopper-medium", "mingru", 0, 60);
@@ -103,6 +136,7 @@ TEST(Report, MalformedEvalJsonIsNamed) {
   testing::TempDir tmp;
   fs::create_directories(tmp.path / "d/mingru/seed0");
   std::ofstream(tmp.path / "d/mingru/seed0/eval.json") << "{\"no_score\": 1}";
+  std::ofstream(tmp.path / "d/mingru/seed0/done.json") << "{}\n";  // a finished run's result
   try {
     eval::collect_scores(tmp.path.string());
     FAIL() << "expected an error";

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "io/atomic_dir.h"
 #include "tests/fuzz/fuzz.h"
 
 namespace {
@@ -231,15 +232,6 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
-// Not std::filesystem::remove_all: see tests/temp_dir.h (LibTorch's copy of it crashes).
-void remove_tree(const fs::path& p) {
-  std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(p, ec))) {
-    for (const auto& entry : fs::directory_iterator(p, ec)) remove_tree(entry.path());
-  }
-  fs::remove(p, ec);
-}
-
 struct Stats {
   long runs = 0, loaded = 0, refused = 0, findings = 0;
 };
@@ -423,7 +415,7 @@ int main(int argc, char** argv) {
         stats.loaded, stats.refused, stats.findings);
   }
   std::error_code ec;
-  remove_tree(work_dir);
+  minrnn::io::remove_tree(work_dir);
   if (fs::is_empty(findings_dir, ec)) fs::remove(findings_dir, ec);
   return ok ? 0 : 1;
 }

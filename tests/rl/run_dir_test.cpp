@@ -195,6 +195,55 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   expect_force_removes(f, {"done-step4.json", "eval-step4.json", "checkpoint-step4.pt"});
 }
 
+// A budget off the eval and log cadence (5 with every 2): the finished run's rows at step 5 are not
+// rows a run given 8 steps from the start writes, so the extended run's curves drop them.
+TEST(RunDir, AnExtensionFromABudgetOffTheCadenceHasTheCurvesOfTheLongerRun) {
+  Fixture f;
+  std::vector<std::string> sets = {"checkpoint_every=1", "eval_every=2", "log_every=2",
+                                   "max_steps=5"};
+  rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
+  ASSERT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 5}));
+  sets.back() = "max_steps=8";
+  auto opt = f.options();
+  opt.extend = true;
+  ASSERT_TRUE(rl::train(testing::tiny_config(f.data, "mingru", sets), opt).finished);
+  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+  EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{2, 4, 6, 8}));
+
+  Fixture fresh;
+  rl::train(testing::tiny_config(fresh.data, "mingru", sets), fresh.options());
+  EXPECT_EQ(steps_of(fresh.run / "evals.csv", false), steps_of(f.run / "evals.csv", false));
+  EXPECT_EQ(steps_of(fresh.run / "metrics.csv", true), steps_of(f.run / "metrics.csv", true));
+}
+
+// keep_finished_results copies the checkpoint, moves eval.json, then done.json (which marks the
+// run finished) last: a kill after any of its first steps leaves a run that --extend takes over
+// again and ends as if nothing had happened.
+TEST(RunDir, AKillInsideKeepingTheFinishedResultsIsRepairedByTheNextExtend) {
+  for (int steps_done : {1, 2}) {  // 1: checkpoint copied; 2: eval.json moved as well
+    SCOPED_TRACE("killed after step " + std::to_string(steps_done) + " of keeping");
+    Fixture f;
+    std::vector<std::string> sets = {"checkpoint_every=2", "eval_every=2", "max_steps=4"};
+    rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
+    std::ofstream(f.run / "eval.json") << "{\"mean_normalized\": 4}\n";
+    const std::string done4 = read(f.run / "done.json");
+    fs::copy_file(f.run / "checkpoint.pt", f.run / "checkpoint-step4.pt");
+    if (steps_done == 2) fs::rename(f.run / "eval.json", f.run / "eval-step4.json");
+
+    sets.back() = "max_steps=8";
+    auto opt = f.options();
+    opt.extend = true;
+    const auto extended = rl::train(testing::tiny_config(f.data, "mingru", sets), opt);
+    EXPECT_TRUE(extended.finished);
+    EXPECT_EQ(extended.resumed_from, 4);
+    EXPECT_EQ(read(f.run / "done-step4.json"), done4);
+    EXPECT_EQ(read(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
+    EXPECT_FALSE(fs::exists(f.run / "eval.json"));
+    EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+    expect_weights_of_one_uninterrupted_run(f, sets, 8);
+  }
+}
+
 TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
   Fixture f;
   rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=4"}), f.options());

@@ -218,6 +218,44 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   shell("scancel " + job_of(dir));
 }
 
+// `--extend` through Slurm: a finished sweep given a larger max_steps trains on from each run's
+// checkpoint in a new array, keeps what the shorter budget reported under its step, and is
+// evaluated again at the new budget.
+TEST(SlurmSweep, ExtendTrainsAFinishedSweepFurtherThroughSbatch) {
+  REQUIRE_CLUSTER();
+  TempDir dir;
+  write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
+              "\"dataset={dataset}.hdf5\", max_steps=20, embed_dim=16, log_every=10");
+  ASSERT_EQ(minrnn(dir, "sweep s.yaml --backend slurm").exit_code, 0);
+  ASSERT_TRUE(wait_for([&] { return count_state(status_of(dir), "done") == 1; }, 300))
+      << status_of(dir).dump(2) << shell("squeue").output;
+  const fs::path run = dir.path / "sw/hop/mingru/seed0";
+  wait_for([&] { return shell("squeue -h -j " + job_of(dir)).output.empty(); }, 60);
+
+  const Result refused = minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40");
+  EXPECT_NE(refused.exit_code, 0) << refused.output;
+  EXPECT_NE(refused.output.find("--extend"), std::string::npos) << refused.output;
+  const Result extend = minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40 --extend");
+  ASSERT_EQ(extend.exit_code, 0) << extend.output;
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto st = minrnn(dir, "sweep s.yaml --set max_steps=40 --status --json 2>/dev/null");
+        try {
+          return nlohmann::json::parse(st.output)["counts"].value("done", 0) == 1;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      300))
+      << read_text(run / "train.log") << shell("squeue").output;
+  EXPECT_NE(read_text(run / "done.json").find("\"step\": 40"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run / "done-step20.json"));
+  EXPECT_TRUE(fs::exists(run / "eval-step20.json"));
+  EXPECT_TRUE(fs::exists(run / "checkpoint-step20.pt"));
+  EXPECT_EQ(nlohmann::json::parse(read_text(run / "eval.json"))["train_step"], 40);
+  shell("scancel " + job_of(dir));
+}
+
 // `scontrol requeue` of a training task (what preemption does): SIGTERM reaches minrnn train,
 // which checkpoints and exits 75; the requeued task resumes from that checkpoint. Then the warning
 // `--signal=B:USR1@N` gives before a time limit (sent by hand here): the batch script stops minrnn

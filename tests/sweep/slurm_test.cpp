@@ -289,6 +289,23 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_NE(notes[0].find("Slurm job 77: 2 task(s)"), std::string::npos) << notes[0];
   EXPECT_NE(notes.back().find("accounting storage is disabled"), std::string::npos);
 
+  // job.json records which run each task trains; the sweep file may list them in another order
+  // now (here task 0 trains the run that is third today): a task's state goes to its own run.
+  std::ofstream(out / "slurm/job.json")
+      << nlohmann::json{{"job_id", "77"},
+                        {"tasks",
+                         {{{"task", 0}, {"run_dir", stopped.string()}},
+                          {{"task", 1}, {"run_dir", failed.string()}}}}}
+             .dump();
+  write_exe(bin / "squeue", "echo '0|RUNNING|2:00|node1'\necho '1|PENDING|0:00|(Priority)'\n");
+  statuses = sweep::sweep_status(s, &notes);
+  EXPECT_EQ(statuses[0].slurm, "");
+  EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
+  EXPECT_EQ(statuses[2].slurm, "RUNNING 2:00 on node1");
+  EXPECT_EQ(statuses[3].slurm, "");
+  write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
+  std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
+
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::print_sweep_status(s, true), 1);
   const auto j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());

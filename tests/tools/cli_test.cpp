@@ -137,6 +137,65 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   EXPECT_TRUE(fs::exists(dir.path / "run" / "done.json"));
 }
 
+// RUN/eval.json, the number Table 3 reports, comes only from the finished run's own checkpoint:
+// another checkpoint file (the ones --extend keeps) and a run still training get names of their
+// own.
+TEST(Cli, OnlyAFinishedRunsOwnCheckpointWritesItsResult) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  ASSERT_EQ(run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet").exit_code, 0);
+  fs::copy_file(dir.path / "run" / "checkpoint.pt", dir.path / "run" / "checkpoint-step4.pt");
+
+  CliResult r = run_minrnn(dir, "eval run/checkpoint-step4.pt --episodes 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.path / "run" / "eval-checkpoint-step4-episodes1.json")) << r.output;
+  expect_failure_naming(run_minrnn(dir, "eval run/checkpoint-step4.pt --episodes 1 --replace"),
+                        {"--replace", "checkpoint-step4.pt"});
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
+
+  fs::rename(dir.path / "run" / "done.json", dir.path / "run" / "done-aside.json");  // training
+  r = run_minrnn(dir, "eval run --episodes 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir.path / "run" / "eval-step6-episodes1.json")) << r.output;
+  expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --replace"), {"--replace", "run"});
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
+
+  fs::rename(dir.path / "run" / "done-aside.json", dir.path / "run" / "done.json");
+  ASSERT_EQ(run_minrnn(dir, "eval run/checkpoint.pt --episodes 1 --replace").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir.path / "run" / "eval.json"));
+}
+
+// A train that cannot load its data changes nothing: --force with a typo keeps the old run whole,
+// and a first try with a missing dataset leaves nothing that refuses the corrected command.
+TEST(Cli, ATrainThatCannotLoadItsDataTakesNothingOver) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  ASSERT_EQ(run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet").exit_code, 0);
+  const std::string checkpoint = read_text(dir.path / "run" / "checkpoint.pt");
+  const std::string config = read_text(dir.path / "run" / "config.yaml");
+
+  expect_failure_naming(
+      run_minrnn(dir,
+                 "train c.yaml --seed 0 --run-dir run --quiet --force --set dataset=typo.hdf5"),
+      {"typo.hdf5"});
+  EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
+  EXPECT_EQ(read_text(dir.path / "run" / "config.yaml"), config);
+  for (const char* kept : {"metrics.csv", "done.json", "env.json"})
+    EXPECT_TRUE(fs::exists(dir.path / "run" / kept)) << kept;
+
+  expect_failure_naming(
+      run_minrnn(dir, "train c.yaml --seed 0 --run-dir fresh --quiet --set dataset=missing.hdf5"),
+      {"missing.hdf5"});
+  EXPECT_FALSE(fs::exists(dir.path / "fresh"));
+  const CliResult corrected = run_minrnn(dir, "train c.yaml --seed 0 --run-dir fresh --quiet");
+  ASSERT_EQ(corrected.exit_code, 0) << corrected.output;
+  EXPECT_TRUE(fs::exists(dir.path / "fresh" / "done.json"));
+}
+
 // examples/policy_loop.cpp is the README's "use a trained policy from C++": a user's loop around
 // rl::Policy returns what `minrnn eval` reports for the same episode, and both engines agree.
 TEST(Cli, PolicyExampleReturnsWhatEvalReports) {

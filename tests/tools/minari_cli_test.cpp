@@ -119,6 +119,21 @@ void set_metadata(const TempDir& dir, const std::string& key, const nlohmann::js
   write_text(path, meta.dump());
 }
 
+// `--out DIR/` (a trailing slash, as shell completion writes it) is the directory DIR.
+TEST(MinariCli, CollectIntoADirectoryGivenWithATrailingSlash) {
+  TempDir dir;
+  for (const char* force : {"", " --force"}) {
+    const Result r = run_minrnn(dir, std::string("collect hopper-v5 random --steps 300 --format "
+                                                 "minari --dataset-id test/hopper/random-v0 "
+                                                 "--out m/") +
+                                         force);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(fs::exists(dir.path / "m" / "data" / "main_data.hdf5")) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "m.tmp"));
+  EXPECT_FALSE(fs::exists(dir.path / "m.old"));
+}
+
 TEST(MinariCli, BadMetadataIsRefusedByNameBeforeAnyTraining) {
   TempDir dir;
   collect_minari(dir);
