@@ -1,6 +1,7 @@
 #include "ops/gemm_cpu.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -154,13 +155,32 @@ bool takes(const torch::Tensor& t) {
 
 }  // namespace
 
+namespace {
+std::atomic<GemmCpuChoice> g_choice{GemmCpuChoice::kDefault};
+}  // namespace
+
+bool gemm_cpu_supported() {
+#ifdef MINRNN_GEMM_X86
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+void choose_gemm_cpu(GemmCpuChoice choice) {
+  g_choice = choice;
+}
+
 bool gemm_cpu_enabled() {
+  const GemmCpuChoice choice = g_choice;
+  if (choice != GemmCpuChoice::kDefault)
+    return choice == GemmCpuChoice::kOn && gemm_cpu_supported();
 #ifdef MINRNN_GEMM_X86
   static const bool enabled = [] {
     const char* off = std::getenv("MINRNN_NO_GEMM_CPU");
     if (off && std::strcmp(off, "") != 0 && std::strcmp(off, "0") != 0) return false;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           !__builtin_cpu_supports("avx512f");
+    return gemm_cpu_supported() && !__builtin_cpu_supports("avx512f");
   }();
   return enabled;
 #else

@@ -17,8 +17,16 @@
 
 namespace minrnn::core {
 
-// Whether this CPU runs the kernel (AVX2 + FMA, no AVX-512F). MINRNN_NO_GEMM_CPU=1 turns it off.
+// Whether this CPU can run the kernel (AVX2 + FMA, which AVX-512 CPUs have too).
+bool gemm_cpu_supported();
+// Whether it does: supported and no AVX-512F (there the BLAS's wider kernels win), unless
+// MINRNN_NO_GEMM_CPU=1 turns it off or choose_gemm_cpu overrides the choice.
 bool gemm_cpu_enabled();
+// Overrides gemm_cpu_enabled() for this process (tests and benchmarks measure the kernel on
+// machines that would not use it): kOn runs it wherever it is supported, kOff never, kDefault
+// restores the machine's choice.
+enum class GemmCpuChoice { kDefault, kOn, kOff };
+void choose_gemm_cpu(GemmCpuChoice choice);
 
 // Whether both products of a Linear with input x (…, k) and weight w (n, k) run on the kernel:
 // enabled, CPU float32, n and k multiples of 16 (ops/affine.h asks before taking its own op).

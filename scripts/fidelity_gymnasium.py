@@ -126,6 +126,7 @@ def main():
                 f"{gym_name}-v{version}", extra, args.episodes, args.steps, args.seed,
                 args.action_scale)
     trace = {
+        "command": "scripts/fidelity_gymnasium.py " + " ".join(sys.argv[1:]),
         "gymnasium": gymnasium.__version__,
         "mujoco": mujoco.__version__,
         "tolerance_first_step": 1e-6,

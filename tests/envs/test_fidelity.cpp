@@ -1,9 +1,12 @@
-// Fidelity against Gymnasium's v4 and v5 environments, driven by scripts/fidelity_gymnasium.py:
-// the script records Gymnasium episodes (start state, actions, observations, rewards) to a JSON
-// file and runs this suite with MINRNN_FIDELITY_TRACE pointing at it. The trace names each env as
-// make_env takes it ("hopper", "hopper-v5", or an env_spec JSON with the options the episodes
-// were recorded with). Without the variable it skips; it is labelled slow (outside the default
-// suite) because it needs the Python side.
+// Fidelity against Gymnasium's v4 and v5 environments. scripts/fidelity_gymnasium.py records
+// Gymnasium episodes (start state, actions, observations, rewards) to a JSON trace that names each
+// env as make_env takes it ("hopper", "hopper-v5", or an env_spec JSON with the options the
+// episodes were recorded with).
+// - EnvFidelity (default suite): a small trace recorded that way and committed,
+//   tests/envs/data/gymnasium-traces.json (its "command" says how; actions up to 1.5, beyond the
+//   actuators' range, so the control cost on the raw action is checked too).
+// - EnvFidelitySlow: the trace MINRNN_FIDELITY_TRACE names (the script runs it on long traces it
+//   records; skipped without the variable, labelled slow).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,10 +29,9 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
   return worst;
 }
 
-TEST(EnvFidelitySlow, MatchesGymnasiumTraces) {
-  const char* path = std::getenv("MINRNN_FIDELITY_TRACE");
-  if (path == nullptr)
-    GTEST_SKIP() << "MINRNN_FIDELITY_TRACE not set (see scripts/fidelity_gymnasium.py)";
+// Replays every episode of the trace at `path` in our env and compares observations, rewards and
+// terminations step by step (and one step at a time from Gymnasium's own states).
+void check_against_trace(const std::string& path) {
   std::ifstream in(path);
   ASSERT_TRUE(in) << "cannot read " << path;
   const auto trace = nlohmann::json::parse(in);
@@ -106,6 +108,17 @@ TEST(EnvFidelitySlow, MatchesGymnasiumTraces) {
       EXPECT_EQ(terminations_agree, terminations) << env_name;
     }
   }
+}
+
+TEST(EnvFidelity, MatchesTheCommittedGymnasiumTraces) {
+  check_against_trace(std::string(MINRNN_SOURCE_DIR) + "/tests/envs/data/gymnasium-traces.json");
+}
+
+TEST(EnvFidelitySlow, MatchesGymnasiumTraces) {
+  const char* path = std::getenv("MINRNN_FIDELITY_TRACE");
+  if (path == nullptr)
+    GTEST_SKIP() << "MINRNN_FIDELITY_TRACE not set (see scripts/fidelity_gymnasium.py)";
+  check_against_trace(path);
 }
 
 }  // namespace

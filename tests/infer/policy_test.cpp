@@ -20,8 +20,10 @@ namespace fs = std::filesystem;
 // An untrained agent of `kind` on hopper with every parameter moved off its init. `kind` is a
 // backbone name, for the minRNNs optionally with "+conv" (a Conv1d before the recurrence) and
 // "+plain" (candidates not made positive: log_space off).
-rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t seed) {
+rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t seed,
+                       int64_t max_ep_len = 1000) {
   rl::Agent agent;
+  agent.config.max_ep_len = max_ep_len;
   const std::string backbone = kind.substr(0, kind.find('+'));
   agent.config.backbone = backbone;
   agent.config.conv = kind.find("+conv") != std::string::npos;
@@ -82,6 +84,18 @@ void expect_engines_agree(const rl::Agent& agent, rl::EvalMode mode, int64_t bat
   EXPECT_LT(worst, 1e-5) << what;
   EXPECT_EQ(fast.timestep(), steps);
   EXPECT_DOUBLE_EQ(fast.return_to_go(0), reference.return_to_go(0));
+}
+
+// Past max_ep_len the timestep embedding stays at its last row in both engines (DT clamps it):
+// episodes longer than the data's, here 50 steps with max_ep_len 16.
+TEST(Policy, PackedEngineMatchesTorchPastMaxEpLen) {
+  for (const std::string backbone : {"mingru", "minlstm", "transformer"}) {
+    const auto agent = random_agent(backbone, 4, 23, /*max_ep_len=*/16);
+    for (auto mode : {rl::EvalMode::kWindow, rl::EvalMode::kStreaming}) {
+      if (backbone == "transformer" && mode == rl::EvalMode::kStreaming) continue;
+      expect_engines_agree(agent, mode, 2, 50, backbone + " " + rl::eval_mode_name(mode));
+    }
+  }
 }
 
 TEST(Policy, PackedEngineMatchesTorchForEveryBackboneAndMode) {

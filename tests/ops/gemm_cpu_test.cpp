@@ -19,8 +19,16 @@ void expect_near(const torch::Tensor& got, const torch::Tensor& want, int64_t de
   EXPECT_LE(err, tol * (1.0 + want.abs().max().item<double>()));
 }
 
+// The kernel on every machine that can run it, AVX-512 ones included (which by default leave these
+// products to the BLAS): choose_gemm_cpu(kOn) for the test.
+struct KernelOn {
+  KernelOn() { choose_gemm_cpu(GemmCpuChoice::kOn); }
+  ~KernelOn() { choose_gemm_cpu(GemmCpuChoice::kDefault); }
+};
+
 TEST(GemmCpu, LinearAndInputGradMatchFloat64AtEveryTileTailAndDepth) {
-  if (!gemm_cpu_enabled()) GTEST_SKIP() << "the kernel runs on AVX2 CPUs without AVX-512";
+  if (!gemm_cpu_supported()) GTEST_SKIP() << "the kernel needs an x86-64 CPU with AVX2 and FMA";
+  const KernelOn on;
   torch::manual_seed(11);
   for (int64_t rows : {1, 5, 6, 7, 13, 96, 97, 200}) {
     for (int64_t n : {16, 48, 272}) {  // 272: dx's depth crosses a 256-deep piece
@@ -45,6 +53,7 @@ TEST(GemmCpu, LinearAndInputGradMatchFloat64AtEveryTileTailAndDepth) {
 }
 
 TEST(GemmCpu, ShapesAndTypesItDoesNotTakeAreLeftToLibTorch) {
+  const KernelOn on;
   const auto x = torch::randn({10, 32}), w = torch::randn({24, 32});  // 24 outputs: not 16·n
   EXPECT_FALSE(gemm_cpu_linear(x, w, {}).defined());
   EXPECT_FALSE(gemm_cpu_input_grad(torch::randn({10, 16}), torch::randn({16, 24})).defined());
@@ -55,9 +64,22 @@ TEST(GemmCpu, ShapesAndTypesItDoesNotTakeAreLeftToLibTorch) {
   expect_near(linear_rows(x, w, {}), x.to(torch::kDouble).mm(w.to(torch::kDouble).t()), 32);
 }
 
+// Whatever this machine's choice (the kernel, or LibTorch on AVX-512 CPUs), the products the
+// training path takes match float64.
+TEST(GemmCpu, ThePathThisMachineTakesMatchesFloat64) {
+  torch::manual_seed(13);
+  const auto x = torch::randn({97, 64}), w = torch::randn({48, 64}), b = torch::randn({48});
+  const auto xd = x.to(torch::kDouble), wd = w.to(torch::kDouble);
+  expect_near(linear_rows(x, w, b), torch::addmm(b.to(torch::kDouble), xd, wd.t()), 64);
+  const auto dy = torch::randn({97, 48});
+  expect_near(input_grad_rows(dy, w), dy.to(torch::kDouble).mm(wd), 48);
+  EXPECT_EQ(gemm_cpu_linear(x, w, b).defined(), gemm_cpu_enabled());
+}
+
 // The Linear op's gradients (input by the kernel, weight and bias by LibTorch) against
 // torch::linear's autograd in float64, on a 3-D input as the blocks pass it.
 TEST(GemmCpu, LinearOpGradientsMatchAutogradInFloat64) {
+  const KernelOn on;  // the op's own backward where the kernel runs; torch::linear elsewhere
   torch::manual_seed(12);
   const auto x0 = torch::randn({4, 37, 64}), w0 = torch::randn({96, 64}) * 0.1,
              b0 = torch::randn({96}), g = torch::randn({4, 37, 96});
