@@ -34,6 +34,9 @@ struct TrainOptions {
   // (rl/run_dir.h: plan_takeover). What the finished run reported is kept beside it.
   bool extend = false;
   bool quiet = false;  // no progress line
+  // A run already finished with this very config is done, not refused (train_pack sets it, so
+  // that the same pack command after a kill resumes the others). Alone, train() refuses it.
+  bool finished_is_done = false;
   // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final
   // evaluation and done.json); -1 = run to the end.
   int64_t stop_after = -1;
@@ -50,9 +53,22 @@ struct TrainResult {
   // Stopped on SIGTERM/SIGINT (rl/stop_request.h) after the step in progress, its checkpoint
   // written: training again resumes there (and on CPU ends with an uninterrupted run's weights).
   bool interrupted = false;
+  std::string error;  // train_pack: why this run failed ("" when it did not)
 };
 
 TrainResult train(const TrainConfig& config, const TrainOptions& options);
+
+// A pack: several runs trained in one process, one optimizer step of each in turn, each exactly
+// as train() trains it alone — its own seed and random streams, optimizer, run dir, checkpoint,
+// logs and evaluations, so on the CPU it ends with the same weights — while runs of one dataset
+// share its loaded data. A run that fails (a config that does not load, a non-finite loss) fails
+// alone: its result's `error` says why and the others go on. A stop signal stops every run after
+// its step in progress, each checkpointed.
+struct PackMember {
+  TrainConfig config;
+  TrainOptions options;
+};
+std::vector<TrainResult> train_pack(const std::vector<PackMember>& members);
 
 // One evaluation during training, a row of <run_dir>/evals.csv (no header):
 // step,mean_return,std_return,mean_normalized,std_normalized.

@@ -141,6 +141,26 @@ else
   note "train on cuda FAILED (log: $LOGS/train.log)"
 fi
 
+# A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), beside the one
+# run above: the aggregate run-steps/s a sweep gets from `pack: 4` before CUDA graphs.
+t0=$(date +%s%N)
+if "$MINRNN" train "$work/c.yaml" --seed 0,1,2,3 --run-dir "$work/p0" --run-dir "$work/p1" \
+     --run-dir "$work/p2" --run-dir "$work/p3" --set device=cuda --quiet > "$LOGS/train-pack.log" 2>&1; then
+  note "train a pack of 4 on cuda: 4 × 500 steps in $(seconds_since "$t0") s (the single run: above)"
+else
+  status=1
+  note "train a pack of 4 on cuda FAILED (log: $LOGS/train-pack.log)"
+fi
+# The peer on the same GPU in the same call, when its script is carried: PEER=path/to/run.sh
+# (CORL's dt.py, ../shared/peer; PEER_PYTHON defaults to python3 here, which has torch).
+if [ -n "${PEER:-}" ]; then
+  if PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train 20 cuda > "$LOGS/peer-train.log" 2>&1; then
+    note "peer (CORL dt.py, one process) on cuda: $(tail -1 "$LOGS/peer-train.log")"
+  else
+    note "peer on cuda FAILED (log: $LOGS/peer-train.log)"
+  fi
+fi
+
 bench figure1 bench figure1 --device cuda "${fig1[@]}"
 
 echo "== 4/4 filing the summary in docs/benchmarks.md"

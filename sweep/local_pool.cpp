@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +23,7 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/stop_request.h"
+#include "sweep/spawn.h"
 
 namespace minrnn::sweep {
 namespace {
@@ -37,44 +39,6 @@ std::string format_duration(double s) {
   else
     std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
   return buf;
-}
-
-// Starts `exe args...` with stdout and stderr appended to `log` and OMP/MKL limited to `threads`.
-pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
-            int threads) {
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) {
-    throw std::runtime_error("cannot open log file " + log +
-                             " to append to it: " + std::strerror(errno));
-  }
-  std::string line = "$ minrnn";
-  for (const auto& a : args) line += " " + a;
-  line += "\n";
-  if (::write(fd, line.data(), line.size()) < 0) { /* the log is best effort */
-  }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {  // child: only async-signal-safe calls until exec
-    // A run never outlives its sweep unnoticed: when the sweep dies (any signal, SIGKILL too) the
-    // kernel sends the child SIGTERM; the run resumes from its checkpoint on the next sweep.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(143);  // the sweep died before prctl took effect
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    const std::string t = std::to_string(threads);
-    ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
-    ::setenv("MKL_NUM_THREADS", t.c_str(), 1);
-    std::vector<char*> argv;
-    static char name[] = "minrnn";
-    argv.push_back(name);
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  return pid;
 }
 
 // Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
@@ -119,10 +83,14 @@ class LocalPool {
         total_(int(runs_.size())) {
     status_.assign(total_, "pending");
     seconds_.assign(total_, 0);
+    started_.assign(total_, 0);
     for (int i = 0; i < total_; ++i) {
-      if (runs_[i].state != RunState::kDone) continue;
-      ++already_;
-      status_[i] = "done (earlier)";
+      if (runs_[i].state == RunState::kDone) {
+        ++already_;
+        status_[i] = "done (earlier)";
+      } else {
+        (runs_[i].state == RunState::kTrained ? to_evaluate_ : to_train_).push_back(i);
+      }
     }
   }
 
@@ -153,9 +121,8 @@ class LocalPool {
 
  private:
   struct Active {
-    int run;
+    std::vector<int> runs;  // one run, or the runs a training pack holds
     bool evaluating;
-    double started;
   };
 
   double elapsed() const {
@@ -168,38 +135,89 @@ class LocalPool {
   }
   int done() const { return already_ + finished_; }
 
+  // Evaluations first (a trained run is a result away), then the next pack to train.
   void fill_slots() {
-    while (!stopping_ && int(active_.size()) < spec_.parallel && next_ < runs_.size()) {
-      const int i = int(next_++);
-      if (runs_[i].state == RunState::kDone) continue;
-      start_phase(i, runs_[i].state == RunState::kTrained, elapsed());
+    while (!stopping_ && int(active_.size()) < spec_.parallel) {
+      if (!to_evaluate_.empty()) {
+        const int i = to_evaluate_.front();
+        to_evaluate_.pop_front();
+        start_evaluation(i);
+      } else if (!to_train_.empty()) {
+        start_training(take_pack());
+      } else {
+        return;
+      }
     }
   }
 
-  void start_phase(int i, bool evaluate, double started) {
-    const SweepRun& r = runs_[i];
-    fs::create_directories(r.run_dir);
-    std::error_code ec;
-    fs::remove(fs::path(r.run_dir) / "failed.json", ec);  // started again: no longer failed
-    std::vector<std::string> args;
-    if (evaluate) {
-      // --replace: this is the run's result (eval.json), not an ad-hoc evaluation.
-      args = {"eval",     r.run_dir, "--episodes", std::to_string(spec_.eval_episodes),
-              "--device", r.device,  "--replace"};
-    } else {
-      args = {"train",     r.config,  "--seed", std::to_string(r.seed),
-              "--run-dir", r.run_dir, "--quiet"};
-      for (const auto& s : r.overrides) args.insert(args.end(), {"--set", s});
-      if (r.extend) args.push_back("--extend");
+  // The next run to train and, up to spec.pack, the later ones that can share its process: the
+  // same config, overrides and device (seeds of one dataset × backbone).
+  std::vector<int> take_pack() {
+    std::vector<int> pack = {to_train_.front()};
+    to_train_.pop_front();
+    const SweepRun& first = runs_[pack[0]];
+    for (auto it = to_train_.begin(); it != to_train_.end() && int(pack.size()) < spec_.pack;) {
+      const SweepRun& r = runs_[*it];
+      const bool shares = r.config == first.config && r.overrides == first.overrides &&
+                          r.device == first.device && r.extend == first.extend;
+      if (!shares) {
+        ++it;
+        continue;
+      }
+      pack.push_back(*it);
+      it = to_train_.erase(it);
     }
-    const pid_t pid = spawn(opt_.exe, args, (fs::path(r.run_dir) / "train.log").string(), threads_);
-    active_[pid] = {i, evaluate, started};
-    status_[i] = evaluate ? "evaluating" : "training";
+    return pack;
+  }
+
+  void prepare(int i) {
+    fs::create_directories(runs_[i].run_dir);
+    std::error_code ec;
+    fs::remove(fs::path(runs_[i].run_dir) / "failed.json", ec);  // started again: not failed
+  }
+  std::string log_of(int i) const { return (fs::path(runs_[i].run_dir) / "train.log").string(); }
+
+  // One `minrnn train` for the pack (rl::train_pack when it holds several runs), its output in
+  // the first run's train.log; the others' logs say where.
+  void start_training(const std::vector<int>& pack) {
+    const SweepRun& first = runs_[pack[0]];
+    std::vector<std::string> args = {"train", first.config, "--quiet"};
+    for (int i : pack) {
+      prepare(i);
+      args.insert(args.end(),
+                  {"--seed", std::to_string(runs_[i].seed), "--run-dir", runs_[i].run_dir});
+      if (i != pack[0])
+        io::append_to_file(log_of(i), "$ trained in one process with " + first.run_dir + ": see " +
+                                          log_of(pack[0]) + "\n");
+      status_[i] =
+          pack.size() > 1 ? "training (pack of " + std::to_string(pack.size()) + ")" : "training";
+      started_[i] = elapsed();
+    }
+    for (const auto& s : first.overrides) args.insert(args.end(), {"--set", s});
+    if (first.extend) args.push_back("--extend");
+    active_[spawn(opt_.exe, args, log_of(pack[0]), threads_)] = {pack, false};
+  }
+
+  void start_evaluation(int i) {
+    prepare(i);
+    const SweepRun& r = runs_[i];
+    // --replace: this is the run's result (eval.json), not an ad-hoc evaluation.
+    const std::vector<std::string> args = {
+        "eval",     r.run_dir, "--episodes", std::to_string(spec_.eval_episodes),
+        "--device", r.device,  "--replace"};
+    if (started_[i] == 0) started_[i] = elapsed();
+    active_[spawn(opt_.exe, args, log_of(i), threads_)] = {{i}, true};
+    status_[i] = "evaluating";
   }
 
   // Ctrl-C / SIGTERM: start nothing more, pass SIGTERM on, let the children checkpoint and exit.
   void stop_children() {
     stopping_ = true;
+    for (int i : to_evaluate_) {
+      if (status_[i] != "trained") continue;  // trained here: evaluated by the next sweep
+      ++interrupted_;
+      status_[i] = "trained, not evaluated";
+    }
     std::printf("sweep %s: %s: stopping %zu running run(s); each checkpoints first\n",
                 spec_.file.c_str(), rl::stop_signal_name().c_str(), active_.size());
     for (const auto& [pid, a] : active_) ::kill(pid, SIGTERM);
@@ -221,34 +239,48 @@ class LocalPool {
     std::string line;
     for (const auto& [pid, a] : active_) {
       if (a.evaluating) continue;
-      line += (line.empty() ? "" : "; ") + training_progress(runs_[a.run]);
+      for (int i : a.runs) line += (line.empty() ? "" : "; ") + training_progress(runs_[i]);
     }
     if (!line.empty()) std::printf("[%d/%d done] training: %s\n", done(), total_, line.c_str());
     last_progress_ = elapsed();
   }
 
-  // One phase ended: start the evaluation after a training, or record how the run ended.
+  // A run's training got to its max_steps: done.json says so (a pack's exit status speaks for
+  // all its runs; an --extend run holds the shorter budget's done.json until it trains).
+  bool trained(int i) const {
+    try {
+      std::ifstream in(fs::path(runs_[i].run_dir) / "done.json");
+      return nlohmann::json::parse(in).at("step").get<int64_t>() == runs_[i].max_steps;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  // A child ended: queue each trained run's evaluation, or record how each run ended.
   void on_exit(const Active& a, int wstatus) {
     const bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
-    if (ok && !a.evaluating && !stopping_) {
-      start_phase(a.run, true, a.started);  // trained: evaluate next
-      return;
-    }
-    seconds_[a.run] = elapsed() - a.started;
     const bool stopped_by_signal =
         (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == rl::kExitInterrupted) ||
         (stopping_ && WIFSIGNALED(wstatus));
-    if (ok && !a.evaluating) {  // trained, and the sweep is stopping: evaluated next time
-      ++interrupted_;
-      status_[a.run] = "trained, not evaluated";
-    } else if (ok) {
-      on_done(a.run);
-    } else if (stopped_by_signal) {
-      on_stopped(a);
-    } else if (const long holder = io::lock_holder(runs_[a.run].run_dir); holder >= 0) {
-      on_busy(a.run, holder);
-    } else {
-      on_failed(a, wstatus);
+    for (int i : a.runs) {
+      seconds_[i] = elapsed() - started_[i];
+      if (!a.evaluating && (ok || trained(i))) {
+        if (!stopping_) {
+          to_evaluate_.push_back(i);  // trained: evaluated next
+          status_[i] = "trained";
+        } else {
+          ++interrupted_;  // the sweep is stopping: evaluated next time
+          status_[i] = "trained, not evaluated";
+        }
+      } else if (ok) {
+        on_done(i);
+      } else if (stopped_by_signal) {
+        on_stopped(i, a.evaluating);
+      } else if (const long holder = io::lock_holder(runs_[i].run_dir); holder >= 0) {
+        on_busy(i, holder);
+      } else {
+        on_failed(i, a.evaluating, wstatus);
+      }
     }
   }
 
@@ -270,12 +302,11 @@ class LocalPool {
 
   // Checkpointed and stopped (this sweep's SIGTERM, or one sent to the child): not a failure; the
   // next sweep resumes it.
-  void on_stopped(const Active& a) {
+  void on_stopped(int i, bool evaluating) {
     ++interrupted_;
-    status_[a.run] = a.evaluating ? "trained, not evaluated" : "stopped (checkpointed)";
+    status_[i] = evaluating ? "trained, not evaluated" : "stopped (checkpointed)";
     std::printf("[%d/%d done] %s: %s by a signal; the next sweep resumes it\n", done(), total_,
-                run_name(runs_[a.run]).c_str(),
-                a.evaluating ? "evaluation stopped" : "training stopped");
+                run_name(runs_[i]).c_str(), evaluating ? "evaluation stopped" : "training stopped");
   }
 
   // Refused because another live process (a second sweep, an orphan of a killed one, a user's
@@ -287,15 +318,14 @@ class LocalPool {
                 total_, run_name(runs_[i]).c_str(), status_[i].c_str(), runs_[i].run_dir.c_str());
   }
 
-  void on_failed(const Active& a, int wstatus) {
+  void on_failed(int i, bool evaluating, int wstatus) {
     ++failed_;
-    status_[a.run] = a.evaluating ? "eval failed" : "train failed";
-    mark_failed(runs_[a.run], a.evaluating ? "eval" : "train",
+    status_[i] = evaluating ? "eval failed" : "train failed";
+    mark_failed(runs_[i], evaluating ? "eval" : "train",
                 WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
-    const std::string log = (fs::path(runs_[a.run].run_dir) / "train.log").string();
     std::printf("[%d/%d done] %s: %s (exit %d), see %s | %d failed\n", done(), total_,
-                run_name(runs_[a.run]).c_str(), status_[a.run].c_str(),
-                WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log.c_str(), failed_);
+                run_name(runs_[i]).c_str(), status_[i].c_str(),
+                WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log_of(i).c_str(), failed_);
   }
 
   void write_status() const {
@@ -336,10 +366,11 @@ class LocalPool {
   const SweepOptions& opt_;
   const std::vector<SweepRun> runs_;
   const int threads_, total_;
-  std::vector<std::string> status_;  // per run, for the status file
-  std::vector<double> seconds_;      // per run, wall time of its phases here
+  std::vector<std::string> status_;         // per run, for the status file
+  std::vector<double> seconds_;             // per run, wall time of its phases here
+  std::vector<double> started_;             // per run, when its first phase here started
+  std::deque<int> to_train_, to_evaluate_;  // runs waiting for a slot, in the plan's order
   std::map<pid_t, Active> active_;
-  size_t next_ = 0;  // the next run to start
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   double last_progress_ = 0;
   int already_ = 0;                // done before this sweep started

@@ -99,16 +99,19 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
           bad(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
       s.out = scalar_string(v, file, key);
-    } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
+    } else if (key == "parallel" || key == "threads" || key == "eval_episodes" || key == "pack") {
       const int64_t n = scalar_int(v, file, key);
       if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
-      (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
+      (key == "parallel"  ? s.parallel
+       : key == "threads" ? s.threads
+       : key == "pack"    ? s.pack
+                          : s.eval_episodes) = int(n);
     } else if (key == "slurm") {
       s.slurm = parse_slurm_spec(v, file);
     } else {
       bad(file, key,
-          "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, threads, "
-          "eval_episodes, slurm)");
+          "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, pack, "
+          "threads, eval_episodes, slurm)");
     }
   }
   if (!has_datasets) bad(file, "datasets", "missing");

@@ -8,7 +8,8 @@
 //   config: ../{dataset}-{backbone}.yaml  # optional; relative to this file; this is the default
 //   set: [max_steps=1000]                 # optional `--set` overrides for every run
 //   out: runs/sweeps/example              # optional; default runs/sweeps/<file stem>
-//   parallel: 2                           # optional; runs at a time (default 1)
+//   parallel: 2                           # optional; processes at a time (default 1)
+//   pack: 3                               # optional; seeds trained in one process (default 1)
 //   eval_episodes: 10                     # optional; episodes of the final `minrnn eval`
 //   slurm: {partition: gpu, time: "4:00:00"}  # optional; for `--backend slurm` (sweep/slurm.h)
 //
@@ -47,6 +48,11 @@ struct SweepSpec {
   std::vector<std::string> sets;  // "key=value"; {dataset} / {backbone} are substituted
   std::string out;
   int parallel = 1;
+  // Runs of one dataset × backbone (the same config; seeds differ) trained together by one
+  // `minrnn train --seed a,b,...` process (rl::train_pack), each exactly as alone. On a GPU they
+  // share it instead of each process launching its own small kernels. Local backend only; a
+  // Slurm task trains one run.
+  int pack = 1;
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
   SlurmSpec slurm;

@@ -14,7 +14,7 @@ void add_sweep_command(CLI::App& app) {
   struct Args {
     std::string file, out, backend = "local";
     std::vector<std::string> sets;
-    int parallel = 0;
+    int parallel = 0, pack = 0;
     bool dry_run = false, status = false, json = false, extend = false;
   };
   auto args = std::make_shared<Args>();
@@ -22,7 +22,12 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("sweep", args->file, "sweep file (configs/sweeps/*.yaml)")->required();
   sub->add_option("--set", args->sets, "extra config override for every run: key=value");
   sub->add_option("--out", args->out, "output directory (default: the file's `out`)");
-  sub->add_option("--parallel", args->parallel, "runs at a time (default: the file's `parallel`)")
+  sub->add_option("--parallel", args->parallel,
+                  "processes at a time (default: the file's `parallel`)")
+      ->check(positive());
+  sub->add_option("--pack", args->pack,
+                  "seeds of one dataset × backbone trained in one process (default: the file's "
+                  "`pack`, else 1)")
       ->check(positive());
   sub->add_flag("--extend", args->extend,
                 "train runs whose config differs only by a smaller max_steps further, from "
@@ -40,6 +45,7 @@ void add_sweep_command(CLI::App& app) {
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
     if (!args->out.empty()) spec.out = args->out;
     if (args->parallel > 0) spec.parallel = args->parallel;
+    if (args->pack > 0) spec.pack = args->pack;
     spec.extend = args->extend;
     if (args->status) {
       sweep::print_sweep_status(spec, args->json);

@@ -1,9 +1,14 @@
-// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force | --extend]`
+// `minrnn train CONFIG [--seed S]... [--run-dir DIR]... [--set key=value]... [--force | --extend]`
 // Trains a decision agent; re-running the same command after a kill resumes from the checkpoint,
 // and with a larger max_steps and --extend, a finished run trains on from its last checkpoint.
+// Several seeds train as one pack (rl::train_pack): one process, each run exactly as alone.
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
 #include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "eval/rollout.h"
 #include "rl/config.h"
@@ -12,19 +17,110 @@
 #include "tools/commands.h"
 
 namespace minrnn::cli {
+namespace {
+
+struct Args {
+  std::string config;
+  std::vector<int64_t> seeds;
+  std::vector<std::string> run_dirs;
+  std::vector<std::string> sets;
+  bool force = false, extend = false, quiet = false;
+};
+
+// Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
+std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_dir) {
+  return [run_dir](int64_t step, rl::Agent& agent) {
+    eval::RolloutOptions ro;
+    ro.episodes = static_cast<int>(agent.config.eval_episodes);
+    ro.target_return = agent.config.target_return;
+    ro.seed = 1000000 + agent.config.seed * 1000;
+    const auto r = eval::rollout(agent, ro);
+    rl::append_eval_row(run_dir,
+                        {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});
+    std::fprintf(stderr, "\neval %s @ step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f\n",
+                 run_dir.c_str(), static_cast<long long>(step), r.mean_return, r.std_return,
+                 r.mean_normalized, r.std_normalized);
+  };
+}
+
+// One run per seed (the config's own seed when none is given), each with its run dir.
+std::vector<rl::PackMember> members_of(const Args& a) {
+  const std::vector<int64_t> seeds = a.seeds.empty() ? std::vector<int64_t>{-1} : a.seeds;
+  if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
+    throw std::invalid_argument("--run-dir: given " + std::to_string(a.run_dirs.size()) +
+                                " times for " + std::to_string(seeds.size()) +
+                                " seed(s); give one per --seed, in the same order");
+  }
+  std::vector<rl::PackMember> members;
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    auto sets = a.sets;
+    if (seeds[i] >= 0) sets.push_back("seed=" + std::to_string(seeds[i]));
+    rl::PackMember m{rl::load_config(a.config, sets), {}};
+    m.options.run_dir =
+        a.run_dirs.empty() ? rl::default_run_dir(a.config, m.config.seed) : a.run_dirs[i];
+    m.options.force = a.force;
+    m.options.extend = a.extend;
+    m.options.quiet = a.quiet || seeds.size() > 1;  // one progress line cannot show a pack
+    m.options.evaluate = evaluate_into(m.options.run_dir);
+    members.push_back(std::move(m));
+  }
+  return members;
+}
+
+// A line per run; throws the exit status a pack ends with: 1 when a run failed, 75 when a stop
+// signal interrupted one (the same command resumes), 0 otherwise.
+void report(const std::vector<rl::PackMember>& members,
+            const std::vector<rl::TrainResult>& results) {
+  int failed = 0, interrupted = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const rl::TrainResult& r = results[i];
+    const std::string& dir = members[i].options.run_dir;
+    const std::string resumed = r.resumed_from == 0 ? ""
+                                : r.resumed_from == r.step && r.finished
+                                    ? " (nothing left to train)"
+                                    : " (resumed from step " + std::to_string(r.resumed_from) + ")";
+    if (!r.error.empty()) {
+      ++failed;
+      std::printf("%s: FAILED: %s\n", dir.c_str(), r.error.c_str());
+    } else if (r.interrupted) {
+      ++interrupted;
+      const std::string line = "stopped by " + rl::stop_signal_name() + " at step " +
+                               std::to_string(r.step) + "/" +
+                               std::to_string(members[i].config.max_steps) + resumed +
+                               "; checkpoint " + dir + "/checkpoint.pt written";
+      if (results.size() == 1) {
+        throw ExitError{rl::kExitInterrupted,
+                        "minrnn train: " + line + ". Run the same command to resume."};
+      }
+      std::printf("%s: %s\n", dir.c_str(), line.c_str());
+    } else {
+      std::printf("%s: step %lld, last loss %.5f%s\n", dir.c_str(), static_cast<long long>(r.step),
+                  r.last_loss, resumed.c_str());
+    }
+  }
+  if (failed > 0) {
+    throw ExitError{1, "minrnn train: " + std::to_string(failed) + " of " +
+                           std::to_string(results.size()) + " run(s) failed (above)"};
+  }
+  if (interrupted > 0) {
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn train: stopped by " + rl::stop_signal_name() +
+                        "; checkpoints written. Run the same command to resume."};
+  }
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
-  struct Args {
-    std::string config, run_dir;
-    int64_t seed = -1;
-    std::vector<std::string> sets;
-    bool force = false, extend = false, quiet = false;
-  };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
   sub->add_option("config", args->config, "YAML config (configs/*.yaml)")->required();
-  sub->add_option("--seed", args->seed, "seed (overrides the config's)");
-  sub->add_option("--run-dir", args->run_dir, "run directory (default runs/<config>-s<seed>)");
+  sub->add_option("--seed", args->seeds,
+                  "seed (overrides the config's); several (--seed 0 --seed 1, or 0,1,2) train as "
+                  "one pack in this process")
+      ->delimiter(',');
+  sub->add_option("--run-dir", args->run_dirs,
+                  "run directory, one per seed (default runs/<config>-s<seed>)");
   sub->add_option("--set", args->sets, "override a config key: key=value (repeatable)");
   sub->add_flag(
       "--force", args->force,
@@ -36,45 +132,14 @@ void add_train_command(CLI::App& app) {
       ->excludes("--force");
   sub->add_flag("--quiet", args->quiet, "no progress line");
   sub->callback([args] {
-    auto sets = args->sets;
-    if (args->seed >= 0) sets.push_back("seed=" + std::to_string(args->seed));
-    const rl::TrainConfig cfg = rl::load_config(args->config, sets);
-    rl::TrainOptions opt;
-    opt.run_dir =
-        args->run_dir.empty() ? rl::default_run_dir(args->config, cfg.seed) : args->run_dir;
-    opt.force = args->force;
-    opt.extend = args->extend;
-    opt.quiet = args->quiet;
-    const std::string run_dir = opt.run_dir;
-    // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
-    opt.evaluate = [run_dir](int64_t step, rl::Agent& agent) {
-      eval::RolloutOptions ro;
-      ro.episodes = static_cast<int>(agent.config.eval_episodes);
-      ro.target_return = agent.config.target_return;
-      ro.seed = 1000000 + agent.config.seed * 1000;
-      const auto r = eval::rollout(agent, ro);
-      rl::append_eval_row(run_dir,
-                          {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});
-      std::fprintf(stderr, "\neval @ step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f\n",
-                   static_cast<long long>(step), r.mean_return, r.std_return, r.mean_normalized,
-                   r.std_normalized);
-    };
+    const std::vector<rl::PackMember> members = members_of(*args);
     rl::install_stop_handlers();
-    const auto result = rl::train(cfg, opt);
-    const std::string resumed =
-        result.resumed_from == 0 ? ""
-        : result.resumed_from == result.step && result.finished
-            ? " (nothing left to train)"
-            : " (resumed from step " + std::to_string(result.resumed_from) + ")";
-    if (result.interrupted) {
-      throw ExitError{rl::kExitInterrupted,
-                      "minrnn train: stopped by " + rl::stop_signal_name() + " at step " +
-                          std::to_string(result.step) + "/" + std::to_string(cfg.max_steps) +
-                          resumed + "; checkpoint " + opt.run_dir +
-                          "/checkpoint.pt written. Run the same command to resume."};
+    if (members.size() == 1) {  // alone: its own errors propagate as they are
+      const rl::TrainResult r = rl::train(members[0].config, members[0].options);
+      report(members, {r});
+      return;
     }
-    std::printf("%s: step %lld, last loss %.5f%s\n", opt.run_dir.c_str(),
-                static_cast<long long>(result.step), result.last_loss, resumed.c_str());
+    report(members, rl::train_pack(members));
   });
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "rl/trainer.h"
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
@@ -39,7 +40,7 @@ TEST(SweepFile, EveryShippedSweepPlans) {
 TEST(SweepFile, ParsesEveryKey) {
   const auto s = sweep::parse_sweep(
       "datasets: [a, b]\nbackbones: [mingru]\nseeds: [0, 3]\nconfig: x/{dataset}.yaml\n"
-      "set: [max_steps=5]\nout: o\nparallel: 3\nthreads: 2\neval_episodes: 4\n",
+      "set: [max_steps=5]\nout: o\nparallel: 3\nthreads: 2\neval_episodes: 4\npack: 5\n",
       "s.yaml");
   EXPECT_EQ(s.datasets, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(s.seeds, (std::vector<int64_t>{0, 3}));
@@ -48,6 +49,7 @@ TEST(SweepFile, ParsesEveryKey) {
   EXPECT_EQ(s.parallel, 3);
   EXPECT_EQ(s.threads, 2);
   EXPECT_EQ(s.eval_episodes, 4);
+  EXPECT_EQ(s.pack, 5);
   EXPECT_EQ(sweep::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
             "runs/sweeps/t");
 }
@@ -163,6 +165,50 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   // A removed eval.json is re-made by evaluating only (the bogus binary makes that fail: 1 run).
   fs::remove(fs::path(s.out) / "hop/mingru/seed0/eval.json");
   EXPECT_EQ(sweep::run_sweep(s, opt), 1);
+}
+
+// `pack: 3`: the three seeds of one dataset × backbone train in one `minrnn train` process, and
+// each ends with the weights, curves and result it gets in a sweep that trains them one by one.
+TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
+  const std::string exe = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+  if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  sweep::SweepOptions opt;
+  opt.exe = exe;
+  auto sweep_with = [&](int pack, const std::string& out) {
+    sweep::SweepSpec s = sweep::parse_sweep(
+        "datasets: [hop]\nbackbones: [mingru]\nseeds: [0, 1, 2]\neval_episodes: 1\n", "s.yaml");
+    s.config_template = kTiny;
+    s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
+    s.out = (tmp.path / out).string();
+    s.pack = pack;
+    ::testing::internal::CaptureStdout();
+    const int failed = sweep::run_sweep(s, opt);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(failed, 0) << printed;
+  };
+  sweep_with(3, "packed");
+  sweep_with(1, "alone");
+  const std::string first_log = [&] {
+    std::ifstream in(tmp.path / "packed/hop/mingru/seed0/train.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_NE(first_log.find("--seed 0 --run-dir"), std::string::npos) << first_log;
+  EXPECT_NE(first_log.find("--seed 2 --run-dir"), std::string::npos) << first_log;
+  for (int seed : {0, 1, 2}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const fs::path packed = tmp.path / "packed/hop/mingru" / ("seed" + std::to_string(seed));
+    const fs::path alone = tmp.path / "alone/hop/mingru" / ("seed" + std::to_string(seed));
+    ASSERT_TRUE(fs::exists(packed / "eval.json"));
+    const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
+    auto pb = b.model->named_parameters();
+    for (const auto& p : a.model->named_parameters())
+      EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+    std::ifstream ea(packed / "eval.json"), eb(alone / "eval.json");
+    EXPECT_EQ(nlohmann::json::parse(ea)["mean_normalized"],
+              nlohmann::json::parse(eb)["mean_normalized"]);
+  }
 }
 
 }  // namespace

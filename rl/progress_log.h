@@ -1,0 +1,36 @@
+// What a run reports as it trains: a metrics.csv row and the progress line (steps, loss, lr,
+// rate, ETA) every log_every steps.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "io/atomic_file.h"
+
+namespace minrnn::rl {
+
+// What one optimizer step reports.
+struct StepStats {
+  double loss = 0, lr = 0, grad_norm = 0;
+};
+
+class ProgressLog {
+ public:
+  ProgressLog(const std::string& metrics_csv, int64_t max_steps, bool quiet);
+  // After step `step` (1-based) made `stats`: a row and a line every log_every steps and at the
+  // last one.
+  void after(int64_t step, const StepStats& stats, int64_t log_every);
+  // Ends the progress line a terminal shows in place.
+  void close_line() const;
+
+ private:
+  io::AppendFile out_;
+  int64_t max_steps_;
+  bool quiet_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point window_start_ = start_;
+  int64_t window_steps_ = 0;
+};
+
+}  // namespace minrnn::rl

@@ -1,0 +1,406 @@
+#include "rl/training_run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "datasets/episodes.h"
+#include "datasets/sampler.h"
+#include "envs/registry.h"
+#include "io/atomic_dir.h"
+#include "io/atomic_file.h"
+#include "io/dir_lock.h"
+#include "ops/device.h"
+#include "ops/fused_adamw.h"
+#include "rl/checkpoint.h"
+#include "rl/dataset_env.h"
+#include "rl/progress_log.h"
+#include "rl/run_dir.h"
+#include "rl/stop_request.h"
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Per-step seeds make a step's randomness independent of how the run got there (resume-exact).
+uint64_t step_seed(int64_t seed, int64_t step) {
+  return static_cast<uint64_t>(seed) * 1000003ULL + static_cast<uint64_t>(step) * 7919ULL + 17;
+}
+
+DecisionBatch to_tensors(const data::SequenceBatch& b, double return_scale,
+                         const torch::Device& device, torch::Tensor* mask) {
+  const int64_t B = b.batch_size, K = b.context_len;
+  auto f = torch::TensorOptions().dtype(torch::kFloat32);
+  auto wrap = [&](const std::vector<float>& v, std::vector<int64_t> shape) {
+    return torch::from_blob(const_cast<float*>(v.data()), shape, f).clone().to(device);
+  };
+  DecisionBatch out;
+  out.states = wrap(b.states, {B, K, b.obs_dim});
+  out.actions = wrap(b.actions, {B, K, b.act_dim});
+  out.returns_to_go = wrap(b.returns_to_go, {B, K, 1}) / return_scale;
+  out.timesteps = torch::from_blob(const_cast<int64_t*>(b.timesteps.data()), {B, K}, torch::kInt64)
+                      .clone()
+                      .to(device);
+  *mask = wrap(b.mask, {B, K});
+  return out;
+}
+
+// The files of a run directory (trainer.h says what each holds).
+struct RunFiles {
+  fs::path dir, checkpoint, metrics, evals, done, config;
+  explicit RunFiles(const std::string& run_dir)
+      : dir(run_dir),
+        checkpoint(dir / "checkpoint.pt"),
+        metrics(dir / "metrics.csv"),
+        evals(dir / "evals.csv"),
+        done(dir / "done.json"),
+        config(dir / "config.yaml") {}
+};
+
+// Removes `dir` (when not empty) at scope exit unless keep() was called.
+class RemoveUnlessKept {
+ public:
+  explicit RemoveUnlessKept(fs::path dir) : dir_(std::move(dir)) {}
+  ~RemoveUnlessKept() {
+    if (!dir_.empty()) io::remove_tree(dir_);
+  }
+  RemoveUnlessKept(const RemoveUnlessKept&) = delete;
+  RemoveUnlessKept& operator=(const RemoveUnlessKept&) = delete;
+  void keep() { dir_.clear(); }
+
+ private:
+  fs::path dir_;
+};
+
+// The device first: a CUDA run where none is usable is refused before anything is created, and
+// `auto` is recorded in config.yaml as the device it chose.
+core::DeviceChoice choose_device(const std::string& requested) {
+  const core::DeviceChoice choice = core::resolve_device(requested, "device");
+  if (requested == "auto")
+    std::fprintf(stderr, "%s\n", core::describe_choice("auto", choice).c_str());
+  return choice;
+}
+
+// A run extended before to this very budget: nothing left to train.
+TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet) {
+  TrainResult result;
+  result.step = result.resumed_from = max_steps;
+  result.finished = true;
+  result.last_loss = last_logged_loss(files.metrics);
+  if (!quiet)
+    std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
+                 static_cast<long long>(max_steps));
+  return result;
+}
+
+// env.json: the environment and reference scores the run is evaluated with.
+void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
+                bool quiet) {
+  nlohmann::ordered_json j;
+  j["env"] = env.env;
+  j["env_id"] = env.env_id;
+  j["env_version"] = env.env_version;
+  j["env_source"] = env.env_source;
+  j["ref_min_score"] = env.ref_min_score;
+  j["ref_max_score"] = env.ref_max_score;
+  j["ref_source"] = env.ref_source;
+  j["dataset"] = dataset;
+  io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
+  if (!quiet && !env.env.empty()) {
+    std::fprintf(stderr, "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)\n",
+                 env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
+                 env.ref_source.c_str());
+  }
+}
+
+// A fresh agent for the data: the model initialised from the config's seed, on `device`.
+Agent new_agent(const TrainConfig& cfg, const DatasetEnv& env, const data::Dataset& ds,
+                const torch::Device& device) {
+  torch::manual_seed(static_cast<uint64_t>(cfg.seed));
+  Agent agent;
+  agent.config = cfg;
+  agent.env = env.env;
+  if (env.has_ref_scores) {
+    agent.ref_min_score = env.ref_min_score;
+    agent.ref_max_score = env.ref_max_score;
+    agent.ref_source = env.ref_source;
+  }
+  agent.model = DecisionModel(model_options(cfg, ds.data.obs_dim, ds.data.act_dim));
+  agent.model->to(device);
+  agent.state_mean = torch::tensor(ds.index.state_mean);
+  agent.state_std = torch::tensor(ds.index.state_std);
+  return agent;
+}
+
+// Loads the run's checkpoint, if any, into `agent` and `optimizer`; returns its step (0: none).
+int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torch::Device& device,
+               Agent& agent, torch::optim::Optimizer& optimizer, bool quiet) {
+  const long long max_steps = agent.config.max_steps, extended_from = takeover.extended_from;
+  if (!fs::exists(files.checkpoint)) {
+    if (!quiet && extended_from > 0) {
+      std::fprintf(stderr,
+                   "%s has no checkpoint to extend from: training it again from step 0 to "
+                   "max_steps %lld (what it reported at %lld is kept as *-step%lld files)\n",
+                   files.dir.c_str(), max_steps, extended_from, extended_from);
+    }
+    return 0;
+  }
+  Agent saved = load_agent(files.checkpoint.string(), device);
+  load_optimizer_state(files.checkpoint.string(), device, optimizer);
+  torch::NoGradGuard no_grad;
+  auto src = saved.model->named_parameters();
+  for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);
+  agent.step = saved.step;
+  if (!quiet && extended_from > 0) {
+    std::fprintf(stderr, "extending %s from step %lld (max_steps %lld -> %lld)\n",
+                 files.dir.c_str(), static_cast<long long>(agent.step), extended_from, max_steps);
+  } else if (!quiet) {
+    std::fprintf(stderr, "resuming %s from step %lld\n", files.dir.c_str(),
+                 static_cast<long long>(agent.step));
+  }
+  return agent.step;
+}
+
+// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
+// from steps this run does again.
+void drop_rows_after(const RunFiles& files, int64_t step) {
+  if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
+  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
+  if (!fs::exists(files.metrics))
+    io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
+}
+
+// One optimizer step, step + 1 of the run, on the batch and dropout of (seed, step): masked MSE,
+// DT's warm-up lr · min(1, (step + 1) / warmup), grad-norm clipping, AdamW. Throws on a non-finite
+// loss or gradient norm, before the weights change.
+StepStats optimizer_step(Agent& agent, core::FusedAdamW& optimizer, const data::Dataset& ds,
+                         data::SequenceBatch& batch, const torch::Device& device,
+                         const fs::path& checkpoint) {
+  const TrainConfig& cfg = agent.config;
+  const int64_t step = agent.step;
+  data::SamplerOptions so;
+  so.batch_size = static_cast<int>(cfg.batch_size);
+  so.context_len = static_cast<int>(cfg.context_len);
+  so.top_fraction = cfg.top_fraction;
+  so.seed = step_seed(cfg.seed, step);
+  data::TrajectorySampler(ds.data, ds.index, so).sample(batch);
+  torch::manual_seed(step_seed(cfg.seed, step));
+  torch::Tensor mask;
+  DecisionBatch b = to_tensors(batch, cfg.return_scale, device, &mask);
+
+  StepStats stats;
+  stats.lr =
+      cfg.lr * std::min(1.0, double(step + 1) / double(std::max<int64_t>(1, cfg.warmup_steps)));
+  for (auto& group : optimizer.param_groups()) {
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(stats.lr);
+  }
+  agent.model->train();
+  auto pred = agent.model->forward(b);
+  auto sq = (pred - b.actions).pow(2).mean(-1);  // (B,K)
+  auto loss = (sq * mask).sum() / mask.sum().clamp_min(1);
+  stats.loss = loss.item<double>();
+  if (!std::isfinite(stats.loss)) {
+    throw std::runtime_error(
+        "step " + std::to_string(step + 1) + ": loss is " + std::to_string(stats.loss) +
+        "; stopped. The last good checkpoint (" +
+        (fs::exists(checkpoint) ? checkpoint.string() : std::string("none yet")) + ") is intact");
+  }
+  optimizer.zero_grad();
+  loss.backward();
+  if (cfg.grad_clip > 0) {
+    stats.grad_norm = torch::nn::utils::clip_grad_norm_(agent.model->parameters(), cfg.grad_clip);
+  }
+  if (!std::isfinite(stats.grad_norm)) {
+    throw std::runtime_error(
+        "step " + std::to_string(step + 1) +
+        ": gradient norm is not finite; stopped. The last good checkpoint is intact");
+  }
+  optimizer.step();
+  agent.step = step + 1;
+  return stats;
+}
+
+// done.json: what the sweep and the report read to know the run is finished.
+void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss) {
+  std::ostringstream js;
+  js << "{\"env_id\": " << nlohmann::json(env.env_id).dump()
+     << ", \"env_version\": " << env.env_version << ", \"step\": " << step
+     << ", \"last_loss\": " << last_loss << "}\n";
+  io::write_file_atomically(files.done, js.str());
+}
+
+// Why the step loop ended.
+enum class LoopEnd { kRunning, kMaxSteps, kStopSignal, kStopAfter, kAlreadyTrained };
+
+}  // namespace
+
+// Training reads states, actions, rewards and flags only: no infos, metadata or next states.
+std::shared_ptr<const data::Dataset> load_training_data(const std::string& dataset) {
+  data::ReadOptions read;
+  read.read_infos = false;
+  read.read_metadata = false;
+  read.read_next_observations = false;
+  return std::make_shared<const data::Dataset>(data::load_dataset(dataset, read));
+}
+
+// Declared in the order it is built: the lock before anything touches the run dir, the guard that
+// removes a run dir this run created and could not fill, the data and agent before the take-over.
+struct TrainingRun::State {
+  TrainOptions opt;
+  core::DeviceChoice choice;
+  TrainConfig cfg;
+  RunFiles files;
+  bool fresh;
+  io::DirLock lock;
+  RemoveUnlessKept new_dir;
+  RunDirTakeover takeover;
+  std::shared_ptr<const data::Dataset> ds;
+  DatasetEnv env;
+  Agent agent;
+  std::unique_ptr<core::FusedAdamW> optimizer;
+  std::unique_ptr<ProgressLog> log;
+  data::SequenceBatch batch;  // reused: its buffers keep their capacity
+  TrainResult result;
+  int64_t first_step = 0, saved_step = 0;  // where this process started; what checkpoint.pt holds
+  LoopEnd end = LoopEnd::kRunning;
+
+  State(const TrainConfig& requested, const TrainOptions& options)
+      : opt(options),
+        choice(choose_device(requested.device)),
+        cfg(with_device(requested, choice.name)),
+        files(options.run_dir),
+        fresh(!fs::exists(files.dir)),
+        lock(files.dir.string(), "minrnn train"),
+        new_dir(fresh ? files.dir : fs::path()),
+        takeover(plan(files, cfg, opt)) {}
+
+  // Never silently replace someone's run: a finished one, or one trained with another config.
+  static RunDirTakeover plan(const RunFiles& files, const TrainConfig& cfg, const TrainOptions& o) {
+    const bool finished_as_asked =
+        o.finished_is_done && !o.force && fs::exists(files.done) &&
+        compare_stored_config(files.dir.string(), cfg).differences.empty();
+    if (finished_as_asked) {
+      RunDirTakeover done;
+      done.finished = true;
+      return done;
+    }
+    return plan_takeover(files.dir.string(), cfg, o.force, o.extend);
+  }
+
+  static TrainConfig with_device(TrainConfig c, const std::string& device) {
+    c.device = device;
+    return c;
+  }
+
+  void evaluate() {
+    agent.model->eval();
+    if (opt.evaluate) opt.evaluate(agent.step, agent);
+  }
+};
+
+TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
+                         std::shared_ptr<const data::Dataset> data)
+    : s_(std::make_unique<State>(requested, opt)) {
+  State& s = *s_;
+  if (s.takeover.finished) {  // extended before to this very budget
+    s.result = already_trained(s.files, s.cfg.max_steps, opt.quiet);
+    s.end = LoopEnd::kAlreadyTrained;
+    return;
+  }
+  // The data, its environment (checked against the data) and the model load before the run dir
+  // changes: a typo in the dataset or a key costs the old run nothing, and leaves no config.yaml
+  // that would refuse the corrected command.
+  s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
+  s.env = resolve_dataset_env(*s.ds, s.cfg.env);
+  s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
+  apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
+  fs::create_directories(s.files.dir);
+  io::write_file_atomically(s.files.config, to_yaml(s.cfg));
+  s.new_dir.keep();
+  record_env(s.files, s.cfg.dataset, s.env, opt.quiet);
+  s.optimizer = std::make_unique<core::FusedAdamW>(
+      s.agent.model->parameters(),
+      torch::optim::AdamWOptions(s.cfg.lr).weight_decay(s.cfg.weight_decay));
+  s.result.resumed_from =
+      resume(s.files, s.takeover, s.choice.device, s.agent, *s.optimizer, opt.quiet);
+  drop_rows_after(s.files, s.agent.step);
+  s.log = std::make_unique<ProgressLog>(s.files.metrics, s.cfg.max_steps, opt.quiet);
+  s.first_step = s.saved_step = s.agent.step;
+
+  // A kill between a checkpoint and the evaluation due at its step (the final one included) left
+  // no row for it, and the steps start after that step: evaluate first.
+  const bool eval_due = s.agent.step == s.cfg.max_steps ||
+                        (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0);
+  if (s.agent.step > 0 && eval_due && !has_row(s.files.evals, s.agent.step) && opt.evaluate)
+    s.evaluate();
+  if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
+}
+
+TrainingRun::~TrainingRun() = default;
+
+bool TrainingRun::stepped_out() const {
+  return s_->end != LoopEnd::kRunning;
+}
+const TrainConfig& TrainingRun::config() const {
+  return s_->cfg;
+}
+const std::string& TrainingRun::run_dir() const {
+  return s_->opt.run_dir;
+}
+
+void TrainingRun::step() {
+  State& s = *s_;
+  if (stepped_out()) return;
+  // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; keep it and stop.
+  if (stop_requested()) {
+    if (s.agent.step != s.saved_step)
+      save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
+    s.end = LoopEnd::kStopSignal;
+    return;
+  }
+  const StepStats stats =
+      optimizer_step(s.agent, *s.optimizer, *s.ds, s.batch, s.choice.device, s.files.checkpoint);
+  s.result.last_loss = stats.loss;
+  s.log->after(s.agent.step, stats, s.cfg.log_every);
+  if (s.agent.step % s.cfg.checkpoint_every == 0 || s.agent.step == s.cfg.max_steps) {
+    save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
+    s.saved_step = s.agent.step;
+    if (s.opt.stop_after >= 0 && s.agent.step >= s.opt.stop_after) {
+      s.end = LoopEnd::kStopAfter;  // as if killed here: nothing after this checkpoint happens
+      return;
+    }
+  }
+  if (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0 &&
+      s.agent.step != s.cfg.max_steps)
+    s.evaluate();
+  if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
+}
+
+TrainResult TrainingRun::finish() {
+  State& s = *s_;
+  if (s.end == LoopEnd::kAlreadyTrained) return s.result;
+  s.log->close_line();
+  TrainResult& result = s.result;
+  result.step = s.agent.step;
+  // A stop asked during the last step: its checkpoint is written; the final evaluation and
+  // done.json are left to the resumed run, which does them first.
+  result.interrupted =
+      s.end == LoopEnd::kStopSignal || (s.end != LoopEnd::kStopAfter && stop_requested());
+  result.finished = s.end == LoopEnd::kMaxSteps && !result.interrupted;
+  if (!result.finished) return result;
+  if (s.first_step < s.cfg.max_steps) {
+    s.evaluate();  // trained here: the final evaluation
+  } else {
+    result.last_loss = last_logged_loss(s.files.metrics);
+  }
+  write_done(s.files, s.env, s.agent.step, result.last_loss);
+  return result;
+}
+
+}  // namespace minrnn::rl
