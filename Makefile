@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: setup configure build demo test test-all test-cuda test-asan fuzz format clean
+.PHONY: setup configure build demo test test-all test-cuda test-sanitize test-asan fuzz format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -31,19 +31,27 @@ test-all: build
 test-cuda: build
 	@cd $(BUILD) && ctest -L cuda --output-on-failure
 
-# The suite built with AddressSanitizer + UBSan in its own folder (CUDA off; -O1 with line tables and
-# assertions on). scripts/sanitizers/ holds the options and the few suppressions, each with its reason.
-ASAN_BUILD ?= build-asan
-test-asan: setup
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# AddressSanitizer + UBSan over our code, in a folder of its own (CUDA off; -O1 with line tables and
+# assertions on); scripts/sanitizers/ holds the options and the few suppressions, each with its
+# reason. `make test-sanitize`: the libraries and their fast suites (io, envs, datasets, the
+# compute stack, rl, the fuzz targets), a build a 2-core CI can afford. `make test-asan`: every
+# target and every suite (about an hour to build on 2 cores).
+SAN_BUILD ?= build-sanitize
+SANITIZE_TARGETS ?= test_io test_envs test_datasets test_compute test_rl minrnn_fuzz
+SANITIZE_LABELS ?= ^(io|envs|datasets|compute|rl|fuzz)$$
+test-sanitize: setup
+	@cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-	  -DMINRNN_SANITIZE=ON -DMINRNN_CUDA=OFF $(CMAKE_ARGS) > $(ASAN_BUILD).configure.log 2>&1 \
-	  || (cat $(ASAN_BUILD).configure.log; exit 1)
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@MINRNN_SAN_DIR=$(CURDIR)/scripts/sanitizers . scripts/sanitizers/env.sh && cd $(ASAN_BUILD) && ctest -LE slow -j $(JOBS) --output-on-failure --timeout 1800
+	  -DMINRNN_SANITIZE=ON -DMINRNN_CUDA=OFF $(CMAKE_ARGS) > $(SAN_BUILD).configure.log 2>&1 \
+	  || (cat $(SAN_BUILD).configure.log; exit 1)
+	@cmake --build $(SAN_BUILD) -j $(JOBS) --target $(SANITIZE_TARGETS)
+	@MINRNN_SAN_DIR=$(CURDIR)/scripts/sanitizers . scripts/sanitizers/env.sh && cd $(SAN_BUILD) && ctest -L '$(SANITIZE_LABELS)' -LE slow -j $(JOBS) --output-on-failure --timeout 1800
+
+test-asan:
+	@$(MAKE) --no-print-directory test-sanitize SAN_BUILD=build-asan SANITIZE_TARGETS=all SANITIZE_LABELS=.
 
 format:
 	@git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD) $(BUILD).configure.log $(ASAN_BUILD) $(ASAN_BUILD).configure.log
+	@rm -rf $(BUILD) $(BUILD).configure.log build-sanitize build-sanitize.configure.log build-asan build-asan.configure.log
