@@ -23,6 +23,7 @@
 #include "rl/checkpoint.h"
 #include "rl/dataset_env.h"
 #include "rl/run_dir.h"
+#include "rl/run_events.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {
@@ -250,11 +251,15 @@ StepStats optimizer_step(Agent& agent, core::FusedAdamW& optimizer, const data::
   return stats;
 }
 
-// metrics.csv rows and the progress line (steps, loss, lr, rate, ETA) every log_every steps.
+// metrics.csv rows, their TensorBoard scalars and the progress line (steps, loss, lr, rate, ETA)
+// every log_every steps, for training that goes on from `first_step`.
 class ProgressLog {
  public:
-  ProgressLog(const fs::path& metrics, int64_t max_steps, bool quiet)
-      : out_(metrics.string()), max_steps_(max_steps), quiet_(quiet) {}
+  ProgressLog(const RunFiles& files, int64_t first_step, int64_t max_steps, bool quiet)
+      : out_(files.metrics.string()),
+        events_(files.dir.string(), first_step),
+        max_steps_(max_steps),
+        quiet_(quiet) {}
   // Ends the progress line a terminal shows in place.
   void close_line() const {
     if (!quiet_ && tty_) std::fprintf(stderr, "\n");
@@ -272,6 +277,7 @@ class ProgressLog {
     row << step << ',' << stats.loss << ',' << stats.lr << ',' << stats.grad_norm << ',' << rate
         << ',' << elapsed << '\n';
     out_.append(row.str());
+    events_.metrics_row(row.str());
     if (!quiet_) {
       std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s%s",
                    tty_ ? "\r" : "", static_cast<long long>(step),
@@ -282,8 +288,12 @@ class ProgressLog {
     window_steps_ = 0;
   }
 
+  // After the evaluation of `step` appended its evals.csv row.
+  void evaluated(int64_t step) { events_.eval_at(step); }
+
  private:
   io::AppendFile out_;
+  RunEvents events_;
   int64_t max_steps_;
   bool quiet_;
   bool tty_ = isatty(STDERR_FILENO);
@@ -292,9 +302,11 @@ class ProgressLog {
   int64_t window_steps_ = 0;
 };
 
-void evaluate(const TrainOptions& opt, Agent& agent) {
+void evaluate(const TrainOptions& opt, Agent& agent, ProgressLog& log) {
   agent.model->eval();
-  if (opt.evaluate) opt.evaluate(agent.step, agent);
+  if (!opt.evaluate) return;
+  opt.evaluate(agent.step, agent);
+  log.evaluated(agent.step);
 }
 
 // Why the step loop ended.
@@ -323,7 +335,7 @@ LoopEnd run_steps(Agent& agent, core::FusedAdamW& optimizer, const data::Dataset
       if (opt.stop_after >= 0 && agent.step >= opt.stop_after) return LoopEnd::kStopAfter;
     }
     if (cfg.eval_every > 0 && agent.step % cfg.eval_every == 0 && agent.step != cfg.max_steps)
-      evaluate(opt, agent);
+      evaluate(opt, agent, log);
   }
   return LoopEnd::kMaxSteps;
 }
@@ -387,15 +399,15 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   TrainResult result;
   result.resumed_from = resume(files, takeover, choice.device, agent, optimizer, opt.quiet);
   drop_rows_after(files, agent.step);
-  ProgressLog log(files.metrics, cfg.max_steps, opt.quiet);
   const int64_t first_step = agent.step;
+  ProgressLog log(files, first_step, cfg.max_steps, opt.quiet);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left
   // no row for it, and the loop starts after that step: evaluate first.
   const bool eval_due =
       agent.step == cfg.max_steps || (cfg.eval_every > 0 && agent.step % cfg.eval_every == 0);
   if (agent.step > 0 && eval_due && !has_row(files.evals, agent.step) && opt.evaluate)
-    evaluate(opt, agent);
+    evaluate(opt, agent, log);
 
   const LoopEnd end = run_steps(agent, optimizer, ds, choice.device, files, opt, log, result);
   log.close_line();
@@ -407,7 +419,7 @@ TrainResult train(const TrainConfig& requested, const TrainOptions& opt) {
   result.finished = end == LoopEnd::kMaxSteps && !result.interrupted;
   if (!result.finished) return result;
   if (first_step < cfg.max_steps) {
-    evaluate(opt, agent);  // trained here: the final evaluation
+    evaluate(opt, agent, log);  // trained here: the final evaluation
   } else {
     result.last_loss = last_logged_loss(files.metrics);
   }
