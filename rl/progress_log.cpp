@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 namespace minrnn::rl {
@@ -19,8 +20,13 @@ std::string hms(double seconds) {
 
 }  // namespace
 
-ProgressLog::ProgressLog(const std::string& metrics_csv, int64_t max_steps, bool quiet)
-    : out_(metrics_csv), max_steps_(max_steps), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
+ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps,
+                         bool quiet)
+    : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),
+      events_(run_dir, first_step),
+      max_steps_(max_steps),
+      quiet_(quiet),
+      tty_(isatty(STDERR_FILENO)) {}
 
 void ProgressLog::close_line() const {
   if (!quiet_ && tty_) std::fprintf(stderr, "\n");
@@ -37,6 +43,7 @@ void ProgressLog::after(int64_t step, const StepStats& stats, int64_t log_every)
   row << step << ',' << stats.loss << ',' << stats.lr << ',' << stats.grad_norm << ',' << rate
       << ',' << elapsed << '\n';
   out_.append(row.str());
+  events_.metrics_row(row.str());
   if (!quiet_) {
     std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s%s",
                  tty_ ? "\r" : "", static_cast<long long>(step), static_cast<long long>(max_steps_),

@@ -1,11 +1,13 @@
-// What a run reports as it trains: a metrics.csv row and the progress line (steps, loss, lr,
-// rate, ETA) every log_every steps.
+// What a run reports as it trains: a metrics.csv row, its TensorBoard scalars (rl/run_events.h)
+// and the progress line (steps, loss, lr, rate, ETA) every log_every steps, and each evaluation's
+// scalars.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 #include "io/atomic_file.h"
+#include "rl/run_events.h"
 
 namespace minrnn::rl {
 
@@ -16,15 +18,19 @@ struct StepStats {
 
 class ProgressLog {
  public:
-  ProgressLog(const std::string& metrics_csv, int64_t max_steps, bool quiet);
+  // For training of the run in `run_dir` that goes on from `first_step`.
+  ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps, bool quiet);
   // After step `step` (1-based) made `stats`: a row and a line every log_every steps and at the
   // last one.
   void after(int64_t step, const StepStats& stats, int64_t log_every);
+  // After the evaluation of `step` appended its evals.csv row.
+  void evaluated(int64_t step) { events_.eval_at(step); }
   // Ends the progress line a terminal shows in place.
   void close_line() const;
 
  private:
   io::AppendFile out_;
+  RunEvents events_;
   int64_t max_steps_;
   bool quiet_;
   bool tty_;

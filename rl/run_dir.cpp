@@ -46,7 +46,8 @@ void remove_run_outputs(const fs::path& run) {
     if ((starts_with(name, "eval-") && ext == ".json") ||
         (starts_with(name, "done-step") && ext == ".json") ||
         ((starts_with(name, "metrics-step") || starts_with(name, "evals-step")) && ext == ".csv") ||
-        (starts_with(name, "checkpoint-step") && ext == ".pt"))
+        (starts_with(name, "checkpoint-step") && ext == ".pt") ||
+        starts_with(name, "events.out.tfevents."))
       fs::remove(entry.path());
   }
 }

@@ -9,8 +9,8 @@
 namespace minrnn::rl {
 
 // The files a run directory's training and evaluation write, relative to it: what --force
-// removes. eval-*.json (ad-hoc `minrnn eval` results) and the *-step<N> files an extension keeps
-// are matched by pattern.
+// removes. eval-*.json (ad-hoc `minrnn eval` results), the *-step<N> files an extension keeps and
+// the TensorBoard event files (events.out.tfevents.*) are matched by pattern.
 const std::vector<std::string>& run_outputs();
 
 // metrics.csv and evals.csv, whose rows start with their step. A torn last line (the writer was

@@ -4,14 +4,15 @@
 // A run directory holds config.yaml (resolved config), metrics.csv (step,loss,lr,grad_norm,
 // steps_per_s,elapsed_s), evals.csv (the `evaluate` callback's rows, see append_eval_row),
 // checkpoint.pt (model, optimizer, step, state mean/std, config; written to a temporary file and
-// renamed) and, once finished, done.json. Calling train() again on an unfinished run resumes from
-// its checkpoint: rows of metrics.csv and evals.csv after the checkpoint's step are dropped (the
-// resumed run writes them again), and an evaluation due at the checkpoint's step that never wrote
-// its row is run first. So a run killed right after its last checkpoint gets its final evaluation
-// and done.json on rerun. Every step's randomness (batch and dropout) is seeded from (seed, step),
-// so a resumed run on CPU ends with exactly the weights of an uninterrupted one. A SIGTERM or
-// SIGINT (after rl::install_stop_handlers) ends the step in progress, checkpoints it and returns
-// `interrupted`.
+// renamed), TensorBoard event files mirroring the CSV rows (events.out.tfevents.*, see
+// rl/run_events.h) and, once finished, done.json. Calling train() again on an unfinished run
+// resumes from its checkpoint: rows of metrics.csv and evals.csv after the checkpoint's step are
+// dropped (the resumed run writes them again), and an evaluation due at the checkpoint's step that
+// never wrote its row is run first. So a run killed right after its last checkpoint gets its final
+// evaluation and done.json on rerun. Every step's randomness (batch and dropout) is seeded from
+// (seed, step), so a resumed run on CPU ends with exactly the weights of an uninterrupted one. A
+// SIGTERM or SIGINT (after rl::install_stop_handlers) ends the step in progress, checkpoints it and
+// returns `interrupted`.
 #pragma once
 #include <torch/torch.h>
 
@@ -41,7 +42,8 @@ struct TrainOptions {
   // evaluation and done.json); -1 = run to the end.
   int64_t stop_after = -1;
   // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
-  // It should record its result with append_eval_row, which is how a resume knows it happened.
+  // It should record its result with append_eval_row, which is how a resume knows it happened
+  // (and where the run's TensorBoard events take it from).
   std::function<void(int64_t step, Agent& agent)> evaluate;
 };
 

@@ -300,7 +300,9 @@ struct TrainingRun::State {
 
   void evaluate() {
     agent.model->eval();
-    if (opt.evaluate) opt.evaluate(agent.step, agent);
+    if (!opt.evaluate) return;
+    opt.evaluate(agent.step, agent);
+    log->evaluated(agent.step);
   }
 };
 
@@ -330,8 +332,9 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.result.resumed_from =
       resume(s.files, s.takeover, s.choice.device, s.agent, *s.optimizer, opt.quiet);
   drop_rows_after(s.files, s.agent.step);
-  s.log = std::make_unique<ProgressLog>(s.files.metrics, s.cfg.max_steps, opt.quiet);
   s.first_step = s.saved_step = s.agent.step;
+  s.log =
+      std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left
   // no row for it, and the steps start after that step: evaluate first.

@@ -1,0 +1,117 @@
+#include "rl/run_events.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "io/atomic_file.h"
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The tags of the columns after `step`, in the order metrics.csv and evals.csv hold them
+// (elapsed_s, metrics.csv's last column, is TensorBoard's own "relative" time axis).
+const std::vector<std::string>& tags_of(bool eval) {
+  static const std::vector<std::string> metrics = {"train/loss", "train/lr", "train/grad_norm",
+                                                   "train/steps_per_s"};
+  static const std::vector<std::string> evals = {"eval/return_mean", "eval/return_std",
+                                                 "eval/normalized_return_mean",
+                                                 "eval/normalized_return_std"};
+  return eval ? evals : metrics;
+}
+
+// A CSV row's step and the values of `tags`, one per column after it; false for a header or a
+// row with fewer numbers.
+bool parse_row(const std::string& row, const std::vector<std::string>& tags, int64_t* step,
+               std::vector<io::TensorBoardScalar>* scalars) {
+  char* end = nullptr;
+  *step = std::strtoll(row.c_str(), &end, 10);
+  if (end == row.c_str()) return false;
+  for (const auto& tag : tags) {
+    if (*end != ',') return false;
+    const char* field = end + 1;
+    const double value = std::strtod(field, &end);
+    if (end == field) return false;
+    scalars->push_back({tag, value});
+  }
+  return true;
+}
+
+// A row's step; -1 for a header or a line that is not a row.
+int64_t row_step(const std::string& line) {
+  char* end = nullptr;
+  const long long step = std::strtoll(line.c_str(), &end, 10);
+  return end != line.c_str() && *end == ',' ? step : -1;
+}
+
+// The rows of `csv` whose step passes `keep`.
+template <typename Keep>
+std::vector<std::string> rows_where(const fs::path& csv, Keep keep) {
+  std::vector<std::string> rows;
+  for (const auto& line : io::read_complete_lines(csv.string()))
+    if (const int64_t step = row_step(line); step >= 0 && keep(step)) rows.push_back(line);
+  return rows;
+}
+
+// The step of the last row of `csv`; `otherwise` when it has none.
+int64_t last_step(const fs::path& csv, int64_t otherwise) {
+  const auto lines = io::read_complete_lines(csv.string());
+  const int64_t step = lines.empty() ? -1 : row_step(lines.back());
+  return step >= 0 ? step : otherwise;
+}
+
+}  // namespace
+
+// See the header: a START where both readers drop what a resume redoes, then the rows kept there.
+RunEvents::RunEvents(const std::string& run_dir, int64_t start_step) : run_dir_(run_dir) {
+  const fs::path metrics = fs::path(run_dir) / "metrics.csv",
+                 evals = fs::path(run_dir) / "evals.csv";
+  const int64_t from =
+      std::min({start_step, last_step(metrics, start_step), last_step(evals, start_step)});
+  try {
+    writer_.emplace(run_dir);
+    writer_->add_session_start(from, io::wall_time_now());
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  const auto redone = [from](int64_t step) { return step >= from; };
+  for (const auto& row : rows_where(metrics, redone)) write_row(row, /*eval=*/false);
+  for (const auto& row : rows_where(evals, redone)) write_row(row, /*eval=*/true);
+}
+
+void RunEvents::metrics_row(const std::string& row) {
+  write_row(row, /*eval=*/false);
+}
+
+void RunEvents::eval_at(int64_t step) {
+  if (!writer_) return;
+  const auto of_step = [step](int64_t row) { return row == step; };
+  for (const auto& row : rows_where(fs::path(run_dir_) / "evals.csv", of_step))
+    write_row(row, /*eval=*/true);
+}
+
+void RunEvents::write_row(const std::string& row, bool eval) {
+  int64_t step = 0;
+  std::vector<io::TensorBoardScalar> scalars;
+  if (!writer_ || !parse_row(row, tags_of(eval), &step, &scalars)) return;
+  try {
+    writer_->add_scalars(step, scalars, io::wall_time_now());
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+void RunEvents::fail(const std::string& why) {
+  writer_.reset();
+  std::fprintf(stderr,
+               "\nwarning: %s; TensorBoard shows this run only up to here (training goes on: "
+               "metrics.csv and evals.csv hold every row)\n",
+               why.c_str());
+}
+
+}  // namespace minrnn::rl

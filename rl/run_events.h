@@ -1,0 +1,46 @@
+// The TensorBoard view of a run directory (`tensorboard --logdir runs/` shows runs, and a sweep's,
+// as they train): every row of metrics.csv and evals.csv as scalars at the row's step —
+//   train/loss, train/lr, train/grad_norm, train/steps_per_s                        (metrics.csv)
+//   eval/return_mean, eval/return_std, eval/normalized_return_mean, eval/normalized_return_std
+//                                                                                    (evals.csv)
+// — with the values the row's text holds, so the two agree to float32 rounding.
+//
+// The CSV files stay the record that resume, reports and sweeps read. So an events file that
+// cannot be written (a full disk) is reported once on stderr and training goes on without it; the
+// CSV files fail as they always do (io::AppendFile), naming the file.
+//
+// Each training session (a first run, a resume, an extension) writes a new events file. A resume
+// drops the CSV rows past its checkpoint (and an extension those of the old last step off the
+// cadence), and TensorBoard must drop their points too: its Python reader (EventAccumulator,
+// `--load_fast=false`) drops, at a SessionLog START, the points read so far at steps >= the
+// START's; its fast loader (the default data server) ignores START and drops, per tag, the points
+// at steps >= each new point's. So the file opens with a START at the step of the earlier of the
+// two CSV files' last rows, then writes again every row from that step on: both readers are left
+// with the rows the CSV files keep. (For the fast loader, a tag none of whose rows were kept — an
+// evaluation dropped, none before it — keeps its old points until the resumed run writes the tag.)
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "io/tensorboard.h"
+
+namespace minrnn::rl {
+
+class RunEvents {
+ public:
+  // A new events file in `run_dir` for training that goes on from `start_step` (0: from scratch).
+  RunEvents(const std::string& run_dir, int64_t start_step);
+  // A line just appended to metrics.csv (step,loss,lr,grad_norm,steps_per_s,elapsed_s).
+  void metrics_row(const std::string& row);
+  // The row evals.csv holds for `step`, if any: call after an evaluation has appended it.
+  void eval_at(int64_t step);
+
+ private:
+  void write_row(const std::string& row, bool eval);
+  void fail(const std::string& why);
+  std::string run_dir_;
+  std::optional<io::EventFileWriter> writer_;  // empty after a failure
+};
+
+}  // namespace minrnn::rl
