@@ -255,6 +255,49 @@ void check_every_kernel(CoefficientForm source, Case c, torch::Dtype dtype,
 
 }  // namespace
 
+namespace {
+
+// The minRNN projection scan (minGRU: gates 2, minLSTM: gates 3; log-space cell or vanilla) on
+// `device` in float32, forward and every gradient, against its float64 reference on the CPU.
+void check_projection_scan(const torch::Device& device) {
+  for (int64_t gates : {2, 3}) {
+    for (bool positive : {true, false}) {
+      for (Case c : {Case{3, 17, 31}, Case{2, 600, 70}, Case{64, 59, 128}}) {
+        SCOPED_TRACE("gates " + std::to_string(gates) + (positive ? " log-space " : " vanilla ") +
+                     std::to_string(c.B) + "x" + std::to_string(c.T) + "x" + std::to_string(c.D));
+        torch::manual_seed(c.B + c.T + gates);
+        const torch::Tensor pre = torch::randn({c.B, c.T, gates * c.D}, torch::kDouble) * 3;
+        const torch::Tensor h0 = torch::randn({c.B, c.D}, torch::kDouble);
+        const torch::Tensor w = torch::randn({c.B, c.T, c.D}, torch::kDouble);
+        auto pre_r = pre.clone().requires_grad_(), h0_r = h0.clone().requires_grad_();
+        const ScanResult ref = gated_projection_scan_reference(pre_r, gates, h0_r, positive);
+        ((ref.h * w).sum() + ref.h_last.sum()).backward();
+        auto pre_d = pre.to(torch::kFloat).to(device).requires_grad_();
+        auto h0_d = h0.to(torch::kFloat).to(device).requires_grad_();
+        const ScanResult out = gated_projection_scan(pre_d, gates, h0_d, positive);
+        ((out.h * w.to(torch::kFloat).to(device)).sum() + out.h_last.sum()).backward();
+        EXPECT_LT(rel_err(out.h, ref.h.detach()), 1e-5);
+        EXPECT_LT(rel_err(out.h_last, ref.h_last.detach()), 1e-5);
+        EXPECT_LT(rel_err(pre_d.grad(), pre_r.grad()), 1e-4) << "gradient of the projection";
+        EXPECT_LT(rel_err(h0_d.grad(), h0_r.grad()), 1e-4) << "gradient of h0";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// minLSTM's (and minGRU's) fused scan backward on the GPU: the gradient training takes.
+TEST(ScanCuda, ProjectionScanGradientsMatchFloat64Reference) {
+  SKIP_WITHOUT_GPU();
+  check_projection_scan(torch::kCUDA);
+}
+
+// The same check on the CPU, so the harness above is proved in `make test` before a GPU runs it.
+TEST(ScanGpuCheck, TheProjectionScanHarnessRunsOnTheCpu) {
+  check_projection_scan(torch::kCPU);
+}
+
 TEST(ScanCuda, EveryKernelEveryDtypeMatchesFloat64Reference) {
   SKIP_WITHOUT_GPU();
   struct Restore {
