@@ -1,8 +1,10 @@
-// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force | --extend]`
+// `minrnn train CONFIG [--seed S] [--run-dir DIR] [--set key=value]... [--force | --extend]
+//               [--download]`
 // Trains a decision agent; re-running the same command after a kill resumes from the checkpoint,
 // and with a larger max_steps and --extend, a finished run trains on from its last checkpoint.
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
+// --download first fetches the config's dataset when it is missing (`minrnn data download`).
 #include <cstdio>
 
 #include "eval/rollout.h"
@@ -10,6 +12,7 @@
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
+#include "tools/data_download.h"
 
 namespace minrnn::cli {
 
@@ -18,7 +21,7 @@ void add_train_command(CLI::App& app) {
     std::string config, run_dir;
     int64_t seed = -1;
     std::vector<std::string> sets;
-    bool force = false, extend = false, quiet = false;
+    bool force = false, extend = false, quiet = false, download = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
@@ -35,10 +38,13 @@ void add_train_command(CLI::App& app) {
                 "last checkpoint (its results so far are kept as *-step<N> files)")
       ->excludes("--force");
   sub->add_flag("--quiet", args->quiet, "no progress line");
+  sub->add_flag("--download", args->download,
+                "fetch the config's dataset first when it is missing (as `minrnn data download`)");
   sub->callback([args] {
     auto sets = args->sets;
     if (args->seed >= 0) sets.push_back("seed=" + std::to_string(args->seed));
     const rl::TrainConfig cfg = rl::load_config(args->config, sets);
+    if (args->download) download_missing_datasets({cfg.dataset}, "minrnn train");
     rl::TrainOptions opt;
     opt.run_dir =
         args->run_dir.empty() ? rl::default_run_dir(args->config, cfg.seed) : args->run_dir;
