@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +98,36 @@ TEST(Checksum, AFileHashedInTwoPiecesIsHashedWhole) {
   h.update(s.bytes.data() + 1000, s.bytes.size() - 1000);
   EXPECT_EQ(h.hex_digest(), s.spec.checksum.hex);
   EXPECT_EQ(file_checksum(s.served.string(), HashKind::kSha256), s.spec.checksum.hex);
+}
+
+// What a download prints: in a log, whole lines with bytes, share, rate and ETA; on a terminal,
+// one line rewritten in place (carriage return, clear to the end) and ended once.
+TEST(Progress, ALogGetsLinesATerminalOneLineRewrittenInPlace) {
+  for (ProgressStyle style : {ProgressStyle::kLog, ProgressStyle::kTerminal}) {
+    FILE* out = std::tmpfile();
+    ProgressOptions options;
+    options.style = style;
+    options.log_every_s = 0;
+    options.out = out;
+    Progress progress(options, "f.hdf5", 2'000'000, 500'000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));  // the terminal's 0.2 s pace
+    progress.update(1'000'000);
+    progress.finish();
+    std::rewind(out);
+    std::string text(4096, '\0');
+    text.resize(std::fread(text.data(), 1, text.size(), out));
+    std::fclose(out);
+    EXPECT_NE(text.find("f.hdf5  1.0 MB of 2.0 MB (50%), "), std::string::npos) << text;
+    EXPECT_NE(text.find(" MB/s, ETA 0m"), std::string::npos) << text;
+    if (style == ProgressStyle::kTerminal) {
+      EXPECT_EQ(text[0], '\r') << text;
+      EXPECT_NE(text.find("\033[K"), std::string::npos);
+      EXPECT_EQ(text.back(), '\n');
+    } else {
+      EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    }
+  }
+  EXPECT_EQ(human_bytes(152756557), "152.8 MB");
 }
 
 TEST(Download, AFreshDownloadLandsVerifiedUnderItsName) {
