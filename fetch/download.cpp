@@ -31,9 +31,12 @@ void check_spec(const FileSpec& spec) {
 // <path>.part, open and locked (flock: released by the kernel however the process ends).
 class PartFile {
  public:
-  PartFile(const FileSpec& spec) : path_(part_path(spec.path)), url_(spec.url) {
+  explicit PartFile(const FileSpec& spec) : path_(part_path(spec.path)), url_(spec.url) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail_write(errno);
+    if (fd_ < 0) {
+      throw io::WriteError("cannot write " + path_ + ": " + std::strerror(errno) +
+                           " (downloading " + url_ + ")");
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
       throw FetchError(path_ + " is being written by another download of " + url_ +
@@ -92,8 +95,8 @@ class PartFile {
 // the file; "" otherwise.
 std::string recorded_sha256(const std::string& path) {
   const std::string record = checksum_record_path(path);
-  struct stat file {
-  }, rec{};
+  struct stat file = {};
+  struct stat rec = {};
   if (::stat(path.c_str(), &file) != 0 || ::stat(record.c_str(), &rec) != 0) return "";
   const auto newer = [](const struct stat& a, const struct stat& b) {
     return a.st_mtim.tv_sec != b.st_mtim.tv_sec ? a.st_mtim.tv_sec > b.st_mtim.tv_sec
