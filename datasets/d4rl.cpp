@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
@@ -256,20 +257,19 @@ std::string resolve_d4rl_path(const std::string& id_or_path) {
       id_or_path.compare(id_or_path.size() - 5, 5, ".hdf5") == 0) {
     throw std::runtime_error(id_or_path + ": no such file");
   }
-  std::string dir;
-  if (const char* env_dir = std::getenv("D4RL_DATASET_DIR"); env_dir && *env_dir) {
-    dir = env_dir;
-  } else {
-    const char* home = std::getenv("HOME");
-    dir = std::string(home ? home : ".") + "/.d4rl/datasets";
-  }
-  std::string file = d4rl_file_name(id_or_path);
-  std::string path = dir + "/" + file;
+  const std::string path = d4rl_dataset_dir() + "/" + d4rl_file_name(id_or_path);
   if (std::filesystem::exists(path, ec)) return path;
-  throw std::runtime_error("D4RL dataset '" + id_or_path + "' not found at " + path +
-                           "; download it from "
-                           "http://rail.eecs.berkeley.edu/datasets/offline_rl/gym_mujoco_v2/" +
-                           file + " and put it there (or set D4RL_DATASET_DIR to its folder)");
+  const std::string missing = "D4RL dataset '" + id_or_path + "' not found at " + path;
+  if (find_d4rl_published(id_or_path) == nullptr) {
+    throw std::runtime_error(missing +
+                             ", and it is not one of the D4RL v2 MuJoCo datasets minrnn can "
+                             "download (hopper|halfcheetah|walker2d-random|medium|expert|"
+                             "medium-replay|medium-expert|full-replay-v2); put the file there "
+                             "(D4RL_DATASET_DIR sets the folder) or name its path");
+  }
+  throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
+                           "` (train and sweep: --download), or put the file there "
+                           "(D4RL_DATASET_DIR sets the folder)");
 }
 
 }  // namespace minrnn::data

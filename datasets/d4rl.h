@@ -68,7 +68,8 @@ Transitions read_d4rl(const std::string& path, const ReadOptions& options = {});
 
 // Maps an id like "hopper-medium-replay-v2" to $D4RL_DATASET_DIR (or ~/.d4rl/datasets) /
 // "hopper_medium_replay-v2.hdf5". A path that exists is returned unchanged. Throws when the file is
-// absent, saying where to put it and its public URL. Never downloads.
+// absent, naming where it belongs and the `minrnn data download` command that fetches it. Never
+// downloads itself (fetch/ does, and sits above this library).
 std::string resolve_d4rl_path(const std::string& id_or_path);
 
 // The Gymnasium env_spec JSON a file written by `minrnn collect` keeps in metadata/env_spec (D4RL's

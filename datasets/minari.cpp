@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
@@ -219,10 +220,15 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
   const fs::path dir = fs::path(minari_root()) / id_or_path;
   if (fs::is_directory(dir, ec)) check_hdf5_format(dir);
   if (fs::is_regular_file(dir / "data" / "main_data.hdf5", ec)) return dir.string();
-  throw std::runtime_error("Minari dataset '" + id_or_path + "' not found at " +
-                           (dir / "data" / "main_data.hdf5").string() +
-                           "; fetch it with Python's `minari download " + id_or_path +
-                           "` (or set MINARI_DATASETS_PATH to the folder that holds it)");
+  const std::string missing = "Minari dataset '" + id_or_path + "' not found at " +
+                              (dir / "data" / "main_data.hdf5").string();
+  if (!is_downloadable_id(id_or_path)) {
+    throw std::runtime_error(missing + " (and '" + id_or_path +
+                             "' is neither a folder here nor a Minari id, namespace/name-v<N>)");
+  }
+  throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
+                           "` (train and sweep: --download), or set MINARI_DATASETS_PATH to the "
+                           "folder that holds it");
 }
 
 namespace {

@@ -48,7 +48,8 @@ std::string minari_root();
 
 // The dataset directory for a Minari id ("mujoco/hopper/medium-v0") under $MINARI_DATASETS_PATH or
 // ~/.minari/datasets, or for a path to the directory or to its data/main_data.hdf5. Throws, saying
-// where the files belong, when absent. Never downloads.
+// where the files belong and the `minrnn data download` command that fetches them, when absent.
+// Never downloads itself (fetch/ does).
 std::string resolve_minari_dir(const std::string& id_or_path);
 
 // True when `id_or_path` names a Minari dataset rather than a D4RL file or id: a directory, a file

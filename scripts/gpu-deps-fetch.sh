@@ -10,12 +10,14 @@ mkdir -p .devdeps/fallback
 cd .devdeps
 [ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v lock)" ] || apt-get update -qq
 quiet() { grep -v unsandboxed || true; }  # apt's note on downloading as root
-# MuJoCo (its CMake config asks for OpenGL), HDF5, yaml-cpp, GoogleTest, CLI11, JSON, zlib.
+# MuJoCo (its CMake config asks for OpenGL), HDF5, yaml-cpp, GoogleTest, CLI11, JSON, zlib, and
+# the headers fetch/ builds against (libcurl, OpenSSL; their libraries are the fallbacks below).
 apt-get download -qq \
   libmujoco2.2.2 libmujoco-dev libccd2 liblodepng0 libqhull-r8.0 libqhull-dev libtinyxml2-9 libtinyxml2-dev \
   libgl-dev libglx-dev libopengl-dev libgl1 libglx0 libopengl0 libglvnd0 \
   libhdf5-103-1 libhdf5-cpp-103-1 libhdf5-hl-100 libhdf5-hl-cpp-100 libhdf5-dev libsz2 libaec0 libaec-dev hdf5-helpers \
   libyaml-cpp0.7 libyaml-cpp-dev libgtest-dev googletest libcli11-dev nlohmann-json3-dev zlib1g zlib1g-dev \
+  libcurl4-openssl-dev libssl-dev \
   2>&1 | quiet
 # Fallbacks, unpacked only for a library the GPU machine lacks: HDF5 links libcurl and libcrypto
 # (its ROS3 driver), and those bring their own closure. The H200 of 2026-11-26 had them all.

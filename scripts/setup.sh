@@ -20,6 +20,7 @@ DEB_PACKAGES=(
   libhdf5-dev hdf5-tools
   libyaml-cpp-dev libgtest-dev googletest
   libcli11-dev nlohmann-json3-dev
+  libcurl4-openssl-dev libssl-dev
   libosmesa6-dev libegl-dev libgl-dev
   slurm-wlm munge
 )

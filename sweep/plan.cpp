@@ -3,11 +3,13 @@
 // backend (sweep/slurm.cpp) both start from plan_sweep.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/catalog.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
 #include "sweep/slurm.h"
@@ -151,6 +153,11 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       configs.push_back(rl::load_config(proto.config, proto.overrides));
       proto.max_steps = configs.back().max_steps;
       proto.device = configs.back().device;
+      proto.dataset_source = configs.back().dataset;
+      const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
+      proto.dataset_where = data.where;
+      proto.data_missing = !data.present;
+      proto.data_downloadable = data.downloadable;
       protos.push_back(proto);
     }
   }
@@ -189,6 +196,47 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
         ":" + conflicts);
   }
   return runs;
+}
+
+std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs) {
+  std::vector<std::string> missing;
+  for (const auto& r : runs) {
+    if (r.state != RunState::kPending || !r.data_missing) continue;  // evaluation needs no data
+    if (std::find(missing.begin(), missing.end(), r.dataset_source) == missing.end())
+      missing.push_back(r.dataset_source);
+  }
+  return missing;
+}
+
+std::string data_missing_note(const SweepRun& run) {
+  if (run.state != RunState::kPending || !run.data_missing) return "";
+  return run.data_downloadable ? "data missing: " + data::download_command({run.dataset_source})
+                               : "data missing: no file " + run.dataset_where;
+}
+
+void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
+  const std::vector<std::string> missing = missing_datasets(runs);
+  if (missing.empty()) return;
+  std::string lines;
+  std::vector<std::string> downloadable;
+  for (const std::string& dataset : missing) {
+    const auto run = std::find_if(runs.begin(), runs.end(),
+                                  [&](const SweepRun& r) { return r.dataset_source == dataset; });
+    lines += "\n  " + dataset + ": not at " + run->dataset_where;
+    if (run->data_downloadable) {
+      downloadable.push_back(dataset);
+    } else {
+      lines += " (a path, not an id minrnn can download: make that file first)";
+    }
+  }
+  std::string how;
+  if (!downloadable.empty()) {
+    how = "\ndownload " + std::string(downloadable.size() > 1 ? "them" : "it") +
+          " with: " + data::download_command(downloadable) + "  (or run the sweep with --download)";
+  }
+  throw std::runtime_error(spec.file + ": " + std::to_string(missing.size()) + " dataset" +
+                           (missing.size() > 1 ? "s" : "") +
+                           " of runs still to train missing; nothing was started:" + lines + how);
 }
 
 }  // namespace minrnn::sweep

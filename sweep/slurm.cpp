@@ -347,6 +347,7 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
 
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const std::vector<SweepRun> runs = plan_sweep(spec);  // throws before anything is written
+  if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
   std::vector<int> tasks;
   int done = 0, busy = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -374,7 +375,9 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (opt.dry_run) {
     for (int i : tasks)
       std::printf("  task %-4d %s  %s\n", i, runs[size_t(i)].run_dir.c_str(),
-                  runs[size_t(i)].state == RunState::kTrained ? "(evaluate only)" : "");
+                  runs[size_t(i)].state == RunState::kTrained
+                      ? "(evaluate only)"
+                      : data_missing_note(runs[size_t(i)]).c_str());
     std::printf("would write %s and run: sbatch --parsable %s (--array=%s)\n", script.c_str(),
                 script.c_str(), slurm_array_spec(tasks, spec.slurm.array_throttle).c_str());
     return 0;

@@ -22,17 +22,19 @@ int threads_per_run(const SweepSpec& spec) {
   return std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, spec.parallel));
 }
 
+// What --dry-run says a run will do.
+std::string planned(const SweepRun& r) {
+  if (r.state == RunState::kDone) return "done";
+  if (r.state == RunState::kTrained) return "trained, not evaluated";
+  if (const std::string missing = data_missing_note(r); !missing.empty()) return missing;
+  if (r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt"))
+    return "to train again from step 0 (--extend; no checkpoint here)";
+  return r.extend ? "to train further (--extend)" : "to train";
+}
+
 void print_plan(const std::vector<SweepRun>& runs) {
-  for (const auto& r : runs) {
-    std::printf("  %-40s %s  %s\n", run_name(r).c_str(),
-                r.state == RunState::kDone      ? "done"
-                : r.state == RunState::kTrained ? "trained, not evaluated"
-                : r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt")
-                    ? "to train again from step 0 (--extend; no checkpoint here)"
-                : r.extend ? "to train further (--extend)"
-                           : "to train",
-                r.config.c_str());
-  }
+  for (const auto& r : runs)
+    std::printf("  %-40s %s  %s\n", run_name(r).c_str(), planned(r).c_str(), r.config.c_str());
 }
 
 }  // namespace
@@ -54,6 +56,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     print_plan(runs);
     return 0;
   }
+  refuse_missing_datasets(spec, runs);  // before the first directory is made
   fs::create_directories(spec.out);
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
   // Nor beside a Slurm array of the same directory (sweep/slurm.h).

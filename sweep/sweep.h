@@ -78,13 +78,29 @@ struct SweepRun {
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
   std::string device = "cpu";  // the config's: where training and evaluation run
   bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
+  // The config's `dataset` (an id or a path) and whether it is there (data::locate_dataset):
+  // a run still to train cannot start without it.
+  std::string dataset_source, dataset_where;
+  bool data_missing = false;
+  bool data_downloadable = false;  // an id `minrnn data download` fetches, not a path
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
-// every config loads with its overrides (so a typo fails before hours of training), and reads
-// each run directory's state. Throws std::invalid_argument naming every run directory whose
-// config.yaml differs from the sweep's config for it, and the keys that differ.
+// every config loads with its overrides (so a typo fails before hours of training), reads each
+// run directory's state and whether each run's dataset is there (SweepRun::data_missing). Throws
+// std::invalid_argument naming every run directory whose config.yaml differs from the sweep's
+// config for it, and the keys that differ.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
+
+// The datasets of runs still to train that are not there, each once, in plan order.
+std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs);
+// How --dry-run marks a run still to train whose data is missing: "data missing: minrnn data
+// download hopper-medium-v2", or for a path "data missing: no file data/x.hdf5"; "" otherwise.
+std::string data_missing_note(const SweepRun& run);
+// Refuses (std::runtime_error) a sweep some of whose runs still to train have no data, naming
+// every missing dataset and the command that downloads those that can be: both backends call it
+// before they start or submit anything, so a sweep never starts runs that each fail.
+void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
 // "hopper-medium/mingru/seed0": how progress lines and `--status` name a run.
 std::string run_name(const SweepRun& r);

@@ -1,6 +1,8 @@
-// `minrnn data`: look inside D4RL / Minari datasets and write synthetic D4RL-layout files.
+// `minrnn data`: look inside D4RL / Minari datasets, write synthetic D4RL-layout files, and fetch
+// the published ones (`download`: tools/data_download.cpp).
 //   minrnn data inspect hopper-medium-v2 [--json] [--env hopper|none]
 //   minrnn data synth out.hdf5 --env hopper --steps 1000000 [--seed 0] [--overwrite]
+//   minrnn data download hopper-medium-v2 mujoco/hopper/medium-v0
 #include <sys/resource.h>
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include "datasets/episodes.h"
 #include "rl/dataset_env.h"
 #include "tools/commands.h"
+#include "tools/data_download.h"
 
 namespace minrnn::cli {
 namespace {
@@ -227,7 +230,8 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
 }  // namespace
 
 void add_data_command(CLI::App& app) {
-  auto* data_cmd = app.add_subcommand("data", "Inspect D4RL/Minari datasets; write synthetic ones");
+  auto* data_cmd = app.add_subcommand(
+      "data", "Inspect D4RL/Minari datasets; write synthetic ones; download the published ones");
   data_cmd->require_subcommand(1);
 
   struct InspectArgs {
@@ -298,6 +302,8 @@ void add_data_command(CLI::App& app) {
     std::printf("wrote %s: %lld steps, %s dims %d/%d, in %.2f s\n", synth_args->out.c_str(),
                 static_cast<long long>(d.num_steps()), env->name, d.obs_dim, d.act_dim, seconds);
   });
+
+  add_data_download_command(*data_cmd);
 }
 
 }  // namespace minrnn::cli

@@ -1,12 +1,15 @@
 // `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run] [--extend]
-//                          [--backend local|slurm] [--status [--json]]`: trains and evaluates
-// every seed × dataset × backbone of a sweep file (see sweep/sweep.h, sweep/slurm.h,
+//                          [--backend local|slurm] [--status [--json]] [--download]`: trains
+// and evaluates every seed × dataset × backbone of a sweep file (see sweep/sweep.h, sweep/slurm.h,
 // docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
-// SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75.
+// SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75. A sweep
+// whose runs still to train name a missing dataset is refused before it starts anything, naming
+// the `minrnn data download` command; --download fetches those datasets first.
 #include "rl/stop_request.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "tools/commands.h"
+#include "tools/data_download.h"
 
 namespace minrnn::cli {
 
@@ -15,7 +18,7 @@ void add_sweep_command(CLI::App& app) {
     std::string file, out, backend = "local";
     std::vector<std::string> sets;
     int parallel = 0, pack = 0;
-    bool dry_run = false, status = false, json = false, extend = false;
+    bool dry_run = false, status = false, json = false, extend = false, download = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
@@ -32,7 +35,8 @@ void add_sweep_command(CLI::App& app) {
   sub->add_flag("--extend", args->extend,
                 "train runs whose config differs only by a smaller max_steps further, from "
                 "their checkpoints (their results so far are kept as *-step<N> files)");
-  sub->add_flag("--dry-run", args->dry_run, "print the runs and their state; start nothing");
+  auto* dry_run =
+      sub->add_flag("--dry-run", args->dry_run, "print the runs and their state; start nothing");
   sub->add_option("--backend", args->backend,
                   "local: child processes here; slurm: submit one job array with sbatch "
                   "(the file's `slurm:` section)")
@@ -40,6 +44,11 @@ void add_sweep_command(CLI::App& app) {
   auto* status = sub->add_flag("--status", args->status,
                                "print every run's state (and the Slurm job's); start nothing");
   sub->add_flag("--json", args->json, "with --status: as JSON")->needs(status);
+  sub->add_flag("--download", args->download,
+                "first fetch the datasets of runs still to train that are missing (as `minrnn "
+                "data download`)")
+      ->excludes(dry_run)
+      ->excludes(status);
   sub->callback([args] {
     sweep::SweepSpec spec = sweep::load_sweep(args->file);
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
@@ -51,6 +60,8 @@ void add_sweep_command(CLI::App& app) {
       sweep::print_sweep_status(spec, args->json);
       return;
     }
+    if (args->download)
+      download_missing_datasets(sweep::missing_datasets(sweep::plan_sweep(spec)), "minrnn sweep");
     sweep::SweepOptions opt;
     opt.dry_run = args->dry_run;
     if (args->backend == "slurm") {

@@ -1,9 +1,11 @@
-// `minrnn train CONFIG [--seed S]... [--run-dir DIR]... [--set key=value]... [--force | --extend]`
+// `minrnn train CONFIG [--seed S]... [--run-dir DIR]... [--set key=value]... [--force | --extend]
+//               [--download]`
 // Trains a decision agent; re-running the same command after a kill resumes from the checkpoint,
 // and with a larger max_steps and --extend, a finished run trains on from its last checkpoint.
 // Several seeds train as one pack (rl::train_pack): one process, each run exactly as alone.
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
+// --download first fetches the config's dataset when it is missing (`minrnn data download`).
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
@@ -15,6 +17,7 @@
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
+#include "tools/data_download.h"
 
 namespace minrnn::cli {
 namespace {
@@ -24,7 +27,7 @@ struct Args {
   std::vector<int64_t> seeds;
   std::vector<std::string> run_dirs;
   std::vector<std::string> sets;
-  bool force = false, extend = false, quiet = false;
+  bool force = false, extend = false, quiet = false, download = false;
 };
 
 // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
@@ -131,8 +134,15 @@ void add_train_command(CLI::App& app) {
                 "last checkpoint (its results so far are kept as *-step<N> files)")
       ->excludes("--force");
   sub->add_flag("--quiet", args->quiet, "no progress line");
+  sub->add_flag("--download", args->download,
+                "fetch the config's dataset first when it is missing (as `minrnn data download`)");
   sub->callback([args] {
     const std::vector<rl::PackMember> members = members_of(*args);
+    if (args->download) {
+      std::vector<std::string> datasets;
+      for (const auto& m : members) datasets.push_back(m.config.dataset);
+      download_missing_datasets(datasets, "minrnn train");
+    }
     rl::install_stop_handlers();
     if (members.size() == 1) {  // alone: its own errors propagate as they are
       const rl::TrainResult r = rl::train(members[0].config, members[0].options);

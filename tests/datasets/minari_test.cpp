@@ -116,7 +116,7 @@ TEST(MinariTest, ResolvesIdsUnderTheDatasetsPath) {
     resolve_minari_dir("mujoco/hopper/absent-v0");
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("minari download mujoco/hopper/absent-v0"),
+    EXPECT_NE(std::string(e.what()).find("minrnn data download mujoco/hopper/absent-v0"),
               std::string::npos);
   }
   unsetenv("MINARI_DATASETS_PATH");

@@ -159,10 +159,12 @@ std::string job_of(const TempDir& dir) {
   return nlohmann::json::parse(read_text(dir.path / "sw/slurm/job.json"))["job_id"];
 }
 
-// A synthesized hopper dataset and a sweep file over the tiny config.
+// A synthesized hopper dataset, a broken one (not HDF5: its runs fail in training; a missing one
+// would make the sweep refuse to start), and a sweep file over the tiny config.
 void write_sweep(const TempDir& dir, const std::string& runs, const std::string& sets) {
   ASSERT_EQ(minrnn(dir, "data synth hop.hdf5 --env hopper --steps 600 --episode-len 100").exit_code,
             0);
+  std::ofstream(dir.path / "broken.hdf5") << "not an HDF5 file\n";
   std::ofstream(dir.path / "s.yaml")
       << runs << "config: " << MINRNN_SOURCE_DIR << "/configs/tiny-hopper-mingru.yaml\n"
       << "set: [" << sets << "]\nout: sw\neval_episodes: 1\n"

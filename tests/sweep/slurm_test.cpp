@@ -50,6 +50,7 @@ struct PathOnly {
 };
 
 sweep::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
+  testing::provide_tiny_config_dataset(dir);
   sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
   s.config_template = kTiny;
   s.sets = {"max_steps=5"};
@@ -176,6 +177,23 @@ TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
     EXPECT_NE(std::string(e.what()).find("no `sbatch` on PATH"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/job.json"));
+}
+
+// Runs whose dataset is missing would each fail on the cluster: refused before anything is
+// written or submitted, naming the download command.
+TEST(SweepSlurmSubmit, AMissingDatasetIsRefusedBeforeAnythingIsWritten) {
+  testing::TempDir tmp;
+  sweep::SweepSpec s = spec_in(tmp.path);
+  s.sets.push_back("dataset=hopper-expert-v2");  // not in this test's D4RL_DATASET_DIR
+  try {
+    sweep::submit_slurm_sweep(s, {});
+    FAIL() << "submitted runs without their data";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("minrnn data download hopper-expert-v2"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp.path / "out"));
 }
 
 // sbatch refuses: its message is quoted, the sweep dir says so, and a later call submits anew.

@@ -1,5 +1,8 @@
 // Shared by the sweep tests: the tiny config sweeps point at, and a sweep file's parse error.
 #pragma once
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +12,15 @@ namespace minrnn::testing {
 
 inline const std::string kTinyConfig =
     std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
+
+// The tiny config's dataset, hopper-medium-v2, present as <dir>/d4rl/hopper_medium-v2.hdf5 in this
+// test process's D4RL_DATASET_DIR: a sweep refuses to start runs whose data is missing, and the
+// fake executables these tests sweep with never read it.
+inline void provide_tiny_config_dataset(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir / "d4rl");
+  std::ofstream(dir / "d4rl" / "hopper_medium-v2.hdf5") << "never read by a fake minrnn\n";
+  ::setenv("D4RL_DATASET_DIR", (dir / "d4rl").c_str(), 1);
+}
 
 // The message parse_sweep refuses `yaml` with ("" when it accepts it), as from "my_sweep.yaml".
 inline std::string sweep_error_of(const std::string& yaml) {

@@ -17,6 +17,7 @@
 #include "rl/config.h"
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
+#include "tests/sweep/sweep_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -26,6 +27,7 @@ namespace fs = std::filesystem;
 const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
 
 sweep::SweepSpec one_run_sweep(const fs::path& out) {
+  testing::provide_tiny_config_dataset(out.parent_path());
   sweep::SweepSpec s =
       sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
   s.config_template = kTiny;

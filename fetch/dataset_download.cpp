@@ -1,0 +1,152 @@
+#include "fetch/dataset_download.h"
+
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "datasets/catalog.h"
+#include "datasets/d4rl.h"
+
+namespace minrnn::fetch {
+namespace {
+
+namespace fs = std::filesystem;
+
+FileSpec spec_of(const data::HubFile& file, const std::string& endpoint,
+                 const data::MinariRemote& remote) {
+  FileSpec spec;
+  spec.url = data::hub_file_url(endpoint, remote.repo, file.path);
+  spec.path = (fs::path(remote.local_root) / file.path).string();
+  spec.size = file.size;
+  spec.checksum = file.sha256.empty() ? Checksum{HashKind::kGitBlobSha1, file.git_sha1}
+                                      : Checksum{HashKind::kSha256, file.sha256};
+  return spec;
+}
+
+// Every file the hub lists in a folder, over as many pages as it takes.
+std::vector<data::HubFile> list_folder(const std::string& endpoint, const data::MinariRemote& r,
+                                       const std::string& folder, bool recursive,
+                                       const HttpOptions& http) {
+  std::vector<data::HubFile> files;
+  for (std::string url = data::hub_tree_url(endpoint, r.repo, folder, recursive); !url.empty();) {
+    std::string next;
+    const std::vector<data::HubFile> page =
+        data::parse_hub_tree(http_get_text(url, http, &next), url);
+    files.insert(files.end(), page.begin(), page.end());
+    url = next;
+  }
+  return files;
+}
+
+// The files of one Minari dataset, in the order they are put in place: each namespace level's
+// metadata, then the dataset's files with data/main_data.hdf5 last.
+std::vector<FileSpec> minari_files(const data::MinariRemote& remote, const std::string& endpoint,
+                                   const HttpOptions& http) {
+  std::vector<FileSpec> specs;
+  for (const std::string& folder : remote.namespace_folders) {
+    const std::string wanted =
+        folder.empty() ? "namespace_metadata.json" : folder + "/namespace_metadata.json";
+    for (const auto& f : list_folder(endpoint, remote, folder, false, http)) {
+      if (f.path != wanted) continue;
+      specs.push_back(spec_of(f, endpoint, remote));
+      specs.back().replace_if_different = true;  // the hub adds datasets to it
+    }
+  }
+  const std::vector<data::HubFile> files = list_folder(endpoint, remote, remote.folder, true, http);
+  const std::string main_data = remote.folder + "/data/main_data.hdf5";
+  bool has_main_data = false;
+  for (const auto& f : files) has_main_data |= f.path == main_data;
+  if (!has_main_data) {
+    throw FetchError("Minari dataset '" + remote.id + "': the hub's " +
+                     data::hub_tree_url(endpoint, remote.repo, remote.folder, true) + " lists " +
+                     std::to_string(files.size()) + " files but no " + main_data +
+                     " (minrnn reads Minari's hdf5 format only)");
+  }
+  for (const auto& f : files)
+    if (f.path != main_data) specs.push_back(spec_of(f, endpoint, remote));
+  for (const auto& f : files)
+    if (f.path == main_data) specs.push_back(spec_of(f, endpoint, remote));
+  return specs;
+}
+
+void download_minari(const std::string& id, const DatasetDownloadOptions& options,
+                     std::set<std::string>* seen, DatasetDownloadReport* report) {
+  seen->insert(id);
+  const data::MinariRemote remote = data::minari_remote(id);
+  const std::string endpoint =
+      options.hf_endpoint.empty() ? data::hf_endpoint() : options.hf_endpoint;
+  std::vector<FileSpec> specs;
+  try {
+    specs = minari_files(remote, endpoint, options.file.http);
+  } catch (const FetchError& e) {
+    throw FetchError("Minari dataset '" + id + "': " + e.what());
+  }
+  // Every file fetched and checked before the first is renamed into place.
+  std::vector<VerifiedPart> parts;
+  for (const FileSpec& spec : specs) {
+    FileReport file{spec.url, spec.path, {}};
+    if (auto part = fetch_part(spec, options.file, &file.result)) parts.push_back(std::move(*part));
+    report->files.push_back(file);
+  }
+  for (VerifiedPart& part : parts) part.commit();
+  const fs::path dataset = fs::path(remote.local_root) / remote.folder;
+  const fs::path metadata = dataset / "data" / "metadata.json";
+  if (!fs::exists(metadata)) return;
+  for (const std::string& combined : data::minari_combined_datasets(metadata.string())) {
+    if (seen->count(combined)) continue;
+    report->combined.push_back(combined);
+    download_minari(combined, options, seen, report);
+  }
+}
+
+}  // namespace
+
+int DatasetDownloadReport::fetched() const {
+  int n = 0;
+  for (const auto& f : files) n += !f.result.already_present;
+  return n;
+}
+
+int64_t DatasetDownloadReport::bytes_received() const {
+  int64_t n = 0;
+  for (const auto& f : files) n += f.result.bytes_received;
+  return n;
+}
+
+DatasetDownloadReport download_dataset(const std::string& id,
+                                       const DatasetDownloadOptions& options) {
+  data::check_downloadable_id(id);
+  DatasetDownloadReport report;
+  report.id = id;
+  if (const data::D4rlPublishedFile* published = data::find_d4rl_published(id)) {
+    const std::string base =
+        options.d4rl_base_url.empty() ? data::d4rl_base_url() : options.d4rl_base_url;
+    FileSpec spec;
+    spec.url = base + "/" + data::d4rl_file_name(id);
+    spec.path = (fs::path(data::d4rl_dataset_dir()) / data::d4rl_file_name(id)).string();
+    spec.size = published->bytes;
+    spec.checksum = {HashKind::kSha256, published->sha256};
+    report.where = spec.path;
+    report.files.push_back({spec.url, spec.path, download_file(spec, options.file)});
+    return report;
+  }
+  const data::MinariRemote remote = data::minari_remote(id);
+  report.where = (fs::path(remote.local_root) / remote.folder).string();
+  std::set<std::string> seen;
+  download_minari(id, options, &seen, &report);
+  return report;
+}
+
+bool download_if_missing(const std::string& id_or_path, const DatasetDownloadOptions& options) {
+  const data::DatasetLocation location = data::locate_dataset(id_or_path);
+  if (location.present) return false;
+  if (!location.downloadable) {
+    throw std::runtime_error("dataset '" + id_or_path + "' is not at " + location.where +
+                             ", and it is not an id minrnn can download (" +
+                             "D4RL v2 MuJoCo or Minari ids): make that file, or name another");
+  }
+  download_dataset(id_or_path, options);
+  return true;
+}
+
+}  // namespace minrnn::fetch

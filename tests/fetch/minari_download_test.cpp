@@ -1,0 +1,162 @@
+// fetch::download_dataset for Minari ids against a fake hub on 127.0.0.1 (tests/fetch/fake_hub.h):
+// the files land where the reader looks, with each namespace's metadata and the datasets a
+// dataset combines; a half-fetched dataset is never visible as one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "datasets/catalog.h"
+#include "datasets/episodes.h"
+#include "datasets/minari.h"
+#include "fetch/dataset_download.h"
+#include "tests/datasets/fixtures.h"
+#include "tests/fetch/fake_hub.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn::fetch {
+namespace {
+
+using testing::FakeHub;
+using testing::HttpServer;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A small hopper dataset in Minari's layout, written by the project's own writer.
+void write_dataset(const fs::path& dir, const std::string& id, int episodes,
+                   const std::string& combined = "") {
+  data::MinariWriteOptions o;
+  o.dataset_id = id;
+  o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000})";
+  o.observation_space = data::box_space(11, -INFINITY, INFINITY, "float64");
+  o.action_space = data::box_space(3, -1, 1, "float32");
+  data::write_minari(dir.string(), data::testing::make_data(11, 3, std::vector<int>(episodes, 60)),
+                     o);
+  if (combined.empty()) return;
+  // combined_datasets, as minari.combine_datasets writes it.
+  const fs::path meta = dir / "data" / "metadata.json";
+  std::string text = read_text(meta);
+  text.replace(0, 1, "{\"combined_datasets\": [\"" + combined + "\"], ");
+  std::ofstream(meta) << text;
+}
+
+// The hub with mujoco/hopper/mix-v0 (combined from mujoco/hopper/part-v0) and the namespace
+// metadata of "mujoco" and "mujoco/hopper"; the local Minari root is <dir>/minari.
+struct Hub {
+  TempDir dir;
+  HttpServer server{dir.path / "www"};
+  FakeHub hub{server, dir.path / "www"};
+  fs::path root = dir.path / "minari";
+  DatasetDownloadOptions options;
+
+  Hub() {
+    write_dataset(dir.path / "src" / "part", "mujoco/hopper/part-v0", 3);
+    write_dataset(dir.path / "src" / "mix", "mujoco/hopper/mix-v0", 5, "mujoco/hopper/part-v0");
+    hub.put_dataset("hopper/part-v0", dir.path / "src" / "part");
+    hub.put_dataset("hopper/mix-v0", dir.path / "src" / "mix");
+    hub.put("namespace_metadata.json", R"({"display_name": "MuJoCo"})");
+    hub.put("hopper/namespace_metadata.json", R"({"display_name": "Hopper"})");
+    hub.put("README.md", "the repo's own readme: not a dataset file\n");
+    hub.publish_listings();
+    ::setenv("MINARI_DATASETS_PATH", root.c_str(), 1);
+    options.hf_endpoint = hub.endpoint();
+    options.file.attempts = 1;
+    options.file.http.stall_timeout_s = 5;
+  }
+};
+
+TEST(MinariDownload, ADatasetArrivesWithItsNamespacesAndCombinedDatasets) {
+  Hub h;
+  const DatasetDownloadReport report = download_dataset("mujoco/hopper/mix-v0", h.options);
+  EXPECT_EQ(report.where, (h.root / "mujoco" / "hopper" / "mix-v0").string());
+  ASSERT_EQ(report.combined, std::vector<std::string>{"mujoco/hopper/part-v0"});
+  for (const char* path :
+       {"mujoco/namespace_metadata.json", "mujoco/hopper/namespace_metadata.json",
+        "mujoco/hopper/mix-v0/data/main_data.hdf5", "mujoco/hopper/mix-v0/data/metadata.json",
+        "mujoco/hopper/part-v0/data/main_data.hdf5", "mujoco/hopper/part-v0/data/metadata.json"}) {
+    EXPECT_TRUE(fs::exists(h.root / path)) << path;
+  }
+  EXPECT_FALSE(fs::exists(h.root / "mujoco" / "README.md"));  // only the dataset's folder
+  EXPECT_EQ(read_text(h.root / "mujoco/hopper/mix-v0/data/main_data.hdf5"),
+            read_text(h.hub.file("hopper/mix-v0/data/main_data.hdf5")));
+  for (const auto& e : fs::recursive_directory_iterator(h.root))
+    EXPECT_NE(e.path().extension(), ".part") << e.path();
+  // The reader finds it by id, as it finds one Python's minari downloaded.
+  const data::Dataset ds = data::load_dataset("mujoco/hopper/mix-v0");
+  EXPECT_EQ(ds.format, "minari");
+  EXPECT_EQ(ds.index.stats.num_episodes, 5);
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+
+  // Again: every file checked against the listing, none fetched.
+  const size_t before = h.server.requests().size();
+  const DatasetDownloadReport again = download_dataset("mujoco/hopper/mix-v0", h.options);
+  EXPECT_EQ(again.fetched(), 0);
+  const auto requests = h.server.requests();
+  for (size_t i = before; i < requests.size(); ++i)
+    EXPECT_EQ(requests[i].target.rfind("/api/", 0), 0u) << "fetched again: " << requests[i].target;
+}
+
+TEST(MinariDownload, AHalfFetchedDatasetIsNotVisibleAndTheNextRunResumesIt) {
+  Hub h;
+  const std::string main_path =
+      "/datasets/farama-minari/mujoco/resolve/main/hopper/part-v0/data/main_data.hdf5";
+  h.server.cut_next_file_after(4000, false, main_path);  // fetched last, after metadata.json
+  EXPECT_THROW(download_dataset("mujoco/hopper/part-v0", h.options), FetchError);
+  const fs::path data = h.root / "mujoco/hopper/part-v0/data";
+  EXPECT_FALSE(fs::exists(data / "main_data.hdf5"));
+  EXPECT_FALSE(fs::exists(data / "metadata.json"));  // renamed in only once all are fetched
+  EXPECT_EQ(fs::file_size(data / "main_data.hdf5.part"), 4000u);
+  EXPECT_FALSE(data::locate_dataset("mujoco/hopper/part-v0").present);
+
+  download_dataset("mujoco/hopper/part-v0", h.options);
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+  const auto main = h.server.requests_for(main_path);
+  ASSERT_EQ(main.size(), 2u);
+  EXPECT_EQ(main[1].range, "bytes=4000-");
+}
+
+TEST(MinariDownload, ADatasetTheHubDoesNotHaveNamesTheListingUrl) {
+  Hub h;
+  const std::string listing =
+      h.server.url("/api/datasets/farama-minari/mujoco/tree/main/hopper/absent-v0?recursive=true");
+  try {
+    download_dataset("mujoco/hopper/absent-v0", h.options);
+    FAIL();
+  } catch (const FetchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Minari dataset 'mujoco/hopper/absent-v0'"), std::string::npos) << what;
+    EXPECT_NE(what.find(listing), std::string::npos) << what;
+    EXPECT_NE(what.find("HTTP 404"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(h.root / "mujoco" / "hopper" / "absent-v0"));
+}
+
+TEST(MinariDownload, AFileThatDiffersFromTheListingIsAChecksumMismatch) {
+  Hub h;
+  std::string bytes = read_text(h.hub.file("hopper/part-v0/data/main_data.hdf5"));
+  bytes[bytes.size() / 2] ^= 1;  // same size, other bytes than the listing's sha256
+  h.hub.put("hopper/part-v0/data/main_data.hdf5", bytes);
+  try {
+    download_dataset("mujoco/hopper/part-v0", h.options);
+    FAIL();
+  } catch (const FetchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(h.hub.file_url("hopper/part-v0/data/main_data.hdf5")), std::string::npos);
+    EXPECT_NE(what.find("checksum mismatch"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(data::locate_dataset("mujoco/hopper/part-v0").present);
+  EXPECT_FALSE(fs::exists(h.root / "mujoco/hopper/part-v0/data/main_data.hdf5.part"));
+}
+
+}  // namespace
+}  // namespace minrnn::fetch
