@@ -217,15 +217,21 @@ TEST(MinariTest, BadSpacesAreErrorsNamingTheField) {
   EXPECT_NE(read_error(dir.path / "d").find("not valid JSON"), std::string::npos);
 }
 
-TEST(MinariTest, WriteThenReadIsExact) {
-  TempDir dir;
-  Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/2);
+// What writing an 11-dim-observation, 3-dim-action Hopper-v5 dataset takes.
+MinariWriteOptions hopper_v5_options() {
   MinariWriteOptions o;
   o.dataset_id = "minrnn/hopper/test-v0";
   o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000, "kwargs": {}})";
-  o.eval_env_spec = o.env_spec;
   o.observation_space = box_space(11, -INFINITY, INFINITY, "float64");
   o.action_space = box_space(3, -1.0, 1.0, "float32");
+  return o;
+}
+
+TEST(MinariTest, WriteThenReadIsExact) {
+  TempDir dir;
+  Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/2);
+  MinariWriteOptions o = hopper_v5_options();
+  o.eval_env_spec = o.env_spec;
   o.has_ref_scores = true;
   o.ref_min_score = -20.5;
   o.ref_max_score = 3000.25;
@@ -283,11 +289,7 @@ TEST(MinariTest, WriteThenReadIsExact) {
 TEST(MinariTest, ADirectoryWithATrailingSlashIsWrittenAndReplaced) {
   TempDir dir;
   Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/0);
-  MinariWriteOptions o;
-  o.dataset_id = "minrnn/hopper/test-v0";
-  o.env_spec = R"({"id": "Hopper-v5", "max_episode_steps": 1000, "kwargs": {}})";
-  o.observation_space = box_space(11, -INFINITY, INFINITY, "float64");
-  o.action_space = box_space(3, -1.0, 1.0, "float32");
+  MinariWriteOptions o = hopper_v5_options();
   const std::string out = (dir.path / "set").string() + "/";
   EXPECT_EQ(write_minari(out, d, o).steps, 13);
   o.overwrite = true;
