@@ -116,11 +116,12 @@ double evaluate_policy(const std::string& env_name, Sac& sac, int episodes, uint
   return total / std::max(episodes, 1);
 }
 
-SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& buffer,
-                         const SacTrainOptions& opt) {
-  const envs::EnvSpec spec = envs::env_spec(env_name);
-  const uint64_t seed = sac.config().seed;
-  SacTrainResult result;
+namespace {
+
+// Loads the work dir's checkpoint into `sac` and `buffer` (an empty buffer without one) and drops
+// the unfinished episode a kill left; returns the episodes the buffer holds.
+int64_t resume_sac(const std::string& env_name, const envs::EnvSpec& spec, Sac& sac,
+                   ReplayBuffer& buffer, const SacTrainOptions& opt, SacTrainResult& result) {
   int64_t episodes = 0;
   if (!opt.work_dir.empty()) {
     std::filesystem::create_directories(opt.work_dir);
@@ -140,6 +141,37 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
                  static_cast<long long>(episodes), static_cast<long long>(buffer.size() - keep));
   }
   buffer.truncate(keep);
+  return episodes;
+}
+
+// The evaluation due after `done` steps into `result`; true when it reaches the target.
+bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const SacTrainOptions& opt,
+                  SacTrainResult& result) {
+  result.eval_step = done;
+  result.eval_return = evaluate_policy(env_name, sac, opt.eval_episodes,
+                                       sac.config().seed + 1000003 + done, /*deterministic=*/false);
+  result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
+  if (opt.progress_every > 0) {
+    std::fprintf(stderr,
+                 "\nsac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
+                 "(normalized %.1f)\n",
+                 env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
+                 result.eval_return, result.eval_normalized);
+  }
+  result.reached_target =
+      opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized;
+  return result.reached_target;
+}
+
+}  // namespace
+
+SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& buffer,
+                         const SacTrainOptions& opt) {
+  const envs::EnvSpec spec = envs::env_spec(env_name);
+  const uint64_t seed = sac.config().seed;
+  SacTrainResult result;
+  int64_t episodes = resume_sac(env_name, spec, sac, buffer, opt, result);
+  const int64_t keep = buffer.size();
 
   auto env = envs::make_env(env_name, seed);
   std::vector<double> obs = env->reset(static_cast<int64_t>(seed + episodes));
@@ -181,23 +213,9 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       losses = sac.update(make_batch(buffer, idx, sac.config().device));
     }
     const int64_t done = step + 1;
-    if (opt.eval_every > 0 && done % opt.eval_every == 0) {
-      result.eval_step = done;
-      result.eval_return = evaluate_policy(env_name, sac, opt.eval_episodes, seed + 1000003 + done,
-                                           /*deterministic=*/false);
-      result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
-      if (opt.progress_every > 0) {
-        std::fprintf(stderr,
-                     "\nsac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
-                     "(normalized %.1f)\n",
-                     env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
-                     result.eval_return, result.eval_normalized);
-      }
-      if (opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized) {
-        result.reached_target = true;
-        break;
-      }
-    }
+    if (opt.eval_every > 0 && done % opt.eval_every == 0 &&
+        evaluate_sac(env_name, sac, done, opt, result))
+      break;
     if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();
     if (opt.progress_every > 0 && done % opt.progress_every == 0) {
       const double secs =

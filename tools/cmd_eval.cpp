@@ -75,21 +75,64 @@ std::string adhoc_name(const std::vector<std::pair<std::string, std::string>>& g
   return name + ".json";
 }
 
+struct Args {
+  std::string run;
+  int episodes = 10;
+  double target_return = -1e300;
+  int64_t seed = 0;
+  std::string device = "auto";
+  std::string video;
+  std::string mode = "auto";
+  std::string engine = "auto";
+  std::string out;
+  bool replace = false;
+};
+
+// Rolls `a.run` out and writes its JSON: eval.json only for the standard evaluation (or
+// --replace) of a finished run's own checkpoint, else a name from `given`, the options that change
+// the result (see the top).
+void run_eval(const Args& a, std::vector<std::pair<std::string, std::string>> given) {
+  const core::DeviceChoice device = core::resolve_device(a.device, "--device");
+  if (a.device == "auto") {
+    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
+  }
+  rl::Agent agent = rl::load_agent(a.run, device.device);
+  const std::string partial = not_the_result(a.run, agent.step);
+  if (a.replace && !partial.empty()) {
+    throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " + a.run +
+                           " is not a finished run's own checkpoint (checkpoint.pt beside "
+                           "done.json); evaluate it without --replace"};
+  }
+  eval::RolloutOptions ro;
+  ro.episodes = a.episodes;
+  ro.target_return = a.target_return > -1e299 ? a.target_return : agent.config.target_return;
+  ro.seed = a.seed;
+  ro.video_dir = a.video;
+  ro.mode = eval::parse_eval_mode(a.mode);
+  ro.engine = rl::parse_policy_engine(a.engine);
+  ro.on_step = progress_line(ro.episodes);
+  const auto r = eval::rollout(agent, ro);
+  const std::string dir = std::filesystem::is_directory(a.run)
+                              ? a.run
+                              : std::filesystem::path(a.run).parent_path().string();
+  if (!partial.empty()) given.insert(given.begin(), {"", partial});
+  const std::string name = given.empty() || a.replace ? "eval.json" : adhoc_name(given);
+  const std::string out = a.out.empty() ? (std::filesystem::path(dir) / name).string() : a.out;
+  eval::write_eval_json(out, agent, ro, r);
+  std::printf(
+      "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
+      "episodes "
+      "(%.1fs) → %s\n",
+      envs::env_spec(agent.env).id.c_str(), agent.config.backbone.c_str(),
+      static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
+      rl::policy_engine_name(r.engine), r.mean_return, r.std_return, r.mean_normalized,
+      r.std_normalized, ro.episodes, r.seconds, out.c_str());
+  if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
+}
+
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
-  struct Args {
-    std::string run;
-    int episodes = 10;
-    double target_return = -1e300;
-    int64_t seed = 0;
-    std::string device = "auto";
-    std::string video;
-    std::string mode = "auto";
-    std::string engine = "auto";
-    std::string out;
-    bool replace = false;
-  };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
       "eval",
@@ -140,51 +183,13 @@ void add_eval_command(CLI::App& app) {
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
   sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
   sub->callback([args, episodes, target, seed, mode, engine] {
-    const core::DeviceChoice device = core::resolve_device(args->device, "--device");
-    if (args->device == "auto") {
-      std::fprintf(stderr, "%s\n", core::describe_choice(args->device, device).c_str());
-    }
-    rl::Agent agent = rl::load_agent(args->run, device.device);
-    const std::string partial = not_the_result(args->run, agent.step);
-    if (args->replace && !partial.empty()) {
-      throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " +
-                             args->run +
-                             " is not a finished run's own checkpoint (checkpoint.pt beside "
-                             "done.json); evaluate it without --replace"};
-    }
-    eval::RolloutOptions ro;
-    ro.episodes = args->episodes;
-    ro.target_return =
-        args->target_return > -1e299 ? args->target_return : agent.config.target_return;
-    ro.seed = args->seed;
-    ro.video_dir = args->video;
-    ro.mode = eval::parse_eval_mode(args->mode);
-    ro.engine = rl::parse_policy_engine(args->engine);
-    ro.on_step = progress_line(ro.episodes);
-    const auto r = eval::rollout(agent, ro);
-    const std::string dir = std::filesystem::is_directory(args->run)
-                                ? args->run
-                                : std::filesystem::path(args->run).parent_path().string();
     std::vector<std::pair<std::string, std::string>> given;
-    if (!partial.empty()) given.push_back({"", partial});
     if (episodes->count() > 0) given.push_back({"episodes", std::to_string(args->episodes)});
     if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
     if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});
     if (mode->count() > 0) given.push_back({"mode", args->mode});
     if (engine->count() > 0) given.push_back({"engine", args->engine});
-    const std::string name = given.empty() || args->replace ? "eval.json" : adhoc_name(given);
-    const std::string out =
-        args->out.empty() ? (std::filesystem::path(dir) / name).string() : args->out;
-    eval::write_eval_json(out, agent, ro, r);
-    std::printf(
-        "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
-        "episodes "
-        "(%.1fs) → %s\n",
-        envs::env_spec(agent.env).id.c_str(), agent.config.backbone.c_str(),
-        static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
-        rl::policy_engine_name(r.engine), r.mean_return, r.std_return, r.mean_normalized,
-        r.std_normalized, ro.episodes, r.seconds, out.c_str());
-    if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
+    run_eval(*args, std::move(given));
   });
 }
 
