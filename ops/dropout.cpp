@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/cpu/simd.h"
 #include "kernels/math/dropout_math.h"
@@ -55,13 +56,20 @@ void masked_scale_add(const T* x, const T* y, T* out, int64_t n, uint64_t seed, 
   });
 }
 
+// seed + the base's value (a CPU tensor, or none).
+uint64_t host_seed(uint64_t seed, const torch::Tensor& base) {
+  return base.defined() ? static_cast<uint64_t>(base.item<int64_t>()) + seed : seed;
+}
+
 // The fused pass on float/double tensors, CPU or CUDA (its kernel:
 // kernels/cuda/pointwise_programs.h); x undefined = no residual.
 torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, double p,
-                       uint64_t seed) {
+                       uint64_t seed_in, const torch::Tensor& base) {
 #ifdef MINRNN_WITH_CUDA
-  if (y_in.is_cuda()) return dropout_add_cuda(x_in, y_in, seed, drop_threshold(p), 1.0 / (1.0 - p));
+  if (y_in.is_cuda())
+    return dropout_add_cuda(x_in, y_in, seed_in, base, drop_threshold(p), 1.0 / (1.0 - p));
 #endif
+  const uint64_t seed = host_seed(seed_in, base);
   const torch::Tensor y = y_in.contiguous();
   const torch::Tensor x = x_in.defined() ? x_in.contiguous() : x_in;
   torch::Tensor out = torch::empty_like(y, torch::MemoryFormat::Contiguous);
@@ -75,40 +83,57 @@ torch::Tensor run_pass(const torch::Tensor& x_in, const torch::Tensor& y_in, dou
 
 // Forward and backward share the pass: ∂/∂y = keep · scale · grad (the mask regenerated from the
 // seed, nothing saved), ∂/∂x = grad. Autograd functions take no undefined inputs, hence two.
-void save(torch::autograd::AutogradContext* ctx, double p, int64_t seed) {
+// The seed's base, wrapped so that autograd does not take it for an input (an undefined one
+// would be refused); kept as the tensor itself, so a graph's backward reads the memory its
+// forward did.
+struct SeedBase {
+  torch::Tensor tensor;
+};
+
+void save(torch::autograd::AutogradContext* ctx, double p, int64_t seed, const SeedBase& base) {
   ctx->saved_data["p"] = p;
   ctx->saved_data["seed"] = seed;
+  if (base.tensor.defined()) ctx->saved_data["base"] = base.tensor;
 }
 torch::Tensor dropped_grad(torch::autograd::AutogradContext* ctx, const torch::Tensor& g) {
+  const auto base = ctx->saved_data.find("base");
   return run_pass({}, g, ctx->saved_data["p"].toDouble(),
-                  static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+                  static_cast<uint64_t>(ctx->saved_data["seed"].toInt()),
+                  base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor());
 }
 
 class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y,
-                               double p, int64_t seed) {
-    save(ctx, p, seed);
-    return run_pass({}, y, p, static_cast<uint64_t>(seed));
+                               double p, int64_t seed, const SeedBase& base) {
+    save(ctx, p, seed, base);
+    return run_pass({}, y, p, static_cast<uint64_t>(seed), base.tensor);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    return {dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor()};
+    return {dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 class DropoutAddFunction : public torch::autograd::Function<DropoutAddFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& y, double p, int64_t seed) {
-    save(ctx, p, seed);
-    return run_pass(x, y, p, static_cast<uint64_t>(seed));
+                               const torch::Tensor& y, double p, int64_t seed,
+                               const SeedBase& base) {
+    save(ctx, p, seed, base);
+    return run_pass(x, y, p, static_cast<uint64_t>(seed), base.tensor);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
-    return {grads[0], dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor()};
+    return {grads[0], dropped_grad(ctx, grads[0]), torch::Tensor(), torch::Tensor(),
+            torch::Tensor()};
   }
 };
+
+thread_local DropoutSeeds* current_seeds = nullptr;
+
+// What the next dropout call runs with: the scope's seed, or one drawn from the generator.
+std::pair<uint64_t, torch::Tensor> next_seed();
 
 // One 64-bit draw from the default CPU generator per dropout call.
 uint64_t draw_seed() {
@@ -151,7 +176,7 @@ torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t 
 }
 
 torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y, double p,
-                                 uint64_t seed) {
+                                 uint64_t seed, const torch::Tensor& seed_base) {
   if (x.defined() && x.sizes() != y.sizes()) {
     throw std::invalid_argument("add_dropout: x and y must have one shape");
   }
@@ -161,20 +186,50 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
                     (dtype == torch::kFloat || dtype == torch::kDouble);
   if (fast) {
     const auto s = static_cast<int64_t>(seed);
-    return x.defined() ? DropoutAddFunction::apply(x, y, p, s) : DropoutFunction::apply(y, p, s);
+    const SeedBase base{seed_base};
+    return x.defined() ? DropoutAddFunction::apply(x, y, p, s, base)
+                       : DropoutFunction::apply(y, p, s, base);
   }
-  torch::Tensor dropped = y * dropout_mask_reference(y, p, seed) * (1.0 / (1.0 - p));
+  const uint64_t full_seed = seed_base.defined() ? host_seed(seed, seed_base.cpu()) : seed;
+  torch::Tensor dropped = y * dropout_mask_reference(y, p, full_seed) * (1.0 / (1.0 - p));
   return x.defined() ? x + dropped : dropped;
 }
 
+namespace {
+std::pair<uint64_t, torch::Tensor> next_seed() {
+  if (current_seeds == nullptr) return {draw_seed(), torch::Tensor()};
+  const uint64_t seed = current_seeds->next();
+  return {seed, current_seeds->device_base()};
+}
+}  // namespace
+
 torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training) {
   if (!active(p, training)) return y;
-  return add_dropout_seeded({}, y, p, draw_seed());
+  const auto [seed, base] = next_seed();
+  return add_dropout_seeded({}, y, p, seed, base);
 }
 
 torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double p, bool training) {
   if (!active(p, training)) return x + y;
-  return add_dropout_seeded(x, y, p, draw_seed());
+  const auto [seed, base] = next_seed();
+  return add_dropout_seeded(x, y, p, seed, base);
+}
+
+DropoutSeeds::DropoutSeeds(uint64_t base) : base_(base), outer_(current_seeds) {
+  current_seeds = this;
+}
+DropoutSeeds::DropoutSeeds(torch::Tensor device_base)
+    : device_base_(std::move(device_base)), outer_(current_seeds) {
+  if (device_base_.scalar_type() != torch::kInt64 || device_base_.numel() != 1)
+    throw std::invalid_argument("DropoutSeeds: the base must be one int64 value");
+  current_seeds = this;
+}
+DropoutSeeds::~DropoutSeeds() {
+  current_seeds = outer_;
+}
+uint64_t DropoutSeeds::next() {
+  constexpr uint64_t kCallStride = kGamma << 32;  // 2³² draws of the stream per call
+  return base_ + calls_++ * kCallStride;
 }
 
 }  // namespace minrnn::core

@@ -25,8 +25,34 @@ torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training);
 torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double p, bool training);
 
 // The same with the seed given (no draw from the generator): what the functions above run.
+// `seed_base` (optional, an int64 scalar on y's device) is added to the seed when the pass runs.
 torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y, double p,
-                                 uint64_t seed);
+                                 uint64_t seed, const torch::Tensor& seed_base = {});
+
+// The seeds of one training step's dropouts. Outside a scope, each dropout call draws its seed
+// from the default CPU generator. Inside one (rl/train_step.h opens one per step), call k takes
+// base + k·2³²·γ: the k-th run of 2³² draws of one splitmix64 stream, so no two calls of the step
+// share a draw. With `base` a tensor (one int64 on the device), the base is read when each pass
+// runs: a CUDA graph captured once draws new masks on every replay from the base the host writes
+// before it. One scope per thread at a time; scopes nest.
+class DropoutSeeds {
+ public:
+  explicit DropoutSeeds(uint64_t base);
+  explicit DropoutSeeds(torch::Tensor device_base);
+  ~DropoutSeeds();
+  DropoutSeeds(const DropoutSeeds&) = delete;
+  DropoutSeeds& operator=(const DropoutSeeds&) = delete;
+
+  // The next call's seed: the full seed (a host base), or the offset added to the device base.
+  uint64_t next();
+  const torch::Tensor& device_base() const { return device_base_; }
+
+ private:
+  uint64_t base_ = 0;
+  torch::Tensor device_base_;
+  uint64_t calls_ = 0;
+  DropoutSeeds* outer_;
+};
 // The keep-mask (bool, y's shape) for a seed, by torch ops on y's device.
 torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed);
 

@@ -3,9 +3,9 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cpu/simd.h"
-#include "kernels/math/adamw_math.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -13,10 +13,14 @@
 namespace minrnn::core {
 namespace {
 
-// torch's AdamW over [begin, end), one element at a time (kernels/math/adamw_math.h).
+using torch::optim::AdamWOptions;
+using torch::optim::AdamWParamState;
+
+// torch's AdamW over [begin, end), one element at a time (kernels/math/adamw_math.h), on the
+// gradient times grad_scale (1: the same bits as the gradient itself).
 MINRNN_VECTOR_CLONES void update_range(float* p, const float* g, float* m, float* v, int64_t begin,
-                                       int64_t end, AdamWUpdate u) {
-  for (int64_t i = begin; i < end; ++i) adamw_element(p[i], g[i], m[i], v[i], u);
+                                       int64_t end, AdamWUpdate u, float grad_scale) {
+  for (int64_t i = begin; i < end; ++i) adamw_element(p[i], g[i] * grad_scale, m[i], v[i], u);
 }
 
 // Contiguous float32 on the CPU, or on CUDA where built with CUDA (the kernel of
@@ -29,11 +33,78 @@ bool fusable(const torch::Tensor& t) {
   return t.is_cpu();
 }
 
+// The update of step t (1-based) with these options: torch's bias corrections, in double.
+AdamWUpdate update_at(const AdamWOptions& options, int64_t t) {
+  const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+  const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
+  const double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
+  return {static_cast<float>(1 - options.lr() * options.weight_decay()),
+          static_cast<float>(beta1),
+          static_cast<float>(beta2),
+          static_cast<float>(1 - beta1),
+          static_cast<float>(1 - beta2),
+          static_cast<float>(1 / std::sqrt(bc2)),
+          static_cast<float>(options.eps()),
+          static_cast<float>(options.lr() / bc1)};
+}
+
+// p's state, made (zero moments) on its first step; a loaded state's moments moved to p's device
+// and dtype so that the update can write them in place.
+using ParamStates = ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>;
+
+AdamWParamState& state_of(ParamStates& states, const torch::Tensor& p) {
+  auto found = states.find(p.unsafeGetTensorImpl());
+  if (found == states.end()) {
+    auto state = std::make_unique<AdamWParamState>();
+    state->step(0);
+    state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    found = states.emplace(p.unsafeGetTensorImpl(), std::move(state)).first;
+  }
+  auto& state = static_cast<AdamWParamState&>(*found->second);
+  torch::Tensor& m = state.exp_avg();
+  torch::Tensor& v = state.exp_avg_sq();
+  if (!fusable(m) || !fusable(v) || m.device() != p.device() || v.device() != p.device()) {
+    m = m.to(p.device(), torch::kFloat).contiguous();
+    v = v.to(p.device(), torch::kFloat).contiguous();
+  }
+  return state;
+}
+
+// One parameter's update: with `u`, or with `scalars` (undefined, or AdamWStepScalars on p's
+// device) as it holds them when the update runs.
+void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u,
+                  const torch::Tensor& scalars) {
+  torch::Tensor& m = state.exp_avg();
+  torch::Tensor& v = state.exp_avg_sq();
+#ifdef MINRNN_WITH_CUDA
+  if (p.is_cuda()) {
+    adamw_step_cuda(p, p.grad(), m, v, u, scalars);
+    return;
+  }
+#endif
+  AdamWUpdate update = u;
+  float grad_scale = 1;
+  if (scalars.defined()) {
+    const auto* s = reinterpret_cast<const AdamWStepScalars*>(scalars.data_ptr<float>());
+    if (s->apply == 0.0f) return;
+    update = s->update;
+    grad_scale = s->grad_scale;
+  }
+  float* pp = p.data_ptr<float>();
+  const float* gp = p.grad().data_ptr<float>();
+  float* mp = m.data_ptr<float>();
+  float* vp = v.data_ptr<float>();
+  at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
+    update_range(pp, gp, mp, vp, begin, end, update, grad_scale);
+  });
+}
+
 }  // namespace
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   for (const auto& group : param_groups_) {
-    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    const auto& options = static_cast<const AdamWOptions&>(group.options());
     if (options.amsgrad()) return torch::optim::AdamW::step(closure);
     for (const auto& p : group.params()) {
       if (p.grad().defined() &&
@@ -49,53 +120,53 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     loss = closure();
   }
   for (auto& group : param_groups_) {
-    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+    const auto& options = static_cast<const AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto found = state_.find(p.unsafeGetTensorImpl());
-      if (found == state_.end()) {
-        auto state = std::make_unique<torch::optim::AdamWParamState>();
-        state->step(0);
-        state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        found = state_.emplace(p.unsafeGetTensorImpl(), std::move(state)).first;
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+      AdamWParamState& state = state_of(state_, p);
       state.step(state.step() + 1);
-      torch::Tensor& m = state.exp_avg();
-      torch::Tensor& v = state.exp_avg_sq();
-      if (!fusable(m) || !fusable(v) || m.device() != p.device() || v.device() != p.device()) {
-        // a loaded state: make it ours to write in place
-        m = m.to(p.device(), torch::kFloat).contiguous();
-        v = v.to(p.device(), torch::kFloat).contiguous();
-      }
-      const double bc1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
-      const double bc2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
-      const AdamWUpdate u{static_cast<float>(1 - options.lr() * options.weight_decay()),
-                          static_cast<float>(beta1),
-                          static_cast<float>(beta2),
-                          static_cast<float>(1 - beta1),
-                          static_cast<float>(1 - beta2),
-                          static_cast<float>(1 / std::sqrt(bc2)),
-                          static_cast<float>(options.eps()),
-                          static_cast<float>(options.lr() / bc1)};
-#ifdef MINRNN_WITH_CUDA
-      if (p.is_cuda()) {
-        adamw_step_cuda(p, p.grad(), m, v, u);
-        continue;
-      }
-#endif
-      float* pp = p.data_ptr<float>();
-      const float* gp = p.grad().data_ptr<float>();
-      float* mp = m.data_ptr<float>();
-      float* vp = v.data_ptr<float>();
-      at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-        update_range(pp, gp, mp, vp, begin, end, u);
-      });
+      update_param(p, state, update_at(options, state.step()), torch::Tensor());
     }
   }
   return loss;
+}
+
+void FusedAdamW::step_with(const torch::Tensor& scalars) {
+  if (param_groups_.size() != 1)
+    throw std::logic_error("FusedAdamW::step_with: one parameter group only");
+  auto& group = param_groups_[0];
+  if (static_cast<const AdamWOptions&>(group.options()).amsgrad())
+    throw std::logic_error("FusedAdamW::step_with: amsgrad is not supported");
+  torch::NoGradGuard no_grad;
+  for (auto& p : group.params()) {
+    if (!p.grad().defined() || !fusable(p) || !fusable(p.grad()) ||
+        p.grad().device() != p.device() || scalars.device() != p.device()) {
+      throw std::logic_error(
+          "FusedAdamW::step_with: every parameter needs a contiguous float32 gradient on the "
+          "device of its scalars");
+    }
+    update_param(p, state_of(state_, p), AdamWUpdate{}, scalars);
+  }
+}
+
+AdamWUpdate FusedAdamW::next_update() {
+  const auto& group = param_groups_.at(0);
+  const auto& options = static_cast<const AdamWOptions&>(group.options());
+  int64_t done = 0;
+  if (!group.params().empty()) {
+    const auto found = state_.find(group.params()[0].unsafeGetTensorImpl());
+    if (found != state_.end()) done = static_cast<AdamWParamState&>(*found->second).step();
+  }
+  return update_at(options, done + 1);
+}
+
+void FusedAdamW::count_step() {
+  for (auto& group : param_groups_) {
+    for (auto& p : group.params()) {
+      AdamWParamState& state = state_of(state_, p);
+      state.step(state.step() + 1);
+    }
+  }
 }
 
 }  // namespace minrnn::core

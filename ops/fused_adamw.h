@@ -10,12 +10,26 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "kernels/math/adamw_math.h"
+
 namespace minrnn::core {
 
 class FusedAdamW : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
+
+  // A step that reads no host value, for a CUDA graph to capture once and replay
+  // (rl/train_step.h). One parameter group of contiguous float32 parameters, each with a
+  // gradient, on one device. The values come from `scalars` (an AdamWStepScalars as
+  // kAdamWStepScalarCount float32 on that device) as it holds them when the step runs: the
+  // update (next_update(), written there by the host before each step), the gradient scale and
+  // whether to apply the step. Counts nothing: call count_step() after each step taken.
+  void step_with(const torch::Tensor& scalars);
+  // The update of the next step (each state's count + 1) at the group's learning rate.
+  AdamWUpdate next_update();
+  // One more step in every parameter's state (what checkpoints save), as step() counts.
+  void count_step();
 };
 
 }  // namespace minrnn::core

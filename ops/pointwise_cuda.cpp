@@ -10,19 +10,21 @@
 namespace minrnn::core {
 
 torch::Tensor dropout_add_cuda(const torch::Tensor& x_in, const torch::Tensor& y_in, uint64_t seed,
-                               int64_t threshold, double scale) {
+                               const torch::Tensor& seed_base, int64_t threshold, double scale) {
   c10::cuda::CUDAGuard guard(y_in.device());
   const torch::Tensor y = y_in.contiguous();
   const torch::Tensor x = x_in.defined() ? x_in.contiguous() : x_in;
   torch::Tensor out = torch::empty_like(y, torch::MemoryFormat::Contiguous);
-  const kernels::DropoutAddArgs args{x.defined() ? x.data_ptr() : nullptr,
-                                     y.data_ptr(),
-                                     out.data_ptr(),
-                                     y.numel(),
-                                     seed,
-                                     threshold,
-                                     scale,
-                                     y.scalar_type() == torch::kDouble};
+  const kernels::DropoutAddArgs args{
+      x.defined() ? x.data_ptr() : nullptr,
+      y.data_ptr(),
+      out.data_ptr(),
+      y.numel(),
+      seed,
+      seed_base.defined() ? reinterpret_cast<const uint64_t*>(seed_base.data_ptr()) : nullptr,
+      threshold,
+      scale,
+      y.scalar_type() == torch::kDouble};
   C10_CUDA_CHECK(kernels::dropout_add(args, at::cuda::getCurrentCUDAStream()));
   return out;
 }
@@ -56,11 +58,15 @@ torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated_in,
 }
 
 void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                     const AdamWUpdate& update) {
+                     const AdamWUpdate& update, const torch::Tensor& scalars) {
   c10::cuda::CUDAGuard guard(p.device());
   const torch::Tensor gc = g.contiguous();
+  const auto* device_scalars =
+      scalars.defined() ? reinterpret_cast<const AdamWStepScalars*>(scalars.data_ptr<float>())
+                        : nullptr;
   const kernels::AdamWStepArgs args{p.data_ptr<float>(),  m.data_ptr<float>(), v.data_ptr<float>(),
-                                    gc.data_ptr<float>(), p.numel(),           update};
+                                    gc.data_ptr<float>(), p.numel(),           update,
+                                    device_scalars};
   C10_CUDA_CHECK(kernels::adamw_step(args, at::cuda::getCurrentCUDAStream()));
 }
 

@@ -12,9 +12,10 @@
 namespace minrnn::core {
 
 // (x +) keep · y · scale (x: undefined, or y's shape, device and dtype); the mask is the CPU
-// pass's (kernels/math/dropout_math.h).
+// pass's (kernels/math/dropout_math.h) for the seed `seed`, plus the value of `seed_base` (an int64
+// scalar on y's device) when it is defined, read as the kernel runs.
 torch::Tensor dropout_add_cuda(const torch::Tensor& x, const torch::Tensor& y, uint64_t seed,
-                               int64_t threshold, double scale);
+                               const torch::Tensor& seed_base, int64_t threshold, double scale);
 
 // pre (rows, width) + bias (width) → {GELU, GELU′} of it, each (rows, width).
 std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
@@ -23,8 +24,9 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
 torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated, const torch::Tensor& slope);
 
 // One AdamW step of a contiguous float32 parameter p, in place, with its gradient g and moments m,
-// v (p's shape and device).
+// v (p's shape and device): with `update`, or, when `scalars` is defined (kAdamWStepScalarCount
+// float32 values on p's device, an AdamWStepScalars), with the values it holds as the kernel runs.
 void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                     const AdamWUpdate& update);
+                     const AdamWUpdate& update, const torch::Tensor& scalars);
 
 }  // namespace minrnn::core

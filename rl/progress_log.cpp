@@ -32,9 +32,11 @@ void ProgressLog::close_line() const {
   if (!quiet_ && tty_) std::fprintf(stderr, "\n");
 }
 
-void ProgressLog::after(int64_t step, const StepStats& stats, int64_t log_every) {
+void ProgressLog::after(int64_t step, int64_t log_every,
+                        const std::function<StepStats()>& read_stats) {
   ++window_steps_;
   if (step % log_every != 0 && step != max_steps_) return;
+  const StepStats stats = read_stats();
   const auto now = std::chrono::steady_clock::now();
   const double window = std::chrono::duration<double>(now - window_start_).count();
   const double rate = window_steps_ / std::max(window, 1e-9);

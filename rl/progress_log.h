@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "io/atomic_file.h"
@@ -20,9 +21,9 @@ class ProgressLog {
  public:
   // For training of the run in `run_dir` that goes on from `first_step`.
   ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps, bool quiet);
-  // After step `step` (1-based) made `stats`: a row and a line every log_every steps and at the
-  // last one.
-  void after(int64_t step, const StepStats& stats, int64_t log_every);
+  // After step `step` (1-based): a row and a line every log_every steps and at the last one, of
+  // the stats `read_stats` returns (called only then: on CUDA it waits for the device).
+  void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
   // After the evaluation of `step` appended its evals.csv row.
   void evaluated(int64_t step) { events_.eval_at(step); }
   // Ends the progress line a terminal shows in place.

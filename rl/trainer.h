@@ -41,6 +41,8 @@ struct TrainOptions {
   // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final
   // evaluation and done.json); -1 = run to the end.
   int64_t stop_after = -1;
+  // On CUDA, replay each step as a captured CUDA graph (rl/train_step.h); false: eager steps.
+  bool cuda_graph = true;
   // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
   // It should record its result with append_eval_row, which is how a resume knows it happened
   // (and where the run's TensorBoard events take it from).

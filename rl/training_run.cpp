@@ -15,6 +15,7 @@
 #include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "kernels/math/dropout_math.h"
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
 #include "rl/checkpoint.h"
@@ -22,6 +23,7 @@
 #include "rl/progress_log.h"
 #include "rl/run_dir.h"
 #include "rl/stop_request.h"
+#include "rl/train_step.h"
 
 namespace minrnn::rl {
 namespace {
@@ -31,24 +33,6 @@ namespace fs = std::filesystem;
 // Per-step seeds make a step's randomness independent of how the run got there (resume-exact).
 uint64_t step_seed(int64_t seed, int64_t step) {
   return static_cast<uint64_t>(seed) * 1000003ULL + static_cast<uint64_t>(step) * 7919ULL + 17;
-}
-
-DecisionBatch to_tensors(const data::SequenceBatch& b, double return_scale,
-                         const torch::Device& device, torch::Tensor* mask) {
-  const int64_t B = b.batch_size, K = b.context_len;
-  auto f = torch::TensorOptions().dtype(torch::kFloat32);
-  auto wrap = [&](const std::vector<float>& v, std::vector<int64_t> shape) {
-    return torch::from_blob(const_cast<float*>(v.data()), shape, f).clone().to(device);
-  };
-  DecisionBatch out;
-  out.states = wrap(b.states, {B, K, b.obs_dim});
-  out.actions = wrap(b.actions, {B, K, b.act_dim});
-  out.returns_to_go = wrap(b.returns_to_go, {B, K, 1}) / return_scale;
-  out.timesteps = torch::from_blob(const_cast<int64_t*>(b.timesteps.data()), {B, K}, torch::kInt64)
-                      .clone()
-                      .to(device);
-  *mask = wrap(b.mask, {B, K});
-  return out;
 }
 
 // The files of a run directory (trainer.h says what each holds).
@@ -176,54 +160,21 @@ void drop_rows_after(const RunFiles& files, int64_t step) {
     io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
 }
 
-// One optimizer step, step + 1 of the run, on the batch and dropout of (seed, step): masked MSE,
-// DT's warm-up lr · min(1, (step + 1) / warmup), grad-norm clipping, AdamW. Throws on a non-finite
-// loss or gradient norm, before the weights change.
-StepStats optimizer_step(Agent& agent, core::FusedAdamW& optimizer, const data::Dataset& ds,
-                         data::SequenceBatch& batch, const torch::Device& device,
-                         const fs::path& checkpoint) {
-  const TrainConfig& cfg = agent.config;
-  const int64_t step = agent.step;
+// The step's batch, sampled on the host from (seed, step): what makes a resumed run's steps those
+// of an uninterrupted one.
+void sample_batch(const TrainConfig& cfg, int64_t step, const data::Dataset& ds,
+                  data::SequenceBatch& batch) {
   data::SamplerOptions so;
   so.batch_size = static_cast<int>(cfg.batch_size);
   so.context_len = static_cast<int>(cfg.context_len);
   so.top_fraction = cfg.top_fraction;
   so.seed = step_seed(cfg.seed, step);
   data::TrajectorySampler(ds.data, ds.index, so).sample(batch);
-  torch::manual_seed(step_seed(cfg.seed, step));
-  torch::Tensor mask;
-  DecisionBatch b = to_tensors(batch, cfg.return_scale, device, &mask);
+}
 
-  StepStats stats;
-  stats.lr =
-      cfg.lr * std::min(1.0, double(step + 1) / double(std::max<int64_t>(1, cfg.warmup_steps)));
-  for (auto& group : optimizer.param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(stats.lr);
-  }
-  agent.model->train();
-  auto pred = agent.model->forward(b);
-  auto sq = (pred - b.actions).pow(2).mean(-1);  // (B,K)
-  auto loss = (sq * mask).sum() / mask.sum().clamp_min(1);
-  stats.loss = loss.item<double>();
-  if (!std::isfinite(stats.loss)) {
-    throw std::runtime_error(
-        "step " + std::to_string(step + 1) + ": loss is " + std::to_string(stats.loss) +
-        "; stopped. The last good checkpoint (" +
-        (fs::exists(checkpoint) ? checkpoint.string() : std::string("none yet")) + ") is intact");
-  }
-  optimizer.zero_grad();
-  loss.backward();
-  if (cfg.grad_clip > 0) {
-    stats.grad_norm = torch::nn::utils::clip_grad_norm_(agent.model->parameters(), cfg.grad_clip);
-  }
-  if (!std::isfinite(stats.grad_norm)) {
-    throw std::runtime_error(
-        "step " + std::to_string(step + 1) +
-        ": gradient norm is not finite; stopped. The last good checkpoint is intact");
-  }
-  optimizer.step();
-  agent.step = step + 1;
-  return stats;
+// DT's warm-up: lr · min(1, (step + 1) / warmup) for the step after `step`.
+double warmup_lr(const TrainConfig& cfg, int64_t step) {
+  return cfg.lr * std::min(1.0, double(step + 1) / double(std::max<int64_t>(1, cfg.warmup_steps)));
 }
 
 // done.json: what the sweep and the report read to know the run is finished.
@@ -264,6 +215,7 @@ struct TrainingRun::State {
   DatasetEnv env;
   Agent agent;
   std::unique_ptr<core::FusedAdamW> optimizer;
+  std::unique_ptr<TrainStep> train_step;
   std::unique_ptr<ProgressLog> log;
   data::SequenceBatch batch;  // reused: its buffers keep their capacity
   TrainResult result;
@@ -296,6 +248,17 @@ struct TrainingRun::State {
   static TrainConfig with_device(TrainConfig c, const std::string& device) {
     c.device = device;
     return c;
+  }
+
+  // Throws when a step so far was not finite (rl/train_step.h): before anything is saved or
+  // reported from the weights.
+  void check_finite() {
+    const std::string failure = train_step->failure();
+    if (failure.empty()) return;
+    throw std::runtime_error(
+        failure + "; stopped. The last good checkpoint (" +
+        (fs::exists(files.checkpoint) ? files.checkpoint.string() : std::string("none yet")) +
+        ") is intact");
   }
 
   void evaluate() {
@@ -332,6 +295,8 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.result.resumed_from =
       resume(s.files, s.takeover, s.choice.device, s.agent, *s.optimizer, opt.quiet);
   drop_rows_after(s.files, s.agent.step);
+  s.train_step = std::make_unique<TrainStep>(s.agent, *s.optimizer, s.choice.device,
+                                             opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);
   s.first_step = s.saved_step = s.agent.step;
   s.log =
       std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);
@@ -362,16 +327,25 @@ void TrainingRun::step() {
   if (stepped_out()) return;
   // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; keep it and stop.
   if (stop_requested()) {
+    if (s.agent.step != s.saved_step) s.check_finite();
     if (s.agent.step != s.saved_step)
       save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
     s.end = LoopEnd::kStopSignal;
     return;
   }
-  const StepStats stats =
-      optimizer_step(s.agent, *s.optimizer, *s.ds, s.batch, s.choice.device, s.files.checkpoint);
-  s.result.last_loss = stats.loss;
-  s.log->after(s.agent.step, stats, s.cfg.log_every);
+  sample_batch(s.cfg, s.agent.step, *s.ds, s.batch);
+  s.train_step->run(s.batch, warmup_lr(s.cfg, s.agent.step),
+                    core::dropout_math::mix(step_seed(s.cfg.seed, s.agent.step)));
+  // On the CPU reading the flag costs nothing: stop at the very step, as before a device ran ahead.
+  if (s.choice.device.is_cpu()) s.check_finite();
+  s.log->after(s.agent.step, s.cfg.log_every, [&] {
+    s.check_finite();
+    const StepStats stats = s.train_step->last_stats();
+    s.result.last_loss = stats.loss;
+    return stats;
+  });
   if (s.agent.step % s.cfg.checkpoint_every == 0 || s.agent.step == s.cfg.max_steps) {
+    s.check_finite();
     save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
     s.saved_step = s.agent.step;
     if (s.opt.stop_after >= 0 && s.agent.step >= s.opt.stop_after) {
@@ -380,8 +354,10 @@ void TrainingRun::step() {
     }
   }
   if (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0 &&
-      s.agent.step != s.cfg.max_steps)
+      s.agent.step != s.cfg.max_steps) {
+    s.check_finite();
     s.evaluate();
+  }
   if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
 }
 

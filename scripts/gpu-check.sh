@@ -106,7 +106,8 @@ for bd in "8 64" "8 256" "64 64" "8 1024" "64 1024"; do
   bench "scan-b$b-d$d" bench scan --device cuda --batch "$b" --dim "$d" --lengths 512,4096 --repeats 5
   grep -E '^\| (scan kernel|scan: ours)' "$LOGS/bench-scan-b$b-d$d.log" | sed 's/^/    /'
 done
-bench train bench train --devices cpu,cuda "${train[@]}"
+# The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly.
+bench train bench train --devices cpu,cuda --eager-too "${train[@]}"
 
 # A small agent trained and evaluated end to end on the GPU.
 work="$LOGS/agent"
@@ -141,8 +142,9 @@ else
   note "train on cuda FAILED (log: $LOGS/train.log)"
 fi
 
-# A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), beside the one
-# run above: the aggregate run-steps/s a sweep gets from `pack: 4` before CUDA graphs.
+# A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), each stepping
+# its own CUDA graph, beside the one run above: the aggregate run-steps/s a sweep gets from
+# `pack: 4`.
 t0=$(date +%s%N)
 if "$MINRNN" train "$work/c.yaml" --seed 0,1,2,3 --run-dir "$work/p0" --run-dir "$work/p1" \
      --run-dir "$work/p2" --run-dir "$work/p3" --set device=cuda --quiet > "$LOGS/train-pack.log" 2>&1; then
@@ -159,6 +161,13 @@ if [ -n "${PEER:-}" ]; then
   else
     note "peer on cuda FAILED (log: $LOGS/peer-train.log)"
   fi
+  # Its best aggregate: four processes sharing the GPU, their steps/s summed.
+  for i in 1 2 3 4; do
+    PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train 20 cuda > "$LOGS/peer-train-x4-$i.log" 2>&1 &
+  done
+  wait
+  aggregate=$(cat "$LOGS"/peer-train-x4-*.log | grep -o '= [0-9.]* steps/s' | awk '{s += $2; n++} END {if (n) printf "%.1f steps/s from %d processes", s, n}')
+  note "peer, 4 processes at once on cuda: ${aggregate:-FAILED (logs: $LOGS/peer-train-x4-*.log)}"
 fi
 
 bench figure1 bench figure1 --device cuda "${fig1[@]}"

@@ -27,7 +27,7 @@ struct Args {
   std::vector<int64_t> seeds;
   std::vector<std::string> run_dirs;
   std::vector<std::string> sets;
-  bool force = false, extend = false, quiet = false, download = false;
+  bool force = false, extend = false, quiet = false, download = false, eager = false;
 };
 
 // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
@@ -64,6 +64,7 @@ std::vector<rl::PackMember> members_of(const Args& a) {
     m.options.force = a.force;
     m.options.extend = a.extend;
     m.options.quiet = a.quiet || seeds.size() > 1;  // one progress line cannot show a pack
+    m.options.cuda_graph = !a.eager;
     m.options.evaluate = evaluate_into(m.options.run_dir);
     members.push_back(std::move(m));
   }
@@ -134,6 +135,9 @@ void add_train_command(CLI::App& app) {
                 "last checkpoint (its results so far are kept as *-step<N> files)")
       ->excludes("--force");
   sub->add_flag("--quiet", args->quiet, "no progress line");
+  sub->add_flag("--eager", args->eager,
+                "on CUDA, run every training step eagerly instead of replaying it as a CUDA graph "
+                "(the same result; to compare, or to debug a step)");
   sub->add_flag("--download", args->download,
                 "fetch the config's dataset first when it is missing (as `minrnn data download`)");
   sub->callback([args] {

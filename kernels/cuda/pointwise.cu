@@ -22,6 +22,7 @@ grid::DropoutAdd<T, DeviceMemory> dropout_program(const DropoutAddArgs& a) {
   const T* x = static_cast<const T*>(a.x);
   return {{a.n},
           a.seed,
+          a.seed_base,
           a.threshold,
           static_cast<T>(a.scale),
           x != nullptr,
@@ -61,8 +62,9 @@ cudaError_t gelu_backward(const GeluBackwardArgs& a, cudaStream_t stream) {
                    : launch(gelu_backward_program<float>(a), stream);
 }
 cudaError_t adamw_step(const AdamWStepArgs& a, cudaStream_t stream) {
-  return launch(grid::AdamWStep<DeviceMemory>{{a.n}, a.update, a.p, a.g, a.m, a.v, a.p, a.m, a.v},
-                stream);
+  return launch(
+      grid::AdamWStep<DeviceMemory>{{a.n}, a.update, a.scalars, a.p, a.g, a.m, a.v, a.p, a.m, a.v},
+      stream);
 }
 
 }  // namespace minrnn::core::kernels

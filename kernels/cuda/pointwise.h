@@ -15,7 +15,8 @@ struct DropoutAddArgs {
   const void* y;
   void* out;
   int64_t n;
-  uint64_t seed;
+  uint64_t seed;              // added to *seed_base when that is set
+  const uint64_t* seed_base;  // device memory, or null
   int64_t threshold;
   double scale;
   bool float64;
@@ -39,12 +40,14 @@ struct GeluBackwardArgs {
 };
 cudaError_t gelu_backward(const GeluBackwardArgs& args, cudaStream_t stream);
 
-// One AdamW step of a float32 parameter tensor of n elements, in place (p, m, v).
+// One AdamW step of a float32 parameter tensor of n elements, in place (p, m, v): with `update`,
+// or, when `scalars` (device memory) is set, with the values found there when the kernel runs.
 struct AdamWStepArgs {
   float *p, *m, *v;
   const float* g;
   int64_t n;
   AdamWUpdate update;
+  const AdamWStepScalars* scalars;
 };
 cudaError_t adamw_step(const AdamWStepArgs& args, cudaStream_t stream);
 

@@ -34,16 +34,18 @@ struct PointwiseGrid {
 template <typename T, typename Mem>
 struct DropoutAdd : PointwiseGrid {
   uint64_t seed;
-  int64_t threshold;  // dropped where the draw is below: p·2³²
-  T scale;            // 1 / (1 − p)
-  bool residual;      // with x; else out = keep · y · scale
+  const uint64_t* seed_base;  // when set, the seed is *seed_base + seed (a replayed graph's step)
+  int64_t threshold;          // dropped where the draw is below: p·2³²
+  T scale;                    // 1 / (1 − p)
+  bool residual;              // with x; else out = keep · y · scale
   typename Mem::template In<T> x, y;
   typename Mem::template Out<T> out;
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
     if (i >= n) return;
     const T scaled = static_cast<T>(y[i]) * scale;
-    const T v = dropout_math::draw(seed, i) >= threshold ? scaled : T(0);
+    const uint64_t s = seed_base ? *seed_base + seed : seed;
+    const T v = dropout_math::draw(s, i) >= threshold ? scaled : T(0);
     out[i] = residual ? static_cast<T>(x[i]) + v : v;
   }
 };
@@ -86,17 +88,20 @@ struct GeluBackward : PointwiseGrid {
 };
 
 // One AdamW step over a float32 parameter tensor: p, m, v read and written by the thread that
-// owns the element (on the GPU the In and Out of each are the same array).
+// owns the element (on the GPU the In and Out of each are the same array). With `scalars` set, the
+// update, gradient scale and apply flag are read from there when the step runs.
 template <typename Mem>
 struct AdamWStep : PointwiseGrid {
   AdamWUpdate u;
+  const AdamWStepScalars* scalars;
   typename Mem::template In<float> p_in, g, m_in, v_in;
   typename Mem::template Out<float> p_out, m_out, v_out;
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
-    if (i >= n) return;
+    if (i >= n || (scalars && scalars->apply == 0.0f)) return;
     float p = p_in[i], m = m_in[i], v = v_in[i];
-    adamw_element(p, g[i], m, v, u);
+    const float grad = scalars ? g[i] * scalars->grad_scale : g[i];
+    adamw_element(p, grad, m, v, scalars ? scalars->update : u);
     p_out[i] = p;
     m_out[i] = m;
     v_out[i] = v;

@@ -16,6 +16,17 @@ struct AdamWUpdate {
   float step_size;  // lr / (1 − β₁ᵗ)
 };
 
+// A step's values as a step that reads no host value finds them in device memory (rl/train_step.h:
+// what a CUDA graph replays): the update the host wrote for this step, the clip's gradient scale
+// and whether to apply the step at all (0 once a loss or gradient norm was not finite), both
+// computed on the device.
+struct AdamWStepScalars {
+  AdamWUpdate update;
+  float grad_scale;
+  float apply;
+};
+constexpr int kAdamWStepScalarCount = sizeof(AdamWStepScalars) / sizeof(float);
+
 // m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², p ← p·decay − step_size · m / (√v / √bc2 + ε).
 MINRNN_SHARED_INLINE void adamw_element(float& p, float g, float& m, float& v,
                                         const AdamWUpdate& u) {

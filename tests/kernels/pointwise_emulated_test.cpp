@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,10 +33,11 @@ torch::Tensor tensor_of(const std::vector<T>& v, int64_t rows, int64_t width) {
   return torch::from_blob(const_cast<T*>(v.data()), {rows, width}, dtype).clone();
 }
 
+// seed_base: the kernel's seed is *seed_base + (seed − *seed_base), as a replayed graph passes it.
 template <typename T>
-void check(int64_t n, double p, bool residual) {
+void check(int64_t n, double p, bool residual, const uint64_t* seed_base = nullptr) {
   SCOPED_TRACE("n " + std::to_string(n) + " p " + std::to_string(p) +
-               (residual ? " with x" : " without x"));
+               (residual ? " with x" : " without x") + (seed_base ? " seed from memory" : ""));
   const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
   const torch::Tensor x = torch::randn({n}, dtype), y = torch::randn({n}, dtype);
   const uint64_t seed = 0x0123456789ABCDEFull + static_cast<uint64_t>(n);
@@ -43,7 +45,8 @@ void check(int64_t n, double p, bool residual) {
   emu::Log log;
   emu::Buffer<T> xb("x", values<T>(x)), yb("y", values<T>(y)), out("out", static_cast<size_t>(n));
   const grid::DropoutAdd<T, emu::Memory> k{{n},
-                                           seed,
+                                           seed_base ? seed - *seed_base : seed,
+                                           seed_base,
                                            std::llround(p * 4294967296.0),
                                            static_cast<T>(1.0 / (1.0 - p)),
                                            residual,
@@ -69,6 +72,9 @@ TEST(PointwiseEmulated, DropoutAddEqualsTheCpuPassBitForBit) {
       }
     }
   }
+  const uint64_t base = 0xFEDCBA9876543210ull;  // wraps: the sum is taken modulo 2⁶⁴
+  check<float>(4099, 0.1, true, &base);
+  check<double>(257, 0.5, false, &base);
 }
 
 template <typename T>
@@ -117,6 +123,43 @@ TEST(PointwiseEmulated, BiasGeluAndItsBackwardMatchFloat64) {
   }
 }
 
+struct AdamWOutputs {
+  torch::Tensor p, m, v;
+  bool ok;
+  std::string log;
+};
+
+// The kernel's step over p, g, m, v into fresh outputs (poisoned); expect_written: every element.
+AdamWOutputs run_adamw(const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& m,
+                       const torch::Tensor& v, const AdamWUpdate& u,
+                       const AdamWStepScalars* scalars, bool expect_written = true) {
+  const int64_t n = p.numel();
+  emu::Log log;
+  emu::Buffer<float> p_in("p", values<float>(p)), g_in("g", values<float>(g)),
+      m_in("m", values<float>(m)), v_in("v", values<float>(v)), p_out("p'", n), m_out("m'", n),
+      v_out("v'", n);
+  emu::run(grid::AdamWStep<emu::Memory>{{n},
+                                        u,
+                                        scalars,
+                                        p_in.in(),
+                                        g_in.in(),
+                                        m_in.in(),
+                                        v_in.in(),
+                                        p_out.out(),
+                                        m_out.out(),
+                                        v_out.out()},
+           log);
+  if (expect_written) {
+    p_out.check_written(log);
+    m_out.check_written(log);
+    v_out.check_written(log);
+  }
+  auto as_tensor = [&](const emu::Buffer<float>& b) {
+    return torch::from_blob(const_cast<float*>(b.data().data()), {n}, torch::kFloat).clone();
+  };
+  return {as_tensor(p_out), as_tensor(m_out), as_tensor(v_out), log.ok(), log.summary()};
+}
+
 // One AdamW step of the kernel against the update written out in float64.
 TEST(PointwiseEmulated, AdamWStepMatchesFloat64) {
   torch::manual_seed(8);
@@ -128,38 +171,45 @@ TEST(PointwiseEmulated, AdamWStepMatchesFloat64) {
   const AdamWUpdate u{float(1 - lr * wd), float(b1),      float(b2),
                       float(1 - b1),      float(1 - b2),  float(1 / std::sqrt(bc2)),
                       float(eps),         float(lr / bc1)};
-  emu::Log log;
-  emu::Buffer<float> p_in("p", values<float>(p)), g_in("g", values<float>(g)),
-      m_in("m", values<float>(m)), v_in("v", values<float>(v)), p_out("p'", n), m_out("m'", n),
-      v_out("v'", n);
-  emu::run(grid::AdamWStep<emu::Memory>{{n},
-                                        u,
-                                        p_in.in(),
-                                        g_in.in(),
-                                        m_in.in(),
-                                        v_in.in(),
-                                        p_out.out(),
-                                        m_out.out(),
-                                        v_out.out()},
-           log);
-  p_out.check_written(log);
-  m_out.check_written(log);
-  v_out.check_written(log);
-  ASSERT_TRUE(log.ok()) << log.summary();
+  const AdamWOutputs out = run_adamw(p, g, m, v, u, nullptr);
+  ASSERT_TRUE(out.ok) << out.log;
   const torch::Tensor pd = p.to(torch::kDouble), gd = g.to(torch::kDouble);
   const torch::Tensor md = m.to(torch::kDouble) * b1 + (1 - b1) * gd;
   const torch::Tensor vd = v.to(torch::kDouble) * b2 + (1 - b2) * gd * gd;
   const torch::Tensor want =
       pd * (1 - lr * wd) - (lr / bc1) * md / (vd.sqrt() / std::sqrt(bc2) + eps);
-  auto as_tensor = [&](const emu::Buffer<float>& b) {
-    return torch::from_blob(const_cast<float*>(b.data().data()), {n}, torch::kFloat)
-        .to(torch::kDouble);
-  };
-  EXPECT_LT((as_tensor(m_out) - md).abs().max().item<double>(), 1e-6);
-  EXPECT_LT((as_tensor(v_out) - vd).abs().max().item<double>(), 1e-7);
-  EXPECT_LT((as_tensor(p_out) - want).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((out.m.to(torch::kDouble) - md).abs().max().item<double>(), 1e-6);
+  EXPECT_LT((out.v.to(torch::kDouble) - vd).abs().max().item<double>(), 1e-7);
+  EXPECT_LT((out.p.to(torch::kDouble) - want).abs().max().item<double>(), 1e-5);
   // and it moved every parameter: a test that would pass on p' = p is no test
-  EXPECT_GT((as_tensor(p_out) - pd).abs().min().item<double>(), 0.0);
+  EXPECT_GT((out.p.to(torch::kDouble) - pd).abs().min().item<double>(), 0.0);
+}
+
+// The step as a replayed graph runs it: its values read from memory, the gradient scaled by the
+// clip's factor there (the same bits as a step on the scaled gradient), and nothing written at all
+// once `apply` is 0.
+TEST(PointwiseEmulated, AdamWStepReadsItsValuesFromMemory) {
+  torch::manual_seed(9);
+  const int64_t n = 777;
+  const torch::Tensor p = torch::randn({n}), g = torch::randn({n}), m = torch::randn({n}) * 0.1,
+                      v = torch::rand({n}) * 0.01;
+  const AdamWUpdate u{0.9999f, 0.9f, 0.999f, 0.1f, 0.001f, 1.3f, 1e-8f, 2e-3f};
+  const AdamWUpdate unused{1, 0, 0, 0, 0, 0, 0, 0};
+  const AdamWStepScalars scaled{u, 0.25f, 1.0f};
+  const AdamWOutputs want = run_adamw(p, g * 0.25f, m, v, u, nullptr);
+  const AdamWOutputs got = run_adamw(p, g, m, v, unused, &scaled);
+  ASSERT_TRUE(want.ok && got.ok) << want.log << got.log;
+  EXPECT_TRUE(torch::equal(got.p, want.p));
+  EXPECT_TRUE(torch::equal(got.m, want.m));
+  EXPECT_TRUE(torch::equal(got.v, want.v));
+  EXPECT_FALSE(torch::equal(got.p, p));
+
+  const AdamWStepScalars skipped{u, 1.0f, 0.0f};
+  const AdamWOutputs none = run_adamw(p, g, m, v, unused, &skipped, /*expect_written=*/false);
+  EXPECT_TRUE(none.ok) << none.log;
+  // the outputs still hold the emulator's poison (NaN): not one element written
+  EXPECT_TRUE(torch::isnan(none.p).all().item<bool>());
+  EXPECT_TRUE(torch::isnan(none.m).all().item<bool>() && torch::isnan(none.v).all().item<bool>());
 }
 
 }  // namespace

@@ -90,6 +90,34 @@ TEST(HashedDropout, SeededByTorchsGeneratorAndOffOutsideTraining) {
 }
 
 // The path non-CPU devices and other dtypes take: the torch-ops hash, autograd through torch.
+// Inside a DropoutSeeds scope, call k of the step is seeded base + k·2³²·γ, whether the base is a
+// host value or a tensor read when the pass runs (a replayed graph's); outside, the generator's.
+TEST(HashedDropout, AScopesCallsAreSeededFromItsBase) {
+  torch::manual_seed(12);
+  const torch::Tensor x = torch::randn({3, 50}), y = torch::randn({3, 50});
+  const uint64_t base = 0xABCDEF0123456789ull;
+  const uint64_t stride = 0x9E3779B97F4A7C15ull << 32;
+  const torch::Tensor want0 = add_dropout_seeded(x, y, 0.3, base);
+  const torch::Tensor want1 = add_dropout_seeded({}, y, 0.3, base + stride);
+  {
+    DropoutSeeds seeds(base);
+    EXPECT_TRUE(torch::equal(add_dropout(x, y, 0.3, true), want0));
+    EXPECT_TRUE(torch::equal(fused_dropout(y, 0.3, true), want1));
+  }
+  {
+    DropoutSeeds seeds(torch::tensor({static_cast<int64_t>(base)}, torch::kInt64));
+    EXPECT_TRUE(torch::equal(add_dropout(x, y, 0.3, true), want0));
+    const torch::Tensor yg = y.clone().requires_grad_(true);
+    const torch::Tensor out = fused_dropout(yg, 0.3, true);
+    EXPECT_TRUE(torch::equal(out, want1));
+    out.sum().backward();  // the backward regenerates the mask from the same base and call
+    EXPECT_TRUE(torch::equal(yg.grad() != 0, want1 != 0));
+  }
+  EXPECT_THROW(DropoutSeeds(torch::zeros({2}, torch::kInt64)), std::invalid_argument);
+  // Outside any scope: drawn from the generator again, so not the scope's seeds.
+  EXPECT_FALSE(torch::equal(add_dropout(x, y, 0.3, true), want0));
+}
+
 TEST(HashedDropout, OtherDtypesRunTheTorchOpsForm) {
   auto x = torch::randn({5, 7}).to(torch::kBFloat16), y = torch::randn({5, 7}).to(torch::kBFloat16);
   auto got = add_dropout_seeded(x, y, 0.5, 9);

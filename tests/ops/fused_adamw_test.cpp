@@ -92,6 +92,42 @@ TEST(FusedAdamW, OtherDtypesTakeLibTorchsStep) {
   for (size_t i = 0; i < pd.size(); ++i) EXPECT_TRUE(torch::equal(pd[i], pt[i])) << i;
 }
 
+// The step a CUDA graph replays (step_with) on the CPU: with the host's update, a gradient scale of
+// 1 and apply 1 it is step() bit for bit; its gradient scale is the clip's (the step on the scaled
+// gradient); apply 0 leaves every parameter and moment as it was.
+TEST(FusedAdamW, StepWithScalarsIsTheStepTheyDescribe) {
+  const auto opts = torch::optim::AdamWOptions(1e-3).weight_decay(0.1).betas({0.9, 0.99});
+  auto pa = make_params(torch::kFloat), pb = clones(pa);
+  FusedAdamW a(pa, opts), b(pb, opts);
+  auto scalars_for = [](FusedAdamW& o, float grad_scale, float apply) {
+    AdamWStepScalars s{o.next_update(), grad_scale, apply};
+    return torch::from_blob(&s, {kAdamWStepScalarCount}, torch::kFloat).clone();
+  };
+  torch::manual_seed(4);
+  for (int step = 0; step < 5; ++step) {
+    for (size_t i = 0; i < pa.size(); ++i) {
+      const auto g = torch::randn(pa[i].sizes());
+      pa[i].mutable_grad() = g;
+      pb[i].mutable_grad() = step == 3 ? g * 0.5f : g.clone();
+    }
+    const float scale = step == 3 ? 0.5f : 1.0f;
+    b.step();
+    a.step_with(scalars_for(a, scale, 1));
+    a.count_step();
+  }
+  for (size_t i = 0; i < pa.size(); ++i)
+    EXPECT_TRUE(torch::equal(pa[i], pb[i])) << "parameter " << i;
+
+  const auto before = clones(pa);
+  for (auto& p : pa) p.mutable_grad() = torch::full(p.sizes(), NAN);
+  a.step_with(scalars_for(a, 1, 0));
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], before[i]));
+  const auto& state =
+      static_cast<torch::optim::AdamWParamState&>(*a.state().at(pa[0].unsafeGetTensorImpl()));
+  EXPECT_FALSE(torch::isnan(state.exp_avg()).any().item<bool>());
+  EXPECT_EQ(state.step(), 5);  // step_with counts nothing: count_step() does
+}
+
 // On a GPU each parameter tensor's update is one kernel (kernels/cuda/pointwise_programs.h,
 // emulated on the host in tests/kernels/pointwise_emulated_test.cpp): the trajectory of LibTorch's
 // AdamW on the CPU.

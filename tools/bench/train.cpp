@@ -16,9 +16,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/sampler.h"
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
 #include "rl/decision_model.h"
+#include "rl/train_step.h"
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
@@ -40,8 +42,9 @@ struct TrainBenchOptions {
   bool quick = false;
   bool profile = false;
   int top_ops = 15;
-  int rounds = 1;    // ours measured this many times, each between two peer runs
-  std::string peer;  // command; "CMD train SECONDS" must print "= X steps/s"
+  int rounds = 1;          // ours measured this many times, each between two peer runs
+  bool eager_too = false;  // on CUDA, also time the eager step beside the graph
+  std::string peer;        // command; "CMD train SECONDS" must print "= X steps/s"
   BenchFiling filing;
 };
 
@@ -52,7 +55,7 @@ struct Phases {
 
 struct Row {
   int round = 0;
-  std::string backbone, device;
+  std::string backbone, device, mode;  // mode: how the trainer's step ran (rl/train_step.h)
   int64_t params = 0, steps = 0;
   double steps_per_s = 0;
   Phases phases;  // ms per step
@@ -64,8 +67,57 @@ void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev) {
+// A batch of the trainer's shapes with random values, as the sampler hands it to the step.
+data::SequenceBatch synthetic_batch(const TrainBenchOptions& o) {
+  const int64_t B = o.batch, K = o.context;
+  data::SequenceBatch b;
+  b.batch_size = static_cast<int>(B);
+  b.context_len = static_cast<int>(K);
+  b.obs_dim = static_cast<int>(o.obs_dim);
+  b.act_dim = static_cast<int>(o.act_dim);
+  auto values = [](const torch::Tensor& t) {
+    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  };
+  b.states = values(torch::randn({B, K, o.obs_dim}));
+  b.actions = values(torch::rand({B, K, o.act_dim}) * 2 - 1);
+  b.returns_to_go = values(torch::randn({B, K, 1}));
+  const torch::Tensor t = torch::randint(0, 1000, {B, K}, torch::kInt64);
+  b.timesteps.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  b.mask.assign(static_cast<size_t>(B * K), 1.0f);
+  return b;
+}
+
+// The step's phases, one at a time with a sync after each (eager: a graph has no phases), summed
+// into `sum`; the same operations as rl::TrainStep's.
+void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::DecisionBatch& b,
+                 const torch::Tensor& mask, const torch::Device& dev, Phases& sum) {
+  auto lap = [&](Clock::time_point& t, double& into) {
+    sync(dev);
+    const auto now = Clock::now();
+    into += std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+  };
+  auto t = Clock::now();
+  auto pred = model->forward(b);
+  auto loss = ((pred - b.actions).pow(2).mean(-1) * mask).sum() / mask.sum();
+  lap(t, sum.forward);
+  opt.zero_grad();
+  loss.backward();
+  lap(t, sum.backward);
+  torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
+  lap(t, sum.clip);
+  opt.step();
+  lap(t, sum.optimizer);
+}
+
+Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev,
+            rl::StepMode mode) {
   torch::manual_seed(0);
+  rl::Agent agent;
+  agent.config.batch_size = o.batch;
+  agent.config.context_len = o.context;
+  agent.config.grad_clip = 0.25;
+  agent.config.return_scale = 1;
   rl::DecisionModelOptions mo;
   mo.obs_dim = o.obs_dim;
   mo.act_dim = o.act_dim;
@@ -73,53 +125,46 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   mo.n_layers = o.layers;
   mo.embed_dim = o.embed;
   mo.expansion = o.expansion;
-  rl::DecisionModel model(mo);
+  agent.model = rl::DecisionModel(mo);
+  rl::DecisionModel& model = agent.model;
   model->to(dev);
   model->train();
   core::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
-  const auto f = torch::TensorOptions().device(dev);
-  const int64_t B = o.batch, K = o.context;
-  rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.obs_dim}, f),
-                      torch::rand({B, K, o.act_dim}, f) * 2 - 1,
-                      torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
-  auto mask = torch::ones({B, K}, f);
-  Phases sum;
-  auto lap = [&](Clock::time_point& t, double& into) {
-    sync(dev);
-    const auto now = Clock::now();
-    into += std::chrono::duration<double, std::milli>(now - t).count();
-    t = now;
-  };
-  auto step = [&] {
-    auto t = Clock::now();
-    auto pred = model->forward(b);
-    auto loss = ((pred - b.actions).pow(2).mean(-1) * mask).sum() / mask.sum();
-    // The trainer reads the loss every step (a device sync); so do we.
-    loss.item<double>();
-    lap(t, sum.forward);
-    opt.zero_grad();
-    loss.backward();
-    lap(t, sum.backward);
-    torch::nn::utils::clip_grad_norm_(model->parameters(), 0.25);
-    lap(t, sum.clip);
-    opt.step();
-    lap(t, sum.optimizer);
-  };
-  for (int i = 0; i < 3; ++i) step();  // warm-up: allocator, kernels, Adam state
-  sum = {};
+  const data::SequenceBatch batch = synthetic_batch(o);
+
+  // The trainer's step (rl/train_step.h), timed: a CUDA graph replayed, or eager.
+  rl::TrainStep train_step(agent, opt, dev, mode);
+  auto step = [&] { train_step.run(batch, 1e-4, static_cast<uint64_t>(agent.step)); };
+  for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
+  train_step.last_stats();             // waits for the device
   Row row;
   row.backbone = backbone;
   row.device = dev.str();
+  row.mode = train_step.description();
   for (const auto& p : model->parameters()) row.params += p.numel();
   const auto t0 = Clock::now();
   double elapsed = 0;
   while (elapsed < o.seconds || row.steps < 5) {
     step();
     ++row.steps;
+    if (row.steps % 64 == 0 || elapsed + 0.05 > o.seconds) train_step.last_stats();
     elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   }
+  train_step.last_stats();
+  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   row.steps_per_s = row.steps / elapsed;
-  const double n = static_cast<double>(row.steps);
+
+  // Where an eager step's time goes, over a tenth of the timed steps.
+  const auto f = torch::TensorOptions().device(dev);
+  const int64_t B = o.batch, K = o.context;
+  rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.obs_dim}, f),
+                      torch::rand({B, K, o.act_dim}, f) * 2 - 1,
+                      torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
+  const torch::Tensor mask = torch::ones({B, K}, f);
+  Phases sum;
+  const int64_t lapped = std::max<int64_t>(5, row.steps / 10);
+  for (int64_t i = 0; i < lapped; ++i) lapped_step(model, opt, b, mask, dev, sum);
+  const double n = static_cast<double>(lapped);
   row.phases = {sum.forward / n, sum.backward / n, sum.clip / n, sum.optimizer / n};
 
   // Peak of one step above what lives between steps (weights, Adam state, the batch); gradients
@@ -128,7 +173,7 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   sync(dev);
   MemoryProbe probe{dev};
   probe.start();
-  step();
+  lapped_step(model, opt, b, mask, dev, sum);
   sync(dev);
   row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
 
@@ -136,7 +181,7 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
     constexpr int kProfiled = 5;
     OpProfile profile;
     profile.start();
-    for (int i = 0; i < kProfiled; ++i) step();
+    for (int i = 0; i < kProfiled; ++i) lapped_step(model, opt, b, mask, dev, sum);
     profile.stop();
     row.profile = profile.table(kProfiled, o.top_ops);
   }
@@ -219,9 +264,11 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
      << " tokens), embed " << o.embed << ", " << o.layers << " layers, minRNN expansion "
      << o.expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
-     << "), float32; steps counted over ~" << o.seconds
-     << " s after 3 warm-up steps. Phases are ms per step (forward includes the loss). Peak = the "
-     << "most bytes torch's allocator held during one step beyond what lives between steps.\n\n";
+     << "), float32; the trainer's step (rl/train_step.h: a CUDA graph replayed on CUDA, eager "
+     << "on the CPU; column step), counted over ~" << o.seconds
+     << " s after 5 warm-up steps. Phases are ms per step of the eager step, each phase synced "
+     << "(forward includes the loss). Peak = the most bytes torch's allocator held during one "
+     << "eager step beyond what lives between steps.\n\n";
   char buf[512];
   if (has_peer && !by_round) {
     std::snprintf(buf, sizeof buf,
@@ -239,16 +286,18 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
     }
     md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
   }
-  md << "|" << (by_round ? " round |" : "") << " backbone | device | parameters | steps | steps/s |"
+  md << "|" << (by_round ? " round |" : "")
+     << " backbone | device | step | parameters | steps | steps/s |"
      << " ms/step |" << (has_peer ? " × peer |" : "")
      << " forward | backward | clip | AdamW | peak MiB |\n"
-     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|" << (has_peer ? "---|" : "")
-     << "---|---|---|---|---|\n";
+     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|---|"
+     << (has_peer ? "---|" : "") << "---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (by_round) md << "| " << r.round + 1 << " ";
-    std::snprintf(buf, sizeof buf, "| %s | %s | %lld | %lld | %.2f | %.1f |", r.backbone.c_str(),
-                  r.device.c_str(), static_cast<long long>(r.params),
-                  static_cast<long long>(r.steps), r.steps_per_s, 1000.0 / r.steps_per_s);
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %lld | %lld | %.2f | %.2f |",
+                  r.backbone.c_str(), r.device.c_str(), r.mode.c_str(),
+                  static_cast<long long>(r.params), static_cast<long long>(r.steps), r.steps_per_s,
+                  1000.0 / r.steps_per_s);
     md << buf;
     if (has_peer) {
       std::snprintf(buf, sizeof buf, " %.2f |", r.steps_per_s / peer.around(r.round));
@@ -270,17 +319,31 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                      const PeerRuns& peer) {
-  BenchCsv csv({"round", "device", "machine", "backbone", "batch", "context", "embed", "layers",
-                "expansion", "params", "steps", "steps_per_s", "ms_per_step", "forward_ms",
-                "backward_ms", "clip_ms", "optimizer_ms", "peak_mib", "peer_steps_per_s"});
+  BenchCsv csv({"round",       "device",  "machine",      "step",        "backbone",
+                "batch",       "context", "embed",        "layers",      "expansion",
+                "params",      "steps",   "steps_per_s",  "ms_per_step", "forward_ms",
+                "backward_ms", "clip_ms", "optimizer_ms", "peak_mib",    "peer_steps_per_s"});
   for (const auto& r : rows) {
-    csv.add_row(
-        {std::to_string(r.round + 1), r.device, hardware_name(torch::Device(r.device)), r.backbone,
-         std::to_string(o.batch), std::to_string(o.context), std::to_string(o.embed),
-         std::to_string(o.layers), csv_number(o.expansion), std::to_string(r.params),
-         std::to_string(r.steps), csv_number(r.steps_per_s), csv_number(1000.0 / r.steps_per_s),
-         csv_number(r.phases.forward), csv_number(r.phases.backward), csv_number(r.phases.clip),
-         csv_number(r.phases.optimizer), csv_number(r.peak_mib), csv_number(peer.around(r.round))});
+    csv.add_row({std::to_string(r.round + 1),
+                 r.device,
+                 hardware_name(torch::Device(r.device)),
+                 r.mode,
+                 r.backbone,
+                 std::to_string(o.batch),
+                 std::to_string(o.context),
+                 std::to_string(o.embed),
+                 std::to_string(o.layers),
+                 csv_number(o.expansion),
+                 std::to_string(r.params),
+                 std::to_string(r.steps),
+                 csv_number(r.steps_per_s),
+                 csv_number(1000.0 / r.steps_per_s),
+                 csv_number(r.phases.forward),
+                 csv_number(r.phases.backward),
+                 csv_number(r.phases.clip),
+                 csv_number(r.phases.optimizer),
+                 csv_number(r.peak_mib),
+                 csv_number(peer.around(r.round))});
   }
   return csv;
 }
@@ -307,6 +370,8 @@ void add_bench_train(CLI::App& bench) {
   sub->add_option("--peer", o->peer,
                   "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
                   "(e.g. ../shared/peer/run.sh)");
+  sub->add_flag("--eager-too", o->eager_too,
+                "on CUDA, time the eager step beside the CUDA graph the trainer replays");
   sub->add_option("--rounds", o->rounds,
                   "measure ours this many times, alternating with the peer's runs; the table "
                   "adds the median × peer and its range")
@@ -328,8 +393,12 @@ void add_bench_train(CLI::App& bench) {
         for (const auto& b : o->backbones) {
           std::fprintf(stderr, "bench train: round %d/%d, %s on %s ...\n", round + 1, o->rounds,
                        b.c_str(), d.c_str());
-          rows.push_back(measure(*o, b, device));
-          rows.back().round = round;
+          std::vector<rl::StepMode> modes = {rl::StepMode::kGraph};
+          if (device.is_cuda() && o->eager_too) modes.push_back(rl::StepMode::kEager);
+          for (const rl::StepMode mode : modes) {
+            rows.push_back(measure(*o, b, device, mode));
+            rows.back().round = round;
+          }
         }
       }
       if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));

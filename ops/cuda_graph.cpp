@@ -1,0 +1,101 @@
+#include "ops/cuda_graph.h"
+
+#include <stdexcept>
+#include <string>
+
+#ifdef MINRNN_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace minrnn::core {
+
+#ifdef MINRNN_WITH_CUDA
+
+struct CudaGraph::Impl {
+  at::cuda::CUDAGraph graph;
+};
+
+namespace {
+
+// After a capture that threw: end it (discarding the partial graph) and clear the sticky error, so
+// that the stream runs eager work again.
+void abandon_capture(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+      status != cudaStreamCaptureStatusNone) {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+  }
+  (void)cudaGetLastError();
+}
+
+}  // namespace
+
+// Captured on a side stream (capture is refused on the legacy default stream) that first waits for
+// the current one, which then waits for it: the capture is ordered like any other work.
+CudaGraph::CudaGraph(const std::function<void()>& body) : impl_(std::make_unique<Impl>()) {
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent ready;
+  ready.record(current);
+  ready.block(side);
+  try {
+    c10::cuda::CUDAStreamGuard on_side(side);
+    impl_->graph.capture_begin();
+    body();
+    impl_->graph.capture_end();
+  } catch (const std::exception& e) {
+    abandon_capture(side.stream());
+    impl_.reset();
+    throw std::runtime_error(e.what());
+  }
+  at::cuda::CUDAEvent captured;
+  captured.record(side);
+  captured.block(current);
+}
+
+CudaGraph::~CudaGraph() = default;
+
+void CudaGraph::replay() {
+  impl_->graph.replay();
+}
+
+struct StreamFence::Impl {
+  at::cuda::CUDAEvent event;
+  bool marked = false;
+};
+
+StreamFence::StreamFence() : impl_(std::make_unique<Impl>()) {}
+StreamFence::~StreamFence() = default;
+
+void StreamFence::mark() {
+  impl_->event.record(c10::cuda::getCurrentCUDAStream());
+  impl_->marked = true;
+}
+
+void StreamFence::wait() {
+  if (impl_->marked) impl_->event.synchronize();
+}
+
+#else  // no CUDA in this build
+
+struct CudaGraph::Impl {};
+CudaGraph::CudaGraph(const std::function<void()>&) {
+  throw std::runtime_error("this build has no CUDA");
+}
+CudaGraph::~CudaGraph() = default;
+void CudaGraph::replay() {}
+
+struct StreamFence::Impl {};
+StreamFence::StreamFence() = default;
+StreamFence::~StreamFence() = default;
+void StreamFence::mark() {}
+void StreamFence::wait() {}
+
+#endif
+
+}  // namespace minrnn::core

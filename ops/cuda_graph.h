@@ -1,0 +1,44 @@
+// Host work a replayed training step needs on CUDA (rl/train_step.h), behind a header that compiles
+// without CUDA: a callable captured once as a CUDA graph, and a fence that keeps the host from
+// overwriting pinned memory an asynchronous copy still reads.
+#pragma once
+#include <functional>
+#include <memory>
+
+namespace minrnn::core {
+
+class CudaGraph {
+ public:
+  // Captures the kernels `body` launches on the current CUDA device (they do not run). Throws
+  // std::runtime_error, with CUDA's or LibTorch's reason, where capture fails (a host sync inside,
+  // a build without CUDA); the stream is usable afterwards.
+  explicit CudaGraph(const std::function<void()>& body);
+  ~CudaGraph();
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Runs the captured kernels on the current stream, after the work queued there.
+  void replay();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Marks a point in the current stream's work; wait() blocks the host until the device passed it
+// (at once when nothing was marked, and always without CUDA).
+class StreamFence {
+ public:
+  StreamFence();
+  ~StreamFence();
+  StreamFence(const StreamFence&) = delete;
+  StreamFence& operator=(const StreamFence&) = delete;
+  void mark();
+  void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace minrnn::core

@@ -1,0 +1,59 @@
+// One optimizer step of an agent that reads nothing back from the device, so that on CUDA it is
+// captured once as a CUDA graph and replayed: a step then costs one copy of its inputs and one
+// graph launch instead of hundreds of kernel launches and a host sync (docs/benchmarks.md).
+//
+// The step: masked MSE of the predicted actions, the backward, the global gradient norm and its
+// clip, AdamW at DT's warm-up learning rate. Its host values — the batch, the AdamW update of this
+// step (learning rate, bias corrections) and the base of its dropout seeds (ops/dropout.h) — are
+// copied into buffers that stay at one address on the device; the loss, the norm, the clip's scale
+// and whether the step is finite are computed there. The same operations run eagerly on the CPU,
+// for the first steps on CUDA (warm-up: allocations and lazy initialisation happen outside the
+// capture) and wherever capture fails (said once, with the reason).
+//
+// A step whose loss or gradient norm is not finite changes no weight, and neither does any step
+// after it: failure() names it, and the weights stay those of the last finite step.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ops/fused_adamw.h"
+#include "rl/agent.h"
+#include "rl/progress_log.h"
+
+namespace minrnn::data {
+struct SequenceBatch;
+}
+
+namespace minrnn::rl {
+
+// How the steps run on a device: captured in a CUDA graph (CUDA only), or eagerly.
+enum class StepMode { kGraph, kEager };
+
+class TrainStep {
+ public:
+  // For `agent` (its model on `device`) and its optimizer, which must outlive this; `mode`
+  // kGraph where the device is not CUDA runs eagerly.
+  TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode);
+  ~TrainStep();
+  TrainStep(const TrainStep&) = delete;
+  TrainStep& operator=(const TrainStep&) = delete;
+
+  // Queues step agent.step + 1 on `batch` at learning rate `lr`, its dropout masks from
+  // `dropout_base`; agent.step counts it.
+  void run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base);
+  // The last step's loss and gradient norm (a sync on CUDA).
+  StepStats last_stats();
+  // "" while every step was finite, else which step was not and why (a sync on CUDA).
+  std::string failure();
+  // What runs: "cuda graph", "eager", or "eager (capture failed: …)".
+  const std::string& description() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace minrnn::rl

@@ -1,0 +1,203 @@
+// rl::TrainStep (rl/train_step.h): the step that reads nothing back from the device. On the CPU,
+// against the same step written the plain way (LibTorch's clip_grad_norm_, which reads the norm
+// back, and FusedAdamW's host-side step, itself checked against LibTorch's AdamW in
+// tests/ops/fused_adamw_test.cpp); a non-finite step changing nothing. On CUDA (label cuda; they
+// skip without a GPU): the replayed graph against the eager step, the learning rate of the warm-up
+// and the dropout masks changing between replays.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <vector>
+
+#include "datasets/sampler.h"
+#include "ops/dropout.h"
+#include "ops/fused_adamw.h"
+#include "rl/train_step.h"
+
+namespace minrnn::rl {
+namespace {
+
+constexpr int64_t kObs = 11, kAct = 3;
+
+Agent make_agent(const std::string& backbone, const torch::Device& device) {
+  torch::manual_seed(21);
+  Agent agent;
+  agent.config.batch_size = 6;
+  agent.config.context_len = 5;
+  agent.config.grad_clip = 0.25;
+  agent.config.return_scale = 100;
+  agent.config.lr = 1e-3;
+  agent.config.warmup_steps = 10;
+  DecisionModelOptions mo;
+  mo.obs_dim = kObs;
+  mo.act_dim = kAct;
+  mo.backbone = backbone;
+  mo.n_layers = 2;
+  mo.embed_dim = 16;
+  mo.dropout = 0.1;
+  agent.model = DecisionModel(mo);
+  agent.model->to(device);
+  return agent;
+}
+
+torch::optim::AdamWOptions adamw_options(const Agent& agent) {
+  return torch::optim::AdamWOptions(agent.config.lr).weight_decay(1e-4);
+}
+
+// Batch `step`, random, its last two windows padded (mask 0) from position 3.
+data::SequenceBatch batch_at(int64_t step) {
+  torch::manual_seed(1000 + step);
+  const int64_t B = 6, K = 5;
+  auto values = [](const torch::Tensor& t) {
+    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  };
+  data::SequenceBatch b;
+  b.batch_size = B;
+  b.context_len = K;
+  b.obs_dim = kObs;
+  b.act_dim = kAct;
+  b.states = values(torch::randn({B, K, kObs}));
+  b.actions = values(torch::rand({B, K, kAct}) * 2 - 1);
+  b.returns_to_go = values(torch::rand({B, K, 1}) * 300);
+  const torch::Tensor t = torch::randint(0, 1000, {B, K}, torch::kInt64);
+  b.timesteps.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  b.mask.assign(B * K, 1.0f);
+  for (int64_t k = 3; k < K; ++k) b.mask[(B - 1) * K + k] = b.mask[(B - 2) * K + k] = 0;
+  return b;
+}
+
+double warmup_lr(const Agent& agent, int64_t step) {
+  return agent.config.lr * std::min(1.0, double(step + 1) / double(agent.config.warmup_steps));
+}
+
+// The step as it was written before TrainStep: tensors from the batch, LibTorch's clip, the
+// optimizer's host-side step.
+double reference_step(Agent& agent, core::FusedAdamW& adamw, const data::SequenceBatch& b,
+                      uint64_t dropout_base) {
+  const int64_t B = b.batch_size, K = b.context_len;
+  auto wrap = [](const std::vector<float>& v, std::vector<int64_t> shape) {
+    return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat).clone();
+  };
+  DecisionBatch db;
+  db.states = wrap(b.states, {B, K, kObs});
+  db.actions = wrap(b.actions, {B, K, kAct});
+  db.returns_to_go = wrap(b.returns_to_go, {B, K, 1}) / agent.config.return_scale;
+  db.timesteps =
+      torch::from_blob(const_cast<int64_t*>(b.timesteps.data()), {B, K}, torch::kInt64).clone();
+  const torch::Tensor mask = wrap(b.mask, {B, K});
+  for (auto& group : adamw.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(warmup_lr(agent, agent.step));
+  core::DropoutSeeds seeds(dropout_base);
+  agent.model->train();
+  const auto pred = agent.model->forward(db);
+  const auto loss = ((pred - db.actions).pow(2).mean(-1) * mask).sum() / mask.sum().clamp_min(1);
+  adamw.zero_grad();
+  loss.backward();
+  torch::nn::utils::clip_grad_norm_(agent.model->parameters(), agent.config.grad_clip);
+  adamw.step();
+  ++agent.step;
+  return loss.item<double>();
+}
+
+double max_weight_difference(const Agent& a, const Agent& b) {
+  double worst = 0;
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    worst = std::max(worst, (p.value().cpu() - pb[p.key()].cpu()).abs().max().item<double>());
+  return worst;
+}
+
+TEST(TrainStep, IsThePlainStepThroughTheWarmUp) {
+  for (const std::string backbone : {"mingru", "transformer"}) {
+    SCOPED_TRACE(backbone);
+    Agent ours = make_agent(backbone, torch::kCPU), theirs = make_agent(backbone, torch::kCPU);
+    core::FusedAdamW fused(ours.model->parameters(), adamw_options(ours));
+    core::FusedAdamW adamw(theirs.model->parameters(), adamw_options(theirs));
+    TrainStep step(ours, fused, torch::kCPU, StepMode::kGraph);
+    EXPECT_EQ(step.description(), "eager");  // no graph off CUDA
+    for (int64_t s = 0; s < 14; ++s) {       // the learning rate grows for 10 of them
+      const data::SequenceBatch b = batch_at(s);
+      step.run(b, warmup_lr(ours, ours.step), 77 + s);
+      const double want = reference_step(theirs, adamw, b, 77 + s);
+      EXPECT_EQ(step.last_stats().loss, want) << "step " << s + 1;
+    }
+    EXPECT_EQ(ours.step, 14);
+    EXPECT_EQ(step.failure(), "");
+    // The clip folded into the update multiplies each gradient by the same float32 factor.
+    EXPECT_EQ(max_weight_difference(ours, theirs), 0.0);
+    // a test that passes with no training is no test
+    const Agent untrained = make_agent(backbone, torch::kCPU);
+    EXPECT_GT(max_weight_difference(ours, untrained), 1e-3);
+  }
+}
+
+// A batch whose returns-to-go overflow float32 makes the loss NaN at step 4: no weight changes then
+// or at any later step, and failure() names step 4.
+TEST(TrainStep, ANonFiniteStepChangesNothingFromThenOn) {
+  Agent agent = make_agent("mingru", torch::kCPU);
+  core::FusedAdamW fused(agent.model->parameters(), adamw_options(agent));
+  TrainStep step(agent, fused, torch::kCPU, StepMode::kEager);
+  for (int64_t s = 0; s < 3; ++s) step.run(batch_at(s), 1e-3, s);
+  const Agent snapshot = make_agent("mingru", torch::kCPU);
+  {
+    torch::NoGradGuard no_grad;
+    auto src = agent.model->named_parameters();
+    for (auto& p : snapshot.model->named_parameters()) p.value().copy_(src[p.key()]);
+  }
+  data::SequenceBatch bad = batch_at(3);
+  bad.returns_to_go[0] = INFINITY;
+  step.run(bad, 1e-3, 3);
+  EXPECT_EQ(step.failure(), "step 4: loss is not finite");
+  EXPECT_EQ(max_weight_difference(agent, snapshot), 0.0);
+  step.run(batch_at(4), 1e-3, 4);
+  EXPECT_EQ(step.failure(), "step 4: loss is not finite");
+  EXPECT_EQ(max_weight_difference(agent, snapshot), 0.0);
+}
+
+// The replayed graph against the same steps run eagerly on the GPU: 20 steps, the graph captured
+// after 3 and replayed for the other 17, through a warm-up whose learning rate changes every step
+// (LibTorch's AdamW would have frozen it into the graph).
+TEST(TrainStepCuda, GraphReplayIsTheEagerStepThroughTheWarmUp) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  for (const std::string backbone : {"mingru", "minlstm", "transformer"}) {
+    SCOPED_TRACE(backbone);
+    Agent graphed = make_agent(backbone, torch::kCUDA), eager = make_agent(backbone, torch::kCUDA);
+    graphed.config.warmup_steps = eager.config.warmup_steps = 20;
+    core::FusedAdamW og(graphed.model->parameters(), adamw_options(graphed));
+    core::FusedAdamW oe(eager.model->parameters(), adamw_options(eager));
+    TrainStep sg(graphed, og, torch::kCUDA, StepMode::kGraph);
+    TrainStep se(eager, oe, torch::kCUDA, StepMode::kEager);
+    for (int64_t s = 0; s < 20; ++s) {
+      const data::SequenceBatch b = batch_at(s);
+      sg.run(b, warmup_lr(graphed, graphed.step), 500 + s);
+      se.run(b, warmup_lr(eager, eager.step), 500 + s);
+      EXPECT_NEAR(sg.last_stats().loss, se.last_stats().loss, 1e-5) << "step " << s + 1;
+    }
+    EXPECT_EQ(sg.description(), "cuda graph");
+    EXPECT_EQ(sg.failure(), "");
+    EXPECT_LT(max_weight_difference(graphed, eager), 1e-5);
+  }
+}
+
+// The same batch replayed with the same dropout base gives the same loss, with another base
+// another: the masks are drawn anew on every replay, not frozen at capture.
+TEST(TrainStepCuda, DropoutMasksChangeBetweenReplays) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  Agent agent = make_agent("mingru", torch::kCUDA);
+  core::FusedAdamW fused(agent.model->parameters(), adamw_options(agent));
+  TrainStep step(agent, fused, torch::kCUDA, StepMode::kGraph);
+  const data::SequenceBatch b = batch_at(0);
+  for (int64_t s = 0; s < 4; ++s) step.run(b, 0.0, s);  // lr 0: the weights stay
+  ASSERT_EQ(step.description(), "cuda graph");
+  std::vector<double> losses;
+  for (uint64_t base : {11u, 11u, 12u}) {
+    step.run(b, 0.0, base);
+    losses.push_back(step.last_stats().loss);
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_NE(losses[0], losses[2]);
+}
+
+}  // namespace
+}  // namespace minrnn::rl
