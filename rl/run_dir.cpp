@@ -29,13 +29,6 @@ std::vector<std::string> complete_lines(const fs::path& path) {
   return io::read_complete_lines(path.string());
 }
 
-// The step in a row's first column; -1 when it holds none.
-int64_t row_step(const std::string& line) {
-  char* end = nullptr;
-  const long long step = std::strtoll(line.c_str(), &end, 10);
-  return end != line.c_str() && *end == ',' ? step : -1;
-}
-
 void remove_run_outputs(const fs::path& run) {
   if (!fs::is_directory(run)) return;
   for (const auto& name : run_outputs()) fs::remove(run / name);
@@ -90,6 +83,12 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
 }
 
 }  // namespace
+
+int64_t row_step(const std::string& line) {
+  char* end = nullptr;
+  const long long step = std::strtoll(line.c_str(), &end, 10);
+  return end != line.c_str() && *end == ',' ? step : -1;
+}
 
 void truncate_rows(const std::string& path, int64_t step, bool header) {
   const auto lines = complete_lines(path);

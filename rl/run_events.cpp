@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "rl/run_dir.h"
 
 namespace minrnn::rl {
 namespace {
@@ -40,13 +41,6 @@ bool parse_row(const std::string& row, const std::vector<std::string>& tags, int
     scalars->push_back({tag, value});
   }
   return true;
-}
-
-// A row's step; -1 for a header or a line that is not a row.
-int64_t row_step(const std::string& line) {
-  char* end = nullptr;
-  const long long step = std::strtoll(line.c_str(), &end, 10);
-  return end != line.c_str() && *end == ',' ? step : -1;
 }
 
 // The rows of `csv` whose step passes `keep`.

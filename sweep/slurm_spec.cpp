@@ -12,12 +12,13 @@
 namespace minrnn::sweep {
 namespace {
 
-[[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& what) {
+[[noreturn]] void bad_slurm_key(const std::string& file, const std::string& key,
+                                const std::string& what) {
   throw std::invalid_argument(file + ": key 'slurm." + key + "': " + what);
 }
 
 std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
-  if (!n.IsScalar()) bad(file, key, "expected a string");
+  if (!n.IsScalar()) bad_slurm_key(file, key, "expected a string");
   return n.Scalar();
 }
 
@@ -26,32 +27,32 @@ std::string matching(const YAML::Node& n, const std::string& file, const std::st
                      const char* pattern, const std::string& expected) {
   const std::string v = scalar(n, file, key);
   if (!std::regex_match(v, std::regex(pattern)))
-    bad(file, key, "expected " + expected + ", got '" + v + "'");
+    bad_slurm_key(file, key, "expected " + expected + ", got '" + v + "'");
   return v;
 }
 
 int integer(const YAML::Node& n, const std::string& file, const std::string& key, int lo, int hi) {
-  if (!n.IsScalar()) bad(file, key, "expected an integer");
+  if (!n.IsScalar()) bad_slurm_key(file, key, "expected an integer");
   int64_t v = 0;
   try {
     v = n.as<int64_t>();
   } catch (const YAML::Exception&) {
-    bad(file, key, "expected an integer, got '" + n.Scalar() + "'");
+    bad_slurm_key(file, key, "expected an integer, got '" + n.Scalar() + "'");
   }
   if (v < lo || v > hi)
-    bad(file, key,
-        std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-            "]");
+    bad_slurm_key(file, key,
+                  std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "]");
   return int(v);
 }
 
 std::vector<std::string> lines(const YAML::Node& n, const std::string& file,
                                const std::string& key) {
-  if (!n.IsSequence()) bad(file, key, "expected a list of strings");
+  if (!n.IsSequence()) bad_slurm_key(file, key, "expected a list of strings");
   std::vector<std::string> out;
   for (const auto& item : n) {
     const std::string v = scalar(item, file, key);
-    if (v.find_first_of("\n\r") != std::string::npos) bad(file, key, "one line per item");
+    if (v.find_first_of("\n\r") != std::string::npos) bad_slurm_key(file, key, "one line per item");
     out.push_back(v);
   }
   return out;
@@ -107,18 +108,21 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
     } else if (key == "sbatch_args") {
       s.sbatch_args = lines(v, file, key);
       for (const auto& a : s.sbatch_args) {
-        if (a.empty() || a[0] != '-') bad(file, key, "'" + a + "' is not an sbatch option");
+        if (a.empty() || a[0] != '-')
+          bad_slurm_key(file, key, "'" + a + "' is not an sbatch option");
         const std::string option = a.substr(0, a.find('='));
         if (reserved_options().count(option))
-          bad(file, key, "'" + option + "' is set by minrnn sweep itself");
+          bad_slurm_key(file, key, "'" + option + "' is set by minrnn sweep itself");
       }
     } else {
-      bad(file, key,
+      bad_slurm_key(
+          file, key,
           "unknown key (known: partition, time, cpus_per_task, mem, gpus, gres, account, qos, "
           "array_throttle, signal_before, setup, sbatch_args)");
     }
   }
-  if (s.gpus > 0 && !s.gres.empty()) bad(file, "gpus", "give either gpus or gres, not both");
+  if (s.gpus > 0 && !s.gres.empty())
+    bad_slurm_key(file, "gpus", "give either gpus or gres, not both");
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include "models/hgrn.h"
 #include "ops/scan.h"
 #include "tests/ops/gradcheck.h"
+#include "tests/tensor_compare.h"
 
 using namespace minrnn::core;
 
@@ -30,9 +31,7 @@ std::vector<torch::Tensor> as_list(const ComplexScanResult& r) {
   return {r.h_re, r.h_im, r.h_last_re, r.h_last_im};
 }
 
-double max_err(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using minrnn::testing::max_err;
 
 // Copies every parameter of `from` into `to` (same architecture).
 void copy_parameters(torch::nn::Module& to, const torch::nn::Module& from) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/minrnn_stack.h"
+#include "tests/tensor_compare.h"
 
 using namespace minrnn::core;
 
@@ -18,9 +19,7 @@ std::shared_ptr<MinRnnStack> make_stack(CellKind cell, bool conv) {
   return stack;
 }
 
-double max_err(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using minrnn::testing::max_err;
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include "models/minrnn.h"
 #include "tests/ops/gradcheck.h"
+#include "tests/tensor_compare.h"
 
 using namespace minrnn::core;
 
@@ -27,9 +28,7 @@ void copy_params(MinRnn& from, MinRnn& to) {
   for (auto& p : to->named_parameters()) p.value().copy_(src[p.key()]);
 }
 
-double max_err(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
+using minrnn::testing::max_err;
 
 torch::Tensor run_steps(MinRnn& m, const torch::Tensor& x, torch::Tensor h) {
   std::vector<torch::Tensor> ys;

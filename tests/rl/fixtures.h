@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "datasets/d4rl.h"
 #include "envs/registry.h"
 #include "rl/config.h"
+#include "rl/trainer.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn::testing {
@@ -60,5 +62,26 @@ inline rl::TrainConfig tiny_config(const std::string& dataset, const std::string
   sets.insert(sets.end(), extra.begin(), extra.end());
   return rl::parse_config("", "test", ".", sets);
 }
+
+// A run dir beside a small hopper dataset, and train options that record each evaluation (a row of
+// evals.csv whose values follow from the step, and the step in `evaluated`).
+struct TrainFixture {
+  TempDir tmp;
+  std::string data = write_hopper_dataset(tmp.path, 300);
+  std::filesystem::path run = tmp.path / "run";
+  std::vector<int64_t> evaluated;
+
+  rl::TrainOptions options(int64_t stop_after = -1) {
+    rl::TrainOptions o;
+    o.quiet = true;
+    o.run_dir = run.string();
+    o.stop_after = stop_after;
+    o.evaluate = [this](int64_t step, rl::Agent&) {
+      evaluated.push_back(step);
+      rl::append_eval_row(run.string(), {step, 10.0 * step, 1.5, 0.25 * step, 0.125});
+    };
+    return o;
+  }
+};
 
 }  // namespace minrnn::testing

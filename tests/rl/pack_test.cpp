@@ -7,22 +7,16 @@
 
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // metrics.csv without its timing columns (steps_per_s, elapsed_s differ run to run).
 std::string metrics_without_timing(const fs::path& run) {
-  std::stringstream in(read(run / "metrics.csv")), out;
+  std::stringstream in(testing::read_text(run / "metrics.csv")), out;
   for (std::string line; std::getline(in, line);) {
     size_t cut = line.size();
     for (int commas = 0; commas < 2 && cut != std::string::npos; ++commas)
@@ -76,12 +70,13 @@ TEST(Pack, EachRunEndsAsItWouldAlone) {
     EXPECT_TRUE(rl::train(m.config, m.options).finished);
     const fs::path packed = tmp.path / "pack" / std::to_string(seed);
     expect_same_weights(packed, alone);
-    EXPECT_EQ(read(packed / "evals.csv"), read(alone / "evals.csv"));
+    EXPECT_EQ(testing::read_text(packed / "evals.csv"), testing::read_text(alone / "evals.csv"));
     EXPECT_EQ(metrics_without_timing(packed), metrics_without_timing(alone));
     EXPECT_TRUE(fs::exists(packed / "done.json"));
   }
   // Different seeds: different runs.
-  EXPECT_NE(read(tmp.path / "pack/0/evals.csv"), read(tmp.path / "pack/1/evals.csv"));
+  EXPECT_NE(testing::read_text(tmp.path / "pack/0/evals.csv"),
+            testing::read_text(tmp.path / "pack/1/evals.csv"));
 }
 
 // A run of a pack killed after its checkpoint at step 20 (stop_after: as if killed there, before
@@ -97,7 +92,7 @@ TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
   EXPECT_FALSE(results[0].finished);
   EXPECT_EQ(results[0].step, 20);
   EXPECT_TRUE(results[1].finished);
-  const std::string b_checkpoint = read(tmp.path / "b/checkpoint.pt");
+  const std::string b_checkpoint = testing::read_text(tmp.path / "b/checkpoint.pt");
 
   pack[0].options.stop_after = -1;
   results = rl::train_pack(pack);
@@ -105,12 +100,13 @@ TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
   EXPECT_EQ(results[0].resumed_from, 20);
   EXPECT_EQ(results[1].error, "");  // finished with this config: done, not refused, untouched
   EXPECT_TRUE(results[1].finished);
-  EXPECT_EQ(read(tmp.path / "b/checkpoint.pt"), b_checkpoint);
+  EXPECT_EQ(testing::read_text(tmp.path / "b/checkpoint.pt"), b_checkpoint);
 
   const rl::PackMember alone = member(data, tmp.path / "alone", 0);
   rl::train(alone.config, alone.options);
   expect_same_weights(tmp.path / "a", tmp.path / "alone");
-  EXPECT_EQ(read(tmp.path / "a/evals.csv"), read(tmp.path / "alone/evals.csv"));
+  EXPECT_EQ(testing::read_text(tmp.path / "a/evals.csv"),
+            testing::read_text(tmp.path / "alone/evals.csv"));
 }
 
 // One run's loss is not finite (its returns-to-go divided by a return_scale of 1e-300, zero in

@@ -7,22 +7,16 @@
 
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The first column of each line.
 std::vector<int64_t> steps_of(const fs::path& csv, bool header) {
-  std::stringstream in(read(csv));
+  std::stringstream in(testing::read_text(csv));
   std::string line;
   if (header) std::getline(in, line);
   std::vector<int64_t> steps;
@@ -30,24 +24,7 @@ std::vector<int64_t> steps_of(const fs::path& csv, bool header) {
   return steps;
 }
 
-struct Fixture {
-  testing::TempDir tmp;
-  std::string data = testing::write_hopper_dataset(tmp.path, 300);
-  fs::path run = tmp.path / "run";
-  std::vector<int64_t> evaluated;
-
-  rl::TrainOptions options(int64_t stop_after = -1) {
-    rl::TrainOptions o;
-    o.quiet = true;
-    o.run_dir = run.string();
-    o.stop_after = stop_after;
-    o.evaluate = [this](int64_t step, rl::Agent&) {
-      evaluated.push_back(step);
-      rl::append_eval_row(run.string(), {step, 1.0 * step, 0, 0.5 * step, 0});
-    };
-    return o;
-  }
-};
+using Fixture = testing::TrainFixture;
 
 // `f`'s run ends with the weights of a run trained with `sets` from the start in one go.
 void expect_weights_of_one_uninterrupted_run(const Fixture& f, const std::vector<std::string>& sets,
@@ -84,9 +61,9 @@ TEST(RunDir, AKillAfterTheFinalCheckpointIsFinishedOnRerun) {
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4}));
   ASSERT_TRUE(fs::exists(f.run / "done.json"));
-  EXPECT_NE(read(f.run / "done.json").find("\"step\": 4"), std::string::npos);
-  EXPECT_EQ(read(f.run / "done.json").find("\"last_loss\": 0}"), std::string::npos)
-      << "the last loss comes from metrics.csv: " << read(f.run / "done.json");
+  EXPECT_NE(testing::read_text(f.run / "done.json").find("\"step\": 4"), std::string::npos);
+  EXPECT_EQ(testing::read_text(f.run / "done.json").find("\"last_loss\": 0}"), std::string::npos)
+      << "the last loss comes from metrics.csv: " << testing::read_text(f.run / "done.json");
 }
 
 TEST(RunDir, AnEvaluationKilledBeforeItsRowIsRedoneOnResume) {
@@ -140,7 +117,7 @@ TEST(RunDir, ForceRemovesEveryOutputOfTheOldRun) {
   EXPECT_FALSE(fs::exists(f.run / "eval.json"));
   EXPECT_FALSE(fs::exists(f.run / "eval-episodes3.json"));
   EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(read(f.run / "notes.txt"), "mine\n");  // not an output of ours
+  EXPECT_EQ(testing::read_text(f.run / "notes.txt"), "mine\n");  // not an output of ours
   EXPECT_EQ(rl::load_agent(f.run.string()).step, 2);
 }
 
@@ -166,7 +143,7 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   sets.push_back("max_steps=4");
   rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
   std::ofstream(f.run / "eval.json") << "{\"mean_normalized\": 4}\n";
-  const std::string done4 = read(f.run / "done.json");
+  const std::string done4 = testing::read_text(f.run / "done.json");
 
   sets.back() = "max_steps=8";
   const auto cfg8 = testing::tiny_config(f.data, "mingru", sets);
@@ -184,10 +161,10 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   EXPECT_EQ(extended.resumed_from, 4);
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{6, 8}));
   EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
-  EXPECT_NE(read(f.run / "done.json").find("\"step\": 8"), std::string::npos);
+  EXPECT_NE(testing::read_text(f.run / "done.json").find("\"step\": 8"), std::string::npos);
   // What the 4-step run reported is kept under its step; eval.json no longer describes the run.
-  EXPECT_EQ(read(f.run / "done-step4.json"), done4);
-  EXPECT_EQ(read(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
+  EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
+  EXPECT_EQ(testing::read_text(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
   EXPECT_FALSE(fs::exists(f.run / "eval.json"));
   EXPECT_EQ(rl::load_agent((f.run / "checkpoint-step4.pt").string()).step, 4);
 
@@ -226,7 +203,7 @@ TEST(RunDir, AKillInsideKeepingTheFinishedResultsIsRepairedByTheNextExtend) {
     std::vector<std::string> sets = {"checkpoint_every=2", "eval_every=2", "max_steps=4"};
     rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
     std::ofstream(f.run / "eval.json") << "{\"mean_normalized\": 4}\n";
-    const std::string done4 = read(f.run / "done.json");
+    const std::string done4 = testing::read_text(f.run / "done.json");
     fs::copy_file(f.run / "checkpoint.pt", f.run / "checkpoint-step4.pt");
     if (steps_done == 2) fs::rename(f.run / "eval.json", f.run / "eval-step4.json");
 
@@ -236,8 +213,8 @@ TEST(RunDir, AKillInsideKeepingTheFinishedResultsIsRepairedByTheNextExtend) {
     const auto extended = rl::train(testing::tiny_config(f.data, "mingru", sets), opt);
     EXPECT_TRUE(extended.finished);
     EXPECT_EQ(extended.resumed_from, 4);
-    EXPECT_EQ(read(f.run / "done-step4.json"), done4);
-    EXPECT_EQ(read(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
+    EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
+    EXPECT_EQ(testing::read_text(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
     EXPECT_FALSE(fs::exists(f.run / "eval.json"));
     EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
     expect_weights_of_one_uninterrupted_run(f, sets, 8);
@@ -292,8 +269,9 @@ TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   Fixture f;
   std::vector<std::string> sets = {"checkpoint_every=2", "eval_every=2", "max_steps=4"};
   rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
-  const std::string evals4 = read(f.run / "evals.csv"), metrics4 = read(f.run / "metrics.csv");
-  const std::string done4 = read(f.run / "done.json");
+  const std::string evals4 = testing::read_text(f.run / "evals.csv"),
+                    metrics4 = testing::read_text(f.run / "metrics.csv");
+  const std::string done4 = testing::read_text(f.run / "done.json");
   fs::remove(f.run / "checkpoint.pt");
 
   sets.back() = "max_steps=6";
@@ -304,9 +282,9 @@ TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   EXPECT_TRUE(again.finished);
   EXPECT_EQ(again.resumed_from, 0);
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4, 6}));
-  EXPECT_EQ(read(f.run / "done-step4.json"), done4);
-  EXPECT_EQ(read(f.run / "evals-step4.csv"), evals4);
-  EXPECT_EQ(read(f.run / "metrics-step4.csv"), metrics4);
+  EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
+  EXPECT_EQ(testing::read_text(f.run / "evals-step4.csv"), evals4);
+  EXPECT_EQ(testing::read_text(f.run / "metrics-step4.csv"), metrics4);
   EXPECT_FALSE(fs::exists(f.run / "checkpoint-step4.pt"));
   EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
 

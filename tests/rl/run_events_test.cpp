@@ -90,22 +90,7 @@ void expect_the_csv_rows(const fs::path& run) {
   EXPECT_EQ(fast_loader_view(run), csv);
 }
 
-struct Fixture {
-  testing::TempDir tmp;
-  std::string data = testing::write_hopper_dataset(tmp.path, 300);
-  fs::path run = tmp.path / "run";
-
-  rl::TrainOptions options(int64_t stop_after = -1) {
-    rl::TrainOptions o;
-    o.quiet = true;
-    o.run_dir = run.string();
-    o.stop_after = stop_after;
-    o.evaluate = [this](int64_t step, rl::Agent&) {
-      rl::append_eval_row(run.string(), {step, 10.0 * step, 1.5, 0.25 * step, 0.125});
-    };
-    return o;
-  }
-};
+using Fixture = testing::TrainFixture;
 
 TEST(TensorBoardRun, ATrainingWritesEveryCsvRowAsScalars) {
   Fixture f;

@@ -15,26 +15,16 @@
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string& kTiny = testing::kTinyConfig;
 const std::string kRuns = "datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n";
 
-std::string error_of(const std::string& yaml) {
-  return testing::sweep_error_of(yaml);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+using testing::read_text;
 void write_exe(const fs::path& path, const std::string& body) {
   std::ofstream(path) << "#!/bin/sh\n" << body;
   fs::permissions(path, fs::perms::owner_all);
@@ -52,7 +42,7 @@ struct PathOnly {
 sweep::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
   testing::provide_tiny_config_dataset(dir);
   sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
-  s.config_template = kTiny;
+  s.config_template = testing::kTinyConfig;
   s.sets = {"max_steps=5"};
   s.out = (dir / "out").string();
   return s;
@@ -78,13 +68,13 @@ TEST(SweepSlurmSpec, ParsesEveryKey) {
   EXPECT_EQ(s.slurm.setup, (std::vector<std::string>{"module load cuda"}));
   EXPECT_EQ(s.slurm.sbatch_args, (std::vector<std::string>{"--constraint=a100", "--exclusive"}));
   for (const char* t : {"30", "10:00", "4:00:00", "2-0", "2-12:30", "UNLIMITED"})
-    EXPECT_EQ(error_of(kRuns + "slurm: {time: \"" + t + "\"}\n"), "") << t;
+    EXPECT_EQ(testing::sweep_error_of(kRuns + "slurm: {time: \"" + t + "\"}\n"), "") << t;
 }
 
 // Refused while parsing, so before anything is planned or submitted.
 TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
   auto expect = [](const std::string& slurm, const std::string& key) {
-    const std::string err = error_of(kRuns + "slurm: " + slurm + "\n");
+    const std::string err = testing::sweep_error_of(kRuns + "slurm: " + slurm + "\n");
     EXPECT_NE(err.find("my_sweep.yaml"), std::string::npos) << slurm << ": " << err;
     EXPECT_NE(err.find("'slurm." + key + "'"), std::string::npos) << slurm << ": " << err;
   };
@@ -103,7 +93,7 @@ TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
   expect("{sbatch_args: [-o, x]}", "sbatch_args");
   expect("{setup: \"module load cuda\"}", "setup");
   expect("{gpus: 1, gres: \"gpu:1\"}", "gpus");
-  EXPECT_NE(error_of(kRuns + "slurm: [gpu]\n").find("'slurm'"), std::string::npos);
+  EXPECT_NE(testing::sweep_error_of(kRuns + "slurm: [gpu]\n").find("'slurm'"), std::string::npos);
 }
 
 TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
@@ -221,8 +211,8 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   // One run is done already: not submitted.
   const fs::path done = tmp.path / "out/d/mingru/seed0";
   fs::create_directories(done);
-  std::ofstream(done / "config.yaml")
-      << rl::to_yaml(rl::load_config(kTiny, {"backbone=mingru", "max_steps=5", "seed=0"}));
+  std::ofstream(done / "config.yaml") << rl::to_yaml(
+      rl::load_config(testing::kTinyConfig, {"backbone=mingru", "max_steps=5", "seed=0"}));
   for (const char* f : {"done.json", "eval.json"}) std::ofstream(done / f) << "{}\n";
   write_exe(bin / "sbatch",
             "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
@@ -309,12 +299,12 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
 
   // job.json records which run each task trains; the sweep file may list them in another order
   // now (here task 0 trains the run that is third today): a task's state goes to its own run.
-  std::ofstream(out / "slurm/job.json")
-      << nlohmann::json{{"job_id", "77"},
-                        {"tasks",
-                         {{{"task", 0}, {"run_dir", stopped.string()}},
-                          {{"task", 1}, {"run_dir", failed.string()}}}}}
-             .dump();
+  std::ofstream(out / "slurm/job.json") << nlohmann::json{
+      {"job_id", "77"},
+      {"tasks",
+       {{{"task", 0}, {"run_dir", stopped.string()}},
+        {{"task", 1},
+         {"run_dir", failed.string()}}}}}.dump();
   write_exe(bin / "squeue", "echo '0|RUNNING|2:00|node1'\necho '1|PENDING|0:00|(Priority)'\n");
   statuses = sweep::sweep_status(s, &notes);
   EXPECT_EQ(statuses[0].slurm, "");

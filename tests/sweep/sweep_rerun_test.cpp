@@ -24,13 +24,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTiny = std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
-
 sweep::SweepSpec one_run_sweep(const fs::path& out) {
   testing::provide_tiny_config_dataset(out.parent_path());
   sweep::SweepSpec s =
       sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
-  s.config_template = kTiny;
+  s.config_template = testing::kTinyConfig;
   s.sets = {"max_steps=5"};
   s.out = out.string();
   return s;
@@ -40,7 +38,7 @@ sweep::SweepSpec one_run_sweep(const fs::path& out) {
 fs::path finished_run(const fs::path& out, const std::vector<std::string>& sets) {
   const fs::path run = out / "d/mingru/seed3";
   fs::create_directories(run);
-  std::ofstream(run / "config.yaml") << rl::to_yaml(rl::load_config(kTiny, sets));
+  std::ofstream(run / "config.yaml") << rl::to_yaml(rl::load_config(testing::kTinyConfig, sets));
   for (const char* f : {"done.json", "eval.json"}) std::ofstream(run / f) << "{}\n";
   return run;
 }
@@ -68,8 +66,8 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   }
   // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
   fs::remove(run / "done.json");
-  std::ofstream(run / "config.yaml")
-      << rl::to_yaml(rl::load_config(kTiny, {"backbone=mingru", "max_steps=5", "seed=0"}));
+  std::ofstream(run / "config.yaml") << rl::to_yaml(
+      rl::load_config(testing::kTinyConfig, {"backbone=mingru", "max_steps=5", "seed=0"}));
   EXPECT_THROW(sweep::plan_sweep(one_run_sweep(tmp.path / "out")), std::invalid_argument);
 }
 

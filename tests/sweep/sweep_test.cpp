@@ -15,12 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string& kTiny = testing::kTinyConfig;
-
-std::string error_of(const std::string& yaml) {
-  return testing::sweep_error_of(yaml);
-}
-
 // A typo in a shipped sweep (a key, a config name, an override) must fail here, not hours into
 // somebody's run: each one loads and every run's config accepts its overrides.
 TEST(SweepFile, EveryShippedSweepPlans) {
@@ -60,16 +54,16 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
     EXPECT_NE(err.find("my_sweep.yaml"), std::string::npos) << err;
     EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << err;
   };
-  expect(error_of(ok + "paralel: 2\n"), "paralel");
-  expect(error_of(ok + "parallel: two\n"), "parallel");
-  expect(error_of(ok + "parallel: 0\n"), "parallel");
-  expect(error_of(ok + "out: [x]\n"), "out");
-  expect(error_of(ok + "set: [no_equals_sign]\n"), "set");
-  expect(error_of("datasets: a\nbackbones: [mingru]\nseeds: [0]\n"), "datasets");
-  expect(error_of("datasets: [a]\nbackbones: [mingru]\nseeds: [zero]\n"), "seeds");
-  expect(error_of("datasets: [a]\nbackbones: [mingru]\n"), "seeds");
-  EXPECT_NE(error_of("[1, 2]").find("my_sweep.yaml"), std::string::npos);
-  EXPECT_EQ(error_of(ok), "");
+  expect(testing::sweep_error_of(ok + "paralel: 2\n"), "paralel");
+  expect(testing::sweep_error_of(ok + "parallel: two\n"), "parallel");
+  expect(testing::sweep_error_of(ok + "parallel: 0\n"), "parallel");
+  expect(testing::sweep_error_of(ok + "out: [x]\n"), "out");
+  expect(testing::sweep_error_of(ok + "set: [no_equals_sign]\n"), "set");
+  expect(testing::sweep_error_of("datasets: a\nbackbones: [mingru]\nseeds: [0]\n"), "datasets");
+  expect(testing::sweep_error_of("datasets: [a]\nbackbones: [mingru]\nseeds: [zero]\n"), "seeds");
+  expect(testing::sweep_error_of("datasets: [a]\nbackbones: [mingru]\n"), "seeds");
+  EXPECT_NE(testing::sweep_error_of("[1, 2]").find("my_sweep.yaml"), std::string::npos);
+  EXPECT_EQ(testing::sweep_error_of(ok), "");
 }
 
 TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
@@ -78,7 +72,7 @@ TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
       "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: missing-{dataset}.yaml\n",
       (tmp.path / "s.yaml").string());
   EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
-  s.config_template = kTiny;
+  s.config_template = testing::kTinyConfig;
   s.sets = {"no_such_key=1"};
   try {
     sweep::plan_sweep(s);
@@ -92,7 +86,7 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   testing::TempDir tmp;
   sweep::SweepSpec s =
       sweep::parse_sweep("datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n", "s.yaml");
-  s.config_template = kTiny;
+  s.config_template = testing::kTinyConfig;
   s.out = (tmp.path / "out").string();
   const fs::path done = tmp.path / "out/d/mingru/seed0", trained = tmp.path / "out/d/minlstm/seed1";
   fs::create_directories(done);
@@ -136,7 +130,7 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   sweep::SweepSpec s = sweep::parse_sweep(
       "datasets: [hop]\nbackbones: [mingru, minlstm]\nseeds: [0]\nparallel: 2\neval_episodes: 1\n",
       "s.yaml");
-  s.config_template = kTiny;
+  s.config_template = testing::kTinyConfig;
   s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
   s.out = (tmp.path / "out").string();
   sweep::SweepOptions opt;
@@ -179,7 +173,7 @@ TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
   auto sweep_with = [&](int pack, const std::string& out) {
     sweep::SweepSpec s = sweep::parse_sweep(
         "datasets: [hop]\nbackbones: [mingru]\nseeds: [0, 1, 2]\neval_episodes: 1\n", "s.yaml");
-    s.config_template = kTiny;
+    s.config_template = testing::kTinyConfig;
     s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
     s.out = (tmp.path / out).string();
     s.pack = pack;

@@ -17,6 +17,7 @@
 #include "tests/datasets/fixtures.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -35,13 +36,7 @@ CliResult run_minrnn(const TempDir& dir, const std::string& args) {
   return run_program(dir, "minrnn", args);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+using testing::read_text;
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -49,11 +44,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
+using testing::write_text;
 // A failed command: non-zero exit and a message naming every one of `parts`.
 void expect_failure_naming(const CliResult& r, const std::vector<std::string>& parts) {
   EXPECT_NE(r.exit_code, 0) << r.output;

@@ -24,6 +24,7 @@
 #include "tests/fetch/fake_hub.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -37,13 +38,7 @@ const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
 const std::string kMainData =
     "/datasets/farama-minari/mujoco/resolve/main/hopper/medium-v0/data/main_data.hdf5";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+using testing::read_text;
 // A test folder with a server, the hub on it, and the variables that point minrnn at both.
 struct Served {
   TempDir dir;

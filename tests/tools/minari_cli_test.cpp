@@ -15,6 +15,7 @@
 
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -28,17 +29,8 @@ Result run_minrnn(const TempDir& dir, const std::string& args) {
   return testing::run_program(dir, MINRNN_BINARY_DIR, "minrnn", args);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
-
+using testing::read_text;
+using testing::write_text;
 void expect_failure_naming(const Result& r, const std::vector<std::string>& parts) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   for (const auto& part : parts) {

@@ -20,6 +20,7 @@
 #include "eval/csv.h"
 #include "rl/trainer.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -29,13 +30,7 @@ namespace fs = std::filesystem;
 
 const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+using testing::read_text;
 // `minrnn ARGS` in `dir`, output to `log`, one torch thread, in a process group of its own (so a
 // test can Ctrl-C it as a terminal would: SIGINT to the whole group).
 pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {

@@ -319,7 +319,7 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                      const PeerRuns& peer) {
-  BenchCsv csv({"round",       "device",  "machine",      "step",        "backbone",
+  BenchCsv csv({"round",       "device",  "machine",      "backbone",    "step",
                 "batch",       "context", "embed",        "layers",      "expansion",
                 "params",      "steps",   "steps_per_s",  "ms_per_step", "forward_ms",
                 "backward_ms", "clip_ms", "optimizer_ms", "peak_mib",    "peer_steps_per_s"});
@@ -327,8 +327,8 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
     csv.add_row({std::to_string(r.round + 1),
                  r.device,
                  hardware_name(torch::Device(r.device)),
-                 r.mode,
                  r.backbone,
+                 r.mode,
                  std::to_string(o.batch),
                  std::to_string(o.context),
                  std::to_string(o.embed),
