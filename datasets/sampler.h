@@ -52,6 +52,9 @@ class TrajectorySampler {
 
   // Fills `batch`, reusing its buffers.
   void sample(SequenceBatch& batch);
+  // Restarts the draws as a sampler made with this seed would make them (the kept episodes are
+  // the same): the trainer's per-step seeding without sorting the episodes every step.
+  void reseed(uint64_t seed) { rng_.seed(seed); }
   SequenceBatch sample();
 
   // Indices into index.episodes that the sampler draws from (all, or the top_fraction best).

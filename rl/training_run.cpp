@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -160,16 +161,14 @@ void drop_rows_after(const RunFiles& files, int64_t step) {
     io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
 }
 
-// The step's batch, sampled on the host from (seed, step): what makes a resumed run's steps those
-// of an uninterrupted one.
-void sample_batch(const TrainConfig& cfg, int64_t step, const data::Dataset& ds,
-                  data::SequenceBatch& batch) {
+// The trainer's sampler of `ds`; each step reseeds it from (seed, step), which makes a resumed
+// run's batches those of an uninterrupted one.
+data::TrajectorySampler make_sampler(const TrainConfig& cfg, const data::Dataset& ds) {
   data::SamplerOptions so;
   so.batch_size = static_cast<int>(cfg.batch_size);
   so.context_len = static_cast<int>(cfg.context_len);
   so.top_fraction = cfg.top_fraction;
-  so.seed = step_seed(cfg.seed, step);
-  data::TrajectorySampler(ds.data, ds.index, so).sample(batch);
+  return data::TrajectorySampler(ds.data, ds.index, so);
 }
 
 // DT's warm-up: lr · min(1, (step + 1) / warmup) for the step after `step`.
@@ -217,6 +216,7 @@ struct TrainingRun::State {
   std::unique_ptr<core::FusedAdamW> optimizer;
   std::unique_ptr<TrainStep> train_step;
   std::unique_ptr<ProgressLog> log;
+  std::optional<data::TrajectorySampler> sampler;
   data::SequenceBatch batch;  // reused: its buffers keep their capacity
   TrainResult result;
   int64_t first_step = 0, saved_step = 0;  // where this process started; what checkpoint.pt holds
@@ -333,7 +333,9 @@ void TrainingRun::step() {
     s.end = LoopEnd::kStopSignal;
     return;
   }
-  sample_batch(s.cfg, s.agent.step, *s.ds, s.batch);
+  if (!s.sampler) s.sampler.emplace(make_sampler(s.cfg, *s.ds));
+  s.sampler->reseed(step_seed(s.cfg.seed, s.agent.step));
+  s.sampler->sample(s.batch);
   s.train_step->run(s.batch, warmup_lr(s.cfg, s.agent.step),
                     core::dropout_math::mix(step_seed(s.cfg.seed, s.agent.step)));
   // On the CPU reading the flag costs nothing: stop at the very step, as before a device ran ahead.

@@ -8,6 +8,7 @@
 #include "datasets/d4rl.h"
 #include "datasets/episodes.h"
 #include "tests/datasets/fixtures.h"
+#include "tests/paths.h"
 
 namespace minrnn::data {
 namespace {
@@ -214,7 +215,7 @@ TEST(ErrorsTest, AFileThatCrashesHdf5IsAnError) {
   TempDir dir;
   const std::string path = dir.file("crash.hdf5");
   std::filesystem::copy_file(
-      std::string(MINRNN_SOURCE_DIR) + "/tests/fuzz/regressions/d4rl/hdf5-segv-in-H5T_copy.hdf5",
+      minrnn::testing::source_dir() + "/tests/fuzz/regressions/d4rl/hdf5-segv-in-H5T_copy.hdf5",
       path);
   try {
     read_d4rl(path);

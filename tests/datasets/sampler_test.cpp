@@ -83,6 +83,23 @@ TEST(SamplerTest, DeterministicGivenSeed) {
   EXPECT_NE(TrajectorySampler(d, idx, raw_options(16, 5, 42)).sample().states, c.sample().states);
 }
 
+// The trainer keeps one sampler and reseeds it every step: its draws are a fresh sampler's.
+TEST(SamplerTest, ReseedingDrawsWhatAFreshSamplerWithThatSeedDraws) {
+  Transitions d = indexed_data({20, 30, 10});
+  EpisodeIndex idx = split_episodes(d, "test");
+  SamplerOptions o = raw_options(16, 5, 1);
+  o.top_fraction = 0.6;
+  TrajectorySampler kept(d, idx, o);
+  kept.sample();  // draws before the reseed must not matter
+  for (uint64_t seed : {7u, 8u, 7u}) {
+    kept.reseed(seed);
+    o.seed = seed;
+    const SequenceBatch got = kept.sample(), want = TrajectorySampler(d, idx, o).sample();
+    EXPECT_EQ(got.states, want.states) << "seed " << seed;
+    EXPECT_EQ(got.timesteps, want.timesteps) << "seed " << seed;
+  }
+}
+
 TEST(SamplerTest, EpisodesProportionalToLengthStartsUniform) {
   Transitions d = indexed_data({10, 30});
   EpisodeIndex idx = split_episodes(d, "test");

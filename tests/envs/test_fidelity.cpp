@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "envs/registry.h"
+#include "tests/paths.h"
 
 namespace minrnn::envs {
 namespace {
@@ -111,7 +112,7 @@ void check_against_trace(const std::string& path) {
 }
 
 TEST(EnvFidelity, MatchesTheCommittedGymnasiumTraces) {
-  check_against_trace(std::string(MINRNN_SOURCE_DIR) + "/tests/envs/data/gymnasium-traces.json");
+  check_against_trace(minrnn::testing::source_dir() + "/tests/envs/data/gymnasium-traces.json");
 }
 
 TEST(EnvFidelitySlow, MatchesGymnasiumTraces) {

@@ -43,6 +43,7 @@
 
 #include "io/atomic_dir.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/paths.h"
 
 namespace {
 
@@ -308,7 +309,7 @@ int main(int argc, char** argv) {
   unsigned timeout_s = 20;
   std::string corpus_dir, findings_dir = "fuzz-findings/" + target->name, work_dir;
   std::string regressions_dir =
-      std::string(MINRNN_SOURCE_DIR) + "/tests/fuzz/regressions/" + target->name;
+      minrnn::testing::source_dir() + "/tests/fuzz/regressions/" + target->name;
   std::vector<std::string> replay;
   for (size_t i = 1; i < args.size(); ++i) {
     auto value = [&]() -> std::string {

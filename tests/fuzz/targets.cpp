@@ -14,6 +14,7 @@
 #include "sweep/sweep.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/fuzz/fuzz.h"
+#include "tests/paths.h"
 
 namespace minrnn::fuzz {
 namespace {
@@ -190,18 +191,18 @@ std::vector<std::string> with_yaml_words(std::vector<std::string> keys) {
 }
 
 std::vector<std::string> config_seeds(const std::string&) {
-  return files_in(fs::path(MINRNN_SOURCE_DIR) / "configs", ".yaml");
+  return files_in(fs::path(minrnn::testing::source_dir()) / "configs", ".yaml");
 }
 
 void config_run(const std::string& input, const std::string& work, std::string* must_name) {
   const std::string where = work + "/input-config.yaml";
   *must_name = where;
   // `defaults:` resolves against configs/, where the seeds' defaults.yaml lives.
-  (void)rl::parse_config(input, where, std::string(MINRNN_SOURCE_DIR) + "/configs");
+  (void)rl::parse_config(input, where, minrnn::testing::source_dir() + "/configs");
 }
 
 std::vector<std::string> sweep_seeds(const std::string&) {
-  return files_in(fs::path(MINRNN_SOURCE_DIR) / "configs" / "sweeps", ".yaml");
+  return files_in(fs::path(minrnn::testing::source_dir()) / "configs" / "sweeps", ".yaml");
 }
 
 void sweep_run(const std::string& input, const std::string& work, std::string* must_name) {

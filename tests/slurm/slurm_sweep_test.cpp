@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "rl/trainer.h"
+#include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
@@ -62,7 +63,7 @@ class SlurmCluster : public ::testing::Environment {
   void SetUp() override {
     g_cluster_dir =
         (fs::temp_directory_path() / ("minrnn-slurm-test-" + std::to_string(::getpid()))).string();
-    const Result r = shell("bash '" + std::string(MINRNN_SOURCE_DIR) +
+    const Result r = shell("bash '" + minrnn::testing::source_dir() +
                            "/scripts/slurm-local.sh' start '" + g_cluster_dir + "'");
     if (r.exit_code == 77) {
       g_skip_reason = r.output;
@@ -90,7 +91,7 @@ class SlurmCluster : public ::testing::Environment {
 
  private:
   std::string stop_command() const {
-    return "bash '" + std::string(MINRNN_SOURCE_DIR) + "/scripts/slurm-local.sh' stop '" +
+    return "bash '" + minrnn::testing::source_dir() + "/scripts/slurm-local.sh' stop '" +
            g_cluster_dir + "'";
   }
   // TearDown does not run when this process is killed (a ctest timeout) or crashes: a child that
@@ -138,7 +139,7 @@ class SlurmCluster : public ::testing::Environment {
 
 // `minrnn ARGS` in `dir` (one torch thread).
 Result minrnn(const TempDir& dir, const std::string& args) {
-  return testing::run_program(dir, MINRNN_BINARY_DIR, "minrnn", args);
+  return testing::run_program(dir, minrnn::testing::binary_dir(), "minrnn", args);
 }
 
 nlohmann::json status_of(const TempDir& dir) {
@@ -166,7 +167,7 @@ void write_sweep(const TempDir& dir, const std::string& runs, const std::string&
             0);
   std::ofstream(dir.path / "broken.hdf5") << "not an HDF5 file\n";
   std::ofstream(dir.path / "s.yaml")
-      << runs << "config: " << MINRNN_SOURCE_DIR << "/configs/tiny-hopper-mingru.yaml\n"
+      << runs << "config: " << minrnn::testing::source_dir() << "/configs/tiny-hopper-mingru.yaml\n"
       << "set: [" << sets << "]\nout: sw\neval_episodes: 1\n"
       << "slurm: {time: \"10:00\", cpus_per_task: 1, array_throttle: 2, signal_before: 30}\n";
 }
@@ -332,7 +333,7 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   EXPECT_TRUE(fs::exists(run / "eval.json"));
 
   // The same run without the interruption, here.
-  const Result plain = minrnn(dir, "train " + std::string(MINRNN_SOURCE_DIR) +
+  const Result plain = minrnn(dir, "train " + minrnn::testing::source_dir() +
                                        "/configs/tiny-hopper-mingru.yaml --seed 0 --run-dir plain "
                                        "--quiet --set backbone=mingru --set dataset=hop.hdf5 "
                                        "--set max_steps=" +

@@ -7,11 +7,12 @@
 #include <string>
 
 #include "sweep/sweep.h"
+#include "tests/paths.h"
 
 namespace minrnn::testing {
 
 inline const std::string kTinyConfig =
-    std::string(MINRNN_SOURCE_DIR) + "/configs/tiny-hopper-mingru.yaml";
+    minrnn::testing::source_dir() + "/configs/tiny-hopper-mingru.yaml";
 
 // The tiny config's dataset, hopper-medium-v2, present as <dir>/d4rl/hopper_medium-v2.hdf5 in this
 // test process's D4RL_DATASET_DIR: a sweep refuses to start runs whose data is missing, and the

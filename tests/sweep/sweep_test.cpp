@@ -7,6 +7,7 @@
 
 #include "rl/trainer.h"
 #include "sweep/sweep.h"
+#include "tests/paths.h"
 #include "tests/rl/fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
 
@@ -19,7 +20,8 @@ namespace fs = std::filesystem;
 // somebody's run: each one loads and every run's config accepts its overrides.
 TEST(SweepFile, EveryShippedSweepPlans) {
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(MINRNN_SOURCE_DIR) / "configs/sweeps")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(minrnn::testing::source_dir()) / "configs/sweeps")) {
     if (entry.path().extension() != ".yaml") continue;
     ++files;
     SCOPED_TRACE(entry.path().string());
@@ -123,7 +125,7 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
 }
 
 TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
-  const std::string exe = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+  const std::string exe = minrnn::testing::binary_dir() + "/minrnn";
   if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
@@ -164,7 +166,7 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
 // `pack: 3`: the three seeds of one dataset × backbone train in one `minrnn train` process, and
 // each ends with the weights, curves and result it gets in a sweep that trains them one by one.
 TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
-  const std::string exe = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+  const std::string exe = minrnn::testing::binary_dir() + "/minrnn";
   if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);

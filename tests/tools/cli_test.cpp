@@ -15,6 +15,7 @@
 
 #include "ops/device.h"
 #include "tests/datasets/fixtures.h"
+#include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -29,7 +30,7 @@ using CliResult = testing::CommandResult;
 
 // Runs `BUILD/PROGRAM ARGS` with `dir` as the working directory, one torch thread.
 CliResult run_program(const TempDir& dir, const std::string& program, const std::string& args) {
-  return testing::run_program(dir, MINRNN_BINARY_DIR, program, args);
+  return testing::run_program(dir, minrnn::testing::binary_dir(), program, args);
 }
 
 CliResult run_minrnn(const TempDir& dir, const std::string& args) {

@@ -22,6 +22,7 @@
 #include "datasets/d4rl.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/fetch/fake_hub.h"
+#include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -34,7 +35,7 @@ using testing::HttpServer;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
 const std::string kMainData =
     "/datasets/farama-minari/mujoco/resolve/main/hopper/medium-v0/data/main_data.hdf5";
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "rl/trainer.h"
+#include "tests/paths.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn {
@@ -33,7 +34,7 @@ struct Result {
   std::string output;
 };
 
-const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
 
 // Runs `minrnn ARGS` in `dir`, its files limited to `fsize_limit` bytes (0: no limit).
 Result run_minrnn(const fs::path& dir, const std::string& args, rlim_t fsize_limit = 0) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 using Result = testing::CommandResult;
 
 Result run_minrnn(const TempDir& dir, const std::string& args) {
-  return testing::run_program(dir, MINRNN_BINARY_DIR, "minrnn", args);
+  return testing::run_program(dir, minrnn::testing::binary_dir(), "minrnn", args);
 }
 
 using testing::read_text;

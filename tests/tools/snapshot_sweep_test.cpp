@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/paths.h"
 #include "tests/run_command.h"
 
 namespace minrnn {
@@ -13,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kScript = std::string(MINRNN_SOURCE_DIR) + "/scripts/snapshot-sweep.sh";
+const std::string kScript = minrnn::testing::source_dir() + "/scripts/snapshot-sweep.sh";
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

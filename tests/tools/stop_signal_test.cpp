@@ -19,6 +19,7 @@
 
 #include "eval/csv.h"
 #include "rl/trainer.h"
+#include "tests/paths.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 
@@ -28,7 +29,7 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kMinrnn = std::string(MINRNN_BINARY_DIR) + "/minrnn";
+const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
 
 using testing::read_text;
 // `minrnn ARGS` in `dir`, output to `log`, one torch thread, in a process group of its own (so a
