@@ -69,16 +69,17 @@ struct StreamFence::Impl {
   bool marked = false;
 };
 
-StreamFence::StreamFence() : impl_(std::make_unique<Impl>()) {}
+StreamFence::StreamFence(bool on_cuda) : impl_(on_cuda ? std::make_unique<Impl>() : nullptr) {}
 StreamFence::~StreamFence() = default;
 
 void StreamFence::mark() {
+  if (!impl_) return;
   impl_->event.record(c10::cuda::getCurrentCUDAStream());
   impl_->marked = true;
 }
 
 void StreamFence::wait() {
-  if (impl_->marked) impl_->event.synchronize();
+  if (impl_ && impl_->marked) impl_->event.synchronize();
 }
 
 #else  // no CUDA in this build
@@ -91,7 +92,7 @@ CudaGraph::~CudaGraph() = default;
 void CudaGraph::replay() {}
 
 struct StreamFence::Impl {};
-StreamFence::StreamFence() = default;
+StreamFence::StreamFence(bool) {}
 StreamFence::~StreamFence() = default;
 void StreamFence::mark() {}
 void StreamFence::wait() {}

@@ -26,10 +26,11 @@ class CudaGraph {
 };
 
 // Marks a point in the current stream's work; wait() blocks the host until the device passed it
-// (at once when nothing was marked, and always without CUDA).
+// (at once when nothing was marked). A fence off CUDA (on_cuda false, or a build without CUDA)
+// does nothing: there is no asynchronous work to wait for.
 class StreamFence {
  public:
-  StreamFence();
+  explicit StreamFence(bool on_cuda);
   ~StreamFence();
   StreamFence(const StreamFence&) = delete;
   StreamFence& operator=(const StreamFence&) = delete;

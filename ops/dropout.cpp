@@ -132,14 +132,18 @@ class DropoutAddFunction : public torch::autograd::Function<DropoutAddFunction> 
 
 thread_local DropoutSeeds* current_seeds = nullptr;
 
-// What the next dropout call runs with: the scope's seed, or one drawn from the generator.
-std::pair<uint64_t, torch::Tensor> next_seed();
-
 // One 64-bit draw from the default CPU generator per dropout call.
 uint64_t draw_seed() {
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
   return at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
+}
+
+// What the next dropout call runs with: the scope's seed, or one drawn from the generator.
+std::pair<uint64_t, torch::Tensor> next_seed() {
+  if (current_seeds == nullptr) return {draw_seed(), torch::Tensor()};
+  const uint64_t seed = current_seeds->next();
+  return {seed, current_seeds->device_base()};
 }
 
 // Devices the fused pass runs on: the CPU, and CUDA where it is built.
@@ -194,14 +198,6 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
   torch::Tensor dropped = y * dropout_mask_reference(y, p, full_seed) * (1.0 / (1.0 - p));
   return x.defined() ? x + dropped : dropped;
 }
-
-namespace {
-std::pair<uint64_t, torch::Tensor> next_seed() {
-  if (current_seeds == nullptr) return {draw_seed(), torch::Tensor()};
-  const uint64_t seed = current_seeds->next();
-  return {seed, current_seeds->device_base()};
-}
-}  // namespace
 
 torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training) {
   if (!active(p, training)) return y;

@@ -67,7 +67,11 @@ struct TrainStep::State {
   double lr = 0;
 
   State(Agent& a, core::FusedAdamW& o, const torch::Device& d, StepMode m)
-      : agent(a), optimizer(o), device(d), mode(d.is_cuda() ? m : StepMode::kEager) {
+      : agent(a),
+        optimizer(o),
+        device(d),
+        mode(d.is_cuda() ? m : StepMode::kEager),
+        copied(d.is_cuda()) {
     description = mode == StepMode::kGraph ? "cuda graph" : "eager";
     const TrainConfig& c = agent.config;
     const int64_t B = c.batch_size, K = c.context_len;
@@ -86,7 +90,7 @@ struct TrainStep::State {
 
   // The host values of step agent.step + 1 into the pinned buffers, then onto the device.
   void load(const data::SequenceBatch& b, uint64_t dropout_base) {
-    if (device.is_cuda()) copied.wait();  // the previous step's copies have read these buffers
+    copied.wait();  // the previous step's copies have read these buffers
     states.fill(b.states.data());
     actions.fill(b.actions.data());
     returns_to_go.fill(b.returns_to_go.data());
@@ -98,7 +102,7 @@ struct TrainStep::State {
     scalars.fill(reinterpret_cast<const float*>(&update));
     for (Staged* s : {&states, &actions, &returns_to_go, &timesteps, &mask, &ids, &scalars})
       s->commit();
-    if (device.is_cuda()) copied.mark();
+    copied.mark();
   }
 
   // The step itself, on the buffers: nothing in it reads a value back to the host.
@@ -111,9 +115,8 @@ struct TrainStep::State {
     b.actions = actions.device;
     b.timesteps = timesteps.device;
     agent.model->train();
-    const torch::Tensor pred = agent.model->forward(b);
-    const torch::Tensor sq = (pred - b.actions).pow(2).mean(-1);  // (B,K)
-    const torch::Tensor step_loss = (sq * mask.device).sum() / mask.device.sum().clamp_min(1);
+    const torch::Tensor step_loss =
+        masked_action_loss(agent.model->forward(b), b.actions, mask.device);
     optimizer.zero_grad(/*set_to_none=*/false);  // in place: the gradients keep their addresses
     step_loss.backward();
 
@@ -154,6 +157,12 @@ struct TrainStep::State {
     }
   }
 };
+
+torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Tensor& actions,
+                                 const torch::Tensor& mask) {
+  const torch::Tensor squared = (predicted - actions).pow(2).mean(-1);  // (B,K)
+  return (squared * mask).sum() / mask.sum().clamp_min(1);
+}
 
 TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device,
                      StepMode mode)

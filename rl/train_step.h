@@ -29,6 +29,11 @@ struct SequenceBatch;
 
 namespace minrnn::rl {
 
+// DT's loss: the mean squared error of the predicted actions (B,K,act) over the steps whose mask
+// (B,K) is 1, the padding left out.
+torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Tensor& actions,
+                                 const torch::Tensor& mask);
+
 // How the steps run on a device: captured in a CUDA graph (CUDA only), or eagerly.
 enum class StepMode { kGraph, kEager };
 

@@ -283,6 +283,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   // that would refuse the corrected command.
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
+  s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
   apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
   fs::create_directories(s.files.dir);
@@ -333,7 +334,6 @@ void TrainingRun::step() {
     s.end = LoopEnd::kStopSignal;
     return;
   }
-  if (!s.sampler) s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   s.sampler->reseed(step_seed(s.cfg.seed, s.agent.step));
   s.sampler->sample(s.batch);
   s.train_step->run(s.batch, warmup_lr(s.cfg, s.agent.step),

@@ -11,6 +11,7 @@
 #include "eval/report.h"
 #include "eval/svg.h"
 #include "tests/rl/fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -33,12 +34,7 @@ void make_run(const fs::path& sweep, const std::string& dataset, const std::stri
   }
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 TEST(Report, MeanStdOverSeedsAndAverageRow) {
   testing::TempDir tmp;
@@ -63,11 +59,11 @@ TEST(Report, MeanStdOverSeedsAndAverageRow) {
   EXPECT_EQ(t.average.at("transformer").n, 1);        // only one of the two datasets
 
   const auto files = eval::write_report(tmp.path.string());
-  const std::string md = read(tmp.path / "table3.md");
+  const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 70.0 ± 10.0 (n=2) | – |"), std::string::npos) << md;
   EXPECT_NE(md.find("| **Average** | **55.0** | **43.0** (1 of 2) |"), std::string::npos) << md;
   EXPECT_NE(md.find("last checkpoint"), std::string::npos);
-  const std::string csv = read(tmp.path / "table3.csv");
+  const std::string csv = read_text(tmp.path / "table3.csv");
   EXPECT_NE(csv.find("hopper-medium,mingru,70.0,10.0,2,0\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("Average,mingru,55.0,,,\n"), std::string::npos) << csv;
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
@@ -88,7 +84,7 @@ TEST(Report, AnEvaluationOfARunStillTrainingIsNotAResult) {
   ASSERT_EQ(unfinished.size(), 1u);
   EXPECT_EQ(unfinished[0].seed, 1);
   eval::write_report(tmp.path.string());
-  const std::string md = read(tmp.path / "table3.md");
+  const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 60.0 (n=1) |"), std::string::npos) << md;
   EXPECT_EQ(md.find("99.0"), std::string::npos) << md;
 }
@@ -111,7 +107,7 @@ TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
   make_run(tmp.path, "hopper-medium", "transformer", 0, 50);
   make_run(tmp.path, "hopper-tiny", "mingru", 0, 7);
   eval::write_report(tmp.path.string());
-  const std::string md = read(tmp.path / "table3.md");
+  const std::string md = read_text(tmp.path / "table3.md");
   // Ours, the paper's minGRU, our (missing) minLSTM, the paper's, ours and both DT numbers.
   EXPECT_NE(
       md.find("| hopper-medium | 70.0 ± 10.0 (n=2) | 79.4 ± 8.2 | – | 85.0 ± 4.4 | 50.0 (n=1) | "
@@ -129,7 +125,7 @@ TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
   testing::TempDir tiny;  // no dataset of the paper's: no section at all
   make_run(tiny.path, "hopper-tiny", "mingru", 0, 7);
   eval::write_report(tiny.path.string());
-  EXPECT_EQ(read(tiny.path / "table3.md").find("published"), std::string::npos);
+  EXPECT_EQ(read_text(tiny.path / "table3.md").find("published"), std::string::npos);
 }
 
 TEST(Report, MalformedEvalJsonIsNamed) {
@@ -208,13 +204,13 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
   EXPECT_TRUE(std::isnan(unfinished[1].last_eval));
 
   eval::write_report(tmp.path.string());
-  const std::string md = read(tmp.path / "table3.md");
+  const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 60.0 (n=1) |"), std::string::npos) << md;
   EXPECT_NE(md.find("| hopper-medium | mingru | 1 | 500 | 40.5 (step 500) |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| hopper-medium | minlstm | 2 | 200 | – |"), std::string::npos) << md;
   EXPECT_EQ(md.find("| hopper-medium | transformer |"), std::string::npos) << md;
-  const std::string loss = read(tmp.path / "plots/hopper-medium-mingru-loss.svg");
+  const std::string loss = read_text(tmp.path / "plots/hopper-medium-mingru-loss.svg");
   EXPECT_NE(loss.find("seed 0"), std::string::npos);
   EXPECT_NE(loss.find("seed 1 (at step 500)"), std::string::npos) << loss;
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-minlstm-loss.svg"));
@@ -225,10 +221,10 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
   fs::create_directories(early.path / "hopper-medium/minlstm/seed0");
   fs::copy_file(lstm / "metrics.csv", early.path / "hopper-medium/minlstm/seed0/metrics.csv");
   eval::write_report(early.path.string());
-  const std::string early_md = read(early.path / "table3.md");
+  const std::string early_md = read_text(early.path / "table3.md");
   EXPECT_NE(early_md.find("No run has finished yet."), std::string::npos) << early_md;
   EXPECT_NE(early_md.find("| hopper-medium | minlstm | 0 | 200 | – |"), std::string::npos);
-  EXPECT_EQ(read(early.path / "table3.csv"), "dataset,backbone,mean,std,seeds,steps\n");
+  EXPECT_EQ(read_text(early.path / "table3.csv"), "dataset,backbone,mean,std,seeds,steps\n");
 }
 
 // A sweep part-way through `--extend`: seed 0 trained on to 20 000 steps, seed 1 not yet. The cell
@@ -272,7 +268,7 @@ TEST(Report, ASeedFinishedAtASmallerBudgetWaitsForTheOthers) {
   const std::string through = eval::write_report(tmp.path.string()).markdown;
   EXPECT_NE(through.find("| hopper-medium | 56.0 ± 1.0 (n=2) |"), std::string::npos) << through;
   EXPECT_EQ(through.find("final, step"), std::string::npos) << through;
-  EXPECT_NE(read(tmp.path / "table3.csv").find("hopper-medium,mingru,56.0,1.0,2,20000\n"),
+  EXPECT_NE(read_text(tmp.path / "table3.csv").find("hopper-medium,mingru,56.0,1.0,2,20000\n"),
             std::string::npos);
 }
 

@@ -21,6 +21,7 @@
 #include "tests/fetch/http_server.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn::fetch {
 namespace {
@@ -29,12 +30,7 @@ using testing::HttpServer;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 // coreutils' sha256 of a file: an implementation other than the one under test.
 std::string sha256sum(const fs::path& path) {
@@ -55,7 +51,7 @@ struct Served {
   Served() {
     fs::create_directories(served.parent_path());
     data::write_d4rl(served.string(), data::testing::make_data(11, 3, {200, 150, 100}));
-    bytes = read_bytes(served);
+    bytes = read_text(served);
     spec.url = server.url("/hopper_medium-v2.hdf5");
     spec.path = local.string();
     spec.size = int64_t(bytes.size());
@@ -135,9 +131,9 @@ TEST(Download, AFreshDownloadLandsVerifiedUnderItsName) {
   const DownloadResult r = download_file(s.spec, quick());
   EXPECT_FALSE(r.already_present);
   EXPECT_EQ(r.bytes_received, s.spec.size);
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
   EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
-  EXPECT_EQ(read_bytes(checksum_record_path(s.spec.path)),
+  EXPECT_EQ(read_text(checksum_record_path(s.spec.path)),
             s.spec.checksum.hex + "  hopper_medium-v2.hdf5\n");  // sha256sum -c reads it
   ASSERT_EQ(s.server.requests().size(), 1u);
   EXPECT_EQ(s.server.requests()[0].range, "");
@@ -154,7 +150,7 @@ TEST(Download, ACutConnectionIsResumedWithARangeRequest) {
   const DownloadResult r = download_file(s.spec, quick());
   EXPECT_EQ(r.resumed_from, 5000);
   EXPECT_EQ(r.bytes_received, s.spec.size - 5000);
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
   ASSERT_EQ(s.server.requests().size(), 2u);
   EXPECT_EQ(s.server.requests()[1].range, "bytes=5000-");
 }
@@ -164,7 +160,7 @@ TEST(Download, ACutConnectionIsRetriedWithinOneCall) {
   s.server.cut_next_file_after(7000);
   const DownloadResult r = download_file(s.spec, quick(2));
   EXPECT_EQ(r.requests, 2);
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
   EXPECT_EQ(s.server.requests()[1].range, "bytes=7000-");
 }
 
@@ -175,7 +171,7 @@ TEST(Download, AServerIgnoringTheRangeIsReadFromTheStart) {
   s.server.ignore_range(true);
   download_file(s.spec, quick());
   EXPECT_EQ(s.server.requests()[0].range, "bytes=3000-");
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
 }
 
 TEST(Download, AChecksumMismatchRemovesThePartAndNamesUrlExpectedAndGot) {
@@ -254,7 +250,7 @@ TEST(Download, ASecondDownloadOfAVerifiedFileIsANoOp) {
   std::ofstream(s.local, std::ios::binary) << other;
   expect_error_naming([&] { download_file(s.spec, quick()); },
                       {s.spec.path, s.spec.url, "move it away"});
-  EXPECT_EQ(read_bytes(s.local), other);
+  EXPECT_EQ(read_text(s.local), other);
   EXPECT_EQ(s.server.requests().size(), 1u);
 }
 
@@ -275,7 +271,7 @@ TEST(Download, AStopKeepsThePartAndTheNextRunResumes) {
   s.server.set_bytes_per_second(0);
   const DownloadResult r = download_file(s.spec, quick());
   EXPECT_EQ(r.resumed_from, int64_t(kept));
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
   EXPECT_EQ(s.server.requests().back().range, "bytes=" + std::to_string(kept) + "-");
 }
 
@@ -285,7 +281,7 @@ TEST(Download, RedirectsAreFollowed) {
   FileSpec spec = s.spec;
   spec.url = s.server.url("/elsewhere.hdf5");
   download_file(spec, quick());
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
 }
 
 TEST(Download, TwoDownloadsIntoOnePartAreRefused) {
@@ -303,7 +299,7 @@ TEST(Download, TwoDownloadsIntoOnePartAreRefused) {
                       {part_path(s.spec.path), "being written by another download"});
   s.server.set_bytes_per_second(0);
   first.join();
-  EXPECT_EQ(read_bytes(s.local), s.bytes);
+  EXPECT_EQ(read_text(s.local), s.bytes);
 }
 
 }  // namespace

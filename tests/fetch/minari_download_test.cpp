@@ -16,6 +16,7 @@
 #include "tests/datasets/fixtures.h"
 #include "tests/fetch/fake_hub.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn::fetch {
 namespace {
@@ -25,12 +26,7 @@ using testing::HttpServer;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 // A small hopper dataset in Minari's layout, written by the project's own writer.
 void write_dataset(const fs::path& dir, const std::string& id, int episodes,

@@ -44,6 +44,7 @@
 #include "io/atomic_dir.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/paths.h"
+#include "tests/text_file.h"
 
 namespace {
 
@@ -226,12 +227,7 @@ void mutate_once(std::string& s, Rng& rng, const std::vector<std::string>& corpu
   if (s.size() > (8u << 20)) s.resize(8u << 20);  // keep inputs small
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 struct Stats {
   long runs = 0, loaded = 0, refused = 0, findings = 0;
@@ -367,7 +363,7 @@ int main(int argc, char** argv) {
     for (const auto& file : replay) {
       std::printf("%s: %s\n", target->name.c_str(), file.c_str());
       const long before = stats.loaded;
-      ok &= run_one(*target, read_file(file), work_dir, findings_dir, index++, timeout_s, stats,
+      ok &= run_one(*target, read_text(file), work_dir, findings_dir, index++, timeout_s, stats,
                     false);
       if (stats.loaded > before) std::printf("  loaded\n");
     }
@@ -381,7 +377,7 @@ int main(int argc, char** argv) {
         if (e.is_regular_file()) files.push_back(e.path());
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
-        const std::string input = read_file(f);
+        const std::string input = read_text(f);
         ok &= run_one(*target, input, work_dir, findings_dir, index++, timeout_s, stats);
         corpus.push_back(input);
         ++regressions;
@@ -391,7 +387,7 @@ int main(int argc, char** argv) {
     corpus.insert(corpus.end(), seeds.begin(), seeds.end());
     if (!corpus_dir.empty() && fs::is_directory(corpus_dir)) {
       for (const auto& e : fs::directory_iterator(corpus_dir))
-        if (e.is_regular_file()) corpus.push_back(read_file(e.path()));
+        if (e.is_regular_file()) corpus.push_back(read_text(e.path()));
     }
     const long loaded_before_seeds = stats.loaded;
     for (const auto& s : seeds)

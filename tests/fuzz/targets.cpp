@@ -15,18 +15,14 @@
 #include "tests/datasets/fixtures.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/paths.h"
+#include "tests/text_file.h"
 
 namespace minrnn::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -40,7 +36,7 @@ std::vector<std::string> files_in(const fs::path& dir, const std::string& extens
     if (e.path().extension() == extension) paths.push_back(e.path());
   std::sort(paths.begin(), paths.end());
   std::vector<std::string> texts;
-  for (const auto& p : paths) texts.push_back(read_file(p));
+  for (const auto& p : paths) texts.push_back(read_text(p));
   return texts;
 }
 
@@ -54,7 +50,7 @@ std::vector<std::string> d4rl_seeds(const std::string& work) {
     o.gzip_level = gzip;
     o.overwrite = true;
     data::write_d4rl(path, d, o);
-    seeds.push_back(read_file(path));
+    seeds.push_back(read_text(path));
   };
   data::Transitions small = data::testing::make_data(2, 1, {2, 3}, 1);
   add(small, 0);
@@ -114,7 +110,7 @@ std::vector<std::string> minari_seeds(const std::string& work) {
   for (const auto& lengths : std::vector<std::vector<int>>{{3, 2}, {2, 4, 1}}) {
     const fs::path dir = fs::path(work) / "seed-minari";
     write_minari(dir, lengths, false);
-    seeds.push_back(read_file(dir / "data" / "main_data.hdf5"));
+    seeds.push_back(read_text(dir / "data" / "main_data.hdf5"));
   }
   return seeds;
 }
@@ -134,7 +130,7 @@ void minari_run(const std::string& input, const std::string& work, std::string* 
 }
 
 std::vector<std::string> minari_metadata_seeds(const std::string& work) {
-  return {read_file(minari_dir(work) / "metadata.json"), "{}", R"({"env_spec": {"id": "x"}})"};
+  return {read_text(minari_dir(work) / "metadata.json"), "{}", R"({"env_spec": {"id": "x"}})"};
 }
 
 void minari_metadata_run(const std::string& input, const std::string& work,
@@ -232,7 +228,7 @@ std::vector<std::string> checkpoint_seeds(const std::string& work) {
                           "n_layers=1", "embed_dim=8", "n_heads=1", "context_len=3", "batch_size=2",
                           "max_steps=1", "checkpoint_every=1", "eval_every=0"});
     rl::train(cfg, opt);
-    seeds.push_back(read_file(run / "checkpoint.pt"));
+    seeds.push_back(read_text(run / "checkpoint.pt"));
   }
   return seeds;
 }

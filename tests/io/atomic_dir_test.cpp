@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -17,12 +18,7 @@ namespace fs = std::filesystem;
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 TEST(AtomicDir, ReplacesTheDirectoryWholeAndLeavesNoSibling) {
   TempDir dir;
@@ -32,10 +28,10 @@ TEST(AtomicDir, ReplacesTheDirectoryWholeAndLeavesNoSibling) {
   {
     io::AtomicDir out(d.string());
     write(out.staging() / "new.txt", "new");
-    EXPECT_EQ(read(d / "old.txt"), "old");  // untouched until commit
+    EXPECT_EQ(read_text(d / "old.txt"), "old");  // untouched until commit
     out.commit();
   }
-  EXPECT_EQ(read(d / "new.txt"), "new");
+  EXPECT_EQ(read_text(d / "new.txt"), "new");
   EXPECT_FALSE(fs::exists(d / "old.txt"));
   EXPECT_FALSE(fs::exists(dir.path / "set.tmp"));
   EXPECT_FALSE(fs::exists(dir.path / "set.old"));
@@ -52,7 +48,7 @@ TEST(AtomicDir, ATrailingSlashNamesTheSameDirectory) {
     write(out.staging() / "f.txt", std::to_string(round));
     out.commit();
   }
-  EXPECT_EQ(read(dir.path / "set" / "f.txt"), "1");
+  EXPECT_EQ(read_text(dir.path / "set" / "f.txt"), "1");
   EXPECT_FALSE(fs::exists(dir.path / "set.tmp"));
 }
 
@@ -64,7 +60,7 @@ TEST(AtomicDir, AnUncommittedDirectoryLeavesNothingAndKeepsTheOldOne) {
     io::AtomicDir out((dir.path / "set").string());
     write(out.staging() / "f.txt", "half");
   }
-  EXPECT_EQ(read(dir.path / "set" / "f.txt"), "old");
+  EXPECT_EQ(read_text(dir.path / "set" / "f.txt"), "old");
   EXPECT_FALSE(fs::exists(dir.path / "set.tmp"));
 }
 
@@ -76,10 +72,10 @@ TEST(AtomicDir, AnOldDirectoryLeftByAKillMidCommitIsPutBack) {
   write(dir.path / "set.old" / "f.txt", "old");
   {
     io::AtomicDir out((dir.path / "set").string());
-    EXPECT_EQ(read(dir.path / "set" / "f.txt"), "old");
+    EXPECT_EQ(read_text(dir.path / "set" / "f.txt"), "old");
     EXPECT_FALSE(fs::exists(dir.path / "set.old"));
   }
-  EXPECT_EQ(read(dir.path / "set" / "f.txt"), "old");
+  EXPECT_EQ(read_text(dir.path / "set" / "f.txt"), "old");
 }
 
 }  // namespace

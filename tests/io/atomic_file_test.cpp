@@ -17,18 +17,14 @@
 #include <string>
 
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn::io {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 // Runs `body` in a child whose files may not grow past `limit` bytes. Returns the message of the
 // exception it threw ("" when none); a child killed by a signal fails the test.

@@ -90,8 +90,7 @@ double reference_step(Agent& agent, core::FusedAdamW& adamw, const data::Sequenc
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(warmup_lr(agent, agent.step));
   core::DropoutSeeds seeds(dropout_base);
   agent.model->train();
-  const auto pred = agent.model->forward(db);
-  const auto loss = ((pred - db.actions).pow(2).mean(-1) * mask).sum() / mask.sum().clamp_min(1);
+  const auto loss = masked_action_loss(agent.model->forward(db), db.actions, mask);
   adamw.zero_grad();
   loss.backward();
   torch::nn::utils::clip_grad_norm_(agent.model->parameters(), agent.config.grad_clip);

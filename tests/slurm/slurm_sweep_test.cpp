@@ -25,6 +25,7 @@
 #include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -38,12 +39,7 @@ Result shell(const std::string& command) {
   return testing::run_command(command);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 bool wait_for(const std::function<bool()>& done, double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);

@@ -21,6 +21,7 @@
 #include "rl/trainer.h"
 #include "tests/paths.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -69,12 +70,7 @@ Result run_minrnn(const fs::path& dir, const std::string& args, rlim_t fsize_lim
   return r;
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using minrnn::testing::read_text;
 
 std::vector<std::string> temp_files(const fs::path& dir) {
   std::vector<std::string> found;
@@ -142,14 +138,14 @@ TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResum
   const rl::Agent before = rl::load_agent(ckpt.string(), torch::kCPU);
   ASSERT_GT(before.step, 0);
   ASSERT_LT(before.step, 200);
-  const std::string saved = read_bytes(ckpt);
+  const std::string saved = read_text(ckpt);
 
   // 2. Resumed under a size limit smaller than a checkpoint: the next checkpoint cannot be
   // written. metrics.csv (a few kB) and config.yaml stay under it.
   const Result limited =
       run_minrnn(dir.path, "train c.yaml --run-dir run --quiet", saved.size() / 2);
   expect_clean_failure(limited, {"run/checkpoint.pt", "File too large", "unchanged"});
-  EXPECT_EQ(read_bytes(ckpt), saved) << "the last good checkpoint changed";
+  EXPECT_EQ(read_text(ckpt), saved) << "the last good checkpoint changed";
   EXPECT_EQ(temp_files(dir.path), std::vector<std::string>{});
   EXPECT_EQ(rl::load_agent(ckpt.string(), torch::kCPU).step, before.step);
   EXPECT_FALSE(fs::exists(run / "done.json"));
@@ -169,13 +165,13 @@ TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
   ASSERT_EQ(run_minrnn(dir.path, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100")
                 .exit_code,
             0);
-  const std::string old_bytes = read_bytes(dir.path / "d.hdf5");
+  const std::string old_bytes = read_text(dir.path / "d.hdf5");
 
   const Result limited = run_minrnn(
       dir.path, "data synth d.hdf5 --env hopper --steps 20000 --episode-len 100 --overwrite",
       2 * old_bytes.size());
   expect_clean_failure(limited, {"d.hdf5", "File too large", "unchanged"});
-  EXPECT_EQ(read_bytes(dir.path / "d.hdf5"), old_bytes);
+  EXPECT_EQ(read_text(dir.path / "d.hdf5"), old_bytes);
   EXPECT_EQ(temp_files(dir.path), std::vector<std::string>{});
   const Result inspect = run_minrnn(dir.path, "data inspect d.hdf5 --json");
   ASSERT_EQ(inspect.exit_code, 0) << inspect.output;

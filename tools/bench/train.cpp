@@ -98,8 +98,7 @@ void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::Deci
     t = now;
   };
   auto t = Clock::now();
-  auto pred = model->forward(b);
-  auto loss = ((pred - b.actions).pow(2).mean(-1) * mask).sum() / mask.sum();
+  auto loss = rl::masked_action_loss(model->forward(b), b.actions, mask);
   lap(t, sum.forward);
   opt.zero_grad();
   loss.backward();
