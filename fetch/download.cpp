@@ -91,18 +91,17 @@ class PartFile {
   int errno_ = 0;
 };
 
-// The sha256 recorded in <path>.sha256 ("<hex>  <name>"), if the record is at least as new as
-// the file; "" otherwise.
+// The sha256 recorded in <path>.sha256 ("<hex>  <name>", as sha256sum writes it) while the file is
+// the one it was recorded for: the record carries that file's modification time as its own (set
+// by record_sha256), so a file replaced or touched since has another and is hashed again. ""
+// otherwise. (Comparing which is newer would trust a file replaced within one tick of the clock.)
 std::string recorded_sha256(const std::string& path) {
   const std::string record = checksum_record_path(path);
   struct stat file = {};
   struct stat rec = {};
   if (::stat(path.c_str(), &file) != 0 || ::stat(record.c_str(), &rec) != 0) return "";
-  const auto newer = [](const struct stat& a, const struct stat& b) {
-    return a.st_mtim.tv_sec != b.st_mtim.tv_sec ? a.st_mtim.tv_sec > b.st_mtim.tv_sec
-                                                : a.st_mtim.tv_nsec > b.st_mtim.tv_nsec;
-  };
-  if (newer(file, rec)) return "";  // the file was replaced after it was checked
+  if (file.st_mtim.tv_sec != rec.st_mtim.tv_sec || file.st_mtim.tv_nsec != rec.st_mtim.tv_nsec)
+    return "";
   std::ifstream in(record);
   std::string hex, name;
   in >> hex >> name;
@@ -111,13 +110,17 @@ std::string recorded_sha256(const std::string& path) {
 
 void record_sha256(const FileSpec& spec) {
   if (spec.checksum.kind != HashKind::kSha256) return;
+  const std::string record = checksum_record_path(spec.path);
   try {
     io::write_file_atomically(
-        checksum_record_path(spec.path),
-        spec.checksum.hex + "  " + fs::path(spec.path).filename().string() + "\n");
+        record, spec.checksum.hex + "  " + fs::path(spec.path).filename().string() + "\n");
   } catch (const io::WriteError&) {
-    // A folder we may read but not write: the file is right, it will only be hashed again.
+    return;  // a folder we may read but not write: the file is right, it will only be hashed again
   }
+  struct stat file = {};
+  if (::stat(spec.path.c_str(), &file) != 0) return;
+  const struct timespec times[2] = {file.st_atim, file.st_mtim};
+  ::utimensat(AT_FDCWD, record.c_str(), times, 0);  // failing, the file is only hashed again
 }
 
 void remove_present(const FileSpec& spec) {

@@ -6,7 +6,8 @@
 //     mismatch removes the .part and the error names the URL, the expected and the received;
 //   - a file already at <path> is checked, not fetched again: its size every time, its sha256
 //     once. The sha256 is recorded beside it, <path>.sha256 in sha256sum's format (`sha256sum -c`
-//     rechecks it by hand), and trusted while the file is not newer than that record.
+//     rechecks it by hand), and trusted while the file keeps the modification time the record
+//     carries as its own (a file replaced or touched since is hashed again).
 //
 //   fetch::download_file({url, "/data/hopper_medium-v2.hdf5", 152756557,
 //                         {fetch::HashKind::kSha256, "5bdf..."}}, options);
@@ -79,9 +80,9 @@ std::optional<VerifiedPart> fetch_part(const FileSpec& spec, const DownloadOptio
 DownloadResult download_file(const FileSpec& spec, const DownloadOptions& options);
 
 // Whether the file at spec.path is the one expected: its size, then its checksum (the recorded
-// sha256 when the record is the newer, else computed, and recorded). False when there is none.
-// Throws FetchError naming the file and the URL when one is there that differs (unless
-// replace_if_different: then it is removed and the answer is false).
+// sha256 while the file is the one it was recorded for, else computed, and recorded). False when
+// there is none. Throws FetchError naming the file and the URL when one is there that differs
+// (unless replace_if_different: then it is removed and the answer is false).
 bool present_and_verified(const FileSpec& spec, bool* hashed_now = nullptr);
 
 }  // namespace minrnn::fetch
