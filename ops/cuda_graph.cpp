@@ -82,6 +82,20 @@ void StreamFence::wait() {
   if (impl_ && impl_->marked) impl_->event.synchronize();
 }
 
+struct WorkStream::Impl {
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+};
+WorkStream::WorkStream(bool on_cuda) : impl_(on_cuda ? std::make_unique<Impl>() : nullptr) {}
+WorkStream::~WorkStream() = default;
+
+struct WorkStream::Scope::Impl {
+  explicit Impl(const c10::cuda::CUDAStream& stream) : guard(stream) {}
+  c10::cuda::CUDAStreamGuard guard;
+};
+WorkStream::Scope::Scope(const WorkStream& s)
+    : impl_(s.impl_ ? std::make_unique<Impl>(s.impl_->stream) : nullptr) {}
+WorkStream::Scope::~Scope() = default;
+
 #else  // no CUDA in this build
 
 struct CudaGraph::Impl {};
@@ -96,6 +110,13 @@ StreamFence::StreamFence(bool) {}
 StreamFence::~StreamFence() = default;
 void StreamFence::mark() {}
 void StreamFence::wait() {}
+
+struct WorkStream::Impl {};
+WorkStream::WorkStream(bool) {}
+WorkStream::~WorkStream() = default;
+struct WorkStream::Scope::Impl {};
+WorkStream::Scope::Scope(const WorkStream&) {}
+WorkStream::Scope::~Scope() = default;
 
 #endif
 

@@ -1,6 +1,7 @@
 // Host work a replayed training step needs on CUDA (rl/train_step.h), behind a header that compiles
-// without CUDA: a callable captured once as a CUDA graph, and a fence that keeps the host from
-// overwriting pinned memory an asynchronous copy still reads.
+// without CUDA: a callable captured once as a CUDA graph, a fence that keeps the host from
+// overwriting pinned memory an asynchronous copy still reads, and a stream of a run's own so that
+// the runs of a pack (rl::train_pack) run side by side on one GPU.
 #pragma once
 #include <functional>
 #include <memory>
@@ -36,6 +37,33 @@ class StreamFence {
   StreamFence& operator=(const StreamFence&) = delete;
   void mark();
   void wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A CUDA stream of one run's own (from LibTorch's pool), or nothing off CUDA. While a Scope lives,
+// the work the thread queues goes to it: runs stepped in turn from one thread then overlap on the
+// GPU instead of queueing behind each other on one stream, each still in its own order.
+class WorkStream {
+ public:
+  explicit WorkStream(bool on_cuda);
+  ~WorkStream();
+  WorkStream(const WorkStream&) = delete;
+  WorkStream& operator=(const WorkStream&) = delete;
+
+  class Scope {
+   public:
+    explicit Scope(const WorkStream& stream);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+  };
 
  private:
   struct Impl;

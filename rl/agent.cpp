@@ -27,4 +27,23 @@ DecisionModelOptions model_options(const TrainConfig& c, int64_t obs_dim, int64_
   return o;
 }
 
+Agent cpu_copy(const Agent& agent) {
+  Agent copy = agent;
+  // A new model draws initial weights from the global generator; what is drawn is overwritten
+  // below, and the generator goes back to where it was, so a run is the same with or without it.
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const at::Tensor generator_state = generator.get_state();
+  copy.model = DecisionModel(agent.model->options());
+  generator.set_state(generator_state);
+  torch::NoGradGuard no_grad;
+  const auto params = agent.model->named_parameters();
+  for (auto& p : copy.model->named_parameters()) p.value().copy_(params[p.key()]);
+  const auto buffers = agent.model->named_buffers();
+  for (auto& b : copy.model->named_buffers()) b.value().copy_(buffers[b.key()]);
+  copy.model->train(agent.model->is_training());
+  copy.state_mean = agent.state_mean.clone();
+  copy.state_std = agent.state_std.clone();
+  return copy;
+}
+
 }  // namespace minrnn::rl

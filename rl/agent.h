@@ -31,6 +31,10 @@ struct Agent {
 
 // The model options a config implies for given dimensions.
 DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);
+// A copy of `agent` that shares no tensor with it, its model on the CPU: what an evaluation on
+// another thread reads while the original trains on (rl/run_evaluations.h). Leaves torch's global
+// random generator as it was.
+Agent cpu_copy(const Agent& agent);
 // Loads <run_dir>/checkpoint.pt (or a checkpoint file) with the model's tensors on `device`,
 // whatever device wrote it (a CUDA checkpoint loads where there is no GPU); state_mean/state_std
 // on CPU. Throws naming the file.

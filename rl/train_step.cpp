@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "datasets/sampler.h"
@@ -16,30 +17,62 @@ namespace {
 // moments and the gradients exist (at fixed addresses) before the graph records them.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
-// The int64 values of a step on the device: two the host writes before it, two the step writes.
-enum StepId : int64_t { kDropoutBase, kStepNumber, kFirstBadStep, kBadWhat, kStepIdCount };
-constexpr int64_t kHostWrittenIds = 2;
+// The int64 values the host writes before a step, and the two a step writes.
+enum HostId : int64_t { kDropoutBase, kStepNumber, kHostIdCount };
+enum Verdict : int64_t { kFirstBadStep, kBadWhat, kVerdictCount };
 constexpr int64_t kBadLoss = 1, kBadGradNorm = 2;
 // The float32 values (kernels/math/adamw_math.h: AdamWStepScalars): the update the host writes,
 // then the gradient scale and the apply flag the step writes.
 constexpr int64_t kHostWrittenScalars = sizeof(core::AdamWUpdate) / sizeof(float);
 constexpr int64_t kGradScale = kHostWrittenScalars, kApply = kHostWrittenScalars + 1;
 
-// A device tensor the step reads and its host copy: pinned memory on CUDA (so the copy is
-// asynchronous). The host copy may hold only the leading values of the device tensor.
-struct Staged {
-  torch::Tensor host, device;
-  void make(std::vector<int64_t> shape, torch::ScalarType dtype, const torch::Device& on,
-            int64_t host_count = -1) {
-    device = torch::zeros(shape, torch::TensorOptions().dtype(dtype).device(on));
-    const int64_t n = host_count < 0 ? device.numel() : host_count;
-    host = torch::empty({n}, torch::TensorOptions().dtype(dtype).pinned_memory(on.is_cuda()));
+// The tensors a step reads from the host, in one block of device memory that stays at one address,
+// filled from one block of host memory (pinned on CUDA, so the copy is asynchronous) by one copy a
+// step: a pack's host thread queues one copy per run and step instead of one per tensor. The last
+// tensor may take only its leading values from the host; the rest of it is the device's own.
+class StagingBlock {
+ public:
+  // Reserves a tensor of `shape`; returns its slot.
+  int add(std::vector<int64_t> shape, torch::ScalarType dtype, int64_t host_count = -1) {
+    if (copied_bytes_ != end_) throw std::logic_error("StagingBlock: a partial slot must be last");
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    const int64_t element = static_cast<int64_t>(c10::elementSize(dtype));
+    Slot slot{std::move(shape), dtype, (end_ + kAlign - 1) / kAlign * kAlign, numel * element,
+              (host_count < 0 ? numel : host_count) * element};
+    end_ = slot.offset + slot.bytes;
+    copied_bytes_ = host_count < 0 ? end_ : slot.offset + slot.host_bytes;
+    slots_.push_back(std::move(slot));
+    return static_cast<int>(slots_.size()) - 1;
+  }
+  void allocate(const torch::Device& on) {
+    const auto bytes = torch::TensorOptions().dtype(torch::kUInt8);
+    device_ = torch::zeros({end_}, bytes.device(on));
+    host_ = torch::zeros({end_}, bytes.pinned_memory(on.is_cuda()));
+  }
+  torch::Tensor device(int slot) const {
+    const Slot& s = slots_[slot];
+    return device_.narrow(0, s.offset, s.bytes).view(s.dtype).view(s.shape);
   }
   template <typename T>
-  void fill(const T* values) {
-    std::memcpy(host.data_ptr(), values, host.numel() * sizeof(T));
+  void fill(int slot, const T* values) {
+    const Slot& s = slots_[slot];
+    std::memcpy(host_.data_ptr<uint8_t>() + s.offset, values, s.host_bytes);
   }
-  void commit() { device.view(-1).narrow(0, 0, host.numel()).copy_(host, /*non_blocking=*/true); }
+  void commit() {
+    device_.narrow(0, 0, copied_bytes_).copy_(host_.narrow(0, 0, copied_bytes_), true);
+  }
+
+ private:
+  static constexpr int64_t kAlign = 16;
+  struct Slot {
+    std::vector<int64_t> shape;
+    torch::ScalarType dtype;
+    int64_t offset, bytes, host_bytes;
+  };
+  std::vector<Slot> slots_;
+  int64_t end_ = 0, copied_bytes_ = 0;
+  torch::Tensor host_, device_;
 };
 
 // ‖all gradients‖₂ as LibTorch's clip_grad_norm_ computes it (each tensor's norm, then theirs).
@@ -59,10 +92,12 @@ struct TrainStep::State {
   torch::Device device;
   StepMode mode;
   std::string description;
-  Staged states, actions, returns_to_go, timesteps, mask, ids, scalars;
+  StagingBlock staged;
+  int states, actions, returns_to_go, timesteps, mask, ids, scalars;  // slots of `staged`
+  torch::Tensor verdict;          // kVerdictCount int64: the first non-finite step and what
   torch::Tensor loss, grad_norm;  // the last step's, on the device
   std::optional<core::CudaGraph> graph;
-  core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned buffers
+  core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
   double lr = 0;
 
@@ -76,47 +111,50 @@ struct TrainStep::State {
     const TrainConfig& c = agent.config;
     const int64_t B = c.batch_size, K = c.context_len;
     const int64_t obs = agent.model->options().obs_dim, act = agent.model->options().act_dim;
-    states.make({B, K, obs}, torch::kFloat, device);
-    actions.make({B, K, act}, torch::kFloat, device);
-    returns_to_go.make({B, K, 1}, torch::kFloat, device);
-    timesteps.make({B, K}, torch::kInt64, device);
-    mask.make({B, K}, torch::kFloat, device);
-    ids.make({kStepIdCount}, torch::kInt64, device, kHostWrittenIds);
-    scalars.make({core::kAdamWStepScalarCount}, torch::kFloat, device, kHostWrittenScalars);
-    scalars.device[kApply].fill_(1);
-    loss = torch::zeros({}, torch::TensorOptions().device(device));
-    grad_norm = torch::zeros({}, torch::TensorOptions().device(device));
+    states = staged.add({B, K, obs}, torch::kFloat);
+    actions = staged.add({B, K, act}, torch::kFloat);
+    returns_to_go = staged.add({B, K, 1}, torch::kFloat);
+    timesteps = staged.add({B, K}, torch::kInt64);
+    mask = staged.add({B, K}, torch::kFloat);
+    ids = staged.add({kHostIdCount}, torch::kInt64);
+    scalars = staged.add({core::kAdamWStepScalarCount}, torch::kFloat, kHostWrittenScalars);
+    staged.allocate(device);
+    staged.device(scalars)[kApply].fill_(1);
+    const auto on = torch::TensorOptions().device(device);
+    verdict = torch::zeros({kVerdictCount}, on.dtype(torch::kInt64));
+    loss = torch::zeros({}, on);
+    grad_norm = torch::zeros({}, on);
   }
 
-  // The host values of step agent.step + 1 into the pinned buffers, then onto the device.
+  // The host values of step agent.step + 1 into the pinned block, then onto the device.
   void load(const data::SequenceBatch& b, uint64_t dropout_base) {
-    copied.wait();  // the previous step's copies have read these buffers
-    states.fill(b.states.data());
-    actions.fill(b.actions.data());
-    returns_to_go.fill(b.returns_to_go.data());
-    timesteps.fill(b.timesteps.data());
-    mask.fill(b.mask.data());
-    const int64_t host_ids[kHostWrittenIds] = {static_cast<int64_t>(dropout_base), agent.step + 1};
-    ids.fill(host_ids);
+    copied.wait();  // the previous step's copy has read the block
+    staged.fill(states, b.states.data());
+    staged.fill(actions, b.actions.data());
+    staged.fill(returns_to_go, b.returns_to_go.data());
+    staged.fill(timesteps, b.timesteps.data());
+    staged.fill(mask, b.mask.data());
+    const int64_t host_ids[kHostIdCount] = {static_cast<int64_t>(dropout_base), agent.step + 1};
+    staged.fill(ids, host_ids);
     const core::AdamWUpdate update = optimizer.next_update();
-    scalars.fill(reinterpret_cast<const float*>(&update));
-    for (Staged* s : {&states, &actions, &returns_to_go, &timesteps, &mask, &ids, &scalars})
-      s->commit();
+    staged.fill(scalars, reinterpret_cast<const float*>(&update));
+    staged.commit();
     copied.mark();
   }
 
   // The step itself, on the buffers: nothing in it reads a value back to the host.
   void compute() {
     const TrainConfig& cfg = agent.config;
-    core::DropoutSeeds seeds(ids.device.narrow(0, kDropoutBase, 1));
+    const torch::Tensor host_ids = staged.device(ids), step_scalars = staged.device(scalars);
+    core::DropoutSeeds seeds(host_ids.narrow(0, kDropoutBase, 1));
     DecisionBatch b;
-    b.returns_to_go = returns_to_go.device / cfg.return_scale;
-    b.states = states.device;
-    b.actions = actions.device;
-    b.timesteps = timesteps.device;
+    b.returns_to_go = staged.device(returns_to_go) / cfg.return_scale;
+    b.states = staged.device(states);
+    b.actions = staged.device(actions);
+    b.timesteps = staged.device(timesteps);
     agent.model->train();
     const torch::Tensor step_loss =
-        masked_action_loss(agent.model->forward(b), b.actions, mask.device);
+        masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
     optimizer.zero_grad(/*set_to_none=*/false);  // in place: the gradients keep their addresses
     step_loss.backward();
 
@@ -128,18 +166,18 @@ struct TrainStep::State {
     }
     const torch::Tensor loss_ok = torch::isfinite(step_loss), norm_ok = torch::isfinite(norm);
     const torch::Tensor ok = loss_ok.logical_and(norm_ok).reshape({1});
-    torch::Tensor apply = scalars.device.narrow(0, kApply, 1);
+    torch::Tensor apply = step_scalars.narrow(0, kApply, 1);
     const torch::Tensor first_bad = (apply != 0).logical_and(ok.logical_not());
-    torch::Tensor bad_step = ids.device.narrow(0, kFirstBadStep, 1);
-    torch::Tensor bad_what = ids.device.narrow(0, kBadWhat, 1);
-    bad_step.copy_(torch::where(first_bad, ids.device.narrow(0, kStepNumber, 1), bad_step));
+    torch::Tensor bad_step = verdict.narrow(0, kFirstBadStep, 1);
+    torch::Tensor bad_what = verdict.narrow(0, kBadWhat, 1);
+    bad_step.copy_(torch::where(first_bad, host_ids.narrow(0, kStepNumber, 1), bad_step));
     const torch::Tensor what =
         torch::where(loss_ok.reshape({1}), torch::full_like(bad_what, kBadGradNorm),
                      torch::full_like(bad_what, kBadLoss));
     bad_what.copy_(torch::where(first_bad, what, bad_what));
     apply.mul_(ok);
-    scalars.device.narrow(0, kGradScale, 1).copy_(scale.reshape({1}));
-    optimizer.step_with(scalars.device);
+    step_scalars.narrow(0, kGradScale, 1).copy_(scale.reshape({1}));
+    optimizer.step_with(step_scalars);
     loss.copy_(step_loss);
     grad_norm.copy_(norm);
   }
@@ -196,10 +234,10 @@ StepStats TrainStep::last_stats() {
 }
 
 std::string TrainStep::failure() {
-  const torch::Tensor ids = s_->ids.device.cpu();
-  const int64_t step = ids[kFirstBadStep].item<int64_t>();
+  const torch::Tensor verdict = s_->verdict.cpu();
+  const int64_t step = verdict[kFirstBadStep].item<int64_t>();
   if (step == 0) return "";
-  const bool loss = ids[kBadWhat].item<int64_t>() == kBadLoss;
+  const bool loss = verdict[kBadWhat].item<int64_t>() == kBadLoss;
   return "step " + std::to_string(step) + ": " + (loss ? "loss" : "gradient norm") +
          " is not finite";
 }

@@ -26,6 +26,8 @@
 
 namespace minrnn::rl {
 
+enum class EvalTiming { kAuto, kInline, kOverlapped };
+
 struct TrainOptions {
   std::string run_dir;
   // Allow replacing a finished run (or one with another config): every output of the old run
@@ -43,6 +45,9 @@ struct TrainOptions {
   int64_t stop_after = -1;
   // On CUDA, replay each step as a captured CUDA graph (rl/train_step.h); false: eager steps.
   bool cuda_graph = true;
+  // Periodic evaluations in line (training waits) or overlapped with training, each on a CPU copy
+  // of the weights on a thread of its own (rl/run_evaluations.h); auto: overlapped on CUDA.
+  EvalTiming eval_timing = EvalTiming::kAuto;
   // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
   // It should record its result with append_eval_row, which is how a resume knows it happened
   // (and where the run's TensorBoard events take it from).

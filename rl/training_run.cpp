@@ -17,12 +17,14 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "kernels/math/dropout_math.h"
+#include "ops/cuda_graph.h"
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
 #include "rl/checkpoint.h"
 #include "rl/dataset_env.h"
 #include "rl/progress_log.h"
 #include "rl/run_dir.h"
+#include "rl/run_evaluations.h"
 #include "rl/stop_request.h"
 #include "rl/train_step.h"
 
@@ -204,6 +206,7 @@ std::shared_ptr<const data::Dataset> load_training_data(const std::string& datas
 struct TrainingRun::State {
   TrainOptions opt;
   core::DeviceChoice choice;
+  core::WorkStream stream;  // CUDA: the run's own, so that a pack's runs overlap on the GPU
   TrainConfig cfg;
   RunFiles files;
   bool fresh;
@@ -216,6 +219,7 @@ struct TrainingRun::State {
   std::unique_ptr<core::FusedAdamW> optimizer;
   std::unique_ptr<TrainStep> train_step;
   std::unique_ptr<ProgressLog> log;
+  std::unique_ptr<RunEvaluations> evaluations;
   std::optional<data::TrajectorySampler> sampler;
   data::SequenceBatch batch;  // reused: its buffers keep their capacity
   TrainResult result;
@@ -225,6 +229,7 @@ struct TrainingRun::State {
   State(const TrainConfig& requested, const TrainOptions& options)
       : opt(options),
         choice(choose_device(requested.device)),
+        stream(choice.device.is_cuda()),
         cfg(with_device(requested, choice.name)),
         files(options.run_dir),
         fresh(!fs::exists(files.dir)),
@@ -261,11 +266,17 @@ struct TrainingRun::State {
         ") is intact");
   }
 
-  void evaluate() {
-    agent.model->eval();
-    if (!opt.evaluate) return;
-    opt.evaluate(agent.step, agent);
-    log->evaluated(agent.step);
+  // The checkpoint of the current step; an evaluation in flight finishes first, because a resume
+  // from a later checkpoint would never redo it (rl/run_evaluations.h).
+  void save() {
+    evaluations->wait();
+    save_checkpoint(files.checkpoint.string(), agent, *optimizer);
+    saved_step = agent.step;
+  }
+
+  bool overlap_evaluations() const {
+    return opt.eval_timing == EvalTiming::kOverlapped ||
+           (opt.eval_timing == EvalTiming::kAuto && choice.device.is_cuda());
   }
 };
 
@@ -273,6 +284,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
                          std::shared_ptr<const data::Dataset> data)
     : s_(std::make_unique<State>(requested, opt)) {
   State& s = *s_;
+  const core::WorkStream::Scope on_stream(s.stream);
   if (s.takeover.finished) {  // extended before to this very budget
     s.result = already_trained(s.files, s.cfg.max_steps, opt.quiet);
     s.end = LoopEnd::kAlreadyTrained;
@@ -301,13 +313,14 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.first_step = s.saved_step = s.agent.step;
   s.log =
       std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);
+  s.evaluations = std::make_unique<RunEvaluations>(opt.evaluate, s.overlap_evaluations(), *s.log);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left
   // no row for it, and the steps start after that step: evaluate first.
   const bool eval_due = s.agent.step == s.cfg.max_steps ||
                         (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0);
-  if (s.agent.step > 0 && eval_due && !has_row(s.files.evals, s.agent.step) && opt.evaluate)
-    s.evaluate();
+  if (s.agent.step > 0 && eval_due && !has_row(s.files.evals, s.agent.step))
+    s.evaluations->start(s.agent);
   if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
 }
 
@@ -326,11 +339,14 @@ const std::string& TrainingRun::run_dir() const {
 void TrainingRun::step() {
   State& s = *s_;
   if (stepped_out()) return;
+  const core::WorkStream::Scope on_stream(s.stream);
+  s.evaluations->collect_finished();
   // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; keep it and stop.
   if (stop_requested()) {
-    if (s.agent.step != s.saved_step) s.check_finite();
-    if (s.agent.step != s.saved_step)
-      save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
+    if (s.agent.step != s.saved_step) {
+      s.check_finite();
+      s.save();
+    }
     s.end = LoopEnd::kStopSignal;
     return;
   }
@@ -348,8 +364,7 @@ void TrainingRun::step() {
   });
   if (s.agent.step % s.cfg.checkpoint_every == 0 || s.agent.step == s.cfg.max_steps) {
     s.check_finite();
-    save_checkpoint(s.files.checkpoint.string(), s.agent, *s.optimizer);
-    s.saved_step = s.agent.step;
+    s.save();
     if (s.opt.stop_after >= 0 && s.agent.step >= s.opt.stop_after) {
       s.end = LoopEnd::kStopAfter;  // as if killed here: nothing after this checkpoint happens
       return;
@@ -358,7 +373,7 @@ void TrainingRun::step() {
   if (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0 &&
       s.agent.step != s.cfg.max_steps) {
     s.check_finite();
-    s.evaluate();
+    s.evaluations->start(s.agent);
   }
   if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
 }
@@ -366,6 +381,8 @@ void TrainingRun::step() {
 TrainResult TrainingRun::finish() {
   State& s = *s_;
   if (s.end == LoopEnd::kAlreadyTrained) return s.result;
+  const core::WorkStream::Scope on_stream(s.stream);
+  s.evaluations->wait();
   s.log->close_line();
   TrainResult& result = s.result;
   result.step = s.agent.step;
@@ -375,8 +392,9 @@ TrainResult TrainingRun::finish() {
       s.end == LoopEnd::kStopSignal || (s.end != LoopEnd::kStopAfter && stop_requested());
   result.finished = s.end == LoopEnd::kMaxSteps && !result.interrupted;
   if (!result.finished) return result;
-  if (s.first_step < s.cfg.max_steps) {
-    s.evaluate();  // trained here: the final evaluation
+  if (s.first_step < s.cfg.max_steps) {  // trained here: the final evaluation
+    s.evaluations->start(s.agent);
+    s.evaluations->wait();
   } else {
     result.last_loss = last_logged_loss(s.files.metrics);
   }

@@ -108,6 +108,15 @@ for bd in "8 64" "8 256" "64 64" "8 1024" "64 1024"; do
 done
 # The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly.
 bench train bench train --devices cpu,cuda --eager-too "${train[@]}"
+# Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
+# share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).
+pack=(--device cuda --packs 1,2,4,8,16 --seconds 2)
+case "$gpu" in
+  *H100*PCIe*) pack+=(--peak-tflops 51) ;;
+  *H100* | *H200*) pack+=(--peak-tflops 67) ;;
+esac
+bench pack bench pack "${pack[@]}"
+grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
 
 # A small agent trained and evaluated end to end on the GPU.
 work="$LOGS/agent"

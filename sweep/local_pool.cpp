@@ -150,13 +150,14 @@ class LocalPool {
     }
   }
 
-  // The next run to train and, up to spec.pack, the later ones that can share its process: the
+  // The next run to train and, up to pack_limit, the later ones that can share its process: the
   // same config, overrides and device (seeds of one dataset × backbone).
   std::vector<int> take_pack() {
     std::vector<int> pack = {to_train_.front()};
     to_train_.pop_front();
     const SweepRun& first = runs_[pack[0]];
-    for (auto it = to_train_.begin(); it != to_train_.end() && int(pack.size()) < spec_.pack;) {
+    const int limit = pack_limit(spec_, first.device);
+    for (auto it = to_train_.begin(); it != to_train_.end() && int(pack.size()) < limit;) {
       const SweepRun& r = runs_[*it];
       const bool shares = r.config == first.config && r.overrides == first.overrides &&
                           r.device == first.device && r.extend == first.extend;

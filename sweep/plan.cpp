@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "datasets/catalog.h"
+#include "ops/device.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
 #include "sweep/slurm.h"
@@ -101,6 +102,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
           bad(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
       s.out = scalar_string(v, file, key);
+    } else if (key == "pack" && v.IsScalar() && v.Scalar() == "auto") {
+      s.pack = 0;
+    } else if (key == "pack" &&
+               !(v.IsScalar() && v.Scalar().find_first_not_of("0123456789") == std::string::npos)) {
+      bad(file, key,
+          "expected auto or a positive integer, got '" + (v.IsScalar() ? v.Scalar() : "") + "'");
     } else if (key == "parallel" || key == "threads" || key == "eval_episodes" || key == "pack") {
       const int64_t n = scalar_int(v, file, key);
       if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
@@ -120,6 +127,13 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   if (!has_backbones) bad(file, "backbones", "missing");
   if (!has_seeds) bad(file, "seeds", "missing");
   return s;
+}
+
+int pack_limit(const SweepSpec& spec, const std::string& device) {
+  if (spec.pack > 0) return spec.pack;
+  const bool cuda =
+      device.rfind("cuda", 0) == 0 || (device == "auto" && core::cuda_unavailable_reason().empty());
+  return cuda ? kAutoGpuPack : 1;
 }
 
 SweepSpec load_sweep(const std::string& path) {

@@ -48,9 +48,10 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   const int threads = threads_per_run(spec);
   int already = 0;
   for (const auto& r : runs) already += r.state == RunState::kDone;
+  const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
   std::printf("sweep %s: %zu runs (%d already done), %d at a time%s, %d torch threads each → %s\n",
               spec.file.c_str(), runs.size(), already, spec.parallel,
-              spec.pack > 1 ? (", seeds in packs of " + std::to_string(spec.pack)).c_str() : "",
+              pack > 1 ? (", seeds in packs of up to " + std::to_string(pack)).c_str() : "",
               threads, spec.out.c_str());
   if (opt.dry_run) {
     print_plan(runs);

@@ -9,7 +9,7 @@
 //   set: [max_steps=1000]                 # optional `--set` overrides for every run
 //   out: runs/sweeps/example              # optional; default runs/sweeps/<file stem>
 //   parallel: 2                           # optional; processes at a time (default 1)
-//   pack: 3                               # optional; seeds trained in one process (default 1)
+//   pack: 3                               # optional; seeds trained in one process (default auto)
 //   eval_episodes: 10                     # optional; episodes of the final `minrnn eval`
 //   slurm: {partition: gpu, time: "4:00:00"}  # optional; for `--backend slurm` (sweep/slurm.h)
 //
@@ -50,9 +50,10 @@ struct SweepSpec {
   int parallel = 1;
   // Runs of one dataset × backbone (the same config; seeds differ) trained together by one
   // `minrnn train --seed a,b,...` process (rl::train_pack), each exactly as alone. On a GPU they
-  // share it instead of each process launching its own small kernels. Local backend only; a
-  // Slurm task trains one run.
-  int pack = 1;
+  // share it, each on a stream of its own, instead of each process launching its own small
+  // kernels. 0 (`pack: auto`, the default): up to kAutoGpuPack on CUDA, 1 on the CPU (where a
+  // process per run is no slower). Local backend only; a Slurm task trains one run.
+  int pack = 0;
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
   SlurmSpec slurm;
@@ -60,6 +61,10 @@ struct SweepSpec {
   // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
   bool extend = false;
 };
+
+constexpr int kAutoGpuPack = 16;
+// The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
+int pack_limit(const SweepSpec& spec, const std::string& device);
 
 // Parses a sweep file strictly: an unknown key or a value of the wrong type throws
 // std::invalid_argument naming the key and the file.

@@ -1,27 +1,45 @@
 // `minrnn bench <what>`: speed measurements, printed and written as CSV under runs/bench/; with
-// --record also appended to docs/benchmarks.md. The benchmarks themselves are in tools/bench/.
+// --record also appended to docs/benchmarks.md. The benchmarks themselves are in tools/bench/,
+// each in a namespace of its own (the CLI is a unity build: their helpers share names).
 #include "tools/commands.h"
 
 namespace minrnn::cli {
 
-void add_bench_scan(CLI::App& bench);     // tools/bench/scan.cpp
-void add_bench_env(CLI::App& bench);      // tools/bench/env.cpp
-void add_bench_train(CLI::App& bench);    // tools/bench/train.cpp
-void add_bench_eval(CLI::App& bench);     // tools/bench/eval.cpp
-void add_bench_policy(CLI::App& bench);   // tools/bench/policy.cpp
-void add_bench_figure1(CLI::App& bench);  // tools/bench/figure1.cpp
+// Each adds its subcommand to `bench`.
+namespace bench_scan {
+void add(CLI::App& bench);
+}  // namespace bench_scan
+namespace bench_env {
+void add(CLI::App& bench);
+}  // namespace bench_env
+namespace bench_train {
+void add(CLI::App& bench);
+}  // namespace bench_train
+namespace bench_pack {
+void add(CLI::App& bench);
+}  // namespace bench_pack
+namespace bench_eval {
+void add(CLI::App& bench);
+}  // namespace bench_eval
+namespace bench_policy {
+void add(CLI::App& bench);
+}  // namespace bench_policy
+namespace bench_figure1 {
+void add(CLI::App& bench);
+}  // namespace bench_figure1
 
 void add_bench_command(CLI::App& app) {
   auto* bench = app.add_subcommand(
       "bench",
       "Benchmarks (printed, numbers in runs/bench/*.csv; --record appends to docs/benchmarks.md)");
   bench->require_subcommand(1);
-  add_bench_scan(*bench);
-  add_bench_env(*bench);
-  add_bench_train(*bench);
-  add_bench_eval(*bench);
-  add_bench_policy(*bench);
-  add_bench_figure1(*bench);
+  bench_scan::add(*bench);
+  bench_env::add(*bench);
+  bench_train::add(*bench);
+  bench_pack::add(*bench);
+  bench_eval::add(*bench);
+  bench_policy::add(*bench);
+  bench_figure1::add(*bench);
 }
 
 }  // namespace minrnn::cli

@@ -30,7 +30,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(positive());
   sub->add_option("--pack", args->pack,
                   "seeds of one dataset × backbone trained in one process (default: the file's "
-                  "`pack`, else 1)")
+                  "`pack`, else up to 16 on CUDA and 1 on the CPU)")
       ->check(positive());
   sub->add_flag("--extend", args->extend,
                 "train runs whose config differs only by a smaller max_steps further, from "

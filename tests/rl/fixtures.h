@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "rl/config.h"
 #include "rl/trainer.h"
 #include "tests/temp_dir.h"
+#include "tests/text_file.h"
 
 namespace minrnn::testing {
 
@@ -83,5 +86,36 @@ struct TrainFixture {
     return o;
   }
 };
+
+// An evaluation standing in for a rollout: its row is a function of the weights (their sum), so a
+// run's evals.csv tells its weights apart at every evaluation.
+inline std::function<void(int64_t, rl::Agent&)> weight_sum_evaluation(const std::string& run_dir) {
+  return [run_dir](int64_t step, rl::Agent& agent) {
+    double sum = 0;
+    for (const auto& p : agent.model->parameters()) sum += p.sum().item<double>();
+    rl::append_eval_row(run_dir, {step, sum, 0, sum / 10, 0});
+  };
+}
+
+// The checkpoints of two runs hold the same step and the same weights, bit for bit.
+inline void expect_same_weights(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const rl::Agent x = rl::load_agent(a.string()), y = rl::load_agent(b.string());
+  EXPECT_EQ(x.step, y.step);
+  auto py = y.model->named_parameters();
+  for (const auto& p : x.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), py[p.key()])) << a << " " << b << " " << p.key();
+}
+
+// A run's metrics.csv without its timing columns (steps_per_s, elapsed_s differ run to run).
+inline std::string metrics_without_timing(const std::filesystem::path& run) {
+  std::stringstream in(read_text(run / "metrics.csv")), out;
+  for (std::string line; std::getline(in, line);) {
+    size_t cut = line.size();
+    for (int commas = 0; commas < 2 && cut != std::string::npos; ++commas)
+      cut = line.rfind(',', cut - 1);
+    out << line.substr(0, cut) << '\n';
+  }
+  return out.str();
+}
 
 }  // namespace minrnn::testing

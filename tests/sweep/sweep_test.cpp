@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ops/device.h"
 #include "rl/trainer.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
@@ -48,6 +49,27 @@ TEST(SweepFile, ParsesEveryKey) {
   EXPECT_EQ(s.pack, 5);
   EXPECT_EQ(sweep::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
             "runs/sweeps/t");
+}
+
+// `pack: auto` (the default): every seed of a dataset × backbone in one process on CUDA (up to
+// kAutoGpuPack), one run per process on the CPU; a number is taken as it is, on any device.
+TEST(SweepFile, PackIsAutoByDefaultAndAutoPacksOnlyOnCuda) {
+  const std::string ok = "datasets: [a]\nbackbones: [mingru]\nseeds: [0]\n";
+  const sweep::SweepSpec by_default = sweep::parse_sweep(ok, "s.yaml");
+  EXPECT_EQ(by_default.pack, 0);
+  EXPECT_EQ(sweep::parse_sweep(ok + "pack: auto\n", "s.yaml").pack, 0);
+  EXPECT_EQ(sweep::pack_limit(by_default, "cpu"), 1);
+  EXPECT_EQ(sweep::pack_limit(by_default, "cuda"), sweep::kAutoGpuPack);
+  EXPECT_EQ(sweep::pack_limit(by_default, "cuda:1"), sweep::kAutoGpuPack);
+  const bool gpu_here = core::cuda_unavailable_reason().empty();
+  EXPECT_EQ(sweep::pack_limit(by_default, "auto"), gpu_here ? sweep::kAutoGpuPack : 1);
+  const sweep::SweepSpec three = sweep::parse_sweep(ok + "pack: 3\n", "s.yaml");
+  EXPECT_EQ(sweep::pack_limit(three, "cpu"), 3);
+  EXPECT_EQ(sweep::pack_limit(three, "cuda"), 3);
+  const std::string err = testing::sweep_error_of(ok + "pack: many\n");
+  EXPECT_NE(err.find("'pack'"), std::string::npos) << err;
+  EXPECT_NE(err.find("auto or a positive integer"), std::string::npos) << err;
+  EXPECT_NE(testing::sweep_error_of(ok + "pack: 0\n").find("'pack'"), std::string::npos);
 }
 
 TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {

@@ -23,7 +23,7 @@
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_env {
 
 namespace {
 
@@ -190,7 +190,7 @@ BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) 
 
 }  // namespace
 
-void add_bench_env(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto opt = std::make_shared<BenchOptions>();
   auto* sub = bench.add_subcommand("env", "Environment steps/s: one env, vector env, raw mj_step");
   sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")->delimiter(',');
@@ -211,4 +211,4 @@ void add_bench_env(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_env

@@ -21,7 +21,7 @@
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_eval {
 namespace {
 
 constexpr const char* kSection = "## Evaluation (minrnn bench eval)";
@@ -183,7 +183,7 @@ BenchCsv results_csv(const EvalBenchOptions& o, const std::vector<Row>& rows) {
 
 }  // namespace
 
-void add_bench_eval(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto o = std::make_shared<EvalBenchOptions>();
   auto* sub = bench.add_subcommand("eval", "Rollout env steps/s: streaming vs re-encoding");
   sub->add_option("--env", o->env, "environment (default halfcheetah)");
@@ -204,4 +204,4 @@ void add_bench_eval(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_eval

@@ -17,7 +17,7 @@
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_figure1 {
 namespace {
 namespace F = torch::nn::functional;
 using Clock = std::chrono::steady_clock;
@@ -272,7 +272,7 @@ BenchCsv results_csv(const Figure1Options& o, const torch::Device& device,
 
 }  // namespace
 
-void add_bench_figure1(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto o = std::make_shared<Figure1Options>();
   auto* sub = bench.add_subcommand(
       "figure1", "Paper's Figure 1: training-step time and peak memory vs T, minRNN vs GRU/LSTM");
@@ -309,4 +309,4 @@ void add_bench_figure1(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_figure1

@@ -15,7 +15,7 @@
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_policy {
 namespace {
 
 constexpr const char* kSection = "## Policy latency (minrnn bench policy)";
@@ -120,7 +120,7 @@ BenchCsv results_csv(const PolicyBenchOptions& o, const std::vector<Row>& rows) 
 
 }  // namespace
 
-void add_bench_policy(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto o = std::make_shared<PolicyBenchOptions>();
   auto* sub = bench.add_subcommand("policy", "Latency of one Policy::act at batch 1, one thread");
   sub->add_option("--env", o->env, "environment whose dimensions to use (default halfcheetah)");
@@ -142,4 +142,4 @@ void add_bench_policy(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_policy

@@ -17,7 +17,7 @@
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_scan {
 namespace {
 
 struct ScanBenchOptions {
@@ -175,7 +175,7 @@ BenchCsv results_csv(const ScanBenchOptions& o, const torch::Device& device,
 
 }  // namespace
 
-void add_bench_scan(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto o = std::make_shared<ScanBenchOptions>();
   auto* sub =
       bench.add_subcommand("scan", "Linear scan and minGRU/minLSTM layer: forward, fwd+bwd");
@@ -201,4 +201,4 @@ void add_bench_scan(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_scan

@@ -16,7 +16,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/sampler.h"
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
 #include "rl/decision_model.h"
@@ -24,9 +23,10 @@
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
+#include "tools/bench/train_setup.h"
 #include "tools/commands.h"
 
-namespace minrnn::cli {
+namespace minrnn::cli::bench_train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -36,9 +36,8 @@ constexpr const char* kDefaultCsv = "runs/bench/train.csv";
 struct TrainBenchOptions {
   std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
   std::vector<std::string> devices;  // default: cpu, plus cuda when available
-  int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
-  double expansion = 1.0;  // minRNN/HGRN hidden width / embed (the Transformer has none)
-  double seconds = 10;     // timed seconds per cell (after warm-up)
+  TrainShape shape;
+  double seconds = 10;  // timed seconds per cell (after warm-up)
   bool quick = false;
   bool profile = false;
   int top_ops = 15;
@@ -67,26 +66,6 @@ void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-// A batch of the trainer's shapes with random values, as the sampler hands it to the step.
-data::SequenceBatch synthetic_batch(const TrainBenchOptions& o) {
-  const int64_t B = o.batch, K = o.context;
-  data::SequenceBatch b;
-  b.batch_size = static_cast<int>(B);
-  b.context_len = static_cast<int>(K);
-  b.obs_dim = static_cast<int>(o.obs_dim);
-  b.act_dim = static_cast<int>(o.act_dim);
-  auto values = [](const torch::Tensor& t) {
-    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  };
-  b.states = values(torch::randn({B, K, o.obs_dim}));
-  b.actions = values(torch::rand({B, K, o.act_dim}) * 2 - 1);
-  b.returns_to_go = values(torch::randn({B, K, 1}));
-  const torch::Tensor t = torch::randint(0, 1000, {B, K}, torch::kInt64);
-  b.timesteps.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-  b.mask.assign(static_cast<size_t>(B * K), 1.0f);
-  return b;
-}
-
 // The step's phases, one at a time with a sync after each (eager: a graph has no phases), summed
 // into `sum`; the same operations as rl::TrainStep's.
 void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::DecisionBatch& b,
@@ -111,25 +90,10 @@ void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::Deci
 
 Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev,
             rl::StepMode mode) {
-  torch::manual_seed(0);
-  rl::Agent agent;
-  agent.config.batch_size = o.batch;
-  agent.config.context_len = o.context;
-  agent.config.grad_clip = 0.25;
-  agent.config.return_scale = 1;
-  rl::DecisionModelOptions mo;
-  mo.obs_dim = o.obs_dim;
-  mo.act_dim = o.act_dim;
-  mo.backbone = backbone;
-  mo.n_layers = o.layers;
-  mo.embed_dim = o.embed;
-  mo.expansion = o.expansion;
-  agent.model = rl::DecisionModel(mo);
+  rl::Agent agent = training_agent(o.shape, backbone, dev, 0);
   rl::DecisionModel& model = agent.model;
-  model->to(dev);
-  model->train();
   core::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
-  const data::SequenceBatch batch = synthetic_batch(o);
+  const data::SequenceBatch batch = synthetic_batch(o.shape);
 
   // The trainer's step (rl/train_step.h), timed: a CUDA graph replayed, or eager.
   rl::TrainStep train_step(agent, opt, dev, mode);
@@ -155,9 +119,9 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
 
   // Where an eager step's time goes, over a tenth of the timed steps.
   const auto f = torch::TensorOptions().device(dev);
-  const int64_t B = o.batch, K = o.context;
-  rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.obs_dim}, f),
-                      torch::rand({B, K, o.act_dim}, f) * 2 - 1,
+  const int64_t B = o.shape.batch, K = o.shape.context;
+  rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.shape.obs_dim}, f),
+                      torch::rand({B, K, o.shape.act_dim}, f) * 2 - 1,
                       torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
   const torch::Tensor mask = torch::ones({B, K}, f);
   Phases sum;
@@ -255,14 +219,16 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
   md << "### " << timestamp() << " — " << machine_name()
      << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context " << o.context
-     << (o.profile ? " --profile" : "") << (has_peer ? " --peer " + o.peer : std::string());
+     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context "
+     << o.shape.context << (o.profile ? " --profile" : "")
+     << (has_peer ? " --peer " + o.peer : std::string());
   if (by_round) md << " --rounds " << o.rounds;
-  if (o.expansion != 1.0) md << " --expansion " << o.expansion;
+  if (o.shape.expansion != 1.0) md << " --expansion " << o.shape.expansion;
   md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
-     << "synthetic batch, B=" << o.batch << ", K=" << o.context << " (" << 3 * o.context
-     << " tokens), embed " << o.embed << ", " << o.layers << " layers, minRNN expansion "
-     << o.expansion << ", hopper dims (obs " << o.obs_dim << ", act " << o.act_dim
+     << "synthetic batch, B=" << o.shape.batch << ", K=" << o.shape.context << " ("
+     << 3 * o.shape.context << " tokens), embed " << o.shape.embed << ", " << o.shape.layers
+     << " layers, minRNN expansion " << o.shape.expansion << ", hopper dims (obs "
+     << o.shape.obs_dim << ", act " << o.shape.act_dim
      << "), float32; the trainer's step (rl/train_step.h: a CUDA graph replayed on CUDA, eager "
      << "on the CPU; column step), counted over ~" << o.seconds
      << " s after 5 warm-up steps. Phases are ms per step of the eager step, each phase synced "
@@ -328,11 +294,11 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                  hardware_name(torch::Device(r.device)),
                  r.backbone,
                  r.mode,
-                 std::to_string(o.batch),
-                 std::to_string(o.context),
-                 std::to_string(o.embed),
-                 std::to_string(o.layers),
-                 csv_number(o.expansion),
+                 std::to_string(o.shape.batch),
+                 std::to_string(o.shape.context),
+                 std::to_string(o.shape.embed),
+                 std::to_string(o.shape.layers),
+                 csv_number(o.shape.expansion),
                  std::to_string(r.params),
                  std::to_string(r.steps),
                  csv_number(r.steps_per_s),
@@ -349,19 +315,13 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
 
 }  // namespace
 
-void add_bench_train(CLI::App& bench) {
+void add(CLI::App& bench) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* sub = bench.add_subcommand("train", "Training steps/s per backbone (synthetic batch)");
   sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
   sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
       ->delimiter(',');
-  sub->add_option("--batch", o->batch, "B")->check(positive());
-  sub->add_option("--context", o->context, "K")->check(positive());
-  sub->add_option("--embed", o->embed, "embedding width")->check(positive());
-  sub->add_option("--layers", o->layers, "layers")->check(positive());
-  sub->add_option("--expansion", o->expansion,
-                  "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
-      ->check(CLI::PositiveNumber);
+  add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
   sub->add_flag("--profile", o->profile, "also time 5 steps op by op (self time per ATen op)");
@@ -407,4 +367,4 @@ void add_bench_train(CLI::App& bench) {
   });
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::cli::bench_train

@@ -1,0 +1,53 @@
+#include "rl/run_evaluations.h"
+
+#include <chrono>
+#include <memory>
+
+#include "rl/progress_log.h"
+
+namespace minrnn::rl {
+
+RunEvaluations::RunEvaluations(Evaluate evaluate, bool overlapped, ProgressLog& log)
+    : evaluate_(std::move(evaluate)), overlapped_(overlapped), log_(log) {}
+
+RunEvaluations::~RunEvaluations() {
+  if (in_flight_ && in_flight_->result.valid()) in_flight_->result.wait();
+}
+
+void RunEvaluations::start(Agent& agent) {
+  agent.model->eval();
+  if (!evaluate_) return;
+  if (!overlapped_) {
+    evaluate_(agent.step, agent);
+    log_.evaluated(agent.step);
+    return;
+  }
+  wait();
+  // The copy shares no tensor with the agent, whose weights the next steps change meanwhile.
+  auto copy = std::make_shared<Agent>(cpu_copy(agent));
+  copy->model->eval();
+  in_flight_ = InFlight{agent.step, std::async(std::launch::async, [evaluate = evaluate_, copy] {
+                          evaluate(copy->step, *copy);
+                        })};
+}
+
+void RunEvaluations::wait() {
+  if (!in_flight_) return;
+  in_flight_->result.wait();
+  done(in_flight_->step, in_flight_->result);
+}
+
+void RunEvaluations::collect_finished() {
+  if (!in_flight_) return;
+  if (in_flight_->result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  done(in_flight_->step, in_flight_->result);
+}
+
+void RunEvaluations::done(int64_t step, std::future<void>& result) {
+  std::future<void> finished = std::move(result);
+  in_flight_.reset();
+  finished.get();  // its error, as an evaluation in line would have thrown it
+  log_.evaluated(step);
+}
+
+}  // namespace minrnn::rl

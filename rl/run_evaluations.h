@@ -1,0 +1,54 @@
+// A run's evaluations during training, each of the agent as it is at its step. In line, training
+// waits while one runs. Overlapped, one runs on a thread of its own on a CPU copy of the weights
+// while training goes on: what a run on a GPU does, whose steps need no more of the CPU than the
+// thread that queues them, so a pack's rollouts no longer stall its training (rl::train_pack).
+//
+// Either way the evaluation appends its row to evals.csv (the callback, rl::append_eval_row) and
+// then the run's TensorBoard events get it. A resume redoes an evaluation whose row a kill left
+// unwritten only at the checkpoint's own step, so the trainer lets no later checkpoint be written
+// while one is in flight (wait()).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <optional>
+
+#include "rl/agent.h"
+
+namespace minrnn::rl {
+
+class ProgressLog;
+
+class RunEvaluations {
+ public:
+  using Evaluate = std::function<void(int64_t step, Agent& agent)>;
+  // `evaluate` may be empty (no evaluations); `log` must outlive this.
+  RunEvaluations(Evaluate evaluate, bool overlapped, ProgressLog& log);
+  ~RunEvaluations();  // waits for the one in flight, its error dropped
+  RunEvaluations(const RunEvaluations&) = delete;
+  RunEvaluations& operator=(const RunEvaluations&) = delete;
+
+  bool any() const { return static_cast<bool>(evaluate_); }
+  bool overlapped() const { return overlapped_; }
+  // Evaluates `agent` (its model in eval() after this) at agent.step: in line, or on its own
+  // thread once the one before has finished.
+  void start(Agent& agent);
+  // The evaluation in flight, if any, finished; rethrows what it threw.
+  void wait();
+  // wait() if the one in flight has finished already; never blocks.
+  void collect_finished();
+
+ private:
+  void done(int64_t step, std::future<void>& result);
+
+  Evaluate evaluate_;
+  bool overlapped_;
+  ProgressLog& log_;
+  struct InFlight {
+    int64_t step = 0;
+    std::future<void> result;
+  };
+  std::optional<InFlight> in_flight_;
+};
+
+}  // namespace minrnn::rl

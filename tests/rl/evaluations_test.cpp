@@ -1,0 +1,127 @@
+// Evaluations during training, in line or overlapped with it (rl/run_evaluations.h): overlapped,
+// an evaluation runs beside the training on a copy of the weights of its step, and a run gets the
+// same rows and the same weights either way, through a stop and a resume.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "io/atomic_file.h"
+#include "rl/trainer.h"
+#include "tests/rl/fixtures.h"
+#include "tests/text_file.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+rl::TrainOptions options_for(const fs::path& run, rl::EvalTiming timing) {
+  rl::TrainOptions o;
+  o.quiet = true;
+  o.run_dir = run.string();
+  o.eval_timing = timing;
+  o.evaluate = testing::weight_sum_evaluation(run.string());
+  return o;
+}
+
+// The largest step metrics.csv has a row for (0 when none).
+int64_t last_logged_step(const fs::path& run) {
+  int64_t last = 0;
+  for (const auto& line : io::read_complete_lines((run / "metrics.csv").string())) {
+    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
+      last = std::stoll(line.substr(0, line.find(',')));
+  }
+  return last;
+}
+
+// Overlapped evaluations (slowed, so that training runs ahead of each) write the rows and leave the
+// weights of in-line ones, a stop after a checkpoint with one in flight included: the checkpoint
+// waits for it, so the stopped run already holds its row.
+TEST(Evaluations, OverlappedOnesAreTheInlineOnesThroughAStop) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::TrainConfig cfg =
+      testing::tiny_config(data, "mingru", {"eval_every=10", "checkpoint_every=5"});
+  const fs::path in_line = tmp.path / "inline", overlapped = tmp.path / "overlapped";
+  EXPECT_TRUE(rl::train(cfg, options_for(in_line, rl::EvalTiming::kInline)).finished);
+
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  rl::TrainOptions o = options_for(overlapped, rl::EvalTiming::kOverlapped);
+  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    rows(step, agent);
+    const std::lock_guard<std::mutex> lock(mutex);
+    threads.insert(std::this_thread::get_id());
+  };
+  o.stop_after = 15;
+  const rl::TrainResult stopped = rl::train(cfg, o);
+  EXPECT_FALSE(stopped.finished);
+  EXPECT_EQ(stopped.step, 15);
+  EXPECT_TRUE(rl::has_row(overlapped / "evals.csv", 10));
+  o.stop_after = -1;
+  const rl::TrainResult resumed = rl::train(cfg, o);
+  EXPECT_TRUE(resumed.finished);
+  EXPECT_EQ(resumed.resumed_from, 15);
+
+  testing::expect_same_weights(overlapped, in_line);
+  EXPECT_EQ(testing::read_text(overlapped / "evals.csv"),
+            testing::read_text(in_line / "evals.csv"));
+  EXPECT_EQ(testing::metrics_without_timing(overlapped), testing::metrics_without_timing(in_line));
+  EXPECT_FALSE(threads.empty());
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "an evaluation ran in line";
+}
+
+// While an overlapped evaluation runs, training goes on: the evaluation of step 10 sees metrics.csv
+// rows of later steps appear (log_every 1) before it ends.
+TEST(Evaluations, AnOverlappedOneRunsWhileTrainingGoesOn) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::TrainConfig cfg =
+      testing::tiny_config(data, "mingru", {"eval_every=10", "checkpoint_every=20"});
+  const fs::path run = tmp.path / "run";
+  int64_t seen = 0;
+  rl::TrainOptions o = options_for(run, rl::EvalTiming::kOverlapped);
+  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (step == 10 && last_logged_step(run) < 12 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (step == 10) seen = last_logged_step(run);
+    rows(step, agent);
+  };
+  EXPECT_TRUE(rl::train(cfg, o).finished);
+  EXPECT_GE(seen, 12) << "training waited for the evaluation of step 10";
+  EXPECT_TRUE(rl::has_row(run / "evals.csv", 10));
+}
+
+// The copy an overlapped evaluation reads: the same weights, no tensor shared, and torch's global
+// generator left where it was.
+TEST(Evaluations, TheCpuCopySharesNothingAndDrawsNothing) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const fs::path run = tmp.path / "run";
+  rl::TrainOptions o = options_for(run, rl::EvalTiming::kInline);
+  rl::train(testing::tiny_config(data, "minlstm", {"max_steps=3"}), o);
+  rl::Agent agent = rl::load_agent(run.string());
+
+  torch::manual_seed(5);
+  rl::Agent copy = rl::cpu_copy(agent);
+  const torch::Tensor after_copy = torch::rand({4});
+  torch::manual_seed(5);
+  EXPECT_TRUE(torch::equal(after_copy, torch::rand({4})));
+
+  auto copied = copy.model->named_parameters();
+  for (const auto& p : agent.model->named_parameters()) {
+    EXPECT_TRUE(torch::equal(p.value(), copied[p.key()])) << p.key();
+    EXPECT_NE(p.value().data_ptr(), copied[p.key()].data_ptr()) << p.key();
+  }
+  EXPECT_EQ(copy.step, agent.step);
+  EXPECT_EQ(copy.env, agent.env);
+  EXPECT_NE(copy.state_mean.data_ptr(), agent.state_mean.data_ptr());
+}
+
+}  // namespace
+}  // namespace minrnn

@@ -1,0 +1,188 @@
+// `minrnn bench pack`: how fast P runs train side by side in one process, as a sweep's pack does
+// (rl::train_pack): each run its own agent, optimizer and trainer's step (rl/train_step.h, a CUDA
+// graph replayed on CUDA) on a CUDA stream of its own (core::WorkStream), stepped in turn from one
+// host thread. Per backbone and pack size: the pack's run-steps/s (every run's steps summed), ms
+// per run-step, and the useful arithmetic rate (tools/bench/train_setup.h counts a step's FLOPs),
+// with --peak-tflops also as a share of the device's peak. The batch is synthetic and reused, so
+// the host's per-step sampling (a real run's) is left out. Prints a markdown table and files it
+// under "## Packs (minrnn bench pack)", the numbers as CSV in runs/bench/pack.csv.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "ops/cuda_graph.h"
+#include "ops/device.h"
+#include "ops/fused_adamw.h"
+#include "rl/train_step.h"
+#include "tools/bench/report.h"
+#include "tools/bench/train_setup.h"
+#include "tools/commands.h"
+
+namespace minrnn::cli::bench_pack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kPackSection = "## Packs (minrnn bench pack)";
+constexpr const char* kPackCsv = "runs/bench/pack.csv";
+
+struct PackBenchOptions {
+  std::vector<std::string> backbones = {"mingru", "minlstm", "transformer"};
+  std::vector<int> packs = {1, 2, 4, 8, 16};
+  std::string device = "auto";
+  TrainShape shape;
+  double seconds = 3;      // timed seconds per cell (after warm-up)
+  double peak_tflops = 0;  // the device's fp32 peak, for the share column; 0: not shown
+  bool eager = false;      // eager steps instead of CUDA graphs
+  BenchFiling filing;
+};
+
+// One run of the pack: its agent, optimizer, stream and step, built on its own stream.
+struct PackedRun {
+  rl::Agent agent;
+  std::unique_ptr<core::FusedAdamW> optimizer;
+  std::unique_ptr<core::WorkStream> stream;
+  std::unique_ptr<rl::TrainStep> step;
+};
+
+struct PackRow {
+  std::string backbone, device, mode;
+  int pack = 0;
+  int64_t rounds = 0;
+  double run_steps_per_s = 0, step_gflop = 0;
+};
+
+PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
+                     const torch::Device& device, int pack) {
+  std::vector<PackedRun> runs(static_cast<size_t>(pack));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    PackedRun& r = runs[i];
+    r.stream = std::make_unique<core::WorkStream>(device.is_cuda());
+    const core::WorkStream::Scope on_stream(*r.stream);
+    r.agent = training_agent(o.shape, backbone, device, i);
+    r.optimizer = std::make_unique<core::FusedAdamW>(
+        r.agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
+    r.step = std::make_unique<rl::TrainStep>(r.agent, *r.optimizer, device,
+                                             o.eager ? rl::StepMode::kEager : rl::StepMode::kGraph);
+  }
+  const data::SequenceBatch batch = synthetic_batch(o.shape);
+  auto round = [&] {  // one step of every run, each queued on its own stream
+    for (PackedRun& r : runs) {
+      const core::WorkStream::Scope on_stream(*r.stream);
+      r.step->run(batch, 1e-4, static_cast<uint64_t>(r.agent.step));
+    }
+  };
+  auto wait_for_all = [&] {
+    for (PackedRun& r : runs) {
+      const core::WorkStream::Scope on_stream(*r.stream);
+      r.step->last_stats();
+    }
+  };
+  for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
+  wait_for_all();
+
+  PackRow row;
+  row.backbone = backbone;
+  row.device = device.str();
+  row.mode = runs[0].step->description();
+  row.pack = pack;
+  row.step_gflop = training_step_flops(runs[0].agent, o.shape) / 1e9;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < o.seconds || row.rounds < 5) {
+    round();
+    ++row.rounds;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  wait_for_all();
+  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.run_steps_per_s = static_cast<double>(row.rounds * pack) / elapsed;
+  return row;
+}
+
+std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackRow>& rows,
+                              const torch::Device& device) {
+  std::ostringstream md;
+  const TrainShape& s = o.shape;
+  md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
+     << torch::get_num_threads() << "\n\n"
+     << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
+     << (o.eager ? " --eager" : "") << "`. P runs of the decision model (B=" << s.batch
+     << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers
+     << " layers, hopper dims, float32) in one process, each with its own weights, AdamW and "
+     << "trainer's step on a stream of its own, stepped in turn from one thread on one reused "
+     << "synthetic batch (no sampling). run-steps/s = all runs' steps per second; GFLOP = the "
+     << "matmul FLOPs of one run's step (tools/bench/train_setup.h).\n\n"
+     << "| backbone | step | P | run-steps/s | ms per run-step | × P=1 | GFLOP/step | TFLOP/s |"
+     << (o.peak_tflops > 0 ? " % of peak |" : "") << "\n"
+     << "|---|---|---|---|---|---|---|---|" << (o.peak_tflops > 0 ? "---|" : "") << "\n";
+  char buf[256];
+  double single = NAN;  // this backbone's P = 1
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PackRow& r = rows[i];
+    if (i > 0 && rows[i - 1].backbone != r.backbone) single = NAN;
+    if (r.pack == 1) single = r.run_steps_per_s;
+    const double tflops = r.run_steps_per_s * r.step_gflop / 1e3;
+    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %.2f | %.2f | %.2f |",
+                  r.backbone.c_str(), r.mode.c_str(), r.pack, r.run_steps_per_s,
+                  1000.0 / r.run_steps_per_s, r.run_steps_per_s / single, r.step_gflop, tflops);
+    md << buf;
+    if (o.peak_tflops > 0) {
+      std::snprintf(buf, sizeof buf, " %.1f |", 100.0 * tflops / o.peak_tflops);
+      md << buf;
+    }
+    md << "\n";
+  }
+  return md.str();
+}
+
+BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
+  BenchCsv csv({"device", "machine", "backbone", "step", "pack", "batch", "context", "embed",
+                "layers", "rounds", "run_steps_per_s", "ms_per_run_step", "step_gflop", "tflops"});
+  for (const auto& r : rows) {
+    csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
+                 std::to_string(r.pack), std::to_string(o.shape.batch),
+                 std::to_string(o.shape.context), std::to_string(o.shape.embed),
+                 std::to_string(o.shape.layers), std::to_string(r.rounds),
+                 csv_number(r.run_steps_per_s), csv_number(1000.0 / r.run_steps_per_s),
+                 csv_number(r.step_gflop), csv_number(r.run_steps_per_s * r.step_gflop / 1e3)});
+  }
+  return csv;
+}
+
+}  // namespace
+
+void add(CLI::App& bench) {
+  auto o = std::make_shared<PackBenchOptions>();
+  auto* sub = bench.add_subcommand(
+      "pack", "Run-steps/s of P runs training side by side in one process (a sweep's pack)");
+  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
+  sub->add_option("--packs", o->packs, "pack sizes P (default 1,2,4,8,16)")
+      ->delimiter(',')
+      ->check(positive());
+  sub->add_option("--device", o->device, "auto, cpu or cuda[:N]");
+  add_shape_options(sub, o->shape);
+  sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
+  sub->add_option("--peak-tflops", o->peak_tflops,
+                  "the device's fp32 peak in TFLOP/s, for a % of peak column (e.g. 67 for an "
+                  "H100 or H200 SXM)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--eager", o->eager, "step eagerly instead of replaying CUDA graphs");
+  add_filing_options(sub, o->filing, kPackCsv);
+  sub->callback([o] {
+    const torch::Device device = bench_device(o->device);
+    std::vector<PackRow> rows;
+    for (const auto& backbone : o->backbones) {
+      for (const int pack : o->packs) {
+        std::fprintf(stderr, "bench pack: %s, P=%d on %s ...\n", backbone.c_str(), pack,
+                     device.str().c_str());
+        rows.push_back(measure_pack(*o, backbone, device, pack));
+      }
+    }
+    file_result(o->filing, kPackSection, format_pack_table(*o, rows, device), pack_csv(*o, rows),
+                kPackCsv);
+  });
+}
+
+}  // namespace minrnn::cli::bench_pack

@@ -1,0 +1,75 @@
+#include "tools/bench/train_setup.h"
+
+#include <vector>
+
+#include "tools/commands.h"
+
+namespace minrnn::cli {
+
+void add_shape_options(CLI::App* sub, TrainShape& shape) {
+  sub->add_option("--batch", shape.batch, "B")->check(positive());
+  sub->add_option("--context", shape.context, "K")->check(positive());
+  sub->add_option("--embed", shape.embed, "embedding width")->check(positive());
+  sub->add_option("--layers", shape.layers, "layers")->check(positive());
+  sub->add_option("--expansion", shape.expansion,
+                  "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
+      ->check(CLI::PositiveNumber);
+}
+
+data::SequenceBatch synthetic_batch(const TrainShape& o) {
+  const int64_t B = o.batch, K = o.context;
+  data::SequenceBatch b;
+  b.batch_size = static_cast<int>(B);
+  b.context_len = static_cast<int>(K);
+  b.obs_dim = static_cast<int>(o.obs_dim);
+  b.act_dim = static_cast<int>(o.act_dim);
+  auto values = [](const torch::Tensor& t) {
+    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  };
+  b.states = values(torch::randn({B, K, o.obs_dim}));
+  b.actions = values(torch::rand({B, K, o.act_dim}) * 2 - 1);
+  b.returns_to_go = values(torch::randn({B, K, 1}));
+  const torch::Tensor t = torch::randint(0, 1000, {B, K}, torch::kInt64);
+  b.timesteps.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  b.mask.assign(static_cast<size_t>(B * K), 1.0f);
+  return b;
+}
+
+rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
+                         const torch::Device& device, uint64_t seed) {
+  torch::manual_seed(seed);
+  rl::Agent agent;
+  agent.config.backbone = backbone;
+  agent.config.batch_size = o.batch;
+  agent.config.context_len = o.context;
+  agent.config.n_layers = o.layers;
+  agent.config.embed_dim = o.embed;
+  agent.config.expansion = o.expansion;
+  agent.config.grad_clip = 0.25;
+  agent.config.return_scale = 1;
+  agent.model = rl::DecisionModel(rl::model_options(agent.config, o.obs_dim, o.act_dim));
+  agent.model->to(device);
+  agent.model->train();
+  return agent;
+}
+
+double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
+  const double B = static_cast<double>(o.batch), K = static_cast<double>(o.context);
+  double flops = 0;
+  for (const auto& item : agent.model->named_modules("", /*include_self=*/false)) {
+    const auto* linear = item.value()->as<torch::nn::Linear>();
+    if (!linear) continue;
+    const double in_out = static_cast<double>(linear->weight.numel());
+    // Each token embedding sees one kind of token, the action head the state tokens: B·K each.
+    // The backbone sees all three: B·3K.
+    const bool one_kind = item.key().rfind("embed_", 0) == 0 || item.key() == "predict_action";
+    flops += 6 * in_out * B * K * (one_kind ? 1 : 3);
+  }
+  if (agent.config.backbone == "transformer") {
+    const double T = 3 * K;
+    flops += 12 * B * T * T * static_cast<double>(o.embed) * static_cast<double>(o.layers);
+  }
+  return flops;
+}
+
+}  // namespace minrnn::cli

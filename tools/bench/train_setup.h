@@ -1,0 +1,39 @@
+// What `bench train` and `bench pack` both train: the decision model at a given shape (hopper dims,
+// B 64, K 20, embed 128, 3 layers by default) on a synthetic batch of the trainer's shapes, and
+// the matmul FLOPs one of its training steps does.
+#pragma once
+#include <torch/torch.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "datasets/sampler.h"
+#include "rl/agent.h"
+
+namespace minrnn::cli {
+
+struct TrainShape {
+  int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
+  double expansion = 1.0;  // minRNN/HGRN hidden width / embed (the Transformer has none)
+};
+
+// --batch, --context, --embed, --layers, --expansion.
+void add_shape_options(CLI::App* sub, TrainShape& shape);
+
+// A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
+data::SequenceBatch synthetic_batch(const TrainShape& shape);
+
+// An untrained agent of `shape` with `backbone`, its model on `device` in train(), its weights
+// drawn from `seed`; configured as the trainer's step reads it (grad clip 0.25, return scale 1).
+rl::Agent training_agent(const TrainShape& shape, const std::string& backbone,
+                         const torch::Device& device, uint64_t seed);
+
+// The useful arithmetic of one training step: 6 · in · out for every Linear and every token it
+// sees (forward 2, backward 4), plus the Transformer's attention (QKᵀ and AV over 3K tokens,
+// 12 · B · (3K)² · embed a layer, the causal half that is masked included). Layer norms, the scan,
+// activations and AdamW are left out (elementwise: bandwidth, not arithmetic).
+double training_step_flops(const rl::Agent& agent, const TrainShape& shape);
+
+}  // namespace minrnn::cli
