@@ -40,7 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Args {
+struct CollectArgs {
   std::string env, quality, out, work_dir, device = "auto";
   std::string format = "d4rl", dataset_id;
   double ref_min_score = NAN, ref_max_score = NAN;
@@ -54,7 +54,7 @@ struct Args {
 // decide how it trains. A later command may reuse the run's finished phases only if it asks for
 // the same training; otherwise e.g. a 5 000-step toy run would silently become the medium policy
 // of a full-size collection.
-std::vector<std::pair<std::string, std::string>> training_recipe(const Args& a) {
+std::vector<std::pair<std::string, std::string>> training_recipe(const CollectArgs& a) {
   char target[32];
   std::snprintf(target, sizeof(target), "%.17g", a.target);
   std::string env = a.env;  // run.txt is whitespace-separated: an env_spec JSON loses its spaces
@@ -71,7 +71,7 @@ std::vector<std::pair<std::string, std::string>> training_recipe(const Args& a) 
 // Writes run.txt in a new work dir; in a used one, refuses a command whose recipe differs,
 // naming the option. Work dirs from before the recipe was recorded hold "ENV seed S" and are
 // checked for env and seed only.
-void check_work_dir_recipe(const Args& a, const fs::path& work) {
+void check_work_dir_recipe(const CollectArgs& a, const fs::path& work) {
   const auto recipe = training_recipe(a);
   const fs::path file = work / "run.txt";
   if (!fs::exists(file)) {
@@ -110,7 +110,7 @@ bool is_done(const fs::path& dir) {
 }
 
 // Trains the phase in `dir` unless done.txt says it finished; returns the agent and its buffer.
-void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sac,
+void train_phase(const CollectArgs& a, const fs::path& dir, double stop_at, rl::Sac& sac,
                  rl::ReplayBuffer& buffer) {
   const std::string ckpt = (dir / "sac.pt").string();
   if (is_done(dir)) {
@@ -155,7 +155,7 @@ void train_phase(const Args& a, const fs::path& dir, double stop_at, rl::Sac& sa
                                  : ", did NOT reach the medium target within --train-steps");
 }
 
-data::Transitions sample_policy(const Args& a, rl::Sac& sac, uint64_t seed_offset) {
+data::Transitions sample_policy(const CollectArgs& a, rl::Sac& sac, uint64_t seed_offset) {
   auto env = envs::make_env(a.env, a.seed + seed_offset);
   rl::CollectOptions options;
   options.steps = a.steps;
@@ -175,7 +175,7 @@ std::string family_version(const envs::EnvSpec& spec) {
 
 // Checks the options against each other and fills the defaults that depend on them (the dataset
 // id, the output path). Throws naming the option.
-void settle_options(Args& a, const envs::EnvSpec& spec) {
+void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   const bool minari = a.format == "minari";
   if (a.format != "d4rl" && !minari) {
     throw std::invalid_argument("--format: expected d4rl or minari, got '" + a.format + "'");
@@ -217,7 +217,7 @@ void settle_options(Args& a, const envs::EnvSpec& spec) {
   }
 }
 
-data::Transitions collect_random(const Args& a, const envs::EnvSpec& spec) {
+data::Transitions collect_random(const CollectArgs& a, const envs::EnvSpec& spec) {
   auto env = envs::make_env(a.env, a.seed);
   rl::CollectOptions options;
   options.steps = a.steps;
@@ -232,7 +232,7 @@ data::Transitions collect_random(const Args& a, const envs::EnvSpec& spec) {
 
 // D4RL's recipe: a SAC run to the medium target (medium: its policy's samples; medium-replay: its
 // replay buffer), continued to the full budget (expert); medium-expert concatenates the two.
-data::Transitions collect_with_sac(Args& a, const envs::EnvSpec& spec,
+data::Transitions collect_with_sac(CollectArgs& a, const envs::EnvSpec& spec,
                                    const core::DeviceChoice& device) {
   rl::SacConfig config;
   config.seed = a.seed;
@@ -276,8 +276,8 @@ data::Transitions collect_with_sac(Args& a, const envs::EnvSpec& spec,
   return d;
 }
 
-void write_minari_dataset(const Args& a, const envs::EnvSpec& spec, const data::Transitions& d,
-                          double ref_min, double ref_max) {
+void write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
+                          const data::Transitions& d, double ref_min, double ref_max) {
   data::MinariWriteOptions o;
   o.dataset_id = a.dataset_id;
   o.env_spec = envs::gymnasium_env_spec_json(a.env);
@@ -302,7 +302,7 @@ void write_minari_dataset(const Args& a, const envs::EnvSpec& spec, const data::
 }
 
 // What the data is worth: the mean return of its finished episodes, normalized too.
-void print_data_summary(const Args& a, const envs::EnvSpec& spec, const data::Transitions& d,
+void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const data::Transitions& d,
                         double ref_min, double ref_max) {
   double total = 0, ret = 0;
   int64_t episodes = 0;
@@ -322,7 +322,7 @@ void print_data_summary(const Args& a, const envs::EnvSpec& spec, const data::Tr
       static_cast<long long>(episodes), mean, envs::normalized_score(mean, ref_min, ref_max));
 }
 
-void run(Args& a) {
+void run_collect(CollectArgs& a) {
   rl::install_stop_handlers();
   const envs::EnvSpec spec = envs::env_spec(a.env);
   // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
@@ -361,7 +361,7 @@ void run(Args& a) {
 }  // namespace
 
 void add_collect_command(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<CollectArgs>();
   auto* sub = app.add_subcommand(
       "collect",
       "Collect a dataset (D4RL layout, or Minari with --format minari) with a behaviour "
@@ -405,7 +405,7 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)");
   sub->add_flag("--force", args->force, "Replace an existing output file");
-  sub->callback([args] { run(*args); });
+  sub->callback([args] { run_collect(*args); });
 }
 
 }  // namespace minrnn::cli

@@ -75,7 +75,7 @@ std::string adhoc_name(const std::vector<std::pair<std::string, std::string>>& g
   return name + ".json";
 }
 
-struct Args {
+struct EvalArgs {
   std::string run;
   int episodes = 10;
   double target_return = -1e300;
@@ -91,7 +91,7 @@ struct Args {
 // Rolls `a.run` out and writes its JSON: eval.json only for the standard evaluation (or
 // --replace) of a finished run's own checkpoint, else a name from `given`, the options that change
 // the result (see the top).
-void run_eval(const Args& a, std::vector<std::pair<std::string, std::string>> given) {
+void run_eval(const EvalArgs& a, std::vector<std::pair<std::string, std::string>> given) {
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
   if (a.device == "auto") {
     std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
@@ -133,7 +133,7 @@ void run_eval(const Args& a, std::vector<std::pair<std::string, std::string>> gi
 }  // namespace
 
 void add_eval_command(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<EvalArgs>();
   auto* sub = app.add_subcommand(
       "eval",
       "roll a trained agent out; writes RUN/eval.json (the run's result) when no option changing "

@@ -22,7 +22,7 @@
 namespace minrnn::cli {
 namespace {
 
-struct Args {
+struct TrainArgs {
   std::string config;
   std::vector<int64_t> seeds;
   std::vector<std::string> run_dirs;
@@ -47,7 +47,7 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
 }
 
 // One run per seed (the config's own seed when none is given), each with its run dir.
-std::vector<rl::PackMember> members_of(const Args& a) {
+std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   const std::vector<int64_t> seeds = a.seeds.empty() ? std::vector<int64_t>{-1} : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
     throw std::invalid_argument("--run-dir: given " + std::to_string(a.run_dirs.size()) +
@@ -116,7 +116,7 @@ void report(const std::vector<rl::PackMember>& members,
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<TrainArgs>();
   auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
   sub->add_option("config", args->config, "YAML config (configs/*.yaml)")->required();
   sub->add_option("--seed", args->seeds,

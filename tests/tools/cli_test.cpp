@@ -19,6 +19,7 @@
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -33,10 +34,6 @@ CliResult run_program(const TempDir& dir, const std::string& program, const std:
   return testing::run_program(dir, minrnn::testing::binary_dir(), program, args);
 }
 
-CliResult run_minrnn(const TempDir& dir, const std::string& args) {
-  return run_program(dir, "minrnn", args);
-}
-
 using testing::read_text;
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -45,14 +42,9 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+using testing::expect_failure_naming;
+using testing::run_minrnn;
 using testing::write_text;
-// A failed command: non-zero exit and a message naming every one of `parts`.
-void expect_failure_naming(const CliResult& r, const std::vector<std::string>& parts) {
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  for (const auto& part : parts) {
-    EXPECT_NE(r.output.find(part), std::string::npos) << "no '" << part << "' in: " << r.output;
-  }
-}
 
 // A tiny hopper agent's config: trains in a few seconds on a synthesized dataset.
 const char* kTinyConfig =

@@ -26,6 +26,7 @@
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -35,7 +36,6 @@ using testing::HttpServer;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
 const std::string kMainData =
     "/datasets/farama-minari/mujoco/resolve/main/hopper/medium-v0/data/main_data.hdf5";
 
@@ -56,7 +56,8 @@ struct Served {
   }
 
   testing::CommandResult minrnn(const std::string& args) {
-    return testing::run_command("cd '" + dir.path.string() + "' && '" + kMinrnn + "' " + args);
+    return testing::run_command("cd '" + dir.path.string() + "' && '" + testing::minrnn_binary() +
+                                "' " + args);
   }
 
   // mujoco/hopper/medium-v0 on the hub: a small Hopper-v5 dataset `minrnn collect` records.
@@ -70,10 +71,7 @@ struct Served {
   }
 };
 
-void expect_output_naming(const testing::CommandResult& r, const std::vector<std::string>& parts) {
-  for (const auto& part : parts)
-    EXPECT_NE(r.output.find(part), std::string::npos) << "no '" << part << "' in: " << r.output;
-}
+using testing::expect_output_naming;
 
 TEST(DownloadCli, AMinariDatasetEndToEndThenASecondDownloadIsANoOp) {
   Served s;
@@ -124,14 +122,14 @@ TEST(DownloadCli, CtrlCKeepsThePartExits75AndTheSameCommandCompletes) {
   s.publish_minari(1500);
   s.server.set_bytes_per_second(20000);
   const fs::path log = s.dir.path / "out.log";
+  const std::string minrnn = testing::minrnn_binary();  // before the fork: the server has a thread
   const pid_t child = ::fork();
   if (child == 0) {
     ::setpgid(0, 0);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
-    ::execl(kMinrnn.c_str(), kMinrnn.c_str(), "data", "download", "mujoco/hopper/medium-v0",
-            nullptr);
+    ::execl(minrnn.c_str(), "minrnn", "data", "download", "mujoco/hopper/medium-v0", nullptr);
     ::_exit(127);
   }
   const fs::path part = s.minari / "mujoco/hopper/medium-v0/data/main_data.hdf5.part";
@@ -168,14 +166,14 @@ TEST(DownloadCli, AFullDiskNamesTheFileAndKeepsWhatWasWritten) {
   s.publish_minari(1500);
   int out[2];
   ASSERT_EQ(::pipe(out), 0);
+  const std::string minrnn = testing::minrnn_binary();  // before the fork: the server has a thread
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(out[1], 1);
     ::dup2(out[1], 2);
     const rlimit limit{20000, 20000};  // what a full disk does to write(): here EFBIG
     ::setrlimit(RLIMIT_FSIZE, &limit);
-    ::execl(kMinrnn.c_str(), kMinrnn.c_str(), "data", "download", "mujoco/hopper/medium-v0",
-            nullptr);
+    ::execl(minrnn.c_str(), "minrnn", "data", "download", "mujoco/hopper/medium-v0", nullptr);
     ::_exit(127);
   }
   ::close(out[1]);

@@ -22,6 +22,7 @@
 #include "tests/paths.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -29,16 +30,16 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct Result {
+struct LimitedResult {
   int exit_code = -1;  // -1: ended by a signal
   int signal = 0;
   std::string output;
 };
 
-const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
-
 // Runs `minrnn ARGS` in `dir`, its files limited to `fsize_limit` bytes (0: no limit).
-Result run_minrnn(const fs::path& dir, const std::string& args, rlim_t fsize_limit = 0) {
+LimitedResult run_minrnn_limited(const fs::path& dir, const std::string& args,
+                                 rlim_t fsize_limit = 0) {
+  const std::string command = "exec '" + testing::minrnn_binary() + "' " + args;
   int out[2];
   if (::pipe(out) != 0) return {};
   const pid_t pid = ::fork();
@@ -54,12 +55,11 @@ Result run_minrnn(const fs::path& dir, const std::string& args, rlim_t fsize_lim
       ::setrlimit(RLIMIT_FSIZE, &rl);
     }
     ::setenv("OMP_NUM_THREADS", "1", 1);
-    const std::string command = "exec '" + kMinrnn + "' " + args;
     ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
     ::_exit(127);
   }
   ::close(out[1]);
-  Result r;
+  LimitedResult r;
   char buf[4096];
   for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) r.output.append(buf, n);
   ::close(out[0]);
@@ -79,7 +79,7 @@ std::vector<std::string> temp_files(const fs::path& dir) {
   return found;
 }
 
-void expect_clean_failure(const Result& r, const std::vector<std::string>& parts) {
+void expect_clean_failure(const LimitedResult& r, const std::vector<std::string>& parts) {
   EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << ":\n" << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;
   for (const auto& part : parts)
@@ -90,6 +90,7 @@ void expect_clean_failure(const Result& r, const std::vector<std::string>& parts
 // once its progress lines fill the pipe, the run stops in its tracks (it cannot finish), and the
 // test kills it (kill -9) once `file` exists.
 void run_and_kill_once_written(const fs::path& dir, const std::string& args, const fs::path& file) {
+  const std::string command = "exec '" + testing::minrnn_binary() + "' " + args;
   int out[2];
   ASSERT_EQ(::pipe(out), 0);
   ::fcntl(out[1], F_SETPIPE_SZ, 4096);
@@ -101,7 +102,6 @@ void run_and_kill_once_written(const fs::path& dir, const std::string& args, con
     ::close(out[1]);
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
     ::setenv("OMP_NUM_THREADS", "1", 1);
-    const std::string command = "exec '" + kMinrnn + "' " + args;
     ::execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
     ::_exit(127);
   }
@@ -125,7 +125,8 @@ void run_and_kill_once_written(const fs::path& dir, const std::string& args, con
 TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResumes) {
   TempDir dir;
   ASSERT_EQ(
-      run_minrnn(dir.path, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code,
+      run_minrnn_limited(dir.path, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50")
+          .exit_code,
       0);
   std::ofstream(dir.path / "c.yaml")
       << "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
@@ -142,8 +143,8 @@ TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResum
 
   // 2. Resumed under a size limit smaller than a checkpoint: the next checkpoint cannot be
   // written. metrics.csv (a few kB) and config.yaml stay under it.
-  const Result limited =
-      run_minrnn(dir.path, "train c.yaml --run-dir run --quiet", saved.size() / 2);
+  const LimitedResult limited =
+      run_minrnn_limited(dir.path, "train c.yaml --run-dir run --quiet", saved.size() / 2);
   expect_clean_failure(limited, {"run/checkpoint.pt", "File too large", "unchanged"});
   EXPECT_EQ(read_text(ckpt), saved) << "the last good checkpoint changed";
   EXPECT_EQ(temp_files(dir.path), std::vector<std::string>{});
@@ -151,7 +152,7 @@ TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResum
   EXPECT_FALSE(fs::exists(run / "done.json"));
 
   // 3. Without the limit the same command resumes from that checkpoint and finishes.
-  const Result resumed = run_minrnn(dir.path, "train c.yaml --run-dir run");
+  const LimitedResult resumed = run_minrnn_limited(dir.path, "train c.yaml --run-dir run");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("from step " + std::to_string(before.step)), std::string::npos)
       << resumed.output;
@@ -162,26 +163,28 @@ TEST(Faults, CheckpointWriteOverTheSizeLimitKeepsTheLastCheckpointAndTheRunResum
 
 TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
   TempDir dir;
-  ASSERT_EQ(run_minrnn(dir.path, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_minrnn_limited(dir.path, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100")
+          .exit_code,
+      0);
   const std::string old_bytes = read_text(dir.path / "d.hdf5");
 
-  const Result limited = run_minrnn(
+  const LimitedResult limited = run_minrnn_limited(
       dir.path, "data synth d.hdf5 --env hopper --steps 20000 --episode-len 100 --overwrite",
       2 * old_bytes.size());
   expect_clean_failure(limited, {"d.hdf5", "File too large", "unchanged"});
   EXPECT_EQ(read_text(dir.path / "d.hdf5"), old_bytes);
   EXPECT_EQ(temp_files(dir.path), std::vector<std::string>{});
-  const Result inspect = run_minrnn(dir.path, "data inspect d.hdf5 --json");
+  const LimitedResult inspect = run_minrnn_limited(dir.path, "data inspect d.hdf5 --json");
   ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
   EXPECT_EQ(nlohmann::json::parse(inspect.output)["steps"], 300);
 
-  ASSERT_EQ(run_minrnn(dir.path,
-                       "data synth d.hdf5 --env hopper --steps 20000 --episode-len 100 --overwrite")
-                .exit_code,
-            0);
-  const Result again = run_minrnn(dir.path, "data inspect d.hdf5 --json");
+  ASSERT_EQ(
+      run_minrnn_limited(
+          dir.path, "data synth d.hdf5 --env hopper --steps 20000 --episode-len 100 --overwrite")
+          .exit_code,
+      0);
+  const LimitedResult again = run_minrnn_limited(dir.path, "data inspect d.hdf5 --json");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(nlohmann::json::parse(again.output)["steps"], 20000);
 }
@@ -189,7 +192,8 @@ TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
 // An error from HDF5's own file handling carries the OS reason too.
 TEST(Faults, DatasetIntoAMissingFolderNamesTheFileAndTheReason) {
   TempDir dir;
-  const Result r = run_minrnn(dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300");
+  const LimitedResult r =
+      run_minrnn_limited(dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300");
   expect_clean_failure(r, {"no/such/dir/e.hdf5", "No such file or directory"});
 }
 

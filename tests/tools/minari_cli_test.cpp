@@ -17,6 +17,7 @@
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -26,20 +27,12 @@ namespace fs = std::filesystem;
 
 using Result = testing::CommandResult;
 
-Result run_minrnn(const TempDir& dir, const std::string& args) {
-  return testing::run_program(dir, minrnn::testing::binary_dir(), "minrnn", args);
-}
-
+using testing::expect_failure_naming;
 using testing::read_text;
+using testing::run_minrnn;
 using testing::write_text;
-void expect_failure_naming(const Result& r, const std::vector<std::string>& parts) {
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  for (const auto& part : parts) {
-    EXPECT_NE(r.output.find(part), std::string::npos) << "no '" << part << "' in: " << r.output;
-  }
-}
 
-const char* kTinyConfig =
+const char* kTinyMinariConfig =
     "dataset: m\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\ncontext_len: 5\nbatch_size: 4\n"
     "max_steps: 4\nwarmup_steps: 1\neval_every: 0\neval_episodes: 2\ncheckpoint_every: 2\n"
     "log_every: 1\ntarget_return: 3600\n";
@@ -78,7 +71,7 @@ TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
   EXPECT_NE(text.output.find("ref_min_score -10, ref_max_score 90"), std::string::npos)
       << text.output;
 
-  write_text(dir.path / "c.yaml", kTinyConfig);
+  write_text(dir.path / "c.yaml", kTinyMinariConfig);
   const Result train = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const auto env = nlohmann::json::parse(read_text(dir.path / "run" / "env.json"));
@@ -132,7 +125,7 @@ TEST(MinariCli, BadMetadataIsRefusedByNameBeforeAnyTraining) {
   collect_minari(dir);
   const std::string spec =
       nlohmann::json::parse(read_text(dir.path / "m" / "data" / "metadata.json"))["env_spec"];
-  write_text(dir.path / "c.yaml", kTinyConfig);
+  write_text(dir.path / "c.yaml", kTinyMinariConfig);
   struct Case {
     std::string key;
     nlohmann::json value;

@@ -20,8 +20,10 @@
 #include "eval/csv.h"
 #include "rl/trainer.h"
 #include "tests/paths.h"
+#include "tests/rl/fixtures.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
 
 namespace minrnn {
 namespace {
@@ -29,12 +31,14 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kMinrnn = minrnn::testing::binary_dir() + "/minrnn";
-
 using testing::read_text;
 // `minrnn ARGS` in `dir`, output to `log`, one torch thread, in a process group of its own (so a
 // test can Ctrl-C it as a terminal would: SIGINT to the whole group).
 pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {
+  const std::string minrnn = testing::minrnn_binary();
+  std::vector<char*> argv = {const_cast<char*>(minrnn.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -43,10 +47,7 @@ pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, con
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     ::setenv("OMP_NUM_THREADS", "1", 1);
-    std::vector<char*> argv = {const_cast<char*>(kMinrnn.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(kMinrnn.c_str(), argv.data());
+    ::execv(minrnn.c_str(), argv.data());
     ::_exit(127);
   }
   return pid;
@@ -59,7 +60,8 @@ int wait_exit(pid_t pid) {
 }
 
 // Runs to the end; its exit status.
-int run_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {
+int run_minrnn_logged(const TempDir& dir, const std::vector<std::string>& args,
+                      const fs::path& log) {
   return wait_exit(start_minrnn(dir, args, log));
 }
 
@@ -90,21 +92,13 @@ void write_config(const TempDir& dir, int max_steps) {
          "log_every: 1\ntarget_return: 3600\ndropout: 0.1\n";
 }
 
-void expect_same_weights(const fs::path& a, const fs::path& b) {
-  const rl::Agent x = rl::load_agent(a.string()), y = rl::load_agent(b.string());
-  EXPECT_EQ(x.step, y.step);
-  auto px = x.model->named_parameters(), py = y.model->named_parameters();
-  ASSERT_EQ(px.size(), py.size());
-  for (const auto& p : px) EXPECT_TRUE(torch::equal(p.value(), py[p.key()])) << p.key();
-}
-
 TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn(dir,
-                       {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                        "--episode-len", "100"},
-                       log),
+  ASSERT_EQ(run_minrnn_logged(dir,
+                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                               "--episode-len", "100"},
+                              log),
             0)
       << read_text(log);
   const int max_steps = 1000;
@@ -123,13 +117,14 @@ TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
   EXPECT_EQ(logged_step(dir.path / "a"), stopped_at);  // the checkpoint is of the last step done
   EXPECT_FALSE(fs::exists(dir.path / "a/done.json"));
 
-  ASSERT_EQ(run_minrnn(dir, train, log), 0) << read_text(log);
+  ASSERT_EQ(run_minrnn_logged(dir, train, log), 0) << read_text(log);
   EXPECT_NE(read_text(log).find("(resumed from step " + std::to_string(stopped_at) + ")"),
             std::string::npos)
       << read_text(log);
-  ASSERT_EQ(run_minrnn(dir, {"train", "c.yaml", "--seed", "1", "--run-dir", "b", "--quiet"}, log),
-            0);
-  expect_same_weights(dir.path / "a", dir.path / "b");
+  ASSERT_EQ(
+      run_minrnn_logged(dir, {"train", "c.yaml", "--seed", "1", "--run-dir", "b", "--quiet"}, log),
+      0);
+  testing::expect_same_weights(dir.path / "a", dir.path / "b");
 }
 
 // SAC training inside `minrnn collect`: Ctrl-C checkpoints it; the same command resumes and
@@ -153,7 +148,7 @@ TEST(StopSignal, CollectStoppedByCtrlCResumesFromItsSacCheckpoint) {
   EXPECT_FALSE(fs::exists(dir.path / "work/medium/done.txt"));
   EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
 
-  ASSERT_EQ(run_minrnn(dir, collect, log), 0) << read_text(log);
+  ASSERT_EQ(run_minrnn_logged(dir, collect, log), 0) << read_text(log);
   EXPECT_NE(read_text(log).find("resuming from"), std::string::npos) << read_text(log);
   EXPECT_TRUE(fs::exists(dir.path / "m.hdf5"));
 }
@@ -165,10 +160,10 @@ TEST(StopSignal, CollectStoppedByCtrlCResumesFromItsSacCheckpoint) {
 TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn(dir,
-                       {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                        "--episode-len", "100"},
-                       log),
+  ASSERT_EQ(run_minrnn_logged(dir,
+                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                               "--episode-len", "100"},
+                              log),
             0);
   write_config(dir, 3000);
   std::ofstream(dir.path / "s.yaml") << "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n"
@@ -189,13 +184,13 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
     last = step;
     EXPECT_NE(read_text(run / "train.log").find("stopped by SIG"), std::string::npos);
     ::unlink(log.c_str());
-    ASSERT_EQ(run_minrnn(dir, {"sweep", "s.yaml", "--status"}, log), 0);
+    ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml", "--status"}, log), 0);
     EXPECT_NE(read_text(log).find("stopped (checkpointed) at step " + std::to_string(step)),
               std::string::npos)
         << read_text(log);
   }
   // The next sweep resumes from the last checkpoint and finishes: trained, evaluated, not failed.
-  ASSERT_EQ(run_minrnn(dir, {"sweep", "s.yaml"}, log), 0) << read_text(log);
+  ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml"}, log), 0) << read_text(log);
   EXPECT_TRUE(fs::exists(run / "eval.json"));
   EXPECT_NE(read_text(run / "train.log").find("(resumed from step " + std::to_string(last) + ")"),
             std::string::npos);
