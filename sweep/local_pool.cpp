@@ -84,14 +84,18 @@ class LocalPool {
     status_.assign(total_, "pending");
     seconds_.assign(total_, 0);
     started_.assign(total_, 0);
+    std::vector<int> untrained;
     for (int i = 0; i < total_; ++i) {
       if (runs_[i].state == RunState::kDone) {
         ++already_;
         status_[i] = "done (earlier)";
+      } else if (runs_[i].state == RunState::kTrained) {
+        to_evaluate_.push_back(i);
       } else {
-        (runs_[i].state == RunState::kTrained ? to_evaluate_ : to_train_).push_back(i);
+        untrained.push_back(i);
       }
     }
+    for (auto& pack : group_packs(spec_, runs_, untrained)) to_train_.push_back(std::move(pack));
   }
 
   // Until every run has finished, failed, is held elsewhere or stopped on a signal.
@@ -143,32 +147,12 @@ class LocalPool {
         to_evaluate_.pop_front();
         start_evaluation(i);
       } else if (!to_train_.empty()) {
-        start_training(take_pack());
+        start_training(to_train_.front());
+        to_train_.pop_front();
       } else {
         return;
       }
     }
-  }
-
-  // The next run to train and, up to pack_limit, the later ones that can share its process: the
-  // same config, overrides and device (seeds of one dataset × backbone).
-  std::vector<int> take_pack() {
-    std::vector<int> pack = {to_train_.front()};
-    to_train_.pop_front();
-    const SweepRun& first = runs_[pack[0]];
-    const int limit = pack_limit(spec_, first.device);
-    for (auto it = to_train_.begin(); it != to_train_.end() && int(pack.size()) < limit;) {
-      const SweepRun& r = runs_[*it];
-      const bool shares = r.config == first.config && r.overrides == first.overrides &&
-                          r.device == first.device && r.extend == first.extend;
-      if (!shares) {
-        ++it;
-        continue;
-      }
-      pack.push_back(*it);
-      it = to_train_.erase(it);
-    }
-    return pack;
   }
 
   void prepare(int i) {
@@ -367,10 +351,11 @@ class LocalPool {
   const SweepOptions& opt_;
   const std::vector<SweepRun> runs_;
   const int threads_, total_;
-  std::vector<std::string> status_;         // per run, for the status file
-  std::vector<double> seconds_;             // per run, wall time of its phases here
-  std::vector<double> started_;             // per run, when its first phase here started
-  std::deque<int> to_train_, to_evaluate_;  // runs waiting for a slot, in the plan's order
+  std::vector<std::string> status_;        // per run, for the status file
+  std::vector<double> seconds_;            // per run, wall time of its phases here
+  std::vector<double> started_;            // per run, when its first phase here started
+  std::deque<std::vector<int>> to_train_;  // packs waiting for a slot, in the plan's order
+  std::deque<int> to_evaluate_;            // runs waiting for a slot, in the plan's order
   std::map<pid_t, Active> active_;
   const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   double last_progress_ = 0;

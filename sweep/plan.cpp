@@ -136,6 +136,29 @@ int pack_limit(const SweepSpec& spec, const std::string& device) {
   return cuda ? kAutoGpuPack : 1;
 }
 
+std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                                          const std::vector<int>& indices) {
+  const auto shares = [&](const SweepRun& a, const SweepRun& b) {
+    return a.config == b.config && a.overrides == b.overrides && a.device == b.device &&
+           a.extend == b.extend;
+  };
+  std::vector<std::vector<int>> packs;
+  std::vector<bool> taken(indices.size(), false);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (taken[i]) continue;
+    const SweepRun& first = runs[size_t(indices[i])];
+    const size_t limit = size_t(pack_limit(spec, first.device));
+    std::vector<int> pack = {indices[i]};
+    for (size_t j = i + 1; j < indices.size() && pack.size() < limit; ++j) {
+      if (taken[j] || !shares(first, runs[size_t(indices[j])])) continue;
+      taken[j] = true;
+      pack.push_back(indices[j]);
+    }
+    packs.push_back(std::move(pack));
+  }
+  return packs;
+}
+
 SweepSpec load_sweep(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read sweep file " + path);

@@ -60,6 +60,17 @@ std::string recorded_job(const std::string& out) {
   }
 }
 
+std::string abs_dir(const SweepRun& r) {
+  return fs::absolute(r.run_dir).string();
+}
+
+// Each pack's array index: its first run's place in the plan.
+std::vector<int> first_runs(const std::vector<std::vector<int>>& packs) {
+  std::vector<int> firsts;
+  for (const auto& pack : packs) firsts.push_back(pack[0]);
+  return firsts;
+}
+
 std::string command_message(const CommandOutput& r) {
   std::string m = trim(r.err + (r.err.empty() || r.out.empty() ? "" : "\n") + r.out);
   return m.empty() ? "(no message)" : m;
@@ -152,7 +163,7 @@ std::string slurm_array_spec(const std::vector<int>& tasks, int throttle) {
 }
 
 std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
-                               const std::vector<int>& tasks, const std::string& exe) {
+                               const std::vector<std::vector<int>>& packs, const std::string& exe) {
   const SlurmSpec& sl = spec.slurm;
   std::string job_name = "minrnn-" + fs::path(spec.file).stem().string();
   for (char& c : job_name)
@@ -160,12 +171,12 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
   std::ostringstream s;
   s << "#!/bin/bash\n"
     << "# Written by `minrnn sweep " << spec.file << " --backend slurm` on " << now_text()
-    << ".\n# One array task per run (the index is the run's place in the sweep's plan): `minrnn "
-       "train`,\n# then `minrnn eval`, both into the run's train.log. See docs/sweeps.md, "
-       "\"Running on Slurm\".\n";
+    << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
+       "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
+       "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";
   auto opt = [&](const std::string& o) { s << "#SBATCH " << o << "\n"; };
   opt("--job-name=" + job_name);
-  opt("--array=" + slurm_array_spec(tasks, sl.array_throttle));
+  opt("--array=" + slurm_array_spec(first_runs(packs), sl.array_throttle));
   opt("--output=" + (slurm_dir(spec.out) / "logs" / "%A_%a.out").string());
   opt("--open-mode=append");
   opt("--chdir=" + fs::current_path().string());
@@ -182,62 +193,81 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
   for (const auto& a : sl.sbatch_args) opt(a);
   s << "set -u\nMINRNN=" << shell_quote(exe) << "\n"
     << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
-  for (int i : tasks) {
-    const SweepRun& r = runs[size_t(i)];
-    s << "  " << i << ") RUN_DIR=" << shell_quote(fs::absolute(r.run_dir).string())
-      << " DEVICE=" << shell_quote(r.device) << "\n     TRAIN=(train "
-      << shell_quote(fs::absolute(r.config).string()) << " --seed " << r.seed
-      << " --run-dir \"$RUN_DIR\" --quiet";
-    for (const auto& o : r.overrides) s << " --set " << shell_quote(o);
+  for (const auto& pack : packs) {
+    const SweepRun& first = runs[size_t(pack[0])];
+    s << "  " << pack[0] << ") RUN_DIRS=(";
+    for (int i : pack) s << (i == pack[0] ? "" : " ") << shell_quote(abs_dir(runs[size_t(i)]));
+    s << ") DEVICE=" << shell_quote(first.device) << "\n     TRAIN=(train "
+      << shell_quote(fs::absolute(first.config).string());
+    for (int i : pack) {
+      s << " --seed " << runs[size_t(i)].seed << " --run-dir "
+        << shell_quote(abs_dir(runs[size_t(i)]));
+    }
+    s << " --quiet";
+    for (const auto& o : first.overrides) s << " --set " << shell_quote(o);
     // An extended run holds done.json from its shorter budget until training moves it aside.
-    s << (r.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
+    s << (first.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
   }
   s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
        "sweep\" >&2; exit 2 ;;\nesac\n"
-    << "EVAL=(eval \"$RUN_DIR\" --episodes " << spec.eval_episodes
-    << " --device \"$DEVICE\" --replace)\n";
+    << "EVAL=(--episodes " << spec.eval_episodes << " --device \"$DEVICE\" --replace)\n";
   const std::string threads =
       spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
   s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";
   for (const auto& line : sl.setup) s << line << "\n";
-  s << R"SH(LOG="$RUN_DIR/train.log"
+  s << R"SH(LOG="${RUN_DIRS[0]}/train.log"
 TASK="${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID}"
-mkdir -p "$RUN_DIR" && rm -f "$RUN_DIR/failed.json"
+for dir in "${RUN_DIRS[@]}"; do mkdir -p "$dir" && rm -f "$dir/failed.json"; done
+for dir in "${RUN_DIRS[@]:1}"; do echo "\$ trained in one Slurm task with ${RUN_DIRS[0]}: see $LOG" >>"$dir/train.log"; done
 # SIGTERM/SIGINT (scancel, scontrol requeue, preemption): passed on to minrnn, which finishes its
 # step, checkpoints and exits 75; Slurm then requeues the task or not. SIGUSR1 (--signal, before
 # the time limit): the same, and then this task requeues itself.
-child='' woke=0 signalled=0 timeout=0
+child='' woke=0 signalled=0 timeout=0 failures=0
 trap 'woke=1 signalled=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
 trap 'woke=1 signalled=1 timeout=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' USR1
-phase() {  # runs minrnn "$@" in the background, so that the traps can pass signals on to it
-  echo "\$ minrnn $*  # Slurm task $TASK on $(hostname), restart ${SLURM_RESTART_COUNT:-0}" >>"$LOG"
-  "$MINRNN" "$@" >>"$LOG" 2>&1 &
+phase() {  # LOG ARGS...: runs minrnn ARGS in the background, so that the traps can pass signals on
+  local log=$1
+  shift
+  echo "\$ minrnn $*  # Slurm task $TASK on $(hostname), restart ${SLURM_RESTART_COUNT:-0}" >>"$log"
+  "$MINRNN" "$@" >>"$log" 2>&1 &
   child=$!
   while :; do woke=0; wait "$child"; status=$?; [ "$woke" = 1 ] || break; done
   child=
   return "$status"
 }
 stopped() {  # PHASE STATUS: stopped by a signal (after checkpointing, for training)
-  echo "minrnn sweep: $1 of $RUN_DIR stopped by a signal (exit $2); a requeued task, or the next submission, resumes it" >&2
+  echo "minrnn sweep: $1 of ${RUN_DIRS[*]} stopped by a signal (exit $2); a requeued task, or the next submission, resumes it" >&2
   if [ "$timeout" = 1 ]; then
     scontrol requeue "${SLURM_JOB_ID}" || echo "minrnn sweep: scontrol requeue failed; run minrnn sweep again to resubmit" >&2
   fi
   exit 75
 }
-failed() {  # PHASE STATUS
-  printf '{"phase": "%s", "exit_code": %d, "slurm_task": "%s"}\n' "$1" "$2" "$TASK" >"$RUN_DIR/failed.json.tmp" &&
-    mv -f "$RUN_DIR/failed.json.tmp" "$RUN_DIR/failed.json"
-  echo "minrnn sweep: $1 of $RUN_DIR failed (exit $2); see $LOG" >&2
-  exit 1
+failed() {  # DIR PHASE STATUS: the run in DIR failed; the pack's others go on
+  printf '{"phase": "%s", "exit_code": %d, "slurm_task": "%s"}\n' "$2" "$3" "$TASK" >"$1/failed.json.tmp" &&
+    mv -f "$1/failed.json.tmp" "$1/failed.json"
+  echo "minrnn sweep: $2 of $1 failed (exit $3); see $1/train.log" >&2
+  failures=$((failures + 1))
 }
-if [ ! -e "$RUN_DIR/done.json" ] || [ "$EXTEND" = 1 ]; then
-  phase "${TRAIN[@]}"; st=$?
-  if [ "$st" != 0 ]; then { [ "$st" = 75 ] || [ "$signalled" = 1 ]; } && stopped train "$st"; failed train "$st"; fi
+to_train=$EXTEND
+for dir in "${RUN_DIRS[@]}"; do [ -e "$dir/done.json" ] || to_train=1; done
+if [ "$to_train" = 1 ]; then
+  phase "$LOG" "${TRAIN[@]}"; st=$?
+  if [ "$st" != 0 ]; then
+    { [ "$st" = 75 ] || [ "$signalled" = 1 ]; } && stopped train "$st"
+    # The runs that finished hold done.json (an extended one's may be its shorter budget's).
+    for dir in "${RUN_DIRS[@]}"; do
+      { [ "$EXTEND" = 1 ] || [ ! -e "$dir/done.json" ]; } && failed "$dir" train "$st"
+    done
+  fi
 fi
 [ "$signalled" = 0 ] || stopped train 75
-phase "${EVAL[@]}"; st=$?
-if [ "$st" != 0 ]; then [ "$signalled" = 1 ] && stopped eval "$st"; failed eval "$st"; fi
-echo "minrnn sweep: $RUN_DIR done"
+for dir in "${RUN_DIRS[@]}"; do
+  [ -e "$dir/failed.json" ] && continue
+  phase "$dir/train.log" eval "$dir" "${EVAL[@]}"; st=$?
+  if [ "$st" != 0 ]; then [ "$signalled" = 1 ] && stopped eval "$st"; failed "$dir" eval "$st"; fi
+done
+[ "$failures" = 0 ] || exit 1
+echo "minrnn sweep: ${RUN_DIRS[*]} done"
 )SH";
   return s.str();
 }
@@ -346,7 +376,7 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
 }
 
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
-  const std::vector<SweepRun> runs = plan_sweep(spec);  // throws before anything is written
+  const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
   if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
   std::vector<int> tasks;
   int done = 0, busy = 0;
@@ -361,10 +391,12 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       tasks.push_back(int(i));
     }
   }
+  const std::vector<std::vector<int>> packs = group_packs(spec, runs, tasks);
   const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";
-  std::printf("sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)\n",
+  std::printf("sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
               spec.file.c_str(), runs.size(), done,
-              busy ? (", " + std::to_string(busy) + " running here").c_str() : "", tasks.size());
+              busy ? (", " + std::to_string(busy) + " running here").c_str() : "", packs.size(),
+              packs.size() < tasks.size() ? ", seeds in packs" : "");
   if (tasks.empty()) {
     std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
     return 0;
@@ -372,14 +404,18 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   std::string exe = opt.exe;
   std::error_code ec;
   if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();
+  const std::string array = slurm_array_spec(first_runs(packs), spec.slurm.array_throttle);
   if (opt.dry_run) {
-    for (int i : tasks)
-      std::printf("  task %-4d %s  %s\n", i, runs[size_t(i)].run_dir.c_str(),
-                  runs[size_t(i)].state == RunState::kTrained
-                      ? "(evaluate only)"
-                      : data_missing_note(runs[size_t(i)]).c_str());
+    for (const auto& pack : packs) {
+      for (int i : pack) {
+        const SweepRun& r = runs[size_t(i)];
+        std::printf(
+            "  task %-4d %s  %s\n", pack[0], r.run_dir.c_str(),
+            r.state == RunState::kTrained ? "(evaluate only)" : data_missing_note(r).c_str());
+      }
+    }
     std::printf("would write %s and run: sbatch --parsable %s (--array=%s)\n", script.c_str(),
-                script.c_str(), slurm_array_spec(tasks, spec.slurm.array_throttle).c_str());
+                script.c_str(), array.c_str());
     return 0;
   }
   if (find_on_path("sbatch").empty()) {
@@ -396,7 +432,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         std::to_string(listed) + " task(s) pending or running. Wait for it (`minrnn sweep " +
         spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
   }
-  io::write_file_atomically(script.string(), slurm_batch_script(spec, runs, tasks, exe));
+  io::write_file_atomically(script.string(), slurm_batch_script(spec, runs, packs, exe));
   const fs::path error_file = dir / "submit_error.txt";
   const CommandOutput r = run_command({"sbatch", "--parsable", script.string()});
   std::string job = trim(r.out);
@@ -415,9 +451,11 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   j["submitted"] = now_text();
   j["sweep_file"] = spec.file;
   j["script"] = script.string();
-  j["array"] = slurm_array_spec(tasks, spec.slurm.array_throttle);
+  j["array"] = array;
   j["tasks"] = nlohmann::json::array();
-  for (int i : tasks) j["tasks"].push_back({{"task", i}, {"run_dir", runs[size_t(i)].run_dir}});
+  for (const auto& pack : packs)
+    for (int i : pack)
+      j["tasks"].push_back({{"task", pack[0]}, {"run_dir", runs[size_t(i)].run_dir}});
   try {
     io::write_file_atomically((dir / "job.json").string(), j.dump(2) + "\n");
   } catch (const std::exception& e) {
@@ -430,8 +468,8 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   std::printf(
       "submitted Slurm job %s: %zu task(s), --array=%s, script %s\n"
       "  watch: minrnn sweep %s --status   task logs: %s/<run>/train.log, %s/logs/\n",
-      job.c_str(), tasks.size(), j["array"].get<std::string>().c_str(), script.c_str(),
-      spec.file.c_str(), spec.out.c_str(), dir.c_str());
+      job.c_str(), packs.size(), array.c_str(), script.c_str(), spec.file.c_str(), spec.out.c_str(),
+      dir.c_str());
   return 0;
 }
 

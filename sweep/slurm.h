@@ -15,9 +15,10 @@
 //     setup: ["module load cuda"]           # shell lines each task runs first
 //     sbatch_args: ["--constraint=a100"]    # further sbatch options
 //
-// Submitting writes <out>/slurm/sweep.sbatch (one array task per unfinished run, the array index
-// being the run's place in the plan: train, then eval, into the run's train.log) and submits it
-// with `sbatch --parsable`; <out>/slurm/job.json records the job. A task's batch script passes
+// Submitting writes <out>/slurm/sweep.sbatch (one array task per pack of unfinished runs, a pack
+// being one run or the seeds `pack` puts in one process (sweep.h, group_packs), the array index
+// its first run's place in the plan: train, then eval each, into the runs' train.log) and submits
+// it with `sbatch --parsable`; <out>/slurm/job.json records the job. A task's batch script passes
 // SIGTERM and SIGINT on to minrnn, which checkpoints and exits 75; on the time-limit warning
 // (SIGUSR1) it requeues itself with `scontrol requeue`. The job has --requeue, so preemption and
 // node failures requeue it too, and the requeued task resumes from the checkpoint.
@@ -36,9 +37,11 @@ namespace minrnn::sweep {
 // naming the file and the key (slurm.<key>).
 SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file);
 
-// The batch script that runs `tasks` (indices into `runs`) as array tasks, with `exe` as minrnn.
+// The batch script that runs `packs` (group_packs: indices into `runs`) as array tasks, each its
+// first run's index, with `exe` as minrnn. A pack's task trains its runs in one `minrnn train`,
+// then evaluates each; a run that fails gets its failed.json and the others go on.
 std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
-                               const std::vector<int>& tasks, const std::string& exe);
+                               const std::vector<std::vector<int>>& packs, const std::string& exe);
 // "0,2-5,7" (+ "%N" with a throttle): the --array value for these indices (sorted).
 std::string slurm_array_spec(const std::vector<int>& tasks, int throttle);
 

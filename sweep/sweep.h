@@ -52,7 +52,7 @@ struct SweepSpec {
   // `minrnn train --seed a,b,...` process (rl::train_pack), each exactly as alone. On a GPU they
   // share it, each on a stream of its own, instead of each process launching its own small
   // kernels. 0 (`pack: auto`, the default): up to kAutoGpuPack on CUDA, 1 on the CPU (where a
-  // process per run is no slower). Local backend only; a Slurm task trains one run.
+  // process per run is no slower). On Slurm a pack is one array task.
   int pack = 0;
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
@@ -96,6 +96,13 @@ struct SweepRun {
 // std::invalid_argument naming every run directory whose config.yaml differs from the sweep's
 // config for it, and the keys that differ.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
+
+// `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
+// process or a Slurm task): the first run left and, up to pack_limit, the later ones that can
+// share its process: the same config, overrides, device and extension (the seeds of one dataset
+// × backbone).
+std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                                          const std::vector<int>& indices);
 
 // The datasets of runs still to train that are not there, each once, in plan order.
 std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs);

@@ -168,13 +168,15 @@ void write_sweep(const TempDir& dir, const std::string& runs, const std::string&
       << "slurm: {time: \"10:00\", cpus_per_task: 1, array_throttle: 2, signal_before: 30}\n";
 }
 
-// Two runs and a broken one go through sbatch; a second submission while the array is queued is
-// refused by job id; the broken run fails with its log named and is the only one submitted again;
-// `minrnn report` makes the table of the sweep directory.
+// Four runs and four broken ones go through sbatch, the two seeds of each dataset × backbone in
+// one task (`pack: 2`); a second submission while the array is queued is refused by job id; the
+// broken runs fail, each with its log named, and are the only ones submitted again; `minrnn
+// report` makes the table of the sweep directory.
 TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   REQUIRE_CLUSTER();
   TempDir dir;
-  write_sweep(dir, "datasets: [hop, broken]\nbackbones: [mingru, minlstm]\nseeds: [0]\n",
+  write_sweep(dir,
+              "datasets: [hop, broken]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\npack: 2\n",
               "\"dataset={dataset}.hdf5\", max_steps=40, embed_dim=16, log_every=10");
   Result submit = minrnn(dir, "sweep s.yaml --backend slurm");
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
@@ -191,7 +193,7 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   ASSERT_TRUE(wait_for(
       [&] {
         status = status_of(dir);
-        return count_state(status, "done") == 2 && count_state(status, "failed") == 2;
+        return count_state(status, "done") == 4 && count_state(status, "failed") == 4;
       },
       300))
       << status.dump(2) << "\n"
@@ -199,8 +201,10 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   for (const auto& r : status["runs"]) {
     if (r["dataset"] == "broken") {
       EXPECT_EQ(r["failure"], "train exit 1") << r.dump();
+      // Seed 0's log holds the pack's training; seed 1's names it.
       const std::string log = read_text(dir.path / r["log"].get<std::string>());
-      EXPECT_NE(log.find("broken.hdf5"), std::string::npos) << log;
+      EXPECT_NE(log.find(r["seed"] == 0 ? "broken.hdf5" : "seed0/train.log"), std::string::npos)
+          << log;
     }
   }
   const Result table = minrnn(dir, "report sw");
@@ -209,7 +213,8 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   EXPECT_NE(md.find("mingru"), std::string::npos) << md;
   EXPECT_NE(md.find("minlstm"), std::string::npos) << md;
 
-  // Only the failed runs are submitted again (tasks 2 and 3 of the plan).
+  // Only the failed runs are submitted again: runs 2, 3, 6 and 7 of the (seed-major) plan, in
+  // the packs of tasks 2 and 3.
   wait_for([&] { return shell("squeue -h -j " + job).output.empty(); }, 60);
   submit = minrnn(dir, "sweep s.yaml --backend slurm");
   ASSERT_EQ(submit.exit_code, 0) << submit.output;

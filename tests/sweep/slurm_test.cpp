@@ -105,7 +105,7 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
   ASSERT_EQ(runs.size(), 4u);
   EXPECT_EQ(sweep::slurm_array_spec({0, 2, 3}, 3), "0,2-3%3");
   EXPECT_EQ(sweep::slurm_array_spec({1}, 0), "1");
-  const std::string script = sweep::slurm_batch_script(s, runs, {0, 2, 3}, "/opt/minrnn");
+  const std::string script = sweep::slurm_batch_script(s, runs, {{0}, {2}, {3}}, "/opt/minrnn");
   for (const char* line :
        {"#SBATCH --array=0,2-3%3\n", "#SBATCH --requeue\n", "#SBATCH --signal=B:USR1@120\n",
         "#SBATCH --partition=debug\n", "#SBATCH --time=10:00\n", "#SBATCH --mem=1G\n",
@@ -113,8 +113,8 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
         "scontrol requeue", "--replace"}) {
     EXPECT_NE(script.find(line), std::string::npos) << line << " in\n" << script;
   }
-  EXPECT_NE(script.find("  2) RUN_DIR="), std::string::npos) << script;
-  EXPECT_EQ(script.find("  1) RUN_DIR="), std::string::npos) << script;
+  EXPECT_NE(script.find("  2) RUN_DIRS=("), std::string::npos) << script;
+  EXPECT_EQ(script.find("  1) RUN_DIRS=("), std::string::npos) << script;
   EXPECT_NE(script.find("--set 'max_steps=5'"), std::string::npos) << script;
   // Valid bash.
   const fs::path file = tmp.path / "x.sbatch";
@@ -133,7 +133,7 @@ TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
   const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
   write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\n");
   const fs::path file = tmp.path / "x.sbatch";
-  std::ofstream(file) << sweep::slurm_batch_script(s, runs, {0, 2}, exe.string());
+  std::ofstream(file) << sweep::slurm_batch_script(s, runs, {{0}, {2}}, exe.string());
   for (int task : {0, 2}) {
     fs::create_directories(runs[size_t(task)].run_dir);
     std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json") << "{}\n";
@@ -154,6 +154,53 @@ TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
       EXPECT_TRUE(second.empty()) << second;
     }
   }
+}
+
+// `pack: 2`: the two seeds of each backbone are one array task (its first run's index), trained
+// by one `minrnn train --seed 0 --run-dir A --seed 1 --run-dir B` and then evaluated one by one.
+// A run the pack's training left without done.json fails alone: it gets failed.json, the other
+// is evaluated, and the task exits 1.
+TEST(SweepSlurmScript, APackIsOneTaskAndARunThatFailsFailsAlone) {
+  testing::TempDir tmp;
+  sweep::SweepSpec s = spec_in(tmp.path);
+  s.pack = 2;
+  const auto runs = sweep::plan_sweep(s);
+  ASSERT_EQ(runs.size(), 4u);
+  const auto packs = sweep::group_packs(s, runs, {0, 1, 2, 3});
+  ASSERT_EQ(packs, (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));  // the plan is seed-major
+  // A stand-in minrnn: training finishes only the first --run-dir it is given, then fails.
+  const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
+  write_exe(exe, "echo \"$@\" >> '" + calls.string() +
+                     "'\n"
+                     "if [ \"$1\" = train ]; then\n"
+                     "  while [ \"$1\" != --run-dir ]; do shift; done\n"
+                     "  echo '{}' > \"$2/done.json\"; exit 1\n"
+                     "fi\n");
+  const fs::path file = tmp.path / "x.sbatch";
+  const std::string script = sweep::slurm_batch_script(s, runs, packs, exe.string());
+  std::ofstream(file) << script;
+  EXPECT_NE(script.find("#SBATCH --array=0-1\n"), std::string::npos) << script;
+  const std::string cmd = "SLURM_ARRAY_TASK_ID=1 bash '" + file.string() + "' >/dev/null 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+
+  std::ifstream in(calls);
+  std::string train, eval, more;
+  std::getline(in, train);
+  std::getline(in, eval);
+  std::getline(in, more);
+  EXPECT_NE(train.find("--seed 0 --run-dir " + fs::absolute(runs[1].run_dir).string() +
+                       " --seed 1 --run-dir " + fs::absolute(runs[3].run_dir).string()),
+            std::string::npos)
+      << train;
+  EXPECT_EQ(eval, "eval " + fs::absolute(runs[1].run_dir).string() + " --episodes 10 --device " +
+                      runs[1].device + " --replace");
+  EXPECT_TRUE(more.empty()) << more;
+  EXPECT_FALSE(fs::exists(fs::path(runs[1].run_dir) / "failed.json"));
+  const auto failed = nlohmann::json::parse(read_text(fs::path(runs[3].run_dir) / "failed.json"));
+  EXPECT_EQ(failed["phase"], "train");
+  EXPECT_EQ(failed["exit_code"], 1);
+  EXPECT_NE(read_text(fs::path(runs[3].run_dir) / "train.log").find(runs[1].run_dir),
+            std::string::npos);
 }
 
 TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
