@@ -3,6 +3,8 @@
 #   make test   installs what is missing, builds, and runs the test suite (CI runs this)
 BUILD ?= build
 JOBS ?= $(shell nproc)
+# One test more than cores: the Slurm test spends its ~100 s mostly waiting for its daemons.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 CMAKE_ARGS ?=
 # CI has no GPU: its build compiles the CUDA kernels for one architecture (sm_90) instead of the
 # torch wheel's six. Every kernel still compiles and the emulator tests still run their bodies; the
@@ -31,7 +33,7 @@ demo: build
 
 # Default suite: everything but the `slow` label (CUDA tests skip themselves without a GPU).
 test: build
-	@cd $(BUILD) && ctest -LE slow -j $(JOBS) --output-on-failure --timeout 900
+	@cd $(BUILD) && ctest -LE slow -j $(TEST_JOBS) --output-on-failure --timeout 900
 
 test-all: build
 	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
