@@ -5,7 +5,9 @@
 #   2. the `cuda`-labelled tests (every scan kernel, every dtype, against float64 on the CPU — the
 #      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
 #   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
-#      training step, a train + eval of a small agent on cuda, and Figure 1;
+#      training step (CUDA graph beside eager), packs of 1-16 runs side by side (run-steps/s and
+#      the share of the fp32 peak), a train + eval of a small agent and of a pack of 4 on cuda,
+#      the peer (CORL's dt.py) as one process and as four, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
