@@ -2,11 +2,20 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <algorithm>
+
 namespace minrnn::testing {
 
 // max |a − b| over all elements.
 inline double max_err(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>();
+}
+
+// ‖got − want‖ / ‖want‖ in float64 (`want` on the CPU, `got` on any device), for a result checked
+// against a float64 reference.
+inline double rel_err(const torch::Tensor& got, const torch::Tensor& want) {
+  return (got.to(torch::kCPU).to(torch::kDouble) - want).norm().item<double>() /
+         std::max(want.norm().item<double>(), 1e-30);
 }
 
 }  // namespace minrnn::testing

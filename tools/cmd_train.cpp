@@ -37,6 +37,10 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
     ro.episodes = static_cast<int>(agent.config.eval_episodes);
     ro.target_return = agent.config.target_return;
     ro.seed = 1000000 + agent.config.seed * 1000;
+    // On CUDA the evaluation has a thread of its own beside the training (rl/run_evaluations.h),
+    // and a pack's runs evaluate at the same steps: one rollout thread each leaves the cores to
+    // the others and to the thread that queues the GPU's work.
+    if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
     const auto r = eval::rollout(agent, ro);
     rl::append_eval_row(run_dir,
                         {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});

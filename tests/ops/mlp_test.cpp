@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "ops/mlp.h"
+#include "tests/tensor_compare.h"
 
 namespace minrnn::core {
 namespace {
@@ -14,10 +15,7 @@ torch::nn::Sequential make_mlp(int64_t d, int64_t ratio) {
                                torch::nn::Linear(ratio * d, d));
 }
 
-double rel_err(const torch::Tensor& got, const torch::Tensor& want) {
-  return (got.to(torch::kDouble) - want).norm().item<double>() /
-         std::max(want.norm().item<double>(), 1e-30);
-}
+using testing::rel_err;
 
 void expect_matches_float64_autograd(const torch::Tensor& x_in, bool input_grad) {
   torch::manual_seed(3);

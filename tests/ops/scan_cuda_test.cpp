@@ -11,6 +11,7 @@
 #include "ops/scan.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "ops/scan_cuda.h"
+#include "tests/tensor_compare.h"
 #endif
 
 using namespace minrnn::core;
@@ -22,10 +23,7 @@ namespace {
   GTEST_SKIP() << "no CUDA GPU visible (or built without CUDA): " \
                   "run `make test-cuda` on a GPU machine"
 
-double rel_err(const torch::Tensor& got, const torch::Tensor& ref) {
-  return (got.to(torch::kCPU).to(torch::kDouble) - ref).norm().item<double>() /
-         std::max(ref.norm().item<double>(), 1e-30);
-}
+using minrnn::testing::rel_err;
 
 struct Case {
   int64_t B, T, D;
