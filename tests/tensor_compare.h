@@ -1,8 +1,9 @@
-// Comparisons of tensors the compute tests share.
+// Comparisons of tensors the compute tests share, and their values as plain vectors.
 #pragma once
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace minrnn::testing {
 
@@ -16,6 +17,13 @@ inline double max_err(const torch::Tensor& a, const torch::Tensor& b) {
 inline double rel_err(const torch::Tensor& got, const torch::Tensor& want) {
   return (got.to(torch::kCPU).to(torch::kDouble) - want).norm().item<double>() /
          std::max(want.norm().item<double>(), 1e-30);
+}
+
+// A tensor's values as T (converted when its dtype differs), in row-major order.
+template <typename T>
+std::vector<T> values_of(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(c10::CppTypeToScalarType<T>::value).contiguous();
+  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
 }
 
 }  // namespace minrnn::testing

@@ -16,8 +16,8 @@ namespace minrnn::core {
 namespace {
 
 // |a − b| ≤ atol + rtol·|b| element-wise, reporting the worst element.
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol,
-                  const std::string& what) {
+void expect_close_each(const torch::Tensor& got, const torch::Tensor& want, double tol,
+                       const std::string& what) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   auto excess = (got - want).abs() - (tol + tol * want.abs());
   EXPECT_LE(excess.max().item<double>(), 0.0)
@@ -61,16 +61,16 @@ void check_backbone(SequenceModel& model, const std::string& what, bool carries_
   EXPECT_EQ(fast->d_model(), D);
   EXPECT_EQ(fast->streaming(), carries_state) << what;
   // The whole sequence as one chunk.
-  expect_close(run_chunks(*fast, x, {T}), want, 1e-5, what + ", one chunk");
+  expect_close_each(run_chunks(*fast, x, {T}), want, 1e-5, what + ", one chunk");
   if (carries_state) {  // state carried across chunks of 1, 3 and 2 tokens, as a rollout feeds it
-    expect_close(run_chunks(*fast, x, {1, 3, 2}), want, 1e-5, what + ", chunks 1/3/2");
+    expect_close_each(run_chunks(*fast, x, {1, 3, 2}), want, 1e-5, what + ", chunks 1/3/2");
   }
   // last_only: each sequence's last token, also after a first chunk.
   fast->reset(B);
   auto in = x.clone();
   auto last = torch::empty({B, D});
   fast->run(in.data_ptr<float>(), T, last.data_ptr<float>(), true);
-  expect_close(last, want.select(1, T - 1), 1e-5, what + ", last_only");
+  expect_close_each(last, want.select(1, T - 1), 1e-5, what + ", last_only");
   // Reset really forgets: a second run from reset gives the same.
   fast->reset(B);
   in = x.clone();
@@ -139,13 +139,13 @@ TEST(CpuFloatLoops, ElementwiseMatchTorch) {
   cpu::gelu(v.data(), int64_t(v.size()));
   // 2e-6: at -O1 (the sanitizer build, no vectorised FMA chain) erf_approx differs from torch's
   // erf by up to 1.4e-6 absolute; at -O3 by under 1e-6.
-  expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::gelu(x), 2e-6, "gelu");
+  expect_close_each(torch::from_blob(v.data(), {int64_t(v.size())}), torch::gelu(x), 2e-6, "gelu");
   v = cpu::to_vector(x);
   cpu::silu(v.data(), int64_t(v.size()));
-  expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::silu(x), 1e-6, "silu");
+  expect_close_each(torch::from_blob(v.data(), {int64_t(v.size())}), torch::silu(x), 1e-6, "silu");
   v = cpu::to_vector(x);
   cpu::tanh_inplace(v.data(), int64_t(v.size()));
-  expect_close(torch::from_blob(v.data(), {int64_t(v.size())}), torch::tanh(x), 2e-7, "tanh");
+  expect_close_each(torch::from_blob(v.data(), {int64_t(v.size())}), torch::tanh(x), 2e-7, "tanh");
 }
 
 // The vectorizable exp, sigmoid and minLSTM gates against double-precision libm: error a few
@@ -189,7 +189,7 @@ TEST(CpuFloatLoops, LayerNormMatchesTorch) {
   auto packed = cpu::pack_norm(*ln);
   auto y = torch::empty_like(rows);
   cpu::layer_norm(packed, rows.data_ptr<float>(), 4, y.data_ptr<float>());
-  expect_close(y, ln(rows).detach(), 1e-5, "layer_norm");
+  expect_close_each(y, ln(rows).detach(), 1e-5, "layer_norm");
 }
 
 TEST(PackedBackbone, MinRnnStacksMatchForEveryOption) {

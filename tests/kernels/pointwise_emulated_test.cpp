@@ -14,17 +14,13 @@
 #include "kernels/math/adamw_math.h"
 #include "ops/dropout.h"
 #include "tests/kernels/grid_emulator.h"
+#include "tests/tensor_compare.h"
 
 namespace minrnn::core {
 namespace {
 
 namespace emu = minrnn::testing::emu;
-
-template <typename T>
-std::vector<T> values(const torch::Tensor& t) {
-  const torch::Tensor c = t.contiguous();
-  return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
-}
+using minrnn::testing::values_of;
 
 // torch::tensor would make a vector of doubles float32 (the default dtype): keep T.
 template <typename T>
@@ -43,7 +39,8 @@ void check(int64_t n, double p, bool residual, const uint64_t* seed_base = nullp
   const uint64_t seed = 0x0123456789ABCDEFull + static_cast<uint64_t>(n);
   const torch::Tensor want = add_dropout_seeded(residual ? x : torch::Tensor(), y, p, seed);
   emu::Log log;
-  emu::Buffer<T> xb("x", values<T>(x)), yb("y", values<T>(y)), out("out", static_cast<size_t>(n));
+  emu::Buffer<T> xb("x", values_of<T>(x)), yb("y", values_of<T>(y)),
+      out("out", static_cast<size_t>(n));
   const grid::DropoutAdd<T, emu::Memory> k{{n},
                                            seed_base ? seed - *seed_base : seed,
                                            seed_base,
@@ -56,7 +53,7 @@ void check(int64_t n, double p, bool residual, const uint64_t* seed_base = nullp
   emu::run(k, log);
   out.check_written(log);
   ASSERT_TRUE(log.ok()) << log.summary();
-  const std::vector<T> w = values<T>(want);
+  const std::vector<T> w = values_of<T>(want);
   int64_t differ = 0;
   for (int64_t i = 0; i < n; ++i) differ += out.data()[i] != w[i];
   EXPECT_EQ(differ, 0);
@@ -86,7 +83,7 @@ void check_gelu(int64_t rows, int64_t width) {
   const torch::Tensor d_act = torch::randn({rows, width}, dtype);
   const int64_t n = rows * width;
   emu::Log log;
-  emu::Buffer<T> pre_b("pre", values<T>(pre)), bias_b("bias", values<T>(bias)),
+  emu::Buffer<T> pre_b("pre", values_of<T>(pre)), bias_b("bias", values_of<T>(bias)),
       act_b("activated", static_cast<size_t>(n)), slope_b("slope", static_cast<size_t>(n));
   emu::run(
       grid::BiasGelu<T, emu::Memory>{
@@ -105,7 +102,7 @@ void check_gelu(int64_t rows, int64_t width) {
   EXPECT_LE((act - gelu.detach()).abs().max().item<double>(), tol * 4);
   EXPECT_LE((slope - v.grad()).abs().max().item<double>(), tol * 4);
   // The backward: d_hidden = d_activated · slope, one rounding, as a CPU product.
-  emu::Buffer<T> d_act_b("d_activated", values<T>(d_act)),
+  emu::Buffer<T> d_act_b("d_activated", values_of<T>(d_act)),
       d_hidden_b("d_hidden", static_cast<size_t>(n));
   emu::run(grid::GeluBackward<T, emu::Memory>{{n}, d_act_b.in(), slope_b.in(), d_hidden_b.out()},
            log);
@@ -135,9 +132,9 @@ AdamWOutputs run_adamw(const torch::Tensor& p, const torch::Tensor& g, const tor
                        const AdamWStepScalars* scalars, bool expect_written = true) {
   const int64_t n = p.numel();
   emu::Log log;
-  emu::Buffer<float> p_in("p", values<float>(p)), g_in("g", values<float>(g)),
-      m_in("m", values<float>(m)), v_in("v", values<float>(v)), p_out("p'", n), m_out("m'", n),
-      v_out("v'", n);
+  emu::Buffer<float> p_in("p", values_of<float>(p)), g_in("g", values_of<float>(g)),
+      m_in("m", values_of<float>(m)), v_in("v", values_of<float>(v)), p_out("p'", n),
+      m_out("m'", n), v_out("v'", n);
   emu::run(grid::AdamWStep<emu::Memory>{{n},
                                         u,
                                         scalars,

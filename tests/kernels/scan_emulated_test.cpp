@@ -10,30 +10,27 @@
 #include "kernels/cuda/scan_programs.h"
 #include "ops/scan.h"
 #include "tests/kernels/grid_emulator.h"
+#include "tests/tensor_compare.h"
 
 using namespace minrnn::core;
 using grid::ScanKernel;
 namespace emu = minrnn::testing::emu;
+using minrnn::testing::values_of;
 
 namespace {
 
-struct Case {
+struct KernelCase {
   int64_t B, T, D;
 };
 // T = 1; B·D = 1; B·D odd and below one block; blocks spanning batch rows (D = 70); T one past
 // the tiles (64 and 256) and below/above them; long sequences over few channels (the tiled
 // kernels' shape), with a tail.
-const std::vector<Case> kCases = {{1, 1, 1},   {3, 1, 33},   {5, 17, 31},  {4, 130, 70},
-                                  {2, 257, 9}, {1, 4097, 5}, {1, 16385, 2}};
+const std::vector<KernelCase> kCases = {{1, 1, 1},   {3, 1, 33},   {5, 17, 31},  {4, 130, 70},
+                                        {2, 257, 9}, {1, 4097, 5}, {1, 16385, 2}};
 
 const std::vector<ScanKernel> kKernels = {ScanKernel::kSimple, ScanKernel::kTiled8,
                                           ScanKernel::kTiled32};
 
-template <typename T>
-std::vector<T> values(const torch::Tensor& rounded) {
-  torch::Tensor t = rounded.to(c10::CppTypeToScalarType<T>::value).contiguous();
-  return {t.data_ptr<T>(), t.data_ptr<T>() + t.numel()};
-}
 template <typename T>
 torch::Tensor tensor(const std::vector<T>& v, at::IntArrayRef sizes) {
   std::vector<double> d(v.begin(), v.end());
@@ -69,7 +66,7 @@ struct Reference {
   torch::Tensor first, second, h0, w, w_last;  // rounded, float64
   torch::Tensor h, h_last, d_first, d_second, dh0;
 };
-Reference reference(CoefficientForm source, Case c, int64_t blocks, torch::Dtype storage) {
+Reference reference(CoefficientForm source, KernelCase c, int64_t blocks, torch::Dtype storage) {
   torch::manual_seed(c.B * 1000 + c.T + c.D + static_cast<int>(source) + 7 * blocks);
   auto round = [&](torch::Tensor t) { return t.to(storage).to(torch::kDouble); };
   Reference r;
@@ -103,7 +100,7 @@ Reference reference(CoefficientForm source, Case c, int64_t blocks, torch::Dtype
 
 // Forward, then backward from the emulated forward's h, of one kernel under the emulator.
 template <typename T, typename A>
-void check_real(CoefficientForm source, ScanKernel kind, Case c, const Reference& ref) {
+void check_real(CoefficientForm source, ScanKernel kind, KernelCase c, const Reference& ref) {
   const int64_t blocks = ref.second.defined() ? 0 : ref.first.size(2) / c.D;
   SCOPED_TRACE(std::string(grid::kernel_name(kind)) + " " + std::to_string(c.B) + "x" +
                std::to_string(c.T) + "x" + std::to_string(c.D) + " source " +
@@ -112,9 +109,9 @@ void check_real(CoefficientForm source, ScanKernel kind, Case c, const Reference
   // A projection's second operand is its last block, `last` columns into the one buffer.
   const int64_t stride = blocks > 0 ? blocks * c.D : c.D, last = (blocks - 1) * c.D;
   emu::Log log;
-  emu::Buffer<T> first("first", values<T>(ref.first)),
-      second("second", blocks > 0 ? std::vector<T>{} : values<T>(ref.second)),
-      h0("h0", values<T>(ref.h0)), h("h", n), h_last("h_last", m);
+  emu::Buffer<T> first("first", values_of<T>(ref.first)),
+      second("second", blocks > 0 ? std::vector<T>{} : values_of<T>(ref.second)),
+      h0("h0", values_of<T>(ref.h0)), h("h", n), h_last("h_last", m);
   const emu::In<T> second_in = blocks > 0 ? first.in(last) : second.in();
   scan_math::with_coefficients<T, A, emu::In<T>>(
       source, first.in(), second_in, stride, c.D, [&](auto coef) {
@@ -131,7 +128,8 @@ void check_real(CoefficientForm source, ScanKernel kind, Case c, const Reference
 
   // The direct backward reads a only: scan.cpp passes a again as the second input. A projection's
   // gradient is one buffer, every block written once.
-  emu::Buffer<T> grad_h("grad_h", values<T>(ref.w)), grad_last("grad_last", values<T>(ref.w_last)),
+  emu::Buffer<T> grad_h("grad_h", values_of<T>(ref.w)),
+      grad_last("grad_last", values_of<T>(ref.w_last)),
       d_first("d_first", n * std::max<int64_t>(blocks, 1)), d_second("d_second", blocks ? 0 : n),
       dh0("dh0", m);
   const emu::In<T> second_back = source == CoefficientForm::kDirect ? first.in() : second_in;
@@ -163,7 +161,7 @@ void check_every_real_kernel() {
       {CoefficientForm::kGatedPositive, 2},  {CoefficientForm::kMinLstm, 3},
       {CoefficientForm::kMinLstmPositive, 3}};
   for (const auto& [source, blocks] : layouts) {
-    for (const Case& c : kCases) {
+    for (const KernelCase& c : kCases) {
       const Reference ref = reference(source, c, blocks, storage);
       for (ScanKernel kind : kKernels) check_real<T, A>(source, kind, c, ref);
     }
@@ -172,7 +170,7 @@ void check_every_real_kernel() {
 
 // HGRN's complex scan (simple kernel only) on (re, im) planes, forward and backward.
 template <typename T, typename A>
-void check_complex(Case c) {
+void check_complex(KernelCase c) {
   SCOPED_TRACE(std::to_string(c.B) + "x" + std::to_string(c.T) + "x" + std::to_string(c.D));
   const torch::Dtype storage = c10::CppTypeToScalarType<T>::value;
   torch::manual_seed(c.B + c.T + c.D);
@@ -200,7 +198,8 @@ void check_complex(Case c) {
 
   std::vector<std::unique_ptr<emu::Buffer<T>>> in;
   for (int i = 0; i < 10; ++i) {
-    in.push_back(std::make_unique<emu::Buffer<T>>("input " + std::to_string(i), values<T>(x[i])));
+    in.push_back(
+        std::make_unique<emu::Buffer<T>>("input " + std::to_string(i), values_of<T>(x[i])));
   }
   auto pin = [&](int i) { return grid::Planes<emu::In<T>>{in[i]->in(), in[i + 1]->in()}; };
   const size_t n = c.B * c.T * c.D, m = c.B * c.D;
@@ -249,7 +248,7 @@ void check_complex(Case c) {
 
 template <typename T, typename A>
 void check_every_complex_case() {
-  for (const Case& c : kCases) check_complex<T, A>(c);
+  for (const KernelCase& c : kCases) check_complex<T, A>(c);
 }
 
 }  // namespace

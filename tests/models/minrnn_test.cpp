@@ -8,8 +8,8 @@ using namespace minrnn::core;
 
 namespace {
 
-MinRnn make(CellKind cell, int64_t d_x, double expansion, ScanMode scan, bool log_space = true,
-            torch::Dtype dtype = torch::kFloat) {
+MinRnn make_rnn(CellKind cell, int64_t d_x, double expansion, ScanMode scan, bool log_space = true,
+                torch::Dtype dtype = torch::kFloat) {
   MinRnnOptions o;
   o.cell = cell;
   o.input_size = d_x;
@@ -43,9 +43,9 @@ class MinRnnCells : public ::testing::TestWithParam<CellKind> {};
 TEST_P(MinRnnCells, ParallelEqualsSequentialEqualsStepByStep) {
   torch::manual_seed(10);
   for (double expansion : {1.0, 2.0}) {
-    MinRnn fused = make(GetParam(), 16, expansion, ScanMode::kFused);
-    MinRnn logp = make(GetParam(), 16, expansion, ScanMode::kLogParallel);
-    MinRnn seq = make(GetParam(), 16, expansion, ScanMode::kSequential);
+    MinRnn fused = make_rnn(GetParam(), 16, expansion, ScanMode::kFused);
+    MinRnn logp = make_rnn(GetParam(), 16, expansion, ScanMode::kLogParallel);
+    MinRnn seq = make_rnn(GetParam(), 16, expansion, ScanMode::kSequential);
     copy_params(fused, logp);
     copy_params(fused, seq);
     torch::NoGradGuard g;
@@ -66,8 +66,8 @@ TEST_P(MinRnnCells, ParallelEqualsSequentialEqualsStepByStep) {
 
 TEST_P(MinRnnCells, LongSequencesWithSaturatedGatesStayFinite) {
   torch::manual_seed(11);
-  MinRnn fused = make(GetParam(), 8, 1.0, ScanMode::kFused);
-  MinRnn logp = make(GetParam(), 8, 1.0, ScanMode::kLogParallel);
+  MinRnn fused = make_rnn(GetParam(), 8, 1.0, ScanMode::kFused);
+  MinRnn logp = make_rnn(GetParam(), 8, 1.0, ScanMode::kLogParallel);
   copy_params(fused, logp);
   torch::NoGradGuard g;
   // Pre-activations of ±30 in every gate: weights zero, biases ±30.
@@ -92,7 +92,7 @@ TEST_P(MinRnnCells, LongSequencesWithSaturatedGatesStayFinite) {
 
 TEST_P(MinRnnCells, LogSpaceEqualsTheVanillaRecurrenceWrittenOut) {
   torch::manual_seed(12);
-  MinRnn logp = make(GetParam(), 5, 1.0, ScanMode::kLogParallel, true, torch::kDouble);
+  MinRnn logp = make_rnn(GetParam(), 5, 1.0, ScanMode::kLogParallel, true, torch::kDouble);
   torch::NoGradGuard g;
   torch::Tensor x = torch::randn({2, 9, 5}, torch::kDouble);
   torch::Tensor y = logp(x);
@@ -115,25 +115,25 @@ TEST_P(MinRnnCells, LogSpaceEqualsTheVanillaRecurrenceWrittenOut) {
 
 TEST_P(MinRnnCells, VanillaVariantAllowsNegativeCandidates) {
   torch::manual_seed(13);
-  MinRnn fused = make(GetParam(), 6, 1.0, ScanMode::kFused, false);
-  MinRnn seq = make(GetParam(), 6, 1.0, ScanMode::kSequential, false);
+  MinRnn fused = make_rnn(GetParam(), 6, 1.0, ScanMode::kFused, false);
+  MinRnn seq = make_rnn(GetParam(), 6, 1.0, ScanMode::kSequential, false);
   copy_params(fused, seq);
   torch::NoGradGuard g;
   torch::Tensor x = torch::randn({2, 12, 6});
   torch::Tensor y = fused(x);
   EXPECT_LT(max_err(y, seq(x)), 1e-5);
   EXPECT_LT(max_err(run_steps(fused, x, torch::zeros({2, 6})), y), 1e-5);
-  EXPECT_THROW(make(GetParam(), 6, 1.0, ScanMode::kLogParallel, false), std::invalid_argument);
+  EXPECT_THROW(make_rnn(GetParam(), 6, 1.0, ScanMode::kLogParallel, false), std::invalid_argument);
 }
 
 TEST_P(MinRnnCells, ParameterCountsMatchThePaper) {
   const int64_t d_x = 24, gates = GetParam() == CellKind::kMinGRU ? 2 : 3;
-  MinRnn plain = make(GetParam(), d_x, 1.0, ScanMode::kFused);
+  MinRnn plain = make_rnn(GetParam(), d_x, 1.0, ScanMode::kFused);
   int64_t n = 0;
   for (auto& p : plain->parameters()) n += p.numel();
   EXPECT_EQ(n,
             gates * d_x * d_x + gates * d_x);  // 2·d_h·d_x (minGRU), 3·d_h·d_x (minLSTM) + biases
-  MinRnn wide = make(GetParam(), d_x, 2.0, ScanMode::kFused);
+  MinRnn wide = make_rnn(GetParam(), d_x, 2.0, ScanMode::kFused);
   const int64_t d_h = 2 * d_x;
   n = 0;
   for (auto& p : wide->parameters()) n += p.numel();
@@ -143,7 +143,7 @@ TEST_P(MinRnnCells, ParameterCountsMatchThePaper) {
 TEST_P(MinRnnCells, GradientsMatchFiniteDifferences) {
   torch::manual_seed(14);
   for (ScanMode mode : {ScanMode::kFused, ScanMode::kLogParallel}) {
-    MinRnn m = make(GetParam(), 3, 2.0, mode, true, torch::kDouble);
+    MinRnn m = make_rnn(GetParam(), 3, 2.0, mode, true, torch::kDouble);
     minrnn::testing::expect_gradients_match(
         [&](const std::vector<torch::Tensor>& in) {
           return std::vector<torch::Tensor>{m(in[0], in[1])};

@@ -11,7 +11,7 @@
 namespace minrnn::core {
 namespace {
 
-std::shared_ptr<SequenceModel> make(const std::string& kind) {
+std::shared_ptr<SequenceModel> make_sequence_model(const std::string& kind) {
   if (kind == "hgrn") return std::make_shared<HgrnStack>(12, 3, 0.1, 1.0);
   if (kind == "transformer") {
     TransformerOptions o;
@@ -40,7 +40,7 @@ class TokenSelectionTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TokenSelectionTest, EqualsTheFullForwardAtTheSelectedTokens) {
   torch::manual_seed(5);
-  auto model = make(GetParam());
+  auto model = make_sequence_model(GetParam());
   model->to(torch::kDouble);
   model->eval();  // dropout off: both must be the same function
   const torch::Tensor x = torch::randn({2, 13, 12}, torch::kDouble);

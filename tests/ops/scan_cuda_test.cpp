@@ -25,7 +25,7 @@ namespace {
 
 using minrnn::testing::rel_err;
 
-struct Case {
+struct CudaCase {
   int64_t B, T, D;
 };
 
@@ -35,8 +35,8 @@ TEST(ScanCuda, ForwardAndBackwardMatchFloat64Reference) {
   SKIP_WITHOUT_GPU();
   const torch::Device gpu(torch::kCUDA);
   // T = 1, sizes that are not multiples of warp or block sizes, long sequences.
-  for (Case c : {Case{1, 1, 1}, Case{3, 1, 33}, Case{5, 17, 31}, Case{64, 512, 512},
-                 Case{2, 16384, 70}, Case{7, 4097, 129}}) {
+  for (CudaCase c : {CudaCase{1, 1, 1}, CudaCase{3, 1, 33}, CudaCase{5, 17, 31},
+                     CudaCase{64, 512, 512}, CudaCase{2, 16384, 70}, CudaCase{7, 4097, 129}}) {
     for (torch::Dtype dtype : {torch::kFloat, torch::kBFloat16}) {
       torch::manual_seed(c.B * 1000 + c.T + c.D);
       torch::Tensor a = torch::rand({c.B, c.T, c.D}, torch::kDouble);
@@ -106,7 +106,8 @@ TEST(ScanCuda, MinRnnLayersWithSaturatedGatesMatchCpu) {
 TEST(ScanCuda, GatedScanMatchesFloat64Reference) {
   SKIP_WITHOUT_GPU();
   const torch::Device gpu(torch::kCUDA);
-  for (Case c : {Case{1, 1, 1}, Case{5, 17, 31}, Case{64, 512, 512}, Case{2, 16384, 70}}) {
+  for (CudaCase c :
+       {CudaCase{1, 1, 1}, CudaCase{5, 17, 31}, CudaCase{64, 512, 512}, CudaCase{2, 16384, 70}}) {
     for (bool positive : {true, false}) {
       for (torch::Dtype dtype : {torch::kFloat, torch::kBFloat16}) {
         torch::manual_seed(c.B * 7 + c.T + c.D);
@@ -143,7 +144,7 @@ TEST(ScanCuda, GatedScanMatchesFloat64Reference) {
 TEST(ScanCuda, ComplexScanMatchesFloat64Reference) {
   SKIP_WITHOUT_GPU();
   const torch::Device gpu(torch::kCUDA);
-  for (Case c : {Case{1, 1, 1}, Case{3, 300, 33}, Case{2, 4097, 129}}) {
+  for (CudaCase c : {CudaCase{1, 1, 1}, CudaCase{3, 300, 33}, CudaCase{2, 4097, 129}}) {
     torch::manual_seed(c.B + c.T + c.D);
     // |a| < 1 as in HGRN (λ ≤ 1 times a unit phase).
     torch::Tensor mag = torch::rand({c.B, c.T, c.D}, torch::kDouble);
@@ -197,7 +198,7 @@ void use_kernel(grid::ScanKernel kernel) {
 // not model. The float64 reference is computed once and every kernel is checked against it: the
 // reference (autograd on the CPU) is what takes the time. `gpu` is the CPU only where the harness
 // itself is tested (ScanGpuCheck below): the kernel choice then changes nothing.
-void check_every_kernel(CoefficientForm source, Case c, torch::Dtype dtype,
+void check_every_kernel(CoefficientForm source, CudaCase c, torch::Dtype dtype,
                         torch::Device gpu = torch::kCUDA) {
   torch::manual_seed(c.B * 31 + c.T + c.D);
   const bool direct = source == CoefficientForm::kDirect;
@@ -260,7 +261,7 @@ namespace {
 void check_projection_scan(const torch::Device& device) {
   for (int64_t gates : {2, 3}) {
     for (bool positive : {true, false}) {
-      for (Case c : {Case{3, 17, 31}, Case{2, 600, 70}, Case{64, 59, 128}}) {
+      for (CudaCase c : {CudaCase{3, 17, 31}, CudaCase{2, 600, 70}, CudaCase{64, 59, 128}}) {
         SCOPED_TRACE("gates " + std::to_string(gates) + (positive ? " log-space " : " vanilla ") +
                      std::to_string(c.B) + "x" + std::to_string(c.T) + "x" + std::to_string(c.D));
         torch::manual_seed(c.B + c.T + gates);
@@ -301,8 +302,8 @@ TEST(ScanCuda, EveryKernelEveryDtypeMatchesFloat64Reference) {
   struct Restore {
     ~Restore() { use_kernel(grid::ScanKernel::kAuto); }
   } restore;
-  for (Case c : {Case{1, 1, 1}, Case{5, 17, 31}, Case{4, 130, 70}, Case{2, 4097, 33},
-                 Case{1, 16385, 3}, Case{64, 2048, 256}}) {
+  for (CudaCase c : {CudaCase{1, 1, 1}, CudaCase{5, 17, 31}, CudaCase{4, 130, 70},
+                     CudaCase{2, 4097, 33}, CudaCase{1, 16385, 3}, CudaCase{64, 2048, 256}}) {
     for (torch::Dtype dtype : {torch::kFloat, torch::kDouble, torch::kBFloat16, torch::kHalf}) {
       for (CoefficientForm source :
            {CoefficientForm::kDirect, CoefficientForm::kGated, CoefficientForm::kGatedPositive}) {
@@ -323,7 +324,7 @@ TEST(ScanGpuCheck, TheHarnessRunsOnTheCpu) {
          {CoefficientForm::kDirect, CoefficientForm::kGated, CoefficientForm::kGatedPositive}) {
       SCOPED_TRACE(std::string(c10::toString(dtype)) + " source " +
                    std::to_string(static_cast<int>(source)));
-      check_every_kernel(source, Case{5, 17, 31}, dtype, torch::kCPU);
+      check_every_kernel(source, CudaCase{5, 17, 31}, dtype, torch::kCPU);
     }
   }
 }

@@ -16,7 +16,7 @@ Inputs positive_inputs(int64_t B, int64_t T, int64_t D, torch::Dtype dtype = tor
           torch::rand({B, D}, dtype) + 0.01};
 }
 
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol) {
+void expect_close_to_max(const torch::Tensor& got, const torch::Tensor& want, double tol) {
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_TRUE(torch::isfinite(got).all().item<bool>());
   const double err = (got - want).abs().max().item<double>();
@@ -34,10 +34,10 @@ TEST(Scan, FastEqualsSequentialEqualsLogParallel) {
     ScanResult fast = linear_scan(in.a, in.b, in.h0);
     ScanResult ref = linear_scan_sequential(in.a, in.b, in.h0);
     ScanResult logp = linear_scan_log_parallel(in.a.log(), in.b.log(), in.h0.log());
-    expect_close(fast.h, ref.h, 1e-5);
-    expect_close(fast.h_last, ref.h_last, 1e-5);
-    expect_close(logp.h, ref.h, 1e-5);
-    expect_close(logp.h_last, ref.h_last, 1e-5);
+    expect_close_to_max(fast.h, ref.h, 1e-5);
+    expect_close_to_max(fast.h_last, ref.h_last, 1e-5);
+    expect_close_to_max(logp.h, ref.h, 1e-5);
+    expect_close_to_max(logp.h_last, ref.h_last, 1e-5);
   }
 }
 
@@ -47,27 +47,27 @@ TEST(Scan, LongSequenceStaysFiniteAndExact) {
   ScanResult fast = linear_scan(in.a, in.b, in.h0);
   ScanResult ref = linear_scan_sequential(in.a.to(torch::kDouble), in.b.to(torch::kDouble),
                                           in.h0.to(torch::kDouble));
-  expect_close(fast.h.to(torch::kDouble), ref.h, 1e-5);
+  expect_close_to_max(fast.h.to(torch::kDouble), ref.h, 1e-5);
   // The paper's log-space form subtracts two numbers of size |Σ log a| (here ~4000), so in float32
   // it keeps only ~|Σ log a|·2⁻²⁴ relative precision: finite and close, but not 1e-5
   // (docs/core.md).
   ScanResult logp = linear_scan_log_parallel(in.a.log(), in.b.log(), in.h0.log());
-  expect_close(logp.h.to(torch::kDouble), ref.h, 5e-3);
+  expect_close_to_max(logp.h.to(torch::kDouble), ref.h, 5e-3);
 }
 
 TEST(Scan, NegativeValuesAndGatesWork) {
   torch::manual_seed(2);
   torch::Tensor a = torch::randn({2, 33, 7}), b = torch::randn({2, 33, 7}) * 0.1;
-  expect_close(linear_scan(a, b).h, linear_scan_sequential(a, b).h, 1e-5);
+  expect_close_to_max(linear_scan(a, b).h, linear_scan_sequential(a, b).h, 1e-5);
 }
 
 TEST(Scan, ZeroInitialStateByDefaultAndEmptySequence) {
   torch::Tensor a = torch::rand({2, 4, 3}), b = torch::rand({2, 4, 3});
-  expect_close(linear_scan(a, b).h, linear_scan(a, b, torch::zeros({2, 3})).h, 0);
+  expect_close_to_max(linear_scan(a, b).h, linear_scan(a, b, torch::zeros({2, 3})).h, 0);
   torch::Tensor h0 = torch::rand({2, 3});
   ScanResult empty = linear_scan(a.slice(1, 0, 0), b.slice(1, 0, 0), h0);
   EXPECT_EQ(empty.h.size(1), 0);
-  expect_close(empty.h_last, h0, 0);
+  expect_close_to_max(empty.h_last, h0, 0);
 }
 
 TEST(Scan, RejectsBadShapesWithAClearMessage) {
@@ -116,7 +116,7 @@ TEST(Scan, FastGradientsEqualSequentialGradients) {
     return std::vector<torch::Tensor>{a.grad(), b.grad(), h0.grad()};
   };
   auto g_fast = grads(true), g_ref = grads(false);
-  for (int i = 0; i < 3; ++i) expect_close(g_fast[i], g_ref[i], 1e-5);
+  for (int i = 0; i < 3; ++i) expect_close_to_max(g_fast[i], g_ref[i], 1e-5);
 }
 
 TEST(Scan, LowPrecisionInputsAccumulateInFloat) {
@@ -126,7 +126,7 @@ TEST(Scan, LowPrecisionInputsAccumulateInFloat) {
   EXPECT_EQ(bf.h.scalar_type(), torch::kBFloat16);
   ScanResult ref = linear_scan_sequential(in.a.to(torch::kBFloat16).to(torch::kFloat),
                                           in.b.to(torch::kBFloat16).to(torch::kFloat), in.h0);
-  expect_close(bf.h.to(torch::kFloat), ref.h, 2e-2);
+  expect_close_to_max(bf.h.to(torch::kFloat), ref.h, 2e-2);
 }
 
 // gated_scan: the minGRU/minLSTM gates fused into the kernel, against the torch-op reference.
@@ -149,7 +149,7 @@ TEST(GatedScan, FusedEqualsReferenceForwardAndBackward) {
       auto fused = run(true), ref = run(false);
       for (size_t i = 0; i < fused.size(); ++i) {
         SCOPED_TRACE("output " + std::to_string(i) + (positive ? " positive" : " vanilla"));
-        expect_close(fused[i], ref[i], 1e-5);
+        expect_close_to_max(fused[i], ref[i], 1e-5);
       }
     }
   }
@@ -165,7 +165,7 @@ TEST(GatedScan, SaturatedGatesOverLongSequencesStayExact) {
   r.h.sum().backward();
   ScanResult ref =
       gated_scan_reference(u.detach().to(torch::kDouble), c.detach().to(torch::kDouble));
-  expect_close(r.h.detach().to(torch::kDouble), ref.h, 1e-5);
+  expect_close_to_max(r.h.detach().to(torch::kDouble), ref.h, 1e-5);
   EXPECT_TRUE(torch::isfinite(u.grad()).all().item<bool>());
   EXPECT_TRUE(torch::isfinite(c.grad()).all().item<bool>());
 }
@@ -191,7 +191,7 @@ TEST(GatedScan, LowPrecisionAndBadShapes) {
   EXPECT_EQ(bf.h.scalar_type(), torch::kBFloat16);
   ScanResult ref = gated_scan_reference(u.to(torch::kBFloat16).to(torch::kFloat),
                                         c.to(torch::kBFloat16).to(torch::kFloat));
-  expect_close(bf.h.to(torch::kFloat), ref.h, 2e-2);
+  expect_close_to_max(bf.h.to(torch::kFloat), ref.h, 2e-2);
   try {
     gated_scan(u, c.slice(2, 0, 3));
     FAIL() << "expected an error";
