@@ -12,6 +12,7 @@
 
 #include "eval/csv.h"
 #include "eval/published.h"
+#include "eval/stats.h"
 #include "eval/svg.h"
 #include "io/atomic_file.h"
 
@@ -34,12 +35,12 @@ void sort_by(std::vector<std::string>& v, const std::vector<std::string>& order)
   });
 }
 
-Cell mean_std(const std::vector<double>& v) {
+Cell cell_of(const std::vector<double>& seeds) {
+  const MeanStd m = mean_std(seeds);
   Cell c;
-  c.n = int(v.size());
-  for (double x : v) c.mean += x / v.size();
-  for (double x : v) c.std += (x - c.mean) * (x - c.mean) / v.size();
-  c.std = std::sqrt(c.std);
+  c.n = int(seeds.size());
+  c.mean = m.mean;
+  c.std = m.std;
   return c;
 }
 
@@ -171,7 +172,7 @@ Table make_table(const std::vector<RunScore>& runs) {
   sort_by(t.datasets, published_datasets());
   sort_by(t.backbones, kBackboneOrder);
   for (const auto& [key, v] : scores) {
-    t.cells[key] = mean_std(v);
+    t.cells[key] = cell_of(v);
     t.cells[key].steps = steps[key];
   }
   for (const auto& b : t.backbones) {

@@ -15,19 +15,12 @@
 #include "envs/image_io.h"
 #include "envs/registry.h"
 #include "envs/render.h"
+#include "eval/stats.h"
 #include "io/atomic_file.h"
 #include "kernels/cpu/float_loops.h"
 
 namespace minrnn::eval {
 namespace {
-
-void mean_std(const std::vector<double>& v, double* mean, double* std) {
-  double s = 0, ss = 0;
-  for (double x : v) s += x;
-  *mean = v.empty() ? 0 : s / v.size();
-  for (double x : v) ss += (x - *mean) * (x - *mean);
-  *std = v.empty() ? 0 : std::sqrt(ss / v.size());
-}
 
 // Episodes [first, first + count) of a rollout, stepped as one batch by their own Policy.
 struct Shard {
@@ -199,8 +192,11 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     envs::write_gif(r.video_gif, gif_frames, renderer->width(), renderer->height(), 4);
   }
   for (double ret : r.returns) r.normalized.push_back(agent.normalized(ret));
-  mean_std(r.returns, &r.mean_return, &r.std_return);
-  mean_std(r.normalized, &r.mean_normalized, &r.std_normalized);
+  const MeanStd returns = mean_std(r.returns), normalized = mean_std(r.normalized);
+  r.mean_return = returns.mean;
+  r.std_return = returns.std;
+  r.mean_normalized = normalized.mean;
+  r.std_normalized = normalized.std;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
