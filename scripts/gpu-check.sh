@@ -113,6 +113,7 @@ bench train bench train --devices cpu,cuda --eager-too "${train[@]}"
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).
 pack=(--device cuda --packs 1,2,4,8,16 --seconds 2)
+[ "${QUICK:-0}" = 1 ] && pack=(--device cuda --backbones mingru,transformer --packs 1,4,16 --seconds 2)
 case "$gpu" in
   *H100*PCIe*) pack+=(--peak-tflops 51) ;;
   *H100* | *H200*) pack+=(--peak-tflops 67) ;;
