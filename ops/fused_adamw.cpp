@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/cpu/simd.h"
+#include "kernels/cpu/adamw.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -15,13 +15,6 @@ namespace {
 
 using torch::optim::AdamWOptions;
 using torch::optim::AdamWParamState;
-
-// torch's AdamW over [begin, end), one element at a time (kernels/math/adamw_math.h), on the
-// gradient times grad_scale (1: the same bits as the gradient itself).
-MINRNN_VECTOR_CLONES void update_range(float* p, const float* g, float* m, float* v, int64_t begin,
-                                       int64_t end, AdamWUpdate u, float grad_scale) {
-  for (int64_t i = begin; i < end; ++i) adamw_element(p[i], g[i] * grad_scale, m[i], v[i], u);
-}
 
 // Contiguous float32 on the CPU, or on CUDA where built with CUDA (the kernel of
 // kernels/cuda/pointwise_programs.h).
@@ -96,7 +89,7 @@ void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u
   float* mp = m.data_ptr<float>();
   float* vp = v.data_ptr<float>();
   at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
-    update_range(pp, gp, mp, vp, begin, end, update, grad_scale);
+    adamw_range(pp, gp, mp, vp, begin, end, update, grad_scale);
   });
 }
 
