@@ -1,10 +1,7 @@
 #include "sweep/slurm.h"
 
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -78,76 +75,6 @@ std::string command_message(const CommandOutput& r) {
 
 }  // namespace
 
-std::string find_on_path(const std::string& program) {
-  if (program.find('/') != std::string::npos)
-    return ::access(program.c_str(), X_OK) == 0 ? program : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate))
-      return candidate.string();
-  }
-  return "";
-}
-
-CommandOutput run_command(const std::vector<std::string>& argv) {
-  CommandOutput r;
-  int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
-  if (::pipe(err_pipe) != 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    throw std::runtime_error("pipe failed");
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    ::execvp(args[0], args.data());
-    const std::string msg = argv[0] + ": " + std::strerror(errno) + "\n";
-    if (::write(2, msg.data(), msg.size()) < 0) {
-    }
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  char buf[4096];
-  while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        sinks[i]->append(buf, size_t(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
 std::string slurm_array_spec(const std::vector<int>& tasks, int throttle) {
   std::string spec;
   for (size_t i = 0; i < tasks.size();) {
@@ -162,18 +89,15 @@ std::string slurm_array_spec(const std::vector<int>& tasks, int throttle) {
   return spec;
 }
 
-std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
-                               const std::vector<std::vector<int>>& packs, const std::string& exe) {
+namespace {
+
+// The #SBATCH lines: the array of `packs` (each its first run's index) and the sweep's resources.
+void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
+                          const std::vector<std::vector<int>>& packs) {
   const SlurmSpec& sl = spec.slurm;
   std::string job_name = "minrnn-" + fs::path(spec.file).stem().string();
   for (char& c : job_name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
-  std::ostringstream s;
-  s << "#!/bin/bash\n"
-    << "# Written by `minrnn sweep " << spec.file << " --backend slurm` on " << now_text()
-    << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
-       "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
-       "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";
   auto opt = [&](const std::string& o) { s << "#SBATCH " << o << "\n"; };
   opt("--job-name=" + job_name);
   opt("--array=" + slurm_array_spec(first_runs(packs), sl.array_throttle));
@@ -191,8 +115,12 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
   if (!sl.account.empty()) opt("--account=" + sl.account);
   if (!sl.qos.empty()) opt("--qos=" + sl.qos);
   for (const auto& a : sl.sbatch_args) opt(a);
-  s << "set -u\nMINRNN=" << shell_quote(exe) << "\n"
-    << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
+}
+
+// The `case` that gives each array task its pack: RUN_DIRS, DEVICE, the TRAIN command, EXTEND.
+void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
+                      const std::vector<std::vector<int>>& packs) {
+  s << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
   for (const auto& pack : packs) {
     const SweepRun& first = runs[size_t(pack[0])];
     s << "  " << pack[0] << ") RUN_DIRS=(";
@@ -209,13 +137,12 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
     s << (first.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
   }
   s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
-       "sweep\" >&2; exit 2 ;;\nesac\n"
-    << "EVAL=(--episodes " << spec.eval_episodes << " --device \"$DEVICE\" --replace)\n";
-  const std::string threads =
-      spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
-  s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";
-  for (const auto& line : sl.setup) s << line << "\n";
-  s << R"SH(LOG="${RUN_DIRS[0]}/train.log"
+       "sweep\" >&2; exit 2 ;;\nesac\n";
+}
+
+// What every task does with its pack: train the runs (unless all are done), evaluate each, pass
+// signals on to minrnn and requeue before the time limit, and record each run's failure.
+constexpr const char* kTaskSteps = R"SH(LOG="${RUN_DIRS[0]}/train.log"
 TASK="${SLURM_ARRAY_JOB_ID:-?}_${SLURM_ARRAY_TASK_ID}"
 for dir in "${RUN_DIRS[@]}"; do mkdir -p "$dir" && rm -f "$dir/failed.json"; done
 for dir in "${RUN_DIRS[@]:1}"; do echo "\$ trained in one Slurm task with ${RUN_DIRS[0]}: see $LOG" >>"$dir/train.log"; done
@@ -269,6 +196,26 @@ done
 [ "$failures" = 0 ] || exit 1
 echo "minrnn sweep: ${RUN_DIRS[*]} done"
 )SH";
+
+}  // namespace
+
+std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                               const std::vector<std::vector<int>>& packs, const std::string& exe) {
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# Written by `minrnn sweep " << spec.file << " --backend slurm` on " << now_text()
+    << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
+       "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
+       "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";
+  write_sbatch_options(s, spec, packs);
+  s << "set -u\nMINRNN=" << shell_quote(exe) << "\n";
+  write_task_table(s, runs, packs);
+  s << "EVAL=(--episodes " << spec.eval_episodes << " --device \"$DEVICE\" --replace)\n";
+  const std::string threads =
+      spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
+  s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";
+  for (const auto& line : spec.slurm.setup) s << line << "\n";
+  s << kTaskSteps;
   return s.str();
 }
 

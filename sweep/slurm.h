@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/spawn.h"
 #include "sweep/sweep.h"
 
 namespace minrnn::sweep {
@@ -67,15 +68,5 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
 // index in today's plan says nothing. Empty with *legacy set when job.json predates that record.
 std::map<std::string, int> slurm_task_of_run(const std::string& out, bool* legacy);
 std::string slurm_run_key(const std::string& run_dir);
-
-// A program run without a shell, found on PATH: its exit status (127 when it could not be started)
-// and what it printed.
-struct CommandOutput {
-  int exit_code = -1;
-  std::string out, err;
-};
-CommandOutput run_command(const std::vector<std::string>& argv);
-// The program's path on PATH, "" when there is none.
-std::string find_on_path(const std::string& program);
 
 }  // namespace minrnn::sweep

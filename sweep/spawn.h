@@ -1,4 +1,5 @@
-// Starting the child processes of a local sweep (sweep/local_pool.cpp).
+// Child processes: the runs of a local sweep (sweep/local_pool.cpp), and the Slurm commands the
+// Slurm backend asks (sweep/slurm.cpp).
 #pragma once
 #include <sys/types.h>
 
@@ -11,5 +12,15 @@ namespace minrnn::sweep {
 // OMP/MKL limited to `threads`. The child gets SIGTERM when the sweep dies, by any signal.
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
             int threads);
+
+// A program run without a shell, found on PATH: its exit status (127 when it could not be started)
+// and what it printed.
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out, err;
+};
+CommandOutput run_command(const std::vector<std::string>& argv);
+// The program's path on PATH, "" when there is none.
+std::string find_on_path(const std::string& program);
 
 }  // namespace minrnn::sweep
