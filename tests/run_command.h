@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "tests/paths.h"
 #include "tests/temp_dir.h"
 
 namespace minrnn::testing {
@@ -33,6 +34,16 @@ inline CommandResult run_program(const TempDir& dir, const std::string& bin_dir,
                                  const std::string& program, const std::string& args) {
   return run_command("cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" + bin_dir + "/" +
                      program + "' " + args);
+}
+
+// The `minrnn` binary of this build.
+inline std::string minrnn_binary() {
+  return binary_dir() + "/minrnn";
+}
+
+// `minrnn ARGS` with `dir` as the working directory and one torch thread.
+inline CommandResult run_minrnn(const TempDir& dir, const std::string& args) {
+  return run_program(dir, binary_dir(), "minrnn", args);
 }
 
 }  // namespace minrnn::testing

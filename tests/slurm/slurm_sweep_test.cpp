@@ -133,13 +133,10 @@ class SlurmCluster : public ::testing::Environment {
     }                                                                            \
   } while (0)
 
-// `minrnn ARGS` in `dir` (one torch thread).
-Result minrnn(const TempDir& dir, const std::string& args) {
-  return testing::run_program(dir, minrnn::testing::binary_dir(), "minrnn", args);
-}
+using testing::run_minrnn;
 
 nlohmann::json status_of(const TempDir& dir) {
-  const Result r = minrnn(dir, "sweep s.yaml --status --json 2>/dev/null");
+  const Result r = run_minrnn(dir, "sweep s.yaml --status --json 2>/dev/null");
   try {
     return nlohmann::json::parse(r.output);
   } catch (const std::exception&) {
@@ -159,8 +156,9 @@ std::string job_of(const TempDir& dir) {
 // A synthesized hopper dataset, a broken one (not HDF5: its runs fail in training; a missing one
 // would make the sweep refuse to start), and a sweep file over the tiny config.
 void write_sweep(const TempDir& dir, const std::string& runs, const std::string& sets) {
-  ASSERT_EQ(minrnn(dir, "data synth hop.hdf5 --env hopper --steps 600 --episode-len 100").exit_code,
-            0);
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth hop.hdf5 --env hopper --steps 600 --episode-len 100").exit_code,
+      0);
   std::ofstream(dir.path / "broken.hdf5") << "not an HDF5 file\n";
   std::ofstream(dir.path / "s.yaml")
       << runs << "config: " << minrnn::testing::source_dir() << "/configs/tiny-hopper-mingru.yaml\n"
@@ -178,13 +176,13 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   write_sweep(dir,
               "datasets: [hop, broken]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\npack: 2\n",
               "\"dataset={dataset}.hdf5\", max_steps=40, embed_dim=16, log_every=10");
-  Result submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  Result submit = run_minrnn(dir, "sweep s.yaml --backend slurm");
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
   EXPECT_NE(submit.output.find("submitted Slurm job"), std::string::npos) << submit.output;
   const std::string job = job_of(dir);
   EXPECT_TRUE(fs::exists(dir.path / "sw/slurm/sweep.sbatch"));
 
-  const Result again = minrnn(dir, "sweep s.yaml --backend slurm");
+  const Result again = run_minrnn(dir, "sweep s.yaml --backend slurm");
   EXPECT_NE(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("Slurm job " + job), std::string::npos) << again.output;
   EXPECT_NE(again.output.find("already submitted"), std::string::npos) << again.output;
@@ -207,7 +205,7 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
           << log;
     }
   }
-  const Result table = minrnn(dir, "report sw");
+  const Result table = run_minrnn(dir, "report sw");
   ASSERT_EQ(table.exit_code, 0) << table.output;
   const std::string md = read_text(dir.path / "sw/table3.md");
   EXPECT_NE(md.find("mingru"), std::string::npos) << md;
@@ -216,7 +214,7 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   // Only the failed runs are submitted again: runs 2, 3, 6 and 7 of the (seed-major) plan, in
   // the packs of tasks 2 and 3.
   wait_for([&] { return shell("squeue -h -j " + job).output.empty(); }, 60);
-  submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  submit = run_minrnn(dir, "sweep s.yaml --backend slurm");
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
   EXPECT_NE(submit.output.find("--array=2-3%2"), std::string::npos) << submit.output;
   shell("scancel " + job_of(dir));
@@ -230,20 +228,21 @@ TEST(SlurmSweep, ExtendTrainsAFinishedSweepFurtherThroughSbatch) {
   TempDir dir;
   write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
               "\"dataset={dataset}.hdf5\", max_steps=20, embed_dim=16, log_every=10");
-  ASSERT_EQ(minrnn(dir, "sweep s.yaml --backend slurm").exit_code, 0);
+  ASSERT_EQ(run_minrnn(dir, "sweep s.yaml --backend slurm").exit_code, 0);
   ASSERT_TRUE(wait_for([&] { return count_state(status_of(dir), "done") == 1; }, 300))
       << status_of(dir).dump(2) << shell("squeue").output;
   const fs::path run = dir.path / "sw/hop/mingru/seed0";
   wait_for([&] { return shell("squeue -h -j " + job_of(dir)).output.empty(); }, 60);
 
-  const Result refused = minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40");
+  const Result refused = run_minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40");
   EXPECT_NE(refused.exit_code, 0) << refused.output;
   EXPECT_NE(refused.output.find("--extend"), std::string::npos) << refused.output;
-  const Result extend = minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40 --extend");
+  const Result extend = run_minrnn(dir, "sweep s.yaml --backend slurm --set max_steps=40 --extend");
   ASSERT_EQ(extend.exit_code, 0) << extend.output;
   ASSERT_TRUE(wait_for(
       [&] {
-        const auto st = minrnn(dir, "sweep s.yaml --set max_steps=40 --status --json 2>/dev/null");
+        const auto st =
+            run_minrnn(dir, "sweep s.yaml --set max_steps=40 --status --json 2>/dev/null");
         try {
           return nlohmann::json::parse(st.output)["counts"].value("done", 0) == 1;
         } catch (const std::exception&) {
@@ -272,7 +271,7 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
               "dataset=hop.hdf5, max_steps=" + std::to_string(max_steps) +
                   ", embed_dim=16, batch_size=8, log_every=1, checkpoint_every=100000");
-  const Result submit = minrnn(dir, "sweep s.yaml --backend slurm");
+  const Result submit = run_minrnn(dir, "sweep s.yaml --backend slurm");
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
   const std::string task = job_of(dir) + "_0";
   const fs::path run = dir.path / "sw/hop/mingru/seed0";
@@ -334,13 +333,14 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   EXPECT_TRUE(fs::exists(run / "eval.json"));
 
   // The same run without the interruption, here.
-  const Result plain = minrnn(dir, "train " + minrnn::testing::source_dir() +
-                                       "/configs/tiny-hopper-mingru.yaml --seed 0 --run-dir plain "
-                                       "--quiet --set backbone=mingru --set dataset=hop.hdf5 "
-                                       "--set max_steps=" +
-                                       std::to_string(max_steps) +
-                                       " --set embed_dim=16 --set batch_size=8 --set log_every=1 "
-                                       "--set checkpoint_every=100000");
+  const Result plain =
+      run_minrnn(dir, "train " + minrnn::testing::source_dir() +
+                          "/configs/tiny-hopper-mingru.yaml --seed 0 --run-dir plain "
+                          "--quiet --set backbone=mingru --set dataset=hop.hdf5 "
+                          "--set max_steps=" +
+                          std::to_string(max_steps) +
+                          " --set embed_dim=16 --set batch_size=8 --set log_every=1 "
+                          "--set checkpoint_every=100000");
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   const rl::Agent a = rl::load_agent(run.string()),
                   b = rl::load_agent((dir.path / "plain").string());

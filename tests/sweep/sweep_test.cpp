@@ -10,6 +10,7 @@
 #include "sweep/sweep.h"
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"
+#include "tests/run_command.h"
 #include "tests/sweep/sweep_fixtures.h"
 
 namespace minrnn {
@@ -147,7 +148,7 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
 }
 
 TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
-  const std::string exe = minrnn::testing::binary_dir() + "/minrnn";
+  const std::string exe = testing::minrnn_binary();
   if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
@@ -188,7 +189,7 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
 // `pack: 3`: the three seeds of one dataset × backbone train in one `minrnn train` process, and
 // each ends with the weights, curves and result it gets in a sweep that trains them one by one.
 TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
-  const std::string exe = minrnn::testing::binary_dir() + "/minrnn";
+  const std::string exe = testing::minrnn_binary();
   if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);

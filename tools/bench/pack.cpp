@@ -14,8 +14,6 @@
 
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
-#include "ops/fused_adamw.h"
-#include "rl/train_step.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
 #include "tools/commands.h"
@@ -38,12 +36,10 @@ struct PackBenchOptions {
   BenchFiling filing;
 };
 
-// One run of the pack: its agent, optimizer, stream and step, built on its own stream.
+// One run of the pack, built on its own stream.
 struct PackedRun {
-  rl::Agent agent;
-  std::unique_ptr<core::FusedAdamW> optimizer;
   std::unique_ptr<core::WorkStream> stream;
-  std::unique_ptr<rl::TrainStep> step;
+  std::unique_ptr<BenchTrainer> trainer;
 };
 
 struct PackRow {
@@ -60,23 +56,20 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
     PackedRun& r = runs[i];
     r.stream = std::make_unique<core::WorkStream>(device.is_cuda());
     const core::WorkStream::Scope on_stream(*r.stream);
-    r.agent = training_agent(o.shape, backbone, device, i);
-    r.optimizer = std::make_unique<core::FusedAdamW>(
-        r.agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
-    r.step = std::make_unique<rl::TrainStep>(r.agent, *r.optimizer, device,
-                                             o.eager ? rl::StepMode::kEager : rl::StepMode::kGraph);
+    r.trainer = std::make_unique<BenchTrainer>(
+        o.shape, backbone, device, i, o.eager ? rl::StepMode::kEager : rl::StepMode::kGraph);
   }
   const data::SequenceBatch batch = synthetic_batch(o.shape);
   auto round = [&] {  // one step of every run, each queued on its own stream
     for (PackedRun& r : runs) {
       const core::WorkStream::Scope on_stream(*r.stream);
-      r.step->run(batch, 1e-4, static_cast<uint64_t>(r.agent.step));
+      r.trainer->step.run(batch, 1e-4, static_cast<uint64_t>(r.trainer->agent.step));
     }
   };
   auto wait_for_all = [&] {
     for (PackedRun& r : runs) {
       const core::WorkStream::Scope on_stream(*r.stream);
-      r.step->last_stats();
+      r.trainer->step.last_stats();
     }
   };
   for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
@@ -85,9 +78,9 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   PackRow row;
   row.backbone = backbone;
   row.device = device.str();
-  row.mode = runs[0].step->description();
+  row.mode = runs[0].trainer->step.description();
   row.pack = pack;
-  row.step_gflop = training_step_flops(runs[0].agent, o.shape) / 1e9;
+  row.step_gflop = training_step_flops(runs[0].trainer->agent, o.shape) / 1e9;
   const auto t0 = Clock::now();
   double elapsed = 0;
   while (elapsed < o.seconds || row.rounds < 5) {

@@ -90,13 +90,13 @@ void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::Deci
 
 Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev,
             rl::StepMode mode) {
-  rl::Agent agent = training_agent(o.shape, backbone, dev, 0);
-  rl::DecisionModel& model = agent.model;
-  core::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4));
-  const data::SequenceBatch batch = synthetic_batch(o.shape);
-
   // The trainer's step (rl/train_step.h), timed: a CUDA graph replayed, or eager.
-  rl::TrainStep train_step(agent, opt, dev, mode);
+  BenchTrainer trainer(o.shape, backbone, dev, 0, mode);
+  rl::Agent& agent = trainer.agent;
+  rl::DecisionModel& model = agent.model;
+  core::FusedAdamW& opt = trainer.optimizer;
+  rl::TrainStep& train_step = trainer.step;
+  const data::SequenceBatch batch = synthetic_batch(o.shape);
   auto step = [&] { train_step.run(batch, 1e-4, static_cast<uint64_t>(agent.step)); };
   for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
   train_step.last_stats();             // waits for the device

@@ -35,6 +35,8 @@ data::SequenceBatch synthetic_batch(const TrainShape& o) {
   return b;
 }
 
+namespace {
+
 rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
                          const torch::Device& device, uint64_t seed) {
   torch::manual_seed(seed);
@@ -52,6 +54,14 @@ rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
   agent.model->train();
   return agent;
 }
+
+}  // namespace
+
+BenchTrainer::BenchTrainer(const TrainShape& shape, const std::string& backbone,
+                           const torch::Device& device, uint64_t seed, rl::StepMode mode)
+    : agent(training_agent(shape, backbone, device, seed)),
+      optimizer(agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4)),
+      step(agent, optimizer, device, mode) {}
 
 double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
   const double B = static_cast<double>(o.batch), K = static_cast<double>(o.context);

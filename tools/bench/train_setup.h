@@ -10,7 +10,9 @@
 #include <string>
 
 #include "datasets/sampler.h"
+#include "ops/fused_adamw.h"
 #include "rl/agent.h"
+#include "rl/train_step.h"
 
 namespace minrnn::cli {
 
@@ -25,10 +27,16 @@ void add_shape_options(CLI::App* sub, TrainShape& shape);
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
 
-// An untrained agent of `shape` with `backbone`, its model on `device` in train(), its weights
-// drawn from `seed`; configured as the trainer's step reads it (grad clip 0.25, return scale 1).
-rl::Agent training_agent(const TrainShape& shape, const std::string& backbone,
-                         const torch::Device& device, uint64_t seed);
+// What the benches train: an untrained agent of `shape` with `backbone` (its model on `device`,
+// its weights drawn from `seed`, grad clip 0.25, return scale 1), its AdamW (lr and weight decay
+// 1e-4) and the trainer's step in `mode`. Built in place: the step refers to the other two.
+struct BenchTrainer {
+  BenchTrainer(const TrainShape& shape, const std::string& backbone, const torch::Device& device,
+               uint64_t seed, rl::StepMode mode);
+  rl::Agent agent;
+  core::FusedAdamW optimizer;
+  rl::TrainStep step;
+};
 
 // The useful arithmetic of one training step: 6 · in · out for every Linear and every token it
 // sees (forward 2, backward 4), plus the Transformer's attention (QKᵀ and AV over 3K tokens,
