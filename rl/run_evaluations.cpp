@@ -23,9 +23,9 @@ void RunEvaluations::start(Agent& agent) {
     return;
   }
   wait();
-  // The copy shares no tensor with the agent, whose weights the next steps change meanwhile.
+  // The copy (in eval() as the agent now is) shares no tensor with the agent, whose weights the
+  // next steps change meanwhile.
   auto copy = std::make_shared<Agent>(cpu_copy(agent));
-  copy->model->eval();
   in_flight_ = InFlight{agent.step, std::async(std::launch::async, [evaluate = evaluate_, copy] {
                           evaluate(copy->step, *copy);
                         })};

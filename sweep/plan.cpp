@@ -39,6 +39,20 @@ int64_t scalar_int(const YAML::Node& n, const std::string& file, const std::stri
   }
 }
 
+// `pack`: auto (0) or a number of runs, 1 to 4096.
+int pack_size(const YAML::Node& n, const std::string& file) {
+  if (n.IsScalar() && n.Scalar() == "auto") return 0;
+  const std::string got = n.IsScalar() ? n.Scalar() : "";
+  int64_t size = 0;
+  try {
+    size = n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    bad(file, "pack", "expected auto or a positive integer, got '" + got + "'");
+  }
+  if (size < 1 || size > 4096) bad(file, "pack", "expected auto or 1 to 4096, got '" + got + "'");
+  return int(size);
+}
+
 std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
                                      const std::string& key) {
   if (!n.IsSequence() || n.size() == 0) bad(file, key, "expected a non-empty list of strings");
@@ -102,19 +116,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
           bad(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
       s.out = scalar_string(v, file, key);
-    } else if (key == "pack" && v.IsScalar() && v.Scalar() == "auto") {
-      s.pack = 0;
-    } else if (key == "pack" &&
-               !(v.IsScalar() && v.Scalar().find_first_not_of("0123456789") == std::string::npos)) {
-      bad(file, key,
-          "expected auto or a positive integer, got '" + (v.IsScalar() ? v.Scalar() : "") + "'");
-    } else if (key == "parallel" || key == "threads" || key == "eval_episodes" || key == "pack") {
+    } else if (key == "pack") {
+      s.pack = pack_size(v, file);
+    } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
       const int64_t n = scalar_int(v, file, key);
       if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
-      (key == "parallel"  ? s.parallel
-       : key == "threads" ? s.threads
-       : key == "pack"    ? s.pack
-                          : s.eval_episodes) = int(n);
+      (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
     } else if (key == "slurm") {
       s.slurm = parse_slurm_spec(v, file);
     } else {
