@@ -1,10 +1,14 @@
 // Running a command line in a test, as a user's shell would: stdout and stderr captured together,
-// and the exit status. Shared by every test folder that drives the real binaries.
+// and the exit status; and waiting for what a started one does. Shared by every test folder that
+// drives the real binaries.
 #pragma once
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "tests/paths.h"
 #include "tests/temp_dir.h"
@@ -34,6 +38,17 @@ inline CommandResult run_program(const TempDir& dir, const std::string& bin_dir,
                                  const std::string& program, const std::string& args) {
   return run_command("cd '" + dir.path.string() + "' && OMP_NUM_THREADS=1 '" + bin_dir + "/" +
                      program + "' " + args);
+}
+
+// Polls `done` (every `poll_ms`) until it is true, or `seconds` have passed: whether it became
+// true.
+inline bool wait_for(const std::function<bool()>& done, double seconds, int poll_ms = 20) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+  return true;
 }
 
 // The `minrnn` binary of this build.

@@ -8,9 +8,9 @@
 #include <set>
 #include <thread>
 
-#include "io/atomic_file.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
+#include "tests/run_command.h"
 #include "tests/text_file.h"
 
 namespace minrnn {
@@ -25,16 +25,6 @@ rl::TrainOptions options_for(const fs::path& run, rl::EvalTiming timing) {
   o.eval_timing = timing;
   o.evaluate = testing::weight_sum_evaluation(run.string());
   return o;
-}
-
-// The largest step metrics.csv has a row for (0 when none).
-int64_t last_logged_step(const fs::path& run) {
-  int64_t last = 0;
-  for (const auto& line : io::read_complete_lines((run / "metrics.csv").string())) {
-    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
-      last = std::stoll(line.substr(0, line.find(',')));
-  }
-  return last;
 }
 
 // Overlapped evaluations (slowed, so that training runs ahead of each) write the rows and leave the
@@ -86,10 +76,10 @@ TEST(Evaluations, AnOverlappedOneRunsWhileTrainingGoesOn) {
   int64_t seen = 0;
   rl::TrainOptions o = options_for(run, rl::EvalTiming::kOverlapped);
   o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (step == 10 && last_logged_step(run) < 12 && std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (step == 10) seen = last_logged_step(run);
+    if (step == 10) {
+      testing::wait_for([&] { return testing::last_logged_step(run) >= 12; }, 60, 5);
+      seen = testing::last_logged_step(run);
+    }
     rows(step, agent);
   };
   EXPECT_TRUE(rl::train(cfg, o).finished);

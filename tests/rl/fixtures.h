@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -13,6 +15,7 @@
 
 #include "datasets/d4rl.h"
 #include "envs/registry.h"
+#include "io/atomic_file.h"
 #include "rl/config.h"
 #include "rl/trainer.h"
 #include "tests/temp_dir.h"
@@ -95,6 +98,16 @@ inline std::function<void(int64_t, rl::Agent&)> weight_sum_evaluation(const std:
     for (const auto& p : agent.model->parameters()) sum += p.sum().item<double>();
     rl::append_eval_row(run_dir, {step, sum, 0, sum / 10, 0});
   };
+}
+
+// The last step a run's metrics.csv has a row for (0 before the first).
+inline int64_t last_logged_step(const std::filesystem::path& run) {
+  int64_t last = 0;
+  for (const auto& line : io::read_complete_lines((run / "metrics.csv").string())) {
+    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
+      last = std::stoll(line.substr(0, line.find(',')));
+  }
+  return last;
 }
 
 // The checkpoints of two runs hold the same step and the same weights, bit for bit.

@@ -41,13 +41,9 @@ Result shell(const std::string& command) {
 
 using minrnn::testing::read_text;
 
+// squeue and sacct are asked a few times a second at most.
 bool wait_for(const std::function<bool()>& done, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  return true;
+  return testing::wait_for(done, seconds, 250);
 }
 
 // The cluster, shared by every test of this process.

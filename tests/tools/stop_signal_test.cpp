@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "eval/csv.h"
 #include "rl/trainer.h"
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 #include "tests/tools/cli_fixtures.h"
@@ -65,21 +65,8 @@ int run_minrnn_logged(const TempDir& dir, const std::vector<std::string>& args,
   return wait_exit(start_minrnn(dir, args, log));
 }
 
-bool wait_for(const std::function<bool()>& done, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-// The last step metrics.csv logged (0 before the first row).
-int64_t logged_step(const fs::path& run) {
-  eval::Series rows;
-  if (!eval::read_csv_columns(run / "metrics.csv", true, "step", "loss", -1, -1, &rows)) return 0;
-  return int64_t(rows.x.back());
-}
+using testing::last_logged_step;
+using testing::wait_for;
 
 // A tiny agent that logs every step and checkpoints only at its end: the only checkpoint a stop
 // can resume from is the one the signal makes.
@@ -106,7 +93,8 @@ TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
   const std::vector<std::string> train = {"train",     "c.yaml", "--seed", "1",
                                           "--run-dir", "a",      "--quiet"};
   const pid_t child = start_minrnn(dir, train, log);
-  ASSERT_TRUE(wait_for([&] { return logged_step(dir.path / "a") >= 20; }, 120)) << read_text(log);
+  ASSERT_TRUE(wait_for([&] { return last_logged_step(dir.path / "a") >= 20; }, 120))
+      << read_text(log);
   ::kill(child, SIGTERM);
   ASSERT_EQ(wait_exit(child), 75) << read_text(log);
   const std::string text = read_text(log);
@@ -114,7 +102,8 @@ TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
   const int64_t stopped_at = rl::load_agent((dir.path / "a").string()).step;
   EXPECT_GE(stopped_at, 20);
   ASSERT_LT(stopped_at, max_steps) << "finished before the signal: make the run longer";
-  EXPECT_EQ(logged_step(dir.path / "a"), stopped_at);  // the checkpoint is of the last step done
+  EXPECT_EQ(last_logged_step(dir.path / "a"),
+            stopped_at);  // the checkpoint is of the last step done
   EXPECT_FALSE(fs::exists(dir.path / "a/done.json"));
 
   ASSERT_EQ(run_minrnn_logged(dir, train, log), 0) << read_text(log);
@@ -173,7 +162,8 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
   for (const int signal : {SIGINT, SIGTERM}) {
     SCOPED_TRACE(signal == SIGINT ? "SIGINT to the group" : "SIGTERM to the sweep");
     const pid_t sweep = start_minrnn(dir, {"sweep", "s.yaml"}, log);
-    ASSERT_TRUE(wait_for([&] { return logged_step(run) >= last + 20; }, 120)) << read_text(log);
+    ASSERT_TRUE(wait_for([&] { return last_logged_step(run) >= last + 20; }, 120))
+        << read_text(log);
     ::kill(signal == SIGINT ? -sweep : sweep, signal);
     ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
     EXPECT_NE(read_text(log).find("1 run(s) checkpointed"), std::string::npos) << read_text(log);
