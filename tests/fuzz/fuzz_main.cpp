@@ -284,6 +284,139 @@ int usage(const char* why) {
   return 2;
 }
 
+// What the command line asks (usage() says it in full).
+struct FuzzOptions {
+  const Target* target = nullptr;
+  long runs = 2000;
+  double seconds = 1e9;
+  uint64_t seed = 1;
+  unsigned timeout_s = 20;
+  std::string corpus_dir, findings_dir, work_dir, regressions_dir;
+  std::vector<std::string> replay;
+};
+
+// The options after the target; exits with usage() on a bad one.
+FuzzOptions parse_options(const Target& target, const std::vector<std::string>& args) {
+  FuzzOptions o;
+  o.target = &target;
+  o.findings_dir = "fuzz-findings/" + target.name;
+  o.regressions_dir = minrnn::testing::source_dir() + "/tests/fuzz/regressions/" + target.name;
+  for (size_t i = 1; i < args.size(); ++i) {
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) std::exit(usage((args[i] + " needs a value").c_str()));
+      return args[++i];
+    };
+    const std::string& a = args[i];
+    if (a == "--runs")
+      o.runs = std::stol(value());
+    else if (a == "--seconds")
+      o.seconds = std::stod(value());
+    else if (a == "--seed")
+      o.seed = std::stoull(value());
+    else if (a == "--timeout")
+      o.timeout_s = static_cast<unsigned>(std::stoul(value()));
+    else if (a == "--max-alloc-mb")
+      g_max_alloc = std::stoull(value()) << 20;
+    else if (a == "--corpus")
+      o.corpus_dir = value();
+    else if (a == "--regressions")
+      o.regressions_dir = value();
+    else if (a == "--findings")
+      o.findings_dir = value();
+    else if (a == "--work")
+      o.work_dir = value();
+    else if (a.rfind("--", 0) == 0)
+      std::exit(usage(("unknown option " + a).c_str()));
+    else
+      o.replay.push_back(a);
+  }
+  if (o.work_dir.empty()) {
+    o.work_dir = (fs::temp_directory_path() /
+                  ("minrnn_fuzz_" + target.name + "_" + std::to_string(::getpid())))
+                     .string();
+  }
+  return o;
+}
+
+void install_crash_handlers() {
+  g_main_pid = ::getpid();
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) {
+    // Under a sanitizer its own handlers report memory errors; the death callback saves the input.
+    if (__sanitizer_set_death_callback != nullptr && sig != SIGALRM && sig != SIGABRT) continue;
+    ::signal(sig, on_signal);
+  }
+  if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(on_sanitizer_death);
+}
+
+// One input through the target, numbered in order.
+struct Runner {
+  const FuzzOptions& o;
+  Stats& stats;
+  long index = 0;
+  bool run(const std::string& input, bool quiet = true) {
+    return run_one(*o.target, input, o.work_dir, o.findings_dir, index++, o.timeout_s, stats,
+                   quiet);
+  }
+};
+
+// The given files, saying what each did.
+bool replay_files(const FuzzOptions& o, Runner& runner) {
+  bool ok = true;
+  for (const auto& file : o.replay) {
+    std::printf("%s: %s\n", o.target->name.c_str(), file.c_str());
+    const long before = runner.stats.loaded;
+    ok &= runner.run(read_text(file), false);
+    if (runner.stats.loaded > before) std::printf("  loaded\n");
+  }
+  return ok;
+}
+
+// The regressions (inputs that once broke a reader must keep being handled), the seeds, then
+// mutations of them all and of the corpus until the runs or the seconds are spent.
+bool fuzz(const FuzzOptions& o, Runner& runner) {
+  bool ok = true;
+  std::vector<std::string> corpus;
+  long regressions = 0;
+  if (fs::is_directory(o.regressions_dir)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(o.regressions_dir))
+      if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      corpus.push_back(read_text(f));
+      ok &= runner.run(corpus.back());
+      ++regressions;
+    }
+  }
+  const auto seeds = o.target->seeds(o.work_dir);
+  corpus.insert(corpus.end(), seeds.begin(), seeds.end());
+  if (!o.corpus_dir.empty() && fs::is_directory(o.corpus_dir)) {
+    for (const auto& e : fs::directory_iterator(o.corpus_dir))
+      if (e.is_regular_file()) corpus.push_back(read_text(e.path()));
+  }
+  Stats& stats = runner.stats;
+  const long loaded_before_seeds = stats.loaded;
+  for (const auto& s : seeds) ok &= runner.run(s);
+  const long seeds_loaded = stats.loaded - loaded_before_seeds;
+  Rng rng{o.seed * 0x2545F4914F6CDD1DULL + 1};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (long i = 0; i < o.runs && elapsed() <= o.seconds; ++i) {
+    std::string input = corpus[rng.below(corpus.size())];
+    const size_t mutations = 1 + rng.below(rng.below(2) ? 3 : 12);
+    for (size_t m = 0; m < mutations; ++m) mutate_once(input, rng, corpus, *o.target);
+    ok &= runner.run(input);
+  }
+  std::printf(
+      "minrnn_fuzz %s: %ld inputs (%ld regressions, %zu seeds of which %ld load) in "
+      "%.1f s: %ld loaded, %ld refused with a clear error, %ld findings\n",
+      o.target->name.c_str(), stats.runs, regressions, seeds.size(), seeds_loaded, elapsed(),
+      stats.loaded, stats.refused, stats.findings);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,121 +431,15 @@ int main(int argc, char** argv) {
   for (const auto& t : minrnn::fuzz::targets())
     if (t.name == args[0]) target = &t;
   if (!target) return usage(("unknown target '" + args[0] + "' (see --list)").c_str());
-
-  long runs = 2000;
-  double seconds = 1e9;
-  uint64_t seed = 1;
-  unsigned timeout_s = 20;
-  std::string corpus_dir, findings_dir = "fuzz-findings/" + target->name, work_dir;
-  std::string regressions_dir =
-      minrnn::testing::source_dir() + "/tests/fuzz/regressions/" + target->name;
-  std::vector<std::string> replay;
-  for (size_t i = 1; i < args.size(); ++i) {
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) {
-        usage((args[i] + " needs a value").c_str());
-        std::exit(2);
-      }
-      return args[++i];
-    };
-    const std::string& a = args[i];
-    if (a == "--runs")
-      runs = std::stol(value());
-    else if (a == "--seconds")
-      seconds = std::stod(value());
-    else if (a == "--seed")
-      seed = std::stoull(value());
-    else if (a == "--timeout")
-      timeout_s = static_cast<unsigned>(std::stoul(value()));
-    else if (a == "--max-alloc-mb")
-      g_max_alloc = std::stoull(value()) << 20;
-    else if (a == "--corpus")
-      corpus_dir = value();
-    else if (a == "--regressions")
-      regressions_dir = value();
-    else if (a == "--findings")
-      findings_dir = value();
-    else if (a == "--work")
-      work_dir = value();
-    else if (a.rfind("--", 0) == 0)
-      return usage(("unknown option " + a).c_str());
-    else
-      replay.push_back(a);
-  }
-
-  g_main_pid = ::getpid();
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM}) {
-    // Under a sanitizer its own handlers report memory errors; the death callback saves the input.
-    if (__sanitizer_set_death_callback != nullptr && sig != SIGALRM && sig != SIGABRT) continue;
-    ::signal(sig, on_signal);
-  }
-  if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(on_sanitizer_death);
-
-  if (work_dir.empty()) {
-    work_dir = (fs::temp_directory_path() /
-                ("minrnn_fuzz_" + target->name + "_" + std::to_string(::getpid())))
-                   .string();
-  }
-  fs::create_directories(work_dir);
-  fs::create_directories(findings_dir);
+  const FuzzOptions o = parse_options(*target, args);
+  install_crash_handlers();
+  fs::create_directories(o.work_dir);
+  fs::create_directories(o.findings_dir);
   Stats stats;
-  bool ok = true;
-  long index = 0;
-
-  if (!replay.empty()) {  // replay the given files, saying what each did
-    for (const auto& file : replay) {
-      std::printf("%s: %s\n", target->name.c_str(), file.c_str());
-      const long before = stats.loaded;
-      ok &= run_one(*target, read_text(file), work_dir, findings_dir, index++, timeout_s, stats,
-                    false);
-      if (stats.loaded > before) std::printf("  loaded\n");
-    }
-  } else {
-    // Regressions first: inputs that once broke a reader must keep being handled.
-    std::vector<std::string> corpus;
-    long regressions = 0;
-    if (fs::is_directory(regressions_dir)) {
-      std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(regressions_dir))
-        if (e.is_regular_file()) files.push_back(e.path());
-      std::sort(files.begin(), files.end());
-      for (const auto& f : files) {
-        const std::string input = read_text(f);
-        ok &= run_one(*target, input, work_dir, findings_dir, index++, timeout_s, stats);
-        corpus.push_back(input);
-        ++regressions;
-      }
-    }
-    const auto seeds = target->seeds(work_dir);
-    corpus.insert(corpus.end(), seeds.begin(), seeds.end());
-    if (!corpus_dir.empty() && fs::is_directory(corpus_dir)) {
-      for (const auto& e : fs::directory_iterator(corpus_dir))
-        if (e.is_regular_file()) corpus.push_back(read_text(e.path()));
-    }
-    const long loaded_before_seeds = stats.loaded;
-    for (const auto& s : seeds)
-      ok &= run_one(*target, s, work_dir, findings_dir, index++, timeout_s, stats);
-    const long seeds_loaded = stats.loaded - loaded_before_seeds;
-    Rng rng{seed * 0x2545F4914F6CDD1DULL + 1};
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < runs; ++i) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds)
-        break;
-      std::string input = corpus[rng.below(corpus.size())];
-      const size_t mutations = 1 + rng.below(rng.below(2) ? 3 : 12);
-      for (size_t m = 0; m < mutations; ++m) mutate_once(input, rng, corpus, *target);
-      ok &= run_one(*target, input, work_dir, findings_dir, index++, timeout_s, stats);
-    }
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf(
-        "minrnn_fuzz %s: %ld inputs (%ld regressions, %zu seeds of which %ld load) in "
-        "%.1f s: %ld loaded, %ld refused with a clear error, %ld findings\n",
-        target->name.c_str(), stats.runs, regressions, seeds.size(), seeds_loaded, took,
-        stats.loaded, stats.refused, stats.findings);
-  }
+  Runner runner{o, stats};
+  const bool ok = o.replay.empty() ? fuzz(o, runner) : replay_files(o, runner);
   std::error_code ec;
-  minrnn::io::remove_tree(work_dir);
-  if (fs::is_empty(findings_dir, ec)) fs::remove(findings_dir, ec);
+  minrnn::io::remove_tree(o.work_dir);
+  if (fs::is_empty(o.findings_dir, ec)) fs::remove(o.findings_dir, ec);
   return ok ? 0 : 1;
 }
