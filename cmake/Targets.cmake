@@ -35,7 +35,12 @@ endfunction()
 option(MINRNN_UNITY_BUILD "Compile torch targets' sources in batches (one precompiled-header load each)" ON)
 set(MINRNN_UNITY_BATCH 8 CACHE STRING "Sources per unity batch")
 function(minrnn_use_torch target)
-  target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
+  # The torch wheel's libtorch.so and libtorch_cpu.so export a copy of std::filesystem of their own
+  # (an older toolchain's). Loaded ahead of libstdc++, that copy served our calls; on a system with
+  # a newer libstdc++ (the lent H200's, 2026-11-27) its remove_all jumped to address 0. Linking
+  # libstdc++ first puts it first in the search order, so our calls get the system's own
+  # (Linking.StdFilesystemCallsReachTheSystemsLibstdcxx).
+  target_link_libraries(${target} PUBLIC stdc++ ${TORCH_LIBRARIES})
   target_compile_options(${target} PUBLIC $<$<COMPILE_LANGUAGE:CXX>:${_torch_cxx_flags}>)
   if(MINRNN_WITH_CUDA)
     target_compile_definitions(${target} PUBLIC MINRNN_WITH_CUDA=1)
