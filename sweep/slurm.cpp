@@ -117,7 +117,7 @@ void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
   for (const auto& a : sl.sbatch_args) opt(a);
 }
 
-// The `case` that gives each array task its pack: RUN_DIRS, DEVICE, the TRAIN command, EXTEND.
+// The `case` that gives each array task its pack: RUN_DIRS, the TRAIN command, EXTEND.
 void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
                       const std::vector<std::vector<int>>& packs) {
   s << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
@@ -125,7 +125,7 @@ void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
     const SweepRun& first = runs[size_t(pack[0])];
     s << "  " << pack[0] << ") RUN_DIRS=(";
     for (int i : pack) s << (i == pack[0] ? "" : " ") << shell_quote(abs_dir(runs[size_t(i)]));
-    s << ") DEVICE=" << shell_quote(first.device) << "\n     TRAIN=(train "
+    s << ")\n     TRAIN=(train "
       << shell_quote(fs::absolute(first.config).string());
     for (int i : pack) {
       s << " --seed " << runs[size_t(i)].seed << " --run-dir "
@@ -210,7 +210,8 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
   write_sbatch_options(s, spec, packs);
   s << "set -u\nMINRNN=" << shell_quote(exe) << "\n";
   write_task_table(s, runs, packs);
-  s << "EVAL=(--episodes " << spec.eval_episodes << " --device \"$DEVICE\" --replace)\n";
+  s << "EVAL=(--episodes " << spec.eval_episodes << " --device " << kEvaluationDevice
+    << " --replace)\n";
   const std::string threads =
       spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
   s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";

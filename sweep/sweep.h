@@ -73,6 +73,12 @@ SweepSpec load_sweep(const std::string& path);
 
 enum class RunState { kPending, kTrained, kDone };  // kTrained: done.json but no eval.json
 
+// A run's final evaluation (`minrnn eval`, its eval.json) rolls out on the CPU whatever the run
+// trained on, as its evaluations during training do: the packed engine's batch-1 steps take
+// microseconds there, while on a GPU they are launch-bound, and the GPU is the packs' still
+// training (an H200, 2026-11-27: 30 Transformer episodes at 49 batched steps/s beside two packs).
+inline constexpr const char* kEvaluationDevice = "cpu";
+
 struct SweepRun {
   std::string dataset, backbone;
   int64_t seed = 0;
@@ -81,7 +87,7 @@ struct SweepRun {
   std::string run_dir;
   RunState state = RunState::kPending;
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
-  std::string device = "cpu";  // the config's: where training and evaluation run
+  std::string device = "cpu";  // the config's: where training runs (evaluation: kEvaluationDevice)
   bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
   // The config's `dataset` (an id or a path) and whether it is there (data::locate_dataset):
   // a run still to train cannot start without it.

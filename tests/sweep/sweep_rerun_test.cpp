@@ -125,14 +125,15 @@ TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
   EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
 }
 
-TEST(SweepRun, EvaluationRunsOnTheConfigsDeviceAndWritesTheRunsResult) {
+// A run trained on the GPU is evaluated on the CPU (sweep::kEvaluationDevice), into its eval.json.
+TEST(SweepRun, EvaluationRunsOnTheCpuWhereverTheRunTrainedAndWritesTheRunsResult) {
   testing::TempDir tmp;
   sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
   s.sets.push_back("device=cuda");
   const auto [train, evaluate] = recorded_phases(s, tmp.path);
   EXPECT_NE(train.find("--set device=cuda"), std::string::npos) << train;
   EXPECT_EQ(evaluate.rfind("eval ", 0), 0u) << evaluate;
-  EXPECT_NE(evaluate.find("--device cuda"), std::string::npos) << evaluate;
+  EXPECT_NE(evaluate.find("--device cpu"), std::string::npos) << evaluate;
   EXPECT_NE(evaluate.find("--replace"), std::string::npos) << evaluate;
 }
 
