@@ -13,6 +13,10 @@
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
 #        QUICK=1 scripts/gpu-check.sh        (shorter benches: fits a 10-minute call with the build)
 #        TARGETS="minrnn test_compute" …        (build only these; default: everything)
+#        PREBUILT=.gpu-carry scripts/gpu-check.sh  (no build: the binaries scripts/gpu-carry.sh
+#                                             built here for the GPU, copied into their build dir)
+#        SKIP="scan figure1" …                (leave out these steps: scan train pack agent peer figure1)
+#        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 # On a GPU machine without a package registry (the project's lent one), first
 # `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
@@ -22,6 +26,7 @@ BUILD="${1:-build-gpu}"
 LOGS="${LOGS:-runs/gpu-check}"
 JOBS="${JOBS:-$(nproc)}"
 mkdir -p "$LOGS"
+LOGS=$(cd "$LOGS" && pwd)  # the tests run in the build dir
 MINRNN="$BUILD/minrnn"
 status=0
 summary=()
@@ -38,16 +43,37 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --form
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
 note "GPU: $gpu (sm_$cap); $(nproc) CPU cores; $(date -u '+%Y-%m-%d %H:%M UTC')"
 
+skipped() { [[ " ${SKIP:-} " == *" $1 "* ]]; }
+if [ -n "${PREBUILT:-}" ]; then
+  # The test binaries name the checkout and build dir they were built in; the same paths here.
+  built_in=$(cat "$PREBUILT/bin/built-in")
+  BUILD=$(basename "$built_in")
+  MINRNN="$BUILD/minrnn"
+  [ -e "$(dirname "$built_in")" ] || { mkdir -p "$(dirname "$(dirname "$built_in")")" &&
+                                       ln -s "$PWD" "$(dirname "$built_in")"; }
+  mkdir -p "$BUILD/tests"
+  cp "$PREBUILT/bin/minrnn" "$BUILD/"
+  for t in "$PREBUILT"/bin/test_*; do cp "$t" "$BUILD/tests/"; done
+  # Their RUNPATH names the build machine's venv: this machine's torch (and its CUDA libraries) first.
+  torch_lib=$(${MINRNN_PYTHON:-python3} -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib
+  export LD_LIBRARY_PATH="$torch_lib:$torch_lib/../../nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  note "prebuilt binaries from $PREBUILT (built in $built_in), no build here"
+fi
+
 echo "== 1/4 build ($BUILD)"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON \
+if [ -n "${PREBUILT:-}" ]; then
+  :
+elif ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMINRNN_CUDA=ON \
          ${MINRNN_PYTHON:+-DMINRNN_PYTHON="$MINRNN_PYTHON"} &&
        cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS}; } > "$LOGS/build.log" 2>&1; then
   tail -40 "$LOGS/build.log"
   note "build FAILED (log: $LOGS/build.log)"
   exit 1
 fi
-archs=$(cuobjdump --list-elf "$BUILD/kernels/libminrnn_kernels.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
-ptx=$(cuobjdump --list-ptx "$BUILD/kernels/libminrnn_kernels.a" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+kernels="$BUILD/kernels/libminrnn_kernels.a"
+[ -f "$kernels" ] || kernels=$MINRNN
+archs=$(cuobjdump --list-elf "$kernels" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
+ptx=$(cuobjdump --list-ptx "$kernels" 2>/dev/null | grep -o 'sm_[0-9]*' | sort -uV | tr '\n' ' ')
 note "kernels built as SASS for: ${archs:-none}; PTX for: ${ptx:-none}"
 if [[ " $archs " != *" sm_$cap "* ]]; then
   note "no SASS for this GPU (sm_$cap): it runs the PTX, JIT-compiled at first launch"
@@ -63,7 +89,36 @@ if [ "$(readlink -f "${cudart##* }")" != "$(readlink -f "${torch_cudart##* }")" 
 fi
 
 echo "== 2/4 cuda-labelled tests"
-if ctest --test-dir "$BUILD" -L cuda -j 4 --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
+# ctest's files name the build machine's paths: carried test binaries run directly, side by side.
+gtest_each() {  # log name, gtest filter: every carried test binary, a log each
+  local pids=() failed=0 t
+  for t in "$PREBUILT"/bin/test_*; do
+    t=$(basename "$t")
+    (cd "$BUILD" && OMP_WAIT_POLICY=PASSIVE "tests/$t" --gtest_filter="$2" > "$LOGS/$1-$t.log" 2>&1) &
+    pids+=($!)
+  done
+  for t in "${pids[@]}"; do wait "$t" || failed=1; done
+  return $failed
+}
+gtest_summary() {  # log name: passed/failed counts over its logs
+  cat "$LOGS/$1"-test_*.log | awk '/^\[  PASSED  \]/{p += $4} /^\[  FAILED  \] [0-9]+ test/{f += $4}
+                                  /^\[  SKIPPED \] [0-9]+ test/{s += $4} END {printf "%d passed, %d failed, %d skipped", p, f, s}'
+}
+if [ -n "${PREBUILT:-}" ]; then
+  if gtest_each ctest-cuda '*Cuda*'; then
+    note "cuda tests: $(gtest_summary ctest-cuda)"
+  else
+    status=1
+    note "cuda tests FAILED: $(gtest_summary ctest-cuda) (logs: $LOGS/ctest-cuda-*.log)"
+    grep -h '^\[  FAILED  \] [A-Z]' "$LOGS"/ctest-cuda-*.log | head -20
+  fi
+  if gtest_each ctest-device '*Device*:ScanEmulated*:PointwiseEmulated*:GridEmulator*'; then
+    note "device-handling and emulator tests: $(gtest_summary ctest-device)"
+  else
+    status=1
+    note "device-handling or emulator tests FAILED: $(gtest_summary ctest-device) (logs: $LOGS/ctest-device-*.log)"
+  fi
+elif ctest --test-dir "$BUILD" -L cuda -j 4 --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
   note "cuda tests: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1)"
 else
   status=1
@@ -71,7 +126,9 @@ else
   grep -E '^\s+[0-9]+ - ' "$LOGS/ctest-cuda.log" | head -20
 fi
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
-if ctest --test-dir "$BUILD" -j 4 -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
+if [ -n "${PREBUILT:-}" ]; then
+  :
+elif ctest --test-dir "$BUILD" -j 4 -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
      > "$LOGS/ctest-device.log" 2>&1; then
   note "device-handling and emulator tests: $(grep -E 'tests passed' "$LOGS/ctest-device.log" | tail -1)"
 else
@@ -94,22 +151,27 @@ bench() {  # name, then the minrnn arguments
 }
 # QUICK=1: the paper's shapes still, fewer and shorter cells (figure 1 last: it is the longest).
 fig1=()
-train=()
+train=(--devices cpu,cuda)
 if [ "${QUICK:-0}" = 1 ]; then
   fig1=(--lengths 64,256,1024,4096 --repeats 3 --max-seconds 10)
-  train=(--seconds 2)
+  train=(--devices cuda --backbones mingru,transformer --seconds 2)
 fi
-bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
-grep -E '^\| (copy|scan kernel|scan: ours)' "$LOGS/bench-scan.log" | sed 's/^/    /'
-# The data grid::choose_scan_kernel's tiled8/tiled32 threshold was set from (docs/core.md, "Which
-# kernel"): each kernel at B·D from 512 to 64 k channels, to re-check it on another GPU.
-for bd in "8 64" "8 256" "64 64" "8 1024" "64 1024"; do
-  read -r b d <<< "$bd"
-  bench "scan-b$b-d$d" bench scan --device cuda --batch "$b" --dim "$d" --lengths 512,4096 --repeats 5
-  grep -E '^\| (scan kernel|scan: ours)' "$LOGS/bench-scan-b$b-d$d.log" | sed 's/^/    /'
-done
+if ! skipped scan; then
+  bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
+  grep -E '^\| (copy|scan kernel|scan: ours)' "$LOGS/bench-scan.log" | sed 's/^/    /'
+  # The data grid::choose_scan_kernel's tiled8/tiled32 threshold was set from (docs/core.md, "Which
+  # kernel"): each kernel at B·D from 512 to 64 k channels, to re-check it on another GPU.
+  for bd in "8 64" "8 256" "64 64" "8 1024" "64 1024"; do
+    read -r b d <<< "$bd"
+    bench "scan-b$b-d$d" bench scan --device cuda --batch "$b" --dim "$d" --lengths 512,4096 --repeats 5
+    grep -E '^\| (scan kernel|scan: ours)' "$LOGS/bench-scan-b$b-d$d.log" | sed 's/^/    /'
+  done
+fi
 # The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly.
-bench train bench train --devices cpu,cuda --eager-too "${train[@]}"
+if ! skipped train; then
+  bench train bench train --eager-too "${train[@]}"
+  grep -E '^\| ' "$LOGS/bench-train.log" | sed 's/^/    /'
+fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).
 pack=(--device cuda --packs 1,2,4,8,16 --seconds 2)
@@ -118,15 +180,17 @@ case "$gpu" in
   *H100*PCIe*) pack+=(--peak-tflops 51) ;;
   *H100* | *H200*) pack+=(--peak-tflops 67) ;;
 esac
-bench pack bench pack "${pack[@]}"
-grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
+if ! skipped pack; then
+  bench pack bench pack "${pack[@]}"
+  grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
+fi
 
-# A small agent trained and evaluated end to end on the GPU.
-work="$LOGS/agent"
-rm -rf "$work" && mkdir -p "$work"
-"$MINRNN" data synth "$work/d.hdf5" --env hopper --steps 20000 --episode-len 200 > /dev/null
-cat > "$work/c.yaml" << EOF
-dataset: $(pwd)/$work/d.hdf5
+agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4
+  work="$LOGS/agent"
+  rm -rf "$work" && mkdir -p "$work"
+  "$MINRNN" data synth "$work/d.hdf5" --env hopper --steps 20000 --episode-len 200 > /dev/null
+  cat > "$work/c.yaml" << EOF
+dataset: $work/d.hdf5
 env: hopper
 backbone: mingru
 max_steps: 500
@@ -134,55 +198,58 @@ eval_every: 0
 checkpoint_every: 250
 log_every: 50
 EOF
-seconds_since() {  # $1: a `date +%s%N` stamp
-  local ms=$(( ($(date +%s%N) - $1) / 1000000 ))
-  printf '%d.%01d' $((ms / 1000)) $((ms % 1000 / 100))
-}
-t0=$(date +%s%N)
-if "$MINRNN" train "$work/c.yaml" --run-dir "$work/run" --set device=cuda --quiet > "$LOGS/train.log" 2>&1; then
-  note "train on cuda: 500 steps of the configs/defaults.yaml model in $(seconds_since "$t0") s"
+  seconds_since() {  # $1: a `date +%s%N` stamp
+    local ms=$(( ($(date +%s%N) - $1) / 1000000 ))
+    printf '%d.%01d' $((ms / 1000)) $((ms % 1000 / 100))
+  }
   t0=$(date +%s%N)
-  if "$MINRNN" eval "$work/run" --device cuda --engine torch --episodes 10 --out "$work/eval.json" \
-       > "$LOGS/eval.log" 2>&1; then
-    note "eval on cuda (torch engine): 10 episodes in $(seconds_since "$t0") s: $(tail -1 "$LOGS/eval.log")"
+  if "$MINRNN" train "$work/c.yaml" --run-dir "$work/run" --set device=cuda --quiet > "$LOGS/train.log" 2>&1; then
+    note "train on cuda: 500 steps of the configs/defaults.yaml model in $(seconds_since "$t0") s"
+    t0=$(date +%s%N)
+    if "$MINRNN" eval "$work/run" --device cuda --engine torch --episodes 10 --out "$work/eval.json" \
+         > "$LOGS/eval.log" 2>&1; then
+      note "eval on cuda (torch engine): 10 episodes in $(seconds_since "$t0") s: $(tail -1 "$LOGS/eval.log")"
+    else
+      status=1
+      note "eval on cuda FAILED (log: $LOGS/eval.log)"
+    fi
   else
     status=1
-    note "eval on cuda FAILED (log: $LOGS/eval.log)"
+    note "train on cuda FAILED (log: $LOGS/train.log)"
   fi
-else
-  status=1
-  note "train on cuda FAILED (log: $LOGS/train.log)"
-fi
 
-# A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), each stepping
-# its own CUDA graph, beside the one run above: the aggregate run-steps/s a sweep gets from
-# `pack: 4`.
-t0=$(date +%s%N)
-if "$MINRNN" train "$work/c.yaml" --seed 0,1,2,3 --run-dir "$work/p0" --run-dir "$work/p1" \
-     --run-dir "$work/p2" --run-dir "$work/p3" --set device=cuda --quiet > "$LOGS/train-pack.log" 2>&1; then
-  note "train a pack of 4 on cuda: 4 × 500 steps in $(seconds_since "$t0") s (the single run: above)"
-else
-  status=1
-  note "train a pack of 4 on cuda FAILED (log: $LOGS/train-pack.log)"
-fi
+  # A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), each stepping
+  # its own CUDA graph, beside the one run above: the aggregate run-steps/s a sweep gets from
+  # `pack: 4`.
+  t0=$(date +%s%N)
+  if "$MINRNN" train "$work/c.yaml" --seed 0,1,2,3 --run-dir "$work/p0" --run-dir "$work/p1" \
+       --run-dir "$work/p2" --run-dir "$work/p3" --set device=cuda --quiet > "$LOGS/train-pack.log" 2>&1; then
+    note "train a pack of 4 on cuda: 4 × 500 steps in $(seconds_since "$t0") s (the single run: above)"
+  else
+    status=1
+    note "train a pack of 4 on cuda FAILED (log: $LOGS/train-pack.log)"
+  fi
+}
+skipped agent || agent_check
+
 # The peer on the same GPU in the same call, when its script is carried: PEER=path/to/run.sh
 # (CORL's dt.py, ../shared/peer; PEER_PYTHON defaults to python3 here, which has torch).
-if [ -n "${PEER:-}" ]; then
-  if PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train 20 cuda > "$LOGS/peer-train.log" 2>&1; then
+if [ -n "${PEER:-}" ] && ! skipped peer; then
+  if PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train "${PEER_SECONDS:-20}" cuda > "$LOGS/peer-train.log" 2>&1; then
     note "peer (CORL dt.py, one process) on cuda: $(tail -1 "$LOGS/peer-train.log")"
   else
     note "peer on cuda FAILED (log: $LOGS/peer-train.log)"
   fi
   # Its best aggregate: four processes sharing the GPU, their steps/s summed.
   for i in 1 2 3 4; do
-    PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train 20 cuda > "$LOGS/peer-train-x4-$i.log" 2>&1 &
+    PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train "${PEER_SECONDS:-20}" cuda > "$LOGS/peer-train-x4-$i.log" 2>&1 &
   done
   wait
   aggregate=$(cat "$LOGS"/peer-train-x4-*.log | grep -o '= [0-9.]* steps/s' | awk '{s += $2; n++} END {if (n) printf "%.1f steps/s from %d processes", s, n}')
   note "peer, 4 processes at once on cuda: ${aggregate:-FAILED (logs: $LOGS/peer-train-x4-*.log)}"
 fi
 
-bench figure1 bench figure1 --device cuda "${fig1[@]}"
+skipped figure1 || bench figure1 bench figure1 --device cuda "${fig1[@]}"
 
 echo "== 4/4 filing the summary in docs/benchmarks.md"
 header=""

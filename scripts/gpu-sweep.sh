@@ -3,6 +3,8 @@
 # made (docs/results.md, "What is left", item 2: the calls that finished issue 23). Run there, in
 # the project root, with .devdeps carried (scripts/gpu-deps-fetch.sh):
 #   D4RL_DATASET_DIR=data scripts/gpu-sweep.sh SWEEP_YAML SNAPSHOT_DIR SECONDS [COLLECT_ARGS...]
+# SNAPSHOT_DIR '-': a sweep from nothing. UNFINISHED=0: bring back no unfinished run (a sweep
+# that cannot finish elsewhere, where the 8 files a call returns are wanted for other logs).
 # 1. minrnn: a carried build-carry/minrnn when it runs its CUDA kernels there (built here for the
 #    GPU, saving the ~150 s of a build there; docs/core.md, "Checking on a GPU", gives the cmake
 #    line), else one built there in build-gpu/.
@@ -54,22 +56,24 @@ if [[ $# -gt 0 ]]; then
     say "collect $* did not write: $(grep -a 'error' "$log" | tail -n 1)"
   fi
 fi
-scripts/snapshot-sweep.sh --restore "$snapshot" "$out" 2>&1 | tee -a "$log"
+[[ $snapshot == - ]] || scripts/snapshot-sweep.sh --restore "$snapshot" "$out" 2>&1 | tee -a "$log"
 
 pack_s=30  # the SIGTERM'd runs' checkpoints, the snapshot and the tars
 left=$((seconds - ($(date +%s) - start) - pack_s))
 if [[ $left -gt 10 ]]; then
   say "sweep for ${left}s"
+  t0=$(date +%s)
   timeout --signal=TERM --kill-after=20 "$left" \
     "$bin" sweep "$sweep" --extend --set device=cuda --parallel 4 >> "$log" 2>&1
-  say "sweep exit $?"
+  say "sweep exit $? after $(($(date +%s) - t0)) s"
+  "$bin" report "$out" >> "$log" 2>&1 && cp "$out/table3.md" "$OUT/" 2>/dev/null
 fi
 
 scripts/snapshot-sweep.sh "$out" "$OUT/snap" 2>&1 | tee -a "$log"
 tar czf "$OUT/snap.tgz" -C "$OUT" snap && rm -rf "$OUT/snap"
 # The unfinished runs, furthest first (their metrics.csv's last step).
 name=$(basename "$sweep" .yaml)
-while IFS= read -r -d '' ckpt; do
+[[ ${UNFINISHED:-1} == 0 ]] || while IFS= read -r -d '' ckpt; do
   run=$(dirname "$ckpt")
   [[ -f $run/done.json ]] && continue
   step=$(tail -n 1 "$run/metrics.csv" 2>/dev/null | cut -d, -f1)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Assembles .gpu-carry/ (git-ignored): what one device call needs to check the GPU path without
+# building there, which saves the 3–4 minutes of a 15-minute lease that a build costs:
+#   bin/      minrnn and the test binaries holding `*Cuda*` suites, built here for Hopper
+#             (sm_90 SASS only, no OSMesa, which the GPU machine lacks) in build-carry/, stripped;
+#   debs/     the runtime Debian packages those binaries load (no -dev packages: nothing is built
+#             there), plus .devdeps/fallback/ when FALLBACK=1;
+#   peer/     ../shared/peer (CORL's dt.py and its bench), which the call cannot reach otherwise;
+#   data/     DATA=FILE…: datasets a sweep there reads (D4RL_DATASET_DIR=.gpu-carry/data).
+# Usage: scripts/gpu-carry.sh            (after scripts/gpu-deps-fetch.sh)
+#        DATA=data/hopper_medium-v2.hdf5 scripts/gpu-carry.sh
+# Then, on the GPU machine (docs/core.md, "Checking on a GPU"): scripts/gpu-check.sh with
+# PREBUILT=.gpu-carry. The test binaries read the checkout through the absolute path they were
+# built in ($PWD here); gpu-check.sh links that path to the checkout there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build-carry}
+TESTS=(test_compute test_rl test_collect)
+[ -d .devdeps ] || { echo "gpu-carry: no .devdeps/: run scripts/gpu-deps-fetch.sh first" >&2; exit 1; }
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real \
+    -DOSMESA_INCLUDE_DIR=OFF -DOSMESA_LIBRARY=OFF > "$BUILD.configure.log"
+fi
+cmake --build "$BUILD" -j "$(nproc)" --target minrnn "${TESTS[@]}"
+
+rm -rf .gpu-carry
+mkdir -p .gpu-carry/bin .gpu-carry/debs .gpu-carry/data
+strip -o .gpu-carry/bin/minrnn "$BUILD/minrnn"
+for t in "${TESTS[@]}"; do strip -o ".gpu-carry/bin/$t" "$BUILD/tests/$t"; done
+echo "$PWD/$BUILD" > .gpu-carry/bin/built-in
+# What the binaries load at run time: MuJoCo and its closure, GL's dispatch libraries, HDF5,
+# yaml-cpp, zlib. Headers, CMake files and GoogleTest are for building only.
+runtime='libmujoco2.2.2_* libccd2_* liblodepng0_* libqhull-r8.0_* libtinyxml2-9_* libgl1_* libglx0_*
+  libopengl0_* libglvnd0_* libhdf5-103-1_* libhdf5-cpp-103-1_* libhdf5-hl-100_* libhdf5-hl-cpp-100_*
+  libsz2_* libaec0_* libyaml-cpp0.7_* zlib1g_1*'
+for pattern in $runtime; do cp .devdeps/$pattern .gpu-carry/debs/; done
+[ "${FALLBACK:-0}" = 1 ] && cp -r .devdeps/fallback .gpu-carry/debs/
+[ -d ../shared/peer ] && cp -r ../shared/peer .gpu-carry/peer
+for f in ${DATA:-}; do cp "$f" .gpu-carry/data/; done
+du -sh .gpu-carry/* | sed 's/^/gpu-carry: /'
+echo "gpu-carry: $(du -sh .gpu-carry | cut -f1) in .gpu-carry/ (a device call carries 64 MiB with the checkout)"
