@@ -188,7 +188,7 @@ class LocalPool {
     const SweepRun& r = runs_[i];
     // --replace: this is the run's result (eval.json), not an ad-hoc evaluation.
     const std::vector<std::string> args = {
-        "eval",     r.run_dir, "--episodes", std::to_string(spec_.eval_episodes),
+        "eval",     r.run_dir,         "--episodes", std::to_string(spec_.eval_episodes),
         "--device", kEvaluationDevice, "--replace"};
     if (started_[i] == 0) started_[i] = elapsed();
     active_[spawn(opt_.exe, args, log_of(i), threads_)] = {{i}, true};

@@ -125,8 +125,7 @@ void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
     const SweepRun& first = runs[size_t(pack[0])];
     s << "  " << pack[0] << ") RUN_DIRS=(";
     for (int i : pack) s << (i == pack[0] ? "" : " ") << shell_quote(abs_dir(runs[size_t(i)]));
-    s << ")\n     TRAIN=(train "
-      << shell_quote(fs::absolute(first.config).string());
+    s << ")\n     TRAIN=(train " << shell_quote(fs::absolute(first.config).string());
     for (int i : pack) {
       s << " --seed " << runs[size_t(i)].seed << " --run-dir "
         << shell_quote(abs_dir(runs[size_t(i)]));

@@ -24,8 +24,8 @@ TEST(Linking, StdFilesystemCallsReachTheSystemsLibstdcxx) {
   using Remove = bool (*)(const std::filesystem::path&, std::error_code&);
   const RemoveAll remove_all = &std::filesystem::remove_all;
   const Remove remove = &std::filesystem::remove;
-  for (const void* f : {reinterpret_cast<const void*>(remove_all),
-                        reinterpret_cast<const void*>(remove)}) {
+  for (const void* f :
+       {reinterpret_cast<const void*>(remove_all), reinterpret_cast<const void*>(remove)}) {
     const std::string library = library_holding(f);
     EXPECT_NE(library.find("libstdc++"), std::string::npos) << "resolved to " << library;
   }
