@@ -96,4 +96,11 @@ std::string describe_choice(const std::string& requested, const DeviceChoice& ch
   return "device: auto -> " + choice.name + " (" + choice.note + ")";
 }
 
+void set_cuda_matmul_precision(const std::string& precision) {
+  if (precision != "fp32" && precision != "tf32")
+    throw std::invalid_argument("matmul precision '" + precision + "': expected fp32 or tf32");
+  at::globalContext().setAllowTF32CuBLAS(precision == "tf32");
+  at::globalContext().setAllowTF32CuDNN(precision == "tf32");
+}
+
 }  // namespace minrnn::core

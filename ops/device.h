@@ -27,4 +27,9 @@ DeviceChoice resolve_device(const std::string& requested, const std::string& set
 // "device: auto → cpu (no CUDA device found)"; "" unless `requested` was auto.
 std::string describe_choice(const std::string& requested, const DeviceChoice& choice);
 
+// How CUDA computes float32 matmuls and convolutions from now on, in the whole process (LibTorch
+// keeps it globally): "fp32" (full float32) or "tf32" (tensor cores, 10-bit mantissas). The CPU
+// is untouched. Throws std::invalid_argument for another value.
+void set_cuda_matmul_precision(const std::string& precision);
+
 }  // namespace minrnn::core

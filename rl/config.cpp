@@ -52,6 +52,7 @@ const std::vector<Field>& fields() {
       field("max_steps", "an integer", &TrainConfig::max_steps),
       field("batch_size", "an integer", &TrainConfig::batch_size),
       field("grad_clip", "a number", &TrainConfig::grad_clip),
+      field("matmul_precision", "a string", &TrainConfig::matmul_precision),
       field("target_return", "a number", &TrainConfig::target_return),
       field("return_scale", "a number", &TrainConfig::return_scale),
       field("eval_every", "an integer", &TrainConfig::eval_every),
@@ -164,6 +165,8 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   check(c.max_steps >= 1, o, "max_steps", ">= 1", s(c.max_steps));
   check(c.batch_size >= 1, o, "batch_size", ">= 1", s(c.batch_size));
   check(c.grad_clip >= 0, o, "grad_clip", ">= 0 (0 = off)", s(c.grad_clip));
+  check(c.matmul_precision == "fp32" || c.matmul_precision == "tf32", o, "matmul_precision",
+        "fp32 or tf32", "'" + c.matmul_precision + "'");
   check(c.return_scale > 0, o, "return_scale", "> 0", s(c.return_scale));
   check(c.eval_every >= 0, o, "eval_every", ">= 0", s(c.eval_every));
   check(c.eval_episodes >= 1, o, "eval_episodes", ">= 1", s(c.eval_episodes));

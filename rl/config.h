@@ -38,6 +38,10 @@ struct TrainConfig {
   int64_t max_steps = 100000;
   int64_t batch_size = 64;
   double grad_clip = 0.25;  // max global grad norm; 0 = off
+  // fp32 | tf32: on CUDA, tf32 runs the matmuls on tensor cores with 10-bit mantissas (float32
+  // accumulation); the CPU always computes in float32. Issue 41: not the default until a sweep
+  // shows the scores do not move.
+  std::string matmul_precision = "fp32";
   // returns
   double target_return = 3600;
   double return_scale = 1000;

@@ -50,6 +50,14 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
   std::map<std::string, std::shared_ptr<const data::Dataset>> loaded;  // by dataset id or path
   for (size_t i = 0; i < members.size(); ++i) {
     try {
+      // LibTorch holds the matmul precision for the whole process
+      // (core::set_cuda_matmul_precision).
+      const std::string& precision = members[0].config.matmul_precision;
+      if (members[i].config.matmul_precision != precision) {
+        throw std::invalid_argument("matmul_precision " + members[i].config.matmul_precision +
+                                    " differs from the pack's first run's (" + precision +
+                                    "): one process computes in one precision");
+      }
       auto& data = loaded[members[i].config.dataset];
       if (!data) data = load_training_data(members[i].config.dataset);
       TrainOptions options = members[i].options;

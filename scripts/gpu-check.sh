@@ -183,6 +183,10 @@ esac
 if ! skipped pack; then
   bench pack bench pack "${pack[@]}"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
+  # The same packs with the matmuls on tensor cores (a config's matmul_precision: tf32), whose
+  # speed-up the issue weighs against whether the scores move.
+  bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32
+  grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

@@ -65,3 +65,19 @@ TEST(Device, AnythingElseIsRefusedNamingTheSetting) {
         << bad << ": " << msg;
   }
 }
+
+// tf32 turns LibTorch's TF32 switches for CUDA matmuls and convolutions on, fp32 off again; the
+// setting lives in the process, so the test leaves it as it found it.
+TEST(Device, MatmulPrecisionSetsLibTorchsTf32SwitchesAndRefusesOthers) {
+  auto& context = at::globalContext();
+  const bool cublas = context.allowTF32CuBLAS(), cudnn = context.allowTF32CuDNN();
+  set_cuda_matmul_precision("tf32");
+  EXPECT_TRUE(context.allowTF32CuBLAS());
+  EXPECT_TRUE(context.allowTF32CuDNN());
+  set_cuda_matmul_precision("fp32");
+  EXPECT_FALSE(context.allowTF32CuBLAS());
+  EXPECT_FALSE(context.allowTF32CuDNN());
+  EXPECT_THROW(set_cuda_matmul_precision("bf16"), std::invalid_argument);
+  context.setAllowTF32CuBLAS(cublas);
+  context.setAllowTF32CuDNN(cudnn);
+}

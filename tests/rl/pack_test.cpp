@@ -22,6 +22,24 @@ rl::PackMember member(const std::string& data, const fs::path& run, int64_t seed
   return m;
 }
 
+// LibTorch holds CUDA's matmul precision for a whole process: a run asking for another one than
+// the pack's first fails alone, before it touches its run dir, and the others train.
+TEST(Pack, ARunOfAnotherMatmulPrecisionFailsAlone) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const std::vector<rl::PackMember> pack = {
+      member(data, tmp.path / "a", 0),
+      member(data, tmp.path / "tf32", 1, {"matmul_precision=tf32"}),
+      member(data, tmp.path / "b", 2)};
+  const auto results = rl::train_pack(pack);
+  EXPECT_TRUE(results[0].finished) << results[0].error;
+  EXPECT_FALSE(results[1].finished);
+  EXPECT_NE(results[1].error.find("matmul_precision tf32 differs"), std::string::npos)
+      << results[1].error;
+  EXPECT_FALSE(fs::exists(tmp.path / "tf32"));
+  EXPECT_TRUE(results[2].finished) << results[2].error;
+}
+
 // Each run of a pack ends as the same run trained alone: weights, evals.csv, metrics.csv rows.
 TEST(Pack, EachRunEndsAsItWouldAlone) {
   testing::TempDir tmp;

@@ -63,6 +63,12 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_NE(e.find("dropout"), std::string::npos) << e;
   EXPECT_NE(e.find(f), std::string::npos) << e;
 
+  write(f, "dataset: d\nmatmul_precision: bf16\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("matmul_precision"), std::string::npos) << e;
+  EXPECT_NE(e.find("fp32 or tf32"), std::string::npos) << e;
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+
   write(f, "defaults: missing.yaml\ndataset: d\n");
   e = error_of([&] { rl::load_config(f); });
   EXPECT_NE(e.find("defaults"), std::string::npos) << e;

@@ -101,9 +101,11 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
   md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
-     << (o.eager ? " --eager" : "") << "`. P runs of the decision model (B=" << s.batch
-     << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers
-     << " layers, hopper dims, float32) in one process, each with its own weights, AdamW and "
+     << (o.eager ? " --eager" : "")
+     << (s.matmul_precision == "tf32" ? " --matmul-precision tf32" : "")
+     << "`. P runs of the decision model (B=" << s.batch << ", K=" << s.context << ", embed "
+     << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
+     << ") in one process, each with its own weights, AdamW and "
      << "trainer's step on a stream of its own, stepped in turn from one thread on one reused "
      << "synthetic batch (no sampling). run-steps/s = all runs' steps per second; GFLOP = the "
      << "matmul FLOPs of one run's step (tools/bench/train_setup.h).\n\n"

@@ -221,15 +221,16 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context "
      << o.shape.context << (o.profile ? " --profile" : "")
-     << (has_peer ? " --peer " + o.peer : std::string());
+     << (has_peer ? " --peer " + o.peer : std::string())
+     << (o.shape.matmul_precision == "tf32" ? " --matmul-precision tf32" : "");
   if (by_round) md << " --rounds " << o.rounds;
   if (o.shape.expansion != 1.0) md << " --expansion " << o.shape.expansion;
   md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.shape.batch << ", K=" << o.shape.context << " ("
      << 3 * o.shape.context << " tokens), embed " << o.shape.embed << ", " << o.shape.layers
      << " layers, minRNN expansion " << o.shape.expansion << ", hopper dims (obs "
-     << o.shape.obs_dim << ", act " << o.shape.act_dim
-     << "), float32; the trainer's step (rl/train_step.h: a CUDA graph replayed on CUDA, eager "
+     << o.shape.obs_dim << ", act " << o.shape.act_dim << "), " << arithmetic(o.shape)
+     << "; the trainer's step (rl/train_step.h: a CUDA graph replayed on CUDA, eager "
      << "on the CPU; column step), counted over ~" << o.seconds
      << " s after 5 warm-up steps. Phases are ms per step of the eager step, each phase synced "
      << "(forward includes the loss). Peak = the most bytes torch's allocator held during one "

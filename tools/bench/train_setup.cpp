@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "ops/device.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -14,6 +15,13 @@ void add_shape_options(CLI::App* sub, TrainShape& shape) {
   sub->add_option("--expansion", shape.expansion,
                   "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--matmul-precision", shape.matmul_precision,
+                  "on CUDA: fp32 (default) or tf32 (tensor cores, as a config's matmul_precision)")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
+}
+
+std::string arithmetic(const TrainShape& shape) {
+  return shape.matmul_precision == "tf32" ? "float32, CUDA matmuls in TF32" : "float32";
 }
 
 data::SequenceBatch synthetic_batch(const TrainShape& o) {
@@ -61,7 +69,9 @@ BenchTrainer::BenchTrainer(const TrainShape& shape, const std::string& backbone,
                            const torch::Device& device, uint64_t seed, rl::StepMode mode)
     : agent(training_agent(shape, backbone, device, seed)),
       optimizer(agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4)),
-      step(agent, optimizer, device, mode) {}
+      step(agent, optimizer, device, mode) {
+  if (device.is_cuda()) core::set_cuda_matmul_precision(shape.matmul_precision);
+}
 
 double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
   const double B = static_cast<double>(o.batch), K = static_cast<double>(o.context);

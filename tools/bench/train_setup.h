@@ -19,17 +19,22 @@ namespace minrnn::cli {
 struct TrainShape {
   int64_t batch = 64, context = 20, embed = 128, layers = 3, obs_dim = 11, act_dim = 3;
   double expansion = 1.0;  // minRNN/HGRN hidden width / embed (the Transformer has none)
+  std::string matmul_precision = "fp32";  // on CUDA, fp32 or tf32 (core::set_cuda_matmul_precision)
 };
 
-// --batch, --context, --embed, --layers, --expansion.
+// --batch, --context, --embed, --layers, --expansion, --matmul-precision.
 void add_shape_options(CLI::App* sub, TrainShape& shape);
+
+// "float32", or "float32, CUDA matmuls in TF32": how the benches' entries name the arithmetic.
+std::string arithmetic(const TrainShape& shape);
 
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
 
 // What the benches train: an untrained agent of `shape` with `backbone` (its model on `device`,
 // its weights drawn from `seed`, grad clip 0.25, return scale 1), its AdamW (lr and weight decay
-// 1e-4) and the trainer's step in `mode`. Built in place: the step refers to the other two.
+// 1e-4) and the trainer's step in `mode`, with CUDA's matmuls in `shape.matmul_precision`. Built
+// in place: the step refers to the other two.
 struct BenchTrainer {
   BenchTrainer(const TrainShape& shape, const std::string& backbone, const torch::Device& device,
                uint64_t seed, rl::StepMode mode);
