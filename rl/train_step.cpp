@@ -75,12 +75,20 @@ class StagingBlock {
   torch::Tensor host_, device_;
 };
 
-// ‖all gradients‖₂ as LibTorch's clip_grad_norm_ computes it (each tensor's norm, then theirs).
-torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& params) {
-  std::vector<torch::Tensor> norms;
+// The parameters' gradients that exist (none before the first backward).
+std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> grads;
   for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(p.grad().norm(2));
-  if (norms.empty()) return torch::zeros({});
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+// ‖all gradients‖₂ as LibTorch's clip_grad_norm_ computes it (each tensor's norm, then theirs).
+// The foreach norm is one multi-tensor kernel on CUDA instead of one per tensor (a replayed step
+// is bound by its launches); on the CPU it is the same per-tensor norms.
+torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads) {
+  if (grads.empty()) return torch::zeros({});
+  const std::vector<torch::Tensor> norms = torch::_foreach_norm(grads, 2);
   return norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
 }
 
@@ -155,13 +163,15 @@ struct TrainStep::State {
     agent.model->train();
     const torch::Tensor step_loss =
         masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
-    optimizer.zero_grad(/*set_to_none=*/false);  // in place: the gradients keep their addresses
+    // In place, so the gradients keep their addresses; one multi-tensor kernel on CUDA.
+    const std::vector<torch::Tensor> grads = gradients_of(agent.model->parameters());
+    if (!grads.empty()) torch::_foreach_zero_(grads);
     step_loss.backward();
 
     torch::NoGradGuard no_grad;
     torch::Tensor norm = torch::zeros_like(loss), scale = torch::ones_like(loss);
     if (cfg.grad_clip > 0) {
-      norm = global_grad_norm(agent.model->parameters());
+      norm = global_grad_norm(gradients_of(agent.model->parameters()));
       scale = (cfg.grad_clip / (norm + 1e-6)).clamp_max(1.0);
     }
     const torch::Tensor loss_ok = torch::isfinite(step_loss), norm_ok = torch::isfinite(norm);
