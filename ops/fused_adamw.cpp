@@ -72,7 +72,7 @@ void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u
   torch::Tensor& v = state.exp_avg_sq();
 #ifdef MINRNN_WITH_CUDA
   if (p.is_cuda()) {
-    adamw_step_cuda(p, p.grad(), m, v, u, scalars);
+    adamw_step_cuda({{p, p.grad().contiguous(), m, v}}, u, scalars);
     return;
   }
 #endif
@@ -131,6 +131,9 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
   if (static_cast<const AdamWOptions&>(group.options()).amsgrad())
     throw std::logic_error("FusedAdamW::step_with: amsgrad is not supported");
   torch::NoGradGuard no_grad;
+#ifdef MINRNN_WITH_CUDA
+  std::vector<AdamWTensors> on_cuda;  // updated together: a few launches instead of one each
+#endif
   for (auto& p : group.params()) {
     if (!p.grad().defined() || !fusable(p) || !fusable(p.grad()) ||
         p.grad().device() != p.device() || scalars.device() != p.device()) {
@@ -138,8 +141,18 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
           "FusedAdamW::step_with: every parameter needs a contiguous float32 gradient on the "
           "device of its scalars");
     }
-    update_param(p, state_of(state_, p), AdamWUpdate{}, scalars);
+    AdamWParamState& state = state_of(state_, p);
+#ifdef MINRNN_WITH_CUDA
+    if (p.is_cuda()) {
+      on_cuda.push_back({p, p.grad(), state.exp_avg(), state.exp_avg_sq()});
+      continue;
+    }
+#endif
+    update_param(p, state, AdamWUpdate{}, scalars);
   }
+#ifdef MINRNN_WITH_CUDA
+  adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars);
+#endif
 }
 
 AdamWUpdate FusedAdamW::next_update() {

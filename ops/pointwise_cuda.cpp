@@ -57,17 +57,20 @@ torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated_in,
   return d_hidden;
 }
 
-void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                     const AdamWUpdate& update, const torch::Tensor& scalars) {
-  c10::cuda::CUDAGuard guard(p.device());
-  const torch::Tensor gc = g.contiguous();
+void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
+                     const torch::Tensor& scalars) {
+  if (params.empty()) return;
+  c10::cuda::CUDAGuard guard(params[0].p.device());
+  std::vector<kernels::AdamWTensor> tensors;
+  for (const auto& x : params) {
+    tensors.push_back({x.p.data_ptr<float>(), x.m.data_ptr<float>(), x.v.data_ptr<float>(),
+                       x.g.data_ptr<float>(), x.p.numel()});
+  }
   const auto* device_scalars =
       scalars.defined() ? reinterpret_cast<const AdamWStepScalars*>(scalars.data_ptr<float>())
                         : nullptr;
-  const kernels::AdamWStepArgs args{p.data_ptr<float>(),  m.data_ptr<float>(), v.data_ptr<float>(),
-                                    gc.data_ptr<float>(), p.numel(),           update,
-                                    device_scalars};
-  C10_CUDA_CHECK(kernels::adamw_step(args, at::cuda::getCurrentCUDAStream()));
+  C10_CUDA_CHECK(kernels::adamw_step(tensors.data(), static_cast<int>(tensors.size()), update,
+                                     device_scalars, at::cuda::getCurrentCUDAStream()));
 }
 
 }  // namespace minrnn::core

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "kernels/math/adamw_math.h"
 
@@ -23,10 +24,15 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
 // d_activated · slope, element by element.
 torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated, const torch::Tensor& slope);
 
-// One AdamW step of a contiguous float32 parameter p, in place, with its gradient g and moments m,
-// v (p's shape and device): with `update`, or, when `scalars` is defined (kAdamWStepScalarCount
-// float32 values on p's device, an AdamWStepScalars), with the values it holds as the kernel runs.
-void adamw_step_cuda(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, torch::Tensor& v,
-                     const AdamWUpdate& update, const torch::Tensor& scalars);
+// A parameter AdamW updates: p, its gradient g and moments m, v, contiguous float32 of p's shape on
+// p's device.
+struct AdamWTensors {
+  torch::Tensor p, g, m, v;
+};
+// One AdamW step of the parameters (all on one CUDA device), in place, a few launches for all:
+// with `update`, or, when `scalars` is defined (kAdamWStepScalarCount float32 values on their
+// device, an AdamWStepScalars), with the values it holds as the kernels run.
+void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
+                     const torch::Tensor& scalars);
 
 }  // namespace minrnn::core

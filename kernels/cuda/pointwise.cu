@@ -61,10 +61,19 @@ cudaError_t gelu_backward(const GeluBackwardArgs& a, cudaStream_t stream) {
   return a.float64 ? launch(gelu_backward_program<double>(a), stream)
                    : launch(gelu_backward_program<float>(a), stream);
 }
-cudaError_t adamw_step(const AdamWStepArgs& a, cudaStream_t stream) {
-  return launch(
-      grid::AdamWStep<DeviceMemory>{{a.n}, a.update, a.scalars, a.p, a.g, a.m, a.v, a.p, a.m, a.v},
-      stream);
+cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
+                       const AdamWStepScalars* scalars, cudaStream_t stream) {
+  using Program = grid::AdamWStep<DeviceMemory>;
+  for (int start = 0; start < count; start += Program::kTensors) {
+    Program k{update, scalars};
+    for (int t = start; t < count && k.count < Program::kTensors; ++t) {
+      const AdamWTensor& x = tensors[t];
+      k.add(x.n, x.p, x.g, x.m, x.v, x.p, x.m, x.v);
+    }
+    if (k.blocks() == 0) continue;
+    if (const cudaError_t err = launch(k, stream); err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace minrnn::core::kernels

@@ -40,15 +40,15 @@ struct GeluBackwardArgs {
 };
 cudaError_t gelu_backward(const GeluBackwardArgs& args, cudaStream_t stream);
 
-// One AdamW step of a float32 parameter tensor of n elements, in place (p, m, v): with `update`,
-// or, when `scalars` (device memory) is set, with the values found there when the kernel runs.
-struct AdamWStepArgs {
+// One AdamW step of `count` float32 parameter tensors, in place (each p, m, v of its n elements),
+// in as few launches as the kernel takes tensors: with `update`, or, when `scalars` (device
+// memory) is set, with the values found there when the kernel runs.
+struct AdamWTensor {
   float *p, *m, *v;
   const float* g;
   int64_t n;
-  AdamWUpdate update;
-  const AdamWStepScalars* scalars;
 };
-cudaError_t adamw_step(const AdamWStepArgs& args, cudaStream_t stream);
+cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
+                       const AdamWStepScalars* scalars, cudaStream_t stream);
 
 }  // namespace minrnn::core::kernels

@@ -6,7 +6,8 @@
 //   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
 // - BiasGelu / GeluBackward: the fused MLP's passes (ops/mlp.h) — bias + exact GELU keeping
 //   GELU's derivative for the backward, and the backward's gelu' product.
-// - AdamWStep: FusedAdamW's update of one parameter tensor (kernels/math/adamw_math.h).
+// - AdamWStep: FusedAdamW's update of up to 24 parameter tensors in one launch
+//   (kernels/math/adamw_math.h).
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/adamw_math.h"
@@ -87,24 +88,50 @@ struct GeluBackward : PointwiseGrid {
   }
 };
 
-// One AdamW step over a float32 parameter tensor: p, m, v read and written by the thread that
-// owns the element (on the GPU the In and Out of each are the same array). With `scalars` set, the
-// update, gradient scale and apply flag are read from there when the step runs.
+// One AdamW step over up to kTensors float32 parameter tensors in one launch (a training step's
+// ~40 small tensors in two launches instead of ~40, which a replayed step is bound by): tensor t
+// owns blocks [first_block[t], first_block[t + 1]), and each of its elements is read and written by
+// the thread that owns it (on the GPU the In and Out of each are the same array). With `scalars`
+// set, the update, gradient scale and apply flag are read from there when the step runs.
 template <typename Mem>
-struct AdamWStep : PointwiseGrid {
+struct AdamWStep {
+  static constexpr int kThreads = PointwiseGrid::kThreads;
+  static constexpr int kPhases = 1;
+  static constexpr int kTensors = 24;  // the kernel's arguments stay under 2 KB
+  using Regs = PointwiseGrid::Regs;
+  using Shared = PointwiseGrid::Shared;
+  using In = typename Mem::template In<float>;
+  using Out = typename Mem::template Out<float>;
   AdamWUpdate u;
   const AdamWStepScalars* scalars;
-  typename Mem::template In<float> p_in, g, m_in, v_in;
-  typename Mem::template Out<float> p_out, m_out, v_out;
+  int count = 0;
+  int64_t first_block[kTensors + 1] = {0};
+  int64_t size[kTensors] = {};
+  In p_in[kTensors] = {}, g[kTensors] = {}, m_in[kTensors] = {}, v_in[kTensors] = {};
+  Out p_out[kTensors] = {}, m_out[kTensors] = {}, v_out[kTensors] = {};
+
+  // Appends a tensor of n elements (the caller keeps count below kTensors).
+  void add(int64_t n, In p, In grad, In m, In v, Out p_new, Out m_new, Out v_new) {
+    size[count] = n;
+    p_in[count] = p, g[count] = grad, m_in[count] = m, v_in[count] = v;
+    p_out[count] = p_new, m_out[count] = m_new, v_out[count] = v_new;
+    first_block[count + 1] = first_block[count] + (n + kThreads - 1) / kThreads;
+    ++count;
+  }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    const int64_t i = element(th);
-    if (i >= n || (scalars && scalars->apply == 0.0f)) return;
-    float p = p_in[i], m = m_in[i], v = v_in[i];
-    const float grad = scalars ? g[i] * scalars->grad_scale : g[i];
+    int t = 0;
+    while (t + 1 < count && th.block >= first_block[t + 1]) ++t;
+    const int64_t i = (th.block - first_block[t]) * kThreads + th.index;
+    if (i >= size[t] || (scalars && scalars->apply == 0.0f)) return;
+    float p = p_in[t][i], m = m_in[t][i], v = v_in[t][i];
+    const float grad = scalars ? g[t][i] * scalars->grad_scale : g[t][i];
     adamw_element(p, grad, m, v, scalars ? scalars->update : u);
-    p_out[i] = p;
-    m_out[i] = m;
-    v_out[i] = v;
+    p_out[t][i] = p;
+    m_out[t][i] = m;
+    v_out[t][i] = v;
   }
 };
 

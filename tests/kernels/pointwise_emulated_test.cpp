@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -135,17 +136,9 @@ AdamWOutputs run_adamw(const torch::Tensor& p, const torch::Tensor& g, const tor
   emu::Buffer<float> p_in("p", values_of<float>(p)), g_in("g", values_of<float>(g)),
       m_in("m", values_of<float>(m)), v_in("v", values_of<float>(v)), p_out("p'", n),
       m_out("m'", n), v_out("v'", n);
-  emu::run(grid::AdamWStep<emu::Memory>{{n},
-                                        u,
-                                        scalars,
-                                        p_in.in(),
-                                        g_in.in(),
-                                        m_in.in(),
-                                        v_in.in(),
-                                        p_out.out(),
-                                        m_out.out(),
-                                        v_out.out()},
-           log);
+  grid::AdamWStep<emu::Memory> k{u, scalars};
+  k.add(n, p_in.in(), g_in.in(), m_in.in(), v_in.in(), p_out.out(), m_out.out(), v_out.out());
+  emu::run(k, log);
   if (expect_written) {
     p_out.check_written(log);
     m_out.check_written(log);
@@ -155,6 +148,54 @@ AdamWOutputs run_adamw(const torch::Tensor& p, const torch::Tensor& g, const tor
     return torch::from_blob(const_cast<float*>(b.data().data()), {n}, torch::kFloat).clone();
   };
   return {as_tensor(p_out), as_tensor(m_out), as_tensor(v_out), log.ok(), log.summary()};
+}
+
+// Several tensors in one launch, sized around the block boundaries (and one empty): each ends as
+// it does alone, every element of each written once and nothing outside them touched.
+TEST(PointwiseEmulated, AdamWStepOfSeveralTensorsIsEachAlone) {
+  torch::manual_seed(10);
+  const AdamWUpdate u{0.9999f, 0.9f, 0.999f, 0.1f, 0.001f, 1.3f, 1e-8f, 2e-3f};
+  const std::vector<int64_t> sizes = {1, 255, 256, 0, 257, 1000, 3};
+  std::vector<std::vector<emu::Buffer<float>>> buffers;  // per tensor: p, g, m, v, p', m', v'
+  grid::AdamWStep<emu::Memory> k{u, nullptr};
+  std::vector<std::array<torch::Tensor, 4>> inputs;
+  for (int64_t n : sizes) {
+    const torch::Tensor p = torch::randn({n}), g = torch::randn({n}), m = torch::randn({n}) * 0.1,
+                        v = torch::rand({n}) * 0.01;
+    inputs.push_back({p, g, m, v});
+    auto& b = buffers.emplace_back();
+    b.reserve(7);  // the program keeps pointers to them
+    b.emplace_back("p", values_of<float>(p));
+    b.emplace_back("g", values_of<float>(g));
+    b.emplace_back("m", values_of<float>(m));
+    b.emplace_back("v", values_of<float>(v));
+    b.emplace_back("p'", n);
+    b.emplace_back("m'", n);
+    b.emplace_back("v'", n);
+  }
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    auto& b = buffers[t];
+    k.add(sizes[t], b[0].in(), b[1].in(), b[2].in(), b[3].in(), b[4].out(), b[5].out(), b[6].out());
+  }
+  emu::Log log;
+  emu::run(k, log);
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    for (int j = 4; j < 7; ++j) buffers[t][j].check_written(log);
+  }
+  ASSERT_TRUE(log.ok()) << log.summary();
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    SCOPED_TRACE("tensor " + std::to_string(t) + " of " + std::to_string(sizes[t]));
+    const auto& [p, g, m, v] = inputs[t];
+    const AdamWOutputs alone = run_adamw(p, g, m, v, u, nullptr);
+    ASSERT_TRUE(alone.ok) << alone.log;
+    const int64_t n = sizes[t];
+    auto got = [&](int j) {
+      return torch::from_blob(const_cast<float*>(buffers[t][j].data().data()), {n}, torch::kFloat);
+    };
+    EXPECT_TRUE(torch::equal(got(4), alone.p));
+    EXPECT_TRUE(torch::equal(got(5), alone.m));
+    EXPECT_TRUE(torch::equal(got(6), alone.v));
+  }
 }
 
 // One AdamW step of the kernel against the update written out in float64.
