@@ -72,7 +72,7 @@ void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u
   torch::Tensor& v = state.exp_avg_sq();
 #ifdef MINRNN_WITH_CUDA
   if (p.is_cuda()) {
-    adamw_step_cuda({{p, p.grad().contiguous(), m, v}}, u, scalars);
+    adamw_step_cuda({{p, p.grad(), m, v}}, u, scalars);  // the callers checked it is fusable
     return;
   }
 #endif

@@ -104,6 +104,9 @@ struct TrainStep::State {
   int states, actions, returns_to_go, timesteps, mask, ids, scalars;  // slots of `staged`
   torch::Tensor verdict;          // kVerdictCount int64: the first non-finite step and what
   torch::Tensor loss, grad_norm;  // the last step's, on the device
+  // The parameters' gradients: none before the first backward, then the same tensors every step
+  // (zeroed and accumulated in place; step_with requires every parameter to have one).
+  std::vector<torch::Tensor> grads;
   std::optional<core::CudaGraph> graph;
   core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
@@ -164,14 +167,14 @@ struct TrainStep::State {
     const torch::Tensor step_loss =
         masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
     // In place, so the gradients keep their addresses; one multi-tensor kernel on CUDA.
-    const std::vector<torch::Tensor> grads = gradients_of(agent.model->parameters());
     if (!grads.empty()) torch::_foreach_zero_(grads);
     step_loss.backward();
+    if (grads.empty()) grads = gradients_of(agent.model->parameters());
 
     torch::NoGradGuard no_grad;
     torch::Tensor norm = torch::zeros_like(loss), scale = torch::ones_like(loss);
     if (cfg.grad_clip > 0) {
-      norm = global_grad_norm(gradients_of(agent.model->parameters()));
+      norm = global_grad_norm(grads);
       scale = (cfg.grad_clip / (norm + 1e-6)).clamp_max(1.0);
     }
     const torch::Tensor loss_ok = torch::isfinite(step_loss), norm_ok = torch::isfinite(norm);
