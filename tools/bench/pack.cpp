@@ -101,8 +101,7 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
   md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
-     << (o.eager ? " --eager" : "")
-     << (s.matmul_precision == "tf32" ? " --matmul-precision tf32" : "")
+     << (o.eager ? " --eager" : "") << precision_option(s)
      << "`. P runs of the decision model (B=" << s.batch << ", K=" << s.context << ", embed "
      << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
      << ") in one process, each with its own weights, AdamW and "

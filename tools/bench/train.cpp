@@ -221,8 +221,7 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context "
      << o.shape.context << (o.profile ? " --profile" : "")
-     << (has_peer ? " --peer " + o.peer : std::string())
-     << (o.shape.matmul_precision == "tf32" ? " --matmul-precision tf32" : "");
+     << (has_peer ? " --peer " + o.peer : std::string()) << precision_option(o.shape);
   if (by_round) md << " --rounds " << o.rounds;
   if (o.shape.expansion != 1.0) md << " --expansion " << o.shape.expansion;
   md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "

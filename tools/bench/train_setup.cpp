@@ -24,6 +24,10 @@ std::string arithmetic(const TrainShape& shape) {
   return shape.matmul_precision == "tf32" ? "float32, CUDA matmuls in TF32" : "float32";
 }
 
+std::string precision_option(const TrainShape& shape) {
+  return shape.matmul_precision == "fp32" ? "" : " --matmul-precision " + shape.matmul_precision;
+}
+
 data::SequenceBatch synthetic_batch(const TrainShape& o) {
   const int64_t B = o.batch, K = o.context;
   data::SequenceBatch b;

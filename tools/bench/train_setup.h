@@ -27,6 +27,8 @@ void add_shape_options(CLI::App* sub, TrainShape& shape);
 
 // "float32", or "float32, CUDA matmuls in TF32": how the benches' entries name the arithmetic.
 std::string arithmetic(const TrainShape& shape);
+// " --matmul-precision tf32", or "" for the default: for a bench's command line in its entry.
+std::string precision_option(const TrainShape& shape);
 
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
