@@ -54,9 +54,7 @@ if [ -n "${PREBUILT:-}" ]; then
   mkdir -p "$BUILD/tests"
   cp "$PREBUILT/bin/minrnn" "$BUILD/"
   for t in "$PREBUILT"/bin/test_*; do cp "$t" "$BUILD/tests/"; done
-  # Their RUNPATH names the build machine's venv: this machine's torch (and its CUDA libraries) first.
-  torch_lib=$(${MINRNN_PYTHON:-python3} -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib
-  export LD_LIBRARY_PATH="$torch_lib:$torch_lib/../../nvidia/cu13/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Their RUNPATH names the build machine's venv; gpu-deps-env.sh put this machine's torch first.
   note "prebuilt binaries from $PREBUILT (built in $built_in), no build here"
 fi
 
@@ -104,37 +102,31 @@ gtest_summary() {  # log name: passed/failed counts over its logs
   cat "$LOGS/$1"-test_*.log | awk '/^\[  PASSED  \]/{p += $4} /^\[  FAILED  \] [0-9]+ test/{f += $4}
                                   /^\[  SKIPPED \] [0-9]+ test/{s += $4} END {printf "%d passed, %d failed, %d skipped", p, f, s}'
 }
-if [ -n "${PREBUILT:-}" ]; then
-  if gtest_each ctest-cuda '*Cuda*'; then
-    note "cuda tests: $(gtest_summary ctest-cuda)"
+# One group of tests, passed or failed into the summary: with a build here through ctest, with
+# carried binaries (PREBUILT) through their gtest filter.
+test_group() {  # log name, what it is, gtest filter, ctest arguments…
+  local log=$1 what=$2 filter=$3 ok=1 result
+  shift 3
+  if [ -n "${PREBUILT:-}" ]; then
+    gtest_each "$log" "$filter" || ok=0
+    result=$(gtest_summary "$log")
+  else
+    ctest --test-dir "$BUILD" "$@" --output-on-failure > "$LOGS/$log.log" 2>&1 || ok=0
+    result=$(grep -E 'tests passed' "$LOGS/$log.log" | tail -1)
+  fi
+  if [ $ok = 1 ]; then
+    note "$what: $result"
   else
     status=1
-    note "cuda tests FAILED: $(gtest_summary ctest-cuda) (logs: $LOGS/ctest-cuda-*.log)"
-    grep -h '^\[  FAILED  \] [A-Z]' "$LOGS"/ctest-cuda-*.log | head -20
+    note "$what FAILED: $result (logs: $LOGS/$log*.log)"
+    grep -hE '^\[  FAILED  \] [A-Z]|^\s+[0-9]+ - ' "$LOGS/$log"*.log | head -20
   fi
-  if gtest_each ctest-device '*Device*:ScanEmulated*:PointwiseEmulated*:GridEmulator*'; then
-    note "device-handling and emulator tests: $(gtest_summary ctest-device)"
-  else
-    status=1
-    note "device-handling or emulator tests FAILED: $(gtest_summary ctest-device) (logs: $LOGS/ctest-device-*.log)"
-  fi
-elif ctest --test-dir "$BUILD" -L cuda -j 4 --output-on-failure > "$LOGS/ctest-cuda.log" 2>&1; then
-  note "cuda tests: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1)"
-else
-  status=1
-  note "cuda tests FAILED: $(grep -E 'tests passed' "$LOGS/ctest-cuda.log" | tail -1) (log: $LOGS/ctest-cuda.log)"
-  grep -E '^\s+[0-9]+ - ' "$LOGS/ctest-cuda.log" | head -20
-fi
+}
+test_group ctest-cuda "cuda tests" '*Cuda*' -L cuda -j 4
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
-if [ -n "${PREBUILT:-}" ]; then
-  :
-elif ctest --test-dir "$BUILD" -j 4 -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu' --output-on-failure \
-     > "$LOGS/ctest-device.log" 2>&1; then
-  note "device-handling and emulator tests: $(grep -E 'tests passed' "$LOGS/ctest-device.log" | tail -1)"
-else
-  status=1
-  note "device-handling or emulator tests FAILED (log: $LOGS/ctest-device.log)"
-fi
+test_group ctest-device "device-handling and emulator tests" \
+  '*Device*:ScanEmulated*:PointwiseEmulated*:GridEmulator*' \
+  -j 4 -R 'Device|ScanEmulated|PointwiseEmulated|GridEmulator|Cli.AskingForAGpu'
 
 echo "== 3/4 benchmarks (each --record: appends its entry to docs/benchmarks.md)"
 bench() {  # name, then the minrnn arguments

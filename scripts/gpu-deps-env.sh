@@ -23,7 +23,10 @@ CMAKE_PREFIX_PATH="$_devroot/usr:$("$MINRNN_PYTHON" -c 'import torch; print(torc
 export CMAKE_PREFIX_PATH
 export HDF5_ROOT="$_devroot/usr/lib/x86_64-linux-gnu/hdf5/serial"
 _devlib="$_devroot/usr/lib/x86_64-linux-gnu"
-export LD_LIBRARY_PATH="$_devlib:$HDF5_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# This machine's torch and its CUDA libraries first: a minrnn built elsewhere for this GPU
+# (scripts/gpu-carry.sh) has a RUNPATH naming the build machine's venv.
+_torch_lib=$("$MINRNN_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib
+export LD_LIBRARY_PATH="$_torch_lib:$_torch_lib/../../nvidia/cu13/lib:$_devlib:$HDF5_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MUJOCO_GL=egl
 if [ -d "$_debs/fallback" ]; then
   mkdir -p /opt/devdeps-fallback

@@ -32,8 +32,6 @@ say() { echo "[gpu-sweep +$(($(date +%s) - start))s] $*" | tee -a "$log"; }
 
 # shellcheck source=/dev/null
 source scripts/gpu-deps-env.sh >> "$log" 2>&1 || { say "gpu-deps-env failed"; exit 1; }
-torch_lib=$("$MINRNN_PYTHON" -c 'import os, torch; print(os.path.dirname(torch.__file__))')/lib
-export LD_LIBRARY_PATH="$torch_lib:$torch_lib/../../nvidia/cu13/lib:$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader >> "$log" 2>&1
 bin=build-carry/minrnn
 if [[ -x build-gpu/minrnn ]]; then
