@@ -9,7 +9,8 @@ CMAKE_ARGS ?=
 # CI has no GPU: its build compiles the CUDA kernels for one architecture (sm_90) instead of the
 # torch wheel's six. Every kernel still compiles and the emulator tests still run their bodies; the
 # other five architectures cost ~2 min of nvcc that no test on a CPU could use. CUDA_ARCHS=… (a
-# CMAKE_CUDA_ARCHITECTURES list) chooses elsewhere; unset, a build makes every architecture.
+# CMAKE_CUDA_ARCHITECTURES list) chooses elsewhere, and the build dir keeps it; never given, a build
+# makes every architecture (CMAKE_ARGS=-DMINRNN_CUDA_ARCHITECTURES= goes back to that).
 ifeq ($(CI),true)
 CUDA_ARCHS ?= 90
 endif

@@ -31,6 +31,16 @@ set(MINRNN_WITH_CUDA OFF)
 if(NOT MINRNN_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # find_package(Torch) below needs CMAKE_CUDA_ARCHITECTURES out of the cache, so an explicit
+    # -DCMAKE_CUDA_ARCHITECTURES=… is kept here: a re-configure (ninja runs one when a globbed
+    # folder changes) then builds for it again instead of for torch's list.
+    # -DMINRNN_CUDA_ARCHITECTURES= (empty) goes back to torch's list.
+    if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(MINRNN_CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" CACHE STRING
+          "CUDA architectures of the kernels, as given by -DCMAKE_CUDA_ARCHITECTURES (empty: torch's)" FORCE)
+    elseif(MINRNN_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "${MINRNN_CUDA_ARCHITECTURES}")
+    endif()
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(_torch_archs "")
       if(MINRNN_PYTHON)
