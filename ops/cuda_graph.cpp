@@ -2,10 +2,12 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifdef MINRNN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <ATen/cuda/Exceptions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -16,10 +18,34 @@ namespace minrnn::core {
 #ifdef MINRNN_WITH_CUDA
 
 struct CudaGraph::Impl {
-  at::cuda::CUDAGraph graph;
+  // Kept past capture_end (keep_graph), so its nodes can be counted before instantiate().
+  at::cuda::CUDAGraph graph{/*keep_graph=*/true};
+  CapturedNodes nodes;
 };
 
 namespace {
+
+CapturedNodes count_nodes(cudaGraph_t graph) {
+  size_t count = 0;
+  AT_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  AT_CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  CapturedNodes counted;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    AT_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) {
+      ++counted.kernels;
+    } else if (type == cudaGraphNodeTypeMemcpy) {
+      ++counted.copies;
+    } else if (type == cudaGraphNodeTypeMemset) {
+      ++counted.fills;
+    } else {
+      ++counted.other;
+    }
+  }
+  return counted;
+}
 
 // After a capture that threw: end it (discarding the partial graph) and clear the sticky error, so
 // that the stream runs eager work again.
@@ -48,6 +74,8 @@ CudaGraph::CudaGraph(const std::function<void()>& body) : impl_(std::make_unique
     impl_->graph.capture_begin();
     body();
     impl_->graph.capture_end();
+    impl_->nodes = count_nodes(impl_->graph.raw_cuda_graph());
+    impl_->graph.instantiate();
   } catch (const std::exception& e) {
     abandon_capture(side.stream());
     impl_.reset();
@@ -62,6 +90,10 @@ CudaGraph::~CudaGraph() = default;
 
 void CudaGraph::replay() {
   impl_->graph.replay();
+}
+
+const CapturedNodes& CudaGraph::nodes() const {
+  return impl_->nodes;
 }
 
 struct StreamFence::Impl {
@@ -104,6 +136,10 @@ CudaGraph::CudaGraph(const std::function<void()>&) {
 }
 CudaGraph::~CudaGraph() = default;
 void CudaGraph::replay() {}
+const CapturedNodes& CudaGraph::nodes() const {
+  static const CapturedNodes none;
+  return none;
+}
 
 struct StreamFence::Impl {};
 StreamFence::StreamFence(bool) {}

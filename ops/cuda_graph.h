@@ -3,10 +3,18 @@
 // overwriting pinned memory an asynchronous copy still reads, and a stream of a run's own so that
 // the runs of a pack (rl::train_pack) run side by side on one GPU.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 
 namespace minrnn::core {
+
+// What a capture recorded, by kind of graph node: each one is work a replay launches, so their
+// count is what a replayed step pays in launch gaps whatever the kernels compute.
+struct CapturedNodes {
+  int64_t kernels = 0, copies = 0, fills = 0, other = 0;
+  int64_t total() const { return kernels + copies + fills + other; }
+};
 
 class CudaGraph {
  public:
@@ -20,6 +28,8 @@ class CudaGraph {
 
   // Runs the captured kernels on the current stream, after the work queued there.
   void replay();
+  // Counted once, between the capture and the graph's instantiation.
+  const CapturedNodes& nodes() const;
 
  private:
   struct Impl;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "datasets/sampler.h"
-#include "ops/cuda_graph.h"
 #include "ops/dropout.h"
 
 namespace minrnn::rl {
@@ -257,6 +256,10 @@ std::string TrainStep::failure() {
 
 const std::string& TrainStep::description() const {
   return s_->description;
+}
+
+core::CapturedNodes TrainStep::graph_nodes() const {
+  return s_->graph ? s_->graph->nodes() : core::CapturedNodes{};
 }
 
 }  // namespace minrnn::rl

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "ops/cuda_graph.h"
 #include "ops/fused_adamw.h"
 #include "rl/agent.h"
 #include "rl/progress_log.h"
@@ -55,6 +56,8 @@ class TrainStep {
   std::string failure();
   // What runs: "cuda graph", "eager", or "eager (capture failed: …)".
   const std::string& description() const;
+  // What a replay launches (zeros while the step runs eagerly).
+  core::CapturedNodes graph_nodes() const;
 
  private:
   struct State;

@@ -5,8 +5,8 @@
 #   2. the `cuda`-labelled tests (every scan kernel, every dtype, against float64 on the CPU — the
 #      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
 #   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
-#      training step (CUDA graph beside eager), packs of 1-16 runs side by side (run-steps/s and
-#      the share of the fp32 peak), a train + eval of a small agent and of a pack of 4 on cuda,
+#      training step (CUDA graph beside eager, the kernels it launches, and in TF32), packs of
+#      1-16 runs side by side (run-steps/s and the share of the fp32 peak), a train + eval of a small agent and of a pack of 4 on cuda,
 #      the peer (CORL's dt.py) as one process and as four, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
@@ -159,10 +159,15 @@ if ! skipped scan; then
     grep -E '^\| (scan kernel|scan: ours)' "$LOGS/bench-scan-b$b-d$d.log" | sed 's/^/    /'
   done
 fi
-# The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly.
+# The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly;
+# --profile adds the kernels the GPU ran for it (launches, µs, and how busy the GPU was), which is
+# where the ≤ 1 ms a step of issue 41 has to come from. Then the same graph step in TF32.
 if ! skipped train; then
-  bench train bench train --eager-too "${train[@]}"
-  grep -E '^\| ' "$LOGS/bench-train.log" | sed 's/^/    /'
+  bench train bench train --eager-too --profile "${train[@]}"
+  grep -E '^\| (mingru|minlstm|hgrn|transformer) |^\| \*\*all' "$LOGS/bench-train.log" | sed 's/^/    /'
+  bench train-tf32 bench train --devices cuda --backbones mingru,transformer --seconds 2 \
+    --matmul-precision tf32 --profile
+  grep -E '^\| (mingru|transformer) |^\| \*\*all' "$LOGS/bench-train-tf32.log" | sed 's/^/    /'
 fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).

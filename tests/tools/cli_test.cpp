@@ -351,12 +351,14 @@ TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
   for (int round = 1; round <= 2; ++round) {
     const std::string& row = csv[round];
     EXPECT_EQ(row.substr(0, 6), std::to_string(round) + ",cpu,") << row;
-    EXPECT_EQ(row.substr(row.rfind(',') + 1), round == 1 ? "15" : "25") << row;
     std::vector<std::string> cells;
     std::stringstream in(row);
     for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    // steps_per_s, counted from the end (the machine's name may hold a quoted comma).
-    ratios.push_back(std::stod(cells[cells.size() - 8]) / (round == 1 ? 15.0 : 25.0));
+    // Counted from the end (the machine's name may hold a quoted comma): the peer's mean rate
+    // around the round, then the graph's launches (none: the CPU step is eager).
+    EXPECT_EQ(cells[cells.size() - 2], round == 1 ? "15" : "25") << row;
+    EXPECT_EQ(cells.back(), "0") << row;
+    ratios.push_back(std::stod(cells[cells.size() - 9]) / (round == 1 ? 15.0 : 25.0));
   }
   // The summary row (the per-round rows start with their round).
   const std::string summary = "| mingru | cpu | ";

@@ -2,9 +2,10 @@
 // MSE, backward, grad clipping, AdamW) per backbone, on a synthetic batch of the trainer's shapes
 // (hopper dims, B=64, K=20, embed 128, 3 layers by default). CPU always, CUDA when available.
 // Per backbone it also times the step's phases, records the peak memory of one step and, with
-// --profile, the ATen ops the step spends its time in. --peer runs another implementation (CORL's
-// dt.py: `--peer ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is
-// taken under the same load; --rounds N alternates the two N times (peer, ours, peer, …, peer)
+// --profile, the ATen ops the eager step spends its time in and, on CUDA, the kernels the GPU
+// runs for the trainer's step. --peer runs another implementation (CORL's dt.py: `--peer
+// ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is taken under the
+// same load; --rounds N alternates the two N times (peer, ours, peer, …, peer)
 // and reports the median ratio with its range, because one round on a shared machine can be off
 // by a third. Prints a markdown table and files it under "## Training (minrnn bench train)", the
 // numbers as CSV in runs/bench/train.csv.
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -20,6 +22,7 @@
 #include "ops/fused_adamw.h"
 #include "rl/decision_model.h"
 #include "rl/train_step.h"
+#include "tools/bench/kernel_profile.h"
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
@@ -59,11 +62,24 @@ struct Row {
   double steps_per_s = 0;
   Phases phases;  // ms per step
   double peak_mib = NAN;
-  std::string profile;  // markdown, with --profile
+  int64_t graph_launches = 0;  // kernels, copies and fills one replay launches (0: eager)
+  std::string profile;         // markdown, with --profile: the eager step's ATen ops
+  std::string kernel_profile;  // markdown, with --profile on CUDA: the trainer's step's kernels
 };
+
+constexpr int kProfiled = 5;  // steps per --profile
 
 void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+// The GPU's kernels over kProfiled steps (a table, or why there is none).
+std::string kernel_profile_of(const std::function<void()>& steps, double wall_ms, int top) {
+  try {
+    return kernel_table(trace_cuda_activity(steps), kProfiled, wall_ms, top);
+  } catch (const std::exception& e) {
+    return std::string("(no kernel trace: ") + e.what() + ")\n";
+  }
 }
 
 // The step's phases, one at a time with a sync after each (eager: a graph has no phases), summed
@@ -116,6 +132,14 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   train_step.last_stats();
   elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   row.steps_per_s = row.steps / elapsed;
+  row.graph_launches = train_step.graph_nodes().total();
+  if (o.profile && dev.is_cuda()) {
+    row.kernel_profile = kernel_profile_of(
+        [&] {
+          for (int i = 0; i < kProfiled; ++i) step();
+        },
+        1000.0 / row.steps_per_s, o.top_ops);
+  }
 
   // Where an eager step's time goes, over a tenth of the timed steps.
   const auto f = torch::TensorOptions().device(dev);
@@ -141,7 +165,6 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
 
   if (o.profile) {
-    constexpr int kProfiled = 5;
     OpProfile profile;
     profile.start();
     for (int i = 0; i < kProfiled; ++i) lapped_step(model, opt, b, mask, dev, sum);
@@ -233,7 +256,8 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << "on the CPU; column step), counted over ~" << o.seconds
      << " s after 5 warm-up steps. Phases are ms per step of the eager step, each phase synced "
      << "(forward includes the loss). Peak = the most bytes torch's allocator held during one "
-     << "eager step beyond what lives between steps.\n\n";
+     << "eager step beyond what lives between steps. Launches = the kernels, copies and fills "
+     << "one replay of the graph launches (ops/cuda_graph.h).\n\n";
   char buf[512];
   if (has_peer && !by_round) {
     std::snprintf(buf, sizeof buf,
@@ -252,15 +276,16 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
     md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
   }
   md << "|" << (by_round ? " round |" : "")
-     << " backbone | device | step | parameters | steps | steps/s |"
+     << " backbone | device | step | launches | parameters | steps | steps/s |"
      << " ms/step |" << (has_peer ? " × peer |" : "")
      << " forward | backward | clip | AdamW | peak MiB |\n"
-     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|---|"
+     << "|" << (by_round ? "---|" : "") << "---|---|---|---|---|---|---|---|"
      << (has_peer ? "---|" : "") << "---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (by_round) md << "| " << r.round + 1 << " ";
-    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %lld | %lld | %.2f | %.2f |",
+    std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %lld | %lld | %.2f | %.2f |",
                   r.backbone.c_str(), r.device.c_str(), r.mode.c_str(),
+                  r.graph_launches ? std::to_string(r.graph_launches).c_str() : "–",
                   static_cast<long long>(r.params), static_cast<long long>(r.steps), r.steps_per_s,
                   1000.0 / r.steps_per_s);
     md << buf;
@@ -279,15 +304,23 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
        << " by self time (mean of 5 profiled steps; the hooks add a little to each op):\n\n"
        << r.profile;
   }
+  for (const auto& r : rows) {
+    if (r.kernel_profile.empty()) continue;
+    md << "\nKernels of " << kProfiled << " trainer's steps (" << r.mode << ") of " << r.backbone
+       << " on " << r.device << ", as the GPU ran them (CUPTI through LibTorch's Kineto; "
+       << "the wall time is the untraced step's):\n\n"
+       << r.kernel_profile;
+  }
   return md.str();
 }
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                      const PeerRuns& peer) {
-  BenchCsv csv({"round",       "device",  "machine",      "backbone",    "step",
-                "batch",       "context", "embed",        "layers",      "expansion",
-                "params",      "steps",   "steps_per_s",  "ms_per_step", "forward_ms",
-                "backward_ms", "clip_ms", "optimizer_ms", "peak_mib",    "peer_steps_per_s"});
+  BenchCsv csv({"round",         "device",  "machine",      "backbone",    "step",
+                "batch",         "context", "embed",        "layers",      "expansion",
+                "params",        "steps",   "steps_per_s",  "ms_per_step", "forward_ms",
+                "backward_ms",   "clip_ms", "optimizer_ms", "peak_mib",    "peer_steps_per_s",
+                "graph_launches"});
   for (const auto& r : rows) {
     csv.add_row({std::to_string(r.round + 1),
                  r.device,
@@ -308,7 +341,8 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                  csv_number(r.phases.clip),
                  csv_number(r.phases.optimizer),
                  csv_number(r.peak_mib),
-                 csv_number(peer.around(r.round))});
+                 csv_number(peer.around(r.round)),
+                 std::to_string(r.graph_launches)});
   }
   return csv;
 }
@@ -324,7 +358,9 @@ void add(CLI::App& bench) {
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
-  sub->add_flag("--profile", o->profile, "also time 5 steps op by op (self time per ATen op)");
+  sub->add_flag("--profile", o->profile,
+                "also time 5 eager steps op by op (self time per ATen op) and, on CUDA, the "
+                "trainer's steps kernel by kernel");
   sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive());
   sub->add_option("--peer", o->peer,
                   "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
