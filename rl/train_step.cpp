@@ -74,7 +74,7 @@ class StagingBlock {
   torch::Tensor host_, device_;
 };
 
-// The parameters' gradients that exist (none before the first backward).
+// The parameters' gradients after a backward (none for a parameter the loss does not reach).
 std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> grads;
   for (const auto& p : params)
@@ -103,9 +103,6 @@ struct TrainStep::State {
   int states, actions, returns_to_go, timesteps, mask, ids, scalars;  // slots of `staged`
   torch::Tensor verdict;          // kVerdictCount int64: the first non-finite step and what
   torch::Tensor loss, grad_norm;  // the last step's, on the device
-  // The parameters' gradients: none before the first backward, then the same tensors every step
-  // (zeroed and accumulated in place; step_with requires every parameter to have one).
-  std::vector<torch::Tensor> grads;
   std::optional<core::CudaGraph> graph;
   core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
@@ -165,10 +162,14 @@ struct TrainStep::State {
     agent.model->train();
     const torch::Tensor step_loss =
         masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
-    // In place, so the gradients keep their addresses; one multi-tensor kernel on CUDA.
-    if (!grads.empty()) torch::_foreach_zero_(grads);
+    // Set to none rather than zeroed, so that the backward's own buffers become the gradients
+    // (autograd takes a fresh gradient over) instead of being added into zeros: one kernel per
+    // parameter less. Under capture those buffers come from the graph's pool, at the addresses
+    // every replay writes them to.
+    const std::vector<torch::Tensor> params = agent.model->parameters();
+    for (const torch::Tensor& p : params) p.mutable_grad().reset();
     step_loss.backward();
-    if (grads.empty()) grads = gradients_of(agent.model->parameters());
+    const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
     torch::Tensor norm = torch::zeros_like(loss), scale = torch::ones_like(loss);
