@@ -6,8 +6,9 @@
 #      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
 #   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
 #      training step (CUDA graph beside eager, the kernels it launches, and in TF32), packs of
-#      1-16 runs side by side (run-steps/s and the share of the fp32 peak), a train + eval of a small agent and of a pack of 4 on cuda,
-#      the peer (CORL's dt.py) as one process and as four, and Figure 1;
+#      1-16 runs side by side (run-steps/s and the share of the fp32 peak; also in TF32 and
+#      through CUDA's default 8 hardware queues), a train + eval of a small agent and of a pack
+#      of 4 on cuda, the peer (CORL's dt.py) as one process and as four, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
@@ -173,10 +174,12 @@ fi
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).
 pack=(--device cuda --packs 1,2,4,8,16 --seconds 2)
 [ "${QUICK:-0}" = 1 ] && pack=(--device cuda --backbones mingru,transformer --packs 1,4,16 --seconds 2)
+peak=()
 case "$gpu" in
-  *H100*PCIe*) pack+=(--peak-tflops 51) ;;
-  *H100* | *H200*) pack+=(--peak-tflops 67) ;;
+  *H100*PCIe*) peak=(--peak-tflops 51) ;;
+  *H100* | *H200*) peak=(--peak-tflops 67) ;;
 esac
+pack+=("${peak[@]}")
 if ! skipped pack; then
   bench pack bench pack "${pack[@]}"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
@@ -184,6 +187,11 @@ if ! skipped pack; then
   # speed-up the issue weighs against whether the scores move.
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
+  # minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp): the big packs again
+  # through CUDA's default 8, to see what the raise buys.
+  CUDA_DEVICE_MAX_CONNECTIONS=8 bench pack-8-queues bench pack --device cuda --backbones mingru \
+    --packs 8,16 --seconds 2 "${peak[@]}"
+  grep -E '^\| mingru ' "$LOGS/bench-pack-8-queues.log" | sed 's/^/    /'
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

@@ -74,6 +74,12 @@ std::vector<std::pair<std::string, std::string>> runtime_settings() {
   for (const auto& [name, value] : malloc_settings) {
     if (std::getenv(name) == nullptr) out.emplace_back(name, value);
   }
+  // A pack trains each run on a stream of its own (ops/cuda_graph.h), but CUDA feeds the streams
+  // of a process to the GPU through 8 hardware queues unless told otherwise: from the ninth run
+  // on, runs share a queue and one run's kernels wait behind another's. 32 is CUDA's most.
+  if (std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") == nullptr) {
+    out.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "32");
+  }
   return out;
 }
 

@@ -54,5 +54,21 @@ TEST(RuntimeEnv, SettingsTheUserMadeAreNotRepeated) {
   EXPECT_TRUE(mmap);
 }
 
+// CUDA's hardware queues: raised to 32 (one per run of a pack of up to 32), unless the user set
+// them, to whatever value.
+TEST(RuntimeEnv, CudaQueuesAreRaisedUnlessTheUserChose) {
+  auto queues = [] {
+    std::string value;
+    for (const auto& [name, v] : runtime_settings())
+      if (name == "CUDA_DEVICE_MAX_CONNECTIONS") value = v;
+    return value;
+  };
+  unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT_EQ(queues(), "32");
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1);
+  EXPECT_EQ(queues(), "");
+  unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+}
+
 }  // namespace
 }  // namespace minrnn::cli

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 
@@ -94,6 +95,12 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   return row;
 }
 
+// CUDA_DEVICE_MAX_CONNECTIONS as this process runs with it (tools/runtime_env.cpp raises it).
+std::string cuda_queues() {
+  const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  return queues ? queues : "8 (CUDA's default)";
+}
+
 std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackRow>& rows,
                               const torch::Device& device) {
   std::ostringstream md;
@@ -106,8 +113,10 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
      << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
      << ") in one process, each with its own weights, AdamW and "
      << "trainer's step on a stream of its own, stepped in turn from one thread on one reused "
-     << "synthetic batch (no sampling). run-steps/s = all runs' steps per second; GFLOP = the "
-     << "matmul FLOPs of one run's step (tools/bench/train_setup.h).\n\n"
+     << "synthetic batch (no sampling)"
+     << (device.is_cuda() ? ", through " + cuda_queues() + " hardware queues" : std::string())
+     << ". run-steps/s = all runs' steps per second; GFLOP = the matmul FLOPs of one run's step "
+     << "(tools/bench/train_setup.h).\n\n"
      << "| backbone | step | P | run-steps/s | ms per run-step | × P=1 | GFLOP/step | TFLOP/s |"
      << (o.peak_tflops > 0 ? " % of peak |" : "") << "\n"
      << "|---|---|---|---|---|---|---|---|" << (o.peak_tflops > 0 ? "---|" : "") << "\n";
