@@ -6,21 +6,24 @@
 #   debs/     the runtime Debian packages those binaries load (no -dev packages: nothing is built
 #             there), plus .devdeps/fallback/ when FALLBACK=1;
 #   peer/     ../shared/peer (CORL's dt.py and its bench), which the call cannot reach otherwise;
-#   data/     DATA=FILE…: datasets a sweep there reads (D4RL_DATASET_DIR=.gpu-carry/data).
+#   data/     DATA=FILE[:NAME]…: datasets a sweep there reads (D4RL_DATASET_DIR=.gpu-carry/data),
+#             under NAME where given (the D4RL file name the sweep's dataset resolves to).
 # Usage: scripts/gpu-carry.sh            (after scripts/gpu-deps-fetch.sh)
 #        DATA=data/hopper_medium-v2.hdf5 scripts/gpu-carry.sh
+#        TESTS= DATA=data/hopper_medium-250k.hdf5:hopper_medium-v2.hdf5 scripts/gpu-carry.sh
+#             (minrnn alone, for scripts/gpu-sweep.sh: room for a 37 MB dataset in one call)
 # Then, on the GPU machine (docs/core.md, "Checking on a GPU"): scripts/gpu-check.sh with
 # PREBUILT=.gpu-carry. The test binaries read the checkout through the absolute path they were
 # built in ($PWD here); gpu-check.sh links that path to the checkout there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-carry}
-TESTS=(test_compute test_rl test_collect)
+read -r -a TESTS <<< "${TESTS-test_compute test_rl test_collect}"
 [ -d .devdeps ] || { echo "gpu-carry: no .devdeps/: run scripts/gpu-deps-fetch.sh first" >&2; exit 1; }
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real \
-    -DOSMESA_INCLUDE_DIR=OFF -DOSMESA_LIBRARY=OFF > "$BUILD.configure.log"
-fi
+# Configured every time (seconds when nothing changed): a build dir configured once without the
+# architecture builds torch's six, and its minrnn alone then outgrows a call with a dataset.
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real \
+  -DOSMESA_INCLUDE_DIR=OFF -DOSMESA_LIBRARY=OFF > "$BUILD.configure.log"
 cmake --build "$BUILD" -j "$(nproc)" --target minrnn "${TESTS[@]}"
 
 rm -rf .gpu-carry
@@ -36,6 +39,10 @@ runtime='libmujoco2.2.2_* libccd2_* liblodepng0_* libqhull-r8.0_* libtinyxml2-9_
 for pattern in $runtime; do cp .devdeps/$pattern .gpu-carry/debs/; done
 [ "${FALLBACK:-0}" = 1 ] && cp -r .devdeps/fallback .gpu-carry/debs/
 [ -d ../shared/peer ] && cp -r ../shared/peer .gpu-carry/peer
-for f in ${DATA:-}; do cp "$f" .gpu-carry/data/; done
+for f in ${DATA:-}; do
+  name=${f#*:}
+  [ "$name" = "$f" ] && name=$(basename "$f")
+  cp "${f%%:*}" ".gpu-carry/data/$name"
+done
 du -sh .gpu-carry/* | sed 's/^/gpu-carry: /'
 echo "gpu-carry: $(du -sh .gpu-carry | cut -f1) in .gpu-carry/ (a device call carries 64 MiB with the checkout)"

@@ -5,9 +5,9 @@
 #   D4RL_DATASET_DIR=data scripts/gpu-sweep.sh SWEEP_YAML SNAPSHOT_DIR SECONDS [COLLECT_ARGS...]
 # SNAPSHOT_DIR '-': a sweep from nothing. UNFINISHED=0: bring back no unfinished run (a sweep
 # that cannot finish elsewhere, where the 8 files a call returns are wanted for other logs).
-# 1. minrnn: a carried build-carry/minrnn when it runs its CUDA kernels there (built here for the
-#    GPU, saving the ~150 s of a build there; docs/core.md, "Checking on a GPU", gives the cmake
-#    line), else one built there in build-gpu/.
+# 1. minrnn: $MINRNN (e.g. .gpu-carry/bin/minrnn, scripts/gpu-carry.sh) or a carried
+#    build-carry/minrnn when it runs its CUDA kernels there (built here for the GPU, saving the
+#    ~150 s of a build there; docs/core.md, "Checking on a GPU"), else one built there in build-gpu/.
 # 2. With COLLECT_ARGS, `minrnn collect COLLECT_ARGS` (which refuses to overwrite a dataset already
 #    there), e.g. resampling from a carried data/work SAC checkpoint.
 # 3. The snapshot's finished runs are restored into the sweep's `out` directory (never over a run
@@ -33,8 +33,8 @@ say() { echo "[gpu-sweep +$(($(date +%s) - start))s] $*" | tee -a "$log"; }
 # shellcheck source=/dev/null
 source scripts/gpu-deps-env.sh >> "$log" 2>&1 || { say "gpu-deps-env failed"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader >> "$log" 2>&1
-bin=build-carry/minrnn
-if [[ -x build-gpu/minrnn ]]; then
+bin=${MINRNN:-build-carry/minrnn}
+if [[ -z ${MINRNN:-} && -x build-gpu/minrnn ]]; then
   bin=build-gpu/minrnn
 elif ! "$bin" bench scan --quick --device cuda --no-append >> "$log" 2>&1; then
   say "no carried minrnn that loads here; building build-gpu/"
