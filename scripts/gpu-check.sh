@@ -6,9 +6,10 @@
 #      same cases the emulator runs in `make test`), the device handling, a checkpoint round trip;
 #   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
 #      training step (CUDA graph beside eager, the kernels it launches, and in TF32), packs of
-#      1-16 runs side by side (run-steps/s and the share of the fp32 peak; also in TF32 and
-#      through CUDA's default 8 hardware queues), a train + eval of a small agent and of a pack
-#      of 4 on cuda, the peer (CORL's dt.py) as one process and as four, and Figure 1;
+#      1-16 runs side by side (run-steps/s and the share of the fp32 peak; also in TF32, through
+#      CUDA's default 8 hardware queues, and as two processes at once), a train + eval of a
+#      small agent and of a pack of 4 on cuda, the peer (CORL's dt.py) as one process and as
+#      four, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
 #      adds a summary under "## GPU check") and leaves full logs in $LOGS.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default build-gpu; reused when it exists)
@@ -192,6 +193,15 @@ if ! skipped pack; then
   CUDA_DEVICE_MAX_CONNECTIONS=8 bench pack-8-queues bench pack --device cuda --backbones mingru \
     --packs 8,16 --seconds 2 "${peak[@]}"
   grep -E '^\| mingru ' "$LOGS/bench-pack-8-queues.log" | sed 's/^/    /'
+  # Two processes of 8 runs at once, beside the one process of 16 above: CUDA takes turns between
+  # processes, which is why a sweep fills a pack with several configs' runs (docs/sweeps.md).
+  for k in 1 2; do
+    "$MINRNN" bench pack --device cuda --backbones mingru --packs 8 --seconds 3 "${peak[@]}" \
+      --no-append > "$LOGS/bench-pack-process$k.log" 2>&1 &
+  done
+  wait
+  note "two processes of 8 mingru runs at once (add their run-steps/s; one process of 16 above):"
+  grep -hE '^\| mingru ' "$LOGS"/bench-pack-process*.log | sed 's/^/    /'
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

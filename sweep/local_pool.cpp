@@ -166,11 +166,8 @@ class LocalPool {
   // the first run's train.log; the others' logs say where.
   void start_training(const std::vector<int>& pack) {
     const SweepRun& first = runs_[pack[0]];
-    std::vector<std::string> args = {"train", first.config, "--quiet"};
     for (int i : pack) {
       prepare(i);
-      args.insert(args.end(),
-                  {"--seed", std::to_string(runs_[i].seed), "--run-dir", runs_[i].run_dir});
       if (i != pack[0])
         io::append_to_file(log_of(i), "$ trained in one process with " + first.run_dir + ": see " +
                                           log_of(pack[0]) + "\n");
@@ -178,8 +175,7 @@ class LocalPool {
           pack.size() > 1 ? "training (pack of " + std::to_string(pack.size()) + ")" : "training";
       started_[i] = elapsed();
     }
-    for (const auto& s : first.overrides) args.insert(args.end(), {"--set", s});
-    if (first.extend) args.push_back("--extend");
+    const auto args = pack_train_args(runs_, pack, [](const std::string& p) { return p; });
     active_[spawn(opt_.exe, args, log_of(pack[0]), threads_)] = {pack, false};
   }
 

@@ -145,25 +145,50 @@ int pack_limit(const SweepSpec& spec, const std::string& device) {
 
 std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
                                           const std::vector<int>& indices) {
-  const auto shares = [&](const SweepRun& a, const SweepRun& b) {
-    return a.config == b.config && a.overrides == b.overrides && a.device == b.device &&
-           a.extend == b.extend;
+  // One command line trains a pack (pack_train_args): what it passes to all its runs must agree.
+  const auto can_share = [&](const SweepRun& a, const SweepRun& b) {
+    return a.overrides == b.overrides && a.device == b.device &&
+           a.matmul_precision == b.matmul_precision && a.extend == b.extend;
   };
   std::vector<std::vector<int>> packs;
   std::vector<bool> taken(indices.size(), false);
   for (size_t i = 0; i < indices.size(); ++i) {
     if (taken[i]) continue;
+    taken[i] = true;
     const SweepRun& first = runs[size_t(indices[i])];
     const size_t limit = size_t(pack_limit(spec, first.device));
     std::vector<int> pack = {indices[i]};
-    for (size_t j = i + 1; j < indices.size() && pack.size() < limit; ++j) {
-      if (taken[j] || !shares(first, runs[size_t(indices[j])])) continue;
-      taken[j] = true;
-      pack.push_back(indices[j]);
+    for (const bool same_config_only : {true, false}) {
+      for (size_t j = i + 1; j < indices.size() && pack.size() < limit; ++j) {
+        const SweepRun& run = runs[size_t(indices[j])];
+        if (taken[j] || !can_share(first, run)) continue;
+        if (same_config_only && run.config != first.config) continue;
+        taken[j] = true;
+        pack.push_back(indices[j]);
+      }
     }
     packs.push_back(std::move(pack));
   }
   return packs;
+}
+
+std::vector<std::string> pack_train_args(
+    const std::vector<SweepRun>& runs, const std::vector<int>& pack,
+    const std::function<std::string(const std::string&)>& path) {
+  const SweepRun& first = runs[size_t(pack[0])];
+  std::vector<std::string> args = {"train", path(first.config)};
+  bool one_config = true;
+  for (int i : pack) one_config = one_config && runs[size_t(i)].config == first.config;
+  for (size_t k = 1; k < pack.size() && !one_config; ++k)
+    args.push_back(path(runs[size_t(pack[k])].config));
+  for (int i : pack) {
+    args.insert(args.end(), {"--seed", std::to_string(runs[size_t(i)].seed), "--run-dir",
+                             path(runs[size_t(i)].run_dir)});
+  }
+  args.push_back("--quiet");
+  for (const auto& o : first.overrides) args.insert(args.end(), {"--set", o});
+  if (first.extend) args.push_back("--extend");
+  return args;
 }
 
 SweepSpec load_sweep(const std::string& path) {
@@ -173,6 +198,26 @@ SweepSpec load_sweep(const std::string& path) {
   ss << in.rdbuf();
   return parse_sweep(ss.str(), path);
 }
+
+namespace {
+
+// The config of `backbone`'s runs from `path` with `overrides`, `backbone=` put first among them
+// only where the file names another backbone (a template shared by the sweep's backbones): with
+// one config file per backbone, the runs of different backbones then pass the same overrides and
+// can share a pack (group_packs). Throws naming the file or the override.
+rl::TrainConfig config_naming(const std::string& path, const std::string& backbone,
+                              std::vector<std::string>& overrides) {
+  try {
+    rl::TrainConfig config = rl::load_config(path, overrides);
+    if (config.backbone == backbone) return config;
+  } catch (const std::invalid_argument&) {
+    // Not without the backbone, perhaps; the load below says what is wrong if not that.
+  }
+  overrides.insert(overrides.begin(), "backbone=" + backbone);
+  return rl::load_config(path, overrides);
+}
+
+}  // namespace
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   const fs::path base = fs::path(spec.file).parent_path();
@@ -190,13 +235,11 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
                                     " does not exist (dataset " + dataset + ", backbone " +
                                     backbone + ")");
       }
-      // The sweep names the backbone; the config may be a shared template.
-      proto.overrides.push_back("backbone=" + backbone);
       for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
-      // Throws naming the file or the --set.
-      configs.push_back(rl::load_config(proto.config, proto.overrides));
+      configs.push_back(config_naming(proto.config, backbone, proto.overrides));
       proto.max_steps = configs.back().max_steps;
       proto.device = configs.back().device;
+      proto.matmul_precision = configs.back().matmul_precision;
       proto.dataset_source = configs.back().dataset;
       const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
       proto.dataset_where = data.where;

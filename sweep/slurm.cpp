@@ -26,6 +26,14 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// A word of a command line as the script shows it: bare where the shell reads it as it is.
+std::string shell_word(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                       "_-./=:,+@%") == std::string::npos;
+  return plain ? s : shell_quote(s);
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   size_t at = 0;
@@ -122,18 +130,14 @@ void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
                       const std::vector<std::vector<int>>& packs) {
   s << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
   for (const auto& pack : packs) {
-    const SweepRun& first = runs[size_t(pack[0])];
     s << "  " << pack[0] << ") RUN_DIRS=(";
     for (int i : pack) s << (i == pack[0] ? "" : " ") << shell_quote(abs_dir(runs[size_t(i)]));
-    s << ")\n     TRAIN=(train " << shell_quote(fs::absolute(first.config).string());
-    for (int i : pack) {
-      s << " --seed " << runs[size_t(i)].seed << " --run-dir "
-        << shell_quote(abs_dir(runs[size_t(i)]));
-    }
-    s << " --quiet";
-    for (const auto& o : first.overrides) s << " --set " << shell_quote(o);
+    s << ")\n     TRAIN=(";
+    const auto absolute = [](const std::string& p) { return fs::absolute(p).string(); };
+    const std::vector<std::string> train = pack_train_args(runs, pack, absolute);
+    for (size_t k = 0; k < train.size(); ++k) s << (k ? " " : "") << shell_word(train[k]);
     // An extended run holds done.json from its shorter budget until training moves it aside.
-    s << (first.extend ? " --extend) EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
+    s << (runs[size_t(pack[0])].extend ? ") EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
   }
   s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
        "sweep\" >&2; exit 2 ;;\nesac\n";

@@ -23,6 +23,7 @@
 // Both phases run on the config's `device` (`minrnn eval --device`). A run that failed holds
 // failed.json ({"phase", "exit_code", ...}) until it is started again.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,11 +49,11 @@ struct SweepSpec {
   std::vector<std::string> sets;  // "key=value"; {dataset} / {backbone} are substituted
   std::string out;
   int parallel = 1;
-  // Runs of one dataset × backbone (the same config; seeds differ) trained together by one
-  // `minrnn train --seed a,b,...` process (rl::train_pack), each exactly as alone. On a GPU they
-  // share it, each on a stream of its own, instead of each process launching its own small
-  // kernels. 0 (`pack: auto`, the default): up to kAutoGpuPack on CUDA, 1 on the CPU (where a
-  // process per run is no slower). On Slurm a pack is one array task.
+  // Runs trained together by one `minrnn train` process (rl::train_pack), each exactly as alone:
+  // the seeds of one dataset × backbone, then other configs' runs that can share the process
+  // (group_packs). On a GPU they share it, each on a stream of its own, side by side, where
+  // separate processes would take turns. 0 (`pack: auto`, the default): up to kAutoGpuPack on
+  // CUDA, 1 on the CPU (where a process per run is no slower). On Slurm a pack is one array task.
   int pack = 0;
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
@@ -88,6 +89,7 @@ struct SweepRun {
   RunState state = RunState::kPending;
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
   std::string device = "cpu";  // the config's: where training runs (evaluation: kEvaluationDevice)
+  std::string matmul_precision = "fp32";  // the config's: one process computes in one
   bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
   // The config's `dataset` (an id or a path) and whether it is there (data::locate_dataset):
   // a run still to train cannot start without it.
@@ -105,10 +107,18 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 
 // `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
 // process or a Slurm task): the first run left and, up to pack_limit, the later ones that can
-// share its process: the same config, overrides, device and extension (the seeds of one dataset
-// × backbone).
+// share its process — the same overrides, device, matmul precision and extension — those of its
+// config first (the seeds of one dataset × backbone), then, while there is room, the others: on
+// one GPU the runs of one process run side by side, where two processes take turns.
 std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
                                           const std::vector<int>& indices);
+
+// The `minrnn train` arguments that train `pack` in one process: its config (one per run where
+// they differ), each run's --seed and --run-dir, --quiet, the shared --set overrides, --extend.
+// `path` maps each file and directory named (identity, or absolute for a Slurm task).
+std::vector<std::string> pack_train_args(
+    const std::vector<SweepRun>& runs, const std::vector<int>& pack,
+    const std::function<std::string(const std::string&)>& path);
 
 // The datasets of runs still to train that are not there, each once, in plan order.
 std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs);

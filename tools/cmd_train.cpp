@@ -1,8 +1,9 @@
-// `minrnn train CONFIG [--seed S]... [--run-dir DIR]... [--set key=value]... [--force | --extend]
-//               [--download]`
+// `minrnn train CONFIG... [--seed S]... [--run-dir DIR]... [--set key=value]...
+//               [--force | --extend] [--download]`
 // Trains a decision agent; re-running the same command after a kill resumes from the checkpoint,
 // and with a larger max_steps and --extend, a finished run trains on from its last checkpoint.
-// Several seeds train as one pack (rl::train_pack): one process, each run exactly as alone.
+// Several seeds train as one pack (rl::train_pack): one process, each run exactly as alone; with
+// one config per seed, the runs of a pack may differ in config (a sweep's backbones on one GPU).
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
 // --download first fetches the config's dataset when it is missing (`minrnn data download`).
@@ -23,7 +24,7 @@ namespace minrnn::cli {
 namespace {
 
 struct TrainArgs {
-  std::string config;
+  std::vector<std::string> configs;  // one, or one per seed
   std::vector<int64_t> seeds;
   std::vector<std::string> run_dirs;
   std::vector<std::string> sets;
@@ -50,7 +51,8 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
   };
 }
 
-// One run per seed (the config's own seed when none is given), each with its run dir.
+// One run per seed (the config's own seed when none is given), each with its run dir and its
+// config (the one config, or the seed's own).
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   const std::vector<int64_t> seeds = a.seeds.empty() ? std::vector<int64_t>{-1} : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
@@ -58,13 +60,19 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
                                 " times for " + std::to_string(seeds.size()) +
                                 " seed(s); give one per --seed, in the same order");
   }
+  if (a.configs.size() != 1 && a.configs.size() != seeds.size()) {
+    throw std::invalid_argument("config: given " + std::to_string(a.configs.size()) +
+                                " files for " + std::to_string(seeds.size()) +
+                                " seed(s); give one for all, or one per --seed, in the same order");
+  }
   std::vector<rl::PackMember> members;
   for (size_t i = 0; i < seeds.size(); ++i) {
     auto sets = a.sets;
     if (seeds[i] >= 0) sets.push_back("seed=" + std::to_string(seeds[i]));
-    rl::PackMember m{rl::load_config(a.config, sets), {}};
+    const std::string& config = a.configs[a.configs.size() == 1 ? 0 : i];
+    rl::PackMember m{rl::load_config(config, sets), {}};
     m.options.run_dir =
-        a.run_dirs.empty() ? rl::default_run_dir(a.config, m.config.seed) : a.run_dirs[i];
+        a.run_dirs.empty() ? rl::default_run_dir(config, m.config.seed) : a.run_dirs[i];
     m.options.force = a.force;
     m.options.extend = a.extend;
     m.options.quiet = a.quiet || seeds.size() > 1;  // one progress line cannot show a pack
@@ -122,7 +130,10 @@ void report(const std::vector<rl::PackMember>& members,
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();
   auto* sub = app.add_subcommand("train", "train a decision agent from a YAML config");
-  sub->add_option("config", args->config, "YAML config (configs/*.yaml)")->required();
+  sub->add_option("config", args->configs,
+                  "YAML config (configs/*.yaml): one for every seed, or one per --seed (a pack "
+                  "of runs of different configs)")
+      ->required();
   sub->add_option("--seed", args->seeds,
                   "seed (overrides the config's); several (--seed 0 --seed 1, or 0,1,2) train as "
                   "one pack in this process")

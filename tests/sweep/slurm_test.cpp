@@ -115,7 +115,7 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
   }
   EXPECT_NE(script.find("  2) RUN_DIRS=("), std::string::npos) << script;
   EXPECT_EQ(script.find("  1) RUN_DIRS=("), std::string::npos) << script;
-  EXPECT_NE(script.find("--set 'max_steps=5'"), std::string::npos) << script;
+  EXPECT_NE(script.find("--quiet --set max_steps=5) EXTEND=0"), std::string::npos) << script;
   // Valid bash.
   const fs::path file = tmp.path / "x.sbatch";
   std::ofstream(file) << script;

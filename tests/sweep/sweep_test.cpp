@@ -54,6 +54,49 @@ TEST(SweepFile, ParsesEveryKey) {
 
 // `pack: auto` (the default): every seed of a dataset × backbone in one process on CUDA (up to
 // kAutoGpuPack), one run per process on the CPU; a number is taken as it is, on any device.
+// A pack takes the seeds of its first run's config first, then, while there is room, runs of
+// other configs that pass the same overrides and train on the same device in the same precision;
+// the command line names one config per run only where they differ.
+TEST(SweepPlan, PacksFillWithOtherConfigsThatCanShareTheProcess) {
+  auto run = [](const std::string& config, int64_t seed, const std::string& precision = "fp32",
+                const std::string& device = "cuda") {
+    sweep::SweepRun r;
+    r.config = config;
+    r.seed = seed;
+    r.run_dir = "out/" + config + "/seed" + std::to_string(seed);
+    r.device = device;
+    r.matmul_precision = precision;
+    r.overrides = {"max_steps=9"};
+    return r;
+  };
+  std::vector<sweep::SweepRun> runs = {run("a.yaml", 0),         run("b.yaml", 0),
+                                       run("a.yaml", 1),         run("b.yaml", 1),
+                                       run("c.yaml", 0, "tf32"), run("d.yaml", 0, "fp32", "cpu")};
+  runs.push_back(run("e.yaml", 0));
+  runs.back().overrides.push_back("lr=1");
+  runs.push_back(run("a.yaml", 2));
+  runs.back().extend = true;
+  sweep::SweepSpec spec;
+  spec.pack = 4;
+  const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(sweep::group_packs(spec, runs, all),
+            (std::vector<std::vector<int>>{{0, 2, 1, 3}, {4}, {5}, {6}, {7}}));
+  spec.pack = 3;
+  EXPECT_EQ(sweep::group_packs(spec, runs, all),
+            (std::vector<std::vector<int>>{{0, 2, 1}, {3}, {4}, {5}, {6}, {7}}));
+
+  const auto same = [](const std::string& p) { return p; };
+  EXPECT_EQ(sweep::pack_train_args(runs, {0, 2}, same),
+            (std::vector<std::string>{"train", "a.yaml", "--seed", "0", "--run-dir",
+                                      "out/a.yaml/seed0", "--seed", "1", "--run-dir",
+                                      "out/a.yaml/seed1", "--quiet", "--set", "max_steps=9"}));
+  EXPECT_EQ(sweep::pack_train_args(runs, {0, 1}, [](const std::string& p) { return "/x/" + p; }),
+            (std::vector<std::string>{"train", "/x/a.yaml", "/x/b.yaml", "--seed", "0", "--run-dir",
+                                      "/x/out/a.yaml/seed0", "--seed", "0", "--run-dir",
+                                      "/x/out/b.yaml/seed0", "--quiet", "--set", "max_steps=9"}));
+  EXPECT_EQ(sweep::pack_train_args(runs, {7}, same).back(), "--extend");
+}
+
 TEST(SweepFile, PackIsAutoByDefaultAndAutoPacksOnlyOnCuda) {
   const std::string ok = "datasets: [a]\nbackbones: [mingru]\nseeds: [0]\n";
   const sweep::SweepSpec by_default = sweep::parse_sweep(ok, "s.yaml");
@@ -122,8 +165,12 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   ASSERT_EQ(runs.size(), 4u);
   int n_done = 0;
   for (const auto& r : runs) {
-    EXPECT_NE(std::find(r.overrides.begin(), r.overrides.end(), "backbone=" + r.backbone),
-              r.overrides.end());
+    // The tiny config names mingru: only the minlstm runs need it overridden, and first.
+    if (r.backbone == "mingru") {
+      EXPECT_TRUE(r.overrides.empty()) << r.overrides.front();
+    } else {
+      EXPECT_EQ(r.overrides, std::vector<std::string>{"backbone=minlstm"});
+    }
     const auto dir = fs::path(r.run_dir);
     if (dir == done)
       EXPECT_EQ(r.state, sweep::RunState::kDone);
@@ -221,6 +268,60 @@ TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
     const fs::path alone = tmp.path / "alone/hop/mingru" / ("seed" + std::to_string(seed));
     ASSERT_TRUE(fs::exists(packed / "eval.json"));
     const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
+    auto pb = b.model->named_parameters();
+    for (const auto& p : a.model->named_parameters())
+      EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+    std::ifstream ea(packed / "eval.json"), eb(alone / "eval.json");
+    EXPECT_EQ(nlohmann::json::parse(ea)["mean_normalized"],
+              nlohmann::json::parse(eb)["mean_normalized"]);
+  }
+}
+
+// With a config file per backbone, `pack: 4` trains both backbones' two seeds in one `minrnn
+// train` process (on a GPU they then run side by side instead of taking turns), and each run ends
+// with the weights and result it gets trained alone.
+TEST(SweepRun, APackOfRunsOfDifferentConfigsTrainsEachAsAlone) {
+  const std::string exe = testing::minrnn_binary();
+  if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  for (const std::string backbone : {"mingru", "minlstm"}) {
+    std::ofstream(tmp.path / ("tiny-" + backbone + ".yaml"))
+        << "defaults: " << testing::kTinyConfig << "\nbackbone: " << backbone << "\n";
+  }
+  sweep::SweepOptions opt;
+  opt.exe = exe;
+  auto sweep_with = [&](int pack, const std::string& out) {
+    sweep::SweepSpec s = sweep::parse_sweep(
+        "datasets: [hop]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\neval_episodes: 1\n"
+        "config: tiny-{backbone}.yaml\n",
+        (tmp.path / "s.yaml").string());
+    s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
+    s.out = (tmp.path / out).string();
+    s.pack = pack;
+    for (const auto& r : sweep::plan_sweep(s)) EXPECT_EQ(r.overrides, s.sets) << r.run_dir;
+    ::testing::internal::CaptureStdout();
+    const int failed = sweep::run_sweep(s, opt);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(failed, 0) << printed;
+  };
+  sweep_with(4, "packed");
+  sweep_with(1, "alone");
+  std::ifstream in(tmp.path / "packed/hop/mingru/seed0/train.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), {});
+  // One config per run: the first config's seeds first, then the other's.
+  const std::string mingru = (tmp.path / "tiny-mingru.yaml").string(),
+                    minlstm = (tmp.path / "tiny-minlstm.yaml").string();
+  EXPECT_NE(
+      log.find("train " + mingru + " " + mingru + " " + minlstm + " " + minlstm + " --seed 0"),
+      std::string::npos)
+      << log;
+  for (const std::string run : {"mingru/seed0", "mingru/seed1", "minlstm/seed0", "minlstm/seed1"}) {
+    SCOPED_TRACE(run);
+    const fs::path packed = tmp.path / "packed/hop" / run, alone = tmp.path / "alone/hop" / run;
+    ASSERT_TRUE(fs::exists(packed / "eval.json"));
+    const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
+    EXPECT_EQ(a.config.backbone, run.substr(0, run.find('/')));
     auto pb = b.model->named_parameters();
     for (const auto& p : a.model->named_parameters())
       EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();

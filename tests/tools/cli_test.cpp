@@ -78,6 +78,18 @@ TEST(Cli, TrainRefusesAnUnknownKeyAndCreatesNoRun) {
   EXPECT_FALSE(fs::exists(dir.path / "run"));
 }
 
+// A pack names one config for all its seeds or one per seed; any other count is refused before
+// a run exists.
+TEST(Cli, TrainRefusesConfigsThatDoNotPairWithItsSeeds) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  expect_failure_naming(
+      run_minrnn(dir, "train c.yaml c.yaml c.yaml --seed 0 --seed 1 --run-dir a --run-dir b"),
+      {"config: given 3 files for 2 seed(s)", "one per --seed"});
+  EXPECT_FALSE(fs::exists(dir.path / "a"));
+  EXPECT_FALSE(fs::exists(dir.path / "b"));
+}
+
 // User checks 2 and 3: train, rerun (a finished run is kept, not retrained), evaluate.
 TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   TempDir dir;
