@@ -12,6 +12,7 @@
 #include "tests/rl/fixtures.h"
 #include "tests/run_command.h"
 #include "tests/sweep/sweep_fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -233,47 +234,51 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
   EXPECT_EQ(sweep::run_sweep(s, opt), 1);
 }
 
+// Runs `s` through minrnn child processes, its progress lines kept out of the test's output.
+void sweep_quietly(const sweep::SweepSpec& s) {
+  sweep::SweepOptions opt;
+  opt.exe = testing::minrnn_binary();
+  ::testing::internal::CaptureStdout();
+  const int failed = sweep::run_sweep(s, opt);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(failed, 0) << printed;
+}
+
+// A run trained in a pack against the same run trained alone: the same weights and result.
+void expect_trained_alike(const fs::path& packed, const fs::path& alone) {
+  ASSERT_TRUE(fs::exists(packed / "eval.json"));
+  const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
+  EXPECT_EQ(a.config.backbone, b.config.backbone);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+  std::ifstream ea(packed / "eval.json"), eb(alone / "eval.json");
+  EXPECT_EQ(nlohmann::json::parse(ea)["mean_normalized"],
+            nlohmann::json::parse(eb)["mean_normalized"]);
+}
+
 // `pack: 3`: the three seeds of one dataset × backbone train in one `minrnn train` process, and
 // each ends with the weights, curves and result it gets in a sweep that trains them one by one.
 TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
-  const std::string exe = testing::minrnn_binary();
-  if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
+  if (!fs::exists(testing::minrnn_binary())) GTEST_SKIP() << "build the minrnn target first";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
-  sweep::SweepOptions opt;
-  opt.exe = exe;
-  auto sweep_with = [&](int pack, const std::string& out) {
+  for (const int pack : {3, 1}) {
     sweep::SweepSpec s = sweep::parse_sweep(
         "datasets: [hop]\nbackbones: [mingru]\nseeds: [0, 1, 2]\neval_episodes: 1\n", "s.yaml");
     s.config_template = testing::kTinyConfig;
     s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
-    s.out = (tmp.path / out).string();
+    s.out = (tmp.path / (pack > 1 ? "packed" : "alone")).string();
     s.pack = pack;
-    ::testing::internal::CaptureStdout();
-    const int failed = sweep::run_sweep(s, opt);
-    const std::string printed = ::testing::internal::GetCapturedStdout();
-    EXPECT_EQ(failed, 0) << printed;
-  };
-  sweep_with(3, "packed");
-  sweep_with(1, "alone");
-  const std::string first_log = [&] {
-    std::ifstream in(tmp.path / "packed/hop/mingru/seed0/train.log");
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }();
+    sweep_quietly(s);
+  }
+  const std::string first_log = testing::read_text(tmp.path / "packed/hop/mingru/seed0/train.log");
   EXPECT_NE(first_log.find("--seed 0 --run-dir"), std::string::npos) << first_log;
   EXPECT_NE(first_log.find("--seed 2 --run-dir"), std::string::npos) << first_log;
-  for (int seed : {0, 1, 2}) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
-    const fs::path packed = tmp.path / "packed/hop/mingru" / ("seed" + std::to_string(seed));
-    const fs::path alone = tmp.path / "alone/hop/mingru" / ("seed" + std::to_string(seed));
-    ASSERT_TRUE(fs::exists(packed / "eval.json"));
-    const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
-    auto pb = b.model->named_parameters();
-    for (const auto& p : a.model->named_parameters())
-      EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
-    std::ifstream ea(packed / "eval.json"), eb(alone / "eval.json");
-    EXPECT_EQ(nlohmann::json::parse(ea)["mean_normalized"],
-              nlohmann::json::parse(eb)["mean_normalized"]);
+  for (const std::string seed : {"seed0", "seed1", "seed2"}) {
+    SCOPED_TRACE(seed);
+    expect_trained_alike(tmp.path / "packed/hop/mingru" / seed,
+                         tmp.path / "alone/hop/mingru" / seed);
   }
 }
 
@@ -281,35 +286,26 @@ TEST(SweepRun, APackTrainsItsSeedsInOneProcessAsTheyTrainAlone) {
 // train` process (on a GPU they then run side by side instead of taking turns), and each run ends
 // with the weights and result it gets trained alone.
 TEST(SweepRun, APackOfRunsOfDifferentConfigsTrainsEachAsAlone) {
-  const std::string exe = testing::minrnn_binary();
-  if (!fs::exists(exe)) GTEST_SKIP() << "build the minrnn target first (" << exe << ")";
+  if (!fs::exists(testing::minrnn_binary())) GTEST_SKIP() << "build the minrnn target first";
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
   for (const std::string backbone : {"mingru", "minlstm"}) {
-    std::ofstream(tmp.path / ("tiny-" + backbone + ".yaml"))
-        << "defaults: " << testing::kTinyConfig << "\nbackbone: " << backbone << "\n";
+    testing::write_text(tmp.path / ("tiny-" + backbone + ".yaml"),
+                        "defaults: " + testing::kTinyConfig + "\nbackbone: " + backbone + "\n");
   }
-  sweep::SweepOptions opt;
-  opt.exe = exe;
-  auto sweep_with = [&](int pack, const std::string& out) {
+  for (const int pack : {4, 1}) {
     sweep::SweepSpec s = sweep::parse_sweep(
         "datasets: [hop]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\neval_episodes: 1\n"
         "config: tiny-{backbone}.yaml\n",
         (tmp.path / "s.yaml").string());
     s.sets = {"dataset=" + data, "max_steps=6", "checkpoint_every=3", "log_every=3"};
-    s.out = (tmp.path / out).string();
+    s.out = (tmp.path / (pack > 1 ? "packed" : "alone")).string();
     s.pack = pack;
     for (const auto& r : sweep::plan_sweep(s)) EXPECT_EQ(r.overrides, s.sets) << r.run_dir;
-    ::testing::internal::CaptureStdout();
-    const int failed = sweep::run_sweep(s, opt);
-    const std::string printed = ::testing::internal::GetCapturedStdout();
-    EXPECT_EQ(failed, 0) << printed;
-  };
-  sweep_with(4, "packed");
-  sweep_with(1, "alone");
-  std::ifstream in(tmp.path / "packed/hop/mingru/seed0/train.log");
-  const std::string log((std::istreambuf_iterator<char>(in)), {});
+    sweep_quietly(s);
+  }
   // One config per run: the first config's seeds first, then the other's.
+  const std::string log = testing::read_text(tmp.path / "packed/hop/mingru/seed0/train.log");
   const std::string mingru = (tmp.path / "tiny-mingru.yaml").string(),
                     minlstm = (tmp.path / "tiny-minlstm.yaml").string();
   EXPECT_NE(
@@ -318,16 +314,9 @@ TEST(SweepRun, APackOfRunsOfDifferentConfigsTrainsEachAsAlone) {
       << log;
   for (const std::string run : {"mingru/seed0", "mingru/seed1", "minlstm/seed0", "minlstm/seed1"}) {
     SCOPED_TRACE(run);
-    const fs::path packed = tmp.path / "packed/hop" / run, alone = tmp.path / "alone/hop" / run;
-    ASSERT_TRUE(fs::exists(packed / "eval.json"));
-    const rl::Agent a = rl::load_agent(packed.string()), b = rl::load_agent(alone.string());
-    EXPECT_EQ(a.config.backbone, run.substr(0, run.find('/')));
-    auto pb = b.model->named_parameters();
-    for (const auto& p : a.model->named_parameters())
-      EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
-    std::ifstream ea(packed / "eval.json"), eb(alone / "eval.json");
-    EXPECT_EQ(nlohmann::json::parse(ea)["mean_normalized"],
-              nlohmann::json::parse(eb)["mean_normalized"]);
+    expect_trained_alike(tmp.path / "packed/hop" / run, tmp.path / "alone/hop" / run);
+    EXPECT_EQ(rl::load_agent((tmp.path / "packed/hop" / run).string()).config.backbone,
+              run.substr(0, run.find('/')));
   }
 }
 

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tools/bench/cost_table.h"
+
 namespace minrnn::cli {
 namespace {
 
@@ -78,45 +80,22 @@ uint64_t busy_ns(std::vector<DeviceActivity> activity) {
 
 std::string kernel_table(const std::vector<DeviceActivity>& activity, int64_t repetitions,
                          double wall_ms, int top) {
-  struct Stat {
-    int64_t launches = 0;
-    double us = 0;
-  };
-  std::map<std::string, Stat> by_name;
+  std::map<std::string, CostRow> by_name;
   double total_us = 0;
   for (const DeviceActivity& a : activity) {
     const double us = a.end_ns > a.start_ns ? (a.end_ns - a.start_ns) / 1e3 : 0.0;
-    Stat& s = by_name[short_name(a.name)];
-    ++s.launches;
-    s.us += us;
+    CostRow& r = by_name[short_name(a.name)];
+    ++r.count;
+    r.cost += us;
     total_us += us;
   }
-  std::vector<std::pair<std::string, Stat>> rows(by_name.begin(), by_name.end());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& x, const auto& y) { return x.second.us > y.second.us; });
-  const double n = static_cast<double>(std::max<int64_t>(1, repetitions));
-  const double share_of = std::max(total_us, 1e-12) / 100.0;
+  std::vector<CostRow> rows;
+  for (auto& [name, r] : by_name) rows.push_back({name, r.count, r.cost});
   std::ostringstream md;
-  md << "| kernel | launches/step | GPU µs/step | share |\n|---|---|---|---|\n";
+  md << "| kernel | launches/step | GPU µs/step | share |\n|---|---|---|---|\n"
+     << ranked_rows(std::move(rows), repetitions, top, "kernels", "%.1f");
+  const double n = static_cast<double>(std::max<int64_t>(1, repetitions));
   char buf[512];
-  Stat rest;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Stat& s = rows[i].second;
-    if (static_cast<int>(i) >= top) {
-      rest.launches += s.launches;
-      rest.us += s.us;
-      continue;
-    }
-    std::snprintf(buf, sizeof buf, "| `%s` | %.0f | %.1f | %.1f%% |\n", rows[i].first.c_str(),
-                  s.launches / n, s.us / n, s.us / share_of);
-    md << buf;
-  }
-  if (rest.launches > 0) {
-    std::snprintf(buf, sizeof buf, "| %zu other kernels | %.0f | %.1f | %.1f%% |\n",
-                  rows.size() - static_cast<size_t>(top), rest.launches / n, rest.us / n,
-                  rest.us / share_of);
-    md << buf;
-  }
   const double busy_us = busy_ns(activity) / 1e3 / n;
   std::snprintf(buf, sizeof buf,
                 "| **all: %.0f launches** | | **%.1f** | busy %.1f µs of a %.1f µs step "

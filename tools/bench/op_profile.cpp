@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tools/bench/cost_table.h"
+
 namespace minrnn::cli {
 namespace {
 
@@ -78,40 +80,16 @@ double OpProfile::total_ms() const {
 }
 
 std::string OpProfile::table(int64_t repetitions, int top) const {
-  std::vector<std::pair<std::string, Stat>> rows;
+  std::vector<CostRow> rows;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    rows.assign(stats_.begin(), stats_.end());
+    for (const auto& [name, s] : stats_) rows.push_back({name, s.calls, s.self_ms});
   }
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& x, const auto& y) { return x.second.self_ms > y.second.self_ms; });
-  double total = 0;
-  for (const auto& r : rows) total += r.second.self_ms;
-  const double n = static_cast<double>(std::max<int64_t>(1, repetitions));
-  std::ostringstream md;
-  md << "| op | calls/step | self ms/step | share |\n|---|---|---|---|\n";
-  char buf[512];
-  Stat rest;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Stat& s = rows[i].second;
-    if (static_cast<int>(i) >= top) {
-      rest.calls += s.calls;
-      rest.self_ms += s.self_ms;
-      continue;
-    }
-    std::snprintf(buf, sizeof buf, "| `%s` | %.0f | %.2f | %.1f%% |\n", rows[i].first.c_str(),
-                  s.calls / n, s.self_ms / n, 100.0 * s.self_ms / std::max(total, 1e-12));
-    md << buf;
-  }
-  if (rest.calls > 0) {
-    std::snprintf(buf, sizeof buf, "| %zu other ops | %.0f | %.2f | %.1f%% |\n",
-                  rows.size() - static_cast<size_t>(top), rest.calls / n, rest.self_ms / n,
-                  100.0 * rest.self_ms / std::max(total, 1e-12));
-    md << buf;
-  }
-  std::snprintf(buf, sizeof buf, "| **all ops** | | **%.2f** | |\n", total / n);
-  md << buf;
-  return md.str();
+  char total[128];
+  std::snprintf(total, sizeof total, "| **all ops** | | **%.2f** | |\n",
+                total_ms() / std::max<int64_t>(1, repetitions));
+  return "| op | calls/step | self ms/step | share |\n|---|---|---|---|\n" +
+         ranked_rows(std::move(rows), repetitions, top, "ops", "%.2f") + total;
 }
 
 }  // namespace minrnn::cli
