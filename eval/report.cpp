@@ -14,6 +14,7 @@
 #include "eval/published.h"
 #include "eval/stats.h"
 #include "eval/svg.h"
+#include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
 
 namespace minrnn::eval {
@@ -56,49 +57,16 @@ std::string seeds_cell(const Cell& c) {
   return fmt(c.mean) + spread + " (n=" + std::to_string(c.n) + ")";
 }
 
-// Calls visit(dataset, backbone, seed, run_dir) for every SWEEP_DIR/<dataset>/<backbone>/seed<S>
-// folder, in (dataset, backbone, seed) order.
-template <typename Visit>
-void for_each_run_dir(const std::string& sweep_dir, Visit&& visit) {
-  if (!fs::is_directory(sweep_dir)) throw std::invalid_argument(sweep_dir + " is not a directory");
-  struct Found {
-    std::string dataset, backbone;
-    int64_t seed;
-    fs::path dir;
-  };
-  std::vector<Found> found;
-  for (const auto& d : fs::directory_iterator(sweep_dir)) {
-    if (!d.is_directory() || d.path().filename() == "plots") continue;
-    for (const auto& b : fs::directory_iterator(d.path())) {
-      if (!b.is_directory()) continue;
-      for (const auto& s : fs::directory_iterator(b.path())) {
-        const std::string name = s.path().filename().string();
-        if (!s.is_directory() || name.size() < 5 || name.rfind("seed", 0) != 0 ||
-            name.find_first_not_of("0123456789", 4) != std::string::npos) {
-          continue;
-        }
-        found.push_back({d.path().filename().string(), b.path().filename().string(),
-                         std::stoll(name.substr(4)), s.path()});
-      }
-    }
-  }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
-  });
-  for (const auto& f : found) visit(f.dataset, f.backbone, f.seed, f.dir);
-}
-
 }  // namespace
 
 std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
   std::vector<RunScore> runs;
-  for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
-                                  int64_t seed, const fs::path& dir) {
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
     // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
     // still training (collect_unfinished lists it).
-    const fs::path file = dir / "eval.json";
-    if (!fs::exists(file) || !fs::exists(dir / "done.json")) return;
-    RunScore r{dataset, backbone, dir.string(), seed, 0};
+    const fs::path file = run.dir / "eval.json";
+    if (!fs::exists(file) || !fs::exists(run.dir / "done.json")) continue;
+    RunScore r{run.dataset, run.backbone, run.dir.string(), run.seed, 0};
     try {
       std::ifstream in(file);
       const auto json = nlohmann::json::parse(in);
@@ -111,20 +79,20 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
           e.what() + ")");
     }
     runs.push_back(r);
-  });
+  }
   return runs;
 }
 
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   std::vector<RunProgress> runs;
-  for_each_run_dir(sweep_dir, [&](const std::string& dataset, const std::string& backbone,
-                                  int64_t seed, const fs::path& dir) {
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+    const fs::path& dir = run.dir;
     Series loss{"", {}, {}};
     const bool scored = fs::exists(dir / "eval.json") && fs::exists(dir / "done.json");
     if (scored || !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
-      return;
+      continue;
     }
-    RunProgress r{dataset, backbone, dir.string(), seed};
+    RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
     r.step = static_cast<int64_t>(loss.x.back());
     Series evals{"", {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
     if (read_csv_columns(dir / "evals.csv", false, "", "", 0, 3, &evals)) {
@@ -132,7 +100,7 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
       r.last_eval_step = static_cast<int64_t>(evals.x.back());
     }
     runs.push_back(r);
-  });
+  }
   return runs;
 }
 

@@ -8,6 +8,7 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

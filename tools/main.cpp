@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   add_eval_command(app);
   add_sweep_command(app);
   add_report_command(app);
+  add_compare_command(app);
   add_data_command(app);
   add_collect_command(app);
   add_bench_command(app);

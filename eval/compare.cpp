@@ -1,0 +1,189 @@
+#include "eval/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+
+#include "eval/csv.h"
+#include "eval/stats.h"
+#include "eval/sweep_runs.h"
+
+namespace minrnn::eval {
+namespace {
+
+using Curve = std::map<int64_t, double>;  // evaluation step → normalized return
+struct RunCurve {
+  int64_t seed = 0;
+  Curve curve;
+};
+using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
+
+// Each run's evals.csv (step, mean return, std, mean normalized, std), by dataset and backbone;
+// a run with no complete row yet is left out.
+Cells read_curves(const std::string& sweep_dir) {
+  Cells cells;
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+    Series evals{"", {}, {}};
+    if (!read_csv_columns(run.dir / "evals.csv", false, "", "", 0, 3, &evals)) continue;
+    RunCurve r{run.seed, {}};
+    for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
+    cells[{run.dataset, run.backbone}].push_back(std::move(r));
+  }
+  return cells;
+}
+
+// The steps every run of both sides evaluated, in order.
+std::vector<int64_t> common_steps(const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
+  std::vector<int64_t> steps;
+  for (const auto& [step, score] : a.front().curve) steps.push_back(step);
+  for (const auto* side : {&a, &b}) {
+    for (const RunCurve& r : *side) {
+      steps.erase(std::remove_if(steps.begin(), steps.end(),
+                                 [&](int64_t s) { return r.curve.count(s) == 0; }),
+                  steps.end());
+    }
+  }
+  return steps;
+}
+
+SideScores scores_over(const std::vector<RunCurve>& runs, int64_t from, int64_t to) {
+  SideScores side;
+  for (const RunCurve& r : runs) {
+    double sum = 0;
+    int n = 0;
+    for (auto it = r.curve.lower_bound(from); it != r.curve.end() && it->first <= to; ++it) {
+      sum += it->second;
+      ++n;
+    }
+    side.seeds.push_back(r.seed);
+    side.scores.push_back(sum / n);
+  }
+  const MeanStd m = mean_std(side.scores);
+  side.mean = m.mean;
+  side.std = m.std;
+  return side;
+}
+
+// The unbiased variance of a sample (NaN below two values).
+double sample_variance(const std::vector<double>& v) {
+  const double n = static_cast<double>(v.size());
+  const MeanStd m = mean_std(v);
+  return v.size() > 1 ? m.std * m.std * n / (n - 1) : NAN;
+}
+
+// A − B seed by seed, over the seeds both sides hold.
+void compare_paired(CellComparison& c) {
+  std::vector<double> differences;
+  for (size_t i = 0; i < c.a.seeds.size(); ++i) {
+    const auto at = std::find(c.b.seeds.begin(), c.b.seeds.end(), c.a.seeds[i]);
+    if (at != c.b.seeds.end())
+      differences.push_back(c.a.scores[i] - c.b.scores[at - c.b.seeds.begin()]);
+  }
+  c.paired_seeds = static_cast<int>(differences.size());
+  c.paired_difference = differences.empty() ? NAN : mean_std(differences).mean;
+  c.paired_standard_error = std::sqrt(sample_variance(differences) / differences.size());
+}
+
+CellComparison compare_cell(const std::string& dataset, const std::string& backbone,
+                            const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
+  CellComparison c;
+  c.dataset = dataset;
+  c.backbone = backbone;
+  const std::vector<int64_t> steps = common_steps(a, b);
+  c.difference = c.standard_error = c.paired_difference = c.paired_standard_error = NAN;
+  c.a.mean = c.a.std = c.b.mean = c.b.std = NAN;
+  if (steps.empty()) return c;            // evaluations == 0: nothing to compare at
+  const size_t first = steps.size() / 2;  // the later half, the last step always in
+  c.from_step = steps[first];
+  c.to_step = steps.back();
+  c.evaluations = static_cast<int>(steps.size() - first);
+  c.a = scores_over(a, c.from_step, c.to_step);
+  c.b = scores_over(b, c.from_step, c.to_step);
+  c.difference = c.a.mean - c.b.mean;
+  c.standard_error = std::sqrt(sample_variance(c.a.scores) / c.a.scores.size() +
+                               sample_variance(c.b.scores) / c.b.scores.size());
+  compare_paired(c);
+  c.within_noise =
+      std::isfinite(c.standard_error) && std::abs(c.difference) <= 2 * c.standard_error;
+  return c;
+}
+
+std::string number(double v, const char* format = "%.1f") {
+  if (!std::isfinite(v)) return "–";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string side_cell(const SideScores& s) {
+  return number(s.mean) + " ± " + number(s.std) + " (n=" + std::to_string(s.scores.size()) + ")";
+}
+
+std::string verdict(const CellComparison& c) {
+  if (c.evaluations == 0) return "no step evaluated by every run";
+  if (!std::isfinite(c.standard_error)) return "too few seeds to say";
+  return c.within_noise ? "within seed noise" : "**moved** (beyond 2 s.e.)";
+}
+
+}  // namespace
+
+std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b) {
+  const Cells a = read_curves(sweep_a), b = read_curves(sweep_b);
+  std::vector<CellComparison> cells;
+  for (const auto& [key, runs] : a) {
+    const auto other = b.find(key);
+    if (other != b.end()) cells.push_back(compare_cell(key.first, key.second, runs, other->second));
+  }
+  if (cells.empty()) {
+    throw std::invalid_argument(sweep_a + " and " + sweep_b +
+                                " share no dataset and backbone with evaluations (evals.csv "
+                                "under <dataset>/<backbone>/seed<S>/ on both sides)");
+  }
+  return cells;
+}
+
+std::string comparison_markdown(const std::vector<CellComparison>& cells, const std::string& a,
+                                const std::string& b) {
+  std::string md = "# " + a + " (A) against " + b + " (B)\n\n" +
+                   "Each run's score: its mean normalized evaluation during training over the "
+                   "later half of the steps every run of the cell evaluated on both sides (the "
+                   "window). A − B ± the standard error of two independent means; paired: seed by "
+                   "seed, over the seeds both sides hold. Within 2 standard errors: within seed "
+                   "noise.\n\n"
+                   "| dataset | backbone | window (steps) | evaluations a run | A | B | A − B | "
+                   "paired A − B | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const CellComparison& c : cells) {
+    md += "| " + c.dataset + " | " + c.backbone + " | ";
+    md += c.evaluations == 0 ? "– | 0 | – | – | – | – | "
+                             : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) +
+                                   " | " + std::to_string(c.evaluations) + " | " + side_cell(c.a) +
+                                   " | " + side_cell(c.b) + " | " + number(c.difference) + " ± " +
+                                   number(c.standard_error) + " | " + number(c.paired_difference) +
+                                   " ± " + number(c.paired_standard_error) +
+                                   " (n=" + std::to_string(c.paired_seeds) + ") | ";
+    md += verdict(c) + " |\n";
+  }
+  return md;
+}
+
+std::string comparison_csv(const std::vector<CellComparison>& cells) {
+  std::string csv =
+      "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
+      "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
+      "within_noise\n";
+  auto g = [](double v) { return std::isfinite(v) ? number(v, "%.6g") : std::string(); };
+  for (const CellComparison& c : cells) {
+    csv += c.dataset + "," + c.backbone + "," + std::to_string(c.from_step) + "," +
+           std::to_string(c.to_step) + "," + std::to_string(c.evaluations) + "," +
+           std::to_string(c.a.scores.size()) + "," + g(c.a.mean) + "," + g(c.a.std) + "," +
+           std::to_string(c.b.scores.size()) + "," + g(c.b.mean) + "," + g(c.b.std) + "," +
+           g(c.difference) + "," + g(c.standard_error) + "," + std::to_string(c.paired_seeds) +
+           "," + g(c.paired_difference) + "," + g(c.paired_standard_error) + "," +
+           (c.within_noise ? "1" : "0") + "\n";
+  }
+  return csv;
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,46 @@
+// `minrnn compare SWEEP_A SWEEP_B`: whether two sweeps of the same runs score alike — the same
+// sweep with matmul_precision tf32 and fp32 (issue 41 allows TF32 only where the scores do not
+// move), or before and after a change — from the evaluations during training (evals.csv), so two
+// sweeps stopped part-way compare at the steps both reached.
+//
+// Per (dataset, backbone) with runs on both sides: the window is the second half of the steps
+// that every one of those runs evaluated (a run without evaluations is left out); a run's score is
+// its mean normalized evaluation over the window. Per side: the mean and standard deviation over
+// seeds. The difference A − B has the standard error of two independent means (sample variances);
+// where both sides hold the same seeds, so does the paired difference, seed by seed. A difference
+// within two standard errors is "within seed noise": no evidence that the scores moved, at the
+// power five seeds give.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace minrnn::eval {
+
+struct SideScores {
+  std::vector<int64_t> seeds;
+  std::vector<double> scores;  // per seed, in `seeds` order
+  double mean = 0, std = 0;    // population std (ddof 0), as Table 3 reports seeds
+};
+
+struct CellComparison {
+  std::string dataset, backbone;
+  int64_t from_step = 0, to_step = 0;  // the window, both ends included
+  int evaluations = 0;                 // per run in the window
+  SideScores a, b;
+  double difference = 0, standard_error = 0;  // A − B; NaN with fewer than two seeds a side
+  int paired_seeds = 0;                       // seeds on both sides
+  double paired_difference = 0, paired_standard_error = 0;  // NaN below two paired seeds
+  bool within_noise = false;                                // |difference| ≤ 2 standard errors
+};
+
+// Every (dataset, backbone) with evaluated runs in both sweeps, in (dataset, backbone) order.
+// Throws std::invalid_argument naming both directories when they share none.
+std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b);
+
+// A markdown table with the conventions above it, and its CSV twin.
+std::string comparison_markdown(const std::vector<CellComparison>& cells, const std::string& a,
+                                const std::string& b);
+std::string comparison_csv(const std::vector<CellComparison>& cells);
+
+}  // namespace minrnn::eval

@@ -1,0 +1,35 @@
+#include "eval/sweep_runs.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+namespace minrnn::eval {
+
+namespace fs = std::filesystem;
+
+std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
+  if (!fs::is_directory(sweep_dir)) throw std::invalid_argument(sweep_dir + " is not a directory");
+  std::vector<RunDir> found;
+  for (const auto& d : fs::directory_iterator(sweep_dir)) {
+    if (!d.is_directory() || d.path().filename() == "plots") continue;
+    for (const auto& b : fs::directory_iterator(d.path())) {
+      if (!b.is_directory()) continue;
+      for (const auto& s : fs::directory_iterator(b.path())) {
+        const std::string name = s.path().filename().string();
+        if (!s.is_directory() || name.size() < 5 || name.rfind("seed", 0) != 0 ||
+            name.find_first_not_of("0123456789", 4) != std::string::npos) {
+          continue;
+        }
+        found.push_back({d.path().filename().string(), b.path().filename().string(),
+                         std::stoll(name.substr(4)), s.path()});
+      }
+    }
+  }
+  std::sort(found.begin(), found.end(), [](const RunDir& a, const RunDir& b) {
+    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
+  });
+  return found;
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,122 @@
+// `minrnn compare`: two sweeps' evaluations during training, per dataset × backbone, over the
+// steps both reached (eval/compare.h).
+#include "eval/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// <sweep>/<cell>/seed<S>/evals.csv with one row per (step, normalized score).
+void write_evals(const fs::path& sweep, const std::string& cell, int seed,
+                 const std::map<int, double>& normalized) {
+  const fs::path dir = sweep / cell / ("seed" + std::to_string(seed));
+  fs::create_directories(dir);
+  std::string rows;
+  for (const auto& [step, score] : normalized) {
+    rows += std::to_string(step) + ",100.0,10.0," + std::to_string(score) + ",1.0\n";
+  }
+  testing::write_text(dir / "evals.csv", rows);
+}
+
+TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  // A reached step 4000, B 3000: the common steps are 1000–3000, the window 2000–3000.
+  write_evals(a, "hop/mingru", 0, {{1000, 10}, {2000, 20}, {3000, 30}, {4000, 40}});
+  write_evals(a, "hop/mingru", 1, {{1000, 12}, {2000, 22}, {3000, 32}, {4000, 42}});
+  write_evals(b, "hop/mingru", 0, {{1000, 11}, {2000, 21}, {3000, 31}});
+  write_evals(b, "hop/mingru", 1, {{1000, 13}, {2000, 23}, {3000, 33}});
+  // Far apart: moved. A run without evaluations yet is left out.
+  write_evals(a, "hop/minlstm", 0, {{1000, 10}, {2000, 11}});
+  write_evals(a, "hop/minlstm", 1, {{1000, 12}, {2000, 13}});
+  write_evals(b, "hop/minlstm", 0, {{1000, 50}, {2000, 51}});
+  write_evals(b, "hop/minlstm", 1, {{1000, 52}, {2000, 53}});
+  fs::create_directories(b / "hop/minlstm/seed2");
+  // Only in A: not compared.
+  write_evals(a, "walker/mingru", 0, {{1000, 5}});
+
+  const auto cells = compare_sweeps(a.string(), b.string());
+  ASSERT_EQ(cells.size(), 2u);
+  const CellComparison& gru = cells[0];
+  EXPECT_EQ(gru.backbone, "mingru");
+  EXPECT_EQ(gru.from_step, 2000);
+  EXPECT_EQ(gru.to_step, 3000);
+  EXPECT_EQ(gru.evaluations, 2);
+  EXPECT_EQ(gru.a.scores, (std::vector<double>{25, 27}));
+  EXPECT_EQ(gru.b.scores, (std::vector<double>{26, 28}));
+  EXPECT_DOUBLE_EQ(gru.a.mean, 26);
+  EXPECT_DOUBLE_EQ(gru.a.std, 1);  // population std, as Table 3
+  EXPECT_DOUBLE_EQ(gru.difference, -1);
+  EXPECT_DOUBLE_EQ(gru.standard_error, std::sqrt(2.0));  // sample variances 2 and 2, n 2 and 2
+  EXPECT_EQ(gru.paired_seeds, 2);
+  EXPECT_DOUBLE_EQ(gru.paired_difference, -1);
+  EXPECT_DOUBLE_EQ(gru.paired_standard_error, 0);
+  EXPECT_TRUE(gru.within_noise);
+
+  const CellComparison& lstm = cells[1];
+  EXPECT_EQ(lstm.backbone, "minlstm");
+  EXPECT_EQ(lstm.b.seeds, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(lstm.evaluations, 1);  // of two common steps, the later half: 2000
+  EXPECT_DOUBLE_EQ(lstm.difference, -40);
+  EXPECT_FALSE(lstm.within_noise);
+
+  const std::string md = comparison_markdown(cells, "a", "b");
+  EXPECT_NE(md.find("| hop | mingru | 2000–3000 | 2 | 26.0 ± 1.0 (n=2) | 27.0 ± 1.0 (n=2) | "
+                    "-1.0 ± 1.4 | -1.0 ± 0.0 (n=2) | within seed noise |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| hop | minlstm | 2000–2000 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**moved**"), std::string::npos) << md;
+  const std::string csv = comparison_csv(cells);
+  EXPECT_NE(csv.find("\nhop,mingru,2000,3000,2,2,26,1,2,27,1,-1,1.41421,2,-1,0,1\n"),
+            std::string::npos)
+      << csv;
+}
+
+TEST(Compare, CellsWithoutACommonStepOrASecondSeedSaySo) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  write_evals(a, "hop/mingru", 0, {{1000, 10}});
+  write_evals(b, "hop/mingru", 0, {{2000, 10}});
+  write_evals(a, "hop/minlstm", 0, {{1000, 10}});
+  write_evals(b, "hop/minlstm", 0, {{1000, 10}});
+  const auto cells = compare_sweeps(a.string(), b.string());
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].evaluations, 0);   // minGRU: no step both evaluated
+  EXPECT_FALSE(cells[1].within_noise);  // minLSTM: one seed a side has no spread to judge by
+  const std::string md = comparison_markdown(cells, "a", "b");
+  EXPECT_NE(md.find("no step evaluated by every run"), std::string::npos) << md;
+  EXPECT_NE(md.find("too few seeds to say"), std::string::npos) << md;
+  EXPECT_NE(comparison_csv(cells).find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,0\n"), std::string::npos);
+}
+
+TEST(Compare, SweepsWithNothingInCommonAreRefusedNamingBoth) {
+  testing::TempDir tmp;
+  write_evals(tmp.path / "a", "hop/mingru", 0, {{1000, 10}});
+  write_evals(tmp.path / "b", "walker/mingru", 0, {{1000, 10}});
+  try {
+    compare_sweeps((tmp.path / "a").string(), (tmp.path / "b").string());
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((tmp.path / "a").string() + " and " + (tmp.path / "b").string()),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("share no dataset and backbone"), std::string::npos) << what;
+  }
+  EXPECT_THROW(compare_sweeps((tmp.path / "missing").string(), (tmp.path / "b").string()),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace minrnn::eval
