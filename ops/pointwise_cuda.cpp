@@ -73,4 +73,13 @@ void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate&
                                      device_scalars, at::cuda::getCurrentCUDAStream()));
 }
 
+void end_step_cuda(const StepEndTensors& t, float clip) {
+  c10::cuda::CUDAGuard guard(t.loss.device());
+  const kernels::EndStepArgs args{t.loss.data_ptr<float>(),      t.norm.data_ptr<float>(),
+                                  t.step.data_ptr<int64_t>(),    t.scalars.data_ptr<float>(),
+                                  t.verdict.data_ptr<int64_t>(), t.loss_kept.data_ptr<float>(),
+                                  t.norm_kept.data_ptr<float>(), clip};
+  C10_CUDA_CHECK(kernels::end_step(args, at::cuda::getCurrentCUDAStream()));
+}
+
 }  // namespace minrnn::core

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/math/adamw_math.h"
+#include "ops/step_end.h"
 
 namespace minrnn::core {
 
@@ -34,5 +35,8 @@ struct AdamWTensors {
 // device, an AdamWStepScalars), with the values it holds as the kernels run.
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
                      const torch::Tensor& scalars);
+
+// ops/step_end.h's end_step on CUDA: one thread, one launch.
+void end_step_cuda(const StepEndTensors& t, float clip);
 
 }  // namespace minrnn::core

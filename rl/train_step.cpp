@@ -8,6 +8,7 @@
 
 #include "datasets/sampler.h"
 #include "ops/dropout.h"
+#include "ops/step_end.h"
 
 namespace minrnn::rl {
 namespace {
@@ -16,14 +17,9 @@ namespace {
 // moments and the gradients exist (at fixed addresses) before the graph records them.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
-// The int64 values the host writes before a step, and the two a step writes.
+// The int64 values the host writes before a step, and the two a step writes (core::end_step).
 enum HostId : int64_t { kDropoutBase, kStepNumber, kHostIdCount };
 enum Verdict : int64_t { kFirstBadStep, kBadWhat, kVerdictCount };
-constexpr int64_t kBadLoss = 1, kBadGradNorm = 2;
-// The float32 values (kernels/math/adamw_math.h: AdamWStepScalars): the update the host writes,
-// then the gradient scale and the apply flag the step writes.
-constexpr int64_t kHostWrittenScalars = sizeof(core::AdamWUpdate) / sizeof(float);
-constexpr int64_t kGradScale = kHostWrittenScalars, kApply = kHostWrittenScalars + 1;
 
 // The tensors a step reads from the host, in one block of device memory that stays at one address,
 // filled from one block of host memory (pinned on CUDA, so the copy is asynchronous) by one copy a
@@ -124,9 +120,9 @@ struct TrainStep::State {
     timesteps = staged.add({B, K}, torch::kInt64);
     mask = staged.add({B, K}, torch::kFloat);
     ids = staged.add({kHostIdCount}, torch::kInt64);
-    scalars = staged.add({core::kAdamWStepScalarCount}, torch::kFloat, kHostWrittenScalars);
+    scalars = staged.add({core::kAdamWStepScalarCount}, torch::kFloat, core::kHostWrittenScalars);
     staged.allocate(device);
-    staged.device(scalars)[kApply].fill_(1);
+    staged.device(scalars)[core::kApplyScalar].fill_(1);
     const auto on = torch::TensorOptions().device(device);
     verdict = torch::zeros({kVerdictCount}, on.dtype(torch::kInt64));
     loss = torch::zeros({}, on);
@@ -172,27 +168,12 @@ struct TrainStep::State {
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
-    torch::Tensor norm = torch::zeros_like(loss), scale = torch::ones_like(loss);
-    if (cfg.grad_clip > 0) {
-      norm = global_grad_norm(grads);
-      scale = (cfg.grad_clip / (norm + 1e-6)).clamp_max(1.0);
-    }
-    const torch::Tensor loss_ok = torch::isfinite(step_loss), norm_ok = torch::isfinite(norm);
-    const torch::Tensor ok = loss_ok.logical_and(norm_ok).reshape({1});
-    torch::Tensor apply = step_scalars.narrow(0, kApply, 1);
-    const torch::Tensor first_bad = (apply != 0).logical_and(ok.logical_not());
-    torch::Tensor bad_step = verdict.narrow(0, kFirstBadStep, 1);
-    torch::Tensor bad_what = verdict.narrow(0, kBadWhat, 1);
-    bad_step.copy_(torch::where(first_bad, host_ids.narrow(0, kStepNumber, 1), bad_step));
-    const torch::Tensor what =
-        torch::where(loss_ok.reshape({1}), torch::full_like(bad_what, kBadGradNorm),
-                     torch::full_like(bad_what, kBadLoss));
-    bad_what.copy_(torch::where(first_bad, what, bad_what));
-    apply.mul_(ok);
-    step_scalars.narrow(0, kGradScale, 1).copy_(scale.reshape({1}));
+    const torch::Tensor norm =
+        cfg.grad_clip > 0 ? global_grad_norm(grads) : torch::zeros_like(loss);
+    core::end_step({step_loss, norm, host_ids.narrow(0, kStepNumber, 1), step_scalars, verdict,
+                    loss, grad_norm},
+                   cfg.grad_clip);
     optimizer.step_with(step_scalars);
-    loss.copy_(step_loss);
-    grad_norm.copy_(norm);
   }
 
   // Captures compute() once the warm-up steps are done; where that fails, eager from then on.
@@ -250,7 +231,7 @@ std::string TrainStep::failure() {
   const torch::Tensor verdict = s_->verdict.cpu();
   const int64_t step = verdict[kFirstBadStep].item<int64_t>();
   if (step == 0) return "";
-  const bool loss = verdict[kBadWhat].item<int64_t>() == kBadLoss;
+  const bool loss = verdict[kBadWhat].item<int64_t>() == core::kBadLoss;
   return "step " + std::to_string(step) + ": " + (loss ? "loss" : "gradient norm") +
          " is not finite";
 }

@@ -76,4 +76,12 @@ cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate&
   return cudaSuccess;
 }
 
+cudaError_t end_step(const EndStepArgs& a, cudaStream_t stream) {
+  // In place: on the device each In and its Out are the same array.
+  const grid::EndStep<DeviceMemory> k{{1},        a.clip,     a.loss,    a.norm,
+                                      a.scalars,  a.step,     a.verdict, a.scalars,
+                                      a.loss_out, a.norm_out, a.verdict};
+  return launch(k, stream);
+}
+
 }  // namespace minrnn::core::kernels

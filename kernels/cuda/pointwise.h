@@ -51,4 +51,18 @@ struct AdamWTensor {
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
                        const AdamWStepScalars* scalars, cudaStream_t stream);
 
+// A training step's end (kernels/math/adamw_math.h, end_of_step), in place, on one thread; every
+// pointer to device memory: the step's loss and global gradient norm, its number, its scalars
+// (kAdamWStepScalarCount floats), its verdict (first bad step, what), and where the loss and the
+// norm are kept.
+struct EndStepArgs {
+  const float *loss, *norm;
+  const int64_t* step;
+  float* scalars;
+  int64_t* verdict;
+  float *loss_out, *norm_out;
+  float clip;
+};
+cudaError_t end_step(const EndStepArgs& args, cudaStream_t stream);
+
 }  // namespace minrnn::core::kernels

@@ -8,6 +8,8 @@
 //   GELU's derivative for the backward, and the backward's gelu' product.
 // - AdamWStep: FusedAdamW's update of up to 24 parameter tensors in one launch
 //   (kernels/math/adamw_math.h).
+// - EndStep: a training step's end (end_of_step) on one thread, in place of the ~20 one-element
+//   kernels the same arithmetic takes in LibTorch ops.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/adamw_math.h"
@@ -132,6 +134,29 @@ struct AdamWStep {
     p_out[t][i] = p;
     m_out[t][i] = m;
     v_out[t][i] = v;
+  }
+};
+
+// One thread (n = 1) ends the step: reads its loss, global gradient norm, number and the apply
+// flag; writes the gradient scale and flag into the step's scalars (AdamWStepScalars), the first
+// bad step and what into `verdict` (its two values kept otherwise), and the loss and norm.
+template <typename Mem>
+struct EndStep : PointwiseGrid {
+  float clip;
+  typename Mem::template In<float> loss, norm, scalars;
+  typename Mem::template In<int64_t> step_number, verdict;  // (`step` is the grid's phase step)
+  typename Mem::template Out<float> scalars_out, loss_out, norm_out;
+  typename Mem::template Out<int64_t> verdict_out;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    if (element(th) != 0) return;
+    const float l = loss[0], g = norm[0];
+    const StepEnd end = end_of_step(l, g, clip, scalars[kApplyScalar]);
+    scalars_out[kGradScaleScalar] = end.grad_scale;
+    scalars_out[kApplyScalar] = end.apply;
+    verdict_out[0] = end.record ? step_number[0] : verdict[0];
+    verdict_out[1] = end.record ? end.record : verdict[1];
+    loss_out[0] = l;
+    norm_out[0] = g;
   }
 };
 

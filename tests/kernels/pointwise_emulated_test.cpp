@@ -1,7 +1,7 @@
 // The CUDA element-wise kernels' phase programs (kernels/cuda/pointwise_programs.h) run by the host
 // emulator (tests/kernels/grid_emulator.h), every element written once, in the last partial block
 // too: the dropout-add bit for bit the CPU pass; the MLP's bias + GELU and its backward against
-// float64.
+// float64; AdamW; a training step's end.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -248,6 +248,53 @@ TEST(PointwiseEmulated, AdamWStepReadsItsValuesFromMemory) {
   // the outputs still hold the emulator's poison (NaN): not one element written
   EXPECT_TRUE(torch::isnan(none.p).all().item<bool>());
   EXPECT_TRUE(torch::isnan(none.m).all().item<bool>() && torch::isnan(none.v).all().item<bool>());
+}
+
+// The end of a training step on one thread (EndStep, kernels/math/adamw_math.h): the clip's scale,
+// the apply flag and the first bad step, each case's values written out by hand.
+TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
+  struct Case {
+    const char* what;
+    float loss, norm, clip, apply;
+    float grad_scale, apply_after;
+    int64_t first_bad, bad_what;  // the verdict after, from {0, 0} before
+  };
+  const float inf = INFINITY, nan = NAN;
+  const Case cases[] = {
+      {"a small norm is not scaled", 0.5f, 0.1f, 0.25f, 1, 1.0f, 1, 0, 0},
+      {"a large one is", 0.5f, 2.0f, 0.25f, 1, 0.25f / (2.0f + 1e-6f), 1, 0, 0},
+      {"no clip", 0.5f, 0.0f, 0.0f, 1, 1.0f, 1, 0, 0},
+      {"a NaN loss", nan, 2.0f, 0.25f, 1, 0.25f / (2.0f + 1e-6f), 0, 7, kBadLoss},
+      {"an infinite norm", 0.5f, inf, 0.25f, 1, 0.0f, 0, 7, kBadGradNorm},
+      {"after a bad step, nothing more is recorded", nan, nan, 0.25f, 0, nan, 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<float> scalars(kAdamWStepScalarCount, 3.0f);
+    scalars[kApplyScalar] = c.apply;
+    using Floats = std::vector<float>;
+    using Ints = std::vector<int64_t>;
+    emu::Buffer<float> loss("loss", Floats{c.loss}), norm("norm", Floats{c.norm});
+    emu::Buffer<float> in("scalars", scalars);
+    emu::Buffer<int64_t> step("step", Ints{7}), verdict("verdict", Ints{0, 0});
+    emu::Buffer<float> out("scalars'", scalars), loss_kept("loss'", 1), norm_kept("norm'", 1);
+    emu::Buffer<int64_t> verdict_out("verdict'", 2);
+    const grid::EndStep<emu::Memory> k{
+        {1},          c.clip,    loss.in(),       norm.in(),       in.in(),          step.in(),
+        verdict.in(), out.out(), loss_kept.out(), norm_kept.out(), verdict_out.out()};
+    emu::Log log;
+    emu::run(k, log);
+    for (const auto* b : {&loss_kept, &norm_kept}) b->check_written(log);
+    verdict_out.check_written(log);
+    ASSERT_TRUE(log.ok()) << log.summary();
+    const float scale = out.data()[kGradScaleScalar];
+    EXPECT_TRUE(std::isnan(c.grad_scale) ? std::isnan(scale) : scale == c.grad_scale) << scale;
+    EXPECT_EQ(out.data()[kApplyScalar], c.apply_after);
+    EXPECT_EQ(out.data()[0], 3.0f);  // the host's update is left alone
+    EXPECT_EQ(verdict_out.data(), (std::vector<int64_t>{c.first_bad, c.bad_what}));
+    EXPECT_TRUE(std::isnan(c.loss) ? std::isnan(loss_kept.data()[0])
+                                   : loss_kept.data()[0] == c.loss);
+  }
 }
 
 }  // namespace
