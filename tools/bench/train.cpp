@@ -2,8 +2,8 @@
 // MSE, backward, grad clipping, AdamW) per backbone, on a synthetic batch of the trainer's shapes
 // (hopper dims, B=64, K=20, embed 128, 3 layers by default). CPU always, CUDA when available.
 // Per backbone it also times the step's phases, records the peak memory of one step and, with
-// --profile, the ATen ops the eager step spends its time in and, on CUDA, the kernels the GPU
-// runs for the trainer's step. --peer runs another implementation (CORL's dt.py: `--peer
+// --profile, the ATen ops the trainer's step spends its time in where it runs eagerly and, on
+// CUDA, the kernels the GPU runs for it. --peer runs another implementation (CORL's dt.py: `--peer
 // ../shared/peer/run.sh`) before and after ours in the same run, so the ratio is taken under the
 // same load; --rounds N alternates the two N times (peer, ours, peer, …, peer)
 // and reports the median ratio with its range, because one round on a shared machine can be off
@@ -164,10 +164,13 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   sync(dev);
   row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
 
-  if (o.profile) {
+  // The trainer's step op by op where it runs eagerly; a replayed graph dispatches no op (its
+  // kernels are in row.kernel_profile).
+  if (o.profile && row.graph_launches == 0) {
     OpProfile profile;
     profile.start();
-    for (int i = 0; i < kProfiled; ++i) lapped_step(model, opt, b, mask, dev, sum);
+    for (int i = 0; i < kProfiled; ++i) step();
+    train_step.last_stats();
     profile.stop();
     row.profile = profile.table(kProfiled, o.top_ops);
   }
@@ -300,7 +303,7 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
   if (has_peer && by_round) md << ratio_summary(rows, peer);
   for (const auto& r : rows) {
     if (r.profile.empty()) continue;
-    md << "\nOps of a " << r.backbone << " step on " << r.device
+    md << "\nOps of the trainer's " << r.backbone << " step (" << r.mode << ") on " << r.device
        << " by self time (mean of 5 profiled steps; the hooks add a little to each op):\n\n"
        << r.profile;
   }
@@ -359,8 +362,8 @@ void add(CLI::App& bench) {
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
   sub->add_flag("--profile", o->profile,
-                "also time 5 eager steps op by op (self time per ATen op) and, on CUDA, the "
-                "trainer's steps kernel by kernel");
+                "also time 5 of the trainer's steps op by op where they run eagerly (self time "
+                "per ATen op) and, on CUDA, kernel by kernel");
   sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive());
   sub->add_option("--peer", o->peer,
                   "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
