@@ -13,8 +13,9 @@
 namespace minrnn::rl {
 namespace {
 
-// Eager steps on CUDA before the capture: the allocator's pools, cuBLAS handles, the optimizer's
-// moments and the gradients exist (at fixed addresses) before the graph records them.
+// Eager steps on CUDA before the capture: the allocator's pools, cuBLAS handles and the optimizer's
+// moments exist (at fixed addresses) before the graph records them. The gradients are the graph's
+// own: set to none before its backward, they are allocated in the graph's pool.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
 // The int64 values the host writes before a step, and the two a step writes (core::end_step).
