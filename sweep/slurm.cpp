@@ -28,9 +28,9 @@ std::string shell_quote(const std::string& s) {
 
 // A word of a command line as the script shows it: bare where the shell reads it as it is.
 std::string shell_word(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                                       "_-./=:,+@%") == std::string::npos;
+  static const char kPlain[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
+  const bool plain = !s.empty() && s.find_first_not_of(kPlain) == std::string::npos;
   return plain ? s : shell_quote(s);
 }
 

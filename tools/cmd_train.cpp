@@ -51,10 +51,11 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
   };
 }
 
-// One run per seed (the config's own seed when none is given), each with its run dir and its
-// config (the one config, or the seed's own).
+// One run per seed, each with its run dir and its config (the one config, or the seed's own).
+// Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
-  const std::vector<int64_t> seeds = a.seeds.empty() ? std::vector<int64_t>{-1} : a.seeds;
+  const std::vector<int64_t> seeds =
+      a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), -1) : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
     throw std::invalid_argument("--run-dir: given " + std::to_string(a.run_dirs.size()) +
                                 " times for " + std::to_string(seeds.size()) +

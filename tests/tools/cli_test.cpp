@@ -90,6 +90,23 @@ TEST(Cli, TrainRefusesConfigsThatDoNotPairWithItsSeeds) {
   EXPECT_FALSE(fs::exists(dir.path / "b"));
 }
 
+// Configs without --seed: one run each, at its config's seed, in its default run dir, one pack.
+TEST(Cli, TrainWithSeveralConfigsAndNoSeedTrainsEachAtItsOwnSeed) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "g.yaml", std::string(kTinyConfig) + "seed: 3\n");
+  std::string minlstm = kTinyConfig;
+  minlstm.replace(minlstm.find("backbone: mingru"), 16, "backbone: minlstm");
+  write_text(dir.path / "l.yaml", minlstm + "seed: 4\n");
+  const CliResult r = run_minrnn(dir, "train g.yaml l.yaml --set max_steps=2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("runs/g-s3: step 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("runs/l-s4: step 2"), std::string::npos) << r.output;
+  EXPECT_NE(read_text(dir.path / "runs/l-s4/config.yaml").find("backbone: minlstm"),
+            std::string::npos);
+}
+
 // User checks 2 and 3: train, rerun (a finished run is kept, not retrained), evaluate.
 TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   TempDir dir;
