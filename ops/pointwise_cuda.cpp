@@ -73,6 +73,34 @@ void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate&
                                      device_scalars, at::cuda::getCurrentCUDAStream()));
 }
 
+std::pair<torch::Tensor, torch::Tensor> masked_mse_cuda(const torch::Tensor& p,
+                                                        const torch::Tensor& t,
+                                                        const torch::Tensor& mask, int64_t width) {
+  c10::cuda::CUDAGuard guard(p.device());
+  const auto scalar = p.options().dtype(torch::kFloat);
+  torch::Tensor loss = torch::empty({}, scalar), denominator = torch::empty({}, scalar);
+  const kernels::MaskedMseArgs args{p.data_ptr<float>(), t.data_ptr<float>(),
+                                    mask.data_ptr<float>(), mask.numel(), width};
+  C10_CUDA_CHECK(kernels::masked_mse_forward(args, loss.data_ptr<float>(),
+                                             denominator.data_ptr<float>(),
+                                             at::cuda::getCurrentCUDAStream()));
+  return {loss, denominator};
+}
+
+torch::Tensor masked_mse_backward_cuda(const torch::Tensor& p, const torch::Tensor& t,
+                                       const torch::Tensor& mask, int64_t width,
+                                       const torch::Tensor& grad_loss,
+                                       const torch::Tensor& denominator) {
+  c10::cuda::CUDAGuard guard(p.device());
+  torch::Tensor grad = torch::empty_like(p);
+  const kernels::MaskedMseArgs args{p.data_ptr<float>(), t.data_ptr<float>(),
+                                    mask.data_ptr<float>(), mask.numel(), width};
+  C10_CUDA_CHECK(kernels::masked_mse_backward(args, grad_loss.data_ptr<float>(),
+                                              denominator.data_ptr<float>(), grad.data_ptr<float>(),
+                                              at::cuda::getCurrentCUDAStream()));
+  return grad;
+}
+
 void end_step_cuda(const StepEndTensors& t, float clip) {
   c10::cuda::CUDAGuard guard(t.loss.device());
   const kernels::EndStepArgs args{t.loss.data_ptr<float>(),      t.norm.data_ptr<float>(),

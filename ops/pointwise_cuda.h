@@ -39,4 +39,14 @@ void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate&
 // ops/step_end.h's end_step on CUDA: one thread, one launch.
 void end_step_cuda(const StepEndTensors& t, float clip);
 
+// ops/masked_mse.h on CUDA (contiguous float32 p, t of rows × width, mask of rows): {loss, its
+// denominator max(Σ mask, 1)}, one launch; and the gradient with respect to p, one launch.
+std::pair<torch::Tensor, torch::Tensor> masked_mse_cuda(const torch::Tensor& p,
+                                                        const torch::Tensor& t,
+                                                        const torch::Tensor& mask, int64_t width);
+torch::Tensor masked_mse_backward_cuda(const torch::Tensor& p, const torch::Tensor& t,
+                                       const torch::Tensor& mask, int64_t width,
+                                       const torch::Tensor& grad_loss,
+                                       const torch::Tensor& denominator);
+
 }  // namespace minrnn::core

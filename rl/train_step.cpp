@@ -8,6 +8,7 @@
 
 #include "datasets/sampler.h"
 #include "ops/dropout.h"
+#include "ops/masked_mse.h"
 #include "ops/step_end.h"
 
 namespace minrnn::rl {
@@ -193,8 +194,7 @@ struct TrainStep::State {
 
 torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Tensor& actions,
                                  const torch::Tensor& mask) {
-  const torch::Tensor squared = (predicted - actions).pow(2).mean(-1);  // (B,K)
-  return (squared * mask).sum() / mask.sum().clamp_min(1);
+  return core::masked_mse(predicted, actions, mask);
 }
 
 TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device,

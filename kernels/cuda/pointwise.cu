@@ -76,6 +76,19 @@ cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate&
   return cudaSuccess;
 }
 
+cudaError_t masked_mse_forward(const MaskedMseArgs& a, float* loss, float* denominator,
+                               cudaStream_t stream) {
+  const grid::MaskedMseForward<DeviceMemory> k{a.rows, a.width, a.predicted, a.target,
+                                               a.mask, loss,    denominator};
+  return launch(k, stream);
+}
+cudaError_t masked_mse_backward(const MaskedMseArgs& a, const float* grad_loss,
+                                const float* denominator, float* grad, cudaStream_t stream) {
+  const grid::MaskedMseBackward<DeviceMemory> k{
+      {a.rows * a.width}, a.width, a.predicted, a.target, a.mask, grad_loss, denominator, grad};
+  return launch(k, stream);
+}
+
 cudaError_t end_step(const EndStepArgs& a, cudaStream_t stream) {
   // In place: on the device each In and its Out are the same array.
   const grid::EndStep<DeviceMemory> k{{1},        a.clip,     a.loss,    a.norm,

@@ -65,4 +65,16 @@ struct EndStepArgs {
 };
 cudaError_t end_step(const EndStepArgs& args, cudaStream_t stream);
 
+// DT's masked MSE (kernels/math/masked_mse_math.h) of float32 (rows, width) predictions against
+// targets, mask (rows): the loss and its denominator into two device floats; and the gradient
+// (rows, width) from the loss's gradient (a device float) and that denominator.
+struct MaskedMseArgs {
+  const float *predicted, *target, *mask;
+  int64_t rows, width;
+};
+cudaError_t masked_mse_forward(const MaskedMseArgs& args, float* loss, float* denominator,
+                               cudaStream_t stream);
+cudaError_t masked_mse_backward(const MaskedMseArgs& args, const float* grad_loss,
+                                const float* denominator, float* grad, cudaStream_t stream);
+
 }  // namespace minrnn::core::kernels

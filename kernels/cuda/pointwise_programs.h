@@ -10,10 +10,13 @@
 //   (kernels/math/adamw_math.h).
 // - EndStep: a training step's end (end_of_step) on one thread, in place of the ~20 one-element
 //   kernels the same arithmetic takes in LibTorch ops.
+// - MaskedMseForward / MaskedMseBackward: DT's loss and its gradient, two launches where
+//   LibTorch's ops take ~14.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/adamw_math.h"
 #include "kernels/math/dropout_math.h"
+#include "kernels/math/masked_mse_math.h"
 
 #include <math.h>
 
@@ -157,6 +160,67 @@ struct EndStep : PointwiseGrid {
     verdict_out[1] = end.record ? end.record : verdict[1];
     loss_out[0] = l;
     norm_out[0] = g;
+  }
+};
+
+// DT's masked MSE (kernels/math/masked_mse_math.h) in one block: each thread sums its rows'
+// masked squared errors and mask values, the block halves the partial sums kLevels times across
+// barriers (a fixed order: the same bits every replay), and thread 0 writes the loss and its
+// denominator max(Σ mask, 1) for the backward.
+template <typename Mem>
+struct MaskedMseForward {
+  static constexpr int kThreads = 256, kLevels = 8;  // 2^kLevels threads
+  static constexpr int kPhases = kLevels + 2;
+  using Regs = PointwiseGrid::Regs;
+  struct Shared {
+    typename Mem::template Array<float, kThreads> squares, weights;
+  };
+  int64_t rows, width;
+  typename Mem::template In<float> predicted, target, mask;
+  typename Mem::template Out<float> loss, denominator;
+  MINRNN_HOST_DEVICE int64_t blocks() const { return 1; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int t = th.index;
+    if (p == 0) {
+      float squares = 0.0f, weights = 0.0f;
+      for (int64_t r = t; r < rows; r += kThreads) {
+        const float m = mask[r];
+        squares += m * row_squared_error(predicted, target, r * width, width);
+        weights += m;
+      }
+      sh.squares[t] = squares;
+      sh.weights[t] = weights;
+    } else if (p <= kLevels) {
+      const int half = kThreads >> p;
+      if (t < half) {
+        sh.squares[t] =
+            static_cast<float>(sh.squares[t]) + static_cast<float>(sh.squares[t + half]);
+        sh.weights[t] =
+            static_cast<float>(sh.weights[t]) + static_cast<float>(sh.weights[t + half]);
+      }
+    } else if (t == 0) {
+      const float weights = sh.weights[0], denom = weights > 1.0f ? weights : 1.0f;
+      loss[0] = static_cast<float>(sh.squares[0]) / (static_cast<float>(width) * denom);
+      denominator[0] = denom;
+    }
+  }
+};
+
+// Its backward, one thread per element of the (rows, width) prediction: masked_mse_grad.
+template <typename Mem>
+struct MaskedMseBackward : PointwiseGrid {
+  int64_t width;
+  typename Mem::template In<float> predicted, target, mask, grad_loss, denominator;
+  typename Mem::template Out<float> grad;
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t i = element(th);
+    if (i >= n) return;
+    grad[i] = masked_mse_grad(grad_loss[0], mask[i / width], predicted[i], target[i], width,
+                              denominator[0]);
   }
 };
 

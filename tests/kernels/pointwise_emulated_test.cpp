@@ -1,7 +1,7 @@
 // The CUDA element-wise kernels' phase programs (kernels/cuda/pointwise_programs.h) run by the host
 // emulator (tests/kernels/grid_emulator.h), every element written once, in the last partial block
 // too: the dropout-add bit for bit the CPU pass; the MLP's bias + GELU and its backward against
-// float64; AdamW; a training step's end.
+// float64; AdamW; a training step's end; DT's masked MSE against the CPU op.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -14,6 +14,7 @@
 #include "kernels/cuda/pointwise_programs.h"
 #include "kernels/math/adamw_math.h"
 #include "ops/dropout.h"
+#include "ops/masked_mse.h"
 #include "tests/kernels/grid_emulator.h"
 #include "tests/tensor_compare.h"
 
@@ -294,6 +295,43 @@ TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
     EXPECT_EQ(verdict_out.data(), (std::vector<int64_t>{c.first_bad, c.bad_what}));
     EXPECT_TRUE(std::isnan(c.loss) ? std::isnan(loss_kept.data()[0])
                                    : loss_kept.data()[0] == c.loss);
+  }
+}
+
+// DT's masked MSE as the CUDA kernels compute it, under the emulator (its block reduction's
+// barriers checked), against the CPU op (ops/masked_mse.h): fewer rows than threads, and more.
+TEST(PointwiseEmulated, MaskedMseIsTheCpuOpsLossAndGradient) {
+  for (const int64_t rows : {7, 300}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    torch::manual_seed(rows);
+    const int64_t width = 3;
+    const torch::Tensor p = torch::randn({rows, width}), t = torch::randn({rows, width});
+    const torch::Tensor m = (torch::rand({rows}) > 0.3).to(torch::kFloat);
+    emu::Buffer<float> pb("p", values_of<float>(p)), tb("t", values_of<float>(t)),
+        mb("mask", values_of<float>(m)), loss("loss", 1), denom("denominator", 1);
+    const grid::MaskedMseForward<emu::Memory> forward{rows,    width,      pb.in(),    tb.in(),
+                                                      mb.in(), loss.out(), denom.out()};
+    emu::Log log;
+    emu::run(forward, log);
+    loss.check_written(log);
+    denom.check_written(log);
+    ASSERT_TRUE(log.ok()) << log.summary();
+
+    const torch::Tensor pg = p.clone().requires_grad_(true);
+    const torch::Tensor want = masked_mse(pg, t, m);
+    want.backward(torch::full({}, 2.0f));
+    EXPECT_NEAR(loss.data()[0], want.item<float>(), 1e-6 * want.item<float>());
+    EXPECT_EQ(denom.data()[0], std::max(m.sum().item<float>(), 1.0f));
+
+    emu::Buffer<float> g("grad_loss", std::vector<float>{2.0f}), grad("grad", rows * width);
+    const grid::MaskedMseBackward<emu::Memory> backward{
+        {rows * width}, width, pb.in(), tb.in(), mb.in(), g.in(), denom.in(), grad.out()};
+    emu::Log back_log;
+    emu::run(backward, back_log);
+    grad.check_written(back_log);
+    ASSERT_TRUE(back_log.ok()) << back_log.summary();
+    const torch::Tensor got = torch::tensor(grad.data()).view({rows, width});
+    EXPECT_TRUE(torch::equal(got, pg.grad()));  // the same formula, element by element
   }
 }
 

@@ -1,0 +1,94 @@
+#include "ops/masked_mse.h"
+
+#include <utility>
+
+#include "kernels/math/masked_mse_math.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/pointwise_cuda.h"
+#endif
+
+namespace minrnn::core {
+namespace {
+
+// {loss, max(Σ mask, 1)} on the CPU: each row's error in float, the sums in double, so the result
+// does not depend on how many threads ran (one here) and rounds once.
+std::pair<torch::Tensor, torch::Tensor> forward_cpu(const torch::Tensor& p, const torch::Tensor& t,
+                                                    const torch::Tensor& m, int64_t width) {
+  const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
+  double squares = 0, weights = 0;
+  for (int64_t r = 0; r < m.numel(); ++r) {
+    squares += static_cast<double>(mp[r]) * row_squared_error(pp, tp, r * width, width);
+    weights += mp[r];
+  }
+  const float denom = static_cast<float>(weights > 1 ? weights : 1);
+  const auto scalar = p.options().dtype(torch::kFloat);
+  return {torch::full({}, static_cast<float>(squares / (double(width) * denom)), scalar),
+          torch::full({}, denom, scalar)};
+}
+
+torch::Tensor backward_cpu(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor& m,
+                           int64_t width, float grad_loss, float denom) {
+  torch::Tensor grad = torch::empty_like(p);
+  const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
+  float* g = grad.data_ptr<float>();
+  for (int64_t i = 0; i < p.numel(); ++i) {
+    g[i] = masked_mse_grad(grad_loss, mp[i / width], pp[i], tp[i], width, denom);
+  }
+  return grad;
+}
+
+class MaskedMseFunction : public torch::autograd::Function<MaskedMseFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& p,
+                               const torch::Tensor& t, const torch::Tensor& m) {
+    const int64_t width = p.size(-1);
+    std::pair<torch::Tensor, torch::Tensor> out;
+#ifdef MINRNN_WITH_CUDA
+    if (p.is_cuda()) out = masked_mse_cuda(p, t, m, width);
+#endif
+    if (!p.is_cuda()) out = forward_cpu(p, t, m, width);
+    ctx->save_for_backward({p, t, m, out.second});
+    ctx->saved_data["width"] = width;
+    return out.first;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &p = saved[0], &t = saved[1], &m = saved[2], &denom = saved[3];
+    const int64_t width = ctx->saved_data["width"].toInt();
+    const torch::Tensor g = grads[0].contiguous();
+    torch::Tensor d_p;
+#ifdef MINRNN_WITH_CUDA
+    if (p.is_cuda()) d_p = masked_mse_backward_cuda(p, t, m, width, g, denom);
+#endif
+    if (!p.is_cuda()) {
+      d_p = backward_cpu(p, t, m, width, g.item<float>(), denom.item<float>());
+    }
+    return {d_p, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+bool fusable(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor& m) {
+  for (const torch::Tensor* x : {&p, &t, &m}) {
+    if (x->scalar_type() != torch::kFloat || !x->is_contiguous() || x->device() != p.device())
+      return false;
+  }
+  if (t.requires_grad() || m.requires_grad() || p.dim() < 1) return false;
+  if (t.sizes() != p.sizes() || m.numel() * p.size(-1) != p.numel()) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (p.is_cuda()) return true;
+#endif
+  return p.is_cpu();
+}
+
+}  // namespace
+
+torch::Tensor masked_mse(const torch::Tensor& predicted, const torch::Tensor& target,
+                         const torch::Tensor& mask) {
+  if (fusable(predicted, target, mask)) return MaskedMseFunction::apply(predicted, target, mask);
+  const torch::Tensor squared = (predicted - target).pow(2).mean(-1);
+  return (squared * mask).sum() / mask.sum().clamp_min(1);
+}
+
+}  // namespace minrnn::core
