@@ -29,8 +29,8 @@ void end_step(const StepEndTensors& t, double clip) {
   scalars[kGradScaleScalar] = end.grad_scale;
   scalars[kApplyScalar] = end.apply;
   if (end.record) {
-    verdict[0] = *t.step.data_ptr<int64_t>();
-    verdict[1] = end.record;
+    verdict[kFirstBadStep] = *t.step.data_ptr<int64_t>();
+    verdict[kBadWhat] = end.record;
   }
   *t.loss_kept.data_ptr<float>() = loss;
   *t.norm_kept.data_ptr<float>() = norm;

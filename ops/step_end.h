@@ -13,7 +13,7 @@ struct StepEndTensors {
   torch::Tensor loss, norm;  // the step's, float32 scalars (norm 0 where nothing clips)
   torch::Tensor step;        // int64, one value: the step's number
   torch::Tensor scalars;     // kAdamWStepScalarCount float32: grad scale and apply written
-  torch::Tensor verdict;     // 2 int64: the first bad step and what (kBadLoss, kBadGradNorm)
+  torch::Tensor verdict;     // kStepVerdictCount int64 (kernels/math/adamw_math.h, StepVerdict)
   torch::Tensor loss_kept, norm_kept;  // float32 scalars: the loss and norm, for the host to read
 };
 

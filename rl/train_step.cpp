@@ -19,9 +19,9 @@ namespace {
 // own: set to none before its backward, they are allocated in the graph's pool.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
-// The int64 values the host writes before a step, and the two a step writes (core::end_step).
+// The int64 values the host writes before a step (the step writes its verdict,
+// core::StepVerdict, through core::end_step).
 enum HostId : int64_t { kDropoutBase, kStepNumber, kHostIdCount };
-enum Verdict : int64_t { kFirstBadStep, kBadWhat, kVerdictCount };
 
 // The tensors a step reads from the host, in one block of device memory that stays at one address,
 // filled from one block of host memory (pinned on CUDA, so the copy is asynchronous) by one copy a
@@ -99,7 +99,7 @@ struct TrainStep::State {
   std::string description;
   StagingBlock staged;
   int states, actions, returns_to_go, timesteps, mask, ids, scalars;  // slots of `staged`
-  torch::Tensor verdict;          // kVerdictCount int64: the first non-finite step and what
+  torch::Tensor verdict;          // core::StepVerdict: the first non-finite step and what
   torch::Tensor loss, grad_norm;  // the last step's, on the device
   std::optional<core::CudaGraph> graph;
   core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
@@ -126,7 +126,7 @@ struct TrainStep::State {
     staged.allocate(device);
     staged.device(scalars)[core::kApplyScalar].fill_(1);
     const auto on = torch::TensorOptions().device(device);
-    verdict = torch::zeros({kVerdictCount}, on.dtype(torch::kInt64));
+    verdict = torch::zeros({core::kStepVerdictCount}, on.dtype(torch::kInt64));
     loss = torch::zeros({}, on);
     grad_norm = torch::zeros({}, on);
   }
@@ -230,9 +230,9 @@ StepStats TrainStep::last_stats() {
 
 std::string TrainStep::failure() {
   const torch::Tensor verdict = s_->verdict.cpu();
-  const int64_t step = verdict[kFirstBadStep].item<int64_t>();
+  const int64_t step = verdict[core::kFirstBadStep].item<int64_t>();
   if (step == 0) return "";
-  const bool loss = verdict[kBadWhat].item<int64_t>() == core::kBadLoss;
+  const bool loss = verdict[core::kBadWhat].item<int64_t>() == core::kBadLoss;
   return "step " + std::to_string(step) + ": " + (loss ? "loss" : "gradient norm") +
          " is not finite";
 }

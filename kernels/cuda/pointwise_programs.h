@@ -156,8 +156,8 @@ struct EndStep : PointwiseGrid {
     const StepEnd end = end_of_step(l, g, clip, scalars[kApplyScalar]);
     scalars_out[kGradScaleScalar] = end.grad_scale;
     scalars_out[kApplyScalar] = end.apply;
-    verdict_out[0] = end.record ? step_number[0] : verdict[0];
-    verdict_out[1] = end.record ? end.record : verdict[1];
+    verdict_out[kFirstBadStep] = end.record ? step_number[0] : verdict[kFirstBadStep];
+    verdict_out[kBadWhat] = end.record ? end.record : verdict[kBadWhat];
     loss_out[0] = l;
     norm_out[0] = g;
   }

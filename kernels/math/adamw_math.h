@@ -35,6 +35,8 @@ constexpr int kGradScaleScalar = kHostWrittenScalars, kApplyScalar = kHostWritte
 // step (`apply`, the previous steps' flag, stays 0 once a loss or norm was not finite), and, for
 // the first step that was not, what was not (record: kBadLoss or kBadGradNorm, else 0).
 constexpr int64_t kBadLoss = 1, kBadGradNorm = 2;
+// A step's verdict, two int64 values: the first step that was not finite (0: none yet), and what.
+enum StepVerdict : int { kFirstBadStep, kBadWhat, kStepVerdictCount };
 struct StepEnd {
   float grad_scale, apply;
   int64_t record;
