@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datasets/sampler.h"
+#include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/masked_mse.h"
 #include "ops/step_end.h"
@@ -93,6 +94,7 @@ torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads) {
 
 struct TrainStep::State {
   Agent& agent;
+  const std::vector<torch::Tensor> params;  // the model's, fixed for the step's life
   core::FusedAdamW& optimizer;
   torch::Device device;
   StepMode mode;
@@ -108,12 +110,15 @@ struct TrainStep::State {
 
   State(Agent& a, core::FusedAdamW& o, const torch::Device& d, StepMode m)
       : agent(a),
+        params(a.model->parameters()),
         optimizer(o),
         device(d),
         mode(d.is_cuda() ? m : StepMode::kEager),
         copied(d.is_cuda()) {
     description = mode == StepMode::kGraph ? "cuda graph" : "eager";
     const TrainConfig& c = agent.config;
+    // Process-wide in LibTorch: a pack's runs share one (rl::train_pack checks).
+    if (d.is_cuda()) core::set_cuda_matmul_precision(c.matmul_precision);
     const int64_t B = c.batch_size, K = c.context_len;
     const int64_t obs = agent.model->options().obs_dim, act = agent.model->options().act_dim;
     states = staged.add({B, K, obs}, torch::kFloat);
@@ -164,7 +169,6 @@ struct TrainStep::State {
     // (autograd takes a fresh gradient over) instead of being added into zeros: one kernel per
     // parameter less. Under capture those buffers come from the graph's pool, at the addresses
     // every replay writes them to.
-    const std::vector<torch::Tensor> params = agent.model->parameters();
     for (const torch::Tensor& p : params) p.mutable_grad().reset();
     step_loss.backward();
     const std::vector<torch::Tensor> grads = gradients_of(params);

@@ -41,7 +41,8 @@ enum class StepMode { kGraph, kEager };
 class TrainStep {
  public:
   // For `agent` (its model on `device`) and its optimizer, which must outlive this; `mode`
-  // kGraph where the device is not CUDA runs eagerly.
+  // kGraph where the device is not CUDA runs eagerly. On CUDA it sets LibTorch's matmul precision,
+  // process-wide, to the agent's config's (core::set_cuda_matmul_precision).
   TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode);
   ~TrainStep();
   TrainStep(const TrainStep&) = delete;

@@ -293,8 +293,6 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   // The data, its environment (checked against the data) and the model load before the run dir
   // changes: a typo in the dataset or a key costs the old run nothing, and leaves no config.yaml
   // that would refuse the corrected command.
-  // Process-wide in LibTorch: a pack's runs share one (rl::train_pack).
-  if (s.choice.device.is_cuda()) core::set_cuda_matmul_precision(s.cfg.matmul_precision);
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "ops/device.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -61,6 +60,7 @@ rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
   agent.config.expansion = o.expansion;
   agent.config.grad_clip = 0.25;
   agent.config.return_scale = 1;
+  agent.config.matmul_precision = o.matmul_precision;  // set by the trainer's step on CUDA
   agent.model = rl::DecisionModel(rl::model_options(agent.config, o.obs_dim, o.act_dim));
   agent.model->to(device);
   agent.model->train();
@@ -73,9 +73,7 @@ BenchTrainer::BenchTrainer(const TrainShape& shape, const std::string& backbone,
                            const torch::Device& device, uint64_t seed, rl::StepMode mode)
     : agent(training_agent(shape, backbone, device, seed)),
       optimizer(agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4)),
-      step(agent, optimizer, device, mode) {
-  if (device.is_cuda()) core::set_cuda_matmul_precision(shape.matmul_precision);
-}
+      step(agent, optimizer, device, mode) {}
 
 double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
   const double B = static_cast<double>(o.batch), K = static_cast<double>(o.context);
