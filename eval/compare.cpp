@@ -20,13 +20,13 @@ struct RunCurve {
 };
 using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
 
-// Each run's evals.csv (step, mean return, std, mean normalized, std), by dataset and backbone;
-// a run with no complete row yet is left out.
+// Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
+// is left out.
 Cells read_curves(const std::string& sweep_dir) {
   Cells cells;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     Series evals{"", {}, {}};
-    if (!read_csv_columns(run.dir / "evals.csv", false, "", "", 0, 3, &evals)) continue;
+    if (!read_eval_curve(run.dir, &evals)) continue;
     RunCurve r{run.seed, {}};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));

@@ -38,4 +38,8 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
   return !s->x.empty();
 }
 
+bool read_eval_curve(const std::filesystem::path& run_dir, Series* out) {
+  return read_csv_columns(run_dir / "evals.csv", false, "", "", 0, 3, out);
+}
+
 }  // namespace minrnn::eval

@@ -94,8 +94,8 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
     }
     RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
     r.step = static_cast<int64_t>(loss.x.back());
-    Series evals{"", {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
-    if (read_csv_columns(dir / "evals.csv", false, "", "", 0, 3, &evals)) {
+    Series evals{"", {}, {}};
+    if (read_eval_curve(dir, &evals)) {
       r.last_eval = evals.y.back();
       r.last_eval_step = static_cast<int64_t>(evals.x.back());
     }
@@ -229,8 +229,8 @@ std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
     const std::vector<RunScore>& runs) {
   std::map<std::pair<std::string, std::string>, BudgetCheck> checks;
   for (const auto& r : runs) {
-    Series e{"", {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
-    if (!read_csv_columns(fs::path(r.run_dir) / "evals.csv", false, "", "", 0, 3, &e)) continue;
+    Series e{"", {}, {}};
+    if (!read_eval_curve(r.run_dir, &e)) continue;
     const double last = e.x.back();
     double sum[2] = {0, 0};
     int n[2] = {0, 0};
@@ -358,9 +358,8 @@ ReportFiles write_report(const std::string& sweep_dir) {
       Series s{c.name, {}, {}};
       if (read_csv_columns(fs::path(c.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
         loss.series.push_back(s);
-      Series e{c.name, {}, {}};  // evals.csv: step,mean_return,std_return,mean_norm,std_norm
-      if (read_csv_columns(fs::path(c.run_dir) / "evals.csv", false, "", "", 0, 3, &e))
-        score.series.push_back(e);
+      Series e{c.name, {}, {}};
+      if (read_eval_curve(c.run_dir, &e)) score.series.push_back(e);
     }
     for (auto* p : {&loss, &score}) {
       if (p->series.empty()) continue;
