@@ -6,6 +6,7 @@
 #include "models/minrnn_stack.h"
 #include "models/transformer.h"
 #include "ops/dropout.h"
+#include "ops/token_embedding.h"
 
 namespace minrnn::rl {
 
@@ -62,19 +63,15 @@ torch::Tensor DecisionModelImpl::time_embedding(const torch::Tensor& timesteps) 
 }
 
 torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceState* state) {
-  const int64_t B = b.states.size(0), K = b.states.size(1), D = options_.embed_dim;
-  // The three token embeddings as one product: [R | s | a] (B,K,1+obs+act) times the three
-  // weights placed block-diagonally is (B,K,3D), which already is the interleaved sequence
-  // (R_1, s_1, a_1, R_2, ...) of (B,3K,D) — no per-token products, no stack copy.
-  auto weight =
-      torch::block_diag({embed_return->weight, embed_state->weight, embed_action->weight});
-  auto bias = torch::cat({embed_return->bias, embed_state->bias, embed_action->bias});
-  auto steps = torch::linear(torch::cat({b.returns_to_go, b.states, b.actions}, -1), weight, bias);
-  auto tokens =
-      (steps.view({B, K, 3, D}) + time_embedding(b.timesteps).unsqueeze(2)).view({B, 3 * K, D});
+  // The interleaved sequence (R_1, s_1, a_1, R_2, …) with the time embedding added, in one op.
   // The last token a_K reaches no output the loss reads (the backbones are causal): without a
   // state to advance through it, the backbone never sees it (1/(3K) of a training step).
-  if (!state) tokens = tokens.narrow(1, 0, 3 * K - 1);
+  const int64_t K = b.states.size(1);
+  const torch::Tensor tokens =
+      core::embed_tokens({{b.returns_to_go, embed_return->weight, embed_return->bias},
+                          {b.states, embed_state->weight, embed_state->bias},
+                          {b.actions, embed_action->weight, embed_action->bias}},
+                         b.timesteps, embed_timestep->weight, state ? 3 * K : 3 * K - 1);
   // Actions are read off the state tokens s_1 … s_K (positions 1, 4, 7, …) alone.
   auto state_out = backbone->forward(token_input(tokens), state, core::TokenSelection{1, 3});
   return torch::tanh(predict_action(state_out));

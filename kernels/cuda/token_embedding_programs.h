@@ -1,0 +1,230 @@
+// A window's token embedding (ops/token_embedding.h) as phase programs
+// (kernels/cuda/phase_program.h): one launch forward and two backward, where LibTorch's ops take
+// ~10 forward (a block-diagonal weight, concatenations, the product, the time lookup, the add) and
+// ~18 backward (the embedding's backward alone sorts its indices: ~12 launches). Every sum runs in
+// a fixed order, so a replay gives the same bits.
+// - TokenEmbedding: one thread per channel of a token (token_channel).
+// - TokenParameterGrads: every group's weight and bias gradients. A block takes 32 of them (one
+//   warp wide, neighbouring channels) and kSlices slices of the steps; each thread sums its slice
+//   in ascending steps, and the slices halve across barriers.
+// - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
+//   kRows rows × kChannels channels; round by round it reads kThreads steps' rows into shared
+//   memory and each warp looks through its share of them for its block's rows, adding a matching
+//   step's token gradients; the warps' sums then halve across barriers.
+#pragma once
+#include "kernels/cuda/phase_program.h"
+#include "kernels/math/token_embedding_math.h"
+
+namespace minrnn::core::grid {
+
+// Each group's arrays: input (B·K, n_j), weight (D, n_j), bias (D) and their gradients.
+template <typename Mem>
+struct TokenGroupArrays {
+  typename Mem::template In<float> input[kMaxTokenGroups], weight[kMaxTokenGroups],
+      bias[kMaxTokenGroups];
+};
+
+template <typename Mem>
+struct TokenEmbedding : TokenGroupArrays<Mem> {
+  static constexpr int kThreads = 256;
+  static constexpr int kPhases = 1;
+  struct Regs : Exchange<float> {};
+  struct Shared {};
+  TokenLayout shape;
+  typename Mem::template In<int64_t> timesteps;  // (B·K)
+  typename Mem::template In<float> table;        // (rows, D)
+  typename Mem::template Out<float> out;         // (B·L, D)
+  MINRNN_HOST_DEVICE int64_t elements() const { return shape.batch * shape.tokens * shape.width; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (elements() + kThreads - 1) / kThreads; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
+  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
+    const int64_t e = th.block * kThreads + th.index;
+    if (e >= elements()) return;
+    const int64_t D = shape.width, row = e / D, d = e % D;
+    const int64_t b = row / shape.tokens, l = row % shape.tokens;
+    const int j = static_cast<int>(l % shape.groups);
+    const int64_t step = b * shape.steps + l / shape.groups, n = shape.inputs[j];
+    const float time = table[time_row(timesteps[step], shape.table_rows) * D + d];
+    out[e] = token_channel(static_cast<float>(this->bias[j][d]), this->input[j], step * n,
+                           this->weight[j], d * n, n, time);
+  }
+};
+
+// One weight or bias gradient entry of TokenParameterGrads: group j's input i (i = n_j: its bias)
+// at channel d. Group j owns columns [first[j], first[j + 1]) — its n_j inputs', then its bias's —
+// each of D entries, neighbouring channels neighbouring entries.
+struct GradEntry {
+  int group;
+  int64_t input, channel;
+};
+struct GradColumns {
+  int64_t first[kMaxTokenGroups + 1];
+  MINRNN_HOST_DEVICE explicit GradColumns(const TokenLayout& s) {
+    first[0] = 0;
+    for (int j = 0; j < kMaxTokenGroups; ++j) {
+      first[j + 1] = first[j] + (j < s.groups ? s.inputs[j] + 1 : 0);
+    }
+  }
+  MINRNN_HOST_DEVICE GradEntry entry(int64_t e, int64_t width) const {
+    const int64_t column = e / width;
+    int j = 0;
+    while (column >= first[j + 1]) ++j;
+    return {j, column - first[j], e % width};
+  }
+};
+
+template <typename Mem>
+struct TokenParameterGrads : TokenGroupArrays<Mem> {
+  static constexpr int kLanes = kWarpSize, kSlices = 16, kLevels = 4;  // 2^kLevels slices
+  static constexpr int kThreads = kLanes * kSlices;
+  static constexpr int kPhases = kLevels + 2;
+  struct Regs : Exchange<float> {};
+  struct Shared {
+    typename Mem::template Array<float, kThreads> partial;  // [slice][lane]
+  };
+  TokenLayout shape;
+  typename Mem::template In<float> grad;  // (B·L, D), the tokens' gradient
+  typename Mem::template Out<float> weight_grad[kMaxTokenGroups], bias_grad[kMaxTokenGroups];
+
+  MINRNN_HOST_DEVICE int64_t entries() const {
+    return GradColumns(shape).first[shape.groups] * shape.width;
+  }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (entries() + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  // Phases: 0 each slice's sum; 1 … kLevels halve the slices; kLevels + 1 write.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int lane = th.index % kLanes, slice = th.index / kLanes;
+    const int64_t e = th.block * kLanes + lane;
+    if (p == 0) {
+      sh.partial[th.index] = e < entries() ? slice_sum(e, slice) : 0.0f;
+    } else if (p <= kLevels) {
+      const int half = kSlices >> p;
+      if (slice < half) {
+        sh.partial[th.index] = static_cast<float>(sh.partial[th.index]) +
+                               static_cast<float>(sh.partial[th.index + half * kLanes]);
+      }
+    } else if (slice == 0 && e < entries()) {
+      const GradEntry at = GradColumns(shape).entry(e, shape.width);
+      const int64_t n = shape.inputs[at.group];
+      if (at.input < n) {
+        weight_grad[at.group][at.channel * n + at.input] = sh.partial[lane];
+      } else {
+        bias_grad[at.group][at.channel] = sh.partial[lane];
+      }
+    }
+  }
+  // Σ over the slice's steps (slice, slice + kSlices, …) of the token gradient times the input
+  // (1 for the bias).
+  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int slice) const {
+    const GradEntry at = GradColumns(shape).entry(e, shape.width);
+    const int64_t n = shape.inputs[at.group];
+    float sum = 0.0f;
+    for (int64_t step = slice; step < shape.step_count(); step += kSlices) {
+      const int64_t row = shape.token_row(step, at.group);
+      if (row < 0) continue;
+      const float g = grad[row * shape.width + at.channel];
+      sum = sum +
+            (at.input < n ? g * static_cast<float>(this->input[at.group][step * n + at.input]) : g);
+    }
+    return sum;
+  }
+};
+
+template <typename Mem>
+struct TimeTableGrad {
+  static constexpr int kLanes = kWarpSize, kWarps = 8, kLevels = 3;  // 2^kLevels warps
+  static constexpr int kThreads = kLanes * kWarps;
+  static constexpr int kRows = 8, kPerLane = 4, kChannels = kLanes * kPerLane;
+  static constexpr int kPhases = kLevels + 4;
+  struct Regs : Exchange<float> {
+    float sum[kRows][kPerLane];  // starts at zero: every launcher value-initializes Regs
+  };
+  struct Shared {
+    typename Mem::template Array<int64_t, kThreads> rows;  // this round's steps' table rows
+    typename Mem::template Array<float, kWarps * kRows * kChannels> partial;  // [warp][row][c]
+  };
+  TokenLayout shape;
+  typename Mem::template In<int64_t> timesteps;  // (B·K)
+  typename Mem::template In<float> grad;         // (B·L, D)
+  typename Mem::template Out<float> table_grad;  // (rows, D)
+
+  MINRNN_HOST_DEVICE int64_t row_blocks() const { return (shape.table_rows + kRows - 1) / kRows; }
+  MINRNN_HOST_DEVICE int64_t blocks() const {
+    return row_blocks() * ((shape.width + kChannels - 1) / kChannels);
+  }
+  MINRNN_HOST_DEVICE int64_t rounds() const {
+    return (shape.step_count() + kThreads - 1) / kThreads;
+  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  // Phases: 0 read the round's rows; 1 look through them; in the last round, 2 the warps' sums
+  // into shared memory, 3 … 2 + kLevels halve them, 3 + kLevels write the block's rows.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t round, const Thread& th, Regs& r, Shared& sh) const {
+    const int lane = th.index % kLanes, warp = th.index / kLanes;
+    const int64_t first_row = (th.block % row_blocks()) * kRows;
+    const int64_t channel = (th.block / row_blocks()) * kChannels + lane;  // the lane's first
+    if (p == 0) {
+      const int64_t step = round * kThreads + th.index;
+      sh.rows[th.index] =
+          step < shape.step_count() ? time_row(timesteps[step], shape.table_rows) : -1;
+    } else if (p == 1) {
+      for (int s = warp * kLanes; s < (warp + 1) * kLanes; ++s) {
+        const int64_t hit = static_cast<int64_t>(sh.rows[s]) - first_row;
+        if (hit < 0 || hit >= kRows) continue;
+        float g[kPerLane];
+        step_grad(round * kThreads + s, channel, g);
+        // Registers only take constant indices: the matching row is found by unrolled compares.
+        MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
+          MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+            if (q == hit) r.sum[q][c] = r.sum[q][c] + g[c];
+          }
+        }
+      }
+    } else if (round + 1 < rounds()) {
+      // the sums go on into the next round
+    } else if (p == 2) {
+      MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
+        MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+          sh.partial[(warp * kRows + q) * kChannels + c * kLanes + lane] = r.sum[q][c];
+        }
+      }
+    } else if (p < 3 + kLevels) {
+      const int half = kWarps >> (p - 2);
+      for (int e = lane; warp < half && e < kRows * kChannels; e += kLanes) {
+        const int at = warp * kRows * kChannels + e, from = at + half * kRows * kChannels;
+        sh.partial[at] = static_cast<float>(sh.partial[at]) + static_cast<float>(sh.partial[from]);
+      }
+    } else if (warp == 0) {
+      write(first_row, channel, lane, sh);
+    }
+  }
+  // The lane's channels of a step's token gradients, its groups' summed in order.
+  MINRNN_HOST_DEVICE void step_grad(int64_t step, int64_t channel, float (&g)[kPerLane]) const {
+    MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+      const int64_t d = channel + c * kLanes;
+      g[c] = 0.0f;
+      for (int j = 0; j < shape.groups && d < shape.width; ++j) {
+        const int64_t row = shape.token_row(step, j);
+        if (row >= 0) g[c] = g[c] + static_cast<float>(grad[row * shape.width + d]);
+      }
+    }
+  }
+  MINRNN_HOST_DEVICE void write(int64_t first_row, int64_t channel, int lane, Shared& sh) const {
+    for (int q = 0; q < kRows && first_row + q < shape.table_rows; ++q) {
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t d = channel + c * kLanes;
+        if (d < shape.width) {
+          table_grad[(first_row + q) * shape.width + d] =
+              sh.partial[q * kChannels + c * kLanes + lane];
+        }
+      }
+    }
+  }
+};
+
+}  // namespace minrnn::core::grid

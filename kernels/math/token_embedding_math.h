@@ -1,0 +1,49 @@
+// A Decision Transformer's window as tokens (ops/token_embedding.h): each of a window's K steps
+// gives one token per group (return-to-go, state, action), token G·k + j of the sequence being
+// group j's Linear of its step-k input plus the time table's row for step k's timestep. Shared by
+// the CPU loops (ops/token_embedding.cpp) and the CUDA kernels
+// (kernels/cuda/token_embedding_programs.h), so both index and round alike.
+#pragma once
+#include <cstdint>
+
+#include "kernels/math/shared_inline.h"
+
+namespace minrnn::core {
+
+constexpr int kMaxTokenGroups = 4;
+
+struct TokenLayout {
+  int64_t batch, steps;  // B windows of K steps: step n = b·K + k
+  int64_t tokens;        // L ≤ G·K tokens a window (DT's training drops the last action's)
+  int64_t width;         // D, the embedding's channels
+  int64_t table_rows;    // the time table's rows; a timestep past them reads the last
+  int groups;            // G ≤ kMaxTokenGroups
+  int64_t inputs[kMaxTokenGroups];  // group j's input features a step
+
+  MINRNN_SHARED_INLINE int64_t step_count() const { return batch * steps; }
+  // The (B·L)-row of step n's token of group j, or −1 where the window stops before it.
+  MINRNN_SHARED_INLINE int64_t token_row(int64_t step, int group) const {
+    const int64_t l = (step % steps) * groups + group;
+    return l < tokens ? (step / steps) * tokens + l : -1;
+  }
+};
+
+// Evaluation can run past the longest training episode: its rows clamp rather than index out.
+MINRNN_SHARED_INLINE int64_t time_row(int64_t timestep, int64_t rows) {
+  return timestep < 0 ? 0 : timestep >= rows ? rows - 1 : timestep;
+}
+
+// One channel of a token: bias + Σ_i x_i · w_i in ascending i, then + time, each product and sum
+// rounded on its own (the kernels are built without FMA contraction), so the CPU loops, which run
+// the same order over a token's channels at once, and the GPU give the same bits.
+template <typename Inputs, typename Weights>
+MINRNN_SHARED_INLINE float token_channel(float bias, const Inputs& x, int64_t first_x,
+                                         const Weights& w, int64_t first_w, int64_t n, float time) {
+  float acc = bias;
+  for (int64_t i = 0; i < n; ++i) {
+    acc = acc + static_cast<float>(x[first_x + i]) * static_cast<float>(w[first_w + i]);
+  }
+  return acc + time;
+}
+
+}  // namespace minrnn::core

@@ -1,0 +1,197 @@
+#include "ops/token_embedding.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/math/token_embedding_math.h"
+#include "ops/token_embedding_cuda.h"  // the op's tensor list; its CUDA half is called with CUDA only
+
+namespace minrnn::core {
+namespace {
+
+using torch::autograd::variable_list;
+
+TokenLayout layout_of(torch::TensorList flat, int groups, int64_t tokens) {
+  const torch::Tensor& first = flat[0];
+  TokenLayout s{first.size(0),
+                first.size(1),
+                tokens,
+                flat[token_table_at(groups)].size(1),
+                flat[token_table_at(groups)].size(0),
+                groups,
+                {}};
+  for (int j = 0; j < groups; ++j) s.inputs[j] = flat[3 * j].size(2);
+  return s;
+}
+
+// Each token's channels at once in token_channel's order (bias, the inputs' products in ascending
+// order, then the time row), so the compiler vectorizes over channels and the GPU's bits come out.
+torch::Tensor forward_cpu(const TokenLayout& s, torch::TensorList flat) {
+  const int64_t D = s.width;
+  torch::Tensor out = torch::empty({s.batch, s.tokens, D}, flat[0].options());
+  torch::Tensor transposed[kMaxTokenGroups];  // each weight as (n, D): a channel run per input
+  for (int j = 0; j < s.groups; ++j) transposed[j] = flat[3 * j + 1].t().contiguous();
+  const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
+  const float* table = flat[token_table_at(s.groups)].data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t step = 0; step < s.step_count(); ++step) {
+    const float* time = table + time_row(timesteps[step], s.table_rows) * D;
+    for (int j = 0; j < s.groups; ++j) {
+      const int64_t row = s.token_row(step, j), n = s.inputs[j];
+      if (row < 0) continue;
+      const float* x = flat[3 * j].data_ptr<float>() + step * n;
+      const float* w = transposed[j].data_ptr<float>();
+      const float* bias = flat[3 * j + 2].data_ptr<float>();
+      float* token = o + row * D;
+      for (int64_t d = 0; d < D; ++d) token[d] = bias[d];
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t d = 0; d < D; ++d) token[d] = token[d] + x[i] * w[i * D + d];
+      }
+      for (int64_t d = 0; d < D; ++d) token[d] = token[d] + time[d];
+    }
+  }
+  return out;
+}
+
+// The gradients, summed over the steps in ascending order (deterministic; the GPU's sums run in
+// another fixed order, so the two agree to rounding).
+variable_list backward_cpu(const TokenLayout& s, torch::TensorList flat,
+                           const torch::Tensor& tokens_grad) {
+  const int64_t D = s.width;
+  const auto zeros = [&](int64_t rows) { return torch::zeros({rows, D}, tokens_grad.options()); };
+  variable_list grads(flat.size());
+  torch::Tensor weight_t[kMaxTokenGroups];  // (n, D) while summing
+  for (int j = 0; j < s.groups; ++j) {
+    weight_t[j] = zeros(s.inputs[j]);
+    grads[3 * j + 2] = torch::zeros({D}, tokens_grad.options());
+  }
+  torch::Tensor table_grad = zeros(s.table_rows),
+                step_grad = torch::empty({D}, tokens_grad.options());
+  const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
+  const float* g = tokens_grad.data_ptr<float>();
+  float* summed = step_grad.data_ptr<float>();
+  for (int64_t step = 0; step < s.step_count(); ++step) {
+    for (int64_t d = 0; d < D; ++d) summed[d] = 0.0f;
+    for (int j = 0; j < s.groups; ++j) {
+      const int64_t row = s.token_row(step, j), n = s.inputs[j];
+      if (row < 0) continue;
+      const float* token = g + row * D;
+      const float* x = flat[3 * j].data_ptr<float>() + step * n;
+      float* bias = grads[3 * j + 2].data_ptr<float>();
+      float* w = weight_t[j].data_ptr<float>();
+      for (int64_t d = 0; d < D; ++d) {
+        bias[d] += token[d];
+        summed[d] += token[d];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t d = 0; d < D; ++d) w[i * D + d] += x[i] * token[d];
+      }
+    }
+    float* time = table_grad.data_ptr<float>() + time_row(timesteps[step], s.table_rows) * D;
+    for (int64_t d = 0; d < D; ++d) time[d] += summed[d];
+  }
+  for (int j = 0; j < s.groups; ++j) grads[3 * j + 1] = weight_t[j].t().contiguous();
+  grads[token_table_at(s.groups)] = table_grad;
+  return grads;
+}
+
+class TokenEmbeddingFunction : public torch::autograd::Function<TokenEmbeddingFunction> {
+ public:
+  // `flat` as a TensorList: LibTorch finds the inputs that want gradients in one, not in a vector.
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::TensorList flat,
+                               int64_t groups, int64_t tokens) {
+    const TokenLayout s = layout_of(flat, static_cast<int>(groups), tokens);
+    ctx->save_for_backward(flat.vec());
+    ctx->saved_data["groups"] = groups;
+    ctx->saved_data["tokens"] = tokens;
+#ifdef MINRNN_WITH_CUDA
+    if (flat[0].is_cuda()) return token_embedding_cuda(s, flat);
+#endif
+    return forward_cpu(s, flat);
+  }
+
+  static variable_list backward(torch::autograd::AutogradContext* ctx, variable_list grads) {
+    const variable_list flat = ctx->get_saved_variables();
+    const TokenLayout s = layout_of(flat, static_cast<int>(ctx->saved_data["groups"].toInt()),
+                                    ctx->saved_data["tokens"].toInt());
+    const torch::Tensor g = grads[0].contiguous();
+    variable_list out;
+#ifdef MINRNN_WITH_CUDA
+    if (g.is_cuda()) out = token_embedding_backward_cuda(s, flat, g);
+#endif
+    if (!g.is_cuda()) out = backward_cpu(s, flat, g);
+    out.resize(out.size() + 2);  // `groups` and `tokens` have none
+    return out;
+  }
+};
+
+bool fusable(torch::TensorList flat, int groups) {
+  const torch::Device device = flat[0].device();
+  for (size_t at = 0; at < flat.size(); ++at) {
+    const torch::Tensor& x = flat[at];
+    const auto want = at == token_timesteps_at(groups) ? torch::kLong : torch::kFloat;
+    if (x.scalar_type() != want || !x.is_contiguous() || x.device() != device) return false;
+  }
+  for (int j = 0; j < groups; ++j) {
+    if (flat[3 * j].requires_grad()) return false;
+  }
+#ifdef MINRNN_WITH_CUDA
+  if (device.is_cuda()) return groups <= kMaxTokenGroups;
+#endif
+  return device.is_cpu() && groups <= kMaxTokenGroups;
+}
+
+void check_shapes(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
+                  const torch::Tensor& table, int64_t tokens) {
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("embed_tokens: " + what);
+  };
+  if (groups.empty()) fail("no token groups");
+  if (timesteps.dim() != 2 || table.dim() != 2 || table.size(0) < 1) {
+    fail("timesteps must be (B, K) and the time table (rows ≥ 1, D)");
+  }
+  const int64_t B = timesteps.size(0), K = timesteps.size(1), D = table.size(1);
+  for (const TokenGroup& g : groups) {
+    if (g.input.dim() != 3 || g.input.size(0) != B || g.input.size(1) != K ||
+        g.weight.sizes() != torch::IntArrayRef{D, g.input.size(2)} ||
+        g.bias.sizes() != torch::IntArrayRef{D}) {
+      fail(
+          "a group's input must be (B, K, n), its weight (D, n) and bias (D), with B, K of the "
+          "timesteps and D of the time table");
+    }
+  }
+  const int64_t most = static_cast<int64_t>(groups.size()) * K;
+  if (tokens < 0 || tokens > most) {
+    fail(std::to_string(tokens) + " tokens asked of windows of " + std::to_string(most));
+  }
+}
+
+// The same in LibTorch ops.
+torch::Tensor formula(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
+                      const torch::Tensor& table, int64_t tokens) {
+  std::vector<torch::Tensor> per_group;
+  for (const TokenGroup& g : groups) per_group.push_back(torch::linear(g.input, g.weight, g.bias));
+  const int64_t B = timesteps.size(0), K = timesteps.size(1),
+                G = static_cast<int64_t>(groups.size());
+  const torch::Tensor time = torch::embedding(table, timesteps.clamp(0, table.size(0) - 1));
+  return (torch::stack(per_group, 2) + time.unsqueeze(2))
+      .view({B, G * K, table.size(1)})
+      .narrow(1, 0, tokens);
+}
+
+}  // namespace
+
+torch::Tensor embed_tokens(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
+                           const torch::Tensor& time_table, int64_t tokens) {
+  check_shapes(groups, timesteps, time_table, tokens);
+  variable_list flat;
+  for (const TokenGroup& g : groups) {
+    flat.insert(flat.end(), {g.input, g.weight, g.bias});
+  }
+  flat.insert(flat.end(), {timesteps, time_table});
+  const int G = static_cast<int>(groups.size());
+  if (!fusable(flat, G)) return formula(groups, timesteps, time_table, tokens);
+  return TokenEmbeddingFunction::apply(torch::TensorList(flat), static_cast<int64_t>(G), tokens);
+}
+
+}  // namespace minrnn::core
