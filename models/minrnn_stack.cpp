@@ -2,20 +2,22 @@
 
 #include <stdexcept>
 
-#include "ops/dropout.h"
 #include "ops/mlp.h"
 
 namespace minrnn::core {
 namespace {
 
-// The block's two residual halves after its minRNN; each dropout and residual add is one pass
-// (ops/dropout.h).
-torch::Tensor residuals(ResidualBlockImpl& b, const torch::Tensor& x,
-                        const torch::Tensor& rnn_out) {
-  const double p = b.dropout->options.p();
-  const bool training = b.dropout->is_training();
-  torch::Tensor out = add_dropout(x, rnn_out, p, training);
-  return add_dropout(out, mlp_forward(b.mlp, b.norm_mlp(out)), p, training);
+// x + dropout(y) and its norm by `norm`, in one op.
+ResidualNorm join(ResidualBlockImpl& b, const torch::Tensor& x, const torch::Tensor& y,
+                  const torch::nn::LayerNorm& norm) {
+  return add_dropout_norm(x, y, b.dropout->options.p(), b.dropout->is_training(), norm);
+}
+
+// The block's two residual halves after its minRNN, the output normed by `next`.
+ResidualNorm residuals(ResidualBlockImpl& b, const torch::Tensor& x, const torch::Tensor& rnn_out,
+                       const torch::nn::LayerNorm& next) {
+  const ResidualNorm half = join(b, x, rnn_out, b.norm_mlp);
+  return join(b, half.sum, mlp_forward(b.mlp, half.normed), next);
 }
 
 }  // namespace
@@ -63,19 +65,21 @@ ResidualBlockImpl::ResidualBlockImpl(const BlockOptions& o) {
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout));
 }
 
-torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x, LayerState* state,
-                                         const TokenSelection& read) {
-  torch::Tensor y = norm_rnn(x);
+ResidualNorm ResidualBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& x_normed,
+                                        const torch::nn::LayerNorm& next, LayerState* state,
+                                        const TokenSelection& read) {
+  torch::Tensor y = x_normed;
   if (conv) y = conv(y, state ? &state->conv : nullptr);
   torch::Tensor h0 = state ? state->h : torch::Tensor();
   y = rnn(y, h0, state ? &state->h : nullptr);
-  return residuals(*this, read.apply(x), read.apply(y));
+  return residuals(*this, read.apply(x), read.apply(y), next);
 }
 
-torch::Tensor ResidualBlockImpl::step(const torch::Tensor& x_t, LayerState& state) {
-  torch::Tensor y = norm_rnn(x_t);
+ResidualNorm ResidualBlockImpl::step(const torch::Tensor& x_t, const torch::Tensor& x_normed,
+                                     const torch::nn::LayerNorm& next, LayerState& state) {
+  torch::Tensor y = x_normed;
   if (conv) y = conv(y.unsqueeze(1), &state.conv).squeeze(1);
-  return residuals(*this, x_t, rnn->step(y, state.h));
+  return residuals(*this, x_t, rnn->step(y, state.h), next);
 }
 
 MinRnnStack::MinRnnStack(const BlockOptions& options, int64_t n_layers) {
@@ -94,22 +98,30 @@ void MinRnnStack::check_state(const SequenceState& state) const {
   }
 }
 
+// Block i's output comes normed by block i + 1's norm_rnn (the last's by norm_out): its input.
+const torch::nn::LayerNorm& MinRnnStack::norm_after(size_t i) const {
+  return i + 1 < blocks_.size() ? blocks_[i + 1]->norm_rnn : norm_out_;
+}
+
 torch::Tensor MinRnnStack::forward(const torch::Tensor& x, SequenceState* state,
                                    const TokenSelection& read) {
   if (state) check_state(*state);
-  torch::Tensor y = x;
+  ResidualNorm y{x, blocks_[0]->norm_rnn(x)};
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const bool top = i + 1 == blocks_.size();
-    y = blocks_[i](y, state ? &(*state)[i] : nullptr, top ? read : TokenSelection{});
+    y = blocks_[i]->forward(y.sum, y.normed, norm_after(i), state ? &(*state)[i] : nullptr,
+                            top ? read : TokenSelection{});
   }
-  return norm_out_(y);
+  return y.normed;
 }
 
 torch::Tensor MinRnnStack::step(const torch::Tensor& x_t, SequenceState& state) {
   check_state(state);
-  torch::Tensor y = x_t;
-  for (size_t i = 0; i < blocks_.size(); ++i) y = blocks_[i]->step(y, state[i]);
-  return norm_out_(y);
+  ResidualNorm y{x_t, blocks_[0]->norm_rnn(x_t)};
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    y = blocks_[i]->step(y.sum, y.normed, norm_after(i), state[i]);
+  }
+  return y.normed;
 }
 
 }  // namespace minrnn::core

@@ -6,6 +6,7 @@
 
 #include "models/minrnn.h"
 #include "models/sequence_model.h"
+#include "ops/residual_norm.h"
 
 namespace minrnn::core {
 
@@ -37,13 +38,19 @@ struct BlockOptions {
   ScanMode scan = ScanMode::kFused;
 };
 
+// A pre-norm block: x + dropout(minRNN(norm_rnn(x))), then + dropout(MLP(norm_mlp(·))). It takes
+// its input already normed by norm_rnn and gives its output normed by `next` (the next block's
+// norm_rnn, or the stack's norm_out) beside it: each residual join and the norm after it are one
+// op (ops/residual_norm.h).
 class ResidualBlockImpl : public torch::nn::Module {
  public:
   explicit ResidualBlockImpl(const BlockOptions& options);
   // (B,T,D) → (B,T',D): the recurrence runs over all T tokens, what follows it over `read`'s.
-  torch::Tensor forward(const torch::Tensor& x, LayerState* state = nullptr,
-                        const TokenSelection& read = {});
-  torch::Tensor step(const torch::Tensor& x_t, LayerState& state);  // (B,D)
+  ResidualNorm forward(const torch::Tensor& x, const torch::Tensor& x_normed,
+                       const torch::nn::LayerNorm& next, LayerState* state = nullptr,
+                       const TokenSelection& read = {});
+  ResidualNorm step(const torch::Tensor& x_t, const torch::Tensor& x_normed,
+                    const torch::nn::LayerNorm& next, LayerState& state);  // (B,D)
 
   torch::nn::LayerNorm norm_rnn{nullptr}, norm_mlp{nullptr};
   CausalConv1d conv{nullptr};
@@ -67,6 +74,7 @@ class MinRnnStack : public SequenceModel {
 
  private:
   void check_state(const SequenceState& state) const;
+  const torch::nn::LayerNorm& norm_after(size_t block) const;
   std::vector<ResidualBlock> blocks_;
   torch::nn::LayerNorm norm_out_{nullptr};
 };

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/dropout.h"
 #include "ops/mlp.h"
+#include "ops/residual_norm.h"
 
 namespace minrnn::core {
 
@@ -83,17 +83,22 @@ torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* s
   if (state != nullptr) {
     throw std::logic_error("TransformerStack::forward: attention carries no state; pass nullptr");
   }
-  auto h = x;
+  // Each residual add and the LayerNorm after it are one op (ops/residual_norm.h): a block takes
+  // its input normed by its norm_attn and hands its output on normed by the next block's (the
+  // last block's by norm_out).
+  const double p = dropout_->options.p();
+  const bool training = dropout_->is_training();
+  ResidualNorm h{x, blocks_[0].norm_attn(x)};
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = blocks_[i];
-    const TokenSelection top_read = i + 1 == blocks_.size() ? read : TokenSelection{};
-    // Each dropout and residual add is one pass (ops/dropout.h).
-    const double p = dropout_->options.p();
-    h = add_dropout(top_read.apply(h), b.attn(b.norm_attn(h), top_read), p,
-                    dropout_->is_training());
-    h = add_dropout(h, mlp_forward(b.mlp, b.norm_mlp(h)), p, dropout_->is_training());
+    const bool top = i + 1 == blocks_.size();
+    const TokenSelection top_read = top ? read : TokenSelection{};
+    const torch::nn::LayerNorm& next = top ? norm_out_ : blocks_[i + 1].norm_attn;
+    h = add_dropout_norm(top_read.apply(h.sum), b.attn(h.normed, top_read), p, training,
+                         b.norm_mlp);
+    h = add_dropout_norm(h.sum, mlp_forward(b.mlp, h.normed), p, training, next);
   }
-  return norm_out_(h);
+  return h.normed;
 }
 
 torch::Tensor TransformerStack::step(const torch::Tensor&, SequenceState&) {

@@ -211,6 +211,16 @@ torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double
   return add_dropout_seeded(x, y, p, seed, base);
 }
 
+uint64_t DropoutCall::host_seed() const {
+  return core::host_seed(seed, base.defined() ? base.cpu() : base);
+}
+
+DropoutCall next_dropout_call(double p, bool training) {
+  if (!active(p, training)) return {};
+  const auto [seed, base] = next_seed();
+  return {seed, base, drop_threshold(p), 1.0 / (1.0 - p)};
+}
+
 DropoutSeeds::DropoutSeeds(uint64_t base) : base_(base), outer_(current_seeds) {
   current_seeds = this;
 }

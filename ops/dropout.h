@@ -53,6 +53,20 @@ class DropoutSeeds {
   uint64_t calls_ = 0;
   DropoutSeeds* outer_;
 };
+// What a dropout fused into another op's pass runs with (ops/residual_norm.h), as add_dropout's
+// would: the threshold p·2³² and scale 1/(1 − p), and the call's seed (the scope's next, or one
+// drawn from the generator) with its base (an int64 on the device, added where the pass runs;
+// undefined: none). Off (not training, or p = 0): threshold 0, scale 1, and no seed taken.
+struct DropoutCall {
+  uint64_t seed = 0;
+  torch::Tensor base;
+  int64_t threshold = 0;
+  double scale = 1.0;
+  // The full seed on the host (reads a base back).
+  uint64_t host_seed() const;
+};
+DropoutCall next_dropout_call(double p, bool training);
+
 // The keep-mask (bool, y's shape) for a seed, by torch ops on y's device.
 torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed);
 

@@ -26,4 +26,9 @@ std::vector<T> values_of(const torch::Tensor& t) {
   return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
 }
 
+// Float values (an emulated kernel's output buffer, say) as a float32 tensor of `shape`.
+inline torch::Tensor tensor_from(const std::vector<float>& values, torch::IntArrayRef shape) {
+  return torch::tensor(values).view(shape);
+}
+
 }  // namespace minrnn::testing

@@ -77,6 +77,32 @@ struct DeviceMemory {
   };
 };
 
+// The grid of a sum over many terms for each of many entries, in a fixed order: a block takes
+// kLanes entries (a warp wide: neighbouring entries, coalesced loads) and kSlices slices of their
+// terms; each thread sums its slice, then the slices halve across barriers (phases 1 … kLevels,
+// `halve`) and slice 0 holds the totals for the last phase to write. Programs derive from it and
+// give blocks() and phase().
+struct SlicedSums {
+  static constexpr int kLanes = kWarpSize, kSlices = 16, kLevels = 4;  // 2^kLevels slices
+  static constexpr int kThreads = kLanes * kSlices;
+  static constexpr int kPhases = kLevels + 2;
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  static MINRNN_HOST_DEVICE int lane(const Thread& th) { return th.index % kLanes; }
+  static MINRNN_HOST_DEVICE int slice(const Thread& th) { return th.index / kLanes; }
+  // Level 1 … kLevels: slice s < half adds slice s + half, entry by entry.
+  template <typename Array>
+  static MINRNN_HOST_DEVICE void halve(Array& a, const Thread& th, int level) {
+    const int half = kSlices >> level;
+    if (slice(th) < half) {
+      a[th.index] =
+          static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half * kLanes]);
+    }
+  }
+};
+
 // The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
 // adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels
 // make coalesced loads.

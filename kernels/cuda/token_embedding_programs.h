@@ -75,10 +75,7 @@ struct GradColumns {
 };
 
 template <typename Mem>
-struct TokenParameterGrads : TokenGroupArrays<Mem> {
-  static constexpr int kLanes = kWarpSize, kSlices = 16, kLevels = 4;  // 2^kLevels slices
-  static constexpr int kThreads = kLanes * kSlices;
-  static constexpr int kPhases = kLevels + 2;
+struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<float, kThreads> partial;  // [slice][lane]
@@ -91,39 +88,30 @@ struct TokenParameterGrads : TokenGroupArrays<Mem> {
     return GradColumns(shape).first[shape.groups] * shape.width;
   }
   MINRNN_HOST_DEVICE int64_t blocks() const { return (entries() + kLanes - 1) / kLanes; }
-  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
   // Phases: 0 each slice's sum; 1 … kLevels halve the slices; kLevels + 1 write.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
-    const int lane = th.index % kLanes, slice = th.index / kLanes;
-    const int64_t e = th.block * kLanes + lane;
+    const int64_t e = th.block * kLanes + lane(th);
     if (p == 0) {
-      sh.partial[th.index] = e < entries() ? slice_sum(e, slice) : 0.0f;
+      sh.partial[th.index] = e < entries() ? slice_sum(e, slice(th)) : 0.0f;
     } else if (p <= kLevels) {
-      const int half = kSlices >> p;
-      if (slice < half) {
-        sh.partial[th.index] = static_cast<float>(sh.partial[th.index]) +
-                               static_cast<float>(sh.partial[th.index + half * kLanes]);
-      }
-    } else if (slice == 0 && e < entries()) {
+      halve(sh.partial, th, p);
+    } else if (slice(th) == 0 && e < entries()) {
       const GradEntry at = GradColumns(shape).entry(e, shape.width);
       const int64_t n = shape.inputs[at.group];
       if (at.input < n) {
-        weight_grad[at.group][at.channel * n + at.input] = sh.partial[lane];
+        weight_grad[at.group][at.channel * n + at.input] = sh.partial[th.index];
       } else {
-        bias_grad[at.group][at.channel] = sh.partial[lane];
+        bias_grad[at.group][at.channel] = sh.partial[th.index];
       }
     }
   }
-  // Σ over the slice's steps (slice, slice + kSlices, …) of the token gradient times the input
-  // (1 for the bias).
-  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int slice) const {
+  // Σ over slice s's steps (s, s + kSlices, …) of the token gradient times the input (1 for the
+  // bias).
+  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int s) const {
     const GradEntry at = GradColumns(shape).entry(e, shape.width);
     const int64_t n = shape.inputs[at.group];
     float sum = 0.0f;
-    for (int64_t step = slice; step < shape.step_count(); step += kSlices) {
+    for (int64_t step = s; step < shape.step_count(); step += kSlices) {
       const int64_t row = shape.token_row(step, at.group);
       if (row < 0) continue;
       const float g = grad[row * shape.width + at.channel];

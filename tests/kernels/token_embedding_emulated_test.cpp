@@ -21,6 +21,7 @@ namespace {
 
 namespace emu = minrnn::testing::emu;
 using minrnn::testing::rel_err;
+using minrnn::testing::tensor_from;
 using minrnn::testing::values_of;
 
 struct Case {
@@ -79,10 +80,6 @@ struct Buffers {
   }
 };
 
-torch::Tensor as_tensor(const emu::Buffer<float>& b, torch::IntArrayRef shape) {
-  return torch::tensor(b.data()).view(shape);
-}
-
 void check(const Case& c) {
   SCOPED_TRACE("B " + std::to_string(c.batch) + " K " + std::to_string(c.steps) + " D " +
                std::to_string(c.width) + " rows " + std::to_string(c.rows));
@@ -103,7 +100,7 @@ void check(const Case& c) {
   emu::run(forward, log);
   tokens.check_written(log);
   ASSERT_TRUE(log.ok()) << log.summary();
-  EXPECT_TRUE(torch::equal(as_tensor(tokens, want.sizes()), want.detach()));
+  EXPECT_TRUE(torch::equal(tensor_from(tokens.data(), want.sizes()), want.detach()));
 
   const torch::Tensor tokens_grad = torch::randn(want.sizes());
   want.backward(tokens_grad);
@@ -134,13 +131,15 @@ void check(const Case& c) {
   ASSERT_TRUE(back_log.ok()) << back_log.summary();
   for (size_t j = 0; j < p.groups.size(); ++j) {
     const TokenGroup& group = p.groups[j];
-    EXPECT_LT(rel_err(as_tensor(*weight_grad[j], group.weight.sizes()),
+    EXPECT_LT(rel_err(tensor_from(weight_grad[j]->data(), group.weight.sizes()),
                       group.weight.grad().to(torch::kDouble)),
               1e-6);
-    EXPECT_LT(rel_err(as_tensor(*bias_grad[j], {D}), group.bias.grad().to(torch::kDouble)), 1e-6);
+    EXPECT_LT(rel_err(tensor_from(bias_grad[j]->data(), {D}), group.bias.grad().to(torch::kDouble)),
+              1e-6);
   }
-  EXPECT_LT(rel_err(as_tensor(table_grad, p.table.sizes()), p.table.grad().to(torch::kDouble)),
-            1e-6);
+  EXPECT_LT(
+      rel_err(tensor_from(table_grad.data(), p.table.sizes()), p.table.grad().to(torch::kDouble)),
+      1e-6);
 }
 
 TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {

@@ -1,0 +1,44 @@
+// A residual join's CUDA kernels: the phase programs of residual_norm_programs.h under
+// kernels/cuda/launch.cuh's phase loop. Built with --fmad=false (kernels/CMakeLists.txt): the sum
+// rounds as add_dropout's does, to the same bits.
+#include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/residual_norm.h"
+#include "kernels/cuda/residual_norm_programs.h"
+
+namespace minrnn::core::kernels {
+
+using grid::DeviceMemory;
+
+int64_t residual_norm_max_width() {
+  return grid::RowGrid::kMaxWidth;
+}
+int64_t residual_norm_partial_rows(int64_t rows) {
+  return grid::RowGrid{rows, 0}.blocks();
+}
+
+cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
+  const grid::ResidualNormForward<DeviceMemory> k{
+      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,    a.x,      a.y,
+      a.gamma,           a.beta,    a.sum,       a.normed, a.moments};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(k);
+  return err;
+}
+
+cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
+  const int64_t partials = residual_norm_partial_rows(a.rows);
+  float* gamma_partial = a.partials;
+  float* beta_partial = a.partials + partials * a.width;
+  const grid::ResidualNormBackward<DeviceMemory> rows{
+      {a.rows, a.width}, a.dropout,     a.seed_base,           a.sum,    a.moments, a.gamma,
+      a.sum_grad,        a.normed_grad, a.sum_grad != nullptr, a.x_grad, a.y_grad,  gamma_partial,
+      beta_partial};
+  const grid::NormParamGrads<DeviceMemory> params{
+      {}, partials, a.width, gamma_partial, beta_partial, a.gamma_grad, a.beta_grad};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(rows);
+  if (err == cudaSuccess) Launch{stream, &err}(params);
+  return err;
+}
+
+}  // namespace minrnn::core::kernels

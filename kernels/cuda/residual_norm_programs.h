@@ -1,0 +1,239 @@
+// A residual block's join (ops/residual_norm.h) as phase programs (kernels/cuda/phase_program.h):
+// one launch forward and two backward, where the dropout-add and LibTorch's LayerNorm take two
+// forward and ~5 backward (the dropout's, the LayerNorm's input and parameter gradients, and the
+// add of the residual's two gradients). Every sum runs in a fixed order: a replay gives the same
+// bits.
+// - ResidualNormForward: a warp a row (D ≤ kMaxWidth, kPerLane channels a lane): the sums, the
+//   row's mean and variance halved across barriers, the normed row, the row's moments kept.
+// - ResidualNormBackward: the same layout; the row's two means of the backward halved alike, the
+//   gradients of x and y, and the block's rows' γ and β gradients summed into one partial row.
+// - NormParamGrads: the blocks' partial rows summed (SlicedSums: 32 channels a block, 16 slices of
+//   the partials) into γ's and β's gradients.
+#pragma once
+#include "kernels/cuda/phase_program.h"
+#include "kernels/math/residual_norm_math.h"
+
+#include <math.h>
+
+namespace minrnn::core::grid {
+
+// The rows of a (rows, D) array, a warp each, 8 a block.
+struct RowGrid {
+  static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
+  static constexpr int kPerLane = 8, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
+  int64_t rows, width;
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (rows + kWarps - 1) / kWarps; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  MINRNN_HOST_DEVICE int64_t row(const Thread& th) const {
+    return th.block * kWarps + th.index / kLanes;
+  }
+  // Channel c of the lane, or −1 past the row's end.
+  MINRNN_HOST_DEVICE int64_t channel(const Thread& th, int c) const {
+    const int64_t d = th.index % kLanes + c * kLanes;
+    return d < width ? d : -1;
+  }
+  // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half adds lane l + half.
+  template <typename Array>
+  MINRNN_HOST_DEVICE static void halve(Array& a, const Thread& th, int level) {
+    const int lane = th.index % kLanes, half = kLanes >> level;
+    if (lane < half)
+      a[th.index] = static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half]);
+  }
+  template <typename Array>
+  MINRNN_HOST_DEVICE static float row_total(Array& a, const Thread& th) {
+    return a[th.index - th.index % kLanes];
+  }
+};
+
+template <typename Mem>
+struct ResidualNormForward : RowGrid {
+  static constexpr int kPhases = 2 * kLevels + 3;
+  struct Regs : Exchange<float> {
+    float s[kPerLane];
+    float mean;
+  };
+  struct Shared {
+    typename Mem::template Array<float, kThreads> sums, squares;
+  };
+  ResidualDropout dropout;    // seed: an offset added to *seed_base when that is set
+  const uint64_t* seed_base;  // a replayed graph's step, or null
+  float eps;
+  typename Mem::template In<float> x, y, gamma, beta;
+  typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  // Phases: 0 the sums; 1 … kLevels their total; then the squared deviations and their total;
+  // the last the normed row.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
+    const int64_t row = this->row(th);
+    const bool real = row < rows;
+    const float D = static_cast<float>(width);
+    if (p == 0) {
+      ResidualDropout d = dropout;
+      if (seed_base) d.seed += *seed_base;
+      float total = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c), i = row * width + k;
+        r.s[c] = real && k >= 0 ? d.sum(x[i], y[i], i) : 0.0f;
+        if (real && k >= 0) sum[i] = r.s[c];
+        total = total + r.s[c];
+      }
+      sh.sums[th.index] = total;
+    } else if (p <= kLevels) {
+      halve(sh.sums, th, p);
+    } else if (p == kLevels + 1) {
+      r.mean = row_total(sh.sums, th) / D;
+      float squares = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const float dev = channel(th, c) >= 0 ? r.s[c] - r.mean : 0.0f;
+        squares = squares + dev * dev;
+      }
+      sh.squares[th.index] = squares;
+    } else if (p <= 2 * kLevels + 1) {
+      halve(sh.squares, th, p - kLevels - 1);
+    } else if (real) {
+      const float rstd = 1.0f / sqrtf(row_total(sh.squares, th) / D + eps);
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        if (k >= 0) {
+          normed[row * width + k] =
+              (r.s[c] - r.mean) * rstd * static_cast<float>(gamma[k]) + static_cast<float>(beta[k]);
+        }
+      }
+      if (th.index % kLanes == 0) {
+        moments[2 * row] = r.mean;
+        moments[2 * row + 1] = rstd;
+      }
+    }
+  }
+};
+
+template <typename Mem>
+struct ResidualNormBackward : RowGrid {
+  static constexpr int kWarpLevels = 3;  // 2^3 warps
+  static constexpr int kPhases = kLevels + 2;
+  struct Regs : Exchange<float> {
+    float xhat[kPerLane], dn[kPerLane];
+  };
+  struct Shared {
+    typename Mem::template Array<float, kThreads> dn_sums, dn_xhat_sums;
+    // [warp][channel]: the warps' rows' γ and β gradients, halved across warps.
+    typename Mem::template Array<float, kWarps * kMaxWidth> gamma_part, beta_part;
+  };
+  ResidualDropout dropout;
+  const uint64_t* seed_base;
+  typename Mem::template In<float> sum, moments, gamma, sum_grad, normed_grad;  // sum_grad: may be
+  bool has_sum_grad;                                                            // absent
+  typename Mem::template Out<float> x_grad, y_grad;
+  typename Mem::template Out<float> gamma_partial, beta_partial;  // (blocks, D)
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
+  }
+  // Phases: 0 the row's x̂ and dn, the lane's sums; 1 … kLevels the row's totals (and, in the
+  // first kWarpLevels, the warps' γ and β rows halved); the last the gradients.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
+    const int64_t row = this->row(th);
+    const bool real = row < rows;
+    const int warp = th.index / kLanes;
+    if (p == 0) {
+      const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
+      const float rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
+      float dn_total = 0.0f, dn_xhat_total = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c), i = row * width + k;
+        const bool here = real && k >= 0;
+        const float g = here ? static_cast<float>(normed_grad[i]) : 0.0f;
+        r.xhat[c] = here ? (static_cast<float>(sum[i]) - mean) * rstd : 0.0f;
+        r.dn[c] = here ? g * static_cast<float>(gamma[k]) : 0.0f;
+        dn_total = dn_total + r.dn[c];
+        dn_xhat_total = dn_xhat_total + r.dn[c] * r.xhat[c];
+        if (k >= 0) {
+          sh.gamma_part[warp * kMaxWidth + k] = g * r.xhat[c];
+          sh.beta_part[warp * kMaxWidth + k] = g;
+        }
+      }
+      sh.dn_sums[th.index] = dn_total;
+      sh.dn_xhat_sums[th.index] = dn_xhat_total;
+    } else if (p <= kLevels) {
+      halve(sh.dn_sums, th, p);
+      halve(sh.dn_xhat_sums, th, p);
+      if (p <= kWarpLevels) halve_warps(sh, th, kWarps >> p);
+    } else {
+      write(th, r, sh);
+    }
+  }
+  MINRNN_HOST_DEVICE void halve_warps(Shared& sh, const Thread& th, int half) const {
+    const int warp = th.index / kLanes;
+    if (warp >= half) return;
+    MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+      const int64_t k = channel(th, c);
+      if (k < 0) continue;
+      const int64_t at = warp * kMaxWidth + k, from = at + half * kMaxWidth;
+      sh.gamma_part[at] =
+          static_cast<float>(sh.gamma_part[at]) + static_cast<float>(sh.gamma_part[from]);
+      sh.beta_part[at] =
+          static_cast<float>(sh.beta_part[at]) + static_cast<float>(sh.beta_part[from]);
+    }
+  }
+  MINRNN_HOST_DEVICE void write(const Thread& th, const Regs& r, Shared& sh) const {
+    const int64_t row = this->row(th);
+    const float D = static_cast<float>(width);
+    ResidualDropout d = dropout;
+    if (seed_base) d.seed += *seed_base;
+    if (row < rows) {
+      const float dn_mean = row_total(sh.dn_sums, th) / D;
+      const float dn_xhat_mean = row_total(sh.dn_xhat_sums, th) / D;
+      const float rstd = moments[2 * row + 1];
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c), i = row * width + k;
+        if (k < 0) continue;
+        const float through = has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
+        const float total =
+            through + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
+        x_grad[i] = total;
+        y_grad[i] = d.y_grad(total, i);
+      }
+    }
+    if (th.index / kLanes != 0) return;
+    MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+      const int64_t k = channel(th, c);
+      if (k < 0) continue;
+      gamma_partial[th.block * width + k] = sh.gamma_part[k];
+      beta_partial[th.block * width + k] = sh.beta_part[k];
+    }
+  }
+};
+
+// γ's and β's gradients: each channel's partial rows (ResidualNormBackward's, one a block) summed.
+template <typename Mem>
+struct NormParamGrads : SlicedSums {
+  struct Regs : Exchange<float> {};
+  struct Shared {
+    typename Mem::template Array<float, kThreads> gamma_sums, beta_sums;
+  };
+  int64_t partials, width;
+  typename Mem::template In<float> gamma_partial, beta_partial;  // (partials, D)
+  typename Mem::template Out<float> gamma_grad, beta_grad;       // (D)
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (width + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int64_t k = th.block * kLanes + lane(th);
+    if (p == 0) {
+      float g = 0.0f, b = 0.0f;
+      for (int64_t at = slice(th); k < width && at < partials; at += kSlices) {
+        g = g + static_cast<float>(gamma_partial[at * width + k]);
+        b = b + static_cast<float>(beta_partial[at * width + k]);
+      }
+      sh.gamma_sums[th.index] = g;
+      sh.beta_sums[th.index] = b;
+    } else if (p <= kLevels) {
+      halve(sh.gamma_sums, th, p);
+      halve(sh.beta_sums, th, p);
+    } else if (slice(th) == 0 && k < width) {
+      gamma_grad[k] = sh.gamma_sums[th.index];
+      beta_grad[k] = sh.beta_sums[th.index];
+    }
+  }
+};
+
+}  // namespace minrnn::core::grid

@@ -1,0 +1,45 @@
+// A residual block's join (ops/residual_norm.h): sum = x + dropout(y), then the LayerNorm of each
+// row of sum, normed = (sum − mean) · rstd · γ + β; and the backward's per-element formulas.
+// Shared by the CPU loops (ops/residual_norm.cpp) and the CUDA kernels
+// (kernels/cuda/residual_norm_programs.h). The dropout is ops/dropout.h's hashed one, element i of
+// the flat (rows, D) array, so `sum` has add_dropout's bits.
+#pragma once
+#include <cstdint>
+
+#include "kernels/math/dropout_math.h"
+
+namespace minrnn::core {
+
+// The dropout of a residual join; threshold 0 and scale 1 when it is off (evaluation, p = 0).
+struct ResidualDropout {
+  uint64_t seed;      // the full seed (a base read from device memory already added)
+  int64_t threshold;  // dropped where the draw is below: p·2³²
+  float scale;        // 1 / (1 − p)
+
+  // Branch-free (no short-circuit), so the CPU loops vectorize: the draw is made either way.
+  MINRNN_SHARED_INLINE bool kept(int64_t i) const {
+    return (threshold == 0) | (dropout_math::draw(seed, i) >= threshold);
+  }
+  // x + keep · y · scale, the product and the sum rounded on their own (add_dropout's order).
+  MINRNN_SHARED_INLINE float sum(float x, float y, int64_t i) const {
+    const float scaled = y * scale;
+    return x + (kept(i) ? scaled : 0.0f);
+  }
+  // ∂/∂y of sum times g.
+  MINRNN_SHARED_INLINE float y_grad(float g, int64_t i) const { return kept(i) ? g * scale : 0.0f; }
+};
+
+// A row's statistics: mean and 1/√(var + eps), var the biased variance (LayerNorm's).
+struct RowMoments {
+  float mean, rstd;
+};
+
+// ∂/∂sum of the LayerNorm's output, for one element: rstd · (dn − mean(dn) − x̂ · mean(dn · x̂)),
+// dn = the normed output's gradient times γ, x̂ = (sum − mean) · rstd; `dn_mean` and `dn_xhat_mean`
+// the row's means.
+MINRNN_SHARED_INLINE float norm_input_grad(float dn, float xhat, float dn_mean, float dn_xhat_mean,
+                                           float rstd) {
+  return rstd * (dn - dn_mean - xhat * dn_xhat_mean);
+}
+
+}  // namespace minrnn::core

@@ -1,0 +1,27 @@
+// A residual block's join as one op: sum = x + dropout(y) (ops/dropout.h's hashed dropout, so sum
+// has add_dropout's bits) and normed = LayerNorm(sum) over the last dimension, with the norm's γ
+// and β (kernels/math/residual_norm_math.h). A pre-norm block ends in this pair twice — its first
+// half's sum normed for its second half, its output normed for the next block (or the stack's
+// last norm) — and fused, each pair is one CUDA launch forward and two backward, where the
+// dropout-add and LibTorch's LayerNorm took two and ~5, each a gap in a replayed training step.
+// Float32, contiguous, on the CPU or CUDA, rows of at most 256 channels; anything else runs
+// add_dropout and LibTorch's layer_norm.
+#pragma once
+#include <torch/torch.h>
+
+namespace minrnn::core {
+
+struct ResidualNorm {
+  torch::Tensor sum;     // x + dropout(y): the residual stream going on
+  torch::Tensor normed;  // its LayerNorm
+};
+
+// x, y of one shape (…, D); gamma, beta (D); the dropout as add_dropout's (p, training).
+ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
+                              bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
+                              double eps);
+// The same with a LayerNorm module's γ, β and eps.
+ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
+                              bool training, const torch::nn::LayerNorm& norm);
+
+}  // namespace minrnn::core

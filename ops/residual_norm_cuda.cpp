@@ -1,0 +1,76 @@
+// Host side of a residual join's CUDA kernels (residual_norm_cuda.h). Built only with CUDA.
+#include "ops/residual_norm_cuda.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "kernels/cuda/residual_norm.h"
+
+namespace minrnn::core {
+namespace {
+
+const uint64_t* base_pointer(const torch::Tensor& seed_base) {
+  return seed_base.defined() ? reinterpret_cast<const uint64_t*>(seed_base.data_ptr()) : nullptr;
+}
+
+}  // namespace
+
+int64_t residual_norm_cuda_max_width() {
+  return kernels::residual_norm_max_width();
+}
+
+ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
+                                    const ResidualDropout& dropout, const torch::Tensor& seed_base,
+                                    const torch::Tensor& gamma, const torch::Tensor& beta,
+                                    float eps) {
+  c10::cuda::CUDAGuard guard(x.device());
+  const int64_t rows = x.size(0), width = x.size(1);
+  ResidualNormCuda out{torch::empty_like(x), torch::empty_like(x),
+                       torch::empty({rows, 2}, x.options())};
+  const kernels::ResidualNormArgs args{rows,
+                                       width,
+                                       dropout,
+                                       base_pointer(seed_base),
+                                       eps,
+                                       x.data_ptr<float>(),
+                                       y.data_ptr<float>(),
+                                       gamma.data_ptr<float>(),
+                                       beta.data_ptr<float>(),
+                                       out.sum.data_ptr<float>(),
+                                       out.normed.data_ptr<float>(),
+                                       out.moments.data_ptr<float>()};
+  C10_CUDA_CHECK(kernels::residual_norm_forward(args, at::cuda::getCurrentCUDAStream()));
+  return out;
+}
+
+std::vector<torch::Tensor> residual_norm_backward_cuda(
+    const torch::Tensor& sum, const torch::Tensor& moments, const torch::Tensor& gamma,
+    const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const ResidualDropout& dropout,
+    const torch::Tensor& seed_base) {
+  c10::cuda::CUDAGuard guard(sum.device());
+  const int64_t rows = sum.size(0), width = sum.size(1);
+  std::vector<torch::Tensor> grads{torch::empty_like(sum), torch::empty_like(sum),
+                                   torch::empty_like(gamma), torch::empty_like(gamma)};
+  torch::Tensor partials =
+      torch::empty({2 * kernels::residual_norm_partial_rows(rows), width}, sum.options());
+  const kernels::ResidualNormGradArgs args{
+      rows,
+      width,
+      dropout,
+      base_pointer(seed_base),
+      sum.data_ptr<float>(),
+      moments.data_ptr<float>(),
+      gamma.data_ptr<float>(),
+      sum_grad.defined() ? sum_grad.data_ptr<float>() : nullptr,
+      normed_grad.data_ptr<float>(),
+      grads[0].data_ptr<float>(),
+      grads[1].data_ptr<float>(),
+      grads[2].data_ptr<float>(),
+      grads[3].data_ptr<float>(),
+      partials.data_ptr<float>()};
+  C10_CUDA_CHECK(kernels::residual_norm_backward(args, at::cuda::getCurrentCUDAStream()));
+  return grads;
+}
+
+}  // namespace minrnn::core

@@ -1,0 +1,109 @@
+// A residual join's CUDA kernels (kernels/cuda/residual_norm_programs.h) run by the host emulator
+// (tests/kernels/grid_emulator.h), every element written once and every barrier checked, against
+// the CPU op (ops/residual_norm.h) with the same dropout seed: the sum bit for bit, the normed
+// output and the gradients to rounding (their sums run in another fixed order). Rows past the last
+// whole block, rows narrower than a warp and as wide as the kernels take, with and without the
+// gradient through the sum.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "kernels/cuda/residual_norm_programs.h"
+#include "ops/dropout.h"
+#include "ops/residual_norm.h"
+#include "tests/kernels/grid_emulator.h"
+#include "tests/tensor_compare.h"
+
+namespace minrnn::core {
+namespace {
+
+namespace emu = minrnn::testing::emu;
+using minrnn::testing::rel_err;
+using minrnn::testing::tensor_from;
+using minrnn::testing::values_of;
+
+constexpr double kP = 0.25;
+constexpr float kEps = 1e-5f;
+constexpr uint64_t kSeed = 0xABCDEFull;
+
+void check(int64_t rows, int64_t width, bool through_sum) {
+  SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(width) +
+               (through_sum ? ", through the sum too" : ""));
+  torch::manual_seed(rows * width);
+  const torch::Tensor x = torch::randn({rows, width}).requires_grad_(true);
+  const torch::Tensor y = torch::randn({rows, width}).requires_grad_(true);
+  const torch::Tensor gamma = torch::randn({width}).requires_grad_(true);
+  const torch::Tensor beta = torch::randn({width}).requires_grad_(true);
+  ResidualNorm want;
+  {
+    const DropoutSeeds seeds(kSeed);  // its first call's seed is kSeed itself
+    want = add_dropout_norm(x, y, kP, true, gamma, beta, kEps);
+  }
+  const ResidualDropout dropout{kSeed, std::llround(kP * 4294967296.0),
+                                static_cast<float>(1.0 / (1.0 - kP))};
+  const size_t n = static_cast<size_t>(rows * width);
+
+  emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
+      gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
+  emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
+  const grid::ResidualNormForward<emu::Memory> forward{
+      {rows, width}, dropout, nullptr,   kEps,         xb.in(),      yb.in(),
+      gb.in(),       bb.in(), sum.out(), normed.out(), moments.out()};
+  emu::Log log;
+  emu::run(forward, log);
+  for (const auto* b : {&sum, &normed, &moments}) b->check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  EXPECT_TRUE(torch::equal(tensor_from(sum.data(), {rows, width}), want.sum.detach()));
+  EXPECT_LT(
+      rel_err(tensor_from(normed.data(), {rows, width}), want.normed.detach().to(torch::kDouble)),
+      1e-6);
+
+  const torch::Tensor sum_grad = torch::randn({rows, width}),
+                      normed_grad = torch::randn({rows, width});
+  torch::autograd::backward({want.sum, want.normed},
+                            {through_sum ? sum_grad : torch::zeros_like(sum_grad), normed_grad});
+  const int64_t partials = grid::RowGrid{rows, width}.blocks();
+  emu::Buffer<float> sgb("sum_grad", values_of<float>(sum_grad)),
+      ngb("normed_grad", values_of<float>(normed_grad));
+  emu::Buffer<float> x_grad("x_grad", n), y_grad("y_grad", n),
+      gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
+      beta_partial("beta_partial", static_cast<size_t>(partials * width)),
+      gamma_grad("gamma_grad", static_cast<size_t>(width)),
+      beta_grad("beta_grad", static_cast<size_t>(width));
+  const grid::ResidualNormBackward<emu::Memory> backward{
+      {rows, width},     dropout,  nullptr,     sum.in(),     moments.in(), gb.in(),
+      sgb.in(),          ngb.in(), through_sum, x_grad.out(), y_grad.out(), gamma_partial.out(),
+      beta_partial.out()};
+  const grid::NormParamGrads<emu::Memory> params{{},
+                                                 partials,
+                                                 width,
+                                                 gamma_partial.in(),
+                                                 beta_partial.in(),
+                                                 gamma_grad.out(),
+                                                 beta_grad.out()};
+  emu::Log back_log;
+  emu::run(backward, back_log);
+  emu::run(params, back_log);
+  for (const auto* b : {&x_grad, &y_grad, &gamma_partial, &beta_partial, &gamma_grad, &beta_grad}) {
+    b->check_written(back_log);
+  }
+  ASSERT_TRUE(back_log.ok()) << back_log.summary();
+  const auto expect_close = [](const torch::Tensor& got, const torch::Tensor& grad,
+                               const char* what) {
+    EXPECT_LT(rel_err(got, grad.to(torch::kDouble)), 1e-5) << what;
+  };
+  expect_close(tensor_from(x_grad.data(), {rows, width}), x.grad(), "x");
+  expect_close(tensor_from(y_grad.data(), {rows, width}), y.grad(), "y");
+  expect_close(tensor_from(gamma_grad.data(), {width}), gamma.grad(), "gamma");
+  expect_close(tensor_from(beta_grad.data(), {width}), beta.grad(), "beta");
+}
+
+TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
+  check(19, 128, true);  // DT's width; the last block's rows partly past the end
+  check(9, 40, false);   // lanes past the row's end; no gradient through the sum
+  check(3, 256, true);   // as wide as the kernels take
+}
+
+}  // namespace
+}  // namespace minrnn::core
