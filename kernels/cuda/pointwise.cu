@@ -64,6 +64,7 @@ cudaError_t gelu_backward(const GeluBackwardArgs& a, cudaStream_t stream) {
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
                        const AdamWStepScalars* scalars, cudaStream_t stream) {
   using Program = grid::AdamWStep<DeviceMemory>;
+  static_assert(sizeof(Program) <= 4096, "a kernel's arguments: 4 KB before CUDA 12.1");
   for (int start = 0; start < count; start += Program::kTensors) {
     Program k{update, scalars};
     for (int t = start; t < count && k.count < Program::kTensors; ++t) {
