@@ -206,6 +206,13 @@ if ! skipped pack; then
   wait
   note "two processes of 8 mingru runs at once (add their run-steps/s; one process of 16 above):"
   grep -hE '^\| mingru ' "$LOGS"/bench-pack-process*.log | sed 's/^/    /'
+  # Table 3's other shapes (configs/sweeps/paper-table3.yaml), so its projection in
+  # docs/benchmarks.md ("Table 3 on one GPU") rests on measured rates: minLSTM at embed 128, and
+  # minGRU and minLSTM at embed 256 (hopper-medium and -medium-replay, App. C: 10 runs).
+  bench pack-table3 bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 "${peak[@]}"
+  bench pack-table3-256 bench pack --device cuda --backbones mingru,minlstm --embed 256 \
+    --packs 10 --seconds 2 "${peak[@]}"
+  grep -hE '^\| (mingru|minlstm) ' "$LOGS"/bench-pack-table3*.log | sed 's/^/    /'
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

@@ -127,9 +127,11 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
     if (i > 0 && rows[i - 1].backbone != r.backbone) single = NAN;
     if (r.pack == 1) single = r.run_steps_per_s;
     const double tflops = r.run_steps_per_s * r.step_gflop / 1e3;
-    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %.2f | %.2f | %.2f |",
+    char ratio[32] = "–";  // no P = 1 row of this backbone to compare with
+    if (!std::isnan(single)) std::snprintf(ratio, sizeof ratio, "%.2f", r.run_steps_per_s / single);
+    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s | %.2f | %.2f |",
                   r.backbone.c_str(), r.mode.c_str(), r.pack, r.run_steps_per_s,
-                  1000.0 / r.run_steps_per_s, r.run_steps_per_s / single, r.step_gflop, tflops);
+                  1000.0 / r.run_steps_per_s, ratio, r.step_gflop, tflops);
     md << buf;
     if (o.peak_tflops > 0) {
       std::snprintf(buf, sizeof buf, " %.1f |", 100.0 * tflops / o.peak_tflops);
