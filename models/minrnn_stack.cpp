@@ -7,16 +7,17 @@
 namespace minrnn::core {
 namespace {
 
-// x + dropout(y) and its norm by `norm`, in one op.
+// x + dropout(y) at the tokens `read` selects (of both), and its norm by `norm`, in one op.
 ResidualNorm join(ResidualBlockImpl& b, const torch::Tensor& x, const torch::Tensor& y,
-                  const torch::nn::LayerNorm& norm) {
-  return add_dropout_norm(x, y, b.dropout->options.p(), b.dropout->is_training(), norm);
+                  const torch::nn::LayerNorm& norm, const TokenSelection& read = {}) {
+  return add_dropout_norm(x, y, b.dropout->options.p(), b.dropout->is_training(), norm, read, read);
 }
 
-// The block's two residual halves after its minRNN, the output normed by `next`.
+// The block's two residual halves after its minRNN, at the tokens `read` selects, the output
+// normed by `next`.
 ResidualNorm residuals(ResidualBlockImpl& b, const torch::Tensor& x, const torch::Tensor& rnn_out,
-                       const torch::nn::LayerNorm& next) {
-  const ResidualNorm half = join(b, x, rnn_out, b.norm_mlp);
+                       const torch::nn::LayerNorm& next, const TokenSelection& read = {}) {
+  const ResidualNorm half = join(b, x, rnn_out, b.norm_mlp, read);
   return join(b, half.sum, mlp_forward(b.mlp, half.normed), next);
 }
 
@@ -72,7 +73,7 @@ ResidualNorm ResidualBlockImpl::forward(const torch::Tensor& x, const torch::Ten
   if (conv) y = conv(y, state ? &state->conv : nullptr);
   torch::Tensor h0 = state ? state->h : torch::Tensor();
   y = rnn(y, h0, state ? &state->h : nullptr);
-  return residuals(*this, read.apply(x), read.apply(y), next);
+  return residuals(*this, x, y, next, read);
 }
 
 ResidualNorm ResidualBlockImpl::step(const torch::Tensor& x_t, const torch::Tensor& x_normed,

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "ops/token_selection.h"  // TokenSelection
+
 namespace minrnn::core {
 
 // What one layer carries between tokens in step mode.
@@ -15,19 +17,6 @@ struct LayerState {
       conv;  // the causal conv's last (kernel − 1) inputs (B, kernel − 1, D); undefined = zeros
 };
 using SequenceState = std::vector<LayerState>;
-
-// The tokens whose outputs a parallel forward returns: t = first, first + stride, ... A decision
-// agent reads only its state tokens (every third), so the top layer does the work after its token
-// mixing (MLP, residuals, final norm; the Transformer's top queries too) for those alone — the
-// outputs it returns equal the full forward's at those tokens.
-struct TokenSelection {
-  int64_t first = 0, stride = 1;
-  bool all() const { return first == 0 && stride == 1; }
-  // x (B, T, …) → (B, T', …), a strided view of the selected tokens.
-  torch::Tensor apply(const torch::Tensor& x) const {
-    return all() ? x : x.slice(1, first, x.size(1), stride);
-  }
-};
 
 class SequenceModel : public torch::nn::Module {
  public:

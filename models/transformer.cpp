@@ -94,8 +94,7 @@ torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* s
     const bool top = i + 1 == blocks_.size();
     const TokenSelection top_read = top ? read : TokenSelection{};
     const torch::nn::LayerNorm& next = top ? norm_out_ : blocks_[i + 1].norm_attn;
-    h = add_dropout_norm(top_read.apply(h.sum), b.attn(h.normed, top_read), p, training,
-                         b.norm_mlp);
+    h = add_dropout_norm(h.sum, b.attn(h.normed, top_read), p, training, b.norm_mlp, top_read);
     h = add_dropout_norm(h.sum, mlp_forward(b.mlp, h.normed), p, training, next);
   }
   return h.normed;

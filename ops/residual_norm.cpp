@@ -34,19 +34,16 @@ MINRNN_INLINE float row_sum(const float* v, int64_t n) {
   return acc[0];
 }
 
-struct Rows {
-  int64_t rows, width;
-};
-
 // One task's rows of the forward; `scratch` holds a row's squared deviations.
-MINRNN_VECTOR_CLONES void forward_rows(const Rows& r, int64_t first, int64_t end,
+MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
                                        const ResidualDropout& dropout, float eps, const float* x,
                                        const float* y, const float* gamma, const float* beta,
                                        float* sum, float* normed, float* moments, float* scratch) {
-  const int64_t D = r.width;
+  const ResidualDropout drop = dropout;  // a local: its fields stay in registers across the stores
   for (int64_t row = first; row < end; ++row) {
     const int64_t at = row * D;
-    for (int64_t d = 0; d < D; ++d) sum[at + d] = dropout.sum(x[at + d], y[at + d], at + d);
+    const float *xs = x + r.x(row) * D, *ys = y + r.y(row) * D;
+    for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.sum(xs[d], ys[d], at + d);
     const float mean = row_sum(sum + at, D) / static_cast<float>(D);
     for (int64_t d = 0; d < D; ++d) scratch[d] = (sum[at + d] - mean) * (sum[at + d] - mean);
     const float rstd = 1.0f / std::sqrt(row_sum(scratch, D) / static_cast<float>(D) + eps);
@@ -60,14 +57,13 @@ MINRNN_VECTOR_CLONES void forward_rows(const Rows& r, int64_t first, int64_t end
 
 // One task's rows of the backward, its γ and β gradients summed into its partial rows;
 // `scratch` holds 3·D floats. One simple loop a quantity, so each vectorizes.
-MINRNN_VECTOR_CLONES void backward_rows(const Rows& r, int64_t first, int64_t end,
+MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
                                         const ResidualDropout& dropout, const float* sum,
                                         const float* moments, const float* gamma,
                                         const float* sum_grad, const float* normed_grad,
                                         float* __restrict x_grad, float* __restrict y_grad,
                                         float* __restrict gamma_partial,
                                         float* __restrict beta_partial, float* __restrict scratch) {
-  const int64_t D = r.width;
   const ResidualDropout drop = dropout;  // a local: its fields stay in registers across the stores
   float* __restrict xhat = scratch;
   float* __restrict dn = scratch + D;
@@ -83,14 +79,15 @@ MINRNN_VECTOR_CLONES void backward_rows(const Rows& r, int64_t first, int64_t en
     for (int64_t d = 0; d < D; ++d) beta_partial[d] += g[d];
     const float dn_mean = row_sum(dn, D) / static_cast<float>(D);
     const float dn_xhat_mean = row_sum(dn_xhat, D) / static_cast<float>(D);
-    float* dx = x_grad + at;
+    float* dx = x_grad + r.x(row) * D;
+    float* dy = y_grad + r.y(row) * D;
     for (int64_t d = 0; d < D; ++d) {
       dx[d] = norm_input_grad(dn[d], xhat[d], dn_mean, dn_xhat_mean, rstd);
     }
     if (sum_grad) {
       for (int64_t d = 0; d < D; ++d) dx[d] += sum_grad[at + d];
     }
-    for (int64_t d = 0; d < D; ++d) y_grad[at + d] = drop.y_grad(dx[d], at + d);
+    for (int64_t d = 0; d < D; ++d) dy[d] = drop.y_grad(dx[d], at + d);
   }
 }
 
@@ -99,47 +96,49 @@ int64_t task_count(int64_t rows) {
 }
 
 std::vector<torch::Tensor> forward_cpu(const torch::Tensor& x, const torch::Tensor& y,
-                                       const ResidualDropout& dropout, const torch::Tensor& gamma,
-                                       const torch::Tensor& beta, float eps) {
-  const Rows r{x.size(0), x.size(1)};
-  torch::Tensor sum = torch::empty_like(x), normed = torch::empty_like(x);
-  torch::Tensor moments = torch::empty({r.rows, 2}, x.options());
-  parallel_tasks(task_count(r.rows), [&](int64_t task) {
-    std::vector<float> scratch(static_cast<size_t>(r.width));
-    forward_rows(r, task * kTaskRows, std::min(r.rows, (task + 1) * kTaskRows), dropout, eps,
-                 x.data_ptr<float>(), y.data_ptr<float>(), gamma.data_ptr<float>(),
+                                       const JoinRows& rows, const ResidualDropout& dropout,
+                                       const torch::Tensor& gamma, const torch::Tensor& beta,
+                                       float eps) {
+  const int64_t D = x.size(1);
+  torch::Tensor sum = torch::empty({rows.rows, D}, x.options());
+  torch::Tensor normed = torch::empty_like(sum),
+                moments = torch::empty({rows.rows, 2}, x.options());
+  parallel_tasks(task_count(rows.rows), [&](int64_t task) {
+    std::vector<float> scratch(static_cast<size_t>(D));
+    forward_rows(rows, D, task * kTaskRows, std::min(rows.rows, (task + 1) * kTaskRows), dropout,
+                 eps, x.data_ptr<float>(), y.data_ptr<float>(), gamma.data_ptr<float>(),
                  beta.data_ptr<float>(), sum.data_ptr<float>(), normed.data_ptr<float>(),
                  moments.data_ptr<float>(), scratch.data());
   });
   return {sum, normed, moments};
 }
 
+// x_grad and y_grad come zeroed where no output row reads (a token selection).
 std::vector<torch::Tensor> backward_cpu(const torch::Tensor& sum, const torch::Tensor& moments,
                                         const torch::Tensor& gamma, const torch::Tensor& sum_grad,
-                                        const torch::Tensor& normed_grad,
-                                        const ResidualDropout& dropout) {
-  const Rows r{sum.size(0), sum.size(1)};
-  const int64_t tasks = task_count(r.rows);
-  torch::Tensor x_grad = torch::empty_like(sum), y_grad = torch::empty_like(sum);
+                                        const torch::Tensor& normed_grad, const JoinRows& rows,
+                                        const ResidualDropout& dropout, torch::Tensor x_grad,
+                                        torch::Tensor y_grad) {
+  const int64_t D = sum.size(1), tasks = task_count(rows.rows);
   // [task][γ | β][channel]: each task's rows' sums, then added in task order (the same bits
   // under any number of threads).
-  std::vector<float> partials(static_cast<size_t>(tasks * 2 * r.width), 0.0f);
+  std::vector<float> partials(static_cast<size_t>(tasks * 2 * D), 0.0f);
   parallel_tasks(tasks, [&](int64_t task) {
-    std::vector<float> scratch(static_cast<size_t>(3 * r.width));
-    float* partial = partials.data() + task * 2 * r.width;
-    backward_rows(r, task * kTaskRows, std::min(r.rows, (task + 1) * kTaskRows), dropout,
+    std::vector<float> scratch(static_cast<size_t>(3 * D));
+    float* partial = partials.data() + task * 2 * D;
+    backward_rows(rows, D, task * kTaskRows, std::min(rows.rows, (task + 1) * kTaskRows), dropout,
                   sum.data_ptr<float>(), moments.data_ptr<float>(), gamma.data_ptr<float>(),
                   sum_grad.defined() ? sum_grad.data_ptr<float>() : nullptr,
                   normed_grad.data_ptr<float>(), x_grad.data_ptr<float>(), y_grad.data_ptr<float>(),
-                  partial, partial + r.width, scratch.data());
+                  partial, partial + D, scratch.data());
   });
   torch::Tensor gamma_grad = torch::zeros_like(gamma), beta_grad = torch::zeros_like(gamma);
   float *g = gamma_grad.data_ptr<float>(), *b = beta_grad.data_ptr<float>();
   for (int64_t task = 0; task < tasks; ++task) {
-    const float* partial = partials.data() + task * 2 * r.width;
-    for (int64_t d = 0; d < r.width; ++d) {
+    const float* partial = partials.data() + task * 2 * D;
+    for (int64_t d = 0; d < D; ++d) {
       g[d] += partial[d];
-      b[d] += partial[r.width + d];
+      b[d] += partial[D + d];
     }
   }
   return {x_grad, y_grad, gamma_grad, beta_grad};
@@ -156,27 +155,49 @@ ResidualDropout dropout_of(torch::autograd::AutogradContext* ctx) {
           static_cast<float>(ctx->saved_data["scale"].toDouble())};
 }
 
+// A join's rows as the context keeps them: the output rows, then x's and y's maps.
+std::vector<int64_t> as_list(const JoinRows& r) {
+  return {r.rows,           r.x.out_per_batch, r.x.in_per_batch,
+          r.x.first,        r.x.stride,        r.y.out_per_batch,
+          r.y.in_per_batch, r.y.first,         r.y.stride};
+}
+JoinRows join_rows_of(const c10::IValue& saved) {
+  const std::vector<int64_t> v = saved.toIntVector();
+  return {v[0], {v[1], v[2], v[3], v[4]}, {v[5], v[6], v[7], v[8]}};
+}
+
+// An input's gradient: zeroed first where the map leaves rows no output reads.
+torch::Tensor input_grad(int64_t rows, const torch::Tensor& like, const JoinRows& join,
+                         const RowMap& map) {
+  const bool every_row =
+      map.out_per_batch == map.in_per_batch && map.stride == 1 && join.rows == rows;
+  const auto shape = std::vector<int64_t>{rows, like.size(1)};
+  return every_row ? torch::empty(shape, like.options()) : torch::zeros(shape, like.options());
+}
+
 class ResidualNormFunction : public torch::autograd::Function<ResidualNormFunction> {
  public:
-  // x, y as (rows, D). On the CPU the dropout's seed is the full one; on CUDA, with a base, the
-  // offset the kernel adds the base's value to.
+  // x, y as (their rows, D), read through `rows`. On the CPU the dropout's seed is the full one;
+  // on CUDA, with a base, the offset the kernel adds the base's value to.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x, const torch::Tensor& y,
                                                 const torch::Tensor& gamma,
-                                                const torch::Tensor& beta,
+                                                const torch::Tensor& beta, const JoinRows& rows,
                                                 const ResidualDropout& dropout,
                                                 const SeedBase& base, double eps) {
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (x.is_cuda()) {
-      const ResidualNormCuda r =
-          residual_norm_cuda(x, y, dropout, base.tensor, gamma, beta, static_cast<float>(eps));
+      const ResidualNormCuda r = residual_norm_cuda(x, y, rows, dropout, base.tensor, gamma, beta,
+                                                    static_cast<float>(eps));
       out = {r.sum, r.normed, r.moments};
     }
 #endif
-    if (!x.is_cuda()) out = forward_cpu(x, y, dropout, gamma, beta, static_cast<float>(eps));
+    if (!x.is_cuda()) out = forward_cpu(x, y, rows, dropout, gamma, beta, static_cast<float>(eps));
     ctx->save_for_backward({out[0], gamma});
     ctx->saved_data["moments"] = out[2];
+    ctx->saved_data["rows"] = as_list(rows);
+    ctx->saved_data["input_rows"] = std::vector<int64_t>{x.size(0), y.size(0)};
     ctx->saved_data["seed"] = static_cast<int64_t>(dropout.seed);
     ctx->saved_data["threshold"] = dropout.threshold;
     ctx->saved_data["scale"] = static_cast<double>(dropout.scale);
@@ -193,22 +214,28 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     const torch::Tensor normed_grad =
         grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(sum);
     const ResidualDropout dropout = dropout_of(ctx);
+    const JoinRows rows = join_rows_of(ctx->saved_data["rows"]);
+    const std::vector<int64_t> input_rows = ctx->saved_data["input_rows"].toIntVector();
+    torch::Tensor x_grad = input_grad(input_rows[0], sum, rows, rows.x);
+    torch::Tensor y_grad = input_grad(input_rows[1], sum, rows, rows.y);
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (sum.is_cuda()) {
       const auto base = ctx->saved_data.find("base");
       out = residual_norm_backward_cuda(
-          sum, moments, gamma, sum_grad, normed_grad, dropout,
-          base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor());
+          sum, moments, gamma, sum_grad, normed_grad, rows, dropout,
+          base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor(), x_grad,
+          y_grad);
     }
 #endif
-    if (!sum.is_cuda()) out = backward_cpu(sum, moments, gamma, sum_grad, normed_grad, dropout);
-    return {out[0], out[1], out[2], out[3], torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    if (!sum.is_cuda()) {
+      out = backward_cpu(sum, moments, gamma, sum_grad, normed_grad, rows, dropout, x_grad, y_grad);
+    }
+    return {out[0],          out[1],          out[2],          out[3],
+            torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
-// x and y may be strided (the top block's selected tokens): they are copied contiguous, as
-// add_dropout does.
 bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
              const torch::Tensor& beta) {
   for (const torch::Tensor* t : {&x, &y, &gamma, &beta}) {
@@ -223,32 +250,50 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor
   return x.is_cpu();
 }
 
+// How the join reads an input of `tokens` tokens a batch through `read`, for `out` tokens a batch.
+RowMap row_map(const TokenSelection& read, int64_t tokens, int64_t out) {
+  return read.all() ? RowMap{out, out, 0, 1} : RowMap{out, tokens, read.first, read.stride};
+}
+
 }  // namespace
 
 ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
-                              double eps) {
-  if (x.sizes() != y.sizes() || x.dim() < 1) {
-    throw std::invalid_argument("add_dropout_norm: x and y must have one shape (…, D)");
+                              double eps, const TokenSelection& x_read,
+                              const TokenSelection& y_read) {
+  const bool selects = !x_read.all() || !y_read.all();
+  const torch::Tensor x_as_read = x_read.apply(x), y_as_read = y_read.apply(y);  // views
+  if (x.dim() < 1 || (selects && (x.dim() != 3 || y.dim() != 3)) ||
+      x_as_read.sizes() != y_as_read.sizes()) {
+    throw std::invalid_argument(
+        "add_dropout_norm: x and y, as read, must have one shape (…, D); (B, T, D) to select "
+        "tokens");
   }
-  if (!fusable(x, y, gamma, beta) || x.numel() == 0) {
-    const torch::Tensor sum = add_dropout(x, y, p, training);
+  if (!fusable(x, y, gamma, beta) || x_as_read.numel() == 0) {
+    const torch::Tensor sum = add_dropout(x_as_read, y_as_read, p, training);
     return {sum, torch::layer_norm(sum, {x.size(-1)}, gamma, beta, eps)};
   }
   const DropoutCall call = next_dropout_call(p, training);
   const bool device_base = call.base.defined() && x.is_cuda();
   const ResidualDropout dropout{device_base ? call.seed : call.host_seed(), call.threshold,
                                 static_cast<float>(call.scale)};
-  const int64_t D = x.size(-1);
+  const std::vector<int64_t> out_shape = x_as_read.sizes().vec();
+  const int64_t D = x.size(-1), out_rows = x_as_read.numel() / D;
+  // Without a selection every row is a batch of its own: the maps are the identity.
+  const int64_t out_tokens = selects ? out_shape[1] : out_rows;
+  const JoinRows rows{out_rows, row_map(x_read, selects ? x.size(1) : out_rows, out_tokens),
+                      row_map(y_read, selects ? y.size(1) : out_rows, out_tokens)};
   const auto out = ResidualNormFunction::apply(
-      x.reshape({-1, D}).contiguous(), y.reshape({-1, D}).contiguous(), gamma, beta, dropout,
+      x.reshape({-1, D}).contiguous(), y.reshape({-1, D}).contiguous(), gamma, beta, rows, dropout,
       SeedBase{device_base ? call.base : torch::Tensor()}, eps);
-  return {out[0].view(x.sizes()), out[1].view(x.sizes())};
+  return {out[0].view(out_shape), out[1].view(out_shape)};
 }
 
 ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
-                              bool training, const torch::nn::LayerNorm& norm) {
-  return add_dropout_norm(x, y, p, training, norm->weight, norm->bias, norm->options.eps());
+                              bool training, const torch::nn::LayerNorm& norm,
+                              const TokenSelection& x_read, const TokenSelection& y_read) {
+  return add_dropout_norm(x, y, p, training, norm->weight, norm->bias, norm->options.eps(), x_read,
+                          y_read);
 }
 
 }  // namespace minrnn::core

@@ -9,6 +9,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "ops/token_selection.h"
+
 namespace minrnn::core {
 
 struct ResidualNorm {
@@ -16,12 +18,17 @@ struct ResidualNorm {
   torch::Tensor normed;  // its LayerNorm
 };
 
-// x, y of one shape (…, D); gamma, beta (D); the dropout as add_dropout's (p, training).
+// x, y of one shape (…, D); gamma, beta (D); the dropout as add_dropout's (p, training). With
+// token selections, x and y (B, T, D) are read at the tokens each selects (the top block's state
+// tokens), as x_read.apply(x) and y_read.apply(y) would, without copying them out: the join is
+// (B, T', D) and their gradients come back whole, zero where nothing was read.
 ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
-                              double eps);
+                              double eps, const TokenSelection& x_read = {},
+                              const TokenSelection& y_read = {});
 // The same with a LayerNorm module's γ, β and eps.
 ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
-                              bool training, const torch::nn::LayerNorm& norm);
+                              bool training, const torch::nn::LayerNorm& norm,
+                              const TokenSelection& x_read = {}, const TokenSelection& y_read = {});
 
 }  // namespace minrnn::core

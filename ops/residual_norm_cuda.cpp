@@ -21,18 +21,22 @@ int64_t residual_norm_cuda_max_width() {
 }
 
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
-                                    const ResidualDropout& dropout, const torch::Tensor& seed_base,
-                                    const torch::Tensor& gamma, const torch::Tensor& beta,
-                                    float eps) {
+                                    const JoinRows& rows, const ResidualDropout& dropout,
+                                    const torch::Tensor& seed_base, const torch::Tensor& gamma,
+                                    const torch::Tensor& beta, float eps) {
   c10::cuda::CUDAGuard guard(x.device());
-  const int64_t rows = x.size(0), width = x.size(1);
-  ResidualNormCuda out{torch::empty_like(x), torch::empty_like(x),
-                       torch::empty({rows, 2}, x.options())};
-  const kernels::ResidualNormArgs args{rows,
+  const int64_t width = x.size(1);
+  const auto options = x.options();
+  ResidualNormCuda out{torch::empty({rows.rows, width}, options),
+                       torch::empty({rows.rows, width}, options),
+                       torch::empty({rows.rows, 2}, options)};
+  const kernels::ResidualNormArgs args{rows.rows,
                                        width,
                                        dropout,
                                        base_pointer(seed_base),
                                        eps,
+                                       rows.x,
+                                       rows.y,
                                        x.data_ptr<float>(),
                                        y.data_ptr<float>(),
                                        gamma.data_ptr<float>(),
@@ -46,19 +50,22 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
 
 std::vector<torch::Tensor> residual_norm_backward_cuda(
     const torch::Tensor& sum, const torch::Tensor& moments, const torch::Tensor& gamma,
-    const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const ResidualDropout& dropout,
-    const torch::Tensor& seed_base) {
+    const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const JoinRows& rows,
+    const ResidualDropout& dropout, const torch::Tensor& seed_base, torch::Tensor x_grad,
+    torch::Tensor y_grad) {
   c10::cuda::CUDAGuard guard(sum.device());
-  const int64_t rows = sum.size(0), width = sum.size(1);
-  std::vector<torch::Tensor> grads{torch::empty_like(sum), torch::empty_like(sum),
-                                   torch::empty_like(gamma), torch::empty_like(gamma)};
+  const int64_t width = sum.size(1);
+  std::vector<torch::Tensor> grads{std::move(x_grad), std::move(y_grad), torch::empty_like(gamma),
+                                   torch::empty_like(gamma)};
   torch::Tensor partials =
-      torch::empty({2 * kernels::residual_norm_partial_rows(rows), width}, sum.options());
+      torch::empty({2 * kernels::residual_norm_partial_rows(rows.rows), width}, sum.options());
   const kernels::ResidualNormGradArgs args{
-      rows,
+      rows.rows,
       width,
       dropout,
       base_pointer(seed_base),
+      rows.x,
+      rows.y,
       sum.data_ptr<float>(),
       moments.data_ptr<float>(),
       gamma.data_ptr<float>(),

@@ -18,7 +18,7 @@ int64_t residual_norm_partial_rows(int64_t rows) {
 
 cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
   const grid::ResidualNormForward<DeviceMemory> k{
-      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,    a.x,      a.y,
+      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,    a.x_rows, a.y_rows, a.x, a.y,
       a.gamma,           a.beta,    a.sum,       a.normed, a.moments};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
@@ -29,10 +29,21 @@ cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t s
   const int64_t partials = residual_norm_partial_rows(a.rows);
   float* gamma_partial = a.partials;
   float* beta_partial = a.partials + partials * a.width;
-  const grid::ResidualNormBackward<DeviceMemory> rows{
-      {a.rows, a.width}, a.dropout,     a.seed_base,           a.sum,    a.moments, a.gamma,
-      a.sum_grad,        a.normed_grad, a.sum_grad != nullptr, a.x_grad, a.y_grad,  gamma_partial,
-      beta_partial};
+  const grid::ResidualNormBackward<DeviceMemory> rows{{a.rows, a.width},
+                                                      a.dropout,
+                                                      a.seed_base,
+                                                      a.x_rows,
+                                                      a.y_rows,
+                                                      a.sum,
+                                                      a.moments,
+                                                      a.gamma,
+                                                      a.sum_grad,
+                                                      a.normed_grad,
+                                                      a.sum_grad != nullptr,
+                                                      a.x_grad,
+                                                      a.y_grad,
+                                                      gamma_partial,
+                                                      beta_partial};
   const grid::NormParamGrads<DeviceMemory> params{
       {}, partials, a.width, gamma_partial, beta_partial, a.gamma_grad, a.beta_grad};
   cudaError_t err = cudaSuccess;

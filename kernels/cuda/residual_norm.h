@@ -12,24 +12,28 @@ namespace minrnn::core::kernels {
 // The largest row width the kernels take.
 int64_t residual_norm_max_width();
 
-// rows × width: x, y in; sum, normed out; moments (rows, 2) out; gamma, beta (width).
+// rows × width out: sum, normed, moments (rows, 2); x, y in, their rows read through x_rows and
+// y_rows; gamma, beta (width).
 struct ResidualNormArgs {
   int64_t rows, width;
   ResidualDropout dropout;    // its seed added to *seed_base when that is set
   const uint64_t* seed_base;  // device memory, or null
   float eps;
+  RowMap x_rows, y_rows;
   const float *x, *y, *gamma, *beta;
   float *sum, *normed, *moments;
 };
 cudaError_t residual_norm_forward(const ResidualNormArgs& args, cudaStream_t stream);
 
 // From the forward's sum and moments and the outputs' gradients (sum_grad may be null: none):
-// x_grad, y_grad (rows × width), gamma_grad, beta_grad (width); `partials` scratch of
+// x_grad, y_grad (x's and y's shapes: their rows the maps read are written, others left as they
+// are), gamma_grad, beta_grad (width); `partials` scratch of
 // 2 · residual_norm_partial_rows(rows) · width floats.
 struct ResidualNormGradArgs {
   int64_t rows, width;
   ResidualDropout dropout;
   const uint64_t* seed_base;
+  RowMap x_rows, y_rows;
   const float *sum, *moments, *gamma, *sum_grad, *normed_grad;
   float *x_grad, *y_grad, *gamma_grad, *beta_grad, *partials;
 };

@@ -4,7 +4,9 @@
 // add of the residual's two gradients). Every sum runs in a fixed order: a replay gives the same
 // bits.
 // - ResidualNormForward: a warp a row (D ≤ kMaxWidth, kPerLane channels a lane): the sums, the
-//   row's mean and variance halved across barriers, the normed row, the row's moments kept.
+//   row's mean and variance halved across barriers, the normed row, the row's moments kept. x and
+//   y are read through row maps (the top block's selected tokens), their gradients written back
+//   through them (the rows no output reads are zeroed beforehand).
 // - ResidualNormBackward: the same layout; the row's two means of the backward halved alike, the
 //   gradients of x and y, and the block's rows' γ and β gradients summed into one partial row.
 // - NormParamGrads: the blocks' partial rows summed (SlicedSums: 32 channels a block, 16 slices of
@@ -58,6 +60,7 @@ struct ResidualNormForward : RowGrid {
   ResidualDropout dropout;    // seed: an offset added to *seed_base when that is set
   const uint64_t* seed_base;  // a replayed graph's step, or null
   float eps;
+  RowMap x_rows, y_rows;  // the rows of x and y each output row reads
   typename Mem::template In<float> x, y, gamma, beta;
   typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
   static constexpr MINRNN_HOST_DEVICE Step step(int p) {
@@ -73,9 +76,10 @@ struct ResidualNormForward : RowGrid {
       ResidualDropout d = dropout;
       if (seed_base) d.seed += *seed_base;
       float total = 0.0f;
+      const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
-        r.s[c] = real && k >= 0 ? d.sum(x[i], y[i], i) : 0.0f;
+        r.s[c] = real && k >= 0 ? d.sum(x[x_row * width + k], y[y_row * width + k], i) : 0.0f;
         if (real && k >= 0) sum[i] = r.s[c];
         total = total + r.s[c];
       }
@@ -123,6 +127,7 @@ struct ResidualNormBackward : RowGrid {
   };
   ResidualDropout dropout;
   const uint64_t* seed_base;
+  RowMap x_rows, y_rows;  // where each output row's x and y gradients go
   typename Mem::template In<float> sum, moments, gamma, sum_grad, normed_grad;  // sum_grad: may be
   bool has_sum_grad;                                                            // absent
   typename Mem::template Out<float> x_grad, y_grad;
@@ -185,14 +190,15 @@ struct ResidualNormBackward : RowGrid {
       const float dn_mean = row_total(sh.dn_sums, th) / D;
       const float dn_xhat_mean = row_total(sh.dn_xhat_sums, th) / D;
       const float rstd = moments[2 * row + 1];
+      const int64_t x_row = x_rows(row), y_row = y_rows(row);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
         if (k < 0) continue;
         const float through = has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
         const float total =
             through + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
-        x_grad[i] = total;
-        y_grad[i] = d.y_grad(total, i);
+        x_grad[x_row * width + k] = total;
+        y_grad[y_row * width + k] = d.y_grad(total, i);
       }
     }
     if (th.index / kLanes != 0) return;

@@ -29,6 +29,23 @@ struct ResidualDropout {
   MINRNN_SHARED_INLINE float y_grad(float g, int64_t i) const { return kept(i) ? g * scale : 0.0f; }
 };
 
+// The input row an output row reads: output rows come `out_per_batch` a batch, read from batches
+// of `in_per_batch` input rows at first, first + stride, … (a token selection, the top block's);
+// identity(rows) reads row r itself.
+struct RowMap {
+  int64_t out_per_batch, in_per_batch, first, stride;
+  static MINRNN_SHARED_INLINE RowMap identity(int64_t rows) { return {rows, rows, 0, 1}; }
+  MINRNN_SHARED_INLINE int64_t operator()(int64_t r) const {
+    return (r / out_per_batch) * in_per_batch + first + (r % out_per_batch) * stride;
+  }
+};
+
+// A join's rows: `rows` outputs, output r reading row x(r) of x and y(r) of y.
+struct JoinRows {
+  int64_t rows;
+  RowMap x, y;
+};
+
 // A row's statistics: mean and 1/√(var + eps), var the biased variance (LayerNorm's).
 struct RowMoments {
   float mean, rstd;

@@ -12,6 +12,7 @@
 #include "kernels/cuda/residual_norm_programs.h"
 #include "ops/dropout.h"
 #include "ops/residual_norm.h"
+#include "ops/token_selection.h"
 #include "tests/kernels/grid_emulator.h"
 #include "tests/tensor_compare.h"
 
@@ -27,54 +28,73 @@ constexpr double kP = 0.25;
 constexpr float kEps = 1e-5f;
 constexpr uint64_t kSeed = 0xABCDEFull;
 
-void check(int64_t rows, int64_t width, bool through_sum) {
-  SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(width) +
-               (through_sum ? ", through the sum too" : ""));
-  torch::manual_seed(rows * width);
-  const torch::Tensor x = torch::randn({rows, width}).requires_grad_(true);
-  const torch::Tensor y = torch::randn({rows, width}).requires_grad_(true);
+// x, y (batch, tokens, width) read at the tokens `read` selects (both), as the top block does.
+void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& read,
+           bool through_sum) {
+  SCOPED_TRACE(std::to_string(batch) + " × " + std::to_string(tokens) + " rows of " +
+               std::to_string(width) + ", every " + std::to_string(read.stride) + " from " +
+               std::to_string(read.first) + (through_sum ? ", through the sum too" : ""));
+  torch::manual_seed(batch * tokens * width);
+  const torch::Tensor x = torch::randn({batch, tokens, width}).requires_grad_(true);
+  const torch::Tensor y = torch::randn({batch, tokens, width}).requires_grad_(true);
   const torch::Tensor gamma = torch::randn({width}).requires_grad_(true);
   const torch::Tensor beta = torch::randn({width}).requires_grad_(true);
   ResidualNorm want;
   {
     const DropoutSeeds seeds(kSeed);  // its first call's seed is kSeed itself
-    want = add_dropout_norm(x, y, kP, true, gamma, beta, kEps);
+    want = add_dropout_norm(x, y, kP, true, gamma, beta, kEps, read, read);
   }
   const ResidualDropout dropout{kSeed, std::llround(kP * 4294967296.0),
                                 static_cast<float>(1.0 / (1.0 - kP))};
-  const size_t n = static_cast<size_t>(rows * width);
+  const int64_t selected = want.sum.size(1), rows = batch * selected;
+  const RowMap map =
+      read.all() ? RowMap::identity(rows) : RowMap{selected, tokens, read.first, read.stride};
+  const size_t n = static_cast<size_t>(rows * width), n_in = static_cast<size_t>(x.numel());
 
   emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
       gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
   const grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, nullptr,   kEps,         xb.in(),      yb.in(),
-      gb.in(),       bb.in(), sum.out(), normed.out(), moments.out()};
+      {rows, width}, dropout, nullptr, kEps,      map,          map,          xb.in(),
+      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
   emu::Log log;
   emu::run(forward, log);
   for (const auto* b : {&sum, &normed, &moments}) b->check_written(log);
   ASSERT_TRUE(log.ok()) << log.summary();
-  EXPECT_TRUE(torch::equal(tensor_from(sum.data(), {rows, width}), want.sum.detach()));
-  EXPECT_LT(
-      rel_err(tensor_from(normed.data(), {rows, width}), want.normed.detach().to(torch::kDouble)),
-      1e-6);
+  EXPECT_TRUE(torch::equal(tensor_from(sum.data(), want.sum.sizes()), want.sum.detach()));
+  EXPECT_LT(rel_err(tensor_from(normed.data(), want.sum.sizes()),
+                    want.normed.detach().to(torch::kDouble)),
+            1e-6);
 
-  const torch::Tensor sum_grad = torch::randn({rows, width}),
-                      normed_grad = torch::randn({rows, width});
+  const torch::Tensor sum_grad = torch::randn(want.sum.sizes()),
+                      normed_grad = torch::randn(want.sum.sizes());
   torch::autograd::backward({want.sum, want.normed},
                             {through_sum ? sum_grad : torch::zeros_like(sum_grad), normed_grad});
   const int64_t partials = grid::RowGrid{rows, width}.blocks();
   emu::Buffer<float> sgb("sum_grad", values_of<float>(sum_grad)),
       ngb("normed_grad", values_of<float>(normed_grad));
-  emu::Buffer<float> x_grad("x_grad", n), y_grad("y_grad", n),
+  // The op zeroes the input gradients first where a selection leaves rows unread.
+  emu::Buffer<float> x_grad("x_grad", std::vector<float>(n_in, 0.0f)),
+      y_grad("y_grad", std::vector<float>(n_in, 0.0f)),
       gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
       beta_partial("beta_partial", static_cast<size_t>(partials * width)),
       gamma_grad("gamma_grad", static_cast<size_t>(width)),
       beta_grad("beta_grad", static_cast<size_t>(width));
-  const grid::ResidualNormBackward<emu::Memory> backward{
-      {rows, width},     dropout,  nullptr,     sum.in(),     moments.in(), gb.in(),
-      sgb.in(),          ngb.in(), through_sum, x_grad.out(), y_grad.out(), gamma_partial.out(),
-      beta_partial.out()};
+  const grid::ResidualNormBackward<emu::Memory> backward{{rows, width},
+                                                         dropout,
+                                                         nullptr,
+                                                         map,
+                                                         map,
+                                                         sum.in(),
+                                                         moments.in(),
+                                                         gb.in(),
+                                                         sgb.in(),
+                                                         ngb.in(),
+                                                         through_sum,
+                                                         x_grad.out(),
+                                                         y_grad.out(),
+                                                         gamma_partial.out(),
+                                                         beta_partial.out()};
   const grid::NormParamGrads<emu::Memory> params{{},
                                                  partials,
                                                  width,
@@ -85,7 +105,7 @@ void check(int64_t rows, int64_t width, bool through_sum) {
   emu::Log back_log;
   emu::run(backward, back_log);
   emu::run(params, back_log);
-  for (const auto* b : {&x_grad, &y_grad, &gamma_partial, &beta_partial, &gamma_grad, &beta_grad}) {
+  for (const auto* b : {&gamma_partial, &beta_partial, &gamma_grad, &beta_grad}) {
     b->check_written(back_log);
   }
   ASSERT_TRUE(back_log.ok()) << back_log.summary();
@@ -93,16 +113,17 @@ void check(int64_t rows, int64_t width, bool through_sum) {
                                const char* what) {
     EXPECT_LT(rel_err(got, grad.to(torch::kDouble)), 1e-5) << what;
   };
-  expect_close(tensor_from(x_grad.data(), {rows, width}), x.grad(), "x");
-  expect_close(tensor_from(y_grad.data(), {rows, width}), y.grad(), "y");
+  expect_close(tensor_from(x_grad.data(), x.sizes()), x.grad(), "x");  // zero rows and all
+  expect_close(tensor_from(y_grad.data(), y.sizes()), y.grad(), "y");
   expect_close(tensor_from(gamma_grad.data(), {width}), gamma.grad(), "gamma");
   expect_close(tensor_from(beta_grad.data(), {width}), beta.grad(), "beta");
 }
 
 TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
-  check(19, 128, true);  // DT's width; the last block's rows partly past the end
-  check(9, 40, false);   // lanes past the row's end; no gradient through the sum
-  check(3, 256, true);   // as wide as the kernels take
+  check(1, 19, 128, {}, true);     // DT's width; the last block's rows partly past the end
+  check(3, 3, 40, {}, false);      // lanes past the row's end; no gradient through the sum
+  check(1, 3, 256, {}, true);      // as wide as the kernels take
+  check(4, 11, 40, {1, 3}, true);  // the top block's state tokens: every third from the second
 }
 
 }  // namespace

@@ -102,6 +102,31 @@ TEST(ResidualNorm, StridedInputsAreReadAsTheyAre) {
   EXPECT_TRUE(torch::equal(fused(step, false).sum, unfused(step_ref, false).sum));
 }
 
+TEST(ResidualNorm, ASelectionReadsItsTokensInPlace) {
+  // The minRNN stack's top block reads both at the state tokens; the Transformer's has y (its
+  // top attention) at them already. The gradients come back whole, zero where nothing was read.
+  const TokenSelection states{1, 3};
+  for (const bool y_selected : {false, true}) {
+    SCOPED_TRACE(y_selected ? "y selected already" : "both selected");
+    Inputs in = make_inputs(14, 32);
+    if (y_selected) in.y = states.apply(in.y).detach().contiguous().requires_grad_(true);
+    const Inputs ref = copy_of(in);
+    const TokenSelection y_read = y_selected ? TokenSelection{} : states;
+    ResidualNorm got, want;
+    {
+      const DropoutSeeds seeds(kSeed);
+      got = add_dropout_norm(in.x, in.y, kP, true, in.gamma, in.beta, kEps, states, y_read);
+    }
+    const Inputs read{states.apply(ref.x), y_read.apply(ref.y), ref.gamma, ref.beta};
+    want = unfused(read);
+    EXPECT_TRUE(torch::equal(got.sum, want.sum));
+    EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
+    expect_same_grads(in, got, ref, want, true, 1e-5);
+    EXPECT_EQ(in.x.grad().sizes(), in.x.sizes());
+    EXPECT_EQ(in.x.grad().select(1, 0).abs().max().item<float>(), 0.0f);  // token 0: not read
+  }
+}
+
 TEST(ResidualNorm, TheNormedOutputAloneHasItsGradients) {
   const Inputs in = make_inputs(5, 24), ref = copy_of(in);
   expect_same_grads(in, fused(in), ref, unfused(ref), false, 1e-5);
@@ -156,6 +181,18 @@ TEST(ResidualNormCuda, IsTheCpuOp) {
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
     expect_same_grads(cuda, got, cpu, want, true, 1e-5);
   }
+  // The Transformer's top join: x read at the state tokens in place, y (B, T', D) as it is.
+  const TokenSelection states{1, 3};
+  Inputs cpu = make_inputs(14, 32);
+  cpu.y = states.apply(cpu.y).detach().contiguous().requires_grad_(true);
+  const Inputs cuda = copy_of(cpu, torch::kCUDA);
+  const auto join = [&](const Inputs& in) {
+    const DropoutSeeds seeds(kSeed);
+    return add_dropout_norm(in.x, in.y, kP, true, in.gamma, in.beta, kEps, states, {});
+  };
+  const ResidualNorm got = join(cuda), want = join(cpu);
+  EXPECT_TRUE(torch::equal(got.sum.cpu(), want.sum));
+  expect_same_grads(cuda, got, cpu, want, true, 1e-5);
 }
 
 }  // namespace
