@@ -36,6 +36,13 @@ int cuda_device_count() {
 
 }  // namespace
 
+bool has_own_kernels(const torch::Device& device) {
+#if defined(MINRNN_WITH_CUDA)
+  if (device.is_cuda()) return true;
+#endif
+  return device.is_cpu();
+}
+
 std::string cuda_unavailable_reason() {
 #if defined(MINRNN_WITH_CUDA)
   int driver = 0, runtime = 0;

@@ -27,6 +27,10 @@ DeviceChoice resolve_device(const std::string& requested, const std::string& set
 // "device: auto → cpu (no CUDA device found)"; "" unless `requested` was auto.
 std::string describe_choice(const std::string& requested, const DeviceChoice& choice);
 
+// Whether minrnn's own kernels (kernels/) run on `device`: the CPU always, CUDA where this build
+// has them. An op whose inputs are elsewhere runs its formula in LibTorch ops.
+bool has_own_kernels(const torch::Device& device);
+
 // How CUDA computes float32 matmuls and convolutions from now on, in the whole process (LibTorch
 // keeps it globally): "fp32" (full float32) or "tf32" (tensor cores, 10-bit mantissas). The CPU
 // is untouched. Throws std::invalid_argument for another value.

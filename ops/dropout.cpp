@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/simd.h"
 #include "kernels/math/dropout_math.h"
+#include "ops/device.h"
 #include "ops/parallel_tasks.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
@@ -146,14 +147,6 @@ std::pair<uint64_t, torch::Tensor> next_seed() {
   return {seed, current_seeds->device_base()};
 }
 
-// Devices the fused pass runs on: the CPU, and CUDA where it is built.
-bool has_pass(const torch::Device& device) {
-#ifdef MINRNN_WITH_CUDA
-  if (device.is_cuda()) return true;
-#endif
-  return device.is_cpu();
-}
-
 bool active(double p, bool training) {
   if (p < 0 || p >= 1) {
     throw std::invalid_argument("dropout: p must be in [0, 1), got " + std::to_string(p));
@@ -185,7 +178,7 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
     throw std::invalid_argument("add_dropout: x and y must have one shape");
   }
   const auto dtype = y.scalar_type();
-  const bool fast = has_pass(y.device()) &&
+  const bool fast = has_own_kernels(y.device()) &&
                     (!x.defined() || (x.device() == y.device() && x.scalar_type() == dtype)) &&
                     (dtype == torch::kFloat || dtype == torch::kDouble);
   if (fast) {

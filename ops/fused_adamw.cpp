@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/adamw.h"
+#include "ops/device.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -19,11 +20,7 @@ using torch::optim::AdamWParamState;
 // Contiguous float32 on the CPU, or on CUDA where built with CUDA (the kernel of
 // kernels/cuda/pointwise_programs.h).
 bool fusable(const torch::Tensor& t) {
-  if (t.scalar_type() != torch::kFloat || !t.is_contiguous()) return false;
-#ifdef MINRNN_WITH_CUDA
-  if (t.is_cuda()) return true;
-#endif
-  return t.is_cpu();
+  return t.scalar_type() == torch::kFloat && t.is_contiguous() && has_own_kernels(t.device());
 }
 
 // The update of step t (1-based) with these options: torch's bias corrections, in double.

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "kernels/math/masked_mse_math.h"
+#include "ops/device.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -76,10 +77,7 @@ bool fusable(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor
   }
   if (t.requires_grad() || m.requires_grad() || p.dim() < 1) return false;
   if (t.sizes() != p.sizes() || m.numel() * p.size(-1) != p.numel()) return false;
-#ifdef MINRNN_WITH_CUDA
-  if (p.is_cuda()) return true;
-#endif
-  return p.is_cpu();
+  return has_own_kernels(p.device());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/simd.h"
 #include "kernels/math/residual_norm_math.h"
+#include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/parallel_tasks.h"
 #ifdef MINRNN_WITH_CUDA
@@ -166,13 +167,12 @@ JoinRows join_rows_of(const c10::IValue& saved) {
   return {v[0], {v[1], v[2], v[3], v[4]}, {v[5], v[6], v[7], v[8]}};
 }
 
-// An input's gradient: zeroed first where the map leaves rows no output reads.
-torch::Tensor input_grad(int64_t rows, const torch::Tensor& like, const JoinRows& join,
-                         const RowMap& map) {
-  const bool every_row =
-      map.out_per_batch == map.in_per_batch && map.stride == 1 && join.rows == rows;
+// An input's gradient, zeroed first where a selection leaves rows no output reads (a map reads
+// each row at most once, so as many outputs as rows means every row).
+torch::Tensor input_grad(int64_t rows, const torch::Tensor& like, const JoinRows& join) {
   const auto shape = std::vector<int64_t>{rows, like.size(1)};
-  return every_row ? torch::empty(shape, like.options()) : torch::zeros(shape, like.options());
+  return rows == join.rows ? torch::empty(shape, like.options())
+                           : torch::zeros(shape, like.options());
 }
 
 class ResidualNormFunction : public torch::autograd::Function<ResidualNormFunction> {
@@ -216,8 +216,8 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     const ResidualDropout dropout = dropout_of(ctx);
     const JoinRows rows = join_rows_of(ctx->saved_data["rows"]);
     const std::vector<int64_t> input_rows = ctx->saved_data["input_rows"].toIntVector();
-    torch::Tensor x_grad = input_grad(input_rows[0], sum, rows, rows.x);
-    torch::Tensor y_grad = input_grad(input_rows[1], sum, rows, rows.y);
+    torch::Tensor x_grad = input_grad(input_rows[0], sum, rows);
+    torch::Tensor y_grad = input_grad(input_rows[1], sum, rows);
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (sum.is_cuda()) {
@@ -245,9 +245,9 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor
   const int64_t D = x.size(-1);
   if (gamma.sizes() != torch::IntArrayRef{D} || beta.sizes() != torch::IntArrayRef{D}) return false;
 #ifdef MINRNN_WITH_CUDA
-  if (x.is_cuda()) return D <= residual_norm_cuda_max_width();
+  if (x.is_cuda() && D > residual_norm_cuda_max_width()) return false;
 #endif
-  return x.is_cpu();
+  return has_own_kernels(x.device());
 }
 
 // How the join reads an input of `tokens` tokens a batch through `read`, for `out` tokens a batch.

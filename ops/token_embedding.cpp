@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/math/token_embedding_math.h"
+#include "ops/device.h"
 #include "ops/token_embedding_cuda.h"  // the op's tensor list; its CUDA half is called with CUDA only
 
 namespace minrnn::core {
@@ -30,7 +31,13 @@ torch::Tensor forward_cpu(const TokenLayout& s, torch::TensorList flat) {
   const int64_t D = s.width;
   torch::Tensor out = torch::empty({s.batch, s.tokens, D}, flat[0].options());
   torch::Tensor transposed[kMaxTokenGroups];  // each weight as (n, D): a channel run per input
-  for (int j = 0; j < s.groups; ++j) transposed[j] = flat[3 * j + 1].t().contiguous();
+  const float *inputs[kMaxTokenGroups], *weights[kMaxTokenGroups], *biases[kMaxTokenGroups];
+  for (int j = 0; j < s.groups; ++j) {
+    transposed[j] = flat[3 * j + 1].t().contiguous();
+    inputs[j] = flat[3 * j].data_ptr<float>();
+    weights[j] = transposed[j].data_ptr<float>();
+    biases[j] = flat[3 * j + 2].data_ptr<float>();
+  }
   const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
   const float* table = flat[token_table_at(s.groups)].data_ptr<float>();
   float* o = out.data_ptr<float>();
@@ -39,9 +46,7 @@ torch::Tensor forward_cpu(const TokenLayout& s, torch::TensorList flat) {
     for (int j = 0; j < s.groups; ++j) {
       const int64_t row = s.token_row(step, j), n = s.inputs[j];
       if (row < 0) continue;
-      const float* x = flat[3 * j].data_ptr<float>() + step * n;
-      const float* w = transposed[j].data_ptr<float>();
-      const float* bias = flat[3 * j + 2].data_ptr<float>();
+      const float *x = inputs[j] + step * n, *w = weights[j], *bias = biases[j];
       float* token = o + row * D;
       for (int64_t d = 0; d < D; ++d) token[d] = bias[d];
       for (int64_t i = 0; i < n; ++i) {
@@ -61,24 +66,28 @@ variable_list backward_cpu(const TokenLayout& s, torch::TensorList flat,
   const auto zeros = [&](int64_t rows) { return torch::zeros({rows, D}, tokens_grad.options()); };
   variable_list grads(flat.size());
   torch::Tensor weight_t[kMaxTokenGroups];  // (n, D) while summing
+  const float* inputs[kMaxTokenGroups];
+  float *weight_grads[kMaxTokenGroups], *bias_grads[kMaxTokenGroups];
   for (int j = 0; j < s.groups; ++j) {
     weight_t[j] = zeros(s.inputs[j]);
     grads[3 * j + 2] = torch::zeros({D}, tokens_grad.options());
+    inputs[j] = flat[3 * j].data_ptr<float>();
+    weight_grads[j] = weight_t[j].data_ptr<float>();
+    bias_grads[j] = grads[3 * j + 2].data_ptr<float>();
   }
   torch::Tensor table_grad = zeros(s.table_rows),
                 step_grad = torch::empty({D}, tokens_grad.options());
   const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
   const float* g = tokens_grad.data_ptr<float>();
-  float* summed = step_grad.data_ptr<float>();
+  float *summed = step_grad.data_ptr<float>(), *table = table_grad.data_ptr<float>();
   for (int64_t step = 0; step < s.step_count(); ++step) {
     for (int64_t d = 0; d < D; ++d) summed[d] = 0.0f;
     for (int j = 0; j < s.groups; ++j) {
       const int64_t row = s.token_row(step, j), n = s.inputs[j];
       if (row < 0) continue;
       const float* token = g + row * D;
-      const float* x = flat[3 * j].data_ptr<float>() + step * n;
-      float* bias = grads[3 * j + 2].data_ptr<float>();
-      float* w = weight_t[j].data_ptr<float>();
+      const float* x = inputs[j] + step * n;
+      float *bias = bias_grads[j], *w = weight_grads[j];
       for (int64_t d = 0; d < D; ++d) {
         bias[d] += token[d];
         summed[d] += token[d];
@@ -87,7 +96,7 @@ variable_list backward_cpu(const TokenLayout& s, torch::TensorList flat,
         for (int64_t d = 0; d < D; ++d) w[i * D + d] += x[i] * token[d];
       }
     }
-    float* time = table_grad.data_ptr<float>() + time_row(timesteps[step], s.table_rows) * D;
+    float* time = table + time_row(timesteps[step], s.table_rows) * D;
     for (int64_t d = 0; d < D; ++d) time[d] += summed[d];
   }
   for (int j = 0; j < s.groups; ++j) grads[3 * j + 1] = weight_t[j].t().contiguous();
@@ -135,10 +144,7 @@ bool fusable(torch::TensorList flat, int groups) {
   for (int j = 0; j < groups; ++j) {
     if (flat[3 * j].requires_grad()) return false;
   }
-#ifdef MINRNN_WITH_CUDA
-  if (device.is_cuda()) return groups <= kMaxTokenGroups;
-#endif
-  return device.is_cpu() && groups <= kMaxTokenGroups;
+  return groups <= kMaxTokenGroups && has_own_kernels(device);
 }
 
 void check_shapes(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,

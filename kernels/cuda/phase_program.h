@@ -77,6 +77,12 @@ struct DeviceMemory {
   };
 };
 
+// A barrier after every phase but the last: the step() of programs whose phases hand results to
+// each other through shared memory.
+constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
+  return {p + 1 < phases ? Boundary::kBarrier : Boundary::kNone, 0};
+}
+
 // The grid of a sum over many terms for each of many entries, in a fixed order: a block takes
 // kLanes entries (a warp wide: neighbouring entries, coalesced loads) and kSlices slices of their
 // terms; each thread sums its slice, then the slices halve across barriers (phases 1 … kLevels,
@@ -87,9 +93,7 @@ struct SlicedSums {
   static constexpr int kThreads = kLanes * kSlices;
   static constexpr int kPhases = kLevels + 2;
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   static MINRNN_HOST_DEVICE int lane(const Thread& th) { return th.index % kLanes; }
   static MINRNN_HOST_DEVICE int slice(const Thread& th) { return th.index / kLanes; }
   // Level 1 … kLevels: slice s < half adds slice s + half, entry by entry.

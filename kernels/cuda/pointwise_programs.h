@@ -182,9 +182,7 @@ struct MaskedMseForward {
   typename Mem::template Out<float> loss, denominator;
   MINRNN_HOST_DEVICE int64_t blocks() const { return 1; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     const int t = th.index;
     if (p == 0) {

@@ -63,9 +63,7 @@ struct ResidualNormForward : RowGrid {
   RowMap x_rows, y_rows;  // the rows of x and y each output row reads
   typename Mem::template In<float> x, y, gamma, beta;
   typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 the sums; 1 … kLevels their total; then the squared deviations and their total;
   // the last the normed row.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
@@ -132,9 +130,7 @@ struct ResidualNormBackward : RowGrid {
   bool has_sum_grad;                                                            // absent
   typename Mem::template Out<float> x_grad, y_grad;
   typename Mem::template Out<float> gamma_partial, beta_partial;  // (blocks, D)
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 the row's x̂ and dn, the lane's sums; 1 … kLevels the row's totals (and, in the
   // first kWarpLevels, the warps' γ and β rows halved); the last the gradients.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {

@@ -147,9 +147,7 @@ struct TimeTableGrad {
   MINRNN_HOST_DEVICE int64_t rounds() const {
     return (shape.step_count() + kThreads - 1) / kThreads;
   }
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
-    return {p + 1 < kPhases ? Boundary::kBarrier : Boundary::kNone, 0};
-  }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 read the round's rows; 1 look through them; in the last round, 2 the warps' sums
   // into shared memory, 3 … 2 + kLevels halve them, 3 + kLevels write the block's rows.
   MINRNN_HOST_DEVICE void phase(int p, int64_t round, const Thread& th, Regs& r, Shared& sh) const {
