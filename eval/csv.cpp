@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "io/atomic_file.h"
@@ -40,6 +41,64 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
 
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out) {
   return read_csv_columns(run_dir / "evals.csv", false, "", "", 0, 3, out);
+}
+
+int CsvTable::column(const std::string& name) const {
+  const auto at = std::find(columns.begin(), columns.end(), name);
+  return at == columns.end() ? -1 : static_cast<int>(at - columns.begin());
+}
+
+CsvTable read_csv_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot read it");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const auto fail = [&](int line, const std::string& what) {
+    throw std::runtime_error(path.string() + ":" + std::to_string(line) + ": " + what);
+  };
+  CsvTable table;
+  std::vector<std::string> record(1);
+  bool quoted = false;
+  int line = 1, record_line = 1;
+  const auto end_record = [&] {
+    if (table.columns.empty()) {
+      table.columns = record;
+    } else if (record.size() != table.columns.size()) {
+      fail(record_line, std::to_string(record.size()) + " cells where the header names " +
+                            std::to_string(table.columns.size()));
+    } else {
+      table.rows.push_back(record);
+    }
+    record.assign(1, "");
+    record_line = line;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\n') ++line;
+    if (quoted) {
+      if (c != '"') {
+        record.back() += c;
+      } else if (i + 1 < s.size() && s[i + 1] == '"') {
+        record.back() += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      record.emplace_back();
+    } else if (c == '\n') {
+      end_record();
+    } else if (c != '\r') {
+      record.back() += c;
+    }
+  }
+  if (quoted) fail(record_line, "a quote opened here is never closed");
+  if (record.size() > 1 || !record[0].empty()) end_record();  // a last line without its newline
+  if (table.columns.empty()) fail(1, "empty: no header line naming the columns");
+  return table;
 }
 
 }  // namespace minrnn::eval

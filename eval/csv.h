@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "eval/svg.h"
 
@@ -19,5 +20,16 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
 // normalized, std; no header: rl::append_eval_row): the normalized mean against the step. False
 // as read_csv_columns.
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
+
+// A CSV file whose first line names its columns, as the benches write them (tools/bench/report.h:
+// a cell holding a comma, quote or newline in quotes, a quote in it doubled).
+struct CsvTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  // each as wide as `columns`
+  int column(const std::string& name) const;   // its index; -1 where there is no such column
+};
+// Throws std::runtime_error naming the file (and the line) where it is missing, has no header,
+// leaves a quote open or has a row of another width than its header.
+CsvTable read_csv_table(const std::filesystem::path& path);
 
 }  // namespace minrnn::eval

@@ -7,7 +7,8 @@
 #   3. the GPU benchmarks: scan (each kernel's GB/s beside a copy's, the bandwidth ceiling), a
 #      training step (CUDA graph beside eager, the kernels it launches, and in TF32), packs of
 #      1-16 runs side by side (run-steps/s and the share of the fp32 peak; also in TF32, through
-#      CUDA's default 8 hardware queues, and as two processes at once), a train + eval of a
+#      CUDA's default 8 hardware queues, and as two processes at once) with Table 3's time
+#      projected from them (`minrnn sweep --estimate`), a train + eval of a
 #      small agent and of a pack of 4 on cuda, the peer (CORL's dt.py) as one process and as
 #      four, and Figure 1;
 #   4. files the results in docs/benchmarks.md (the benches append their own entries; this script
@@ -186,11 +187,11 @@ case "$gpu" in
 esac
 pack+=("${peak[@]}")
 if ! skipped pack; then
-  bench pack bench pack "${pack[@]}"
+  bench pack bench pack "${pack[@]}" --csv "$LOGS/rates-pack.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
   # The same packs with the matmuls on tensor cores (a config's matmul_precision: tf32), whose
   # speed-up the issue weighs against whether the scores move.
-  bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32
+  bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
   # minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp): the big packs again
   # through CUDA's default 8, to see what the raise buys.
@@ -209,10 +210,35 @@ if ! skipped pack; then
   # Table 3's other shapes (configs/sweeps/paper-table3.yaml), so its projection in
   # docs/benchmarks.md ("Table 3 on one GPU") rests on measured rates: minLSTM at embed 128, and
   # minGRU and minLSTM at embed 256 (hopper-medium and -medium-replay, App. C: 10 runs).
-  bench pack-table3 bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 "${peak[@]}"
+  bench pack-table3 bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 "${peak[@]}" \
+    --csv "$LOGS/rates-pack-table3.csv"
   bench pack-table3-256 bench pack --device cuda --backbones mingru,minlstm --embed 256 \
-    --packs 10 --seconds 2 "${peak[@]}"
+    --packs 10 --seconds 2 "${peak[@]}" --csv "$LOGS/rates-pack-table3-256.csv"
   grep -hE '^\| (mingru|minlstm) ' "$LOGS"/bench-pack-table3*.log | sed 's/^/    /'
+  # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
+  for e in 128 256; do
+    "$MINRNN" bench eval --episodes 10 --steps 100 --embed $e --no-append \
+      --csv "$LOGS/rates-eval-$e.csv" > "$LOGS/bench-eval-$e.log" 2>&1 ||
+      note "bench eval --embed $e FAILED (log: $LOGS/bench-eval-$e.log)"
+  done
+  # Table 3 (issue 41: ≤ 3 h in fp32) projected from those rates by `minrnn sweep --estimate`
+  # (sweep/estimate.h); in TF32 from the TF32 packs (which measure minGRU and the Transformer at
+  # embed 128 only: the estimate counts the lines it has no rate for).
+  evals="$LOGS/rates-eval-128.csv,$LOGS/rates-eval-256.csv"
+  estimate() {  # name, then the sweep's arguments
+    local name=$1
+    shift
+    if "$MINRNN" sweep configs/sweeps/paper-table3.yaml --set device=cuda --estimate "$@" \
+      > "$LOGS/estimate-$name.log" 2>&1; then
+      note "Table 3 projected ($name): $(grep -E '^Wall time' "$LOGS/estimate-$name.log")"
+      grep -E '^\| [0-9]|^Training|^Evaluation' "$LOGS/estimate-$name.log" | sed 's/^/    /'
+    else
+      status=1
+      note "Table 3 projection ($name) FAILED (log: $LOGS/estimate-$name.log)"
+    fi
+  }
+  estimate table3-fp32 --rates "$LOGS/rates-pack.csv,$LOGS/rates-pack-table3.csv,$LOGS/rates-pack-table3-256.csv,$evals"
+  estimate table3-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-tf32.csv,$evals"
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

@@ -39,6 +39,14 @@ std::map<std::string, std::string> live_local_statuses(const std::string& out) {
 
 }  // namespace
 
+int64_t logged_step(const std::string& run_dir) {
+  eval::Series rows;
+  if (!eval::read_csv_columns(fs::path(run_dir) / "metrics.csv", true, "step", "loss", -1, -1,
+                              &rows))
+    return 0;
+  return static_cast<int64_t>(rows.x.back());
+}
+
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
   const std::vector<SweepRun> runs = plan_sweep(spec);
   bool legacy_job = false;
@@ -63,9 +71,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
-    eval::Series rows;
-    if (eval::read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &rows))
-      s.step = int64_t(rows.x.back());
+    s.step = logged_step(s.run.run_dir);
     s.pid = io::lock_holder(dir.string());
     // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
     const bool trained = fs::exists(dir / "done.json") && !s.run.extend;

@@ -130,6 +130,9 @@ std::string data_missing_note(const SweepRun& run);
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
+// The last step a run directory's metrics.csv logged; 0 where it logged none.
+int64_t logged_step(const std::string& run_dir);
+
 // "hopper-medium/mingru/seed0": how progress lines and `--status` name a run.
 std::string run_name(const SweepRun& r);
 

@@ -1,11 +1,18 @@
 // `minrnn sweep SWEEP.yaml [--set key=value]... [--out DIR] [--parallel N] [--dry-run] [--extend]
-//                          [--backend local|slurm] [--status [--json]] [--download]`: trains
+//                          [--backend local|slurm] [--status [--json]] [--download]
+//                          [--estimate [--rates CSV,...] [--json]]`: trains
 // and evaluates every seed × dataset × backbone of a sweep file (see sweep/sweep.h, sweep/slurm.h,
 // docs/sweeps.md). Re-running the same command resumes: finished runs are skipped. Ctrl-C or
 // SIGTERM stops a local sweep cleanly (its runs checkpoint first) with exit status 75. A sweep
 // whose runs still to train name a missing dataset is refused before it starts anything, naming
-// the `minrnn data download` command; --download fetches those datasets first.
+// the `minrnn data download` command; --download fetches those datasets first. --estimate starts
+// nothing: it projects the time the runs left take from the benchmarks' rates (sweep/estimate.h).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
 #include "rl/stop_request.h"
+#include "sweep/estimate.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "tools/commands.h"
@@ -13,12 +20,31 @@
 
 namespace minrnn::cli {
 
+namespace {
+
+void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates, bool json) {
+  if (rates.empty()) {
+    rates.push_back("runs/bench/pack.csv");
+    if (std::filesystem::exists("runs/bench/eval.csv")) rates.push_back("runs/bench/eval.csv");
+  }
+  const sweep::SweepEstimate e =
+      sweep::estimate_sweep(spec, sweep::plan_sweep(spec), sweep::read_measured_rates(rates));
+  if (json) {
+    std::cout << sweep::estimate_json(e).dump(2) << "\n";
+  } else {
+    std::cout << sweep::format_estimate(spec, e);
+  }
+}
+
+}  // namespace
+
 void add_sweep_command(CLI::App& app) {
   struct Args {
     std::string file, out, backend = "local";
-    std::vector<std::string> sets;
+    std::vector<std::string> sets, rates;
     int parallel = 0, pack = 0;
-    bool dry_run = false, status = false, json = false, extend = false, download = false;
+    bool dry_run = false, status = false, json = false, extend = false, download = false,
+         estimate = false;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
@@ -43,12 +69,23 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::IsMember({"local", "slurm"}));
   auto* status = sub->add_flag("--status", args->status,
                                "print every run's state (and the Slurm job's); start nothing");
-  sub->add_flag("--json", args->json, "with --status: as JSON")->needs(status);
+  auto* estimate = sub->add_flag(
+      "--estimate", args->estimate,
+      "print how long the runs left take on this machine, from the rates `minrnn bench pack` and "
+      "`bench eval` measured (--rates); start nothing");
+  estimate->excludes(dry_run)->excludes(status);
+  sub->add_option("--rates", args->rates,
+                  "with --estimate: bench CSVs to project from (default runs/bench/pack.csv, and "
+                  "runs/bench/eval.csv where it exists)")
+      ->delimiter(',')
+      ->needs(estimate);
+  sub->add_flag("--json", args->json, "with --status or --estimate: as JSON");
   sub->add_flag("--download", args->download,
                 "first fetch the datasets of runs still to train that are missing (as `minrnn "
                 "data download`)")
       ->excludes(dry_run)
-      ->excludes(status);
+      ->excludes(status)
+      ->excludes(estimate);
   sub->callback([args] {
     sweep::SweepSpec spec = sweep::load_sweep(args->file);
     spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
@@ -56,8 +93,14 @@ void add_sweep_command(CLI::App& app) {
     if (args->parallel > 0) spec.parallel = args->parallel;
     if (args->pack > 0) spec.pack = args->pack;
     spec.extend = args->extend;
+    if (args->json && !args->status && !args->estimate)
+      throw ExitError{2, "minrnn sweep: --json goes with --status or --estimate"};
     if (args->status) {
       sweep::print_sweep_status(spec, args->json);
+      return;
+    }
+    if (args->estimate) {
+      print_estimate(spec, args->rates, args->json);
       return;
     }
     if (args->download)

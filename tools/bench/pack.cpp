@@ -143,15 +143,18 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
 }
 
 BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
+  // `minrnn sweep --estimate` reads the shape's columns back (sweep/estimate.h).
   BenchCsv csv({"device", "machine", "backbone", "step", "pack", "batch", "context", "embed",
-                "layers", "rounds", "run_steps_per_s", "ms_per_run_step", "step_gflop", "tflops"});
+                "layers", "expansion", "matmul_precision", "rounds", "run_steps_per_s",
+                "ms_per_run_step", "step_gflop", "tflops"});
   for (const auto& r : rows) {
     csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
                  std::to_string(r.pack), std::to_string(o.shape.batch),
                  std::to_string(o.shape.context), std::to_string(o.shape.embed),
-                 std::to_string(o.shape.layers), std::to_string(r.rounds),
-                 csv_number(r.run_steps_per_s), csv_number(1000.0 / r.run_steps_per_s),
-                 csv_number(r.step_gflop), csv_number(r.run_steps_per_s * r.step_gflop / 1e3)});
+                 std::to_string(o.shape.layers), csv_number(o.shape.expansion),
+                 o.shape.matmul_precision, std::to_string(r.rounds), csv_number(r.run_steps_per_s),
+                 csv_number(1000.0 / r.run_steps_per_s), csv_number(r.step_gflop),
+                 csv_number(r.run_steps_per_s * r.step_gflop / 1e3)});
   }
   return csv;
 }

@@ -1,0 +1,296 @@
+#include "sweep/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "eval/csv.h"
+#include "infer/policy.h"
+#include "ops/device.h"
+#include "rl/config.h"
+
+namespace minrnn::sweep {
+namespace {
+
+// One CSV's cells, read with errors that name the file, line and column.
+struct CsvReader {
+  const std::string& file;
+  const eval::CsvTable& table;
+
+  int column(const std::string& name) const {
+    const int at = table.column(name);
+    if (at < 0) throw std::runtime_error(file + ": no column '" + name + "'");
+    return at;
+  }
+  const std::string& text(size_t row, const std::string& name) const {
+    return table.rows[row][column(name)];
+  }
+  // The optional column `name` where the file has it, else `otherwise` (an older bench's file).
+  std::string text_or(size_t row, const std::string& name, const std::string& otherwise) const {
+    const int at = table.column(name);
+    return at < 0 ? otherwise : table.rows[row][at];
+  }
+  double number(size_t row, const std::string& name, bool positive = false) const {
+    return parse(row, name, text(row, name), positive);
+  }
+  double parse(size_t row, const std::string& name, const std::string& cell, bool positive) const {
+    char* end = nullptr;
+    const double value = std::strtod(cell.c_str(), &end);
+    if (cell.empty() || *end != '\0' || !std::isfinite(value) || (positive && value <= 0)) {
+      throw std::runtime_error(file + ":" + std::to_string(row + 2) + ": column '" + name +
+                               "' holds '" + cell + "', expected a " +
+                               (positive ? "positive " : "") + "number");
+    }
+    return value;
+  }
+};
+
+std::string device_kind(const std::string& device) {
+  return device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+}
+
+void read_pack_rows(const CsvReader& csv, MeasuredRates& out) {
+  for (size_t i = 0; i < csv.table.rows.size(); ++i) {
+    PackRate r;
+    r.device_kind = device_kind(csv.text(i, "device"));
+    r.machine = csv.text(i, "machine");
+    r.step = csv.text(i, "step");
+    r.shape.backbone = csv.text(i, "backbone");
+    r.shape.batch = static_cast<int64_t>(csv.number(i, "batch", true));
+    r.shape.context = static_cast<int64_t>(csv.number(i, "context", true));
+    r.shape.embed = static_cast<int64_t>(csv.number(i, "embed", true));
+    r.shape.layers = static_cast<int64_t>(csv.number(i, "layers", true));
+    r.shape.expansion = csv.parse(i, "expansion", csv.text_or(i, "expansion", "1"), true);
+    r.shape.matmul_precision = csv.text_or(i, "matmul_precision", "fp32");
+    r.pack = static_cast<int>(csv.number(i, "pack", true));
+    r.run_steps_per_s = csv.number(i, "run_steps_per_s", true);
+    out.packs.push_back(r);
+  }
+}
+
+void read_eval_rows(const CsvReader& csv, MeasuredRates& out) {
+  for (size_t i = 0; i < csv.table.rows.size(); ++i) {
+    EvalRate r;
+    r.machine = csv.text(i, "machine");
+    r.policy = csv.text(i, "policy");
+    r.batching = csv.text(i, "batching");
+    r.embed = static_cast<int64_t>(csv.number(i, "embed", true));
+    r.layers = static_cast<int64_t>(csv.number(i, "layers", true));
+    r.context = static_cast<int64_t>(csv.number(i, "context", true));
+    r.env_steps_per_s = csv.number(i, "env_steps_per_s", true);
+    out.evals.push_back(r);
+  }
+}
+
+StepShape shape_of(const rl::TrainConfig& c) {
+  StepShape s;
+  s.backbone = c.backbone;
+  s.batch = c.batch_size;
+  s.context = c.context_len;
+  s.embed = c.embed_dim;
+  s.layers = c.n_layers;
+  s.expansion = c.expansion;
+  s.matmul_precision = c.matmul_precision;
+  return s;
+}
+
+// The device kind every run trains on ("auto" as `minrnn train` would resolve it here).
+std::string runs_device_kind(const std::vector<SweepRun>& runs) {
+  std::set<std::string> kinds;
+  for (const SweepRun& r : runs) {
+    kinds.insert(r.device == "auto" ? device_kind(core::resolve_device("auto", "device").name)
+                                    : device_kind(r.device));
+  }
+  if (kinds.size() > 1) {
+    throw std::invalid_argument(
+        "the sweep's runs train on both the CPU and CUDA: estimate them as two sweeps, or pass "
+        "--set device=cpu or --set device=cuda");
+  }
+  return kinds.empty() ? "cpu" : *kinds.begin();
+}
+
+// The one machine `machines` name ("" for none); several are refused, as their rates don't mix.
+std::string one_machine(const std::set<std::string>& machines, const std::string& what) {
+  if (machines.size() <= 1) return machines.empty() ? "" : *machines.begin();
+  std::string names;
+  for (const auto& m : machines) names += (names.empty() ? "" : ", ") + m;
+  throw std::invalid_argument("the " + what + " rates come from several machines (" + names +
+                              "): pass --rates files measured on the one machine to estimate");
+}
+
+// The bench pack rows that measured `shape` as a sweep would train it on `kind`, by pack size.
+std::map<int, double> measured_packs(const MeasuredRates& rates, const std::string& kind,
+                                     const StepShape& shape) {
+  std::map<int, double> by_pack;
+  const std::string step = kind == "cuda" ? "cuda graph" : "eager";
+  for (const PackRate& r : rates.packs)
+    if (r.device_kind == kind && r.step == step && r.shape == shape)
+      by_pack[r.pack] = r.run_steps_per_s;
+  return by_pack;
+}
+
+// The training of `runs[i]` (its config `c`, `steps` still to do) in a pack of `n` runs.
+void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c, int n,
+                  int64_t steps) {
+  TrainingLine line;
+  line.shape = shape_of(c);
+  const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape);
+  if (!measured.empty()) {
+    auto at = measured.upper_bound(n);  // the first P > n; the one before it is the largest ≤ n
+    line.below_measured = at == measured.begin();
+    if (!line.below_measured) --at;
+    line.measured_pack = at->first;
+    line.run_steps_per_s = at->second;
+  }
+  for (TrainingLine& l : e.training) {
+    if (l.shape == line.shape && l.measured_pack == line.measured_pack) {
+      l.runs += 1;
+      l.pack = std::max(l.pack, n);
+      l.run_steps += steps;
+      return;
+    }
+  }
+  line.runs = 1;
+  line.pack = n;
+  line.run_steps = steps;
+  e.training.push_back(line);
+}
+
+// The policy bench eval names the way a run's evaluations roll out: the packed engine, batched,
+// streaming for the recurrent backbones and a re-encoded window for the Transformer.
+std::string policy_prefix(const std::string& backbone) {
+  const rl::EvalMode mode =
+      backbone == "transformer" ? rl::EvalMode::kWindow : rl::kRecurrentDefault;
+  return backbone + ", " + rl::eval_mode_name(mode) + " ";
+}
+
+void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c,
+                    int64_t episodes) {
+  if (episodes == 0) return;
+  auto line = std::find_if(e.evaluation.begin(), e.evaluation.end(), [&](const auto& l) {
+    return l.backbone == c.backbone && l.embed == c.embed_dim && l.layers == c.n_layers &&
+           l.context == c.context_len;
+  });
+  if (line == e.evaluation.end()) {
+    EvaluationLine l;
+    l.backbone = c.backbone;
+    l.embed = c.embed_dim;
+    l.layers = c.n_layers;
+    l.context = c.context_len;
+    for (const EvalRate& r : rates.evals) {
+      if (r.policy.rfind(policy_prefix(c.backbone), 0) == 0 &&
+          r.policy.find("packed engine") != std::string::npos &&
+          r.batching.rfind("batched", 0) == 0 && r.embed == c.embed_dim && r.layers == c.n_layers &&
+          r.context == c.context_len) {
+        l.policy = r.policy;
+        l.env_steps_per_s = r.env_steps_per_s;
+      }
+    }
+    line = e.evaluation.insert(e.evaluation.end(), l);
+  }
+  line->episodes += episodes;
+  line->env_steps += episodes * c.max_ep_len;
+}
+
+// Each line's seconds (NaN without a measured rate), their sum over the lines that have one into
+// `total`, and the others counted into `unmeasured`.
+template <typename Line, typename Work, typename Rate>
+void add_up(std::vector<Line>& lines, Work work, Rate rate, double& total, int& unmeasured) {
+  for (Line& l : lines) {
+    l.seconds = work(l) == 0 ? 0 : rate(l) > 0 ? static_cast<double>(work(l)) / rate(l) : NAN;
+    if (std::isnan(l.seconds)) {
+      ++unmeasured;
+    } else {
+      total += l.seconds;
+    }
+  }
+}
+
+}  // namespace
+
+bool StepShape::operator==(const StepShape& o) const {
+  // The Transformer has no expansion: its rows match whatever a config says of it.
+  const bool expansion_matters = backbone != "transformer";
+  return backbone == o.backbone && batch == o.batch && context == o.context && embed == o.embed &&
+         layers == o.layers && matmul_precision == o.matmul_precision &&
+         (!expansion_matters || std::abs(expansion - o.expansion) < 1e-9);
+}
+
+std::string StepShape::describe() const {
+  std::ostringstream s;
+  s << backbone << " embed " << embed << ", " << layers << " layers, B " << batch << ", K "
+    << context;
+  if (backbone != "transformer" && expansion != 1) s << ", expansion " << expansion;
+  s << ", " << matmul_precision;
+  return s.str();
+}
+
+MeasuredRates read_measured_rates(const std::vector<std::string>& csv_files) {
+  MeasuredRates rates;
+  for (const std::string& file : csv_files) {
+    const eval::CsvTable table = eval::read_csv_table(file);
+    const CsvReader csv{file, table};
+    if (table.column("run_steps_per_s") >= 0) {
+      read_pack_rows(csv, rates);
+    } else if (table.column("env_steps_per_s") >= 0) {
+      read_eval_rows(csv, rates);
+    } else {
+      throw std::runtime_error(file +
+                               ": neither bench pack's CSV (a run_steps_per_s column) nor bench "
+                               "eval's (env_steps_per_s)");
+    }
+    rates.files.push_back(file);
+  }
+  return rates;
+}
+
+SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                             const MeasuredRates& rates) {
+  SweepEstimate e;
+  e.files = rates.files;
+  e.runs = static_cast<int>(runs.size());
+  e.device_kind = runs_device_kind(runs);
+  std::set<std::string> pack_machines, eval_machines;
+  for (const PackRate& r : rates.packs)
+    if (r.device_kind == e.device_kind) pack_machines.insert(r.machine);
+  for (const EvalRate& r : rates.evals) eval_machines.insert(r.machine);
+  e.train_machine = one_machine(pack_machines, e.device_kind + " training");
+  e.eval_machine = one_machine(eval_machines, "evaluation");
+
+  std::vector<rl::TrainConfig> configs;
+  std::vector<int> to_train;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    configs.push_back(rl::load_config(runs[i].config, runs[i].overrides));
+    if (runs[i].state == RunState::kPending) to_train.push_back(static_cast<int>(i));
+  }
+  const std::vector<std::vector<int>> packs = group_packs(spec, runs, to_train);
+  e.packs = static_cast<int>(packs.size());
+  for (const auto& pack : packs) {
+    for (const int i : pack) {
+      const rl::TrainConfig& c = configs[i];
+      const int64_t done = std::min(logged_step(runs[i].run_dir), c.max_steps);
+      add_training(e, rates, c, static_cast<int>(pack.size()), c.max_steps - done);
+      // The evaluations during training still ahead: at every multiple of eval_every past `done`.
+      const int64_t ahead = c.eval_every > 0 ? c.max_steps / c.eval_every - done / c.eval_every : 0;
+      add_evaluation(e, rates, c, ahead * c.eval_episodes);
+    }
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].state == RunState::kDone) continue;
+    ++e.runs_left;
+    add_evaluation(e, rates, configs[i], spec.eval_episodes);  // the sweep's `minrnn eval`
+  }
+  add_up(
+      e.training, [](const TrainingLine& l) { return l.run_steps; },
+      [](const TrainingLine& l) { return l.run_steps_per_s; }, e.train_seconds, e.train_unmeasured);
+  add_up(
+      e.evaluation, [](const EvaluationLine& l) { return l.env_steps; },
+      [](const EvaluationLine& l) { return l.env_steps_per_s; }, e.eval_seconds, e.eval_unmeasured);
+  return e;
+}
+
+}  // namespace minrnn::sweep

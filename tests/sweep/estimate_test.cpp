@@ -1,0 +1,201 @@
+// `minrnn sweep --estimate`: the benches' CSVs read back, and a sweep's runs left projected from
+// them — packs as the sweep groups them, the steps a run has logged left out, every number one
+// can check by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+
+#include "sweep/estimate.h"
+#include "sweep/sweep.h"
+#include "tests/sweep/sweep_fixtures.h"
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The pack CSV's columns as bench pack writes them, and a row for the tiny config's shape
+// (embed 32, 2 layers, B 16, K 10) measured at P on `machine`.
+const std::string kPackHeader =
+    "device,machine,backbone,step,pack,batch,context,embed,layers,expansion,matmul_precision,"
+    "rounds,run_steps_per_s,ms_per_run_step,step_gflop,tflops\n";
+std::string tiny_pack_row(int pack, double rate, const std::string& machine = "GPU A",
+                          const std::string& backbone = "mingru") {
+  return "cuda:0," + machine + "," + backbone + ",cuda graph," + std::to_string(pack) +
+         ",16,10,32,2,1,fp32,9," + std::to_string(rate) + ",1,1,1\n";
+}
+const std::string kEvalHeader =
+    "device,machine,env,episodes,steps,embed,layers,context,policy,batching,env_steps_per_s\n";
+
+// Three seeds of the tiny config on CUDA, 1 000 steps each, evaluated every 250 steps (4
+// episodes) and at the end (5 episodes), in packs of up to two.
+struct EstimateFixture {
+  testing::TempDir tmp;
+  sweep::SweepSpec spec;
+  EstimateFixture() {
+    spec = sweep::parse_sweep(
+        "datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1, 2]\npack: 2\n"
+        "eval_episodes: 5\n",
+        tmp.file("s.yaml"));
+    spec.config_template = testing::kTinyConfig;
+    spec.out = tmp.file("out");
+    spec.sets = {"max_steps=1000", "eval_every=250", "eval_episodes=4", "device=cuda"};
+  }
+  std::string csv(const std::string& name, const std::string& text) const {
+    testing::write_text(tmp.path / name, text);
+    return tmp.file(name);
+  }
+  sweep::SweepEstimate estimate(const std::vector<std::string>& files) const {
+    return sweep::estimate_sweep(spec, sweep::plan_sweep(spec), sweep::read_measured_rates(files));
+  }
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepEstimate, PacksCostEachRunStepTheRateOfTheLargestMeasuredPackThatFits) {
+  EstimateFixture f;
+  // seed 0 has logged 400 steps; seed 1 is done (trained and evaluated).
+  fs::create_directories(f.tmp.path / "out/d/mingru/seed0");
+  testing::write_text(f.tmp.path / "out/d/mingru/seed0/metrics.csv", "step,loss\n200,1\n400,1\n");
+  const fs::path done = f.tmp.path / "out/d/mingru/seed1";
+  fs::create_directories(done);
+  testing::write_text(done / "done.json", "{}\n");
+  testing::write_text(done / "eval.json", "{}\n");
+
+  // Measured at P 1 and 4: the pack of two (seeds 0 and 2) borrows P 1's rate, which errs long.
+  const std::string packs =
+      f.csv("pack.csv", kPackHeader + tiny_pack_row(1, 100) + tiny_pack_row(4, 400) +
+                            tiny_pack_row(1, 999, "GPU A", "minlstm"));
+  const std::string evals =
+      f.csv("eval.csv", kEvalHeader +
+                            "cpu,CPU B,hopper,4,100,32,2,10,\"mingru, streaming (state carried), "
+                            "packed engine\",batched (E at once),50\n" +
+                            "cpu,CPU B,hopper,4,100,32,2,10,\"mingru, streaming (state carried), "
+                            "torch engine\",batched (E at once),1\n");
+  const sweep::SweepEstimate e = f.estimate({packs, evals});
+  EXPECT_EQ(e.device_kind, "cuda");
+  EXPECT_EQ(e.train_machine, "GPU A");
+  EXPECT_EQ(e.eval_machine, "CPU B");
+  EXPECT_EQ(e.runs, 3);
+  EXPECT_EQ(e.runs_left, 2);
+  EXPECT_EQ(e.packs, 1);
+  ASSERT_EQ(e.training.size(), 1u);
+  const sweep::TrainingLine& t = e.training[0];
+  EXPECT_EQ(t.runs, 2);
+  EXPECT_EQ(t.pack, 2);
+  EXPECT_EQ(t.measured_pack, 1);
+  EXPECT_FALSE(t.below_measured);
+  EXPECT_EQ(t.run_steps, 600 + 1000);
+  EXPECT_DOUBLE_EQ(t.seconds, 1600 / 100.0);
+  EXPECT_DOUBLE_EQ(e.train_seconds, 16.0);
+  EXPECT_EQ(e.train_unmeasured, 0);
+  // Evaluations ahead: seed 0 at 500, 750, 1000 and seed 2 at 250 … 1000 (4 episodes each), then
+  // the sweep's 5 episodes for both; tiny's episodes are at most max_ep_len (1 000) steps.
+  ASSERT_EQ(e.evaluation.size(), 1u);
+  const sweep::EvaluationLine& v = e.evaluation[0];
+  EXPECT_EQ(v.episodes, (3 + 4) * 4 + 2 * 5);
+  EXPECT_EQ(v.env_steps, v.episodes * 1000);
+  EXPECT_EQ(v.policy, "mingru, streaming (state carried), packed engine");
+  EXPECT_DOUBLE_EQ(e.eval_seconds, v.env_steps / 50.0);
+
+  const std::string text = sweep::format_estimate(f.spec, e);
+  EXPECT_NE(text.find("GPU A"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 2 | mingru embed 32, 2 layers, B 16, K 10, fp32 | 2 | 1 | 1600 |"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Rates not measured"), std::string::npos) << text;
+  const nlohmann::json j = sweep::estimate_json(e);
+  EXPECT_DOUBLE_EQ(j["train_seconds"].get<double>(), 16.0);
+  EXPECT_EQ(j["training"][0]["measured_pack"], 1);
+  EXPECT_TRUE(j["missing"].empty());
+}
+
+TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShapeNamesItsBench) {
+  EstimateFixture f;
+  const sweep::SweepEstimate e =
+      f.estimate({f.csv("pack.csv", kPackHeader + tiny_pack_row(4, 40))});
+  // The pack of two and seed 2 alone both borrow P 4's rate: one line.
+  ASSERT_EQ(e.training.size(), 1u);
+  EXPECT_EQ(e.training[0].runs, 3);
+  EXPECT_EQ(e.training[0].pack, 2);
+  EXPECT_TRUE(e.training[0].below_measured);
+  EXPECT_EQ(e.training[0].measured_pack, 4);
+  EXPECT_EQ(e.train_unmeasured, 0);
+  EXPECT_EQ(e.eval_unmeasured, 1);  // no eval CSV
+  EXPECT_DOUBLE_EQ(e.train_seconds, 3000 / 40.0);
+  const std::string text = sweep::format_estimate(f.spec, e);
+  EXPECT_NE(text.find("errs short"), std::string::npos) << text;
+  EXPECT_NE(text.find("minrnn bench eval --embed 32 --layers 2 --context 10"), std::string::npos)
+      << text;
+
+  // In TF32 nothing measured matches: the estimate says so and what to run, and adds up nothing.
+  f.spec.sets.push_back("matmul_precision=tf32");
+  const sweep::SweepEstimate tf32 =
+      f.estimate({f.csv("pack.csv", kPackHeader + tiny_pack_row(4, 40))});
+  EXPECT_EQ(tf32.train_unmeasured, 1);
+  EXPECT_EQ(tf32.train_seconds, 0);
+  EXPECT_TRUE(std::isnan(tf32.training[0].seconds));
+  const std::string missing = sweep::format_estimate(f.spec, tf32);
+  EXPECT_NE(missing.find("minrnn bench pack --device cuda --backbones mingru --packs 2 --embed 32 "
+                         "--layers 2 --batch 16 --context 10 --matmul-precision tf32"),
+            std::string::npos)
+      << missing;
+  EXPECT_NE(missing.find("over the lines measured (1 of 1 have no rate)"), std::string::npos)
+      << missing;
+}
+
+TEST(SweepEstimate, RatesOfSeveralMachinesOrOfNoKnownBenchAreRefused) {
+  EstimateFixture f;
+  const std::string two =
+      f.csv("two.csv", kPackHeader + tiny_pack_row(1, 1, "GPU A") + tiny_pack_row(1, 2, "GPU B"));
+  std::string err = error_of([&] { f.estimate({two}); });
+  EXPECT_NE(err.find("several machines (GPU A, GPU B)"), std::string::npos) << err;
+
+  const std::string other = f.csv("other.csv", "step,loss\n1,2\n");
+  err = error_of([&] { sweep::read_measured_rates({other}); });
+  EXPECT_NE(err.find(other), std::string::npos) << err;
+  EXPECT_NE(err.find("neither bench pack's CSV"), std::string::npos) << err;
+
+  const std::string bad = f.csv("bad.csv", kPackHeader + tiny_pack_row(1, 1) +
+                                               "cuda:0,GPU A,mingru,cuda graph,2,16,10,32,2,1,fp32,"
+                                               "9,fast,1,1,1\n");
+  err = error_of([&] { sweep::read_measured_rates({bad}); });
+  EXPECT_NE(err.find(bad + ":3: column 'run_steps_per_s' holds 'fast'"), std::string::npos) << err;
+
+  const std::string open_quote = f.csv("open.csv", kEvalHeader + "cpu,\"CPU B,hopper\n");
+  err = error_of([&] { sweep::read_measured_rates({open_quote}); });
+  EXPECT_NE(err.find(open_quote + ":2: a quote opened here is never closed"), std::string::npos)
+      << err;
+
+  err = error_of([&] { sweep::read_measured_rates({f.tmp.file("absent.csv")}); });
+  EXPECT_NE(err.find("absent.csv: cannot read it"), std::string::npos) << err;
+}
+
+// A pack CSV from before the expansion and matmul_precision columns reads as the bench's defaults.
+TEST(SweepEstimate, AnOlderPackCsvReadsAsTheBenchDefaults) {
+  EstimateFixture f;
+  const std::string old =
+      f.csv("old.csv",
+            "device,machine,backbone,step,pack,batch,context,embed,layers,rounds,run_steps_per_s,"
+            "ms_per_run_step,step_gflop,tflops\ncuda:0,GPU A,mingru,cuda "
+            "graph,2,16,10,32,2,9,50,1,1,1\n");
+  const sweep::MeasuredRates rates = sweep::read_measured_rates({old});
+  ASSERT_EQ(rates.packs.size(), 1u);
+  EXPECT_EQ(rates.packs[0].shape.matmul_precision, "fp32");
+  EXPECT_EQ(rates.packs[0].shape.expansion, 1.0);
+  EXPECT_DOUBLE_EQ(f.estimate({old}).train_seconds, 3000 / 50.0);
+}
+
+}  // namespace
+}  // namespace minrnn

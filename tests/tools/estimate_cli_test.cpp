@@ -1,0 +1,73 @@
+// `minrnn sweep --estimate` as a user runs it: after `minrnn bench pack` on the same machine, the
+// CSV the bench wrote is what the estimate reads, and it starts nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/run_command.h"
+#include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_minrnn;
+
+// Two seeds of a small agent (embed 16, 1 layer, B 4, K 5) for 50 steps each, on the CPU.
+void write_sweep(const testing::TempDir& dir) {
+  testing::write_text(dir.path / "agent.yaml",
+                      "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+                      "context_len: 5\nbatch_size: 4\nmax_steps: 50\nwarmup_steps: 1\n"
+                      "eval_every: 0\ndevice: cpu\n");
+  testing::write_text(dir.path / "s.yaml",
+                      "datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1]\nconfig: agent.yaml\n"
+                      "out: out\n");
+}
+
+TEST(CliEstimate, ReadsWhatBenchPackWroteAndStartsNothing) {
+  testing::TempDir dir;
+  write_sweep(dir);
+  const auto bench =
+      run_minrnn(dir,
+                 "bench pack --device cpu --backbones mingru --packs 1 --seconds 0.2 "
+                 "--embed 16 --layers 1 --batch 4 --context 5");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  const auto r = run_minrnn(dir, "sweep s.yaml --estimate --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["packs"], 2);  // one run a process on the CPU
+  ASSERT_EQ(j["training"].size(), 1u);
+  EXPECT_EQ(j["training"][0]["run_steps"], 100);
+  EXPECT_EQ(j["training"][0]["measured_pack"], 1);
+  EXPECT_EQ(j["train_lines_unmeasured"], 0);
+  const double rate = j["training"][0]["run_steps_per_s"];
+  EXPECT_GT(rate, 0);
+  EXPECT_DOUBLE_EQ(j["train_seconds"].get<double>(), 100 / rate);
+  EXPECT_EQ(j["rates"], nlohmann::json::array({"runs/bench/pack.csv"}));
+  EXPECT_FALSE(fs::exists(dir.path / "out"));
+
+  const auto text = run_minrnn(dir, "sweep s.yaml --estimate");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  testing::expect_output_naming(text, {"Estimate for s.yaml on cpu", "Training, the device's time",
+                                       "minrnn bench eval --embed 16 --layers 1 --context 5"});
+}
+
+TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
+  testing::TempDir dir;
+  write_sweep(dir);
+  testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate --rates nope.csv"),
+                                 {"nope.csv: cannot read it"});
+  const auto json_alone = run_minrnn(dir, "sweep s.yaml --json");
+  EXPECT_EQ(json_alone.exit_code, 2) << json_alone.output;
+  testing::expect_output_naming(json_alone, {"--json goes with --status or --estimate"});
+  testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --rates x.csv"), {"--estimate"});
+  testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate --dry-run"),
+                                 {"--dry-run"});
+  EXPECT_FALSE(fs::exists(dir.path / "out"));
+}
+
+}  // namespace
+}  // namespace minrnn
