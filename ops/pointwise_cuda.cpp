@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <algorithm>
 
 #include "kernels/cuda/pointwise.h"
 
@@ -103,10 +104,28 @@ torch::Tensor masked_mse_backward_cuda(const torch::Tensor& p, const torch::Tens
 
 void end_step_cuda(const StepEndTensors& t, float clip) {
   c10::cuda::CUDAGuard guard(t.loss.device());
-  const kernels::EndStepArgs args{t.loss.data_ptr<float>(),      t.norm.data_ptr<float>(),
-                                  t.step.data_ptr<int64_t>(),    t.scalars.data_ptr<float>(),
-                                  t.verdict.data_ptr<int64_t>(), t.loss_kept.data_ptr<float>(),
-                                  t.norm_kept.data_ptr<float>(), clip};
+  std::vector<const float*> grads;
+  std::vector<int64_t> sizes;
+  if (clip > 0) {  // else no norm: nothing to sum
+    for (const torch::Tensor& g : t.grads) {
+      grads.push_back(g.data_ptr<float>());
+      sizes.push_back(g.numel());
+    }
+  }
+  const int count = static_cast<int>(grads.size());
+  const int64_t partials = kernels::square_sum_partials(sizes.data(), count);
+  torch::Tensor partial_sums = torch::empty({std::max<int64_t>(partials, 1)}, t.loss.options());
+  const kernels::EndStepArgs args{t.loss.data_ptr<float>(),
+                                  grads.data(),
+                                  sizes.data(),
+                                  count,
+                                  partial_sums.data_ptr<float>(),
+                                  t.step.data_ptr<int64_t>(),
+                                  t.scalars.data_ptr<float>(),
+                                  t.verdict.data_ptr<int64_t>(),
+                                  t.loss_kept.data_ptr<float>(),
+                                  t.norm_kept.data_ptr<float>(),
+                                  clip};
   C10_CUDA_CHECK(kernels::end_step(args, at::cuda::getCurrentCUDAStream()));
 }
 

@@ -36,7 +36,8 @@ struct AdamWTensors {
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
                      const torch::Tensor& scalars);
 
-// ops/step_end.h's end_step on CUDA: one thread, one launch.
+// ops/step_end.h's end_step on CUDA: the gradients' squares summed a block at a time, then one
+// block for the norm and the rest (two launches up to 48 gradients).
 void end_step_cuda(const StepEndTensors& t, float clip);
 
 // ops/masked_mse.h on CUDA (contiguous float32 p, t of rows × width, mask of rows): {loss, its

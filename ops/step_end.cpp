@@ -9,11 +9,29 @@
 
 namespace minrnn::core {
 
+namespace {
+
+// ‖all gradients‖₂ as LibTorch's clip_grad_norm_ computes it (each tensor's norm, then theirs).
+float global_grad_norm(const std::vector<torch::Tensor>& grads) {
+  if (grads.empty()) return 0.0f;
+  const std::vector<torch::Tensor> norms = torch::_foreach_norm(grads, 2);
+  return (norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2)).item<float>();
+}
+
+}  // namespace
+
 void end_step(const StepEndTensors& t, double clip) {
   for (const torch::Tensor* x :
-       {&t.loss, &t.norm, &t.step, &t.scalars, &t.verdict, &t.loss_kept, &t.norm_kept}) {
+       {&t.loss, &t.step, &t.scalars, &t.verdict, &t.loss_kept, &t.norm_kept}) {
     if (!x->is_contiguous() || x->device() != t.loss.device()) {
       throw std::invalid_argument("end_step: every tensor contiguous, on the loss's device");
+    }
+  }
+  for (const torch::Tensor& g : t.grads) {
+    if (!g.is_contiguous() || g.device() != t.loss.device() || g.scalar_type() != torch::kFloat) {
+      throw std::invalid_argument(
+          "end_step: every gradient contiguous float32, on the loss's "
+          "device");
     }
   }
 #ifdef MINRNN_WITH_CUDA
@@ -24,7 +42,8 @@ void end_step(const StepEndTensors& t, double clip) {
 #endif
   float* scalars = t.scalars.data_ptr<float>();
   int64_t* verdict = t.verdict.data_ptr<int64_t>();
-  const float loss = *t.loss.data_ptr<float>(), norm = *t.norm.data_ptr<float>();
+  const float loss = *t.loss.data_ptr<float>();
+  const float norm = clip > 0 ? global_grad_norm(t.grads) : 0.0f;
   const StepEnd end = end_of_step(loss, norm, static_cast<float>(clip), scalars[kApplyScalar]);
   scalars[kGradScaleScalar] = end.grad_scale;
   scalars[kApplyScalar] = end.apply;

@@ -81,15 +81,6 @@ std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& params
   return grads;
 }
 
-// ‖all gradients‖₂ as LibTorch's clip_grad_norm_ computes it (each tensor's norm, then theirs).
-// The foreach norm is one multi-tensor kernel on CUDA instead of one per tensor (a replayed step
-// is bound by its launches); on the CPU it is the same per-tensor norms.
-torch::Tensor global_grad_norm(const std::vector<torch::Tensor>& grads) {
-  if (grads.empty()) return torch::zeros({});
-  const std::vector<torch::Tensor> norms = torch::_foreach_norm(grads, 2);
-  return norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2);
-}
-
 }  // namespace
 
 struct TrainStep::State {
@@ -174,9 +165,7 @@ struct TrainStep::State {
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
-    const torch::Tensor norm =
-        cfg.grad_clip > 0 ? global_grad_norm(grads) : torch::zeros_like(loss);
-    core::end_step({step_loss, norm, host_ids.narrow(0, kStepNumber, 1), step_scalars, verdict,
+    core::end_step({step_loss, grads, host_ids.narrow(0, kStepNumber, 1), step_scalars, verdict,
                     loss, grad_norm},
                    cfg.grad_clip);
     optimizer.step_with(step_scalars);

@@ -177,9 +177,10 @@ if ! skipped train; then
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-tf32.log" | sed 's/^/    /'
 fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
-# share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM).
+# share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM). P 32 in the quick set: whether packs
+# beyond the sweeps' automatic 16 (sweep::kAutoGpuPack) would pay.
 pack=(--device cuda --packs 1,2,4,8,16 --seconds 2)
-[ "${QUICK:-0}" = 1 ] && pack=(--device cuda --backbones mingru,transformer --packs 1,4,16 --seconds 2)
+[ "${QUICK:-0}" = 1 ] && pack=(--device cuda --backbones mingru,transformer --packs 1,4,16,32 --seconds 2)
 peak=()
 case "$gpu" in
   *H100*PCIe*) peak=(--peak-tflops 51) ;;

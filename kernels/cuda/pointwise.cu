@@ -90,9 +90,29 @@ cudaError_t masked_mse_backward(const MaskedMseArgs& a, const float* grad_loss,
   return launch(k, stream);
 }
 
+int64_t square_sum_partials(const int64_t* sizes, int count) {
+  using Program = grid::SquareSums<DeviceMemory>;
+  int64_t partials = 0;
+  for (int t = 0; t < count; ++t)
+    partials += (sizes[t] + Program::kPerBlock - 1) / Program::kPerBlock;
+  return partials;
+}
+
 cudaError_t end_step(const EndStepArgs& a, cudaStream_t stream) {
+  using Sums = grid::SquareSums<DeviceMemory>;
+  static_assert(sizeof(Sums) <= 4096, "a kernel's arguments: 4 KB before CUDA 12.1");
+  int64_t written = 0;
+  for (int start = 0; start < a.count; start += Sums::kTensors) {
+    Sums k;
+    k.first_partial = written;
+    k.partials = a.partials;
+    for (int t = start; t < a.count && k.count < Sums::kTensors; ++t) k.add(a.sizes[t], a.grads[t]);
+    if (k.blocks() == 0) continue;
+    if (const cudaError_t err = launch(k, stream); err != cudaSuccess) return err;
+    written += k.blocks();
+  }
   // In place: on the device each In and its Out are the same array.
-  const grid::EndStep<DeviceMemory> k{{1},        a.clip,     a.loss,    a.norm,
+  const grid::EndStep<DeviceMemory> k{a.clip,     written,    a.loss,    a.partials,
                                       a.scalars,  a.step,     a.verdict, a.scalars,
                                       a.loss_out, a.norm_out, a.verdict};
   return launch(k, stream);

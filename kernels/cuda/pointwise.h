@@ -51,18 +51,26 @@ struct AdamWTensor {
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
                        const AdamWStepScalars* scalars, cudaStream_t stream);
 
-// A training step's end (kernels/math/adamw_math.h, end_of_step), in place, on one thread; every
-// pointer to device memory: the step's loss and global gradient norm, its number, its scalars
+// A training step's end (kernels/math/adamw_math.h, end_of_step), in place: the squares of the
+// `count` float32 gradients (each of sizes[i] elements; none where nothing clips) summed a block
+// at a time into `partials` (square_sum_partials(sizes, count) floats), then one block takes
+// the global norm from those and ends the step. Every pointer but grads and sizes (host arrays
+// of device pointers and sizes) to device memory: the step's loss, its number, its scalars
 // (kAdamWStepScalarCount floats), its verdict (first bad step, what), and where the loss and the
-// norm are kept.
+// norm are kept. ceil(count / 48) + 1 launches.
 struct EndStepArgs {
-  const float *loss, *norm;
+  const float* loss;
+  const float* const* grads;
+  const int64_t* sizes;
+  int count;
+  float* partials;
   const int64_t* step;
   float* scalars;
   int64_t* verdict;
   float *loss_out, *norm_out;
   float clip;
 };
+int64_t square_sum_partials(const int64_t* sizes, int count);
 cudaError_t end_step(const EndStepArgs& args, cudaStream_t stream);
 
 // DT's masked MSE (kernels/math/masked_mse_math.h) of float32 (rows, width) predictions against

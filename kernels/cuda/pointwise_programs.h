@@ -6,10 +6,11 @@
 //   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
 // - BiasGelu / GeluBackward: the fused MLP's passes (ops/mlp.h) — bias + exact GELU keeping
 //   GELU's derivative for the backward, and the backward's gelu' product.
-// - AdamWStep: FusedAdamW's update of up to 24 parameter tensors in one launch
+// - AdamWStep: FusedAdamW's update of up to 48 parameter tensors in one launch
 //   (kernels/math/adamw_math.h).
-// - EndStep: a training step's end (end_of_step) on one thread, in place of the ~20 one-element
-//   kernels the same arithmetic takes in LibTorch ops.
+// - SquareSums / EndStep: a training step's end — the squares of its gradients summed, a partial
+//   sum per block, then on one block the global gradient norm from those and end_of_step — in
+//   place of LibTorch's foreach norm, stack and norm (~5 launches) and ~20 one-element kernels.
 // - MaskedMseForward / MaskedMseBackward: DT's loss and its gradient, two launches where
 //   LibTorch's ops take ~14.
 #pragma once
@@ -34,6 +35,18 @@ struct PointwiseGrid {
   static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
   MINRNN_HOST_DEVICE int64_t element(const Thread& th) const {
     return th.block * kThreads + th.index;
+  }
+};
+
+// One block's sum of a value per thread in a fixed order (the same bits every replay): phase 0
+// writes each thread's value, levels 1 … kLevels halve them across barriers, and entry 0 then
+// holds the sum.
+struct BlockTree {
+  static constexpr int kThreads = 256, kLevels = 8;  // 2^kLevels threads
+  template <typename Array>
+  static MINRNN_HOST_DEVICE void halve(Array& a, int index, int level) {
+    const int half = kThreads >> level;
+    if (index < half) a[index] = static_cast<float>(a[index]) + static_cast<float>(a[index + half]);
   }
 };
 
@@ -142,19 +155,95 @@ struct AdamWStep {
   }
 };
 
-// One thread (n = 1) ends the step: reads its loss, global gradient norm, number and the apply
-// flag; writes the gradient scale and flag into the step's scalars (AdamWStepScalars), the first
-// bad step and what into `verdict` (its two values kept otherwise), and the loss and norm.
+// The squares of up to kTensors float32 tensors (a step's gradients) summed a block of kPerBlock
+// elements at a time: each thread adds its kPerThread elements, kThreads apart, in order, the block
+// halves the sums, and thread 0 writes the block's partial sum at first_partial + its block.
+// Tensor t owns blocks [first_block[t], first_block[t + 1]).
 template <typename Mem>
-struct EndStep : PointwiseGrid {
+struct SquareSums {
+  static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
+  static constexpr int kPerThread = 8;
+  static constexpr int64_t kPerBlock = int64_t{kThreads} * kPerThread;
+  static constexpr int kPhases = kLevels + 2;
+  static constexpr int kTensors = 48;  // the arguments stay under CUDA's 4 KB
+  using Regs = PointwiseGrid::Regs;
+  struct Shared {
+    typename Mem::template Array<float, kThreads> sums;
+  };
+  using In = typename Mem::template In<float>;
+  int count = 0;
+  int64_t first_block[kTensors + 1] = {0};
+  int64_t size[kTensors] = {};
+  In values[kTensors] = {};
+  int64_t first_partial = 0;
+  typename Mem::template Out<float> partials;
+
+  // Appends a tensor of n elements (the caller keeps count below kTensors).
+  void add(int64_t n, In v) {
+    size[count] = n;
+    values[count] = v;
+    first_block[count + 1] = first_block[count] + (n + kPerBlock - 1) / kPerBlock;
+    ++count;
+  }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    if (p == 0) {
+      int t = 0;
+      while (t + 1 < count && th.block >= first_block[t + 1]) ++t;
+      const int64_t start = (th.block - first_block[t]) * kPerBlock + th.index;
+      float sum = 0.0f;
+      for (int k = 0; k < kPerThread; ++k) {
+        const int64_t i = start + int64_t{k} * kThreads;
+        if (i >= size[t]) break;
+        const float v = values[t][i];
+        sum += v * v;
+      }
+      sh.sums[th.index] = sum;
+    } else if (p <= kLevels) {
+      BlockTree::halve(sh.sums, th.index, p);
+    } else if (th.index == 0) {
+      partials[first_partial + th.block] = sh.sums[0];
+    }
+  }
+};
+
+// One block ends the step: sums the partial square sums in a fixed order (each thread every
+// kThreads-th, then the tree), and its thread 0 takes the global gradient norm's square root and
+// the step's loss, number and apply flag; writes the gradient scale and flag into the step's
+// scalars (AdamWStepScalars), the first bad step and what into `verdict` (its two values kept
+// otherwise), and the loss and norm. No partials (nothing clips): the norm is 0.
+template <typename Mem>
+struct EndStep {
+  static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
+  static constexpr int kPhases = kLevels + 2;
+  using Regs = PointwiseGrid::Regs;
+  struct Shared {
+    typename Mem::template Array<float, kThreads> sums;
+  };
   float clip;
-  typename Mem::template In<float> loss, norm, scalars;
+  int64_t partial_count;
+  typename Mem::template In<float> loss, partials, scalars;
   typename Mem::template In<int64_t> step_number, verdict;  // (`step` is the grid's phase step)
   typename Mem::template Out<float> scalars_out, loss_out, norm_out;
   typename Mem::template Out<int64_t> verdict_out;
-  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    if (element(th) != 0) return;
-    const float l = loss[0], g = norm[0];
+  MINRNN_HOST_DEVICE int64_t blocks() const { return 1; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    if (p == 0) {
+      float sum = 0.0f;
+      for (int64_t i = th.index; i < partial_count; i += kThreads) sum += partials[i];
+      sh.sums[th.index] = sum;
+      return;
+    }
+    if (p <= kLevels) {
+      BlockTree::halve(sh.sums, th.index, p);
+      return;
+    }
+    if (th.index != 0) return;
+    const float l = loss[0], g = sqrtf(sh.sums[0]);
     const StepEnd end = end_of_step(l, g, clip, scalars[kApplyScalar]);
     scalars_out[kGradScaleScalar] = end.grad_scale;
     scalars_out[kApplyScalar] = end.apply;
@@ -171,7 +260,7 @@ struct EndStep : PointwiseGrid {
 // denominator max(Σ mask, 1) for the backward.
 template <typename Mem>
 struct MaskedMseForward {
-  static constexpr int kThreads = 256, kLevels = 8;  // 2^kLevels threads
+  static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
   static constexpr int kPhases = kLevels + 2;
   using Regs = PointwiseGrid::Regs;
   struct Shared {
@@ -195,13 +284,8 @@ struct MaskedMseForward {
       sh.squares[t] = squares;
       sh.weights[t] = weights;
     } else if (p <= kLevels) {
-      const int half = kThreads >> p;
-      if (t < half) {
-        sh.squares[t] =
-            static_cast<float>(sh.squares[t]) + static_cast<float>(sh.squares[t + half]);
-        sh.weights[t] =
-            static_cast<float>(sh.weights[t]) + static_cast<float>(sh.weights[t + half]);
-      }
+      BlockTree::halve(sh.squares, t, p);
+      BlockTree::halve(sh.weights, t, p);
     } else if (t == 0) {
       const float weights = sh.weights[0], denom = weights > 1.0f ? weights : 1.0f;
       loss[0] = static_cast<float>(sh.squares[0]) / (static_cast<float>(width) * denom);

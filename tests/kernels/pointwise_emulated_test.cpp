@@ -251,8 +251,58 @@ TEST(PointwiseEmulated, AdamWStepReadsItsValuesFromMemory) {
   EXPECT_TRUE(torch::isnan(none.m).all().item<bool>() && torch::isnan(none.v).all().item<bool>());
 }
 
-// The end of a training step on one thread (EndStep, kernels/math/adamw_math.h): the clip's scale,
-// the apply flag and the first bad step, each case's values written out by hand.
+// The gradients' squares summed a block at a time (SquareSums, two launches as the host splits
+// more than kTensors tensors), then one block's EndStep: the global norm against float64, with
+// tensors of one element, of a block and one more, and of several blocks.
+TEST(PointwiseEmulated, TheGlobalGradientNormIsTheSquaresSummedInBlocks) {
+  using Sums = grid::SquareSums<emu::Memory>;
+  torch::manual_seed(10);
+  std::vector<int64_t> sizes = {1, Sums::kPerBlock, Sums::kPerBlock + 1, 3 * Sums::kPerBlock + 77};
+  while (sizes.size() < Sums::kTensors + 3) sizes.push_back(static_cast<int64_t>(sizes.size()) * 5);
+  std::vector<emu::Buffer<float>> grads;
+  double want = 0;
+  for (const int64_t n : sizes) {
+    const torch::Tensor g = torch::randn({n});
+    want += g.to(torch::kDouble).pow(2).sum().item<double>();
+    grads.emplace_back("grad", values_of<float>(g));
+  }
+  std::vector<Sums> launches(2);
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    Sums& k = launches[t < Sums::kTensors ? 0 : 1];
+    k.add(sizes[t], grads[t].in());
+  }
+  launches[1].first_partial = launches[0].blocks();
+  const int64_t partial_count = launches[0].blocks() + launches[1].blocks();
+  emu::Buffer<float> partials("partials", static_cast<size_t>(partial_count));
+  emu::Log log;
+  for (Sums& k : launches) {
+    k.partials = partials.out();
+    emu::run(k, log);
+  }
+  partials.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+
+  std::vector<float> scalars(kAdamWStepScalarCount, 0.0f);
+  scalars[kApplyScalar] = 1;
+  emu::Buffer<float> loss("loss", std::vector<float>{0.5f}), in("scalars", scalars),
+      out("scalars'", scalars), loss_kept("loss'", 1), norm_kept("norm'", 1);
+  emu::Buffer<int64_t> step("step", std::vector<int64_t>{7}),
+      verdict("verdict", std::vector<int64_t>{0, 0}), verdict_out("verdict'", 2);
+  emu::Buffer<float> summed("partials", partials.data());
+  const grid::EndStep<emu::Memory> end{
+      0.25f,        partial_count, loss.in(),       summed.in(),     in.in(),          step.in(),
+      verdict.in(), out.out(),     loss_kept.out(), norm_kept.out(), verdict_out.out()};
+  emu::Log end_log;
+  emu::run(end, end_log);
+  norm_kept.check_written(end_log);
+  ASSERT_TRUE(end_log.ok()) << end_log.summary();
+  const double norm = std::sqrt(want);
+  EXPECT_NEAR(norm_kept.data()[0], norm, 1e-5 * norm);
+  EXPECT_FLOAT_EQ(out.data()[kGradScaleScalar], 0.25f / (norm_kept.data()[0] + 1e-6f));
+}
+
+// The end of a training step (EndStep, kernels/math/adamw_math.h): the clip's scale, the apply
+// flag and the first bad step from the norm's square, each case's values written out by hand.
 TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
   struct Case {
     const char* what;
@@ -262,7 +312,7 @@ TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
   };
   const float inf = INFINITY, nan = NAN;
   const Case cases[] = {
-      {"a small norm is not scaled", 0.5f, 0.1f, 0.25f, 1, 1.0f, 1, 0, 0},
+      {"a small norm is not scaled", 0.5f, 0.125f, 0.25f, 1, 1.0f, 1, 0, 0},
       {"a large one is", 0.5f, 2.0f, 0.25f, 1, 0.25f / (2.0f + 1e-6f), 1, 0, 0},
       {"no clip", 0.5f, 0.0f, 0.0f, 1, 1.0f, 1, 0, 0},
       {"a NaN loss", nan, 2.0f, 0.25f, 1, 0.25f / (2.0f + 1e-6f), 0, 7, kBadLoss},
@@ -275,14 +325,17 @@ TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
     scalars[kApplyScalar] = c.apply;
     using Floats = std::vector<float>;
     using Ints = std::vector<int64_t>;
-    emu::Buffer<float> loss("loss", Floats{c.loss}), norm("norm", Floats{c.norm});
+    // The norm's square as two partial sums (0 and its square); none where nothing clips.
+    const int64_t partial_count = c.clip > 0 ? 2 : 0;
+    emu::Buffer<float> loss("loss", Floats{c.loss}),
+        partials("partials", Floats{0, c.norm * c.norm});
     emu::Buffer<float> in("scalars", scalars);
     emu::Buffer<int64_t> step("step", Ints{7}), verdict("verdict", Ints{0, 0});
     emu::Buffer<float> out("scalars'", scalars), loss_kept("loss'", 1), norm_kept("norm'", 1);
     emu::Buffer<int64_t> verdict_out("verdict'", 2);
     const grid::EndStep<emu::Memory> k{
-        {1},          c.clip,    loss.in(),       norm.in(),       in.in(),          step.in(),
-        verdict.in(), out.out(), loss_kept.out(), norm_kept.out(), verdict_out.out()};
+        c.clip,       partial_count, loss.in(),       partials.in(),   in.in(),          step.in(),
+        verdict.in(), out.out(),     loss_kept.out(), norm_kept.out(), verdict_out.out()};
     emu::Log log;
     emu::run(k, log);
     for (const auto* b : {&loss_kept, &norm_kept}) b->check_written(log);
@@ -295,6 +348,8 @@ TEST(PointwiseEmulated, EndStepScalesClipsAndRecordsTheFirstBadStep) {
     EXPECT_EQ(verdict_out.data(), (std::vector<int64_t>{c.first_bad, c.bad_what}));
     EXPECT_TRUE(std::isnan(c.loss) ? std::isnan(loss_kept.data()[0])
                                    : loss_kept.data()[0] == c.loss);
+    EXPECT_TRUE(std::isnan(c.norm) ? std::isnan(norm_kept.data()[0])
+                                   : norm_kept.data()[0] == c.norm);
   }
 }
 
