@@ -196,11 +196,11 @@ void HgrnStack::check_state(const SequenceState& state) const {
 }
 
 torch::Tensor HgrnStack::forward(const torch::Tensor& x, SequenceState* state,
-                                 const TokenSelection& read) {
+                                 const TokenSelection& read, const InputDropout& input_dropout) {
   check_input("forward", x, 3);
   if (state) check_state(*state);
   torch::Tensor gamma = lower_bounds().to(x.dtype());
-  torch::Tensor y = x;
+  torch::Tensor y = fused_dropout(x, input_dropout.p, input_dropout.training);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const bool top = i + 1 == blocks_.size();
     y = blocks_[i](y, gamma[static_cast<int64_t>(i)], state ? &(*state)[i] : nullptr,
@@ -209,11 +209,12 @@ torch::Tensor HgrnStack::forward(const torch::Tensor& x, SequenceState* state,
   return norm_out_(y);
 }
 
-torch::Tensor HgrnStack::step(const torch::Tensor& x_t, SequenceState& state) {
+torch::Tensor HgrnStack::step(const torch::Tensor& x_t, SequenceState& state,
+                              const InputDropout& input_dropout) {
   check_input("step", x_t, 2);
   check_state(state);
   torch::Tensor gamma = lower_bounds().to(x_t.dtype());
-  torch::Tensor y = x_t;
+  torch::Tensor y = fused_dropout(x_t, input_dropout.p, input_dropout.training);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     y = blocks_[i]->step(y, gamma[static_cast<int64_t>(i)], state[i]);
   }

@@ -88,8 +88,10 @@ class HgrnStack : public SequenceModel {
   HgrnStack(int64_t d_model, int64_t n_layers, double dropout, double expansion = 1.0);
 
   torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
-                        const TokenSelection& read = {}) override;
-  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
+                        const TokenSelection& read = {},
+                        const InputDropout& input_dropout = {}) override;
+  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state,
+                     const InputDropout& input_dropout = {}) override;
   SequenceState initial_state() const override { return SequenceState(blocks_.size()); }
   bool streaming() const override { return true; }
 

@@ -99,15 +99,20 @@ void MinRnnStack::check_state(const SequenceState& state) const {
   }
 }
 
+ResidualNorm MinRnnStack::input_join(const torch::Tensor& x,
+                                     const InputDropout& input_dropout) const {
+  return add_dropout_norm({}, x, input_dropout.p, input_dropout.training, blocks_[0]->norm_rnn);
+}
+
 // Block i's output comes normed by block i + 1's norm_rnn (the last's by norm_out): its input.
 const torch::nn::LayerNorm& MinRnnStack::norm_after(size_t i) const {
   return i + 1 < blocks_.size() ? blocks_[i + 1]->norm_rnn : norm_out_;
 }
 
 torch::Tensor MinRnnStack::forward(const torch::Tensor& x, SequenceState* state,
-                                   const TokenSelection& read) {
+                                   const TokenSelection& read, const InputDropout& input_dropout) {
   if (state) check_state(*state);
-  ResidualNorm y{x, blocks_[0]->norm_rnn(x)};
+  ResidualNorm y = input_join(x, input_dropout);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const bool top = i + 1 == blocks_.size();
     y = blocks_[i]->forward(y.sum, y.normed, norm_after(i), state ? &(*state)[i] : nullptr,
@@ -116,9 +121,10 @@ torch::Tensor MinRnnStack::forward(const torch::Tensor& x, SequenceState* state,
   return y.normed;
 }
 
-torch::Tensor MinRnnStack::step(const torch::Tensor& x_t, SequenceState& state) {
+torch::Tensor MinRnnStack::step(const torch::Tensor& x_t, SequenceState& state,
+                                const InputDropout& input_dropout) {
   check_state(state);
-  ResidualNorm y{x_t, blocks_[0]->norm_rnn(x_t)};
+  ResidualNorm y = input_join(x_t, input_dropout);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     y = blocks_[i]->step(y.sum, y.normed, norm_after(i), state[i]);
   }

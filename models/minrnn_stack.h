@@ -65,8 +65,10 @@ class MinRnnStack : public SequenceModel {
  public:
   MinRnnStack(const BlockOptions& options, int64_t n_layers);
   torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
-                        const TokenSelection& read = {}) override;
-  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
+                        const TokenSelection& read = {},
+                        const InputDropout& input_dropout = {}) override;
+  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state,
+                     const InputDropout& input_dropout = {}) override;
   SequenceState initial_state() const override { return SequenceState(blocks_.size()); }
   bool streaming() const override { return true; }
   const std::vector<ResidualBlock>& blocks() const { return blocks_; }
@@ -74,6 +76,8 @@ class MinRnnStack : public SequenceModel {
 
  private:
   void check_state(const SequenceState& state) const;
+  // The input dropped out and normed by the first block's norm_rnn, in one op.
+  ResidualNorm input_join(const torch::Tensor& x, const InputDropout& input_dropout) const;
   const torch::nn::LayerNorm& norm_after(size_t block) const;
   std::vector<ResidualBlock> blocks_;
   torch::nn::LayerNorm norm_out_{nullptr};

@@ -79,16 +79,18 @@ TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers
 }
 
 torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* state,
-                                        const TokenSelection& read) {
+                                        const TokenSelection& read,
+                                        const InputDropout& input_dropout) {
   if (state != nullptr) {
     throw std::logic_error("TransformerStack::forward: attention carries no state; pass nullptr");
   }
   // Each residual add and the LayerNorm after it are one op (ops/residual_norm.h): a block takes
   // its input normed by its norm_attn and hands its output on normed by the next block's (the
-  // last block's by norm_out).
+  // last block's by norm_out); the first, the input dropped out and normed.
   const double p = dropout_->options.p();
   const bool training = dropout_->is_training();
-  ResidualNorm h{x, blocks_[0].norm_attn(x)};
+  ResidualNorm h =
+      add_dropout_norm({}, x, input_dropout.p, input_dropout.training, blocks_[0].norm_attn);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = blocks_[i];
     const bool top = i + 1 == blocks_.size();
@@ -100,7 +102,7 @@ torch::Tensor TransformerStack::forward(const torch::Tensor& x, SequenceState* s
   return h.normed;
 }
 
-torch::Tensor TransformerStack::step(const torch::Tensor&, SequenceState&) {
+torch::Tensor TransformerStack::step(const torch::Tensor&, SequenceState&, const InputDropout&) {
   throw std::logic_error("TransformerStack::step: not a streaming model; re-encode the window");
 }
 

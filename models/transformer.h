@@ -35,9 +35,11 @@ class TransformerStack : public SequenceModel {
   TransformerStack(const TransformerOptions& options, int64_t n_layers);
   // `state` must be null: attention keeps no recurrent state.
   torch::Tensor forward(const torch::Tensor& x, SequenceState* state = nullptr,
-                        const TokenSelection& read = {}) override;
+                        const TokenSelection& read = {},
+                        const InputDropout& input_dropout = {}) override;
   // Throws std::logic_error: re-encode the window with forward() instead.
-  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state) override;
+  torch::Tensor step(const torch::Tensor& x_t, SequenceState& state,
+                     const InputDropout& input_dropout = {}) override;
   SequenceState initial_state() const override { return {}; }
   bool streaming() const override { return false; }
 

@@ -35,7 +35,8 @@ MINRNN_INLINE float row_sum(const float* v, int64_t n) {
   return acc[0];
 }
 
-// One task's rows of the forward; `scratch` holds a row's squared deviations.
+// One task's rows of the forward (x null: no residual); `scratch` holds a row's squared
+// deviations.
 MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
                                        const ResidualDropout& dropout, float eps, const float* x,
                                        const float* y, const float* gamma, const float* beta,
@@ -43,8 +44,13 @@ MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t fir
   const ResidualDropout drop = dropout;  // a local: its fields stay in registers across the stores
   for (int64_t row = first; row < end; ++row) {
     const int64_t at = row * D;
-    const float *xs = x + r.x(row) * D, *ys = y + r.y(row) * D;
-    for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.sum(xs[d], ys[d], at + d);
+    const float* ys = y + r.y(row) * D;
+    if (x) {
+      const float* xs = x + r.x(row) * D;
+      for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.sum(xs[d], ys[d], at + d);
+    } else {
+      for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.dropped(ys[d], at + d);
+    }
     const float mean = row_sum(sum + at, D) / static_cast<float>(D);
     for (int64_t d = 0; d < D; ++d) scratch[d] = (sum[at + d] - mean) * (sum[at + d] - mean);
     const float rstd = 1.0f / std::sqrt(row_sum(scratch, D) / static_cast<float>(D) + eps);
@@ -56,8 +62,8 @@ MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t fir
   }
 }
 
-// One task's rows of the backward, its γ and β gradients summed into its partial rows;
-// `scratch` holds 3·D floats. One simple loop a quantity, so each vectorizes.
+// One task's rows of the backward, its γ and β gradients summed into its partial rows (x_grad
+// null: no residual); `scratch` holds 4·D floats. One simple loop a quantity, so each vectorizes.
 MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
                                         const ResidualDropout& dropout, const float* sum,
                                         const float* moments, const float* gamma,
@@ -69,6 +75,7 @@ MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t fi
   float* __restrict xhat = scratch;
   float* __restrict dn = scratch + D;
   float* __restrict dn_xhat = scratch + 2 * D;
+  float* __restrict sum_scratch = scratch + 3 * D;  // the sum's gradient where no x takes it
   for (int64_t row = first; row < end; ++row) {
     const int64_t at = row * D;
     const float mean = moments[2 * row], rstd = moments[2 * row + 1];
@@ -80,7 +87,7 @@ MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t fi
     for (int64_t d = 0; d < D; ++d) beta_partial[d] += g[d];
     const float dn_mean = row_sum(dn, D) / static_cast<float>(D);
     const float dn_xhat_mean = row_sum(dn_xhat, D) / static_cast<float>(D);
-    float* dx = x_grad + r.x(row) * D;
+    float* dx = x_grad ? x_grad + r.x(row) * D : sum_scratch;
     float* dy = y_grad + r.y(row) * D;
     for (int64_t d = 0; d < D; ++d) {
       dx[d] = norm_input_grad(dn[d], xhat[d], dn_mean, dn_xhat_mean, rstd);
@@ -100,16 +107,16 @@ std::vector<torch::Tensor> forward_cpu(const torch::Tensor& x, const torch::Tens
                                        const JoinRows& rows, const ResidualDropout& dropout,
                                        const torch::Tensor& gamma, const torch::Tensor& beta,
                                        float eps) {
-  const int64_t D = x.size(1);
-  torch::Tensor sum = torch::empty({rows.rows, D}, x.options());
+  const int64_t D = y.size(1);
+  torch::Tensor sum = torch::empty({rows.rows, D}, y.options());
   torch::Tensor normed = torch::empty_like(sum),
-                moments = torch::empty({rows.rows, 2}, x.options());
+                moments = torch::empty({rows.rows, 2}, y.options());
   parallel_tasks(task_count(rows.rows), [&](int64_t task) {
     std::vector<float> scratch(static_cast<size_t>(D));
     forward_rows(rows, D, task * kTaskRows, std::min(rows.rows, (task + 1) * kTaskRows), dropout,
-                 eps, x.data_ptr<float>(), y.data_ptr<float>(), gamma.data_ptr<float>(),
-                 beta.data_ptr<float>(), sum.data_ptr<float>(), normed.data_ptr<float>(),
-                 moments.data_ptr<float>(), scratch.data());
+                 eps, x.numel() > 0 ? x.data_ptr<float>() : nullptr, y.data_ptr<float>(),
+                 gamma.data_ptr<float>(), beta.data_ptr<float>(), sum.data_ptr<float>(),
+                 normed.data_ptr<float>(), moments.data_ptr<float>(), scratch.data());
   });
   return {sum, normed, moments};
 }
@@ -125,12 +132,13 @@ std::vector<torch::Tensor> backward_cpu(const torch::Tensor& sum, const torch::T
   // under any number of threads).
   std::vector<float> partials(static_cast<size_t>(tasks * 2 * D), 0.0f);
   parallel_tasks(tasks, [&](int64_t task) {
-    std::vector<float> scratch(static_cast<size_t>(3 * D));
+    std::vector<float> scratch(static_cast<size_t>(4 * D));
     float* partial = partials.data() + task * 2 * D;
     backward_rows(rows, D, task * kTaskRows, std::min(rows.rows, (task + 1) * kTaskRows), dropout,
                   sum.data_ptr<float>(), moments.data_ptr<float>(), gamma.data_ptr<float>(),
                   sum_grad.defined() ? sum_grad.data_ptr<float>() : nullptr,
-                  normed_grad.data_ptr<float>(), x_grad.data_ptr<float>(), y_grad.data_ptr<float>(),
+                  normed_grad.data_ptr<float>(),
+                  x_grad.defined() ? x_grad.data_ptr<float>() : nullptr, y_grad.data_ptr<float>(),
                   partial, partial + D, scratch.data());
   });
   torch::Tensor gamma_grad = torch::zeros_like(gamma), beta_grad = torch::zeros_like(gamma);
@@ -177,8 +185,9 @@ torch::Tensor input_grad(int64_t rows, const torch::Tensor& like, const JoinRows
 
 class ResidualNormFunction : public torch::autograd::Function<ResidualNormFunction> {
  public:
-  // x, y as (their rows, D), read through `rows`. On the CPU the dropout's seed is the full one;
-  // on CUDA, with a base, the offset the kernel adds the base's value to.
+  // x, y as (their rows, D), read through `rows`; x with no rows: no residual (autograd takes no
+  // undefined input). On the CPU the dropout's seed is the full one; on CUDA, with a base, the
+  // offset the kernel adds the base's value to.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const torch::Tensor& x, const torch::Tensor& y,
                                                 const torch::Tensor& gamma,
@@ -187,16 +196,17 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
                                                 const SeedBase& base, double eps) {
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
-    if (x.is_cuda()) {
+    if (y.is_cuda()) {
       const ResidualNormCuda r = residual_norm_cuda(x, y, rows, dropout, base.tensor, gamma, beta,
                                                     static_cast<float>(eps));
       out = {r.sum, r.normed, r.moments};
     }
 #endif
-    if (!x.is_cuda()) out = forward_cpu(x, y, rows, dropout, gamma, beta, static_cast<float>(eps));
+    if (!y.is_cuda()) out = forward_cpu(x, y, rows, dropout, gamma, beta, static_cast<float>(eps));
     ctx->save_for_backward({out[0], gamma});
     ctx->saved_data["moments"] = out[2];
     ctx->saved_data["rows"] = as_list(rows);
+    ctx->saved_data["residual"] = x.numel() > 0;
     ctx->saved_data["input_rows"] = std::vector<int64_t>{x.size(0), y.size(0)};
     ctx->saved_data["seed"] = static_cast<int64_t>(dropout.seed);
     ctx->saved_data["threshold"] = dropout.threshold;
@@ -216,7 +226,9 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     const ResidualDropout dropout = dropout_of(ctx);
     const JoinRows rows = join_rows_of(ctx->saved_data["rows"]);
     const std::vector<int64_t> input_rows = ctx->saved_data["input_rows"].toIntVector();
-    torch::Tensor x_grad = input_grad(input_rows[0], sum, rows);
+    torch::Tensor x_grad = ctx->saved_data["residual"].toBool()
+                               ? input_grad(input_rows[0], sum, rows)
+                               : torch::Tensor();
     torch::Tensor y_grad = input_grad(input_rows[1], sum, rows);
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
@@ -239,15 +251,16 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
 bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
              const torch::Tensor& beta) {
   for (const torch::Tensor* t : {&x, &y, &gamma, &beta}) {
-    if (t->scalar_type() != torch::kFloat || t->device() != x.device()) return false;
+    if (!t->defined()) continue;  // x: no residual
+    if (t->scalar_type() != torch::kFloat || t->device() != y.device()) return false;
   }
   if (!gamma.is_contiguous() || !beta.is_contiguous()) return false;
-  const int64_t D = x.size(-1);
+  const int64_t D = y.size(-1);
   if (gamma.sizes() != torch::IntArrayRef{D} || beta.sizes() != torch::IntArrayRef{D}) return false;
 #ifdef MINRNN_WITH_CUDA
-  if (x.is_cuda() && D > residual_norm_cuda_max_width()) return false;
+  if (y.is_cuda() && D > residual_norm_cuda_max_width()) return false;
 #endif
-  return has_own_kernels(x.device());
+  return has_own_kernels(y.device());
 }
 
 // How the join reads an input of `tokens` tokens a batch through `read`, for `out` tokens a batch.
@@ -261,30 +274,36 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
                               double eps, const TokenSelection& x_read,
                               const TokenSelection& y_read) {
-  const bool selects = !x_read.all() || !y_read.all();
-  const torch::Tensor x_as_read = x_read.apply(x), y_as_read = y_read.apply(y);  // views
-  if (x.dim() < 1 || (selects && (x.dim() != 3 || y.dim() != 3)) ||
-      x_as_read.sizes() != y_as_read.sizes()) {
+  const bool residual = x.defined();
+  const bool selects = (residual && !x_read.all()) || !y_read.all();
+  const torch::Tensor y_as_read = y_read.apply(y);  // views
+  const torch::Tensor x_as_read = residual ? x_read.apply(x) : torch::Tensor();
+  if (y.dim() < 1 || (selects && (y.dim() != 3 || (residual && x.dim() != 3))) ||
+      (residual && x_as_read.sizes() != y_as_read.sizes())) {
     throw std::invalid_argument(
         "add_dropout_norm: x and y, as read, must have one shape (…, D); (B, T, D) to select "
         "tokens");
   }
-  if (!fusable(x, y, gamma, beta) || x_as_read.numel() == 0) {
-    const torch::Tensor sum = add_dropout(x_as_read, y_as_read, p, training);
-    return {sum, torch::layer_norm(sum, {x.size(-1)}, gamma, beta, eps)};
+  if (!fusable(x, y, gamma, beta) || y_as_read.numel() == 0) {
+    const torch::Tensor sum = residual ? add_dropout(x_as_read, y_as_read, p, training)
+                                       : fused_dropout(y_as_read, p, training);
+    return {sum, torch::layer_norm(sum, {y.size(-1)}, gamma, beta, eps)};
   }
   const DropoutCall call = next_dropout_call(p, training);
-  const bool device_base = call.base.defined() && x.is_cuda();
+  const bool device_base = call.base.defined() && y.is_cuda();
   const ResidualDropout dropout{device_base ? call.seed : call.host_seed(), call.threshold,
                                 static_cast<float>(call.scale)};
-  const std::vector<int64_t> out_shape = x_as_read.sizes().vec();
-  const int64_t D = x.size(-1), out_rows = x_as_read.numel() / D;
+  const std::vector<int64_t> out_shape = y_as_read.sizes().vec();
+  const int64_t D = y.size(-1), out_rows = y_as_read.numel() / D;
   // Without a selection every row is a batch of its own: the maps are the identity.
   const int64_t out_tokens = selects ? out_shape[1] : out_rows;
-  const JoinRows rows{out_rows, row_map(x_read, selects ? x.size(1) : out_rows, out_tokens),
+  const JoinRows rows{out_rows,
+                      residual ? row_map(x_read, selects ? x.size(1) : out_rows, out_tokens)
+                               : RowMap::identity(out_rows),
                       row_map(y_read, selects ? y.size(1) : out_rows, out_tokens)};
   const auto out = ResidualNormFunction::apply(
-      x.reshape({-1, D}).contiguous(), y.reshape({-1, D}).contiguous(), gamma, beta, rows, dropout,
+      residual ? x.reshape({-1, D}).contiguous() : torch::empty({0, D}, y.options()),
+      y.reshape({-1, D}).contiguous(), gamma, beta, rows, dropout,
       SeedBase{device_base ? call.base : torch::Tensor()}, eps);
   return {out[0].view(out_shape), out[1].view(out_shape)};
 }

@@ -18,7 +18,9 @@ struct ResidualNorm {
   torch::Tensor normed;  // its LayerNorm
 };
 
-// x, y of one shape (…, D); gamma, beta (D); the dropout as add_dropout's (p, training). With
+// x, y of one shape (…, D) — x undefined: no residual, sum = dropout(y), fused_dropout's bits (a
+// backbone's input dropout joined to its first norm); gamma, beta (D); the dropout as
+// add_dropout's (p, training). With
 // token selections, x and y (B, T, D) are read at the tokens each selects (the top block's state
 // tokens), as x_read.apply(x) and y_read.apply(y) would, without copying them out: the join is
 // (B, T', D) and their gradients come back whole, zero where nothing was read.

@@ -24,9 +24,9 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
                                     const JoinRows& rows, const ResidualDropout& dropout,
                                     const torch::Tensor& seed_base, const torch::Tensor& gamma,
                                     const torch::Tensor& beta, float eps) {
-  c10::cuda::CUDAGuard guard(x.device());
-  const int64_t width = x.size(1);
-  const auto options = x.options();
+  c10::cuda::CUDAGuard guard(y.device());
+  const int64_t width = y.size(1);
+  const auto options = y.options();
   ResidualNormCuda out{torch::empty({rows.rows, width}, options),
                        torch::empty({rows.rows, width}, options),
                        torch::empty({rows.rows, 2}, options)};
@@ -37,7 +37,7 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
                                        eps,
                                        rows.x,
                                        rows.y,
-                                       x.data_ptr<float>(),
+                                       x.numel() > 0 ? x.data_ptr<float>() : nullptr,
                                        y.data_ptr<float>(),
                                        gamma.data_ptr<float>(),
                                        beta.data_ptr<float>(),
@@ -71,7 +71,7 @@ std::vector<torch::Tensor> residual_norm_backward_cuda(
       gamma.data_ptr<float>(),
       sum_grad.defined() ? sum_grad.data_ptr<float>() : nullptr,
       normed_grad.data_ptr<float>(),
-      grads[0].data_ptr<float>(),
+      grads[0].defined() ? grads[0].data_ptr<float>() : nullptr,
       grads[1].data_ptr<float>(),
       grads[2].data_ptr<float>(),
       grads[3].data_ptr<float>(),

@@ -9,8 +9,8 @@
 
 namespace minrnn::core {
 
-// x, y (their rows, D) contiguous float32 on one CUDA device; `seed_base` an int64 there or
-// undefined. {sum, normed, moments (rows, 2)}, one launch.
+// x (no rows: no residual), y (their rows, D) contiguous float32 on one CUDA device;
+// `seed_base` an int64 there or undefined. {sum, normed, moments (rows, 2)}, one launch.
 struct ResidualNormCuda {
   torch::Tensor sum, normed, moments;
 };
@@ -19,8 +19,9 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
                                     const JoinRows& rows, const ResidualDropout& dropout,
                                     const torch::Tensor& seed_base, const torch::Tensor& gamma,
                                     const torch::Tensor& beta, float eps);
-// {x_grad, y_grad, gamma_grad, beta_grad}, two launches; x_grad and y_grad come in (x's and y's
-// shapes, zeroed where no output reads) and are filled. sum_grad may be undefined (none).
+// {x_grad, y_grad, gamma_grad, beta_grad}, two launches; x_grad (undefined: no residual) and y_grad
+// come in (x's and y's shapes, zeroed where no output reads) and are filled. sum_grad may be
+// undefined (none).
 std::vector<torch::Tensor> residual_norm_backward_cuda(
     const torch::Tensor& sum, const torch::Tensor& moments, const torch::Tensor& gamma,
     const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const JoinRows& rows,

@@ -5,7 +5,6 @@
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
 #include "models/transformer.h"
-#include "ops/dropout.h"
 #include "ops/token_embedding.h"
 
 namespace minrnn::rl {
@@ -72,18 +71,19 @@ torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceS
                           {b.states, embed_state->weight, embed_state->bias},
                           {b.actions, embed_action->weight, embed_action->bias}},
                          b.timesteps, embed_timestep->weight, state ? 3 * K : 3 * K - 1);
-  // Actions are read off the state tokens s_1 … s_K (positions 1, 4, 7, …) alone.
-  auto state_out = backbone->forward(token_input(tokens), state, core::TokenSelection{1, 3});
+  // Actions are read off the state tokens s_1 … s_K (positions 1, 4, 7, …) alone. The backbone
+  // drops the normed tokens out itself, in one op with its first norm.
+  auto state_out =
+      backbone->forward(embed_norm(tokens), state, core::TokenSelection{1, 3}, token_dropout());
   return torch::tanh(predict_action(state_out));
 }
 
-torch::Tensor DecisionModelImpl::token_input(const torch::Tensor& tokens) {
-  return core::fused_dropout(embed_norm(tokens), embed_dropout->options.p(),
-                             embed_dropout->is_training());
+core::InputDropout DecisionModelImpl::token_dropout() const {
+  return {embed_dropout->options.p(), embed_dropout->is_training()};
 }
 
 torch::Tensor DecisionModelImpl::step_token(const torch::Tensor& token, core::SequenceState& st) {
-  return backbone->step(token_input(token), st);
+  return backbone->step(embed_norm(token), st, token_dropout());
 }
 
 torch::Tensor DecisionModelImpl::act(const torch::Tensor& rtg, const torch::Tensor& obs,

@@ -67,8 +67,8 @@ class DecisionModelImpl : public torch::nn::Module {
 
  private:
   torch::Tensor time_embedding(const torch::Tensor& timesteps);
-  // Tokens (…,D) → LayerNorm → dropout: the backbone's input.
-  torch::Tensor token_input(const torch::Tensor& tokens);
+  // The embedding dropout the backbone applies to the normed tokens (its input).
+  core::InputDropout token_dropout() const;
   // One token (B,D) through norm/dropout and one backbone step.
   torch::Tensor step_token(const torch::Tensor& token, core::SequenceState& state);
   DecisionModelOptions options_;

@@ -18,8 +18,9 @@ int64_t residual_norm_partial_rows(int64_t rows) {
 
 cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
   const grid::ResidualNormForward<DeviceMemory> k{
-      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,    a.x_rows, a.y_rows, a.x, a.y,
-      a.gamma,           a.beta,    a.sum,       a.normed, a.moments};
+      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,   a.x_rows, a.y_rows,
+      a.x != nullptr,    a.x,       a.y,         a.gamma, a.beta,   a.sum,
+      a.normed,          a.moments};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;
@@ -40,6 +41,7 @@ cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t s
                                                       a.sum_grad,
                                                       a.normed_grad,
                                                       a.sum_grad != nullptr,
+                                                      a.x_grad != nullptr,
                                                       a.x_grad,
                                                       a.y_grad,
                                                       gamma_partial,

@@ -12,8 +12,8 @@ namespace minrnn::core::kernels {
 // The largest row width the kernels take.
 int64_t residual_norm_max_width();
 
-// rows × width out: sum, normed, moments (rows, 2); x, y in, their rows read through x_rows and
-// y_rows; gamma, beta (width).
+// rows × width out: sum, normed, moments (rows, 2); x (null: no residual, sum = dropout(y)), y in,
+// their rows read through x_rows and y_rows; gamma, beta (width).
 struct ResidualNormArgs {
   int64_t rows, width;
   ResidualDropout dropout;    // its seed added to *seed_base when that is set
@@ -26,8 +26,8 @@ struct ResidualNormArgs {
 cudaError_t residual_norm_forward(const ResidualNormArgs& args, cudaStream_t stream);
 
 // From the forward's sum and moments and the outputs' gradients (sum_grad may be null: none):
-// x_grad, y_grad (x's and y's shapes: their rows the maps read are written, others left as they
-// are), gamma_grad, beta_grad (width); `partials` scratch of
+// x_grad (null: no residual), y_grad (x's and y's shapes: their rows the maps read are written,
+// others left as they are), gamma_grad, beta_grad (width); `partials` scratch of
 // 2 · residual_norm_partial_rows(rows) · width floats.
 struct ResidualNormGradArgs {
   int64_t rows, width;

@@ -61,6 +61,7 @@ struct ResidualNormForward : RowGrid {
   const uint64_t* seed_base;  // a replayed graph's step, or null
   float eps;
   RowMap x_rows, y_rows;  // the rows of x and y each output row reads
+  bool residual;          // false: no x, sum = dropout(y)
   typename Mem::template In<float> x, y, gamma, beta;
   typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
@@ -77,7 +78,9 @@ struct ResidualNormForward : RowGrid {
       const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
-        r.s[c] = real && k >= 0 ? d.sum(x[x_row * width + k], y[y_row * width + k], i) : 0.0f;
+        const bool here = real && k >= 0;
+        const float dropped = here ? d.dropped(y[y_row * width + k], i) : 0.0f;
+        r.s[c] = here && residual ? static_cast<float>(x[x_row * width + k]) + dropped : dropped;
         if (real && k >= 0) sum[i] = r.s[c];
         total = total + r.s[c];
       }
@@ -128,6 +131,7 @@ struct ResidualNormBackward : RowGrid {
   RowMap x_rows, y_rows;  // where each output row's x and y gradients go
   typename Mem::template In<float> sum, moments, gamma, sum_grad, normed_grad;  // sum_grad: may be
   bool has_sum_grad;                                                            // absent
+  bool residual;  // false: no x, no x_grad
   typename Mem::template Out<float> x_grad, y_grad;
   typename Mem::template Out<float> gamma_partial, beta_partial;  // (blocks, D)
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
@@ -193,7 +197,7 @@ struct ResidualNormBackward : RowGrid {
         const float through = has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
         const float total =
             through + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
-        x_grad[x_row * width + k] = total;
+        if (residual) x_grad[x_row * width + k] = total;
         y_grad[y_row * width + k] = d.y_grad(total, i);
       }
     }

@@ -1,4 +1,5 @@
-// A residual block's join (ops/residual_norm.h): sum = x + dropout(y), then the LayerNorm of each
+// A residual block's join (ops/residual_norm.h): sum = x + dropout(y) (or, with no x, dropout(y)),
+// then the LayerNorm of each
 // row of sum, normed = (sum − mean) · rstd · γ + β; and the backward's per-element formulas.
 // Shared by the CPU loops (ops/residual_norm.cpp) and the CUDA kernels
 // (kernels/cuda/residual_norm_programs.h). The dropout is ops/dropout.h's hashed one, element i of
@@ -20,11 +21,13 @@ struct ResidualDropout {
   MINRNN_SHARED_INLINE bool kept(int64_t i) const {
     return (threshold == 0) | (dropout_math::draw(seed, i) >= threshold);
   }
-  // x + keep · y · scale, the product and the sum rounded on their own (add_dropout's order).
-  MINRNN_SHARED_INLINE float sum(float x, float y, int64_t i) const {
+  // keep · y · scale: fused_dropout's bits (a join without a residual).
+  MINRNN_SHARED_INLINE float dropped(float y, int64_t i) const {
     const float scaled = y * scale;
-    return x + (kept(i) ? scaled : 0.0f);
+    return kept(i) ? scaled : 0.0f;
   }
+  // x + keep · y · scale, the product and the sum rounded on their own (add_dropout's order).
+  MINRNN_SHARED_INLINE float sum(float x, float y, int64_t i) const { return x + dropped(y, i); }
   // ∂/∂y of sum times g.
   MINRNN_SHARED_INLINE float y_grad(float g, int64_t i) const { return kept(i) ? g * scale : 0.0f; }
 };

@@ -237,10 +237,13 @@ TEST(PackedBackbone, TransformerMatches) {
 
 TEST(PackedBackbone, RefusesAnUnknownModel) {
   struct Other : SequenceModel {
-    torch::Tensor forward(const torch::Tensor& x, SequenceState*, const TokenSelection&) override {
+    torch::Tensor forward(const torch::Tensor& x, SequenceState*, const TokenSelection&,
+                          const InputDropout&) override {
       return x;
     }
-    torch::Tensor step(const torch::Tensor& x, SequenceState&) override { return x; }
+    torch::Tensor step(const torch::Tensor& x, SequenceState&, const InputDropout&) override {
+      return x;
+    }
     SequenceState initial_state() const override { return {}; }
     bool streaming() const override { return true; }
   } other;

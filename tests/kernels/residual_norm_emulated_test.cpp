@@ -3,7 +3,7 @@
 // the CPU op (ops/residual_norm.h) with the same dropout seed: the sum bit for bit, the normed
 // output and the gradients to rounding (their sums run in another fixed order). Rows past the last
 // whole block, rows narrower than a warp and as wide as the kernels take, with and without the
-// gradient through the sum.
+// gradient through the sum, and without a residual.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -28,12 +28,14 @@ constexpr double kP = 0.25;
 constexpr float kEps = 1e-5f;
 constexpr uint64_t kSeed = 0xABCDEFull;
 
-// x, y (batch, tokens, width) read at the tokens `read` selects (both), as the top block does.
+// x, y (batch, tokens, width) read at the tokens `read` selects (both), as the top block does;
+// without `residual` no x (a backbone's input dropout joined to its first norm).
 void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& read,
-           bool through_sum) {
+           bool through_sum, bool residual = true) {
   SCOPED_TRACE(std::to_string(batch) + " × " + std::to_string(tokens) + " rows of " +
                std::to_string(width) + ", every " + std::to_string(read.stride) + " from " +
-               std::to_string(read.first) + (through_sum ? ", through the sum too" : ""));
+               std::to_string(read.first) + (through_sum ? ", through the sum too" : "") +
+               (residual ? "" : ", no residual"));
   torch::manual_seed(batch * tokens * width);
   const torch::Tensor x = torch::randn({batch, tokens, width}).requires_grad_(true);
   const torch::Tensor y = torch::randn({batch, tokens, width}).requires_grad_(true);
@@ -42,7 +44,12 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   ResidualNorm want;
   {
     const DropoutSeeds seeds(kSeed);  // its first call's seed is kSeed itself
-    want = add_dropout_norm(x, y, kP, true, gamma, beta, kEps, read, read);
+    want = add_dropout_norm(residual ? x : torch::Tensor(), y, kP, true, gamma, beta, kEps, read,
+                            read);
+  }
+  if (!residual) {  // fused_dropout's bits
+    const DropoutSeeds seeds(kSeed);
+    EXPECT_TRUE(torch::equal(want.sum, fused_dropout(read.apply(y), kP, true)));
   }
   const ResidualDropout dropout{kSeed, std::llround(kP * 4294967296.0),
                                 static_cast<float>(1.0 / (1.0 - kP))};
@@ -54,9 +61,10 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
       gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
+  const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
   const grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, nullptr, kEps,      map,          map,          xb.in(),
-      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
+      {rows, width}, dropout, nullptr, kEps,    map,       map,          residual,
+      x_in,          yb.in(), gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
   emu::Log log;
   emu::run(forward, log);
   for (const auto* b : {&sum, &normed, &moments}) b->check_written(log);
@@ -80,21 +88,23 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
       beta_partial("beta_partial", static_cast<size_t>(partials * width)),
       gamma_grad("gamma_grad", static_cast<size_t>(width)),
       beta_grad("beta_grad", static_cast<size_t>(width));
-  const grid::ResidualNormBackward<emu::Memory> backward{{rows, width},
-                                                         dropout,
-                                                         nullptr,
-                                                         map,
-                                                         map,
-                                                         sum.in(),
-                                                         moments.in(),
-                                                         gb.in(),
-                                                         sgb.in(),
-                                                         ngb.in(),
-                                                         through_sum,
-                                                         x_grad.out(),
-                                                         y_grad.out(),
-                                                         gamma_partial.out(),
-                                                         beta_partial.out()};
+  const grid::ResidualNormBackward<emu::Memory> backward{
+      {rows, width},
+      dropout,
+      nullptr,
+      map,
+      map,
+      sum.in(),
+      moments.in(),
+      gb.in(),
+      sgb.in(),
+      ngb.in(),
+      through_sum,
+      residual,
+      residual ? x_grad.out() : emu::Out<float>{nullptr},
+      y_grad.out(),
+      gamma_partial.out(),
+      beta_partial.out()};
   const grid::NormParamGrads<emu::Memory> params{{},
                                                  partials,
                                                  width,
@@ -113,7 +123,11 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
                                const char* what) {
     EXPECT_LT(rel_err(got, grad.to(torch::kDouble)), 1e-5) << what;
   };
-  expect_close(tensor_from(x_grad.data(), x.sizes()), x.grad(), "x");  // zero rows and all
+  if (residual) {
+    expect_close(tensor_from(x_grad.data(), x.sizes()), x.grad(), "x");  // zero rows and all
+  } else {
+    EXPECT_FALSE(x.grad().defined());
+  }
   expect_close(tensor_from(y_grad.data(), y.sizes()), y.grad(), "y");
   expect_close(tensor_from(gamma_grad.data(), {width}), gamma.grad(), "gamma");
   expect_close(tensor_from(beta_grad.data(), {width}), beta.grad(), "beta");
@@ -124,6 +138,12 @@ TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
   check(3, 3, 40, {}, false);      // lanes past the row's end; no gradient through the sum
   check(1, 3, 256, {}, true);      // as wide as the kernels take
   check(4, 11, 40, {1, 3}, true);  // the top block's state tokens: every third from the second
+}
+
+// A backbone's input dropout joined to its first norm: no x, sum = dropout(y).
+TEST(ResidualNormEmulated, AJoinWithoutAResidualIsTheDropoutNormed) {
+  check(2, 19, 128, {}, true, false);
+  check(3, 3, 40, {}, false, false);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A residual join as one op (ops/residual_norm.h) against what it replaces, add_dropout and
 // LibTorch's layer_norm with the same dropout seed: the sum bit for bit, the normed output and
 // every gradient (through the sum and the normed output both, or the normed alone) to rounding;
-// evaluation takes no seed; one thread or two, the same bits; other inputs run the unfused ops;
+// without a residual (x undefined) fused_dropout normed; evaluation takes no seed; one thread or
+// two, the same bits; other inputs run the unfused ops;
 // and on CUDA, the same against the CPU op. The kernels' bodies run under the grid emulator in
 // tests/kernels/residual_norm_emulated_test.cpp.
 #include "ops/residual_norm.h"
@@ -33,7 +34,7 @@ Inputs make_inputs(int64_t rows, int64_t width, torch::Device device = torch::kC
 }
 Inputs copy_of(const Inputs& in, torch::Device device = torch::kCPU) {
   const auto leaf = [&](const torch::Tensor& t) {
-    return t.detach().to(device).clone().requires_grad_(true);
+    return t.defined() ? t.detach().to(device).clone().requires_grad_(true) : t;
   };
   return {leaf(in.x), leaf(in.y), leaf(in.gamma), leaf(in.beta)};
 }
@@ -47,8 +48,9 @@ ResidualNorm fused(const Inputs& in, bool training = true) {
 }
 ResidualNorm unfused(const Inputs& in, bool training = true) {
   const DropoutSeeds seeds(kSeed);
-  const torch::Tensor sum = add_dropout(in.x, in.y, kP, training);
-  return {sum, torch::layer_norm(sum, {in.x.size(-1)}, in.gamma, in.beta, kEps)};
+  const torch::Tensor sum =
+      in.x.defined() ? add_dropout(in.x, in.y, kP, training) : fused_dropout(in.y, kP, training);
+  return {sum, torch::layer_norm(sum, {in.y.size(-1)}, in.gamma, in.beta, kEps)};
 }
 
 // Backward through both outputs (or the normed alone); every input's gradient of `a` within
@@ -69,6 +71,7 @@ void expect_same_grads(const Inputs& a, const ResidualNorm& ra, const Inputs& b,
       {"gamma", {a.gamma, b.gamma}},
       {"beta", {a.beta, b.beta}}};
   for (const auto& [name, t] : pairs) {
+    if (!t.first.defined()) continue;  // no x: no residual
     EXPECT_LT(rel_err(t.first.grad(), t.second.grad().cpu().to(torch::kDouble)), tolerance) << name;
   }
 }
@@ -81,6 +84,21 @@ TEST(ResidualNorm, IsAddDropoutThenLayerNorm) {
     EXPECT_TRUE(torch::equal(got.sum, want.sum));  // add_dropout's mask and rounding
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
     expect_same_grads(in, got, ref, want, true, 1e-5);
+  }
+}
+
+// A backbone's input dropout joined to its first norm: no x, the sum fused_dropout's bits.
+TEST(ResidualNorm, WithoutAResidualIsTheDropoutNormed) {
+  for (const int64_t width : {128, 300}) {  // 300: wider than the CUDA kernels take
+    SCOPED_TRACE("width " + std::to_string(width));
+    Inputs in = make_inputs(37, width);
+    in.x = torch::Tensor();
+    const Inputs ref = copy_of(in);
+    const ResidualNorm got = fused(in), want = unfused(ref);
+    EXPECT_TRUE(torch::equal(got.sum, want.sum));
+    EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
+    expect_same_grads(in, got, ref, want, true, 1e-5);
+    EXPECT_TRUE(torch::equal(fused(in, false).sum, in.y));  // evaluation: y itself
   }
 }
 
@@ -167,6 +185,8 @@ TEST(ResidualNorm, OtherInputsRunTheUnfusedOps) {
   const ResidualNorm got = fused(in), want = unfused(ref);
   EXPECT_TRUE(torch::equal(got.sum, want.sum));
   EXPECT_TRUE(torch::equal(got.normed, want.normed));
+  const Inputs no_x{torch::Tensor(), in.y, in.gamma, in.beta};  // without a residual too
+  EXPECT_TRUE(torch::equal(fused(no_x).normed, unfused(no_x).normed));
   EXPECT_THROW(add_dropout_norm(in.x, in.y.narrow(1, 0, 2), kP, true, in.gamma, in.beta, kEps),
                std::invalid_argument);
 }
@@ -178,6 +198,15 @@ TEST(ResidualNormCuda, IsTheCpuOp) {
     const Inputs cpu = make_inputs(37, width), cuda = copy_of(cpu, torch::kCUDA);
     const ResidualNorm got = fused(cuda), want = fused(cpu);
     EXPECT_TRUE(torch::equal(got.sum.cpu(), want.sum));  // the same mask and rounding
+    EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
+    expect_same_grads(cuda, got, cpu, want, true, 1e-5);
+  }
+  {  // A backbone's input dropout joined to its first norm.
+    Inputs cpu = make_inputs(37, 128);
+    cpu.x = torch::Tensor();
+    const Inputs cuda = copy_of(cpu, torch::kCUDA);
+    const ResidualNorm got = fused(cuda), want = fused(cpu);
+    EXPECT_TRUE(torch::equal(got.sum.cpu(), want.sum));
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
     expect_same_grads(cuda, got, cpu, want, true, 1e-5);
   }
