@@ -52,6 +52,11 @@ class StagingBlock {
     const Slot& s = slots_[slot];
     return device_.narrow(0, s.offset, s.bytes).view(s.dtype).view(s.shape);
   }
+  // Where the host writes the slot's values itself (as fill copies them).
+  template <typename T>
+  T* host(int slot) {
+    return reinterpret_cast<T*>(host_.data_ptr<uint8_t>() + slots_[slot].offset);
+  }
   template <typename T>
   void fill(int slot, const T* values) {
     const Slot& s = slots_[slot];
@@ -132,7 +137,11 @@ struct TrainStep::State {
     copied.wait();  // the previous step's copy has read the block
     staged.fill(states, b.states.data());
     staged.fill(actions, b.actions.data());
-    staged.fill(returns_to_go, b.returns_to_go.data());
+    // Scaled as they are staged, not on the device: a launch less a replayed step.
+    float* scaled = staged.host<float>(returns_to_go);
+    const float scale = static_cast<float>(agent.config.return_scale);
+    const int64_t count = agent.config.batch_size * agent.config.context_len;  // the slot's
+    for (int64_t i = 0; i < count; ++i) scaled[i] = b.returns_to_go[i] / scale;
     staged.fill(timesteps, b.timesteps.data());
     staged.fill(mask, b.mask.data());
     const int64_t host_ids[kHostIdCount] = {static_cast<int64_t>(dropout_base), agent.step + 1};
@@ -149,7 +158,7 @@ struct TrainStep::State {
     const torch::Tensor host_ids = staged.device(ids), step_scalars = staged.device(scalars);
     core::DropoutSeeds seeds(host_ids.narrow(0, kDropoutBase, 1));
     DecisionBatch b;
-    b.returns_to_go = staged.device(returns_to_go) / cfg.return_scale;
+    b.returns_to_go = staged.device(returns_to_go);  // scaled by load()
     b.states = staged.device(states);
     b.actions = staged.device(actions);
     b.timesteps = staged.device(timesteps);
