@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/attention_probs.h"
 #include "ops/mlp.h"
 #include "ops/residual_norm.h"
 
@@ -45,14 +46,11 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const Tok
                   .unbind(0);
     k = kv[0], v = kv[1];
   }
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(double(D / H));
-  // The query of token t may only attend to tokens ≤ t.
-  auto key_pos = torch::arange(T, x.options().dtype(torch::kLong));
-  auto query_pos = read.apply(key_pos.unsqueeze(0)).squeeze(0);
-  auto future = key_pos.unsqueeze(0) > query_pos.unsqueeze(1);  // (T_q, T)
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-  auto probs = fused_dropout(torch::softmax(scores, -1), attn_dropout->options.p(),
-                             attn_dropout->is_training());
+  // The query of token t may only attend to tokens ≤ t: the scale, that mask, the softmax and
+  // the dropout in one op.
+  auto probs =
+      causal_attention_probs(torch::matmul(q, k.transpose(-2, -1)), 1.0 / std::sqrt(double(D / H)),
+                             read, attn_dropout->options.p(), attn_dropout->is_training());
   auto y = torch::matmul(probs, v);
   return affine(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
 }

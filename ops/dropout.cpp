@@ -93,13 +93,13 @@ struct SeedBase {
 
 void save(torch::autograd::AutogradContext* ctx, double p, int64_t seed, const SeedBase& base) {
   ctx->saved_data["p"] = p;
-  ctx->saved_data["seed"] = seed;
-  if (base.tensor.defined()) ctx->saved_data["base"] = base.tensor;
+  ctx->saved_data["dropout_seed"] = seed;
+  if (base.tensor.defined()) ctx->saved_data["dropout_base"] = base.tensor;
 }
 torch::Tensor dropped_grad(torch::autograd::AutogradContext* ctx, const torch::Tensor& g) {
-  const auto base = ctx->saved_data.find("base");
+  const auto base = ctx->saved_data.find("dropout_base");
   return run_pass({}, g, ctx->saved_data["p"].toDouble(),
-                  static_cast<uint64_t>(ctx->saved_data["seed"].toInt()),
+                  static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt()),
                   base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor());
 }
 
@@ -190,6 +190,33 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
   const uint64_t full_seed = seed_base.defined() ? host_seed(seed, seed_base.cpu()) : seed;
   torch::Tensor dropped = y * dropout_mask_reference(y, p, full_seed) * (1.0 / (1.0 - p));
   return x.defined() ? x + dropped : dropped;
+}
+
+PassDropout next_pass_dropout(double p, bool training, const torch::Device& device) {
+  const DropoutCall call = next_dropout_call(p, training);
+  const bool device_base = call.base.defined() && device.is_cuda();
+  return {
+      {device_base ? call.seed : call.host_seed(), call.threshold, static_cast<float>(call.scale)},
+      device_base ? call.base : torch::Tensor()};
+}
+
+const uint64_t* PassDropout::base_pointer() const {
+  return base.defined() ? reinterpret_cast<const uint64_t*>(base.data_ptr()) : nullptr;
+}
+
+void PassDropout::save(torch::autograd::AutogradContext* ctx) const {
+  ctx->saved_data["dropout_seed"] = static_cast<int64_t>(dropout.seed);
+  ctx->saved_data["dropout_threshold"] = dropout.threshold;
+  ctx->saved_data["dropout_scale"] = static_cast<double>(dropout.scale);
+  if (base.defined()) ctx->saved_data["dropout_base"] = base;
+}
+
+PassDropout PassDropout::saved(torch::autograd::AutogradContext* ctx) {
+  const auto base = ctx->saved_data.find("dropout_base");
+  return {
+      {static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt()), ctx->saved_data["dropout_threshold"].toInt(),
+       static_cast<float>(ctx->saved_data["dropout_scale"].toDouble())},
+      base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor()};
 }
 
 torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training) {

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "kernels/math/dropout_math.h"
+
 namespace minrnn::core {
 
 // dropout(y): y ⊙ mask / (1 − p) when training and p > 0, else y itself.
@@ -66,6 +68,19 @@ struct DropoutCall {
   uint64_t host_seed() const;
 };
 DropoutCall next_dropout_call(double p, bool training);
+
+// The next call as a fused pass's kernel takes it (kernels/math/dropout_math.h): on CUDA with a
+// device base, the seed is the offset the kernel adds the base's value to (a replayed graph's
+// step), and `base` that base; else the full seed and no base. A plain value: an autograd
+// function takes it as an argument, not as an input, and keeps it for its backward.
+struct PassDropout {
+  HashedDropout dropout;
+  torch::Tensor base;
+  const uint64_t* base_pointer() const;  // for the kernel: null without a base
+  void save(torch::autograd::AutogradContext* ctx) const;  // as saved_data's dropout_* keys
+  static PassDropout saved(torch::autograd::AutogradContext* ctx);
+};
+PassDropout next_pass_dropout(double p, bool training, const torch::Device& device);
 
 // The keep-mask (bool, y's shape) for a seed, by torch ops on y's device.
 torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed);

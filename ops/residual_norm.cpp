@@ -38,10 +38,10 @@ MINRNN_INLINE float row_sum(const float* v, int64_t n) {
 // One task's rows of the forward (x null: no residual); `scratch` holds a row's squared
 // deviations.
 MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
-                                       const ResidualDropout& dropout, float eps, const float* x,
+                                       const HashedDropout& dropout, float eps, const float* x,
                                        const float* y, const float* gamma, const float* beta,
                                        float* sum, float* normed, float* moments, float* scratch) {
-  const ResidualDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
   for (int64_t row = first; row < end; ++row) {
     const int64_t at = row * D;
     const float* ys = y + r.y(row) * D;
@@ -65,13 +65,13 @@ MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t fir
 // One task's rows of the backward, its γ and β gradients summed into its partial rows (x_grad
 // null: no residual); `scratch` holds 4·D floats. One simple loop a quantity, so each vectorizes.
 MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t first, int64_t end,
-                                        const ResidualDropout& dropout, const float* sum,
+                                        const HashedDropout& dropout, const float* sum,
                                         const float* moments, const float* gamma,
                                         const float* sum_grad, const float* normed_grad,
                                         float* __restrict x_grad, float* __restrict y_grad,
                                         float* __restrict gamma_partial,
                                         float* __restrict beta_partial, float* __restrict scratch) {
-  const ResidualDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
   float* __restrict xhat = scratch;
   float* __restrict dn = scratch + D;
   float* __restrict dn_xhat = scratch + 2 * D;
@@ -104,7 +104,7 @@ int64_t task_count(int64_t rows) {
 }
 
 std::vector<torch::Tensor> forward_cpu(const torch::Tensor& x, const torch::Tensor& y,
-                                       const JoinRows& rows, const ResidualDropout& dropout,
+                                       const JoinRows& rows, const HashedDropout& dropout,
                                        const torch::Tensor& gamma, const torch::Tensor& beta,
                                        float eps) {
   const int64_t D = y.size(1);
@@ -125,7 +125,7 @@ std::vector<torch::Tensor> forward_cpu(const torch::Tensor& x, const torch::Tens
 std::vector<torch::Tensor> backward_cpu(const torch::Tensor& sum, const torch::Tensor& moments,
                                         const torch::Tensor& gamma, const torch::Tensor& sum_grad,
                                         const torch::Tensor& normed_grad, const JoinRows& rows,
-                                        const ResidualDropout& dropout, torch::Tensor x_grad,
+                                        const HashedDropout& dropout, torch::Tensor x_grad,
                                         torch::Tensor y_grad) {
   const int64_t D = sum.size(1), tasks = task_count(rows.rows);
   // [task][γ | β][channel]: each task's rows' sums, then added in task order (the same bits
@@ -151,17 +151,6 @@ std::vector<torch::Tensor> backward_cpu(const torch::Tensor& sum, const torch::T
     }
   }
   return {x_grad, y_grad, gamma_grad, beta_grad};
-}
-
-// The dropout's base tensor, wrapped so that autograd does not take it for an input.
-struct SeedBase {
-  torch::Tensor tensor;
-};
-
-ResidualDropout dropout_of(torch::autograd::AutogradContext* ctx) {
-  return {static_cast<uint64_t>(ctx->saved_data["seed"].toInt()),
-          ctx->saved_data["threshold"].toInt(),
-          static_cast<float>(ctx->saved_data["scale"].toDouble())};
 }
 
 // A join's rows as the context keeps them: the output rows, then x's and y's maps.
@@ -192,26 +181,24 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
                                                 const torch::Tensor& x, const torch::Tensor& y,
                                                 const torch::Tensor& gamma,
                                                 const torch::Tensor& beta, const JoinRows& rows,
-                                                const ResidualDropout& dropout,
-                                                const SeedBase& base, double eps) {
+                                                const PassDropout& dropout, double eps) {
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (y.is_cuda()) {
-      const ResidualNormCuda r = residual_norm_cuda(x, y, rows, dropout, base.tensor, gamma, beta,
-                                                    static_cast<float>(eps));
+      const ResidualNormCuda r =
+          residual_norm_cuda(x, y, rows, dropout, gamma, beta, static_cast<float>(eps));
       out = {r.sum, r.normed, r.moments};
     }
 #endif
-    if (!y.is_cuda()) out = forward_cpu(x, y, rows, dropout, gamma, beta, static_cast<float>(eps));
+    if (!y.is_cuda()) {
+      out = forward_cpu(x, y, rows, dropout.dropout, gamma, beta, static_cast<float>(eps));
+    }
     ctx->save_for_backward({out[0], gamma});
     ctx->saved_data["moments"] = out[2];
     ctx->saved_data["rows"] = as_list(rows);
     ctx->saved_data["residual"] = x.numel() > 0;
     ctx->saved_data["input_rows"] = std::vector<int64_t>{x.size(0), y.size(0)};
-    ctx->saved_data["seed"] = static_cast<int64_t>(dropout.seed);
-    ctx->saved_data["threshold"] = dropout.threshold;
-    ctx->saved_data["scale"] = static_cast<double>(dropout.scale);
-    if (base.tensor.defined()) ctx->saved_data["base"] = base.tensor;
+    dropout.save(ctx);
     return {out[0], out[1]};
   }
 
@@ -223,7 +210,7 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     const torch::Tensor sum_grad = grads[0].defined() ? grads[0].contiguous() : grads[0];
     const torch::Tensor normed_grad =
         grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(sum);
-    const ResidualDropout dropout = dropout_of(ctx);
+    const PassDropout dropout = PassDropout::saved(ctx);
     const JoinRows rows = join_rows_of(ctx->saved_data["rows"]);
     const std::vector<int64_t> input_rows = ctx->saved_data["input_rows"].toIntVector();
     torch::Tensor x_grad = ctx->saved_data["residual"].toBool()
@@ -233,18 +220,15 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (sum.is_cuda()) {
-      const auto base = ctx->saved_data.find("base");
-      out = residual_norm_backward_cuda(
-          sum, moments, gamma, sum_grad, normed_grad, rows, dropout,
-          base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor(), x_grad,
-          y_grad);
+      out = residual_norm_backward_cuda(sum, moments, gamma, sum_grad, normed_grad, rows, dropout,
+                                        x_grad, y_grad);
     }
 #endif
     if (!sum.is_cuda()) {
-      out = backward_cpu(sum, moments, gamma, sum_grad, normed_grad, rows, dropout, x_grad, y_grad);
+      out = backward_cpu(sum, moments, gamma, sum_grad, normed_grad, rows, dropout.dropout, x_grad,
+                         y_grad);
     }
-    return {out[0],          out[1],          out[2],          out[3],
-            torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {out[0], out[1], out[2], out[3], torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -289,10 +273,7 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                                        : fused_dropout(y_as_read, p, training);
     return {sum, torch::layer_norm(sum, {y.size(-1)}, gamma, beta, eps)};
   }
-  const DropoutCall call = next_dropout_call(p, training);
-  const bool device_base = call.base.defined() && y.is_cuda();
-  const ResidualDropout dropout{device_base ? call.seed : call.host_seed(), call.threshold,
-                                static_cast<float>(call.scale)};
+  const PassDropout dropout = next_pass_dropout(p, training, y.device());
   const std::vector<int64_t> out_shape = y_as_read.sizes().vec();
   const int64_t D = y.size(-1), out_rows = y_as_read.numel() / D;
   // Without a selection every row is a batch of its own: the maps are the identity.
@@ -303,8 +284,7 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                       row_map(y_read, selects ? y.size(1) : out_rows, out_tokens)};
   const auto out = ResidualNormFunction::apply(
       residual ? x.reshape({-1, D}).contiguous() : torch::empty({0, D}, y.options()),
-      y.reshape({-1, D}).contiguous(), gamma, beta, rows, dropout,
-      SeedBase{device_base ? call.base : torch::Tensor()}, eps);
+      y.reshape({-1, D}).contiguous(), gamma, beta, rows, dropout, eps);
   return {out[0].view(out_shape), out[1].view(out_shape)};
 }
 

@@ -8,22 +8,15 @@
 #include "kernels/cuda/residual_norm.h"
 
 namespace minrnn::core {
-namespace {
-
-const uint64_t* base_pointer(const torch::Tensor& seed_base) {
-  return seed_base.defined() ? reinterpret_cast<const uint64_t*>(seed_base.data_ptr()) : nullptr;
-}
-
-}  // namespace
 
 int64_t residual_norm_cuda_max_width() {
   return kernels::residual_norm_max_width();
 }
 
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
-                                    const JoinRows& rows, const ResidualDropout& dropout,
-                                    const torch::Tensor& seed_base, const torch::Tensor& gamma,
-                                    const torch::Tensor& beta, float eps) {
+                                    const JoinRows& rows, const PassDropout& dropout,
+                                    const torch::Tensor& gamma, const torch::Tensor& beta,
+                                    float eps) {
   c10::cuda::CUDAGuard guard(y.device());
   const int64_t width = y.size(1);
   const auto options = y.options();
@@ -32,8 +25,8 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
                        torch::empty({rows.rows, 2}, options)};
   const kernels::ResidualNormArgs args{rows.rows,
                                        width,
-                                       dropout,
-                                       base_pointer(seed_base),
+                                       dropout.dropout,
+                                       dropout.base_pointer(),
                                        eps,
                                        rows.x,
                                        rows.y,
@@ -51,8 +44,7 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
 std::vector<torch::Tensor> residual_norm_backward_cuda(
     const torch::Tensor& sum, const torch::Tensor& moments, const torch::Tensor& gamma,
     const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const JoinRows& rows,
-    const ResidualDropout& dropout, const torch::Tensor& seed_base, torch::Tensor x_grad,
-    torch::Tensor y_grad) {
+    const PassDropout& dropout, torch::Tensor x_grad, torch::Tensor y_grad) {
   c10::cuda::CUDAGuard guard(sum.device());
   const int64_t width = sum.size(1);
   std::vector<torch::Tensor> grads{std::move(x_grad), std::move(y_grad), torch::empty_like(gamma),
@@ -62,8 +54,8 @@ std::vector<torch::Tensor> residual_norm_backward_cuda(
   const kernels::ResidualNormGradArgs args{
       rows.rows,
       width,
-      dropout,
-      base_pointer(seed_base),
+      dropout.dropout,
+      dropout.base_pointer(),
       rows.x,
       rows.y,
       sum.data_ptr<float>(),

@@ -6,26 +6,26 @@
 #include <cstdint>
 
 #include "kernels/math/residual_norm_math.h"
+#include "ops/dropout.h"
 
 namespace minrnn::core {
 
-// x (no rows: no residual), y (their rows, D) contiguous float32 on one CUDA device;
-// `seed_base` an int64 there or undefined. {sum, normed, moments (rows, 2)}, one launch.
+// x (no rows: no residual), y (their rows, D) contiguous float32 on one CUDA device. {sum, normed,
+// moments (rows, 2)}, one launch.
 struct ResidualNormCuda {
   torch::Tensor sum, normed, moments;
 };
 int64_t residual_norm_cuda_max_width();
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
-                                    const JoinRows& rows, const ResidualDropout& dropout,
-                                    const torch::Tensor& seed_base, const torch::Tensor& gamma,
-                                    const torch::Tensor& beta, float eps);
+                                    const JoinRows& rows, const PassDropout& dropout,
+                                    const torch::Tensor& gamma, const torch::Tensor& beta,
+                                    float eps);
 // {x_grad, y_grad, gamma_grad, beta_grad}, two launches; x_grad (undefined: no residual) and y_grad
 // come in (x's and y's shapes, zeroed where no output reads) and are filled. sum_grad may be
 // undefined (none).
 std::vector<torch::Tensor> residual_norm_backward_cuda(
     const torch::Tensor& sum, const torch::Tensor& moments, const torch::Tensor& gamma,
     const torch::Tensor& sum_grad, const torch::Tensor& normed_grad, const JoinRows& rows,
-    const ResidualDropout& dropout, const torch::Tensor& seed_base, torch::Tensor x_grad,
-    torch::Tensor y_grad);
+    const PassDropout& dropout, torch::Tensor x_grad, torch::Tensor y_grad);
 
 }  // namespace minrnn::core

@@ -107,6 +107,43 @@ struct SlicedSums {
   }
 };
 
+// The rows of a (rows, D) array, a warp each, 8 a block.
+struct RowGrid {
+  static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
+  static constexpr int kPerLane = 8, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
+  int64_t rows, width;
+  MINRNN_HOST_DEVICE int64_t blocks() const { return (rows + kWarps - 1) / kWarps; }
+  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
+  MINRNN_HOST_DEVICE int64_t row(const Thread& th) const {
+    return th.block * kWarps + th.index / kLanes;
+  }
+  // Channel c of the lane, or −1 past the row's end.
+  MINRNN_HOST_DEVICE int64_t channel(const Thread& th, int c) const {
+    const int64_t d = th.index % kLanes + c * kLanes;
+    return d < width ? d : -1;
+  }
+  // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half adds lane l + half.
+  template <typename Array>
+  MINRNN_HOST_DEVICE static void halve(Array& a, const Thread& th, int level) {
+    const int lane = th.index % kLanes, half = kLanes >> level;
+    if (lane < half)
+      a[th.index] = static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half]);
+  }
+  // The same, keeping the larger.
+  template <typename Array>
+  MINRNN_HOST_DEVICE static void halve_max(Array& a, const Thread& th, int level) {
+    const int lane = th.index % kLanes, half = kLanes >> level;
+    if (lane < half) {
+      const float mine = a[th.index], other = a[th.index + half];
+      a[th.index] = mine > other ? mine : other;
+    }
+  }
+  template <typename Array>
+  MINRNN_HOST_DEVICE static float row_total(Array& a, const Thread& th) {
+    return a[th.index - th.index % kLanes];
+  }
+};
+
 // The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
 // adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels
 // make coalesced loads.

@@ -16,7 +16,7 @@ int64_t residual_norm_max_width();
 // their rows read through x_rows and y_rows; gamma, beta (width).
 struct ResidualNormArgs {
   int64_t rows, width;
-  ResidualDropout dropout;    // its seed added to *seed_base when that is set
+  HashedDropout dropout;    // its seed added to *seed_base when that is set
   const uint64_t* seed_base;  // device memory, or null
   float eps;
   RowMap x_rows, y_rows;
@@ -31,7 +31,7 @@ cudaError_t residual_norm_forward(const ResidualNormArgs& args, cudaStream_t str
 // 2 · residual_norm_partial_rows(rows) · width floats.
 struct ResidualNormGradArgs {
   int64_t rows, width;
-  ResidualDropout dropout;
+  HashedDropout dropout;
   const uint64_t* seed_base;
   RowMap x_rows, y_rows;
   const float *sum, *moments, *gamma, *sum_grad, *normed_grad;

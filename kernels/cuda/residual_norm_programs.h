@@ -19,34 +19,6 @@
 
 namespace minrnn::core::grid {
 
-// The rows of a (rows, D) array, a warp each, 8 a block.
-struct RowGrid {
-  static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
-  static constexpr int kPerLane = 8, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
-  int64_t rows, width;
-  MINRNN_HOST_DEVICE int64_t blocks() const { return (rows + kWarps - 1) / kWarps; }
-  MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
-  MINRNN_HOST_DEVICE int64_t row(const Thread& th) const {
-    return th.block * kWarps + th.index / kLanes;
-  }
-  // Channel c of the lane, or −1 past the row's end.
-  MINRNN_HOST_DEVICE int64_t channel(const Thread& th, int c) const {
-    const int64_t d = th.index % kLanes + c * kLanes;
-    return d < width ? d : -1;
-  }
-  // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half adds lane l + half.
-  template <typename Array>
-  MINRNN_HOST_DEVICE static void halve(Array& a, const Thread& th, int level) {
-    const int lane = th.index % kLanes, half = kLanes >> level;
-    if (lane < half)
-      a[th.index] = static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half]);
-  }
-  template <typename Array>
-  MINRNN_HOST_DEVICE static float row_total(Array& a, const Thread& th) {
-    return a[th.index - th.index % kLanes];
-  }
-};
-
 template <typename Mem>
 struct ResidualNormForward : RowGrid {
   static constexpr int kPhases = 2 * kLevels + 3;
@@ -57,7 +29,7 @@ struct ResidualNormForward : RowGrid {
   struct Shared {
     typename Mem::template Array<float, kThreads> sums, squares;
   };
-  ResidualDropout dropout;    // seed: an offset added to *seed_base when that is set
+  HashedDropout dropout;      // seed: an offset added to *seed_base when that is set
   const uint64_t* seed_base;  // a replayed graph's step, or null
   float eps;
   RowMap x_rows, y_rows;  // the rows of x and y each output row reads
@@ -72,7 +44,7 @@ struct ResidualNormForward : RowGrid {
     const bool real = row < rows;
     const float D = static_cast<float>(width);
     if (p == 0) {
-      ResidualDropout d = dropout;
+      HashedDropout d = dropout;
       if (seed_base) d.seed += *seed_base;
       float total = 0.0f;
       const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
@@ -126,7 +98,7 @@ struct ResidualNormBackward : RowGrid {
     // [warp][channel]: the warps' rows' γ and β gradients, halved across warps.
     typename Mem::template Array<float, kWarps * kMaxWidth> gamma_part, beta_part;
   };
-  ResidualDropout dropout;
+  HashedDropout dropout;
   const uint64_t* seed_base;
   RowMap x_rows, y_rows;  // where each output row's x and y gradients go
   typename Mem::template In<float> sum, moments, gamma, sum_grad, normed_grad;  // sum_grad: may be
@@ -184,7 +156,7 @@ struct ResidualNormBackward : RowGrid {
   MINRNN_HOST_DEVICE void write(const Thread& th, const Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     const float D = static_cast<float>(width);
-    ResidualDropout d = dropout;
+    HashedDropout d = dropout;
     if (seed_base) d.seed += *seed_base;
     if (row < rows) {
       const float dn_mean = row_total(sh.dn_sums, th) / D;

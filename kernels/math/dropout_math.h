@@ -23,3 +23,29 @@ MINRNN_SHARED_INLINE int64_t draw(uint64_t seed, int64_t i) {
 }
 
 }  // namespace minrnn::core::dropout_math
+
+namespace minrnn::core {
+
+// The dropout of a fused pass (a residual join, attention's probabilities); threshold 0 and
+// scale 1 when it is off (evaluation, p = 0).
+struct HashedDropout {
+  uint64_t seed;      // the full seed (a base read from device memory already added)
+  int64_t threshold;  // dropped where the draw is below: p·2³²
+  float scale;        // 1 / (1 − p)
+
+  // Branch-free (no short-circuit), so the CPU loops vectorize: the draw is made either way.
+  MINRNN_SHARED_INLINE bool kept(int64_t i) const {
+    return (threshold == 0) | (dropout_math::draw(seed, i) >= threshold);
+  }
+  // keep · y · scale: fused_dropout's bits (a join without a residual).
+  MINRNN_SHARED_INLINE float dropped(float y, int64_t i) const {
+    const float scaled = y * scale;
+    return kept(i) ? scaled : 0.0f;
+  }
+  // x + keep · y · scale, the product and the sum rounded on their own (add_dropout's order).
+  MINRNN_SHARED_INLINE float sum(float x, float y, int64_t i) const { return x + dropped(y, i); }
+  // ∂/∂y of sum times g.
+  MINRNN_SHARED_INLINE float y_grad(float g, int64_t i) const { return kept(i) ? g * scale : 0.0f; }
+};
+
+}  // namespace minrnn::core

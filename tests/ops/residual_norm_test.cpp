@@ -22,17 +22,17 @@ namespace {
 
 using testing::rel_err;
 
-struct Inputs {
+struct JoinInputs {
   torch::Tensor x, y, gamma, beta;
 };
 
-Inputs make_inputs(int64_t rows, int64_t width, torch::Device device = torch::kCPU) {
+JoinInputs make_inputs(int64_t rows, int64_t width, torch::Device device = torch::kCPU) {
   torch::manual_seed(rows + width);
   const auto leaf = [&](torch::Tensor t) { return t.to(device).requires_grad_(true); };
   return {leaf(torch::randn({2, rows, width})), leaf(torch::randn({2, rows, width})),
           leaf(torch::randn({width})), leaf(torch::randn({width}))};
 }
-Inputs copy_of(const Inputs& in, torch::Device device = torch::kCPU) {
+JoinInputs copy_of(const JoinInputs& in, torch::Device device = torch::kCPU) {
   const auto leaf = [&](const torch::Tensor& t) {
     return t.defined() ? t.detach().to(device).clone().requires_grad_(true) : t;
   };
@@ -42,11 +42,11 @@ Inputs copy_of(const Inputs& in, torch::Device device = torch::kCPU) {
 constexpr double kP = 0.25, kEps = 1e-5;
 constexpr uint64_t kSeed = 0x5EEDull;
 
-ResidualNorm fused(const Inputs& in, bool training = true) {
+ResidualNorm fused(const JoinInputs& in, bool training = true) {
   const DropoutSeeds seeds(kSeed);
   return add_dropout_norm(in.x, in.y, kP, training, in.gamma, in.beta, kEps);
 }
-ResidualNorm unfused(const Inputs& in, bool training = true) {
+ResidualNorm unfused(const JoinInputs& in, bool training = true) {
   const DropoutSeeds seeds(kSeed);
   const torch::Tensor sum =
       in.x.defined() ? add_dropout(in.x, in.y, kP, training) : fused_dropout(in.y, kP, training);
@@ -55,7 +55,7 @@ ResidualNorm unfused(const Inputs& in, bool training = true) {
 
 // Backward through both outputs (or the normed alone); every input's gradient of `a` within
 // `tolerance` of `b`'s.
-void expect_same_grads(const Inputs& a, const ResidualNorm& ra, const Inputs& b,
+void expect_same_grads(const JoinInputs& a, const ResidualNorm& ra, const JoinInputs& b,
                        const ResidualNorm& rb, bool through_sum, double tolerance) {
   torch::manual_seed(9);
   const torch::Tensor u = torch::randn(ra.sum.sizes()), v = torch::randn(ra.sum.sizes());
@@ -79,7 +79,7 @@ void expect_same_grads(const Inputs& a, const ResidualNorm& ra, const Inputs& b,
 TEST(ResidualNorm, IsAddDropoutThenLayerNorm) {
   for (const int64_t width : {128, 40, 300}) {
     SCOPED_TRACE("width " + std::to_string(width));
-    const Inputs in = make_inputs(37, width), ref = copy_of(in);
+    const JoinInputs in = make_inputs(37, width), ref = copy_of(in);
     const ResidualNorm got = fused(in), want = unfused(ref);
     EXPECT_TRUE(torch::equal(got.sum, want.sum));  // add_dropout's mask and rounding
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
@@ -91,9 +91,9 @@ TEST(ResidualNorm, IsAddDropoutThenLayerNorm) {
 TEST(ResidualNorm, WithoutAResidualIsTheDropoutNormed) {
   for (const int64_t width : {128, 300}) {  // 300: wider than the CUDA kernels take
     SCOPED_TRACE("width " + std::to_string(width));
-    Inputs in = make_inputs(37, width);
+    JoinInputs in = make_inputs(37, width);
     in.x = torch::Tensor();
-    const Inputs ref = copy_of(in);
+    const JoinInputs ref = copy_of(in);
     const ResidualNorm got = fused(in), want = unfused(ref);
     EXPECT_TRUE(torch::equal(got.sum, want.sum));
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
@@ -104,19 +104,19 @@ TEST(ResidualNorm, WithoutAResidualIsTheDropoutNormed) {
 
 TEST(ResidualNorm, StridedInputsAreReadAsTheyAre) {
   // Every third token (the top block's selection), and a step of a sequence.
-  const Inputs in = make_inputs(12, 32), ref = copy_of(in);
+  const JoinInputs in = make_inputs(12, 32), ref = copy_of(in);
   const auto every_third = [](const torch::Tensor& t) {
     return t.slice(1, 1, torch::indexing::None, 3);
   };
-  const Inputs got_in{every_third(in.x), every_third(in.y), in.gamma, in.beta};
-  const Inputs want_in{every_third(ref.x), every_third(ref.y), ref.gamma, ref.beta};
+  const JoinInputs got_in{every_third(in.x), every_third(in.y), in.gamma, in.beta};
+  const JoinInputs want_in{every_third(ref.x), every_third(ref.y), ref.gamma, ref.beta};
   EXPECT_FALSE(got_in.x.is_contiguous());
   const ResidualNorm got = fused(got_in), want = unfused(want_in);
   EXPECT_TRUE(torch::equal(got.sum, want.sum));
   EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
   expect_same_grads(in, got, ref, want, true, 1e-5);
-  const Inputs step{in.x.select(1, 3), in.y.select(1, 3), in.gamma, in.beta};
-  const Inputs step_ref{ref.x.select(1, 3), ref.y.select(1, 3), ref.gamma, ref.beta};
+  const JoinInputs step{in.x.select(1, 3), in.y.select(1, 3), in.gamma, in.beta};
+  const JoinInputs step_ref{ref.x.select(1, 3), ref.y.select(1, 3), ref.gamma, ref.beta};
   EXPECT_TRUE(torch::equal(fused(step, false).sum, unfused(step_ref, false).sum));
 }
 
@@ -126,16 +126,16 @@ TEST(ResidualNorm, ASelectionReadsItsTokensInPlace) {
   const TokenSelection states{1, 3};
   for (const bool y_selected : {false, true}) {
     SCOPED_TRACE(y_selected ? "y selected already" : "both selected");
-    Inputs in = make_inputs(14, 32);
+    JoinInputs in = make_inputs(14, 32);
     if (y_selected) in.y = states.apply(in.y).detach().contiguous().requires_grad_(true);
-    const Inputs ref = copy_of(in);
+    const JoinInputs ref = copy_of(in);
     const TokenSelection y_read = y_selected ? TokenSelection{} : states;
     ResidualNorm got, want;
     {
       const DropoutSeeds seeds(kSeed);
       got = add_dropout_norm(in.x, in.y, kP, true, in.gamma, in.beta, kEps, states, y_read);
     }
-    const Inputs read{states.apply(ref.x), y_read.apply(ref.y), ref.gamma, ref.beta};
+    const JoinInputs read{states.apply(ref.x), y_read.apply(ref.y), ref.gamma, ref.beta};
     want = unfused(read);
     EXPECT_TRUE(torch::equal(got.sum, want.sum));
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
@@ -146,12 +146,12 @@ TEST(ResidualNorm, ASelectionReadsItsTokensInPlace) {
 }
 
 TEST(ResidualNorm, TheNormedOutputAloneHasItsGradients) {
-  const Inputs in = make_inputs(5, 24), ref = copy_of(in);
+  const JoinInputs in = make_inputs(5, 24), ref = copy_of(in);
   expect_same_grads(in, fused(in), ref, unfused(ref), false, 1e-5);
 }
 
 TEST(ResidualNorm, EvaluationDropsNothingAndTakesNoSeed) {
-  const Inputs in = make_inputs(6, 16);
+  const JoinInputs in = make_inputs(6, 16);
   torch::manual_seed(1);
   const ResidualNorm got = add_dropout_norm(in.x, in.y, kP, false, in.gamma, in.beta, kEps);
   const torch::Tensor next_draw = torch::rand({1});
@@ -167,7 +167,7 @@ TEST(ResidualNorm, OneThreadOrTwoGiveTheSameBits) {
   std::vector<torch::Tensor> grads[2];
   for (const int n : {1, 2}) {
     at::set_num_threads(n);
-    const Inputs in = make_inputs(300, 64);  // five tasks of rows
+    const JoinInputs in = make_inputs(300, 64);  // five tasks of rows
     const ResidualNorm r = fused(in);
     (r.normed.pow(2).sum() + r.sum.sum()).backward();
     grads[n - 1] = {r.normed.detach(), in.x.grad(), in.y.grad(), in.gamma.grad(), in.beta.grad()};
@@ -177,15 +177,15 @@ TEST(ResidualNorm, OneThreadOrTwoGiveTheSameBits) {
 }
 
 TEST(ResidualNorm, OtherInputsRunTheUnfusedOps) {
-  Inputs in = make_inputs(4, 8);
+  JoinInputs in = make_inputs(4, 8);
   for (torch::Tensor* t : {&in.x, &in.y, &in.gamma, &in.beta}) {
     *t = t->detach().to(torch::kDouble).requires_grad_(true);
   }
-  const Inputs ref = copy_of(in);
+  const JoinInputs ref = copy_of(in);
   const ResidualNorm got = fused(in), want = unfused(ref);
   EXPECT_TRUE(torch::equal(got.sum, want.sum));
   EXPECT_TRUE(torch::equal(got.normed, want.normed));
-  const Inputs no_x{torch::Tensor(), in.y, in.gamma, in.beta};  // without a residual too
+  const JoinInputs no_x{torch::Tensor(), in.y, in.gamma, in.beta};  // without a residual too
   EXPECT_TRUE(torch::equal(fused(no_x).normed, unfused(no_x).normed));
   EXPECT_THROW(add_dropout_norm(in.x, in.y.narrow(1, 0, 2), kP, true, in.gamma, in.beta, kEps),
                std::invalid_argument);
@@ -195,16 +195,16 @@ TEST(ResidualNormCuda, IsTheCpuOp) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   for (const int64_t width : {128, 40, 256}) {
     SCOPED_TRACE("width " + std::to_string(width));
-    const Inputs cpu = make_inputs(37, width), cuda = copy_of(cpu, torch::kCUDA);
+    const JoinInputs cpu = make_inputs(37, width), cuda = copy_of(cpu, torch::kCUDA);
     const ResidualNorm got = fused(cuda), want = fused(cpu);
     EXPECT_TRUE(torch::equal(got.sum.cpu(), want.sum));  // the same mask and rounding
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
     expect_same_grads(cuda, got, cpu, want, true, 1e-5);
   }
   {  // A backbone's input dropout joined to its first norm.
-    Inputs cpu = make_inputs(37, 128);
+    JoinInputs cpu = make_inputs(37, 128);
     cpu.x = torch::Tensor();
-    const Inputs cuda = copy_of(cpu, torch::kCUDA);
+    const JoinInputs cuda = copy_of(cpu, torch::kCUDA);
     const ResidualNorm got = fused(cuda), want = fused(cpu);
     EXPECT_TRUE(torch::equal(got.sum.cpu(), want.sum));
     EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
@@ -212,10 +212,10 @@ TEST(ResidualNormCuda, IsTheCpuOp) {
   }
   // The Transformer's top join: x read at the state tokens in place, y (B, T', D) as it is.
   const TokenSelection states{1, 3};
-  Inputs cpu = make_inputs(14, 32);
+  JoinInputs cpu = make_inputs(14, 32);
   cpu.y = states.apply(cpu.y).detach().contiguous().requires_grad_(true);
-  const Inputs cuda = copy_of(cpu, torch::kCUDA);
-  const auto join = [&](const Inputs& in) {
+  const JoinInputs cuda = copy_of(cpu, torch::kCUDA);
+  const auto join = [&](const JoinInputs& in) {
     const DropoutSeeds seeds(kSeed);
     return add_dropout_norm(in.x, in.y, kP, true, in.gamma, in.beta, kEps, states, {});
   };

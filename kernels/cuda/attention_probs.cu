@@ -1,0 +1,32 @@
+// Causal attention's probability kernels: the phase programs of attention_probs_programs.h under
+// kernels/cuda/launch.cuh's phase loop. Built with --fmad=false (kernels/CMakeLists.txt): the
+// dropout's product rounds as fused_dropout's does.
+#include "kernels/cuda/attention_probs.h"
+#include "kernels/cuda/attention_probs_programs.h"
+#include "kernels/cuda/launch.cuh"
+
+namespace minrnn::core::kernels {
+
+using grid::DeviceMemory;
+
+int64_t attention_probs_max_width() {
+  return grid::RowGrid::kMaxWidth;
+}
+
+cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
+  const grid::AttentionProbsForward<DeviceMemory> k{
+      {a.rows, a.width}, a.dropout, a.seed_base, a.queries, a.scale, a.scores, a.probs, a.out};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(k);
+  return err;
+}
+
+cudaError_t attention_probs_backward(const AttentionProbsGradArgs& a, cudaStream_t stream) {
+  const grid::AttentionProbsBackward<DeviceMemory> k{
+      {a.rows, a.width}, a.dropout, a.seed_base, a.scale, a.probs, a.out_grad, a.scores_grad};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(k);
+  return err;
+}
+
+}  // namespace minrnn::core::kernels

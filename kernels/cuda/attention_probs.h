@@ -1,0 +1,38 @@
+// Launchers of causal attention's probability kernels (kernels/cuda/attention_probs_programs.h):
+// plain pointers to contiguous float32 device arrays and a stream, no torch.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/math/attention_math.h"
+
+namespace minrnn::core::kernels {
+
+// The most keys a row may have.
+int64_t attention_probs_max_width();
+
+// rows × width raw scores in; probs and out (their dropout) out.
+struct AttentionProbsArgs {
+  int64_t rows, width;
+  HashedDropout dropout;      // its seed added to *seed_base when that is set
+  const uint64_t* seed_base;  // device memory, or null
+  QueryRows queries;
+  float scale;
+  const float* scores;
+  float *probs, *out;
+};
+cudaError_t attention_probs_forward(const AttentionProbsArgs& args, cudaStream_t stream);
+
+// From the forward's probs and the gradient of its out: the scores' gradient.
+struct AttentionProbsGradArgs {
+  int64_t rows, width;
+  HashedDropout dropout;
+  const uint64_t* seed_base;
+  float scale;
+  const float *probs, *out_grad;
+  float* scores_grad;
+};
+cudaError_t attention_probs_backward(const AttentionProbsGradArgs& args, cudaStream_t stream);
+
+}  // namespace minrnn::core::kernels

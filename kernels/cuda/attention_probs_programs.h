@@ -1,0 +1,122 @@
+// Causal attention's probabilities (ops/attention_probs.h, kernels/math/attention_math.h) as
+// phase programs: one launch forward and one backward, where LibTorch's ops took ~7 forward (the
+// scale, the causal mask made and applied, the softmax, the dropout) and ~4 backward. A warp a row
+// of at most kMaxWidth keys (RowGrid); every reduction in a fixed order, so a replay gives the
+// same bits.
+// - AttentionProbsForward: the row's largest logit and the sum of its exponentials, each halved
+//   across barriers; the probabilities kept for the backward, and their dropout.
+// - AttentionProbsBackward: the gradient through the dropout, the row's Σ g·probs halved, and the
+//   scores' gradient.
+#pragma once
+#include "kernels/cuda/phase_program.h"
+#include "kernels/math/attention_math.h"
+
+#include <math.h>
+
+namespace minrnn::core::grid {
+
+template <typename Mem>
+struct AttentionProbsForward : RowGrid {
+  static constexpr int kPhases = 2 * kLevels + 3;
+  struct Regs : Exchange<float> {
+    float e[kPerLane];  // the logits, then their exponentials
+  };
+  struct Shared {
+    typename Mem::template Array<float, kThreads> maxes, sums;
+  };
+  HashedDropout dropout;      // seed: an offset added to *seed_base when that is set
+  const uint64_t* seed_base;  // a replayed graph's step, or null
+  QueryRows queries;
+  float scale;
+  typename Mem::template In<float> scores;
+  typename Mem::template Out<float> probs, out;
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
+  // Whether channel c of the lane is a key the row's query sees.
+  MINRNN_HOST_DEVICE bool visible(const Thread& th, int c) const {
+    const int64_t row = this->row(th), k = channel(th, c);
+    return row < rows && k >= 0 && k <= queries.position(row);
+  }
+  // Phases: 0 the lane's logits and their largest; 1 … kLevels the row's largest; then the
+  // exponentials and their sum; its halvings; the last the probabilities and their dropout.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
+    const int64_t row = this->row(th);
+    if (p == 0) {
+      float largest = -INFINITY;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        r.e[c] = visible(th, c) ? static_cast<float>(scores[row * width + channel(th, c)]) * scale
+                                : -INFINITY;
+        largest = r.e[c] > largest ? r.e[c] : largest;
+      }
+      sh.maxes[th.index] = largest;
+    } else if (p <= kLevels) {
+      halve_max(sh.maxes, th, p);
+    } else if (p == kLevels + 1) {
+      const float largest = row_total(sh.maxes, th);
+      float sum = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        r.e[c] = visible(th, c) ? expf(r.e[c] - largest) : 0.0f;
+        sum = sum + r.e[c];
+      }
+      sh.sums[th.index] = sum;
+    } else if (p <= 2 * kLevels + 1) {
+      halve(sh.sums, th, p - kLevels - 1);
+    } else if (row < rows) {
+      HashedDropout d = dropout;
+      if (seed_base) d.seed += *seed_base;
+      const float total = row_total(sh.sums, th);
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c), i = row * width + k;
+        if (k < 0) continue;
+        const float prob = r.e[c] / total;
+        probs[i] = prob;
+        out[i] = d.dropped(prob, i);
+      }
+    }
+  }
+};
+
+template <typename Mem>
+struct AttentionProbsBackward : RowGrid {
+  static constexpr int kPhases = kLevels + 2;
+  struct Regs : Exchange<float> {
+    float g[kPerLane], prob[kPerLane];
+  };
+  struct Shared {
+    typename Mem::template Array<float, kThreads> dots;
+  };
+  HashedDropout dropout;
+  const uint64_t* seed_base;
+  float scale;
+  typename Mem::template In<float> probs, out_grad;
+  typename Mem::template Out<float> scores_grad;
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
+  // Phases: 0 the gradient through the dropout and the lane's Σ g·probs; 1 … kLevels the row's;
+  // the last the scores' gradient.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
+    const int64_t row = this->row(th);
+    if (p == 0) {
+      HashedDropout d = dropout;
+      if (seed_base) d.seed += *seed_base;
+      float dot = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c), i = row * width + k;
+        const bool here = row < rows && k >= 0;
+        r.prob[c] = here ? static_cast<float>(probs[i]) : 0.0f;
+        r.g[c] = here ? d.y_grad(out_grad[i], i) : 0.0f;
+        dot = dot + r.g[c] * r.prob[c];
+      }
+      sh.dots[th.index] = dot;
+    } else if (p <= kLevels) {
+      halve(sh.dots, th, p);
+    } else if (row < rows) {
+      const float dot = row_total(sh.dots, th);
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        if (k >= 0)
+          scores_grad[row * width + k] = softmax_score_grad(r.prob[c], r.g[c], dot, scale);
+      }
+    }
+  }
+};
+
+}  // namespace minrnn::core::grid

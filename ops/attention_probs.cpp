@@ -1,0 +1,141 @@
+#include "ops/attention_probs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/math/attention_math.h"
+#include "ops/device.h"
+#include "ops/dropout.h"
+#include "ops/parallel_tasks.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/attention_probs_cuda.h"
+#endif
+
+namespace minrnn::core {
+namespace {
+
+// Rows a CPU task takes.
+constexpr int64_t kTaskRows = 64;
+
+// One row of T scores: probs (0 past the query's key `last`) and out, their dropout; `row` the
+// row's index in the flat (rows, T) array.
+void forward_row(const float* scores, int64_t T, int64_t last, float scale, int64_t row,
+                 const HashedDropout& dropout, float* probs, float* out) {
+  const int64_t seen = std::min(last + 1, T);
+  float largest = -std::numeric_limits<float>::infinity();
+  for (int64_t k = 0; k < seen; ++k) largest = std::max(largest, scores[k] * scale);
+  float sum = 0.0f;
+  for (int64_t k = 0; k < seen; ++k) {
+    probs[k] = std::exp(scores[k] * scale - largest);
+    sum += probs[k];
+  }
+  for (int64_t k = 0; k < seen; ++k) probs[k] = probs[k] / sum;
+  for (int64_t k = seen; k < T; ++k) probs[k] = 0.0f;
+  for (int64_t k = 0; k < T; ++k) out[k] = dropout.dropped(probs[k], row * T + k);
+}
+
+void backward_row(const float* probs, const float* out_grad, int64_t T, float scale, int64_t row,
+                  const HashedDropout& dropout, float* scores_grad) {
+  float dot = 0.0f;
+  for (int64_t k = 0; k < T; ++k) {
+    scores_grad[k] = dropout.y_grad(out_grad[k], row * T + k);  // g, for now
+    dot += scores_grad[k] * probs[k];
+  }
+  for (int64_t k = 0; k < T; ++k) {
+    scores_grad[k] = softmax_score_grad(probs[k], scores_grad[k], dot, scale);
+  }
+}
+
+class AttentionProbsFunction : public torch::autograd::Function<AttentionProbsFunction> {
+ public:
+  // scores as (rows, T), contiguous.
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,
+                               const QueryRows& queries, const PassDropout& dropout, double scale) {
+    const int64_t rows = scores.size(0), T = scores.size(1);
+    torch::Tensor probs = torch::empty_like(scores), out = torch::empty_like(scores);
+#ifdef MINRNN_WITH_CUDA
+    if (scores.is_cuda()) {
+      attention_probs_cuda(scores, queries, dropout, static_cast<float>(scale), probs, out);
+    }
+#endif
+    if (!scores.is_cuda()) {
+      const float* s = scores.data_ptr<float>();
+      float *p = probs.data_ptr<float>(), *o = out.data_ptr<float>();
+      parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          forward_row(s + r * T, T, queries.position(r), static_cast<float>(scale), r,
+                      dropout.dropout, p + r * T, o + r * T);
+        }
+      });
+    }
+    ctx->save_for_backward({probs});
+    ctx->saved_data["scale"] = scale;
+    dropout.save(ctx);
+    return out;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const torch::Tensor probs = ctx->get_saved_variables()[0];
+    const torch::Tensor out_grad = grads[0].contiguous();
+    const float scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const PassDropout dropout = PassDropout::saved(ctx);
+    torch::Tensor scores_grad = torch::empty_like(probs);
+    const int64_t rows = probs.size(0), T = probs.size(1);
+#ifdef MINRNN_WITH_CUDA
+    if (probs.is_cuda())
+      attention_probs_backward_cuda(probs, out_grad, dropout, scale, scores_grad);
+#endif
+    if (!probs.is_cuda()) {
+      const float *p = probs.data_ptr<float>(), *g = out_grad.data_ptr<float>();
+      float* d = scores_grad.data_ptr<float>();
+      parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          backward_row(p + r * T, g + r * T, T, scale, r, dropout.dropout, d + r * T);
+        }
+      });
+    }
+    return {scores_grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// The same in LibTorch ops: what anything the op does not take runs.
+torch::Tensor unfused(const torch::Tensor& scores, double scale, const TokenSelection& queries,
+                      double p, bool training) {
+  const int64_t T = scores.size(-1);
+  const auto key_pos = torch::arange(T, scores.options().dtype(torch::kLong));
+  const auto query_pos = queries.apply(key_pos.unsqueeze(0)).squeeze(0);
+  const auto future = key_pos.unsqueeze(0) > query_pos.unsqueeze(1);  // (Tq, T)
+  const torch::Tensor masked =
+      (scores * scale).masked_fill(future, -std::numeric_limits<float>::infinity());
+  return fused_dropout(torch::softmax(masked, -1), p, training);
+}
+
+bool fusable(const torch::Tensor& scores) {
+  if (scores.scalar_type() != torch::kFloat || scores.numel() == 0) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (scores.is_cuda() && scores.size(-1) > attention_probs_cuda_max_width()) return false;
+#endif
+  return has_own_kernels(scores.device());
+}
+
+}  // namespace
+
+torch::Tensor causal_attention_probs(const torch::Tensor& scores, double scale,
+                                     const TokenSelection& queries, double p, bool training) {
+  if (scores.dim() != 4) {
+    throw std::invalid_argument("causal_attention_probs: scores must be (B, H, Tq, T)");
+  }
+  const int64_t Tq = scores.size(2), T = scores.size(3);
+  if (queries.first + (Tq - 1) * queries.stride >= T && Tq > 0) {
+    throw std::invalid_argument("causal_attention_probs: the queries select past the T keys");
+  }
+  if (!fusable(scores)) return unfused(scores, scale, queries, p, training);
+  const PassDropout dropout = next_pass_dropout(p, training, scores.device());
+  const QueryRows rows{Tq, queries.first, queries.stride};
+  return AttentionProbsFunction::apply(scores.reshape({-1, T}).contiguous(), rows, dropout, scale)
+      .view(scores.sizes());
+}
+
+}  // namespace minrnn::core

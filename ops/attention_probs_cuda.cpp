@@ -1,0 +1,48 @@
+// Host side of causal attention's probability kernels (attention_probs_cuda.h). Built only with
+// CUDA.
+#include "ops/attention_probs_cuda.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "kernels/cuda/attention_probs.h"
+
+namespace minrnn::core {
+
+int64_t attention_probs_cuda_max_width() {
+  return kernels::attention_probs_max_width();
+}
+
+void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
+                          const PassDropout& dropout, float scale, torch::Tensor& probs,
+                          torch::Tensor& out) {
+  c10::cuda::CUDAGuard guard(scores.device());
+  const kernels::AttentionProbsArgs args{scores.size(0),
+                                         scores.size(1),
+                                         dropout.dropout,
+                                         dropout.base_pointer(),
+                                         queries,
+                                         scale,
+                                         scores.data_ptr<float>(),
+                                         probs.data_ptr<float>(),
+                                         out.data_ptr<float>()};
+  C10_CUDA_CHECK(kernels::attention_probs_forward(args, at::cuda::getCurrentCUDAStream()));
+}
+
+void attention_probs_backward_cuda(const torch::Tensor& probs, const torch::Tensor& out_grad,
+                                   const PassDropout& dropout, float scale,
+                                   torch::Tensor& scores_grad) {
+  c10::cuda::CUDAGuard guard(probs.device());
+  const kernels::AttentionProbsGradArgs args{probs.size(0),
+                                             probs.size(1),
+                                             dropout.dropout,
+                                             dropout.base_pointer(),
+                                             scale,
+                                             probs.data_ptr<float>(),
+                                             out_grad.data_ptr<float>(),
+                                             scores_grad.data_ptr<float>()};
+  C10_CUDA_CHECK(kernels::attention_probs_backward(args, at::cuda::getCurrentCUDAStream()));
+}
+
+}  // namespace minrnn::core
