@@ -10,6 +10,7 @@
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/attention_math.h"
+#include "kernels/math/scan_math.h"
 
 #include <math.h>
 
@@ -54,7 +55,7 @@ struct AttentionProbsForward : RowGrid {
       const float largest = row_total(sh.maxes, th);
       float sum = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        r.e[c] = visible(th, c) ? expf(r.e[c] - largest) : 0.0f;
+        r.e[c] = visible(th, c) ? scan_math::exp_of(r.e[c] - largest) : 0.0f;
         sum = sum + r.e[c];
       }
       sh.sums[th.index] = sum;
