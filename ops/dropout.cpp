@@ -213,10 +213,10 @@ void PassDropout::save(torch::autograd::AutogradContext* ctx) const {
 
 PassDropout PassDropout::saved(torch::autograd::AutogradContext* ctx) {
   const auto base = ctx->saved_data.find("dropout_base");
-  return {
-      {static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt()), ctx->saved_data["dropout_threshold"].toInt(),
-       static_cast<float>(ctx->saved_data["dropout_scale"].toDouble())},
-      base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor()};
+  return {{static_cast<uint64_t>(ctx->saved_data["dropout_seed"].toInt()),
+           ctx->saved_data["dropout_threshold"].toInt(),
+           static_cast<float>(ctx->saved_data["dropout_scale"].toDouble())},
+          base == ctx->saved_data.end() ? torch::Tensor() : base->second.toTensor()};
 }
 
 torch::Tensor fused_dropout(const torch::Tensor& y, double p, bool training) {

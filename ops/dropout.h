@@ -76,7 +76,7 @@ DropoutCall next_dropout_call(double p, bool training);
 struct PassDropout {
   HashedDropout dropout;
   torch::Tensor base;
-  const uint64_t* base_pointer() const;  // for the kernel: null without a base
+  const uint64_t* base_pointer() const;                    // for the kernel: null without a base
   void save(torch::autograd::AutogradContext* ctx) const;  // as saved_data's dropout_* keys
   static PassDropout saved(torch::autograd::AutogradContext* ctx);
 };

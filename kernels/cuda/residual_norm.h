@@ -16,7 +16,7 @@ int64_t residual_norm_max_width();
 // their rows read through x_rows and y_rows; gamma, beta (width).
 struct ResidualNormArgs {
   int64_t rows, width;
-  HashedDropout dropout;    // its seed added to *seed_base when that is set
+  HashedDropout dropout;      // its seed added to *seed_base when that is set
   const uint64_t* seed_base;  // device memory, or null
   float eps;
   RowMap x_rows, y_rows;

@@ -52,7 +52,7 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
     EXPECT_TRUE(torch::equal(want.sum, fused_dropout(read.apply(y), kP, true)));
   }
   const HashedDropout dropout{kSeed, std::llround(kP * 4294967296.0),
-                                static_cast<float>(1.0 / (1.0 - kP))};
+                              static_cast<float>(1.0 / (1.0 - kP))};
   const int64_t selected = want.sum.size(1), rows = batch * selected;
   const RowMap map =
       read.all() ? RowMap::identity(rows) : RowMap{selected, tokens, read.first, read.stride};
