@@ -1,7 +1,6 @@
 #include "ops/attention_probs.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "kernels/cpu/simd.h"
