@@ -253,11 +253,13 @@ TEST(PointwiseEmulated, AdamWStepReadsItsValuesFromMemory) {
 
 // The gradients' squares summed a block at a time (SquareSums, two launches as the host splits
 // more than kTensors tensors), then one block's EndStep: the global norm against float64, with
-// tensors of one element, of a block and one more, and of several blocks.
+// tensors of one element, of a block and one more, of several blocks, and one of more blocks than
+// EndStep has threads (a minRNN agent's ~330 partials: each thread sums several).
 TEST(PointwiseEmulated, TheGlobalGradientNormIsTheSquaresSummedInBlocks) {
   using Sums = grid::SquareSums<emu::Memory>;
   torch::manual_seed(10);
-  std::vector<int64_t> sizes = {1, Sums::kPerBlock, Sums::kPerBlock + 1, 3 * Sums::kPerBlock + 77};
+  std::vector<int64_t> sizes = {1, Sums::kPerBlock, Sums::kPerBlock + 1, 3 * Sums::kPerBlock + 77,
+                                300 * Sums::kPerBlock + 5};
   while (sizes.size() < Sums::kTensors + 3) sizes.push_back(static_cast<int64_t>(sizes.size()) * 5);
   std::vector<emu::Buffer<float>> grads;
   double want = 0;
