@@ -193,11 +193,12 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
 }
 
 PassDropout next_pass_dropout(double p, bool training, const torch::Device& device) {
-  const DropoutCall call = next_dropout_call(p, training);
-  const bool device_base = call.base.defined() && device.is_cuda();
-  return {
-      {device_base ? call.seed : call.host_seed(), call.threshold, static_cast<float>(call.scale)},
-      device_base ? call.base : torch::Tensor()};
+  if (!active(p, training)) return {{0, 0, 1.0f}, torch::Tensor()};
+  const auto [seed, base] = next_seed();
+  const bool device_base = base.defined() && device.is_cuda();
+  return {{device_base ? seed : host_seed(seed, base.defined() ? base.cpu() : base),
+           drop_threshold(p), static_cast<float>(1.0 / (1.0 - p))},
+          device_base ? base : torch::Tensor()};
 }
 
 const uint64_t* PassDropout::base_pointer() const {
@@ -229,16 +230,6 @@ torch::Tensor add_dropout(const torch::Tensor& x, const torch::Tensor& y, double
   if (!active(p, training)) return x + y;
   const auto [seed, base] = next_seed();
   return add_dropout_seeded(x, y, p, seed, base);
-}
-
-uint64_t DropoutCall::host_seed() const {
-  return core::host_seed(seed, base.defined() ? base.cpu() : base);
-}
-
-DropoutCall next_dropout_call(double p, bool training) {
-  if (!active(p, training)) return {};
-  const auto [seed, base] = next_seed();
-  return {seed, base, drop_threshold(p), 1.0 / (1.0 - p)};
 }
 
 DropoutSeeds::DropoutSeeds(uint64_t base) : base_(base), outer_(current_seeds) {

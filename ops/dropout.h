@@ -55,24 +55,13 @@ class DropoutSeeds {
   uint64_t calls_ = 0;
   DropoutSeeds* outer_;
 };
-// What a dropout fused into another op's pass runs with (ops/residual_norm.h), as add_dropout's
-// would: the threshold p·2³² and scale 1/(1 − p), and the call's seed (the scope's next, or one
-// drawn from the generator) with its base (an int64 on the device, added where the pass runs;
-// undefined: none). Off (not training, or p = 0): threshold 0, scale 1, and no seed taken.
-struct DropoutCall {
-  uint64_t seed = 0;
-  torch::Tensor base;
-  int64_t threshold = 0;
-  double scale = 1.0;
-  // The full seed on the host (reads a base back).
-  uint64_t host_seed() const;
-};
-DropoutCall next_dropout_call(double p, bool training);
-
-// The next call as a fused pass's kernel takes it (kernels/math/dropout_math.h): on CUDA with a
-// device base, the seed is the offset the kernel adds the base's value to (a replayed graph's
-// step), and `base` that base; else the full seed and no base. A plain value: an autograd
-// function takes it as an argument, not as an input, and keeps it for its backward.
+// The next dropout call as a pass fused into another op takes it (ops/residual_norm.h,
+// ops/attention_probs.h), as add_dropout's would run: the threshold p·2³² and scale 1/(1 − p), and
+// the call's seed (the scope's next, or one drawn from the generator). On CUDA with a device base
+// the seed is the offset the kernel adds the base's value to (a replayed graph's step), and `base`
+// that base; else the full seed and no base. Off (not training, or p = 0): threshold 0, scale 1,
+// and no seed taken. A plain value: an autograd function takes it as an argument, not as an
+// input, and keeps it for its backward.
 struct PassDropout {
   HashedDropout dropout;
   torch::Tensor base;
