@@ -17,6 +17,22 @@ cudaError_t launch(const K& k, cudaStream_t stream) {
   return err;
 }
 
+// Each batch of up to Program::kTensors of `count` tensors in one launch: `add(k, t)` appends
+// tensor t to a copy of `first`, `launched(k)` follows each launch.
+template <typename Program, typename Add, typename Launched>
+cudaError_t launch_batches(const Program& first, int count, cudaStream_t stream, Add add,
+                           Launched launched) {
+  static_assert(sizeof(Program) <= 4096, "a kernel's arguments: 4 KB before CUDA 12.1");
+  for (int start = 0; start < count; start += Program::kTensors) {
+    Program k = first;
+    for (int t = start; t < count && t < start + Program::kTensors; ++t) add(k, t);
+    if (k.blocks() == 0) continue;
+    if (const cudaError_t err = launch(k, stream); err != cudaSuccess) return err;
+    launched(k);
+  }
+  return cudaSuccess;
+}
+
 template <typename T>
 grid::DropoutAdd<T, DeviceMemory> dropout_program(const DropoutAddArgs& a) {
   const T* x = static_cast<const T*>(a.x);
@@ -64,17 +80,11 @@ cudaError_t gelu_backward(const GeluBackwardArgs& a, cudaStream_t stream) {
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
                        const AdamWStepScalars* scalars, cudaStream_t stream) {
   using Program = grid::AdamWStep<DeviceMemory>;
-  static_assert(sizeof(Program) <= 4096, "a kernel's arguments: 4 KB before CUDA 12.1");
-  for (int start = 0; start < count; start += Program::kTensors) {
-    Program k{update, scalars};
-    for (int t = start; t < count && k.count < Program::kTensors; ++t) {
-      const AdamWTensor& x = tensors[t];
-      k.add(x.n, x.p, x.g, x.m, x.v, x.p, x.m, x.v);
-    }
-    if (k.blocks() == 0) continue;
-    if (const cudaError_t err = launch(k, stream); err != cudaSuccess) return err;
-  }
-  return cudaSuccess;
+  const auto add = [&](Program& k, int t) {
+    const AdamWTensor& x = tensors[t];
+    k.add(x.n, x.p, x.g, x.m, x.v, x.p, x.m, x.v);
+  };
+  return launch_batches(Program{update, scalars}, count, stream, add, [](const Program&) {});
 }
 
 cudaError_t masked_mse_forward(const MaskedMseArgs& a, float* loss, float* denominator,
@@ -91,26 +101,24 @@ cudaError_t masked_mse_backward(const MaskedMseArgs& a, const float* grad_loss,
 }
 
 int64_t square_sum_partials(const int64_t* sizes, int count) {
-  using Program = grid::SquareSums<DeviceMemory>;
+  using Blocks = decltype(grid::SquareSums<DeviceMemory>::tensors);
   int64_t partials = 0;
-  for (int t = 0; t < count; ++t)
-    partials += (sizes[t] + Program::kPerBlock - 1) / Program::kPerBlock;
+  for (int t = 0; t < count; ++t) partials += Blocks::blocks_of(sizes[t]);
   return partials;
 }
 
 cudaError_t end_step(const EndStepArgs& a, cudaStream_t stream) {
   using Sums = grid::SquareSums<DeviceMemory>;
-  static_assert(sizeof(Sums) <= 4096, "a kernel's arguments: 4 KB before CUDA 12.1");
-  int64_t written = 0;
-  for (int start = 0; start < a.count; start += Sums::kTensors) {
-    Sums k;
+  int64_t written = 0;  // partial sums, over the launches so far
+  const auto add = [&](Sums& k, int t) {
     k.first_partial = written;
-    k.partials = a.partials;
-    for (int t = start; t < a.count && k.count < Sums::kTensors; ++t) k.add(a.sizes[t], a.grads[t]);
-    if (k.blocks() == 0) continue;
-    if (const cudaError_t err = launch(k, stream); err != cudaSuccess) return err;
-    written += k.blocks();
-  }
+    k.add(a.sizes[t], a.grads[t]);
+  };
+  Sums first;
+  first.partials = a.partials;
+  const cudaError_t err =
+      launch_batches(first, a.count, stream, add, [&](const Sums& k) { written += k.blocks(); });
+  if (err != cudaSuccess) return err;
   // In place: on the device each In and its Out are the same array.
   const grid::EndStep<DeviceMemory> k{a.clip,     written,    a.loss,    a.partials,
                                       a.scalars,  a.step,     a.verdict, a.scalars,

@@ -106,11 +106,34 @@ struct GeluBackward : PointwiseGrid {
   }
 };
 
-// One AdamW step over up to kTensors float32 parameter tensors in one launch (a training step's
-// ~40 small tensors in one launch instead of ~40, which a replayed step is bound by): tensor t
-// owns blocks [first_block[t], first_block[t + 1]), and each of its elements is read and written by
-// the thread that owns it (on the GPU the In and Out of each are the same array). With `scalars`
-// set, the update, gradient scale and apply flag are read from there when the step runs.
+// The blocks of up to N tensors in one launch, kPerBlock elements a block: tensor t owns blocks
+// [first_block[t], first_block[t + 1]) (AdamWStep, SquareSums: a step's ~40 small tensors in one
+// launch instead of ~40, which a replayed step is bound by).
+template <int N, int64_t kPerBlock>
+struct TensorBlocks {
+  int count = 0;
+  int64_t first_block[N + 1] = {0};
+  int64_t size[N] = {};
+  static int64_t blocks_of(int64_t n) { return (n + kPerBlock - 1) / kPerBlock; }
+  // Appends a tensor of n elements (the caller keeps count below N).
+  void add(int64_t n) {
+    size[count] = n;
+    first_block[count + 1] = first_block[count] + blocks_of(n);
+    ++count;
+  }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
+  // The tensor block `block` belongs to.
+  MINRNN_HOST_DEVICE int of(int64_t block) const {
+    int t = 0;
+    while (t + 1 < count && block >= first_block[t + 1]) ++t;
+    return t;
+  }
+};
+
+// One AdamW step over up to kTensors float32 parameter tensors in one launch, a block of kThreads
+// elements each (TensorBlocks); each element is read and written by the thread that owns it (on the
+// GPU the In and Out of each are the same array). With `scalars` set, the update, gradient scale
+// and apply flag are read from there when the step runs.
 template <typename Mem>
 struct AdamWStep {
   static constexpr int kThreads = PointwiseGrid::kThreads;
@@ -124,28 +147,24 @@ struct AdamWStep {
   using Out = typename Mem::template Out<float>;
   AdamWUpdate u;
   const AdamWStepScalars* scalars;
-  int count = 0;
-  int64_t first_block[kTensors + 1] = {0};
-  int64_t size[kTensors] = {};
+  TensorBlocks<kTensors, kThreads> tensors = {};
   In p_in[kTensors] = {}, g[kTensors] = {}, m_in[kTensors] = {}, v_in[kTensors] = {};
   Out p_out[kTensors] = {}, m_out[kTensors] = {}, v_out[kTensors] = {};
 
-  // Appends a tensor of n elements (the caller keeps count below kTensors).
+  // Appends a tensor of n elements (the caller keeps tensors.count below kTensors).
   void add(int64_t n, In p, In grad, In m, In v, Out p_new, Out m_new, Out v_new) {
-    size[count] = n;
-    p_in[count] = p, g[count] = grad, m_in[count] = m, v_in[count] = v;
-    p_out[count] = p_new, m_out[count] = m_new, v_out[count] = v_new;
-    first_block[count + 1] = first_block[count] + (n + kThreads - 1) / kThreads;
-    ++count;
+    const int t = tensors.count;
+    p_in[t] = p, g[t] = grad, m_in[t] = m, v_in[t] = v;
+    p_out[t] = p_new, m_out[t] = m_new, v_out[t] = v_new;
+    tensors.add(n);
   }
-  MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return tensors.blocks(); }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    int t = 0;
-    while (t + 1 < count && th.block >= first_block[t + 1]) ++t;
-    const int64_t i = (th.block - first_block[t]) * kThreads + th.index;
-    if (i >= size[t] || (scalars && scalars->apply == 0.0f)) return;
+    const int t = tensors.of(th.block);
+    const int64_t i = (th.block - tensors.first_block[t]) * kThreads + th.index;
+    if (i >= tensors.size[t] || (scalars && scalars->apply == 0.0f)) return;
     float p = p_in[t][i], m = m_in[t][i], v = v_in[t][i];
     const float grad = scalars ? g[t][i] * scalars->grad_scale : g[t][i];
     adamw_element(p, grad, m, v, scalars ? scalars->update : u);
@@ -156,9 +175,9 @@ struct AdamWStep {
 };
 
 // The squares of up to kTensors float32 tensors (a step's gradients) summed a block of kPerBlock
-// elements at a time: each thread adds its kPerThread elements, kThreads apart, in order, the block
-// halves the sums, and thread 0 writes the block's partial sum at first_partial + its block.
-// Tensor t owns blocks [first_block[t], first_block[t + 1]).
+// elements at a time (TensorBlocks): each thread adds its kPerThread elements, kThreads apart, in
+// order, the block halves the sums, and thread 0 writes the block's partial sum at first_partial +
+// its block.
 template <typename Mem>
 struct SquareSums {
   static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
@@ -171,32 +190,27 @@ struct SquareSums {
     typename Mem::template Array<float, kThreads> sums;
   };
   using In = typename Mem::template In<float>;
-  int count = 0;
-  int64_t first_block[kTensors + 1] = {0};
-  int64_t size[kTensors] = {};
+  TensorBlocks<kTensors, kPerBlock> tensors = {};
   In values[kTensors] = {};
   int64_t first_partial = 0;
   typename Mem::template Out<float> partials;
 
-  // Appends a tensor of n elements (the caller keeps count below kTensors).
+  // Appends a tensor of n elements (the caller keeps tensors.count below kTensors).
   void add(int64_t n, In v) {
-    size[count] = n;
-    values[count] = v;
-    first_block[count + 1] = first_block[count] + (n + kPerBlock - 1) / kPerBlock;
-    ++count;
+    values[tensors.count] = v;
+    tensors.add(n);
   }
-  MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return tensors.blocks(); }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     if (p == 0) {
-      int t = 0;
-      while (t + 1 < count && th.block >= first_block[t + 1]) ++t;
-      const int64_t start = (th.block - first_block[t]) * kPerBlock + th.index;
+      const int t = tensors.of(th.block);
+      const int64_t start = (th.block - tensors.first_block[t]) * kPerBlock + th.index;
       float sum = 0.0f;
       for (int k = 0; k < kPerThread; ++k) {
         const int64_t i = start + int64_t{k} * kThreads;
-        if (i >= size[t]) break;
+        if (i >= tensors.size[t]) break;
         const float v = values[t][i];
         sum += v * v;
       }
