@@ -249,7 +249,7 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor
 
 // How the join reads an input of `tokens` tokens a batch through `read`, for `out` tokens a batch.
 RowMap row_map(const TokenSelection& read, int64_t tokens, int64_t out) {
-  return read.all() ? RowMap{out, out, 0, 1} : RowMap{out, tokens, read.first, read.stride};
+  return read.all() ? RowMap::identity(out) : RowMap{out, tokens, read.first, read.stride};
 }
 
 }  // namespace

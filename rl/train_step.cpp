@@ -52,15 +52,18 @@ class StagingBlock {
     const Slot& s = slots_[slot];
     return device_.narrow(0, s.offset, s.bytes).view(s.dtype).view(s.shape);
   }
-  // Where the host writes the slot's values itself (as fill copies them).
+  // Where the host writes the slot's values, host_count of them (fill copies them there).
   template <typename T>
   T* host(int slot) {
     return reinterpret_cast<T*>(host_.data_ptr<uint8_t>() + slots_[slot].offset);
   }
   template <typename T>
+  int64_t host_count(int slot) const {
+    return slots_[slot].host_bytes / static_cast<int64_t>(sizeof(T));
+  }
+  template <typename T>
   void fill(int slot, const T* values) {
-    const Slot& s = slots_[slot];
-    std::memcpy(host_.data_ptr<uint8_t>() + s.offset, values, s.host_bytes);
+    std::memcpy(host<uint8_t>(slot), values, slots_[slot].host_bytes);
   }
   void commit() {
     device_.narrow(0, 0, copied_bytes_).copy_(host_.narrow(0, 0, copied_bytes_), true);
@@ -140,8 +143,9 @@ struct TrainStep::State {
     // Scaled as they are staged, not on the device: a launch less a replayed step.
     float* scaled = staged.host<float>(returns_to_go);
     const float scale = static_cast<float>(agent.config.return_scale);
-    const int64_t count = agent.config.batch_size * agent.config.context_len;  // the slot's
-    for (int64_t i = 0; i < count; ++i) scaled[i] = b.returns_to_go[i] / scale;
+    for (int64_t i = 0; i < staged.host_count<float>(returns_to_go); ++i) {
+      scaled[i] = b.returns_to_go[i] / scale;
+    }
     staged.fill(timesteps, b.timesteps.data());
     staged.fill(mask, b.mask.data());
     const int64_t host_ids[kHostIdCount] = {static_cast<int64_t>(dropout_base), agent.step + 1};

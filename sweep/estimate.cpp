@@ -101,9 +101,11 @@ StepShape shape_of(const rl::TrainConfig& c) {
 // The device kind every run trains on ("auto" as `minrnn train` would resolve it here).
 std::string runs_device_kind(const std::vector<SweepRun>& runs) {
   std::set<std::string> kinds;
+  std::string automatic;  // resolved once, at the first run that asks for auto
   for (const SweepRun& r : runs) {
-    kinds.insert(r.device == "auto" ? device_kind(core::resolve_device("auto", "device").name)
-                                    : device_kind(r.device));
+    if (r.device == "auto" && automatic.empty())
+      automatic = device_kind(core::resolve_device("auto", "device").name);
+    kinds.insert(r.device == "auto" ? automatic : device_kind(r.device));
   }
   if (kinds.size() > 1) {
     throw std::invalid_argument(
