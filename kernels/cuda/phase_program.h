@@ -122,21 +122,20 @@ struct RowGrid {
     const int64_t d = th.index % kLanes + c * kLanes;
     return d < width ? d : -1;
   }
-  // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half adds lane l + half.
+  // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half joins lane
+  // l + half's value into its own, by `join`.
+  template <typename Array, typename Join>
+  MINRNN_HOST_DEVICE static void halve_by(Array& a, const Thread& th, int level, Join join) {
+    const int lane = th.index % kLanes, half = kLanes >> level;
+    if (lane < half) a[th.index] = join(static_cast<float>(a[th.index]), a[th.index + half]);
+  }
   template <typename Array>
   MINRNN_HOST_DEVICE static void halve(Array& a, const Thread& th, int level) {
-    const int lane = th.index % kLanes, half = kLanes >> level;
-    if (lane < half)
-      a[th.index] = static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half]);
+    halve_by(a, th, level, [](float mine, float other) { return mine + other; });
   }
-  // The same, keeping the larger.
   template <typename Array>
   MINRNN_HOST_DEVICE static void halve_max(Array& a, const Thread& th, int level) {
-    const int lane = th.index % kLanes, half = kLanes >> level;
-    if (lane < half) {
-      const float mine = a[th.index], other = a[th.index + half];
-      a[th.index] = mine > other ? mine : other;
-    }
+    halve_by(a, th, level, [](float mine, float other) { return mine > other ? mine : other; });
   }
   template <typename Array>
   MINRNN_HOST_DEVICE static float row_total(Array& a, const Thread& th) {
