@@ -3,12 +3,18 @@
 // neighbouring channels (coalesced along D). One phase, no shared memory, no synchronisation.
 // Fastest when B·D alone fills the GPU or T is short; long sequences over few channels go to
 // scan_tiled.h.
+//
+// A thread walks time in chunks of kSimpleChunk steps: it reads all of a chunk's inputs before it
+// writes any output. A step at a time, every step waited a full memory latency (the reads of step
+// t + 1 cannot be issued ahead of step t's writes, which may alias them), and at a training
+// step's sizes (8 192 channels, 60 steps) the backward took ~72 µs on an H200; a chunk waits once.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 
 namespace minrnn::core::grid {
 
-constexpr int kSimpleThreads = 256;
+constexpr int kSimpleThreads = 128;
+constexpr int kSimpleChunk = 16;  // steps whose reads a thread has in flight at once
 
 // What every simple kernel shares: its grid, one phase, nothing between phases.
 template <typename A>
@@ -39,12 +45,16 @@ struct SimpleForward : SimpleGrid<A> {
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A state = static_cast<A>(h0[c]);
-    for (int64_t t = 0; t < L; ++t) {
-      const int64_t i = base + t * D;
-      A a_t, b_t;
-      coef.load(in + t * coef.stride, a_t, b_t);
-      state = a_t * state + b_t;
-      h[i] = static_cast<T>(state);
+    for (int64_t t0 = 0; t0 < L; t0 += kSimpleChunk) {
+      A a_t[kSimpleChunk], b_t[kSimpleChunk];
+      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+        if (t0 + k < L) coef.load(in + (t0 + k) * coef.stride, a_t[k], b_t[k]);
+      }
+      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+        if (t0 + k >= L) break;
+        state = a_t[k] * state + b_t[k];
+        h[base + (t0 + k) * D] = static_cast<T>(state);
+      }
     }
     h_last[c] = static_cast<T>(state);
   }
@@ -63,11 +73,24 @@ struct SimpleBackward : SimpleGrid<A> {
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A carry = static_cast<A>(grad_last[c]);
-    for (int64_t t = L - 1; t >= 0; --t) {
-      const int64_t i = base + t * D;
-      const A g = static_cast<A>(grad_h[i]) + carry;
-      const A h_prev = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[c]);
-      carry = coef.backward(in + t * coef.stride, g, h_prev, d_first, d_second) * g;
+    // Chunks from the last step back; k = 0 is a chunk's latest step.
+    for (int64_t t1 = L - 1; t1 >= 0; t1 -= kSimpleChunk) {
+      typename Coef::Raw raw[kSimpleChunk];
+      A grad[kSimpleChunk], h_prev[kSimpleChunk];
+      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+        const int64_t t = t1 - k, i = base + t * D;
+        if (t < 0) break;
+        raw[k] = coef.read(in + t * coef.stride);
+        grad[k] = static_cast<A>(grad_h[i]);
+        h_prev[k] = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[c]);
+      }
+      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+        const int64_t t = t1 - k;
+        if (t < 0) break;
+        const A g = grad[k] + carry;
+        carry =
+            coef.backward_from(in + t * coef.stride, raw[k], g, h_prev[k], d_first, d_second) * g;
+      }
     }
     dh0[c] = static_cast<T>(carry);
   }

@@ -175,7 +175,7 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
   using G = TiledGrid<A, Mem, C>;
   struct Regs : G::Regs {
     A prod[G::kSteps], local[G::kSteps];
-    A x1[G::kSteps], x2[G::kSteps];  // the source's raw inputs, read once in the load phase
+    typename Coef::Raw raw[G::kSteps];  // the source's inputs, read once in the load phase
   };
   Coef coef;
   typename Mem::template In<T> h, h0, grad_h, grad_last;
@@ -192,14 +192,14 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
       A prod = A(1), carry = A(0);
       MINRNN_UNROLL
       for (int k = G::kSteps - 1; k >= 0; --k) {
-        A x1 = A(0), x2 = A(0), a_t = A(1), grad = A(0);  // past the end: the identity
+        typename Coef::Raw raw{};
+        A a_t = A(1), grad = A(0);  // past the end: the identity
         if (ln.valid && t0 + k < L) {
-          coef.read(in + (t0 + k) * coef.stride, x1, x2);
-          a_t = coef.gate(x1, x2);
+          raw = coef.read(in + (t0 + k) * coef.stride);
+          a_t = coef.gate(raw);
           grad = static_cast<A>(grad_h[base + (t0 + k) * D]);
         }
-        r.x1[k] = x1;
-        r.x2[k] = x2;
+        r.raw[k] = raw;
         r.prod[k] = prod;
         r.local[k] = grad + carry;
         carry = a_t * r.local[k];
@@ -221,8 +221,8 @@ struct TiledBackward : TiledGrid<A, Mem, C> {
         if (!ln.valid || t >= L) continue;
         const int64_t i = base + t * D;
         const A h_prev = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[ln.channel]);
-        coef.backward_from(in + t * coef.stride, r.x1[k], r.x2[k], r.local[k] + r.prod[k] * x,
-                           h_prev, d_first, d_second);
+        coef.backward_from(in + t * coef.stride, r.raw[k], r.local[k] + r.prod[k] * x, h_prev,
+                           d_first, d_second);
       }
     }
   }

@@ -134,10 +134,11 @@ MINRNN_HOST_DEVICE void candidate_with_grad(A c, bool positive, A& cand, A& grad
 // inputs are read — a plain pointer, or the host emulator's bounds-checked one
 // (kernels/cuda/phase_program.h).
 //
-// Every source offers: load(i, a, b) for the forward; for the backward read(i, x1, x2) (its raw
-// inputs at i, all it needs, so the tiled kernel keeps them in registers and reads each once),
-// gate(x1, x2) = a_t, and backward_from(...) writing its two input gradients at i. backward(...)
-// composes them for the one-pass kernels.
+// Every source offers: load(i, a, b) for the forward; for the backward read(i), its raw inputs at
+// i (a Raw: all it reads, so a kernel can read a chunk of steps at once and keep them in
+// registers), gate(raw) = a_t, and backward_from(i, raw, g, h_prev, ...) writing its two input
+// gradients at i and returning a_t, reading no memory. backward(...) composes read and
+// backward_from for the loops that walk one step at a time.
 template <typename T, typename A, typename In = const T*>
 struct DirectCoefficients {
   In a;
@@ -149,23 +150,22 @@ struct DirectCoefficients {
     b_i = static_cast<A>(b[i]);
   }
   // The backward needs a only (b is not read: callers may pass a in its place).
-  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
-    x1 = static_cast<A>(a[i]);
-    x2 = A(0);
-  }
-  MINRNN_HOST_DEVICE A gate(A x1, A) const { return x1; }
+  struct Raw {
+    A a;
+  };
+  MINRNN_HOST_DEVICE Raw read(int64_t i) const { return {static_cast<A>(a[i])}; }
+  MINRNN_HOST_DEVICE A gate(const Raw& raw) const { return raw.a; }
   // Writes da_t = g·h_{t−1} and db_t = g.
   template <typename Out>
-  MINRNN_HOST_DEVICE void backward_from(int64_t i, A, A, A g, A h_prev, Out da, Out db) const {
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, const Raw& raw, A g, A h_prev, Out da,
+                                     Out db) const {
     da[i] = static_cast<T>(g * h_prev);
     db[i] = static_cast<T>(g);
+    return raw.a;
   }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out da, Out db) const {
-    A x1, x2;
-    read(i, x1, x2);
-    backward_from(i, x1, x2, g, h_prev, da, db);
-    return x1;
+    return backward_from(i, read(i), g, h_prev, da, db);
   }
 };
 
@@ -183,32 +183,33 @@ struct GatedCoefficients {
     a_i = s_neg;
     b_i = s_pos * candidate(static_cast<A>(c[i]), positive);
   }
-  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
-    x1 = static_cast<A>(u[i]);
-    x2 = static_cast<A>(c[i]);
+  struct Raw {
+    A u, c;
+  };
+  MINRNN_HOST_DEVICE Raw read(int64_t i) const {
+    return {static_cast<A>(u[i]), static_cast<A>(c[i])};
   }
-  MINRNN_HOST_DEVICE A gate(A u_i, A) const {
+  MINRNN_HOST_DEVICE A gate(const Raw& raw) const {
     A s_pos, s_neg;
-    sigmoid_pair(u_i, s_pos, s_neg);  // the a_t backward_from returns, to the last bit
+    sigmoid_pair(raw.u, s_pos, s_neg);  // the a_t backward_from returns, to the last bit
     return s_neg;
   }
   // da/du = −σ(u)σ(−u), db/du = σ(u)σ(−u)·cand(c), db/dc = σ(u)·cand'(c):
   //   du = g·σ(u)σ(−u)·(cand(c) − h_{t−1}),   dc = g·σ(u)·cand'(c).
   template <typename Out>
-  MINRNN_HOST_DEVICE A backward_from(int64_t i, A u_i, A c_i, A g, A h_prev, Out du, Out dc) const {
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, const Raw& raw, A g, A h_prev, Out du,
+                                     Out dc) const {
     A s_pos, s_neg;
-    sigmoid_pair(u_i, s_pos, s_neg);
+    sigmoid_pair(raw.u, s_pos, s_neg);
     A cand, cand_grad;
-    candidate_with_grad(c_i, positive, cand, cand_grad);
+    candidate_with_grad(raw.c, positive, cand, cand_grad);
     du[i] = static_cast<T>(g * s_pos * s_neg * (cand - h_prev));
     dc[i] = static_cast<T>(g * s_pos * cand_grad);
     return s_neg;
   }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out du, Out dc) const {
-    A u_i, c_i;
-    read(i, u_i, c_i);
-    return backward_from(i, u_i, c_i, g, h_prev, du, dc);
+    return backward_from(i, read(i), g, h_prev, du, dc);
   }
 };
 
@@ -249,39 +250,33 @@ struct MinLstmCoefficients {
   int64_t stride;
   int64_t pair;  // columns from p to k: D
 
-  MINRNN_HOST_DEVICE LstmGates<A> gates(int64_t i) const {
-    return lstm_gates(static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]));
-  }
   MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
-    const LstmGates<A> l = gates(i);
+    const LstmGates<A> l = lstm_gates(static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]));
     a_i = l.forget();
     b_i = l.input() * candidate(static_cast<A>(c[i]), kPositive);
   }
-  // x1 is a_t itself (the tiled kernels keep it; backward_from reads p and k again).
-  MINRNN_HOST_DEVICE void read(int64_t i, A& x1, A& x2) const {
-    x1 = gates(i).forget();
-    x2 = static_cast<A>(c[i]);
+  struct Raw {
+    A p, k, c;
+  };
+  MINRNN_HOST_DEVICE Raw read(int64_t i) const {
+    return {static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]), static_cast<A>(c[i])};
   }
-  MINRNN_HOST_DEVICE A gate(A a_i, A) const { return a_i; }
+  MINRNN_HOST_DEVICE A gate(const Raw& raw) const { return lstm_gates(raw.p, raw.k).forget(); }
   template <typename Out>
-  MINRNN_HOST_DEVICE A backward_with(int64_t i, const LstmGates<A>& l, A c_i, A g, A h_prev,
-                                     Out dpk, Out dc) const {
+  MINRNN_HOST_DEVICE A backward_from(int64_t i, const Raw& raw, A g, A h_prev, Out dpk,
+                                     Out dc) const {
+    const LstmGates<A> l = lstm_gates(raw.p, raw.k);
     A cand, cand_grad;
-    candidate_with_grad(c_i, kPositive, cand, cand_grad);
+    candidate_with_grad(raw.c, kPositive, cand, cand_grad);
     const A q = g * (cand - h_prev) * l.r * l.r;
     dpk[i] = static_cast<T>(-q * l.P_k * l.e_p);
     dpk[i + pair] = static_cast<T>(q * l.P_p * l.e_k);
     dc[i] = static_cast<T>(g * l.input() * cand_grad);
     return l.forget();
   }
-  // The tiled kernels' second phase: c kept from read(), p and k read again.
-  template <typename Out>
-  MINRNN_HOST_DEVICE A backward_from(int64_t i, A, A c_i, A g, A h_prev, Out dpk, Out dc) const {
-    return backward_with(i, gates(i), c_i, g, h_prev, dpk, dc);
-  }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward(int64_t i, A g, A h_prev, Out dpk, Out dc) const {
-    return backward_with(i, gates(i), static_cast<A>(c[i]), g, h_prev, dpk, dc);
+    return backward_from(i, read(i), g, h_prev, dpk, dc);
   }
 };
 
