@@ -5,8 +5,8 @@
 // a fixed order, so a replay gives the same bits.
 // - TokenEmbedding: one thread per channel of a token (token_channel).
 // - TokenParameterGrads: every group's weight and bias gradients. A block takes 32 of them (one
-//   warp wide, neighbouring channels) and kSlices slices of the steps; each thread sums its slice
-//   in ascending steps, and the slices halve across barriers.
+//   warp wide, neighbouring channels) and kSlices slices of the windows; each thread sums its
+//   slice in ascending steps, and the slices halve across barriers.
 // - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
 //   kRows rows × kChannels channels; round by round it reads kThreads steps' rows into shared
 //   memory and each warp looks through its share of them for its block's rows, adding a matching
@@ -76,6 +76,7 @@ struct GradColumns {
 
 template <typename Mem>
 struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
+  static constexpr int kChunk = 8;  // steps whose reads a thread has in flight at once
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<float, kThreads> partial;  // [slice][lane]
@@ -105,18 +106,32 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
       }
     }
   }
-  // Σ over slice s's steps (s, s + kSlices, …) of the token gradient times the input (1 for the
-  // bias).
+  // Σ over slice s's windows (s, s + kSlices, …), each window's steps in ascending order, of the
+  // token gradient times the input (1 for the bias). Whole windows a slice, so a token's row
+  // follows from its step without a division, and kChunk steps' reads are in flight at once.
   MINRNN_HOST_DEVICE float slice_sum(int64_t e, int s) const {
     const GradEntry at = GradColumns(shape).entry(e, shape.width);
-    const int64_t n = shape.inputs[at.group];
+    const int64_t n = shape.inputs[at.group], count = shape.steps_with_token(at.group);
+    const bool weight = at.input < n;
     float sum = 0.0f;
-    for (int64_t step = s; step < shape.step_count(); step += kSlices) {
-      const int64_t row = shape.token_row(step, at.group);
-      if (row < 0) continue;
-      const float g = grad[row * shape.width + at.channel];
-      sum = sum +
-            (at.input < n ? g * static_cast<float>(this->input[at.group][step * n + at.input]) : g);
+    for (int64_t b = s; b < shape.batch; b += kSlices) {
+      const int64_t first_row = b * shape.tokens + at.group, first_step = b * shape.steps;
+      for (int64_t k0 = 0; k0 < count; k0 += kChunk) {
+        float g[kChunk], x[kChunk];
+        MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
+          if (k0 + k >= count) break;
+          const int64_t row = first_row + (k0 + k) * shape.groups;
+          g[k] = grad[row * shape.width + at.channel];
+          x[k] =
+              weight
+                  ? static_cast<float>(this->input[at.group][(first_step + k0 + k) * n + at.input])
+                  : 1.0f;
+        }
+        MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
+          if (k0 + k >= count) break;
+          sum = sum + g[k] * x[k];
+        }
+      }
     }
     return sum;
   }

@@ -26,6 +26,11 @@ struct TokenLayout {
     const int64_t l = (step % steps) * groups + group;
     return l < tokens ? (step / steps) * tokens + l : -1;
   }
+  // How many of a window's first steps have a token of group j (all K but where L < G·K).
+  MINRNN_SHARED_INLINE int64_t steps_with_token(int group) const {
+    const int64_t k = (tokens - group + groups - 1) / groups;
+    return k < steps ? k : steps;
+  }
 };
 
 // Evaluation can run past the longest training episode: its rows clamp rather than index out.
