@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -84,6 +85,8 @@ class LocalPool {
     status_.assign(total_, "pending");
     seconds_.assign(total_, 0);
     started_.assign(total_, 0);
+    eval_started_.assign(total_, 0);
+    start_step_.assign(total_, 0);
     std::vector<int> untrained;
     for (int i = 0; i < total_; ++i) {
       if (runs_[i].state == RunState::kDone) {
@@ -91,8 +94,10 @@ class LocalPool {
         status_[i] = "done (earlier)";
       } else if (runs_[i].state == RunState::kTrained) {
         to_evaluate_.push_back(i);
+        start_step_[i] = runs_[i].max_steps;
       } else {
         untrained.push_back(i);
+        start_step_[i] = std::min(logged_step(runs_[i].run_dir), runs_[i].max_steps);
       }
     }
     for (auto& pack : group_packs(spec_, runs_, untrained)) to_train_.push_back(std::move(pack));
@@ -133,9 +138,30 @@ class LocalPool {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
   int remaining() const { return total_ - already_ - finished_ - failed_ - busy_ - interrupted_; }
+  // Steps: a run waiting to train is where it started; one training, where its metrics.csv is;
+  // one trained (evaluating or waiting to), at its max_steps.
   std::string eta() const {
-    if (finished_ == 0) return "?";
-    return format_duration(finished_seconds_ / finished_ * remaining() / spec_.parallel);
+    SweepPace pace;
+    pace.evaluations_left = remaining();
+    pace.evaluations_here = evaluations_here_;
+    pace.elapsed_s = elapsed();
+    pace.evaluation_s = evaluation_seconds_;
+    pace.parallel = spec_.parallel;
+    auto add = [&](int i, int64_t step) {
+      pace.steps_left += runs_[i].max_steps - step;
+      pace.steps_trained_here += step - start_step_[i];
+    };
+    for (const auto& pack : to_train_)
+      for (int i : pack) add(i, start_step_[i]);
+    for (const auto& [pid, a] : active_)
+      for (int i : a.runs) add(i, a.evaluating ? runs_[i].max_steps : current_step(i));
+    for (int i : to_evaluate_) add(i, runs_[i].max_steps);
+    pace.steps_trained_here += settled_steps_here_;
+    const double s = eta_seconds(pace);
+    return s < 0 ? "?" : format_duration(s);
+  }
+  int64_t current_step(int i) const {
+    return std::min(std::max(logged_step(runs_[i].run_dir), start_step_[i]), runs_[i].max_steps);
   }
   int done() const { return already_ + finished_; }
 
@@ -187,6 +213,7 @@ class LocalPool {
         "eval",     r.run_dir,         "--episodes", std::to_string(spec_.eval_episodes),
         "--device", kEvaluationDevice, "--replace"};
     if (started_[i] == 0) started_[i] = elapsed();
+    eval_started_[i] = elapsed();
     active_[spawn(opt_.exe, args, log_of(i), threads_)] = {{i}, true};
     status_[i] = "evaluating";
   }
@@ -245,6 +272,13 @@ class LocalPool {
         (stopping_ && WIFSIGNALED(wstatus));
     for (int i : a.runs) {
       seconds_[i] = elapsed() - started_[i];
+      if (a.evaluating) {
+        evaluation_seconds_ += elapsed() - eval_started_[i];
+        ++evaluations_here_;
+      }
+      const int64_t step = a.evaluating || trained(i) ? runs_[i].max_steps : current_step(i);
+      const bool to_evaluate = !a.evaluating && !stopping_ && (ok || trained(i));
+      if (!to_evaluate) settled_steps_here_ += step - start_step_[i];
       if (!a.evaluating && (ok || trained(i))) {
         if (!stopping_) {
           to_evaluate_.push_back(i);  // trained: evaluated next
@@ -267,7 +301,6 @@ class LocalPool {
 
   void on_done(int i) {
     ++finished_;
-    finished_seconds_ += seconds_[i];
     status_[i] = "done";
     double score = 0;
     try {
@@ -350,6 +383,8 @@ class LocalPool {
   std::vector<std::string> status_;        // per run, for the status file
   std::vector<double> seconds_;            // per run, wall time of its phases here
   std::vector<double> started_;            // per run, when its first phase here started
+  std::vector<double> eval_started_;       // per run, when its evaluation here started
+  std::vector<int64_t> start_step_;        // per run, the step it stood at when this sweep began
   std::deque<std::vector<int>> to_train_;  // packs waiting for a slot, in the plan's order
   std::deque<int> to_evaluate_;            // runs waiting for a slot, in the plan's order
   std::map<pid_t, Active> active_;
@@ -360,10 +395,27 @@ class LocalPool {
   int busy_ = 0;                   // held by another process
   int interrupted_ = 0;            // stopped by a signal after checkpointing
   bool stopping_ = false;          // this sweep got SIGINT/SIGTERM
-  double finished_seconds_ = 0;    // wall time of runs finished here (for the ETA)
+  // For the ETA: run-steps trained here by runs no longer pending, training or awaiting their
+  // evaluation; the evaluations finished here and their wall time.
+  int64_t settled_steps_here_ = 0;
+  int evaluations_here_ = 0;
+  double evaluation_seconds_ = 0;
 };
 
 }  // namespace
+
+double eta_seconds(const SweepPace& p) {
+  double seconds = 0;
+  if (p.steps_left > 0) {
+    if (p.steps_trained_here <= 0 || p.elapsed_s <= 0) return -1;
+    seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
+  }
+  if (p.evaluations_left > 0) {
+    if (p.evaluations_here <= 0) return -1;
+    seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);
+  }
+  return seconds;
+}
 
 SweepSummary run_local_pool(const SweepSpec& spec, const SweepOptions& opt,
                             std::vector<SweepRun> runs, int threads) {

@@ -2,11 +2,13 @@
 // two-run sweep through child processes of the minrnn binary.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ops/device.h"
 #include "rl/trainer.h"
+#include "sweep/local_pool.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"
@@ -219,6 +221,13 @@ TEST(SweepRun, TwoRunsInParallelThenResumeSkipsThem) {
               out.find("/6 (") != std::string::npos)
       << out;
   EXPECT_NE(out.find("[2/2 done] hop/"), std::string::npos) << out;
+  // The first finish already knows a training rate and an evaluation's time: its ETA is a time.
+  const size_t first_done = out.find("[1/2 done] hop/");
+  ASSERT_NE(first_done, std::string::npos) << out;
+  const std::string line = out.substr(first_done, out.find('\n', first_done) - first_done);
+  const size_t eta = line.find("ETA ");
+  ASSERT_NE(eta, std::string::npos) << line;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(line[eta + 4]))) << line;
   for (const char* b : {"mingru", "minlstm"}) {
     const fs::path run = fs::path(s.out) / "hop" / b / "seed0";
     EXPECT_TRUE(fs::exists(run / "done.json")) << run;
@@ -318,6 +327,41 @@ TEST(SweepRun, APackOfRunsOfDifferentConfigsTrainsEachAsAlone) {
     EXPECT_EQ(rl::load_agent((tmp.path / "packed/hop" / run).string()).config.backbone,
               run.substr(0, run.find('/')));
   }
+}
+
+// A finished run's line says how long the rest takes: the steps left at the rate trained here,
+// then the evaluations left at the mean one's time, `parallel` at once.
+TEST(SweepEta, IsTheStepsLeftAtTheRateHereThenTheEvaluationsLeft) {
+  sweep::SweepPace pace;
+  // The fifteenth session's TF32 sweep at its first finish: one pack of 15 trained its 300 000
+  // run-steps in 273 s, one evaluation took 10 s, 14 evaluations left, 4 at once. (The ETA by
+  // runs' mean wall time said 15m57s; 14 s were left.)
+  pace.steps_trained_here = 300000;
+  pace.elapsed_s = 283;
+  pace.evaluations_left = 14;
+  pace.evaluations_here = 1;
+  pace.evaluation_s = 10;
+  pace.parallel = 4;
+  EXPECT_DOUBLE_EQ(sweep::eta_seconds(pace), 14 * 10 / 4.0);
+  // A third of the steps left, trained here at 300 / 60 s; two evaluations of 8 s each, two at
+  // once.
+  pace = {};
+  pace.steps_left = 100;
+  pace.steps_trained_here = 300;
+  pace.elapsed_s = 60;
+  pace.evaluations_left = 3;
+  pace.evaluations_here = 2;
+  pace.evaluation_s = 16;
+  pace.parallel = 2;
+  EXPECT_DOUBLE_EQ(sweep::eta_seconds(pace), 100 * 60 / 300.0 + 8 * 3 / 2.0);
+  // Nothing trained here while steps are left, or nothing evaluated while evaluations are: unknown.
+  pace.steps_trained_here = 0;
+  EXPECT_LT(sweep::eta_seconds(pace), 0);
+  pace.steps_trained_here = 300;
+  pace.evaluations_here = 0;
+  EXPECT_LT(sweep::eta_seconds(pace), 0);
+  // Nothing left: no time.
+  EXPECT_EQ(sweep::eta_seconds(sweep::SweepPace{}), 0);
 }
 
 }  // namespace
