@@ -193,37 +193,48 @@ if ! skipped pack; then
   # speed-up the issue weighs against whether the scores move.
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
-  # minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp): the big packs again
-  # through CUDA's default 8, to see what the raise buys.
-  CUDA_DEVICE_MAX_CONNECTIONS=8 bench pack-8-queues bench pack --device cuda --backbones mingru \
-    --packs 8,16 --seconds 2 "${peak[@]}"
-  grep -E '^\| mingru ' "$LOGS/bench-pack-8-queues.log" | sed 's/^/    /'
-  # Two processes of 8 runs at once, beside the one process of 16 above: CUDA takes turns between
-  # processes, which is why a sweep fills a pack with several configs' runs (docs/sweeps.md).
-  for k in 1 2; do
-    "$MINRNN" bench pack --device cuda --backbones mingru --packs 8 --seconds 3 "${peak[@]}" \
-      --no-append > "$LOGS/bench-pack-process$k.log" 2>&1 &
-  done
-  wait
-  note "two processes of 8 mingru runs at once (add their run-steps/s; one process of 16 above):"
-  grep -hE '^\| mingru ' "$LOGS"/bench-pack-process*.log | sed 's/^/    /'
+  # Answered questions, measured again only in the full check (QUICK=1 spends its seconds on
+  # the estimate's rates): minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp), so
+  # the big packs again through CUDA's default 8 (2026-11-27: 1 898 against 1 978 run-steps/s at
+  # P 16); and two processes of 8 runs at once beside the one process of 16 (1 734 against
+  # 1 898): CUDA takes turns between processes, which is why a sweep fills a pack with several
+  # configs' runs (docs/sweeps.md).
+  if [ "${QUICK:-0}" != 1 ]; then
+    CUDA_DEVICE_MAX_CONNECTIONS=8 bench pack-8-queues bench pack --device cuda --backbones mingru \
+      --packs 8,16 --seconds 2 "${peak[@]}"
+    grep -E '^\| mingru ' "$LOGS/bench-pack-8-queues.log" | sed 's/^/    /'
+    for k in 1 2; do
+      "$MINRNN" bench pack --device cuda --backbones mingru --packs 8 --seconds 3 "${peak[@]}" \
+        --no-append > "$LOGS/bench-pack-process$k.log" 2>&1 &
+    done
+    wait
+    note "two processes of 8 mingru runs at once (add their run-steps/s; one process of 16 above):"
+    grep -hE '^\| mingru ' "$LOGS"/bench-pack-process*.log | sed 's/^/    /'
+  fi
   # Table 3's other shapes (configs/sweeps/paper-table3.yaml), so its projection in
   # docs/benchmarks.md ("Table 3 on one GPU") rests on measured rates: minLSTM at embed 128, and
-  # minGRU and minLSTM at embed 256 (hopper-medium and -medium-replay, App. C: 10 runs).
-  bench pack-table3 bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 "${peak[@]}" \
-    --csv "$LOGS/rates-pack-table3.csv"
-  bench pack-table3-256 bench pack --device cuda --backbones mingru,minlstm --embed 256 \
-    --packs 10 --seconds 2 "${peak[@]}" --csv "$LOGS/rates-pack-table3-256.csv"
-  grep -hE '^\| (mingru|minlstm) ' "$LOGS"/bench-pack-table3*.log | sed 's/^/    /'
+  # minGRU and minLSTM at embed 256 (hopper-medium and -medium-replay, App. C: 10 runs), in fp32
+  # and on tensor cores.
+  table3_packs() {  # the logs' suffix, then bench pack's further options
+    local suffix=$1
+    shift
+    bench "pack-table3$suffix" bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 \
+      "${peak[@]}" "$@" --csv "$LOGS/rates-pack-table3$suffix.csv"
+    bench "pack-table3-256$suffix" bench pack --device cuda --backbones mingru,minlstm --embed 256 \
+      --packs 10 --seconds 2 "${peak[@]}" "$@" --csv "$LOGS/rates-pack-table3-256$suffix.csv"
+    grep -hE '^\| (mingru|minlstm) ' "$LOGS/bench-pack-table3$suffix.log" \
+      "$LOGS/bench-pack-table3-256$suffix.log" | sed 's/^/    /'
+  }
+  table3_packs ""
+  table3_packs -tf32 --matmul-precision tf32
   # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
   for e in 128 256; do
     "$MINRNN" bench eval --episodes 10 --steps 100 --embed $e --no-append \
       --csv "$LOGS/rates-eval-$e.csv" > "$LOGS/bench-eval-$e.log" 2>&1 ||
       note "bench eval --embed $e FAILED (log: $LOGS/bench-eval-$e.log)"
   done
-  # Table 3 (issue 41: ≤ 3 h in fp32) projected from those rates by `minrnn sweep --estimate`
-  # (sweep/estimate.h); in TF32 from the TF32 packs (which measure minGRU and the Transformer at
-  # embed 128 only: the estimate counts the lines it has no rate for).
+  # Table 3 (issue 41: ≤ 3 h in fp32, ≤ 1 h on tensor cores) projected from those rates by
+  # `minrnn sweep --estimate` (sweep/estimate.h), each precision from its own packs.
   evals="$LOGS/rates-eval-128.csv,$LOGS/rates-eval-256.csv"
   estimate() {  # name, then the sweep's arguments
     local name=$1
@@ -238,7 +249,7 @@ if ! skipped pack; then
     fi
   }
   estimate table3-fp32 --rates "$LOGS/rates-pack.csv,$LOGS/rates-pack-table3.csv,$LOGS/rates-pack-table3-256.csv,$evals"
-  estimate table3-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-tf32.csv,$evals"
+  estimate table3-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-tf32.csv,$LOGS/rates-pack-table3-tf32.csv,$LOGS/rates-pack-table3-256-tf32.csv,$evals"
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4
