@@ -83,6 +83,24 @@ constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
   return {p + 1 < phases ? Boundary::kBarrier : Boundary::kNone, 0};
 }
 
+// sum + term(i) for i = first, first + stride, … below end, added in that order, with kChunk terms'
+// reads in flight at once: a chunk's terms are all read before any is added. (A plain loop of
+// loads and adds waits a memory latency every few terms: the compiler unrolls it little.)
+template <int kChunk, typename Term>
+MINRNN_HOST_DEVICE float ordered_sum(float sum, int64_t first, int64_t end, int64_t stride,
+                                     Term term) {
+  for (int64_t at = first; at < end; at += kChunk * stride) {
+    float v[kChunk];
+    MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
+      if (at + k * stride < end) v[k] = term(at + k * stride);
+    }
+    MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
+      if (at + k * stride < end) sum = sum + v[k];
+    }
+  }
+  return sum;
+}
+
 // The grid of a sum over many terms for each of many entries, in a fixed order: a block takes
 // kLanes entries (a warp wide: neighbouring entries, coalesced loads) and kSlices slices of their
 // terms; each thread sums its slice, then the slices halve across barriers (phases 1 … kLevels,

@@ -186,6 +186,7 @@ struct ResidualNormBackward : RowGrid {
 // γ's and β's gradients: each channel's partial rows (ResidualNormBackward's, one a block) summed.
 template <typename Mem>
 struct NormParamGrads : SlicedSums {
+  static constexpr int kChunk = 8;  // partials whose reads a thread has in flight at once
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<float, kThreads> gamma_sums, beta_sums;
@@ -197,13 +198,13 @@ struct NormParamGrads : SlicedSums {
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     const int64_t k = th.block * kLanes + lane(th);
     if (p == 0) {
-      float g = 0.0f, b = 0.0f;
-      for (int64_t at = slice(th); k < width && at < partials; at += kSlices) {
-        g = g + static_cast<float>(gamma_partial[at * width + k]);
-        b = b + static_cast<float>(beta_partial[at * width + k]);
-      }
-      sh.gamma_sums[th.index] = g;
-      sh.beta_sums[th.index] = b;
+      const int64_t end = k < width ? partials : 0;
+      sh.gamma_sums[th.index] = ordered_sum<kChunk>(0.0f, slice(th), end, kSlices, [&](int64_t at) {
+        return static_cast<float>(gamma_partial[at * width + k]);
+      });
+      sh.beta_sums[th.index] = ordered_sum<kChunk>(0.0f, slice(th), end, kSlices, [&](int64_t at) {
+        return static_cast<float>(beta_partial[at * width + k]);
+      });
     } else if (p <= kLevels) {
       halve(sh.gamma_sums, th, p);
       halve(sh.beta_sums, th, p);

@@ -116,22 +116,12 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
     float sum = 0.0f;
     for (int64_t b = s; b < shape.batch; b += kSlices) {
       const int64_t first_row = b * shape.tokens + at.group, first_step = b * shape.steps;
-      for (int64_t k0 = 0; k0 < count; k0 += kChunk) {
-        float g[kChunk], x[kChunk];
-        MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
-          if (k0 + k >= count) break;
-          const int64_t row = first_row + (k0 + k) * shape.groups;
-          g[k] = grad[row * shape.width + at.channel];
-          x[k] =
-              weight
-                  ? static_cast<float>(this->input[at.group][(first_step + k0 + k) * n + at.input])
-                  : 1.0f;
-        }
-        MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
-          if (k0 + k >= count) break;
-          sum = sum + g[k] * x[k];
-        }
-      }
+      sum = ordered_sum<kChunk>(sum, 0, count, 1, [&](int64_t k) {
+        const float g = grad[(first_row + k * shape.groups) * shape.width + at.channel];
+        return weight
+                   ? g * static_cast<float>(this->input[at.group][(first_step + k) * n + at.input])
+                   : g;
+      });
     }
     return sum;
   }
