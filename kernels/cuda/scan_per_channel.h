@@ -4,17 +4,20 @@
 // Fastest when B·D alone fills the GPU or T is short; long sequences over few channels go to
 // scan_tiled.h.
 //
-// A thread walks time in chunks of kSimpleChunk steps: it reads all of a chunk's inputs before it
-// writes any output. A step at a time, every step waited a full memory latency (the reads of step
-// t + 1 cannot be issued ahead of step t's writes, which may alias them), and at a training
-// step's sizes (8 192 channels, 60 steps) the backward took ~72 µs on an H200; a chunk waits once.
+// A thread walks time in chunks of kSimpleChunk steps (walk_in_chunks): it reads all of a chunk's
+// inputs before it writes any output. A step at a time, every step waited a full memory latency
+// (the reads of step t + 1 cannot be issued ahead of step t's writes, which may alias them), and at
+// a training step's sizes (8 192 channels, 60 steps) the backward took ~72 µs on an H200; a chunk
+// waits once.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 
 namespace minrnn::core::grid {
 
 constexpr int kSimpleThreads = 128;
-constexpr int kSimpleChunk = 16;  // steps whose reads a thread has in flight at once
+// Steps whose reads a thread has in flight at once: 16 made the float backward kernels spill
+// registers (cuobjdump --dump-resource-usage, sm_90), 8 does not.
+constexpr int kSimpleChunk = 8;
 
 // What every simple kernel shares: its grid, one phase, nothing between phases.
 template <typename A>
@@ -33,6 +36,26 @@ struct SimpleGrid {
   }
 };
 
+// A channel's L steps, t = 0 … L − 1 (or L − 1 … 0, kReverse), kSimpleChunk at a time:
+// read(t) for every step of a chunk, then use(t, what read(t) gave) for each in turn. The reads
+// are predicated, not broken out of: after a branch the compiler would put a step's arithmetic
+// (the forward's gates) ahead of the next step's read, and wait on its load.
+template <bool kReverse, typename Read, typename Use>
+MINRNN_HOST_DEVICE void walk_in_chunks(int64_t L, Read read, Use use) {
+  for (int64_t first = 0; first < L; first += kSimpleChunk) {
+    decltype(read(int64_t(0))) loaded[kSimpleChunk];
+    MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+      const int64_t n = first + k;
+      if (n < L) loaded[k] = read(kReverse ? L - 1 - n : n);
+    }
+    MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
+      const int64_t n = first + k;
+      if (n >= L) break;
+      use(kReverse ? L - 1 - n : n, loaded[k]);
+    }
+  }
+}
+
 template <typename T, typename A, typename Coef, typename Mem>
 struct SimpleForward : SimpleGrid<A> {
   Coef coef;
@@ -45,17 +68,17 @@ struct SimpleForward : SimpleGrid<A> {
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A state = static_cast<A>(h0[c]);
-    for (int64_t t0 = 0; t0 < L; t0 += kSimpleChunk) {
-      A a_t[kSimpleChunk], b_t[kSimpleChunk];
-      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
-        if (t0 + k < L) coef.load(in + (t0 + k) * coef.stride, a_t[k], b_t[k]);
-      }
-      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
-        if (t0 + k >= L) break;
-        state = a_t[k] * state + b_t[k];
-        h[base + (t0 + k) * D] = static_cast<T>(state);
-      }
-    }
+    walk_in_chunks<false>(
+        L,
+        [&](int64_t t) {
+          Pair<A> ab;
+          coef.load(in + t * coef.stride, ab.a, ab.b);
+          return ab;
+        },
+        [&](int64_t t, Pair<A> ab) {
+          state = ab.a * state + ab.b;
+          h[base + t * D] = static_cast<T>(state);
+        });
     h_last[c] = static_cast<T>(state);
   }
 };
@@ -72,26 +95,23 @@ struct SimpleBackward : SimpleGrid<A> {
     const int64_t L = this->L, D = this->D, c = this->channel(th);
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
+    struct Loaded {
+      typename Coef::Raw raw;
+      A grad, h_prev;
+    };
     A carry = static_cast<A>(grad_last[c]);
-    // Chunks from the last step back; k = 0 is a chunk's latest step.
-    for (int64_t t1 = L - 1; t1 >= 0; t1 -= kSimpleChunk) {
-      typename Coef::Raw raw[kSimpleChunk];
-      A grad[kSimpleChunk], h_prev[kSimpleChunk];
-      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
-        const int64_t t = t1 - k, i = base + t * D;
-        if (t < 0) break;
-        raw[k] = coef.read(in + t * coef.stride);
-        grad[k] = static_cast<A>(grad_h[i]);
-        h_prev[k] = t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[c]);
-      }
-      MINRNN_UNROLL for (int k = 0; k < kSimpleChunk; ++k) {
-        const int64_t t = t1 - k;
-        if (t < 0) break;
-        const A g = grad[k] + carry;
-        carry =
-            coef.backward_from(in + t * coef.stride, raw[k], g, h_prev[k], d_first, d_second) * g;
-      }
-    }
+    walk_in_chunks<true>(
+        L,
+        [&](int64_t t) {
+          const int64_t i = base + t * D;
+          return Loaded{coef.read(in + t * coef.stride), static_cast<A>(grad_h[i]),
+                        t > 0 ? static_cast<A>(h[i - D]) : static_cast<A>(h0[c])};
+        },
+        [&](int64_t t, Loaded x) {
+          const A g = x.grad + carry;
+          carry =
+              coef.backward_from(in + t * coef.stride, x.raw, g, x.h_prev, d_first, d_second) * g;
+        });
     dh0[c] = static_cast<T>(carry);
   }
 };
@@ -117,15 +137,24 @@ struct ComplexForward : SimpleGrid<A> {
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D);
     A hr = static_cast<A>(h0.re[c]), hi = static_cast<A>(h0.im[c]);
-    for (int64_t t = 0; t < L; ++t) {
-      const int64_t i = base + t * D;
-      const A ar = static_cast<A>(a.re[i]), ai = static_cast<A>(a.im[i]);
-      const A next_re = ar * hr - ai * hi + static_cast<A>(b.re[i]);
-      hi = ar * hi + ai * hr + static_cast<A>(b.im[i]);
-      hr = next_re;
-      h.re[i] = static_cast<T>(hr);
-      h.im[i] = static_cast<T>(hi);
-    }
+    struct Loaded {
+      A ar, ai, br, bi;
+    };
+    walk_in_chunks<false>(
+        L,
+        [&](int64_t t) {
+          const int64_t i = base + t * D;
+          return Loaded{static_cast<A>(a.re[i]), static_cast<A>(a.im[i]), static_cast<A>(b.re[i]),
+                        static_cast<A>(b.im[i])};
+        },
+        [&](int64_t t, Loaded x) {
+          const int64_t i = base + t * D;
+          const A next_re = x.ar * hr - x.ai * hi + x.br;
+          hi = x.ar * hi + x.ai * hr + x.bi;
+          hr = next_re;
+          h.re[i] = static_cast<T>(hr);
+          h.im[i] = static_cast<T>(hi);
+        });
     h_last.re[c] = static_cast<T>(hr);
     h_last.im[c] = static_cast<T>(hi);
   }
@@ -144,19 +173,30 @@ struct ComplexBackward : SimpleGrid<A> {
     if (c >= this->B * D) return;
     const int64_t base = channel_base(c, L, D);
     A cr = static_cast<A>(grad_last.re[c]), ci = static_cast<A>(grad_last.im[c]);
-    for (int64_t t = L - 1; t >= 0; --t) {
-      const int64_t i = base + t * D;
-      const A gr = static_cast<A>(grad_h.re[i]) + cr, gi = static_cast<A>(grad_h.im[i]) + ci;
-      const A pr = static_cast<A>(t > 0 ? h.re[i - D] : h0.re[c]);
-      const A pi = static_cast<A>(t > 0 ? h.im[i - D] : h0.im[c]);
-      db.re[i] = static_cast<T>(gr);
-      db.im[i] = static_cast<T>(gi);
-      da.re[i] = static_cast<T>(gr * pr + gi * pi);
-      da.im[i] = static_cast<T>(gi * pr - gr * pi);
-      const A ar = static_cast<A>(a.re[i]), ai = static_cast<A>(a.im[i]);
-      cr = ar * gr + ai * gi;
-      ci = ar * gi - ai * gr;
-    }
+    struct Loaded {
+      A grad_re, grad_im, prev_re, prev_im, ar, ai;
+    };
+    walk_in_chunks<true>(
+        L,
+        [&](int64_t t) {
+          const int64_t i = base + t * D;
+          return Loaded{static_cast<A>(grad_h.re[i]),
+                        static_cast<A>(grad_h.im[i]),
+                        static_cast<A>(t > 0 ? h.re[i - D] : h0.re[c]),
+                        static_cast<A>(t > 0 ? h.im[i - D] : h0.im[c]),
+                        static_cast<A>(a.re[i]),
+                        static_cast<A>(a.im[i])};
+        },
+        [&](int64_t t, Loaded x) {
+          const int64_t i = base + t * D;
+          const A gr = x.grad_re + cr, gi = x.grad_im + ci;
+          db.re[i] = static_cast<T>(gr);
+          db.im[i] = static_cast<T>(gi);
+          da.re[i] = static_cast<T>(gr * x.prev_re + gi * x.prev_im);
+          da.im[i] = static_cast<T>(gi * x.prev_re - gr * x.prev_im);
+          cr = x.ar * gr + x.ai * gi;
+          ci = x.ar * gi - x.ai * gr;
+        });
     dh0.re[c] = static_cast<T>(cr);
     dh0.im[c] = static_cast<T>(ci);
   }
