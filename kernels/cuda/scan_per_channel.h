@@ -38,8 +38,8 @@ struct SimpleGrid {
 
 // A channel's L steps, t = 0 … L − 1 (or L − 1 … 0, kReverse), kSimpleChunk at a time:
 // read(t) for every step of a chunk, then use(t, what read(t) gave) for each in turn. The reads
-// are predicated, not broken out of: after a branch the compiler would put a step's arithmetic
-// (the forward's gates) ahead of the next step's read, and wait on its load.
+// are predicated, not broken out of, and do no arithmetic: a step's arithmetic (the forward's
+// gates) placed between two reads waits on the first, and the reads behind it wait too.
 template <bool kReverse, typename Read, typename Use>
 MINRNN_HOST_DEVICE void walk_in_chunks(int64_t L, Read read, Use use) {
   for (int64_t first = 0; first < L; first += kSimpleChunk) {
@@ -69,14 +69,11 @@ struct SimpleForward : SimpleGrid<A> {
     const int64_t base = channel_base(c, L, D), in = input_base(c, L, D, coef.stride);
     A state = static_cast<A>(h0[c]);
     walk_in_chunks<false>(
-        L,
-        [&](int64_t t) {
-          Pair<A> ab;
-          coef.load(in + t * coef.stride, ab.a, ab.b);
-          return ab;
-        },
-        [&](int64_t t, Pair<A> ab) {
-          state = ab.a * state + ab.b;
+        L, [&](int64_t t) { return coef.read(in + t * coef.stride); },
+        [&](int64_t t, typename Coef::Raw raw) {
+          A a_t, b_t;
+          coef.coefficients(raw, a_t, b_t);
+          state = a_t * state + b_t;
           h[base + t * D] = static_cast<T>(state);
         });
     h_last[c] = static_cast<T>(state);

@@ -134,26 +134,29 @@ MINRNN_HOST_DEVICE void candidate_with_grad(A c, bool positive, A& cand, A& grad
 // inputs are read — a plain pointer, or the host emulator's bounds-checked one
 // (kernels/cuda/phase_program.h).
 //
-// Every source offers: load(i, a, b) for the forward; for the backward read(i), its raw inputs at
-// i (a Raw: all it reads, so a kernel can read a chunk of steps at once and keep them in
-// registers), gate(raw) = a_t, and backward_from(i, raw, g, h_prev, ...) writing its two input
-// gradients at i and returning a_t, reading no memory. backward(...) composes read and
-// backward_from for the loops that walk one step at a time.
+// Every source offers read(i), its raw inputs at i (a Raw: all it reads, so a kernel can read a
+// chunk of steps at once and keep them in registers); coefficients(raw, a, b), the forward's a_t
+// and b_t from them; gate(raw) = a_t; and backward_from(i, raw, g, h_prev, ...), writing its two
+// input gradients at i and returning a_t. Only read touches memory. load(i, a, b) and
+// backward(i, ...) compose them for the loops that walk one step at a time.
 template <typename T, typename A, typename In = const T*>
 struct DirectCoefficients {
   In a;
   In b;
   int64_t stride;  // row stride of a and b (and of the gradients written)
 
-  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
-    a_i = static_cast<A>(a[i]);
-    b_i = static_cast<A>(b[i]);
-  }
-  // The backward needs a only (b is not read: callers may pass a in its place).
+  // The backward needs a only, but b is read too (its callers may pass a in its place).
   struct Raw {
-    A a;
+    A a, b;
   };
-  MINRNN_HOST_DEVICE Raw read(int64_t i) const { return {static_cast<A>(a[i])}; }
+  MINRNN_HOST_DEVICE Raw read(int64_t i) const {
+    return {static_cast<A>(a[i]), static_cast<A>(b[i])};
+  }
+  MINRNN_HOST_DEVICE void coefficients(const Raw& raw, A& a_i, A& b_i) const {
+    a_i = raw.a;
+    b_i = raw.b;
+  }
+  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const { coefficients(read(i), a_i, b_i); }
   MINRNN_HOST_DEVICE A gate(const Raw& raw) const { return raw.a; }
   // Writes da_t = g·h_{t−1} and db_t = g.
   template <typename Out>
@@ -177,18 +180,19 @@ struct GatedCoefficients {
   In c;  // candidate pre-activation
   int64_t stride;
 
-  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
-    A s_pos, s_neg;
-    sigmoid_pair(static_cast<A>(u[i]), s_pos, s_neg);
-    a_i = s_neg;
-    b_i = s_pos * candidate(static_cast<A>(c[i]), positive);
-  }
   struct Raw {
     A u, c;
   };
   MINRNN_HOST_DEVICE Raw read(int64_t i) const {
     return {static_cast<A>(u[i]), static_cast<A>(c[i])};
   }
+  MINRNN_HOST_DEVICE void coefficients(const Raw& raw, A& a_i, A& b_i) const {
+    A s_pos, s_neg;
+    sigmoid_pair(raw.u, s_pos, s_neg);
+    a_i = s_neg;
+    b_i = s_pos * candidate(raw.c, positive);
+  }
+  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const { coefficients(read(i), a_i, b_i); }
   MINRNN_HOST_DEVICE A gate(const Raw& raw) const {
     A s_pos, s_neg;
     sigmoid_pair(raw.u, s_pos, s_neg);  // the a_t backward_from returns, to the last bit
@@ -250,17 +254,18 @@ struct MinLstmCoefficients {
   int64_t stride;
   int64_t pair;  // columns from p to k: D
 
-  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const {
-    const LstmGates<A> l = lstm_gates(static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]));
-    a_i = l.forget();
-    b_i = l.input() * candidate(static_cast<A>(c[i]), kPositive);
-  }
   struct Raw {
     A p, k, c;
   };
   MINRNN_HOST_DEVICE Raw read(int64_t i) const {
     return {static_cast<A>(pk[i]), static_cast<A>(pk[i + pair]), static_cast<A>(c[i])};
   }
+  MINRNN_HOST_DEVICE void coefficients(const Raw& raw, A& a_i, A& b_i) const {
+    const LstmGates<A> l = lstm_gates(raw.p, raw.k);
+    a_i = l.forget();
+    b_i = l.input() * candidate(raw.c, kPositive);
+  }
+  MINRNN_HOST_DEVICE void load(int64_t i, A& a_i, A& b_i) const { coefficients(read(i), a_i, b_i); }
   MINRNN_HOST_DEVICE A gate(const Raw& raw) const { return lstm_gates(raw.p, raw.k).forget(); }
   template <typename Out>
   MINRNN_HOST_DEVICE A backward_from(int64_t i, const Raw& raw, A g, A h_prev, Out dpk,
