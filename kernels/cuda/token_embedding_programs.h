@@ -194,14 +194,21 @@ struct TimeTableGrad {
       write(first_row, channel, lane, sh);
     }
   }
-  // The lane's channels of a step's token gradients, its groups' summed in order.
+  // The lane's channels of a step's token gradients, its groups' summed in order. The groups'
+  // rows first, from one 64-bit division (a call on the GPU) a step, not one a channel and group.
   MINRNN_HOST_DEVICE void step_grad(int64_t step, int64_t channel, float (&g)[kPerLane]) const {
+    const int64_t window = step / shape.steps, k = step - window * shape.steps;
+    int64_t rows[kMaxTokenGroups];
+    MINRNN_UNROLL for (int j = 0; j < kMaxTokenGroups; ++j) {
+      rows[j] = j < shape.groups ? shape.window_token_row(window, k, j) : -1;
+    }
     MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
       const int64_t d = channel + c * kLanes;
       g[c] = 0.0f;
-      for (int j = 0; j < shape.groups && d < shape.width; ++j) {
-        const int64_t row = shape.token_row(step, j);
-        if (row >= 0) g[c] = g[c] + static_cast<float>(grad[row * shape.width + d]);
+      MINRNN_UNROLL for (int j = 0; j < kMaxTokenGroups; ++j) {
+        if (rows[j] >= 0 && d < shape.width) {
+          g[c] = g[c] + static_cast<float>(grad[rows[j] * shape.width + d]);
+        }
       }
     }
   }

@@ -23,8 +23,13 @@ struct TokenLayout {
   MINRNN_SHARED_INLINE int64_t step_count() const { return batch * steps; }
   // The (B·L)-row of step n's token of group j, or −1 where the window stops before it.
   MINRNN_SHARED_INLINE int64_t token_row(int64_t step, int group) const {
-    const int64_t l = (step % steps) * groups + group;
-    return l < tokens ? (step / steps) * tokens + l : -1;
+    const int64_t window = step / steps;
+    return window_token_row(window, step - window * steps, group);
+  }
+  // The same for step k of window b.
+  MINRNN_SHARED_INLINE int64_t window_token_row(int64_t window, int64_t k, int group) const {
+    const int64_t l = k * groups + group;
+    return l < tokens ? window * tokens + l : -1;
   }
   // How many of a window's first steps have a token of group j (all K but where L < G·K).
   MINRNN_SHARED_INLINE int64_t steps_with_token(int group) const {
