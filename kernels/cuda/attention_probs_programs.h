@@ -21,6 +21,7 @@ struct AttentionProbsForward : RowGrid {
   static constexpr int kPhases = 2 * kLevels + 3;
   struct Regs : Exchange<float> {
     float e[kPerLane];  // the logits, then their exponentials
+    int64_t last_key;   // the last key the row's query sees (−1: no row)
   };
   struct Shared {
     typename Mem::template Array<float, kThreads> maxes, sums;
@@ -32,20 +33,23 @@ struct AttentionProbsForward : RowGrid {
   typename Mem::template In<float> scores;
   typename Mem::template Out<float> probs, out;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
-  // Whether channel c of the lane is a key the row's query sees.
-  MINRNN_HOST_DEVICE bool visible(const Thread& th, int c) const {
-    const int64_t row = this->row(th), k = channel(th, c);
-    return row < rows && k >= 0 && k <= queries.position(row);
+  // Whether channel c of the lane is a key the row's query sees (the query's position is a 64-bit
+  // modulo, a call on the GPU: r.last_key holds it from phase 0 on).
+  MINRNN_HOST_DEVICE bool visible(const Thread& th, const Regs& r, int c) const {
+    const int64_t k = channel(th, c);
+    return k >= 0 && k <= r.last_key;
   }
   // Phases: 0 the lane's logits and their largest; 1 … kLevels the row's largest; then the
   // exponentials and their sum; its halvings; the last the probabilities and their dropout.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     if (p == 0) {
+      r.last_key = row < rows ? queries.position(row) : -1;
       float largest = -INFINITY;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        r.e[c] = visible(th, c) ? static_cast<float>(scores[row * width + channel(th, c)]) * scale
-                                : -INFINITY;
+        r.e[c] = visible(th, r, c)
+                     ? static_cast<float>(scores[row * width + channel(th, c)]) * scale
+                     : -INFINITY;
         largest = r.e[c] > largest ? r.e[c] : largest;
       }
       sh.maxes[th.index] = largest;
@@ -55,7 +59,7 @@ struct AttentionProbsForward : RowGrid {
       const float largest = row_total(sh.maxes, th);
       float sum = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        r.e[c] = visible(th, c) ? scan_math::exp_of(r.e[c] - largest) : 0.0f;
+        r.e[c] = visible(th, r, c) ? scan_math::exp_of(r.e[c] - largest) : 0.0f;
         sum = sum + r.e[c];
       }
       sh.sums[th.index] = sum;
