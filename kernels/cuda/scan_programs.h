@@ -28,7 +28,8 @@ inline const char* kernel_name(ScanKernel k) {
 }
 
 // The simple kernel moves the same bytes as the tiled ones with no barrier or shuffle, but keeps
-// only B·D threads in flight, each with one step's loads outstanding: it wins when B·D alone
+// only B·D threads in flight, each with a chunk of steps' loads outstanding (kSimpleChunk; one
+// step's before the fifteenth session, when these thresholds were measured): it wins when B·D alone
 // fills the GPU (`resident_threads` = SMs × resident threads per SM), or when T is too short to
 // fill two tiles. Otherwise the tiled kernel: tiled8 (32 threads per channel, more loads in
 // flight) only while B·D is small; tiled32 (8 threads per channel, fewer warp-scan steps and a
