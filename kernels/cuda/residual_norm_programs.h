@@ -53,8 +53,13 @@ struct ResidualNormForward : RowGrid {
         const bool here = real && k >= 0;
         const float dropped = here ? d.dropped(y[y_row * width + k], i) : 0.0f;
         r.s[c] = here && residual ? static_cast<float>(x[x_row * width + k]) + dropped : dropped;
-        if (real && k >= 0) sum[i] = r.s[c];
         total = total + r.s[c];
+      }
+      // The writes after every read: a write between two channels' reads (which it may alias)
+      // makes the second wait for the first.
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        if (real && k >= 0) sum[row * width + k] = r.s[c];
       }
       sh.sums[th.index] = total;
     } else if (p <= kLevels) {
@@ -163,12 +168,16 @@ struct ResidualNormBackward : RowGrid {
       const float dn_xhat_mean = row_total(sh.dn_xhat_sums, th) / D;
       const float rstd = moments[2 * row + 1];
       const int64_t x_row = x_rows(row), y_row = y_rows(row);
+      float through[kPerLane];  // read before any write, as in the forward
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        through[c] = has_sum_grad && k >= 0 ? static_cast<float>(sum_grad[row * width + k]) : 0.0f;
+      }
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
         if (k < 0) continue;
-        const float through = has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
         const float total =
-            through + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
+            through[c] + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
         if (residual) x_grad[x_row * width + k] = total;
         y_grad[y_row * width + k] = d.y_grad(total, i);
       }
