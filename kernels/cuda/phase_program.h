@@ -85,12 +85,12 @@ constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
 
 // sum + term(i) for i = first, first + stride, … below end, added in that order, with kChunk terms'
 // reads in flight at once: a chunk's terms are all read before any is added. (A plain loop of
-// loads and adds waits a memory latency every few terms: the compiler unrolls it little.)
-template <int kChunk, typename Term>
-MINRNN_HOST_DEVICE float ordered_sum(float sum, int64_t first, int64_t end, int64_t stride,
-                                     Term term) {
+// loads and adds waits a memory latency every few terms: the compiler unrolls it little.) Sum: a
+// float, or a struct of them with its own + (several sums walked together wait together).
+template <int kChunk, typename Sum, typename Term>
+MINRNN_HOST_DEVICE Sum ordered_sum(Sum sum, int64_t first, int64_t end, int64_t stride, Term term) {
   for (int64_t at = first; at < end; at += kChunk * stride) {
-    float v[kChunk];
+    Sum v[kChunk];
     MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
       if (at + k * stride < end) v[k] = term(at + k * stride);
     }

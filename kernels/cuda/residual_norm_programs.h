@@ -196,6 +196,12 @@ struct ResidualNormBackward : RowGrid {
 template <typename Mem>
 struct NormParamGrads : SlicedSums {
   static constexpr int kChunk = 8;  // partials whose reads a thread has in flight at once
+  struct GammaBeta {                // both sums walked together: their reads wait together
+    float gamma = 0.0f, beta = 0.0f;
+    MINRNN_HOST_DEVICE GammaBeta operator+(const GammaBeta& o) const {
+      return {gamma + o.gamma, beta + o.beta};
+    }
+  };
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<float, kThreads> gamma_sums, beta_sums;
@@ -208,12 +214,13 @@ struct NormParamGrads : SlicedSums {
     const int64_t k = th.block * kLanes + lane(th);
     if (p == 0) {
       const int64_t end = k < width ? partials : 0;
-      sh.gamma_sums[th.index] = ordered_sum<kChunk>(0.0f, slice(th), end, kSlices, [&](int64_t at) {
-        return static_cast<float>(gamma_partial[at * width + k]);
-      });
-      sh.beta_sums[th.index] = ordered_sum<kChunk>(0.0f, slice(th), end, kSlices, [&](int64_t at) {
-        return static_cast<float>(beta_partial[at * width + k]);
-      });
+      const GammaBeta sums =
+          ordered_sum<kChunk>(GammaBeta{}, slice(th), end, kSlices, [&](int64_t at) {
+            return GammaBeta{static_cast<float>(gamma_partial[at * width + k]),
+                             static_cast<float>(beta_partial[at * width + k])};
+          });
+      sh.gamma_sums[th.index] = sums.gamma;
+      sh.beta_sums[th.index] = sums.beta;
     } else if (p <= kLevels) {
       halve(sh.gamma_sums, th, p);
       halve(sh.beta_sums, th, p);
