@@ -8,7 +8,7 @@
 //   warp wide, neighbouring channels) and kSlices slices of the windows; each thread sums its
 //   slice in ascending steps, and the slices halve across barriers.
 // - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
-//   kRows rows × kChannels channels; round by round it reads kThreads steps' rows into shared
+//   kRows rows × kChannels channels; round by round it reads kRoundSteps steps' rows into shared
 //   memory and each warp looks through its share of them for its block's rows, adding a matching
 //   step's token gradients; the warps' sums then halve across barriers.
 #pragma once
@@ -132,12 +132,16 @@ struct TimeTableGrad {
   static constexpr int kLanes = kWarpSize, kWarps = 8, kLevels = 3;  // 2^kLevels warps
   static constexpr int kThreads = kLanes * kWarps;
   static constexpr int kRows = 8, kPerLane = 4, kChannels = kLanes * kPerLane;
+  // Steps a round: a thread reads 8 steps' timesteps at once, and a training batch (B·K = 1 280)
+  // is one round, one wait on memory (rounds of 256 waited five times).
+  static constexpr int kStepsPerThread = 8, kRoundSteps = kThreads * kStepsPerThread;
   static constexpr int kPhases = kLevels + 4;
   struct Regs : Exchange<float> {
     float sum[kRows][kPerLane];  // starts at zero: every launcher value-initializes Regs
   };
   struct Shared {
-    typename Mem::template Array<int64_t, kThreads> rows;  // this round's steps' table rows
+    // This round's steps' table rows; 32 bits: a time table's rows are an episode's steps.
+    typename Mem::template Array<int32_t, kRoundSteps> rows;
     typename Mem::template Array<float, kWarps * kRows * kChannels> partial;  // [warp][row][c]
   };
   TokenLayout shape;
@@ -150,7 +154,7 @@ struct TimeTableGrad {
     return row_blocks() * ((shape.width + kChannels - 1) / kChannels);
   }
   MINRNN_HOST_DEVICE int64_t rounds() const {
-    return (shape.step_count() + kThreads - 1) / kThreads;
+    return (shape.step_count() + kRoundSteps - 1) / kRoundSteps;
   }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 read the round's rows; 1 look through them; in the last round, 2 the warps' sums
@@ -160,15 +164,24 @@ struct TimeTableGrad {
     const int64_t first_row = (th.block % row_blocks()) * kRows;
     const int64_t channel = (th.block / row_blocks()) * kChannels + lane;  // the lane's first
     if (p == 0) {
-      const int64_t step = round * kThreads + th.index;
-      sh.rows[th.index] =
-          step < shape.step_count() ? time_row(timesteps[step], shape.table_rows) : -1;
+      const int64_t first_step = round * kRoundSteps + th.index;
+      int64_t t[kStepsPerThread];
+      MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
+        const int64_t step = first_step + j * kThreads;
+        if (step < shape.step_count()) t[j] = timesteps[step];
+      }
+      MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
+        const bool real = first_step + j * kThreads < shape.step_count();
+        sh.rows[j * kThreads + th.index] =
+            real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
+      }
     } else if (p == 1) {
-      for (int s = warp * kLanes; s < (warp + 1) * kLanes; ++s) {
+      constexpr int kWarpSteps = kRoundSteps / kWarps;
+      for (int s = warp * kWarpSteps; s < (warp + 1) * kWarpSteps; ++s) {
         const int64_t hit = static_cast<int64_t>(sh.rows[s]) - first_row;
         if (hit < 0 || hit >= kRows) continue;
         float g[kPerLane];
-        step_grad(round * kThreads + s, channel, g);
+        step_grad(round * kRoundSteps + s, channel, g);
         // Registers only take constant indices: the matching row is found by unrolled compares.
         MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
           MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,22 +131,27 @@ void check(const Case& c) {
   }
   table_grad.check_written(back_log);
   ASSERT_TRUE(back_log.ok()) << back_log.summary();
+  // Float sums of B·K steps in another order than the CPU's: their difference grows as √(B·K)
+  // roundings.
+  const double tol = 1e-6 * std::max(1.0, std::sqrt(double(c.batch * c.steps) / 300.0));
   for (size_t j = 0; j < p.groups.size(); ++j) {
     const TokenGroup& group = p.groups[j];
     EXPECT_LT(rel_err(tensor_from(weight_grad[j]->data(), group.weight.sizes()),
                       group.weight.grad().to(torch::kDouble)),
-              1e-6);
+              tol);
     EXPECT_LT(rel_err(tensor_from(bias_grad[j]->data(), {D}), group.bias.grad().to(torch::kDouble)),
-              1e-6);
+              tol);
   }
   EXPECT_LT(
       rel_err(tensor_from(table_grad.data(), p.table.sizes()), p.table.grad().to(torch::kDouble)),
-      1e-6);
+      tol);
 }
 
 TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {
-  // DT's three groups (return, state, action) over more than one round of steps (300 > 256).
+  // DT's three groups (return, state, action).
   check({20, 15, 40, 21, {1, 5, 2}, true});
+  // More steps than one round of the time table's gradient reads (2 250 > 2 048).
+  check({150, 15, 8, 21, {1, 2, 1}, true});
   // Two channel blocks of the table's gradient (130 > 128), every token kept, one group.
   check({3, 4, 130, 9, {3}, false});
   // Four groups, channels under a warp.
