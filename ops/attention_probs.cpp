@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/cpu/simd.h"
+#include "kernels/cuda/phase_program.h"  // RowGrid: the widest row the CUDA kernels take
 #include "kernels/math/attention_math.h"
 #include "kernels/math/scan_math.h"
 #include "ops/device.h"
@@ -118,7 +119,7 @@ torch::Tensor unfused(const torch::Tensor& scores, double scale, const TokenSele
 bool fusable(const torch::Tensor& scores) {
   if (scores.scalar_type() != torch::kFloat || scores.numel() == 0) return false;
 #ifdef MINRNN_WITH_CUDA
-  if (scores.is_cuda() && scores.size(-1) > attention_probs_cuda_max_width()) return false;
+  if (scores.is_cuda() && scores.size(-1) > grid::RowGrid::kMaxWidth) return false;
 #endif
   return has_own_kernels(scores.device());
 }

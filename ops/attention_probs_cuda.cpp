@@ -10,10 +10,6 @@
 
 namespace minrnn::core {
 
-int64_t attention_probs_cuda_max_width() {
-  return kernels::attention_probs_max_width();
-}
-
 void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
                           const PassDropout& dropout, float scale, torch::Tensor& probs,
                           torch::Tensor& out) {

@@ -10,7 +10,6 @@
 
 namespace minrnn::core {
 
-int64_t attention_probs_cuda_max_width();
 // scores (rows, T) contiguous float32 on a CUDA device → probs and out (given, scores' shape), one
 // launch.
 void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/simd.h"
+#include "kernels/cuda/phase_program.h"  // RowGrid: the widest row the CUDA kernels take
 #include "kernels/math/residual_norm_math.h"
 #include "ops/device.h"
 #include "ops/dropout.h"
@@ -242,7 +243,7 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor
   const int64_t D = y.size(-1);
   if (gamma.sizes() != torch::IntArrayRef{D} || beta.sizes() != torch::IntArrayRef{D}) return false;
 #ifdef MINRNN_WITH_CUDA
-  if (y.is_cuda() && D > residual_norm_cuda_max_width()) return false;
+  if (y.is_cuda() && D > grid::RowGrid::kMaxWidth) return false;
 #endif
   return has_own_kernels(y.device());
 }

@@ -9,10 +9,6 @@
 
 namespace minrnn::core {
 
-int64_t residual_norm_cuda_max_width() {
-  return kernels::residual_norm_max_width();
-}
-
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
                                     const JoinRows& rows, const PassDropout& dropout,
                                     const torch::Tensor& gamma, const torch::Tensor& beta,

@@ -15,7 +15,6 @@ namespace minrnn::core {
 struct ResidualNormCuda {
   torch::Tensor sum, normed, moments;
 };
-int64_t residual_norm_cuda_max_width();
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
                                     const JoinRows& rows, const PassDropout& dropout,
                                     const torch::Tensor& gamma, const torch::Tensor& beta,

@@ -9,10 +9,6 @@ namespace minrnn::core::kernels {
 
 using grid::DeviceMemory;
 
-int64_t attention_probs_max_width() {
-  return grid::RowGrid::kMaxWidth;
-}
-
 cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
   const grid::AttentionProbsForward<DeviceMemory> k{
       {a.rows, a.width}, a.dropout, a.seed_base, a.queries, a.scale, a.scores, a.probs, a.out};

@@ -9,9 +9,6 @@
 
 namespace minrnn::core::kernels {
 
-// The most keys a row may have.
-int64_t attention_probs_max_width();
-
 // rows × width raw scores in; probs and out (their dropout) out.
 struct AttentionProbsArgs {
   int64_t rows, width;

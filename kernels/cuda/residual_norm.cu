@@ -9,9 +9,6 @@ namespace minrnn::core::kernels {
 
 using grid::DeviceMemory;
 
-int64_t residual_norm_max_width() {
-  return grid::RowGrid::kMaxWidth;
-}
 int64_t residual_norm_partial_rows(int64_t rows) {
   return grid::RowGrid{rows, 0}.blocks();
 }

@@ -9,9 +9,6 @@
 
 namespace minrnn::core::kernels {
 
-// The largest row width the kernels take.
-int64_t residual_norm_max_width();
-
 // rows × width out: sum, normed, moments (rows, 2); x (null: no residual, sum = dropout(y)), y in,
 // their rows read through x_rows and y_rows; gamma, beta (width).
 struct ResidualNormArgs {
