@@ -207,14 +207,12 @@ struct SquareSums {
     if (p == 0) {
       const int t = tensors.of(th.block);
       const int64_t start = (th.block - tensors.first_block[t]) * kPerBlock + th.index;
-      float sum = 0.0f;
-      for (int k = 0; k < kPerThread; ++k) {
-        const int64_t i = start + int64_t{k} * kThreads;
-        if (i >= tensors.size[t]) break;
-        const float v = values[t][i];
-        sum += v * v;
-      }
-      sh.sums[th.index] = sum;
+      const int64_t end = start + int64_t{kPerThread} * kThreads;
+      sh.sums[th.index] = ordered_sum<kPerThread>(
+          0.0f, start, end < tensors.size[t] ? end : tensors.size[t], kThreads, [&](int64_t i) {
+            const float v = values[t][i];
+            return v * v;
+          });
     } else if (p <= kLevels) {
       BlockTree::halve(sh.sums, th.index, p);
     } else if (th.index == 0) {
