@@ -143,9 +143,8 @@ struct TrainStep::State {
     // Scaled as they are staged, not on the device: a launch less a replayed step.
     float* scaled = staged.host<float>(returns_to_go);
     const float scale = static_cast<float>(agent.config.return_scale);
-    for (int64_t i = 0; i < staged.host_count<float>(returns_to_go); ++i) {
-      scaled[i] = b.returns_to_go[i] / scale;
-    }
+    const int64_t count = staged.host_count<float>(returns_to_go);
+    for (int64_t i = 0; i < count; ++i) scaled[i] = b.returns_to_go[i] / scale;
     staged.fill(timesteps, b.timesteps.data());
     staged.fill(mask, b.mask.data());
     const int64_t host_ids[kHostIdCount] = {static_cast<int64_t>(dropout_base), agent.step + 1};
