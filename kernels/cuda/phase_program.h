@@ -83,21 +83,34 @@ constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
   return {p + 1 < phases ? Boundary::kBarrier : Boundary::kNone, 0};
 }
 
-// sum + term(i) for i = first, first + stride, … below end, added in that order, with kChunk terms'
-// reads in flight at once: a chunk's terms are all read before any is added. (A plain loop of
-// loads and adds waits a memory latency every few terms: the compiler unrolls it little.) Sum: a
-// float, or a struct of them with its own + (several sums walked together wait together).
-template <int kChunk, typename Sum, typename Term>
-MINRNN_HOST_DEVICE Sum ordered_sum(Sum sum, int64_t first, int64_t end, int64_t stride, Term term) {
-  for (int64_t at = first; at < end; at += kChunk * stride) {
-    Sum v[kChunk];
+// n = 0 … count − 1, kChunk at a time: read(n) for every n of a chunk, then use(n, what read(n)
+// gave) for each in turn, so a chunk's reads are in flight at once (a plain loop of reads and
+// uses waits a memory latency every few steps: the compiler unrolls it little, and cannot move a
+// read above a write that may alias it). The reads are predicated, not broken out of, and should
+// do no arithmetic: arithmetic placed between two reads waits on the first, and the reads behind
+// it wait too.
+template <int kChunk, typename Read, typename Use>
+MINRNN_HOST_DEVICE void walk_in_chunks(int64_t count, Read read, Use use) {
+  for (int64_t first = 0; first < count; first += kChunk) {
+    decltype(read(int64_t(0))) loaded[kChunk];
     MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
-      if (at + k * stride < end) v[k] = term(at + k * stride);
+      if (first + k < count) loaded[k] = read(first + k);
     }
     MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
-      if (at + k * stride < end) sum = sum + v[k];
+      if (first + k >= count) break;
+      use(first + k, loaded[k]);
     }
   }
+}
+
+// sum + term(i) for i = first, first + stride, … below end, added in that order (walk_in_chunks).
+// Sum: a float, or a struct of them with its own + (several sums walked together wait together).
+template <int kChunk, typename Sum, typename Term>
+MINRNN_HOST_DEVICE Sum ordered_sum(Sum sum, int64_t first, int64_t end, int64_t stride, Term term) {
+  const int64_t count = end > first ? (end - first + stride - 1) / stride : 0;
+  walk_in_chunks<kChunk>(
+      count, [=](int64_t n) { return term(first + n * stride); },
+      [&](int64_t, Sum v) { sum = sum + v; });
   return sum;
 }
 
