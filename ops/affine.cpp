@@ -1,6 +1,9 @@
 #include "ops/affine.h"
 
 #include "ops/gemm_cpu.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/pointwise_cuda.h"
+#endif
 
 namespace minrnn::core {
 namespace {
@@ -28,15 +31,39 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
       dx = input_grad_rows(dy, w).view(ctx->saved_data["in_sizes"].toIntVector());
     }
     if (ctx->needs_input_grad(1)) dw = dy.t().mm(rows);
-    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = dy.sum(0);
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = bias_grad(dy);
     return {dx, dw, db};
   }
 };
 
+// CUDA float32/float64 with a bias, every tensor on x's device in x's dtype: the column sum is
+// what the op adds there.
+bool cuda_with_bias(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+#ifdef MINRNN_WITH_CUDA
+  const auto same = [&](const torch::Tensor& t) {
+    return t.device() == x.device() && t.scalar_type() == x.scalar_type();
+  };
+  return x.is_cuda() && b.defined() && same(w) && same(b) && x.dim() >= 1 &&
+         (x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble);
+#else
+  (void)x, (void)w, (void)b;
+  return false;
+#endif
+}
+
 }  // namespace
 
+torch::Tensor bias_grad(const torch::Tensor& dy_rows) {
+#ifdef MINRNN_WITH_CUDA
+  if (dy_rows.is_cuda()) return column_sums_cuda(dy_rows);
+#endif
+  return dy_rows.sum(0);
+}
+
 torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
-  if (x.numel() == 0 || !gemm_cpu_fits_linear(x, w)) return torch::linear(x, w, b);
+  if (x.numel() == 0 || !(gemm_cpu_fits_linear(x, w) || cuda_with_bias(x, w, b))) {
+    return torch::linear(x, w, b);
+  }
   // An autograd Function takes no undefined inputs: no bias is an empty one.
   return LinearFunction::apply(x, w, b.defined() ? b : torch::empty({0}, w.options()));
 }

@@ -1,7 +1,9 @@
-// A Linear layer's product as one autograd op whose forward and input gradient run on the CPU
-// kernel of ops/gemm_cpu.h (the weight and bias gradients by LibTorch): the minRNN gate
-// projection and the Transformer's projections. Where the kernel does not apply (GPU, float64,
-// widths not a multiple of 16, AVX-512), it is torch::linear itself.
+// A Linear layer's product as one autograd op: on the CPU its forward and input gradient run on
+// the kernel of ops/gemm_cpu.h (the weight gradient by LibTorch); on CUDA the products are
+// LibTorch's and the bias gradient is this project's column sum (kernels/cuda/pointwise_programs.h,
+// ColumnSums), where LibTorch's takes a memset and a reduction ~4× its time. The minRNN gate
+// projection and the Transformer's projections. Elsewhere (float64 or widths not a multiple of
+// 16 on the CPU, AVX-512, no bias on CUDA) it is torch::linear itself.
 #pragma once
 #include <torch/torch.h>
 
@@ -9,5 +11,9 @@ namespace minrnn::core {
 
 // x (…, in) · wᵀ + b, w (out, in), b (out) or undefined.
 torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b);
+
+// A Linear's bias gradient from its output's gradient rows (rows, out): their column sums, by the
+// column-sum kernel on CUDA, LibTorch's sum elsewhere.
+torch::Tensor bias_grad(const torch::Tensor& dy_rows);
 
 }  // namespace minrnn::core

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "kernels/cpu/float_loops.h"
+#include "ops/affine.h"
 #include "ops/gemm_cpu.h"
 #include "ops/parallel_tasks.h"
 #ifdef MINRNN_WITH_CUDA
@@ -35,16 +36,13 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
   return {activated, pre};
 }
 
-// ∂/∂activated → {∂/∂pre, the first bias's gradient}. CPU: gelu′ applied in place with the bias
-// gradient summed in the same pass (per chunk of rows, then the chunks); CUDA: the kernel, then a
-// column sum.
+// ∂/∂activated → {∂/∂pre, the first bias's gradient}, gelu′ applied with the bias gradient summed
+// in the same pass. CPU: in place, per chunk of rows, then the chunks; CUDA: the column-sum kernel
+// (kernels/cuda/pointwise_programs.h, ColumnSums) with the product.
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activated,
                                                            const torch::Tensor& slope) {
 #ifdef MINRNN_WITH_CUDA
-  if (d_activated.is_cuda()) {
-    torch::Tensor d_hidden = gelu_backward_cuda(d_activated, slope);
-    return {d_hidden, d_hidden.sum(0)};
-  }
+  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope);
 #endif
   const int64_t n = d_activated.size(0), width = d_activated.size(1);
   const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
@@ -82,7 +80,7 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
                         &activated = saved[4];
     const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
-    const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = d_out.sum(0);
+    const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = bias_grad(d_out);
     const auto [d_hidden, d_b1] = gelu_backward_pass(input_grad_rows(d_out, w2), gelu_grad);
     const torch::Tensor d_w1 = d_hidden.t().mm(rows);
     torch::Tensor d_x;

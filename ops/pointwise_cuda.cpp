@@ -46,16 +46,41 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre_
   return {activated, slope};
 }
 
-torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated_in,
-                                 const torch::Tensor& slope_in) {
-  c10::cuda::CUDAGuard guard(slope_in.device());
+namespace {
+
+// The column sums of in (rows, width), of in · scale where scale is defined (the products into
+// product): every tensor contiguous, of in's device and dtype.
+torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& scale,
+                               const torch::Tensor& product) {
+  c10::cuda::CUDAGuard guard(in.device());
+  const int64_t rows = in.size(0), width = in.size(1);
+  if (rows == 0) return torch::zeros({width}, in.options());
+  torch::Tensor sums = torch::empty({width}, in.options());
+  torch::Tensor scratch = torch::empty({kernels::column_sums_scratch(rows, width)}, in.options());
+  const kernels::ColumnSumsArgs args{in.data_ptr(),
+                                     scale.defined() ? scale.data_ptr() : nullptr,
+                                     product.defined() ? product.data_ptr() : nullptr,
+                                     sums.data_ptr(),
+                                     scratch.data_ptr(),
+                                     rows,
+                                     width,
+                                     in.scalar_type() == torch::kDouble};
+  C10_CUDA_CHECK(kernels::column_sums(args, at::cuda::getCurrentCUDAStream()));
+  return sums;
+}
+
+}  // namespace
+
+std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& d_activated_in,
+                                                           const torch::Tensor& slope_in) {
   const torch::Tensor d_activated = d_activated_in.contiguous(), slope = slope_in.contiguous();
   torch::Tensor d_hidden = torch::empty_like(slope);
-  const kernels::GeluBackwardArgs args{d_activated.data_ptr(), slope.data_ptr(),
-                                       d_hidden.data_ptr(), slope.numel(),
-                                       slope.scalar_type() == torch::kDouble};
-  C10_CUDA_CHECK(kernels::gelu_backward(args, at::cuda::getCurrentCUDAStream()));
-  return d_hidden;
+  torch::Tensor d_bias = column_sums_into(d_activated, slope, d_hidden);
+  return {d_hidden, d_bias};
+}
+
+torch::Tensor column_sums_cuda(const torch::Tensor& rows) {
+  return column_sums_into(rows.contiguous(), {}, {});
 }
 
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,

@@ -22,8 +22,12 @@ torch::Tensor dropout_add_cuda(const torch::Tensor& x, const torch::Tensor& y, u
 // pre (rows, width) + bias (width) → {GELU, GELU′} of it, each (rows, width).
 std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
                                                        const torch::Tensor& bias);
-// d_activated · slope, element by element.
-torch::Tensor gelu_backward_cuda(const torch::Tensor& d_activated, const torch::Tensor& slope);
+// {d_activated · slope element by element, its column sums}: the MLP's GELU backward and its
+// first bias's gradient, in one pass over d_activated (and a small one over partial sums).
+std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& d_activated,
+                                                           const torch::Tensor& slope);
+// The column sums of rows (rows, width) → (width): a Linear's bias gradient, in a fixed order.
+torch::Tensor column_sums_cuda(const torch::Tensor& rows);
 
 // A parameter AdamW updates: p, its gradient g and moments m, v, contiguous float32 of p's shape on
 // p's device.

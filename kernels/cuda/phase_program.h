@@ -92,7 +92,7 @@ constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
 template <int kChunk, typename Read, typename Use>
 MINRNN_HOST_DEVICE void walk_in_chunks(int64_t count, Read read, Use use) {
   for (int64_t first = 0; first < count; first += kChunk) {
-    decltype(read(int64_t(0))) loaded[kChunk];
+    decltype(read(int64_t(0))) loaded[kChunk] = {};  // (past count: never used)
     MINRNN_UNROLL for (int k = 0; k < kChunk; ++k) {
       if (first + k < count) loaded[k] = read(first + k);
     }
@@ -127,13 +127,12 @@ struct SlicedSums {
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   static MINRNN_HOST_DEVICE int lane(const Thread& th) { return th.index % kLanes; }
   static MINRNN_HOST_DEVICE int slice(const Thread& th) { return th.index / kLanes; }
-  // Level 1 … kLevels: slice s < half adds slice s + half, entry by entry.
-  template <typename Array>
+  // Level 1 … kLevels: slice s < half adds slice s + half, entry by entry, in V.
+  template <typename V = float, typename Array>
   static MINRNN_HOST_DEVICE void halve(Array& a, const Thread& th, int level) {
     const int half = kSlices >> level;
     if (slice(th) < half) {
-      a[th.index] =
-          static_cast<float>(a[th.index]) + static_cast<float>(a[th.index + half * kLanes]);
+      a[th.index] = static_cast<V>(a[th.index]) + static_cast<V>(a[th.index + half * kLanes]);
     }
   }
 };

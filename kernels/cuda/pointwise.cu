@@ -55,12 +55,23 @@ grid::BiasGelu<T, DeviceMemory> bias_gelu_program(const BiasGeluArgs& a) {
           static_cast<T*>(a.activated),
           static_cast<T*>(a.slope)};
 }
+// Each pass sums tiles of rows into partial rows, the next sums those, until one row is left:
+// the partial rows of pass n go to scratch, one level after another, the last row to sums.
 template <typename T>
-grid::GeluBackward<T, DeviceMemory> gelu_backward_program(const GeluBackwardArgs& a) {
-  return {{a.n},
-          static_cast<const T*>(a.d_activated),
-          static_cast<const T*>(a.slope),
-          static_cast<T*>(a.d_hidden)};
+cudaError_t column_sums_of(const ColumnSumsArgs& a, cudaStream_t stream) {
+  using Program = grid::ColumnSums<T, DeviceMemory>;
+  const T* in = static_cast<const T*>(a.in);
+  T* scratch = static_cast<T*>(a.scratch);
+  bool scaled = a.scale != nullptr;
+  for (int64_t rows = a.rows;;) {
+    Program k{};
+    k.rows = rows, k.width = a.width, k.scaled = scaled, k.in = in;
+    k.scale = static_cast<const T*>(a.scale), k.product = static_cast<T*>(a.product);
+    const bool last = k.tiles() <= 1;
+    k.sums_out = last ? static_cast<T*>(a.sums) : scratch;
+    if (const cudaError_t err = launch(k, stream); err != cudaSuccess || last) return err;
+    in = scratch, scratch += k.tiles() * a.width, rows = k.tiles(), scaled = false;
+  }
 }
 
 }  // namespace
@@ -73,9 +84,16 @@ cudaError_t bias_gelu(const BiasGeluArgs& a, cudaStream_t stream) {
   return a.float64 ? launch(bias_gelu_program<double>(a), stream)
                    : launch(bias_gelu_program<float>(a), stream);
 }
-cudaError_t gelu_backward(const GeluBackwardArgs& a, cudaStream_t stream) {
-  return a.float64 ? launch(gelu_backward_program<double>(a), stream)
-                   : launch(gelu_backward_program<float>(a), stream);
+int64_t column_sums_scratch(int64_t rows, int64_t width) {
+  constexpr int64_t kTile = grid::ColumnSums<float, DeviceMemory>::kTileRows;
+  int64_t partial_rows = 0;
+  for (int64_t tiles = (rows + kTile - 1) / kTile; tiles > 1; tiles = (tiles + kTile - 1) / kTile) {
+    partial_rows += tiles;
+  }
+  return partial_rows * width;
+}
+cudaError_t column_sums(const ColumnSumsArgs& a, cudaStream_t stream) {
+  return a.float64 ? column_sums_of<double>(a, stream) : column_sums_of<float>(a, stream);
 }
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
                        const AdamWStepScalars* scalars, cudaStream_t stream) {

@@ -23,8 +23,7 @@ struct DropoutAddArgs {
 };
 cudaError_t dropout_add(const DropoutAddArgs& args, cudaStream_t stream);
 
-// The fused MLP's passes: pre (rows, width) + bias (width) → activated, slope (GELU, GELU′); and
-// d_hidden = d_activated · slope.
+// The fused MLP's forward pass: pre (rows, width) + bias (width) → activated, slope (GELU, GELU′).
 struct BiasGeluArgs {
   const void *pre, *bias;
   void *activated, *slope;
@@ -32,13 +31,19 @@ struct BiasGeluArgs {
   bool float64;
 };
 cudaError_t bias_gelu(const BiasGeluArgs& args, cudaStream_t stream);
-struct GeluBackwardArgs {
-  const void *d_activated, *slope;
-  void* d_hidden;
-  int64_t n;
+
+// The column sums of in (rows, width) into sums (width), in a fixed order; with scale set (in's
+// shape), of in · scale, the products written to product (the MLP's GELU backward and its bias
+// gradient in one pass). scratch: column_sums_scratch(rows, width) elements for the partial rows
+// (none when rows fit one tile). ceil(log₂₅₆ rows) launches, one up to 256 rows, two up to 65 536.
+struct ColumnSumsArgs {
+  const void *in, *scale;
+  void *product, *sums, *scratch;
+  int64_t rows, width;
   bool float64;
 };
-cudaError_t gelu_backward(const GeluBackwardArgs& args, cudaStream_t stream);
+int64_t column_sums_scratch(int64_t rows, int64_t width);
+cudaError_t column_sums(const ColumnSumsArgs& args, cudaStream_t stream);
 
 // One AdamW step of `count` float32 parameter tensors, in place (each p, m, v of its n elements),
 // in as few launches as the kernel takes tensors: with `update`, or, when `scalars` (device

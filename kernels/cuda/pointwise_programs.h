@@ -4,8 +4,9 @@
 // - DropoutAdd: the hashed dropout-add (ops/dropout.h), out[i] = (x[i] +) keep(i) · y[i] · scale,
 //   the CPU pass's arithmetic in its order, product and sum rounded separately (the kernels are
 //   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
-// - BiasGelu / GeluBackward: the fused MLP's passes (ops/mlp.h) — bias + exact GELU keeping
-//   GELU's derivative for the backward, and the backward's gelu' product.
+// - BiasGelu: the fused MLP's forward pass (ops/mlp.h) — bias + exact GELU keeping GELU's
+//   derivative for the backward.
+// - ColumnSums: a Linear's bias gradient (ops/affine.h), and with it the MLP's gelu' product.
 // - AdamWStep: FusedAdamW's update of up to 48 parameter tensors in one launch
 //   (kernels/math/adamw_math.h).
 // - SquareSums / EndStep: a training step's end — the squares of its gradients summed, a partial
@@ -94,15 +95,62 @@ struct BiasGelu : PointwiseGrid {
   }
 };
 
-// d_hidden[i] = d_activated[i] · slope[i].
+// The column sums of a (rows, width) array in a fixed order (the same bits every replay): a
+// Linear's bias gradient. One pass sums each tile of kTileRows rows into a partial row; the same
+// program over those partial rows sums them (ops/pointwise_cuda.cpp repeats it until one row is
+// left). A block takes kLanes columns of one tile (SlicedSums: kSlices slices of the tile's rows,
+// halved across barriers). With `scaled`, each term is in · scale, written to `product` as it is
+// summed: the MLP's GELU backward (d_hidden = d_activated · GELU′) and its first bias's gradient
+// in one pass, where LibTorch's column sum would read d_hidden again.
 template <typename T, typename Mem>
-struct GeluBackward : PointwiseGrid {
-  typename Mem::template In<T> d_activated, slope;
-  typename Mem::template Out<T> d_hidden;
-  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    const int64_t i = element(th);
-    if (i >= n) return;
-    d_hidden[i] = static_cast<T>(d_activated[i]) * static_cast<T>(slope[i]);
+struct ColumnSums : SlicedSums {
+  static constexpr int kChunk = 8;  // rows whose reads a thread has in flight at once
+  static constexpr int64_t kTileRows = int64_t{kSlices} * 2 * kChunk;  // two chunks a thread
+  struct Regs : Exchange<float> {};
+  struct Shared {
+    typename Mem::template Array<T, kThreads> sums;
+  };
+  int64_t rows, width;
+  bool scaled;
+  typename Mem::template In<T> in, scale;  // (rows, width); scale read when scaled
+  typename Mem::template Out<T> product;   // (rows, width), written when scaled
+  typename Mem::template Out<T> sums_out;  // (tiles(), width)
+  MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t tiles() const { return (rows + kTileRows - 1) / kTileRows; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return groups() * tiles(); }
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int64_t tile = th.block / groups();
+    const int64_t k = (th.block - tile * groups()) * kLanes + lane(th);
+    if (p == 0) {
+      const int64_t first = tile * kTileRows + slice(th);
+      const int64_t tile_end = (tile + 1) * kTileRows;
+      const int64_t end = k >= width ? 0 : tile_end < rows ? tile_end : rows;
+      sh.sums[th.index] = scaled ? scaled_sum(first, end, k) : plain_sum(first, end, k);
+    } else if (p <= kLevels) {
+      halve<T>(sh.sums, th, p);
+    } else if (slice(th) == 0 && k < width) {
+      sums_out[tile * width + k] = sh.sums[th.index];
+    }
+  }
+  MINRNN_HOST_DEVICE T plain_sum(int64_t first, int64_t end, int64_t k) const {
+    return ordered_sum<kChunk>(T(0), first, end, kSlices,
+                               [&](int64_t r) { return static_cast<T>(in[r * width + k]); });
+  }
+  MINRNN_HOST_DEVICE T scaled_sum(int64_t first, int64_t end, int64_t k) const {
+    T sum = T(0);
+    const int64_t count = end > first ? (end - first + kSlices - 1) / kSlices : 0;
+    walk_in_chunks<kChunk>(
+        count,
+        [&](int64_t n) {
+          const int64_t i = (first + n * kSlices) * width + k;
+          return Pair<T>{static_cast<T>(in[i]), static_cast<T>(scale[i])};
+        },
+        [&](int64_t n, Pair<T> v) {
+          const T x = v.a * v.b;
+          product[(first + n * kSlices) * width + k] = x;
+          sum = sum + x;
+        });
+    return sum;
   }
 };
 

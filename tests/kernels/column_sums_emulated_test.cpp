@@ -1,0 +1,99 @@
+// The column-sum kernel (kernels/cuda/pointwise_programs.h, ColumnSums: a Linear's bias gradient,
+// and with its scale the MLP's GELU backward) run by the host emulator, pass after pass as
+// kernels/cuda/pointwise.cu chains them until one row is left: every output element written once,
+// no partial row or column outside the array touched, the sums against float64, the products
+// one rounding each.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/pointwise_programs.h"
+#include "tests/kernels/grid_emulator.h"
+#include "tests/tensor_compare.h"
+
+namespace minrnn::core {
+namespace {
+
+namespace emu = minrnn::testing::emu;
+using minrnn::testing::values_of;
+
+template <typename T>
+using Sums = grid::ColumnSums<T, emu::Memory>;
+
+template <typename T>
+torch::Tensor rows_of(const std::vector<T>& v, int64_t rows, int64_t width) {
+  const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
+  return torch::from_blob(const_cast<T*>(v.data()), {rows, width}, dtype).clone();
+}
+
+// Runs the passes over in (rows, width) — of in · scale when scaled — and checks them; returns
+// how many passes ran.
+template <typename T>
+int check_sums(int64_t rows, int64_t width, bool scaled) {
+  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + (scaled ? " scaled" : ""));
+  const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
+  const torch::Tensor in = torch::randn({rows, width}, dtype),
+                      scale = torch::rand({rows, width}, dtype);
+  emu::Log log;
+  emu::Buffer<T> in_b("in", values_of<T>(in)), scale_b("scale", values_of<T>(scale)),
+      product_b("product", static_cast<size_t>(scaled ? rows * width : 0));
+  std::vector<std::unique_ptr<emu::Buffer<T>>> levels;  // each pass's output, the last the sums
+  emu::In<T> pass_in = in_b.in();
+  int passes = 0;
+  for (int64_t n = rows;; ++passes) {
+    Sums<T> k{};
+    k.rows = n, k.width = width, k.scaled = scaled && passes == 0;
+    k.in = pass_in, k.scale = scale_b.in(), k.product = product_b.out();
+    levels.push_back(std::make_unique<emu::Buffer<T>>("level " + std::to_string(passes),
+                                                      static_cast<size_t>(k.tiles() * width)));
+    k.sums_out = levels.back()->out();
+    emu::run(k, log);
+    levels.back()->check_written(log);
+    if (k.tiles() <= 1) break;
+    pass_in = levels.back()->in(), n = k.tiles();
+  }
+  if (scaled) product_b.check_written(log);
+  EXPECT_TRUE(log.ok()) << log.summary();
+  const torch::Tensor terms = scaled ? in * scale : in;
+  if (scaled) {
+    EXPECT_TRUE(torch::equal(rows_of(product_b.data(), rows, width), terms));
+  }
+  const torch::Tensor want = terms.to(torch::kDouble).sum(0);
+  const torch::Tensor got = rows_of(levels.back()->data(), 1, width).to(torch::kDouble)[0];
+  // Each sum's rounding error grows at most as its terms' count (in practice as its square root).
+  const double eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
+  const double tol = 4 * eps * static_cast<double>(rows) + 1e-300;
+  EXPECT_LE((got - want).abs().max().item<double>(),
+            tol * terms.abs().to(torch::kDouble).sum(0).max().item<double>());
+  return passes + 1;
+}
+
+TEST(ColumnSumsEmulated, SumsEveryColumnOverPartialTilesAndColumnBlocks) {
+  torch::manual_seed(11);
+  constexpr int64_t kTile = Sums<float>::kTileRows;
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{1, 3},
+                             {7, 48},
+                             {kTile, 32},
+                             {kTile + 1, 33},
+                             {1000, 128},
+                             {3840, 96}}) {
+    for (bool scaled : {false, true}) {
+      EXPECT_EQ(check_sums<float>(rows, width, scaled), rows > kTile ? 2 : 1);
+      check_sums<double>(rows, width, scaled);
+    }
+  }
+}
+
+// Past kTileRows² rows the partial rows need a pass of their own.
+TEST(ColumnSumsEmulated, ChainsAThirdPassPastATileOfTiles) {
+  torch::manual_seed(12);
+  constexpr int64_t kTile = Sums<float>::kTileRows;
+  EXPECT_EQ(check_sums<float>(kTile * kTile + 5, 2, true), 3);
+}
+
+}  // namespace
+}  // namespace minrnn::core
