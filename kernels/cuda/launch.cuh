@@ -17,6 +17,9 @@ __device__ __forceinline__ void cross(grid::Step step, Regs& r) {
   } else if (step.boundary == grid::Boundary::kShuffleUp) {
     r.in.a = __shfl_up_sync(0xffffffffu, r.out.a, step.delta);
     r.in.b = __shfl_up_sync(0xffffffffu, r.out.b, step.delta);
+  } else if (step.boundary == grid::Boundary::kShuffleXor) {
+    r.in.a = __shfl_xor_sync(0xffffffffu, r.out.a, step.delta);
+    r.in.b = __shfl_xor_sync(0xffffffffu, r.out.b, step.delta);
   }
 }
 

@@ -41,10 +41,12 @@ struct Thread {
 
 // What separates two phases.
 enum class Boundary : int {
-  kNone,       // nothing: the next phase may read only this thread's own registers and writes
-  kBarrier,    // __syncthreads(): shared-memory writes before it are visible to the block after it
-  kShuffleUp,  // regs.in = __shfl_up_sync(all lanes, regs.out, delta): lane l receives lane
-               // l − delta's regs.out (its own where l < delta). Not a memory barrier.
+  kNone,        // nothing: the next phase may read only this thread's own registers and writes
+  kBarrier,     // __syncthreads(): shared-memory writes before it are visible to the block after it
+  kShuffleUp,   // regs.in = __shfl_up_sync(all lanes, regs.out, delta): lane l receives lane
+                // l − delta's regs.out (its own where l < delta). Not a memory barrier.
+  kShuffleXor,  // regs.in = __shfl_xor_sync(all lanes, regs.out, delta): lane l receives lane
+                // l ^ delta's regs.out. Not a memory barrier.
 };
 struct Step {
   Boundary boundary;
@@ -170,6 +172,18 @@ struct RowGrid {
   template <typename Array>
   MINRNN_HOST_DEVICE static float row_total(Array& a, const Thread& th) {
     return a[th.index - th.index % kLanes];
+  }
+  // A row's lanes summed in registers, with no barrier: a butterfly whose level 1 … kLevels is the
+  // boundary xor_level(level) (lane l receives lane l ^ (kLanes >> level)'s regs.out) followed by
+  // add_received. Lane l < half adds as `halve` does, its partner adds the same two values the
+  // other way round (a + b = b + a, bit for bit): every lane ends with `halve`'s row total.
+  static constexpr MINRNN_HOST_DEVICE Step xor_level(int level) {
+    return {Boundary::kShuffleXor, kLanes >> level};
+  }
+  template <typename R>
+  MINRNN_HOST_DEVICE static void add_received(R& r) {
+    r.out.a = r.out.a + r.in.a;
+    r.out.b = r.out.b + r.in.b;
   }
 };
 

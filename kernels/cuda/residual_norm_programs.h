@@ -4,11 +4,13 @@
 // add of the residual's two gradients). Every sum runs in a fixed order: a replay gives the same
 // bits.
 // - ResidualNormForward: a warp a row (D ≤ kMaxWidth, kPerLane channels a lane): the sums, the
-//   row's mean and variance halved across barriers, the normed row, the row's moments kept. x and
-//   y are read through row maps (the top block's selected tokens), their gradients written back
-//   through them (the rows no output reads are zeroed beforehand).
-// - ResidualNormBackward: the same layout; the row's two means of the backward halved alike, the
-//   gradients of x and y, and the block's rows' γ and β gradients summed into one partial row.
+//   row's mean and variance summed by warp shuffles (no barrier: the warps of a block never wait
+//   for each other), the normed row, the row's moments kept. x and y are read through row maps
+//   (the top block's selected tokens), their gradients written back through them (the rows no
+//   output reads are zeroed beforehand).
+// - ResidualNormBackward: the same layout; the row's two means of the backward summed alike, the
+//   gradients of x and y, and the block's rows' γ and β gradients summed into one partial row
+//   (across barriers).
 // - NormParamGrads: the blocks' partial rows summed (SlicedSums: 32 channels a block, 16 slices of
 //   the partials) into γ's and β's gradients.
 #pragma once
@@ -21,14 +23,12 @@ namespace minrnn::core::grid {
 
 template <typename Mem>
 struct ResidualNormForward : RowGrid {
-  static constexpr int kPhases = 2 * kLevels + 3;
+  static constexpr int kPhases = 2 * kLevels + 1;
   struct Regs : Exchange<float> {
     float s[kPerLane];
     float mean;
   };
-  struct Shared {
-    typename Mem::template Array<float, kThreads> sums, squares;
-  };
+  struct Shared {};
   HashedDropout dropout;      // seed: an offset added to *seed_base when that is set
   const uint64_t* seed_base;  // a replayed graph's step, or null
   float eps;
@@ -36,10 +36,15 @@ struct ResidualNormForward : RowGrid {
   bool residual;          // false: no x, sum = dropout(y)
   typename Mem::template In<float> x, y, gamma, beta;
   typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
-  // Phases: 0 the sums; 1 … kLevels their total; then the squared deviations and their total;
-  // the last the normed row.
-  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
+  // Two butterflies over the row's lanes (RowGrid::xor_level), one after the other.
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return p < kLevels       ? xor_level(p + 1)
+           : p < 2 * kLevels ? xor_level(p - kLevels + 1)
+                             : Step{Boundary::kNone, 0};
+  }
+  // Phases: 0 the sums; 1 … kLevels their total; then the squared deviations' (the last of those
+  // the normed row). Each lane's partial total travels in r.out.a.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared&) const {
     const int64_t row = this->row(th);
     const bool real = row < rows;
     const float D = static_cast<float>(width);
@@ -61,21 +66,20 @@ struct ResidualNormForward : RowGrid {
         const int64_t k = channel(th, c);
         if (real && k >= 0) sum[row * width + k] = r.s[c];
       }
-      sh.sums[th.index] = total;
-    } else if (p <= kLevels) {
-      halve(sh.sums, th, p);
-    } else if (p == kLevels + 1) {
-      r.mean = row_total(sh.sums, th) / D;
+      r.out.a = total;
+      return;
+    }
+    add_received(r);
+    if (p == kLevels) {
+      r.mean = r.out.a / D;
       float squares = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const float dev = channel(th, c) >= 0 ? r.s[c] - r.mean : 0.0f;
         squares = squares + dev * dev;
       }
-      sh.squares[th.index] = squares;
-    } else if (p <= 2 * kLevels + 1) {
-      halve(sh.squares, th, p - kLevels - 1);
-    } else if (real) {
-      const float rstd = 1.0f / sqrtf(row_total(sh.squares, th) / D + eps);
+      r.out.a = squares;
+    } else if (p == 2 * kLevels && real) {
+      const float rstd = 1.0f / sqrtf(r.out.a / D + eps);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c);
         if (k >= 0) {
@@ -94,12 +98,11 @@ struct ResidualNormForward : RowGrid {
 template <typename Mem>
 struct ResidualNormBackward : RowGrid {
   static constexpr int kWarpLevels = 3;  // 2^3 warps
-  static constexpr int kPhases = kLevels + 2;
+  static constexpr int kPhases = kLevels + kWarpLevels + 2;
   struct Regs : Exchange<float> {
     float xhat[kPerLane], dn[kPerLane];
   };
   struct Shared {
-    typename Mem::template Array<float, kThreads> dn_sums, dn_xhat_sums;
     // [warp][channel]: the warps' rows' γ and β gradients, halved across warps.
     typename Mem::template Array<float, kWarps * kMaxWidth> gamma_part, beta_part;
   };
@@ -111,9 +114,13 @@ struct ResidualNormBackward : RowGrid {
   bool residual;  // false: no x, no x_grad
   typename Mem::template Out<float> x_grad, y_grad;
   typename Mem::template Out<float> gamma_partial, beta_partial;  // (blocks, D)
-  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
-  // Phases: 0 the row's x̂ and dn, the lane's sums; 1 … kLevels the row's totals (and, in the
-  // first kWarpLevels, the warps' γ and β rows halved); the last the gradients.
+  // The row's two sums by one butterfly (RowGrid::xor_level), then barriers for the warps' rows.
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) {
+    return p < kLevels ? xor_level(p + 1) : barrier_after_each(p, kPhases);
+  }
+  // Phases: 0 the row's x̂ and dn, the lane's sums (Σ dn in r.out.a, Σ dn·x̂ in r.out.b), γ's and
+  // β's terms into the warp's row; 1 … kLevels the row's totals; then the warps' γ and β rows
+  // halved, kWarpLevels times; the last the gradients.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     const bool real = row < rows;
@@ -135,12 +142,12 @@ struct ResidualNormBackward : RowGrid {
           sh.beta_part[warp * kMaxWidth + k] = g;
         }
       }
-      sh.dn_sums[th.index] = dn_total;
-      sh.dn_xhat_sums[th.index] = dn_xhat_total;
+      r.out.a = dn_total;
+      r.out.b = dn_xhat_total;
     } else if (p <= kLevels) {
-      halve(sh.dn_sums, th, p);
-      halve(sh.dn_xhat_sums, th, p);
-      if (p <= kWarpLevels) halve_warps(sh, th, kWarps >> p);
+      add_received(r);
+    } else if (p <= kLevels + kWarpLevels) {
+      halve_warps(sh, th, kWarps >> (p - kLevels));
     } else {
       write(th, r, sh);
     }
@@ -164,8 +171,7 @@ struct ResidualNormBackward : RowGrid {
     HashedDropout d = dropout;
     if (seed_base) d.seed += *seed_base;
     if (row < rows) {
-      const float dn_mean = row_total(sh.dn_sums, th) / D;
-      const float dn_xhat_mean = row_total(sh.dn_xhat_sums, th) / D;
+      const float dn_mean = r.out.a / D, dn_xhat_mean = r.out.b / D;
       const float rstd = moments[2 * row + 1];
       const int64_t x_row = x_rows(row), y_row = y_rows(row);
       float through[kPerLane];  // read before any write, as in the forward

@@ -1,7 +1,7 @@
 // Runs a CUDA kernel written as a phase program (kernels/cuda/phase_program.h) on the CPU: every
 // block, every thread, phase by phase, with the boundaries the GPU has between phases — a barrier,
-// a warp shuffle (lanes of a warp exchange regs.out → regs.in exactly as __shfl_up_sync does), or
-// nothing. Every access is checked:
+// a warp shuffle (lanes of a warp exchange regs.out → regs.in exactly as __shfl_up_sync or
+// __shfl_xor_sync does), or nothing. Every access is checked:
 //   global outputs  an element written twice in one launch (by a wrong index, or two threads) or
 //                   never written (check_written), an index out of bounds;
 //   global inputs   an index out of bounds;
@@ -247,11 +247,14 @@ void run(const K& k, Log& log) {
         const core::grid::Step step = k.step(p);
         if (step.boundary == Boundary::kBarrier) {
           ++context.epoch;
-        } else if (step.boundary == Boundary::kShuffleUp) {
+        } else if (step.boundary == Boundary::kShuffleUp ||
+                   step.boundary == Boundary::kShuffleXor) {
+          const bool up = step.boundary == Boundary::kShuffleUp;
           for (int w = 0; w < K::kThreads; w += kWarpSize) {
             for (int l = 0; l < kWarpSize; ++l) sent[l] = regs[w + l].out;
             for (int l = 0; l < kWarpSize; ++l) {
-              regs[w + l].in = l >= step.delta ? sent[l - step.delta] : sent[l];
+              const int from = up ? (l >= step.delta ? l - step.delta : l) : l ^ step.delta;
+              regs[w + l].in = sent[from];
             }
           }
         }

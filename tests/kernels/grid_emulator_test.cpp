@@ -1,8 +1,11 @@
 // The grid emulator itself: small kernels with one fault each must be reported, their correct
-// twins must not, and a shuffle must deliver what __shfl_up_sync delivers.
+// twins must not, and a shuffle must deliver what __shfl_up_sync (__shfl_xor_sync) delivers.
 #include "tests/kernels/grid_emulator.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 
 namespace grid = minrnn::core::grid;
 namespace emu = minrnn::testing::emu;
@@ -124,5 +127,49 @@ TEST(GridEmulator, ShuffleUpDeliversWhatShflUpSyncDelivers) {
   for (int t = 0; t < 64; ++t) {
     const int lane = t % 32;
     EXPECT_EQ(out.data()[t], float(lane >= 3 ? t - 3 : t)) << "thread " << t;
+  }
+}
+
+// A row's butterfly (RowGrid::xor_level, add_received): lane l receives lane l ^ delta's value, and
+// every lane of each warp ends with the sum `halve` leaves in lane 0, bit for bit.
+struct Butterfly {
+  static constexpr int kThreads = 64, kLevels = grid::RowGrid::kLevels, kPhases = kLevels + 1;
+  struct Regs : grid::Exchange<float> {};
+  struct Shared {};
+  emu::In<float> in{nullptr};
+  emu::Out<float> out{nullptr};
+  int64_t blocks() const { return 1; }
+  int64_t rounds() const { return 1; }
+  grid::Step step(int p) const {
+    return p < kLevels ? grid::RowGrid::xor_level(p + 1) : grid::Step{grid::Boundary::kNone, 0};
+  }
+  void phase(int p, int64_t, const grid::Thread& th, Regs& r, Shared&) const {
+    if (p == 0) {
+      r.out = {in[th.index], -in[th.index]};
+      return;
+    }
+    grid::RowGrid::add_received(r);
+    if (p == kLevels) out[th.index] = r.out.a;
+  }
+};
+
+TEST(GridEmulator, AButterflyOfShflXorSyncIsTheHalvingsTotalInEveryLane) {
+  std::vector<float> values(Butterfly::kThreads);
+  for (int t = 0; t < Butterfly::kThreads; ++t)
+    values[t] = std::ldexp(1.0f + 0.37f * t, t % 23 - 11);
+  emu::Buffer<float> in("in", values), out("out", Butterfly::kThreads);
+  Butterfly k;
+  k.in = in.in();
+  k.out = out.out();
+  emu::Log log;
+  emu::run(k, log);
+  out.check_written(log);
+  ASSERT_TRUE(log.ok()) << log.summary();
+  for (int w = 0; w < 2; ++w) {
+    std::vector<float> a(values.begin() + 32 * w, values.begin() + 32 * (w + 1));
+    for (int half = 16; half >= 1; half /= 2) {
+      for (int l = 0; l < half; ++l) a[l] = a[l] + a[l + half];
+    }
+    for (int l = 0; l < 32; ++l) EXPECT_EQ(out.data()[32 * w + l], a[0]) << "thread " << 32 * w + l;
   }
 }
