@@ -19,6 +19,7 @@
 #                                             built here for the GPU, copied into their build dir)
 #        SKIP="scan figure1" …                (leave out these steps: scan train pack agent peer figure1)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
+#        PEER_PROCS="4 8" …                  (the peer's processes at once, each count in turn)
 # On a GPU machine without a package registry (the project's lent one), first
 # `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
@@ -309,13 +310,17 @@ if [ -n "${PEER:-}" ] && ! skipped peer; then
   else
     note "peer on cuda FAILED (log: $LOGS/peer-train.log)"
   fi
-  # Its best aggregate: four processes sharing the GPU, their steps/s summed.
-  for i in 1 2 3 4; do
-    PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train "${PEER_SECONDS:-20}" cuda > "$LOGS/peer-train-x4-$i.log" 2>&1 &
+  # Its best aggregate: N processes sharing the GPU (PEER_PROCS, each N in turn), their steps/s
+  # summed. Python starts them staggered, so their timed windows overlap only in part: the sum
+  # flatters the peer.
+  for n in ${PEER_PROCS:-4 8}; do
+    for i in $(seq 1 "$n"); do
+      PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train "${PEER_SECONDS:-20}" cuda > "$LOGS/peer-train-x$n-$i.log" 2>&1 &
+    done
+    wait
+    aggregate=$(cat "$LOGS"/peer-train-x"$n"-*.log | grep -o '= [0-9.]* steps/s' | awk '{s += $2; n++} END {if (n) printf "%.1f steps/s from %d processes", s, n}')
+    note "peer, $n processes at once on cuda: ${aggregate:-FAILED (logs: $LOGS/peer-train-x$n-*.log)}"
   done
-  wait
-  aggregate=$(cat "$LOGS"/peer-train-x4-*.log | grep -o '= [0-9.]* steps/s' | awk '{s += $2; n++} END {if (n) printf "%.1f steps/s from %d processes", s, n}')
-  note "peer, 4 processes at once on cuda: ${aggregate:-FAILED (logs: $LOGS/peer-train-x4-*.log)}"
 fi
 
 skipped agent || agent_check
