@@ -17,7 +17,8 @@
 #        TARGETS="minrnn test_compute" …        (build only these; default: everything)
 #        PREBUILT=.gpu-carry scripts/gpu-check.sh  (no build: the binaries scripts/gpu-carry.sh
 #                                             built here for the GPU, copied into their build dir)
-#        SKIP="scan figure1" …                (leave out these steps: scan train pack agent peer figure1)
+#        SKIP="scan figure1" …                (leave out these steps: device-tests scan train pack
+#                                             agent peer figure1; device-tests: ~70 s of a call)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8" …                  (the peer's processes at once, each count in turn)
 # On a GPU machine without a package registry (the project's lent one), first
@@ -127,7 +128,7 @@ test_group() {  # log name, what it is, gtest filter, ctest arguments…
 }
 test_group ctest-cuda "cuda tests" '*Cuda*' -L cuda -j 4
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
-test_group ctest-device "device-handling and emulator tests" \
+skipped device-tests || test_group ctest-device "device-handling and emulator tests" \
   '*Device*:*Emulated*:GridEmulator*' \
   -j 4 -R 'Device|Emulated|GridEmulator|Cli.AskingForAGpu'
 
@@ -195,6 +196,13 @@ if ! skipped pack; then
   # speed-up the issue weighs against whether the scores move.
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
+  # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
+  # over the runs (the weights-stacked design), beside the packs above (tools/bench/pack_limits.cpp).
+  bench pack-limits bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 "${peak[@]}"
+  grep -E '^\| (launches|matmuls)' "$LOGS/bench-pack-limits.log" | sed 's/^/    /'
+  bench pack-limits-tf32 bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 \
+    --matmul-precision tf32 "${peak[@]}"
+  grep -E '^\| (launches|matmuls)' "$LOGS/bench-pack-limits-tf32.log" | sed 's/^/    /'
   # Answered questions, measured again only in the full check (QUICK=1 spends its seconds on
   # the estimate's rates): minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp), so
   # the big packs again through CUDA's default 8 (2026-11-27: 1 898 against 1 978 run-steps/s at

@@ -18,6 +18,9 @@ void add(CLI::App& bench);
 namespace bench_pack {
 void add(CLI::App& bench);
 }  // namespace bench_pack
+namespace bench_pack_limits {
+void add(CLI::App& bench);
+}  // namespace bench_pack_limits
 namespace bench_eval {
 void add(CLI::App& bench);
 }  // namespace bench_eval
@@ -37,6 +40,7 @@ void add_bench_command(CLI::App& app) {
   bench_env::add(*bench);
   bench_train::add(*bench);
   bench_pack::add(*bench);
+  bench_pack_limits::add(*bench);
   bench_eval::add(*bench);
   bench_policy::add(*bench);
   bench_figure1::add(*bench);

@@ -296,6 +296,9 @@ TEST(Cli, ANonPositiveCountIsRefusedByName) {
                         {"--episodes", "expected a number > 0, got '0'"});
   expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
                         {"--batch", "got '-3'"});
+  // The pack's limits are probes of CUDA graphs: on the CPU there is nothing to measure.
+  expect_failure_naming(run_minrnn(dir, "bench pack-limits --device cpu --no-append"),
+                        {"--device cpu", "CUDA graphs"});
   EXPECT_TRUE(fs::is_empty(dir.path));
 }
 
@@ -413,7 +416,8 @@ TEST(Cli, AskingForAGpuWhereNoneIsUsableIsRefusedBeforeAnythingIsCreated) {
         std::string("eval run --device cuda"),
         std::string("collect hopper medium --device cuda --out out/d.hdf5 --work-dir work"),
         std::string("bench scan --quick --lengths 16 --device cuda --no-append --csv out/scan.csv"),
-        std::string("bench train --devices cuda --seconds 1 --no-append --csv out/train.csv")}) {
+        std::string("bench train --devices cuda --seconds 1 --no-append --csv out/train.csv"),
+        std::string("bench pack-limits --seconds 1 --no-append --csv out/limits.csv")}) {
     const CliResult r = run_minrnn(dir, args);
     expect_failure_naming(r, {"cuda was asked for, but", "cpu (or auto) to run on the CPU."});
     EXPECT_EQ(lines_of(r.output).size(), 1u) << args << ": " << r.output;

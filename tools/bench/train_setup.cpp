@@ -75,20 +75,25 @@ BenchTrainer::BenchTrainer(const TrainShape& shape, const std::string& backbone,
       optimizer(agent.model->parameters(), torch::optim::AdamWOptions(1e-4).weight_decay(1e-4)),
       step(agent, optimizer, device, mode) {}
 
-double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
-  const double B = static_cast<double>(o.batch), K = static_cast<double>(o.context);
-  double flops = 0;
+std::vector<StepMatmul> training_step_matmuls(const rl::Agent& agent, const TrainShape& o) {
+  std::vector<StepMatmul> matmuls;
   for (const auto& item : agent.model->named_modules("", /*include_self=*/false)) {
     const auto* linear = item.value()->as<torch::nn::Linear>();
     if (!linear) continue;
-    const double in_out = static_cast<double>(linear->weight.numel());
-    // Each token embedding sees one kind of token, the action head the state tokens: B·K each.
-    // The backbone sees all three: B·3K.
     const bool one_kind = item.key().rfind("embed_", 0) == 0 || item.key() == "predict_action";
-    flops += 6 * in_out * B * K * (one_kind ? 1 : 3);
+    matmuls.push_back(
+        {o.batch * o.context * (one_kind ? 1 : 3), linear->weight.size(1), linear->weight.size(0)});
+  }
+  return matmuls;
+}
+
+double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
+  double flops = 0;
+  for (const StepMatmul& m : training_step_matmuls(agent, o)) {
+    flops += 6.0 * static_cast<double>(m.rows) * static_cast<double>(m.in * m.out);
   }
   if (agent.config.backbone == "transformer") {
-    const double T = 3 * K;
+    const double B = static_cast<double>(o.batch), T = 3.0 * static_cast<double>(o.context);
     flops += 12 * B * T * T * static_cast<double>(o.embed) * static_cast<double>(o.layers);
   }
   return flops;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "datasets/sampler.h"
 #include "ops/fused_adamw.h"
@@ -45,10 +46,18 @@ struct BenchTrainer {
   rl::TrainStep step;
 };
 
-// The useful arithmetic of one training step: 6 · in · out for every Linear and every token it
-// sees (forward 2, backward 4), plus the Transformer's attention (QKᵀ and AV over 3K tokens,
-// 12 · B · (3K)² · embed a layer, the causal half that is masked included). Layer norms, the scan,
-// activations and AdamW are left out (elementwise: bandwidth, not arithmetic).
+// One Linear's products in a training step: `rows` tokens through in → out, forward x · Wᵀ and
+// backward dy · W and dyᵀ · x, 6 · rows · in · out FLOPs. Each token embedding sees one kind of
+// token and the action head the state tokens (B·K rows each); the backbone's see all three (B·3K).
+struct StepMatmul {
+  int64_t rows, in, out;
+};
+std::vector<StepMatmul> training_step_matmuls(const rl::Agent& agent, const TrainShape& shape);
+
+// The useful arithmetic of one training step: its Linears' (training_step_matmuls), plus the
+// Transformer's attention (QKᵀ and AV over 3K tokens, 12 · B · (3K)² · embed a layer, the causal
+// half that is masked included). Layer norms, the scan, activations and AdamW are left out
+// (elementwise: bandwidth, not arithmetic).
 double training_step_flops(const rl::Agent& agent, const TrainShape& shape);
 
 }  // namespace minrnn::cli
