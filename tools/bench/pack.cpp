@@ -117,44 +117,35 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
      << (device.is_cuda() ? ", through " + cuda_queues() + " hardware queues" : std::string())
      << ". run-steps/s = all runs' steps per second; GFLOP = the matmul FLOPs of one run's step "
      << "(tools/bench/train_setup.h).\n\n"
-     << "| backbone | step | P | run-steps/s | ms per run-step | × P=1 | GFLOP/step | TFLOP/s |"
-     << (o.peak_tflops > 0 ? " % of peak |" : "") << "\n"
-     << "|---|---|---|---|---|---|---|---|" << (o.peak_tflops > 0 ? "---|" : "") << "\n";
+     << rate_table_header({"backbone", "step", "P", "run-steps/s", "ms per run-step", "× P=1"},
+                          o.peak_tflops);
   char buf[256];
   double single = NAN;  // this backbone's P = 1
   for (size_t i = 0; i < rows.size(); ++i) {
     const PackRow& r = rows[i];
     if (i > 0 && rows[i - 1].backbone != r.backbone) single = NAN;
     if (r.pack == 1) single = r.run_steps_per_s;
-    const double tflops = r.run_steps_per_s * r.step_gflop / 1e3;
     char ratio[32] = "–";  // no P = 1 row of this backbone to compare with
     if (!std::isnan(single)) std::snprintf(ratio, sizeof ratio, "%.2f", r.run_steps_per_s / single);
-    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s | %.2f | %.2f |",
-                  r.backbone.c_str(), r.mode.c_str(), r.pack, r.run_steps_per_s,
-                  1000.0 / r.run_steps_per_s, ratio, r.step_gflop, tflops);
-    md << buf;
-    if (o.peak_tflops > 0) {
-      std::snprintf(buf, sizeof buf, " %.1f |", 100.0 * tflops / o.peak_tflops);
-      md << buf;
-    }
-    md << "\n";
+    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s |", r.backbone.c_str(),
+                  r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio);
+    md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
   }
   return md.str();
 }
 
 BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
   // `minrnn sweep --estimate` reads the shape's columns back (sweep/estimate.h).
-  BenchCsv csv({"device", "machine", "backbone", "step", "pack", "batch", "context", "embed",
-                "layers", "expansion", "matmul_precision", "rounds", "run_steps_per_s",
-                "ms_per_run_step", "step_gflop", "tflops"});
+  BenchCsv csv = rate_csv({"device", "machine", "backbone", "step", "pack", "batch", "context",
+                           "embed", "layers", "expansion", "matmul_precision", "rounds"});
   for (const auto& r : rows) {
-    csv.add_row({r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
-                 std::to_string(r.pack), std::to_string(o.shape.batch),
-                 std::to_string(o.shape.context), std::to_string(o.shape.embed),
-                 std::to_string(o.shape.layers), csv_number(o.shape.expansion),
-                 o.shape.matmul_precision, std::to_string(r.rounds), csv_number(r.run_steps_per_s),
-                 csv_number(1000.0 / r.run_steps_per_s), csv_number(r.step_gflop),
-                 csv_number(r.run_steps_per_s * r.step_gflop / 1e3)});
+    add_rate_row(
+        csv,
+        {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
+         std::to_string(r.pack), std::to_string(o.shape.batch), std::to_string(o.shape.context),
+         std::to_string(o.shape.embed), std::to_string(o.shape.layers),
+         csv_number(o.shape.expansion), o.shape.matmul_precision, std::to_string(r.rounds)},
+        r.run_steps_per_s, r.step_gflop);
   }
   return csv;
 }

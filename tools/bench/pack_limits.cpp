@@ -167,36 +167,27 @@ std::string format_table(const LimitsOptions& o, const std::vector<ProbeRow>& ro
      << "its Linear products a run at a time, and those of all P runs batched on one stream. "
      << "Beside `bench pack`'s rate at the same P, the nearest ceiling is what holds the pack back "
      << "(tools/bench/pack_limits.cpp).\n\n"
-     << "| probe | P | run-steps/s | ms per run-step | GFLOP/step | TFLOP/s |"
-     << (o.peak_tflops > 0 ? " % of peak |" : "") << "\n"
-     << "|---|---|---|---|---|---|" << (o.peak_tflops > 0 ? "---|" : "") << "\n";
+     << rate_table_header({"probe", "P", "run-steps/s", "ms per run-step"}, o.peak_tflops);
   char buf[256];
   for (const ProbeRow& r : rows) {
-    const double tflops = r.run_steps_per_s * r.step_gflop / 1e3;
-    std::snprintf(buf, sizeof buf, "| %s | %d | %.1f | %.3f | %.2f | %.2f |", r.probe.c_str(),
-                  r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, r.step_gflop, tflops);
-    md << buf;
-    if (o.peak_tflops > 0) {
-      std::snprintf(buf, sizeof buf, " %.1f |", 100.0 * tflops / o.peak_tflops);
-      md << buf;
-    }
-    md << "\n";
+    std::snprintf(buf, sizeof buf, "| %s | %d | %.1f | %.3f |", r.probe.c_str(), r.pack,
+                  r.run_steps_per_s, 1000.0 / r.run_steps_per_s);
+    md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
   }
   return md.str();
 }
 
 BenchCsv limits_csv(const LimitsOptions& o, const std::vector<ProbeRow>& rows,
                     const torch::Device& device) {
-  BenchCsv csv({"device", "machine", "backbone", "probe", "pack", "batch", "context", "embed",
-                "layers", "matmul_precision", "replays", "run_steps_per_s", "ms_per_run_step",
-                "step_gflop", "tflops"});
+  BenchCsv csv = rate_csv({"device", "machine", "backbone", "probe", "pack", "batch", "context",
+                           "embed", "layers", "matmul_precision", "replays"});
   for (const ProbeRow& r : rows) {
-    csv.add_row({device.str(), hardware_name(device), o.backbone, r.probe, std::to_string(r.pack),
-                 std::to_string(o.shape.batch), std::to_string(o.shape.context),
-                 std::to_string(o.shape.embed), std::to_string(o.shape.layers),
-                 o.shape.matmul_precision, std::to_string(r.replays), csv_number(r.run_steps_per_s),
-                 csv_number(1000.0 / r.run_steps_per_s), csv_number(r.step_gflop),
-                 csv_number(r.run_steps_per_s * r.step_gflop / 1e3)});
+    add_rate_row(csv,
+                 {device.str(), hardware_name(device), o.backbone, r.probe, std::to_string(r.pack),
+                  std::to_string(o.shape.batch), std::to_string(o.shape.context),
+                  std::to_string(o.shape.embed), std::to_string(o.shape.layers),
+                  o.shape.matmul_precision, std::to_string(r.replays)},
+                 r.run_steps_per_s, r.step_gflop);
   }
   return csv;
 }

@@ -1,5 +1,6 @@
 #include "tools/bench/train_setup.h"
 
+#include <cstdio>
 #include <vector>
 
 #include "tools/commands.h"
@@ -97,6 +98,41 @@ double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
     flops += 12 * B * T * T * static_cast<double>(o.embed) * static_cast<double>(o.layers);
   }
   return flops;
+}
+
+std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops) {
+  std::vector<std::string> columns = leading;
+  columns.insert(columns.end(), {"GFLOP/step", "TFLOP/s"});
+  if (peak_tflops > 0) columns.push_back("% of peak");
+  std::string header = "|", separator = "|";
+  for (const std::string& c : columns) {
+    header += " " + c + " |";
+    separator += "---|";
+  }
+  return header + "\n" + separator + "\n";
+}
+
+std::string flop_cells(double run_steps_per_s, double step_gflop, double peak_tflops) {
+  const double tflops = run_steps_per_s * step_gflop / 1e3;
+  char buf[96];
+  int n = std::snprintf(buf, sizeof buf, " %.2f | %.2f |", step_gflop, tflops);
+  if (peak_tflops > 0) {
+    std::snprintf(buf + n, sizeof buf - n, " %.1f |", 100.0 * tflops / peak_tflops);
+  }
+  return buf;
+}
+
+BenchCsv rate_csv(std::vector<std::string> leading) {
+  leading.insert(leading.end(), {"run_steps_per_s", "ms_per_run_step", "step_gflop", "tflops"});
+  return BenchCsv(std::move(leading));
+}
+
+void add_rate_row(BenchCsv& csv, std::vector<std::string> leading, double run_steps_per_s,
+                  double step_gflop) {
+  leading.insert(leading.end(),
+                 {csv_number(run_steps_per_s), csv_number(1000.0 / run_steps_per_s),
+                  csv_number(step_gflop), csv_number(run_steps_per_s * step_gflop / 1e3)});
+  csv.add_row(leading);
 }
 
 }  // namespace minrnn::cli

@@ -14,6 +14,7 @@
 #include "ops/fused_adamw.h"
 #include "rl/agent.h"
 #include "rl/train_step.h"
+#include "tools/bench/report.h"
 
 namespace minrnn::cli {
 
@@ -59,5 +60,16 @@ std::vector<StepMatmul> training_step_matmuls(const rl::Agent& agent, const Trai
 // half that is masked included). Layer norms, the scan, activations and AdamW are left out
 // (elementwise: bandwidth, not arithmetic).
 double training_step_flops(const rl::Agent& agent, const TrainShape& shape);
+
+// The two pack benches' tables (bench pack, bench pack-limits) end each row with the same
+// arithmetic: GFLOP a run-step, TFLOP/s and, with a peak (> 0), its share. The header and
+// separator lines for `leading` columns then those; a row's cells after its leading ones
+// (" 11.34 | 22.44 | 33.5 |"); a CSV of `leading` columns then the rate's (run_steps_per_s,
+// ms_per_run_step, step_gflop, tflops), and a row of it.
+std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops);
+std::string flop_cells(double run_steps_per_s, double step_gflop, double peak_tflops);
+BenchCsv rate_csv(std::vector<std::string> leading);
+void add_rate_row(BenchCsv& csv, std::vector<std::string> leading, double run_steps_per_s,
+                  double step_gflop);
 
 }  // namespace minrnn::cli
