@@ -20,7 +20,7 @@
 #        SKIP="scan figure1" …                (leave out these steps: device-tests scan train pack
 #                                             agent peer figure1; device-tests: ~70 s of a call)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
-#        PEER_PROCS="4 8" …                  (the peer's processes at once, each count in turn)
+#        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
 # On a GPU machine without a package registry (the project's lent one), first
 # `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
@@ -321,7 +321,7 @@ if [ -n "${PEER:-}" ] && ! skipped peer; then
   # Its best aggregate: N processes sharing the GPU (PEER_PROCS, each N in turn), their steps/s
   # summed. Python starts them staggered, so their timed windows overlap only in part: the sum
   # flatters the peer.
-  for n in ${PEER_PROCS:-4 8}; do
+  for n in ${PEER_PROCS:-4 8 16}; do
     for i in $(seq 1 "$n"); do
       PEER_PYTHON="${PEER_PYTHON:-python3}" bash "$PEER" train "${PEER_SECONDS:-20}" cuda > "$LOGS/peer-train-x$n-$i.log" 2>&1 &
     done
