@@ -177,6 +177,10 @@ if ! skipped train; then
   bench train-tf32 bench train --devices cuda --backbones mingru,transformer --seconds 2 \
     --matmul-precision tf32
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-tf32.log" | sed 's/^/    /'
+  # The TF32 step's kernels: how much of it is still matmuls (issue 41's 1-hour Table 3 is TF32's).
+  bench train-kernels-tf32 bench train --devices cuda --backbones mingru --seconds 1 --profile \
+    --top-ops 60 --matmul-precision tf32
+  grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels-tf32.log" | sed 's/^/    /'
 fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM). P 32 in the quick set: whether packs
