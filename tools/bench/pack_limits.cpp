@@ -54,6 +54,7 @@ struct ProbeRow {
 // for `seconds`; a replay is `runs_per_replay` run-steps.
 ProbeRow replay_rate(const LimitsOptions& o, int streams, int runs_per_replay,
                      const std::function<void(int)>& queue) {
+  torch::cuda::synchronize();  // the operands were filled on the default stream
   std::vector<std::unique_ptr<core::WorkStream>> on(static_cast<size_t>(streams));
   std::vector<std::unique_ptr<core::CudaGraph>> graphs(on.size());
   for (int s = 0; s < streams; ++s) {
@@ -137,8 +138,9 @@ std::vector<ProbeRow> measure(const LimitsOptions& o, const torch::Device& devic
   rows.back().probe = "launches (" + std::to_string(launches) + " a step)";
   {
     std::vector<std::unique_ptr<StepProducts>> per_run;
-    for (int s = 0; s < pack; ++s)
+    for (int s = 0; s < pack; ++s) {
       per_run.push_back(std::make_unique<StepProducts>(matmuls, 1, device));
+    }
     rows.push_back(replay_rate(o, pack, 1, [&](int s) { per_run[s]->queue(); }));
     rows.back().probe = "matmuls, a stream a run";
   }
