@@ -12,12 +12,15 @@
 #        DATA=data/hopper_medium-v2.hdf5 scripts/gpu-carry.sh
 #        TESTS= DATA=data/hopper_medium-250k.hdf5:hopper_medium-v2.hdf5 scripts/gpu-carry.sh
 #             (minrnn alone, for scripts/gpu-sweep.sh: room for a 37 MB dataset in one call)
+#        CARRY=.gpu-carry-twin TESTS= DATA=… scripts/gpu-carry.sh
+#             (into another folder: both ready before a lease, one call carrying each)
 # Then, on the GPU machine (docs/core.md, "Checking on a GPU"): scripts/gpu-check.sh with
 # PREBUILT=.gpu-carry. The test binaries read the checkout through the absolute path they were
 # built in ($PWD here); gpu-check.sh links that path to the checkout there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-carry}
+CARRY=${CARRY:-.gpu-carry}
 read -r -a TESTS <<< "${TESTS-test_compute test_rl test_collect}"
 [ -d .devdeps ] || { echo "gpu-carry: no .devdeps/: run scripts/gpu-deps-fetch.sh first" >&2; exit 1; }
 # Configured every time (seconds when nothing changed): a build dir configured once without the
@@ -26,23 +29,23 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITEC
   -DOSMESA_INCLUDE_DIR=OFF -DOSMESA_LIBRARY=OFF > "$BUILD.configure.log"
 cmake --build "$BUILD" -j "$(nproc)" --target minrnn "${TESTS[@]}"
 
-rm -rf .gpu-carry
-mkdir -p .gpu-carry/bin .gpu-carry/debs .gpu-carry/data
-strip -o .gpu-carry/bin/minrnn "$BUILD/minrnn"
-for t in "${TESTS[@]}"; do strip -o ".gpu-carry/bin/$t" "$BUILD/tests/$t"; done
-echo "$PWD/$BUILD" > .gpu-carry/bin/built-in
+rm -rf "$CARRY"
+mkdir -p "$CARRY/bin" "$CARRY/debs" "$CARRY/data"
+strip -o "$CARRY/bin/minrnn" "$BUILD/minrnn"
+for t in "${TESTS[@]}"; do strip -o "$CARRY/bin/$t" "$BUILD/tests/$t"; done
+echo "$PWD/$BUILD" > "$CARRY/bin/built-in"
 # What the binaries load at run time: MuJoCo and its closure, GL's dispatch libraries, HDF5,
 # yaml-cpp, zlib. Headers, CMake files and GoogleTest are for building only.
 runtime='libmujoco2.2.2_* libccd2_* liblodepng0_* libqhull-r8.0_* libtinyxml2-9_* libgl1_* libglx0_*
   libopengl0_* libglvnd0_* libhdf5-103-1_* libhdf5-cpp-103-1_* libhdf5-hl-100_* libhdf5-hl-cpp-100_*
   libsz2_* libaec0_* libyaml-cpp0.7_* zlib1g_1*'
-for pattern in $runtime; do cp .devdeps/$pattern .gpu-carry/debs/; done
-[ "${FALLBACK:-0}" = 1 ] && cp -r .devdeps/fallback .gpu-carry/debs/
-[ -d ../shared/peer ] && cp -r ../shared/peer .gpu-carry/peer
+for pattern in $runtime; do cp .devdeps/$pattern "$CARRY/debs/"; done
+[ "${FALLBACK:-0}" = 1 ] && cp -r .devdeps/fallback "$CARRY/debs/"
+[ -d ../shared/peer ] && cp -r ../shared/peer "$CARRY/peer"
 for f in ${DATA:-}; do
   name=${f#*:}
   [ "$name" = "$f" ] && name=$(basename "$f")
-  cp "${f%%:*}" ".gpu-carry/data/$name"
+  cp "${f%%:*}" "$CARRY/data/$name"
 done
-du -sh .gpu-carry/* | sed 's/^/gpu-carry: /'
-echo "gpu-carry: $(du -sh .gpu-carry | cut -f1) in .gpu-carry/ (a device call carries 64 MiB with the checkout)"
+du -sh "$CARRY"/* | sed 's/^/gpu-carry: /'
+echo "gpu-carry: $(du -sh "$CARRY" | cut -f1) in $CARRY/ (a device call carries 64 MiB with the checkout)"
