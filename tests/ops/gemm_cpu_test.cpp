@@ -1,6 +1,7 @@
 // The training path's CPU products (ops/gemm_cpu.h) and the Linear op over them (ops/affine.h),
 // against float64 references: every row tail of the 6-row tiles, depths across the 256-deep
-// pieces, with and without a bias; and the shapes the kernel leaves to LibTorch.
+// pieces, with and without a bias; and the shapes the kernel leaves to LibTorch. On a GPU, the op
+// with its column-sum bias gradient.
 #include "ops/gemm_cpu.h"
 
 #include <gtest/gtest.h>
@@ -100,6 +101,35 @@ TEST(GemmCpu, LinearOpGradientsMatchAutogradInFloat64) {
   auto w2 = w0.clone().requires_grad_(true);
   (affine(x0, w2, torch::Tensor()) * g).sum().backward();
   expect_near(w2.grad(), wd.grad(), 4 * 37);
+}
+
+// On CUDA the op's bias gradient is the column-sum kernel (kernels/cuda/pointwise_programs.h,
+// emulated in tests/kernels/column_sums_emulated_test.cpp): 4 × 300 rows take two passes of it.
+// Float32 and float64 against torch::linear's autograd in float64 on the CPU. Skips without a GPU.
+TEST(AffineCuda, GradientsMatchTorchLinearInFloat64) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  torch::manual_seed(13);
+  const auto x0 = torch::randn({4, 300, 64}, torch::kDouble),
+             w0 = torch::randn({96, 64}, torch::kDouble) * 0.1,
+             b0 = torch::randn({96}, torch::kDouble),
+             g = torch::randn({4, 300, 96}, torch::kDouble);
+  auto xd = x0.clone().requires_grad_(true), wd = w0.clone().requires_grad_(true),
+       bd = b0.clone().requires_grad_(true);
+  const torch::Tensor yd = torch::linear(xd, wd, bd);
+  (yd * g).sum().backward();
+  for (auto dtype : {torch::kFloat, torch::kDouble}) {
+    SCOPED_TRACE(dtype == torch::kFloat ? "float32" : "float64");
+    const auto on = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
+    auto x = x0.to(on).requires_grad_(true), w = w0.to(on).requires_grad_(true),
+         b = b0.to(on).requires_grad_(true);
+    const torch::Tensor y = affine(x, w, b);
+    (y * g.to(on)).sum().backward();
+    const int64_t rows = 4 * 300;
+    expect_near(y.detach().cpu(), yd.detach(), 64);
+    expect_near(x.grad().cpu(), xd.grad(), 96);
+    expect_near(w.grad().cpu(), wd.grad(), rows);
+    expect_near(b.grad().cpu(), bd.grad(), rows);
+  }
 }
 
 }  // namespace
