@@ -10,6 +10,7 @@
 #include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/parallel_tasks.h"
+#include "ops/shared_zeros.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/residual_norm_cuda.h"
 #endif
@@ -210,7 +211,7 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
     const torch::Tensor moments = ctx->saved_data["moments"].toTensor();
     const torch::Tensor sum_grad = grads[0].defined() ? grads[0].contiguous() : grads[0];
     const torch::Tensor normed_grad =
-        grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(sum);
+        grads[1].defined() ? grads[1].contiguous() : zeros_to_read(sum.sizes(), sum);
     const PassDropout dropout = PassDropout::saved(ctx);
     const JoinRows rows = join_rows_of(ctx->saved_data["rows"]);
     const std::vector<int64_t> input_rows = ctx->saved_data["input_rows"].toIntVector();

@@ -9,6 +9,7 @@
 
 #include "kernels/math/scan_math.h"
 #include "ops/scan_cpu.h"
+#include "ops/shared_zeros.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "ops/scan_cuda.h"
 #endif
@@ -17,9 +18,11 @@ namespace minrnn::core {
 namespace {
 namespace F = torch::nn::functional;
 
-// Shapes: a, b (B,T,D); h0 undefined or (B,D). Returns h0, materialised as zeros when undefined.
+// Shapes: a, b (B,T,D); h0 undefined or (B,D). Returns h0, materialised as `fill` when undefined:
+// with `shared`, zeros_to_read's (fill 0, for the fast kernels, which only read h0: no fill kernel
+// in a replayed step).
 torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch::Tensor& b,
-                           const torch::Tensor& h0, double fill) {
+                           const torch::Tensor& h0, double fill, bool shared = false) {
   if (!a.defined() || !b.defined())
     throw std::invalid_argument(std::string(who) + ": a and b are required");
   if (a.dim() != 3) {
@@ -33,7 +36,10 @@ torch::Tensor check_inputs(const char* who, const torch::Tensor& a, const torch:
   if (a.device() != b.device() || a.scalar_type() != b.scalar_type()) {
     throw std::invalid_argument(std::string(who) + ": a and b must share device and dtype");
   }
-  if (!h0.defined()) return torch::full({a.size(0), a.size(2)}, fill, a.options());
+  if (!h0.defined()) {
+    return shared && fill == 0.0 ? zeros_to_read({a.size(0), a.size(2)}, a)
+                                 : torch::full({a.size(0), a.size(2)}, fill, a.options());
+  }
   if (h0.dim() != 2 || h0.size(0) != a.size(0) || h0.size(1) != a.size(2)) {
     throw std::invalid_argument(std::string(who) + ": expected h0 of shape (B, D) = (" +
                                 std::to_string(a.size(0)) + ", " + std::to_string(a.size(2)) +
@@ -99,8 +105,10 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
     const bool projection = saved.size() == 3;
     const torch::Tensor &h = saved[projection ? 1 : 2], &h0 = saved[projection ? 2 : 3];
     const auto source = static_cast<CoefficientForm>(ctx->saved_data["source"].toInt());
-    torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : torch::zeros_like(h);
-    torch::Tensor grad_last = grads[1].defined() ? grads[1].contiguous() : torch::zeros_like(h0);
+    // Gradients nobody sent are zeros the kernels only read.
+    torch::Tensor grad_h = grads[0].defined() ? grads[0].contiguous() : zeros_to_read(h.sizes(), h);
+    torch::Tensor grad_last =
+        grads[1].defined() ? grads[1].contiguous() : zeros_to_read(h0.sizes(), h0);
     const torch::Tensor d_pre = projection ? torch::empty_like(saved[0]) : torch::Tensor();
     const ScanOperands in = projection ? projection_operands(saved[0], source, h0.size(1))
                                        : ScanOperands{saved[0], saved[1]};
@@ -163,16 +171,16 @@ torch::Tensor log_g_positive(const torch::Tensor& x) {
 }
 
 ScanResult linear_scan(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& h0) {
-  torch::Tensor init = check_inputs("linear_scan", a, b, h0, 0.0);
+  torch::Tensor init = check_inputs("linear_scan", a, b, h0, 0.0, /*shared=*/true);
   return run_fast(CoefficientForm::kDirect, a, b, init,
-                  [&] { return linear_scan_sequential(a, b, init); });
+                  [&] { return linear_scan_sequential(a, b, h0); });
 }
 
 ScanResult gated_scan(const torch::Tensor& u, const torch::Tensor& c, const torch::Tensor& h0,
                       bool positive_candidate) {
-  torch::Tensor init = check_inputs("gated_scan", u, c, h0, 0.0);
+  torch::Tensor init = check_inputs("gated_scan", u, c, h0, 0.0, /*shared=*/true);
   return run_fast(positive_candidate ? CoefficientForm::kGatedPositive : CoefficientForm::kGated, u,
-                  c, init, [&] { return gated_scan_reference(u, c, init, positive_candidate); });
+                  c, init, [&] { return gated_scan_reference(u, c, h0, positive_candidate); });
 }
 
 ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const torch::Tensor& h0,
@@ -187,14 +195,14 @@ ScanResult gated_projection_scan(const torch::Tensor& pre, int64_t gates, const 
                                 std::to_string(gates) + "·D), got " + shape_of(pre));
   }
   const int64_t D = pre.size(2) / gates;
-  torch::Tensor init =
-      check_inputs("gated_projection_scan", pre.narrow(2, 0, D), pre.narrow(2, 0, D), h0, 0.0);
+  torch::Tensor init = check_inputs("gated_projection_scan", pre.narrow(2, 0, D),
+                                    pre.narrow(2, 0, D), h0, 0.0, /*shared=*/true);
   const CoefficientForm source =
       gates == 2
           ? (positive_candidate ? CoefficientForm::kGatedPositive : CoefficientForm::kGated)
           : (positive_candidate ? CoefficientForm::kMinLstmPositive : CoefficientForm::kMinLstm);
   return run_fast(source, pre, torch::Tensor(), init, [&] {
-    return gated_projection_scan_reference(pre, gates, init, positive_candidate);
+    return gated_projection_scan_reference(pre, gates, h0, positive_candidate);
   });
 }
 

@@ -1,0 +1,41 @@
+// The shared read-only zeros (ops/shared_zeros.h): one buffer per device and dtype, grown as
+// needed; and the ops that read them (a scan with no start state, whose last state's gradient
+// nobody sends) give what explicit zeros give and leave the buffer zero.
+#include "ops/shared_zeros.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ops/scan.h"
+
+namespace minrnn::core {
+namespace {
+
+TEST(SharedZeros, AreOneBufferPerDtypeGrownAsNeeded) {
+  const torch::Tensor f = torch::ones({2}), d = torch::ones({2}, torch::kDouble);
+  const torch::Tensor a = zeros_to_read({3, 4}, f), b = zeros_to_read({2, 5}, f);
+  EXPECT_EQ(a.sizes(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(a.data_ptr(), b.data_ptr());
+  EXPECT_EQ(a.scalar_type(), torch::kFloat);
+  const torch::Tensor c = zeros_to_read({3, 4}, d);
+  EXPECT_EQ(c.scalar_type(), torch::kDouble);
+  EXPECT_NE(c.data_ptr(), a.data_ptr());
+  const torch::Tensor big = zeros_to_read({1000, 7}, f);  // grows; the old views stay valid
+  for (const torch::Tensor& t : {a, b, c, big}) EXPECT_EQ(t.count_nonzero().item<int64_t>(), 0);
+}
+
+TEST(SharedZeros, AScanWithoutAStartStateIsTheScanFromZerosAndWritesNone) {
+  torch::manual_seed(3);
+  const torch::Tensor pre0 = torch::randn({4, 9, 2 * 16});
+  auto pre = pre0.clone().requires_grad_(true), pre_ref = pre0.clone().requires_grad_(true);
+  const ScanResult r = gated_projection_scan(pre, 2, torch::Tensor(), false);
+  const ScanResult ref = gated_projection_scan(pre_ref, 2, torch::zeros({4, 16}), false);
+  EXPECT_TRUE(torch::equal(r.h, ref.h));
+  r.h.sum().backward();  // h_last unused: its gradient is the shared zeros
+  ref.h.sum().backward();
+  EXPECT_TRUE(torch::equal(pre.grad(), pre_ref.grad()));
+  EXPECT_EQ(zeros_to_read({4 * 16 * 9}, pre0).count_nonzero().item<int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace minrnn::core
