@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/scan_cpu.h"
+#include "ops/shared_zeros.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "ops/scan_cuda.h"
 #endif
@@ -22,10 +23,11 @@ struct Inputs {
 };
 
 // a_re, a_im, b_re, b_im: (B,T,D), one device and dtype; h0_re, h0_im: both (B,D) or both
-// undefined (then zeros). Throws std::invalid_argument naming the offending argument.
+// undefined (then zeros: with `shared`, zeros_to_read's, for the fast kernels, which only read
+// them). Throws std::invalid_argument naming the offending argument.
 Inputs check_inputs(const char* who, const torch::Tensor& a_re, const torch::Tensor& a_im,
                     const torch::Tensor& b_re, const torch::Tensor& b_im,
-                    const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
+                    const torch::Tensor& h0_re, const torch::Tensor& h0_im, bool shared = false) {
   const std::string w(who);
   if (!a_re.defined()) throw std::invalid_argument(w + ": a_re is required");
   if (a_re.dim() != 3) {
@@ -49,8 +51,8 @@ Inputs check_inputs(const char* who, const torch::Tensor& a_re, const torch::Ten
   }
   Inputs in{a_re, a_im, b_re, b_im, h0_re, h0_im};
   if (!h0_re.defined()) {
-    in.h0_re = torch::zeros({B, D}, a_re.options());
-    in.h0_im = torch::zeros({B, D}, a_re.options());
+    in.h0_re = shared ? zeros_to_read({B, D}, a_re) : torch::zeros({B, D}, a_re.options());
+    in.h0_im = shared ? in.h0_re : torch::zeros({B, D}, a_re.options());
     return in;
   }
   for (const auto& [name, t] : {std::pair{"h0_re", &h0_re}, std::pair{"h0_im", &h0_im}}) {
@@ -177,8 +179,8 @@ class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction
     auto s = ctx->get_saved_variables();
     const torch::Tensor &a_re = s[0], &a_im = s[1], &h_re = s[2], &h_im = s[3], &h0_re = s[4],
                         &h0_im = s[5];
-    auto or_zeros = [](const torch::Tensor& g, const torch::Tensor& like) {
-      return g.defined() ? g.contiguous() : torch::zeros_like(like);
+    auto or_zeros = [](const torch::Tensor& g, const torch::Tensor& like) {  // read only
+      return g.defined() ? g.contiguous() : zeros_to_read(like.sizes(), like);
     };
     torch::Tensor g_re = or_zeros(grads[0], h_re), g_im = or_zeros(grads[1], h_re);
     torch::Tensor gl_re = or_zeros(grads[2], h0_re), gl_im = or_zeros(grads[3], h0_re);
@@ -218,15 +220,14 @@ ComplexScanResult linear_scan_complex_fast(const torch::Tensor& a_re, const torc
 ComplexScanResult linear_scan_complex(const torch::Tensor& a_re, const torch::Tensor& a_im,
                                       const torch::Tensor& b_re, const torch::Tensor& b_im,
                                       const torch::Tensor& h0_re, const torch::Tensor& h0_im) {
-  Inputs in = check_inputs("linear_scan_complex", a_re, a_im, b_re, b_im, h0_re, h0_im);
+  Inputs in = check_inputs("linear_scan_complex", a_re, a_im, b_re, b_im, h0_re, h0_im,
+                           /*shared=*/true);
   // CUDA runs its kernel for every float dtype (accumulating in float32 or float64), the CPU
   // kernel float32/float64; other devices take the loop.
   if (a_re.is_cuda() && cuda_scan_available()) {
     return linear_scan_complex_fast(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
   }
-  if (!a_re.is_cpu()) {
-    return linear_scan_complex_sequential(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);
-  }
+  if (!a_re.is_cpu()) return linear_scan_complex_sequential(a_re, a_im, b_re, b_im, h0_re, h0_im);
   const auto dtype = a_re.scalar_type();
   if (dtype == torch::kFloat || dtype == torch::kDouble) {
     return linear_scan_complex_fast(in.a_re, in.a_im, in.b_re, in.b_im, in.h0_re, in.h0_im);

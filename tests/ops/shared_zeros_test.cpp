@@ -1,12 +1,15 @@
 // The shared read-only zeros (ops/shared_zeros.h): one buffer per device and dtype, grown as
-// needed; and the ops that read them (a scan with no start state, whose last state's gradient
-// nobody sends) give what explicit zeros give and leave the buffer zero.
+// needed; and the ops that read them (a real or complex scan with no start state, whose last
+// state's gradient nobody sends) give what explicit zeros give and leave the buffer zero.
 #include "ops/shared_zeros.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <vector>
+
 #include "ops/scan.h"
+#include "ops/scan_complex.h"
 
 namespace minrnn::core {
 namespace {
@@ -35,6 +38,26 @@ TEST(SharedZeros, AScanWithoutAStartStateIsTheScanFromZerosAndWritesNone) {
   ref.h.sum().backward();
   EXPECT_TRUE(torch::equal(pre.grad(), pre_ref.grad()));
   EXPECT_EQ(zeros_to_read({4 * 16 * 9}, pre0).count_nonzero().item<int64_t>(), 0);
+}
+
+TEST(SharedZeros, AComplexScanWithoutAStartStateIsTheScanFromZeros) {
+  torch::manual_seed(4);
+  std::vector<torch::Tensor> in, in_ref;
+  for (int i = 0; i < 4; ++i) {
+    const torch::Tensor x = torch::randn({3, 7, 8}) * 0.5;
+    in.push_back(x.clone().requires_grad_(true));
+    in_ref.push_back(x.clone().requires_grad_(true));
+  }
+  const torch::Tensor zeros = torch::zeros({3, 8});
+  const ComplexScanResult r = linear_scan_complex(in[0], in[1], in[2], in[3], {}, {});
+  const ComplexScanResult ref =
+      linear_scan_complex(in_ref[0], in_ref[1], in_ref[2], in_ref[3], zeros, zeros.clone());
+  EXPECT_TRUE(torch::equal(r.h_re, ref.h_re));
+  EXPECT_TRUE(torch::equal(r.h_im, ref.h_im));
+  (r.h_re.sum() + r.h_im.sum()).backward();  // the last states unused: their gradients unsent
+  (ref.h_re.sum() + ref.h_im.sum()).backward();
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(torch::equal(in[i].grad(), in_ref[i].grad())) << i;
+  EXPECT_EQ(zeros_to_read({3 * 7 * 8}, zeros).count_nonzero().item<int64_t>(), 0);
 }
 
 }  // namespace
