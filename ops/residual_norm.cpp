@@ -44,14 +44,21 @@ MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t fir
                                        const float* y, const float* gamma, const float* beta,
                                        float* sum, float* normed, float* moments, float* scratch) {
   const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  // Nothing dropped (p = 0, or evaluation): the hash, which the branch-free loops draw for every
+  // element, is left out; the values are those every element kept gives.
+  const bool hashed = drop.threshold != 0;
   for (int64_t row = first; row < end; ++row) {
     const int64_t at = row * D;
     const float* ys = y + r.y(row) * D;
-    if (x) {
-      const float* xs = x + r.x(row) * D;
+    const float* xs = x ? x + r.x(row) * D : nullptr;
+    if (xs && hashed) {
       for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.sum(xs[d], ys[d], at + d);
-    } else {
+    } else if (xs) {
+      for (int64_t d = 0; d < D; ++d) sum[at + d] = xs[d] + ys[d] * drop.scale;
+    } else if (hashed) {
       for (int64_t d = 0; d < D; ++d) sum[at + d] = drop.dropped(ys[d], at + d);
+    } else {
+      for (int64_t d = 0; d < D; ++d) sum[at + d] = ys[d] * drop.scale;
     }
     const float mean = row_sum(sum + at, D) / static_cast<float>(D);
     for (int64_t d = 0; d < D; ++d) scratch[d] = (sum[at + d] - mean) * (sum[at + d] - mean);
@@ -97,7 +104,11 @@ MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t fi
     if (sum_grad) {
       for (int64_t d = 0; d < D; ++d) dx[d] += sum_grad[at + d];
     }
-    for (int64_t d = 0; d < D; ++d) dy[d] = drop.y_grad(dx[d], at + d);
+    if (drop.threshold != 0) {
+      for (int64_t d = 0; d < D; ++d) dy[d] = drop.y_grad(dx[d], at + d);
+    } else {  // nothing dropped: no hash (as in the forward)
+      for (int64_t d = 0; d < D; ++d) dy[d] = dx[d] * drop.scale;
+    }
   }
 }
 

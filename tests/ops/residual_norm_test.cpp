@@ -87,6 +87,21 @@ TEST(ResidualNorm, IsAddDropoutThenLayerNorm) {
   }
 }
 
+// Nothing dropped (evaluation here; the tokens' own LayerNorm joins with p = 0): the loops skip
+// the hash, and the join is still the add and LayerNorm, its gradients too, with and without x.
+TEST(ResidualNorm, NothingDroppedIsTheAddAndLayerNormWithItsGradients) {
+  for (const bool residual : {true, false}) {
+    SCOPED_TRACE(residual ? "with x" : "without x");
+    JoinInputs in = make_inputs(37, 128);
+    if (!residual) in.x = torch::Tensor();
+    const JoinInputs ref = copy_of(in);
+    const ResidualNorm got = fused(in, false), want = unfused(ref, false);
+    EXPECT_TRUE(torch::equal(got.sum, want.sum));
+    EXPECT_LT(rel_err(got.normed, want.normed.detach().to(torch::kDouble)), 1e-6);
+    expect_same_grads(in, got, ref, want, true, 1e-5);
+  }
+}
+
 // A backbone's input dropout joined to its first norm: no x, the sum fused_dropout's bits.
 TEST(ResidualNorm, WithoutAResidualIsTheDropoutNormed) {
   for (const int64_t width : {128, 300}) {  // 300: wider than the CUDA kernels take
