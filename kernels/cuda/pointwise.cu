@@ -85,10 +85,10 @@ cudaError_t bias_gelu(const BiasGeluArgs& a, cudaStream_t stream) {
                    : launch(bias_gelu_program<float>(a), stream);
 }
 int64_t column_sums_scratch(int64_t rows, int64_t width) {
-  constexpr int64_t kTile = grid::ColumnSums<float, DeviceMemory>::kTileRows;
-  int64_t partial_rows = 0;
-  for (int64_t tiles = (rows + kTile - 1) / kTile; tiles > 1; tiles = (tiles + kTile - 1) / kTile) {
-    partial_rows += tiles;
+  using Program = grid::ColumnSums<float, DeviceMemory>;
+  int64_t partial_rows = 0;  // every pass's but the last's, as column_sums_of writes them
+  for (int64_t left = Program::tiles_of(rows); left > 1; left = Program::tiles_of(left)) {
+    partial_rows += left;
   }
   return partial_rows * width;
 }

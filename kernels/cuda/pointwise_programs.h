@@ -116,7 +116,11 @@ struct ColumnSums : SlicedSums {
   typename Mem::template Out<T> product;   // (rows, width), written when scaled
   typename Mem::template Out<T> sums_out;  // (tiles(), width)
   MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
-  MINRNN_HOST_DEVICE int64_t tiles() const { return (rows + kTileRows - 1) / kTileRows; }
+  // The partial rows a pass over `rows` rows leaves (the next pass's rows).
+  static MINRNN_HOST_DEVICE int64_t tiles_of(int64_t rows) {
+    return (rows + kTileRows - 1) / kTileRows;
+  }
+  MINRNN_HOST_DEVICE int64_t tiles() const { return tiles_of(rows); }
   MINRNN_HOST_DEVICE int64_t blocks() const { return groups() * tiles(); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     const int64_t tile = th.block / groups();
@@ -125,29 +129,27 @@ struct ColumnSums : SlicedSums {
       const int64_t first = tile * kTileRows + slice(th);
       const int64_t tile_end = (tile + 1) * kTileRows;
       const int64_t end = k >= width ? 0 : tile_end < rows ? tile_end : rows;
-      sh.sums[th.index] = scaled ? scaled_sum(first, end, k) : plain_sum(first, end, k);
+      sh.sums[th.index] = column_sum(first, end, k);
     } else if (p <= kLevels) {
       halve<T>(sh.sums, th, p);
     } else if (slice(th) == 0 && k < width) {
       sums_out[tile * width + k] = sh.sums[th.index];
     }
   }
-  MINRNN_HOST_DEVICE T plain_sum(int64_t first, int64_t end, int64_t k) const {
-    return ordered_sum<kChunk>(T(0), first, end, kSlices,
-                               [&](int64_t r) { return static_cast<T>(in[r * width + k]); });
-  }
-  MINRNN_HOST_DEVICE T scaled_sum(int64_t first, int64_t end, int64_t k) const {
+  // Column k's rows first, first + kSlices, … below end, in order (x · 1 is x: unscaled sums
+  // round as plain ones).
+  MINRNN_HOST_DEVICE T column_sum(int64_t first, int64_t end, int64_t k) const {
     T sum = T(0);
     const int64_t count = end > first ? (end - first + kSlices - 1) / kSlices : 0;
     walk_in_chunks<kChunk>(
         count,
         [&](int64_t n) {
           const int64_t i = (first + n * kSlices) * width + k;
-          return Pair<T>{static_cast<T>(in[i]), static_cast<T>(scale[i])};
+          return Pair<T>{static_cast<T>(in[i]), scaled ? static_cast<T>(scale[i]) : T(1)};
         },
         [&](int64_t n, Pair<T> v) {
           const T x = v.a * v.b;
-          product[(first + n * kSlices) * width + k] = x;
+          if (scaled) product[(first + n * kSlices) * width + k] = x;
           sum = sum + x;
         });
     return sum;
