@@ -118,17 +118,28 @@ struct StepProducts {
   }
 };
 
-std::vector<ProbeRow> measure(const LimitsOptions& o, const torch::Device& device, int pack) {
+// What the probes copy from the backbone's real step: its graph's launches and its matmuls.
+struct StepOutline {
+  int64_t launches = 0;
+  std::vector<StepMatmul> matmuls;
+  double gflop = 0;
+};
+
+StepOutline outline_of_step(const LimitsOptions& o, const torch::Device& device) {
   core::set_cuda_matmul_precision(o.shape.matmul_precision);
-  // The backbone's real step, for its launch count and its matmuls' shapes.
   BenchTrainer trainer(o.shape, o.backbone, device, 0, rl::StepMode::kGraph);
   const data::SequenceBatch batch = synthetic_batch(o.shape);
   for (int i = 0; i < 5; ++i) trainer.step.run(batch, 1e-4, static_cast<uint64_t>(i));
-  const int64_t launches = trainer.step.graph_nodes().total();
-  const std::vector<StepMatmul> matmuls = training_step_matmuls(trainer.agent, o.shape);
-  double gflop = 0;
-  for (const StepMatmul& m : matmuls) gflop += 6e-9 * static_cast<double>(m.rows * m.in * m.out);
+  StepOutline step{trainer.step.graph_nodes().total(),
+                   training_step_matmuls(trainer.agent, o.shape)};
+  step.gflop = matmul_flops(step.matmuls) / 1e9;
+  return step;
+}
 
+std::vector<ProbeRow> measure(const LimitsOptions& o, const StepOutline& step,
+                              const torch::Device& device, int pack) {
+  const int64_t launches = step.launches;
+  const std::vector<StepMatmul>& matmuls = step.matmuls;
   std::vector<ProbeRow> rows;
   std::vector<torch::Tensor> counters;
   for (int s = 0; s < pack; ++s) counters.push_back(torch::zeros({1}, device));
@@ -151,7 +162,7 @@ std::vector<ProbeRow> measure(const LimitsOptions& o, const torch::Device& devic
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].pack = pack;
-    rows[i].step_gflop = i == 0 ? 0 : gflop;
+    rows[i].step_gflop = i == 0 ? 0 : step.gflop;
   }
   return rows;
 }
@@ -220,11 +231,12 @@ void add(CLI::App& bench) {
                                   device.str() +
                                   "; its probes are CUDA graphs on CUDA streams (a GPU only)");
     }
+    const StepOutline step = outline_of_step(*o, device);
     std::vector<ProbeRow> rows;
     for (const int pack : o->packs) {
       std::fprintf(stderr, "bench pack-limits: %s, P=%d on %s ...\n", o->backbone.c_str(), pack,
                    device.str().c_str());
-      for (ProbeRow& r : measure(*o, device, pack)) rows.push_back(std::move(r));
+      for (ProbeRow& r : measure(*o, step, device, pack)) rows.push_back(std::move(r));
     }
     file_result(o->filing, kLimitsSection, format_table(*o, rows, device),
                 limits_csv(*o, rows, device), kLimitsCsv);

@@ -88,11 +88,16 @@ std::vector<StepMatmul> training_step_matmuls(const rl::Agent& agent, const Trai
   return matmuls;
 }
 
-double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
+double matmul_flops(const std::vector<StepMatmul>& matmuls) {
   double flops = 0;
-  for (const StepMatmul& m : training_step_matmuls(agent, o)) {
+  for (const StepMatmul& m : matmuls) {
     flops += 6.0 * static_cast<double>(m.rows) * static_cast<double>(m.in * m.out);
   }
+  return flops;
+}
+
+double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
+  double flops = matmul_flops(training_step_matmuls(agent, o));
   if (agent.config.backbone == "transformer") {
     const double B = static_cast<double>(o.batch), T = 3.0 * static_cast<double>(o.context);
     flops += 12 * B * T * T * static_cast<double>(o.embed) * static_cast<double>(o.layers);

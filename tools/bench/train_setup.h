@@ -54,6 +54,8 @@ struct StepMatmul {
   int64_t rows, in, out;
 };
 std::vector<StepMatmul> training_step_matmuls(const rl::Agent& agent, const TrainShape& shape);
+// Their FLOPs: Σ 6 · rows · in · out.
+double matmul_flops(const std::vector<StepMatmul>& matmuls);
 
 // The useful arithmetic of one training step: its Linears' (training_step_matmuls), plus the
 // Transformer's attention (QKᵀ and AV over 3K tokens, 12 · B · (3K)² · embed a layer, the causal
