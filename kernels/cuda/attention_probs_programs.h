@@ -34,7 +34,7 @@ struct AttentionProbsForward : RowGrid {
   typename Mem::template Out<float> probs, out;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Whether channel c of the lane is a key the row's query sees (the query's position is a 64-bit
-  // modulo, a call on the GPU: r.last_key holds it from phase 0 on).
+  // modulo, dozens of instructions on the GPU: r.last_key holds it from phase 0 on).
   MINRNN_HOST_DEVICE bool visible(const Thread& th, const Regs& r, int c) const {
     const int64_t k = channel(th, c);
     return k >= 0 && k <= r.last_key;

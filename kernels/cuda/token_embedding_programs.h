@@ -208,7 +208,8 @@ struct TimeTableGrad {
     }
   }
   // The lane's channels of a step's token gradients, its groups' summed in order. The groups'
-  // rows first, from one 64-bit division (a call on the GPU) a step, not one a channel and group.
+  // rows first, from one 64-bit division a step (on the GPU a range check and a 32-bit path), not
+  // one a channel and group.
   MINRNN_HOST_DEVICE void step_grad(int64_t step, int64_t channel, float (&g)[kPerLane]) const {
     const int64_t window = step / shape.steps, k = step - window * shape.steps;
     int64_t rows[kMaxTokenGroups];
