@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/attention_probs.h"
+#include "ops/causal_attention.h"
 #include "ops/mlp.h"
 #include "ops/residual_norm.h"
 
@@ -24,35 +24,17 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const TransformerOptions& o)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const TokenSelection& read) {
-  const int64_t B = x.size(0), T = x.size(1), D = x.size(2), H = n_heads_;
-  torch::Tensor q, k, v;  // (B,H,T_q or T,D/H)
+  const double p = attn_dropout->options.p();
+  const bool training = attn_dropout->is_training();
+  torch::Tensor y;  // (B, T', D)
   if (read.all()) {
-    // (B,T,3D) → 3 × (B,H,T,D/H)
-    auto parts = affine(x, qkv->weight, qkv->bias)
-                     .view({B, T, 3, H, D / H})
-                     .permute({2, 0, 3, 1, 4})
-                     .unbind(0);
-    q = parts[0], k = parts[1], v = parts[2];
+    y = causal_attention(affine(x, qkv->weight, qkv->bias), {}, n_heads_, read, p, training);
   } else {
-    // The query rows of the packed weight for the read tokens alone; keys and values for all.
-    const torch::Tensor xq = read.apply(x);
-    const int64_t Tq = xq.size(1);
-    q = affine(xq, qkv->weight.narrow(0, 0, D), qkv->bias.narrow(0, 0, D))
-            .view({B, Tq, H, D / H})
-            .transpose(1, 2);
-    auto kv = affine(x, qkv->weight.narrow(0, D, 2 * D), qkv->bias.narrow(0, D, 2 * D))
-                  .view({B, T, 2, H, D / H})
-                  .permute({2, 0, 3, 1, 4})
-                  .unbind(0);
-    k = kv[0], v = kv[1];
+    // The read tokens' queries alone; keys and values for all.
+    const SelectedQueries projected = project_selected_queries(x, qkv->weight, qkv->bias, read);
+    y = causal_attention(projected.keys_values, projected.queries, n_heads_, read, p, training);
   }
-  // The query of token t may only attend to tokens ≤ t: the scale, that mask, the softmax and
-  // the dropout in one op.
-  auto probs =
-      causal_attention_probs(torch::matmul(q, k.transpose(-2, -1)), 1.0 / std::sqrt(double(D / H)),
-                             read, attn_dropout->options.p(), attn_dropout->is_training());
-  auto y = torch::matmul(probs, v);
-  return affine(y.transpose(1, 2).reshape({B, q.size(2), D}), proj->weight, proj->bias);
+  return affine(y, proj->weight, proj->bias);
 }
 
 TransformerStack::TransformerStack(const TransformerOptions& o, int64_t n_layers)

@@ -61,45 +61,18 @@ class AttentionProbsFunction : public torch::autograd::Function<AttentionProbsFu
   // scores as (rows, T), contiguous.
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,
                                const QueryRows& queries, const PassDropout& dropout, double scale) {
-    const int64_t rows = scores.size(0), T = scores.size(1);
-    torch::Tensor probs = torch::empty_like(scores), out = torch::empty_like(scores);
-#ifdef MINRNN_WITH_CUDA
-    if (scores.is_cuda()) {
-      attention_probs_cuda(scores, queries, dropout, static_cast<float>(scale), probs, out);
-    }
-#endif
-    if (!scores.is_cuda()) {
-      const float* s = scores.data_ptr<float>();
-      float *p = probs.data_ptr<float>(), *o = out.data_ptr<float>();
-      parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-        forward_rows(s, T, queries, static_cast<float>(scale), r0, r1, dropout.dropout, p, o);
-      });
-    }
-    ctx->save_for_backward({probs});
+    const AttentionProbs pass = attention_probs_forward(scores, queries, dropout, scale);
+    ctx->save_for_backward({pass.probs});
     ctx->saved_data["scale"] = scale;
     dropout.save(ctx);
-    return out;
+    return pass.out;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    const torch::Tensor probs = ctx->get_saved_variables()[0];
-    const torch::Tensor out_grad = grads[0].contiguous();
-    const float scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
-    const PassDropout dropout = PassDropout::saved(ctx);
-    torch::Tensor scores_grad = torch::empty_like(probs);
-    const int64_t rows = probs.size(0), T = probs.size(1);
-#ifdef MINRNN_WITH_CUDA
-    if (probs.is_cuda())
-      attention_probs_backward_cuda(probs, out_grad, dropout, scale, scores_grad);
-#endif
-    if (!probs.is_cuda()) {
-      const float *p = probs.data_ptr<float>(), *g = out_grad.data_ptr<float>();
-      float* d = scores_grad.data_ptr<float>();
-      parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-        backward_rows(p, g, T, scale, r0, r1, dropout.dropout, d);
-      });
-    }
+    const torch::Tensor scores_grad =
+        attention_probs_backward(ctx->get_saved_variables()[0], grads[0], PassDropout::saved(ctx),
+                                 ctx->saved_data["scale"].toDouble());
     return {scores_grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -116,15 +89,54 @@ torch::Tensor unfused(const torch::Tensor& scores, double scale, const TokenSele
   return fused_dropout(torch::softmax(masked, -1), p, training);
 }
 
-bool fusable(const torch::Tensor& scores) {
-  if (scores.scalar_type() != torch::kFloat || scores.numel() == 0) return false;
+}  // namespace
+
+AttentionProbs attention_probs_forward(const torch::Tensor& scores, const QueryRows& queries,
+                                       const PassDropout& dropout, double scale) {
+  const int64_t rows = scores.size(0), T = scores.size(1);
+  AttentionProbs pass{torch::empty_like(scores), torch::empty_like(scores)};
 #ifdef MINRNN_WITH_CUDA
-  if (scores.is_cuda() && scores.size(-1) > grid::RowGrid::kMaxWidth) return false;
+  if (scores.is_cuda()) {
+    attention_probs_cuda(scores, queries, dropout, static_cast<float>(scale), pass.probs, pass.out);
+    return pass;
+  }
 #endif
-  return has_own_kernels(scores.device());
+  const float* s = scores.data_ptr<float>();
+  float *p = pass.probs.data_ptr<float>(), *o = pass.out.data_ptr<float>();
+  parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
+    forward_rows(s, T, queries, static_cast<float>(scale), r0, r1, dropout.dropout, p, o);
+  });
+  return pass;
 }
 
-}  // namespace
+torch::Tensor attention_probs_backward(const torch::Tensor& probs, const torch::Tensor& out_grad,
+                                       const PassDropout& dropout, double scale) {
+  const torch::Tensor g = out_grad.contiguous();
+  torch::Tensor scores_grad = torch::empty_like(probs);
+#ifdef MINRNN_WITH_CUDA
+  if (probs.is_cuda()) {
+    attention_probs_backward_cuda(probs, g, dropout, static_cast<float>(scale), scores_grad);
+    return scores_grad;
+  }
+#endif
+  const int64_t rows = probs.size(0), T = probs.size(1);
+  const float *p = probs.data_ptr<float>(), *gp = g.data_ptr<float>();
+  float* d = scores_grad.data_ptr<float>();
+  parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
+    backward_rows(p, gp, T, static_cast<float>(scale), r0, r1, dropout.dropout, d);
+  });
+  return scores_grad;
+}
+
+bool attention_probs_fusable(const torch::Tensor& like, int64_t keys) {
+  if (like.scalar_type() != torch::kFloat) return false;
+#ifdef MINRNN_WITH_CUDA
+  if (like.is_cuda() && keys > grid::RowGrid::kMaxWidth) return false;
+#else
+  (void)keys;
+#endif
+  return has_own_kernels(like.device());
+}
 
 torch::Tensor causal_attention_probs(const torch::Tensor& scores, double scale,
                                      const TokenSelection& queries, double p, bool training) {
@@ -135,7 +147,9 @@ torch::Tensor causal_attention_probs(const torch::Tensor& scores, double scale,
   if (queries.first + (Tq - 1) * queries.stride >= T && Tq > 0) {
     throw std::invalid_argument("causal_attention_probs: the queries select past the T keys");
   }
-  if (!fusable(scores)) return unfused(scores, scale, queries, p, training);
+  if (scores.numel() == 0 || !attention_probs_fusable(scores, T)) {
+    return unfused(scores, scale, queries, p, training);
+  }
   const PassDropout dropout = next_pass_dropout(p, training, scores.device());
   const QueryRows rows{Tq, queries.first, queries.stride};
   return AttentionProbsFunction::apply(scores.reshape({-1, T}).contiguous(), rows, dropout, scale)

@@ -8,6 +8,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "kernels/math/attention_math.h"
+#include "ops/dropout.h"
 #include "ops/token_selection.h"
 
 namespace minrnn::core {
@@ -17,5 +19,19 @@ namespace minrnn::core {
 // scores' shape; the gradient flows to scores.
 torch::Tensor causal_attention_probs(const torch::Tensor& scores, double scale,
                                      const TokenSelection& queries, double p, bool training);
+
+// The op's two passes without autograd, for an op that keeps the scores inside itself
+// (ops/causal_attention.h). Whether they take rows of `keys` scores of `like`'s dtype on its
+// device (else the LibTorch ops run):
+bool attention_probs_fusable(const torch::Tensor& like, int64_t keys);
+// scores (rows, T) contiguous: the probabilities (kept for the backward) and their dropout.
+struct AttentionProbs {
+  torch::Tensor probs, out;
+};
+AttentionProbs attention_probs_forward(const torch::Tensor& scores, const QueryRows& queries,
+                                       const PassDropout& dropout, double scale);
+// The scores' gradient from the probabilities and the gradient of their dropout (out_grad).
+torch::Tensor attention_probs_backward(const torch::Tensor& probs, const torch::Tensor& out_grad,
+                                       const PassDropout& dropout, double scale);
 
 }  // namespace minrnn::core

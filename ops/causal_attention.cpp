@@ -1,0 +1,228 @@
+#include "ops/causal_attention.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/affine.h"
+#include "ops/attention_probs.h"
+#include "ops/dropout.h"
+#include "ops/gemm_cpu.h"
+
+namespace minrnn::core {
+namespace {
+
+// One of q, k, v: `width` columns of `source` (B, rows, …) from column `first`, `heads` heads.
+struct Columns {
+  torch::Tensor source;
+  int64_t first, width, heads;
+  // Head h's (B, rows, width / heads): a strided view the batched products read and write as is.
+  torch::Tensor head(int64_t h) const {
+    const int64_t w = width / heads;
+    return source.narrow(2, first + h * w, w);
+  }
+  // Every head as (B, heads, rows, width / heads), for the LibTorch ops.
+  torch::Tensor all_heads() const {
+    return source.narrow(2, first, width).unflatten(2, {heads, width / heads}).transpose(1, 2);
+  }
+};
+struct QueriesKeysValues {
+  Columns q, k, v;
+};
+
+// Where q, k and v sit: in `projected` alone (queries empty), or the queries apart. The same
+// layout serves the inputs and their gradients.
+QueriesKeysValues columns_of(const torch::Tensor& projected, const torch::Tensor& queries,
+                             int64_t heads, const TokenSelection& read) {
+  if (!queries.defined() || queries.numel() == 0) {
+    const int64_t D = projected.size(2) / 3;
+    return {{read.apply(projected), 0, D, heads},
+            {projected, D, D, heads},
+            {projected, 2 * D, D, heads}};
+  }
+  const int64_t D = queries.size(2);
+  return {{queries, 0, D, heads}, {projected, 0, D, heads}, {projected, D, D, heads}};
+}
+
+// out = a · b (batched when 3-D), written through out, a view into a larger tensor (cuBLAS takes
+// its strides as they are: the last one is 1).
+void product_into(torch::Tensor out, const torch::Tensor& a, const torch::Tensor& b) {
+  if (out.dim() == 3) {
+    torch::bmm_out(out, a, b);
+  } else {
+    torch::mm_out(out, a, b);
+  }
+}
+
+double scale_of(const Columns& q) {
+  return 1.0 / std::sqrt(static_cast<double>(q.width / q.heads));
+}
+
+class CausalAttentionFunction : public torch::autograd::Function<CausalAttentionFunction> {
+ public:
+  // queries: an empty tensor where projected holds them (an autograd function takes no undefined
+  // inputs).
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx,
+                               const torch::Tensor& projected, const torch::Tensor& queries,
+                               int64_t heads, const TokenSelection& read,
+                               const PassDropout& dropout) {
+    const QueriesKeysValues in = columns_of(projected, queries, heads, read);
+    const int64_t B = projected.size(0), T = projected.size(1), Tq = in.q.source.size(1);
+    torch::Tensor scores = torch::empty({B, heads, Tq, T}, projected.options());
+    for (int64_t h = 0; h < heads; ++h) {
+      product_into(scores.select(1, h), in.q.head(h), in.k.head(h).transpose(1, 2));
+    }
+    const double scale = scale_of(in.q);
+    const AttentionProbs probs = attention_probs_forward(
+        scores.view({-1, T}), {Tq, read.first, read.stride}, dropout, scale);
+    const torch::Tensor out = probs.out.view(scores.sizes());
+    torch::Tensor y = torch::empty({B, Tq, in.q.width}, projected.options());
+    const Columns y_columns{y, 0, in.q.width, heads};
+    for (int64_t h = 0; h < heads; ++h) {
+      product_into(y_columns.head(h), out.select(1, h), in.v.head(h));
+    }
+    ctx->save_for_backward({projected, queries, probs.probs, out});
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["read_first"] = read.first;
+    ctx->saved_data["read_stride"] = read.stride;
+    dropout.save(ctx);
+    return y;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &projected = saved[0], &queries = saved[1], &probs = saved[2],
+                        &out = saved[3];
+    const int64_t heads = ctx->saved_data["heads"].toInt();
+    const TokenSelection read{ctx->saved_data["read_first"].toInt(),
+                              ctx->saved_data["read_stride"].toInt()};
+    const bool apart = queries.numel() > 0;
+    // Tokens that ask no query get no q gradient: zeros where projected holds their q.
+    torch::Tensor projected_grad =
+        apart || read.all() ? torch::empty_like(projected) : torch::zeros_like(projected);
+    torch::Tensor queries_grad = apart ? torch::empty_like(queries) : torch::Tensor();
+    const QueriesKeysValues in = columns_of(projected, queries, heads, read);
+    const QueriesKeysValues grad =
+        columns_of(projected_grad, apart ? queries_grad : queries, heads, read);
+    const Columns y_grad{grads[0].contiguous(), 0, in.q.width, heads};
+
+    torch::Tensor out_grad = torch::empty_like(out);
+    for (int64_t h = 0; h < heads; ++h) {
+      product_into(out_grad.select(1, h), y_grad.head(h), in.v.head(h).transpose(1, 2));
+      product_into(grad.v.head(h), out.select(1, h).transpose(1, 2), y_grad.head(h));
+    }
+    const torch::Tensor scores_grad =
+        attention_probs_backward(probs, out_grad.view({-1, out.size(3)}), PassDropout::saved(ctx),
+                                 scale_of(in.q))
+            .view(out.sizes());
+    for (int64_t h = 0; h < heads; ++h) {
+      product_into(grad.q.head(h), scores_grad.select(1, h), in.k.head(h));
+      product_into(grad.k.head(h), scores_grad.select(1, h).transpose(1, 2), in.q.head(h));
+    }
+    return {projected_grad, queries_grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// The same in LibTorch ops (views of every head, matmuls, the probabilities op): what anything
+// the function does not take runs.
+torch::Tensor unfused(const QueriesKeysValues& in, const TokenSelection& read, double p,
+                      bool training) {
+  const torch::Tensor q = in.q.all_heads();
+  const torch::Tensor probs = causal_attention_probs(
+      torch::matmul(q, in.k.all_heads().transpose(-2, -1)), scale_of(in.q), read, p, training);
+  const torch::Tensor y = torch::matmul(probs, in.v.all_heads());  // (B, heads, Tq, D / heads)
+  return y.transpose(1, 2).reshape({q.size(0), q.size(2), in.q.width});
+}
+
+void check_shapes(const torch::Tensor& projected, const torch::Tensor& queries, int64_t heads,
+                  const TokenSelection& read) {
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("causal_attention: " + what);
+  };
+  if (projected.dim() != 3) fail("projected must be (B, T, 3D) or (B, T, 2D)");
+  const int64_t T = projected.size(1);
+  const int64_t selected = T > read.first ? (T - read.first + read.stride - 1) / read.stride : 0;
+  const int64_t D = queries.defined() ? queries.size(-1) : projected.size(2) / 3;
+  if (queries.defined() &&
+      (queries.dim() != 3 || queries.size(0) != projected.size(0) || queries.size(1) != selected)) {
+    fail("queries must be (B, " + std::to_string(selected) + ", D), the selected tokens'");
+  }
+  if (projected.size(2) != (queries.defined() ? 2 : 3) * D) {
+    fail(queries.defined() ? "projected must be [k | v], (B, T, 2D)"
+                           : "projected must be [q | k | v], (B, T, 3D)");
+  }
+  if (heads <= 0 || D % heads != 0) {
+    fail("the width " + std::to_string(D) + " must be a positive multiple of heads " +
+         std::to_string(heads));
+  }
+}
+
+class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueriesFunction> {
+ public:
+  static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* ctx,
+                                              const torch::Tensor& x, const torch::Tensor& w,
+                                              const torch::Tensor& b, const TokenSelection& read) {
+    const int64_t B = x.size(0), T = x.size(1), in = x.size(2), D = w.size(0) / 3;
+    const torch::Tensor rows = x.reshape({-1, in}).contiguous();
+    const torch::Tensor asking = read.apply(x).reshape({-1, in}).contiguous();
+    const torch::Tensor q = linear_rows(asking, w.narrow(0, 0, D), b.narrow(0, 0, D));
+    const torch::Tensor kv = linear_rows(rows, w.narrow(0, D, 2 * D), b.narrow(0, D, 2 * D));
+    ctx->save_for_backward({rows, asking, w});
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data["read_first"] = read.first;
+    ctx->saved_data["read_stride"] = read.stride;
+    return {q.view({B, -1, D}), kv.view({B, T, 2 * D})};
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &asking = saved[1], &w = saved[2];
+    const int64_t D = w.size(0) / 3, in = w.size(1);
+    const auto rows_of = [](const torch::Tensor& g, const torch::Tensor& like, int64_t width) {
+      return g.defined() ? g.reshape({-1, width}).contiguous()
+                         : torch::zeros({like.size(0), width}, like.options());
+    };
+    const torch::Tensor dq = rows_of(grads[0], asking, D), dkv = rows_of(grads[1], rows, 2 * D);
+    torch::Tensor dw = torch::empty_like(w);
+    product_into(dw.narrow(0, 0, D), dq.t(), asking);
+    product_into(dw.narrow(0, D, 2 * D), dkv.t(), rows);
+    const torch::Tensor db = torch::cat({bias_grad(dq), bias_grad(dkv)});
+    // Every token's x gradient from its k and v, and the asking tokens' from their q added in.
+    const std::vector<int64_t> sizes = ctx->saved_data["x_sizes"].toIntVector();
+    const TokenSelection read{ctx->saved_data["read_first"].toInt(),
+                              ctx->saved_data["read_stride"].toInt()};
+    const torch::Tensor dx = input_grad_rows(dkv, w.narrow(0, D, 2 * D)).view(sizes);
+    read.apply(dx).add_(input_grad_rows(dq, w.narrow(0, 0, D)).view({sizes[0], -1, in}));
+    return {dx, dw, db, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tensor& queries,
+                               int64_t heads, const TokenSelection& read, double p, bool training) {
+  check_shapes(projected, queries, heads, read);
+  const int64_t T = projected.size(1);
+  if (projected.numel() == 0 || !attention_probs_fusable(projected, T)) {
+    return unfused(columns_of(projected, queries, heads, read), read, p, training);
+  }
+  const PassDropout dropout = next_pass_dropout(p, training, projected.device());
+  return CausalAttentionFunction::apply(
+      projected, queries.defined() ? queries : projected.new_empty({0}), heads, read, dropout);
+}
+
+SelectedQueries project_selected_queries(const torch::Tensor& x, const torch::Tensor& w,
+                                         const torch::Tensor& b, const TokenSelection& read) {
+  if (x.dim() != 3 || w.dim() != 2 || w.size(1) != x.size(2) || w.size(0) % 3 != 0 ||
+      !b.defined() || b.dim() != 1 || b.size(0) != w.size(0)) {
+    throw std::invalid_argument(
+        "project_selected_queries: expected x (B, T, in), w (3D, in) and b (3D)");
+  }
+  const auto out = SelectedQueriesFunction::apply(x, w, b, read);
+  return {out[0], out[1]};
+}
+
+}  // namespace minrnn::core
