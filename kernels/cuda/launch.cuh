@@ -26,7 +26,7 @@ __device__ __forceinline__ void cross(grid::Step step, Regs& r) {
 // The whole GPU side of every kernel: the phase loop. Unrolled, each phase index is a constant
 // and the phase's dispatch folds away.
 template <typename K>
-__global__ void __launch_bounds__(K::kThreads) grid_kernel(K k) {
+__global__ void __launch_bounds__(K::kThreads, grid::MinBlocksPerSm<K>::value) grid_kernel(K k) {
   __shared__ typename K::Shared shared;
   typename K::Regs regs{};
   const grid::Thread th{static_cast<int64_t>(blockIdx.x), static_cast<int>(threadIdx.x)};

@@ -20,6 +20,7 @@
 // no element is written twice or read while another thread writes it within one barrier interval.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/math/scan_math.h"  // MINRNN_HOST_DEVICE
 
@@ -37,6 +38,18 @@ constexpr int kWarpSize = 32;
 struct Thread {
   int64_t block;
   int index;  // threadIdx.x
+};
+
+// How many of a program's blocks each SM must be able to hold at once: __launch_bounds__'s second
+// argument, which caps the registers a thread may take to allow it. 1 unless the program sets
+// kMinBlocksPerSm (one whose usual grid fits the GPU in one wave only at that many).
+template <typename K, typename = void>
+struct MinBlocksPerSm {
+  static constexpr int value = 0;
+};
+template <typename K>
+struct MinBlocksPerSm<K, std::void_t<decltype(K::kMinBlocksPerSm)>> {
+  static constexpr int value = K::kMinBlocksPerSm;
 };
 
 // What separates two phases.

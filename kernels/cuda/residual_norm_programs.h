@@ -99,8 +99,14 @@ template <typename Mem>
 struct ResidualNormBackward : RowGrid {
   static constexpr int kWarpLevels = 3;  // 2^3 warps
   static constexpr int kPhases = kLevels + kWarpLevels + 2;
+  // At 80 registers a thread an SM held 3 blocks: 396 on an H200, where a training step's joins
+  // of 64 × 60 tokens take 480, two waves. At 64, four: one wave.
+  static constexpr int kMinBlocksPerSm = 4;
   struct Regs : Exchange<float> {
     float xhat[kPerLane], dn[kPerLane];
+    float through[kPerLane];  // the sum's own gradient, read with the rest in phase 0
+    float rstd;
+    uint64_t seed;  // the dropout's, its base added
   };
   struct Shared {
     // [warp][channel]: the warps' rows' γ and β gradients, halved across warps.
@@ -118,8 +124,9 @@ struct ResidualNormBackward : RowGrid {
   static constexpr MINRNN_HOST_DEVICE Step step(int p) {
     return p < kLevels ? xor_level(p + 1) : barrier_after_each(p, kPhases);
   }
-  // Phases: 0 the row's x̂ and dn, the lane's sums (Σ dn in r.out.a, Σ dn·x̂ in r.out.b), γ's and
-  // β's terms into the warp's row; 1 … kLevels the row's totals; then the warps' γ and β rows
+  // Phases: 0 every read of the row (its gradient through the sum too, so the last phase waits
+  // on no load), x̂ and dn, the lane's sums (Σ dn in r.out.a, Σ dn·x̂ in r.out.b), γ's and β's
+  // terms into the warp's row; 1 … kLevels the row's totals; then the warps' γ and β rows
   // halved, kWarpLevels times; the last the gradients.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
@@ -127,12 +134,15 @@ struct ResidualNormBackward : RowGrid {
     const int warp = th.index / kLanes;
     if (p == 0) {
       const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
-      const float rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
+      r.rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
+      r.seed = dropout.seed + (seed_base ? *seed_base : 0);
+      const float rstd = r.rstd;
       float dn_total = 0.0f, dn_xhat_total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
         const bool here = real && k >= 0;
         const float g = here ? static_cast<float>(normed_grad[i]) : 0.0f;
+        r.through[c] = here && has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
         r.xhat[c] = here ? (static_cast<float>(sum[i]) - mean) * rstd : 0.0f;
         r.dn[c] = here ? g * static_cast<float>(gamma[k]) : 0.0f;
         dn_total = dn_total + r.dn[c];
@@ -169,21 +179,15 @@ struct ResidualNormBackward : RowGrid {
     const int64_t row = this->row(th);
     const float D = static_cast<float>(width);
     HashedDropout d = dropout;
-    if (seed_base) d.seed += *seed_base;
+    d.seed = r.seed;
     if (row < rows) {
       const float dn_mean = r.out.a / D, dn_xhat_mean = r.out.b / D;
-      const float rstd = moments[2 * row + 1];
       const int64_t x_row = x_rows(row), y_row = y_rows(row);
-      float through[kPerLane];  // read before any write, as in the forward
-      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        through[c] = has_sum_grad && k >= 0 ? static_cast<float>(sum_grad[row * width + k]) : 0.0f;
-      }
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
         if (k < 0) continue;
         const float total =
-            through[c] + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, rstd);
+            r.through[c] + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, r.rstd);
         if (residual) x_grad[x_row * width + k] = total;
         y_grad[y_row * width + k] = d.y_grad(total, i);
       }
