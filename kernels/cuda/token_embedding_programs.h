@@ -9,8 +9,8 @@
 //   slice in ascending steps, and the slices halve across barriers.
 // - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
 //   kRows rows × kChannels channels; round by round it reads kRoundSteps steps' rows into shared
-//   memory and each warp looks through its share of them for its block's rows, adding a matching
-//   step's token gradients; the warps' sums then halve across barriers.
+//   memory and each warp looks through every kWarps-th of them for its block's rows, adding a
+//   matching step's token gradients; the warps' sums then halve across barriers.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/token_embedding_math.h"
@@ -176,8 +176,12 @@ struct TimeTableGrad {
             real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
       }
     } else if (p == 1) {
-      constexpr int kWarpSteps = kRoundSteps / kWarps;
-      for (int s = warp * kWarpSteps; s < (warp + 1) * kWarpSteps; ++s) {
+      // The warps take the round's steps in turn, as far as it has any: a training batch's 1 280
+      // are 160 a warp, where a share of the round's 2 048 slots each was 256 for five warps and
+      // none for three.
+      const int64_t left = shape.step_count() - round * kRoundSteps;
+      const int real = static_cast<int>(left < kRoundSteps ? left : kRoundSteps);
+      for (int s = warp; s < real; s += kWarps) {
         const int64_t hit = static_cast<int64_t>(sh.rows[s]) - first_row;
         if (hit < 0 || hit >= kRows) continue;
         float g[kPerLane];
