@@ -45,10 +45,14 @@ QueriesKeysValues columns_of(const torch::Tensor& projected, const torch::Tensor
   return {{queries, 0, D, heads}, {projected, 0, D, heads}, {projected, D, D, heads}};
 }
 
-// out = a · b (batched when 3-D), written through out, a view into a larger tensor (cuBLAS takes
-// its strides as they are: the last one is 1).
+// out = a · b (batched when 3-D), written through out, a view into a larger tensor. cuBLAS takes
+// its strides as they are (the last one is 1). LibTorch's CPU product into a strided view took
+// 3× the contiguous product at a training step's shapes (940 against 310 µs for 64 × 60 × 60 ×
+// 128): there, the product and a copy.
 void product_into(torch::Tensor out, const torch::Tensor& a, const torch::Tensor& b) {
-  if (out.dim() == 3) {
+  if (!out.is_cuda() && !out.is_contiguous()) {
+    out.copy_(out.dim() == 3 ? torch::bmm(a, b) : torch::mm(a, b));
+  } else if (out.dim() == 3) {
     torch::bmm_out(out, a, b);
   } else {
     torch::mm_out(out, a, b);
