@@ -14,6 +14,9 @@
 #             (minrnn alone, for scripts/gpu-sweep.sh: room for a 37 MB dataset in one call)
 #        CARRY=.gpu-carry-twin TESTS= DATA=… scripts/gpu-carry.sh
 #             (into another folder: both ready before a lease, one call carrying each)
+#        BASELINE=d52556d scripts/gpu-carry.sh
+#             (also that commit's minrnn, built in a worktree of it, as bin/minrnn-baseline:
+#             gpu-check.sh times its training step beside this build's in the same call)
 # Then, on the GPU machine (docs/core.md, "Checking on a GPU"): scripts/gpu-check.sh with
 # PREBUILT=.gpu-carry. The test binaries read the checkout through the absolute path they were
 # built in ($PWD here); gpu-check.sh links that path to the checkout there.
@@ -41,6 +44,17 @@ runtime='libmujoco2.2.2_* libccd2_* liblodepng0_* libqhull-r8.0_* libtinyxml2-9_
   libsz2_* libaec0_* libyaml-cpp0.7_* zlib1g_1*'
 for pattern in $runtime; do cp .devdeps/$pattern "$CARRY/debs/"; done
 [ "${FALLBACK:-0}" = 1 ] && cp -r .devdeps/fallback "$CARRY/debs/"
+if [ -n "${BASELINE:-}" ]; then
+  tree="$PWD/$BUILD-baseline"  # a worktree of that commit, its own build dir inside
+  [ -d "$tree" ] || git worktree add --detach "$tree" "$BASELINE" > /dev/null
+  git -C "$tree" checkout -q --detach "$BASELINE"
+  cmake -S "$tree" -B "$tree/$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES=90-real -DOSMESA_INCLUDE_DIR=OFF -DOSMESA_LIBRARY=OFF \
+    > "$BUILD-baseline.configure.log"
+  cmake --build "$tree/$BUILD" -j "$(nproc)" --target minrnn
+  strip -o "$CARRY/bin/minrnn-baseline" "$tree/$BUILD/minrnn"
+  git -C "$tree" log -1 --format=%h > "$CARRY/bin/baseline-rev"
+fi
 [ -d ../shared/peer ] && cp -r ../shared/peer "$CARRY/peer"
 for f in ${DATA:-}; do
   name=${f#*:}

@@ -17,10 +17,12 @@
 #        TARGETS="minrnn test_compute" …        (build only these; default: everything)
 #        PREBUILT=.gpu-carry scripts/gpu-check.sh  (no build: the binaries scripts/gpu-carry.sh
 #                                             built here for the GPU, copied into their build dir)
-#        SKIP="scan figure1" …                (leave out these steps: device-tests scan train pack
-#                                             agent peer figure1; device-tests: ~70 s of a call)
+#        SKIP="scan figure1" …                (leave out these steps: device-tests scan train ncu
+#                                             pack agent peer figure1; device-tests: ~70 s of a call)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
+#        (PREBUILT with bin/minrnn-baseline, gpu-carry.sh's BASELINE=REV: the training step of that
+#        commit's build and of this one, alternating in the same call)
 # On a GPU machine without a package registry (the project's lent one), first
 # `source scripts/gpu-deps-env.sh` with .devdeps/ carried (docs/core.md, "Checking on a GPU").
 # Exit status: non-zero when the build, a check or a cuda test failed (the benches still ran).
@@ -181,6 +183,48 @@ if ! skipped train; then
   bench train-kernels-tf32 bench train --devices cuda --backbones mingru --seconds 1 --profile \
     --top-ops 60 --matmul-precision tf32
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels-tf32.log" | sed 's/^/    /'
+fi
+# Why our slowest kernels take what they take (the time table's and token parameters' gradients,
+# a join's backward: ~26, 29 and 9 µs on 2026-11-27 where their bytes need a few): Nsight Compute's
+# occupancy, throughput and warp stalls over one training step's launches of them (48), where ncu
+# is installed and the GPU's counters are open to it (SKIP=ncu to leave it out; ~30 s).
+ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null |
+          head -1)
+if ! skipped ncu && ! skipped train && [ -z "$ncu_bin" ]; then
+  note "ncu: not installed here"
+elif ! skipped ncu && ! skipped train; then
+  kernels_regex='regex:TimeTableGrad|TokenParameterGrads|ResidualNorm|ColumnSums|NormParamGrads'
+  if timeout 120 "$ncu_bin" --kernel-name "$kernels_regex" --launch-count 48 --section SpeedOfLight \
+       --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+       "$MINRNN" bench train --devices cuda --backbones mingru --seconds 1 --no-append \
+       > "$LOGS/ncu.log" 2>&1; then
+    note "ncu: $(grep -c '^  [a-z].*grid_kernel' "$LOGS/ncu.log") kernel launches profiled (log: $LOGS/ncu.log)"
+  else
+    note "ncu: did not run to the end (log: $LOGS/ncu.log; the counters may be closed here)"
+  fi
+fi
+# A change's effect read side by side in this call, not against another call's numbers: the step
+# of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
+# this build's, alternating, two rounds each.
+baseline="${PREBUILT:+$PREBUILT/bin/minrnn-baseline}"
+if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
+  rev=$(cat "$PREBUILT/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
+  for round in 1 2; do
+    for who in baseline this; do
+      bin=$MINRNN label="this build"
+      [ "$who" = baseline ] && bin=$baseline label="baseline $rev"
+      log="$LOGS/bench-train-$who-$round.log"
+      if "$bin" bench train --devices cuda --backbones mingru,transformer --seconds 2 --no-append \
+           > "$log" 2>&1; then
+        note "train step, $label, round $round: $(awk -F'|' '/^\| (mingru|transformer) /{
+          gsub(/ /, "", $2); gsub(/ /, "", $9); gsub(/ /, "", $5);
+          printf "%s %s ms (%s launches); ", $2, $9, $5}' "$log")"
+      else
+        status=1
+        note "train step, $label, round $round FAILED (log: $log)"
+      fi
+    done
+  done
 fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM). P 32 in the quick set: whether packs
