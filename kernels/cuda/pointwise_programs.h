@@ -104,8 +104,10 @@ struct BiasGelu : PointwiseGrid {
 // in one pass, where LibTorch's column sum would read d_hidden again.
 template <typename T, typename Mem>
 struct ColumnSums : SlicedSums {
-  static constexpr int kChunk = 8;  // rows whose reads a thread has in flight at once
-  static constexpr int64_t kTileRows = int64_t{kSlices} * 2 * kChunk;  // two chunks a thread
+  // Rows a thread sums in a tile, and how many of their reads it has in flight at once: all 16
+  // in float (one wait on memory), 8 in double (two: its registers would spill).
+  static constexpr int kRowsPerThread = 16, kChunk = sizeof(T) == 4 ? 16 : 8;
+  static constexpr int64_t kTileRows = int64_t{kSlices} * kRowsPerThread;
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<T, kThreads> sums;

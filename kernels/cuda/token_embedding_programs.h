@@ -76,7 +76,12 @@ struct GradColumns {
 
 template <typename Mem>
 struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
-  static constexpr int kChunk = 8;  // steps whose reads a thread has in flight at once
+  // Steps whose reads a thread has in flight at once: a window's at DT's context of 20, so each of
+  // a thread's windows is one wait on memory (at 8, three).
+  static constexpr int kChunk = 20;
+  struct GradAndInput {
+    float grad, input;
+  };
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<float, kThreads> partial;  // [slice][lane]
@@ -108,7 +113,8 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
   }
   // Σ over slice s's windows (s, s + kSlices, …), each window's steps in ascending order, of the
   // token gradient times the input (1 for the bias). Whole windows a slice, so a token's row
-  // follows from its step without a division, and kChunk steps' reads are in flight at once.
+  // follows from its step without a division, and kChunk steps' reads are in flight at once (the
+  // products after them: a product between two reads makes the second wait on the first).
   MINRNN_HOST_DEVICE float slice_sum(int64_t e, int s) const {
     const GradEntry at = GradColumns(shape).entry(e, shape.width);
     const int64_t n = shape.inputs[at.group], count = shape.steps_with_token(at.group);
@@ -116,12 +122,17 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
     float sum = 0.0f;
     for (int64_t b = s; b < shape.batch; b += kSlices) {
       const int64_t first_row = b * shape.tokens + at.group, first_step = b * shape.steps;
-      sum = ordered_sum<kChunk>(sum, 0, count, 1, [&](int64_t k) {
-        const float g = grad[(first_row + k * shape.groups) * shape.width + at.channel];
-        return weight
-                   ? g * static_cast<float>(this->input[at.group][(first_step + k) * n + at.input])
-                   : g;
-      });
+      walk_in_chunks<kChunk>(
+          count,
+          [&](int64_t k) {
+            return GradAndInput{
+                static_cast<float>(grad[(first_row + k * shape.groups) * shape.width + at.channel]),
+                weight ? static_cast<float>(this->input[at.group][(first_step + k) * n + at.input])
+                       : 1.0f};
+          },
+          [&](int64_t, const GradAndInput& t) {
+            sum = sum + (weight ? t.grad * t.input : t.grad);
+          });
     }
     return sum;
   }
@@ -135,6 +146,7 @@ struct TimeTableGrad {
   // Steps a round: a thread reads 8 steps' timesteps at once, and a training batch (B·K = 1 280)
   // is one round, one wait on memory (rounds of 256 waited five times).
   static constexpr int kStepsPerThread = 8, kRoundSteps = kThreads * kStepsPerThread;
+  static constexpr int kLook = 8;  // steps whose rows a warp reads from shared memory at once
   static constexpr int kPhases = kLevels + 4;
   struct Regs : Exchange<float> {
     float sum[kRows][kPerLane];  // starts at zero: every launcher value-initializes Regs
@@ -178,19 +190,22 @@ struct TimeTableGrad {
     } else if (p == 1) {
       // The warps take the round's steps in turn, as far as it has any: a training batch's 1 280
       // are 160 a warp, where a share of the round's 2 048 slots each was 256 for five warps and
-      // none for three.
+      // none for three. A warp reads kLook of its steps' rows at once (one wait on shared memory
+      // for them, not one each) and adds the few that are its block's.
       const int64_t left = shape.step_count() - round * kRoundSteps;
       const int real = static_cast<int>(left < kRoundSteps ? left : kRoundSteps);
-      for (int s = warp; s < real; s += kWarps) {
-        const int64_t hit = static_cast<int64_t>(sh.rows[s]) - first_row;
-        if (hit < 0 || hit >= kRows) continue;
-        float g[kPerLane];
-        step_grad(round * kRoundSteps + s, channel, g);
-        // Registers only take constant indices: the matching row is found by unrolled compares.
-        MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
-          MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-            if (q == hit) r.sum[q][c] = r.sum[q][c] + g[c];
-          }
+      for (int first = warp; first < real; first += kWarps * kLook) {
+        unsigned hits = 0;  // bit j: step first + j · kWarps is one of the block's rows
+        MINRNN_UNROLL for (int j = 0; j < kLook; ++j) {
+          const int s = first + j * kWarps;
+          const int64_t hit = s < real ? static_cast<int64_t>(sh.rows[s]) - first_row : -1;
+          if (hit >= 0 && hit < kRows) hits |= 1u << j;
+        }
+        for (int j = 0; j < kLook; ++j) {
+          if ((hits >> j & 1u) == 0) continue;
+          const int s = first + j * kWarps;
+          add_step(r, round * kRoundSteps + s, static_cast<int64_t>(sh.rows[s]) - first_row,
+                   channel);
         }
       }
     } else if (round + 1 < rounds()) {
@@ -209,6 +224,17 @@ struct TimeTableGrad {
       }
     } else if (warp == 0) {
       write(first_row, channel, lane, sh);
+    }
+  }
+  // A step's token gradients (the lane's channels) into the sums of the block's row `hit`.
+  MINRNN_HOST_DEVICE void add_step(Regs& r, int64_t step, int64_t hit, int64_t channel) const {
+    float g[kPerLane];
+    step_grad(step, channel, g);
+    // Registers only take constant indices: the matching row is found by unrolled compares.
+    MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        if (q == hit) r.sum[q][c] = r.sum[q][c] + g[c];
+      }
     }
   }
   // The lane's channels of a step's token gradients, its groups' summed in order. The groups'
