@@ -1,6 +1,7 @@
 #include "ops/affine.h"
 
 #include "ops/gemm_cpu.h"
+#include "ops/side_work.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -26,13 +27,19 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &rows = saved[0], &w = saved[1];
     const torch::Tensor dy = grads[0].reshape({-1, w.size(0)}).contiguous();
-    torch::Tensor dx, dw, db;
+    // The weight's and bias's gradients, which nothing later in the backward reads: forked first
+    // (ops/side_work.h), so that they run beside the input gradient too.
+    const bool with_bias = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2);
+    const bool with_weight = ctx->needs_input_grad(1);
+    const auto made = beside({dy, rows}, [&] {
+      return std::vector<torch::Tensor>{with_weight ? dy.t().mm(rows) : torch::Tensor(),
+                                        with_bias ? bias_grad(dy) : torch::Tensor()};
+    });
+    torch::Tensor dx;
     if (ctx->needs_input_grad(0)) {
       dx = input_grad_rows(dy, w).view(ctx->saved_data["in_sizes"].toIntVector());
     }
-    if (ctx->needs_input_grad(1)) dw = dy.t().mm(rows);
-    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) db = bias_grad(dy);
-    return {dx, dw, db};
+    return {dx, made[0], made[1]};
   }
 };
 

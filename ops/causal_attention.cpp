@@ -9,6 +9,7 @@
 #include "ops/attention_probs.h"
 #include "ops/dropout.h"
 #include "ops/gemm_cpu.h"
+#include "ops/side_work.h"
 
 namespace minrnn::core {
 namespace {
@@ -190,17 +191,20 @@ class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueries
                          : torch::zeros({like.size(0), width}, like.options());
     };
     const torch::Tensor dq = rows_of(grads[0], asking, D), dkv = rows_of(grads[1], rows, 2 * D);
-    torch::Tensor dw = torch::empty_like(w);
-    product_into(dw.narrow(0, 0, D), dq.t(), asking);
-    product_into(dw.narrow(0, D, 2 * D), dkv.t(), rows);
-    const torch::Tensor db = torch::cat({bias_grad(dq), bias_grad(dkv)});
+    // The weight's and bias's gradients beside the rest of the backward (ops/side_work.h).
+    const auto made = beside({dq, dkv, asking, rows}, [&] {
+      torch::Tensor dw = torch::empty_like(w);
+      product_into(dw.narrow(0, 0, D), dq.t(), asking);
+      product_into(dw.narrow(0, D, 2 * D), dkv.t(), rows);
+      return std::vector<torch::Tensor>{dw, torch::cat({bias_grad(dq), bias_grad(dkv)})};
+    });
     // Every token's x gradient from its k and v, and the asking tokens' from their q added in.
     const std::vector<int64_t> sizes = ctx->saved_data["x_sizes"].toIntVector();
     const TokenSelection read{ctx->saved_data["read_first"].toInt(),
                               ctx->saved_data["read_stride"].toInt()};
     const torch::Tensor dx = input_grad_rows(dkv, w.narrow(0, D, 2 * D)).view(sizes);
     read.apply(dx).add_(input_grad_rows(dq, w.narrow(0, 0, D)).view({sizes[0], -1, in}));
-    return {dx, dw, db, torch::Tensor()};
+    return {dx, made[0], made[1], torch::Tensor()};
   }
 };
 

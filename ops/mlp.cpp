@@ -1,11 +1,13 @@
 #include "ops/mlp.h"
 
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu/float_loops.h"
 #include "ops/affine.h"
 #include "ops/gemm_cpu.h"
 #include "ops/parallel_tasks.h"
+#include "ops/side_work.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
 #endif
@@ -80,14 +82,19 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
                         &activated = saved[4];
     const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
-    const torch::Tensor d_w2 = d_out.t().mm(activated), d_b2 = bias_grad(d_out);
+    // The weights' and the second bias's gradients beside the chain to d_x (ops/side_work.h); the
+    // first bias's comes out of the GELU pass on the chain.
+    const auto second = beside({d_out, activated}, [&] {
+      return std::vector<torch::Tensor>{d_out.t().mm(activated), bias_grad(d_out)};
+    });
     const auto [d_hidden, d_b1] = gelu_backward_pass(input_grad_rows(d_out, w2), gelu_grad);
-    const torch::Tensor d_w1 = d_hidden.t().mm(rows);
+    const auto first =
+        beside({d_hidden, rows}, [&] { return std::vector<torch::Tensor>{d_hidden.t().mm(rows)}; });
     torch::Tensor d_x;
     if (ctx->needs_input_grad(0)) {
       d_x = input_grad_rows(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
     }
-    return {d_x, d_w1, d_b1, d_w2, d_b2};
+    return {d_x, first[0], d_b1, second[0], second[1]};
   }
 };
 

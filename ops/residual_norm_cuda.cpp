@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "kernels/cuda/residual_norm.h"
+#include "ops/side_work.h"
 
 namespace minrnn::core {
 
@@ -43,8 +44,7 @@ std::vector<torch::Tensor> residual_norm_backward_cuda(
     const PassDropout& dropout, torch::Tensor x_grad, torch::Tensor y_grad) {
   c10::cuda::CUDAGuard guard(sum.device());
   const int64_t width = sum.size(1);
-  std::vector<torch::Tensor> grads{std::move(x_grad), std::move(y_grad), torch::empty_like(gamma),
-                                   torch::empty_like(gamma)};
+  std::vector<torch::Tensor> grads{std::move(x_grad), std::move(y_grad), {}, {}};
   torch::Tensor partials =
       torch::empty({2 * kernels::residual_norm_partial_rows(rows.rows), width}, sum.options());
   const kernels::ResidualNormGradArgs args{
@@ -61,10 +61,21 @@ std::vector<torch::Tensor> residual_norm_backward_cuda(
       normed_grad.data_ptr<float>(),
       grads[0].defined() ? grads[0].data_ptr<float>() : nullptr,
       grads[1].data_ptr<float>(),
-      grads[2].data_ptr<float>(),
-      grads[3].data_ptr<float>(),
+      nullptr,
+      nullptr,
       partials.data_ptr<float>()};
   C10_CUDA_CHECK(kernels::residual_norm_backward(args, at::cuda::getCurrentCUDAStream()));
+  // γ's and β's gradients from the partials, beside the rest of the backward.
+  const auto gamma_beta = beside({partials}, [&] {
+    std::vector<torch::Tensor> made{torch::empty_like(gamma), torch::empty_like(gamma)};
+    kernels::ResidualNormGradArgs sums = args;
+    sums.gamma_grad = made[0].data_ptr<float>();
+    sums.beta_grad = made[1].data_ptr<float>();
+    C10_CUDA_CHECK(kernels::norm_param_grads(sums, at::cuda::getCurrentCUDAStream()));
+    return made;
+  });
+  grads[2] = gamma_beta[0];
+  grads[3] = gamma_beta[1];
   return grads;
 }
 

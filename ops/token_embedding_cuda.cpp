@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "kernels/cuda/token_embedding.h"
+#include "ops/side_work.h"
 
 namespace minrnn::core {
 namespace {
@@ -45,11 +46,18 @@ std::vector<torch::Tensor> token_embedding_backward_cuda(const TokenLayout& shap
     out.weight[j] = grads[3 * j + 1].data_ptr<float>();
     out.bias[j] = grads[3 * j + 2].data_ptr<float>();
   }
+  const kernels::TokenEmbeddingArgs args = args_of(shape, flat);
+  // The time table's gradient beside the others' (ops/side_work.h), forked before them.
   const size_t table = token_table_at(shape.groups);
-  grads[table] = torch::empty_like(flat[table]);
-  out.table = grads[table].data_ptr<float>();
-  C10_CUDA_CHECK(kernels::token_embedding_backward(
-      args_of(shape, flat), tokens_grad.data_ptr<float>(), out, at::cuda::getCurrentCUDAStream()));
+  grads[table] = beside({tokens_grad, flat[token_timesteps_at(shape.groups)]}, [&] {
+    torch::Tensor table_grad = torch::empty_like(flat[table]);
+    C10_CUDA_CHECK(kernels::time_table_grad(args, tokens_grad.data_ptr<float>(),
+                                            table_grad.data_ptr<float>(),
+                                            at::cuda::getCurrentCUDAStream()));
+    return std::vector<torch::Tensor>{table_grad};
+  })[0];
+  C10_CUDA_CHECK(kernels::token_parameter_grads(args, tokens_grad.data_ptr<float>(), out,
+                                                at::cuda::getCurrentCUDAStream()));
   return grads;
 }
 

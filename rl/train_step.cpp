@@ -10,6 +10,7 @@
 #include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/masked_mse.h"
+#include "ops/side_work.h"
 #include "ops/step_end.h"
 
 namespace minrnn::rl {
@@ -166,6 +167,7 @@ struct TrainStep::State {
     b.actions = staged.device(actions);
     b.timesteps = staged.device(timesteps);
     agent.model->train();
+    core::SideWorkScope side_work(core::side_work_on(), device);
     const torch::Tensor step_loss =
         masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
     // Set to none rather than zeroed, so that the backward's own buffers become the gradients
@@ -174,6 +176,7 @@ struct TrainStep::State {
     // every replay writes them to.
     for (const torch::Tensor& p : params) p.mutable_grad().reset();
     step_loss.backward();
+    side_work.join();  // the weight gradients queued beside the backward, before the step end
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;

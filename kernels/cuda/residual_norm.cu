@@ -25,8 +25,6 @@ cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream
 
 cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
   const int64_t partials = residual_norm_partial_rows(a.rows);
-  float* gamma_partial = a.partials;
-  float* beta_partial = a.partials + partials * a.width;
   const grid::ResidualNormBackward<DeviceMemory> rows{{a.rows, a.width},
                                                       a.dropout,
                                                       a.seed_base,
@@ -41,13 +39,20 @@ cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t s
                                                       a.x_grad != nullptr,
                                                       a.x_grad,
                                                       a.y_grad,
-                                                      gamma_partial,
-                                                      beta_partial};
-  const grid::NormParamGrads<DeviceMemory> params{
-      {}, partials, a.width, gamma_partial, beta_partial, a.gamma_grad, a.beta_grad};
+                                                      a.partials,
+                                                      a.partials + partials * a.width};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(rows);
-  if (err == cudaSuccess) Launch{stream, &err}(params);
+  return err;
+}
+
+cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream) {
+  const int64_t partials = residual_norm_partial_rows(a.rows);
+  const grid::NormParamGrads<DeviceMemory> params{
+      {},           partials,   a.width, a.partials, a.partials + partials * a.width,
+      a.gamma_grad, a.beta_grad};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(params);
   return err;
 }
 

@@ -25,7 +25,9 @@ cudaError_t residual_norm_forward(const ResidualNormArgs& args, cudaStream_t str
 // From the forward's sum and moments and the outputs' gradients (sum_grad may be null: none):
 // x_grad (null: no residual), y_grad (x's and y's shapes: their rows the maps read are written,
 // others left as they are), gamma_grad, beta_grad (width); `partials` scratch of
-// 2 · residual_norm_partial_rows(rows) · width floats.
+// 2 · residual_norm_partial_rows(rows) · width floats. Two launches: residual_norm_backward the
+// input gradients and each block's γ and β partial rows, then norm_param_grads those summed
+// (nothing but the step end reads them: a side stream may take it, ops/side_work.h).
 struct ResidualNormGradArgs {
   int64_t rows, width;
   HashedDropout dropout;
@@ -36,5 +38,6 @@ struct ResidualNormGradArgs {
 };
 int64_t residual_norm_partial_rows(int64_t rows);
 cudaError_t residual_norm_backward(const ResidualNormGradArgs& args, cudaStream_t stream);
+cudaError_t norm_param_grads(const ResidualNormGradArgs& args, cudaStream_t stream);
 
 }  // namespace minrnn::core::kernels

@@ -208,7 +208,7 @@ struct NormParamGrads : SlicedSums {
   // Partials whose reads a thread has in flight at once: a training step's joins leave 480 (rows of
   // 64 × 60 tokens, 8 a block), 30 a slice: two waits on memory (at 8, four).
   static constexpr int kChunk = 16;
-  struct GammaBeta {                // both sums walked together: their reads wait together
+  struct GammaBeta {  // both sums walked together: their reads wait together
     float gamma = 0.0f, beta = 0.0f;
     MINRNN_HOST_DEVICE GammaBeta operator+(const GammaBeta& o) const {
       return {gamma + o.gamma, beta + o.beta};

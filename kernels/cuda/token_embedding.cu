@@ -33,8 +33,8 @@ cudaError_t token_embedding(const TokenEmbeddingArgs& a, float* tokens, cudaStre
   return err;
 }
 
-cudaError_t token_embedding_backward(const TokenEmbeddingArgs& a, const float* tokens_grad,
-                                     const TokenEmbeddingGrads& grads, cudaStream_t stream) {
+cudaError_t token_parameter_grads(const TokenEmbeddingArgs& a, const float* tokens_grad,
+                                  const TokenEmbeddingGrads& grads, cudaStream_t stream) {
   grid::TokenParameterGrads<DeviceMemory> parameters{};
   set_groups(parameters, a);
   parameters.shape = a.shape;
@@ -43,10 +43,16 @@ cudaError_t token_embedding_backward(const TokenEmbeddingArgs& a, const float* t
     parameters.weight_grad[j] = grads.weight[j];
     parameters.bias_grad[j] = grads.bias[j];
   }
-  const grid::TimeTableGrad<DeviceMemory> table{a.shape, a.timesteps, tokens_grad, grads.table};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(parameters);
-  if (err == cudaSuccess) Launch{stream, &err}(table);
+  return err;
+}
+
+cudaError_t time_table_grad(const TokenEmbeddingArgs& a, const float* tokens_grad,
+                            float* table_grad, cudaStream_t stream) {
+  const grid::TimeTableGrad<DeviceMemory> table{a.shape, a.timesteps, tokens_grad, table_grad};
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(table);
   return err;
 }
 

@@ -22,15 +22,16 @@ struct TokenEmbeddingArgs {
 // The tokens (B·L, D), one launch.
 cudaError_t token_embedding(const TokenEmbeddingArgs& args, float* tokens, cudaStream_t stream);
 
-// Where the backward writes: each group's weight (D, n_j) and bias (D) gradients, and the time
-// table's (rows, D), whole.
+// Where the backward writes each group's weight (D, n_j) and bias (D) gradients.
 struct TokenEmbeddingGrads {
   float* weight[kMaxTokenGroups];
   float* bias[kMaxTokenGroups];
-  float* table;
 };
-// From the tokens' gradient (B·L, D): two launches.
-cudaError_t token_embedding_backward(const TokenEmbeddingArgs& args, const float* tokens_grad,
-                                     const TokenEmbeddingGrads& grads, cudaStream_t stream);
+// From the tokens' gradient (B·L, D), one launch each: the groups' weight and bias gradients, and
+// the time table's (rows, D), whole. Neither reads the other's: two streams may take them.
+cudaError_t token_parameter_grads(const TokenEmbeddingArgs& args, const float* tokens_grad,
+                                  const TokenEmbeddingGrads& grads, cudaStream_t stream);
+cudaError_t time_table_grad(const TokenEmbeddingArgs& args, const float* tokens_grad,
+                            float* table_grad, cudaStream_t stream);
 
 }  // namespace minrnn::core::kernels

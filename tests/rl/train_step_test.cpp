@@ -13,6 +13,7 @@
 #include "datasets/sampler.h"
 #include "ops/dropout.h"
 #include "ops/fused_adamw.h"
+#include "ops/side_work.h"
 #include "rl/train_step.h"
 
 namespace minrnn::rl {
@@ -199,6 +200,32 @@ TEST(TrainStepCuda, DropoutMasksChangeBetweenReplays) {
   }
   EXPECT_EQ(losses[0], losses[1]);
   EXPECT_NE(losses[0], losses[2]);
+}
+
+// The weight and bias gradients queued on a side stream beside the backward (ops/side_work.h)
+// change where the kernels run, not what they compute: the same losses and weights as the step on
+// one stream, replayed and eager.
+TEST(TrainStepCuda, SideWorkGivesTheOneStreamStepsWeights) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  for (const StepMode mode : {StepMode::kGraph, StepMode::kEager}) {
+    for (const std::string backbone : {"mingru", "transformer"}) {
+      SCOPED_TRACE(backbone + (mode == StepMode::kGraph ? ", graph" : ", eager"));
+      Agent beside = make_agent(backbone, torch::kCUDA), alone = make_agent(backbone, torch::kCUDA);
+      core::FusedAdamW ob(beside.model->parameters(), adamw_options(beside));
+      core::FusedAdamW oa(alone.model->parameters(), adamw_options(alone));
+      TrainStep sb(beside, ob, torch::kCUDA, mode), sa(alone, oa, torch::kCUDA, mode);
+      for (int64_t s = 0; s < 12; ++s) {
+        const data::SequenceBatch b = batch_at(s);
+        core::set_side_work(true);
+        sb.run(b, 1e-3, 900 + s);
+        core::set_side_work(false);
+        sa.run(b, 1e-3, 900 + s);
+        EXPECT_NEAR(sb.last_stats().loss, sa.last_stats().loss, 1e-6) << "step " << s + 1;
+      }
+      EXPECT_EQ(sb.description(), mode == StepMode::kGraph ? "cuda graph" : "eager");
+      EXPECT_LT(max_weight_difference(beside, alone), 1e-6);
+    }
+  }
 }
 
 }  // namespace

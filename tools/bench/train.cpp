@@ -20,6 +20,7 @@
 
 #include "ops/device.h"
 #include "ops/fused_adamw.h"
+#include "ops/side_work.h"
 #include "rl/decision_model.h"
 #include "rl/train_step.h"
 #include "tools/bench/kernel_profile.h"
@@ -44,9 +45,10 @@ struct TrainBenchOptions {
   bool quick = false;
   bool profile = false;
   int top_ops = 15;
-  int rounds = 1;          // ours measured this many times, each between two peer runs
-  bool eager_too = false;  // on CUDA, also time the eager step beside the graph
-  std::string peer;        // command; "CMD train SECONDS" must print "= X steps/s"
+  int rounds = 1;              // ours measured this many times, each between two peer runs
+  bool eager_too = false;      // on CUDA, also time the eager step beside the graph
+  bool side_work_too = false;  // on CUDA, also time the graph with side work (ops/side_work.h)
+  std::string peer;            // command; "CMD train SECONDS" must print "= X steps/s"
   BenchFiling filing;
 };
 
@@ -370,6 +372,10 @@ void add(CLI::App& bench) {
                   "(e.g. ../shared/peer/run.sh)");
   sub->add_flag("--eager-too", o->eager_too,
                 "on CUDA, time the eager step beside the CUDA graph the trainer replays");
+  sub->add_flag("--side-work-too", o->side_work_too,
+                "on CUDA, time the graph step again with the weight gradients queued beside the "
+                "backward on a side stream (ops/side_work.h; MINRNN_SIDE_WORK=1 turns it on for "
+                "every step)");
   sub->add_option("--rounds", o->rounds,
                   "measure ours this many times, alternating with the peer's runs; the table "
                   "adds the median × peer and its range")
@@ -396,6 +402,13 @@ void add(CLI::App& bench) {
           for (const rl::StepMode mode : modes) {
             rows.push_back(measure(*o, b, device, mode));
             rows.back().round = round;
+          }
+          if (device.is_cuda() && o->side_work_too && !core::side_work_on()) {
+            core::set_side_work(true);
+            rows.push_back(measure(*o, b, device, rl::StepMode::kGraph));
+            rows.back().round = round;
+            rows.back().mode += " + side work";
+            core::set_side_work(false);
           }
         }
       }
