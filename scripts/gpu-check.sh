@@ -165,16 +165,20 @@ if ! skipped scan; then
     grep -E '^\| (scan kernel|scan: ours)' "$LOGS/bench-scan-b$b-d$d.log" | sed 's/^/    /'
   done
 fi
-# The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly
-# and the graph with its weight gradients queued on a side stream (ops/side_work.h: off by default
-# until this row shows it pays).
+# The trainer's step (rl/train_step.h) replayed as a CUDA graph, beside the same step run eagerly;
+# then the graph beside the graph with its weight gradients queued on a side stream
+# (ops/side_work.h: off by default until these rows show it pays).
 # Then, on their own (a profiler that fails takes no other number with it), the kernels the GPU
 # ran for the graph step (--profile: launches, µs, and how busy the GPU was: where the ≤ 1 ms a
 # step of issue 41 has to come from; every kernel listed, not the top 15: the step is now its
 # kernels' own time, spread over dozens of them), and the graph step in TF32.
 if ! skipped train; then
-  bench train bench train --eager-too --side-work-too "${train[@]}"
+  bench train bench train --eager-too "${train[@]}"
   grep -E '^\| ' "$LOGS/bench-train.log" | sed 's/^/    /'
+  # On its own (new code that has not run on a GPU yet takes no other number with it if it fails).
+  bench train-side-work bench train --devices cuda --backbones mingru,transformer --seconds 2 \
+    --side-work-too
+  grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-side-work.log" | sed 's/^/    /'
   bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
     --profile --top-ops 60
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels.log" | sed 's/^/    /'
