@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 #ifdef MINRNN_WITH_CUDA
@@ -114,7 +115,12 @@ void SideWorkScope::join() {
 
 SideWorkScope::~SideWorkScope() {
   if (side_ == nullptr) return;
-  join();
+  try {
+    join();
+  } catch (const std::exception&) {
+    // Only while an error unwinds the step (a capture that failed leaves its streams unusable):
+    // that error is the one to report, and a destructor may not throw.
+  }
   const std::lock_guard<std::mutex> lock(registry_mutex);
   static_cast<Side*>(side_)->marked = false;
 }

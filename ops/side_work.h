@@ -1,5 +1,6 @@
 // Work in a training step's backward that nothing later in the backward reads — a Linear's weight
-// and bias gradients — queued on a side CUDA stream beside the rest, which the step end waits for.
+// and bias gradients, a join's γ and β sums, the time table's gradient — queued on a side CUDA
+// stream beside the rest, which the step end waits for.
 //
 // A single run's replayed step is a chain of small kernels, each waiting for the one before
 // (an H200 idles most SMs through it): its weight gradients need only what their Linear's
