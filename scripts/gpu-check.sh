@@ -213,6 +213,21 @@ elif ! skipped ncu && ! skipped train; then
     note "ncu: did not run to the end (log: $LOGS/ncu.log; the counters may be closed here)"
   fi
 fi
+# One `bench train` of the graph step (both backbones, 2 s each), not filed: each backbone's ms a
+# step and launches in the summary, as "train step, LABEL".
+time_step() {  # label, log, then the command that is minrnn (`env VAR=value minrnn` allowed)
+  local label=$1 log=$2
+  shift 2
+  if "$@" bench train --devices cuda --backbones mingru,transformer --seconds 2 --no-append \
+       > "$log" 2>&1; then
+    note "train step, $label: $(awk -F'|' '/^\| (mingru|transformer) /{
+      gsub(/ /, "", $2); gsub(/ /, "", $9); gsub(/ /, "", $5);
+      printf "%s %s ms (%s launches); ", $2, $9, $5}' "$log")"
+  else
+    status=1
+    note "train step, $label FAILED (log: $log)"
+  fi
+}
 # A change's effect read side by side in this call, not against another call's numbers: the step
 # of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
 # this build's, alternating, two rounds each.
@@ -220,21 +235,16 @@ baseline="${PREBUILT:+$PREBUILT/bin/minrnn-baseline}"
 if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
   rev=$(cat "$PREBUILT/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
   for round in 1 2; do
-    for who in baseline this; do
-      bin=$MINRNN label="this build"
-      [ "$who" = baseline ] && bin=$baseline label="baseline $rev"
-      log="$LOGS/bench-train-$who-$round.log"
-      if "$bin" bench train --devices cuda --backbones mingru,transformer --seconds 2 --no-append \
-           > "$log" 2>&1; then
-        note "train step, $label, round $round: $(awk -F'|' '/^\| (mingru|transformer) /{
-          gsub(/ /, "", $2); gsub(/ /, "", $9); gsub(/ /, "", $5);
-          printf "%s %s ms (%s launches); ", $2, $9, $5}' "$log")"
-      else
-        status=1
-        note "train step, $label, round $round FAILED (log: $log)"
-      fi
-    done
+    time_step "baseline $rev, round $round" "$LOGS/bench-train-baseline-$round.log" "$baseline"
+    time_step "this build, round $round" "$LOGS/bench-train-this-$round.log" "$MINRNN"
   done
+fi
+# LibTorch's other GEMM path, cuBLASLt (TORCH_BLAS_PREFER_CUBLASLT=1): about half a step is GEMMs,
+# and 11 of a minGRU step's 121 launches were cuBLAS's split-K reductions. Whether cuBLASLt's
+# choices do better, one process each way (its pack at 32 in the pack step).
+if ! skipped train; then
+  time_step "cuBLASLt" "$LOGS/bench-train-cublaslt.log" env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN"
+  time_step "cuBLAS (the default), beside it" "$LOGS/bench-train-cublas.log" "$MINRNN"
 fi
 # Packs (issue 41): P runs side by side in one process, each on its own stream, run-steps/s and the
 # share of the fp32 peak (67 TFLOP/s: H100 and H200 SXM). P 32 in the quick set: whether packs
@@ -250,6 +260,13 @@ pack+=("${peak[@]}")
 if ! skipped pack; then
   bench pack bench pack "${pack[@]}" --csv "$LOGS/rates-pack.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack.log" | sed 's/^/    /'
+  log="$LOGS/bench-pack-cublaslt.log"
+  if env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN" bench pack --device cuda --backbones mingru \
+       --packs 32 --seconds 2 "${peak[@]}" --no-append > "$log" 2>&1; then
+    note "pack of 32 minGRU runs with cuBLASLt: $(grep -E '^\| mingru ' "$log" | tr -s ' ')"
+  else
+    note "pack with cuBLASLt FAILED (log: $log)"
+  fi
   # The same packs with the matmuls on tensor cores (a config's matmul_precision: tf32), whose
   # speed-up the issue weighs against whether the scores move.
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
