@@ -1,0 +1,66 @@
+# Sourced by scripts/gpu-check.sh after its training-step benches: comparisons a check alone could
+# not read. It uses the check's note, skipped, status, MINRNN, LOGS, PREBUILT and peak.
+# - Nsight Compute on our slowest kernels, where ncu runs (SKIP=ncu);
+# - an earlier commit's training step beside this build's (gpu-carry.sh's BASELINE=REV);
+# - LibTorch's cuBLASLt GEMM path beside its default cuBLAS one (the step, and a pack of 32).
+# Why our slowest kernels take what they take (the time table's and token parameters' gradients,
+# a join's backward: ~26, 29 and 9 µs on 2026-11-27 where their bytes need a few): Nsight Compute's
+# occupancy, throughput and warp stalls over one training step's launches of them (48), where ncu
+# is installed and the GPU's counters are open to it (SKIP=ncu to leave it out; ~30 s).
+ncu_bin=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null |
+          head -1)
+if ! skipped ncu && ! skipped train && [ -z "$ncu_bin" ]; then
+  note "ncu: not installed here"
+elif ! skipped ncu && ! skipped train; then
+  kernels_regex='regex:TimeTableGrad|TokenParameterGrads|ResidualNorm|ColumnSums|NormParamGrads'
+  if timeout 120 "$ncu_bin" --kernel-name "$kernels_regex" --launch-count 48 --section SpeedOfLight \
+       --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+       "$MINRNN" bench train --devices cuda --backbones mingru --seconds 1 --no-append \
+       > "$LOGS/ncu.log" 2>&1; then
+    note "ncu: $(grep -c '^  [a-z].*grid_kernel' "$LOGS/ncu.log") kernel launches profiled (log: $LOGS/ncu.log)"
+  else
+    note "ncu: did not run to the end (log: $LOGS/ncu.log; the counters may be closed here)"
+  fi
+fi
+# One `bench train` of the graph step (both backbones, 2 s each), not filed: each backbone's ms a
+# step and launches in the summary, as "train step, LABEL".
+time_step() {  # label, log, then the command that is minrnn (`env VAR=value minrnn` allowed)
+  local label=$1 log=$2
+  shift 2
+  if "$@" bench train --devices cuda --backbones mingru,transformer --seconds 2 --no-append \
+       > "$log" 2>&1; then
+    note "train step, $label: $(awk -F'|' '/^\| (mingru|transformer) /{
+      gsub(/ /, "", $2); gsub(/ /, "", $9); gsub(/ /, "", $5);
+      printf "%s %s ms (%s launches); ", $2, $9, $5}' "$log")"
+  else
+    status=1
+    note "train step, $label FAILED (log: $log)"
+  fi
+}
+# A change's effect read side by side in this call, not against another call's numbers: the step
+# of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
+# this build's, alternating, two rounds each.
+baseline="${PREBUILT:+$PREBUILT/bin/minrnn-baseline}"
+if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
+  rev=$(cat "$PREBUILT/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
+  for round in 1 2; do
+    time_step "baseline $rev, round $round" "$LOGS/bench-train-baseline-$round.log" "$baseline"
+    time_step "this build, round $round" "$LOGS/bench-train-this-$round.log" "$MINRNN"
+  done
+fi
+# LibTorch's other GEMM path, cuBLASLt (TORCH_BLAS_PREFER_CUBLASLT=1): about half a step is GEMMs,
+# and 11 of a minGRU step's 121 launches were cuBLAS's split-K reductions. Whether cuBLASLt's
+# choices do better, one process each way, and a pack of 32 minGRU runs with it.
+if ! skipped train; then
+  time_step "cuBLASLt" "$LOGS/bench-train-cublaslt.log" env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN"
+  time_step "cuBLAS (the default), beside it" "$LOGS/bench-train-cublas.log" "$MINRNN"
+fi
+if ! skipped pack; then
+  log="$LOGS/bench-pack-cublaslt.log"
+  if env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN" bench pack --device cuda --backbones mingru \
+       --packs 32 --seconds 2 "${peak[@]}" --no-append > "$log" 2>&1; then
+    note "pack of 32 minGRU runs with cuBLASLt: $(grep -E '^\| mingru ' "$log" | tr -s ' ')"
+  else
+    note "pack with cuBLASLt FAILED (log: $log)"
+  fi
+fi
