@@ -66,8 +66,7 @@ struct AttentionProbsForward : RowGrid {
     } else if (p <= 2 * kLevels + 1) {
       halve(sh.sums, th, p - kLevels - 1);
     } else if (row < rows) {
-      HashedDropout d = dropout;
-      if (seed_base) d.seed += *seed_base;
+      const HashedDropout d = dropout.with_base(seed_base);
       const float total = row_total(sh.sums, th);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
@@ -100,8 +99,7 @@ struct AttentionProbsBackward : RowGrid {
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     if (p == 0) {
-      HashedDropout d = dropout;
-      if (seed_base) d.seed += *seed_base;
+      const HashedDropout d = dropout.with_base(seed_base);
       float dot = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;

@@ -49,8 +49,7 @@ struct ResidualNormForward : RowGrid {
     const bool real = row < rows;
     const float D = static_cast<float>(width);
     if (p == 0) {
-      HashedDropout d = dropout;
-      if (seed_base) d.seed += *seed_base;
+      const HashedDropout d = dropout.with_base(seed_base);
       float total = 0.0f;
       const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
@@ -135,7 +134,7 @@ struct ResidualNormBackward : RowGrid {
     if (p == 0) {
       const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
       r.rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
-      r.seed = dropout.seed + (seed_base ? *seed_base : 0);
+      r.seed = dropout.with_base(seed_base).seed;
       const float rstd = r.rstd;
       float dn_total = 0.0f, dn_xhat_total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {

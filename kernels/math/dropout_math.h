@@ -33,6 +33,13 @@ struct HashedDropout {
   int64_t threshold;  // dropped where the draw is below: p·2³²
   float scale;        // 1 / (1 − p)
 
+  // This dropout where its seed is an offset to *seed_base (a replayed graph's step, read from
+  // device memory when the pass runs); itself where seed_base is null.
+  MINRNN_SHARED_INLINE HashedDropout with_base(const uint64_t* seed_base) const {
+    HashedDropout d = *this;
+    if (seed_base) d.seed += *seed_base;
+    return d;
+  }
   // Branch-free (no short-circuit), so the CPU loops vectorize: the draw is made either way.
   MINRNN_SHARED_INLINE bool kept(int64_t i) const {
     return (threshold == 0) | (dropout_math::draw(seed, i) >= threshold);
