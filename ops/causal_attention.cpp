@@ -147,8 +147,7 @@ void check_shapes(const torch::Tensor& projected, const torch::Tensor& queries, 
     throw std::invalid_argument("causal_attention: " + what);
   };
   if (projected.dim() != 3) fail("projected must be (B, T, 3D) or (B, T, 2D)");
-  const int64_t T = projected.size(1);
-  const int64_t selected = T > read.first ? (T - read.first + read.stride - 1) / read.stride : 0;
+  const int64_t selected = read.count(projected.size(1));
   const int64_t D = queries.defined() ? queries.size(-1) : projected.size(2) / 3;
   if (queries.defined() &&
       (queries.dim() != 3 || queries.size(0) != projected.size(0) || queries.size(1) != selected)) {

@@ -12,6 +12,10 @@ namespace minrnn::core {
 struct TokenSelection {
   int64_t first = 0, stride = 1;
   bool all() const { return first == 0 && stride == 1; }
+  // How many of `tokens` tokens it selects (apply's T').
+  int64_t count(int64_t tokens) const {
+    return tokens > first ? (tokens - first + stride - 1) / stride : 0;
+  }
   // x (B, T, …) → (B, T', …), a strided view of the selected tokens.
   torch::Tensor apply(const torch::Tensor& x) const {
     return all() ? x : x.slice(1, first, x.size(1), stride);
