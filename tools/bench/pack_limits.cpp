@@ -193,14 +193,15 @@ std::string format_table(const LimitsOptions& o, const std::vector<ProbeRow>& ro
 BenchCsv limits_csv(const LimitsOptions& o, const std::vector<ProbeRow>& rows,
                     const torch::Device& device) {
   BenchCsv csv = rate_csv({"device", "machine", "backbone", "probe", "pack", "batch", "context",
-                           "embed", "layers", "matmul_precision", "replays"});
+                           "embed", "layers", "expansion", "matmul_precision", "replays"});
   for (const ProbeRow& r : rows) {
-    add_rate_row(csv,
-                 {device.str(), hardware_name(device), o.backbone, r.probe, std::to_string(r.pack),
-                  std::to_string(o.shape.batch), std::to_string(o.shape.context),
-                  std::to_string(o.shape.embed), std::to_string(o.shape.layers),
-                  o.shape.matmul_precision, std::to_string(r.replays)},
-                 r.run_steps_per_s, r.step_gflop);
+    add_rate_row(
+        csv,
+        {device.str(), hardware_name(device), o.backbone, r.probe, std::to_string(r.pack),
+         std::to_string(o.shape.batch), std::to_string(o.shape.context),
+         std::to_string(o.shape.embed), std::to_string(o.shape.layers),
+         csv_number(o.shape.expansion), o.shape.matmul_precision, std::to_string(r.replays)},
+        r.run_steps_per_s, r.step_gflop);
   }
   return csv;
 }
