@@ -217,12 +217,17 @@ if ! skipped pack; then
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
-  # over the runs (the weights-stacked design), beside the packs above (tools/bench/pack_limits.cpp).
+  # over the runs, and the whole step as one model over the runs' rows (the weights-stacked
+  # design's ceiling), beside the packs above (tools/bench/pack_limits.cpp).
+  limits='^\| (launches|matmuls|one model)'
   bench pack-limits bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 "${peak[@]}"
-  grep -E '^\| (launches|matmuls)' "$LOGS/bench-pack-limits.log" | sed 's/^/    /'
+  grep -E "$limits" "$LOGS/bench-pack-limits.log" | sed 's/^/    /'
   bench pack-limits-tf32 bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 \
     --matmul-precision tf32 "${peak[@]}"
-  grep -E '^\| (launches|matmuls)' "$LOGS/bench-pack-limits-tf32.log" | sed 's/^/    /'
+  grep -E "$limits" "$LOGS/bench-pack-limits-tf32.log" | sed 's/^/    /'
+  bench pack-limits-transformer bench pack-limits --backbone transformer --packs 16 --seconds 1 \
+    "${peak[@]}"
+  grep -E "$limits" "$LOGS/bench-pack-limits-transformer.log" | sed 's/^/    /'
   # Answered questions, measured again only in the full check (QUICK=1 spends its seconds on
   # the estimate's rates): minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp), so
   # the big packs again through CUDA's default 8 (2026-11-27: 1 898 against 1 978 run-steps/s at

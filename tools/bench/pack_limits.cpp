@@ -6,7 +6,12 @@
 // - matmuls: a graph of the step's Linear products (tools/bench/train_setup.h), each the shapes
 //   of one run, as cuBLAS picks its kernels for them: the run-steps/s the matmuls alone allow;
 // - batched matmuls: the same products of all P runs as one batched product each (the weights of
-//   the runs stacked), on one stream: what a pack built that way could reach.
+//   the runs stacked), on one stream: what a pack built that way could reach;
+// - one model over P runs' rows: the whole real step (graph, our kernels, LibTorch's products) at
+//   batch P·B, P run-steps a step. Every launch of a weights-stacked pack (docs/core.md, "A pack
+//   as one model") would cover all P runs this way; its products would be batched over the runs
+//   where these are P times taller, and its per-run γ/β, seeds and norms cost an index a row. So
+//   this is the rate that design can hope for, whole, before anyone builds it.
 // Beside `bench pack` for the same P, the nearest ceiling is what bounds the pack. Prints a
 // markdown table, files it under "## Pack limits (minrnn bench pack-limits)", the numbers as CSV
 // in runs/bench/pack_limits.csv. CUDA only.
@@ -122,7 +127,8 @@ struct StepProducts {
 struct StepOutline {
   int64_t launches = 0;
   std::vector<StepMatmul> matmuls;
-  double gflop = 0;
+  double gflop = 0;        // the matmuls'
+  double whole_gflop = 0;  // the step's useful arithmetic (the Transformer's attention too)
 };
 
 StepOutline outline_of_step(const LimitsOptions& o, const torch::Device& device) {
@@ -133,7 +139,35 @@ StepOutline outline_of_step(const LimitsOptions& o, const torch::Device& device)
   StepOutline step{trainer.step.graph_nodes().total(),
                    training_step_matmuls(trainer.agent, o.shape)};
   step.gflop = matmul_flops(step.matmuls) / 1e9;
+  step.whole_gflop = training_step_flops(trainer.agent, o.shape) / 1e9;
   return step;
+}
+
+// The real step at batch pack · B, timed as bench train times one run; a step is `pack` run-steps.
+ProbeRow one_model_rate(const LimitsOptions& o, const torch::Device& device, int pack) {
+  TrainShape wide = o.shape;
+  wide.batch = o.shape.batch * pack;
+  BenchTrainer trainer(wide, o.backbone, device, 0, rl::StepMode::kGraph);
+  const data::SequenceBatch batch = synthetic_batch(wide);
+  auto step = [&] {
+    trainer.step.run(batch, 1e-4, static_cast<uint64_t>(trainer.agent.step));
+  };
+  for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
+  trainer.step.last_stats();
+  ProbeRow row;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < o.seconds || row.replays < 5) {
+    step();
+    ++row.replays;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  trainer.step.last_stats();
+  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.run_steps_per_s = static_cast<double>(row.replays * pack) / elapsed;
+  row.probe = "one model over P runs' rows (" + trainer.step.description() + ", B " +
+              std::to_string(wide.batch) + ")";
+  return row;
 }
 
 std::vector<ProbeRow> measure(const LimitsOptions& o, const StepOutline& step,
@@ -146,7 +180,7 @@ std::vector<ProbeRow> measure(const LimitsOptions& o, const StepOutline& step,
   rows.push_back(replay_rate(o, pack, 1, [&](int s) {
     for (int64_t k = 0; k < launches; ++k) counters[s].add_(1);
   }));
-  rows.back().probe = "launches (" + std::to_string(launches) + " a step)";
+  rows.back().probe = "launches (" + std::to_string(launches) + " a step)";  // no arithmetic
   {
     std::vector<std::unique_ptr<StepProducts>> per_run;
     for (int s = 0; s < pack; ++s) {
@@ -154,16 +188,17 @@ std::vector<ProbeRow> measure(const LimitsOptions& o, const StepOutline& step,
     }
     rows.push_back(replay_rate(o, pack, 1, [&](int s) { per_run[s]->queue(); }));
     rows.back().probe = "matmuls, a stream a run";
+    rows.back().step_gflop = step.gflop;
   }
   if (pack > 1) {
     StepProducts stacked(matmuls, pack, device);
     rows.push_back(replay_rate(o, 1, pack, [&](int) { stacked.queue(); }));
     rows.back().probe = "matmuls, batched over the runs";
+    rows.back().step_gflop = step.gflop;
+    rows.push_back(one_model_rate(o, device, pack));
+    rows.back().step_gflop = step.whole_gflop;
   }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].pack = pack;
-    rows[i].step_gflop = i == 0 ? 0 : step.gflop;
-  }
+  for (ProbeRow& r : rows) r.pack = pack;
   return rows;
 }
 
@@ -177,7 +212,9 @@ std::string format_table(const LimitsOptions& o, const std::vector<ProbeRow>& ro
      << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, "
      << arithmetic(s) << ") alone, for P runs as `bench pack` runs them (a stream and a CUDA graph "
      << "each, replayed in turn from one thread): its launches (kernels adding 1 to one float), "
-     << "its Linear products a run at a time, and those of all P runs batched on one stream. "
+     << "its Linear products a run at a time, and those of all P runs batched on one stream; "
+     << "and the whole step as one model over the P runs' rows (batch P·B), the ceiling of a "
+     << "weights-stacked pack. "
      << "Beside `bench pack`'s rate at the same P, the nearest ceiling is what holds the pack back "
      << "(tools/bench/pack_limits.cpp).\n\n"
      << rate_table_header({"probe", "P", "run-steps/s", "ms per run-step"}, o.peak_tflops);
