@@ -149,9 +149,7 @@ ProbeRow one_model_rate(const LimitsOptions& o, const torch::Device& device, int
   wide.batch = o.shape.batch * pack;
   BenchTrainer trainer(wide, o.backbone, device, 0, rl::StepMode::kGraph);
   const data::SequenceBatch batch = synthetic_batch(wide);
-  auto step = [&] {
-    trainer.step.run(batch, 1e-4, static_cast<uint64_t>(trainer.agent.step));
-  };
+  auto step = [&] { trainer.step.run(batch, 1e-4, static_cast<uint64_t>(trainer.agent.step)); };
   for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
   trainer.step.last_stats();
   ProbeRow row;
