@@ -57,7 +57,7 @@ MinRnnImpl::Coefficients MinRnnImpl::log_coefficients(const torch::Tensor& pre) 
 }
 
 torch::Tensor MinRnnImpl::project(const torch::Tensor& h) {
-  return down ? down(h) : h;
+  return down ? affine(h, down->weight, down->bias) : h;
 }
 
 torch::Tensor MinRnnImpl::forward(const torch::Tensor& x, const torch::Tensor& h0,

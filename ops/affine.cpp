@@ -1,6 +1,7 @@
 #include "ops/affine.h"
 
 #include "ops/gemm_cpu.h"
+#include "ops/run_axis.h"
 #include "ops/side_work.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
@@ -68,6 +69,11 @@ torch::Tensor bias_grad(const torch::Tensor& dy_rows) {
 }
 
 torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  if (const int64_t runs = stacked_runs(w, 2, "affine's weight")) {
+    return for_each_run(runs, [&](int64_t r) {
+      return affine(run_rows(x, runs, r), run_param(w, r), run_param(b, r));
+    });
+  }
   if (x.numel() == 0 || !(gemm_cpu_fits_linear(x, w) || cuda_with_bias(x, w, b))) {
     return torch::linear(x, w, b);
   }

@@ -9,7 +9,8 @@
 
 namespace minrnn::core {
 
-// x (…, in) · wᵀ + b, w (out, in), b (out) or undefined.
+// x (…, in) · wᵀ + b, w (out, in), b (out) or undefined. A pack's runs stacked (ops/run_axis.h):
+// w (P, out, in), b (P, out), x's dim 0 the runs' rows one after the other.
 torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b);
 
 // A Linear's bias gradient from its output's gradient rows (rows, out): their column sums, by the

@@ -9,6 +9,7 @@
 #include "ops/attention_probs.h"
 #include "ops/dropout.h"
 #include "ops/gemm_cpu.h"
+#include "ops/run_axis.h"
 #include "ops/side_work.h"
 
 namespace minrnn::core {
@@ -211,6 +212,12 @@ class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueries
 
 torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tensor& queries,
                                int64_t heads, const TokenSelection& read, double p, bool training) {
+  if (const int64_t runs = dropout_runs(); runs > 1) {
+    return for_each_run(runs, [&](int64_t r) {
+      return causal_attention(run_rows(projected, runs, r), run_rows(queries, runs, r), heads, read,
+                              p, training);
+    });
+  }
   check_shapes(projected, queries, heads, read);
   const int64_t T = projected.size(1);
   if (projected.numel() == 0 || !attention_probs_fusable(projected, T)) {
@@ -223,6 +230,14 @@ torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tens
 
 SelectedQueries project_selected_queries(const torch::Tensor& x, const torch::Tensor& w,
                                          const torch::Tensor& b, const TokenSelection& read) {
+  if (const int64_t runs = stacked_runs(w, 2, "project_selected_queries' weight")) {
+    const auto out = for_each_run(runs, [&](int64_t r) {
+      const SelectedQueries run =
+          project_selected_queries(run_rows(x, runs, r), run_param(w, r), run_param(b, r), read);
+      return std::vector<torch::Tensor>{run.queries, run.keys_values};
+    });
+    return {out[0], out[1]};
+  }
   if (x.dim() != 3 || w.dim() != 2 || w.size(1) != x.size(2) || w.size(0) % 3 != 0 ||
       !b.defined() || b.dim() != 1 || b.size(0) != w.size(0)) {
     throw std::invalid_argument(

@@ -24,7 +24,9 @@ namespace minrnn::core {
 //   queries undefined: projected is (B, T, 3D), [q | k | v] of every token; the selected tokens'
 //                      q are read from it.
 //   queries defined:   (B, Tq, D), the selected tokens' q; projected is (B, T, 2D), [k | v].
-// `p` is the probabilities' dropout, drawn as causal_attention_probs draws it.
+// `p` is the probabilities' dropout, drawn as causal_attention_probs draws it. Under a pack's
+// dropout scope (ops/run_axis.h) dim 0 holds the runs' rows, each run's probabilities dropped out
+// with its own seeds.
 torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tensor& queries,
                                int64_t heads, const TokenSelection& read, double p, bool training);
 
@@ -33,7 +35,7 @@ torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tens
 // the selected tokens' q (B, Tq, D) and every token's k and v (B, T, 2D) — causal_attention's
 // inputs with the queries apart. One op, so that w, b and x each get their gradient written
 // whole: two Linears on narrowed weights and on a view of x cost a fill, a copy and an add for
-// each narrow and for the view.
+// each narrow and for the view. A pack's runs stacked: w (P, 3D, in), b (P, 3D).
 struct SelectedQueries {
   torch::Tensor queries, keys_values;
 };

@@ -143,6 +143,11 @@ uint64_t draw_seed() {
 // What the next dropout call runs with: the scope's seed, or one drawn from the generator.
 std::pair<uint64_t, torch::Tensor> next_seed() {
   if (current_seeds == nullptr) return {draw_seed(), torch::Tensor()};
+  if (current_seeds->runs() != 1) {
+    throw std::logic_error(
+        "dropout: a pack's stacked runs drop out a run at a time, each under its own seeds "
+        "(ops/run_axis.h, for_each_run)");
+  }
   const uint64_t seed = current_seeds->next();
   return {seed, current_seeds->device_base()};
 }
@@ -237,12 +242,24 @@ DropoutSeeds::DropoutSeeds(uint64_t base) : base_(base), outer_(current_seeds) {
 }
 DropoutSeeds::DropoutSeeds(torch::Tensor device_base)
     : device_base_(std::move(device_base)), outer_(current_seeds) {
-  if (device_base_.scalar_type() != torch::kInt64 || device_base_.numel() != 1)
-    throw std::invalid_argument("DropoutSeeds: the base must be one int64 value");
+  if (device_base_.scalar_type() != torch::kInt64 || device_base_.dim() != 1 ||
+      device_base_.numel() < 1) {
+    throw std::invalid_argument(
+        "DropoutSeeds: the base must be int64 values, one a run (a lone run: one)");
+  }
+  current_seeds = this;
+}
+DropoutSeeds::DropoutSeeds(const DropoutSeeds& pack, int64_t run)
+    : device_base_(pack.device_base_.narrow(0, run, 1)),
+      calls_(pack.calls_),
+      outer_(current_seeds) {
   current_seeds = this;
 }
 DropoutSeeds::~DropoutSeeds() {
   current_seeds = outer_;
+}
+DropoutSeeds* DropoutSeeds::current() {
+  return current_seeds;
 }
 uint64_t DropoutSeeds::next() {
   constexpr uint64_t kCallStride = kGamma << 32;  // 2³² draws of the stream per call

@@ -37,17 +37,30 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
 // share a draw. With `base` a tensor (one int64 on the device), the base is read when each pass
 // runs: a CUDA graph captured once draws new masks on every replay from the base the host writes
 // before it. One scope per thread at a time; scopes nest.
+//
+// A pack's runs stacked as one model (ops/run_axis.h) hold one base each: `device_base` of P
+// int64s. Their dropouts then run a run at a time, each under run_scope(r), so run r's calls take
+// the seeds they take alone; a dropout under the P bases themselves is refused.
 class DropoutSeeds {
  public:
   explicit DropoutSeeds(uint64_t base);
   explicit DropoutSeeds(torch::Tensor device_base);
+  // Run `run` of a pack's scope: its base, and the pack's call count going on (continue_after).
+  DropoutSeeds(const DropoutSeeds& pack, int64_t run);
   ~DropoutSeeds();
   DropoutSeeds(const DropoutSeeds&) = delete;
   DropoutSeeds& operator=(const DropoutSeeds&) = delete;
 
+  // The innermost scope of this thread, or null.
+  static DropoutSeeds* current();
   // The next call's seed: the full seed (a host base), or the offset added to the device base.
   uint64_t next();
   const torch::Tensor& device_base() const { return device_base_; }
+  // How many runs' bases the scope holds: 1 but for a pack's.
+  int64_t runs() const { return device_base_.defined() ? device_base_.numel() : 1; }
+  // Calls taken so far; a pack's scope goes on after its runs' scopes took `calls` in all.
+  uint64_t calls() const { return calls_; }
+  void continue_after(uint64_t calls) { calls_ = calls; }
 
  private:
   uint64_t base_ = 0;

@@ -1,5 +1,6 @@
 #include "ops/mlp.h"
 
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "ops/affine.h"
 #include "ops/gemm_cpu.h"
 #include "ops/parallel_tasks.h"
+#include "ops/run_axis.h"
 #include "ops/side_work.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
@@ -122,15 +124,36 @@ bool fusable(const torch::Tensor& t, const torch::Tensor& x) {
   return x.is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
+// The MLP of one run's weights: fused where it can be, else Linear → exact GELU → Linear in
+// LibTorch ops.
+torch::Tensor mlp_of(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& b1,
+                     const torch::Tensor& w2, const torch::Tensor& b2) {
+  const bool fused = x.dim() >= 1 && x.numel() > 0 && fusable(x, x) && fusable(w1, x) &&
+                     fusable(w2, x) && fusable(b1, x) && fusable(b2, x);
+  if (fused) return MlpFunction::apply(x, w1, b1, w2, b2);
+  return torch::linear(torch::gelu(torch::linear(x, w1, b1)), w2, b2);
+}
+
 }  // namespace
 
 torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
   const Layers l = layers_of(mlp);
-  const bool fused = l.up && x.dim() >= 1 && x.numel() > 0 && fusable(x, x) &&
-                     fusable(l.up->weight, x) && fusable(l.down->weight, x) &&
-                     fusable(l.up->bias, x) && fusable(l.down->bias, x);
-  if (!fused) return mlp->forward(x);
-  return MlpFunction::apply(x, l.up->weight, l.up->bias, l.down->weight, l.down->bias);
+  if (!l.up) {
+    if (stacked_runs(mlp->parameters().front(), 2, "mlp_forward's first weight")) {
+      throw std::invalid_argument(
+          "mlp_forward: a pack's stacked MLP must be Linear → exact GELU → Linear with biases");
+    }
+    return mlp->forward(x);
+  }
+  const torch::Tensor &w1 = l.up->weight, &b1 = l.up->bias, &w2 = l.down->weight,
+                      &b2 = l.down->bias;
+  if (const int64_t runs = stacked_runs(w1, 2, "mlp_forward's first weight")) {
+    return for_each_run(runs, [&](int64_t r) {
+      return mlp_of(run_rows(x, runs, r), run_param(w1, r), run_param(b1, r), run_param(w2, r),
+                    run_param(b2, r));
+    });
+  }
+  return mlp_of(x, w1, b1, w2, b2);
 }
 
 }  // namespace minrnn::core

@@ -14,6 +14,8 @@
 
 namespace minrnn::core {
 
+// A pack's runs stacked (ops/run_axis.h): the Linears' weights (P, out, in), biases (P, out), dim 0
+// of x the runs' rows.
 torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x);
 
 }  // namespace minrnn::core

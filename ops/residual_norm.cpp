@@ -10,6 +10,7 @@
 #include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/parallel_tasks.h"
+#include "ops/run_axis.h"
 #include "ops/shared_zeros.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/residual_norm_cuda.h"
@@ -271,6 +272,15 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
                               double eps, const TokenSelection& x_read,
                               const TokenSelection& y_read) {
+  if (const int64_t runs = stacked_runs(gamma, 1, "add_dropout_norm's gamma")) {
+    const auto out = for_each_run(runs, [&](int64_t r) {
+      const ResidualNorm run =
+          add_dropout_norm(run_rows(x, runs, r), run_rows(y, runs, r), p, training,
+                           run_param(gamma, r), run_param(beta, r), eps, x_read, y_read);
+      return std::vector<torch::Tensor>{run.sum, run.normed};
+    });
+    return {out[0], out[1]};
+  }
   const bool residual = x.defined();
   const bool selects = (residual && !x_read.all()) || !y_read.all();
   const torch::Tensor y_as_read = y_read.apply(y);  // views

@@ -23,7 +23,8 @@ struct ResidualNorm {
 // add_dropout's (p, training). With
 // token selections, x and y (B, T, D) are read at the tokens each selects (the top block's state
 // tokens), as x_read.apply(x) and y_read.apply(y) would, without copying them out: the join is
-// (B, T', D) and their gradients come back whole, zero where nothing was read.
+// (B, T', D) and their gradients come back whole, zero where nothing was read. A pack's runs
+// stacked (ops/run_axis.h): gamma, beta (P, D), dim 0 of x and y the runs' rows.
 ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, double p,
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
                               double eps, const TokenSelection& x_read = {},

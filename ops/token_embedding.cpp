@@ -5,6 +5,7 @@
 
 #include "kernels/math/token_embedding_math.h"
 #include "ops/device.h"
+#include "ops/run_axis.h"
 #include "ops/token_embedding_cuda.h"  // the op's tensor list; its CUDA half is called with CUDA only
 
 namespace minrnn::core {
@@ -189,6 +190,17 @@ torch::Tensor formula(const std::vector<TokenGroup>& groups, const torch::Tensor
 
 torch::Tensor embed_tokens(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
                            const torch::Tensor& time_table, int64_t tokens) {
+  if (const int64_t runs = stacked_runs(time_table, 2, "embed_tokens' time table")) {
+    return for_each_run(runs, [&](int64_t r) {
+      std::vector<TokenGroup> run_groups;
+      for (const TokenGroup& g : groups) {
+        run_groups.push_back(
+            {run_rows(g.input, runs, r), run_param(g.weight, r), run_param(g.bias, r)});
+      }
+      return embed_tokens(run_groups, run_rows(timesteps, runs, r), run_param(time_table, r),
+                          tokens);
+    });
+  }
   check_shapes(groups, timesteps, time_table, tokens);
   variable_list flat;
   for (const TokenGroup& g : groups) {

@@ -21,7 +21,9 @@ struct TokenGroup {
 // groups[j]'s Linear of its step-k input plus row clamp(timesteps[b, k], 0, rows − 1) of
 // time_table (rows, D); timesteps (B, K) int64. Fused for float32, contiguous tensors on one
 // device (the CPU or CUDA), at most four groups, inputs without gradient; anything else runs the
-// same in LibTorch ops. Gradients reach the weights, biases and the time table.
+// same in LibTorch ops. Gradients reach the weights, biases and the time table. A pack's runs
+// stacked (ops/run_axis.h): every weight, bias and the time table with a leading axis of P, dim 0
+// of the inputs and timesteps the runs' rows.
 torch::Tensor embed_tokens(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
                            const torch::Tensor& time_table, int64_t tokens);
 
