@@ -23,8 +23,9 @@ bool fusable(const torch::Tensor& t) {
   return t.scalar_type() == torch::kFloat && t.is_contiguous() && has_own_kernels(t.device());
 }
 
-// The update of step t (1-based) with these options: torch's bias corrections, in double.
-AdamWUpdate update_at(const AdamWOptions& options, int64_t t) {
+}  // namespace
+
+AdamWUpdate adamw_update(const AdamWOptions& options, int64_t t) {
   const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
   const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
   const double bc2 = 1 - std::pow(beta2, static_cast<double>(t));
@@ -37,6 +38,8 @@ AdamWUpdate update_at(const AdamWOptions& options, int64_t t) {
           static_cast<float>(options.eps()),
           static_cast<float>(options.lr() / bc1)};
 }
+
+namespace {
 
 // p's state, made (zero moments) on its first step; a loaded state's moments moved to p's device
 // and dtype so that the update can write them in place.
@@ -61,15 +64,14 @@ AdamWParamState& state_of(ParamStates& states, const torch::Tensor& p) {
   return state;
 }
 
-// One parameter's update: with `u`, or with `scalars` (undefined, or AdamWStepScalars on p's
-// device) as it holds them when the update runs.
-void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u,
-                  const torch::Tensor& scalars) {
-  torch::Tensor& m = state.exp_avg();
-  torch::Tensor& v = state.exp_avg_sq();
+// One parameter's update (p, its gradient g and moments m, v: contiguous float32 of one size on one
+// device): with `u`, or with `scalars` (undefined, or AdamWStepScalars on p's device) as it holds
+// them when the update runs.
+void update_param(const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& m,
+                  const torch::Tensor& v, const AdamWUpdate& u, const torch::Tensor& scalars) {
 #ifdef MINRNN_WITH_CUDA
   if (p.is_cuda()) {
-    adamw_step_cuda({{p, p.grad(), m, v}}, u, scalars);  // the callers checked it is fusable
+    adamw_step_cuda({{p, g, m, v}}, u, scalars);  // the callers checked it is fusable
     return;
   }
 #endif
@@ -82,12 +84,29 @@ void update_param(torch::Tensor& p, AdamWParamState& state, const AdamWUpdate& u
     grad_scale = s->grad_scale;
   }
   float* pp = p.data_ptr<float>();
-  const float* gp = p.grad().data_ptr<float>();
+  const float* gp = g.data_ptr<float>();
   float* mp = m.data_ptr<float>();
   float* vp = v.data_ptr<float>();
   at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
     adamw_range(pp, gp, mp, vp, begin, end, update, grad_scale);
   });
+}
+
+// A parameter, its gradient and moments: one run's slices of a pack's.
+struct ParamSlices {
+  torch::Tensor p, g, m, v;
+};
+
+// The parameter's gradient, checked as step_with's kernels take it.
+const torch::Tensor& checked_grad(const torch::Tensor& p, const torch::Tensor& scalars,
+                                  const char* caller) {
+  if (!p.grad().defined() || !fusable(p) || !fusable(p.grad()) || p.grad().device() != p.device() ||
+      scalars.device() != p.device()) {
+    throw std::logic_error(std::string(caller) +
+                           ": every parameter needs a contiguous float32 gradient on the device "
+                           "of its scalars");
+  }
+  return p.grad();
 }
 
 }  // namespace
@@ -115,7 +134,8 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       if (!p.grad().defined()) continue;
       AdamWParamState& state = state_of(state_, p);
       state.step(state.step() + 1);
-      update_param(p, state, update_at(options, state.step()), torch::Tensor());
+      update_param(p, p.grad(), state.exp_avg(), state.exp_avg_sq(),
+                   adamw_update(options, state.step()), torch::Tensor());
     }
   }
   return loss;
@@ -132,12 +152,7 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
   std::vector<AdamWTensors> on_cuda;  // updated together: a few launches instead of one each
 #endif
   for (auto& p : group.params()) {
-    if (!p.grad().defined() || !fusable(p) || !fusable(p.grad()) ||
-        p.grad().device() != p.device() || scalars.device() != p.device()) {
-      throw std::logic_error(
-          "FusedAdamW::step_with: every parameter needs a contiguous float32 gradient on the "
-          "device of its scalars");
-    }
+    checked_grad(p, scalars, "FusedAdamW::step_with");
     AdamWParamState& state = state_of(state_, p);
 #ifdef MINRNN_WITH_CUDA
     if (p.is_cuda()) {
@@ -145,7 +160,7 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
       continue;
     }
 #endif
-    update_param(p, state, AdamWUpdate{}, scalars);
+    update_param(p, p.grad(), state.exp_avg(), state.exp_avg_sq(), AdamWUpdate{}, scalars);
   }
 #ifdef MINRNN_WITH_CUDA
   adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars);
@@ -153,14 +168,63 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
 }
 
 AdamWUpdate FusedAdamW::next_update() {
-  const auto& group = param_groups_.at(0);
-  const auto& options = static_cast<const AdamWOptions&>(group.options());
-  int64_t done = 0;
-  if (!group.params().empty()) {
-    const auto found = state_.find(group.params()[0].unsafeGetTensorImpl());
-    if (found != state_.end()) done = static_cast<AdamWParamState&>(*found->second).step();
+  return adamw_update(static_cast<const AdamWOptions&>(param_groups_.at(0).options()), steps() + 1);
+}
+
+void FusedAdamW::step_with_runs(const torch::Tensor& scalars) {
+  if (param_groups_.size() != 1 || scalars.dim() != 2 || scalars.size(1) != kAdamWStepScalarCount) {
+    throw std::logic_error(
+        "FusedAdamW::step_with_runs: one parameter group, scalars (runs, "
+        "kAdamWStepScalarCount)");
   }
-  return update_at(options, done + 1);
+  const int64_t runs = scalars.size(0);
+  torch::NoGradGuard no_grad;
+  std::vector<std::vector<ParamSlices>> each_run(static_cast<size_t>(runs));
+  for (auto& p : param_groups_[0].params()) {
+    const torch::Tensor& g = checked_grad(p, scalars, "FusedAdamW::step_with_runs");
+    if (p.dim() < 1 || p.size(0) != runs) {
+      throw std::logic_error("FusedAdamW::step_with_runs: a parameter is not stacked over " +
+                             std::to_string(runs) + " runs");
+    }
+    AdamWParamState& state = state_of(state_, p);
+    for (int64_t r = 0; r < runs; ++r) {
+      each_run[r].push_back({p[r], g[r], state.exp_avg()[r], state.exp_avg_sq()[r]});
+    }
+  }
+  for (int64_t r = 0; r < runs; ++r) {
+#ifdef MINRNN_WITH_CUDA
+    if (scalars.is_cuda()) {  // a few launches a run
+      std::vector<AdamWTensors> on_cuda;
+      for (const ParamSlices& t : each_run[r]) on_cuda.push_back({t.p, t.g, t.m, t.v});
+      adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars[r]);
+      continue;
+    }
+#endif
+    for (const ParamSlices& t : each_run[r]) {
+      update_param(t.p, t.g, t.m, t.v, AdamWUpdate{}, scalars[r]);
+    }
+  }
+}
+
+torch::Tensor& FusedAdamW::exp_avg(const torch::Tensor& p) {
+  return state_of(state_, p).exp_avg();
+}
+
+torch::Tensor& FusedAdamW::exp_avg_sq(const torch::Tensor& p) {
+  return state_of(state_, p).exp_avg_sq();
+}
+
+int64_t FusedAdamW::steps() const {
+  const auto& params = param_groups_.at(0).params();
+  if (params.empty()) return 0;
+  const auto found = state_.find(params[0].unsafeGetTensorImpl());
+  return found == state_.end() ? 0 : static_cast<AdamWParamState&>(*found->second).step();
+}
+
+void FusedAdamW::set_steps(int64_t steps) {
+  for (auto& group : param_groups_) {
+    for (auto& p : group.params()) state_of(state_, p).step(steps);
+  }
 }
 
 void FusedAdamW::count_step() {

@@ -30,6 +30,21 @@ class FusedAdamW : public torch::optim::AdamW {
   AdamWUpdate next_update();
   // One more step in every parameter's state (what checkpoints save), as step() counts.
   void count_step();
+
+  // A pack's runs stacked as one model (ops/run_axis.h; rl/stacked_pack.h): every parameter (P,
+  // …), `scalars` (P, kAdamWStepScalarCount) on their device; run r's slices take row r's update,
+  // gradient scale and apply flag. Counts nothing.
+  void step_with_runs(const torch::Tensor& scalars);
+  // p's moments, made (zeros) where p has no state yet: what a pack's optimizer takes in from its
+  // runs' and gives back to them.
+  torch::Tensor& exp_avg(const torch::Tensor& p);
+  torch::Tensor& exp_avg_sq(const torch::Tensor& p);
+  // The steps counted (the first parameter's; every one counts alike), and set for every one.
+  int64_t steps() const;
+  void set_steps(int64_t steps);
 };
+
+// The update of step t (1-based) with these options: torch's bias corrections, in double.
+AdamWUpdate adamw_update(const torch::optim::AdamWOptions& options, int64_t t);
 
 }  // namespace minrnn::core

@@ -10,6 +10,7 @@
 #include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/masked_mse.h"
+#include "ops/run_axis.h"
 #include "ops/side_work.h"
 #include "ops/step_end.h"
 
@@ -21,9 +22,9 @@ namespace {
 // own: set to none before its backward, they are allocated in the graph's pool.
 constexpr int64_t kEagerStepsBeforeCapture = 3;
 
-// The int64 values the host writes before a step (the step writes its verdict,
-// core::StepVerdict, through core::end_step).
-enum HostId : int64_t { kDropoutBase, kStepNumber, kHostIdCount };
+// The int64 values the host writes before a step, `runs` of each (the step writes its verdict,
+// core::StepVerdict, through core::end_step): the runs' dropout bases, then their step numbers.
+enum HostId : int64_t { kDropoutBases, kStepNumbers, kHostIdCount };
 
 // The tensors a step reads from the host, in one block of device memory that stays at one address,
 // filled from one block of host memory (pinned on CUDA, so the copy is asynchronous) by one copy a
@@ -66,6 +67,12 @@ class StagingBlock {
   void fill(int slot, const T* values) {
     std::memcpy(host<uint8_t>(slot), values, slots_[slot].host_bytes);
   }
+  // Part `part` of `parts` equal parts of the slot's host values (a pack's run's).
+  template <typename T>
+  void fill_part(int slot, int64_t part, int64_t parts, const T* values) {
+    const int64_t bytes = slots_[slot].host_bytes / parts;
+    std::memcpy(host<uint8_t>(slot) + part * bytes, values, bytes);
+  }
   void commit() {
     device_.narrow(0, 0, copied_bytes_).copy_(host_.narrow(0, 0, copied_bytes_), true);
   }
@@ -99,68 +106,113 @@ struct TrainStep::State {
   torch::Device device;
   StepMode mode;
   std::string description;
+  // 1, or a pack's runs stacked as one model (ops/run_axis.h), with each run's return scale and
+  // gradient clip.
+  const int64_t runs;
+  std::vector<double> return_scales, clips, lrs;
   StagingBlock staged;
-  int states, actions, returns_to_go, timesteps, mask, ids, scalars;  // slots of `staged`
-  torch::Tensor verdict;          // core::StepVerdict: the first non-finite step and what
-  torch::Tensor loss, grad_norm;  // the last step's, on the device
+  int states, actions, returns_to_go, timesteps, mask, ids;  // slots of `staged`
+  // One run: the step's scalars, the host writing their update (a slot's leading values). A pack:
+  // the host writes every run's update into `updates`, which the step copies into the runs' rows
+  // of `pack_scalars` (one row a run, each as one run's scalars).
+  int scalars = -1, updates = -1;
+  torch::Tensor pack_scalars;
+  torch::Tensor verdict;          // (runs, kStepVerdictCount): core::StepVerdict of each run
+  torch::Tensor loss, grad_norm;  // (runs): the last step's, on the device
   std::optional<core::CudaGraph> graph;
   core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
-  double lr = 0;
 
-  State(Agent& a, core::FusedAdamW& o, const torch::Device& d, StepMode m)
+  State(Agent& a, core::FusedAdamW& o, const torch::Device& d, StepMode m,
+        const std::vector<const TrainConfig*>& run_configs)
       : agent(a),
         params(a.model->parameters()),
         optimizer(o),
         device(d),
         mode(d.is_cuda() ? m : StepMode::kEager),
+        runs(static_cast<int64_t>(run_configs.size())),
+        lrs(run_configs.size(), 0.0),
         copied(d.is_cuda()) {
     description = mode == StepMode::kGraph ? "cuda graph" : "eager";
+    for (const TrainConfig* c : run_configs) {
+      return_scales.push_back(c->return_scale);
+      clips.push_back(c->grad_clip);
+    }
     const TrainConfig& c = agent.config;
     // Process-wide in LibTorch: a pack's runs share one (rl::train_pack checks).
     if (d.is_cuda()) core::set_cuda_matmul_precision(c.matmul_precision);
-    const int64_t B = c.batch_size, K = c.context_len;
+    const int64_t B = c.batch_size * runs, K = c.context_len;
     const int64_t obs = agent.model->options().obs_dim, act = agent.model->options().act_dim;
     states = staged.add({B, K, obs}, torch::kFloat);
     actions = staged.add({B, K, act}, torch::kFloat);
     returns_to_go = staged.add({B, K, 1}, torch::kFloat);
     timesteps = staged.add({B, K}, torch::kInt64);
     mask = staged.add({B, K}, torch::kFloat);
-    ids = staged.add({kHostIdCount}, torch::kInt64);
-    scalars = staged.add({core::kAdamWStepScalarCount}, torch::kFloat, core::kHostWrittenScalars);
-    staged.allocate(device);
-    staged.device(scalars)[core::kApplyScalar].fill_(1);
+    ids = staged.add({kHostIdCount * runs}, torch::kInt64);
     const auto on = torch::TensorOptions().device(device);
-    verdict = torch::zeros({core::kStepVerdictCount}, on.dtype(torch::kInt64));
-    loss = torch::zeros({}, on);
-    grad_norm = torch::zeros({}, on);
+    if (runs == 1) {
+      scalars =
+          staged.add({1, core::kAdamWStepScalarCount}, torch::kFloat, core::kHostWrittenScalars);
+    } else {
+      updates = staged.add({runs, core::kHostWrittenScalars}, torch::kFloat);
+      pack_scalars = torch::zeros({runs, core::kAdamWStepScalarCount}, on);
+    }
+    staged.allocate(device);
+    step_scalars().select(1, core::kApplyScalar).fill_(1);
+    verdict = torch::zeros({runs, core::kStepVerdictCount}, on.dtype(torch::kInt64));
+    loss = torch::zeros({runs}, on);
+    grad_norm = torch::zeros({runs}, on);
   }
 
-  // The host values of step agent.step + 1 into the pinned block, then onto the device.
-  void load(const data::SequenceBatch& b, uint64_t dropout_base) {
+  // (runs, kAdamWStepScalarCount): each run's AdamWStepScalars, at addresses that stay.
+  torch::Tensor step_scalars() const { return runs == 1 ? staged.device(scalars) : pack_scalars; }
+
+  // The host values of a step of every run into the pinned block, then onto the device.
+  void load(const std::vector<RunInputs>& in) {
     copied.wait();  // the previous step's copy has read the block
-    staged.fill(states, b.states.data());
-    staged.fill(actions, b.actions.data());
-    // Scaled as they are staged, not on the device: a launch less a replayed step.
-    float* scaled = staged.host<float>(returns_to_go);
-    const float scale = static_cast<float>(agent.config.return_scale);
-    const int64_t count = staged.host_count<float>(returns_to_go);
-    for (int64_t i = 0; i < count; ++i) scaled[i] = b.returns_to_go[i] / scale;
-    staged.fill(timesteps, b.timesteps.data());
-    staged.fill(mask, b.mask.data());
-    const int64_t host_ids[kHostIdCount] = {static_cast<int64_t>(dropout_base), agent.step + 1};
-    staged.fill(ids, host_ids);
-    const core::AdamWUpdate update = optimizer.next_update();
-    staged.fill(scalars, reinterpret_cast<const float*>(&update));
+    std::vector<int64_t> host_ids(static_cast<size_t>(kHostIdCount * runs));
+    for (int64_t r = 0; r < runs; ++r) {
+      const data::SequenceBatch& b = *in[r].batch;
+      staged.fill_part(states, r, runs, b.states.data());
+      staged.fill_part(actions, r, runs, b.actions.data());
+      // Scaled as they are staged, not on the device: a launch less a replayed step.
+      const int64_t count = staged.host_count<float>(returns_to_go) / runs;
+      float* scaled = staged.host<float>(returns_to_go) + r * count;
+      const float scale = static_cast<float>(return_scales[r]);
+      for (int64_t i = 0; i < count; ++i) scaled[i] = b.returns_to_go[i] / scale;
+      staged.fill_part(timesteps, r, runs, b.timesteps.data());
+      staged.fill_part(mask, r, runs, b.mask.data());
+      host_ids[kDropoutBases * runs + r] = static_cast<int64_t>(in[r].dropout_base);
+      host_ids[kStepNumbers * runs + r] = in[r].step;
+      const float* update = reinterpret_cast<const float*>(&in[r].update);
+      runs == 1 ? staged.fill(scalars, update) : staged.fill_part(updates, r, runs, update);
+      lrs[r] = in[r].lr;
+    }
+    staged.fill(ids, host_ids.data());
     staged.commit();
     copied.mark();
   }
 
+  // Each run's loss: (runs), or the lone run's scalar.
+  torch::Tensor run_losses(const torch::Tensor& predicted, const DecisionBatch& b) const {
+    const torch::Tensor m = staged.device(mask);
+    if (runs == 1) return masked_action_loss(predicted, b.actions, m);
+    std::vector<torch::Tensor> losses;
+    for (int64_t r = 0; r < runs; ++r) {
+      losses.push_back(masked_action_loss(core::run_rows(predicted, runs, r),
+                                          core::run_rows(b.actions, runs, r),
+                                          core::run_rows(m, runs, r)));
+    }
+    return torch::stack(losses);
+  }
+
   // The step itself, on the buffers: nothing in it reads a value back to the host.
   void compute() {
-    const TrainConfig& cfg = agent.config;
-    const torch::Tensor host_ids = staged.device(ids), step_scalars = staged.device(scalars);
-    core::DropoutSeeds seeds(host_ids.narrow(0, kDropoutBase, 1));
+    const torch::Tensor host_ids = staged.device(ids), step_scalars = this->step_scalars();
+    if (runs > 1) {
+      step_scalars.narrow(1, 0, core::kHostWrittenScalars).copy_(staged.device(updates));
+    }
+    core::DropoutSeeds seeds(host_ids.narrow(0, kDropoutBases * runs, runs));
     DecisionBatch b;
     b.returns_to_go = staged.device(returns_to_go);  // scaled by load()
     b.states = staged.device(states);
@@ -168,22 +220,44 @@ struct TrainStep::State {
     b.timesteps = staged.device(timesteps);
     agent.model->train();
     core::SideWorkScope side_work(core::side_work_on(), device);
-    const torch::Tensor step_loss =
-        masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask));
+    const torch::Tensor losses = run_losses(agent.model->forward(b), b);
     // Set to none rather than zeroed, so that the backward's own buffers become the gradients
     // (autograd takes a fresh gradient over) instead of being added into zeros: one kernel per
     // parameter less. Under capture those buffers come from the graph's pool, at the addresses
     // every replay writes them to.
     for (const torch::Tensor& p : params) p.mutable_grad().reset();
-    step_loss.backward();
+    (runs == 1 ? losses : losses.sum()).backward();
     side_work.join();  // the weight gradients queued beside the backward, before the step end
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
-    core::end_step({step_loss, grads, host_ids.narrow(0, kStepNumber, 1), step_scalars, verdict,
-                    loss, grad_norm},
-                   cfg.grad_clip);
-    optimizer.step_with(step_scalars);
+    for (int64_t r = 0; r < runs; ++r) {
+      std::vector<torch::Tensor> run_grads = grads;
+      if (runs > 1) {
+        for (torch::Tensor& g : run_grads) g = g[r];
+      }
+      core::end_step({runs == 1 ? losses : losses[r], run_grads,
+                      host_ids.narrow(0, kStepNumbers * runs + r, 1), step_scalars[r], verdict[r],
+                      loss[r], grad_norm[r]},
+                     clips[r]);
+    }
+    if (runs == 1) {
+      optimizer.step_with(step_scalars[0]);
+    } else {
+      optimizer.step_with_runs(step_scalars);
+    }
+  }
+
+  // Queues the step: its inputs, then the graph's replay or the ops themselves.
+  void queue(const std::vector<RunInputs>& in) {
+    load(in);
+    capture_when_due();
+    if (graph) {
+      graph->replay();
+    } else {
+      compute();
+    }
+    ++steps_here;
   }
 
   // Captures compute() once the warm-up steps are done; where that fails, eager from then on.
@@ -207,37 +281,45 @@ torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Te
 
 TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device,
                      StepMode mode)
-    : s_(std::make_unique<State>(agent, optimizer, device, mode)) {}
+    : s_(std::make_unique<State>(agent, optimizer, device, mode,
+                                 std::vector<const TrainConfig*>{&agent.config})) {}
+
+TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device,
+                     StepMode mode, const std::vector<const TrainConfig*>& runs)
+    : s_(std::make_unique<State>(agent, optimizer, device, mode, runs)) {
+  if (runs.size() < 2) throw std::invalid_argument("TrainStep: a pack has at least two runs");
+}
 
 TrainStep::~TrainStep() = default;
 
 void TrainStep::run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base) {
   State& s = *s_;
+  if (s.runs != 1) throw std::logic_error("TrainStep::run: a pack's step takes run_pack");
   for (auto& group : s.optimizer.param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-  s.lr = lr;
-  s.load(batch, dropout_base);
-  s.capture_when_due();
-  if (s.graph) {
-    s.graph->replay();
-  } else {
-    s.compute();
-  }
+  s.queue({{&batch, s.agent.step + 1, dropout_base, lr, s.optimizer.next_update()}});
   s.optimizer.count_step();
-  ++s.steps_here;
   ++s.agent.step;
 }
 
-StepStats TrainStep::last_stats() {
+void TrainStep::run_pack(const std::vector<RunInputs>& runs) {
+  if (static_cast<int64_t>(runs.size()) != s_->runs || s_->runs == 1) {
+    throw std::logic_error("TrainStep::run_pack: the inputs of each of the pack's " +
+                           std::to_string(s_->runs) + " runs");
+  }
+  s_->queue(runs);
+}
+
+StepStats TrainStep::last_stats(int64_t run) {
   StepStats stats;
-  stats.loss = s_->loss.item<double>();
-  stats.grad_norm = s_->grad_norm.item<double>();
-  stats.lr = s_->lr;
+  stats.loss = s_->loss[run].item<double>();
+  stats.grad_norm = s_->grad_norm[run].item<double>();
+  stats.lr = s_->lrs.at(run);
   return stats;
 }
 
-std::string TrainStep::failure() {
-  const torch::Tensor verdict = s_->verdict.cpu();
+std::string TrainStep::failure(int64_t run) {
+  const torch::Tensor verdict = s_->verdict[run].cpu();
   const int64_t step = verdict[core::kFirstBadStep].item<int64_t>();
   if (step == 0) return "";
   const bool loss = verdict[core::kBadWhat].item<int64_t>() == core::kBadLoss;

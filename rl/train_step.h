@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ops/cuda_graph.h"
 #include "ops/fused_adamw.h"
@@ -44,6 +45,11 @@ class TrainStep {
   // kGraph where the device is not CUDA runs eagerly. On CUDA it sets LibTorch's matmul precision,
   // process-wide, to the agent's config's (core::set_cuda_matmul_precision).
   TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode);
+  // The step of a pack's runs stacked as one model (ops/run_axis.h; rl/stacked_pack.h): agent.model
+  // stacked over the runs, `optimizer` over its stacked parameters, agent.config the batch and
+  // context every run shares; `runs` the runs' own configs (their return scale and clip).
+  TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode,
+            const std::vector<const TrainConfig*>& runs);
   ~TrainStep();
   TrainStep(const TrainStep&) = delete;
   TrainStep& operator=(const TrainStep&) = delete;
@@ -51,10 +57,21 @@ class TrainStep {
   // Queues step agent.step + 1 on `batch` at learning rate `lr`, its dropout masks from
   // `dropout_base`; agent.step counts it.
   void run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base);
-  // The last step's loss and gradient norm (a sync on CUDA).
-  StepStats last_stats();
-  // "" while every step was finite, else which step was not and why (a sync on CUDA).
-  std::string failure();
+  // What one of a pack's runs brings to a step.
+  struct RunInputs {
+    const data::SequenceBatch* batch;
+    int64_t step;  // the run's number for it (its first: 1)
+    uint64_t dropout_base;
+    double lr;
+    core::AdamWUpdate update;  // the run's AdamW update at this step and learning rate
+  };
+  // Queues one step of each of a pack's runs, in the order of the runs. Counts nothing: the pack
+  // counts each run's steps.
+  void run_pack(const std::vector<RunInputs>& runs);
+  // The last step's loss and gradient norm of a run (a pack's: its index; a sync on CUDA).
+  StepStats last_stats(int64_t run = 0);
+  // "" while every step of the run was finite, else which step was not and why (a sync on CUDA).
+  std::string failure(int64_t run = 0);
   // What runs: "cuda graph", "eager", or "eager (capture failed: …)".
   const std::string& description() const;
   // What a replay launches (zeros while the step runs eagerly).

@@ -15,62 +15,17 @@
 #include "ops/fused_adamw.h"
 #include "ops/side_work.h"
 #include "rl/train_step.h"
+#include "tests/rl/step_fixtures.h"
 
 namespace minrnn::rl {
 namespace {
 
-constexpr int64_t kObs = 11, kAct = 3;
-
-Agent make_agent(const std::string& backbone, const torch::Device& device) {
-  torch::manual_seed(21);
-  Agent agent;
-  agent.config.batch_size = 6;
-  agent.config.context_len = 5;
-  agent.config.grad_clip = 0.25;
-  agent.config.return_scale = 100;
-  agent.config.lr = 1e-3;
-  agent.config.warmup_steps = 10;
-  DecisionModelOptions mo;
-  mo.obs_dim = kObs;
-  mo.act_dim = kAct;
-  mo.backbone = backbone;
-  mo.n_layers = 2;
-  mo.embed_dim = 16;
-  mo.dropout = 0.1;
-  agent.model = DecisionModel(mo);
-  agent.model->to(device);
-  return agent;
-}
-
-torch::optim::AdamWOptions adamw_options(const Agent& agent) {
-  return torch::optim::AdamWOptions(agent.config.lr).weight_decay(1e-4);
-}
-
-// Batch `step`, random, its last two windows padded (mask 0) from position 3.
-data::SequenceBatch batch_at(int64_t step) {
-  torch::manual_seed(1000 + step);
-  const int64_t B = 6, K = 5;
-  auto values = [](const torch::Tensor& t) {
-    return std::vector<float>(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
-  };
-  data::SequenceBatch b;
-  b.batch_size = B;
-  b.context_len = K;
-  b.obs_dim = kObs;
-  b.act_dim = kAct;
-  b.states = values(torch::randn({B, K, kObs}));
-  b.actions = values(torch::rand({B, K, kAct}) * 2 - 1);
-  b.returns_to_go = values(torch::rand({B, K, 1}) * 300);
-  const torch::Tensor t = torch::randint(0, 1000, {B, K}, torch::kInt64);
-  b.timesteps.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-  b.mask.assign(B * K, 1.0f);
-  for (int64_t k = 3; k < K; ++k) b.mask[(B - 1) * K + k] = b.mask[(B - 2) * K + k] = 0;
-  return b;
-}
-
-double warmup_lr(const Agent& agent, int64_t step) {
-  return agent.config.lr * std::min(1.0, double(step + 1) / double(agent.config.warmup_steps));
-}
+using testing::adamw_options;
+using testing::batch_at;
+using testing::kAct;
+using testing::kObs;
+using testing::make_agent;
+using testing::warmup_lr;
 
 // The step as it was written before TrainStep: tensors from the batch, LibTorch's clip, the
 // optimizer's host-side step.
