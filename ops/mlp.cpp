@@ -124,14 +124,16 @@ bool fusable(const torch::Tensor& t, const torch::Tensor& x) {
   return x.is_cpu() && x.scalar_type() == torch::kFloat;
 }
 
-// The MLP of one run's weights: fused where it can be, else Linear → exact GELU → Linear in
-// LibTorch ops.
+// The MLP of one run's weights: fused where it can be, else Linear → exact GELU → Linear as the
+// Sequential's modules compute them.
 torch::Tensor mlp_of(const torch::Tensor& x, const torch::Tensor& w1, const torch::Tensor& b1,
                      const torch::Tensor& w2, const torch::Tensor& b2) {
   const bool fused = x.dim() >= 1 && x.numel() > 0 && fusable(x, x) && fusable(w1, x) &&
                      fusable(w2, x) && fusable(b1, x) && fusable(b2, x);
   if (fused) return MlpFunction::apply(x, w1, b1, w2, b2);
-  return torch::linear(torch::gelu(torch::linear(x, w1, b1)), w2, b2);
+  // What the Sequential's own modules compute (the C++ API's linear: matmul, then the bias).
+  namespace F = torch::nn::functional;
+  return F::linear(F::gelu(F::linear(x, w1, b1)), w2, b2);
 }
 
 }  // namespace

@@ -31,6 +31,14 @@ std::string first_difference(const Agent& a, const Agent& b) {
   return "";
 }
 
+// Blocks the host until the device has done what the current stream queued: where the runs'
+// tensors change hands between the pack's stream and their own.
+void wait_for_device(const torch::Device& device) {
+  core::StreamFence done(device.is_cuda());
+  done.mark();
+  done.wait();
+}
+
 }  // namespace
 
 std::string why_not_stacked(const std::vector<const Agent*>& runs) {
@@ -52,12 +60,13 @@ std::string why_not_stacked(const std::vector<const Agent*>& runs) {
 StackedPack::StackedPack(const std::vector<Agent*>& agents,
                          const std::vector<core::FusedAdamW*>& optimizers,
                          const torch::Device& device, StepMode mode)
-    : agents_(agents), optimizers_(optimizers) {
+    : stream_(device.is_cuda()), agents_(agents), optimizers_(optimizers) {
   const std::string why = why_not_stacked({agents.begin(), agents.end()});
   if (!why.empty()) throw std::invalid_argument("stacked pack: " + why);
   if (optimizers.size() != agents.size()) {
     throw std::invalid_argument("stacked pack: one optimizer a run");
   }
+  const core::WorkStream::Scope on_stream(stream_);
   stacked_.config = agents[0]->config;
   stacked_.model = DecisionModel(agents[0]->model->options());
   stacked_.model->to(device);
@@ -83,6 +92,7 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
   std::vector<const TrainConfig*> configs;
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
+  wait_for_device(device);
 }
 
 StackedPack::~StackedPack() = default;
@@ -94,6 +104,7 @@ void StackedPack::run(const std::vector<const data::SequenceBatch*>& batches,
       static_cast<int64_t>(dropout_bases.size()) != runs()) {
     throw std::invalid_argument("StackedPack::run: a batch, learning rate and base a run");
   }
+  const core::WorkStream::Scope on_stream(stream_);
   std::vector<TrainStep::RunInputs> in;
   for (int64_t r = 0; r < runs(); ++r) {
     auto options =
@@ -110,16 +121,19 @@ void StackedPack::run(const std::vector<const data::SequenceBatch*>& batches,
 }
 
 StepStats StackedPack::last_stats(int64_t run) {
+  const core::WorkStream::Scope on_stream(stream_);
   return step_->last_stats(run);
 }
 
 std::string StackedPack::failure(int64_t run) {
+  const core::WorkStream::Scope on_stream(stream_);
   return step_->failure(run);
 }
 
 void StackedPack::write_back(int64_t run) {
   Agent& agent = *agents_.at(run);
   core::FusedAdamW& lone = *optimizers_.at(run);
+  const core::WorkStream::Scope on_stream(stream_);
   core::copy_run(*stacked_.model, run, *agent.model);
   const std::vector<torch::Tensor> params = stacked_.model->parameters();
   const std::vector<torch::Tensor> lone_params = agent.model->parameters();
@@ -129,6 +143,7 @@ void StackedPack::write_back(int64_t run) {
     lone.exp_avg_sq(lone_params[i]).copy_(optimizer_->exp_avg_sq(params[i])[run]);
   }
   lone.set_steps(adamw_steps_[run]);
+  wait_for_device(lone_params.front().device());
 }
 
 }  // namespace minrnn::rl

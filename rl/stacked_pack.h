@@ -5,7 +5,9 @@
 // non-finite step stopping its own run alone. Each run ends with the weights it gets alone.
 //
 // The runs' agents and optimizers stay theirs (what checkpoints, evaluations and resumes read):
-// the pack takes them in when it is made and gives a run's back with write_back.
+// the pack takes them in when it is made and gives a run's back with write_back. On CUDA the pack
+// works on a stream of its own; the host waits for the device where the runs' tensors change
+// hands (its making, write_back), so each run's own stream reads them whole.
 #pragma once
 #include <torch/torch.h>
 
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cuda_graph.h"
 #include "ops/fused_adamw.h"
 #include "rl/agent.h"
 #include "rl/train_step.h"
@@ -53,6 +56,7 @@ class StackedPack {
   core::CapturedNodes graph_nodes() const { return step_->graph_nodes(); }
 
  private:
+  core::WorkStream stream_;
   std::vector<Agent*> agents_;
   std::vector<core::FusedAdamW*> optimizers_;
   std::vector<int64_t> adamw_steps_;  // each run's AdamW count, kept here between write_backs

@@ -1,12 +1,16 @@
 #include "rl/trainer.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 #include "datasets/episodes.h"
 #include "io/atomic_file.h"
+#include "rl/stacked_pack.h"
 #include "rl/training_run.h"
 
 namespace minrnn::rl {
@@ -38,11 +42,150 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   return run.finish();
 }
 
+namespace {
+
+// Whether a pack's runs of one shape train as one stacked model (rl/stacked_pack.h):
+// MINRNN_STACKED_PACK=1. Off by default until a GPU has timed it against the pack of streams.
+bool stacked_packs_asked() {
+  const char* asked = std::getenv("MINRNN_STACKED_PACK");
+  return asked && std::string(asked) == "1";
+}
+
+// A pack's runs as train_pack steps them: each alone, or the runs of one shape as one stacked
+// model (one group a shape, its pack rebuilt whenever a run leaves it).
+class PackSteps {
+ public:
+  PackSteps(std::vector<std::unique_ptr<TrainingRun>>& runs, bool stacked, StepMode mode)
+      : runs_(runs), mode_(mode) {
+    group_of_.assign(runs.size(), -1);
+    if (!stacked) return;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (!runs[i] || runs[i]->stepped_out()) continue;
+      for (size_t g = 0; g < groups_.size() && group_of_[i] < 0; ++g) {
+        const Agent& first = runs[groups_[g].members[0]]->agent();
+        if (why_not_stacked({&first, &runs[i]->agent()}).empty()) join(i, g);
+      }
+      if (group_of_[i] < 0) {
+        groups_.emplace_back();
+        join(i, groups_.size() - 1);
+      }
+    }
+  }
+
+  // One step of every run still training; false when none is. `fail` takes a run that threw.
+  bool step_all(const std::function<void(size_t, const std::exception&)>& fail) {
+    bool stepped = false;
+    for (Group& g : groups_) stepped |= step_group(g, fail);
+    for (size_t i = 0; i < runs_.size(); ++i) {
+      if (group_of_[i] >= 0 || !runs_[i] || runs_[i]->stepped_out()) continue;
+      try {
+        runs_[i]->step();
+        stepped = true;
+      } catch (const std::exception& e) {
+        fail(i, e);
+      }
+    }
+    return stepped;
+  }
+
+  // Run i is dropped (it failed): its group's pack, which the others use to the end of this
+  // round, is made again without it at their next step.
+  void release(size_t i) { group_of_[i] = -1; }
+  // Every run's weights back in it, its own steps from then on: before the runs finish.
+  void release_all() {
+    for (Group& g : groups_) dissolve(g);
+  }
+
+ private:
+  struct Group {
+    std::vector<size_t> members;  // runs of one shape, while they train
+    std::unique_ptr<StackedPack> pack;
+  };
+
+  void join(size_t i, size_t g) {
+    groups_[g].members.push_back(i);
+    group_of_[i] = static_cast<int>(g);
+  }
+
+  void dissolve(Group& g) {
+    if (!g.pack) return;
+    for (size_t i : g.members) {
+      if (runs_[i]) runs_[i]->leave_pack();
+    }
+    g.pack.reset();
+  }
+
+  // The group's runs still training, its pack made for them where they changed; one step of
+  // each. A group down to one run leaves it to step alone.
+  bool step_group(Group& g, const std::function<void(size_t, const std::exception&)>& fail) {
+    std::vector<size_t> live;
+    for (size_t i : g.members) {
+      if (runs_[i] && !runs_[i]->stepped_out()) live.push_back(i);
+    }
+    if (live != g.members || !g.pack) {
+      dissolve(g);
+      g.members = live;
+    }
+    if (g.members.size() < 2) {
+      for (size_t i : g.members) group_of_[i] = -1;
+      g.members.clear();
+      return false;
+    }
+    std::vector<TrainingRun::StepInputs> in;
+    for (size_t i : g.members) {
+      const auto prepared = runs_[i]->prepare_step();
+      if (!prepared) return true;  // a stop signal: every run checkpoints and steps out
+      in.push_back(*prepared);
+    }
+    if (!g.pack) make_pack(g);
+    std::vector<const data::SequenceBatch*> batches;
+    std::vector<double> lrs;
+    std::vector<uint64_t> bases;
+    for (const auto& x : in) {
+      batches.push_back(x.batch);
+      lrs.push_back(x.lr);
+      bases.push_back(x.dropout_base);
+    }
+    g.pack->run(batches, lrs, bases);
+    for (size_t i : std::vector<size_t>(g.members)) {
+      try {
+        runs_[i]->complete_step();
+      } catch (const std::exception& e) {
+        fail(i, e);
+      }
+    }
+    return true;
+  }
+
+  void make_pack(Group& g) {
+    std::vector<Agent*> agents;
+    std::vector<core::FusedAdamW*> optimizers;
+    for (size_t i : g.members) {
+      agents.push_back(&runs_[i]->agent());
+      optimizers.push_back(&runs_[i]->optimizer());
+    }
+    const torch::Device device = agents[0]->model->parameters().front().device();
+    g.pack = std::make_unique<StackedPack>(agents, optimizers, device, mode_);
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      runs_[g.members[k]]->join_pack(*g.pack, static_cast<int64_t>(k));
+    }
+  }
+
+  std::vector<std::unique_ptr<TrainingRun>>& runs_;
+  StepMode mode_;
+  std::vector<Group> groups_;
+  std::vector<int> group_of_;  // each run's group, or -1: it steps alone
+};
+
+}  // namespace
+
 std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
   std::vector<TrainResult> results(members.size());
   std::vector<std::unique_ptr<TrainingRun>> runs(members.size());
+  std::unique_ptr<PackSteps> steps;
   auto fail = [&](size_t i, const std::exception& e) {
     results[i].error = e.what();
+    if (steps) steps->release(i);
     runs[i].reset();  // its lock goes; its last checkpoint stays what it was
     std::fprintf(stderr, "minrnn train: %s failed: %s (the pack's other runs go on)\n",
                  members[i].options.run_dir.c_str(), e.what());
@@ -67,18 +210,12 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
       fail(i, e);
     }
   }
-  for (bool stepped = true; stepped;) {
-    stepped = false;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (!runs[i] || runs[i]->stepped_out()) continue;
-      try {
-        runs[i]->step();
-        stepped = true;
-      } catch (const std::exception& e) {
-        fail(i, e);
-      }
-    }
+  const bool graphs = members.empty() || members[0].options.cuda_graph;
+  steps = std::make_unique<PackSteps>(runs, stacked_packs_asked(),
+                                      graphs ? StepMode::kGraph : StepMode::kEager);
+  while (steps->step_all(fail)) {
   }
+  steps->release_all();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!runs[i]) continue;
     try {

@@ -25,6 +25,8 @@
 #include "rl/progress_log.h"
 #include "rl/run_dir.h"
 #include "rl/run_evaluations.h"
+#include "rl/run_files.h"
+#include "rl/stacked_pack.h"
 #include "rl/stop_request.h"
 #include "rl/train_step.h"
 
@@ -38,33 +40,6 @@ uint64_t step_seed(int64_t seed, int64_t step) {
   return static_cast<uint64_t>(seed) * 1000003ULL + static_cast<uint64_t>(step) * 7919ULL + 17;
 }
 
-// The files of a run directory (trainer.h says what each holds).
-struct RunFiles {
-  fs::path dir, checkpoint, metrics, evals, done, config;
-  explicit RunFiles(const std::string& run_dir)
-      : dir(run_dir),
-        checkpoint(dir / "checkpoint.pt"),
-        metrics(dir / "metrics.csv"),
-        evals(dir / "evals.csv"),
-        done(dir / "done.json"),
-        config(dir / "config.yaml") {}
-};
-
-// Removes `dir` (when not empty) at scope exit unless keep() was called.
-class RemoveUnlessKept {
- public:
-  explicit RemoveUnlessKept(fs::path dir) : dir_(std::move(dir)) {}
-  ~RemoveUnlessKept() {
-    if (!dir_.empty()) io::remove_tree(dir_);
-  }
-  RemoveUnlessKept(const RemoveUnlessKept&) = delete;
-  RemoveUnlessKept& operator=(const RemoveUnlessKept&) = delete;
-  void keep() { dir_.clear(); }
-
- private:
-  fs::path dir_;
-};
-
 // The device first: a CUDA run where none is usable is refused before anything is created, and
 // `auto` is recorded in config.yaml as the device it chose.
 core::DeviceChoice choose_device(const std::string& requested) {
@@ -72,38 +47,6 @@ core::DeviceChoice choose_device(const std::string& requested) {
   if (requested == "auto")
     std::fprintf(stderr, "%s\n", core::describe_choice("auto", choice).c_str());
   return choice;
-}
-
-// A run extended before to this very budget: nothing left to train.
-TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet) {
-  TrainResult result;
-  result.step = result.resumed_from = max_steps;
-  result.finished = true;
-  result.last_loss = last_logged_loss(files.metrics);
-  if (!quiet)
-    std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
-                 static_cast<long long>(max_steps));
-  return result;
-}
-
-// env.json: the environment and reference scores the run is evaluated with.
-void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
-                bool quiet) {
-  nlohmann::ordered_json j;
-  j["env"] = env.env;
-  j["env_id"] = env.env_id;
-  j["env_version"] = env.env_version;
-  j["env_source"] = env.env_source;
-  j["ref_min_score"] = env.ref_min_score;
-  j["ref_max_score"] = env.ref_max_score;
-  j["ref_source"] = env.ref_source;
-  j["dataset"] = dataset;
-  io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
-  if (!quiet && !env.env.empty()) {
-    std::fprintf(stderr, "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)\n",
-                 env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
-                 env.ref_source.c_str());
-  }
 }
 
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.
@@ -154,15 +97,6 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
   return agent.step;
 }
 
-// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
-// from steps this run does again.
-void drop_rows_after(const RunFiles& files, int64_t step) {
-  if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
-  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
-  if (!fs::exists(files.metrics))
-    io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
-}
-
 // The trainer's sampler of `ds`; each step reseeds it from (seed, step), which makes a resumed
 // run's batches those of an uninterrupted one.
 data::TrajectorySampler make_sampler(const TrainConfig& cfg, const data::Dataset& ds) {
@@ -176,15 +110,6 @@ data::TrajectorySampler make_sampler(const TrainConfig& cfg, const data::Dataset
 // DT's warm-up: lr · min(1, (step + 1) / warmup) for the step after `step`.
 double warmup_lr(const TrainConfig& cfg, int64_t step) {
   return cfg.lr * std::min(1.0, double(step + 1) / double(std::max<int64_t>(1, cfg.warmup_steps)));
-}
-
-// done.json: what the sweep and the report read to know the run is finished.
-void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss) {
-  std::ostringstream js;
-  js << "{\"env_id\": " << nlohmann::json(env.env_id).dump()
-     << ", \"env_version\": " << env.env_version << ", \"step\": " << step
-     << ", \"last_loss\": " << last_loss << "}\n";
-  io::write_file_atomically(files.done, js.str());
 }
 
 // Why the step loop ended.
@@ -225,6 +150,8 @@ struct TrainingRun::State {
   TrainResult result;
   int64_t first_step = 0, saved_step = 0;  // where this process started; what checkpoint.pt holds
   LoopEnd end = LoopEnd::kRunning;
+  StackedPack* pack = nullptr;  // while the run is a seat of one (join_pack)
+  int64_t seat = 0;
 
   State(const TrainConfig& requested, const TrainOptions& options)
       : opt(options),
@@ -258,7 +185,7 @@ struct TrainingRun::State {
   // Throws when a step so far was not finite (rl/train_step.h): before anything is saved or
   // reported from the weights.
   void check_finite() {
-    const std::string failure = train_step->failure();
+    const std::string failure = pack ? pack->failure(seat) : train_step->failure();
     if (failure.empty()) return;
     throw std::runtime_error(
         failure + "; stopped. The last good checkpoint (" +
@@ -270,8 +197,19 @@ struct TrainingRun::State {
   // from a later checkpoint would never redo it (rl/run_evaluations.h).
   void save() {
     evaluations->wait();
+    sync_weights();
     save_checkpoint(files.checkpoint.string(), agent, *optimizer);
     saved_step = agent.step;
+  }
+
+  // The agent's weights and optimizer as the steps left them (a pack's are written back).
+  void sync_weights() {
+    if (pack) pack->write_back(seat);
+  }
+
+  void evaluate() {
+    sync_weights();
+    evaluations->start(agent);
   }
 
   bool overlap_evaluations() const {
@@ -337,8 +275,18 @@ const std::string& TrainingRun::run_dir() const {
 }
 
 void TrainingRun::step() {
+  const std::optional<StepInputs> in = prepare_step();
+  if (!in) return;
+  {
+    const core::WorkStream::Scope on_stream(s_->stream);
+    s_->train_step->run(*in->batch, in->lr, in->dropout_base);
+  }
+  complete_step();
+}
+
+std::optional<TrainingRun::StepInputs> TrainingRun::prepare_step() {
   State& s = *s_;
-  if (stepped_out()) return;
+  if (stepped_out()) return std::nullopt;
   const core::WorkStream::Scope on_stream(s.stream);
   s.evaluations->collect_finished();
   // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; keep it and stop.
@@ -348,17 +296,22 @@ void TrainingRun::step() {
       s.save();
     }
     s.end = LoopEnd::kStopSignal;
-    return;
+    return std::nullopt;
   }
   s.sampler->reseed(step_seed(s.cfg.seed, s.agent.step));
   s.sampler->sample(s.batch);
-  s.train_step->run(s.batch, warmup_lr(s.cfg, s.agent.step),
-                    core::dropout_math::mix(step_seed(s.cfg.seed, s.agent.step)));
+  return StepInputs{&s.batch, warmup_lr(s.cfg, s.agent.step),
+                    core::dropout_math::mix(step_seed(s.cfg.seed, s.agent.step))};
+}
+
+void TrainingRun::complete_step() {
+  State& s = *s_;
+  const core::WorkStream::Scope on_stream(s.stream);
   // On the CPU reading the flag costs nothing: stop at the very step, as before a device ran ahead.
   if (s.choice.device.is_cpu()) s.check_finite();
   s.log->after(s.agent.step, s.cfg.log_every, [&] {
     s.check_finite();
-    const StepStats stats = s.train_step->last_stats();
+    const StepStats stats = s.pack ? s.pack->last_stats(s.seat) : s.train_step->last_stats();
     s.result.last_loss = stats.loss;
     return stats;
   });
@@ -373,9 +326,36 @@ void TrainingRun::step() {
   if (s.cfg.eval_every > 0 && s.agent.step % s.cfg.eval_every == 0 &&
       s.agent.step != s.cfg.max_steps) {
     s.check_finite();
-    s.evaluations->start(s.agent);
+    s.evaluate();
   }
   if (s.agent.step >= s.cfg.max_steps) s.end = LoopEnd::kMaxSteps;
+}
+
+void TrainingRun::join_pack(StackedPack& pack, int64_t seat) {
+  State& s = *s_;
+  {
+    // The pack reads the agent on its own stream: what this run's queued first is done.
+    const core::WorkStream::Scope on_stream(s.stream);
+    core::StreamFence done(s.choice.device.is_cuda());
+    done.mark();
+    done.wait();
+  }
+  s.pack = &pack;
+  s.seat = seat;
+}
+
+void TrainingRun::leave_pack() {
+  State& s = *s_;
+  s.sync_weights();
+  s.pack = nullptr;
+}
+
+Agent& TrainingRun::agent() {
+  return s_->agent;
+}
+
+core::FusedAdamW& TrainingRun::optimizer() {
+  return *s_->optimizer;
 }
 
 TrainResult TrainingRun::finish() {
@@ -393,7 +373,7 @@ TrainResult TrainingRun::finish() {
   result.finished = s.end == LoopEnd::kMaxSteps && !result.interrupted;
   if (!result.finished) return result;
   if (s.first_step < s.cfg.max_steps) {  // trained here: the final evaluation
-    s.evaluations->start(s.agent);
+    s.evaluate();
     s.evaluations->wait();
   } else {
     result.last_loss = last_logged_loss(s.files.metrics);

@@ -5,15 +5,22 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "rl/trainer.h"
 
 namespace minrnn::data {
 struct Dataset;
+struct SequenceBatch;
+}
+namespace minrnn::core {
+class FusedAdamW;
 }
 
 namespace minrnn::rl {
+
+class StackedPack;
 
 // The dataset as training reads it (no infos, metadata or next observations), to share between
 // the runs of a pack.
@@ -34,8 +41,26 @@ class TrainingRun {
   bool stepped_out() const;
   // One optimizer step with its logging, checkpoint and evaluation at their cadence; on a stop
   // signal, instead, the checkpoint of the last step. Throws on a non-finite loss or gradient
-  // (the last checkpoint stays intact).
+  // (the last checkpoint stays intact). prepare_step, the step itself, complete_step.
   void step();
+
+  // A step in two halves around a stacked pack's step (rl/stacked_pack.h). The first: on a stop
+  // signal the checkpoint of the last step and nothing to step; else the next step's inputs.
+  struct StepInputs {
+    const data::SequenceBatch* batch;  // the run's, until the next prepare_step
+    double lr;
+    uint64_t dropout_base;
+  };
+  std::optional<StepInputs> prepare_step();
+  // The second, once the step ran: its logging, checkpoint and evaluation at their cadence.
+  void complete_step();
+  // The run's steps are a stacked pack's, as its run `seat`, until leave_pack: the pack's verdict
+  // and statistics are the run's, and its weights are written back into the run before they are
+  // saved or evaluated. The run's agent and optimizer are what the pack takes in.
+  void join_pack(StackedPack& pack, int64_t seat);
+  void leave_pack();  // the run's weights written back; its own steps from then on
+  Agent& agent();
+  core::FusedAdamW& optimizer();
   // The final evaluation and done.json when the run reached max_steps here; what it did.
   TrainResult finish();
 

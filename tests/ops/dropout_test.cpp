@@ -113,7 +113,14 @@ TEST(HashedDropout, AScopesCallsAreSeededFromItsBase) {
     out.sum().backward();  // the backward regenerates the mask from the same base and call
     EXPECT_TRUE(torch::equal(yg.grad() != 0, want1 != 0));
   }
-  EXPECT_THROW(DropoutSeeds(torch::zeros({2}, torch::kInt64)), std::invalid_argument);
+  EXPECT_THROW(DropoutSeeds(torch::zeros({2, 1}, torch::kInt64)), std::invalid_argument);
+  EXPECT_THROW(DropoutSeeds(torch::zeros({1}, torch::kFloat)), std::invalid_argument);
+  {
+    // Two runs' bases: a pack's scope (ops/run_axis.h), whose dropouts run a run at a time.
+    DropoutSeeds pack(torch::zeros({2}, torch::kInt64));
+    EXPECT_EQ(pack.runs(), 2);
+    EXPECT_THROW(add_dropout(x, y, 0.3, true), std::logic_error);
+  }
   // Outside any scope: drawn from the generator again, so not the scope's seeds.
   EXPECT_FALSE(torch::equal(add_dropout(x, y, 0.3, true), want0));
 }

@@ -1,6 +1,10 @@
 // rl::train_pack: several runs in one process, each trained exactly as alone — the same weights,
-// curves and evaluations on the CPU — through kills, and with one run's failure its own.
+// curves and evaluations on the CPU — through kills, and with one run's failure its own. Each test
+// runs twice: the runs stepped in turn, and (StackedPackTraining) as one stacked model
+// (MINRNN_STACKED_PACK=1, rl/stacked_pack.h).
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
@@ -10,6 +14,15 @@ namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
+
+// MINRNN_STACKED_PACK as asked, for the scope's life.
+class StackedPacks {
+ public:
+  explicit StackedPacks(bool on) { setenv("MINRNN_STACKED_PACK", on ? "1" : "0", 1); }
+  ~StackedPacks() { unsetenv("MINRNN_STACKED_PACK"); }
+  StackedPacks(const StackedPacks&) = delete;
+  StackedPacks& operator=(const StackedPacks&) = delete;
+};
 
 rl::PackMember member(const std::string& data, const fs::path& run, int64_t seed,
                       std::vector<std::string> sets = {}) {
@@ -41,7 +54,8 @@ TEST(Pack, ARunOfAnotherMatmulPrecisionFailsAlone) {
 }
 
 // Each run of a pack ends as the same run trained alone: weights, evals.csv, metrics.csv rows.
-TEST(Pack, EachRunEndsAsItWouldAlone) {
+void each_run_ends_as_it_would_alone(bool stacked) {
+  const StackedPacks mode(stacked);
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);
   std::vector<rl::PackMember> pack;
@@ -67,11 +81,18 @@ TEST(Pack, EachRunEndsAsItWouldAlone) {
   EXPECT_NE(testing::read_text(tmp.path / "pack/0/evals.csv"),
             testing::read_text(tmp.path / "pack/1/evals.csv"));
 }
+TEST(Pack, EachRunEndsAsItWouldAlone) {
+  each_run_ends_as_it_would_alone(false);
+}
+TEST(StackedPackTraining, EachRunEndsAsItWouldAlone) {
+  each_run_ends_as_it_would_alone(true);
+}
 
 // A run of a pack killed after its checkpoint at step 20 (stop_after: as if killed there, before
 // anything else) while the others went on: the same pack command resumes it, and it ends with the
 // weights of an uninterrupted run; the finished ones are left as they are.
-TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
+void a_kill_inside_a_pack_resumes_to_the_same_weights(bool stacked) {
+  const StackedPacks mode(stacked);
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);
   std::vector<rl::PackMember> pack = {member(data, tmp.path / "a", 0),
@@ -96,13 +117,24 @@ TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
   testing::expect_same_weights(tmp.path / "a", tmp.path / "alone");
   EXPECT_EQ(testing::read_text(tmp.path / "a/evals.csv"),
             testing::read_text(tmp.path / "alone/evals.csv"));
+  // And the run that trained on past the kill, in the pack and then alone in it.
+  const rl::PackMember b_alone = member(data, tmp.path / "b-alone", 1);
+  rl::train(b_alone.config, b_alone.options);
+  testing::expect_same_weights(tmp.path / "b", tmp.path / "b-alone");
+}
+TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
+  a_kill_inside_a_pack_resumes_to_the_same_weights(false);
+}
+TEST(StackedPackTraining, AKillInsideAPackResumesToTheSameWeights) {
+  a_kill_inside_a_pack_resumes_to_the_same_weights(true);
 }
 
 // One run's loss is not finite (its returns-to-go divided by a return_scale of 1e-300, zero in
 // float: inf):
 // it fails alone, with its reason, its last good checkpoint kept; the others train on to the end
 // and end with the weights they get alone.
-TEST(Pack, ARunThatDivergesFailsAlone) {
+void a_run_that_diverges_fails_alone(bool stacked) {
+  const StackedPacks mode(stacked);
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);
   std::vector<rl::PackMember> pack = {
@@ -122,6 +154,12 @@ TEST(Pack, ARunThatDivergesFailsAlone) {
   const rl::PackMember alone = member(data, tmp.path / "alone", 0);
   rl::train(alone.config, alone.options);
   testing::expect_same_weights(tmp.path / "ok", tmp.path / "alone");
+}
+TEST(Pack, ARunThatDivergesFailsAlone) {
+  a_run_that_diverges_fails_alone(false);
+}
+TEST(StackedPackTraining, ARunThatDivergesFailsAlone) {
+  a_run_that_diverges_fails_alone(true);
 }
 
 // On CUDA each run of a pack steps on a stream of its own, so the runs overlap on the GPU: each

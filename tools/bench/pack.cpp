@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <sstream>
 
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
+#include "rl/stacked_pack.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
 #include "tools/commands.h"
@@ -34,6 +36,7 @@ struct PackBenchOptions {
   double seconds = 3;      // timed seconds per cell (after warm-up)
   double peak_tflops = 0;  // the device's fp32 peak, for the share column; 0: not shown
   bool eager = false;      // eager steps instead of CUDA graphs
+  bool stacked = false;    // P > 1: the runs as one stacked model (rl/stacked_pack.h)
   BenchFiling filing;
 };
 
@@ -50,6 +53,27 @@ struct PackRow {
   double run_steps_per_s = 0, step_gflop = 0;
 };
 
+// The pack's rate: `round` (a step of every run) repeated for o.seconds after five warm-up
+// rounds, `wait` (every run's work done) around the timed ones; a row but for its names.
+PackRow time_rounds(const PackBenchOptions& o, int pack, const std::function<void()>& round,
+                    const std::function<void()>& wait) {
+  for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
+  wait();
+  PackRow row;
+  row.pack = pack;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < o.seconds || row.rounds < 5) {
+    round();
+    ++row.rounds;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  wait();
+  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  row.run_steps_per_s = static_cast<double>(row.rounds * pack) / elapsed;
+  return row;
+}
+
 PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
                      const torch::Device& device, int pack) {
   std::vector<PackedRun> runs(static_cast<size_t>(pack));
@@ -61,37 +85,44 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
         o.shape, backbone, device, i, o.eager ? rl::StepMode::kEager : rl::StepMode::kGraph);
   }
   const data::SequenceBatch batch = synthetic_batch(o.shape);
-  auto round = [&] {  // one step of every run, each queued on its own stream
+  std::unique_ptr<rl::StackedPack> stacked;
+  std::function<void()> round, wait;
+  if (o.stacked && pack > 1) {  // one model of the runs' stacked weights, one step for all
+    std::vector<rl::Agent*> agents;
+    std::vector<core::FusedAdamW*> optimizers;
     for (PackedRun& r : runs) {
-      const core::WorkStream::Scope on_stream(*r.stream);
-      r.trainer->step.run(batch, 1e-4, static_cast<uint64_t>(r.trainer->agent.step));
+      agents.push_back(&r.trainer->agent);
+      optimizers.push_back(&r.trainer->optimizer);
     }
-  };
-  auto wait_for_all = [&] {
-    for (PackedRun& r : runs) {
-      const core::WorkStream::Scope on_stream(*r.stream);
-      r.trainer->step.last_stats();
-    }
-  };
-  for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
-  wait_for_all();
-
-  PackRow row;
+    stacked = std::make_unique<rl::StackedPack>(
+        agents, optimizers, device, o.eager ? rl::StepMode::kEager : rl::StepMode::kGraph);
+    const std::vector<const data::SequenceBatch*> batches(runs.size(), &batch);
+    const std::vector<double> lrs(runs.size(), 1e-4);
+    round = [&, batches, lrs] {
+      std::vector<uint64_t> bases;
+      for (PackedRun& r : runs) bases.push_back(static_cast<uint64_t>(r.trainer->agent.step));
+      stacked->run(batches, lrs, bases);
+    };
+    wait = [&] { stacked->last_stats(0); };
+  } else {
+    round = [&] {  // one step of every run, each queued on its own stream
+      for (PackedRun& r : runs) {
+        const core::WorkStream::Scope on_stream(*r.stream);
+        r.trainer->step.run(batch, 1e-4, static_cast<uint64_t>(r.trainer->agent.step));
+      }
+    };
+    wait = [&] {
+      for (PackedRun& r : runs) {
+        const core::WorkStream::Scope on_stream(*r.stream);
+        r.trainer->step.last_stats();
+      }
+    };
+  }
+  PackRow row = time_rounds(o, pack, round, wait);
   row.backbone = backbone;
   row.device = device.str();
-  row.mode = runs[0].trainer->step.description();
-  row.pack = pack;
+  row.mode = stacked ? "stacked " + stacked->description() : runs[0].trainer->step.description();
   row.step_gflop = training_step_flops(runs[0].trainer->agent, o.shape) / 1e9;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  while (elapsed < o.seconds || row.rounds < 5) {
-    round();
-    ++row.rounds;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  wait_for_all();
-  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  row.run_steps_per_s = static_cast<double>(row.rounds * pack) / elapsed;
   return row;
 }
 
@@ -108,12 +139,15 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
   md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
-     << (o.eager ? " --eager" : "") << precision_option(s)
+     << (o.eager ? " --eager" : "") << precision_option(s) << (o.stacked ? " --stacked" : "")
      << "`. P runs of the decision model (B=" << s.batch << ", K=" << s.context << ", embed "
      << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
-     << ") in one process, each with its own weights, AdamW and "
-     << "trainer's step on a stream of its own, stepped in turn from one thread on one reused "
-     << "synthetic batch (no sampling)"
+     << ") in one process, each with its own weights and AdamW, "
+     << (o.stacked ? "the runs of a pack of two or more as one stacked model (rl/stacked_pack.h: "
+                     "one training step for all of them)"
+                   : "each with a trainer's step on a stream of its own, stepped in turn from "
+                     "one thread")
+     << ", on one reused synthetic batch (no sampling)"
      << (device.is_cuda() ? ", through " + cuda_queues() + " hardware queues" : std::string())
      << ". run-steps/s = all runs' steps per second; GFLOP = the matmul FLOPs of one run's step "
      << "(tools/bench/train_setup.h).\n\n"
@@ -168,6 +202,9 @@ void add(CLI::App& bench) {
                   "H100 or H200 SXM)")
       ->check(CLI::PositiveNumber);
   sub->add_flag("--eager", o->eager, "step eagerly instead of replaying CUDA graphs");
+  sub->add_flag("--stacked", o->stacked,
+                "train each pack of two runs or more as one stacked model, one step for all "
+                "(rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep)");
   add_filing_options(sub, o->filing, kPackCsv);
   sub->callback([o] {
     const torch::Device device = bench_device(o->device);

@@ -1,0 +1,64 @@
+#include "rl/run_files.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "rl/run_dir.h"
+
+namespace minrnn::rl {
+
+namespace fs = std::filesystem;
+
+// A run extended before to this very budget: nothing left to train.
+TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet) {
+  TrainResult result;
+  result.step = result.resumed_from = max_steps;
+  result.finished = true;
+  result.last_loss = last_logged_loss(files.metrics);
+  if (!quiet)
+    std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
+                 static_cast<long long>(max_steps));
+  return result;
+}
+
+// env.json: the environment and reference scores the run is evaluated with.
+void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
+                bool quiet) {
+  nlohmann::ordered_json j;
+  j["env"] = env.env;
+  j["env_id"] = env.env_id;
+  j["env_version"] = env.env_version;
+  j["env_source"] = env.env_source;
+  j["ref_min_score"] = env.ref_min_score;
+  j["ref_max_score"] = env.ref_max_score;
+  j["ref_source"] = env.ref_source;
+  j["dataset"] = dataset;
+  io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
+  if (!quiet && !env.env.empty()) {
+    std::fprintf(stderr, "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)\n",
+                 env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
+                 env.ref_source.c_str());
+  }
+}
+
+// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
+// from steps this run does again.
+void drop_rows_after(const RunFiles& files, int64_t step) {
+  if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
+  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
+  if (!fs::exists(files.metrics))
+    io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
+}
+
+// done.json: what the sweep and the report read to know the run is finished.
+void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss) {
+  std::ostringstream js;
+  js << "{\"env_id\": " << nlohmann::json(env.env_id).dump()
+     << ", \"env_version\": " << env.env_version << ", \"step\": " << step
+     << ", \"last_loss\": " << last_loss << "}\n";
+  io::write_file_atomically(files.done, js.str());
+}
+
+}  // namespace minrnn::rl

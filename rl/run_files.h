@@ -1,0 +1,57 @@
+// The files of a run directory as a training run writes them (rl/training_run.cpp): their paths,
+// a new directory removed again unless the run keeps it, env.json, the rows of metrics.csv and
+// evals.csv a resume redoes, and done.json.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "io/atomic_dir.h"
+#include "rl/dataset_env.h"
+#include "rl/trainer.h"
+
+namespace minrnn::rl {
+
+// The files of a run directory (trainer.h says what each holds).
+struct RunFiles {
+  std::filesystem::path dir, checkpoint, metrics, evals, done, config;
+  explicit RunFiles(const std::string& run_dir)
+      : dir(run_dir),
+        checkpoint(dir / "checkpoint.pt"),
+        metrics(dir / "metrics.csv"),
+        evals(dir / "evals.csv"),
+        done(dir / "done.json"),
+        config(dir / "config.yaml") {}
+};
+
+// Removes `dir` (when not empty) at scope exit unless keep() was called.
+class RemoveUnlessKept {
+ public:
+  explicit RemoveUnlessKept(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  ~RemoveUnlessKept() {
+    if (!dir_.empty()) io::remove_tree(dir_);
+  }
+  RemoveUnlessKept(const RemoveUnlessKept&) = delete;
+  RemoveUnlessKept& operator=(const RemoveUnlessKept&) = delete;
+  void keep() { dir_.clear(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// A run extended before to this very budget: nothing left to train.
+TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet);
+
+// env.json: the environment and reference scores the run is evaluated with.
+void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
+                bool quiet);
+
+// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
+// from steps this run does again.
+void drop_rows_after(const RunFiles& files, int64_t step);
+
+// done.json: what the sweep and the report read to know the run is finished.
+void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss);
+
+}  // namespace minrnn::rl
