@@ -100,6 +100,78 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
   }
 };
 
+// pre (runs · n, hidden) plus each run's row of bias (runs, hidden) → {GELU, GELU′} of it: the
+// bias-GELU kernel on CUDA, its formula in LibTorch ops elsewhere.
+std::pair<torch::Tensor, torch::Tensor> run_bias_gelu(const torch::Tensor& pre,
+                                                      const torch::Tensor& bias) {
+#ifdef MINRNN_WITH_CUDA
+  if (pre.is_cuda()) return bias_gelu_cuda(pre, bias);
+#endif
+  const int64_t runs = bias.size(0);
+  const torch::Tensor v = (pre.view({runs, -1, pre.size(1)}) + bias.unsqueeze(1)).view(pre.sizes());
+  const torch::Tensor cdf = 0.5 * (1 + torch::erf(v * 0.70710678118654752440));
+  const torch::Tensor pdf = 0.39894228040143267794 * torch::exp(-0.5 * v * v);
+  return {v * cdf, cdf + v * pdf};
+}
+
+// {d_activated · slope, each run's column sums of it}: the GELU backward and the first bias's
+// gradient of a pack's runs.
+std::pair<torch::Tensor, torch::Tensor> run_gelu_backward(const torch::Tensor& d_activated,
+                                                          const torch::Tensor& slope,
+                                                          int64_t runs) {
+#ifdef MINRNN_WITH_CUDA
+  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope, runs);
+#endif
+  const torch::Tensor d_hidden = d_activated * slope;
+  return {d_hidden, run_column_sums(d_hidden, runs)};
+}
+
+// A pack's stacked MLP (ops/run_axis.h, batched_runs): each product one batched product for all
+// runs, the GELU pass and the bias gradients each run's own rows of one launch.
+class StackedMlpFunction : public torch::autograd::Function<StackedMlpFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w1, const torch::Tensor& b1,
+                               const torch::Tensor& w2, const torch::Tensor& b2) {
+    const int64_t runs = w1.size(0);
+    const torch::Tensor rows = x.reshape({runs, -1, x.size(-1)}).contiguous();
+    const torch::Tensor pre = torch::bmm(rows, w1.transpose(1, 2));
+    auto [activated, gelu_grad] = run_bias_gelu(pre.view({-1, pre.size(2)}), b1);
+    activated = activated.view(pre.sizes());
+    const torch::Tensor out = torch::baddbmm(b2.unsqueeze(1), activated, w2.transpose(1, 2));
+    ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
+    std::vector<int64_t> out_sizes = x.sizes().vec();
+    out_sizes.back() = w2.size(1);
+    ctx->saved_data["in_sizes"] = x.sizes().vec();
+    return out.view(out_sizes);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
+                        &activated = saved[4];
+    const int64_t runs = w1.size(0);
+    const torch::Tensor d_out = grads[0].reshape({runs, -1, w2.size(1)}).contiguous();
+    const auto second = beside({d_out, activated}, [&] {
+      return std::vector<torch::Tensor>{torch::bmm(d_out.transpose(1, 2), activated),
+                                        run_column_sums(d_out.view({-1, d_out.size(2)}), runs)};
+    });
+    const torch::Tensor d_activated = torch::bmm(d_out, w2);
+    auto [d_hidden, d_b1] =
+        run_gelu_backward(d_activated.view({-1, d_activated.size(2)}), gelu_grad, runs);
+    d_hidden = d_hidden.view(d_activated.sizes());
+    const auto first = beside({d_hidden, rows}, [&] {
+      return std::vector<torch::Tensor>{torch::bmm(d_hidden.transpose(1, 2), rows)};
+    });
+    torch::Tensor d_x;
+    if (ctx->needs_input_grad(0)) {
+      d_x = torch::bmm(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
+    }
+    return {d_x, first[0], d_b1, second[0], second[1]};
+  }
+};
+
 // The Sequential's two Linears when it is Linear → exact GELU → Linear with biases, else null.
 struct Layers {
   torch::nn::LinearImpl *up = nullptr, *down = nullptr;
@@ -150,6 +222,14 @@ torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
   const torch::Tensor &w1 = l.up->weight, &b1 = l.up->bias, &w2 = l.down->weight,
                       &b2 = l.down->bias;
   if (const int64_t runs = stacked_runs(w1, 2, "mlp_forward's first weight")) {
+    const auto same = [&](const torch::Tensor& t) {
+      return t.device() == x.device() && t.scalar_type() == x.scalar_type();
+    };
+    const bool floats = x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble;
+    if (batched_runs(x.device()) && x.dim() >= 1 && x.numel() > 0 && floats && same(w1) &&
+        same(b1) && same(w2) && same(b2)) {
+      return StackedMlpFunction::apply(x, w1, b1, w2, b2);
+    }
     return for_each_run(runs, [&](int64_t r) {
       return mlp_of(run_rows(x, runs, r), run_param(w1, r), run_param(b1, r), run_param(w2, r),
                     run_param(b2, r));

@@ -5,6 +5,8 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <algorithm>
+#include <stdexcept>
+#include <vector>
 
 #include "kernels/cuda/pointwise.h"
 
@@ -35,13 +37,15 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre_
   c10::cuda::CUDAGuard guard(pre_in.device());
   const torch::Tensor pre = pre_in.contiguous(), bias = bias_in.contiguous();
   torch::Tensor activated = torch::empty_like(pre), slope = torch::empty_like(pre);
+  const int64_t width = pre.size(-1), rows = pre.numel() / width;
   const kernels::BiasGeluArgs args{pre.data_ptr(),
                                    bias.data_ptr(),
                                    activated.data_ptr(),
                                    slope.data_ptr(),
                                    pre.numel(),
-                                   pre.size(-1),
-                                   pre.scalar_type() == torch::kDouble};
+                                   width,
+                                   pre.scalar_type() == torch::kDouble,
+                                   bias.dim() == 2 ? rows / bias.size(0) : 0};
   C10_CUDA_CHECK(kernels::bias_gelu(args, at::cuda::getCurrentCUDAStream()));
   return {activated, slope};
 }
@@ -49,14 +53,19 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre_
 namespace {
 
 // The column sums of in (rows, width), of in · scale where scale is defined (the products into
-// product): every tensor contiguous, of in's device and dtype.
+// product): every tensor contiguous, of in's device and dtype. runs > 1: each run's rows on their
+// own, (runs, width).
 torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& scale,
-                               const torch::Tensor& product) {
+                               const torch::Tensor& product, int64_t runs) {
   c10::cuda::CUDAGuard guard(in.device());
   const int64_t rows = in.size(0), width = in.size(1);
-  if (rows == 0) return torch::zeros({width}, in.options());
-  torch::Tensor sums = torch::empty({width}, in.options());
-  torch::Tensor scratch = torch::empty({kernels::column_sums_scratch(rows, width)}, in.options());
+  const std::vector<int64_t> shape =
+      runs == 1 ? std::vector<int64_t>{width} : std::vector<int64_t>{runs, width};
+  if (rows == 0) return torch::zeros(shape, in.options());
+  if (rows % runs != 0) throw std::invalid_argument("column sums: rows do not split into runs");
+  torch::Tensor sums = torch::empty(shape, in.options());
+  torch::Tensor scratch =
+      torch::empty({kernels::column_sums_scratch(rows, width, runs)}, in.options());
   const kernels::ColumnSumsArgs args{in.data_ptr(),
                                      scale.defined() ? scale.data_ptr() : nullptr,
                                      product.defined() ? product.data_ptr() : nullptr,
@@ -64,7 +73,8 @@ torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& sca
                                      scratch.data_ptr(),
                                      rows,
                                      width,
-                                     in.scalar_type() == torch::kDouble};
+                                     in.scalar_type() == torch::kDouble,
+                                     runs};
   C10_CUDA_CHECK(kernels::column_sums(args, at::cuda::getCurrentCUDAStream()));
   return sums;
 }
@@ -72,15 +82,16 @@ torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& sca
 }  // namespace
 
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& d_activated_in,
-                                                           const torch::Tensor& slope_in) {
+                                                           const torch::Tensor& slope_in,
+                                                           int64_t runs) {
   const torch::Tensor d_activated = d_activated_in.contiguous(), slope = slope_in.contiguous();
   torch::Tensor d_hidden = torch::empty_like(slope);
-  torch::Tensor d_bias = column_sums_into(d_activated, slope, d_hidden);
+  torch::Tensor d_bias = column_sums_into(d_activated, slope, d_hidden, runs);
   return {d_hidden, d_bias};
 }
 
-torch::Tensor column_sums_cuda(const torch::Tensor& rows) {
-  return column_sums_into(rows.contiguous(), {}, {});
+torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs) {
+  return column_sums_into(rows.contiguous(), {}, {}, runs);
 }
 
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,

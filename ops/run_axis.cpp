@@ -1,9 +1,13 @@
 #include "ops/run_axis.h"
 
+#include <atomic>
 #include <optional>
 #include <stdexcept>
 
 #include "ops/dropout.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/pointwise_cuda.h"
+#endif
 
 namespace minrnn::core {
 
@@ -13,6 +17,25 @@ int64_t stacked_runs(const torch::Tensor& param, int64_t lone_dim, const std::st
   throw std::invalid_argument(what + ": expected " + std::to_string(lone_dim) +
                               " dimensions (one run) or " + std::to_string(lone_dim + 1) +
                               " (a pack's runs stacked), got " + std::to_string(param.dim()));
+}
+
+namespace {
+std::atomic<bool> batched_on_cpu{false};
+}  // namespace
+
+bool batched_runs(const torch::Device& device) {
+  return device.is_cuda() || batched_on_cpu;
+}
+
+void set_batched_runs_on_cpu(bool on) {
+  batched_on_cpu = on;
+}
+
+torch::Tensor run_column_sums(const torch::Tensor& rows, int64_t runs) {
+#ifdef MINRNN_WITH_CUDA
+  if (rows.is_cuda()) return column_sums_cuda(rows, runs);
+#endif
+  return rows.reshape({runs, -1, rows.size(-1)}).sum(1);
 }
 
 int64_t dropout_runs() {

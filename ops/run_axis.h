@@ -39,6 +39,16 @@ std::vector<torch::Tensor> for_each_run(
 // The same for an op of one output.
 torch::Tensor for_each_run(int64_t runs, const std::function<torch::Tensor(int64_t run)>& op);
 
+// Whether ops take a pack's runs in batched passes (one product, one launch for all runs) on
+// `device`: on CUDA, always; on the CPU, only when a test asks (a run at a time gives the lone
+// runs' bits there, which the CPU's packs promise).
+bool batched_runs(const torch::Device& device);
+void set_batched_runs_on_cpu(bool on);
+
+// Each run's column sums of rows (runs · n, width) → (runs, width): a stacked Linear's bias
+// gradient (the column-sum kernel on CUDA).
+torch::Tensor run_column_sums(const torch::Tensor& rows, int64_t runs);
+
 // Makes `pack` (a module of the runs' structure) the runs' stacked model: each of its parameters
 // becomes the runs' same-named parameters stacked along a new leading axis. Its buffers, if any,
 // must be the same in every run.

@@ -53,7 +53,8 @@ grid::BiasGelu<T, DeviceMemory> bias_gelu_program(const BiasGeluArgs& a) {
           static_cast<const T*>(a.pre),
           static_cast<const T*>(a.bias),
           static_cast<T*>(a.activated),
-          static_cast<T*>(a.slope)};
+          static_cast<T*>(a.slope),
+          a.rows_per_run};
 }
 // Each pass sums tiles of rows into partial rows, the next sums those, until one row is left:
 // the partial rows of pass n go to scratch, one level after another, the last row to sums.
@@ -65,9 +66,9 @@ cudaError_t column_sums_of(const ColumnSumsArgs& a, cudaStream_t stream) {
   bool scaled = a.scale != nullptr;
   for (int64_t rows = a.rows;;) {
     Program k{};
-    k.rows = rows, k.width = a.width, k.scaled = scaled, k.in = in;
+    k.rows = rows, k.width = a.width, k.scaled = scaled, k.in = in, k.runs = a.runs;
     k.scale = static_cast<const T*>(a.scale), k.product = static_cast<T*>(a.product);
-    const bool last = k.tiles() <= 1;
+    const bool last = k.run_tiles() <= 1;
     k.sums_out = last ? static_cast<T*>(a.sums) : scratch;
     if (const cudaError_t err = launch(k, stream); err != cudaSuccess || last) return err;
     in = scratch, scratch += k.tiles() * a.width, rows = k.tiles(), scaled = false;
@@ -84,11 +85,11 @@ cudaError_t bias_gelu(const BiasGeluArgs& a, cudaStream_t stream) {
   return a.float64 ? launch(bias_gelu_program<double>(a), stream)
                    : launch(bias_gelu_program<float>(a), stream);
 }
-int64_t column_sums_scratch(int64_t rows, int64_t width) {
+int64_t column_sums_scratch(int64_t rows, int64_t width, int64_t runs) {
   using Program = grid::ColumnSums<float, DeviceMemory>;
   int64_t partial_rows = 0;  // every pass's but the last's, as column_sums_of writes them
-  for (int64_t left = Program::tiles_of(rows); left > 1; left = Program::tiles_of(left)) {
-    partial_rows += left;
+  for (int64_t left = Program::tiles_of(rows / runs); left > 1; left = Program::tiles_of(left)) {
+    partial_rows += runs * left;
   }
   return partial_rows * width;
 }

@@ -24,11 +24,13 @@ struct DropoutAddArgs {
 cudaError_t dropout_add(const DropoutAddArgs& args, cudaStream_t stream);
 
 // The fused MLP's forward pass: pre (rows, width) + bias (width) → activated, slope (GELU, GELU′).
+// rows_per_run > 0: a pack's runs stacked, bias (runs, width), each run's rows its own row.
 struct BiasGeluArgs {
   const void *pre, *bias;
   void *activated, *slope;
   int64_t n, width;
   bool float64;
+  int64_t rows_per_run = 0;
 };
 cudaError_t bias_gelu(const BiasGeluArgs& args, cudaStream_t stream);
 
@@ -36,13 +38,16 @@ cudaError_t bias_gelu(const BiasGeluArgs& args, cudaStream_t stream);
 // shape), of in · scale, the products written to product (the MLP's GELU backward and its bias
 // gradient in one pass). scratch: column_sums_scratch(rows, width) elements for the partial rows
 // (none when rows fit one tile). ceil(log₂₅₆ rows) launches, one up to 256 rows, two up to 65 536.
+// With runs > 1, the rows are that many runs' one after the other, each summed on its own: sums
+// (runs, width).
 struct ColumnSumsArgs {
   const void *in, *scale;
   void *product, *sums, *scratch;
   int64_t rows, width;
   bool float64;
+  int64_t runs = 1;
 };
-int64_t column_sums_scratch(int64_t rows, int64_t width);
+int64_t column_sums_scratch(int64_t rows, int64_t width, int64_t runs = 1);
 cudaError_t column_sums(const ColumnSumsArgs& args, cudaStream_t stream);
 
 // One AdamW step of `count` float32 parameter tensors, in place (each p, m, v of its n elements),

@@ -78,16 +78,20 @@ MINRNN_HOST_DEVICE double erf_of(double v) {
 }
 
 // v = pre[i] + bias[i % width]: activated[i] = GELU(v) = v Φ(v), slope[i] = GELU'(v) = Φ(v) + v
-// φ(v) (exact GELU, Φ by erf).
+// φ(v) (exact GELU, Φ by erf). With rows_per_run > 0, a pack's runs stacked (ops/run_axis.h):
+// bias (runs, width), each run's rows adding its own row.
 template <typename T, typename Mem>
 struct BiasGelu : PointwiseGrid {
   int64_t width;
   typename Mem::template In<T> pre, bias;
   typename Mem::template Out<T> activated, slope;
+  int64_t rows_per_run = 0;
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
     if (i >= n) return;
-    const T v = static_cast<T>(pre[i]) + static_cast<T>(bias[i % width]);
+    const int64_t row = i / width, column = i - row * width;
+    const int64_t b = rows_per_run > 0 ? row / rows_per_run * width + column : column;
+    const T v = static_cast<T>(pre[i]) + static_cast<T>(bias[b]);
     const T cdf = T(0.5) * (T(1) + erf_of(v * T(0.70710678118654752440)));
     const T pdf = T(0.39894228040143267794) * scan_math::exp_of(T(-0.5) * v * v);
     activated[i] = v * cdf;
@@ -101,7 +105,9 @@ struct BiasGelu : PointwiseGrid {
 // left). A block takes kLanes columns of one tile (SlicedSums: kSlices slices of the tile's rows,
 // halved across barriers). With `scaled`, each term is in · scale, written to `product` as it is
 // summed: the MLP's GELU backward (d_hidden = d_activated · GELU′) and its first bias's gradient
-// in one pass, where LibTorch's column sum would read d_hidden again.
+// in one pass, where LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows
+// are that many runs' one after the other (a pack's stacked runs, ops/run_axis.h), each summed on
+// its own: no tile takes rows of two runs, and the last pass leaves a row a run.
 template <typename T, typename Mem>
 struct ColumnSums : SlicedSums {
   // Rows a thread sums in a tile, and how many of their reads it has in flight at once: all 16
@@ -117,20 +123,24 @@ struct ColumnSums : SlicedSums {
   typename Mem::template In<T> in, scale;  // (rows, width); scale read when scaled
   typename Mem::template Out<T> product;   // (rows, width), written when scaled
   typename Mem::template Out<T> sums_out;  // (tiles(), width)
+  int64_t runs = 1;                        // rows / runs rows each
   MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
-  // The partial rows a pass over `rows` rows leaves (the next pass's rows).
+  // The partial rows a pass over `rows` rows leaves (the next pass's rows, a run's).
   static MINRNN_HOST_DEVICE int64_t tiles_of(int64_t rows) {
     return (rows + kTileRows - 1) / kTileRows;
   }
-  MINRNN_HOST_DEVICE int64_t tiles() const { return tiles_of(rows); }
+  MINRNN_HOST_DEVICE int64_t run_rows() const { return rows / runs; }
+  MINRNN_HOST_DEVICE int64_t run_tiles() const { return tiles_of(run_rows()); }
+  MINRNN_HOST_DEVICE int64_t tiles() const { return runs * run_tiles(); }
   MINRNN_HOST_DEVICE int64_t blocks() const { return groups() * tiles(); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
-    const int64_t tile = th.block / groups();
+    const int64_t tile = th.block / groups();  // tile `tile % run_tiles()` of its run
     const int64_t k = (th.block - tile * groups()) * kLanes + lane(th);
     if (p == 0) {
-      const int64_t first = tile * kTileRows + slice(th);
-      const int64_t tile_end = (tile + 1) * kTileRows;
-      const int64_t end = k >= width ? 0 : tile_end < rows ? tile_end : rows;
+      const int64_t run = tile / run_tiles(), run_end = (run + 1) * run_rows();
+      const int64_t tile_first = run * run_rows() + (tile - run * run_tiles()) * kTileRows;
+      const int64_t first = tile_first + slice(th), tile_end = tile_first + kTileRows;
+      const int64_t end = k >= width ? 0 : tile_end < run_end ? tile_end : run_end;
       sh.sums[th.index] = column_sum(first, end, k);
     } else if (p <= kLevels) {
       halve<T>(sh.sums, th, p);

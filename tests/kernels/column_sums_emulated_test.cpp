@@ -30,11 +30,12 @@ torch::Tensor rows_of(const std::vector<T>& v, int64_t rows, int64_t width) {
   return torch::from_blob(const_cast<T*>(v.data()), {rows, width}, dtype).clone();
 }
 
-// Runs the passes over in (rows, width) — of in · scale when scaled — and checks them; returns
-// how many passes ran.
+// Runs the passes over in (rows, width) — of in · scale when scaled; `runs` runs' rows one after
+// the other, each summed on its own — and checks them; returns how many passes ran.
 template <typename T>
-int check_sums(int64_t rows, int64_t width, bool scaled) {
-  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + (scaled ? " scaled" : ""));
+int check_sums(int64_t rows, int64_t width, bool scaled, int64_t runs = 1) {
+  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + (scaled ? " scaled" : "") +
+               ", " + std::to_string(runs) + " runs");
   const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
   const torch::Tensor in = torch::randn({rows, width}, dtype),
                       scale = torch::rand({rows, width}, dtype);
@@ -46,14 +47,14 @@ int check_sums(int64_t rows, int64_t width, bool scaled) {
   int passes = 0;
   for (int64_t n = rows;; ++passes) {
     Sums<T> k{};
-    k.rows = n, k.width = width, k.scaled = scaled && passes == 0;
+    k.rows = n, k.width = width, k.scaled = scaled && passes == 0, k.runs = runs;
     k.in = pass_in, k.scale = scale_b.in(), k.product = product_b.out();
     levels.push_back(std::make_unique<emu::Buffer<T>>("level " + std::to_string(passes),
                                                       static_cast<size_t>(k.tiles() * width)));
     k.sums_out = levels.back()->out();
     emu::run(k, log);
     levels.back()->check_written(log);
-    if (k.tiles() <= 1) break;
+    if (k.run_tiles() <= 1) break;
     pass_in = levels.back()->in(), n = k.tiles();
   }
   if (scaled) product_b.check_written(log);
@@ -62,13 +63,35 @@ int check_sums(int64_t rows, int64_t width, bool scaled) {
   if (scaled) {
     EXPECT_TRUE(torch::equal(rows_of(product_b.data(), rows, width), terms));
   }
-  const torch::Tensor want = terms.to(torch::kDouble).sum(0);
-  const torch::Tensor got = rows_of(levels.back()->data(), 1, width).to(torch::kDouble)[0];
+  const torch::Tensor want = terms.to(torch::kDouble).view({runs, -1, width}).sum(1);
+  const torch::Tensor got = rows_of(levels.back()->data(), runs, width).to(torch::kDouble);
   // Each sum's rounding error grows at most as its terms' count (in practice as its square root).
   const double eps = sizeof(T) == 4 ? 6e-8 : 1.2e-16;
   const double tol = 4 * eps * static_cast<double>(rows) + 1e-300;
   EXPECT_LE((got - want).abs().max().item<double>(),
             tol * terms.abs().to(torch::kDouble).sum(0).max().item<double>());
+  if (runs > 1) {  // each run's sums, bit for bit, as that run's rows summed alone
+    for (int64_t r = 0; r < runs; ++r) {
+      const torch::Tensor alone = terms.view({runs, -1, width})[r];
+      emu::Log alone_log;
+      emu::Buffer<T> run_in("run in", values_of<T>(alone));
+      std::vector<std::unique_ptr<emu::Buffer<T>>> run_levels;
+      emu::In<T> run_pass = run_in.in();
+      for (int64_t n = rows / runs;;) {
+        Sums<T> k{};
+        k.rows = n, k.width = width, k.scaled = false, k.in = run_pass;
+        run_levels.push_back(
+            std::make_unique<emu::Buffer<T>>("run level", static_cast<size_t>(k.tiles() * width)));
+        k.sums_out = run_levels.back()->out();
+        emu::run(k, alone_log);
+        if (k.tiles() <= 1) break;
+        run_pass = run_levels.back()->in(), n = k.tiles();
+      }
+      EXPECT_TRUE(torch::equal(rows_of(run_levels.back()->data(), 1, width)[0],
+                               rows_of(levels.back()->data(), runs, width)[r]))
+          << "run " << r;
+    }
+  }
   return passes + 1;
 }
 
@@ -85,6 +108,19 @@ TEST(ColumnSumsEmulated, SumsEveryColumnOverPartialTilesAndColumnBlocks) {
       EXPECT_EQ(check_sums<float>(rows, width, scaled), rows > kTile ? 2 : 1);
       check_sums<double>(rows, width, scaled);
     }
+  }
+}
+
+// A pack's runs stacked (ops/run_axis.h): each run's rows summed on their own, as that run alone,
+// where a run's rows end inside a tile, on a tile's edge, and fit one tile.
+TEST(ColumnSumsEmulated, EachRunOfAPackIsSummedAsItIsAlone) {
+  torch::manual_seed(13);
+  constexpr int64_t kTile = Sums<float>::kTileRows;
+  for (bool scaled : {false, true}) {
+    EXPECT_EQ(check_sums<float>(3 * 1000, 40, scaled, 3), 2);
+    EXPECT_EQ(check_sums<float>(2 * 2 * kTile, 33, scaled, 2), 2);
+    EXPECT_EQ(check_sums<float>(4 * 7, 5, scaled, 4), 1);
+    check_sums<double>(2 * 300, 17, scaled, 2);
   }
 }
 

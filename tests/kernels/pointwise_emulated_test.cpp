@@ -77,25 +77,34 @@ TEST(PointwiseEmulated, DropoutAddEqualsTheCpuPassBitForBit) {
   check<double>(257, 0.5, false, &base);
 }
 
+// runs > 1: a pack's runs stacked (ops/run_axis.h), rows / runs rows each with its own bias row.
 template <typename T>
-void check_gelu(int64_t rows, int64_t width) {
-  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+void check_gelu(int64_t rows, int64_t width, int64_t runs = 1) {
+  SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + ", " + std::to_string(runs) +
+               " runs");
   const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
   const torch::Tensor pre = torch::randn({rows, width}, dtype) * 3,
-                      bias = torch::randn({width}, dtype);
+                      bias = runs > 1 ? torch::randn({runs, width}, dtype)
+                                      : torch::randn({width}, dtype);
   const int64_t n = rows * width;
   emu::Log log;
   emu::Buffer<T> pre_b("pre", values_of<T>(pre)), bias_b("bias", values_of<T>(bias)),
       act_b("activated", static_cast<size_t>(n)), slope_b("slope", static_cast<size_t>(n));
-  emu::run(
-      grid::BiasGelu<T, emu::Memory>{
-          {n}, width, pre_b.in(), bias_b.in(), act_b.out(), slope_b.out()},
-      log);
+  emu::run(grid::BiasGelu<T, emu::Memory>{{n},
+                                          width,
+                                          pre_b.in(),
+                                          bias_b.in(),
+                                          act_b.out(),
+                                          slope_b.out(),
+                                          runs > 1 ? rows / runs : 0},
+           log);
   act_b.check_written(log);
   slope_b.check_written(log);
   ASSERT_TRUE(log.ok()) << log.summary();
   // float64 reference: GELU by torch, its derivative by autograd.
-  const torch::Tensor v = (pre + bias).to(torch::kDouble).requires_grad_(true);
+  const torch::Tensor biased =
+      runs > 1 ? (pre.view({runs, -1, width}) + bias.unsqueeze(1)).view({rows, width}) : pre + bias;
+  const torch::Tensor v = biased.to(torch::kDouble).requires_grad_(true);
   const torch::Tensor gelu = torch::gelu(v);
   gelu.sum().backward();
   const double tol = sizeof(T) == 4 ? 2e-6 : 1e-13;
@@ -111,6 +120,8 @@ TEST(PointwiseEmulated, BiasGeluMatchesFloat64) {
     check_gelu<float>(rows, width);
     check_gelu<double>(rows, width);
   }
+  check_gelu<float>(3 * 7, 48, 3);
+  check_gelu<double>(2 * 37, 40, 2);
 }
 
 struct AdamWOutputs {

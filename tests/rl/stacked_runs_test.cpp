@@ -1,8 +1,10 @@
 // A pack's runs stacked as one model (ops/run_axis.h): P decision models of one shape, each from
 // its own seed, stacked into one whose parameters have a leading axis of P, against the P models
 // themselves: the stacked forward in training (every dropout on, each run's seeds its own) gives
-// each run's actions, and its backward each run's gradients, to the bit; a run's parameters copy
-// back out as they went in; what cannot be stacked is refused by name.
+// each run's actions, and its backward each run's gradients — to the bit where the ops take the
+// runs one at a time (the CPU), to rounding in their batched passes (CUDA, and the CPU when a
+// test asks: batched_runs); a run's parameters copy back out as they went in; what cannot be
+// stacked is refused by name.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,6 +14,7 @@
 #include "ops/dropout.h"
 #include "ops/run_axis.h"
 #include "rl/decision_model.h"
+#include "tests/tensor_compare.h"
 
 namespace minrnn::rl {
 namespace {
@@ -48,22 +51,45 @@ torch::Tensor dropout_bases() {
   return torch::tensor({int64_t{11}, int64_t{2026}, int64_t{987654321}}, torch::kLong);
 }
 
-void expect_pack_is_its_runs(const DecisionModelOptions& o) {
-  SCOPED_TRACE(o.backbone + ", expansion " + std::to_string(o.expansion));
+// Batched passes on the CPU for the scope's life (ops/run_axis.h).
+class BatchedOnCpu {
+ public:
+  BatchedOnCpu() { core::set_batched_runs_on_cpu(true); }
+  ~BatchedOnCpu() { core::set_batched_runs_on_cpu(false); }
+  BatchedOnCpu(const BatchedOnCpu&) = delete;
+  BatchedOnCpu& operator=(const BatchedOnCpu&) = delete;
+};
+
+// Equal to the bit, or within `tolerance` (relative to the largest magnitude) where > 0.
+bool same(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
+  if (tolerance == 0) return torch::equal(got, want);
+  return testing::rel_err(got, want.to(torch::kDouble)) < tolerance;
+}
+
+DecisionBatch on(const DecisionBatch& b, const torch::Device& device) {
+  return {b.returns_to_go.to(device), b.states.to(device), b.actions.to(device),
+          b.timesteps.to(device)};
+}
+
+void expect_pack_is_its_runs(const DecisionModelOptions& o,
+                             const torch::Device& device = torch::kCPU, double tolerance = 0) {
+  SCOPED_TRACE(o.backbone + ", expansion " + std::to_string(o.expansion) + " on " + device.str());
   std::vector<DecisionModel> runs;
   std::vector<const torch::nn::Module*> views;
   for (int64_t r = 0; r < kRuns; ++r) {
     torch::manual_seed(100 + r);
     runs.emplace_back(o);
+    runs.back()->to(device);
     runs.back()->train();
     views.push_back(runs.back().get());
   }
   DecisionModel pack(o);
+  pack->to(device);
   core::stack_runs(*pack, views);
   pack->train();
   torch::manual_seed(7);
-  const DecisionBatch batch = batch_of(o, kRuns * kBatch);
-  const torch::Tensor bases = dropout_bases();
+  const DecisionBatch batch = on(batch_of(o, kRuns * kBatch), device);
+  const torch::Tensor bases = dropout_bases().to(device);
 
   torch::Tensor packed;
   {
@@ -79,11 +105,11 @@ void expect_pack_is_its_runs(const DecisionModelOptions& o) {
       alone = runs[r]->forward(run_rows_of(batch, r));
     }
     (alone * alone).sum().backward();
-    EXPECT_TRUE(torch::equal(core::run_rows(packed, kRuns, r), alone));
+    EXPECT_TRUE(same(core::run_rows(packed, kRuns, r), alone, tolerance));
     for (const auto& named : runs[r]->named_parameters()) {
       const torch::Tensor stacked_grad = pack->named_parameters()[named.key()].grad();
       ASSERT_TRUE(named.value().grad().defined()) << named.key();
-      EXPECT_TRUE(torch::equal(stacked_grad[r], named.value().grad())) << named.key();
+      EXPECT_TRUE(same(stacked_grad[r], named.value().grad(), tolerance)) << named.key();
     }
   }
   // Dropout was on: the same batch under other seeds gives other actions.
@@ -102,6 +128,22 @@ TEST(StackedRuns, EachRunOfThePackIsThatRunAlone) {
   expect_pack_is_its_runs(options_of("mingru"));
   expect_pack_is_its_runs(options_of("minlstm", 2.0));  // with the down projection
   expect_pack_is_its_runs(options_of("transformer"));
+}
+
+// The batched passes (one product for all runs, each run's bias and gradient sums its own), run
+// on the CPU: each run's actions and gradients to float32 rounding.
+TEST(StackedRuns, BatchedPassesGiveEachRunItsOwn) {
+  const BatchedOnCpu batched;
+  expect_pack_is_its_runs(options_of("mingru"), torch::kCPU, 1e-5);
+  expect_pack_is_its_runs(options_of("minlstm", 2.0), torch::kCPU, 1e-5);
+  expect_pack_is_its_runs(options_of("transformer"), torch::kCPU, 1e-5);
+}
+
+TEST(StackedRunsCuda, BatchedPassesGiveEachRunItsOwn) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
+  expect_pack_is_its_runs(options_of("minlstm", 2.0), torch::kCUDA, 1e-4);
+  expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
 }
 
 TEST(StackedRuns, WhatCannotBeStackedIsRefused) {
