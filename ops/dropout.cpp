@@ -206,6 +206,22 @@ PassDropout next_pass_dropout(double p, bool training, const torch::Device& devi
           device_base ? base : torch::Tensor()};
 }
 
+bool runs_dropout_ready(double p, bool training, const torch::Device& device, int64_t runs) {
+  if (!active(p, training)) return true;
+  return current_seeds != nullptr && current_seeds->runs() == runs && device.is_cuda() &&
+         current_seeds->device_base().device() == device;
+}
+
+PassDropout next_runs_dropout(double p, bool training, const torch::Device& device) {
+  if (!active(p, training)) return {{0, 0, 1.0f}, torch::Tensor()};
+  if (!runs_dropout_ready(p, training, device, current_seeds ? current_seeds->runs() : 0)) {
+    throw std::logic_error(
+        "dropout: one pass over a pack's runs needs the pack's seeds on its CUDA device");
+  }
+  return {{current_seeds->next(), drop_threshold(p), static_cast<float>(1.0 / (1.0 - p))},
+          current_seeds->device_base()};
+}
+
 const uint64_t* PassDropout::base_pointer() const {
   return base.defined() ? reinterpret_cast<const uint64_t*>(base.data_ptr()) : nullptr;
 }

@@ -83,6 +83,12 @@ struct PassDropout {
   static PassDropout saved(torch::autograd::AutogradContext* ctx);
 };
 PassDropout next_pass_dropout(double p, bool training, const torch::Device& device);
+// The same for one pass over all of a pack's stacked runs (ops/run_axis.h) on CUDA, whose kernel
+// adds each run's own base: under a pack's scope with its bases on `device` (else, training with
+// p > 0, refused).
+PassDropout next_runs_dropout(double p, bool training, const torch::Device& device);
+// Whether next_runs_dropout can give `runs` runs their own seeds on `device`.
+bool runs_dropout_ready(double p, bool training, const torch::Device& device, int64_t runs);
 
 // The keep-mask (bool, y's shape) for a seed, by torch ops on y's device.
 torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed);

@@ -13,6 +13,7 @@
 #include "ops/run_axis.h"
 #include "ops/shared_zeros.h"
 #ifdef MINRNN_WITH_CUDA
+#include "kernels/cuda/residual_norm.h"
 #include "ops/residual_norm_cuda.h"
 #endif
 
@@ -261,6 +262,24 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor
   return has_own_kernels(y.device());
 }
 
+// Whether a pack's stacked join (gamma, beta (runs, D)) runs as one pass for all its runs — on
+// CUDA, whose kernels take each row's run's γ, β and seed base, where the runs' rows fill whole
+// blocks and the pack's scope gives each run its seeds — rather than a run at a time.
+bool joins_runs_at_once(const torch::Tensor& x, const torch::Tensor& y_as_read,
+                        const torch::Tensor& gamma, const torch::Tensor& beta, double p,
+                        bool training, int64_t runs) {
+#ifdef MINRNN_WITH_CUDA
+  const int64_t D = y_as_read.size(-1), rows = D > 0 ? y_as_read.numel() / D : 0;
+  return y_as_read.is_cuda() && rows > 0 && beta.sizes() == gamma.sizes() &&
+         fusable(x, y_as_read, gamma[0], beta[0]) && gamma.is_contiguous() &&
+         beta.is_contiguous() && rows % (runs * kernels::residual_norm_block_rows()) == 0 &&
+         runs_dropout_ready(p, training, y_as_read.device(), runs);
+#else
+  (void)x, (void)y_as_read, (void)gamma, (void)beta, (void)p, (void)training, (void)runs;
+  return false;
+#endif
+}
+
 // How the join reads an input of `tokens` tokens a batch through `read`, for `out` tokens a batch.
 RowMap row_map(const TokenSelection& read, int64_t tokens, int64_t out) {
   return read.all() ? RowMap::identity(out) : RowMap{out, tokens, read.first, read.stride};
@@ -272,7 +291,21 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                               bool training, const torch::Tensor& gamma, const torch::Tensor& beta,
                               double eps, const TokenSelection& x_read,
                               const TokenSelection& y_read) {
-  if (const int64_t runs = stacked_runs(gamma, 1, "add_dropout_norm's gamma")) {
+  const bool residual = x.defined();
+  const bool selects = (residual && !x_read.all()) || !y_read.all();
+  if (y.dim() < 1 || (selects && (y.dim() != 3 || (residual && x.dim() != 3)))) {
+    throw std::invalid_argument(
+        "add_dropout_norm: x and y, as read, must have one shape (…, D); (B, T, D) to select "
+        "tokens");
+  }
+  const torch::Tensor y_as_read = y_read.apply(y);  // views
+  const torch::Tensor x_as_read = residual ? x_read.apply(x) : torch::Tensor();
+  if (residual && x_as_read.sizes() != y_as_read.sizes()) {
+    throw std::invalid_argument("add_dropout_norm: x and y, as read, must have one shape (…, D)");
+  }
+  const int64_t runs = stacked_runs(gamma, 1, "add_dropout_norm's gamma");
+  const bool at_once = runs > 0 && joins_runs_at_once(x, y_as_read, gamma, beta, p, training, runs);
+  if (runs > 0 && !at_once) {
     const auto out = for_each_run(runs, [&](int64_t r) {
       const ResidualNorm run =
           add_dropout_norm(run_rows(x, runs, r), run_rows(y, runs, r), p, training,
@@ -281,22 +314,13 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
     });
     return {out[0], out[1]};
   }
-  const bool residual = x.defined();
-  const bool selects = (residual && !x_read.all()) || !y_read.all();
-  const torch::Tensor y_as_read = y_read.apply(y);  // views
-  const torch::Tensor x_as_read = residual ? x_read.apply(x) : torch::Tensor();
-  if (y.dim() < 1 || (selects && (y.dim() != 3 || (residual && x.dim() != 3))) ||
-      (residual && x_as_read.sizes() != y_as_read.sizes())) {
-    throw std::invalid_argument(
-        "add_dropout_norm: x and y, as read, must have one shape (…, D); (B, T, D) to select "
-        "tokens");
-  }
-  if (!fusable(x, y, gamma, beta) || y_as_read.numel() == 0) {
+  if (!at_once && (!fusable(x, y, gamma, beta) || y_as_read.numel() == 0)) {
     const torch::Tensor sum = residual ? add_dropout(x_as_read, y_as_read, p, training)
                                        : fused_dropout(y_as_read, p, training);
     return {sum, torch::layer_norm(sum, {y.size(-1)}, gamma, beta, eps)};
   }
-  const PassDropout dropout = next_pass_dropout(p, training, y.device());
+  const PassDropout dropout = at_once ? next_runs_dropout(p, training, y.device())
+                                      : next_pass_dropout(p, training, y.device());
   const std::vector<int64_t> out_shape = y_as_read.sizes().vec();
   const int64_t D = y.size(-1), out_rows = y_as_read.numel() / D;
   // Without a selection every row is a batch of its own: the maps are the identity.

@@ -9,6 +9,14 @@
 #include "ops/side_work.h"
 
 namespace minrnn::core {
+namespace {
+
+// A pack's runs stacked (gamma (runs, D)): each run's output rows; 0 for one run's join.
+int64_t rows_per_run(const JoinRows& rows, const torch::Tensor& gamma) {
+  return gamma.dim() == 2 ? rows.rows / gamma.size(0) : 0;
+}
+
+}  // namespace
 
 ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor& y,
                                     const JoinRows& rows, const PassDropout& dropout,
@@ -33,7 +41,8 @@ ResidualNormCuda residual_norm_cuda(const torch::Tensor& x, const torch::Tensor&
                                        beta.data_ptr<float>(),
                                        out.sum.data_ptr<float>(),
                                        out.normed.data_ptr<float>(),
-                                       out.moments.data_ptr<float>()};
+                                       out.moments.data_ptr<float>(),
+                                       rows_per_run(rows, gamma)};
   C10_CUDA_CHECK(kernels::residual_norm_forward(args, at::cuda::getCurrentCUDAStream()));
   return out;
 }
@@ -63,7 +72,8 @@ std::vector<torch::Tensor> residual_norm_backward_cuda(
       grads[1].data_ptr<float>(),
       nullptr,
       nullptr,
-      partials.data_ptr<float>()};
+      partials.data_ptr<float>(),
+      rows_per_run(rows, gamma)};
   C10_CUDA_CHECK(kernels::residual_norm_backward(args, at::cuda::getCurrentCUDAStream()));
   // γ's and β's gradients from the partials, beside the rest of the backward.
   const auto gamma_beta = beside({partials}, [&] {

@@ -11,7 +11,9 @@
 namespace minrnn::core {
 
 // x (no rows: no residual), y (their rows, D) contiguous float32 on one CUDA device. {sum, normed,
-// moments (rows, 2)}, one launch.
+// moments (rows, 2)}, one launch. gamma, beta (runs, D): a pack's runs stacked, rows / runs
+// output rows each (a multiple of kernels::residual_norm_block_rows()), the dropout's base one a
+// run.
 struct ResidualNormCuda {
   torch::Tensor sum, normed, moments;
 };

@@ -13,11 +13,26 @@ int64_t residual_norm_partial_rows(int64_t rows) {
   return grid::RowGrid{rows, 0}.blocks();
 }
 
+int64_t residual_norm_block_rows() {
+  return grid::RowGrid::kWarps;
+}
+
 cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
-  const grid::ResidualNormForward<DeviceMemory> k{
-      {a.rows, a.width}, a.dropout, a.seed_base, a.eps,   a.x_rows, a.y_rows,
-      a.x != nullptr,    a.x,       a.y,         a.gamma, a.beta,   a.sum,
-      a.normed,          a.moments};
+  const grid::ResidualNormForward<DeviceMemory> k{{a.rows, a.width},
+                                                  a.dropout,
+                                                  a.seed_base,
+                                                  a.eps,
+                                                  a.x_rows,
+                                                  a.y_rows,
+                                                  a.x != nullptr,
+                                                  a.x,
+                                                  a.y,
+                                                  a.gamma,
+                                                  a.beta,
+                                                  a.sum,
+                                                  a.normed,
+                                                  a.moments,
+                                                  {a.rows_per_run}};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;
@@ -40,7 +55,8 @@ cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t s
                                                       a.x_grad,
                                                       a.y_grad,
                                                       a.partials,
-                                                      a.partials + partials * a.width};
+                                                      a.partials + partials * a.width,
+                                                      {a.rows_per_run}};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(rows);
   return err;
@@ -48,9 +64,14 @@ cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t s
 
 cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream) {
   const int64_t partials = residual_norm_partial_rows(a.rows);
-  const grid::NormParamGrads<DeviceMemory> params{
-      {},           partials,   a.width, a.partials, a.partials + partials * a.width,
-      a.gamma_grad, a.beta_grad};
+  const grid::NormParamGrads<DeviceMemory> params{{},
+                                                  partials,
+                                                  a.width,
+                                                  a.partials,
+                                                  a.partials + partials * a.width,
+                                                  a.gamma_grad,
+                                                  a.beta_grad,
+                                                  a.rows_per_run > 0 ? a.rows / a.rows_per_run : 1};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(params);
   return err;

@@ -19,6 +19,9 @@ struct ResidualNormArgs {
   RowMap x_rows, y_rows;
   const float *x, *y, *gamma, *beta;
   float *sum, *normed, *moments;
+  // A pack's runs stacked (kernels/math/run_rows.h): rows per run (0: one run), gamma and beta
+  // (runs, width), seed_base one a run.
+  int64_t rows_per_run = 0;
 };
 cudaError_t residual_norm_forward(const ResidualNormArgs& args, cudaStream_t stream);
 
@@ -35,7 +38,10 @@ struct ResidualNormGradArgs {
   RowMap x_rows, y_rows;
   const float *sum, *moments, *gamma, *sum_grad, *normed_grad;
   float *x_grad, *y_grad, *gamma_grad, *beta_grad, *partials;
+  int64_t rows_per_run = 0;  // as ResidualNormArgs'; a multiple of the rows a block takes
 };
+// The rows a backward block takes: a pack's runs must fill whole blocks.
+int64_t residual_norm_block_rows();
 int64_t residual_norm_partial_rows(int64_t rows);
 cudaError_t residual_norm_backward(const ResidualNormGradArgs& args, cudaStream_t stream);
 cudaError_t norm_param_grads(const ResidualNormGradArgs& args, cudaStream_t stream);

@@ -13,9 +13,13 @@
 //   (across barriers).
 // - NormParamGrads: the blocks' partial rows summed (SlicedSums: 32 channels a block, 16 slices of
 //   the partials) into γ's and β's gradients.
+// A pack's runs stacked (`runs`, kernels/math/run_rows.h): γ and β (runs, D), each run's rows
+// joined with its own and dropped out with its own seed, its γ and β gradients summed from its
+// own rows (a run's rows fill whole blocks: the host checks).
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/residual_norm_math.h"
+#include "kernels/math/run_rows.h"
 
 #include <math.h>
 
@@ -36,6 +40,7 @@ struct ResidualNormForward : RowGrid {
   bool residual;          // false: no x, sum = dropout(y)
   typename Mem::template In<float> x, y, gamma, beta;
   typename Mem::template Out<float> sum, normed, moments;  // moments: (rows, 2) mean, rstd
+  RunRows runs;
   // Two butterflies over the row's lanes (RowGrid::xor_level), one after the other.
   static constexpr MINRNN_HOST_DEVICE Step step(int p) {
     return p < kLevels       ? xor_level(p + 1)
@@ -49,11 +54,13 @@ struct ResidualNormForward : RowGrid {
     const bool real = row < rows;
     const float D = static_cast<float>(width);
     if (p == 0) {
-      const HashedDropout d = dropout.with_base(seed_base);
+      // (A row past the end reads no run's base.)
+      const HashedDropout d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0);
       float total = 0.0f;
       const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
+      const int64_t local = runs.local(row);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = row * width + k;
+        const int64_t k = channel(th, c), i = local * width + k;
         const bool here = real && k >= 0;
         const float dropped = here ? d.dropped(y[y_row * width + k], i) : 0.0f;
         r.s[c] = here && residual ? static_cast<float>(x[x_row * width + k]) + dropped : dropped;
@@ -79,11 +86,13 @@ struct ResidualNormForward : RowGrid {
       r.out.a = squares;
     } else if (p == 2 * kLevels && real) {
       const float rstd = 1.0f / sqrtf(r.out.a / D + eps);
+      const int64_t params = runs.run(row) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c);
         if (k >= 0) {
           normed[row * width + k] =
-              (r.s[c] - r.mean) * rstd * static_cast<float>(gamma[k]) + static_cast<float>(beta[k]);
+              (r.s[c] - r.mean) * rstd * static_cast<float>(gamma[params + k]) +
+              static_cast<float>(beta[params + k]);
         }
       }
       if (th.index % kLanes == 0) {
@@ -119,6 +128,7 @@ struct ResidualNormBackward : RowGrid {
   bool residual;  // false: no x, no x_grad
   typename Mem::template Out<float> x_grad, y_grad;
   typename Mem::template Out<float> gamma_partial, beta_partial;  // (blocks, D)
+  RunRows runs;
   // The row's two sums by one butterfly (RowGrid::xor_level), then barriers for the warps' rows.
   static constexpr MINRNN_HOST_DEVICE Step step(int p) {
     return p < kLevels ? xor_level(p + 1) : barrier_after_each(p, kPhases);
@@ -134,7 +144,8 @@ struct ResidualNormBackward : RowGrid {
     if (p == 0) {
       const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
       r.rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
-      r.seed = dropout.with_base(seed_base).seed;
+      const int64_t run = real ? runs.run(row) : 0, params = run * width;
+      r.seed = runs.dropout_of(dropout, seed_base, run).seed;
       const float rstd = r.rstd;
       float dn_total = 0.0f, dn_xhat_total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
@@ -143,7 +154,7 @@ struct ResidualNormBackward : RowGrid {
         const float g = here ? static_cast<float>(normed_grad[i]) : 0.0f;
         r.through[c] = here && has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
         r.xhat[c] = here ? (static_cast<float>(sum[i]) - mean) * rstd : 0.0f;
-        r.dn[c] = here ? g * static_cast<float>(gamma[k]) : 0.0f;
+        r.dn[c] = here ? g * static_cast<float>(gamma[params + k]) : 0.0f;
         dn_total = dn_total + r.dn[c];
         dn_xhat_total = dn_xhat_total + r.dn[c] * r.xhat[c];
         if (k >= 0) {
@@ -181,9 +192,9 @@ struct ResidualNormBackward : RowGrid {
     d.seed = r.seed;
     if (row < rows) {
       const float dn_mean = r.out.a / D, dn_xhat_mean = r.out.b / D;
-      const int64_t x_row = x_rows(row), y_row = y_rows(row);
+      const int64_t x_row = x_rows(row), y_row = y_rows(row), local = runs.local(row);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = row * width + k;
+        const int64_t k = channel(th, c), i = local * width + k;
         if (k < 0) continue;
         const float total =
             r.through[c] + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, r.rstd);
@@ -219,14 +230,18 @@ struct NormParamGrads : SlicedSums {
   };
   int64_t partials, width;
   typename Mem::template In<float> gamma_partial, beta_partial;  // (partials, D)
-  typename Mem::template Out<float> gamma_grad, beta_grad;       // (D)
-  MINRNN_HOST_DEVICE int64_t blocks() const { return (width + kLanes - 1) / kLanes; }
+  typename Mem::template Out<float> gamma_grad, beta_grad;       // (runs, D)
+  int64_t runs = 1;  // partials / runs partial rows each
+  MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return runs * groups(); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
-    const int64_t k = th.block * kLanes + lane(th);
+    const int64_t run = th.block / groups();
+    const int64_t k = (th.block - run * groups()) * kLanes + lane(th);
     if (p == 0) {
-      const int64_t end = k < width ? partials : 0;
+      const int64_t per_run = partials / runs, first = run * per_run;
+      const int64_t end = k < width ? first + per_run : first;
       const GammaBeta sums =
-          ordered_sum<kChunk>(GammaBeta{}, slice(th), end, kSlices, [&](int64_t at) {
+          ordered_sum<kChunk>(GammaBeta{}, first + slice(th), end, kSlices, [&](int64_t at) {
             return GammaBeta{static_cast<float>(gamma_partial[at * width + k]),
                              static_cast<float>(beta_partial[at * width + k])};
           });
@@ -236,8 +251,8 @@ struct NormParamGrads : SlicedSums {
       halve(sh.gamma_sums, th, p);
       halve(sh.beta_sums, th, p);
     } else if (slice(th) == 0 && k < width) {
-      gamma_grad[k] = sh.gamma_sums[th.index];
-      beta_grad[k] = sh.beta_sums[th.index];
+      gamma_grad[run * width + k] = sh.gamma_sums[th.index];
+      beta_grad[run * width + k] = sh.beta_sums[th.index];
     }
   }
 };

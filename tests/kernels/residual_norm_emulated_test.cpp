@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/residual_norm_programs.h"
 #include "ops/dropout.h"
@@ -144,6 +145,124 @@ TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
 TEST(ResidualNormEmulated, AJoinWithoutAResidualIsTheDropoutNormed) {
   check(2, 19, 128, {}, true, false);
   check(3, 3, 40, {}, false, false);
+}
+
+// Every output of a join's three kernels, emulated.
+struct JoinOutputs {
+  std::vector<float> sum, normed, moments, x_grad, y_grad, gamma_grad, beta_grad;
+};
+
+// The kernels over rows (batch · selected) output rows of x and y (batch, tokens, width) read
+// through `map`; `runs` > 1: a pack's runs stacked, gamma and beta (runs, width) and `bases` one a
+// run; else one run, its seed the full one (bases empty).
+JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
+                     const torch::Tensor& beta, const torch::Tensor& sum_grad,
+                     const torch::Tensor& normed_grad, const RowMap& map, int64_t rows,
+                     const HashedDropout& dropout, const std::vector<uint64_t>& bases,
+                     int64_t runs) {
+  const int64_t width = y.size(-1);
+  const size_t n = static_cast<size_t>(rows * width), n_in = static_cast<size_t>(x.numel());
+  const uint64_t* base = bases.empty() ? nullptr : bases.data();
+  const RunRows by_run{runs > 1 ? rows / runs : 0};
+  emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
+      gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
+  emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
+  grid::ResidualNormForward<emu::Memory> forward{
+      {rows, width}, dropout, base,    kEps,    map,       map,          true,
+      xb.in(),       yb.in(), gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
+  forward.runs = by_run;
+  emu::Log log;
+  emu::run(forward, log);
+  const int64_t partials = grid::RowGrid{rows, width}.blocks();
+  emu::Buffer<float> sgb("sum_grad", values_of<float>(sum_grad)),
+      ngb("normed_grad", values_of<float>(normed_grad));
+  emu::Buffer<float> x_grad("x_grad", std::vector<float>(n_in, 0.0f)),
+      y_grad("y_grad", std::vector<float>(n_in, 0.0f)),
+      gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
+      beta_partial("beta_partial", static_cast<size_t>(partials * width)),
+      gamma_grad("gamma_grad", static_cast<size_t>(gamma.numel())),
+      beta_grad("beta_grad", static_cast<size_t>(gamma.numel()));
+  grid::ResidualNormBackward<emu::Memory> backward{{rows, width},
+                                                   dropout,
+                                                   base,
+                                                   map,
+                                                   map,
+                                                   sum.in(),
+                                                   moments.in(),
+                                                   gb.in(),
+                                                   sgb.in(),
+                                                   ngb.in(),
+                                                   true,
+                                                   true,
+                                                   x_grad.out(),
+                                                   y_grad.out(),
+                                                   gamma_partial.out(),
+                                                   beta_partial.out()};
+  backward.runs = by_run;
+  grid::NormParamGrads<emu::Memory> params{{},
+                                           partials,
+                                           width,
+                                           gamma_partial.in(),
+                                           beta_partial.in(),
+                                           gamma_grad.out(),
+                                           beta_grad.out()};
+  params.runs = runs;
+  emu::run(backward, log);
+  emu::run(params, log);
+  for (const auto* b : {&sum, &normed, &moments, &gamma_grad, &beta_grad}) b->check_written(log);
+  EXPECT_TRUE(log.ok()) << log.summary();
+  return {sum.data(),    normed.data(),     moments.data(),  x_grad.data(),
+          y_grad.data(), gamma_grad.data(), beta_grad.data()};
+}
+
+// A pack's runs stacked (kernels/math/run_rows.h): each run's rows joined with its own γ and β,
+// dropped out with its own seed base and its elements counted from its first row, its γ and β
+// gradients summed from its own blocks — every output bit for bit that run's alone. All tokens,
+// and the top block's state tokens.
+TEST(ResidualNormEmulated, EachRunOfAPackIsJoinedAsItIsAlone) {
+  constexpr int64_t kRuns = 3, kBatch = 4, kWidth = 40;
+  for (const TokenSelection read : {TokenSelection{}, TokenSelection{1, 3}}) {
+    SCOPED_TRACE("every " + std::to_string(read.stride) + " from " + std::to_string(read.first));
+    torch::manual_seed(77);
+    const int64_t tokens = 12, selected = read.count(tokens);
+    const torch::Tensor x = torch::randn({kRuns * kBatch, tokens, kWidth}),
+                        y = torch::randn({kRuns * kBatch, tokens, kWidth}),
+                        gamma = torch::randn({kRuns, kWidth}), beta = torch::randn({kRuns, kWidth});
+    const int64_t rows = kRuns * kBatch * selected, run_rows = kBatch * selected;
+    const torch::Tensor sum_grad = torch::randn({rows, kWidth}),
+                        normed_grad = torch::randn({rows, kWidth});
+    const auto map_of = [&](int64_t out_rows) {
+      return read.all() ? RowMap::identity(out_rows)
+                        : RowMap{selected, tokens, read.first, read.stride};
+    };
+    const HashedDropout offset{0x1234ull, std::llround(kP * 4294967296.0),
+                               static_cast<float>(1.0 / (1.0 - kP))};
+    const std::vector<uint64_t> bases = {11, 2026, 987654321};
+    const JoinOutputs pack = run_join(x, y, gamma, beta, sum_grad, normed_grad, map_of(rows), rows,
+                                      offset, bases, kRuns);
+    for (int64_t r = 0; r < kRuns; ++r) {
+      SCOPED_TRACE("run " + std::to_string(r));
+      HashedDropout own = offset;
+      own.seed += bases[r];
+      const auto slice = [&](const torch::Tensor& t) {
+        return t.narrow(0, r * t.size(0) / kRuns, t.size(0) / kRuns);
+      };
+      const JoinOutputs alone =
+          run_join(slice(x), slice(y), gamma[r], beta[r], slice(sum_grad), slice(normed_grad),
+                   map_of(run_rows), run_rows, own, {}, 1);
+      const auto part = [&](const std::vector<float>& v, size_t n) {
+        return std::vector<float>(v.begin() + static_cast<int64_t>(r * n),
+                                  v.begin() + static_cast<int64_t>((r + 1) * n));
+      };
+      EXPECT_EQ(part(pack.sum, alone.sum.size()), alone.sum);
+      EXPECT_EQ(part(pack.normed, alone.normed.size()), alone.normed);
+      EXPECT_EQ(part(pack.moments, alone.moments.size()), alone.moments);
+      EXPECT_EQ(part(pack.x_grad, alone.x_grad.size()), alone.x_grad);
+      EXPECT_EQ(part(pack.y_grad, alone.y_grad.size()), alone.y_grad);
+      EXPECT_EQ(part(pack.gamma_grad, kWidth), alone.gamma_grad);
+      EXPECT_EQ(part(pack.beta_grad, kWidth), alone.beta_grad);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// A pack's runs stacked as one model (ops/run_axis.h), as a kernel sees them: the rows of every
+// run one after the other, `per_run` each (0: the rows of one lone run). Each run's parameters
+// are its row of a stacked array, its dropout seed its own base, and its elements counted from
+// its first row, so a run's values and masks are those it gets alone.
+#pragma once
+#include <cstdint>
+
+#include "kernels/math/dropout_math.h"
+
+namespace minrnn::core {
+
+struct RunRows {
+  int64_t per_run = 0;
+  MINRNN_SHARED_INLINE int64_t run(int64_t row) const { return per_run > 0 ? row / per_run : 0; }
+  // The row's index among its run's rows.
+  MINRNN_SHARED_INLINE int64_t local(int64_t row) const { return row - run(row) * per_run; }
+  // The run's dropout: its base (one a run, `seed_base` their array, or null) added.
+  MINRNN_SHARED_INLINE HashedDropout dropout_of(const HashedDropout& d, const uint64_t* seed_base,
+                                                int64_t run) const {
+    return d.with_base(seed_base ? seed_base + run : nullptr);
+  }
+};
+
+}  // namespace minrnn::core
