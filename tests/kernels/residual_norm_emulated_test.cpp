@@ -64,8 +64,8 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
   const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
   const grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, nullptr, kEps,    map,       map,          residual,
-      x_in,          yb.in(), gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
+      {rows, width}, dropout, nullptr, kEps,      map,          map,           residual, x_in,
+      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), {}};
   emu::Log log;
   emu::run(forward, log);
   for (const auto* b : {&sum, &normed, &moments}) b->check_written(log);
@@ -105,7 +105,8 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
       residual ? x_grad.out() : emu::Out<float>{nullptr},
       y_grad.out(),
       gamma_partial.out(),
-      beta_partial.out()};
+      beta_partial.out(),
+      {}};
   const grid::NormParamGrads<emu::Memory> params{{},
                                                  partials,
                                                  width,
@@ -168,9 +169,8 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
       gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
   grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, base,    kEps,    map,       map,          true,
-      xb.in(),       yb.in(), gb.in(), bb.in(), sum.out(), normed.out(), moments.out()};
-  forward.runs = by_run;
+      {rows, width}, dropout, base,    kEps,      map,          map,           true,  xb.in(),
+      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), by_run};
   emu::Log log;
   emu::run(forward, log);
   const int64_t partials = grid::RowGrid{rows, width}.blocks();
@@ -197,8 +197,8 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
                                                    x_grad.out(),
                                                    y_grad.out(),
                                                    gamma_partial.out(),
-                                                   beta_partial.out()};
-  backward.runs = by_run;
+                                                   beta_partial.out(),
+                                                   by_run};
   grid::NormParamGrads<emu::Memory> params{{},
                                            partials,
                                            width,
