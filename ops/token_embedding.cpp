@@ -14,15 +14,10 @@ namespace {
 using torch::autograd::variable_list;
 
 TokenLayout layout_of(torch::TensorList flat, int groups, int64_t tokens) {
-  const torch::Tensor& first = flat[0];
-  TokenLayout s{first.size(0),
-                first.size(1),
-                tokens,
-                flat[token_table_at(groups)].size(1),
-                flat[token_table_at(groups)].size(0),
-                groups,
-                {}};
+  const torch::Tensor &first = flat[0], &table = flat[token_table_at(groups)];
+  TokenLayout s{first.size(0), first.size(1), tokens, table.size(-1), table.size(-2), groups, {}};
   for (int j = 0; j < groups; ++j) s.inputs[j] = flat[3 * j].size(2);
+  s.runs = table.dim() == 3 ? table.size(0) : 1;  // a pack's runs stacked (CUDA only)
   return s;
 }
 
@@ -190,24 +185,36 @@ torch::Tensor formula(const std::vector<TokenGroup>& groups, const torch::Tensor
 
 torch::Tensor embed_tokens(const std::vector<TokenGroup>& groups, const torch::Tensor& timesteps,
                            const torch::Tensor& time_table, int64_t tokens) {
+  const int G = static_cast<int>(groups.size());
+  const auto flat_of = [&](const std::vector<TokenGroup>& of, const torch::Tensor& steps,
+                           const torch::Tensor& table) {
+    variable_list flat;
+    for (const TokenGroup& g : of) flat.insert(flat.end(), {g.input, g.weight, g.bias});
+    flat.insert(flat.end(), {steps, table});
+    return flat;
+  };
   if (const int64_t runs = stacked_runs(time_table, 2, "embed_tokens' time table")) {
-    return for_each_run(runs, [&](int64_t r) {
-      std::vector<TokenGroup> run_groups;
+    std::vector<std::vector<TokenGroup>> each(static_cast<size_t>(runs));
+    for (int64_t r = 0; r < runs; ++r) {
       for (const TokenGroup& g : groups) {
-        run_groups.push_back(
+        each[r].push_back(
             {run_rows(g.input, runs, r), run_param(g.weight, r), run_param(g.bias, r)});
       }
-      return embed_tokens(run_groups, run_rows(timesteps, runs, r), run_param(time_table, r),
-                          tokens);
+      check_shapes(each[r], run_rows(timesteps, runs, r), run_param(time_table, r), tokens);
+    }
+    // On CUDA the kernels take every run at once (TokenLayout::runs): each window its run's
+    // weights and table, each run's gradients from its own windows.
+    const variable_list stacked = flat_of(groups, timesteps, time_table);
+    if (time_table.is_cuda() && fusable(stacked, G)) {
+      return TokenEmbeddingFunction::apply(torch::TensorList(stacked), static_cast<int64_t>(G),
+                                           tokens);
+    }
+    return for_each_run(runs, [&](int64_t r) {
+      return embed_tokens(each[r], run_rows(timesteps, runs, r), run_param(time_table, r), tokens);
     });
   }
   check_shapes(groups, timesteps, time_table, tokens);
-  variable_list flat;
-  for (const TokenGroup& g : groups) {
-    flat.insert(flat.end(), {g.input, g.weight, g.bias});
-  }
-  flat.insert(flat.end(), {timesteps, time_table});
-  const int G = static_cast<int>(groups.size());
+  const variable_list flat = flat_of(groups, timesteps, time_table);
   if (!fusable(flat, G)) return formula(groups, timesteps, time_table, tokens);
   return TokenEmbeddingFunction::apply(torch::TensorList(flat), static_cast<int64_t>(G), tokens);
 }

@@ -11,6 +11,8 @@
 //   kRows rows × kChannels channels; round by round it reads kRoundSteps steps' rows into shared
 //   memory and each warp looks through every kWarps-th of them for its block's rows, adding a
 //   matching step's token gradients; the warps' sums then halve across barriers.
+// A pack's runs stacked (TokenLayout::runs): each window reads its run's weights, biases and time
+// table, and each run's gradients are summed from its own windows alone.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/token_embedding_math.h"
@@ -42,12 +44,13 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
     const int64_t e = th.block * kThreads + th.index;
     if (e >= elements()) return;
     const int64_t D = shape.width, row = e / D, d = e % D;
-    const int64_t b = row / shape.tokens, l = row % shape.tokens;
+    const int64_t b = row / shape.tokens, l = row % shape.tokens, run = shape.run_of_window(b);
     const int j = static_cast<int>(l % shape.groups);
     const int64_t step = b * shape.steps + l / shape.groups, n = shape.inputs[j];
-    const float time = table[time_row(timesteps[step], shape.table_rows) * D + d];
-    out[e] = token_channel(static_cast<float>(this->bias[j][d]), this->input[j], step * n,
-                           this->weight[j], d * n, n, time);
+    const int64_t table_row = run * shape.table_rows + time_row(timesteps[step], shape.table_rows);
+    const float time = table[table_row * D + d];
+    out[e] = token_channel(static_cast<float>(this->bias[j][run * D + d]), this->input[j], step * n,
+                           this->weight[j], (run * D + d) * n, n, time);
   }
 };
 
@@ -90,37 +93,43 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
   typename Mem::template In<float> grad;  // (B·L, D), the tokens' gradient
   typename Mem::template Out<float> weight_grad[kMaxTokenGroups], bias_grad[kMaxTokenGroups];
 
+  // A run's entries (every run's blocks take its own: the last of a run's may be partly past them).
   MINRNN_HOST_DEVICE int64_t entries() const {
     return GradColumns(shape).first[shape.groups] * shape.width;
   }
-  MINRNN_HOST_DEVICE int64_t blocks() const { return (entries() + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t run_blocks() const { return (entries() + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return shape.runs * run_blocks(); }
   // Phases: 0 each slice's sum; 1 … kLevels halve the slices; kLevels + 1 write.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
-    const int64_t e = th.block * kLanes + lane(th);
+    const int64_t run = th.block / run_blocks();
+    const int64_t e = (th.block - run * run_blocks()) * kLanes + lane(th);
     if (p == 0) {
-      sh.partial[th.index] = e < entries() ? slice_sum(e, slice(th)) : 0.0f;
+      const int64_t first = run * shape.run_batch();
+      sh.partial[th.index] =
+          e < entries() ? slice_sum(e, first + slice(th), first + shape.run_batch()) : 0.0f;
     } else if (p <= kLevels) {
       halve(sh.partial, th, p);
     } else if (slice(th) == 0 && e < entries()) {
       const GradEntry at = GradColumns(shape).entry(e, shape.width);
-      const int64_t n = shape.inputs[at.group];
+      const int64_t n = shape.inputs[at.group], channel = run * shape.width + at.channel;
       if (at.input < n) {
-        weight_grad[at.group][at.channel * n + at.input] = sh.partial[th.index];
+        weight_grad[at.group][channel * n + at.input] = sh.partial[th.index];
       } else {
-        bias_grad[at.group][at.channel] = sh.partial[th.index];
+        bias_grad[at.group][channel] = sh.partial[th.index];
       }
     }
   }
-  // Σ over slice s's windows (s, s + kSlices, …), each window's steps in ascending order, of the
-  // token gradient times the input (1 for the bias). Whole windows a slice, so a token's row
-  // follows from its step without a division, and kChunk steps' reads are in flight at once (the
-  // products after them: a product between two reads makes the second wait on the first).
-  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int s) const {
+  // Σ over a slice's windows (first, first + kSlices, … below end: its run's), each window's
+  // steps in ascending order, of the token gradient times the input (1 for the bias). Whole
+  // windows a slice, so a token's row follows from its step without a division, and kChunk
+  // steps' reads are in flight at once (the products after them: a product between two reads
+  // makes the second wait on the first).
+  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int64_t first, int64_t end) const {
     const GradEntry at = GradColumns(shape).entry(e, shape.width);
     const int64_t n = shape.inputs[at.group], count = shape.steps_with_token(at.group);
     const bool weight = at.input < n;
     float sum = 0.0f;
-    for (int64_t b = s; b < shape.batch; b += kSlices) {
+    for (int64_t b = first; b < end; b += kSlices) {
       const int64_t first_row = b * shape.tokens + at.group, first_step = b * shape.steps;
       walk_in_chunks<kChunk>(
           count,
@@ -162,28 +171,33 @@ struct TimeTableGrad {
   typename Mem::template Out<float> table_grad;  // (rows, D)
 
   MINRNN_HOST_DEVICE int64_t row_blocks() const { return (shape.table_rows + kRows - 1) / kRows; }
-  MINRNN_HOST_DEVICE int64_t blocks() const {
+  MINRNN_HOST_DEVICE int64_t run_blocks() const {
     return row_blocks() * ((shape.width + kChannels - 1) / kChannels);
   }
+  MINRNN_HOST_DEVICE int64_t blocks() const { return shape.runs * run_blocks(); }
+  MINRNN_HOST_DEVICE int64_t run_steps() const { return shape.step_count() / shape.runs; }
   MINRNN_HOST_DEVICE int64_t rounds() const {
-    return (shape.step_count() + kRoundSteps - 1) / kRoundSteps;
+    return (run_steps() + kRoundSteps - 1) / kRoundSteps;
   }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 read the round's rows; 1 look through them; in the last round, 2 the warps' sums
   // into shared memory, 3 … 2 + kLevels halve them, 3 + kLevels write the block's rows.
+  // A block's run reads its run's steps alone (run_first: its first) and writes its run's table.
   MINRNN_HOST_DEVICE void phase(int p, int64_t round, const Thread& th, Regs& r, Shared& sh) const {
     const int lane = th.index % kLanes, warp = th.index / kLanes;
-    const int64_t first_row = (th.block % row_blocks()) * kRows;
-    const int64_t channel = (th.block / row_blocks()) * kChannels + lane;  // the lane's first
+    const int64_t run = th.block / run_blocks(), block = th.block - run * run_blocks();
+    const int64_t run_first = run * run_steps();
+    const int64_t first_row = (block % row_blocks()) * kRows;
+    const int64_t channel = (block / row_blocks()) * kChannels + lane;  // the lane's first
     if (p == 0) {
       const int64_t first_step = round * kRoundSteps + th.index;
       int64_t t[kStepsPerThread];
       MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
         const int64_t step = first_step + j * kThreads;
-        if (step < shape.step_count()) t[j] = timesteps[step];
+        if (step < run_steps()) t[j] = timesteps[run_first + step];
       }
       MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
-        const bool real = first_step + j * kThreads < shape.step_count();
+        const bool real = first_step + j * kThreads < run_steps();
         sh.rows[j * kThreads + th.index] =
             real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
       }
@@ -192,7 +206,7 @@ struct TimeTableGrad {
       // are 160 a warp, where a share of the round's 2 048 slots each was 256 for five warps and
       // none for three. A warp reads kLook of its steps' rows at once (one wait on shared memory
       // for them, not one each) and adds the few that are its block's.
-      const int64_t left = shape.step_count() - round * kRoundSteps;
+      const int64_t left = run_steps() - round * kRoundSteps;
       const int real = static_cast<int>(left < kRoundSteps ? left : kRoundSteps);
       for (int first = warp; first < real; first += kWarps * kLook) {
         unsigned hits = 0;  // bit j: step first + j · kWarps is one of the block's rows
@@ -204,8 +218,8 @@ struct TimeTableGrad {
         for (int j = 0; j < kLook; ++j) {
           if ((hits >> j & 1u) == 0) continue;
           const int s = first + j * kWarps;
-          add_step(r, round * kRoundSteps + s, static_cast<int64_t>(sh.rows[s]) - first_row,
-                   channel);
+          add_step(r, run_first + round * kRoundSteps + s,
+                   static_cast<int64_t>(sh.rows[s]) - first_row, channel);
         }
       }
     } else if (round + 1 < rounds()) {
@@ -223,7 +237,7 @@ struct TimeTableGrad {
         sh.partial[at] = static_cast<float>(sh.partial[at]) + static_cast<float>(sh.partial[from]);
       }
     } else if (warp == 0) {
-      write(first_row, channel, lane, sh);
+      write(run * shape.table_rows + first_row, first_row, channel, lane, sh);
     }
   }
   // A step's token gradients (the lane's channels) into the sums of the block's row `hit`.
@@ -256,13 +270,15 @@ struct TimeTableGrad {
       }
     }
   }
-  MINRNN_HOST_DEVICE void write(int64_t first_row, int64_t channel, int lane, Shared& sh) const {
+  // The block's rows of the table's gradient: rows first_row … of its run's table, which starts at
+  // row `at` of the runs' tables.
+  MINRNN_HOST_DEVICE void write(int64_t at, int64_t first_row, int64_t channel, int lane,
+                                Shared& sh) const {
     for (int q = 0; q < kRows && first_row + q < shape.table_rows; ++q) {
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t d = channel + c * kLanes;
         if (d < shape.width) {
-          table_grad[(first_row + q) * shape.width + d] =
-              sh.partial[q * kChannels + c * kLanes + lane];
+          table_grad[(at + q) * shape.width + d] = sh.partial[q * kChannels + c * kLanes + lane];
         }
       }
     }

@@ -19,8 +19,15 @@ struct TokenLayout {
   int64_t table_rows;    // the time table's rows; a timestep past them reads the last
   int groups;            // G ≤ kMaxTokenGroups
   int64_t inputs[kMaxTokenGroups];  // group j's input features a step
+  // A pack's runs stacked (ops/run_axis.h): the B windows are `runs` runs' B / runs each, every
+  // weight, bias and the time table one a run (their arrays the runs' one after the other).
+  int64_t runs = 1;
 
   MINRNN_SHARED_INLINE int64_t step_count() const { return batch * steps; }
+  MINRNN_SHARED_INLINE int64_t run_batch() const { return batch / runs; }
+  MINRNN_SHARED_INLINE int64_t run_of_window(int64_t window) const {
+    return runs > 1 ? window / run_batch() : 0;
+  }
   // The (B·L)-row of step n's token of group j, or −1 where the window stops before it.
   MINRNN_SHARED_INLINE int64_t token_row(int64_t step, int group) const {
     const int64_t window = step / steps;

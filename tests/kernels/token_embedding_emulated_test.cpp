@@ -82,16 +82,17 @@ struct Buffers {
   }
 };
 
-void check(const Case& c) {
-  SCOPED_TRACE("B " + std::to_string(c.batch) + " K " + std::to_string(c.steps) + " D " +
-               std::to_string(c.width) + " rows " + std::to_string(c.rows));
-  torch::manual_seed(c.batch * 100 + c.width);
-  const Problem p = make(c);
-  const Buffers in(p);
-  const int64_t D = c.width;
+// What the three kernels give for a problem and its tokens' gradient, emulated, every output
+// element written once and every barrier checked.
+struct Emulated {
+  std::vector<float> tokens, table_grad;
+  std::vector<std::vector<float>> weight_grad, bias_grad;
+};
 
-  const torch::Tensor want = embed_tokens(p.groups, p.timesteps, p.table, p.tokens);
-  emu::Buffer<float> tokens("tokens", static_cast<size_t>(want.numel()));
+Emulated emulate(const Problem& p, const torch::Tensor& tokens_grad) {
+  const Buffers in(p);
+  Emulated out;
+  emu::Buffer<float> tokens("tokens", static_cast<size_t>(tokens_grad.numel()));
   grid::TokenEmbedding<emu::Memory> forward{};
   in.wire(forward);
   forward.shape = p.shape;
@@ -101,11 +102,7 @@ void check(const Case& c) {
   emu::Log log;
   emu::run(forward, log);
   tokens.check_written(log);
-  ASSERT_TRUE(log.ok()) << log.summary();
-  EXPECT_TRUE(torch::equal(tensor_from(tokens.data(), want.sizes()), want.detach()));
 
-  const torch::Tensor tokens_grad = torch::randn(want.sizes());
-  want.backward(tokens_grad);
   emu::Buffer<float> g("tokens_grad", values_of<float>(tokens_grad));
   std::vector<std::unique_ptr<emu::Buffer<float>>> weight_grad, bias_grad;
   grid::TokenParameterGrads<emu::Memory> parameters{};
@@ -115,36 +112,95 @@ void check(const Case& c) {
   for (size_t j = 0; j < p.groups.size(); ++j) {
     weight_grad.push_back(std::make_unique<emu::Buffer<float>>(
         "weight_grad", static_cast<size_t>(p.groups[j].weight.numel())));
-    bias_grad.push_back(std::make_unique<emu::Buffer<float>>("bias_grad", static_cast<size_t>(D)));
+    bias_grad.push_back(std::make_unique<emu::Buffer<float>>(
+        "bias_grad", static_cast<size_t>(p.groups[j].bias.numel())));
     parameters.weight_grad[j] = weight_grad[j]->out();
     parameters.bias_grad[j] = bias_grad[j]->out();
   }
   emu::Buffer<float> table_grad("table_grad", static_cast<size_t>(p.table.numel()));
   const grid::TimeTableGrad<emu::Memory> table{p.shape, in.timesteps.in(), g.in(),
                                                table_grad.out()};
-  emu::Log back_log;
-  emu::run(parameters, back_log);
-  emu::run(table, back_log);
+  emu::run(parameters, log);
+  emu::run(table, log);
   for (size_t j = 0; j < p.groups.size(); ++j) {
-    weight_grad[j]->check_written(back_log);
-    bias_grad[j]->check_written(back_log);
+    weight_grad[j]->check_written(log);
+    bias_grad[j]->check_written(log);
+    out.weight_grad.push_back(weight_grad[j]->data());
+    out.bias_grad.push_back(bias_grad[j]->data());
   }
-  table_grad.check_written(back_log);
-  ASSERT_TRUE(back_log.ok()) << back_log.summary();
+  table_grad.check_written(log);
+  EXPECT_TRUE(log.ok()) << log.summary();
+  out.tokens = tokens.data();
+  out.table_grad = table_grad.data();
+  return out;
+}
+
+void check(const Case& c) {
+  SCOPED_TRACE("B " + std::to_string(c.batch) + " K " + std::to_string(c.steps) + " D " +
+               std::to_string(c.width) + " rows " + std::to_string(c.rows));
+  torch::manual_seed(c.batch * 100 + c.width);
+  const Problem p = make(c);
+  const int64_t D = c.width;
+  const torch::Tensor want = embed_tokens(p.groups, p.timesteps, p.table, p.tokens);
+  const torch::Tensor tokens_grad = torch::randn(want.sizes());
+  const Emulated got = emulate(p, tokens_grad);
+  EXPECT_TRUE(torch::equal(tensor_from(got.tokens, want.sizes()), want.detach()));
+  want.backward(tokens_grad);
   // Float sums of B·K steps in another order than the CPU's: their difference grows as √(B·K)
   // roundings.
   const double tol = 1e-6 * std::max(1.0, std::sqrt(double(c.batch * c.steps) / 300.0));
   for (size_t j = 0; j < p.groups.size(); ++j) {
     const TokenGroup& group = p.groups[j];
-    EXPECT_LT(rel_err(tensor_from(weight_grad[j]->data(), group.weight.sizes()),
+    EXPECT_LT(rel_err(tensor_from(got.weight_grad[j], group.weight.sizes()),
                       group.weight.grad().to(torch::kDouble)),
               tol);
-    EXPECT_LT(rel_err(tensor_from(bias_grad[j]->data(), {D}), group.bias.grad().to(torch::kDouble)),
+    EXPECT_LT(rel_err(tensor_from(got.bias_grad[j], {D}), group.bias.grad().to(torch::kDouble)),
               tol);
   }
   EXPECT_LT(
-      rel_err(tensor_from(table_grad.data(), p.table.sizes()), p.table.grad().to(torch::kDouble)),
+      rel_err(tensor_from(got.table_grad, p.table.sizes()), p.table.grad().to(torch::kDouble)),
       tol);
+}
+
+// A pack's runs stacked (TokenLayout::runs): each run's windows read its own weights and table,
+// and its gradients are summed from its own windows — every output bit for bit the run's alone.
+void check_runs(const Case& c, int64_t runs) {
+  SCOPED_TRACE(std::to_string(runs) + " runs of B " + std::to_string(c.batch));
+  torch::manual_seed(runs * 1000 + c.width);
+  std::vector<Problem> each;
+  for (int64_t r = 0; r < runs; ++r) each.push_back(make(c));
+  Problem pack = each[0];
+  const auto gather = [&](auto part, bool stack) {
+    std::vector<torch::Tensor> parts;
+    for (const Problem& p : each) parts.push_back(part(p).detach());
+    return stack ? torch::stack(parts) : torch::cat(parts);
+  };
+  for (size_t j = 0; j < pack.groups.size(); ++j) {
+    pack.groups[j] = {gather([&](const Problem& p) { return p.groups[j].input; }, false),
+                      gather([&](const Problem& p) { return p.groups[j].weight; }, true),
+                      gather([&](const Problem& p) { return p.groups[j].bias; }, true)};
+  }
+  pack.timesteps = gather([](const Problem& p) { return p.timesteps; }, false);
+  pack.table = gather([](const Problem& p) { return p.table; }, true);
+  pack.shape.batch = runs * c.batch;
+  pack.shape.runs = runs;
+  const torch::Tensor grads = torch::randn({runs * c.batch, pack.tokens, c.width});
+  const Emulated packed = emulate(pack, grads);
+  const auto part = [&](const std::vector<float>& v, int64_t r) {
+    const size_t n = v.size() / static_cast<size_t>(runs);
+    return std::vector<float>(v.begin() + static_cast<int64_t>(r * n),
+                              v.begin() + static_cast<int64_t>((r + 1) * n));
+  };
+  for (int64_t r = 0; r < runs; ++r) {
+    SCOPED_TRACE("run " + std::to_string(r));
+    const Emulated alone = emulate(each[r], grads.narrow(0, r * c.batch, c.batch));
+    EXPECT_EQ(part(packed.tokens, r), alone.tokens);
+    EXPECT_EQ(part(packed.table_grad, r), alone.table_grad);
+    for (size_t j = 0; j < pack.groups.size(); ++j) {
+      EXPECT_EQ(part(packed.weight_grad[j], r), alone.weight_grad[j]);
+      EXPECT_EQ(part(packed.bias_grad[j], r), alone.bias_grad[j]);
+    }
+  }
 }
 
 TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {
@@ -156,6 +212,12 @@ TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {
   check({3, 4, 130, 9, {3}, false});
   // Four groups, channels under a warp.
   check({2, 3, 7, 30, {2, 1, 4, 3}, true});
+}
+
+TEST(TokenEmbeddingEmulated, EachRunOfAPackIsEmbeddedAsItIsAlone) {
+  check_runs({5, 6, 40, 21, {1, 5, 2}, true}, 3);
+  // A run's steps over more than one round of the time table's reads (2 100 > 2 048).
+  check_runs({140, 15, 8, 9, {1, 2, 1}, true}, 2);
 }
 
 }  // namespace
