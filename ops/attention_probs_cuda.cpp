@@ -9,6 +9,15 @@
 #include "kernels/cuda/attention_probs.h"
 
 namespace minrnn::core {
+namespace {
+
+// A pack's runs' rows (dropout bases one a run: ops/dropout.h, next_runs_dropout): each run's.
+int64_t rows_per_run(const torch::Tensor& rows, const PassDropout& dropout) {
+  return dropout.base.defined() && dropout.base.numel() > 1 ? rows.size(0) / dropout.base.numel()
+                                                            : 0;
+}
+
+}  // namespace
 
 void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
                           const PassDropout& dropout, float scale, torch::Tensor& probs,
@@ -22,7 +31,8 @@ void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
                                          scale,
                                          scores.data_ptr<float>(),
                                          probs.data_ptr<float>(),
-                                         out.data_ptr<float>()};
+                                         out.data_ptr<float>(),
+                                         rows_per_run(scores, dropout)};
   C10_CUDA_CHECK(kernels::attention_probs_forward(args, at::cuda::getCurrentCUDAStream()));
 }
 
@@ -37,7 +47,8 @@ void attention_probs_backward_cuda(const torch::Tensor& probs, const torch::Tens
                                              scale,
                                              probs.data_ptr<float>(),
                                              out_grad.data_ptr<float>(),
-                                             scores_grad.data_ptr<float>()};
+                                             scores_grad.data_ptr<float>(),
+                                             rows_per_run(probs, dropout)};
   C10_CUDA_CHECK(kernels::attention_probs_backward(args, at::cuda::getCurrentCUDAStream()));
 }
 

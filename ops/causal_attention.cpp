@@ -208,22 +208,78 @@ class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueries
   }
 };
 
+// The same for a pack's stacked runs (ops/run_axis.h, batched_runs): w (P, 3D, in), b (P, 3D),
+// each product one batched product over the runs, the bias's gradient each run's column sums.
+class StackedSelectedQueriesFunction
+    : public torch::autograd::Function<StackedSelectedQueriesFunction> {
+ public:
+  static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* ctx,
+                                              const torch::Tensor& x, const torch::Tensor& w,
+                                              const torch::Tensor& b, const TokenSelection& read) {
+    const int64_t runs = w.size(0), in = w.size(2), D = w.size(1) / 3;
+    const int64_t B = x.size(0), T = x.size(1);
+    const torch::Tensor rows = x.reshape({runs, -1, in}).contiguous();
+    const torch::Tensor asking = read.apply(x).reshape({runs, -1, in}).contiguous();
+    const torch::Tensor q =
+        torch::baddbmm(b.narrow(1, 0, D).unsqueeze(1), asking, w.narrow(1, 0, D).transpose(1, 2));
+    const torch::Tensor kv = torch::baddbmm(b.narrow(1, D, 2 * D).unsqueeze(1), rows,
+                                            w.narrow(1, D, 2 * D).transpose(1, 2));
+    ctx->save_for_backward({rows, asking, w});
+    ctx->saved_data["x_sizes"] = x.sizes().vec();
+    ctx->saved_data["read_first"] = read.first;
+    ctx->saved_data["read_stride"] = read.stride;
+    return {q.view({B, -1, D}), kv.view({B, T, 2 * D})};
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &rows = saved[0], &asking = saved[1], &w = saved[2];
+    const int64_t runs = w.size(0), D = w.size(1) / 3, in = w.size(2);
+    const auto runs_rows = [&](const torch::Tensor& g, const torch::Tensor& like, int64_t width) {
+      return g.defined() ? g.reshape({runs, -1, width}).contiguous()
+                         : torch::zeros({runs, like.size(1), width}, like.options());
+    };
+    const torch::Tensor dq = runs_rows(grads[0], asking, D), dkv = runs_rows(grads[1], rows, 2 * D);
+    const auto made = beside({dq, dkv, asking, rows}, [&] {
+      torch::Tensor dw = torch::empty_like(w);
+      product_into(dw.narrow(1, 0, D), dq.transpose(1, 2), asking);
+      product_into(dw.narrow(1, D, 2 * D), dkv.transpose(1, 2), rows);
+      return std::vector<torch::Tensor>{dw,
+                                        torch::cat({run_column_sums(dq.view({-1, D}), runs),
+                                                    run_column_sums(dkv.view({-1, 2 * D}), runs)},
+                                                   1)};
+    });
+    const std::vector<int64_t> sizes = ctx->saved_data["x_sizes"].toIntVector();
+    const TokenSelection read{ctx->saved_data["read_first"].toInt(),
+                              ctx->saved_data["read_stride"].toInt()};
+    const torch::Tensor dx = torch::bmm(dkv, w.narrow(1, D, 2 * D)).view(sizes);
+    read.apply(dx).add_(torch::bmm(dq, w.narrow(1, 0, D)).view({sizes[0], -1, in}));
+    return {dx, made[0], made[1], torch::Tensor()};
+  }
+};
+
 }  // namespace
 
 torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tensor& queries,
                                int64_t heads, const TokenSelection& read, double p, bool training) {
-  if (const int64_t runs = dropout_runs(); runs > 1) {
+  check_shapes(projected, queries, heads, read);
+  const int64_t T = projected.size(1);
+  const bool fusable = projected.numel() > 0 && attention_probs_fusable(projected, T);
+  // Under a pack's scope (ops/run_axis.h) the rows are its runs': each run's probabilities
+  // dropped out with its own seeds, by the kernels at once on CUDA, else a run at a time.
+  const int64_t runs = dropout_runs();
+  const bool at_once =
+      runs > 1 && fusable && runs_dropout_ready(p, training, projected.device(), runs);
+  if (runs > 1 && !at_once) {
     return for_each_run(runs, [&](int64_t r) {
       return causal_attention(run_rows(projected, runs, r), run_rows(queries, runs, r), heads, read,
                               p, training);
     });
   }
-  check_shapes(projected, queries, heads, read);
-  const int64_t T = projected.size(1);
-  if (projected.numel() == 0 || !attention_probs_fusable(projected, T)) {
-    return unfused(columns_of(projected, queries, heads, read), read, p, training);
-  }
-  const PassDropout dropout = next_pass_dropout(p, training, projected.device());
+  if (!fusable) return unfused(columns_of(projected, queries, heads, read), read, p, training);
+  const PassDropout dropout = at_once ? next_runs_dropout(p, training, projected.device())
+                                      : next_pass_dropout(p, training, projected.device());
   return CausalAttentionFunction::apply(
       projected, queries.defined() ? queries : projected.new_empty({0}), heads, read, dropout);
 }
@@ -231,6 +287,13 @@ torch::Tensor causal_attention(const torch::Tensor& projected, const torch::Tens
 SelectedQueries project_selected_queries(const torch::Tensor& x, const torch::Tensor& w,
                                          const torch::Tensor& b, const TokenSelection& read) {
   if (const int64_t runs = stacked_runs(w, 2, "project_selected_queries' weight")) {
+    const bool floats = x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble;
+    if (batched_runs(x.device()) && floats && x.dim() == 3 && x.numel() > 0 && b.defined() &&
+        w.dim() == 3 && b.dim() == 2 && w.size(2) == x.size(2) && w.size(1) % 3 == 0 &&
+        b.size(1) == w.size(1) && x.size(0) % runs == 0) {
+      const auto out = StackedSelectedQueriesFunction::apply(x, w, b, read);
+      return {out[0], out[1]};
+    }
     const auto out = for_each_run(runs, [&](int64_t r) {
       const SelectedQueries run =
           project_selected_queries(run_rows(x, runs, r), run_param(w, r), run_param(b, r), read);

@@ -18,6 +18,9 @@ struct AttentionProbsArgs {
   float scale;
   const float* scores;
   float *probs, *out;
+  // A pack's runs stacked (kernels/math/run_rows.h): rows per run (0: one run), seed_base one a
+  // run.
+  int64_t rows_per_run = 0;
 };
 cudaError_t attention_probs_forward(const AttentionProbsArgs& args, cudaStream_t stream);
 
@@ -29,6 +32,7 @@ struct AttentionProbsGradArgs {
   float scale;
   const float *probs, *out_grad;
   float* scores_grad;
+  int64_t rows_per_run = 0;  // as AttentionProbsArgs'
 };
 cudaError_t attention_probs_backward(const AttentionProbsGradArgs& args, cudaStream_t stream);
 

@@ -7,9 +7,12 @@
 //   across barriers; the probabilities kept for the backward, and their dropout.
 // - AttentionProbsBackward: the gradient through the dropout, the row's Σ g·probs halved, and the
 //   scores' gradient.
+// A pack's runs stacked (`runs`, kernels/math/run_rows.h): each run's rows dropped out with its
+// own seed base, its elements counted from its first row.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/attention_math.h"
+#include "kernels/math/run_rows.h"
 #include "kernels/math/scan_math.h"
 
 #include <math.h>
@@ -32,6 +35,7 @@ struct AttentionProbsForward : RowGrid {
   float scale;
   typename Mem::template In<float> scores;
   typename Mem::template Out<float> probs, out;
+  RunRows runs;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Whether channel c of the lane is a key the row's query sees (the query's position is a 64-bit
   // modulo, dozens of instructions on the GPU: r.last_key holds it from phase 0 on).
@@ -66,14 +70,15 @@ struct AttentionProbsForward : RowGrid {
     } else if (p <= 2 * kLevels + 1) {
       halve(sh.sums, th, p - kLevels - 1);
     } else if (row < rows) {
-      const HashedDropout d = dropout.with_base(seed_base);
+      const HashedDropout d = runs.dropout_of(dropout, seed_base, runs.run(row));
       const float total = row_total(sh.sums, th);
+      const int64_t local = runs.local(row) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
         if (k < 0) continue;
         const float prob = r.e[c] / total;
         probs[i] = prob;
-        out[i] = d.dropped(prob, i);
+        out[i] = d.dropped(prob, local + k);
       }
     }
   }
@@ -93,19 +98,22 @@ struct AttentionProbsBackward : RowGrid {
   float scale;
   typename Mem::template In<float> probs, out_grad;
   typename Mem::template Out<float> scores_grad;
+  RunRows runs;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 the gradient through the dropout and the lane's Σ g·probs; 1 … kLevels the row's;
   // the last the scores' gradient.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     if (p == 0) {
-      const HashedDropout d = dropout.with_base(seed_base);
+      const bool real = row < rows;
+      const HashedDropout d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0);
+      const int64_t local = real ? runs.local(row) * width : 0;
       float dot = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * width + k;
-        const bool here = row < rows && k >= 0;
+        const bool here = real && k >= 0;
         r.prob[c] = here ? static_cast<float>(probs[i]) : 0.0f;
-        r.g[c] = here ? d.y_grad(out_grad[i], i) : 0.0f;
+        r.g[c] = here ? d.y_grad(out_grad[i], local + k) : 0.0f;
         dot = dot + r.g[c] * r.prob[c];
       }
       sh.dots[th.index] = dot;

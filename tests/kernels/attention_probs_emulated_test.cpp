@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/attention_probs_programs.h"
 #include "ops/attention_probs.h"
@@ -51,7 +52,8 @@ void check_attention(int64_t heads, int64_t T, const TokenSelection& read, doubl
                                                          static_cast<float>(kLogitScale),
                                                          sb.in(),
                                                          probs.out(),
-                                                         out.out()};
+                                                         out.out(),
+                                                         {}};
   emu::Log log;
   emu::run(forward, log);
   probs.check_written(log);
@@ -65,8 +67,8 @@ void check_attention(int64_t heads, int64_t T, const TokenSelection& read, doubl
   want.backward(out_grad);
   emu::Buffer<float> gb("out_grad", values_of<float>(out_grad)), scores_grad("scores_grad", n);
   const grid::AttentionProbsBackward<emu::Memory> backward{
-      {rows, T},  dropout, nullptr,          static_cast<float>(kLogitScale),
-      probs.in(), gb.in(), scores_grad.out()};
+      {rows, T},  dropout, nullptr,           static_cast<float>(kLogitScale),
+      probs.in(), gb.in(), scores_grad.out(), {}};
   emu::Log back_log;
   emu::run(backward, back_log);
   scores_grad.check_written(back_log);
@@ -84,6 +86,60 @@ TEST(AttentionProbsEmulated, KernelsAreTheCpuOpsProbabilitiesAndGradient) {
   // Logits hundreds apart: exp overflows unless each row's largest is subtracted, the row's and
   // not a lane's.
   check_attention(2, 59, {}, 300);
+}
+
+// Both kernels over `rows` rows of T scores (seed_base: null, or one base a run), emulated:
+// {probs, out, scores_grad}.
+std::vector<std::vector<float>> run_probs(const torch::Tensor& scores,
+                                          const torch::Tensor& out_grad, const QueryRows& queries,
+                                          const HashedDropout& dropout, const uint64_t* seed_base,
+                                          int64_t rows_per_run) {
+  const int64_t rows = scores.size(0), T = scores.size(1);
+  const size_t n = static_cast<size_t>(rows * T);
+  emu::Buffer<float> sb("scores", values_of<float>(scores)), probs("probs", n), out("out", n),
+      gb("out_grad", values_of<float>(out_grad)), scores_grad("scores_grad", n);
+  const float scale = static_cast<float>(kLogitScale);
+  const grid::AttentionProbsForward<emu::Memory> forward{{rows, T},   dropout,   seed_base,
+                                                         queries,     scale,     sb.in(),
+                                                         probs.out(), out.out(), {rows_per_run}};
+  const grid::AttentionProbsBackward<emu::Memory> backward{
+      {rows, T}, dropout, seed_base, scale, probs.in(), gb.in(), scores_grad.out(), {rows_per_run}};
+  emu::Log log;
+  emu::run(forward, log);
+  emu::run(backward, log);
+  for (const auto* b : {&probs, &out, &scores_grad}) b->check_written(log);
+  EXPECT_TRUE(log.ok()) << log.summary();
+  return {probs.data(), out.data(), scores_grad.data()};
+}
+
+// A pack's runs stacked (kernels/math/run_rows.h): each run's rows dropped out with its own seed
+// base, their elements counted from the run's first row — every output bit for bit the run's
+// alone.
+TEST(AttentionProbsEmulated, EachRunOfAPackIsDroppedOutAsItIsAlone) {
+  torch::manual_seed(31);
+  constexpr int64_t kRuns = 3, kHeads = 2, kT = 59;
+  const TokenSelection read{1, 3};
+  const int64_t Tq = read.count(kT), run_rows = kHeads * Tq;
+  const QueryRows queries{Tq, read.first, read.stride};
+  const torch::Tensor scores = torch::randn({kRuns * run_rows, kT}) * 3,
+                      out_grad = torch::randn({kRuns * run_rows, kT});
+  const HashedDropout offset{0x77ull, std::llround(kAttentionDrop * 4294967296.0),
+                             static_cast<float>(1.0 / (1.0 - kAttentionDrop))};
+  const std::vector<uint64_t> bases = {5, 1u << 20, 123456789};
+  const auto pack = run_probs(scores, out_grad, queries, offset, bases.data(), run_rows);
+  for (int64_t r = 0; r < kRuns; ++r) {
+    SCOPED_TRACE("run " + std::to_string(r));
+    const auto alone =
+        run_probs(scores.narrow(0, r * run_rows, run_rows),
+                  out_grad.narrow(0, r * run_rows, run_rows), queries, offset, bases.data() + r, 0);
+    for (size_t k = 0; k < pack.size(); ++k) {
+      const size_t n = alone[k].size();
+      EXPECT_EQ(std::vector<float>(pack[k].begin() + static_cast<int64_t>(r * n),
+                                   pack[k].begin() + static_cast<int64_t>((r + 1) * n)),
+                alone[k])
+          << "output " << k;
+    }
+  }
 }
 
 }  // namespace
