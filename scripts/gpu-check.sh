@@ -216,6 +216,14 @@ if ! skipped pack; then
   # speed-up the issue weighs against whether the scores move.
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
+  # The pack as one stacked model (rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep), beside
+  # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32.
+  stacked=(--device cuda --backbones mingru,transformer --packs 16,32 --seconds 2 --stacked)
+  bench pack-stacked bench pack "${stacked[@]}" "${peak[@]}" --csv "$LOGS/rates-pack-stacked.csv"
+  grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
+  bench pack-stacked-tf32 bench pack "${stacked[@]}" "${peak[@]}" --matmul-precision tf32 \
+    --csv "$LOGS/rates-pack-stacked-tf32.csv"
+  grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked-tf32.log" | sed 's/^/    /'
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
   # over the runs, and the whole step as one model over the runs' rows (the weights-stacked
   # design's ceiling), beside the packs above (tools/bench/pack_limits.cpp).

@@ -162,11 +162,12 @@ TEST(StackedPackTraining, ARunThatDivergesFailsAlone) {
   a_run_that_diverges_fails_alone(true);
 }
 
-// On CUDA each run of a pack steps on a stream of its own, so the runs overlap on the GPU: each
-// still ends with the weights it gets alone, within float rounding (CUDA's backward is not
-// bitwise reproducible: atomics).
-TEST(PackCuda, EachRunEndsWithTheWeightsItGetsAlone) {
+// On CUDA each run of a pack steps on a stream of its own, so the runs overlap on the GPU (or, as
+// one stacked model, in batched passes): each still ends with the weights it gets alone, within
+// float rounding (CUDA's products and sums are not bitwise those of another shape).
+void each_run_ends_with_its_weights_on_cuda(bool stacked) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  const StackedPacks mode(stacked);
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);
   std::vector<rl::PackMember> pack;
@@ -185,6 +186,12 @@ TEST(PackCuda, EachRunEndsWithTheWeightsItGetsAlone) {
     }
     fs::remove_all(tmp.path / "alone");
   }
+}
+TEST(PackCuda, EachRunEndsWithTheWeightsItGetsAlone) {
+  each_run_ends_with_its_weights_on_cuda(false);
+}
+TEST(StackedPackTrainingCuda, EachRunEndsWithTheWeightsItGetsAlone) {
+  each_run_ends_with_its_weights_on_cuda(true);
 }
 
 }  // namespace
