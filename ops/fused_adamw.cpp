@@ -191,15 +191,18 @@ void FusedAdamW::step_with_runs(const torch::Tensor& scalars) {
       each_run[r].push_back({p[r], g[r], state.exp_avg()[r], state.exp_avg_sq()[r]});
     }
   }
-  for (int64_t r = 0; r < runs; ++r) {
 #ifdef MINRNN_WITH_CUDA
-    if (scalars.is_cuda()) {  // a few launches a run
-      std::vector<AdamWTensors> on_cuda;
-      for (const ParamSlices& t : each_run[r]) on_cuda.push_back({t.p, t.g, t.m, t.v});
-      adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars[r]);
-      continue;
+  if (scalars.is_cuda()) {  // every run at once: each block's run picks its row of scalars
+    std::vector<AdamWTensors> on_cuda;
+    for (auto& p : param_groups_[0].params()) {
+      AdamWParamState& state = state_of(state_, p);
+      on_cuda.push_back({p, p.grad(), state.exp_avg(), state.exp_avg_sq()});
     }
+    adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars, runs);
+    return;
+  }
 #endif
+  for (int64_t r = 0; r < runs; ++r) {
     for (const ParamSlices& t : each_run[r]) {
       update_param(t.p, t.g, t.m, t.v, AdamWUpdate{}, scalars[r]);
     }

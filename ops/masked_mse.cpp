@@ -1,6 +1,9 @@
 #include "ops/masked_mse.h"
 
+#include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/math/masked_mse_math.h"
 #include "ops/device.h"
@@ -11,29 +14,42 @@
 namespace minrnn::core {
 namespace {
 
-// {loss, max(Σ mask, 1)} on the CPU: each row's error in float, the sums in double, so the result
-// does not depend on how many threads ran (one here) and rounds once.
+// {loss, max(Σ mask, 1)} on the CPU, each of `runs` runs' rows on their own ((runs), or scalars
+// for one): each row's error in float, the sums in double, so the result does not depend on how
+// many threads ran (one here) and rounds once.
 std::pair<torch::Tensor, torch::Tensor> forward_cpu(const torch::Tensor& p, const torch::Tensor& t,
-                                                    const torch::Tensor& m, int64_t width) {
+                                                    const torch::Tensor& m, int64_t width,
+                                                    int64_t runs) {
   const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
-  double squares = 0, weights = 0;
-  for (int64_t r = 0; r < m.numel(); ++r) {
-    squares += static_cast<double>(mp[r]) * row_squared_error(pp, tp, r * width, width);
-    weights += mp[r];
-  }
-  const float denom = static_cast<float>(weights > 1 ? weights : 1);
+  const auto shape = runs > 1 ? std::vector<int64_t>{runs} : std::vector<int64_t>{};
   const auto scalar = p.options().dtype(torch::kFloat);
-  return {torch::full({}, static_cast<float>(squares / (double(width) * denom)), scalar),
-          torch::full({}, denom, scalar)};
+  torch::Tensor loss = torch::empty(shape, scalar), denominator = torch::empty(shape, scalar);
+  const int64_t rows = m.numel() / runs;
+  for (int64_t run = 0; run < runs; ++run) {
+    double squares = 0, weights = 0;
+    for (int64_t r = run * rows; r < (run + 1) * rows; ++r) {
+      squares += static_cast<double>(mp[r]) * row_squared_error(pp, tp, r * width, width);
+      weights += mp[r];
+    }
+    const float denom = static_cast<float>(weights > 1 ? weights : 1);
+    loss.data_ptr<float>()[run] = static_cast<float>(squares / (double(width) * denom));
+    denominator.data_ptr<float>()[run] = denom;
+  }
+  return {loss, denominator};
 }
 
+// grad_loss and denom: a value a run.
 torch::Tensor backward_cpu(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor& m,
-                           int64_t width, float grad_loss, float denom) {
+                           int64_t width, const torch::Tensor& grad_loss,
+                           const torch::Tensor& denom) {
   torch::Tensor grad = torch::empty_like(p);
   const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
+  const float *gl = grad_loss.data_ptr<float>(), *dp = denom.data_ptr<float>();
+  const int64_t rows_per_run = m.numel() / denom.numel();
   float* g = grad.data_ptr<float>();
   for (int64_t i = 0; i < p.numel(); ++i) {
-    g[i] = masked_mse_grad(grad_loss, mp[i / width], pp[i], tp[i], width, denom);
+    const int64_t row = i / width, run = row / rows_per_run;
+    g[i] = masked_mse_grad(gl[run], mp[row], pp[i], tp[i], width, dp[run]);
   }
   return grad;
 }
@@ -41,13 +57,13 @@ torch::Tensor backward_cpu(const torch::Tensor& p, const torch::Tensor& t, const
 class MaskedMseFunction : public torch::autograd::Function<MaskedMseFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& p,
-                               const torch::Tensor& t, const torch::Tensor& m) {
+                               const torch::Tensor& t, const torch::Tensor& m, int64_t runs) {
     const int64_t width = p.size(-1);
     std::pair<torch::Tensor, torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
-    if (p.is_cuda()) out = masked_mse_cuda(p, t, m, width);
+    if (p.is_cuda()) out = masked_mse_cuda(p, t, m, width, runs);
 #endif
-    if (!p.is_cuda()) out = forward_cpu(p, t, m, width);
+    if (!p.is_cuda()) out = forward_cpu(p, t, m, width, runs);
     ctx->save_for_backward({p, t, m, out.second});
     ctx->saved_data["width"] = width;
     return out.first;
@@ -63,10 +79,8 @@ class MaskedMseFunction : public torch::autograd::Function<MaskedMseFunction> {
 #ifdef MINRNN_WITH_CUDA
     if (p.is_cuda()) d_p = masked_mse_backward_cuda(p, t, m, width, g, denom);
 #endif
-    if (!p.is_cuda()) {
-      d_p = backward_cpu(p, t, m, width, g.item<float>(), denom.item<float>());
-    }
-    return {d_p, torch::Tensor(), torch::Tensor()};
+    if (!p.is_cuda()) d_p = backward_cpu(p, t, m, width, g, denom);
+    return {d_p, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -83,10 +97,18 @@ bool fusable(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor
 }  // namespace
 
 torch::Tensor masked_mse(const torch::Tensor& predicted, const torch::Tensor& target,
-                         const torch::Tensor& mask) {
-  if (fusable(predicted, target, mask)) return MaskedMseFunction::apply(predicted, target, mask);
+                         const torch::Tensor& mask, int64_t runs) {
+  if (runs < 1 || (mask.dim() >= 1 && mask.size(0) % runs != 0)) {
+    throw std::invalid_argument("masked_mse: " + std::to_string(runs) +
+                                " runs do not split the batch");
+  }
+  if (fusable(predicted, target, mask)) {
+    return MaskedMseFunction::apply(predicted, target, mask, runs);
+  }
   const torch::Tensor squared = (predicted - target).pow(2).mean(-1);
-  return (squared * mask).sum() / mask.sum().clamp_min(1);
+  if (runs == 1) return (squared * mask).sum() / mask.sum().clamp_min(1);
+  const torch::Tensor each = mask.reshape({runs, -1});
+  return (squared.reshape({runs, -1}) * each).sum(1) / each.sum(1).clamp_min(1);
 }
 
 }  // namespace minrnn::core

@@ -9,7 +9,9 @@
 
 namespace minrnn::core {
 
+// With runs > 1 the batch is a pack's runs' (ops/run_axis.h), dim 0 their rows one after the
+// other: each run's loss on its own, (runs).
 torch::Tensor masked_mse(const torch::Tensor& predicted, const torch::Tensor& target,
-                         const torch::Tensor& mask);
+                         const torch::Tensor& mask, int64_t runs = 1);
 
 }  // namespace minrnn::core

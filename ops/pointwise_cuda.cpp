@@ -95,29 +95,31 @@ torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs) {
 }
 
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
-                     const torch::Tensor& scalars) {
+                     const torch::Tensor& scalars, int64_t runs) {
   if (params.empty()) return;
   c10::cuda::CUDAGuard guard(params[0].p.device());
   std::vector<kernels::AdamWTensor> tensors;
   for (const auto& x : params) {
     tensors.push_back({x.p.data_ptr<float>(), x.m.data_ptr<float>(), x.v.data_ptr<float>(),
-                       x.g.data_ptr<float>(), x.p.numel()});
+                       x.g.data_ptr<float>(), x.p.numel() / runs});
   }
   const auto* device_scalars =
       scalars.defined() ? reinterpret_cast<const AdamWStepScalars*>(scalars.data_ptr<float>())
                         : nullptr;
   C10_CUDA_CHECK(kernels::adamw_step(tensors.data(), static_cast<int>(tensors.size()), update,
-                                     device_scalars, at::cuda::getCurrentCUDAStream()));
+                                     device_scalars, at::cuda::getCurrentCUDAStream(), runs));
 }
 
 std::pair<torch::Tensor, torch::Tensor> masked_mse_cuda(const torch::Tensor& p,
                                                         const torch::Tensor& t,
-                                                        const torch::Tensor& mask, int64_t width) {
+                                                        const torch::Tensor& mask, int64_t width,
+                                                        int64_t runs) {
   c10::cuda::CUDAGuard guard(p.device());
   const auto scalar = p.options().dtype(torch::kFloat);
-  torch::Tensor loss = torch::empty({}, scalar), denominator = torch::empty({}, scalar);
-  const kernels::MaskedMseArgs args{p.data_ptr<float>(), t.data_ptr<float>(),
-                                    mask.data_ptr<float>(), mask.numel(), width};
+  const std::vector<int64_t> shape = runs > 1 ? std::vector<int64_t>{runs} : std::vector<int64_t>{};
+  torch::Tensor loss = torch::empty(shape, scalar), denominator = torch::empty(shape, scalar);
+  const kernels::MaskedMseArgs args{
+      p.data_ptr<float>(), t.data_ptr<float>(), mask.data_ptr<float>(), mask.numel(), width, runs};
   C10_CUDA_CHECK(kernels::masked_mse_forward(args, loss.data_ptr<float>(),
                                              denominator.data_ptr<float>(),
                                              at::cuda::getCurrentCUDAStream()));
@@ -130,26 +132,27 @@ torch::Tensor masked_mse_backward_cuda(const torch::Tensor& p, const torch::Tens
                                        const torch::Tensor& denominator) {
   c10::cuda::CUDAGuard guard(p.device());
   torch::Tensor grad = torch::empty_like(p);
-  const kernels::MaskedMseArgs args{p.data_ptr<float>(), t.data_ptr<float>(),
-                                    mask.data_ptr<float>(), mask.numel(), width};
+  const kernels::MaskedMseArgs args{
+      p.data_ptr<float>(), t.data_ptr<float>(), mask.data_ptr<float>(), mask.numel(), width,
+      denominator.numel()};
   C10_CUDA_CHECK(kernels::masked_mse_backward(args, grad_loss.data_ptr<float>(),
                                               denominator.data_ptr<float>(), grad.data_ptr<float>(),
                                               at::cuda::getCurrentCUDAStream()));
   return grad;
 }
 
-void end_step_cuda(const StepEndTensors& t, float clip) {
+void end_step_cuda(const StepEndTensors& t, float clip, int64_t runs) {
   c10::cuda::CUDAGuard guard(t.loss.device());
   std::vector<const float*> grads;
   std::vector<int64_t> sizes;
   if (clip > 0) {  // else no norm: nothing to sum
     for (const torch::Tensor& g : t.grads) {
       grads.push_back(g.data_ptr<float>());
-      sizes.push_back(g.numel());
+      sizes.push_back(g.numel() / runs);
     }
   }
   const int count = static_cast<int>(grads.size());
-  const int64_t partials = kernels::square_sum_partials(sizes.data(), count);
+  const int64_t partials = runs * kernels::square_sum_partials(sizes.data(), count);
   torch::Tensor partial_sums = torch::empty({std::max<int64_t>(partials, 1)}, t.loss.options());
   const kernels::EndStepArgs args{t.loss.data_ptr<float>(),
                                   grads.data(),
@@ -161,7 +164,8 @@ void end_step_cuda(const StepEndTensors& t, float clip) {
                                   t.verdict.data_ptr<int64_t>(),
                                   t.loss_kept.data_ptr<float>(),
                                   t.norm_kept.data_ptr<float>(),
-                                  clip};
+                                  clip,
+                                  runs};
   C10_CUDA_CHECK(kernels::end_step(args, at::cuda::getCurrentCUDAStream()));
 }
 

@@ -40,19 +40,23 @@ struct AdamWTensors {
 };
 // One AdamW step of the parameters (all on one CUDA device), in place, a few launches for all:
 // with `update`, or, when `scalars` is defined (kAdamWStepScalarCount float32 values on their
-// device, an AdamWStepScalars), with the values it holds as the kernels run.
+// device, an AdamWStepScalars), with the values it holds as the kernels run. With runs > 1 every
+// parameter is a pack's stacked runs' (ops/run_axis.h) and scalars (runs, kAdamWStepScalarCount):
+// run r's slices stepped with row r.
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,
-                     const torch::Tensor& scalars);
+                     const torch::Tensor& scalars, int64_t runs = 1);
 
 // ops/step_end.h's end_step on CUDA: the gradients' squares summed a block at a time, then one
-// block for the norm and the rest (two launches up to 48 gradients).
-void end_step_cuda(const StepEndTensors& t, float clip);
+// block a run for its norm and the rest (two launches up to 48 gradients).
+void end_step_cuda(const StepEndTensors& t, float clip, int64_t runs);
 
 // ops/masked_mse.h on CUDA (contiguous float32 p, t of rows × width, mask of rows): {loss, its
-// denominator max(Σ mask, 1)}, one launch; and the gradient with respect to p, one launch.
+// denominator max(Σ mask, 1)}, one launch; and the gradient with respect to p, one launch. With
+// runs > 1, a pack's runs' rows: a loss and denominator a run, (runs).
 std::pair<torch::Tensor, torch::Tensor> masked_mse_cuda(const torch::Tensor& p,
                                                         const torch::Tensor& t,
-                                                        const torch::Tensor& mask, int64_t width);
+                                                        const torch::Tensor& mask, int64_t width,
+                                                        int64_t runs = 1);
 torch::Tensor masked_mse_backward_cuda(const torch::Tensor& p, const torch::Tensor& t,
                                        const torch::Tensor& mask, int64_t width,
                                        const torch::Tensor& grad_loss,

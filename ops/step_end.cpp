@@ -18,6 +18,23 @@ float global_grad_norm(const std::vector<torch::Tensor>& grads) {
   return (norms.size() == 1 ? norms[0] : torch::stack(norms).norm(2)).item<float>();
 }
 
+// One run's step end on the CPU: its tensors as end_step's for one run.
+void end_run_step(const StepEndTensors& t, double clip) {
+  float* scalars = t.scalars.data_ptr<float>();
+  int64_t* verdict = t.verdict.data_ptr<int64_t>();
+  const float loss = *t.loss.data_ptr<float>();
+  const float norm = clip > 0 ? global_grad_norm(t.grads) : 0.0f;
+  const StepEnd end = end_of_step(loss, norm, static_cast<float>(clip), scalars[kApplyScalar]);
+  scalars[kGradScaleScalar] = end.grad_scale;
+  scalars[kApplyScalar] = end.apply;
+  if (end.record) {
+    verdict[kFirstBadStep] = *t.step.data_ptr<int64_t>();
+    verdict[kBadWhat] = end.record;
+  }
+  *t.loss_kept.data_ptr<float>() = loss;
+  *t.norm_kept.data_ptr<float>() = norm;
+}
+
 }  // namespace
 
 void end_step(const StepEndTensors& t, double clip) {
@@ -34,25 +51,23 @@ void end_step(const StepEndTensors& t, double clip) {
           "device");
     }
   }
+  const int64_t runs = t.loss.dim() == 1 ? t.loss.size(0) : 1;  // a pack's: one loss a run
 #ifdef MINRNN_WITH_CUDA
   if (t.loss.is_cuda()) {
-    end_step_cuda(t, static_cast<float>(clip));
+    end_step_cuda(t, static_cast<float>(clip), runs);
     return;
   }
 #endif
-  float* scalars = t.scalars.data_ptr<float>();
-  int64_t* verdict = t.verdict.data_ptr<int64_t>();
-  const float loss = *t.loss.data_ptr<float>();
-  const float norm = clip > 0 ? global_grad_norm(t.grads) : 0.0f;
-  const StepEnd end = end_of_step(loss, norm, static_cast<float>(clip), scalars[kApplyScalar]);
-  scalars[kGradScaleScalar] = end.grad_scale;
-  scalars[kApplyScalar] = end.apply;
-  if (end.record) {
-    verdict[kFirstBadStep] = *t.step.data_ptr<int64_t>();
-    verdict[kBadWhat] = end.record;
+  if (runs == 1 && t.loss.dim() == 0) {
+    end_run_step(t, clip);
+    return;
   }
-  *t.loss_kept.data_ptr<float>() = loss;
-  *t.norm_kept.data_ptr<float>() = norm;
+  for (int64_t r = 0; r < runs; ++r) {
+    StepEndTensors run{t.loss[r],    t.grads,        t.step[r],     t.scalars[r],
+                       t.verdict[r], t.loss_kept[r], t.norm_kept[r]};
+    for (torch::Tensor& g : run.grads) g = g[r];
+    end_run_step(run, clip);
+  }
 }
 
 }  // namespace minrnn::core

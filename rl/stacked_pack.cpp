@@ -25,6 +25,7 @@ std::string first_difference(const Agent& a, const Agent& b) {
     return "batch_size or context_len";
   }
   if (c.matmul_precision != d.matmul_precision) return "matmul_precision";
+  if (c.grad_clip != d.grad_clip) return "grad_clip";
   if (a.model->parameters().front().device() != b.model->parameters().front().device()) {
     return "device";
   }

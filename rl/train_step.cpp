@@ -106,10 +106,11 @@ struct TrainStep::State {
   torch::Device device;
   StepMode mode;
   std::string description;
-  // 1, or a pack's runs stacked as one model (ops/run_axis.h), with each run's return scale and
-  // gradient clip.
+  // 1, or a pack's runs stacked as one model (ops/run_axis.h), with each run's return scale; the
+  // gradient clip they share.
   const int64_t runs;
-  std::vector<double> return_scales, clips, lrs;
+  std::vector<double> return_scales, lrs;
+  double clip;
   StagingBlock staged;
   int states, actions, returns_to_go, timesteps, mask, ids;  // slots of `staged`
   // One run: the step's scalars, the host writing their update (a slot's leading values). A pack:
@@ -136,8 +137,11 @@ struct TrainStep::State {
     description = mode == StepMode::kGraph ? "cuda graph" : "eager";
     for (const TrainConfig* c : run_configs) {
       return_scales.push_back(c->return_scale);
-      clips.push_back(c->grad_clip);
+      if (c->grad_clip != run_configs[0]->grad_clip) {
+        throw std::invalid_argument("TrainStep: a pack's runs share one grad_clip");
+      }
     }
+    clip = run_configs[0]->grad_clip;
     const TrainConfig& c = agent.config;
     // Process-wide in LibTorch: a pack's runs share one (rl::train_pack checks).
     if (d.is_cuda()) core::set_cuda_matmul_precision(c.matmul_precision);
@@ -193,19 +197,6 @@ struct TrainStep::State {
     copied.mark();
   }
 
-  // Each run's loss: (runs), or the lone run's scalar.
-  torch::Tensor run_losses(const torch::Tensor& predicted, const DecisionBatch& b) const {
-    const torch::Tensor m = staged.device(mask);
-    if (runs == 1) return masked_action_loss(predicted, b.actions, m);
-    std::vector<torch::Tensor> losses;
-    for (int64_t r = 0; r < runs; ++r) {
-      losses.push_back(masked_action_loss(core::run_rows(predicted, runs, r),
-                                          core::run_rows(b.actions, runs, r),
-                                          core::run_rows(m, runs, r)));
-    }
-    return torch::stack(losses);
-  }
-
   // The step itself, on the buffers: nothing in it reads a value back to the host.
   void compute() {
     const torch::Tensor host_ids = staged.device(ids), step_scalars = this->step_scalars();
@@ -220,7 +211,9 @@ struct TrainStep::State {
     b.timesteps = staged.device(timesteps);
     agent.model->train();
     core::SideWorkScope side_work(core::side_work_on(), device);
-    const torch::Tensor losses = run_losses(agent.model->forward(b), b);
+    // Each run's loss: (runs), or the lone run's scalar.
+    const torch::Tensor losses =
+        core::masked_mse(agent.model->forward(b), b.actions, staged.device(mask), runs);
     // Set to none rather than zeroed, so that the backward's own buffers become the gradients
     // (autograd takes a fresh gradient over) instead of being added into zeros: one kernel per
     // parameter less. Under capture those buffers come from the graph's pool, at the addresses
@@ -231,17 +224,13 @@ struct TrainStep::State {
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
-    for (int64_t r = 0; r < runs; ++r) {
-      std::vector<torch::Tensor> run_grads = grads;
-      if (runs > 1) {
-        for (torch::Tensor& g : run_grads) g = g[r];
-      }
-      core::end_step({runs == 1 ? losses : losses[r], run_grads,
-                      host_ids.narrow(0, kStepNumbers * runs + r, 1), step_scalars[r], verdict[r],
-                      loss[r], grad_norm[r]},
-                     clips[r]);
-    }
-    if (runs == 1) {
+    // One end for every run (a pack's runs share their clip: rl/stacked_pack.h).
+    const bool one = runs == 1;
+    core::end_step({losses, grads, host_ids.narrow(0, kStepNumbers * runs, runs),
+                    one ? step_scalars[0] : step_scalars, one ? verdict[0] : verdict,
+                    one ? loss[0] : loss, one ? grad_norm[0] : grad_norm},
+                   clip);
+    if (one) {
       optimizer.step_with(step_scalars[0]);
     } else {
       optimizer.step_with_runs(step_scalars);

@@ -13,7 +13,7 @@
 namespace minrnn::data {
 struct Dataset;
 struct SequenceBatch;
-}
+}  // namespace minrnn::data
 namespace minrnn::core {
 class FusedAdamW;
 }

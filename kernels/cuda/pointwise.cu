@@ -97,25 +97,29 @@ cudaError_t column_sums(const ColumnSumsArgs& a, cudaStream_t stream) {
   return a.float64 ? column_sums_of<double>(a, stream) : column_sums_of<float>(a, stream);
 }
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
-                       const AdamWStepScalars* scalars, cudaStream_t stream) {
+                       const AdamWStepScalars* scalars, cudaStream_t stream, int64_t runs) {
   using Program = grid::AdamWStep<DeviceMemory>;
   const auto add = [&](Program& k, int t) {
     const AdamWTensor& x = tensors[t];
     k.add(x.n, x.p, x.g, x.m, x.v, x.p, x.m, x.v);
   };
-  return launch_batches(Program{update, scalars}, count, stream, add, [](const Program&) {});
+  Program first{update, scalars};
+  first.tensors.runs = runs;
+  return launch_batches(first, count, stream, add, [](const Program&) {});
 }
 
 cudaError_t masked_mse_forward(const MaskedMseArgs& a, float* loss, float* denominator,
                                cudaStream_t stream) {
   const grid::MaskedMseForward<DeviceMemory> k{a.rows, a.width, a.predicted, a.target,
-                                               a.mask, loss,    denominator};
+                                               a.mask, loss,    denominator, a.runs};
   return launch(k, stream);
 }
 cudaError_t masked_mse_backward(const MaskedMseArgs& a, const float* grad_loss,
                                 const float* denominator, float* grad, cudaStream_t stream) {
   const grid::MaskedMseBackward<DeviceMemory> k{
-      {a.rows * a.width}, a.width, a.predicted, a.target, a.mask, grad_loss, denominator, grad};
+      {a.rows * a.width}, a.width, a.predicted,
+      a.target,           a.mask,  grad_loss,
+      denominator,        grad,    a.runs > 1 ? a.rows / a.runs : 0};
   return launch(k, stream);
 }
 
@@ -128,20 +132,22 @@ int64_t square_sum_partials(const int64_t* sizes, int count) {
 
 cudaError_t end_step(const EndStepArgs& a, cudaStream_t stream) {
   using Sums = grid::SquareSums<DeviceMemory>;
-  int64_t written = 0;  // partial sums, over the launches so far
+  int64_t written = 0;  // a run's partial sums, over the launches so far
   const auto add = [&](Sums& k, int t) {
     k.first_partial = written;
     k.add(a.sizes[t], a.grads[t]);
   };
   Sums first;
   first.partials = a.partials;
-  const cudaError_t err =
-      launch_batches(first, a.count, stream, add, [&](const Sums& k) { written += k.blocks(); });
+  first.tensors.runs = a.runs;
+  first.run_partials = square_sum_partials(a.sizes, a.count);
+  const cudaError_t err = launch_batches(first, a.count, stream, add,
+                                         [&](const Sums& k) { written += k.blocks() / a.runs; });
   if (err != cudaSuccess) return err;
   // In place: on the device each In and its Out are the same array.
   const grid::EndStep<DeviceMemory> k{a.clip,     written,    a.loss,    a.partials,
                                       a.scalars,  a.step,     a.verdict, a.scalars,
-                                      a.loss_out, a.norm_out, a.verdict};
+                                      a.loss_out, a.norm_out, a.verdict, a.runs};
   return launch(k, stream);
 }
 

@@ -58,8 +58,10 @@ struct AdamWTensor {
   const float* g;
   int64_t n;
 };
+// With runs > 1 each tensor holds a pack's stacked runs (n elements a run, one run after the
+// other), run r's stepped with scalars[r].
 cudaError_t adamw_step(const AdamWTensor* tensors, int count, const AdamWUpdate& update,
-                       const AdamWStepScalars* scalars, cudaStream_t stream);
+                       const AdamWStepScalars* scalars, cudaStream_t stream, int64_t runs = 1);
 
 // A training step's end (kernels/math/adamw_math.h, end_of_step), in place: the squares of the
 // `count` float32 gradients (each of sizes[i] elements; none where nothing clips) summed a block
@@ -79,6 +81,9 @@ struct EndStepArgs {
   int64_t* verdict;
   float *loss_out, *norm_out;
   float clip;
+  // A pack's runs stacked: each gradient `runs` runs of sizes[i] elements, and the loss, number,
+  // scalars, verdict and outputs one a run; partials runs · square_sum_partials(sizes, count).
+  int64_t runs = 1;
 };
 int64_t square_sum_partials(const int64_t* sizes, int count);
 cudaError_t end_step(const EndStepArgs& args, cudaStream_t stream);
@@ -86,9 +91,11 @@ cudaError_t end_step(const EndStepArgs& args, cudaStream_t stream);
 // DT's masked MSE (kernels/math/masked_mse_math.h) of float32 (rows, width) predictions against
 // targets, mask (rows): the loss and its denominator into two device floats; and the gradient
 // (rows, width) from the loss's gradient (a device float) and that denominator.
+// With runs > 1 the rows are a pack's runs' (rows / runs each): a loss and denominator a run.
 struct MaskedMseArgs {
   const float *predicted, *target, *mask;
   int64_t rows, width;
+  int64_t runs = 1;
 };
 cudaError_t masked_mse_forward(const MaskedMseArgs& args, float* loss, float* denominator,
                                cudaStream_t stream);

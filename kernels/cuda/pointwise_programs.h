@@ -170,17 +170,20 @@ struct ColumnSums : SlicedSums {
 
 // The blocks of up to N tensors in one launch, kPerBlock elements a block: tensor t owns blocks
 // [first_block[t], first_block[t + 1]) (AdamWStep, SquareSums: a step's ~40 small tensors in one
-// launch instead of ~40, which a replayed step is bound by).
+// launch instead of ~40, which a replayed step is bound by). With runs > 1 each tensor is a
+// pack's stacked runs' (ops/run_axis.h), `size` elements a run one run after the other, and no
+// block takes elements of two runs.
 template <int N, int64_t kPerBlock>
 struct TensorBlocks {
   int count = 0;
   int64_t first_block[N + 1] = {0};
-  int64_t size[N] = {};
-  static int64_t blocks_of(int64_t n) { return (n + kPerBlock - 1) / kPerBlock; }
-  // Appends a tensor of n elements (the caller keeps count below N).
+  int64_t size[N] = {};  // a run's elements
+  int64_t runs = 1;
+  static MINRNN_HOST_DEVICE int64_t blocks_of(int64_t n) { return (n + kPerBlock - 1) / kPerBlock; }
+  // Appends a tensor of `runs` runs of n elements each (the caller keeps count below N).
   void add(int64_t n) {
     size[count] = n;
-    first_block[count + 1] = first_block[count] + blocks_of(n);
+    first_block[count + 1] = first_block[count] + runs * blocks_of(n);
     ++count;
   }
   MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
@@ -190,12 +193,26 @@ struct TensorBlocks {
     while (t + 1 < count && block >= first_block[t + 1]) ++t;
     return t;
   }
+  // Where block `block` is: its tensor, its run and its index among that run's blocks of it.
+  struct Place {
+    int tensor;
+    int64_t run, block;
+  };
+  MINRNN_HOST_DEVICE Place place(int64_t block) const {
+    const int t = of(block);
+    const int64_t b = block - first_block[t], per_run = blocks_of(size[t]);
+    const int64_t run = runs > 1 ? b / per_run : 0;
+    return {t, run, b - run * per_run};
+  }
+  // A run's blocks of the tensors before t in this launch.
+  MINRNN_HOST_DEVICE int64_t run_blocks_before(int t) const { return first_block[t] / runs; }
 };
 
 // One AdamW step over up to kTensors float32 parameter tensors in one launch, a block of kThreads
 // elements each (TensorBlocks); each element is read and written by the thread that owns it (on the
 // GPU the In and Out of each are the same array). With `scalars` set, the update, gradient scale
-// and apply flag are read from there when the step runs.
+// and apply flag are read from there when the step runs: for a pack's runs (tensors.runs > 1),
+// run r's from scalars[r].
 template <typename Mem>
 struct AdamWStep {
   static constexpr int kThreads = PointwiseGrid::kThreads;
@@ -224,12 +241,14 @@ struct AdamWStep {
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    const int t = tensors.of(th.block);
-    const int64_t i = (th.block - tensors.first_block[t]) * kThreads + th.index;
-    if (i >= tensors.size[t] || (scalars && scalars->apply == 0.0f)) return;
+    const auto at = tensors.place(th.block);
+    const int t = at.tensor;
+    const int64_t local = at.block * kThreads + th.index, i = at.run * tensors.size[t] + local;
+    const AdamWStepScalars* s = scalars ? scalars + at.run : nullptr;
+    if (local >= tensors.size[t] || (s && s->apply == 0.0f)) return;
     float p = p_in[t][i], m = m_in[t][i], v = v_in[t][i];
-    const float grad = scalars ? g[t][i] * scalars->grad_scale : g[t][i];
-    adamw_element(p, grad, m, v, scalars ? scalars->update : u);
+    const float grad = s ? g[t][i] * s->grad_scale : g[t][i];
+    adamw_element(p, grad, m, v, s ? s->update : u);
     p_out[t][i] = p;
     m_out[t][i] = m;
     v_out[t][i] = v;
@@ -239,7 +258,8 @@ struct AdamWStep {
 // The squares of up to kTensors float32 tensors (a step's gradients) summed a block of kPerBlock
 // elements at a time (TensorBlocks): each thread adds its kPerThread elements, kThreads apart, in
 // order, the block halves the sums, and thread 0 writes the block's partial sum at first_partial +
-// its block.
+// its block. For a pack's runs (tensors.runs > 1) each run's partials are its own row of
+// run_partials: at run · run_partials + first_partial + the block's index among the run's.
 template <typename Mem>
 struct SquareSums {
   static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
@@ -256,6 +276,7 @@ struct SquareSums {
   In values[kTensors] = {};
   int64_t first_partial = 0;
   typename Mem::template Out<float> partials;
+  int64_t run_partials = 0;  // a run's partials over every launch of the step
 
   // Appends a tensor of n elements (the caller keeps tensors.count below kTensors).
   void add(int64_t n, In v) {
@@ -267,18 +288,21 @@ struct SquareSums {
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     if (p == 0) {
-      const int t = tensors.of(th.block);
-      const int64_t start = (th.block - tensors.first_block[t]) * kPerBlock + th.index;
+      const auto at = tensors.place(th.block);
+      const int t = at.tensor;
+      const int64_t start = at.block * kPerBlock + th.index, base = at.run * tensors.size[t];
       const int64_t end = start + int64_t{kPerThread} * kThreads;
       sh.sums[th.index] = ordered_sum<kPerThread>(
           0.0f, start, end < tensors.size[t] ? end : tensors.size[t], kThreads, [&](int64_t i) {
-            const float v = values[t][i];
+            const float v = values[t][base + i];
             return v * v;
           });
     } else if (p <= kLevels) {
       BlockTree::halve(sh.sums, th.index, p);
     } else if (th.index == 0) {
-      partials[first_partial + th.block] = sh.sums[0];
+      const auto at = tensors.place(th.block);
+      partials[at.run * run_partials + first_partial + tensors.run_blocks_before(at.tensor) +
+               at.block] = sh.sums[0];
     }
   }
 };
@@ -287,7 +311,8 @@ struct SquareSums {
 // kThreads-th, then the tree), and its thread 0 takes the global gradient norm's square root and
 // the step's loss, number and apply flag; writes the gradient scale and flag into the step's
 // scalars (AdamWStepScalars), the first bad step and what into `verdict` (its two values kept
-// otherwise), and the loss and norm. No partials (nothing clips): the norm is 0.
+// otherwise), and the loss and norm. No partials (nothing clips): the norm is 0. For a pack's
+// runs, a block a run: run r's partials, loss, number, scalars, verdict and outputs its own.
 template <typename Mem>
 struct EndStep {
   static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
@@ -302,13 +327,16 @@ struct EndStep {
   typename Mem::template In<int64_t> step_number, verdict;  // (`step` is the grid's phase step)
   typename Mem::template Out<float> scalars_out, loss_out, norm_out;
   typename Mem::template Out<int64_t> verdict_out;
-  MINRNN_HOST_DEVICE int64_t blocks() const { return 1; }
+  int64_t runs = 1;  // partial_count partials a run
+  MINRNN_HOST_DEVICE int64_t blocks() const { return runs; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int64_t r = th.block;
     if (p == 0) {
       float sum = 0.0f;
-      for (int64_t i = th.index; i < partial_count; i += kThreads) sum += partials[i];
+      const int64_t first = r * partial_count;
+      for (int64_t i = th.index; i < partial_count; i += kThreads) sum += partials[first + i];
       sh.sums[th.index] = sum;
       return;
     }
@@ -317,21 +345,23 @@ struct EndStep {
       return;
     }
     if (th.index != 0) return;
-    const float l = loss[0], g = sqrtf(sh.sums[0]);
-    const StepEnd end = end_of_step(l, g, clip, scalars[kApplyScalar]);
-    scalars_out[kGradScaleScalar] = end.grad_scale;
-    scalars_out[kApplyScalar] = end.apply;
-    verdict_out[kFirstBadStep] = end.record ? step_number[0] : verdict[kFirstBadStep];
-    verdict_out[kBadWhat] = end.record ? end.record : verdict[kBadWhat];
-    loss_out[0] = l;
-    norm_out[0] = g;
+    const int64_t s = r * kAdamWStepScalarCount, v = r * kStepVerdictCount;
+    const float l = loss[r], g = sqrtf(sh.sums[0]);
+    const StepEnd end = end_of_step(l, g, clip, scalars[s + kApplyScalar]);
+    scalars_out[s + kGradScaleScalar] = end.grad_scale;
+    scalars_out[s + kApplyScalar] = end.apply;
+    verdict_out[v + kFirstBadStep] = end.record ? step_number[r] : verdict[v + kFirstBadStep];
+    verdict_out[v + kBadWhat] = end.record ? end.record : verdict[v + kBadWhat];
+    loss_out[r] = l;
+    norm_out[r] = g;
   }
 };
 
 // DT's masked MSE (kernels/math/masked_mse_math.h) in one block: each thread sums its rows'
 // masked squared errors and mask values, the block halves the partial sums kLevels times across
 // barriers (a fixed order: the same bits every replay), and thread 0 writes the loss and its
-// denominator max(Σ mask, 1) for the backward.
+// denominator max(Σ mask, 1) for the backward. For a pack's runs, a block a run: rows / runs
+// rows each, loss and denominator one a run.
 template <typename Mem>
 struct MaskedMseForward {
   static constexpr int kThreads = BlockTree::kThreads, kLevels = BlockTree::kLevels;
@@ -343,14 +373,17 @@ struct MaskedMseForward {
   int64_t rows, width;
   typename Mem::template In<float> predicted, target, mask;
   typename Mem::template Out<float> loss, denominator;
-  MINRNN_HOST_DEVICE int64_t blocks() const { return 1; }
+  int64_t runs = 1;
+  MINRNN_HOST_DEVICE int64_t blocks() const { return runs; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     const int t = th.index;
+    const int64_t run = th.block, run_rows = rows / runs;
     if (p == 0) {
       float squares = 0.0f, weights = 0.0f;
-      for (int64_t r = t; r < rows; r += kThreads) {
+      const int64_t end = (run + 1) * run_rows;
+      for (int64_t r = run * run_rows + t; r < end; r += kThreads) {
         const float m = mask[r];
         squares += m * row_squared_error(predicted, target, r * width, width);
         weights += m;
@@ -362,23 +395,26 @@ struct MaskedMseForward {
       BlockTree::halve(sh.weights, t, p);
     } else if (t == 0) {
       const float weights = sh.weights[0], denom = weights > 1.0f ? weights : 1.0f;
-      loss[0] = static_cast<float>(sh.squares[0]) / (static_cast<float>(width) * denom);
-      denominator[0] = denom;
+      loss[run] = static_cast<float>(sh.squares[0]) / (static_cast<float>(width) * denom);
+      denominator[run] = denom;
     }
   }
 };
 
-// Its backward, one thread per element of the (rows, width) prediction: masked_mse_grad.
+// Its backward, one thread per element of the (rows, width) prediction: masked_mse_grad. For a
+// pack's runs, each row's run's loss gradient and denominator (rows_per_run > 0).
 template <typename Mem>
 struct MaskedMseBackward : PointwiseGrid {
   int64_t width;
   typename Mem::template In<float> predicted, target, mask, grad_loss, denominator;
   typename Mem::template Out<float> grad;
+  int64_t rows_per_run = 0;
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
     if (i >= n) return;
-    grad[i] = masked_mse_grad(grad_loss[0], mask[i / width], predicted[i], target[i], width,
-                              denominator[0]);
+    const int64_t row = i / width, run = rows_per_run > 0 ? row / rows_per_run : 0;
+    grad[i] = masked_mse_grad(grad_loss[run], mask[row], predicted[i], target[i], width,
+                              denominator[run]);
   }
 };
 

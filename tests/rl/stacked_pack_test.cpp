@@ -1,7 +1,7 @@
 // rl::StackedPack (rl/stacked_pack.h): P runs trained as one stacked model against the same runs
 // trained alone (rl::TrainStep each), on the CPU: after every step each run's weights, AdamW
 // moments and count are the lone run's to the bit — runs that stand at different steps, with
-// their own batches, learning rates, dropout seeds, return scales and clips, and a run whose
+// their own batches, learning rates, dropout seeds and return scales, and a run whose
 // step is not finite stopping alone. What cannot be stacked is refused by name.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -40,7 +40,6 @@ std::vector<Run> make_runs(const std::string& backbone) {
     Run& run = runs[r];
     run.agent = make_agent(backbone, torch::kCPU, 40 + r);
     run.agent.config.return_scale = 100.0 * (r + 1);
-    run.agent.config.grad_clip = r == 1 ? 0.0 : 0.25;  // run 1 unclipped
     run.optimizer =
         std::make_unique<core::FusedAdamW>(run.agent.model->parameters(), adamw_options(run.agent));
     if (r == 2) {
