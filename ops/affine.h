@@ -17,4 +17,16 @@ torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch
 // column-sum kernel on CUDA, LibTorch's sum elsewhere.
 torch::Tensor bias_grad(const torch::Tensor& dy_rows);
 
+// A Linear's products on rows, as the ops' autograd functions take them (this one's, the MLP's,
+// the Transformer's top projection): one run's rows (n, in) with w (out, in), or a pack's stacked
+// runs' (runs, n, in) with w (runs, out, in), one batched product for all of them
+// (ops/run_axis.h).
+// x (…, in) as rows: (n, in), or (runs, n, in) for a stacked w (a view where it can be).
+torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w);
+torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
+                           const torch::Tensor& b);                              // rows·wᵀ + b
+torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);  // dy·w
+torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows);  // dyᵀ·rows
+torch::Tensor rows_bias_grad(const torch::Tensor& dy);  // column sums, each run's of its rows
+
 }  // namespace minrnn::core

@@ -164,16 +164,18 @@ void check_shapes(const torch::Tensor& projected, const torch::Tensor& queries, 
   }
 }
 
+// One run's projection, or a pack's stacked runs' (w (runs, 3D, in), b (runs, 3D): each product
+// one batched product for all runs, the bias's gradient each run's column sums).
 class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueriesFunction> {
  public:
   static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* ctx,
                                               const torch::Tensor& x, const torch::Tensor& w,
                                               const torch::Tensor& b, const TokenSelection& read) {
-    const int64_t B = x.size(0), T = x.size(1), in = x.size(2), D = w.size(0) / 3;
-    const torch::Tensor rows = x.reshape({-1, in}).contiguous();
-    const torch::Tensor asking = read.apply(x).reshape({-1, in}).contiguous();
-    const torch::Tensor q = linear_rows(asking, w.narrow(0, 0, D), b.narrow(0, 0, D));
-    const torch::Tensor kv = linear_rows(rows, w.narrow(0, D, 2 * D), b.narrow(0, D, 2 * D));
+    const int64_t B = x.size(0), T = x.size(1), D = w.size(-2) / 3;
+    const torch::Tensor rows = rows_of(x, w).contiguous();
+    const torch::Tensor asking = rows_of(read.apply(x), w).contiguous();
+    const torch::Tensor q = rows_product(asking, w.narrow(-2, 0, D), b.narrow(-1, 0, D));
+    const torch::Tensor kv = rows_product(rows, w.narrow(-2, D, 2 * D), b.narrow(-1, D, 2 * D));
     ctx->save_for_backward({rows, asking, w});
     ctx->saved_data["x_sizes"] = x.sizes().vec();
     ctx->saved_data["read_first"] = read.first;
@@ -185,76 +187,29 @@ class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueries
                                                torch::autograd::tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &rows = saved[0], &asking = saved[1], &w = saved[2];
-    const int64_t D = w.size(0) / 3, in = w.size(1);
-    const auto rows_of = [](const torch::Tensor& g, const torch::Tensor& like, int64_t width) {
-      return g.defined() ? g.reshape({-1, width}).contiguous()
-                         : torch::zeros({like.size(0), width}, like.options());
+    const int64_t D = w.size(-2) / 3, in = w.size(-1);
+    // An output nothing read has no gradient: zeros of its rows.
+    const auto rows_like = [&](const torch::Tensor& g, const torch::Tensor& like, int64_t width) {
+      if (g.defined()) return rows_of(g, w).contiguous();
+      std::vector<int64_t> shape = like.sizes().vec();
+      shape.back() = width;
+      return torch::zeros(shape, like.options());
     };
-    const torch::Tensor dq = rows_of(grads[0], asking, D), dkv = rows_of(grads[1], rows, 2 * D);
+    const torch::Tensor dq = rows_like(grads[0], asking, D), dkv = rows_like(grads[1], rows, 2 * D);
     // The weight's and bias's gradients beside the rest of the backward (ops/side_work.h).
     const auto made = beside({dq, dkv, asking, rows}, [&] {
       torch::Tensor dw = torch::empty_like(w);
-      product_into(dw.narrow(0, 0, D), dq.t(), asking);
-      product_into(dw.narrow(0, D, 2 * D), dkv.t(), rows);
-      return std::vector<torch::Tensor>{dw, torch::cat({bias_grad(dq), bias_grad(dkv)})};
+      product_into(dw.narrow(-2, 0, D), dq.transpose(-2, -1), asking);
+      product_into(dw.narrow(-2, D, 2 * D), dkv.transpose(-2, -1), rows);
+      return std::vector<torch::Tensor>{dw,
+                                        torch::cat({rows_bias_grad(dq), rows_bias_grad(dkv)}, -1)};
     });
     // Every token's x gradient from its k and v, and the asking tokens' from their q added in.
     const std::vector<int64_t> sizes = ctx->saved_data["x_sizes"].toIntVector();
     const TokenSelection read{ctx->saved_data["read_first"].toInt(),
                               ctx->saved_data["read_stride"].toInt()};
-    const torch::Tensor dx = input_grad_rows(dkv, w.narrow(0, D, 2 * D)).view(sizes);
-    read.apply(dx).add_(input_grad_rows(dq, w.narrow(0, 0, D)).view({sizes[0], -1, in}));
-    return {dx, made[0], made[1], torch::Tensor()};
-  }
-};
-
-// The same for a pack's stacked runs (ops/run_axis.h, batched_runs): w (P, 3D, in), b (P, 3D),
-// each product one batched product over the runs, the bias's gradient each run's column sums.
-class StackedSelectedQueriesFunction
-    : public torch::autograd::Function<StackedSelectedQueriesFunction> {
- public:
-  static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* ctx,
-                                              const torch::Tensor& x, const torch::Tensor& w,
-                                              const torch::Tensor& b, const TokenSelection& read) {
-    const int64_t runs = w.size(0), in = w.size(2), D = w.size(1) / 3;
-    const int64_t B = x.size(0), T = x.size(1);
-    const torch::Tensor rows = x.reshape({runs, -1, in}).contiguous();
-    const torch::Tensor asking = read.apply(x).reshape({runs, -1, in}).contiguous();
-    const torch::Tensor q =
-        torch::baddbmm(b.narrow(1, 0, D).unsqueeze(1), asking, w.narrow(1, 0, D).transpose(1, 2));
-    const torch::Tensor kv = torch::baddbmm(b.narrow(1, D, 2 * D).unsqueeze(1), rows,
-                                            w.narrow(1, D, 2 * D).transpose(1, 2));
-    ctx->save_for_backward({rows, asking, w});
-    ctx->saved_data["x_sizes"] = x.sizes().vec();
-    ctx->saved_data["read_first"] = read.first;
-    ctx->saved_data["read_stride"] = read.stride;
-    return {q.view({B, -1, D}), kv.view({B, T, 2 * D})};
-  }
-
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &rows = saved[0], &asking = saved[1], &w = saved[2];
-    const int64_t runs = w.size(0), D = w.size(1) / 3, in = w.size(2);
-    const auto runs_rows = [&](const torch::Tensor& g, const torch::Tensor& like, int64_t width) {
-      return g.defined() ? g.reshape({runs, -1, width}).contiguous()
-                         : torch::zeros({runs, like.size(1), width}, like.options());
-    };
-    const torch::Tensor dq = runs_rows(grads[0], asking, D), dkv = runs_rows(grads[1], rows, 2 * D);
-    const auto made = beside({dq, dkv, asking, rows}, [&] {
-      torch::Tensor dw = torch::empty_like(w);
-      product_into(dw.narrow(1, 0, D), dq.transpose(1, 2), asking);
-      product_into(dw.narrow(1, D, 2 * D), dkv.transpose(1, 2), rows);
-      return std::vector<torch::Tensor>{dw,
-                                        torch::cat({run_column_sums(dq.view({-1, D}), runs),
-                                                    run_column_sums(dkv.view({-1, 2 * D}), runs)},
-                                                   1)};
-    });
-    const std::vector<int64_t> sizes = ctx->saved_data["x_sizes"].toIntVector();
-    const TokenSelection read{ctx->saved_data["read_first"].toInt(),
-                              ctx->saved_data["read_stride"].toInt()};
-    const torch::Tensor dx = torch::bmm(dkv, w.narrow(1, D, 2 * D)).view(sizes);
-    read.apply(dx).add_(torch::bmm(dq, w.narrow(1, 0, D)).view({sizes[0], -1, in}));
+    const torch::Tensor dx = rows_input_grad(dkv, w.narrow(-2, D, 2 * D)).view(sizes);
+    read.apply(dx).add_(rows_input_grad(dq, w.narrow(-2, 0, D)).view({sizes[0], -1, in}));
     return {dx, made[0], made[1], torch::Tensor()};
   }
 };
@@ -291,7 +246,7 @@ SelectedQueries project_selected_queries(const torch::Tensor& x, const torch::Te
     if (batched_runs(x.device()) && floats && x.dim() == 3 && x.numel() > 0 && b.defined() &&
         w.dim() == 3 && b.dim() == 2 && w.size(2) == x.size(2) && w.size(1) % 3 == 0 &&
         b.size(1) == w.size(1) && x.size(0) % runs == 0) {
-      const auto out = StackedSelectedQueriesFunction::apply(x, w, b, read);
+      const auto out = SelectedQueriesFunction::apply(x, w, b, read);
       return {out[0], out[1]};
     }
     const auto out = for_each_run(runs, [&](int64_t r) {

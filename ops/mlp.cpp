@@ -23,14 +23,23 @@ constexpr int64_t kRowsPerChunk = 256;
 
 // pre (rows, width) + bias → {GELU, GELU′} of it: all the backward needs. CPU float32: one
 // vectorised pass, GELU′ written where pre was; CUDA: the kernel of
-// kernels/cuda/pointwise_programs.h.
+// kernels/cuda/pointwise_programs.h. bias (runs, width): a pack's stacked runs (ops/run_axis.h),
+// each run's rows its own row (on the CPU, GELU's formula in LibTorch ops: a test's batched
+// passes).
 std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
                                                        const torch::Tensor& bias) {
 #ifdef MINRNN_WITH_CUDA
   if (pre.is_cuda()) return bias_gelu_cuda(pre, bias);
 #endif
-  torch::Tensor activated = torch::empty_like(pre);
   const int64_t width = pre.size(1);
+  if (bias.dim() == 2) {
+    const torch::Tensor v =
+        (pre.view({bias.size(0), -1, width}) + bias.unsqueeze(1)).view(pre.sizes());
+    const torch::Tensor cdf = 0.5 * (1 + torch::erf(v * 0.70710678118654752440));
+    const torch::Tensor pdf = 0.39894228040143267794 * torch::exp(-0.5 * v * v);
+    return {v * cdf, cdf + v * pdf};
+  }
+  torch::Tensor activated = torch::empty_like(pre);
   float* h = pre.data_ptr<float>();
   const float* b = bias.data_ptr<float>();
   float* g = activated.data_ptr<float>();
@@ -42,12 +51,18 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
 
 // ∂/∂activated → {∂/∂pre, the first bias's gradient}, gelu′ applied with the bias gradient summed
 // in the same pass. CPU: in place, per chunk of rows, then the chunks; CUDA: the column-sum kernel
-// (kernels/cuda/pointwise_programs.h, ColumnSums) with the product.
+// (kernels/cuda/pointwise_programs.h, ColumnSums) with the product. runs > 1: a pack's stacked
+// runs' rows, each run's bias gradient its own, (runs, width).
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activated,
-                                                           const torch::Tensor& slope) {
+                                                           const torch::Tensor& slope,
+                                                           int64_t runs) {
 #ifdef MINRNN_WITH_CUDA
-  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope);
+  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope, runs);
 #endif
+  if (runs > 1) {
+    const torch::Tensor d_hidden = d_activated * slope;
+    return {d_hidden, run_column_sums(d_hidden, runs)};
+  }
   const int64_t n = d_activated.size(0), width = d_activated.size(1);
   const int64_t chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
   torch::Tensor partial = torch::zeros({std::max<int64_t>(chunks, 1), width}, slope.options());
@@ -61,19 +76,24 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activ
   return {d_activated, partial.sum(0)};
 }
 
+// The MLP as one op: one run's weights, or a pack's stacked runs' (w1 (runs, hidden, in), …: each
+// product one batched product for all runs, the GELU pass and the bias gradients each run's own
+// rows of one pass).
 class MlpFunction : public torch::autograd::Function<MlpFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& w1, const torch::Tensor& b1,
                                const torch::Tensor& w2, const torch::Tensor& b2) {
-    const torch::Tensor rows = x.reshape({-1, x.size(-1)}).contiguous();
+    const torch::Tensor rows = rows_of(x, w1).contiguous();
     // The first bias joins the GELU pass (addmm would first copy it into every row and make the
     // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
-    const auto [activated, gelu_grad] = bias_gelu_pass(linear_rows(rows, w1, {}), b1);
-    torch::Tensor out = linear_rows(activated, w2, b2);
+    const torch::Tensor pre = rows_product(rows, w1, {});
+    auto [activated, gelu_grad] = bias_gelu_pass(pre.view({-1, pre.size(-1)}), b1);
+    activated = activated.view(pre.sizes());
+    torch::Tensor out = rows_product(activated, w2, b2);
     ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
     std::vector<int64_t> out_sizes = x.sizes().vec();
-    out_sizes.back() = w2.size(0);
+    out_sizes.back() = w2.size(-2);
     ctx->saved_data["in_sizes"] = x.sizes().vec();
     return out.view(out_sizes);
   }
@@ -83,90 +103,23 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
                         &activated = saved[4];
-    const torch::Tensor d_out = grads[0].reshape({-1, w2.size(0)}).contiguous();
+    const torch::Tensor d_out = rows_of(grads[0], w2).contiguous();
     // The weights' and the second bias's gradients beside the chain to d_x (ops/side_work.h); the
     // first bias's comes out of the GELU pass on the chain.
     const auto second = beside({d_out, activated}, [&] {
-      return std::vector<torch::Tensor>{d_out.t().mm(activated), bias_grad(d_out)};
+      return std::vector<torch::Tensor>{rows_weight_grad(d_out, activated), rows_bias_grad(d_out)};
     });
-    const auto [d_hidden, d_b1] = gelu_backward_pass(input_grad_rows(d_out, w2), gelu_grad);
-    const auto first =
-        beside({d_hidden, rows}, [&] { return std::vector<torch::Tensor>{d_hidden.t().mm(rows)}; });
-    torch::Tensor d_x;
-    if (ctx->needs_input_grad(0)) {
-      d_x = input_grad_rows(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
-    }
-    return {d_x, first[0], d_b1, second[0], second[1]};
-  }
-};
-
-// pre (runs · n, hidden) plus each run's row of bias (runs, hidden) → {GELU, GELU′} of it: the
-// bias-GELU kernel on CUDA, its formula in LibTorch ops elsewhere.
-std::pair<torch::Tensor, torch::Tensor> run_bias_gelu(const torch::Tensor& pre,
-                                                      const torch::Tensor& bias) {
-#ifdef MINRNN_WITH_CUDA
-  if (pre.is_cuda()) return bias_gelu_cuda(pre, bias);
-#endif
-  const int64_t runs = bias.size(0);
-  const torch::Tensor v = (pre.view({runs, -1, pre.size(1)}) + bias.unsqueeze(1)).view(pre.sizes());
-  const torch::Tensor cdf = 0.5 * (1 + torch::erf(v * 0.70710678118654752440));
-  const torch::Tensor pdf = 0.39894228040143267794 * torch::exp(-0.5 * v * v);
-  return {v * cdf, cdf + v * pdf};
-}
-
-// {d_activated · slope, each run's column sums of it}: the GELU backward and the first bias's
-// gradient of a pack's runs.
-std::pair<torch::Tensor, torch::Tensor> run_gelu_backward(const torch::Tensor& d_activated,
-                                                          const torch::Tensor& slope,
-                                                          int64_t runs) {
-#ifdef MINRNN_WITH_CUDA
-  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope, runs);
-#endif
-  const torch::Tensor d_hidden = d_activated * slope;
-  return {d_hidden, run_column_sums(d_hidden, runs)};
-}
-
-// A pack's stacked MLP (ops/run_axis.h, batched_runs): each product one batched product for all
-// runs, the GELU pass and the bias gradients each run's own rows of one launch.
-class StackedMlpFunction : public torch::autograd::Function<StackedMlpFunction> {
- public:
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
-                               const torch::Tensor& w1, const torch::Tensor& b1,
-                               const torch::Tensor& w2, const torch::Tensor& b2) {
-    const int64_t runs = w1.size(0);
-    const torch::Tensor rows = x.reshape({runs, -1, x.size(-1)}).contiguous();
-    const torch::Tensor pre = torch::bmm(rows, w1.transpose(1, 2));
-    auto [activated, gelu_grad] = run_bias_gelu(pre.view({-1, pre.size(2)}), b1);
-    activated = activated.view(pre.sizes());
-    const torch::Tensor out = torch::baddbmm(b2.unsqueeze(1), activated, w2.transpose(1, 2));
-    ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
-    std::vector<int64_t> out_sizes = x.sizes().vec();
-    out_sizes.back() = w2.size(1);
-    ctx->saved_data["in_sizes"] = x.sizes().vec();
-    return out.view(out_sizes);
-  }
-
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
-                        &activated = saved[4];
-    const int64_t runs = w1.size(0);
-    const torch::Tensor d_out = grads[0].reshape({runs, -1, w2.size(1)}).contiguous();
-    const auto second = beside({d_out, activated}, [&] {
-      return std::vector<torch::Tensor>{torch::bmm(d_out.transpose(1, 2), activated),
-                                        run_column_sums(d_out.view({-1, d_out.size(2)}), runs)};
-    });
-    const torch::Tensor d_activated = torch::bmm(d_out, w2);
+    const torch::Tensor d_activated = rows_input_grad(d_out, w2);
+    const int64_t runs = w1.dim() == 3 ? w1.size(0) : 1;
     auto [d_hidden, d_b1] =
-        run_gelu_backward(d_activated.view({-1, d_activated.size(2)}), gelu_grad, runs);
+        gelu_backward_pass(d_activated.view({-1, d_activated.size(-1)}), gelu_grad, runs);
     d_hidden = d_hidden.view(d_activated.sizes());
     const auto first = beside({d_hidden, rows}, [&] {
-      return std::vector<torch::Tensor>{torch::bmm(d_hidden.transpose(1, 2), rows)};
+      return std::vector<torch::Tensor>{rows_weight_grad(d_hidden, rows)};
     });
     torch::Tensor d_x;
     if (ctx->needs_input_grad(0)) {
-      d_x = torch::bmm(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
+      d_x = rows_input_grad(d_hidden, w1).view(ctx->saved_data["in_sizes"].toIntVector());
     }
     return {d_x, first[0], d_b1, second[0], second[1]};
   }
@@ -228,7 +181,7 @@ torch::Tensor mlp_forward(torch::nn::Sequential& mlp, const torch::Tensor& x) {
     const bool floats = x.scalar_type() == torch::kFloat || x.scalar_type() == torch::kDouble;
     if (batched_runs(x.device()) && x.dim() >= 1 && x.numel() > 0 && floats && same(w1) &&
         same(b1) && same(w2) && same(b2)) {
-      return StackedMlpFunction::apply(x, w1, b1, w2, b2);
+      return MlpFunction::apply(x, w1, b1, w2, b2);
     }
     return for_each_run(runs, [&](int64_t r) {
       return mlp_of(run_rows(x, runs, r), run_param(w1, r), run_param(b1, r), run_param(w2, r),

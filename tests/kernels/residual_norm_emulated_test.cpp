@@ -29,6 +29,82 @@ constexpr double kP = 0.25;
 constexpr float kEps = 1e-5f;
 constexpr uint64_t kSeed = 0xABCDEFull;
 
+// Every output of a join's three kernels, emulated.
+struct JoinOutputs {
+  std::vector<float> sum, normed, moments, x_grad, y_grad, gamma_grad, beta_grad;
+};
+
+// The kernels over `rows` output rows of x and y (batch, tokens, width) read through `map`,
+// every element written once and every barrier checked; without `residual` no x (and no x_grad),
+// sum_grad undefined: none. `runs` > 1: a pack's runs stacked, gamma and beta (runs, width) and
+// `bases` one a run; else one run, its seed the full one (bases empty).
+JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
+                     const torch::Tensor& beta, const torch::Tensor& sum_grad,
+                     const torch::Tensor& normed_grad, const RowMap& map, int64_t rows,
+                     const HashedDropout& dropout, const std::vector<uint64_t>& bases, int64_t runs,
+                     bool residual = true) {
+  const int64_t width = y.size(-1);
+  const size_t n = static_cast<size_t>(rows * width), n_in = static_cast<size_t>(y.numel());
+  const uint64_t* base = bases.empty() ? nullptr : bases.data();
+  const RunRows by_run{runs > 1 ? rows / runs : 0};
+  const bool through_sum = sum_grad.defined();
+  emu::Buffer<float> xb("x", values_of<float>(x.detach())), yb("y", values_of<float>(y.detach())),
+      gb("gamma", values_of<float>(gamma.detach())), bb("beta", values_of<float>(beta.detach()));
+  emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
+  const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
+  const grid::ResidualNormForward<emu::Memory> forward{
+      {rows, width}, dropout, base,    kEps,      map,          map,           residual, x_in,
+      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), by_run};
+  emu::Log log;
+  emu::run(forward, log);
+  const int64_t partials = grid::RowGrid{rows, width}.blocks();
+  emu::Buffer<float> sgb("sum_grad",
+                         values_of<float>(through_sum ? sum_grad : torch::zeros({rows, width}))),
+      ngb("normed_grad", values_of<float>(normed_grad));
+  // The op zeroes the input gradients first where a selection leaves rows unread.
+  emu::Buffer<float> x_grad("x_grad", std::vector<float>(n_in, 0.0f)),
+      y_grad("y_grad", std::vector<float>(n_in, 0.0f)),
+      gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
+      beta_partial("beta_partial", static_cast<size_t>(partials * width)),
+      gamma_grad("gamma_grad", static_cast<size_t>(gamma.numel())),
+      beta_grad("beta_grad", static_cast<size_t>(gamma.numel()));
+  const grid::ResidualNormBackward<emu::Memory> backward{
+      {rows, width},
+      dropout,
+      base,
+      map,
+      map,
+      sum.in(),
+      moments.in(),
+      gb.in(),
+      sgb.in(),
+      ngb.in(),
+      through_sum,
+      residual,
+      residual ? x_grad.out() : emu::Out<float>{nullptr},
+      y_grad.out(),
+      gamma_partial.out(),
+      beta_partial.out(),
+      by_run};
+  grid::NormParamGrads<emu::Memory> params{{},
+                                           partials,
+                                           width,
+                                           gamma_partial.in(),
+                                           beta_partial.in(),
+                                           gamma_grad.out(),
+                                           beta_grad.out()};
+  params.runs = runs;
+  emu::run(backward, log);
+  emu::run(params, log);
+  for (const auto* b :
+       {&sum, &normed, &moments, &gamma_partial, &beta_partial, &gamma_grad, &beta_grad}) {
+    b->check_written(log);
+  }
+  EXPECT_TRUE(log.ok()) << log.summary();
+  return {sum.data(),    normed.data(),     moments.data(),  x_grad.data(),
+          y_grad.data(), gamma_grad.data(), beta_grad.data()};
+}
+
 // x, y (batch, tokens, width) read at the tokens `read` selects (both), as the top block does;
 // without `residual` no x (a backbone's input dropout joined to its first norm).
 void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& read,
@@ -57,82 +133,30 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   const int64_t selected = want.sum.size(1), rows = batch * selected;
   const RowMap map =
       read.all() ? RowMap::identity(rows) : RowMap{selected, tokens, read.first, read.stride};
-  const size_t n = static_cast<size_t>(rows * width), n_in = static_cast<size_t>(x.numel());
+  const torch::Tensor sum_grad = torch::randn({rows, width}),
+                      normed_grad = torch::randn({rows, width});
+  const JoinOutputs got = run_join(x, y, gamma, beta, through_sum ? sum_grad : torch::Tensor(),
+                                   normed_grad, map, rows, dropout, {}, 1, residual);
+  EXPECT_TRUE(torch::equal(tensor_from(got.sum, want.sum.sizes()), want.sum.detach()));
+  EXPECT_LT(
+      rel_err(tensor_from(got.normed, want.sum.sizes()), want.normed.detach().to(torch::kDouble)),
+      1e-6);
 
-  emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
-      gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
-  emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
-  const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
-  const grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, nullptr, kEps,      map,          map,           residual, x_in,
-      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), {}};
-  emu::Log log;
-  emu::run(forward, log);
-  for (const auto* b : {&sum, &normed, &moments}) b->check_written(log);
-  ASSERT_TRUE(log.ok()) << log.summary();
-  EXPECT_TRUE(torch::equal(tensor_from(sum.data(), want.sum.sizes()), want.sum.detach()));
-  EXPECT_LT(rel_err(tensor_from(normed.data(), want.sum.sizes()),
-                    want.normed.detach().to(torch::kDouble)),
-            1e-6);
-
-  const torch::Tensor sum_grad = torch::randn(want.sum.sizes()),
-                      normed_grad = torch::randn(want.sum.sizes());
-  torch::autograd::backward({want.sum, want.normed},
-                            {through_sum ? sum_grad : torch::zeros_like(sum_grad), normed_grad});
-  const int64_t partials = grid::RowGrid{rows, width}.blocks();
-  emu::Buffer<float> sgb("sum_grad", values_of<float>(sum_grad)),
-      ngb("normed_grad", values_of<float>(normed_grad));
-  // The op zeroes the input gradients first where a selection leaves rows unread.
-  emu::Buffer<float> x_grad("x_grad", std::vector<float>(n_in, 0.0f)),
-      y_grad("y_grad", std::vector<float>(n_in, 0.0f)),
-      gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
-      beta_partial("beta_partial", static_cast<size_t>(partials * width)),
-      gamma_grad("gamma_grad", static_cast<size_t>(width)),
-      beta_grad("beta_grad", static_cast<size_t>(width));
-  const grid::ResidualNormBackward<emu::Memory> backward{
-      {rows, width},
-      dropout,
-      nullptr,
-      map,
-      map,
-      sum.in(),
-      moments.in(),
-      gb.in(),
-      sgb.in(),
-      ngb.in(),
-      through_sum,
-      residual,
-      residual ? x_grad.out() : emu::Out<float>{nullptr},
-      y_grad.out(),
-      gamma_partial.out(),
-      beta_partial.out(),
-      {}};
-  const grid::NormParamGrads<emu::Memory> params{{},
-                                                 partials,
-                                                 width,
-                                                 gamma_partial.in(),
-                                                 beta_partial.in(),
-                                                 gamma_grad.out(),
-                                                 beta_grad.out()};
-  emu::Log back_log;
-  emu::run(backward, back_log);
-  emu::run(params, back_log);
-  for (const auto* b : {&gamma_partial, &beta_partial, &gamma_grad, &beta_grad}) {
-    b->check_written(back_log);
-  }
-  ASSERT_TRUE(back_log.ok()) << back_log.summary();
+  torch::autograd::backward({want.sum, want.normed}, {through_sum ? sum_grad.view(want.sum.sizes())
+                                                                  : torch::zeros_like(want.sum),
+                                                      normed_grad.view(want.sum.sizes())});
   const auto expect_close = [](const torch::Tensor& got, const torch::Tensor& grad,
                                const char* what) {
     EXPECT_LT(rel_err(got, grad.to(torch::kDouble)), 1e-5) << what;
   };
   if (residual) {
-    expect_close(tensor_from(x_grad.data(), x.sizes()), x.grad(), "x");  // zero rows and all
+    expect_close(tensor_from(got.x_grad, x.sizes()), x.grad(), "x");  // zero rows and all
   } else {
     EXPECT_FALSE(x.grad().defined());
   }
-  expect_close(tensor_from(y_grad.data(), y.sizes()), y.grad(), "y");
-  expect_close(tensor_from(gamma_grad.data(), {width}), gamma.grad(), "gamma");
-  expect_close(tensor_from(beta_grad.data(), {width}), beta.grad(), "beta");
+  expect_close(tensor_from(got.y_grad, y.sizes()), y.grad(), "y");
+  expect_close(tensor_from(got.gamma_grad, {width}), gamma.grad(), "gamma");
+  expect_close(tensor_from(got.beta_grad, {width}), beta.grad(), "beta");
 }
 
 TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
@@ -146,73 +170,6 @@ TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
 TEST(ResidualNormEmulated, AJoinWithoutAResidualIsTheDropoutNormed) {
   check(2, 19, 128, {}, true, false);
   check(3, 3, 40, {}, false, false);
-}
-
-// Every output of a join's three kernels, emulated.
-struct JoinOutputs {
-  std::vector<float> sum, normed, moments, x_grad, y_grad, gamma_grad, beta_grad;
-};
-
-// The kernels over rows (batch · selected) output rows of x and y (batch, tokens, width) read
-// through `map`; `runs` > 1: a pack's runs stacked, gamma and beta (runs, width) and `bases` one a
-// run; else one run, its seed the full one (bases empty).
-JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
-                     const torch::Tensor& beta, const torch::Tensor& sum_grad,
-                     const torch::Tensor& normed_grad, const RowMap& map, int64_t rows,
-                     const HashedDropout& dropout, const std::vector<uint64_t>& bases,
-                     int64_t runs) {
-  const int64_t width = y.size(-1);
-  const size_t n = static_cast<size_t>(rows * width), n_in = static_cast<size_t>(x.numel());
-  const uint64_t* base = bases.empty() ? nullptr : bases.data();
-  const RunRows by_run{runs > 1 ? rows / runs : 0};
-  emu::Buffer<float> xb("x", values_of<float>(x)), yb("y", values_of<float>(y)),
-      gb("gamma", values_of<float>(gamma)), bb("beta", values_of<float>(beta));
-  emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
-  grid::ResidualNormForward<emu::Memory> forward{
-      {rows, width}, dropout, base,    kEps,      map,          map,           true,  xb.in(),
-      yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), by_run};
-  emu::Log log;
-  emu::run(forward, log);
-  const int64_t partials = grid::RowGrid{rows, width}.blocks();
-  emu::Buffer<float> sgb("sum_grad", values_of<float>(sum_grad)),
-      ngb("normed_grad", values_of<float>(normed_grad));
-  emu::Buffer<float> x_grad("x_grad", std::vector<float>(n_in, 0.0f)),
-      y_grad("y_grad", std::vector<float>(n_in, 0.0f)),
-      gamma_partial("gamma_partial", static_cast<size_t>(partials * width)),
-      beta_partial("beta_partial", static_cast<size_t>(partials * width)),
-      gamma_grad("gamma_grad", static_cast<size_t>(gamma.numel())),
-      beta_grad("beta_grad", static_cast<size_t>(gamma.numel()));
-  grid::ResidualNormBackward<emu::Memory> backward{{rows, width},
-                                                   dropout,
-                                                   base,
-                                                   map,
-                                                   map,
-                                                   sum.in(),
-                                                   moments.in(),
-                                                   gb.in(),
-                                                   sgb.in(),
-                                                   ngb.in(),
-                                                   true,
-                                                   true,
-                                                   x_grad.out(),
-                                                   y_grad.out(),
-                                                   gamma_partial.out(),
-                                                   beta_partial.out(),
-                                                   by_run};
-  grid::NormParamGrads<emu::Memory> params{{},
-                                           partials,
-                                           width,
-                                           gamma_partial.in(),
-                                           beta_partial.in(),
-                                           gamma_grad.out(),
-                                           beta_grad.out()};
-  params.runs = runs;
-  emu::run(backward, log);
-  emu::run(params, log);
-  for (const auto* b : {&sum, &normed, &moments, &gamma_grad, &beta_grad}) b->check_written(log);
-  EXPECT_TRUE(log.ok()) << log.summary();
-  return {sum.data(),    normed.data(),     moments.data(),  x_grad.data(),
-          y_grad.data(), gamma_grad.data(), beta_grad.data()};
 }
 
 // A pack's runs stacked (kernels/math/run_rows.h): each run's rows joined with its own γ and β,

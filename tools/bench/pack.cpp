@@ -6,7 +6,6 @@
 // with --peak-tflops also as a share of the device's peak. The batch is synthetic and reused, so
 // the host's per-step sampling (a real run's) is left out. Prints a markdown table and files it
 // under "## Packs (minrnn bench pack)", the numbers as CSV in runs/bench/pack.csv.
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +23,6 @@
 namespace minrnn::cli::bench_pack {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr const char* kPackSection = "## Packs (minrnn bench pack)";
 constexpr const char* kPackCsv = "runs/bench/pack.csv";
 
@@ -52,27 +50,6 @@ struct PackRow {
   int64_t rounds = 0;
   double run_steps_per_s = 0, step_gflop = 0;
 };
-
-// The pack's rate: `round` (a step of every run) repeated for o.seconds after five warm-up
-// rounds, `wait` (every run's work done) around the timed ones; a row but for its names.
-PackRow time_rounds(const PackBenchOptions& o, int pack, const std::function<void()>& round,
-                    const std::function<void()>& wait) {
-  for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
-  wait();
-  PackRow row;
-  row.pack = pack;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  while (elapsed < o.seconds || row.rounds < 5) {
-    round();
-    ++row.rounds;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  wait();
-  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  row.run_steps_per_s = static_cast<double>(row.rounds * pack) / elapsed;
-  return row;
-}
 
 PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
                      const torch::Device& device, int pack) {
@@ -118,7 +95,13 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
       }
     };
   }
-  PackRow row = time_rounds(o, pack, round, wait);
+  for (int i = 0; i < 5; ++i) round();  // warm-up, and each run's capture after its third
+  wait();
+  const TimedRounds timed = time_rounds(o.seconds, round, wait);
+  PackRow row;
+  row.pack = pack;
+  row.rounds = timed.rounds;
+  row.run_steps_per_s = timed.per_second * pack;
   row.backbone = backbone;
   row.device = device.str();
   row.mode = stacked ? "stacked " + stacked->description() : runs[0].trainer->step.description();

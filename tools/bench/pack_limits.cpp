@@ -17,7 +17,6 @@
 // in runs/bench/pack_limits.csv. CUDA only.
 #include <torch/cuda.h>
 
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -33,7 +32,6 @@
 namespace minrnn::cli::bench_pack_limits {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr const char* kLimitsSection = "## Pack limits (minrnn bench pack-limits)";
 constexpr const char* kLimitsCsv = "runs/bench/pack_limits.csv";
 
@@ -76,17 +74,10 @@ ProbeRow replay_rate(const LimitsOptions& o, int streams, int runs_per_replay,
   };
   for (int i = 0; i < 3; ++i) round();
   torch::cuda::synchronize();
+  const TimedRounds timed = time_rounds(o.seconds, round, [] { torch::cuda::synchronize(); });
   ProbeRow row;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  while (elapsed < o.seconds || row.replays < 5) {
-    round();
-    row.replays += streams;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  torch::cuda::synchronize();
-  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  row.run_steps_per_s = static_cast<double>(row.replays * runs_per_replay) / elapsed;
+  row.replays = timed.rounds * streams;
+  row.run_steps_per_s = timed.per_second * streams * runs_per_replay;
   return row;
 }
 
@@ -152,17 +143,10 @@ ProbeRow one_model_rate(const LimitsOptions& o, const torch::Device& device, int
   auto step = [&] { trainer.step.run(batch, 1e-4, static_cast<uint64_t>(trainer.agent.step)); };
   for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
   trainer.step.last_stats();
+  const TimedRounds timed = time_rounds(o.seconds, step, [&] { trainer.step.last_stats(); });
   ProbeRow row;
-  const auto t0 = Clock::now();
-  double elapsed = 0;
-  while (elapsed < o.seconds || row.replays < 5) {
-    step();
-    ++row.replays;
-    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  trainer.step.last_stats();
-  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  row.run_steps_per_s = static_cast<double>(row.replays * pack) / elapsed;
+  row.replays = timed.rounds;
+  row.run_steps_per_s = timed.per_second * pack;
   row.probe = "one model over P runs' rows (" + trainer.step.description() + ", B " +
               std::to_string(wide.batch) + ")";
   return row;

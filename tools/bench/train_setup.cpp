@@ -1,5 +1,6 @@
 #include "tools/bench/train_setup.h"
 
+#include <chrono>
 #include <cstdio>
 #include <vector>
 
@@ -125,6 +126,23 @@ std::string flop_cells(double run_steps_per_s, double step_gflop, double peak_tf
     std::snprintf(buf + n, sizeof buf - n, " %.1f |", 100.0 * tflops / peak_tflops);
   }
   return buf;
+}
+
+TimedRounds time_rounds(double seconds, const std::function<void()>& round,
+                        const std::function<void()>& finish) {
+  using Clock = std::chrono::steady_clock;
+  TimedRounds timed;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  while (elapsed < seconds || timed.rounds < 5) {
+    round();
+    ++timed.rounds;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  finish();
+  elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  timed.per_second = static_cast<double>(timed.rounds) / elapsed;
+  return timed;
 }
 
 BenchCsv rate_csv(std::vector<std::string> leading) {

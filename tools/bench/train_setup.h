@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,16 @@ double matmul_flops(const std::vector<StepMatmul>& matmuls);
 // half that is masked included). Layer norms, the scan, activations and AdamW are left out
 // (elementwise: bandwidth, not arithmetic).
 double training_step_flops(const rl::Agent& agent, const TrainShape& shape);
+
+// `round` repeated for at least `seconds` and 5 rounds, `finish` (every queued round done: a sync)
+// before the clock stops; the rounds and the rounds a second. The caller warms up first and
+// starts it with nothing queued.
+struct TimedRounds {
+  int64_t rounds = 0;
+  double per_second = 0;
+};
+TimedRounds time_rounds(double seconds, const std::function<void()>& round,
+                        const std::function<void()>& finish);
 
 // The two pack benches' tables (bench pack, bench pack-limits) end each row with the same
 // arithmetic: GFLOP a run-step, TFLOP/s and, with a peak (> 0), its share. The header and
