@@ -42,14 +42,12 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   return run.finish();
 }
 
-namespace {
-
-// Whether a pack's runs of one shape train as one stacked model (rl/stacked_pack.h):
-// MINRNN_STACKED_PACK=1. Off by default until a GPU has timed it against the pack of streams.
 bool stacked_packs_asked() {
   const char* asked = std::getenv("MINRNN_STACKED_PACK");
   return asked && std::string(asked) == "1";
 }
+
+namespace {
 
 // A pack's runs as train_pack steps them: each alone, or the runs of one shape as one stacked
 // model (one group a shape, its pack rebuilt whenever a run leaves it).

@@ -78,6 +78,9 @@ struct PackMember {
   TrainOptions options;
 };
 std::vector<TrainResult> train_pack(const std::vector<PackMember>& members);
+// Whether train_pack trains the runs of one shape as one stacked model (rl/stacked_pack.h):
+// MINRNN_STACKED_PACK=1 in the environment. Off by default until a GPU has timed it.
+bool stacked_packs_asked();
 
 // One evaluation during training, a row of <run_dir>/evals.csv (no header):
 // step,mean_return,std_return,mean_normalized,std_normalized.

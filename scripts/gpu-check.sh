@@ -270,6 +270,8 @@ if ! skipped pack; then
   }
   table3_packs ""
   table3_packs -tf32 --matmul-precision tf32
+  # The same shapes as stacked packs, on tensor cores: the ≤ 1 h target's rates if they stack.
+  table3_packs -stacked-tf32 --matmul-precision tf32 --stacked
   # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
   for e in 128 256; do
     "$MINRNN" bench eval --episodes 10 --steps 100 --embed $e --no-append \
@@ -293,6 +295,11 @@ if ! skipped pack; then
   }
   estimate table3-fp32 --rates "$LOGS/rates-pack.csv,$LOGS/rates-pack-table3.csv,$LOGS/rates-pack-table3-256.csv,$evals"
   estimate table3-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-tf32.csv,$LOGS/rates-pack-table3-tf32.csv,$LOGS/rates-pack-table3-256-tf32.csv,$evals"
+  # As the sweep would train with MINRNN_STACKED_PACK=1: its packs stacked (bench pack --stacked's
+  # rows), a pack of one as a lone run (the streams' rows).
+  export MINRNN_STACKED_PACK=1
+  estimate table3-stacked-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-stacked-tf32.csv,$LOGS/rates-pack-table3-stacked-tf32.csv,$LOGS/rates-pack-table3-256-stacked-tf32.csv,$LOGS/rates-pack-tf32.csv,$LOGS/rates-pack-table3-tf32.csv,$LOGS/rates-pack-table3-256-tf32.csv,$evals"
+  unset MINRNN_STACKED_PACK
 fi
 
 agent_check() {  # a small agent trained and evaluated end to end on the GPU, then a pack of 4

@@ -12,6 +12,7 @@
 #include "infer/policy.h"
 #include "ops/device.h"
 #include "rl/config.h"
+#include "rl/trainer.h"
 
 namespace minrnn::sweep {
 namespace {
@@ -124,11 +125,15 @@ std::string one_machine(const std::set<std::string>& machines, const std::string
                               "): pass --rates files measured on the one machine to estimate");
 }
 
-// The bench pack rows that measured `shape` as a sweep would train it on `kind`, by pack size.
+// The bench pack rows that measured `shape` as a sweep would train it on `kind` in packs of
+// `runs`, by pack size: on CUDA as one stacked model where this environment asks train_pack for
+// that and the pack has runs to stack (MINRNN_STACKED_PACK=1: `bench pack --stacked`'s rows),
+// else a graph a run.
 std::map<int, double> measured_packs(const MeasuredRates& rates, const std::string& kind,
-                                     const StepShape& shape) {
+                                     const StepShape& shape, int runs) {
   std::map<int, double> by_pack;
-  const std::string step = kind == "cuda" ? "cuda graph" : "eager";
+  const bool stacked = rl::stacked_packs_asked() && runs > 1;
+  const std::string step = kind != "cuda" ? "eager" : stacked ? "stacked cuda graph" : "cuda graph";
   for (const PackRate& r : rates.packs)
     if (r.device_kind == kind && r.step == step && r.shape == shape)
       by_pack[r.pack] = r.run_steps_per_s;
@@ -140,7 +145,7 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
                   int64_t steps) {
   TrainingLine line;
   line.shape = shape_of(c);
-  const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape);
+  const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape, n);
   if (!measured.empty()) {
     auto at = measured.upper_bound(n);  // the first P > n; the one before it is the largest ≤ n
     line.below_measured = at == measured.begin();
@@ -149,7 +154,8 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
     line.run_steps_per_s = at->second;
   }
   for (TrainingLine& l : e.training) {
-    if (l.shape == line.shape && l.measured_pack == line.measured_pack) {
+    if (l.shape == line.shape && l.measured_pack == line.measured_pack &&
+        l.run_steps_per_s == line.run_steps_per_s) {  // (a stacked pack's rate, or the lone's)
       l.runs += 1;
       l.pack = std::max(l.pack, n);
       l.run_steps += steps;

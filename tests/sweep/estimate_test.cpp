@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -24,8 +25,9 @@ const std::string kPackHeader =
     "device,machine,backbone,step,pack,batch,context,embed,layers,expansion,matmul_precision,"
     "rounds,run_steps_per_s,ms_per_run_step,step_gflop,tflops\n";
 std::string tiny_pack_row(int pack, double rate, const std::string& machine = "GPU A",
-                          const std::string& backbone = "mingru") {
-  return "cuda:0," + machine + "," + backbone + ",cuda graph," + std::to_string(pack) +
+                          const std::string& backbone = "mingru",
+                          const std::string& step = "cuda graph") {
+  return "cuda:0," + machine + "," + backbone + "," + step + "," + std::to_string(pack) +
          ",16,10,32,2,1,fp32,9," + std::to_string(rate) + ",1,1,1\n";
 }
 const std::string kEvalHeader =
@@ -119,6 +121,29 @@ TEST(SweepEstimate, PacksCostEachRunStepTheRateOfTheLargestMeasuredPackThatFits)
   EXPECT_DOUBLE_EQ(j["train_seconds"].get<double>(), 16.0);
   EXPECT_EQ(j["training"][0]["measured_pack"], 1);
   EXPECT_TRUE(j["missing"].empty());
+}
+
+// Where this environment asks for stacked packs (MINRNN_STACKED_PACK=1, rl/stacked_pack.h) a
+// pack's runs cost what `bench pack --stacked` measured, and else what the packs of streams did.
+TEST(SweepEstimate, StackedPacksAreCostedFromTheStackedBenchWhereAsked) {
+  EstimateFixture f;
+  const std::string packs =
+      f.csv("pack.csv", kPackHeader + tiny_pack_row(2, 100) +
+                            tiny_pack_row(2, 300, "GPU A", "mingru", "stacked cuda graph"));
+  const std::string evals = f.csv("eval.csv", kEvalHeader);
+  const auto seconds = [&] {
+    const sweep::SweepEstimate e = f.estimate({packs, evals});
+    EXPECT_EQ(e.train_unmeasured, 0);
+    return e.train_seconds;
+  };
+  const double streams = seconds();
+  setenv("MINRNN_STACKED_PACK", "1", 1);
+  const double stacked = seconds();
+  unsetenv("MINRNN_STACKED_PACK");
+  // 3 000 run-steps: a pack of two at P 2's rate, the third run alone (nothing to stack) at the
+  // streams' P 2 rate (the nearest measured).
+  EXPECT_DOUBLE_EQ(streams, 2000 / 100.0 + 1000 / 100.0);
+  EXPECT_DOUBLE_EQ(stacked, 2000 / 300.0 + 1000 / 100.0);
 }
 
 TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShapeNamesItsBench) {
