@@ -18,7 +18,7 @@ using torch::optim::AdamWOptions;
 using torch::optim::AdamWParamState;
 
 // Contiguous float32 on the CPU, or on CUDA where built with CUDA (the kernel of
-// kernels/cuda/pointwise_programs.h).
+// kernels/cuda/step_end_programs.h).
 bool fusable(const torch::Tensor& t) {
   return t.scalar_type() == torch::kFloat && t.is_contiguous() && has_own_kernels(t.device());
 }

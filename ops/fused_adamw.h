@@ -5,7 +5,7 @@
 // same save/load: checkpoints move freely between the two. The update is torch's, in float
 // arithmetic that may round differently in the last bit (a fused multiply-add, a reciprocal).
 // Contiguous float32 parameters on the CPU run a vectorised loop, on CUDA one kernel per tensor
-// (kernels/cuda/pointwise_programs.h; LibTorch's step is ~7 launches per tensor there); anything
+// (kernels/cuda/step_end_programs.h; LibTorch's step is ~7 launches per tensor there); anything
 // else, or amsgrad, takes LibTorch's step unchanged.
 #pragma once
 #include <torch/torch.h>

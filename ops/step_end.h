@@ -24,7 +24,7 @@ struct StepEndTensors {
 
 // `clip`: the largest global gradient norm (≤ 0: no clipping, and the norm kept is 0). The norm is
 // LibTorch's clip_grad_norm_'s on the CPU (each tensor's norm, then theirs); on CUDA the squares
-// summed in a fixed order (kernels/cuda/pointwise_programs.h, SquareSums), the same to rounding.
+// summed in a fixed order (kernels/cuda/step_end_programs.h, SquareSums), the same to rounding.
 // A pack's runs stacked (ops/run_axis.h) when the loss is (runs): every gradient (runs, …), the
 // step numbers (runs), scalars (runs, kAdamWStepScalarCount), verdicts (runs, kStepVerdictCount)
 // and the kept loss and norm (runs): each run's step ends as it would alone, by one clip.

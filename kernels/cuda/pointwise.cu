@@ -1,9 +1,11 @@
-// The CUDA element-wise kernels: the phase programs of pointwise_programs.h under
+// The CUDA element-wise kernels: the phase programs of pointwise_programs.h and
+// step_end_programs.h under
 // kernels/cuda/launch.cuh's phase loop. Built with --fmad=false (core/CMakeLists.txt): no product
 // is contracted into an FMA, so each rounds as the CPU loops' do.
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/pointwise.h"
 #include "kernels/cuda/pointwise_programs.h"
+#include "kernels/cuda/step_end_programs.h"
 
 namespace minrnn::core::kernels {
 namespace {

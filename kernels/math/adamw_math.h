@@ -1,5 +1,5 @@
 // One element of torch's AdamW update, shared by FusedAdamW's CPU loop (ops/fused_adamw.cpp) and
-// its CUDA kernel (kernels/cuda/pointwise_programs.h).
+// its CUDA kernel (kernels/cuda/step_end_programs.h).
 #pragma once
 #include <math.h>
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cuda/pointwise_programs.h"
+#include "kernels/cuda/step_end_programs.h"
 #include "kernels/math/adamw_math.h"
 #include "ops/dropout.h"
 #include "ops/masked_mse.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/pointwise_programs.h"
+#include "kernels/cuda/step_end_programs.h"
 #include "tests/kernels/grid_emulator.h"
 #include "tests/tensor_compare.h"
 

@@ -128,7 +128,7 @@ TEST(FusedAdamW, StepWithScalarsIsTheStepTheyDescribe) {
   EXPECT_EQ(state.step(), 5);  // step_with counts nothing: count_step() does
 }
 
-// On a GPU each parameter tensor's update is one kernel (kernels/cuda/pointwise_programs.h,
+// On a GPU each parameter tensor's update is one kernel (kernels/cuda/step_end_programs.h,
 // emulated on the host in tests/kernels/pointwise_emulated_test.cpp): the trajectory of LibTorch's
 // AdamW on the CPU.
 TEST(FusedAdamWCuda, FollowsLibTorchsAdamW) {
