@@ -55,6 +55,20 @@ TEST(CliEstimate, ReadsWhatBenchPackWroteAndStartsNothing) {
                                        "minrnn bench eval --embed 16 --layers 1 --context 5"});
 }
 
+// `bench pack --stacked`: a pack of two as one stacked model (rl/stacked_pack.h), its row named so
+// (the estimate reads a stacked pack's rate from such rows).
+TEST(CliEstimate, BenchPackTimesAStackedPack) {
+  testing::TempDir dir;
+  const auto bench = run_minrnn(dir,
+                                "bench pack --device cpu --backbones mingru --packs 2 --stacked "
+                                "--seconds 0.2 --embed 16 --layers 1 --batch 4 --context 5 "
+                                "--no-append --csv stacked.csv");
+  ASSERT_EQ(bench.exit_code, 0) << bench.output;
+  const std::string csv = testing::read_text(dir.path / "stacked.csv");
+  EXPECT_NE(csv.find(",mingru,stacked eager,2,4,5,16,1,"), std::string::npos) << csv;
+  testing::expect_output_naming(bench, {"--stacked", "as one stacked model"});
+}
+
 TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
   testing::TempDir dir;
   write_sweep(dir);
