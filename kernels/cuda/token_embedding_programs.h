@@ -95,13 +95,18 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
 
   // A run's entries (every run's blocks take its own: the last of a run's may be partly past them).
   MINRNN_HOST_DEVICE int64_t entries() const {
-    return GradColumns(shape).first[shape.groups] * shape.width;
+    int64_t columns = 0;  // GradColumns' last, summed unrolled: no array in local memory
+    MINRNN_UNROLL for (int j = 0; j < kMaxTokenGroups; ++j) {
+      columns += j < shape.groups ? shape.inputs[j] + 1 : 0;
+    }
+    return columns * shape.width;
   }
   MINRNN_HOST_DEVICE int64_t run_blocks() const { return (entries() + kLanes - 1) / kLanes; }
   MINRNN_HOST_DEVICE int64_t blocks() const { return shape.runs * run_blocks(); }
   // Phases: 0 each slice's sum; 1 … kLevels halve the slices; kLevels + 1 write.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
-    const int64_t run = th.block / run_blocks();
+    // (32-bit: a 64-bit division is a called routine on the GPU, and its call spilled registers.)
+    const int64_t run = static_cast<int32_t>(th.block) / static_cast<int32_t>(run_blocks());
     const int64_t e = (th.block - run * run_blocks()) * kLanes + lane(th);
     if (p == 0) {
       const int64_t first = run * shape.run_batch();

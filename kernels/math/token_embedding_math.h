@@ -24,9 +24,13 @@ struct TokenLayout {
   int64_t runs = 1;
 
   MINRNN_SHARED_INLINE int64_t step_count() const { return batch * steps; }
-  MINRNN_SHARED_INLINE int64_t run_batch() const { return batch / runs; }
+  // In 32 bits (a batch's windows fit): a 64-bit division is a called routine on the GPU, and
+  // its call spills the registers of the loops around it.
+  MINRNN_SHARED_INLINE int64_t run_batch() const {
+    return static_cast<int32_t>(batch) / static_cast<int32_t>(runs);
+  }
   MINRNN_SHARED_INLINE int64_t run_of_window(int64_t window) const {
-    return runs > 1 ? window / run_batch() : 0;
+    return runs > 1 ? static_cast<int32_t>(window) / static_cast<int32_t>(run_batch()) : 0;
   }
   // The (B·L)-row of step n's token of group j, or −1 where the window stops before it.
   MINRNN_SHARED_INLINE int64_t token_row(int64_t step, int group) const {
