@@ -1,8 +1,9 @@
 // A pack's runs of one shape trained as one model (ops/run_axis.h; docs/core.md, "A pack as one
 // model"): their parameters stacked along a leading axis of P, their batches one after the other,
 // one training step (rl/train_step.h, a CUDA graph on CUDA) for all of them, each run with its own
-// batch, learning rate, dropout seeds, loss, gradient clip, AdamW update and step count, and a
-// non-finite step stopping its own run alone. Each run ends with the weights it gets alone.
+// batch, return scale, learning rate, dropout seeds, loss, gradient norm and clip scale (by the
+// grad_clip they share), AdamW update and step count, and a non-finite step stopping its own run
+// alone. Each run ends with the weights it gets alone.
 //
 // The runs' agents and optimizers stay theirs (what checkpoints, evaluations and resumes read):
 // the pack takes them in when it is made and gives a run's back with write_back. On CUDA the pack

@@ -47,7 +47,7 @@ class TrainStep {
   TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode);
   // The step of a pack's runs stacked as one model (ops/run_axis.h; rl/stacked_pack.h): agent.model
   // stacked over the runs, `optimizer` over its stacked parameters, agent.config the batch and
-  // context every run shares; `runs` the runs' own configs (their return scale and clip).
+  // context every run shares; `runs` the runs' own configs (their return scales; one grad_clip).
   TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device, StepMode mode,
             const std::vector<const TrainConfig*>& runs);
   ~TrainStep();
