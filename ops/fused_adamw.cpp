@@ -2,8 +2,11 @@
 
 #include <ATen/Parallel.h>
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kernels/cpu/adamw.h"
 #include "ops/device.h"
@@ -23,8 +26,7 @@ bool fusable(const torch::Tensor& t) {
   return t.scalar_type() == torch::kFloat && t.is_contiguous() && has_own_kernels(t.device());
 }
 
-}  // namespace
-
+// The update of step t (1-based) with these options: torch's bias corrections, in double.
 AdamWUpdate adamw_update(const AdamWOptions& options, int64_t t) {
   const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
   const double bc1 = 1 - std::pow(beta1, static_cast<double>(t));
@@ -38,8 +40,6 @@ AdamWUpdate adamw_update(const AdamWOptions& options, int64_t t) {
           static_cast<float>(options.eps()),
           static_cast<float>(options.lr() / bc1)};
 }
-
-namespace {
 
 // p's state, made (zero moments) on its first step; a loaded state's moments moved to p's device
 // and dtype so that the update can write them in place.
@@ -92,11 +92,6 @@ void update_param(const torch::Tensor& p, const torch::Tensor& g, const torch::T
   });
 }
 
-// A parameter, its gradient and moments: one run's slices of a pack's.
-struct ParamSlices {
-  torch::Tensor p, g, m, v;
-};
-
 // The parameter's gradient, checked as step_with's kernels take it.
 const torch::Tensor& checked_grad(const torch::Tensor& p, const torch::Tensor& scalars,
                                   const char* caller) {
@@ -147,66 +142,43 @@ void FusedAdamW::step_with(const torch::Tensor& scalars) {
   auto& group = param_groups_[0];
   if (static_cast<const AdamWOptions&>(group.options()).amsgrad())
     throw std::logic_error("FusedAdamW::step_with: amsgrad is not supported");
+  // A pack's: a row of scalars a run, each parameter's leading axis its runs.
+  const int64_t runs = scalars.dim() == 2 ? scalars.size(0) : 1;
   torch::NoGradGuard no_grad;
-#ifdef MINRNN_WITH_CUDA
-  std::vector<AdamWTensors> on_cuda;  // updated together: a few launches instead of one each
-#endif
+  std::vector<std::array<torch::Tensor, 4>> params;  // p, its gradient and moments
   for (auto& p : group.params()) {
     checked_grad(p, scalars, "FusedAdamW::step_with");
-    AdamWParamState& state = state_of(state_, p);
-#ifdef MINRNN_WITH_CUDA
-    if (p.is_cuda()) {
-      on_cuda.push_back({p, p.grad(), state.exp_avg(), state.exp_avg_sq()});
-      continue;
+    if (scalars.dim() == 2 && (p.dim() < 1 || p.size(0) != runs)) {
+      throw std::logic_error("FusedAdamW::step_with: a parameter is not stacked over " +
+                             std::to_string(runs) + " runs");
     }
-#endif
-    update_param(p, p.grad(), state.exp_avg(), state.exp_avg_sq(), AdamWUpdate{}, scalars);
+    AdamWParamState& state = state_of(state_, p);
+    params.push_back({p, p.grad(), state.exp_avg(), state.exp_avg_sq()});
   }
 #ifdef MINRNN_WITH_CUDA
-  adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars);
+  if (scalars.is_cuda()) {  // updated together: a few launches for all (and all runs)
+    std::vector<AdamWTensors> on_cuda;
+    for (const auto& [p, g, m, v] : params) on_cuda.push_back({p, g, m, v});
+    adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars, runs);
+    return;
+  }
 #endif
+  for (const auto& [p, g, m, v] : params) {
+    if (scalars.dim() == 1) {
+      update_param(p, g, m, v, AdamWUpdate{}, scalars);
+      continue;
+    }
+    for (int64_t r = 0; r < runs; ++r) update_param(p[r], g[r], m[r], v[r], {}, scalars[r]);
+  }
 }
 
 AdamWUpdate FusedAdamW::next_update() {
   return adamw_update(static_cast<const AdamWOptions&>(param_groups_.at(0).options()), steps() + 1);
 }
 
-void FusedAdamW::step_with_runs(const torch::Tensor& scalars) {
-  if (param_groups_.size() != 1 || scalars.dim() != 2 || scalars.size(1) != kAdamWStepScalarCount) {
-    throw std::logic_error(
-        "FusedAdamW::step_with_runs: one parameter group, scalars (runs, "
-        "kAdamWStepScalarCount)");
-  }
-  const int64_t runs = scalars.size(0);
-  torch::NoGradGuard no_grad;
-  std::vector<std::vector<ParamSlices>> each_run(static_cast<size_t>(runs));
-  for (auto& p : param_groups_[0].params()) {
-    const torch::Tensor& g = checked_grad(p, scalars, "FusedAdamW::step_with_runs");
-    if (p.dim() < 1 || p.size(0) != runs) {
-      throw std::logic_error("FusedAdamW::step_with_runs: a parameter is not stacked over " +
-                             std::to_string(runs) + " runs");
-    }
-    AdamWParamState& state = state_of(state_, p);
-    for (int64_t r = 0; r < runs; ++r) {
-      each_run[r].push_back({p[r], g[r], state.exp_avg()[r], state.exp_avg_sq()[r]});
-    }
-  }
-#ifdef MINRNN_WITH_CUDA
-  if (scalars.is_cuda()) {  // every run at once: each block's run picks its row of scalars
-    std::vector<AdamWTensors> on_cuda;
-    for (auto& p : param_groups_[0].params()) {
-      AdamWParamState& state = state_of(state_, p);
-      on_cuda.push_back({p, p.grad(), state.exp_avg(), state.exp_avg_sq()});
-    }
-    adamw_step_cuda(on_cuda, AdamWUpdate{}, scalars, runs);
-    return;
-  }
-#endif
-  for (int64_t r = 0; r < runs; ++r) {
-    for (const ParamSlices& t : each_run[r]) {
-      update_param(t.p, t.g, t.m, t.v, AdamWUpdate{}, scalars[r]);
-    }
-  }
+AdamWUpdate FusedAdamW::next_update(double lr) {
+  for (auto& group : param_groups_) static_cast<AdamWOptions&>(group.options()).lr(lr);
+  return next_update();
 }
 
 torch::Tensor& FusedAdamW::exp_avg(const torch::Tensor& p) {
@@ -224,16 +196,14 @@ int64_t FusedAdamW::steps() const {
   return found == state_.end() ? 0 : static_cast<AdamWParamState&>(*found->second).step();
 }
 
-void FusedAdamW::set_steps(int64_t steps) {
-  for (auto& group : param_groups_) {
-    for (auto& p : group.params()) state_of(state_, p).step(steps);
-  }
-}
-
 void FusedAdamW::count_step() {
   for (auto& group : param_groups_) {
     for (auto& p : group.params()) {
-      AdamWParamState& state = state_of(state_, p);
+      // A count, once a step (a pack's optimizers' each step): no more than a lookup where the
+      // state is there, as after any step.
+      const auto found = state_.find(p.unsafeGetTensorImpl());
+      auto& state = found != state_.end() ? static_cast<AdamWParamState&>(*found->second)
+                                          : state_of(state_, p);
       state.step(state.step() + 1);
     }
   }

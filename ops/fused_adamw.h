@@ -24,27 +24,23 @@ class FusedAdamW : public torch::optim::AdamW {
   // gradient, on one device. The values come from `scalars` (an AdamWStepScalars as
   // kAdamWStepScalarCount float32 on that device) as it holds them when the step runs: the
   // update (next_update(), written there by the host before each step), the gradient scale and
-  // whether to apply the step. Counts nothing: call count_step() after each step taken.
+  // whether to apply the step. A pack's runs stacked as one model (ops/run_axis.h;
+  // rl/stacked_pack.h): every parameter (P, …) and `scalars` (P, kAdamWStepScalarCount), run r's
+  // slices stepped with row r. Counts nothing: call count_step() after each step taken.
   void step_with(const torch::Tensor& scalars);
-  // The update of the next step (each state's count + 1) at the group's learning rate.
+  // The update of the next step (each state's count + 1) at the group's learning rate, or at
+  // `lr`, which becomes the group's.
   AdamWUpdate next_update();
+  AdamWUpdate next_update(double lr);
   // One more step in every parameter's state (what checkpoints save), as step() counts.
   void count_step();
 
-  // A pack's runs stacked as one model (ops/run_axis.h; rl/stacked_pack.h): every parameter (P,
-  // …), `scalars` (P, kAdamWStepScalarCount) on their device; run r's slices take row r's update,
-  // gradient scale and apply flag. Counts nothing.
-  void step_with_runs(const torch::Tensor& scalars);
   // p's moments, made (zeros) where p has no state yet: what a pack's optimizer takes in from its
   // runs' and gives back to them.
   torch::Tensor& exp_avg(const torch::Tensor& p);
   torch::Tensor& exp_avg_sq(const torch::Tensor& p);
-  // The steps counted (the first parameter's; every one counts alike), and set for every one.
+  // The steps counted (the first parameter's; every one counts alike).
   int64_t steps() const;
-  void set_steps(int64_t steps);
 };
-
-// The update of step t (1-based) with these options: torch's bias corrections, in double.
-AdamWUpdate adamw_update(const torch::optim::AdamWOptions& options, int64_t t);
 
 }  // namespace minrnn::core

@@ -89,7 +89,6 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
     optimizer_->exp_avg(params[i]).copy_(torch::stack(m));
     optimizer_->exp_avg_sq(params[i]).copy_(torch::stack(v));
   }
-  for (core::FusedAdamW* o : optimizers) adamw_steps_.push_back(o->steps());
   std::vector<const TrainConfig*> configs;
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
@@ -106,17 +105,15 @@ void StackedPack::run(const std::vector<const data::SequenceBatch*>& batches,
     throw std::invalid_argument("StackedPack::run: a batch, learning rate and base a run");
   }
   const core::WorkStream::Scope on_stream(stream_);
+  // Each run's update from its own optimizer, which counts the step as the lone step counts it.
   std::vector<TrainStep::RunInputs> in;
   for (int64_t r = 0; r < runs(); ++r) {
-    auto options =
-        static_cast<const torch::optim::AdamWOptions&>(optimizers_[r]->param_groups()[0].options());
-    options.lr(lrs[r]);
     in.push_back({batches[r], agents_[r]->step + 1, dropout_bases[r], lrs[r],
-                  core::adamw_update(options, adamw_steps_[r] + 1)});
+                  optimizers_[r]->next_update(lrs[r])});
   }
   step_->run_pack(in);
   for (int64_t r = 0; r < runs(); ++r) {
-    ++adamw_steps_[r];
+    optimizers_[r]->count_step();
     ++agents_[r]->step;
   }
 }
@@ -143,7 +140,6 @@ void StackedPack::write_back(int64_t run) {
     lone.exp_avg(lone_params[i]).copy_(optimizer_->exp_avg(params[i])[run]);
     lone.exp_avg_sq(lone_params[i]).copy_(optimizer_->exp_avg_sq(params[i])[run]);
   }
-  lone.set_steps(adamw_steps_[run]);
   wait_for_device(lone_params.front().device());
 }
 

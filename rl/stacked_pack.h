@@ -45,13 +45,14 @@ class StackedPack {
 
   int64_t runs() const { return static_cast<int64_t>(agents_.size()); }
   // Queues a step of every run: run r's agents[r]->step + 1 on batches[r] at lrs[r], its dropout
-  // masks from dropout_bases[r]. Each agent's step counts it; its weights wait for write_back.
+  // masks from dropout_bases[r]. Each agent and optimizer counts it; the weights and moments wait
+  // for write_back.
   void run(const std::vector<const data::SequenceBatch*>& batches, const std::vector<double>& lrs,
            const std::vector<uint64_t>& dropout_bases);
   StepStats last_stats(int64_t run);  // a sync on CUDA
   std::string failure(int64_t run);   // "" while every step of the run was finite
-  // Run r's weights, AdamW moments and count copied into its agent and optimizer: before they
-  // are saved or evaluated.
+  // Run r's weights and AdamW moments copied into its agent and optimizer: before they are saved
+  // or evaluated.
   void write_back(int64_t run);
   const std::string& description() const { return step_->description(); }
   core::CapturedNodes graph_nodes() const { return step_->graph_nodes(); }
@@ -60,7 +61,6 @@ class StackedPack {
   core::WorkStream stream_;
   std::vector<Agent*> agents_;
   std::vector<core::FusedAdamW*> optimizers_;
-  std::vector<int64_t> adamw_steps_;  // each run's AdamW count, kept here between write_backs
   Agent stacked_;
   std::unique_ptr<core::FusedAdamW> optimizer_;
   std::unique_ptr<TrainStep> step_;

@@ -230,11 +230,7 @@ struct TrainStep::State {
                     one ? step_scalars[0] : step_scalars, one ? verdict[0] : verdict,
                     one ? loss[0] : loss, one ? grad_norm[0] : grad_norm},
                    clip);
-    if (one) {
-      optimizer.step_with(step_scalars[0]);
-    } else {
-      optimizer.step_with_runs(step_scalars);
-    }
+    optimizer.step_with(one ? step_scalars[0] : step_scalars);
   }
 
   // Queues the step: its inputs, then the graph's replay or the ops themselves.
@@ -284,9 +280,7 @@ TrainStep::~TrainStep() = default;
 void TrainStep::run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base) {
   State& s = *s_;
   if (s.runs != 1) throw std::logic_error("TrainStep::run: a pack's step takes run_pack");
-  for (auto& group : s.optimizer.param_groups())
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-  s.queue({{&batch, s.agent.step + 1, dropout_base, lr, s.optimizer.next_update()}});
+  s.queue({{&batch, s.agent.step + 1, dropout_base, lr, s.optimizer.next_update(lr)}});
   s.optimizer.count_step();
   ++s.agent.step;
 }
