@@ -39,8 +39,9 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
 // before it. One scope per thread at a time; scopes nest.
 //
 // A pack's runs stacked as one model (ops/run_axis.h) hold one base each: `device_base` of P
-// int64s. Their dropouts then run a run at a time, each under run_scope(r), so run r's calls take
-// the seeds they take alone; a dropout under the P bases themselves is refused.
+// int64s. A pass over all of them adds each run's base in its kernel (next_runs_dropout); else
+// they run a run at a time, each under its run's scope (DropoutSeeds(pack, r)), so run r's calls
+// take the seeds they take alone. A lone run's dropout under the P bases is refused.
 class DropoutSeeds {
  public:
   explicit DropoutSeeds(uint64_t base);

@@ -213,7 +213,7 @@ struct TrainStep::State {
     core::SideWorkScope side_work(core::side_work_on(), device);
     // Each run's loss: (runs), or the lone run's scalar.
     const torch::Tensor losses =
-        core::masked_mse(agent.model->forward(b), b.actions, staged.device(mask), runs);
+        masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask), runs);
     // Set to none rather than zeroed, so that the backward's own buffers become the gradients
     // (autograd takes a fresh gradient over) instead of being added into zeros: one kernel per
     // parameter less. Under capture those buffers come from the graph's pool, at the addresses
@@ -260,8 +260,8 @@ struct TrainStep::State {
 };
 
 torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Tensor& actions,
-                                 const torch::Tensor& mask) {
-  return core::masked_mse(predicted, actions, mask);
+                                 const torch::Tensor& mask, int64_t runs) {
+  return core::masked_mse(predicted, actions, mask, runs);
 }
 
 TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Device& device,

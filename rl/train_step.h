@@ -32,9 +32,10 @@ struct SequenceBatch;
 namespace minrnn::rl {
 
 // DT's loss: the mean squared error of the predicted actions (B,K,act) over the steps whose mask
-// (B,K) is 1, the padding left out.
+// (B,K) is 1, the padding left out. A pack's stacked runs (ops/run_axis.h): each run's own,
+// (runs).
 torch::Tensor masked_action_loss(const torch::Tensor& predicted, const torch::Tensor& actions,
-                                 const torch::Tensor& mask);
+                                 const torch::Tensor& mask, int64_t runs = 1);
 
 // How the steps run on a device: captured in a CUDA graph (CUDA only), or eagerly.
 enum class StepMode { kGraph, kEager };
