@@ -35,6 +35,14 @@ rl::PackMember member(const std::string& data, const fs::path& run, int64_t seed
   return m;
 }
 
+// Run `seed` trained alone into `alone`; `packed` ends with its weights.
+void expect_weights_as_alone(const std::string& data, const fs::path& packed, const fs::path& alone,
+                             int64_t seed) {
+  const rl::PackMember m = member(data, alone, seed);
+  EXPECT_TRUE(rl::train(m.config, m.options).finished);
+  testing::expect_same_weights(packed, alone);
+}
+
 // LibTorch holds CUDA's matmul precision for a whole process: a run asking for another one than
 // the pack's first fails alone, before it touches its run dir, and the others train.
 TEST(Pack, ARunOfAnotherMatmulPrecisionFailsAlone) {
@@ -69,10 +77,8 @@ void each_run_ends_as_it_would_alone(bool stacked) {
     EXPECT_TRUE(r.finished);
     EXPECT_EQ(r.error, "");
     const fs::path alone = tmp.path / "alone" / std::to_string(seed);
-    const rl::PackMember m = member(data, alone, seed);
-    EXPECT_TRUE(rl::train(m.config, m.options).finished);
     const fs::path packed = tmp.path / "pack" / std::to_string(seed);
-    testing::expect_same_weights(packed, alone);
+    expect_weights_as_alone(data, packed, alone, seed);
     EXPECT_EQ(testing::read_text(packed / "evals.csv"), testing::read_text(alone / "evals.csv"));
     EXPECT_EQ(testing::metrics_without_timing(packed), testing::metrics_without_timing(alone));
     EXPECT_TRUE(fs::exists(packed / "done.json"));
@@ -112,15 +118,11 @@ void a_kill_inside_a_pack_resumes_to_the_same_weights(bool stacked) {
   EXPECT_TRUE(results[1].finished);
   EXPECT_EQ(testing::read_text(tmp.path / "b/checkpoint.pt"), b_checkpoint);
 
-  const rl::PackMember alone = member(data, tmp.path / "alone", 0);
-  rl::train(alone.config, alone.options);
-  testing::expect_same_weights(tmp.path / "a", tmp.path / "alone");
+  expect_weights_as_alone(data, tmp.path / "a", tmp.path / "alone", 0);
   EXPECT_EQ(testing::read_text(tmp.path / "a/evals.csv"),
             testing::read_text(tmp.path / "alone/evals.csv"));
   // And the run that trained on past the kill, in the pack and then alone in it.
-  const rl::PackMember b_alone = member(data, tmp.path / "b-alone", 1);
-  rl::train(b_alone.config, b_alone.options);
-  testing::expect_same_weights(tmp.path / "b", tmp.path / "b-alone");
+  expect_weights_as_alone(data, tmp.path / "b", tmp.path / "b-alone", 1);
 }
 TEST(Pack, AKillInsideAPackResumesToTheSameWeights) {
   a_kill_inside_a_pack_resumes_to_the_same_weights(false);
@@ -151,9 +153,7 @@ void a_run_that_diverges_fails_alone(bool stacked) {
   EXPECT_NE(results[2].error.find("nowhere.hdf5"), std::string::npos) << results[2].error;
   EXPECT_FALSE(fs::exists(tmp.path / "missing"));
 
-  const rl::PackMember alone = member(data, tmp.path / "alone", 0);
-  rl::train(alone.config, alone.options);
-  testing::expect_same_weights(tmp.path / "ok", tmp.path / "alone");
+  expect_weights_as_alone(data, tmp.path / "ok", tmp.path / "alone", 0);
 }
 TEST(Pack, ARunThatDivergesFailsAlone) {
   a_run_that_diverges_fails_alone(false);
