@@ -58,7 +58,7 @@ void end_step(const StepEndTensors& t, double clip) {
     return;
   }
 #endif
-  if (runs == 1 && t.loss.dim() == 0) {
+  if (t.loss.dim() == 0) {  // one run's
     end_run_step(t, clip);
     return;
   }

@@ -95,11 +95,9 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
 
   // A run's entries (every run's blocks take its own: the last of a run's may be partly past them).
   MINRNN_HOST_DEVICE int64_t entries() const {
-    int64_t columns = 0;  // GradColumns' last, summed unrolled: no array in local memory
-    MINRNN_UNROLL for (int j = 0; j < kMaxTokenGroups; ++j) {
-      columns += j < shape.groups ? shape.inputs[j] + 1 : 0;
-    }
-    return columns * shape.width;
+    // Its last column by a constant index (the groups past shape.groups add none): read by a
+    // run's index, the table went to local memory.
+    return GradColumns(shape).first[kMaxTokenGroups] * shape.width;
   }
   MINRNN_HOST_DEVICE int64_t run_blocks() const { return (entries() + kLanes - 1) / kLanes; }
   MINRNN_HOST_DEVICE int64_t blocks() const { return shape.runs * run_blocks(); }
