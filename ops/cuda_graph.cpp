@@ -156,4 +156,10 @@ WorkStream::Scope::~Scope() = default;
 
 #endif
 
+void StreamFence::drain(bool on_cuda) {
+  StreamFence queued(on_cuda);
+  queued.mark();
+  queued.wait();
+}
+
 }  // namespace minrnn::core

@@ -48,6 +48,10 @@ class StreamFence {
   void mark();
   void wait();
 
+  // Blocks the host until the device has done what the current stream queued so far (nothing to
+  // wait for off CUDA): where tensors change hands between one stream and another's work.
+  static void drain(bool on_cuda);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -32,14 +32,6 @@ std::string first_difference(const Agent& a, const Agent& b) {
   return "";
 }
 
-// Blocks the host until the device has done what the current stream queued: where the runs'
-// tensors change hands between the pack's stream and their own.
-void wait_for_device(const torch::Device& device) {
-  core::StreamFence done(device.is_cuda());
-  done.mark();
-  done.wait();
-}
-
 }  // namespace
 
 std::string why_not_stacked(const std::vector<const Agent*>& runs) {
@@ -92,7 +84,7 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
   std::vector<const TrainConfig*> configs;
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
-  wait_for_device(device);
+  core::StreamFence::drain(device.is_cuda());  // the runs' tensors read
 }
 
 StackedPack::~StackedPack() = default;
@@ -140,7 +132,7 @@ void StackedPack::write_back(int64_t run) {
     lone.exp_avg(lone_params[i]).copy_(optimizer_->exp_avg(params[i])[run]);
     lone.exp_avg_sq(lone_params[i]).copy_(optimizer_->exp_avg_sq(params[i])[run]);
   }
-  wait_for_device(lone_params.front().device());
+  core::StreamFence::drain(lone_params.front().is_cuda());  // theirs again
 }
 
 }  // namespace minrnn::rl

@@ -336,9 +336,7 @@ void TrainingRun::join_pack(StackedPack& pack, int64_t seat) {
   {
     // The pack reads the agent on its own stream: what this run's queued first is done.
     const core::WorkStream::Scope on_stream(s.stream);
-    core::StreamFence done(s.choice.device.is_cuda());
-    done.mark();
-    done.wait();
+    core::StreamFence::drain(s.choice.device.is_cuda());
   }
   s.pack = &pack;
   s.seat = seat;
