@@ -101,11 +101,11 @@ torch::Tensor bias_grad(const torch::Tensor& dy_rows) {
 
 torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
   // An autograd Function takes no undefined inputs: no bias is an empty one.
-  const torch::Tensor bias = b.defined() ? b : torch::empty({0}, w.options());
+  const auto linear = [&] {
+    return LinearFunction::apply(x, w, b.defined() ? b : torch::empty({0}, w.options()));
+  };
   if (const int64_t runs = stacked_runs(w, 2, "affine's weight")) {
-    if (batched_runs(x.device()) && same_floats(x, w, b) && x.numel() > 0) {
-      return LinearFunction::apply(x, w, bias);
-    }
+    if (batched_runs(x.device()) && same_floats(x, w, b) && x.numel() > 0) return linear();
     return for_each_run(runs, [&](int64_t r) {
       return affine(run_rows(x, runs, r), run_param(w, r), run_param(b, r));
     });
@@ -115,7 +115,7 @@ torch::Tensor affine(const torch::Tensor& x, const torch::Tensor& w, const torch
   if (x.numel() == 0 || !(gemm_cpu_fits_linear(x, w) || cuda_with_bias)) {
     return torch::linear(x, w, b);
   }
-  return LinearFunction::apply(x, w, bias);
+  return linear();
 }
 
 }  // namespace minrnn::core
