@@ -20,16 +20,17 @@ namespace {
 // Rows a CPU task takes.
 constexpr int64_t kTaskRows = 64;
 
-// Rows [first, end) of T scores: probs (0 past each query's key) and out, their dropout. Every
-// loop but the max and the sums vectorizes in the AVX2 / AVX-512 clones (cpu_expf, the dropout's
-// branch-free draw).
-MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, const QueryRows& queries,
-                                       float scale, int64_t first, int64_t end,
-                                       const HashedDropout& dropout, float* probs, float* out) {
+// Rows [first, end) of T scores, `pitch` floats apart: probs (0 past each query's key) and out,
+// their dropout, each element counted as in rows of T. Every loop but the max and the sums
+// vectorizes in the AVX2 / AVX-512 clones (cpu_expf, the dropout's branch-free draw).
+MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, int64_t pitch,
+                                       const QueryRows& queries, float scale, int64_t first,
+                                       int64_t end, const HashedDropout& dropout, float* probs,
+                                       float* out) {
   const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
   for (int64_t row = first; row < end; ++row) {
-    const float* s = scores + row * T;
-    float *p = probs + row * T, *o = out + row * T;
+    const float* s = scores + row * pitch;
+    float *p = probs + row * pitch, *o = out + row * pitch;
     const int64_t seen = std::min(queries.position(row) + 1, T);
     float largest = -std::numeric_limits<float>::infinity();
     for (int64_t k = 0; k < seen; ++k) largest = std::max(largest, s[k] * scale);
@@ -43,17 +44,29 @@ MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, const Que
 }
 
 MINRNN_VECTOR_CLONES void backward_rows(const float* probs, const float* out_grad, int64_t T,
-                                        float scale, int64_t first, int64_t end,
+                                        int64_t pitch, float scale, int64_t first, int64_t end,
                                         const HashedDropout& dropout, float* scores_grad) {
   const HashedDropout drop = dropout;
   for (int64_t row = first; row < end; ++row) {
-    const float *p = probs + row * T, *g = out_grad + row * T;
-    float* d = scores_grad + row * T;
+    const float *p = probs + row * pitch, *g = out_grad + row * pitch;
+    float* d = scores_grad + row * pitch;
     for (int64_t k = 0; k < T; ++k) d[k] = drop.y_grad(g[k], row * T + k);  // g through it
     float dot = 0.0f;
     for (int64_t k = 0; k < T; ++k) dot += d[k] * p[k];
     for (int64_t k = 0; k < T; ++k) d[k] = softmax_score_grad(p[k], d[k], dot, scale);
   }
+}
+
+// (rows, T) as the passes take it: rows of unit stride, each `pitch` (its stride(0)) ≥ T floats
+// from the next; x itself where it is so, else its contiguous copy.
+torch::Tensor rows_with_pitch(const torch::Tensor& x) {
+  const bool pitched = x.dim() == 2 && x.stride(1) == 1 && x.stride(0) >= x.size(1);
+  return pitched ? x : x.contiguous();
+}
+
+// Empty rows of `like`'s shape and pitch (the pad past each row's T never touched).
+torch::Tensor empty_rows_like(const torch::Tensor& like) {
+  return torch::empty({like.size(0), like.stride(0)}, like.options()).narrow(1, 0, like.size(1));
 }
 
 class AttentionProbsFunction : public torch::autograd::Function<AttentionProbsFunction> {
@@ -91,10 +104,11 @@ torch::Tensor unfused(const torch::Tensor& scores, double scale, const TokenSele
 
 }  // namespace
 
-AttentionProbs attention_probs_forward(const torch::Tensor& scores, const QueryRows& queries,
+AttentionProbs attention_probs_forward(const torch::Tensor& scores_rows, const QueryRows& queries,
                                        const PassDropout& dropout, double scale) {
-  const int64_t rows = scores.size(0), T = scores.size(1);
-  AttentionProbs pass{torch::empty_like(scores), torch::empty_like(scores)};
+  const torch::Tensor scores = rows_with_pitch(scores_rows);
+  const int64_t rows = scores.size(0), T = scores.size(1), pitch = scores.stride(0);
+  AttentionProbs pass{empty_rows_like(scores), empty_rows_like(scores)};
 #ifdef MINRNN_WITH_CUDA
   if (scores.is_cuda()) {
     attention_probs_cuda(scores, queries, dropout, static_cast<float>(scale), pass.probs, pass.out);
@@ -104,26 +118,28 @@ AttentionProbs attention_probs_forward(const torch::Tensor& scores, const QueryR
   const float* s = scores.data_ptr<float>();
   float *p = pass.probs.data_ptr<float>(), *o = pass.out.data_ptr<float>();
   parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-    forward_rows(s, T, queries, static_cast<float>(scale), r0, r1, dropout.dropout, p, o);
+    forward_rows(s, T, pitch, queries, static_cast<float>(scale), r0, r1, dropout.dropout, p, o);
   });
   return pass;
 }
 
 torch::Tensor attention_probs_backward(const torch::Tensor& probs, const torch::Tensor& out_grad,
                                        const PassDropout& dropout, double scale) {
-  const torch::Tensor g = out_grad.contiguous();
-  torch::Tensor scores_grad = torch::empty_like(probs);
+  // out_grad in probs' pitch, as the passes read both by one index.
+  torch::Tensor g = out_grad;
+  if (g.strides() != probs.strides()) g = empty_rows_like(probs).copy_(out_grad);
+  torch::Tensor scores_grad = empty_rows_like(probs);
 #ifdef MINRNN_WITH_CUDA
   if (probs.is_cuda()) {
     attention_probs_backward_cuda(probs, g, dropout, static_cast<float>(scale), scores_grad);
     return scores_grad;
   }
 #endif
-  const int64_t rows = probs.size(0), T = probs.size(1);
+  const int64_t rows = probs.size(0), T = probs.size(1), pitch = probs.stride(0);
   const float *p = probs.data_ptr<float>(), *gp = g.data_ptr<float>();
   float* d = scores_grad.data_ptr<float>();
   parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-    backward_rows(p, gp, T, static_cast<float>(scale), r0, r1, dropout.dropout, d);
+    backward_rows(p, gp, T, pitch, static_cast<float>(scale), r0, r1, dropout.dropout, d);
   });
   return scores_grad;
 }

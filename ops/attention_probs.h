@@ -24,13 +24,16 @@ torch::Tensor causal_attention_probs(const torch::Tensor& scores, double scale,
 // (ops/causal_attention.h). Whether they take rows of `keys` scores of `like`'s dtype on its
 // device (else the LibTorch ops run):
 bool attention_probs_fusable(const torch::Tensor& like, int64_t keys);
-// scores (rows, T) contiguous: the probabilities (kept for the backward) and their dropout.
+// scores (rows, T), each row of unit stride and `pitch` (its stride(0), ≥ T) floats from the next:
+// the probabilities (kept for the backward) and their dropout, in the same pitch. A pitch a
+// multiple of 4 keeps the products that read and write these rows on cuBLAS's aligned kernels.
 struct AttentionProbs {
   torch::Tensor probs, out;
 };
 AttentionProbs attention_probs_forward(const torch::Tensor& scores, const QueryRows& queries,
                                        const PassDropout& dropout, double scale);
-// The scores' gradient from the probabilities and the gradient of their dropout (out_grad).
+// The scores' gradient from the probabilities and the gradient of their dropout (out_grad), in
+// probs' pitch.
 torch::Tensor attention_probs_backward(const torch::Tensor& probs, const torch::Tensor& out_grad,
                                        const PassDropout& dropout, double scale);
 

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <initializer_list>
+
 #include "kernels/cuda/attention_probs.h"
 
 namespace minrnn::core {
@@ -17,6 +19,16 @@ int64_t rows_per_run(const torch::Tensor& rows, const PassDropout& dropout) {
                                                             : 0;
 }
 
+// The rows' pitch, which every array of one launch shares (one index reads them all).
+int64_t shared_pitch(const torch::Tensor& rows,
+                     std::initializer_list<const torch::Tensor*> others) {
+  for (const torch::Tensor* t : others) {
+    TORCH_CHECK(t->strides() == rows.strides(), "attention probabilities: rows of pitch ",
+                t->stride(0), " beside rows of pitch ", rows.stride(0));
+  }
+  return rows.stride(0);
+}
+
 }  // namespace
 
 void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
@@ -25,6 +37,7 @@ void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
   c10::cuda::CUDAGuard guard(scores.device());
   const kernels::AttentionProbsArgs args{scores.size(0),
                                          scores.size(1),
+                                         shared_pitch(scores, {&probs, &out}),
                                          dropout.dropout,
                                          dropout.base_pointer(),
                                          queries,
@@ -42,6 +55,7 @@ void attention_probs_backward_cuda(const torch::Tensor& probs, const torch::Tens
   c10::cuda::CUDAGuard guard(probs.device());
   const kernels::AttentionProbsGradArgs args{probs.size(0),
                                              probs.size(1),
+                                             shared_pitch(probs, {&out_grad, &scores_grad}),
                                              dropout.dropout,
                                              dropout.base_pointer(),
                                              scale,

@@ -10,12 +10,13 @@
 
 namespace minrnn::core {
 
-// scores (rows, T) contiguous float32 on a CUDA device → probs and out (given, scores' shape), one
-// launch.
+// scores (rows, T) float32 on a CUDA device, rows of unit stride `scores.stride(0)` apart → probs
+// and out (given, in scores' shape and pitch), one launch.
 void attention_probs_cuda(const torch::Tensor& scores, const QueryRows& queries,
                           const PassDropout& dropout, float scale, torch::Tensor& probs,
                           torch::Tensor& out);
-// The scores' gradient (given, probs' shape) from probs and out's gradient, one launch.
+// The scores' gradient (given, probs' shape and pitch) from probs and out's gradient (the same),
+// one launch.
 void attention_probs_backward_cuda(const torch::Tensor& probs, const torch::Tensor& out_grad,
                                    const PassDropout& dropout, float scale,
                                    torch::Tensor& scores_grad);

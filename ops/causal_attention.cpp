@@ -61,6 +61,19 @@ void product_into(torch::Tensor out, const torch::Tensor& a, const torch::Tensor
   }
 }
 
+// Empty (B, heads, Tq, T) for scores, probabilities or their gradients, each row of T keys
+// `pitch` floats from the next: on CUDA the next multiple of 4, so that cuBLAS's products reading
+// or writing these rows take its aligned kernels (DT's 59 keys a row made it take its unaligned
+// ones: 12 launches, ~116 µs of a Transformer step on an H200, 2026-11-27 20:33). The pad past
+// each row's T is never read or written.
+int64_t key_pitch(int64_t T, const torch::Device& device) {
+  return device.is_cuda() ? (T + 3) / 4 * 4 : T;
+}
+torch::Tensor empty_key_rows(int64_t B, int64_t heads, int64_t Tq, int64_t T,
+                             const torch::Tensor& like) {
+  return torch::empty({B, heads, Tq, key_pitch(T, like.device())}, like.options()).narrow(3, 0, T);
+}
+
 double scale_of(const Columns& q) {
   return 1.0 / std::sqrt(static_cast<double>(q.width / q.heads));
 }
@@ -75,7 +88,7 @@ class CausalAttentionFunction : public torch::autograd::Function<CausalAttention
                                const PassDropout& dropout) {
     const QueriesKeysValues in = columns_of(projected, queries, heads, read);
     const int64_t B = projected.size(0), T = projected.size(1), Tq = in.q.source.size(1);
-    torch::Tensor scores = torch::empty({B, heads, Tq, T}, projected.options());
+    torch::Tensor scores = empty_key_rows(B, heads, Tq, T, projected);
     for (int64_t h = 0; h < heads; ++h) {
       product_into(scores.select(1, h), in.q.head(h), in.k.head(h).transpose(1, 2));
     }
@@ -114,7 +127,7 @@ class CausalAttentionFunction : public torch::autograd::Function<CausalAttention
         columns_of(projected_grad, apart ? queries_grad : queries, heads, read);
     const Columns y_grad{grads[0].contiguous(), 0, in.q.width, heads};
 
-    torch::Tensor out_grad = torch::empty_like(out);
+    torch::Tensor out_grad = empty_key_rows(out.size(0), heads, out.size(2), out.size(3), out);
     for (int64_t h = 0; h < heads; ++h) {
       product_into(out_grad.select(1, h), y_grad.head(h), in.v.head(h).transpose(1, 2));
       product_into(grad.v.head(h), out.select(1, h).transpose(1, 2), y_grad.head(h));

@@ -10,9 +10,9 @@ namespace minrnn::core::kernels {
 using grid::DeviceMemory;
 
 cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
-  const grid::AttentionProbsForward<DeviceMemory> k{{a.rows, a.width}, a.dropout, a.seed_base,
-                                                    a.queries,         a.scale,   a.scores,
-                                                    a.probs,           a.out,     {a.rows_per_run}};
+  const grid::AttentionProbsForward<DeviceMemory> k{
+      {a.rows, a.width}, a.dropout, a.seed_base, a.queries,        a.scale,
+      a.scores,          a.probs,   a.out,       {a.rows_per_run}, a.pitch};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;
@@ -20,8 +20,8 @@ cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t st
 
 cudaError_t attention_probs_backward(const AttentionProbsGradArgs& a, cudaStream_t stream) {
   const grid::AttentionProbsBackward<DeviceMemory> k{
-      {a.rows, a.width}, a.dropout,  a.seed_base,   a.scale,
-      a.probs,           a.out_grad, a.scores_grad, {a.rows_per_run}};
+      {a.rows, a.width}, a.dropout,     a.seed_base,      a.scale, a.probs,
+      a.out_grad,        a.scores_grad, {a.rows_per_run}, a.pitch};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;

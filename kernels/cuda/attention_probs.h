@@ -1,5 +1,5 @@
 // Launchers of causal attention's probability kernels (kernels/cuda/attention_probs_programs.h):
-// plain pointers to contiguous float32 device arrays and a stream, no torch.
+// plain pointers to float32 device arrays of rows and a stream, no torch.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -9,9 +9,10 @@
 
 namespace minrnn::core::kernels {
 
-// rows × width raw scores in; probs and out (their dropout) out.
+// rows × width raw scores in; probs and out (their dropout) out. Rows `pitch` floats apart in each
+// array (≥ width: a multiple of 4 keeps cuBLAS's products on them aligned).
 struct AttentionProbsArgs {
-  int64_t rows, width;
+  int64_t rows, width, pitch;
   HashedDropout dropout;      // its seed added to *seed_base when that is set
   const uint64_t* seed_base;  // device memory, or null
   QueryRows queries;
@@ -26,7 +27,7 @@ cudaError_t attention_probs_forward(const AttentionProbsArgs& args, cudaStream_t
 
 // From the forward's probs and the gradient of its out: the scores' gradient.
 struct AttentionProbsGradArgs {
-  int64_t rows, width;
+  int64_t rows, width, pitch;  // as AttentionProbsArgs'
   HashedDropout dropout;
   const uint64_t* seed_base;
   float scale;

@@ -9,6 +9,10 @@
 //   scores' gradient.
 // A pack's runs stacked (`runs`, kernels/math/run_rows.h): each run's rows dropped out with its
 // own seed base, its elements counted from its first row.
+// Rows sit `pitch` floats apart in every array (≥ width): a pitch a multiple of 4 keeps cuBLAS on
+// its aligned kernels for the products around these passes, where DT's 59 keys a row made it
+// take the unaligned ones (ops/causal_attention.cpp). A row's dropout counts its elements as
+// `width` a row, whatever the pitch: the same bits either way.
 #pragma once
 #include "kernels/cuda/phase_program.h"
 #include "kernels/math/attention_math.h"
@@ -36,6 +40,7 @@ struct AttentionProbsForward : RowGrid {
   typename Mem::template In<float> scores;
   typename Mem::template Out<float> probs, out;
   RunRows runs;
+  int64_t pitch;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Whether channel c of the lane is a key the row's query sees (the query's position is a 64-bit
   // modulo, dozens of instructions on the GPU: r.last_key holds it from phase 0 on).
@@ -52,7 +57,7 @@ struct AttentionProbsForward : RowGrid {
       float largest = -INFINITY;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         r.e[c] = visible(th, r, c)
-                     ? static_cast<float>(scores[row * width + channel(th, c)]) * scale
+                     ? static_cast<float>(scores[row * pitch + channel(th, c)]) * scale
                      : -INFINITY;
         largest = r.e[c] > largest ? r.e[c] : largest;
       }
@@ -74,7 +79,7 @@ struct AttentionProbsForward : RowGrid {
       const float total = row_total(sh.sums, th);
       const int64_t local = runs.local(row) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = row * width + k;
+        const int64_t k = channel(th, c), i = row * pitch + k;
         if (k < 0) continue;
         const float prob = r.e[c] / total;
         probs[i] = prob;
@@ -99,6 +104,7 @@ struct AttentionProbsBackward : RowGrid {
   typename Mem::template In<float> probs, out_grad;
   typename Mem::template Out<float> scores_grad;
   RunRows runs;
+  int64_t pitch;
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // Phases: 0 the gradient through the dropout and the lane's Σ g·probs; 1 … kLevels the row's;
   // the last the scores' gradient.
@@ -110,7 +116,7 @@ struct AttentionProbsBackward : RowGrid {
       const int64_t local = real ? runs.local(row) * width : 0;
       float dot = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = row * width + k;
+        const int64_t k = channel(th, c), i = row * pitch + k;
         const bool here = real && k >= 0;
         r.prob[c] = here ? static_cast<float>(probs[i]) : 0.0f;
         r.g[c] = here ? d.y_grad(out_grad[i], local + k) : 0.0f;
@@ -124,7 +130,7 @@ struct AttentionProbsBackward : RowGrid {
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c);
         if (k >= 0)
-          scores_grad[row * width + k] = softmax_score_grad(r.prob[c], r.g[c], dot, scale);
+          scores_grad[row * pitch + k] = softmax_score_grad(r.prob[c], r.g[c], dot, scale);
       }
     }
   }

@@ -53,7 +53,8 @@ void check_attention(int64_t heads, int64_t T, const TokenSelection& read, doubl
                                                          sb.in(),
                                                          probs.out(),
                                                          out.out(),
-                                                         {}};
+                                                         {},
+                                                         T};
   emu::Log log;
   emu::run(forward, log);
   probs.check_written(log);
@@ -67,8 +68,8 @@ void check_attention(int64_t heads, int64_t T, const TokenSelection& read, doubl
   want.backward(out_grad);
   emu::Buffer<float> gb("out_grad", values_of<float>(out_grad)), scores_grad("scores_grad", n);
   const grid::AttentionProbsBackward<emu::Memory> backward{
-      {rows, T},  dropout, nullptr,           static_cast<float>(kLogitScale),
-      probs.in(), gb.in(), scores_grad.out(), {}};
+      {rows, T},         dropout, nullptr, static_cast<float>(kLogitScale), probs.in(), gb.in(),
+      scores_grad.out(), {},      T};
   emu::Log back_log;
   emu::run(backward, back_log);
   scores_grad.check_written(back_log);
@@ -88,28 +89,68 @@ TEST(AttentionProbsEmulated, KernelsAreTheCpuOpsProbabilitiesAndGradient) {
   check_attention(2, 59, {}, 300);
 }
 
-// Both kernels over `rows` rows of T scores (seed_base: null, or one base a run), emulated:
-// {probs, out, scores_grad}.
+// Rows of `x` (rows, T) laid `pitch` floats apart, the pad NaN (read anywhere, it would show).
+std::vector<float> pitched(const torch::Tensor& x, int64_t pitch) {
+  const int64_t T = x.size(1);
+  torch::Tensor laid = torch::full({x.size(0), pitch}, NAN);
+  laid.narrow(1, 0, T).copy_(x);
+  return values_of<float>(laid);
+}
+
+// Both kernels over `rows` rows of T scores `pitch` apart (seed_base: null, or one base a run),
+// emulated: {probs, out, scores_grad}, each row's T values (the pad checked never written).
 std::vector<std::vector<float>> run_probs(const torch::Tensor& scores,
                                           const torch::Tensor& out_grad, const QueryRows& queries,
                                           const HashedDropout& dropout, const uint64_t* seed_base,
-                                          int64_t rows_per_run) {
+                                          int64_t rows_per_run, int64_t pitch = 0) {
   const int64_t rows = scores.size(0), T = scores.size(1);
-  const size_t n = static_cast<size_t>(rows * T);
-  emu::Buffer<float> sb("scores", values_of<float>(scores)), probs("probs", n), out("out", n),
-      gb("out_grad", values_of<float>(out_grad)), scores_grad("scores_grad", n);
+  if (pitch == 0) pitch = T;
+  const size_t n = static_cast<size_t>(rows * pitch);
+  emu::Buffer<float> sb("scores", pitched(scores, pitch)), probs("probs", n), out("out", n),
+      gb("out_grad", pitched(out_grad, pitch)), scores_grad("scores_grad", n);
   const float scale = static_cast<float>(kLogitScale);
-  const grid::AttentionProbsForward<emu::Memory> forward{{rows, T},   dropout,   seed_base,
-                                                         queries,     scale,     sb.in(),
-                                                         probs.out(), out.out(), {rows_per_run}};
+  const grid::AttentionProbsForward<emu::Memory> forward{
+      {rows, T}, dropout,     seed_base, queries,        scale,
+      sb.in(),   probs.out(), out.out(), {rows_per_run}, pitch};
   const grid::AttentionProbsBackward<emu::Memory> backward{
-      {rows, T}, dropout, seed_base, scale, probs.in(), gb.in(), scores_grad.out(), {rows_per_run}};
+      {rows, T}, dropout,           seed_base,      scale, probs.in(),
+      gb.in(),   scores_grad.out(), {rows_per_run}, pitch};
   emu::Log log;
   emu::run(forward, log);
   emu::run(backward, log);
-  for (const auto* b : {&probs, &out, &scores_grad}) b->check_written(log);
+  const auto in_a_row = [&](int64_t i) { return i % pitch < T; };
+  for (const auto* b : {&probs, &out, &scores_grad}) b->check_written(log, in_a_row);
   EXPECT_TRUE(log.ok()) << log.summary();
-  return {probs.data(), out.data(), scores_grad.data()};
+  std::vector<std::vector<float>> rows_of(3);
+  for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
+    if (!in_a_row(i)) continue;
+    rows_of[0].push_back(probs.data()[i]);
+    rows_of[1].push_back(out.data()[i]);
+    rows_of[2].push_back(scores_grad.data()[i]);
+  }
+  return rows_of;
+}
+
+// Rows padded to a pitch (ops/causal_attention.cpp pads DT's 59 keys to 60 on CUDA, for cuBLAS's
+// aligned kernels): the same bits as rows packed, the pad never read (NaN there) nor written, and
+// the dropout's elements still counted as rows of 59.
+TEST(AttentionProbsEmulated, RowsPaddedToAPitchGiveThePackedRowsBits) {
+  torch::manual_seed(29);
+  constexpr int64_t kT = 59;
+  for (const TokenSelection read : {TokenSelection{}, TokenSelection{1, 3}}) {
+    SCOPED_TRACE("queries from " + std::to_string(read.first));
+    const int64_t Tq = read.count(kT), rows = 2 * Tq;
+    const QueryRows queries{Tq, read.first, read.stride};
+    const torch::Tensor scores = torch::randn({rows, kT}) * 3, out_grad = torch::randn({rows, kT});
+    const HashedDropout dropout{0x5eedull, std::llround(kAttentionDrop * 4294967296.0),
+                                static_cast<float>(1.0 / (1.0 - kAttentionDrop))};
+    const auto packed = run_probs(scores, out_grad, queries, dropout, nullptr, 0);
+    for (const int64_t pitch : {60, 64}) {
+      SCOPED_TRACE("pitch " + std::to_string(pitch));
+      const auto padded = run_probs(scores, out_grad, queries, dropout, nullptr, 0, pitch);
+      for (size_t k = 0; k < packed.size(); ++k) EXPECT_EQ(padded[k], packed[k]) << "output " << k;
+    }
+  }
 }
 
 // A pack's runs stacked (kernels/math/run_rows.h): each run's rows dropped out with its own seed

@@ -131,13 +131,24 @@ class Buffer {
   }
   // Every element written by the launch(es) since it was made.
   void check_written(Log& log) const {
-    int64_t missing = 0, first = -1;
+    check_written(log, [](int64_t) { return true; });
+  }
+  // Every element where written(i), and no other (a layout's padding), written.
+  template <typename Where>
+  void check_written(Log& log, Where written) const {
+    int64_t missing = 0, first = -1, stray = 0, first_stray = -1;
     for (size_t i = 0; i < data_.size(); ++i) {
-      if (epoch_[i] == 0 && missing++ == 0) first = static_cast<int64_t>(i);
+      const int64_t at = static_cast<int64_t>(i);
+      if (written(at) && epoch_[i] == 0 && missing++ == 0) first = at;
+      if (!written(at) && epoch_[i] != 0 && stray++ == 0) first_stray = at;
     }
     if (missing > 0) {
       log.add(name_ + ": " + std::to_string(missing) + " element(s) never written, the first [" +
               std::to_string(first) + "]");
+    }
+    if (stray > 0) {
+      log.add(name_ + ": " + std::to_string(stray) + " element(s) written outside the layout, " +
+              "the first [" + std::to_string(first_stray) + "]");
     }
   }
 

@@ -98,6 +98,40 @@ TEST(AttentionProbs, OtherDtypesRunTheLibTorchOpsAndMisshapenScoresAreRefused) {
                std::invalid_argument);  // queries 7 … 10 of 9 keys
 }
 
+// The passes on rows `pitch` floats apart (ops/causal_attention.cpp pads DT's 59 keys to 60 on
+// CUDA): each output in the scores' pitch, and the same bits as on rows packed — the dropout's
+// elements counted as rows of 59; out's gradient taken in any layout.
+void expect_pitch_keeps_bits(torch::Device device) {
+  torch::manual_seed(41);
+  constexpr int64_t kRows = 40, kT = 59, kPitch = 64;
+  const auto on = torch::TensorOptions().device(device);
+  const torch::Tensor scores = torch::randn({kRows, kT}, on) * 2,
+                      out_grad = torch::randn({kRows, kT}, on);
+  torch::Tensor laid = torch::full({kRows, kPitch}, NAN, on);
+  const torch::Tensor padded = laid.narrow(1, 0, kT).copy_(scores);
+  const QueryRows queries{kRows, 0, 1};  // one query a row, each at key 0 … 39 of 59
+  const PassDropout dropout = [&] {
+    const DropoutSeeds seeds(kAttentionSeed);
+    return next_pass_dropout(kAttentionP, true, device);
+  }();
+  const AttentionProbs packed = attention_probs_forward(scores, queries, dropout, kAttentionScale);
+  const AttentionProbs pitched = attention_probs_forward(padded, queries, dropout, kAttentionScale);
+  EXPECT_EQ(pitched.probs.stride(0), kPitch);
+  EXPECT_EQ(pitched.out.stride(0), kPitch);
+  EXPECT_TRUE(torch::equal(pitched.probs, packed.probs));
+  EXPECT_TRUE(torch::equal(pitched.out, packed.out));
+  const torch::Tensor packed_grad =
+      attention_probs_backward(packed.probs, out_grad, dropout, kAttentionScale);
+  const torch::Tensor pitched_grad =
+      attention_probs_backward(pitched.probs, out_grad, dropout, kAttentionScale);
+  EXPECT_EQ(pitched_grad.stride(0), kPitch);
+  EXPECT_TRUE(torch::equal(pitched_grad, packed_grad));
+}
+
+TEST(AttentionProbs, RowsPaddedToAPitchGiveThePackedRowsBits) {
+  expect_pitch_keeps_bits(torch::kCPU);
+}
+
 TEST(AttentionProbsCuda, IsTheCpuOp) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   for (const TokenSelection read : {TokenSelection{}, TokenSelection{1, 3}}) {
@@ -108,6 +142,8 @@ TEST(AttentionProbsCuda, IsTheCpuOp) {
     EXPECT_TRUE(torch::equal(got.cpu() == 0, want == 0));  // the same mask
     expect_same_probs(cuda, got, cpu, want, 1e-5);
   }
+  SCOPED_TRACE("rows padded to a pitch");
+  expect_pitch_keeps_bits(torch::kCUDA);
 }
 
 }  // namespace
