@@ -14,6 +14,16 @@ bool stacked(const torch::Tensor& w) {
   return w.dim() == 3;
 }
 
+// An output gradient's rows (…, n, out) as the backward's products read them. Rows of a width
+// not a multiple of 4 (DT's action head: 3) make cuBLAS take its unaligned kernels for both
+// products (on an H200, 2026-11-27 20:33: two of 16 µs for the head's 1 280 × 3 rows, where the
+// step's aligned products of that size took 3–7 µs); laid out by columns instead (one small
+// copy), each product reads them n floats apart.
+torch::Tensor rows_for_products(const torch::Tensor& dy) {
+  if (dy.size(-1) % 4 == 0) return dy;
+  return dy.transpose(-1, -2).contiguous().transpose(-1, -2);
+}
+
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
@@ -36,13 +46,15 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     // (ops/side_work.h), so that they run beside the input gradient too.
     const bool with_bias = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2);
     const bool with_weight = ctx->needs_input_grad(1);
-    const auto made = beside({dy, rows}, [&] {
-      return std::vector<torch::Tensor>{with_weight ? rows_weight_grad(dy, rows) : torch::Tensor(),
-                                        with_bias ? rows_bias_grad(dy) : torch::Tensor()};
+    const torch::Tensor dy_products = rows_for_products(dy);
+    const auto made = beside({dy, dy_products, rows}, [&] {
+      return std::vector<torch::Tensor>{
+          with_weight ? rows_weight_grad(dy_products, rows) : torch::Tensor(),
+          with_bias ? rows_bias_grad(dy) : torch::Tensor()};
     });
     torch::Tensor dx;
     if (ctx->needs_input_grad(0)) {
-      dx = rows_input_grad(dy, w).view(ctx->saved_data["in_sizes"].toIntVector());
+      dx = rows_input_grad(dy_products, w).view(ctx->saved_data["in_sizes"].toIntVector());
     }
     return {dx, made[0], made[1]};
   }

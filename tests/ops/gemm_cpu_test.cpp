@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "ops/affine.h"
 
 namespace minrnn::core {
@@ -105,30 +107,35 @@ TEST(GemmCpu, LinearOpGradientsMatchAutogradInFloat64) {
 
 // On CUDA the op's bias gradient is the column-sum kernel (kernels/cuda/pointwise_programs.h,
 // emulated in tests/kernels/column_sums_emulated_test.cpp): 4 × 300 rows take two passes of it.
-// Float32 and float64 against torch::linear's autograd in float64 on the CPU. Skips without a GPU.
+// Outputs of 96 a row, and of 3 (DT's action head), whose gradient the backward's products read
+// laid out by columns. Float32 and float64 against torch::linear's autograd in float64 on the
+// CPU. Skips without a GPU.
 TEST(AffineCuda, GradientsMatchTorchLinearInFloat64) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
-  torch::manual_seed(13);
-  const auto x0 = torch::randn({4, 300, 64}, torch::kDouble),
-             w0 = torch::randn({96, 64}, torch::kDouble) * 0.1,
-             b0 = torch::randn({96}, torch::kDouble),
-             g = torch::randn({4, 300, 96}, torch::kDouble);
-  auto xd = x0.clone().requires_grad_(true), wd = w0.clone().requires_grad_(true),
-       bd = b0.clone().requires_grad_(true);
-  const torch::Tensor yd = torch::linear(xd, wd, bd);
-  (yd * g).sum().backward();
-  for (auto dtype : {torch::kFloat, torch::kDouble}) {
-    SCOPED_TRACE(dtype == torch::kFloat ? "float32" : "float64");
-    const auto on = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
-    auto x = x0.to(on).requires_grad_(true), w = w0.to(on).requires_grad_(true),
-         b = b0.to(on).requires_grad_(true);
-    const torch::Tensor y = affine(x, w, b);
-    (y * g.to(on)).sum().backward();
-    const int64_t rows = 4 * 300;
-    expect_near(y.detach().cpu(), yd.detach(), 64);
-    expect_near(x.grad().cpu(), xd.grad(), 96);
-    expect_near(w.grad().cpu(), wd.grad(), rows);
-    expect_near(b.grad().cpu(), bd.grad(), rows);
+  for (const int64_t width : {96, 3}) {
+    torch::manual_seed(13);
+    const auto x0 = torch::randn({4, 300, 64}, torch::kDouble),
+               w0 = torch::randn({width, 64}, torch::kDouble) * 0.1,
+               b0 = torch::randn({width}, torch::kDouble),
+               g = torch::randn({4, 300, width}, torch::kDouble);
+    auto xd = x0.clone().requires_grad_(true), wd = w0.clone().requires_grad_(true),
+         bd = b0.clone().requires_grad_(true);
+    const torch::Tensor yd = torch::linear(xd, wd, bd);
+    (yd * g).sum().backward();
+    for (auto dtype : {torch::kFloat, torch::kDouble}) {
+      SCOPED_TRACE(std::string(dtype == torch::kFloat ? "float32" : "float64") + ", " +
+                   std::to_string(width) + " outputs");
+      const auto on = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
+      auto x = x0.to(on).requires_grad_(true), w = w0.to(on).requires_grad_(true),
+           b = b0.to(on).requires_grad_(true);
+      const torch::Tensor y = affine(x, w, b);
+      (y * g.to(on)).sum().backward();
+      const int64_t rows = 4 * 300;
+      expect_near(y.detach().cpu(), yd.detach(), 64);
+      expect_near(x.grad().cpu(), xd.grad(), width);
+      expect_near(w.grad().cpu(), wd.grad(), rows);
+      expect_near(b.grad().cpu(), bd.grad(), rows);
+    }
   }
 }
 
