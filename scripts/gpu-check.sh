@@ -179,9 +179,20 @@ if ! skipped train; then
   bench train-side-work bench train --devices cuda --backbones mingru,transformer --seconds 2 \
     --side-work-too
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-side-work.log" | sed 's/^/    /'
-  bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
-    --profile --top-ops 60
+  # With cuBLAS's own API logs: every product of the warm-up's eager steps and of the capture,
+  # with its transposes, sizes and leading dimensions (cuBLASLt's also the kernel it chose) — which
+  # of the profile's GEMMs run on unaligned operands (a leading dimension not a multiple of 4
+  # leaves cuBLAS only its align1 kernels). Replays call no cuBLAS function: the times are the
+  # step's own.
+  CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG="$LOGS/cublas.log" CUBLASLT_LOG_LEVEL=2 \
+    CUBLASLT_LOG_FILE="$LOGS/cublaslt.log" bench train-kernels bench train --devices cuda \
+    --backbones mingru,transformer --seconds 1 --profile --top-ops 60
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels.log" | sed 's/^/    /'
+  for log in "$LOGS/cublas.log" "$LOGS/cublaslt.log"; do
+    [ -s "$log" ] || continue
+    note "cuBLAS log: $(wc -l < "$log") lines in $log ($(grep -c -e 'ld=' -e 'lda' "$log") naming a leading dimension)"
+    truncate -s '<4M' "$log"
+  done
   # The side-work step's kernels: how far its weight gradients overlapped the rest (GPU busy).
   MINRNN_SIDE_WORK=1 bench train-kernels-side-work bench train --devices cuda \
     --backbones mingru,transformer --seconds 1 --profile --top-ops 60
