@@ -5,8 +5,8 @@
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
 #include "models/transformer.h"
-#include "ops/affine.h"
 #include "ops/residual_norm.h"
+#include "ops/tanh_head.h"
 #include "ops/token_embedding.h"
 
 namespace minrnn::rl {
@@ -88,7 +88,7 @@ torch::Tensor DecisionModelImpl::forward(const DecisionBatch& b, core::SequenceS
   // drops the normed tokens out itself, in one op with its first norm.
   auto state_out = backbone->forward(normed(tokens, embed_norm), state, core::TokenSelection{1, 3},
                                      token_dropout());
-  return torch::tanh(core::affine(state_out, predict_action->weight, predict_action->bias));
+  return core::tanh_head(state_out, predict_action->weight, predict_action->bias);
 }
 
 core::InputDropout DecisionModelImpl::token_dropout() const {
