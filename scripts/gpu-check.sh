@@ -179,15 +179,17 @@ if ! skipped train; then
   bench train-side-work bench train --devices cuda --backbones mingru,transformer --seconds 2 \
     --side-work-too
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-side-work.log" | sed 's/^/    /'
-  # With cuBLAS's own API logs: every product of the warm-up's eager steps and of the capture,
-  # with its transposes, sizes and leading dimensions (cuBLASLt's also the kernel it chose) — which
-  # of the profile's GEMMs run on unaligned operands (a leading dimension not a multiple of 4
-  # leaves cuBLAS only its align1 kernels). Replays call no cuBLAS function: the times are the
-  # step's own.
-  CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG="$LOGS/cublas.log" CUBLASLT_LOG_LEVEL=2 \
-    CUBLASLT_LOG_FILE="$LOGS/cublaslt.log" bench train-kernels bench train --devices cuda \
-    --backbones mingru,transformer --seconds 1 --profile --top-ops 60
+  bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
+    --profile --top-ops 60
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels.log" | sed 's/^/    /'
+  # cuBLAS's own API logs over a few steps of each (5 warm-up with the capture, 5 replays, 5
+  # eager): every product with its transposes, sizes and leading dimensions (cuBLASLt's also the
+  # kernel it chose) — which of the profile's GEMMs run on unaligned operands (a leading dimension
+  # not a multiple of 4 leaves cuBLAS only its align1 kernels). Not filed: logging slows the eager
+  # steps. ~5 s.
+  CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG="$LOGS/cublas.log" CUBLASLT_LOG_LEVEL=2 \
+    CUBLASLT_LOG_FILE="$LOGS/cublaslt.log" "$MINRNN" bench train --devices cuda \
+    --backbones mingru,transformer --seconds 0.01 > "$LOGS/bench-train-cublas-logged.log" 2>&1
   for log in "$LOGS/cublas.log" "$LOGS/cublaslt.log"; do
     [ -s "$log" ] || continue
     note "cuBLAS log: $(wc -l < "$log") lines in $log ($(grep -c -e 'ld=' -e 'lda' "$log") naming a leading dimension)"
