@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -16,7 +17,22 @@
 namespace minrnn::core {
 namespace {
 
-std::atomic<grid::ScanKernel> g_kernel{grid::ScanKernel::kAuto};
+// MINRNN_SCAN_KERNEL names the kernel every scan of the process runs (simple, tiled8, tiled32;
+// unset or auto: chosen by shape): scripts/gpu-check.sh times the training step with each.
+grid::ScanKernel kernel_from_environment() {
+  const char* name = std::getenv("MINRNN_SCAN_KERNEL");
+  grid::ScanKernel kernel = grid::ScanKernel::kAuto;
+  if (name != nullptr && *name != '\0' && !grid::scan_kernel_named(name, &kernel)) {
+    throw std::invalid_argument(std::string("MINRNN_SCAN_KERNEL=") + name +
+                                ": expected auto, simple, tiled8 or tiled32");
+  }
+  return kernel;
+}
+
+std::atomic<grid::ScanKernel>& chosen_kernel() {
+  static std::atomic<grid::ScanKernel> kernel{kernel_from_environment()};
+  return kernel;
+}
 
 kernels::Dtype dtype_of(const torch::Tensor& t) {
   switch (t.scalar_type()) {
@@ -50,10 +66,10 @@ kernels::MutableComplexPlanes mutable_planes(ComplexPair& p) {
 }  // namespace
 
 void set_cuda_scan_kernel(grid::ScanKernel kernel) {
-  g_kernel.store(kernel);
+  chosen_kernel().store(kernel);
 }
 grid::ScanKernel cuda_scan_kernel() {
-  return g_kernel.load();
+  return chosen_kernel().load();
 }
 
 void scan_forward_cuda(CoefficientForm source, const torch::Tensor& first,
@@ -62,7 +78,7 @@ void scan_forward_cuda(CoefficientForm source, const torch::Tensor& first,
   c10::cuda::CUDAGuard guard(first.device());
   const kernels::ScanForwardArgs args{
       source,       first.data_ptr(),  second.data_ptr(),      h0.data_ptr(),
-      h.data_ptr(), h_last.data_ptr(), scan_row_stride(first), g_kernel.load()};
+      h.data_ptr(), h_last.data_ptr(), scan_row_stride(first), cuda_scan_kernel()};
   C10_CUDA_CHECK(kernels::scan_forward(dtype_of(first), kernel_shape(h), args,
                                        at::cuda::getCurrentCUDAStream()));
 }
@@ -84,7 +100,7 @@ void scan_backward_cuda(CoefficientForm source, const torch::Tensor& first,
                                        d_second.data_ptr(),
                                        dh0.data_ptr(),
                                        scan_row_stride(first),
-                                       g_kernel.load()};
+                                       cuda_scan_kernel()};
   C10_CUDA_CHECK(kernels::scan_backward(dtype_of(first), kernel_shape(h), args,
                                         at::cuda::getCurrentCUDAStream()));
 }

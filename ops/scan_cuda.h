@@ -10,7 +10,9 @@
 namespace minrnn::core {
 
 // Which kernel the real scans below run (process-wide): kAuto, chosen by shape and device (the
-// default), or one named — for the GPU tests, which run each, and `minrnn bench scan`.
+// default), or one named — for the GPU tests, which run each, and `minrnn bench scan`. It starts
+// as MINRNN_SCAN_KERNEL names it (auto, simple, tiled8, tiled32; the first scan throws
+// std::invalid_argument for another value).
 void set_cuda_scan_kernel(grid::ScanKernel kernel);
 grid::ScanKernel cuda_scan_kernel();
 

@@ -27,6 +27,21 @@ inline const char* kernel_name(ScanKernel k) {
   }
 }
 
+// The kernel kernel_name gives `name`, into *kernel; false for a name it gives none.
+inline bool scan_kernel_named(const char* name, ScanKernel* kernel) {
+  for (ScanKernel k :
+       {ScanKernel::kAuto, ScanKernel::kSimple, ScanKernel::kTiled8, ScanKernel::kTiled32}) {
+    const char* known = kernel_name(k);
+    int i = 0;
+    while (known[i] != '\0' && known[i] == name[i]) ++i;
+    if (known[i] == '\0' && name[i] == '\0') {
+      *kernel = k;
+      return true;
+    }
+  }
+  return false;
+}
+
 // The simple kernel moves the same bytes as the tiled ones with no barrier or shuffle, but keeps
 // only B·D threads in flight, each with a chunk of steps' loads outstanding (kSimpleChunk; one
 // step's before the fifteenth session, when these thresholds were measured): it wins when B·D alone

@@ -286,3 +286,19 @@ TEST(ScanKernelChoice, FollowsTheH200Measurements) {
   EXPECT_EQ(choose_scan_kernel(64, 16384, 256, h200), ScanKernel::kTiled32);  // 16 k
   EXPECT_EQ(choose_scan_kernel(64, 4096, 1024, h200), ScanKernel::kTiled32);  // 64 k
 }
+
+// MINRNN_SCAN_KERNEL's values (ops/scan_cuda.cpp): each kernel by the name kernel_name gives it,
+// and nothing else — not a prefix, not a longer name.
+TEST(ScanKernelChoice, KernelsAreNamedAsKernelNameWritesThem) {
+  for (ScanKernel k :
+       {ScanKernel::kAuto, ScanKernel::kSimple, ScanKernel::kTiled8, ScanKernel::kTiled32}) {
+    ScanKernel got = k == ScanKernel::kAuto ? ScanKernel::kSimple : ScanKernel::kAuto;
+    EXPECT_TRUE(grid::scan_kernel_named(grid::kernel_name(k), &got)) << grid::kernel_name(k);
+    EXPECT_EQ(got, k);
+  }
+  ScanKernel untouched = ScanKernel::kTiled8;
+  for (const char* bad : {"", "tiled", "tiled322", "Simple", "tiled8 "}) {
+    EXPECT_FALSE(grid::scan_kernel_named(bad, &untouched)) << '"' << bad << '"';
+  }
+  EXPECT_EQ(untouched, ScanKernel::kTiled8);
+}
