@@ -182,6 +182,16 @@ if ! skipped train; then
   bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
     --profile --top-ops 60
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels.log" | sed 's/^/    /'
+  # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the
+  # automatic choice is the simple kernel (a thread a channel: 64 blocks of 128 at B·D 8 192), set
+  # from eager timings that launch overhead dominated at T 64; in the graph SimpleForward took
+  # 11.9 µs a launch and SimpleBackward 16.5 (2026-11-27 20:33), for ~6 MB each. ~10 s.
+  for k in tiled8 tiled32; do
+    MINRNN_SCAN_KERNEL=$k bench "train-scan-$k" bench train --devices cuda --backbones mingru \
+      --seconds 1 --profile --top-ops 40
+    grep -E '^\| mingru \| cuda|^\| \*\*all|Tiled|Simple' "$LOGS/bench-train-scan-$k.log" |
+      cut -c1-160 | sed 's/^/    /'
+  done
   # cuBLAS's own API logs over a few steps of each (5 warm-up with the capture, 5 replays, 5
   # eager): every product with its transposes, sizes and leading dimensions (cuBLASLt's also the
   # kernel it chose) — which of the profile's GEMMs run on unaligned operands (a leading dimension
