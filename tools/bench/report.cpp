@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -124,8 +125,22 @@ void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& d
       ->excludes(markdown);
 }
 
-void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
+std::string with_environment(const std::string& entry) {
+  std::string set;
+  for (const char* name : kBehaviourVariables) {
+    const char* value = std::getenv(name);
+    if (value == nullptr) continue;
+    set += std::string(set.empty() ? "" : ", ") + "`" + name + "=" + value + "`";
+  }
+  const size_t heading_end = entry.find("\n\n");
+  if (set.empty() || entry.rfind("###", 0) != 0 || heading_end == std::string::npos) return entry;
+  return entry.substr(0, heading_end + 2) + "Set in the environment: " + set + ".\n\n" +
+         entry.substr(heading_end + 2);
+}
+
+void file_result(const BenchFiling& filing, const std::string& section, const std::string& measured,
                  const BenchCsv& csv, const std::string& default_csv) {
+  const std::string entry = with_environment(measured);
   std::printf("%s", entry.c_str());
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;

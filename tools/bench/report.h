@@ -48,9 +48,18 @@ struct BenchFiling {
 };
 // `default_csv` is what --help shows as the CSV's default path.
 void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv);
-// Prints `entry`; writes `csv` (atomically) to --csv, or to `default_csv` unless print-only; and,
-// with --record, appends `entry` under `section` of the markdown file. A print-only run
-// (--no-append) writes a CSV only where asked, so it never replaces the CSV of the last result.
+// The environment variables that change what a bench measures (the scan kernel, side work, a
+// pack stacked, the CPU GEMM, LibTorch's GEMM path): an entry names those set, below its heading
+// (with_environment), so that a run under one is not read as the default's.
+inline constexpr const char* kBehaviourVariables[] = {"MINRNN_SCAN_KERNEL", "MINRNN_SIDE_WORK",
+                                                      "MINRNN_STACKED_PACK", "MINRNN_NO_GEMM_CPU",
+                                                      "TORCH_BLAS_PREFER_CUBLASLT"};
+std::string with_environment(const std::string& entry);
+
+// Prints `entry` (with_environment's); writes `csv` (atomically) to --csv, or to `default_csv`
+// unless print-only; and, with --record, appends the entry under `section` of the markdown file.
+// A print-only run (--no-append) writes a CSV only where asked, so it never replaces the CSV of
+// the last result.
 void file_result(const BenchFiling& filing, const std::string& section, const std::string& entry,
                  const BenchCsv& csv, const std::string& default_csv);
 
