@@ -15,10 +15,10 @@ bool stacked(const torch::Tensor& w) {
 }
 
 // An output gradient's rows (…, n, out) as the backward's products read them. Rows of a width
-// not a multiple of 4 (DT's action head: 3) make cuBLAS take its unaligned kernels for both
-// products (on an H200, 2026-11-27 20:33: two of 16 µs for the head's 1 280 × 3 rows, where the
-// step's aligned products of that size took 3–7 µs); laid out by columns instead (one small
-// copy), each product reads them n floats apart.
+// not a multiple of 4 (a head to a few outputs) make cuBLAS take its unaligned kernels for both
+// products (on an H200, 2026-11-27 20:33, DT's action head's before ops/tanh_head.h: 16 µs each
+// for 1 280 × 3 rows, where the step's aligned products of that size took 3–7 µs); laid out by
+// columns instead (one small copy), each product reads them n floats apart.
 torch::Tensor rows_for_products(const torch::Tensor& dy) {
   if (dy.size(-1) % 4 == 0) return dy;
   return dy.transpose(-1, -2).contiguous().transpose(-1, -2);
