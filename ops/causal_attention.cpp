@@ -184,6 +184,7 @@ class SelectedQueriesFunction : public torch::autograd::Function<SelectedQueries
   static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* ctx,
                                               const torch::Tensor& x, const torch::Tensor& w,
                                               const torch::Tensor& b, const TokenSelection& read) {
+    ctx->set_materialize_grads(false);  // the backward makes its own zeros (rows_like)
     const int64_t B = x.size(0), T = x.size(1), D = w.size(-2) / 3;
     const torch::Tensor rows = rows_of(x, w).contiguous();
     const torch::Tensor asking = rows_of(read.apply(x), w).contiguous();

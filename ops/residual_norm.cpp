@@ -197,6 +197,9 @@ class ResidualNormFunction : public torch::autograd::Function<ResidualNormFuncti
                                                 const torch::Tensor& gamma,
                                                 const torch::Tensor& beta, const JoinRows& rows,
                                                 const PassDropout& dropout, double eps) {
+    // A sum nothing reads (the last join's, the tokens' norm's) sends no gradient: the kernels
+    // skip it, where LibTorch would fill a (rows, D) tensor with zeros for them to read.
+    ctx->set_materialize_grads(false);
     std::vector<torch::Tensor> out;
 #ifdef MINRNN_WITH_CUDA
     if (y.is_cuda()) {

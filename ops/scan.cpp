@@ -71,6 +71,9 @@ class ScanFunction : public torch::autograd::Function<ScanFunction> {
                                                 const torch::Tensor& second_in,
                                                 const torch::Tensor& h0_in, int64_t source_id,
                                                 bool projection) {
+    // An output nothing reads (h_last, in training) sends no gradient: the backward reads shared
+    // zeros for it, where LibTorch would fill a new tensor with them every step.
+    ctx->set_materialize_grads(false);
     const auto source = static_cast<CoefficientForm>(source_id);
     torch::Tensor h0 = h0_in.contiguous();
     torch::Tensor pre = projection ? first_in.contiguous() : torch::Tensor();

@@ -150,6 +150,7 @@ class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction
       torch::autograd::AutogradContext* ctx, const torch::Tensor& a_re_in,
       const torch::Tensor& a_im_in, const torch::Tensor& b_re_in, const torch::Tensor& b_im_in,
       const torch::Tensor& h0_re_in, const torch::Tensor& h0_im_in) {
+    ctx->set_materialize_grads(false);  // outputs nothing reads: shared zeros (or_zeros)
     torch::Tensor a_re = a_re_in.contiguous(), a_im = a_im_in.contiguous();
     torch::Tensor b_re = b_re_in.contiguous(), b_im = b_im_in.contiguous();
     torch::Tensor h0_re = h0_re_in.contiguous(), h0_im = h0_im_in.contiguous();

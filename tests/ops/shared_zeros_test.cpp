@@ -1,13 +1,21 @@
 // The shared read-only zeros (ops/shared_zeros.h): one buffer per device and dtype, grown as
 // needed; and the ops that read them (a real or complex scan with no start state, whose last
-// state's gradient nobody sends) give what explicit zeros give and leave the buffer zero.
+// state's gradient nobody sends) give what explicit zeros give and leave the buffer zero. An
+// output nothing reads costs no zeros of its own: no fill runs for it in the backward (on CUDA,
+// a launch in every replayed step).
 #include "ops/shared_zeros.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
 #include <vector>
 
+#include "ops/residual_norm.h"
 #include "ops/scan.h"
 #include "ops/scan_complex.h"
 
@@ -58,6 +66,50 @@ TEST(SharedZeros, AComplexScanWithoutAStartStateIsTheScanFromZeros) {
   (ref.h_re.sum() + ref.h_im.sum()).backward();
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(torch::equal(in[i].grad(), in_ref[i].grad())) << i;
   EXPECT_EQ(zeros_to_read({3 * 7 * 8}, zeros).count_nonzero().item<int64_t>(), 0);
+}
+
+// How many ATen fills (`fill_`, `zero_`: what torch::zeros and LibTorch's materialised gradients
+// run) `work` dispatches.
+int64_t fills_in(const std::function<void()>& work) {
+  static std::atomic<int64_t> fills{0};
+  fills = 0;
+  const at::CallbackHandle handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback([](const at::RecordFunction& fn)
+                                     -> std::unique_ptr<at::ObserverContext> {
+        const std::string name = fn.name();
+        if (name == "aten::fill_" || name == "aten::zero_") ++fills;
+        return nullptr;
+      }).scopes({at::RecordScope::FUNCTION}));
+  work();
+  at::removeCallback(handle);
+  return fills.load();
+}
+
+// An op whose output nothing reads runs no more fills than with every output's gradient sent
+// (LibTorch fills zeros for each unsent one unless the op asks it not to).
+TEST(SharedZeros, AnOutputNothingReadsCostsNoFill) {
+  torch::manual_seed(5);
+  const torch::Tensor pre = torch::randn({4, 9, 2 * 16}).requires_grad_(true),
+                      g = torch::randn({4, 9, 16}), g_last = torch::randn({4, 16});
+  const auto scan = [&] { return gated_projection_scan(pre, 2, torch::Tensor(), false); };
+  scan().h.backward(g);  // the shared zeros made, once
+  const int64_t scan_sent = fills_in([&] {
+    const ScanResult r = scan();
+    torch::autograd::backward({r.h, r.h_last}, {g, g_last});
+  });
+  EXPECT_EQ(fills_in([&] { scan().h.backward(g); }), scan_sent);  // h_last unread
+
+  const torch::Tensor x = torch::randn({6, 16}).requires_grad_(true),
+                      y = torch::randn({6, 16}).requires_grad_(true), gamma = torch::ones({16}),
+                      beta = torch::zeros({16}), ds = torch::randn({6, 16}),
+                      dn = torch::randn({6, 16});
+  const auto join = [&] { return add_dropout_norm(x, y, 0.0, false, gamma, beta, 1e-5); };
+  join().normed.backward(dn);
+  const int64_t join_sent = fills_in([&] {
+    const ResidualNorm r = join();
+    torch::autograd::backward({r.sum, r.normed}, {ds, dn});
+  });
+  EXPECT_EQ(fills_in([&] { join().normed.backward(dn); }), join_sent);  // the sum unread
 }
 
 }  // namespace
