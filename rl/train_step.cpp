@@ -120,6 +120,9 @@ struct TrainStep::State {
   torch::Tensor pack_scalars;
   torch::Tensor verdict;          // (runs, kStepVerdictCount): core::StepVerdict of each run
   torch::Tensor loss, grad_norm;  // (runs): the last step's, on the device
+  // Each run's loss's own gradient, 1: the backward's seed, made once (LibTorch's default seed is
+  // a ones_like, a fill in every replayed step; a pack's sum of losses was a reduction besides).
+  torch::Tensor loss_seeds;
   std::optional<core::CudaGraph> graph;
   core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
@@ -166,6 +169,7 @@ struct TrainStep::State {
     verdict = torch::zeros({runs, core::kStepVerdictCount}, on.dtype(torch::kInt64));
     loss = torch::zeros({runs}, on);
     grad_norm = torch::zeros({runs}, on);
+    loss_seeds = runs == 1 ? torch::ones({}, on) : torch::ones({runs}, on);
   }
 
   // (runs, kAdamWStepScalarCount): each run's AdamWStepScalars, at addresses that stay.
@@ -219,7 +223,7 @@ struct TrainStep::State {
     // parameter less. Under capture those buffers come from the graph's pool, at the addresses
     // every replay writes them to.
     for (const torch::Tensor& p : params) p.mutable_grad().reset();
-    (runs == 1 ? losses : losses.sum()).backward();
+    torch::autograd::backward({losses}, {loss_seeds});
     side_work.join();  // the weight gradients queued beside the backward, before the step end
     const std::vector<torch::Tensor> grads = gradients_of(params);
 

@@ -8,19 +8,17 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <ATen/record_function.h>
-
-#include <atomic>
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "ops/residual_norm.h"
 #include "ops/scan.h"
 #include "ops/scan_complex.h"
+#include "tests/aten_calls.h"
 
 namespace minrnn::core {
 namespace {
+
+using testing::fills_in;
 
 TEST(SharedZeros, AreOneBufferPerDtypeGrownAsNeeded) {
   const torch::Tensor f = torch::ones({2}), d = torch::ones({2}, torch::kDouble);
@@ -66,23 +64,6 @@ TEST(SharedZeros, AComplexScanWithoutAStartStateIsTheScanFromZeros) {
   (ref.h_re.sum() + ref.h_im.sum()).backward();
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(torch::equal(in[i].grad(), in_ref[i].grad())) << i;
   EXPECT_EQ(zeros_to_read({3 * 7 * 8}, zeros).count_nonzero().item<int64_t>(), 0);
-}
-
-// How many ATen fills (`fill_`, `zero_`: what torch::zeros and LibTorch's materialised gradients
-// run) `work` dispatches.
-int64_t fills_in(const std::function<void()>& work) {
-  static std::atomic<int64_t> fills{0};
-  fills = 0;
-  const at::CallbackHandle handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback([](const at::RecordFunction& fn)
-                                     -> std::unique_ptr<at::ObserverContext> {
-        const std::string name = fn.name();
-        if (name == "aten::fill_" || name == "aten::zero_") ++fills;
-        return nullptr;
-      }).scopes({at::RecordScope::FUNCTION}));
-  work();
-  at::removeCallback(handle);
-  return fills.load();
 }
 
 // An op whose output nothing reads runs no more fills than with every output's gradient sent

@@ -8,13 +8,16 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "datasets/sampler.h"
 #include "ops/dropout.h"
 #include "ops/fused_adamw.h"
 #include "ops/side_work.h"
+#include "rl/stacked_pack.h"
 #include "rl/train_step.h"
+#include "tests/aten_calls.h"
 #include "tests/rl/step_fixtures.h"
 
 namespace minrnn::rl {
@@ -85,6 +88,28 @@ TEST(TrainStep, IsThePlainStepThroughTheWarmUp) {
     const Agent untrained = make_agent(backbone, torch::kCPU);
     EXPECT_GT(max_weight_difference(ours, untrained), 1e-3);
   }
+}
+
+// The backward's seed, each run's loss's gradient of 1, is made once with the step: LibTorch's
+// default seed is a ones_like, on CUDA a fill in every replayed step. A pack's too.
+TEST(TrainStep, SeedsItsBackwardWithOnesMadeOnce) {
+  const auto ones_filled = [](const std::function<void()>& work) {
+    return testing::fills_in(work, [](double value) { return value == 1.0; });
+  };
+  Agent agent = make_agent("mingru", torch::kCPU);
+  core::FusedAdamW optimizer(agent.model->parameters(), adamw_options(agent));
+  TrainStep step(agent, optimizer, torch::kCPU, StepMode::kGraph);
+  step.run(batch_at(0), 1e-4, 1);
+  EXPECT_EQ(ones_filled([&] { step.run(batch_at(1), 1e-4, 2); }), 0);
+
+  Agent first = make_agent("mingru", torch::kCPU, 3), second = make_agent("mingru", torch::kCPU, 4);
+  core::FusedAdamW first_optimizer(first.model->parameters(), adamw_options(first)),
+      second_optimizer(second.model->parameters(), adamw_options(second));
+  rl::StackedPack pack({&first, &second}, {&first_optimizer, &second_optimizer}, torch::kCPU,
+                       StepMode::kGraph);
+  const data::SequenceBatch a = batch_at(0), b = batch_at(0, 1);
+  pack.run({&a, &b}, {1e-4, 1e-4}, {1, 2});
+  EXPECT_EQ(ones_filled([&] { pack.run({&a, &b}, {1e-4, 1e-4}, {3, 4}); }), 0);
 }
 
 // A batch whose returns-to-go overflow float32 makes the loss NaN at step 4: no weight changes then
