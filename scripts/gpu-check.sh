@@ -173,11 +173,11 @@ fi
 # step of issue 41 has to come from; every kernel listed, not the top 15: the step is now its
 # kernels' own time, spread over dozens of them), and the graph step in TF32.
 if ! skipped train; then
-  bench train bench train --eager-too "${train[@]}"
+  bench train bench train --eager-too "${train[@]}" --csv "$LOGS/rates-train.csv"
   grep -E '^\| ' "$LOGS/bench-train.log" | sed 's/^/    /'
   # On its own (new code that has not run on a GPU yet takes no other number with it if it fails).
   bench train-side-work bench train --devices cuda --backbones mingru,transformer --seconds 2 \
-    --side-work-too
+    --side-work-too --csv "$LOGS/rates-train-side-work.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-train-side-work.log" | sed 's/^/    /'
   bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
     --profile --top-ops 60
@@ -400,6 +400,11 @@ fi
 skipped agent || agent_check
 
 skipped figure1 || bench figure1 bench figure1 --device cuda "${fig1[@]}"
+
+# Issue 41's targets against what this call measured, one line each (scripts/gpu-check-targets.sh).
+# shellcheck source=scripts/gpu-check-targets.sh
+source scripts/gpu-check-targets.sh
+issue41_targets "${peak[1]:-0}"
 
 echo "== 4/4 filing the summary in docs/benchmarks.md"
 header=""
