@@ -182,29 +182,6 @@ if ! skipped train; then
   bench train-kernels bench train --devices cuda --backbones mingru,transformer --seconds 1 \
     --profile --top-ops 60
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-train-kernels.log" | sed 's/^/    /'
-  # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the
-  # automatic choice is the simple kernel (a thread a channel: 64 blocks of 128 at B·D 8 192), set
-  # from eager timings that launch overhead dominated at T 64; in the graph SimpleForward took
-  # 11.9 µs a launch and SimpleBackward 16.5 (2026-11-27 20:33), for ~6 MB each. ~10 s.
-  for k in tiled8 tiled32; do
-    MINRNN_SCAN_KERNEL=$k bench "train-scan-$k" bench train --devices cuda --backbones mingru \
-      --seconds 1 --profile --top-ops 40
-    grep -E '^\| mingru \| cuda|^\| \*\*all|Tiled|Simple' "$LOGS/bench-train-scan-$k.log" |
-      cut -c1-160 | sed 's/^/    /'
-  done
-  # cuBLAS's own API logs over a few steps of each (5 warm-up with the capture, 5 replays, 5
-  # eager): every product with its transposes, sizes and leading dimensions (cuBLASLt's also the
-  # kernel it chose) — which of the profile's GEMMs run on unaligned operands (a leading dimension
-  # not a multiple of 4 leaves cuBLAS only its align1 kernels). Not filed: logging slows the eager
-  # steps. ~5 s.
-  CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG="$LOGS/cublas.log" CUBLASLT_LOG_LEVEL=2 \
-    CUBLASLT_LOG_FILE="$LOGS/cublaslt.log" "$MINRNN" bench train --devices cuda \
-    --backbones mingru,transformer --seconds 0.01 > "$LOGS/bench-train-cublas-logged.log" 2>&1
-  for log in "$LOGS/cublas.log" "$LOGS/cublaslt.log"; do
-    [ -s "$log" ] || continue
-    note "cuBLAS log: $(wc -l < "$log") lines in $log ($(grep -c -e 'ld=' -e 'lda' "$log") naming a leading dimension)"
-    truncate -s '<4M' "$log"
-  done
   # The side-work step's kernels: how far its weight gradients overlapped the rest (GPU busy).
   MINRNN_SIDE_WORK=1 bench train-kernels-side-work bench train --devices cuda \
     --backbones mingru,transformer --seconds 1 --profile --top-ops 60
