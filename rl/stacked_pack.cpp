@@ -1,6 +1,9 @@
 #include "rl/stacked_pack.h"
 
+#include <iomanip>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "datasets/sampler.h"
 #include "ops/run_axis.h"
@@ -8,24 +11,38 @@
 namespace minrnn::rl {
 namespace {
 
-// What two runs must share to be stacked, named for the reason they cannot ("" where they can).
+// What two runs must share to be stacked, each field under the name a refusal gives it.
+struct StackField {
+  const char* name;
+  std::string value;
+};
+std::vector<StackField> stack_fields(const DecisionModelOptions& m, const TrainConfig& c) {
+  const auto text = [](auto v) {
+    std::ostringstream s;
+    s << std::setprecision(17) << v;  // doubles compared to the bit, as configs give them
+    return s.str();
+  };
+  const char* widths = "n_layers, embed_dim, n_heads or expansion";
+  return {{"observation or action width", text(m.obs_dim) + "/" + text(m.act_dim)},
+          {"backbone", m.backbone},
+          {widths, text(m.n_layers)},
+          {widths, text(m.embed_dim)},
+          {widths, text(m.n_heads)},
+          {widths, text(m.expansion)},
+          {"dropout", text(m.dropout)},
+          {"max_ep_len (the time table's rows)", text(m.max_ep_len)},
+          {"log_space", text(m.log_space)},
+          {"batch_size or context_len", text(c.batch_size) + "/" + text(c.context_len)},
+          {"matmul_precision", c.matmul_precision},
+          {"grad_clip", text(c.grad_clip)}};
+}
+
 std::string first_difference(const Agent& a, const Agent& b) {
-  const DecisionModelOptions &m = a.model->options(), &n = b.model->options();
-  const TrainConfig &c = a.config, &d = b.config;
-  if (m.obs_dim != n.obs_dim || m.act_dim != n.act_dim) return "observation or action width";
-  if (m.backbone != n.backbone) return "backbone";
-  if (m.n_layers != n.n_layers || m.embed_dim != n.embed_dim || m.n_heads != n.n_heads ||
-      m.expansion != n.expansion) {
-    return "n_layers, embed_dim, n_heads or expansion";
+  const std::vector<StackField> x = stack_fields(a.model->options(), a.config),
+                                y = stack_fields(b.model->options(), b.config);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].value != y[i].value) return x[i].name;
   }
-  if (m.dropout != n.dropout) return "dropout";
-  if (m.max_ep_len != n.max_ep_len) return "max_ep_len (the time table's rows)";
-  if (m.log_space != n.log_space) return "log_space";
-  if (c.batch_size != d.batch_size || c.context_len != d.context_len) {
-    return "batch_size or context_len";
-  }
-  if (c.matmul_precision != d.matmul_precision) return "matmul_precision";
-  if (c.grad_clip != d.grad_clip) return "grad_clip";
   if (a.model->parameters().front().device() != b.model->parameters().front().device()) {
     return "device";
   }
@@ -33,6 +50,12 @@ std::string first_difference(const Agent& a, const Agent& b) {
 }
 
 }  // namespace
+
+std::string stack_shape(const DecisionModelOptions& model, const TrainConfig& config) {
+  std::string shape;
+  for (const StackField& f : stack_fields(model, config)) shape += f.value + ";";
+  return shape;
+}
 
 std::string why_not_stacked(const std::vector<const Agent*>& runs) {
   if (runs.size() < 2) return "a stacked pack takes two runs or more";
