@@ -130,9 +130,8 @@ std::string one_machine(const std::set<std::string>& machines, const std::string
 // that and the pack has runs to stack (MINRNN_STACKED_PACK=1: `bench pack --stacked`'s rows),
 // else a graph a run.
 std::map<int, double> measured_packs(const MeasuredRates& rates, const std::string& kind,
-                                     const StepShape& shape, int runs) {
+                                     const StepShape& shape, bool stacked) {
   std::map<int, double> by_pack;
-  const bool stacked = rl::stacked_packs_asked() && runs > 1;
   const std::string step = kind != "cuda" ? "eager" : stacked ? "stacked cuda graph" : "cuda graph";
   for (const PackRate& r : rates.packs)
     if (r.device_kind == kind && r.step == step && r.shape == shape)
@@ -140,12 +139,20 @@ std::map<int, double> measured_packs(const MeasuredRates& rates, const std::stri
   return by_pack;
 }
 
-// The training of `runs[i]` (its config `c`, `steps` still to do) in a pack of `n` runs.
+// How many of `pack`'s runs train as one stacked model with runs[i] (itself included).
+int stack_group_size(const std::vector<SweepRun>& runs, const std::vector<int>& pack, int i) {
+  const std::string key = stack_key(runs[size_t(i)]);
+  return static_cast<int>(std::count_if(pack.begin(), pack.end(),
+                                        [&](int j) { return stack_key(runs[size_t(j)]) == key; }));
+}
+
+// The training of a run (its config `c`, `steps` still to do) in a pack of `n` runs, or `stacked`
+// as one of a stacked model's n.
 void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c, int n,
-                  int64_t steps) {
+                  bool stacked, int64_t steps) {
   TrainingLine line;
   line.shape = shape_of(c);
-  const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape, n);
+  const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape, stacked);
   if (!measured.empty()) {
     auto at = measured.upper_bound(n);  // the first P > n; the one before it is the largest ≤ n
     line.below_measured = at == measured.begin();
@@ -277,11 +284,17 @@ SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>&
   }
   const std::vector<std::vector<int>> packs = group_packs(spec, runs, to_train);
   e.packs = static_cast<int>(packs.size());
+  // Where packs stack (MINRNN_STACKED_PACK=1 on CUDA), train_pack makes each stack shape's runs
+  // of a pack one model: a run trains at its group's stacked rate, one without a group at the
+  // pack's.
+  const bool stacking = e.device_kind == "cuda" && rl::stacked_packs_asked();
   for (const auto& pack : packs) {
     for (const int i : pack) {
       const rl::TrainConfig& c = configs[i];
       const int64_t done = std::min(logged_step(runs[i].run_dir), c.max_steps);
-      add_training(e, rates, c, static_cast<int>(pack.size()), c.max_steps - done);
+      const int group = stacking ? stack_group_size(runs, pack, i) : 1;
+      add_training(e, rates, c, group > 1 ? group : static_cast<int>(pack.size()), group > 1,
+                   c.max_steps - done);
       // The evaluations during training still ahead: at every multiple of eval_every past `done`.
       const int64_t ahead = c.eval_every > 0 ? c.max_steps / c.eval_every - done / c.eval_every : 0;
       add_evaluation(e, rates, c, ahead * c.eval_episodes);

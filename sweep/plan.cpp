@@ -6,13 +6,18 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
+#include "datasets/env_table.h"
 #include "ops/device.h"
+#include "rl/agent.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
+#include "rl/stacked_pack.h"
+#include "rl/trainer.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
@@ -136,11 +141,22 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   return s;
 }
 
+namespace {
+
+bool on_cuda(const std::string& device) {
+  return device.rfind("cuda", 0) == 0 ||
+         (device == "auto" && core::cuda_unavailable_reason().empty());
+}
+
+}  // namespace
+
 int pack_limit(const SweepSpec& spec, const std::string& device) {
   if (spec.pack > 0) return spec.pack;
-  const bool cuda =
-      device.rfind("cuda", 0) == 0 || (device == "auto" && core::cuda_unavailable_reason().empty());
-  return cuda ? kAutoGpuPack : 1;
+  return on_cuda(device) ? kAutoGpuPack : 1;
+}
+
+std::string stack_key(const SweepRun& run) {
+  return run.stack_shape.empty() ? "config " + run.config : run.stack_shape;
 }
 
 std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
@@ -156,13 +172,29 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
     if (taken[i]) continue;
     taken[i] = true;
     const SweepRun& first = runs[size_t(indices[i])];
-    const size_t limit = size_t(pack_limit(spec, first.device));
+    const auto stacks_with_first = [&](const SweepRun& r) {
+      return can_share(first, r) && stack_key(r) == stack_key(first);
+    };
+    size_t limit = size_t(pack_limit(spec, first.device));
+    // Where packs stack (rl/trainer.h), a pack holds one stack shape, split evenly: 30 runs as
+    // 15 + 15, not 16 + 14 (each stacked model at its most runs), nor topped up with other
+    // shapes' runs (a group of one or two stacks little and leaves its shape's others fewer).
+    const bool stacking = limit > 1 && on_cuda(first.device) && rl::stacked_packs_asked();
+    if (stacking) {
+      size_t shape_runs = 1;
+      for (size_t j = i + 1; j < indices.size(); ++j)
+        shape_runs += !taken[j] && stacks_with_first(runs[size_t(indices[j])]);
+      const size_t split = (shape_runs + limit - 1) / limit;
+      limit = (shape_runs + split - 1) / split;
+    }
     std::vector<int> pack = {indices[i]};
-    for (const bool same_config_only : {true, false}) {
+    // Its config's runs, then its stack shape's, then (packs of streams) any.
+    const std::function<bool(const SweepRun&)> passes[] = {
+        [&](const SweepRun& r) { return can_share(first, r) && r.config == first.config; },
+        stacks_with_first, [&](const SweepRun& r) { return !stacking && can_share(first, r); }};
+    for (const auto& wanted : passes) {
       for (size_t j = i + 1; j < indices.size() && pack.size() < limit; ++j) {
-        const SweepRun& run = runs[size_t(indices[j])];
-        if (taken[j] || !can_share(first, run)) continue;
-        if (same_config_only && run.config != first.config) continue;
+        if (taken[j] || !wanted(runs[size_t(indices[j])])) continue;
         taken[j] = true;
         pack.push_back(indices[j]);
       }
@@ -217,6 +249,15 @@ rl::TrainConfig config_naming(const std::string& path, const std::string& backbo
   return rl::load_config(path, overrides);
 }
 
+// rl::stack_shape of a config's runs, their env's widths from its env or dataset name; "" where
+// neither names one of the envs.
+std::string stack_shape_of(const rl::TrainConfig& config) {
+  const data::EnvInfo* env = data::find_env(config.env);
+  if (env == nullptr) env = data::guess_env_from_name(config.dataset);
+  if (env == nullptr) return "";
+  return rl::stack_shape(rl::model_options(config, env->obs_dim, env->act_dim), config);
+}
+
 }  // namespace
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
@@ -241,6 +282,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       proto.device = configs.back().device;
       proto.matmul_precision = configs.back().matmul_precision;
       proto.dataset_source = configs.back().dataset;
+      proto.stack_shape = stack_shape_of(configs.back());
       const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
       proto.dataset_where = data.where;
       proto.data_missing = !data.present;

@@ -96,6 +96,10 @@ struct SweepRun {
   std::string dataset_source, dataset_where;
   bool data_missing = false;
   bool data_downloadable = false;  // an id `minrnn data download` fetches, not a path
+  // What its model and step share with every run it could train with as one stacked model
+  // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
+  // widths are unknown until its data is read (then only its config's runs are known to stack).
+  std::string stack_shape;
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
@@ -108,10 +112,17 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 // `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
 // process or a Slurm task): the first run left and, up to pack_limit, the later ones that can
 // share its process — the same overrides, device, matmul precision and extension — those of its
-// config first (the seeds of one dataset × backbone), then, while there is room, the others: on
-// one GPU the runs of one process run side by side, where two processes take turns.
+// config first (the seeds of one dataset × backbone), then those of its stack shape (other
+// datasets of its env with the same model: one stacked model where packs stack, rl/trainer.h),
+// then, while there is room, the others: on one GPU the runs of one process run side by side,
+// where two processes take turns.
+// Where packs stack (MINRNN_STACKED_PACK=1 on CUDA) a pack takes runs of its first's stack shape
+// alone, as many as split them evenly into packs of at most pack_limit.
 std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vector<SweepRun>& runs,
                                           const std::vector<int>& indices);
+// What runs one stacked model can train share: their stack shape, or their config where the
+// shape is unknown.
+std::string stack_key(const SweepRun& run);
 
 // The `minrnn train` arguments that train `pack` in one process: its config (one per run where
 // they differ), each run's --seed and --run-dir, --quiet, the shared --set overrides, --extend.

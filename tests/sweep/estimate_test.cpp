@@ -146,6 +146,29 @@ TEST(SweepEstimate, StackedPacksAreCostedFromTheStackedBenchWhereAsked) {
   EXPECT_DOUBLE_EQ(stacked, 2000 / 300.0 + 1000 / 100.0);
 }
 
+// Where packs stack (MINRNN_STACKED_PACK=1), a run costs its stacked model's rate at the number
+// of runs it stacks: a pack holds one stack shape (group_packs), and a shape's only run is a pack
+// of one at the lone rate. A pack of several shapes (another sweep's) stacks each on its own.
+TEST(SweepEstimate, AStackedPackCostsEachShapesRunsAtTheirGroupsSize) {
+  EstimateFixture f;
+  f.spec.pack = 3;
+  std::vector<sweep::SweepRun> runs = sweep::plan_sweep(f.spec);
+  ASSERT_EQ(runs.size(), 3u);
+  runs[2].stack_shape = "another shape";  // as a run of another env's widths would have
+  const sweep::MeasuredRates rates = sweep::read_measured_rates({f.csv(
+      "pack.csv", kPackHeader + tiny_pack_row(2, 300, "GPU A", "mingru", "stacked cuda graph") +
+                      tiny_pack_row(3, 90, "GPU A", "mingru", "stacked cuda graph") +
+                      tiny_pack_row(1, 80) + tiny_pack_row(3, 60))});
+  setenv("MINRNN_STACKED_PACK", "1", 1);
+  const sweep::SweepEstimate stacked = sweep::estimate_sweep(f.spec, runs, rates);
+  unsetenv("MINRNN_STACKED_PACK");
+  EXPECT_EQ(stacked.packs, 2);
+  EXPECT_DOUBLE_EQ(stacked.train_seconds, 2000 / 300.0 + 1000 / 80.0);
+  const sweep::SweepEstimate streams = sweep::estimate_sweep(f.spec, runs, rates);
+  EXPECT_EQ(streams.packs, 1);
+  EXPECT_DOUBLE_EQ(streams.train_seconds, 3000 / 60.0);
+}
+
 TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShapeNamesItsBench) {
   EstimateFixture f;
   const sweep::SweepEstimate e =
