@@ -149,10 +149,10 @@ bench() {  # name, then the minrnn arguments
 }
 # QUICK=1: the paper's shapes still, fewer and shorter cells (figure 1 last: it is the longest).
 fig1=()
-train=(--devices cpu,cuda)
+train=(--devices cpu,cuda --eager-too)
 if [ "${QUICK:-0}" = 1 ]; then
   fig1=(--lengths 64,256,1024,4096 --repeats 3 --max-seconds 10)
-  train=(--devices cuda --backbones mingru,transformer --seconds 2)
+  train=(--devices cuda --backbones mingru,transformer --seconds 2)  # the graph alone
 fi
 if ! skipped scan; then
   bench scan bench scan --device cuda --batch 64 --dim 256 --lengths 64,512,4096,16384 --repeats 5
@@ -173,7 +173,7 @@ fi
 # step of issue 41 has to come from; every kernel listed, not the top 15: the step is now its
 # kernels' own time, spread over dozens of them), and the graph step in TF32.
 if ! skipped train; then
-  bench train bench train --eager-too "${train[@]}" --csv "$LOGS/rates-train.csv"
+  bench train bench train "${train[@]}" --csv "$LOGS/rates-train.csv"
   grep -E '^\| ' "$LOGS/bench-train.log" | sed 's/^/    /'
   # On its own (new code that has not run on a GPU yet takes no other number with it if it fails).
   bench train-side-work bench train --devices cuda --backbones mingru,transformer --seconds 2 \
@@ -220,12 +220,15 @@ if ! skipped pack; then
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
   # The pack as one stacked model (rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep), beside
-  # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32.
-  stacked=(--device cuda --backbones mingru,transformer --packs 16,32 --seconds 2 --stacked)
-  bench pack-stacked bench pack "${stacked[@]}" "${peak[@]}" --csv "$LOGS/rates-pack-stacked.csv"
+  # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 15, 10
+  # and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
+  # split evenly), 32 the peak's.
+  stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
+  bench pack-stacked bench pack "${stacked[@]}" --packs 15,32 "${peak[@]}" \
+    --csv "$LOGS/rates-pack-stacked.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
-  bench pack-stacked-tf32 bench pack "${stacked[@]}" "${peak[@]}" --matmul-precision tf32 \
-    --csv "$LOGS/rates-pack-stacked-tf32.csv"
+  bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,32 "${peak[@]}" \
+    --matmul-precision tf32 --csv "$LOGS/rates-pack-stacked-tf32.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked-tf32.log" | sed 's/^/    /'
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
   # over the runs, and the whole step as one model over the runs' rows (the weights-stacked
@@ -261,20 +264,21 @@ if ! skipped pack; then
   # docs/benchmarks.md ("Table 3 on one GPU") rests on measured rates: minLSTM at embed 128, and
   # minGRU and minLSTM at embed 256 (hopper-medium and -medium-replay, App. C: 10 runs), in fp32
   # and on tensor cores.
-  table3_packs() {  # the logs' suffix, then bench pack's further options
-    local suffix=$1
-    shift
-    bench "pack-table3$suffix" bench pack --device cuda --backbones minlstm --packs 16 --seconds 2 \
+  table3_packs() {  # the logs' suffix, minLSTM's packs at embed 128, then bench pack's options
+    local suffix=$1 packs=$2
+    shift 2
+    bench "pack-table3$suffix" bench pack --device cuda --backbones minlstm --packs "$packs" --seconds 2 \
       "${peak[@]}" "$@" --csv "$LOGS/rates-pack-table3$suffix.csv"
     bench "pack-table3-256$suffix" bench pack --device cuda --backbones mingru,minlstm --embed 256 \
       --packs 10 --seconds 2 "${peak[@]}" "$@" --csv "$LOGS/rates-pack-table3-256$suffix.csv"
     grep -hE '^\| (mingru|minlstm) ' "$LOGS/bench-pack-table3$suffix.log" \
       "$LOGS/bench-pack-table3-256$suffix.log" | sed 's/^/    /'
   }
-  table3_packs ""
-  table3_packs -tf32 --matmul-precision tf32
-  # The same shapes as stacked packs, on tensor cores: the ≤ 1 h target's rates if they stack.
-  table3_packs -stacked-tf32 --matmul-precision tf32 --stacked
+  table3_packs "" 16
+  table3_packs -tf32 16 --matmul-precision tf32
+  # The same shapes as stacked packs, on tensor cores: the ≤ 1 h target's rates if they stack,
+  # at the sizes a sweep stacks them (hopper-medium-expert's 5 at embed 128, the rest 15).
+  table3_packs -stacked-tf32 5,15 --matmul-precision tf32 --stacked
   # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
   for e in 128 256; do
     "$MINRNN" bench eval --episodes 10 --steps 100 --embed $e --no-append \
