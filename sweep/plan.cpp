@@ -148,6 +148,12 @@ bool on_cuda(const std::string& device) {
          (device == "auto" && core::cuda_unavailable_reason().empty());
 }
 
+// `runs` split evenly into packs of at most `limit`: the size of each (30 at 16: 15).
+size_t even_share(size_t runs, size_t limit) {
+  const size_t packs = (runs + limit - 1) / limit;
+  return (runs + packs - 1) / packs;
+}
+
 }  // namespace
 
 int pack_limit(const SweepSpec& spec, const std::string& device) {
@@ -184,8 +190,7 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
       size_t shape_runs = 1;
       for (size_t j = i + 1; j < indices.size(); ++j)
         shape_runs += !taken[j] && stacks_with_first(runs[size_t(indices[j])]);
-      const size_t split = (shape_runs + limit - 1) / limit;
-      limit = (shape_runs + split - 1) / split;
+      limit = even_share(shape_runs, limit);
     }
     std::vector<int> pack = {indices[i]};
     // Its config's runs, then its stack shape's, then (packs of streams) any.
