@@ -345,14 +345,21 @@ EOF
   # A pack (issue 41): four seeds of the same agent in one process (rl::train_pack), each stepping
   # its own CUDA graph, beside the one run above: the aggregate run-steps/s a sweep gets from
   # `pack: 4`.
-  t0=$(date +%s%N)
-  if "$MINRNN" train "$work/c.yaml" --seed 0,1,2,3 --run-dir "$work/p0" --run-dir "$work/p1" \
-       --run-dir "$work/p2" --run-dir "$work/p3" --set device=cuda --quiet > "$LOGS/train-pack.log" 2>&1; then
-    note "train a pack of 4 on cuda: 4 × 500 steps in $(seconds_since "$t0") s (the single run: above)"
-  else
-    status=1
-    note "train a pack of 4 on cuda FAILED (log: $LOGS/train-pack.log)"
-  fi
+  # The same four stacked as one model (MINRNN_STACKED_PACK=1), through the CLI: their run dirs,
+  # checkpoints and curves as the pack of streams writes them, each run's last loss beside its
+  # streams twin's (within float rounding: the stacked step's products are batched).
+  for way in streams stacked; do
+    t0=$(date +%s%N)
+    if MINRNN_STACKED_PACK=$([ $way = stacked ] && echo 1 || echo 0) "$MINRNN" train "$work/c.yaml" \
+         --seed 0,1,2,3 --run-dir "$work/$way-0" --run-dir "$work/$way-1" --run-dir "$work/$way-2" \
+         --run-dir "$work/$way-3" --set device=cuda --quiet > "$LOGS/train-pack-$way.log" 2>&1; then
+      note "train a pack of 4 on cuda ($way): 4 × 500 steps in $(seconds_since "$t0") s, last losses $(
+        for r in 0 1 2 3; do tail -1 "$work/$way-$r/metrics.csv" | cut -d, -f2; done | paste -sd' ')"
+    else
+      status=1
+      note "train a pack of 4 on cuda ($way) FAILED (log: $LOGS/train-pack-$way.log)"
+    fi
+  done
 }
 
 # The peer on the same GPU in the same call, when its script is carried: PEER=path/to/run.sh
