@@ -63,7 +63,7 @@ class BatchedOnCpu {
 // Equal to the bit, or within `tolerance` (relative to the largest magnitude) where > 0.
 bool same(const torch::Tensor& got, const torch::Tensor& want, double tolerance) {
   if (tolerance == 0) return torch::equal(got, want);
-  return testing::rel_err(got, want.to(torch::kDouble)) < tolerance;
+  return testing::rel_err(got, want.to(torch::kCPU, torch::kDouble)) < tolerance;
 }
 
 DecisionBatch on(const DecisionBatch& b, const torch::Device& device) {
@@ -118,6 +118,7 @@ void expect_pack_is_its_runs(const DecisionModelOptions& o,
     EXPECT_FALSE(torch::equal(pack->forward(batch), packed));
   }
   DecisionModel out(o);
+  out->to(device);
   core::copy_run(*pack, 1, *out);
   for (const auto& named : runs[1]->named_parameters()) {
     EXPECT_TRUE(torch::equal(out->named_parameters()[named.key()], named.value())) << named.key();
