@@ -42,9 +42,16 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   return run.finish();
 }
 
-bool stacked_packs_asked() {
+bool packs_stack(bool on_cuda) {
   const char* asked = std::getenv("MINRNN_STACKED_PACK");
-  return asked && std::string(asked) == "1";
+  if (asked == nullptr || *asked == '\0') return on_cuda;
+  const std::string value = asked;
+  if (value != "0" && value != "1") {
+    throw std::invalid_argument("MINRNN_STACKED_PACK=" + value +
+                                ": expected 1 (stack a pack's runs of one shape) or 0 (a stream a "
+                                "run)");
+  }
+  return value == "1";
 }
 
 namespace {
@@ -209,7 +216,12 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
     }
   }
   const bool graphs = members.empty() || members[0].options.cuda_graph;
-  steps = std::make_unique<PackSteps>(runs, stacked_packs_asked(),
+  bool on_cuda = false;  // the runs' device: one process trains on one (pack_train_args)
+  for (const auto& r : runs) {
+    if (r) on_cuda = r->agent().model->parameters().front().is_cuda();
+    if (r) break;
+  }
+  steps = std::make_unique<PackSteps>(runs, packs_stack(on_cuda),
                                       graphs ? StepMode::kGraph : StepMode::kEager);
   while (steps->step_all(fail)) {
   }

@@ -78,9 +78,12 @@ struct PackMember {
   TrainOptions options;
 };
 std::vector<TrainResult> train_pack(const std::vector<PackMember>& members);
-// Whether train_pack trains the runs of one shape as one stacked model (rl/stacked_pack.h):
-// MINRNN_STACKED_PACK=1 in the environment. Off by default until a GPU has timed it.
-bool stacked_packs_asked();
+// Whether train_pack trains a pack's runs of one shape as one stacked model (rl/stacked_pack.h)
+// on CUDA (`on_cuda`) or the CPU: on CUDA unless MINRNN_STACKED_PACK=0 (on an H200, 2026-11-28,
+// 14–27 % more run-steps/s than a stream a run at P 15–32 in fp32, 30–45 % in TF32), on the
+// CPU only where MINRNN_STACKED_PACK=1 asks (there each op runs a run at a time: ~10 % slower).
+// Throws std::invalid_argument naming the variable for a value other than 0 or 1.
+bool packs_stack(bool on_cuda);
 
 // One evaluation during training, a row of <run_dir>/evals.csv (no header):
 // step,mean_return,std_return,mean_normalized,std_normalized.

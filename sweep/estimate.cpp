@@ -284,10 +284,10 @@ SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>&
   }
   const std::vector<std::vector<int>> packs = group_packs(spec, runs, to_train);
   e.packs = static_cast<int>(packs.size());
-  // Where packs stack (MINRNN_STACKED_PACK=1 on CUDA), train_pack makes each stack shape's runs
-  // of a pack one model: a run trains at its group's stacked rate, one without a group at the
-  // pack's.
-  const bool stacking = e.device_kind == "cuda" && rl::stacked_packs_asked();
+  // Where packs stack (on CUDA unless MINRNN_STACKED_PACK=0), train_pack makes each stack
+  // shape's runs of a pack one model: a run trains at its group's stacked rate, one without a
+  // group at the pack's.
+  const bool stacking = e.device_kind == "cuda" && rl::packs_stack(true);
   for (const auto& pack : packs) {
     for (const int i : pack) {
       const rl::TrainConfig& c = configs[i];

@@ -185,7 +185,7 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
     // Where packs stack (rl/trainer.h), a pack holds one stack shape, split evenly: 30 runs as
     // 15 + 15, not 16 + 14 (each stacked model at its most runs), nor topped up with other
     // shapes' runs (a group of one or two stacks little and leaves its shape's others fewer).
-    const bool stacking = limit > 1 && on_cuda(first.device) && rl::stacked_packs_asked();
+    const bool stacking = limit > 1 && on_cuda(first.device) && rl::packs_stack(true);
     if (stacking) {
       size_t shape_runs = 1;
       for (size_t j = i + 1; j < indices.size(); ++j)

@@ -1,13 +1,14 @@
 // rl::train_pack: several runs in one process, each trained exactly as alone — the same weights,
 // curves and evaluations on the CPU — through kills, and with one run's failure its own. Each test
 // runs twice: the runs stepped in turn, and (StackedPackTraining) as one stacked model
-// (MINRNN_STACKED_PACK=1, rl/stacked_pack.h).
+// (MINRNN_STACKED_PACK=1, rl/stacked_pack.h; CUDA's default, the CPU's where asked).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
+#include "tests/scoped_env.h"
 #include "tests/text_file.h"
 
 namespace minrnn {
@@ -18,11 +19,36 @@ namespace fs = std::filesystem;
 // MINRNN_STACKED_PACK as asked, for the scope's life.
 class StackedPacks {
  public:
-  explicit StackedPacks(bool on) { setenv("MINRNN_STACKED_PACK", on ? "1" : "0", 1); }
-  ~StackedPacks() { unsetenv("MINRNN_STACKED_PACK"); }
-  StackedPacks(const StackedPacks&) = delete;
-  StackedPacks& operator=(const StackedPacks&) = delete;
+  explicit StackedPacks(bool on) : env_("MINRNN_STACKED_PACK", on ? "1" : "0") {}
+
+ private:
+  testing::ScopedEnv env_;
 };
+
+// Packs stack on CUDA unless MINRNN_STACKED_PACK=0, on the CPU only where =1 asks; another value
+// is refused naming the variable.
+TEST(PackStacking, IsCudasDefaultAndTheCpusWhereAsked) {
+  {
+    const testing::ScopedEnv unset("MINRNN_STACKED_PACK", std::nullopt);
+    EXPECT_TRUE(rl::packs_stack(true));
+    EXPECT_FALSE(rl::packs_stack(false));
+  }
+  {
+    const StackedPacks off(false);
+    EXPECT_FALSE(rl::packs_stack(true));
+  }
+  {
+    const StackedPacks on(true);
+    EXPECT_TRUE(rl::packs_stack(false));
+  }
+  const testing::ScopedEnv bad("MINRNN_STACKED_PACK", "yes");
+  try {
+    rl::packs_stack(true);
+    FAIL() << "MINRNN_STACKED_PACK=yes was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MINRNN_STACKED_PACK=yes"), std::string::npos) << e.what();
+  }
+}
 
 rl::PackMember member(const std::string& data, const fs::path& run, int64_t seed,
                       std::vector<std::string> sets = {}) {

@@ -10,6 +10,7 @@
 
 #include "sweep/estimate.h"
 #include "sweep/sweep.h"
+#include "tests/scoped_env.h"
 #include "tests/sweep/sweep_fixtures.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -34,8 +35,10 @@ const std::string kEvalHeader =
     "device,machine,env,episodes,steps,embed,layers,context,policy,batching,env_steps_per_s\n";
 
 // Three seeds of the tiny config on CUDA, 1 000 steps each, evaluated every 250 steps (4
-// episodes) and at the end (5 episodes), in packs of up to two.
+// episodes) and at the end (5 episodes), in packs of up to two: a stream a run
+// (MINRNN_STACKED_PACK=0) unless a test stacks them.
 struct EstimateFixture {
+  testing::ScopedEnv streams{"MINRNN_STACKED_PACK", "0"};
   testing::TempDir tmp;
   sweep::SweepSpec spec;
   EstimateFixture() {
@@ -123,8 +126,8 @@ TEST(SweepEstimate, PacksCostEachRunStepTheRateOfTheLargestMeasuredPackThatFits)
   EXPECT_TRUE(j["missing"].empty());
 }
 
-// Where this environment asks for stacked packs (MINRNN_STACKED_PACK=1, rl/stacked_pack.h) a
-// pack's runs cost what `bench pack --stacked` measured, and else what the packs of streams did.
+// Where packs stack (MINRNN_STACKED_PACK=1, rl/stacked_pack.h) a pack's runs cost what `bench pack
+// --stacked` measured, and else (=0) what the packs of streams did.
 TEST(SweepEstimate, StackedPacksAreCostedFromTheStackedBenchWhereAsked) {
   EstimateFixture f;
   const std::string packs =
@@ -137,16 +140,18 @@ TEST(SweepEstimate, StackedPacksAreCostedFromTheStackedBenchWhereAsked) {
     return e.train_seconds;
   };
   const double streams = seconds();
-  setenv("MINRNN_STACKED_PACK", "1", 1);
-  const double stacked = seconds();
-  unsetenv("MINRNN_STACKED_PACK");
+  double stacked = 0;
+  {
+    const testing::ScopedEnv stacking("MINRNN_STACKED_PACK", "1");
+    stacked = seconds();
+  }
   // 3 000 run-steps: a pack of two at P 2's rate, the third run alone (nothing to stack) at the
   // streams' P 2 rate (the nearest measured).
   EXPECT_DOUBLE_EQ(streams, 2000 / 100.0 + 1000 / 100.0);
   EXPECT_DOUBLE_EQ(stacked, 2000 / 300.0 + 1000 / 100.0);
 }
 
-// Where packs stack (MINRNN_STACKED_PACK=1), a run costs its stacked model's rate at the number
+// Where packs stack (on CUDA by default), a run costs its stacked model's rate at the number
 // of runs it stacks: a pack holds one stack shape (group_packs), and a shape's only run is a pack
 // of one at the lone rate. A pack of several shapes (another sweep's) stacks each on its own.
 TEST(SweepEstimate, AStackedPackCostsEachShapesRunsAtTheirGroupsSize) {
@@ -159,9 +164,10 @@ TEST(SweepEstimate, AStackedPackCostsEachShapesRunsAtTheirGroupsSize) {
       "pack.csv", kPackHeader + tiny_pack_row(2, 300, "GPU A", "mingru", "stacked cuda graph") +
                       tiny_pack_row(3, 90, "GPU A", "mingru", "stacked cuda graph") +
                       tiny_pack_row(1, 80) + tiny_pack_row(3, 60))});
-  setenv("MINRNN_STACKED_PACK", "1", 1);
-  const sweep::SweepEstimate stacked = sweep::estimate_sweep(f.spec, runs, rates);
-  unsetenv("MINRNN_STACKED_PACK");
+  const sweep::SweepEstimate stacked = [&] {
+    const testing::ScopedEnv stacking("MINRNN_STACKED_PACK", std::nullopt);  // CUDA's default
+    return sweep::estimate_sweep(f.spec, runs, rates);
+  }();
   EXPECT_EQ(stacked.packs, 2);
   EXPECT_DOUBLE_EQ(stacked.train_seconds, 2000 / 300.0 + 1000 / 80.0);
   const sweep::SweepEstimate streams = sweep::estimate_sweep(f.spec, runs, rates);

@@ -14,6 +14,7 @@
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"
 #include "tests/run_command.h"
+#include "tests/scoped_env.h"
 #include "tests/sweep/sweep_fixtures.h"
 #include "tests/text_file.h"
 
@@ -62,6 +63,7 @@ TEST(SweepFile, ParsesEveryKey) {
 // other configs that pass the same overrides and train on the same device in the same precision;
 // the command line names one config per run only where they differ.
 TEST(SweepPlan, PacksFillWithOtherConfigsThatCanShareTheProcess) {
+  const testing::ScopedEnv streams("MINRNN_STACKED_PACK", "0");  // a stream a run
   auto run = [](const std::string& config, int64_t seed, const std::string& precision = "fp32",
                 const std::string& device = "cuda") {
     sweep::SweepRun r;
@@ -122,16 +124,19 @@ TEST(SweepPlan, PacksTakeTheirStackShapesRunsBeforeOthers) {
   sweep::SweepSpec spec;
   spec.pack = 4;
   const std::vector<int> all = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-  EXPECT_EQ(sweep::group_packs(spec, runs, all),
-            (std::vector<std::vector<int>>{{0, 5, 2, 7}, {1, 6, 3, 4}, {8, 9}}));
-  // Where packs stack, one shape a pack, split evenly (S's four runs in packs of up to 3: 2 + 2).
-  setenv("MINRNN_STACKED_PACK", "1", 1);
+  {
+    const testing::ScopedEnv streams("MINRNN_STACKED_PACK", "0");
+    EXPECT_EQ(sweep::group_packs(spec, runs, all),
+              (std::vector<std::vector<int>>{{0, 5, 2, 7}, {1, 6, 3, 4}, {8, 9}}));
+  }
+  // Where packs stack (CUDA's default), one shape a pack, split evenly (S's four runs in packs of
+  // up to 3: 2 + 2).
+  const testing::ScopedEnv by_default("MINRNN_STACKED_PACK", std::nullopt);
   EXPECT_EQ(sweep::group_packs(spec, runs, all),
             (std::vector<std::vector<int>>{{0, 5, 2, 7}, {1, 6}, {3, 8}, {4, 9}}));
   spec.pack = 3;
   EXPECT_EQ(sweep::group_packs(spec, runs, all),
             (std::vector<std::vector<int>>{{0, 5}, {1, 6}, {2, 7}, {3, 8}, {4, 9}}));
-  unsetenv("MINRNN_STACKED_PACK");
 }
 
 // The shipped Table 3 sweep: a dataset's env and its config's model and step make a run's stack
