@@ -41,11 +41,11 @@ time_step() {  # label, log, then the command that is minrnn (`env VAR=value min
 }
 # A change's effect read side by side in this call, not against another call's numbers: the step
 # of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
-# this build's, alternating, two rounds each.
+# this build's, alternating, one round each (two until 2026-11-28: their rounds agreed to 0.01 ms).
 baseline="${PREBUILT:+$PREBUILT/bin/minrnn-baseline}"
 if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
   rev=$(cat "$PREBUILT/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
-  for round in 1 2; do
+  for round in 1; do
     time_step "baseline $rev, round $round" "$LOGS/bench-train-baseline-$round.log" "$baseline"
     time_step "this build, round $round" "$LOGS/bench-train-this-$round.log" "$MINRNN"
   done

@@ -38,6 +38,14 @@ verdict() {  # measured, then the awk condition on x that meets the target
   awk -v x="$1" "BEGIN { print (x != \"\" && ($2)) ? \"met\" : \"not met\" }"
 }
 
+table3_line() {  # what, the hours it must be within, the precision (fp32, tf32)
+  local streams stacked least
+  streams=$(estimate_hours "$LOGS/estimate-table3-$3.log")
+  stacked=$(estimate_hours "$LOGS/estimate-table3-stacked-$3.log")
+  least=$(printf '%s\n' "$streams" "$stacked" | grep . | sort -g | head -1)
+  note "  $1: packs of streams ${streams:-not projected}${streams:+ h}, stacked ${stacked:-not projected}${stacked:+ h}${least:+ ($(verdict "$least" "x <= $2"))}"
+}
+
 issue41_targets() {
   local peak_tflops=$1
   local train=("$LOGS/rates-train.csv" "$LOGS/rates-train-side-work.csv")
@@ -87,16 +95,6 @@ issue41_targets() {
   else
     note "  the packs' targets: not measured (no pack CSV)"
   fi
-  local fp32 tf32 stacked
-  fp32=$(estimate_hours "$LOGS/estimate-table3-fp32.log")
-  tf32=$(estimate_hours "$LOGS/estimate-table3-tf32.log")
-  stacked=$(estimate_hours "$LOGS/estimate-table3-stacked-tf32.log")
-  local least
-  least=$(printf '%s\n' "$tf32" "$stacked" | grep . | sort -g | head -1)
-  if [ -n "$fp32" ]; then
-    note "  Table 3 ≤ 3 h in fp32: $fp32 h ($(verdict "$fp32" 'x <= 3'))"
-  else
-    note "  Table 3 ≤ 3 h in fp32: not projected"
-  fi
-  note "  Table 3 ≤ 1 h in TF32: packs of streams ${tf32:-not projected}${tf32:+ h}, stacked ${stacked:-not projected}${stacked:+ h}${least:+ ($(verdict "$least" 'x <= 1'))}"
+  table3_line "Table 3 ≤ 3 h in fp32" 3 fp32
+  table3_line "Table 3 ≤ 1 h in TF32" 1 tf32
 }

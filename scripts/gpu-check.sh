@@ -224,7 +224,7 @@ if ! skipped pack; then
   # and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
   # split evenly), 32 the peak's.
   stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
-  bench pack-stacked bench pack "${stacked[@]}" --packs 15,32 "${peak[@]}" \
+  bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,32 "${peak[@]}" \
     --csv "$LOGS/rates-pack-stacked.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
   bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,32 "${peak[@]}" \
@@ -276,8 +276,9 @@ if ! skipped pack; then
   }
   table3_packs "" 16
   table3_packs -tf32 16 --matmul-precision tf32
-  # The same shapes as stacked packs, on tensor cores: the ≤ 1 h target's rates if they stack,
-  # at the sizes a sweep stacks them (hopper-medium-expert's 5 at embed 128, the rest 15).
+  # The same shapes as stacked packs (a sweep's packs on CUDA since 2026-11-28), at the sizes a
+  # sweep stacks them (hopper-medium-expert's 5 at embed 128, the rest 15), fp32 and TF32.
+  table3_packs -stacked 5,15 --stacked
   table3_packs -stacked-tf32 5,15 --matmul-precision tf32 --stacked
   # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
   for e in 128 256; do
@@ -300,11 +301,13 @@ if ! skipped pack; then
       note "Table 3 projection ($name) FAILED (log: $LOGS/estimate-$name.log)"
     fi
   }
+  # A stream a run (MINRNN_STACKED_PACK=0), then as a sweep trains on CUDA by default: its packs
+  # stacked (bench pack --stacked's rows), a pack of one as a lone run (the streams' rows).
+  export MINRNN_STACKED_PACK=0
   estimate table3-fp32 --rates "$LOGS/rates-pack.csv,$LOGS/rates-pack-table3.csv,$LOGS/rates-pack-table3-256.csv,$evals"
   estimate table3-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-tf32.csv,$LOGS/rates-pack-table3-tf32.csv,$LOGS/rates-pack-table3-256-tf32.csv,$evals"
-  # As the sweep would train with MINRNN_STACKED_PACK=1: its packs stacked (bench pack --stacked's
-  # rows), a pack of one as a lone run (the streams' rows).
   export MINRNN_STACKED_PACK=1
+  estimate table3-stacked-fp32 --rates "$LOGS/rates-pack-stacked.csv,$LOGS/rates-pack-table3-stacked.csv,$LOGS/rates-pack-table3-256-stacked.csv,$LOGS/rates-pack.csv,$LOGS/rates-pack-table3.csv,$LOGS/rates-pack-table3-256.csv,$evals"
   estimate table3-stacked-tf32 --set matmul_precision=tf32 --rates "$LOGS/rates-pack-stacked-tf32.csv,$LOGS/rates-pack-table3-stacked-tf32.csv,$LOGS/rates-pack-table3-256-stacked-tf32.csv,$LOGS/rates-pack-tf32.csv,$LOGS/rates-pack-table3-tf32.csv,$LOGS/rates-pack-table3-256-tf32.csv,$evals"
   unset MINRNN_STACKED_PACK
 fi
