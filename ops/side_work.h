@@ -6,8 +6,8 @@
 // (an H200 idles most SMs through it): its weight gradients need only what their Linear's
 // backward got, yet queue in front of the input gradient the next layer waits for. On a side
 // stream they overlap the rest of the backward. A pack of runs fills the GPU with other runs'
-// kernels already, so side work is for the lone run; it is off by default until a GPU times it
-// (MINRNN_SIDE_WORK=1, or set_side_work).
+// kernels already, so side work is for the lone run: the trainer turns it on for a run trained
+// alone (rl::side_work_for; MINRNN_SIDE_WORK=0 or 1 to say otherwise).
 //
 // The backward runs on LibTorch's autograd thread, not the one that opened the step, on the
 // stream the forward ran on: a step marks that stream (SideWorkScope) and ops look it up. Off, off
@@ -20,7 +20,8 @@
 
 namespace minrnn::core {
 
-// Process-wide: whether steps open their scope (MINRNN_SIDE_WORK=1 at start-up, else off).
+// Process-wide: whether a step opens its scope unless told (rl::TrainStep::set_side_work):
+// MINRNN_SIDE_WORK=1 at start-up, else off — the benches' default.
 void set_side_work(bool on);
 bool side_work_on();
 

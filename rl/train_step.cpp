@@ -105,6 +105,7 @@ struct TrainStep::State {
   core::FusedAdamW& optimizer;
   torch::Device device;
   StepMode mode;
+  bool side_work = core::side_work_on();
   std::string description;
   // 1, or a pack's runs stacked as one model (ops/run_axis.h), with each run's return scale; the
   // gradient clip they share.
@@ -214,7 +215,7 @@ struct TrainStep::State {
     b.actions = staged.device(actions);
     b.timesteps = staged.device(timesteps);
     agent.model->train();
-    core::SideWorkScope side_work(core::side_work_on(), device);
+    core::SideWorkScope side_work_scope(side_work, device);
     // Each run's loss: (runs), or the lone run's scalar.
     const torch::Tensor losses =
         masked_action_loss(agent.model->forward(b), b.actions, staged.device(mask), runs);
@@ -224,7 +225,7 @@ struct TrainStep::State {
     // every replay writes them to.
     for (const torch::Tensor& p : params) p.mutable_grad().reset();
     torch::autograd::backward({losses}, {loss_seeds});
-    side_work.join();  // the weight gradients queued beside the backward, before the step end
+    side_work_scope.join();  // the weight gradients queued beside the backward, before the end
     const std::vector<torch::Tensor> grads = gradients_of(params);
 
     torch::NoGradGuard no_grad;
@@ -280,6 +281,13 @@ TrainStep::TrainStep(Agent& agent, core::FusedAdamW& optimizer, const torch::Dev
 }
 
 TrainStep::~TrainStep() = default;
+
+void TrainStep::set_side_work(bool on) {
+  if (s_->steps_here > 0) {
+    throw std::logic_error("TrainStep::set_side_work: after the first step");
+  }
+  s_->side_work = on;
+}
 
 void TrainStep::run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base) {
   State& s = *s_;

@@ -55,6 +55,11 @@ class TrainStep {
   TrainStep(const TrainStep&) = delete;
   TrainStep& operator=(const TrainStep&) = delete;
 
+  // Whether the step queues its weight gradients on a side stream beside its backward
+  // (ops/side_work.h; on CUDA): core::side_work_on() until set, before the first step (a captured
+  // graph keeps what it was captured with).
+  void set_side_work(bool on);
+
   // Queues step agent.step + 1 on `batch` at learning rate `lr`, its dropout masks from
   // `dropout_base`; agent.step counts it.
   void run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base);

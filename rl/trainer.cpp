@@ -42,16 +42,30 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   return run.finish();
 }
 
-bool packs_stack(bool on_cuda) {
-  const char* asked = std::getenv("MINRNN_STACKED_PACK");
-  if (asked == nullptr || *asked == '\0') return on_cuda;
+namespace {
+
+// A 0-or-1 environment variable's value, or `otherwise` where it is unset; `meaning` says what
+// each means in the refusal of another value.
+bool switch_from_environment(const char* name, bool otherwise, const char* meaning) {
+  const char* asked = std::getenv(name);
+  if (asked == nullptr || *asked == '\0') return otherwise;
   const std::string value = asked;
   if (value != "0" && value != "1") {
-    throw std::invalid_argument("MINRNN_STACKED_PACK=" + value +
-                                ": expected 1 (stack a pack's runs of one shape) or 0 (a stream a "
-                                "run)");
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected " + meaning);
   }
   return value == "1";
+}
+
+}  // namespace
+
+bool packs_stack(bool on_cuda) {
+  return switch_from_environment("MINRNN_STACKED_PACK", on_cuda,
+                                 "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
+}
+
+bool side_work_for(bool alone) {
+  return switch_from_environment("MINRNN_SIDE_WORK", alone,
+                                 "1 (weight gradients beside the backward) or 0 (in line)");
 }
 
 namespace {
@@ -210,6 +224,7 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
       if (!data) data = load_training_data(members[i].config.dataset);
       TrainOptions options = members[i].options;
       options.finished_is_done = true;
+      options.in_pack = true;
       runs[i] = std::make_unique<TrainingRun>(members[i].config, options, data);
     } catch (const std::exception& e) {
       fail(i, e);

@@ -248,6 +248,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   drop_rows_after(s.files, s.agent.step);
   s.train_step = std::make_unique<TrainStep>(s.agent, *s.optimizer, s.choice.device,
                                              opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);
+  s.train_step->set_side_work(side_work_for(!opt.in_pack));
   s.first_step = s.saved_step = s.agent.step;
   s.log =
       std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);

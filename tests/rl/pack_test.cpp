@@ -50,6 +50,26 @@ TEST(PackStacking, IsCudasDefaultAndTheCpusWhereAsked) {
   }
 }
 
+// A run alone queues its weight gradients beside its backward unless MINRNN_SIDE_WORK=0; a pack's
+// runs only where =1 asks; another value is refused naming the variable.
+TEST(SideWork, IsALoneRunsDefaultAndAPacksWhereAsked) {
+  {
+    const testing::ScopedEnv unset("MINRNN_SIDE_WORK", std::nullopt);
+    EXPECT_TRUE(rl::side_work_for(true));
+    EXPECT_FALSE(rl::side_work_for(false));
+  }
+  {
+    const testing::ScopedEnv off("MINRNN_SIDE_WORK", "0");
+    EXPECT_FALSE(rl::side_work_for(true));
+  }
+  {
+    const testing::ScopedEnv on("MINRNN_SIDE_WORK", "1");
+    EXPECT_TRUE(rl::side_work_for(false));
+  }
+  const testing::ScopedEnv bad("MINRNN_SIDE_WORK", "on");
+  EXPECT_THROW(rl::side_work_for(true), std::invalid_argument);
+}
+
 rl::PackMember member(const std::string& data, const fs::path& run, int64_t seed,
                       std::vector<std::string> sets = {}) {
   sets.push_back("seed=" + std::to_string(seed));

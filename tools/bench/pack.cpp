@@ -187,7 +187,7 @@ void add(CLI::App& bench) {
   sub->add_flag("--eager", o->eager, "step eagerly instead of replaying CUDA graphs");
   sub->add_flag("--stacked", o->stacked,
                 "train each pack of two runs or more as one stacked model, one step for all "
-                "(rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep)");
+                "(rl/stacked_pack.h; a sweep's packs on CUDA unless MINRNN_STACKED_PACK=0)");
   add_filing_options(sub, o->filing, kPackCsv);
   sub->callback([o] {
     const torch::Device device = bench_device(o->device);

@@ -392,8 +392,8 @@ void add(CLI::App& bench) {
                 "on CUDA, time the eager step beside the CUDA graph the trainer replays");
   sub->add_flag("--side-work-too", o->side_work_too,
                 "on CUDA, time the graph step again with the weight gradients queued beside the "
-                "backward on a side stream (ops/side_work.h; MINRNN_SIDE_WORK=1 turns it on for "
-                "every step)");
+                "backward on a side stream (ops/side_work.h; `minrnn train` does so for a run "
+                "alone unless MINRNN_SIDE_WORK=0)");
   sub->add_option("--rounds", o->rounds,
                   "measure ours this many times, alternating with the peer's runs; the table "
                   "adds the median × peer and its range")
