@@ -3,6 +3,7 @@
 #include "tools/bench/kernel_profile.h"
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ TEST(KernelProfile, TableSumsKernelsPerStepUnderShortNames) {
       std::string::npos)
       << both;
   EXPECT_EQ(both.find("(int, "), std::string::npos) << both;
+}
+
+// What --profile prints where no trace can be taken (this machine without a GPU): why, in one
+// line, and the work still run as many times as asked.
+TEST(KernelProfile, WithoutAGpuTheProfileSaysWhyAndTheWorkRunsAsAsked) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a GPU is here: the trace is taken";
+  int runs = 0;
+  const std::string text = kernel_profile_of([&] { ++runs; }, 5, 1.0, 10);
+  EXPECT_EQ(text, "(no kernel trace: no CUDA device to trace)\n");
+  EXPECT_EQ(runs, 0);  // refused before it ran anything
 }
 
 }  // namespace

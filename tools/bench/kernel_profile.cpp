@@ -106,4 +106,16 @@ std::string kernel_table(const std::vector<DeviceActivity>& activity, int64_t re
   return md.str();
 }
 
+std::string kernel_profile_of(const std::function<void()>& work, int64_t repetitions,
+                              double wall_ms, int top) {
+  try {
+    return kernel_table(trace_cuda_activity([&] {
+                          for (int64_t i = 0; i < repetitions; ++i) work();
+                        }),
+                        repetitions, wall_ms, top);
+  } catch (const std::exception& e) {
+    return std::string("(no kernel trace: ") + e.what() + ")\n";
+  }
+}
+
 }  // namespace minrnn::cli

@@ -36,4 +36,9 @@ uint64_t busy_ns(std::vector<DeviceActivity> activity);
 std::string kernel_table(const std::vector<DeviceActivity>& activity, int64_t repetitions,
                          double wall_ms, int top);
 
+// The kernel table of `repetitions` runs of `work` traced (each run taking `wall_ms` untraced),
+// or, where no trace can be taken, a line saying why: what `--profile` prints on CUDA.
+std::string kernel_profile_of(const std::function<void()>& work, int64_t repetitions,
+                              double wall_ms, int top);
+
 }  // namespace minrnn::cli

@@ -16,6 +16,7 @@
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
 #include "rl/stacked_pack.h"
+#include "tools/bench/kernel_profile.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
 #include "tools/commands.h"
@@ -35,6 +36,7 @@ struct PackBenchOptions {
   double peak_tflops = 0;  // the device's fp32 peak, for the share column; 0: not shown
   bool eager = false;      // eager steps instead of CUDA graphs
   bool stacked = false;    // P > 1: the runs as one stacked model (rl/stacked_pack.h)
+  bool profile = false;    // on CUDA, each cell's kernels over a few rounds
   BenchFiling filing;
 };
 
@@ -49,7 +51,10 @@ struct PackRow {
   int pack = 0;
   int64_t rounds = 0;
   double run_steps_per_s = 0, step_gflop = 0;
+  std::string kernel_profile;  // markdown, with --profile on CUDA
 };
+
+constexpr int kProfiledRounds = 5;  // rounds of every run's step per --profile
 
 PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
                      const torch::Device& device, int pack) {
@@ -106,6 +111,9 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   row.device = device.str();
   row.mode = stacked ? "stacked " + stacked->description() : runs[0].trainer->step.description();
   row.step_gflop = training_step_flops(runs[0].trainer->agent, o.shape) / 1e9;
+  if (o.profile && device.is_cuda()) {
+    row.kernel_profile = kernel_profile_of(round, kProfiledRounds, 1000.0 / timed.per_second, 40);
+  }
   return row;
 }
 
@@ -123,9 +131,9 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
      << (o.eager ? " --eager" : "") << precision_option(s) << (o.stacked ? " --stacked" : "")
-     << "`. P runs of the decision model (B=" << s.batch << ", K=" << s.context << ", embed "
-     << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
-     << ") in one process, each with its own weights and AdamW, "
+     << (o.profile ? " --profile" : "") << "`. P runs of the decision model (B=" << s.batch
+     << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, "
+     << arithmetic(s) << ") in one process, each with its own weights and AdamW, "
      << (o.stacked ? "the runs of a pack of two or more as one stacked model (rl/stacked_pack.h: "
                      "one training step for all of them)"
                    : "each with a trainer's step on a stream of its own, stepped in turn from "
@@ -147,6 +155,14 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
     std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s |", r.backbone.c_str(),
                   r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio);
     md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
+  }
+  for (const PackRow& r : rows) {
+    if (r.kernel_profile.empty()) continue;
+    md << "\nKernels of " << kProfiledRounds << " rounds of a pack of " << r.pack << " "
+       << r.backbone << " runs (" << r.mode << ", a round: one step of every run) on " << r.device
+       << ", as the GPU ran them (CUPTI through LibTorch's Kineto; the wall time is the untraced "
+       << "round's):\n\n"
+       << r.kernel_profile;
   }
   return md.str();
 }
@@ -188,6 +204,9 @@ void add(CLI::App& bench) {
   sub->add_flag("--stacked", o->stacked,
                 "train each pack of two runs or more as one stacked model, one step for all "
                 "(rl/stacked_pack.h; a sweep's packs on CUDA unless MINRNN_STACKED_PACK=0)");
+  sub->add_flag("--profile", o->profile,
+                "on CUDA, also each cell's kernels over 5 rounds, as the GPU ran them (where a "
+                "pack's GPU time goes)");
   add_filing_options(sub, o->filing, kPackCsv);
   sub->callback([o] {
     const torch::Device device = bench_device(o->device);

@@ -75,15 +75,6 @@ void sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-// The GPU's kernels over kProfiled steps (a table, or why there is none).
-std::string kernel_profile_of(const std::function<void()>& steps, double wall_ms, int top) {
-  try {
-    return kernel_table(trace_cuda_activity(steps), kProfiled, wall_ms, top);
-  } catch (const std::exception& e) {
-    return std::string("(no kernel trace: ") + e.what() + ")\n";
-  }
-}
-
 // The step's phases, one at a time with a sync after each (eager: a graph has no phases), summed
 // into `sum`; the same operations as rl::TrainStep's.
 void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::DecisionBatch& b,
@@ -136,11 +127,7 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   row.steps_per_s = row.steps / elapsed;
   row.graph_launches = train_step.graph_nodes().total();
   if (o.profile && dev.is_cuda()) {
-    row.kernel_profile = kernel_profile_of(
-        [&] {
-          for (int i = 0; i < kProfiled; ++i) step();
-        },
-        1000.0 / row.steps_per_s, o.top_ops);
+    row.kernel_profile = kernel_profile_of(step, kProfiled, 1000.0 / row.steps_per_s, o.top_ops);
   }
 
   // Where an eager step's time goes, over a tenth of the timed steps.
