@@ -199,6 +199,8 @@ class PackSteps {
 }  // namespace
 
 std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
+  // Read (a bad MINRNN_STACKED_PACK refused) before any run dir changes.
+  const bool stacks_on_cuda = packs_stack(true), stacks_on_cpu = packs_stack(false);
   std::vector<TrainResult> results(members.size());
   std::vector<std::unique_ptr<TrainingRun>> runs(members.size());
   std::unique_ptr<PackSteps> steps;
@@ -236,7 +238,7 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
     if (r) on_cuda = r->agent().model->parameters().front().is_cuda();
     if (r) break;
   }
-  steps = std::make_unique<PackSteps>(runs, packs_stack(on_cuda),
+  steps = std::make_unique<PackSteps>(runs, on_cuda ? stacks_on_cuda : stacks_on_cpu,
                                       graphs ? StepMode::kGraph : StepMode::kEager);
   while (steps->step_all(fail)) {
   }

@@ -231,6 +231,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   // The data, its environment (checked against the data) and the model load before the run dir
   // changes: a typo in the dataset or a key costs the old run nothing, and leaves no config.yaml
   // that would refuse the corrected command.
+  const bool side_work = side_work_for(!opt.in_pack);  // a bad MINRNN_SIDE_WORK refused here
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
@@ -248,7 +249,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   drop_rows_after(s.files, s.agent.step);
   s.train_step = std::make_unique<TrainStep>(s.agent, *s.optimizer, s.choice.device,
                                              opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);
-  s.train_step->set_side_work(side_work_for(!opt.in_pack));
+  s.train_step->set_side_work(side_work);
   s.first_step = s.saved_step = s.agent.step;
   s.log =
       std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);

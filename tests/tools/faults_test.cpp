@@ -17,9 +17,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "rl/trainer.h"
 #include "tests/paths.h"
+#include "tests/rl/fixtures.h"
+#include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 #include "tests/tools/cli_fixtures.h"
@@ -195,6 +199,28 @@ TEST(Faults, DatasetIntoAMissingFolderNamesTheFileAndTheReason) {
   const LimitedResult r =
       run_minrnn_limited(dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300");
   expect_clean_failure(r, {"no/such/dir/e.hdf5", "No such file or directory"});
+}
+
+// A switch in the environment (MINRNN_SIDE_WORK, MINRNN_STACKED_PACK: 0 or 1) with another value
+// is refused naming it, before any run dir is made — alone and as a pack.
+TEST(Faults, ABadSwitchInTheEnvironmentIsRefusedBeforeAnyRunDir) {
+  const TempDir dir;
+  const std::string data = testing::write_hopper_dataset(dir.path, 300);
+  testing::write_text(dir.path / "c.yaml", "dataset: " + data +
+                                               "\nenv: hopper\nbackbone: mingru\nmax_steps: 5\n"
+                                               "eval_every: 0\nembed_dim: 16\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"MINRNN_SIDE_WORK=yes", "--seed 0 --run-dir run0"},
+      {"MINRNN_STACKED_PACK=2", "--seed 0,1 --run-dir run0 --run-dir run1"}};
+  for (const auto& [env, args] : cases) {
+    SCOPED_TRACE(env);
+    const testing::CommandResult r =
+        testing::run_command("cd '" + dir.path.string() + "' && " + env + " '" +
+                             testing::minrnn_binary() + "' train c.yaml " + args + " --quiet");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(env + ": expected 1"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir.path / "run0"));
+  }
 }
 
 }  // namespace
