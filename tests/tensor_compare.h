@@ -26,6 +26,13 @@ std::vector<T> values_of(const torch::Tensor& t) {
   return std::vector<T>(c.data_ptr<T>(), c.data_ptr<T>() + c.numel());
 }
 
+// Run r's part of a pack's output, the runs' parts one after the other, `n` values each.
+template <typename T>
+std::vector<T> run_part(const std::vector<T>& values, int64_t run, size_t n) {
+  const auto first = values.begin() + static_cast<int64_t>(static_cast<size_t>(run) * n);
+  return std::vector<T>(first, first + static_cast<int64_t>(n));
+}
+
 // Float values (an emulated kernel's output buffer, say) as a float32 tensor of `shape`.
 inline torch::Tensor tensor_from(const std::vector<float>& values, torch::IntArrayRef shape) {
   return torch::tensor(values).view(shape);

@@ -174,11 +174,7 @@ TEST(AttentionProbsEmulated, EachRunOfAPackIsDroppedOutAsItIsAlone) {
         run_probs(scores.narrow(0, r * run_rows, run_rows),
                   out_grad.narrow(0, r * run_rows, run_rows), queries, offset, bases.data() + r, 0);
     for (size_t k = 0; k < pack.size(); ++k) {
-      const size_t n = alone[k].size();
-      EXPECT_EQ(std::vector<float>(pack[k].begin() + static_cast<int64_t>(r * n),
-                                   pack[k].begin() + static_cast<int64_t>((r + 1) * n)),
-                alone[k])
-          << "output " << k;
+      EXPECT_EQ(testing::run_part(pack[k], r, alone[k].size()), alone[k]) << "output " << k;
     }
   }
 }

@@ -22,6 +22,7 @@ namespace {
 
 namespace emu = minrnn::testing::emu;
 using minrnn::testing::rel_err;
+using minrnn::testing::run_part;
 using minrnn::testing::tensor_from;
 using minrnn::testing::values_of;
 
@@ -207,17 +208,13 @@ TEST(ResidualNormEmulated, EachRunOfAPackIsJoinedAsItIsAlone) {
       const JoinOutputs alone =
           run_join(slice(x), slice(y), gamma[r], beta[r], slice(sum_grad), slice(normed_grad),
                    map_of(run_rows), run_rows, own, {}, 1);
-      const auto part = [&](const std::vector<float>& v, size_t n) {
-        return std::vector<float>(v.begin() + static_cast<int64_t>(r * n),
-                                  v.begin() + static_cast<int64_t>((r + 1) * n));
-      };
-      EXPECT_EQ(part(pack.sum, alone.sum.size()), alone.sum);
-      EXPECT_EQ(part(pack.normed, alone.normed.size()), alone.normed);
-      EXPECT_EQ(part(pack.moments, alone.moments.size()), alone.moments);
-      EXPECT_EQ(part(pack.x_grad, alone.x_grad.size()), alone.x_grad);
-      EXPECT_EQ(part(pack.y_grad, alone.y_grad.size()), alone.y_grad);
-      EXPECT_EQ(part(pack.gamma_grad, kWidth), alone.gamma_grad);
-      EXPECT_EQ(part(pack.beta_grad, kWidth), alone.beta_grad);
+      EXPECT_EQ(run_part(pack.sum, r, alone.sum.size()), alone.sum);
+      EXPECT_EQ(run_part(pack.normed, r, alone.normed.size()), alone.normed);
+      EXPECT_EQ(run_part(pack.moments, r, alone.moments.size()), alone.moments);
+      EXPECT_EQ(run_part(pack.x_grad, r, alone.x_grad.size()), alone.x_grad);
+      EXPECT_EQ(run_part(pack.y_grad, r, alone.y_grad.size()), alone.y_grad);
+      EXPECT_EQ(run_part(pack.gamma_grad, r, kWidth), alone.gamma_grad);
+      EXPECT_EQ(run_part(pack.beta_grad, r, kWidth), alone.beta_grad);
     }
   }
 }

@@ -20,6 +20,7 @@ namespace {
 
 namespace emu = minrnn::testing::emu;
 using minrnn::testing::rel_err;
+using minrnn::testing::run_part;
 using minrnn::testing::tensor_from;
 using minrnn::testing::values_of;
 
@@ -92,13 +93,9 @@ TEST(TanhHeadEmulated, EachRunOfAPackIsItsOwnHead) {
     SCOPED_TRACE("run " + std::to_string(r));
     const HeadOutputs alone = run_head(x.narrow(0, r * kRunRows, kRunRows), w[r], b[r],
                                        dy.narrow(0, r * kRunRows, kRunRows), 0);
-    const auto slice = [&](const std::vector<float>& v, size_t n) {
-      return std::vector<float>(v.begin() + static_cast<int64_t>(r * n),
-                                v.begin() + static_cast<int64_t>((r + 1) * n));
-    };
-    EXPECT_EQ(slice(pack.y, alone.y.size()), alone.y);
-    EXPECT_EQ(slice(pack.x_grad, alone.x_grad.size()), alone.x_grad);
-    EXPECT_EQ(slice(pack.partial, alone.partial.size()), alone.partial);
+    EXPECT_EQ(run_part(pack.y, r, alone.y.size()), alone.y);
+    EXPECT_EQ(run_part(pack.x_grad, r, alone.x_grad.size()), alone.x_grad);
+    EXPECT_EQ(run_part(pack.partial, r, alone.partial.size()), alone.partial);
   }
 }
 

@@ -187,9 +187,7 @@ void check_runs(const Case& c, int64_t runs) {
   const torch::Tensor grads = torch::randn({runs * c.batch, pack.tokens, c.width});
   const Emulated packed = emulate(pack, grads);
   const auto part = [&](const std::vector<float>& v, int64_t r) {
-    const size_t n = v.size() / static_cast<size_t>(runs);
-    return std::vector<float>(v.begin() + static_cast<int64_t>(r * n),
-                              v.begin() + static_cast<int64_t>((r + 1) * n));
+    return testing::run_part(v, r, v.size() / static_cast<size_t>(runs));
   };
   for (int64_t r = 0; r < runs; ++r) {
     SCOPED_TRACE("run " + std::to_string(r));
