@@ -6,34 +6,20 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "tests/scoped_env.h"
 
 namespace minrnn::cli {
 namespace {
 
-// Clears every variable with_environment reads for the test's span, and puts back what was set.
-class CleanEnvironment {
- public:
-  CleanEnvironment() {
-    for (const char* name : kBehaviourVariables) {
-      const char* value = std::getenv(name);
-      saved_[name] = value ? std::string(value) : std::string("\x01");
-      unsetenv(name);
-    }
-  }
-  ~CleanEnvironment() {
-    for (const auto& [name, value] : saved_) {
-      if (value != "\x01") setenv(name.c_str(), value.c_str(), 1);
-    }
-  }
-
- private:
-  std::map<std::string, std::string> saved_;
-};
-
 TEST(BenchReport, AnEntryNamesTheEnvironmentThatChangedItsRun) {
-  const CleanEnvironment clean;
+  std::vector<std::unique_ptr<testing::ScopedEnv>> clean;  // each variable it reads, unset
+  for (const char* name : kBehaviourVariables) {
+    clean.push_back(std::make_unique<testing::ScopedEnv>(name, std::nullopt));
+  }
   const std::string entry = "### 2026-11-28 03:00 — a CPU\n\nCommand: `minrnn bench train`.\n";
   EXPECT_EQ(with_environment(entry), entry);
   setenv("MINRNN_SCAN_KERNEL", "tiled32", 1);
