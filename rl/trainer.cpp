@@ -1,5 +1,6 @@
 #include "rl/trainer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -233,11 +234,11 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
     }
   }
   const bool graphs = members.empty() || members[0].options.cuda_graph;
-  bool on_cuda = false;  // the runs' device: one process trains on one (pack_train_args)
-  for (const auto& r : runs) {
-    if (r) on_cuda = r->agent().model->parameters().front().is_cuda();
-    if (r) break;
-  }
+  // The runs' device (one process trains on one: pack_train_args), from the first that started.
+  const auto first =
+      std::find_if(runs.begin(), runs.end(), [](const auto& r) { return r != nullptr; });
+  const bool on_cuda =
+      first != runs.end() && (*first)->agent().model->parameters().front().is_cuda();
   steps = std::make_unique<PackSteps>(runs, on_cuda ? stacks_on_cuda : stacks_on_cpu,
                                       graphs ? StepMode::kGraph : StepMode::kEager);
   while (steps->step_all(fail)) {
