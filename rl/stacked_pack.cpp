@@ -57,13 +57,19 @@ std::string stack_shape(const DecisionModelOptions& model, const TrainConfig& co
   return shape;
 }
 
-std::string why_not_stacked(const std::vector<const Agent*>& runs) {
-  if (runs.size() < 2) return "a stacked pack takes two runs or more";
-  const DecisionModelOptions& m = runs[0]->model->options();
+std::string stack_refusal(const DecisionModelOptions& m) {
   if (m.backbone != "mingru" && m.backbone != "minlstm" && m.backbone != "transformer") {
     return "backbone " + m.backbone + " has no stacked ops (mingru, minlstm, transformer do)";
   }
   if (m.conv) return "conv: the causal convolution has no stacked op";
+  return "";
+}
+
+std::string why_not_stacked(const std::vector<const Agent*>& runs) {
+  if (runs.size() < 2) return "a stacked pack takes two runs or more";
+  if (std::string refusal = stack_refusal(runs[0]->model->options()); !refusal.empty()) {
+    return refusal;
+  }
   for (size_t r = 1; r < runs.size(); ++r) {
     const std::string differs = first_difference(*runs[0], *runs[r]);
     if (!differs.empty()) {

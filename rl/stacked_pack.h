@@ -31,6 +31,8 @@ namespace minrnn::rl {
 // "" where runs of these configs and models can train as one stacked pack, else why not: the
 // first run that differs from the first and in what, or a backbone or option stacking lacks.
 std::string why_not_stacked(const std::vector<const Agent*>& runs);
+// "" where a model of these options has stacked ops, else why not (its backbone, conv).
+std::string stack_refusal(const DecisionModelOptions& model);
 // Everything two runs must share to be stacked (their devices aside), as one string: runs whose
 // shapes are equal stack where why_not_stacked takes their backbone. For a sweep, which groups
 // such runs into one process before it plans them (sweep.h, group_packs).

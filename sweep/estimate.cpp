@@ -292,7 +292,7 @@ SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>&
     for (const int i : pack) {
       const rl::TrainConfig& c = configs[i];
       const int64_t done = std::min(logged_step(runs[i].run_dir), c.max_steps);
-      const int group = stacking ? stack_group_size(runs, pack, i) : 1;
+      const int group = stacking && runs[size_t(i)].stacks ? stack_group_size(runs, pack, i) : 1;
       add_training(e, rates, c, group > 1 ? group : static_cast<int>(pack.size()), group > 1,
                    c.max_steps - done);
       // The evaluations during training still ahead: at every multiple of eval_every past `done`.

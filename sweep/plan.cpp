@@ -185,7 +185,8 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
     // Where packs stack (rl/trainer.h), a pack holds one stack shape, split evenly: 30 runs as
     // 15 + 15, not 16 + 14 (each stacked model at its most runs), nor topped up with other
     // shapes' runs (a group of one or two stacks little and leaves its shape's others fewer).
-    const bool stacking = limit > 1 && on_cuda(first.device) && rl::packs_stack(true);
+    const bool stacking =
+        limit > 1 && first.stacks && on_cuda(first.device) && rl::packs_stack(true);
     if (stacking) {
       size_t shape_runs = 1;
       for (size_t j = i + 1; j < indices.size(); ++j)
@@ -288,6 +289,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       proto.matmul_precision = configs.back().matmul_precision;
       proto.dataset_source = configs.back().dataset;
       proto.stack_shape = stack_shape_of(configs.back());
+      proto.stacks = rl::stack_refusal(rl::model_options(configs.back(), 0, 0)).empty();
       const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
       proto.dataset_where = data.where;
       proto.data_missing = !data.present;

@@ -100,6 +100,7 @@ struct SweepRun {
   // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
   // widths are unknown until its data is read (then only its config's runs are known to stack).
   std::string stack_shape;
+  bool stacks = true;  // its model has stacked ops (rl::stack_refusal): HGRN's and conv's do not
 };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that

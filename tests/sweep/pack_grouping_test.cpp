@@ -52,9 +52,34 @@ TEST(SweepPlan, PacksTakeTheirStackShapesRunsBeforeOthers) {
             (std::vector<std::vector<int>>{{0, 5}, {1, 6}, {2, 7}, {3, 8}, {4, 9}}));
 }
 
-// The shipped Table 3 sweep: a dataset's env and its config's model and step make a run's stack
-// shape — hopper's three datasets share one for the Transformer, but not for minGRU, whose
-// medium and medium-replay configs take embed 256 (App. C); halfcheetah's differs from hopper's.
+// A model without stacked ops (HGRN, conv: rl::stack_refusal) packs as streams do, topped up with
+// other runs, and the estimate costs it at the pack's streams rate.
+TEST(SweepPlan, RunsThatCannotStackPackAsStreams) {
+  const testing::ScopedEnv by_default("MINRNN_STACKED_PACK", std::nullopt);
+  auto run = [](const std::string& config, int64_t seed, bool stacks) {
+    sweep::SweepRun r;
+    r.config = config;
+    r.seed = seed;
+    r.run_dir = "out/" + config + "/seed" + std::to_string(seed);
+    r.device = "cuda";
+    r.stack_shape = config;
+    r.stacks = stacks;
+    return r;
+  };
+  const std::vector<sweep::SweepRun> runs = {run("hgrn.yaml", 0, false), run("a.yaml", 0, true),
+                                             run("hgrn.yaml", 1, false), run("a.yaml", 1, true)};
+  sweep::SweepSpec spec;
+  spec.pack = 4;
+  EXPECT_EQ(sweep::group_packs(spec, runs, {0, 1, 2, 3}),
+            (std::vector<std::vector<int>>{{0, 2, 1, 3}}));
+  EXPECT_EQ(sweep::group_packs(spec, {runs[1], runs[0], runs[3], runs[2]}, {0, 1, 2, 3}),
+            (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
+}
+
+// The shipped Table 3 sweep:// The shipped Table 3 sweep: a dataset's env and its config's model
+// and step make a run's stack shape — hopper's three datasets share one for the Transformer, but
+// not for minGRU, whose medium and medium-replay configs take embed 256 (App. C); halfcheetah's
+// differs from hopper's.
 TEST(SweepPlan, RunsOfOneEnvAndModelShareAStackShape) {
   const sweep::SweepSpec spec = sweep::load_sweep(
       (fs::path(minrnn::testing::source_dir()) / "configs/sweeps/paper-table3.yaml").string());
@@ -72,6 +97,7 @@ TEST(SweepPlan, RunsOfOneEnvAndModelShareAStackShape) {
   EXPECT_NE(shape("hopper-medium", "mingru"), shape("hopper-medium-expert", "mingru"));
   EXPECT_NE(shape("hopper-medium", "transformer"), shape("halfcheetah-medium", "transformer"));
   EXPECT_NE(shape("hopper-medium", "transformer"), shape("hopper-medium", "minlstm"));
+  for (const auto& r : runs) EXPECT_TRUE(r.stacks) << r.run_dir;
   for (const auto& r : runs) EXPECT_EQ(r.stack_shape, shape(r.dataset, r.backbone)) << r.run_dir;
 }
 
