@@ -16,18 +16,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A run of `config` on CUDA, as plan_sweep would make it.
+sweep::SweepRun run_of(const std::string& config, int64_t seed, const std::string& shape,
+                       bool stacks = true) {
+  sweep::SweepRun r;
+  r.config = config;
+  r.seed = seed;
+  r.run_dir = "out/" + config + "/seed" + std::to_string(seed);
+  r.device = "cuda";
+  r.stack_shape = shape;
+  r.stacks = stacks;
+  return r;
+}
+
 // After its config's seeds a pack takes the runs of its stack shape (what one stacked model of them
 // shares: their env's widths, model and step), then the others: a sweep's packs stack as far as
 // they can (rl/trainer.h). A run whose shape is unknown ("") groups by its config alone.
 TEST(SweepPlan, PacksTakeTheirStackShapesRunsBeforeOthers) {
-  auto run = [](const std::string& config, int64_t seed, const std::string& shape) {
-    sweep::SweepRun r;
-    r.config = config;
-    r.seed = seed;
-    r.run_dir = "out/" + config + "/seed" + std::to_string(seed);
-    r.device = "cuda";
-    r.stack_shape = shape;
-    return r;
+  const auto run = [](const std::string& config, int64_t seed, const std::string& shape) {
+    return run_of(config, seed, shape);
   };
   // Seed-major, as plan_sweep orders them: a and c share a shape, b has another, u and v none.
   const std::vector<sweep::SweepRun> runs = {
@@ -56,15 +63,8 @@ TEST(SweepPlan, PacksTakeTheirStackShapesRunsBeforeOthers) {
 // other runs, and the estimate costs it at the pack's streams rate.
 TEST(SweepPlan, RunsThatCannotStackPackAsStreams) {
   const testing::ScopedEnv by_default("MINRNN_STACKED_PACK", std::nullopt);
-  auto run = [](const std::string& config, int64_t seed, bool stacks) {
-    sweep::SweepRun r;
-    r.config = config;
-    r.seed = seed;
-    r.run_dir = "out/" + config + "/seed" + std::to_string(seed);
-    r.device = "cuda";
-    r.stack_shape = config;
-    r.stacks = stacks;
-    return r;
+  const auto run = [](const std::string& config, int64_t seed, bool stacks) {
+    return run_of(config, seed, config, stacks);
   };
   const std::vector<sweep::SweepRun> runs = {run("hgrn.yaml", 0, false), run("a.yaml", 0, true),
                                              run("hgrn.yaml", 1, false), run("a.yaml", 1, true)};
