@@ -27,7 +27,7 @@ MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, int64_t p
                                        const QueryRows& queries, float scale, int64_t first,
                                        int64_t end, const HashedDropout& dropout, float* probs,
                                        float* out) {
-  const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  const DropoutDraws drop = dropout.draws();  // a local: in registers across the stores
   for (int64_t row = first; row < end; ++row) {
     const float* s = scores + row * pitch;
     float *p = probs + row * pitch, *o = out + row * pitch;
@@ -46,7 +46,7 @@ MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, int64_t p
 MINRNN_VECTOR_CLONES void backward_rows(const float* probs, const float* out_grad, int64_t T,
                                         int64_t pitch, float scale, int64_t first, int64_t end,
                                         const HashedDropout& dropout, float* scores_grad) {
-  const HashedDropout drop = dropout;
+  const DropoutDraws drop = dropout.draws();
   for (int64_t row = first; row < end; ++row) {
     const float *p = probs + row * pitch, *g = out_grad + row * pitch;
     float* d = scores_grad + row * pitch;

@@ -18,9 +18,10 @@
 namespace minrnn::core {
 namespace {
 
+using dropout_math::kBias1;
+using dropout_math::kBias2;
 using dropout_math::kGamma;
-using dropout_math::kMul1;
-using dropout_math::kMul2;
+using dropout_math::kGammaHigh;
 
 // Elements whose 32-bit draw is below this are dropped: P(drop) = threshold / 2³² = p to 2⁻³².
 int64_t drop_threshold(double p) {
@@ -168,13 +169,18 @@ torch::Tensor shift_right(const torch::Tensor& z, int64_t s) {
 
 torch::Tensor dropout_mask_reference(const torch::Tensor& y, double p, uint64_t seed) {
   const auto i64 = y.options().dtype(torch::kInt64);
-  // int64 arithmetic wraps as uint64 does, so the bits are splitmix64's.
-  torch::Tensor z = torch::arange(1, y.numel() + 1, i64) * static_cast<int64_t>(kGamma) +
-                    static_cast<int64_t>(seed);
-  z = torch::bitwise_xor(z, shift_right(z, 30)) * static_cast<int64_t>(kMul1);
-  z = torch::bitwise_xor(z, shift_right(z, 27)) * static_cast<int64_t>(kMul2);
-  z = torch::bitwise_xor(z, shift_right(z, 31));
-  return (shift_right(z, 32) >= drop_threshold(p)).view(y.sizes());
+  // dropout_math::draw in int64 ops: every value kept in [0, 2³²) (products of two such values
+  // wrap as uint64's do, and their low 32 bits are uint32's).
+  constexpr int64_t kLow = 0xFFFFFFFF;
+  const auto low = [](const torch::Tensor& z) { return torch::bitwise_and(z, kLow); };
+  const torch::Tensor i = torch::arange(y.numel(), i64);
+  torch::Tensor x =
+      low(torch::bitwise_and(i, kLow) * int64_t{kGamma} + shift_right(i, 32) * int64_t{kGammaHigh} +
+          int64_t{dropout_math::key_of(seed)});
+  x = low(torch::bitwise_xor(x, shift_right(x, 16)) * int64_t{kBias1});
+  x = low(torch::bitwise_xor(x, shift_right(x, 15)) * int64_t{kBias2});
+  x = torch::bitwise_xor(x, shift_right(x, 16));
+  return (x >= drop_threshold(p)).view(y.sizes());
 }
 
 torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y, double p,
@@ -278,7 +284,8 @@ DropoutSeeds* DropoutSeeds::current() {
   return current_seeds;
 }
 uint64_t DropoutSeeds::next() {
-  constexpr uint64_t kCallStride = kGamma << 32;  // 2³² draws of the stream per call
+  // Each call its own seed (the key mixes all 64 bits: calls a stride apart are unrelated).
+  constexpr uint64_t kCallStride = 0x9E3779B97F4A7C15ull << 32;
   return base_ + calls_++ * kCallStride;
 }
 

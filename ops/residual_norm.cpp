@@ -45,7 +45,7 @@ MINRNN_VECTOR_CLONES void forward_rows(const JoinRows& r, int64_t D, int64_t fir
                                        const HashedDropout& dropout, float eps, const float* x,
                                        const float* y, const float* gamma, const float* beta,
                                        float* sum, float* normed, float* moments, float* scratch) {
-  const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  const DropoutDraws drop = dropout.draws();  // a local: in registers across the stores
   // Nothing dropped (p = 0, or evaluation): the hash, which the branch-free loops draw for every
   // element, is left out; the values are those every element kept gives.
   const bool hashed = drop.threshold != 0;
@@ -82,7 +82,7 @@ MINRNN_VECTOR_CLONES void backward_rows(const JoinRows& r, int64_t D, int64_t fi
                                         float* __restrict x_grad, float* __restrict y_grad,
                                         float* __restrict gamma_partial,
                                         float* __restrict beta_partial, float* __restrict scratch) {
-  const HashedDropout drop = dropout;  // a local: its fields stay in registers across the stores
+  const DropoutDraws drop = dropout.draws();  // a local: in registers across the stores
   float* __restrict xhat = scratch;
   float* __restrict dn = scratch + D;
   float* __restrict dn_xhat = scratch + 2 * D;

@@ -75,7 +75,7 @@ struct AttentionProbsForward : RowGrid {
     } else if (p <= 2 * kLevels + 1) {
       halve(sh.sums, th, p - kLevels - 1);
     } else if (row < rows) {
-      const HashedDropout d = runs.dropout_of(dropout, seed_base, runs.run(row));
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, runs.run(row)).draws();
       const float total = row_total(sh.sums, th);
       const int64_t local = runs.local(row) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
@@ -112,7 +112,7 @@ struct AttentionProbsBackward : RowGrid {
     const int64_t row = this->row(th);
     if (p == 0) {
       const bool real = row < rows;
-      const HashedDropout d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0);
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0).draws();
       const int64_t local = real ? runs.local(row) * width : 0;
       float dot = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {

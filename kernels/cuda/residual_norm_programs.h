@@ -55,15 +55,25 @@ struct ResidualNormForward : RowGrid {
     const float D = static_cast<float>(width);
     if (p == 0) {
       // (A row past the end reads no run's base.)
-      const HashedDropout d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0);
-      float total = 0.0f;
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0).draws();
       const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
       const int64_t local = runs.local(row);
+      // Every read first, predicated: arithmetic between two reads (the dropout's hash) would make
+      // the second wait on the first, a memory latency a channel.
+      float xs[kPerLane];
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = local * width + k;
+        const int64_t k = channel(th, c);
         const bool here = real && k >= 0;
-        const float dropped = here ? d.dropped(y[y_row * width + k], i) : 0.0f;
-        r.s[c] = here && residual ? static_cast<float>(x[x_row * width + k]) + dropped : dropped;
+        r.s[c] = here ? static_cast<float>(y[y_row * width + k]) : 0.0f;
+        xs[c] = here && residual ? static_cast<float>(x[x_row * width + k]) : 0.0f;
+      }
+      float total = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        if (k >= 0) {  // (past a narrow row the whole warp skips the hash; its r.s stays 0)
+          const float dropped = d.dropped(r.s[c], local * width + k);
+          r.s[c] = residual ? xs[c] + dropped : dropped;
+        }
         total = total + r.s[c];
       }
       // The writes after every read: a write between two channels' reads (which it may alias)
@@ -114,7 +124,7 @@ struct ResidualNormBackward : RowGrid {
     float xhat[kPerLane], dn[kPerLane];
     float through[kPerLane];  // the sum's own gradient, read with the rest in phase 0
     float rstd;
-    uint64_t seed;  // the dropout's, its base added
+    uint32_t key;  // the dropout's seed, its base added, mixed
   };
   struct Shared {
     // [warp][channel]: the warps' rows' γ and β gradients, halved across warps.
@@ -145,7 +155,7 @@ struct ResidualNormBackward : RowGrid {
       const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
       r.rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
       const int64_t run = real ? runs.run(row) : 0, params = run * width;
-      r.seed = runs.dropout_of(dropout, seed_base, run).seed;
+      r.key = runs.dropout_of(dropout, seed_base, run).draws().key;
       const float rstd = r.rstd;
       float dn_total = 0.0f, dn_xhat_total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
@@ -188,8 +198,7 @@ struct ResidualNormBackward : RowGrid {
   MINRNN_HOST_DEVICE void write(const Thread& th, const Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     const float D = static_cast<float>(width);
-    HashedDropout d = dropout;
-    d.seed = r.seed;
+    const DropoutDraws d{r.key, dropout.threshold, dropout.scale};
     if (row < rows) {
       const float dn_mean = r.out.a / D, dn_xhat_mean = r.out.b / D;
       const int64_t x_row = x_rows(row), y_row = y_rows(row), local = runs.local(row);
