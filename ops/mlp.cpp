@@ -21,15 +21,16 @@ namespace {
 // so the sum's order does not depend on the thread count (CPU runs stay deterministic).
 constexpr int64_t kRowsPerChunk = 256;
 
-// pre (rows, width) + bias → {GELU, GELU′} of it: all the backward needs. CPU float32: one
-// vectorised pass, GELU′ written where pre was; CUDA: the kernel of
-// kernels/cuda/pointwise_programs.h. bias (runs, width): a pack's stacked runs (ops/run_axis.h),
-// each run's rows its own row (on the CPU, GELU's formula in LibTorch ops: a test's batched
-// passes).
+// pre (rows, width) + bias → {GELU of it, what the backward reads}. CPU: GELU′, in float32 one
+// vectorised pass writing it where pre was; CUDA: pre itself, BiasGelu
+// (kernels/cuda/pointwise_programs.h) writing GELU alone and the backward's pass recomputing GELU′
+// (one (rows, width) array fewer written, and the same read back). bias (runs, width): a pack's
+// stacked runs (ops/run_axis.h), each run's rows its own row (on the CPU, GELU's formula in
+// LibTorch ops: a test's batched passes).
 std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
                                                        const torch::Tensor& bias) {
 #ifdef MINRNN_WITH_CUDA
-  if (pre.is_cuda()) return bias_gelu_cuda(pre, bias);
+  if (pre.is_cuda()) return {bias_gelu_cuda(pre, bias), pre};
 #endif
   const int64_t width = pre.size(1);
   if (bias.dim() == 2) {
@@ -50,15 +51,20 @@ std::pair<torch::Tensor, torch::Tensor> bias_gelu_pass(torch::Tensor pre,
 }
 
 // ∂/∂activated → {∂/∂pre, the first bias's gradient}, gelu′ applied with the bias gradient summed
-// in the same pass. CPU: in place, per chunk of rows, then the chunks; CUDA: the column-sum kernel
-// (kernels/cuda/pointwise_programs.h, ColumnSums) with the product. runs > 1: a pack's stacked
-// runs' rows, each run's bias gradient its own, (runs, width).
+// in the same pass; `saved`: bias_gelu_pass's second output (GELU′ on the CPU, pre on CUDA). CPU:
+// in place, per chunk of rows, then the chunks; CUDA: the column-sum kernel
+// (kernels/cuda/pointwise_programs.h, ColumnSums) with GELU′(pre + bias) and the product. runs >
+// 1: a pack's stacked runs' rows, each run's bias gradient its own, (runs, width).
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_pass(torch::Tensor d_activated,
-                                                           const torch::Tensor& slope,
+                                                           const torch::Tensor& saved,
+                                                           const torch::Tensor& bias,
                                                            int64_t runs) {
 #ifdef MINRNN_WITH_CUDA
-  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, slope, runs);
+  if (d_activated.is_cuda()) return gelu_backward_cuda(d_activated, saved, bias, runs);
+#else
+  (void)bias;
 #endif
+  const torch::Tensor& slope = saved;
   if (runs > 1) {
     const torch::Tensor d_hidden = d_activated * slope;
     return {d_hidden, run_column_sums(d_hidden, runs)};
@@ -88,10 +94,10 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     // The first bias joins the GELU pass (addmm would first copy it into every row and make the
     // GEMM read its output back: slower than the add it saves). The second is 1/4 the width.
     const torch::Tensor pre = rows_product(rows, w1, {});
-    auto [activated, gelu_grad] = bias_gelu_pass(pre.view({-1, pre.size(-1)}), b1);
+    auto [activated, gelu_saved] = bias_gelu_pass(pre.view({-1, pre.size(-1)}), b1);
     activated = activated.view(pre.sizes());
     torch::Tensor out = rows_product(activated, w2, b2);
-    ctx->save_for_backward({rows, w1, w2, gelu_grad, activated});
+    ctx->save_for_backward({rows, w1, b1, w2, gelu_saved, activated});
     std::vector<int64_t> out_sizes = x.sizes().vec();
     out_sizes.back() = w2.size(-2);
     ctx->saved_data["in_sizes"] = x.sizes().vec();
@@ -101,8 +107,8 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &rows = saved[0], &w1 = saved[1], &w2 = saved[2], &gelu_grad = saved[3],
-                        &activated = saved[4];
+    const torch::Tensor &rows = saved[0], &w1 = saved[1], &b1 = saved[2], &w2 = saved[3],
+                        &gelu_saved = saved[4], &activated = saved[5];
     const torch::Tensor d_out = rows_of(grads[0], w2).contiguous();
     // The weights' and the second bias's gradients beside the chain to d_x (ops/side_work.h); the
     // first bias's comes out of the GELU pass on the chain.
@@ -112,7 +118,7 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor d_activated = rows_input_grad(d_out, w2);
     const int64_t runs = w1.dim() == 3 ? w1.size(0) : 1;
     auto [d_hidden, d_b1] =
-        gelu_backward_pass(d_activated.view({-1, d_activated.size(-1)}), gelu_grad, runs);
+        gelu_backward_pass(d_activated.view({-1, d_activated.size(-1)}), gelu_saved, b1, runs);
     d_hidden = d_hidden.view(d_activated.sizes());
     const auto first = beside({d_hidden, rows}, [&] {
       return std::vector<torch::Tensor>{rows_weight_grad(d_hidden, rows)};

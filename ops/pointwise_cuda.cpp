@@ -32,31 +32,30 @@ torch::Tensor dropout_add_cuda(const torch::Tensor& x_in, const torch::Tensor& y
   return out;
 }
 
-std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre_in,
-                                                       const torch::Tensor& bias_in) {
+torch::Tensor bias_gelu_cuda(const torch::Tensor& pre_in, const torch::Tensor& bias_in) {
   c10::cuda::CUDAGuard guard(pre_in.device());
   const torch::Tensor pre = pre_in.contiguous(), bias = bias_in.contiguous();
-  torch::Tensor activated = torch::empty_like(pre), slope = torch::empty_like(pre);
+  torch::Tensor activated = torch::empty_like(pre);
   const int64_t width = pre.size(-1), rows = pre.numel() / width;
   const kernels::BiasGeluArgs args{pre.data_ptr(),
                                    bias.data_ptr(),
                                    activated.data_ptr(),
-                                   slope.data_ptr(),
                                    pre.numel(),
                                    width,
                                    pre.scalar_type() == torch::kDouble,
                                    bias.dim() == 2 ? rows / bias.size(0) : 0};
   C10_CUDA_CHECK(kernels::bias_gelu(args, at::cuda::getCurrentCUDAStream()));
-  return {activated, slope};
+  return activated;
 }
 
 namespace {
 
-// The column sums of in (rows, width), of in · scale where scale is defined (the products into
-// product): every tensor contiguous, of in's device and dtype. runs > 1: each run's rows on their
-// own, (runs, width).
-torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& scale,
-                               const torch::Tensor& product, int64_t runs) {
+// The column sums of in (rows, width), of in · GELU′(pre + bias) where pre is defined (the
+// products into product): every tensor contiguous, of in's device and dtype. runs > 1: each run's
+// rows on their own, (runs, width).
+torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& pre,
+                               const torch::Tensor& bias, const torch::Tensor& product,
+                               int64_t runs) {
   c10::cuda::CUDAGuard guard(in.device());
   const int64_t rows = in.size(0), width = in.size(1);
   const std::vector<int64_t> shape =
@@ -67,7 +66,8 @@ torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& sca
   torch::Tensor scratch =
       torch::empty({kernels::column_sums_scratch(rows, width, runs)}, in.options());
   const kernels::ColumnSumsArgs args{in.data_ptr(),
-                                     scale.defined() ? scale.data_ptr() : nullptr,
+                                     pre.defined() ? pre.data_ptr() : nullptr,
+                                     bias.defined() ? bias.data_ptr() : nullptr,
                                      product.defined() ? product.data_ptr() : nullptr,
                                      sums.data_ptr(),
                                      scratch.data_ptr(),
@@ -82,16 +82,18 @@ torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& sca
 }  // namespace
 
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& d_activated_in,
-                                                           const torch::Tensor& slope_in,
+                                                           const torch::Tensor& pre_in,
+                                                           const torch::Tensor& bias_in,
                                                            int64_t runs) {
-  const torch::Tensor d_activated = d_activated_in.contiguous(), slope = slope_in.contiguous();
-  torch::Tensor d_hidden = torch::empty_like(slope);
-  torch::Tensor d_bias = column_sums_into(d_activated, slope, d_hidden, runs);
+  const torch::Tensor d_activated = d_activated_in.contiguous(), pre = pre_in.contiguous(),
+                      bias = bias_in.contiguous();
+  torch::Tensor d_hidden = torch::empty_like(pre);
+  torch::Tensor d_bias = column_sums_into(d_activated, pre, bias, d_hidden, runs);
   return {d_hidden, d_bias};
 }
 
 torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs) {
-  return column_sums_into(rows.contiguous(), {}, {}, runs);
+  return column_sums_into(rows.contiguous(), {}, {}, {}, runs);
 }
 
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,

@@ -19,15 +19,16 @@ namespace minrnn::core {
 torch::Tensor dropout_add_cuda(const torch::Tensor& x, const torch::Tensor& y, uint64_t seed,
                                const torch::Tensor& seed_base, int64_t threshold, double scale);
 
-// pre (rows, width) + bias (width) → {GELU, GELU′} of it, each (rows, width).
-// bias (runs, width): a pack's runs stacked (ops/run_axis.h), each run's rows its own bias.
-std::pair<torch::Tensor, torch::Tensor> bias_gelu_cuda(const torch::Tensor& pre,
-                                                       const torch::Tensor& bias);
-// {d_activated · slope element by element, its column sums}: the MLP's GELU backward and its
-// first bias's gradient, in one pass over d_activated (and a small one over partial sums). With
-// runs > 1 the rows are a pack's runs' (ops/run_axis.h), each run's sums their own: (runs, width).
+// GELU(pre (rows, width) + bias (width)), (rows, width). bias (runs, width): a pack's runs
+// stacked (ops/run_axis.h), each run's rows its own bias.
+torch::Tensor bias_gelu_cuda(const torch::Tensor& pre, const torch::Tensor& bias);
+// {d_activated · GELU′(pre + bias) element by element, its column sums}: the MLP's GELU backward
+// and its first bias's gradient, in one pass over d_activated and pre (and a small one over
+// partial sums), GELU′ recomputed there. With runs > 1 the rows are a pack's runs'
+// (ops/run_axis.h), each run's sums their own: (runs, width).
 std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& d_activated,
-                                                           const torch::Tensor& slope,
+                                                           const torch::Tensor& pre,
+                                                           const torch::Tensor& bias,
                                                            int64_t runs = 1);
 // The column sums of rows (rows, width) → (width): a Linear's bias gradient, in a fixed order.
 // With runs > 1, each run's rows summed on their own: (runs, width).

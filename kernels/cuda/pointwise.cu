@@ -50,13 +50,11 @@ grid::DropoutAdd<T, DeviceMemory> dropout_program(const DropoutAddArgs& a) {
 }
 template <typename T>
 grid::BiasGelu<T, DeviceMemory> bias_gelu_program(const BiasGeluArgs& a) {
-  return {{a.n},
-          a.width,
-          static_cast<const T*>(a.pre),
-          static_cast<const T*>(a.bias),
-          static_cast<T*>(a.activated),
-          static_cast<T*>(a.slope),
-          a.rows_per_run};
+  grid::BiasGelu<T, DeviceMemory> k{};
+  k.n = a.n, k.width = a.width, k.rows_per_run = a.rows_per_run;
+  k.pre = static_cast<const T*>(a.pre), k.bias = static_cast<const T*>(a.bias);
+  k.activated = static_cast<T*>(a.activated);
+  return k.prepared();
 }
 // Each pass sums tiles of rows into partial rows, the next sums those, until one row is left:
 // the partial rows of pass n go to scratch, one level after another, the last row to sums.
@@ -65,15 +63,16 @@ cudaError_t column_sums_of(const ColumnSumsArgs& a, cudaStream_t stream) {
   using Program = grid::ColumnSums<T, DeviceMemory>;
   const T* in = static_cast<const T*>(a.in);
   T* scratch = static_cast<T*>(a.scratch);
-  bool scaled = a.scale != nullptr;
+  bool gelu = a.pre != nullptr;
   for (int64_t rows = a.rows;;) {
     Program k{};
-    k.rows = rows, k.width = a.width, k.scaled = scaled, k.in = in, k.runs = a.runs;
-    k.scale = static_cast<const T*>(a.scale), k.product = static_cast<T*>(a.product);
+    k.rows = rows, k.width = a.width, k.gelu = gelu, k.in = in, k.runs = a.runs;
+    k.pre = static_cast<const T*>(a.pre), k.bias = static_cast<const T*>(a.bias);
+    k.product = static_cast<T*>(a.product);
     const bool last = k.run_tiles() <= 1;
     k.sums_out = last ? static_cast<T*>(a.sums) : scratch;
     if (const cudaError_t err = launch(k, stream); err != cudaSuccess || last) return err;
-    in = scratch, scratch += k.tiles() * a.width, rows = k.tiles(), scaled = false;
+    in = scratch, scratch += k.tiles() * a.width, rows = k.tiles(), gelu = false;
   }
 }
 

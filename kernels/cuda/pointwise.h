@@ -23,25 +23,25 @@ struct DropoutAddArgs {
 };
 cudaError_t dropout_add(const DropoutAddArgs& args, cudaStream_t stream);
 
-// The fused MLP's forward pass: pre (rows, width) + bias (width) → activated, slope (GELU, GELU′).
+// The fused MLP's forward pass: pre (rows, width) + bias (width) → activated = GELU of it.
 // rows_per_run > 0: a pack's runs stacked, bias (runs, width), each run's rows its own row.
 struct BiasGeluArgs {
   const void *pre, *bias;
-  void *activated, *slope;
+  void* activated;
   int64_t n, width;
   bool float64;
   int64_t rows_per_run = 0;
 };
 cudaError_t bias_gelu(const BiasGeluArgs& args, cudaStream_t stream);
 
-// The column sums of in (rows, width) into sums (width), in a fixed order; with scale set (in's
-// shape), of in · scale, the products written to product (the MLP's GELU backward and its bias
-// gradient in one pass). scratch: column_sums_scratch(rows, width) elements for the partial rows
-// (none when rows fit one tile). ceil(log₂₅₆ rows) launches, one up to 256 rows, two up to 65 536.
-// With runs > 1, the rows are that many runs' one after the other, each summed on its own: sums
-// (runs, width).
+// The column sums of in (rows, width) into sums (width), in a fixed order; with pre set (in's
+// shape, bias beside it as BiasGelu's), of in · GELU′(pre + bias), the products written to product
+// (the MLP's GELU backward and its bias gradient in one pass). scratch: column_sums_scratch(rows,
+// width) elements for the partial rows (none when rows fit one tile). ceil(log₂₅₆ rows) launches,
+// one up to 256 rows, two up to 65 536. With runs > 1, the rows are that many runs' one after the
+// other, each summed on its own: sums (runs, width).
 struct ColumnSumsArgs {
-  const void *in, *scale;
+  const void *in, *pre, *bias;
   void *product, *sums, *scratch;
   int64_t rows, width;
   bool float64;

@@ -10,6 +10,7 @@
 // The step's loss, end and AdamW: kernels/cuda/step_end_programs.h.
 #pragma once
 #include "kernels/cuda/phase_program.h"
+#include "kernels/math/divider.h"
 #include "kernels/math/dropout_math.h"
 
 #include <math.h>
@@ -69,25 +70,52 @@ MINRNN_HOST_DEVICE double erf_of(double v) {
   return ::erf(v);
 }
 
-// v = pre[i] + bias[i % width]: activated[i] = GELU(v) = v Φ(v), slope[i] = GELU'(v) = Φ(v) + v
-// φ(v) (exact GELU, Φ by erf). With rows_per_run > 0, a pack's runs stacked (ops/run_axis.h):
-// bias (runs, width), each run's rows adding its own row.
+// GELU(v) = v Φ(v) and GELU′(v) = Φ(v) + v φ(v): exact GELU, Φ by erf.
+template <typename T>
+struct GeluAt {
+  T value, slope;
+};
+template <typename T>
+MINRNN_HOST_DEVICE GeluAt<T> gelu_at(T v) {
+  const T cdf = T(0.5) * (T(1) + erf_of(v * T(0.70710678118654752440)));
+  const T pdf = T(0.39894228040143267794) * scan_math::exp_of(T(-0.5) * v * v);
+  return {v * cdf, cdf + v * pdf};
+}
+
+// activated[i] = GELU(pre[i] + bias[i % width]). With rows_per_run > 0, a pack's runs stacked
+// (ops/run_axis.h): bias (runs, width), each run's rows adding its own row. GELU′ is not kept: the
+// backward (ColumnSums, `gelu`) recomputes it from pre, where writing it cost a (rows, width)
+// array. Element i's row and run by Dividers where the indices fit (prepared()).
 template <typename T, typename Mem>
 struct BiasGelu : PointwiseGrid {
   int64_t width;
   typename Mem::template In<T> pre, bias;
-  typename Mem::template Out<T> activated, slope;
+  typename Mem::template Out<T> activated;
   int64_t rows_per_run = 0;
+  bool divide_fast = false;
+  Divider by_width, by_run_rows;
+  // This pass with its dividers set (on the host, before a launch).
+  BiasGelu prepared() const {
+    BiasGelu k = *this;
+    const int64_t run_rows = rows_per_run > 0 ? rows_per_run : 1;
+    k.divide_fast = Divider::fits(n, width) && Divider::fits(n, run_rows);
+    if (k.divide_fast) k.by_width = Divider::of(width), k.by_run_rows = Divider::of(run_rows);
+    return k;
+  }
+  // Element i's bias: its run's row, its column.
+  MINRNN_HOST_DEVICE int64_t bias_index(int64_t i) const {
+    if (divide_fast) {
+      const uint32_t row = by_width.quotient(static_cast<uint32_t>(i));
+      const int64_t column = i - int64_t{row} * width;
+      return rows_per_run > 0 ? int64_t{by_run_rows.quotient(row)} * width + column : column;
+    }
+    const int64_t row = i / width, column = i - row * width;
+    return rows_per_run > 0 ? row / rows_per_run * width + column : column;
+  }
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t i = element(th);
     if (i >= n) return;
-    const int64_t row = i / width, column = i - row * width;
-    const int64_t b = rows_per_run > 0 ? row / rows_per_run * width + column : column;
-    const T v = static_cast<T>(pre[i]) + static_cast<T>(bias[b]);
-    const T cdf = T(0.5) * (T(1) + erf_of(v * T(0.70710678118654752440)));
-    const T pdf = T(0.39894228040143267794) * scan_math::exp_of(T(-0.5) * v * v);
-    activated[i] = v * cdf;
-    slope[i] = cdf + v * pdf;
+    activated[i] = gelu_at(static_cast<T>(pre[i]) + static_cast<T>(bias[bias_index(i)])).value;
   }
 };
 
@@ -95,9 +123,10 @@ struct BiasGelu : PointwiseGrid {
 // Linear's bias gradient. One pass sums each tile of kTileRows rows into a partial row; the same
 // program over those partial rows sums them (ops/pointwise_cuda.cpp repeats it until one row is
 // left). A block takes kLanes columns of one tile (SlicedSums: kSlices slices of the tile's rows,
-// halved across barriers). With `scaled`, each term is in · scale, written to `product` as it is
-// summed: the MLP's GELU backward (d_hidden = d_activated · GELU′) and its first bias's gradient
-// in one pass, where LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows
+// halved across barriers). With `gelu`, each term is in · GELU′(pre + bias) (bias the run's row),
+// written to `product` as it is summed: the MLP's GELU backward (d_hidden = d_activated · GELU′,
+// the slope recomputed from BiasGelu's input) and its first bias's gradient in one pass, where
+// LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows
 // are that many runs' one after the other (a pack's stacked runs, ops/run_axis.h), each summed on
 // its own: no tile takes rows of two runs, and the last pass leaves a row a run.
 template <typename T, typename Mem>
@@ -111,9 +140,10 @@ struct ColumnSums : SlicedSums {
     typename Mem::template Array<T, kThreads> sums;
   };
   int64_t rows, width;
-  bool scaled;
-  typename Mem::template In<T> in, scale;  // (rows, width); scale read when scaled
-  typename Mem::template Out<T> product;   // (rows, width), written when scaled
+  bool gelu;
+  typename Mem::template In<T> in, pre;    // (rows, width); pre read when gelu
+  typename Mem::template In<T> bias;       // (runs, width), read when gelu
+  typename Mem::template Out<T> product;   // (rows, width), written when gelu
   typename Mem::template Out<T> sums_out;  // (tiles(), width)
   int64_t runs = 1;                        // rows / runs rows each
   MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
@@ -133,27 +163,27 @@ struct ColumnSums : SlicedSums {
       const int64_t tile_first = run * run_rows() + (tile - run * run_tiles()) * kTileRows;
       const int64_t first = tile_first + slice(th), tile_end = tile_first + kTileRows;
       const int64_t end = k >= width ? 0 : tile_end < run_end ? tile_end : run_end;
-      sh.sums[th.index] = column_sum(first, end, k);
+      sh.sums[th.index] = column_sum(first, end, k, run);
     } else if (p <= kLevels) {
       halve<T>(sh.sums, th, p);
     } else if (slice(th) == 0 && k < width) {
       sums_out[tile * width + k] = sh.sums[th.index];
     }
   }
-  // Column k's rows first, first + kSlices, … below end, in order (x · 1 is x: unscaled sums
-  // round as plain ones).
-  MINRNN_HOST_DEVICE T column_sum(int64_t first, int64_t end, int64_t k) const {
+  // Column k's rows first, first + kSlices, … below end (rows of run `run`), in order.
+  MINRNN_HOST_DEVICE T column_sum(int64_t first, int64_t end, int64_t k, int64_t run) const {
     T sum = T(0);
     const int64_t count = end > first ? (end - first + kSlices - 1) / kSlices : 0;
+    const T b = gelu && count > 0 ? static_cast<T>(bias[run * width + k]) : T(0);
     walk_in_chunks<kChunk>(
         count,
         [&](int64_t n) {
           const int64_t i = (first + n * kSlices) * width + k;
-          return Pair<T>{static_cast<T>(in[i]), scaled ? static_cast<T>(scale[i]) : T(1)};
+          return Pair<T>{static_cast<T>(in[i]), gelu ? static_cast<T>(pre[i]) : T(0)};
         },
         [&](int64_t n, Pair<T> v) {
-          const T x = v.a * v.b;
-          if (scaled) product[(first + n * kSlices) * width + k] = x;
+          const T x = gelu ? v.a * gelu_at(v.b + b).slope : v.a;
+          if (gelu) product[(first + n * kSlices) * width + k] = x;
           sum = sum + x;
         });
     return sum;

@@ -29,7 +29,7 @@ cudaError_t token_embedding(const TokenEmbeddingArgs& a, float* tokens, cudaStre
   k.table = a.table;
   k.out = tokens;
   cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
+  Launch{stream, &err}(k.prepared());
   return err;
 }
 

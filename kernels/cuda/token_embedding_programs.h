@@ -15,6 +15,7 @@
 // table, and each run's gradients are summed from its own windows alone.
 #pragma once
 #include "kernels/cuda/phase_program.h"
+#include "kernels/math/divider.h"
 #include "kernels/math/token_embedding_math.h"
 
 namespace minrnn::core::grid {
@@ -36,17 +37,50 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
   typename Mem::template In<int64_t> timesteps;  // (B·K)
   typename Mem::template In<float> table;        // (rows, D)
   typename Mem::template Out<float> out;         // (B·L, D)
+  // An element's token, step and run by Dividers where the indices fit (prepared()): by 64-bit
+  // division, five an element.
+  bool divide_fast = false;
+  Divider by_width, by_tokens, by_groups, by_run_batch;
   MINRNN_HOST_DEVICE int64_t elements() const { return shape.batch * shape.tokens * shape.width; }
   MINRNN_HOST_DEVICE int64_t blocks() const { return (elements() + kThreads - 1) / kThreads; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
+  // This pass with its dividers set (on the host, before a launch).
+  TokenEmbedding prepared() const {
+    TokenEmbedding k = *this;
+    const int64_t count = elements();
+    k.divide_fast = Divider::fits(count, shape.width) && Divider::fits(count, shape.tokens) &&
+                    Divider::fits(count, shape.groups) && Divider::fits(count, shape.run_batch());
+    if (k.divide_fast) {
+      k.by_width = Divider::of(shape.width), k.by_tokens = Divider::of(shape.tokens);
+      k.by_groups = Divider::of(shape.groups), k.by_run_batch = Divider::of(shape.run_batch());
+    }
+    return k;
+  }
+  // Element e's place: its window b, its token l of the window, its channel d, its run.
+  struct Place {
+    int64_t b, l, d, run;
+  };
+  MINRNN_HOST_DEVICE Place place_of(int64_t e) const {
+    const int64_t D = shape.width;
+    if (divide_fast) {
+      const uint32_t row = by_width.quotient(static_cast<uint32_t>(e));
+      const uint32_t b = by_tokens.quotient(row);
+      const int64_t run = shape.runs > 1 ? by_run_batch.quotient(b) : 0;
+      return {b, row - int64_t{b} * shape.tokens, e - int64_t{row} * D, run};
+    }
+    const int64_t row = e / D, b = row / shape.tokens;
+    return {b, row % shape.tokens, e % D, shape.run_of_window(b)};
+  }
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const int64_t e = th.block * kThreads + th.index;
     if (e >= elements()) return;
-    const int64_t D = shape.width, row = e / D, d = e % D;
-    const int64_t b = row / shape.tokens, l = row % shape.tokens, run = shape.run_of_window(b);
-    const int j = static_cast<int>(l % shape.groups);
-    const int64_t step = b * shape.steps + l / shape.groups, n = shape.inputs[j];
+    const Place at = place_of(e);
+    const int64_t D = shape.width, run = at.run, d = at.d;
+    const int64_t k = divide_fast ? int64_t{by_groups.quotient(static_cast<uint32_t>(at.l))}
+                                  : at.l / shape.groups;
+    const int j = static_cast<int>(at.l - k * shape.groups);
+    const int64_t step = at.b * shape.steps + k, n = shape.inputs[j];
     const int64_t table_row = run * shape.table_rows + time_row(timesteps[step], shape.table_rows);
     const float time = table[table_row * D + d];
     out[e] = token_channel(static_cast<float>(this->bias[j][run * D + d]), this->input[j], step * n,

@@ -1,5 +1,5 @@
 // The column-sum kernel (kernels/cuda/pointwise_programs.h, ColumnSums: a Linear's bias gradient,
-// and with its scale the MLP's GELU backward) run by the host emulator, pass after pass as
+// and with `gelu` the MLP's GELU backward) run by the host emulator, pass after pass as
 // kernels/cuda/pointwise.cu chains them until one row is left: every output element written once,
 // no partial row or column outside the array touched, the sums against float64, the products
 // one rounding each.
@@ -30,25 +30,35 @@ torch::Tensor rows_of(const std::vector<T>& v, int64_t rows, int64_t width) {
   return torch::from_blob(const_cast<T*>(v.data()), {rows, width}, dtype).clone();
 }
 
-// Runs the passes over in (rows, width) — of in · scale when scaled; `runs` runs' rows one after
-// the other, each summed on its own — and checks them; returns how many passes ran.
+// Runs the passes over in (rows, width) — of in · GELU′(pre + bias) when scaled, bias a run's row;
+// `runs` runs' rows one after the other, each summed on its own — and checks them; returns how
+// many passes ran.
 template <typename T>
 int check_sums(int64_t rows, int64_t width, bool scaled, int64_t runs = 1) {
   SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + (scaled ? " scaled" : "") +
                ", " + std::to_string(runs) + " runs");
   const auto dtype = sizeof(T) == 4 ? torch::kFloat : torch::kDouble;
   const torch::Tensor in = torch::randn({rows, width}, dtype),
-                      scale = torch::rand({rows, width}, dtype);
+                      pre = torch::randn({rows, width}, dtype) * 2,
+                      bias = torch::randn({runs, width}, dtype);
+  // Each term's factor, as the pass computes it: GELU′ of the element plus its run's bias.
+  const std::vector<T> pre_v = values_of<T>(pre), bias_v = values_of<T>(bias);
+  std::vector<T> slopes(pre_v.size());
+  for (size_t i = 0; i < pre_v.size(); ++i) {
+    const int64_t row = static_cast<int64_t>(i) / width, k = static_cast<int64_t>(i) % width;
+    slopes[i] = grid::gelu_at(pre_v[i] + bias_v[row / (rows / runs) * width + k]).slope;
+  }
+  const torch::Tensor scale = rows_of(slopes, rows, width);
   emu::Log log;
-  emu::Buffer<T> in_b("in", values_of<T>(in)), scale_b("scale", values_of<T>(scale)),
+  emu::Buffer<T> in_b("in", values_of<T>(in)), pre_b("pre", pre_v), bias_b("bias", bias_v),
       product_b("product", static_cast<size_t>(scaled ? rows * width : 0));
   std::vector<std::unique_ptr<emu::Buffer<T>>> levels;  // each pass's output, the last the sums
   emu::In<T> pass_in = in_b.in();
   int passes = 0;
   for (int64_t n = rows;; ++passes) {
     Sums<T> k{};
-    k.rows = n, k.width = width, k.scaled = scaled && passes == 0, k.runs = runs;
-    k.in = pass_in, k.scale = scale_b.in(), k.product = product_b.out();
+    k.rows = n, k.width = width, k.gelu = scaled && passes == 0, k.runs = runs;
+    k.in = pass_in, k.pre = pre_b.in(), k.bias = bias_b.in(), k.product = product_b.out();
     levels.push_back(std::make_unique<emu::Buffer<T>>("level " + std::to_string(passes),
                                                       static_cast<size_t>(k.tiles() * width)));
     k.sums_out = levels.back()->out();
@@ -79,7 +89,7 @@ int check_sums(int64_t rows, int64_t width, bool scaled, int64_t runs = 1) {
       emu::In<T> run_pass = run_in.in();
       for (int64_t n = rows / runs;;) {
         Sums<T> k{};
-        k.rows = n, k.width = width, k.scaled = false, k.in = run_pass;
+        k.rows = n, k.width = width, k.gelu = false, k.in = run_pass;
         run_levels.push_back(
             std::make_unique<emu::Buffer<T>>("run level", static_cast<size_t>(k.tiles() * width)));
         k.sums_out = run_levels.back()->out();
