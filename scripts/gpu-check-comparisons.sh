@@ -43,12 +43,31 @@ time_step() {  # label, log, then the command that is minrnn (`env VAR=value min
 # of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
 # this build's, alternating, one round each (two until 2026-11-28: their rounds agreed to 0.01 ms).
 baseline="${PREBUILT:+$PREBUILT/bin/minrnn-baseline}"
+rev=$(cat "${PREBUILT:-.}/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
 if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
-  rev=$(cat "$PREBUILT/bin/baseline-rev" 2> /dev/null || echo "an earlier commit")
   for round in 1; do
     time_step "baseline $rev, round $round" "$LOGS/bench-train-baseline-$round.log" "$baseline"
     time_step "this build, round $round" "$LOGS/bench-train-this-$round.log" "$MINRNN"
   done
+fi
+# The same for a stacked pack of 32 (both backbones, fp32), whose element-wise kernels a change
+# may have made cheaper: run-steps/s and the share of the peak, as "stacked pack, LABEL". ~25 s.
+time_stacked_pack() {  # label, log, then the command that is minrnn
+  local label=$1 log=$2
+  shift 2
+  if "$@" bench pack --device cuda --backbones mingru,transformer --packs 32 --seconds 1 \
+       --stacked --no-append "${peak[@]}" > "$log" 2>&1; then
+    note "stacked pack of 32, $label: $(awk -F'|' '/^\| (mingru|transformer) /{
+      gsub(/ /, "", $2); gsub(/ /, "", $5); gsub(/ /, "", $10);
+      printf "%s %s run-steps/s (%s %% of the peak); ", $2, $5, $10}' "$log")"
+  else
+    status=1
+    note "stacked pack of 32, $label FAILED (log: $log)"
+  fi
+}
+if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped pack; then
+  time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" "$baseline"
+  time_stacked_pack "this build" "$LOGS/bench-pack-stacked-this.log" "$MINRNN"
 fi
 if ! skipped train; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the
