@@ -46,7 +46,8 @@ bool fusable(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor
   if (!w.is_contiguous() || !b.is_contiguous() || x.dim() < 1 || x.numel() == 0) return false;
   const int64_t outputs = w.size(-2), width = w.size(-1);
   if (x.size(-1) != width || width > tanh_head_cuda_max_width() ||
-      outputs > tanh_head_cuda_max_outputs() || b.size(-1) != outputs) {
+      outputs > tanh_head_cuda_max_outputs() || outputs * width > tanh_head_cuda_max_terms() ||
+      b.size(-1) != outputs) {
     return false;
   }
   if (w.dim() == 2) return b.dim() == 1;

@@ -36,6 +36,9 @@ int64_t tanh_head_cuda_max_outputs() {
 int64_t tanh_head_cuda_max_width() {
   return kernels::tanh_head_max_width();
 }
+int64_t tanh_head_cuda_max_terms() {
+  return kernels::tanh_head_max_terms();
+}
 int64_t tanh_head_cuda_block_rows() {
   return kernels::tanh_head_block_rows();
 }

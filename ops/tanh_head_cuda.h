@@ -8,10 +8,11 @@
 
 namespace minrnn::core {
 
-// The kernels' limits: outputs a row, channels a row, and the rows a backward block takes (a
-// pack's runs must fill whole blocks).
+// The kernels' limits: outputs a row, channels a row, outputs × channels, and the rows a backward
+// block takes (a pack's runs must fill whole blocks).
 int64_t tanh_head_cuda_max_outputs();
 int64_t tanh_head_cuda_max_width();
+int64_t tanh_head_cuda_max_terms();
 int64_t tanh_head_cuda_block_rows();
 
 // tanh(x · wᵀ + b): x (rows, width), w (outputs, width) and b (outputs), or a pack's runs stacked,

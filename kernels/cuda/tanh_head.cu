@@ -14,6 +14,9 @@ int64_t tanh_head_max_outputs() {
 int64_t tanh_head_max_width() {
   return grid::RowGrid::kMaxWidth;
 }
+int64_t tanh_head_max_terms() {
+  return grid::kMaxHeadTerms;
+}
 int64_t tanh_head_block_rows() {
   return grid::RowGrid::kWarps;
 }

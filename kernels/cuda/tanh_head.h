@@ -8,7 +8,8 @@
 namespace minrnn::core::kernels {
 
 // y (rows, outputs) = tanh(x (rows, width) · weightᵀ + bias), weight (outputs, width), bias
-// (outputs); outputs ≤ tanh_head_max_outputs(), width ≤ tanh_head_max_width(). A pack's runs
+// (outputs); outputs ≤ tanh_head_max_outputs(), width ≤ tanh_head_max_width(), outputs · width ≤
+// tanh_head_max_terms(). A pack's runs
 // stacked: rows_per_run > 0, weight (runs, outputs, width), bias (runs, outputs).
 struct TanhHeadArgs {
   int64_t rows, width, outputs;
@@ -17,6 +18,7 @@ struct TanhHeadArgs {
 };
 int64_t tanh_head_max_outputs();
 int64_t tanh_head_max_width();
+int64_t tanh_head_max_terms();
 cudaError_t tanh_head_forward(const TanhHeadArgs& args, float* y, cudaStream_t stream);
 
 // From the forward's y and its gradient: x_grad (rows, width), and each backward block's partial

@@ -19,7 +19,11 @@
 
 namespace minrnn::core::grid {
 
-constexpr int kMaxHeadOutputs = 4;
+// Outputs a row, and outputs × width: a backward warp's terms, which its block keeps in shared
+// memory for every warp (8 × 1 024 floats, 32 KB of the 48 a block's static arrays may take):
+// halfcheetah's and walker2d's 6 actions at DT's 128 channels, 4 at the widest rows.
+constexpr int kMaxHeadOutputs = 8;
+constexpr int kMaxHeadTerms = 4 * RowGrid::kMaxWidth;
 
 MINRNN_HOST_DEVICE float tanh_of(float v) {
   return ::tanhf(v);
@@ -81,8 +85,9 @@ struct TanhHeadBackward : RowGrid {
   static constexpr int kPhases = kWarpLevels + 2;
   struct Regs : Exchange<float> {};
   struct Shared {
-    // [warp][output][channel] and [warp][output]: the warps' rows' terms, halved across warps.
-    typename Mem::template Array<float, kWarps * kMaxHeadOutputs * kMaxWidth> weight_part;
+    // [warp][output · width + channel] and [warp][output]: the warps' rows' terms, halved across
+    // warps.
+    typename Mem::template Array<float, kWarps * kMaxHeadTerms> weight_part;
     typename Mem::template Array<float, kWarps * kMaxHeadOutputs> bias_part;
   };
   int64_t outputs;
@@ -107,8 +112,8 @@ struct TanhHeadBackward : RowGrid {
         MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
           const int64_t k = channel(th, c);
           if (k < 0) continue;
-          const int64_t at = (warp * kMaxHeadOutputs + a) * kMaxWidth + k;
-          const int64_t from = at + half * kMaxHeadOutputs * kMaxWidth;
+          const int64_t at = warp * kMaxHeadTerms + a * width + k;
+          const int64_t from = at + half * kMaxHeadTerms;
           sh.weight_part[at] =
               static_cast<float>(sh.weight_part[at]) + static_cast<float>(sh.weight_part[from]);
         }
@@ -124,7 +129,7 @@ struct TanhHeadBackward : RowGrid {
         if (a >= outputs) continue;
         MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
           const int64_t k = channel(th, c);
-          if (k >= 0) partial[first + a * width + k] = sh.weight_part[a * kMaxWidth + k];
+          if (k >= 0) partial[first + a * width + k] = sh.weight_part[a * width + k];
         }
         if (th.index == 0) partial[first + outputs * width + a] = sh.bias_part[a];
       }
@@ -149,7 +154,7 @@ struct TanhHeadBackward : RowGrid {
       MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
         if (a >= outputs) continue;
         dx = dx + g[a] * static_cast<float>(weight[(run * outputs + a) * width + k]);
-        sh.weight_part[(warp * kMaxHeadOutputs + a) * kMaxWidth + k] = g[a] * v;
+        sh.weight_part[warp * kMaxHeadTerms + a * width + k] = g[a] * v;
       }
       if (real) x_grad[row * width + k] = dx;
     }

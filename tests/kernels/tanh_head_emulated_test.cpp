@@ -3,8 +3,8 @@
 // backward blocks' partial rows (their sums, taken here in float64, are the weight's and bias's
 // gradients; ColumnSums, which sums them on the GPU, has its own tests) against LibTorch's
 // autograd in float64. DT's head (1 280 rows of 128, 3 outputs), a last block partly past the
-// rows with lanes past a row's end, the widest rows and most outputs the kernels take; and a
-// pack's runs stacked, each bit for bit as it is alone.
+// rows with lanes past a row's end, the widest rows and most outputs the kernels take (6 for
+// halfcheetah and walker2d); and a pack's runs stacked, each bit for bit as it is alone.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -76,14 +76,17 @@ void check_head(int64_t rows, int64_t width, int64_t outputs) {
 TEST(TanhHeadEmulated, IsTheLinearsTanhAndItsGradients) {
   check_head(64 * 20, 128, 3);  // DT's action head: B 64, K 20, embed 128, hopper's 3 actions
   check_head(37, 40, 1);        // the last block partly past the rows; lanes past the row's end
-  check_head(16, 256, 4);       // the widest rows and the most outputs the kernels take
+  check_head(16, 256, 4);       // the widest rows, with the most outputs they take (4 × 256 terms)
+  check_head(64 * 4, 128, 6);   // halfcheetah's and walker2d's 6 actions
+  check_head(45, 128, 8);       // the most outputs the kernels take (8 × 128 terms)
+  check_head(21, 100, 7);       // rows narrower than a lane's channels at 7 outputs
 }
 
 // A pack's runs stacked (kernels/math/run_rows.h): each run's rows read its own weights and bias,
 // each backward block's rows one run's — every output bit for bit the run's alone.
 TEST(TanhHeadEmulated, EachRunOfAPackIsItsOwnHead) {
   torch::manual_seed(43);
-  constexpr int64_t kRuns = 3, kRunRows = 24, kWidth = 48, kOutputs = 3;
+  constexpr int64_t kRuns = 3, kRunRows = 24, kWidth = 48, kOutputs = 6;
   const torch::Tensor x = torch::randn({kRuns * kRunRows, kWidth}),
                       w = torch::randn({kRuns, kOutputs, kWidth}) * 0.2,
                       b = torch::randn({kRuns, kOutputs}) * 0.5,

@@ -84,12 +84,16 @@ TEST(TanhHeadCuda, IsTheLinearsTanhAndItsGradients) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   SCOPED_TRACE("DT's action head");
   expect_head_matches(random_head(64, 128, 3), torch::kCUDA, 1e-5);
-  SCOPED_TRACE("the widest head the kernels take");
+  SCOPED_TRACE("the widest rows the kernels take, at their most outputs");
   expect_head_matches(random_head(4, 256, 4), torch::kCUDA, 1e-5);
-  SCOPED_TRACE("wider than the kernels take: LibTorch's ops");
-  expect_head_matches(random_head(4, 64, 6), torch::kCUDA, 1e-5);
+  SCOPED_TRACE("halfcheetah's and walker2d's 6 actions");
+  expect_head_matches(random_head(64, 128, 6), torch::kCUDA, 1e-5);
+  SCOPED_TRACE("more outputs than the kernels take: LibTorch's ops");
+  expect_head_matches(random_head(4, 64, 9), torch::kCUDA, 1e-5);
+  SCOPED_TRACE("more terms than the kernels take: LibTorch's ops");
+  expect_head_matches(random_head(4, 256, 6), torch::kCUDA, 1e-5);
   SCOPED_TRACE("a pack's runs stacked");
-  expect_runs_each_alone(random_head(6, 128, 3, 3), 3, torch::kCUDA, 1e-5);
+  expect_runs_each_alone(random_head(6, 128, 6, 3), 3, torch::kCUDA, 1e-5);
 }
 
 }  // namespace
