@@ -69,7 +69,7 @@ if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped pack; then
   time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" "$baseline"
   time_stacked_pack "this build" "$LOGS/bench-pack-stacked-this.log" "$MINRNN"
 fi
-if ! skipped train; then
+if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the
   # automatic choice is the simple kernel (a thread a channel: 64 blocks of 128 at B·D 8 192), set
   # from eager timings that launch overhead dominated at T 64; in the graph SimpleForward took
@@ -97,11 +97,11 @@ fi
 # LibTorch's other GEMM path, cuBLASLt (TORCH_BLAS_PREFER_CUBLASLT=1): about half a step is GEMMs,
 # and 11 of a minGRU step's 121 launches were cuBLAS's split-K reductions. Whether cuBLASLt's
 # choices do better, one process each way, and a pack of 32 minGRU runs with it.
-if ! skipped train; then
+if ! skipped train && ! skipped cublaslt; then
   time_step "cuBLASLt" "$LOGS/bench-train-cublaslt.log" env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN"
   time_step "cuBLAS (the default), beside it" "$LOGS/bench-train-cublas.log" "$MINRNN"
 fi
-if ! skipped pack; then
+if ! skipped pack && ! skipped cublaslt; then
   log="$LOGS/bench-pack-cublaslt.log"
   if env TORCH_BLAS_PREFER_CUBLASLT=1 "$MINRNN" bench pack --device cuda --backbones mingru \
        --packs 32 --seconds 2 "${peak[@]}" --no-append > "$log" 2>&1; then

@@ -18,7 +18,9 @@
 #        PREBUILT=.gpu-carry scripts/gpu-check.sh  (no build: the binaries scripts/gpu-carry.sh
 #                                             built here for the GPU, copied into their build dir)
 #        SKIP="scan figure1" …                (leave out these steps: device-tests scan train ncu
-#                                             pack agent peer figure1; device-tests: ~70 s of a call)
+#                                             pack agent peer figure1; device-tests: ~70 s of a call;
+#                                             kernel-choices (scan kernels, cuBLAS logs), cublaslt:
+#                                             comparisons already read)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
 #        (PREBUILT with bin/minrnn-baseline, gpu-carry.sh's BASELINE=REV: the training step of that
