@@ -152,10 +152,11 @@ struct SlicedSums {
   }
 };
 
-// The rows of a (rows, D) array, a warp each, 8 a block.
-struct RowGrid {
+// The rows of a (rows, D) array, a warp each, 8 a block, PerLane channels a lane: D ≤ 32 · PerLane.
+template <int PerLane>
+struct RowGridOf {
   static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
-  static constexpr int kPerLane = 8, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
+  static constexpr int kPerLane = PerLane, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
   int64_t rows, width;
   MINRNN_HOST_DEVICE int64_t blocks() const { return (rows + kWarps - 1) / kWarps; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
@@ -199,6 +200,9 @@ struct RowGrid {
     r.out.b = r.out.b + r.in.b;
   }
 };
+// Rows of up to 256 channels. A program that keeps a row's channels in registers across its phases
+// may take RowGridOf<4> where rows are at most 128 wide: half the registers, more blocks an SM.
+using RowGrid = RowGridOf<8>;
 
 // The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
 // adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels

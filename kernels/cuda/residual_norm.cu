@@ -17,49 +17,66 @@ int64_t residual_norm_block_rows() {
   return grid::RowGrid::kWarps;
 }
 
-cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
-  const grid::ResidualNormForward<DeviceMemory> k{{a.rows, a.width},
-                                                  a.dropout,
-                                                  a.seed_base,
-                                                  a.eps,
-                                                  a.x_rows,
-                                                  a.y_rows,
-                                                  a.x != nullptr,
-                                                  a.x,
-                                                  a.y,
-                                                  a.gamma,
-                                                  a.beta,
-                                                  a.sum,
-                                                  a.normed,
-                                                  a.moments,
-                                                  {a.rows_per_run}};
+namespace {
+
+// Rows of up to 128 channels take the programs' 4-channels-a-lane form (RowGridOf).
+constexpr int64_t kNarrowWidth = grid::RowGridOf<4>::kMaxWidth;
+
+template <int PerLane>
+cudaError_t forward_of(const ResidualNormArgs& a, cudaStream_t stream) {
+  const grid::ResidualNormForward<DeviceMemory, PerLane> k{{a.rows, a.width},
+                                                           a.dropout,
+                                                           a.seed_base,
+                                                           a.eps,
+                                                           a.x_rows,
+                                                           a.y_rows,
+                                                           a.x != nullptr,
+                                                           a.x,
+                                                           a.y,
+                                                           a.gamma,
+                                                           a.beta,
+                                                           a.sum,
+                                                           a.normed,
+                                                           a.moments,
+                                                           {a.rows_per_run}};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;
 }
 
-cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
+template <int PerLane>
+cudaError_t backward_of(const ResidualNormGradArgs& a, cudaStream_t stream) {
   const int64_t partials = residual_norm_partial_rows(a.rows);
-  const grid::ResidualNormBackward<DeviceMemory> rows{{a.rows, a.width},
-                                                      a.dropout,
-                                                      a.seed_base,
-                                                      a.x_rows,
-                                                      a.y_rows,
-                                                      a.sum,
-                                                      a.moments,
-                                                      a.gamma,
-                                                      a.sum_grad,
-                                                      a.normed_grad,
-                                                      a.sum_grad != nullptr,
-                                                      a.x_grad != nullptr,
-                                                      a.x_grad,
-                                                      a.y_grad,
-                                                      a.partials,
-                                                      a.partials + partials * a.width,
-                                                      {a.rows_per_run}};
+  const grid::ResidualNormBackward<DeviceMemory, PerLane> rows{{a.rows, a.width},
+                                                               a.dropout,
+                                                               a.seed_base,
+                                                               a.x_rows,
+                                                               a.y_rows,
+                                                               a.sum,
+                                                               a.moments,
+                                                               a.gamma,
+                                                               a.sum_grad,
+                                                               a.normed_grad,
+                                                               a.sum_grad != nullptr,
+                                                               a.x_grad != nullptr,
+                                                               a.x_grad,
+                                                               a.y_grad,
+                                                               a.partials,
+                                                               a.partials + partials * a.width,
+                                                               {a.rows_per_run}};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(rows);
   return err;
+}
+
+}  // namespace
+
+cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
+  return a.width <= kNarrowWidth ? forward_of<4>(a, stream) : forward_of<8>(a, stream);
+}
+
+cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
+  return a.width <= kNarrowWidth ? backward_of<4>(a, stream) : backward_of<8>(a, stream);
 }
 
 cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream) {

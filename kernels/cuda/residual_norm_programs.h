@@ -3,7 +3,8 @@
 // forward and ~5 backward (the dropout's, the LayerNorm's input and parameter gradients, and the
 // add of the residual's two gradients). Every sum runs in a fixed order: a replay gives the same
 // bits.
-// - ResidualNormForward: a warp a row (D ≤ kMaxWidth, kPerLane channels a lane): the sums, the
+// - ResidualNormForward: a warp a row (D ≤ kMaxWidth, kPerLane channels a lane; the launcher
+//   takes 4 where rows are at most 128 wide, 8 up to 256): the sums, the
 //   row's mean and variance summed by warp shuffles (no barrier: the warps of a block never wait
 //   for each other), the normed row, the row's moments kept. x and y are read through row maps
 //   (the top block's selected tokens), their gradients written back through them (the rows no
@@ -25,8 +26,23 @@
 
 namespace minrnn::core::grid {
 
-template <typename Mem>
-struct ResidualNormForward : RowGrid {
+// The members of RowGridOf<PerLane> a join's program names (a dependent base's names are not
+// found otherwise).
+#define MINRNN_ROW_GRID_NAMES(Grid) \
+  using Grid::kLanes;               \
+  using Grid::kWarps;               \
+  using Grid::kPerLane;             \
+  using Grid::kMaxWidth;            \
+  using Grid::kLevels;              \
+  using Grid::rows;                 \
+  using Grid::width;                \
+  using Grid::channel;              \
+  using Grid::xor_level;            \
+  using Grid::add_received
+
+template <typename Mem, int PerLane = 8>
+struct ResidualNormForward : RowGridOf<PerLane> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
   static constexpr int kPhases = 2 * kLevels + 1;
   struct Regs : Exchange<float> {
     float s[kPerLane];
@@ -113,13 +129,17 @@ struct ResidualNormForward : RowGrid {
   }
 };
 
-template <typename Mem>
-struct ResidualNormBackward : RowGrid {
+template <typename Mem, int PerLane = 8>
+struct ResidualNormBackward : RowGridOf<PerLane> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
   static constexpr int kWarpLevels = 3;  // 2^3 warps
   static constexpr int kPhases = kLevels + kWarpLevels + 2;
   // At 80 registers a thread an SM held 3 blocks: 396 on an H200, where a training step's joins
-  // of 64 × 60 tokens take 480, two waves. At 64, four: one wave.
-  static constexpr int kMinBlocksPerSm = 4;
+  // of 64 × 60 tokens take 480, two waves. At 64, four: one wave. Rows of up to 128 channels
+  // (PerLane 4) keep half the channels in registers: five at 48 (six, at 40, spilled to the
+  // stack). A stacked pack's joins take many waves: the more blocks an SM, the more rows' reads
+  // in flight (at 64 registers, P 32's joins moved ~2 TB/s, 2026-11-28).
+  static constexpr int kMinBlocksPerSm = PerLane <= 4 ? 5 : 4;
   struct Regs : Exchange<float> {
     float xhat[kPerLane], dn[kPerLane];
     float through[kPerLane];  // the sum's own gradient, read with the rest in phase 0

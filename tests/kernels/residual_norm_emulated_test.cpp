@@ -3,7 +3,8 @@
 // the CPU op (ops/residual_norm.h) with the same dropout seed: the sum bit for bit, the normed
 // output and the gradients to rounding (their sums run in another fixed order). Rows past the last
 // whole block, rows narrower than a warp and as wide as the kernels take, with and without the
-// gradient through the sum, and without a residual.
+// gradient through the sum, and without a residual; rows of up to 128 channels also by the
+// programs' 4-channels-a-lane form, to the same bits.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -38,7 +39,9 @@ struct JoinOutputs {
 // The kernels over `rows` output rows of x and y (batch, tokens, width) read through `map`,
 // every element written once and every barrier checked; without `residual` no x (and no x_grad),
 // sum_grad undefined: none. `runs` > 1: a pack's runs stacked, gamma and beta (runs, width) and
-// `bases` one a run; else one run, its seed the full one (bases empty).
+// `bases` one a run; else one run, its seed the full one (bases empty). PerLane: the programs'
+// channels a lane (4 takes rows of up to 128).
+template <int PerLane = 8>
 JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
                      const torch::Tensor& beta, const torch::Tensor& sum_grad,
                      const torch::Tensor& normed_grad, const RowMap& map, int64_t rows,
@@ -53,7 +56,7 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
       gb("gamma", values_of<float>(gamma.detach())), bb("beta", values_of<float>(beta.detach()));
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
   const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
-  const grid::ResidualNormForward<emu::Memory> forward{
+  const grid::ResidualNormForward<emu::Memory, PerLane> forward{
       {rows, width}, dropout, base,    kEps,      map,          map,           residual, x_in,
       yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), by_run};
   emu::Log log;
@@ -69,7 +72,7 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
       beta_partial("beta_partial", static_cast<size_t>(partials * width)),
       gamma_grad("gamma_grad", static_cast<size_t>(gamma.numel())),
       beta_grad("beta_grad", static_cast<size_t>(gamma.numel()));
-  const grid::ResidualNormBackward<emu::Memory> backward{
+  const grid::ResidualNormBackward<emu::Memory, PerLane> backward{
       {rows, width},
       dropout,
       base,
@@ -158,6 +161,18 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   expect_close(tensor_from(got.y_grad, y.sizes()), y.grad(), "y");
   expect_close(tensor_from(got.gamma_grad, {width}), gamma.grad(), "gamma");
   expect_close(tensor_from(got.beta_grad, {width}), beta.grad(), "beta");
+  if (width > grid::RowGridOf<4>::kMaxWidth) return;
+  // Rows this narrow the launcher gives the 4-channels-a-lane programs: the same bits.
+  const JoinOutputs narrow =
+      run_join<4>(x, y, gamma, beta, through_sum ? sum_grad : torch::Tensor(), normed_grad, map,
+                  rows, dropout, {}, 1, residual);
+  EXPECT_EQ(narrow.sum, got.sum);
+  EXPECT_EQ(narrow.normed, got.normed);
+  EXPECT_EQ(narrow.moments, got.moments);
+  EXPECT_EQ(narrow.x_grad, got.x_grad);
+  EXPECT_EQ(narrow.y_grad, got.y_grad);
+  EXPECT_EQ(narrow.gamma_grad, got.gamma_grad);
+  EXPECT_EQ(narrow.beta_grad, got.beta_grad);
 }
 
 TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
@@ -196,8 +211,8 @@ TEST(ResidualNormEmulated, EachRunOfAPackIsJoinedAsItIsAlone) {
     const HashedDropout offset{0x1234ull, std::llround(kP * 4294967296.0),
                                static_cast<float>(1.0 / (1.0 - kP))};
     const std::vector<uint64_t> bases = {11, 2026, 987654321};
-    const JoinOutputs pack = run_join(x, y, gamma, beta, sum_grad, normed_grad, map_of(rows), rows,
-                                      offset, bases, kRuns);
+    const JoinOutputs pack = run_join<4>(x, y, gamma, beta, sum_grad, normed_grad, map_of(rows),
+                                         rows, offset, bases, kRuns);
     for (int64_t r = 0; r < kRuns; ++r) {
       SCOPED_TRACE("run " + std::to_string(r));
       HashedDropout own = offset;
