@@ -56,23 +56,34 @@ grid::BiasGelu<T, DeviceMemory> bias_gelu_program(const BiasGeluArgs& a) {
   k.activated = static_cast<T*>(a.activated);
   return k.prepared();
 }
+// One pass of the column sums (ColumnSums<T, Gelu>) over `rows` rows of `in` into `out`; returns
+// the partial rows it left (one a run: the last pass).
+template <typename T, bool Gelu>
+cudaError_t column_sums_pass(const ColumnSumsArgs& a, const T* in, int64_t rows, T* out,
+                             int64_t* tiles, cudaStream_t stream) {
+  grid::ColumnSums<T, DeviceMemory, Gelu> k{};
+  k.rows = rows, k.width = a.width, k.in = in, k.runs = a.runs, k.sums_out = out;
+  k.pre = static_cast<const T*>(a.pre), k.bias = static_cast<const T*>(a.bias);
+  k.product = static_cast<T*>(a.product);
+  *tiles = k.tiles();
+  return launch(k, stream);
+}
 // Each pass sums tiles of rows into partial rows, the next sums those, until one row is left:
 // the partial rows of pass n go to scratch, one level after another, the last row to sums.
 template <typename T>
 cudaError_t column_sums_of(const ColumnSumsArgs& a, cudaStream_t stream) {
-  using Program = grid::ColumnSums<T, DeviceMemory>;
+  using Plain = grid::ColumnSums<T, DeviceMemory>;
   const T* in = static_cast<const T*>(a.in);
   T* scratch = static_cast<T*>(a.scratch);
-  bool gelu = a.pre != nullptr;
-  for (int64_t rows = a.rows;;) {
-    Program k{};
-    k.rows = rows, k.width = a.width, k.gelu = gelu, k.in = in, k.runs = a.runs;
-    k.pre = static_cast<const T*>(a.pre), k.bias = static_cast<const T*>(a.bias);
-    k.product = static_cast<T*>(a.product);
-    const bool last = k.run_tiles() <= 1;
-    k.sums_out = last ? static_cast<T*>(a.sums) : scratch;
-    if (const cudaError_t err = launch(k, stream); err != cudaSuccess || last) return err;
-    in = scratch, scratch += k.tiles() * a.width, rows = k.tiles(), gelu = false;
+  for (int64_t rows = a.rows, pass = 0;; ++pass) {
+    const bool last = Plain::tiles_of(rows / a.runs) <= 1;
+    T* out = last ? static_cast<T*>(a.sums) : scratch;
+    int64_t tiles = 0;
+    const cudaError_t err = pass == 0 && a.pre != nullptr
+                                ? column_sums_pass<T, true>(a, in, rows, out, &tiles, stream)
+                                : column_sums_pass<T, false>(a, in, rows, out, &tiles, stream);
+    if (err != cudaSuccess || last) return err;
+    in = scratch, scratch += tiles * a.width, rows = tiles;
   }
 }
 

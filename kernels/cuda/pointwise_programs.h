@@ -123,27 +123,32 @@ struct BiasGelu : PointwiseGrid {
 // Linear's bias gradient. One pass sums each tile of kTileRows rows into a partial row; the same
 // program over those partial rows sums them (ops/pointwise_cuda.cpp repeats it until one row is
 // left). A block takes kLanes columns of one tile (SlicedSums: kSlices slices of the tile's rows,
-// halved across barriers). With `gelu`, each term is in · GELU′(pre + bias) (bias the run's row),
+// halved across barriers). With Gelu, each term is in · GELU′(pre + bias) (bias the run's row),
 // written to `product` as it is summed: the MLP's GELU backward (d_hidden = d_activated · GELU′,
 // the slope recomputed from BiasGelu's input) and its first bias's gradient in one pass, where
 // LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows
 // are that many runs' one after the other (a pack's stacked runs, ops/run_axis.h), each summed on
 // its own: no tile takes rows of two runs, and the last pass leaves a row a run.
-template <typename T, typename Mem>
+// Gelu a template argument, not a flag: the plain sums (most of a step's) then keep few registers
+// (a pass's 512 threads held 94 a thread for both, one block an SM), the GELU pass its own.
+template <typename T, typename Mem, bool Gelu = false>
 struct ColumnSums : SlicedSums {
-  // Rows a thread sums in a tile, and how many of their reads it has in flight at once: all 16
-  // in float (one wait on memory), 8 in double (two: its registers would spill).
-  static constexpr int kRowsPerThread = 16, kChunk = sizeof(T) == 4 ? 16 : 8;
+  // Rows a thread sums in a tile, and how many of their reads it has in flight at once. A pass's
+  // 512 threads held 94 registers a thread with 16 reads at once (one block an SM, its reads and
+  // its sums' barriers one after the other, 2026-11-28): at 8 (4 with GELU′, whose terms made
+  // together take registers of their own) they hold ≤ 64, two blocks an SM.
+  static constexpr int kRowsPerThread = 16;
+  static constexpr int kChunk = (sizeof(T) == 4 ? 8 : 4) / (Gelu ? 2 : 1);
+  static constexpr int kMinBlocksPerSm = 2;
   static constexpr int64_t kTileRows = int64_t{kSlices} * kRowsPerThread;
   struct Regs : Exchange<float> {};
   struct Shared {
     typename Mem::template Array<T, kThreads> sums;
   };
   int64_t rows, width;
-  bool gelu;
-  typename Mem::template In<T> in, pre;    // (rows, width); pre read when gelu
-  typename Mem::template In<T> bias;       // (runs, width), read when gelu
-  typename Mem::template Out<T> product;   // (rows, width), written when gelu
+  typename Mem::template In<T> in, pre;    // (rows, width); pre read with Gelu
+  typename Mem::template In<T> bias;       // (runs, width), read with Gelu
+  typename Mem::template Out<T> product;   // (rows, width), written with Gelu
   typename Mem::template Out<T> sums_out;  // (tiles(), width)
   int64_t runs = 1;                        // rows / runs rows each
   MINRNN_HOST_DEVICE int64_t groups() const { return (width + kLanes - 1) / kLanes; }
@@ -174,16 +179,16 @@ struct ColumnSums : SlicedSums {
   MINRNN_HOST_DEVICE T column_sum(int64_t first, int64_t end, int64_t k, int64_t run) const {
     T sum = T(0);
     const int64_t count = end > first ? (end - first + kSlices - 1) / kSlices : 0;
-    const T b = gelu && count > 0 ? static_cast<T>(bias[run * width + k]) : T(0);
+    const T b = Gelu && count > 0 ? static_cast<T>(bias[run * width + k]) : T(0);
     walk_in_chunks<kChunk>(
         count,
         [&](int64_t n) {
           const int64_t i = (first + n * kSlices) * width + k;
-          return Pair<T>{static_cast<T>(in[i]), gelu ? static_cast<T>(pre[i]) : T(0)};
+          return Pair<T>{static_cast<T>(in[i]), Gelu ? static_cast<T>(pre[i]) : T(0)};
         },
         [&](int64_t n, Pair<T> v) {
-          const T x = gelu ? v.a * gelu_at(v.b + b).slope : v.a;
-          if (gelu) product[(first + n * kSlices) * width + k] = x;
+          const T x = Gelu ? v.a * gelu_at(v.b + b).slope : v.a;
+          if (Gelu) product[(first + n * kSlices) * width + k] = x;
           sum = sum + x;
         });
     return sum;

@@ -113,9 +113,13 @@ struct GradColumns {
 
 template <typename Mem>
 struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
-  // Steps whose reads a thread has in flight at once: a window's at DT's context of 20, so each of
-  // a thread's windows is one wait on memory (at 8, three).
-  static constexpr int kChunk = 20;
+  // Steps whose reads a thread has in flight at once: half a window at DT's context of 20, two
+  // waits on memory a window. At 20 its 512 threads held 110 registers, one block an SM: a
+  // stacked pack of 32's 2 304 blocks took 17 waves, each a chain of reads and barriers
+  // (2026-11-28); at 10 and 64 registers, two blocks an SM. (Its 40 bytes of stack are
+  // GradColumns' table, indexed by a run-time group.)
+  static constexpr int kChunk = 10;
+  static constexpr int kMinBlocksPerSm = 2;
   struct GradAndInput {
     float grad, input;
   };

@@ -21,8 +21,24 @@ namespace {
 namespace emu = minrnn::testing::emu;
 using minrnn::testing::values_of;
 
-template <typename T>
-using Sums = grid::ColumnSums<T, emu::Memory>;
+template <typename T, bool Gelu = false>
+using Sums = grid::ColumnSums<T, emu::Memory, Gelu>;
+
+// One pass (Gelu: with the GELU products) over n rows of `in` into a new level buffer; returns
+// whether it was the last (one partial row a run) and, in *tiles, the rows it left.
+template <typename T, bool Gelu>
+bool sum_pass(int64_t n, int64_t width, int64_t runs, emu::In<T> in, emu::Buffer<T>& pre,
+              emu::Buffer<T>& bias, emu::Buffer<T>& product, emu::Buffer<T>& level, emu::Log& log,
+              int64_t* tiles) {
+  Sums<T, Gelu> k{};
+  k.rows = n, k.width = width, k.runs = runs;
+  k.in = in, k.pre = pre.in(), k.bias = bias.in(), k.product = product.out();
+  k.sums_out = level.out();
+  emu::run(k, log);
+  level.check_written(log);
+  *tiles = k.tiles();
+  return k.run_tiles() <= 1;
+}
 
 template <typename T>
 torch::Tensor rows_of(const std::vector<T>& v, int64_t rows, int64_t width) {
@@ -56,16 +72,17 @@ int check_sums(int64_t rows, int64_t width, bool scaled, int64_t runs = 1) {
   emu::In<T> pass_in = in_b.in();
   int passes = 0;
   for (int64_t n = rows;; ++passes) {
-    Sums<T> k{};
-    k.rows = n, k.width = width, k.gelu = scaled && passes == 0, k.runs = runs;
-    k.in = pass_in, k.pre = pre_b.in(), k.bias = bias_b.in(), k.product = product_b.out();
+    const int64_t level_rows = runs * Sums<T>::tiles_of(n / runs);
     levels.push_back(std::make_unique<emu::Buffer<T>>("level " + std::to_string(passes),
-                                                      static_cast<size_t>(k.tiles() * width)));
-    k.sums_out = levels.back()->out();
-    emu::run(k, log);
-    levels.back()->check_written(log);
-    if (k.run_tiles() <= 1) break;
-    pass_in = levels.back()->in(), n = k.tiles();
+                                                      static_cast<size_t>(level_rows * width)));
+    int64_t tiles = 0;
+    const bool last = scaled && passes == 0
+                          ? sum_pass<T, true>(n, width, runs, pass_in, pre_b, bias_b, product_b,
+                                              *levels.back(), log, &tiles)
+                          : sum_pass<T, false>(n, width, runs, pass_in, pre_b, bias_b, product_b,
+                                               *levels.back(), log, &tiles);
+    if (last) break;
+    pass_in = levels.back()->in(), n = tiles;
   }
   if (scaled) product_b.check_written(log);
   EXPECT_TRUE(log.ok()) << log.summary();
@@ -89,7 +106,7 @@ int check_sums(int64_t rows, int64_t width, bool scaled, int64_t runs = 1) {
       emu::In<T> run_pass = run_in.in();
       for (int64_t n = rows / runs;;) {
         Sums<T> k{};
-        k.rows = n, k.width = width, k.gelu = false, k.in = run_pass;
+        k.rows = n, k.width = width, k.in = run_pass;
         run_levels.push_back(
             std::make_unique<emu::Buffer<T>>("run level", static_cast<size_t>(k.tiles() * width)));
         k.sums_out = run_levels.back()->out();
