@@ -9,8 +9,14 @@ namespace minrnn::core::kernels {
 
 using grid::DeviceMemory;
 
-cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
-  const grid::AttentionProbsForward<DeviceMemory> k{
+namespace {
+
+// Rows of up to 64 keys (DT's context of 20: 60 tokens) take the programs' 2-keys-a-lane form.
+constexpr int64_t kNarrowWidth = grid::RowGridOf<2>::kMaxWidth;
+
+template <int PerLane>
+cudaError_t forward_of(const AttentionProbsArgs& a, cudaStream_t stream) {
+  const grid::AttentionProbsForward<DeviceMemory, PerLane> k{
       {a.rows, a.width}, a.dropout, a.seed_base, a.queries,        a.scale,
       a.scores,          a.probs,   a.out,       {a.rows_per_run}, a.pitch};
   cudaError_t err = cudaSuccess;
@@ -18,13 +24,24 @@ cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t st
   return err;
 }
 
-cudaError_t attention_probs_backward(const AttentionProbsGradArgs& a, cudaStream_t stream) {
-  const grid::AttentionProbsBackward<DeviceMemory> k{
+template <int PerLane>
+cudaError_t backward_of(const AttentionProbsGradArgs& a, cudaStream_t stream) {
+  const grid::AttentionProbsBackward<DeviceMemory, PerLane> k{
       {a.rows, a.width}, a.dropout,     a.seed_base,      a.scale, a.probs,
       a.out_grad,        a.scores_grad, {a.rows_per_run}, a.pitch};
   cudaError_t err = cudaSuccess;
   Launch{stream, &err}(k);
   return err;
+}
+
+}  // namespace
+
+cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
+  return a.width <= kNarrowWidth ? forward_of<2>(a, stream) : forward_of<8>(a, stream);
+}
+
+cudaError_t attention_probs_backward(const AttentionProbsGradArgs& a, cudaStream_t stream) {
+  return a.width <= kNarrowWidth ? backward_of<2>(a, stream) : backward_of<8>(a, stream);
 }
 
 }  // namespace minrnn::core::kernels

@@ -23,8 +23,9 @@
 
 namespace minrnn::core::grid {
 
-template <typename Mem>
-struct AttentionProbsForward : RowGrid {
+template <typename Mem, int PerLane = 8>
+struct AttentionProbsForward : RowGridOf<PerLane> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
   static constexpr int kPhases = 2 * kLevels + 3;
   struct Regs : Exchange<float> {
     float e[kPerLane];  // the logits, then their exponentials
@@ -89,8 +90,9 @@ struct AttentionProbsForward : RowGrid {
   }
 };
 
-template <typename Mem>
-struct AttentionProbsBackward : RowGrid {
+template <typename Mem, int PerLane = 8>
+struct AttentionProbsBackward : RowGridOf<PerLane> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
   static constexpr int kPhases = kLevels + 2;
   struct Regs : Exchange<float> {
     float g[kPerLane], prob[kPerLane];
@@ -114,12 +116,18 @@ struct AttentionProbsBackward : RowGrid {
       const bool real = row < rows;
       const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0).draws();
       const int64_t local = real ? runs.local(row) * width : 0;
-      float dot = 0.0f;
+      // Every read first, predicated: the dropout's hash between two reads would make the
+      // second wait on the first.
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * pitch + k;
         const bool here = real && k >= 0;
         r.prob[c] = here ? static_cast<float>(probs[i]) : 0.0f;
-        r.g[c] = here ? d.y_grad(out_grad[i], local + k) : 0.0f;
+        r.g[c] = here ? static_cast<float>(out_grad[i]) : 0.0f;
+      }
+      float dot = 0.0f;
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int64_t k = channel(th, c);
+        if (k >= 0) r.g[c] = d.y_grad(r.g[c], local + k);  // (0 stays 0 past the rows)
         dot = dot + r.g[c] * r.prob[c];
       }
       sh.dots[th.index] = dot;

@@ -204,6 +204,24 @@ struct RowGridOf {
 // may take RowGridOf<4> where rows are at most 128 wide: half the registers, more blocks an SM.
 using RowGrid = RowGridOf<8>;
 
+// The members of RowGridOf<PerLane> that a program templated on PerLane names (a dependent base's
+// names are not found otherwise).
+#define MINRNN_ROW_GRID_NAMES(Grid) \
+  using Grid::kLanes;               \
+  using Grid::kWarps;               \
+  using Grid::kThreads;             \
+  using Grid::kPerLane;             \
+  using Grid::kMaxWidth;            \
+  using Grid::kLevels;              \
+  using Grid::rows;                 \
+  using Grid::width;                \
+  using Grid::channel;              \
+  using Grid::xor_level;            \
+  using Grid::add_received;         \
+  using Grid::halve;                \
+  using Grid::halve_max;            \
+  using Grid::row_total
+
 // The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
 // adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels
 // make coalesced loads.

@@ -26,20 +26,6 @@
 
 namespace minrnn::core::grid {
 
-// The members of RowGridOf<PerLane> a join's program names (a dependent base's names are not
-// found otherwise).
-#define MINRNN_ROW_GRID_NAMES(Grid) \
-  using Grid::kLanes;               \
-  using Grid::kWarps;               \
-  using Grid::kPerLane;             \
-  using Grid::kMaxWidth;            \
-  using Grid::kLevels;              \
-  using Grid::rows;                 \
-  using Grid::width;                \
-  using Grid::channel;              \
-  using Grid::xor_level;            \
-  using Grid::add_received
-
 template <typename Mem, int PerLane = 8>
 struct ResidualNormForward : RowGridOf<PerLane> {
   MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);

@@ -99,6 +99,8 @@ std::vector<float> pitched(const torch::Tensor& x, int64_t pitch) {
 
 // Both kernels over `rows` rows of T scores `pitch` apart (seed_base: null, or one base a run),
 // emulated: {probs, out, scores_grad}, each row's T values (the pad checked never written).
+// PerLane: the programs' keys a lane (2 takes rows of up to 64 keys, as the launcher does).
+template <int PerLane = 8>
 std::vector<std::vector<float>> run_probs(const torch::Tensor& scores,
                                           const torch::Tensor& out_grad, const QueryRows& queries,
                                           const HashedDropout& dropout, const uint64_t* seed_base,
@@ -109,10 +111,10 @@ std::vector<std::vector<float>> run_probs(const torch::Tensor& scores,
   emu::Buffer<float> sb("scores", pitched(scores, pitch)), probs("probs", n), out("out", n),
       gb("out_grad", pitched(out_grad, pitch)), scores_grad("scores_grad", n);
   const float scale = static_cast<float>(kLogitScale);
-  const grid::AttentionProbsForward<emu::Memory> forward{
+  const grid::AttentionProbsForward<emu::Memory, PerLane> forward{
       {rows, T}, dropout,     seed_base, queries,        scale,
       sb.in(),   probs.out(), out.out(), {rows_per_run}, pitch};
-  const grid::AttentionProbsBackward<emu::Memory> backward{
+  const grid::AttentionProbsBackward<emu::Memory, PerLane> backward{
       {rows, T}, dropout,           seed_base,      scale, probs.in(),
       gb.in(),   scores_grad.out(), {rows_per_run}, pitch};
   emu::Log log;
@@ -133,7 +135,7 @@ std::vector<std::vector<float>> run_probs(const torch::Tensor& scores,
 
 // Rows padded to a pitch (ops/causal_attention.cpp pads DT's 59 keys to 60 on CUDA, for cuBLAS's
 // aligned kernels): the same bits as rows packed, the pad never read (NaN there) nor written, and
-// the dropout's elements still counted as rows of 59.
+// the dropout's elements still counted as rows of 59; by the 2-keys-a-lane programs too.
 TEST(AttentionProbsEmulated, RowsPaddedToAPitchGiveThePackedRowsBits) {
   torch::manual_seed(29);
   constexpr int64_t kT = 59;
@@ -149,6 +151,9 @@ TEST(AttentionProbsEmulated, RowsPaddedToAPitchGiveThePackedRowsBits) {
       SCOPED_TRACE("pitch " + std::to_string(pitch));
       const auto padded = run_probs(scores, out_grad, queries, dropout, nullptr, 0, pitch);
       for (size_t k = 0; k < packed.size(); ++k) EXPECT_EQ(padded[k], packed[k]) << "output " << k;
+      // The 2-keys-a-lane programs the launcher takes for rows of ≤ 64 keys: the same bits.
+      const auto narrow = run_probs<2>(scores, out_grad, queries, dropout, nullptr, 0, pitch);
+      for (size_t k = 0; k < packed.size(); ++k) EXPECT_EQ(narrow[k], packed[k]) << "output " << k;
     }
   }
 }
@@ -167,7 +172,7 @@ TEST(AttentionProbsEmulated, EachRunOfAPackIsDroppedOutAsItIsAlone) {
   const HashedDropout offset{0x77ull, std::llround(kAttentionDrop * 4294967296.0),
                              static_cast<float>(1.0 / (1.0 - kAttentionDrop))};
   const std::vector<uint64_t> bases = {5, 1u << 20, 123456789};
-  const auto pack = run_probs(scores, out_grad, queries, offset, bases.data(), run_rows);
+  const auto pack = run_probs<2>(scores, out_grad, queries, offset, bases.data(), run_rows);
   for (int64_t r = 0; r < kRuns; ++r) {
     SCOPED_TRACE("run " + std::to_string(r));
     const auto alone =
