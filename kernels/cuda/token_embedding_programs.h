@@ -8,9 +8,11 @@
 //   warp wide, neighbouring channels) and kSlices slices of the windows; each thread sums its
 //   slice in ascending steps, and the slices halve across barriers.
 // - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
-//   kRows rows × kChannels channels; round by round it reads kRoundSteps steps' rows into shared
-//   memory and each warp looks through every kWarps-th of them for its block's rows, adding a
-//   matching step's token gradients; the warps' sums then halve across barriers.
+//   kRows rows × kChannels channels, a warp a row; round by round it reads kRoundSteps steps' rows
+//   into shared memory, marks each row's steps in a bitmap (a thread a word: no atomics), and each
+//   warp adds its row's steps' token gradients in ascending order, as the CPU loop does. (Its
+//   warps each kept all 8 rows' sums and halved them across barriers: 126 registers, two blocks
+//   an SM, 0.32 ms of a stacked pack of 32's round on an H200, 2026-11-28.)
 // A pack's runs stacked (TokenLayout::runs): each window reads its run's weights, biases and time
 // table, and each run's gradients are summed from its own windows alone.
 #pragma once
@@ -188,23 +190,32 @@ struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
   }
 };
 
+// The lowest set bit of m ≠ 0.
+MINRNN_HOST_DEVICE int lowest_bit(uint32_t m) {
+#ifdef __CUDA_ARCH__
+  return __ffs(static_cast<int>(m)) - 1;
+#else
+  return __builtin_ctz(m);
+#endif
+}
+
 template <typename Mem>
 struct TimeTableGrad {
-  static constexpr int kLanes = kWarpSize, kWarps = 8, kLevels = 3;  // 2^kLevels warps
-  static constexpr int kThreads = kLanes * kWarps;
-  static constexpr int kRows = 8, kPerLane = 4, kChannels = kLanes * kPerLane;
+  static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
+  static constexpr int kRows = kWarps, kPerLane = 4, kChannels = kLanes * kPerLane;  // a warp a row
   // Steps a round: a thread reads 8 steps' timesteps at once, and a training batch (B·K = 1 280)
   // is one round, one wait on memory (rounds of 256 waited five times).
   static constexpr int kStepsPerThread = 8, kRoundSteps = kThreads * kStepsPerThread;
-  static constexpr int kLook = 8;  // steps whose rows a warp reads from shared memory at once
-  static constexpr int kPhases = kLevels + 4;
+  static constexpr int kWords = kRoundSteps / kLanes;  // a round's steps, a bit each
+  static constexpr int kPhases = 4;
   struct Regs : Exchange<float> {
-    float sum[kRows][kPerLane];  // starts at zero: every launcher value-initializes Regs
+    float sum[kPerLane];  // starts at zero: every launcher value-initializes Regs
   };
   struct Shared {
     // This round's steps' table rows; 32 bits: a time table's rows are an episode's steps.
     typename Mem::template Array<int32_t, kRoundSteps> rows;
-    typename Mem::template Array<float, kWarps * kRows * kChannels> partial;  // [warp][row][c]
+    // [row][word]: bit j of word w set where the round's step 32·w + j reads the block's row.
+    typename Mem::template Array<uint32_t, kRows * kWords> steps;
   };
   TokenLayout shape;
   typename Mem::template In<int64_t> timesteps;  // (B·K)
@@ -221,74 +232,52 @@ struct TimeTableGrad {
     return (run_steps() + kRoundSteps - 1) / kRoundSteps;
   }
   static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
-  // Phases: 0 read the round's rows; 1 look through them; in the last round, 2 the warps' sums
-  // into shared memory, 3 … 2 + kLevels halve them, 3 + kLevels write the block's rows.
+  // Phases: 0 read the round's rows; 1 each word of the round's steps marks, row by row, the
+  // steps that read the block's rows; 2 each warp adds its row's marked steps' token gradients in
+  // ascending order (the CPU loop's order: the same bits); in the last round, 3 writes the rows.
   // A block's run reads its run's steps alone (run_first: its first) and writes its run's table.
   MINRNN_HOST_DEVICE void phase(int p, int64_t round, const Thread& th, Regs& r, Shared& sh) const {
     const int lane = th.index % kLanes, warp = th.index / kLanes;
     const int64_t run = th.block / run_blocks(), block = th.block - run * run_blocks();
-    const int64_t run_first = run * run_steps();
-    const int64_t first_row = (block % row_blocks()) * kRows;
+    const int64_t run_first = run * run_steps(), round_first = round * kRoundSteps;
+    const int64_t first_row = (block % row_blocks()) * kRows, row = first_row + warp;
     const int64_t channel = (block / row_blocks()) * kChannels + lane;  // the lane's first
+    const int64_t left = run_steps() - round_first;
+    const int real = static_cast<int>(left < kRoundSteps ? left : kRoundSteps);
     if (p == 0) {
-      const int64_t first_step = round * kRoundSteps + th.index;
       int64_t t[kStepsPerThread];
       MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
-        const int64_t step = first_step + j * kThreads;
-        if (step < run_steps()) t[j] = timesteps[run_first + step];
+        const int s = th.index + j * kThreads;
+        if (s < real) t[j] = timesteps[run_first + round_first + s];
       }
       MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
-        const bool real = first_step + j * kThreads < run_steps();
-        sh.rows[j * kThreads + th.index] =
-            real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
+        const int s = th.index + j * kThreads;
+        sh.rows[s] = s < real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
       }
     } else if (p == 1) {
-      // The warps take the round's steps in turn, as far as it has any: a training batch's 1 280
-      // are 160 a warp, where a share of the round's 2 048 slots each was 256 for five warps and
-      // none for three. A warp reads kLook of its steps' rows at once (one wait on shared memory
-      // for them, not one each) and adds the few that are its block's.
-      const int64_t left = run_steps() - round * kRoundSteps;
-      const int real = static_cast<int>(left < kRoundSteps ? left : kRoundSteps);
-      for (int first = warp; first < real; first += kWarps * kLook) {
-        unsigned hits = 0;  // bit j: step first + j · kWarps is one of the block's rows
-        MINRNN_UNROLL for (int j = 0; j < kLook; ++j) {
-          const int s = first + j * kWarps;
-          const int64_t hit = s < real ? static_cast<int64_t>(sh.rows[s]) - first_row : -1;
-          if (hit >= 0 && hit < kRows) hits |= 1u << j;
-        }
-        for (int j = 0; j < kLook; ++j) {
-          if ((hits >> j & 1u) == 0) continue;
-          const int s = first + j * kWarps;
-          add_step(r, run_first + round * kRoundSteps + s,
-                   static_cast<int64_t>(sh.rows[s]) - first_row, channel);
+      if (th.index >= kWords) return;
+      uint32_t marks[kRows] = {};  // registers take constant indices: the row by compares
+      for (int j = 0; j < kLanes; ++j) {
+        const int64_t at = static_cast<int64_t>(sh.rows[th.index * kLanes + j]) - first_row;
+        MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
+          if (at == q) marks[q] |= 1u << j;
         }
       }
-    } else if (round + 1 < rounds()) {
-      // the sums go on into the next round
+      MINRNN_UNROLL for (int q = 0; q < kRows; ++q) sh.steps[q * kWords + th.index] = marks[q];
     } else if (p == 2) {
-      MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
-        MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-          sh.partial[(warp * kRows + q) * kChannels + c * kLanes + lane] = r.sum[q][c];
+      if (row >= shape.table_rows) return;
+      for (int w = 0; w * kLanes < real; ++w) {
+        for (uint32_t m = sh.steps[warp * kWords + w]; m != 0; m &= m - 1) {
+          float g[kPerLane];
+          step_grad(run_first + round_first + w * kLanes + lowest_bit(m), channel, g);
+          MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) r.sum[c] = r.sum[c] + g[c];
         }
       }
-    } else if (p < 3 + kLevels) {
-      const int half = kWarps >> (p - 2);
-      for (int e = lane; warp < half && e < kRows * kChannels; e += kLanes) {
-        const int at = warp * kRows * kChannels + e, from = at + half * kRows * kChannels;
-        sh.partial[at] = static_cast<float>(sh.partial[at]) + static_cast<float>(sh.partial[from]);
-      }
-    } else if (warp == 0) {
-      write(run * shape.table_rows + first_row, first_row, channel, lane, sh);
-    }
-  }
-  // A step's token gradients (the lane's channels) into the sums of the block's row `hit`.
-  MINRNN_HOST_DEVICE void add_step(Regs& r, int64_t step, int64_t hit, int64_t channel) const {
-    float g[kPerLane];
-    step_grad(step, channel, g);
-    // Registers only take constant indices: the matching row is found by unrolled compares.
-    MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
+    } else if (round + 1 == rounds() && row < shape.table_rows) {
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        if (q == hit) r.sum[q][c] = r.sum[q][c] + g[c];
+        const int64_t d = channel + c * kLanes;
+        if (d < shape.width)
+          table_grad[(run * shape.table_rows + row) * shape.width + d] = r.sum[c];
       }
     }
   }
@@ -307,19 +296,6 @@ struct TimeTableGrad {
       MINRNN_UNROLL for (int j = 0; j < kMaxTokenGroups; ++j) {
         if (rows[j] >= 0 && d < shape.width) {
           g[c] = g[c] + static_cast<float>(grad[rows[j] * shape.width + d]);
-        }
-      }
-    }
-  }
-  // The block's rows of the table's gradient: rows first_row … of its run's table, which starts at
-  // row `at` of the runs' tables.
-  MINRNN_HOST_DEVICE void write(int64_t at, int64_t first_row, int64_t channel, int lane,
-                                Shared& sh) const {
-    for (int q = 0; q < kRows && first_row + q < shape.table_rows; ++q) {
-      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t d = channel + c * kLanes;
-        if (d < shape.width) {
-          table_grad[(at + q) * shape.width + d] = sh.partial[q * kChannels + c * kLanes + lane];
         }
       }
     }
