@@ -20,7 +20,7 @@
 #        SKIP="scan figure1" …                (leave out these steps: device-tests scan train ncu
 #                                             pack agent peer figure1; device-tests: ~70 s of a call;
 #                                             kernel-choices (scan kernels, cuBLAS logs), cublaslt:
-#                                             comparisons already read)
+#                                             comparisons already read; pack-limits: ~80 s)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
 #        (PREBUILT with bin/minrnn-baseline, gpu-carry.sh's BASELINE=REV: the training step of that
@@ -240,15 +240,18 @@ if ! skipped pack; then
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
   # over the runs, and the whole step as one model over the runs' rows (the weights-stacked
   # design's ceiling), beside the packs above (tools/bench/pack_limits.cpp).
+  # SKIP=pack-limits: ~80 s; they bound the design, not a change to a kernel.
   limits='^\| (launches|matmuls|one model)'
-  bench pack-limits bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 "${peak[@]}"
-  grep -E "$limits" "$LOGS/bench-pack-limits.log" | sed 's/^/    /'
-  bench pack-limits-tf32 bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 \
-    --matmul-precision tf32 "${peak[@]}"
-  grep -E "$limits" "$LOGS/bench-pack-limits-tf32.log" | sed 's/^/    /'
-  bench pack-limits-transformer bench pack-limits --backbone transformer --packs 16 --seconds 1 \
-    "${peak[@]}"
-  grep -E "$limits" "$LOGS/bench-pack-limits-transformer.log" | sed 's/^/    /'
+  if ! skipped pack-limits; then
+    bench pack-limits bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 "${peak[@]}"
+    grep -E "$limits" "$LOGS/bench-pack-limits.log" | sed 's/^/    /'
+    bench pack-limits-tf32 bench pack-limits --backbone mingru --packs 1,16,32 --seconds 1 \
+      --matmul-precision tf32 "${peak[@]}"
+    grep -E "$limits" "$LOGS/bench-pack-limits-tf32.log" | sed 's/^/    /'
+    bench pack-limits-transformer bench pack-limits --backbone transformer --packs 16 \
+      --seconds 1 "${peak[@]}"
+    grep -E "$limits" "$LOGS/bench-pack-limits-transformer.log" | sed 's/^/    /'
+  fi
   # Answered questions, measured again only in the full check (QUICK=1 spends its seconds on
   # the estimate's rates): minrnn raises CUDA's hardware queues to 32 (tools/runtime_env.cpp), so
   # the big packs again through CUDA's default 8 (2026-11-27: 1 898 against 1 978 run-steps/s at
