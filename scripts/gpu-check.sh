@@ -21,6 +21,7 @@
 #                                             pack agent peer figure1; device-tests: ~70 s of a call;
 #                                             kernel-choices (scan kernels, cuBLAS logs), cublaslt:
 #                                             comparisons already read; pack-limits: ~80 s)
+#        CUDA_TESTS='*Cuda*:-ScanCuda.*' …    (PREBUILT: the cuda tests' gtest filter; default *Cuda*)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
 #        (PREBUILT with bin/minrnn-baseline, gpu-carry.sh's BASELINE=REV: the training step of that
@@ -130,7 +131,9 @@ test_group() {  # log name, what it is, gtest filter, ctest arguments…
     grep -hE '^\[  FAILED  \] [A-Z]|^\s+[0-9]+ - ' "$LOGS/$log"*.log | head -20
   fi
 }
-test_group ctest-cuda "cuda tests" '*Cuda*' -L cuda -j 4
+# CUDA_TESTS: another gtest filter for the carried binaries, e.g. '*Cuda*:-ScanCuda.*' where the
+# scan kernels did not change (~80 s of the ~100).
+test_group ctest-cuda "cuda tests (${CUDA_TESTS:-*Cuda*})" "${CUDA_TESTS:-*Cuda*}" -L cuda -j 4
 # The device handling and the emulated kernels, on a machine where CUDA is usable.
 skipped device-tests || test_group ctest-device "device-handling and emulator tests" \
   '*Device*:*Emulated*:GridEmulator*' \
