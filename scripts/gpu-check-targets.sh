@@ -49,7 +49,7 @@ table3_line() {  # what, the hours it must be within, the precision (fp32, tf32)
 issue41_targets() {
   local peak_tflops=$1
   local train=("$LOGS/rates-train.csv" "$LOGS/rates-train-side-work.csv")
-  local one_peer best_peer
+  local one_peer="" best_peer=""  # (set -u: a bare `local` leaves them unset)
   one_peer=$(peer_steps_per_s "$LOGS/peer-train.log")
   for log in "$LOGS"/peer-train-x*-1.log; do
     [ -e "$log" ] || continue
@@ -91,6 +91,8 @@ issue41_targets() {
       local times
       times=$(awk -v r="$rate" -v p="$best_peer" 'BEGIN { printf "%.1f", r / p }')
       note "  a pack ≥ 5× the peer's best aggregate: ${times}× ($(verdict "$times" 'x >= 5'))"
+    else
+      note "  a pack ≥ 5× the peer's best aggregate: not measured (the peer did not run)"
     fi
   else
     note "  the packs' targets: not measured (no pack CSV)"

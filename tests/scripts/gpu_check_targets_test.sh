@@ -65,5 +65,14 @@ expect "  one mingru run ≤ 1 ms a step: not measured"
 expect "  the packs' targets: not measured (no pack CSV)"
 expect "  Table 3 ≤ 3 h in fp32: packs of streams not projected, stacked not projected"
 expect "  Table 3 ≤ 1 h in TF32: packs of streams not projected, stacked not projected"
+
+# A check that skipped the peer (SKIP=peer) and the training step: the pack without its ratio.
+printf '%s\n' "$pack_header" "cuda:0,H200,mingru,stacked cuda graph,32,64,20,128,3,1,fp32,1,2681.5,0.37,11.34,30.41" \
+  > "$LOGS/rates-pack-stacked.csv"
+summary=()
+issue41_targets 67
+expect "issue 41's targets, from this call (fp32 unless named; peer: one dt.py ? steps/s, best aggregate ?):"
+expect "  a minGRU pack ≥ 50 % of the fp32 peak (embed 128): 45.4 % at 2681.5 run-steps/s (stacked cuda graph, P 32; not met)"
+expect "  a pack ≥ 5× the peer's best aggregate: not measured (the peer did not run)"
 [ $failed = 0 ] || printf 'got:\n%s\n' "${summary[@]}"
 exit $failed
