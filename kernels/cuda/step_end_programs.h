@@ -58,14 +58,17 @@ struct TensorBlocks {
   MINRNN_HOST_DEVICE int64_t run_blocks_before(int t) const { return first_block[t] / runs; }
 };
 
-// One AdamW step over up to kTensors float32 parameter tensors in one launch, a block of kThreads
-// elements each (TensorBlocks); each element is read and written by the thread that owns it (on the
-// GPU the In and Out of each are the same array). With `scalars` set, the update, gradient scale
-// and apply flag are read from there when the step runs: for a pack's runs (tensors.runs > 1),
-// run r's from scalars[r].
+// One AdamW step over up to kTensors float32 parameter tensors in one launch, a block of
+// kThreads · kPerThread elements each (TensorBlocks), a thread's kPerThread elements kThreads
+// apart; each element is read and written by the thread that owns it (on the GPU the In and Out
+// of each are the same array). With `scalars` set, the update, gradient scale and apply flag are
+// read from there when the step runs: for a pack's runs (tensors.runs > 1), run r's from
+// scalars[r]. A thread's reads are all issued before it looks at the apply flag: at one element a
+// thread, behind that flag's read, a stacked pack of 32's update moved ~2.4 TB/s (0.23 ms for
+// 564 MB on an H200, 2026-11-28).
 template <typename Mem>
 struct AdamWStep {
-  static constexpr int kThreads = PointwiseGrid::kThreads;
+  static constexpr int kThreads = PointwiseGrid::kThreads, kPerThread = 4;
   static constexpr int kPhases = 1;
   // 48: a minRNN agent's 43 parameter tensors in one launch, the arguments (~3.5 KB) under the
   // 4 KB every CUDA version takes (checked in kernels/cuda/pointwise.cu).
@@ -76,7 +79,7 @@ struct AdamWStep {
   using Out = typename Mem::template Out<float>;
   AdamWUpdate u;
   const AdamWStepScalars* scalars;
-  TensorBlocks<kTensors, kThreads> tensors = {};
+  TensorBlocks<kTensors, int64_t{kThreads}* kPerThread> tensors = {};
   In p_in[kTensors] = {}, g[kTensors] = {}, m_in[kTensors] = {}, v_in[kTensors] = {};
   Out p_out[kTensors] = {}, m_out[kTensors] = {}, v_out[kTensors] = {};
 
@@ -93,15 +96,27 @@ struct AdamWStep {
   MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
     const auto at = tensors.place(th.block);
     const int t = at.tensor;
-    const int64_t local = at.block * kThreads + th.index, i = at.run * tensors.size[t] + local;
+    const int64_t first = at.block * kThreads * kPerThread + th.index;
+    const int64_t run_first = at.run * tensors.size[t];
     const AdamWStepScalars* s = scalars ? scalars + at.run : nullptr;
-    if (local >= tensors.size[t] || (s && s->apply == 0.0f)) return;
-    float p = p_in[t][i], m = m_in[t][i], v = v_in[t][i];
-    const float grad = s ? g[t][i] * s->grad_scale : g[t][i];
-    adamw_element(p, grad, m, v, s ? s->update : u);
-    p_out[t][i] = p;
-    m_out[t][i] = m;
-    v_out[t][i] = v;
+    float p[kPerThread], m[kPerThread], v[kPerThread], grad[kPerThread];
+    MINRNN_UNROLL for (int k = 0; k < kPerThread; ++k) {
+      const int64_t local = first + k * kThreads, i = run_first + local;
+      const bool here = local < tensors.size[t];
+      p[k] = here ? static_cast<float>(p_in[t][i]) : 0.0f;
+      m[k] = here ? static_cast<float>(m_in[t][i]) : 0.0f;
+      v[k] = here ? static_cast<float>(v_in[t][i]) : 0.0f;
+      grad[k] = here ? static_cast<float>(g[t][i]) : 0.0f;
+    }
+    if (s && s->apply == 0.0f) return;
+    MINRNN_UNROLL for (int k = 0; k < kPerThread; ++k) {
+      const int64_t local = first + k * kThreads, i = run_first + local;
+      if (local >= tensors.size[t]) continue;
+      adamw_element(p[k], s ? grad[k] * s->grad_scale : grad[k], m[k], v[k], s ? s->update : u);
+      p_out[t][i] = p[k];
+      m_out[t][i] = m[k];
+      v_out[t][i] = v[k];
+    }
   }
 };
 
