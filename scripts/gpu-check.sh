@@ -225,14 +225,14 @@ if ! skipped pack; then
   bench pack-tf32 bench pack "${pack[@]}" --matmul-precision tf32 --csv "$LOGS/rates-pack-tf32.csv"
   grep -E '^\| (mingru|minlstm|transformer) ' "$LOGS/bench-pack-tf32.log" | sed 's/^/    /'
   # The pack as one stacked model (rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep), beside
-  # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 15, 10
-  # and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
-  # split evenly), 32 the peak's.
+  # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 30, 15,
+  # 10 and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
+  # up to 32, split evenly), 32 the peak's.
   stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
-  bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,32 "${peak[@]}" \
+  bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,30,32 "${peak[@]}" \
     --csv "$LOGS/rates-pack-stacked.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
-  bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,32 "${peak[@]}" \
+  bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,30,32 "${peak[@]}" \
     --matmul-precision tf32 --csv "$LOGS/rates-pack-stacked-tf32.csv"
   # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32 (2026-11-28: its
   # matmuls batched alone would reach 61.6 % of the peak, the step 40 %). ~6 s.
@@ -290,9 +290,10 @@ if ! skipped pack; then
   table3_packs "" 16
   table3_packs -tf32 16 --matmul-precision tf32
   # The same shapes as stacked packs (a sweep's packs on CUDA since 2026-11-28), at the sizes a
-  # sweep stacks them (hopper-medium-expert's 5 at embed 128, the rest 15), fp32 and TF32.
-  table3_packs -stacked 5,15 --stacked
-  table3_packs -stacked-tf32 5,15 --matmul-precision tf32 --stacked
+  # sweep stacks them (hopper-medium-expert's 5 at embed 128, halfcheetah's and walker2d's 30),
+  # fp32 and TF32.
+  table3_packs -stacked 5,30 --stacked
+  table3_packs -stacked-tf32 5,30 --matmul-precision tf32 --stacked
   # The evaluations' rate on this host's CPU (where a sweep's rollouts run), at both widths.
   for e in 128 256; do
     "$MINRNN" bench eval --episodes 10 --steps 100 --embed $e --no-append \

@@ -96,7 +96,7 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
   md << "Estimate for " << spec.file << " on " << e.device_kind
      << (e.train_machine.empty() ? "" : " (" + e.train_machine + ")") << ": " << e.runs_left
      << " of " << e.runs << " runs left, those still to train in " << e.packs
-     << " pack(s) of up to " << pack_limit(spec, e.device_kind) << ". Rates from:";
+     << " pack(s) of up to " << pack_limit_text(spec, e.device_kind) << ". Rates from:";
   for (const std::string& f : e.files) md << " " << f;
   md << "\n\n";
   format_training(md, e);

@@ -161,6 +161,12 @@ int pack_limit(const SweepSpec& spec, const std::string& device) {
   return on_cuda(device) ? kAutoGpuPack : 1;
 }
 
+std::string pack_limit_text(const SweepSpec& spec, const std::string& device) {
+  const std::string limit = std::to_string(pack_limit(spec, device));
+  if (spec.pack > 0 || !on_cuda(device) || !rl::packs_stack(true)) return limit;
+  return limit + " (" + std::to_string(kAutoStackedPack) + " where a pack is one stacked model)";
+}
+
 std::string stack_key(const SweepRun& run) {
   return run.stack_shape.empty() ? "config " + run.config : run.stack_shape;
 }
@@ -182,12 +188,14 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
       return can_share(first, r) && stack_key(r) == stack_key(first);
     };
     size_t limit = size_t(pack_limit(spec, first.device));
-    // Where packs stack (rl/trainer.h), a pack holds one stack shape, split evenly: 30 runs as
-    // 15 + 15, not 16 + 14 (each stacked model at its most runs), nor topped up with other
-    // shapes' runs (a group of one or two stacks little and leaves its shape's others fewer).
+    // Where packs stack (rl/trainer.h), a pack holds one stack shape, up to kAutoStackedPack
+    // under `pack: auto`, split evenly: 45 runs as 23 + 22, not 32 + 13 (each stacked model at
+    // its most runs), nor topped up with other shapes' runs (a group of one or two stacks little
+    // and leaves its shape's others fewer).
     const bool stacking =
         limit > 1 && first.stacks && on_cuda(first.device) && rl::packs_stack(true);
     if (stacking) {
+      if (spec.pack == 0) limit = kAutoStackedPack;
       size_t shape_runs = 1;
       for (size_t j = i + 1; j < indices.size(); ++j)
         shape_runs += !taken[j] && stacks_with_first(runs[size_t(indices[j])]);

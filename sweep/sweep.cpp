@@ -51,7 +51,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
   std::printf("sweep %s: %zu runs (%d already done), %d at a time%s, %d torch threads each → %s\n",
               spec.file.c_str(), runs.size(), already, spec.parallel,
-              pack > 1 ? (", seeds in packs of up to " + std::to_string(pack)).c_str() : "",
+              pack > 1
+                  ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
+                  : "",
               threads, spec.out.c_str());
   if (opt.dry_run) {
     print_plan(runs);

@@ -53,7 +53,8 @@ struct SweepSpec {
   // the seeds of one dataset × backbone, then other configs' runs that can share the process
   // (group_packs). On a GPU they share it, each on a stream of its own, side by side, where
   // separate processes would take turns. 0 (`pack: auto`, the default): up to kAutoGpuPack on
-  // CUDA, 1 on the CPU (where a process per run is no slower). On Slurm a pack is one array task.
+  // CUDA (kAutoStackedPack where the pack is one stacked model), 1 on the CPU (where a process per
+  // run is no slower). On Slurm a pack is one array task.
   int pack = 0;
   int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
   int eval_episodes = 10;
@@ -64,8 +65,16 @@ struct SweepSpec {
 };
 
 constexpr int kAutoGpuPack = 16;
+// A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
+// rate still climbs past 16 runs where a pack of streams' has stopped (H200, 2026-11-28 05:34,
+// minGRU fp32 run-steps/s: stacked 2 446 at P 15, 2 681 at 32; streams 2 240 at 16, 2 274 at
+// 32), and 32 runs of DT's size take ~3 GB.
+constexpr int kAutoStackedPack = 32;
 // The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
 int pack_limit(const SweepSpec& spec, const std::string& device);
+// The same, said for a reader: "16", or "16 (32 where a pack is one stacked model)" where `pack:
+// auto` stacks on `device`.
+std::string pack_limit_text(const SweepSpec& spec, const std::string& device);
 
 // Parses a sweep file strictly: an unknown key or a value of the wrong type throws
 // std::invalid_argument naming the key and the file.

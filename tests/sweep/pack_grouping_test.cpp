@@ -59,6 +59,33 @@ TEST(SweepPlan, PacksTakeTheirStackShapesRunsBeforeOthers) {
             (std::vector<std::vector<int>>{{0, 5}, {1, 6}, {2, 7}, {3, 8}, {4, 9}}));
 }
 
+// Under `pack: auto` on CUDA a stacked pack takes up to kAutoStackedPack runs of its shape, split
+// evenly (45 as 23 + 22); packs of streams up to kAutoGpuPack (30 as 15 + 15 … here 16 + 14:
+// streams fill, they do not split).
+TEST(SweepPlan, AutoStackedPacksTakeUpTo32RunsOfAShape) {
+  std::vector<sweep::SweepRun> runs;
+  for (int64_t seed = 0; seed < 45; ++seed) runs.push_back(run_of("t.yaml", seed, "T"));
+  for (int64_t seed = 0; seed < 30; ++seed) runs.push_back(run_of("g.yaml", seed, "G"));
+  std::vector<int> all(runs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  const auto sizes = [](const std::vector<std::vector<int>>& packs) {
+    std::vector<size_t> n;
+    for (const auto& p : packs) n.push_back(p.size());
+    return n;
+  };
+  sweep::SweepSpec spec;  // pack: auto
+  {
+    const testing::ScopedEnv by_default("MINRNN_STACKED_PACK", std::nullopt);
+    EXPECT_EQ(sizes(sweep::group_packs(spec, runs, all)), (std::vector<size_t>{23, 22, 30}));
+    spec.pack = 16;  // a number is taken as it is
+    EXPECT_EQ(sizes(sweep::group_packs(spec, runs, all)),
+              (std::vector<size_t>{15, 15, 15, 15, 15}));
+  }
+  spec.pack = 0;
+  const testing::ScopedEnv streams("MINRNN_STACKED_PACK", "0");
+  EXPECT_EQ(sizes(sweep::group_packs(spec, runs, all)), (std::vector<size_t>{16, 16, 16, 16, 11}));
+}
+
 // A model without stacked ops (HGRN, conv: rl::stack_refusal) packs as streams do, topped up with
 // other runs, and the estimate costs it at the pack's streams rate.
 TEST(SweepPlan, RunsThatCannotStackPackAsStreams) {
@@ -76,7 +103,7 @@ TEST(SweepPlan, RunsThatCannotStackPackAsStreams) {
             (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
 }
 
-// The shipped Table 3 sweep:// The shipped Table 3 sweep: a dataset's env and its config's model
+// The shipped Table 3 sweep: a dataset's env and its config's model
 // and step make a run's stack shape — hopper's three datasets share one for the Transformer, but
 // not for minGRU, whose medium and medium-replay configs take embed 256 (App. C); halfcheetah's
 // differs from hopper's.
