@@ -234,10 +234,11 @@ if ! skipped pack; then
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
   bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,30,32 "${peak[@]}" \
     --matmul-precision tf32 --csv "$LOGS/rates-pack-stacked-tf32.csv"
-  # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32 (2026-11-28: its
-  # matmuls batched alone would reach 61.6 % of the peak, the step 40 %). ~6 s.
-  bench pack-stacked-profile bench pack --device cuda --backbones mingru --packs 32 --seconds 1 \
-    --stacked --profile "${peak[@]}"
+  # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32, both backbones
+  # (2026-11-28: the minGRU round's GEMMs 61 %, its joins, column sums and GELU most of the rest;
+  # the Transformer's not yet profiled). ~10 s.
+  bench pack-stacked-profile bench pack --device cuda --backbones mingru,transformer --packs 32 \
+    --seconds 1 --stacked --profile "${peak[@]}"
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-pack-stacked-profile.log" | sed 's/^/    /'
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked-tf32.log" | sed 's/^/    /'
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
