@@ -240,6 +240,13 @@ if ! skipped pack; then
   bench pack-stacked-profile bench pack --device cuda --backbones mingru,transformer --packs 32 \
     --seconds 1 --stacked --profile "${peak[@]}"
   grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-pack-stacked-profile.log" | sed 's/^/    /'
+  # Which copies a stacked step makes, and why: 9 `direct_copy` launches a minGRU round and 14 a
+  # Transformer's (2026-11-28), none in the lone step. One eager round's `aten::copy_` calls, by
+  # the ops that made them, with their tensors' sizes and strides (a bias expanded shows a 0
+  # stride). ~15 s.
+  bench pack-stacked-copies bench pack --device cuda --backbones mingru,transformer --packs 32 \
+    --seconds 1 --stacked --eager --profile "${peak[@]}"
+  grep -E '^\| aten::copy_' "$LOGS/bench-pack-stacked-copies.log" | cut -c1-220 | sed 's/^/    /'
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked-tf32.log" | sed 's/^/    /'
   # What bounds the packs: a step's launches alone, its matmuls alone a stream a run, and batched
   # over the runs, and the whole step as one model over the runs' rows (the weights-stacked

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace minrnn::cli {
 
@@ -30,6 +31,13 @@ class OpProfile {
   // Markdown table: op, calls and self ms per repetition, share of the total; the ops after the
   // first `top` summed into one row.
   std::string table(int64_t repetitions, int top) const;
+  // Before start(): each call of these ops (e.g. "aten::copy_") is also counted by the op that
+  // called it and its tensors' sizes and strides — which copies a step makes, and where.
+  void watch(std::vector<std::string> ops);
+  // Markdown: watched op, caller, tensors, calls per repetition (empty when nothing was watched).
+  std::string watched_table(int64_t repetitions) const;
+  bool watches(const std::string& op) const;
+  void add_watched(const std::string& key);
   double total_ms() const;  // self time of every op, summed
 
   // Called by the callbacks; public only so they can reach it.
@@ -42,6 +50,8 @@ class OpProfile {
   };
   mutable std::mutex mutex_;
   std::map<std::string, Stat> stats_;
+  std::vector<std::string> watched_ops_;
+  std::map<std::string, int64_t> watched_calls_;  // "op | caller | tensors" → calls
   uint64_t handle_ = 0;
   bool active_ = false;
 };

@@ -17,6 +17,7 @@
 #include "ops/device.h"
 #include "rl/stacked_pack.h"
 #include "tools/bench/kernel_profile.h"
+#include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
 #include "tools/commands.h"
@@ -36,7 +37,7 @@ struct PackBenchOptions {
   double peak_tflops = 0;  // the device's fp32 peak, for the share column; 0: not shown
   bool eager = false;      // eager steps instead of CUDA graphs
   bool stacked = false;    // P > 1: the runs as one stacked model (rl/stacked_pack.h)
-  bool profile = false;    // on CUDA, each cell's kernels over a few rounds
+  bool profile = false;    // on CUDA, each cell's kernels over a few rounds; eager, its copies
   BenchFiling filing;
 };
 
@@ -52,9 +53,23 @@ struct PackRow {
   int64_t rounds = 0;
   double run_steps_per_s = 0, step_gflop = 0;
   std::string kernel_profile;  // markdown, with --profile on CUDA
+  std::string copies;          // markdown, with --profile --eager: the copies a round makes
 };
 
 constexpr int kProfiledRounds = 5;  // rounds of every run's step per --profile
+
+// The copies `round` makes (eager steps dispatch their ops each round; a replayed graph none), by
+// the ops they were called from, their tensors' sizes and strides: which of a pack's kernels are
+// LibTorch's copies, and why.
+std::string copies_of(const std::function<void()>& round, const std::function<void()>& wait) {
+  OpProfile ops;
+  ops.watch({"aten::copy_"});
+  ops.start();
+  for (int i = 0; i < kProfiledRounds; ++i) round();
+  wait();
+  ops.stop();
+  return ops.watched_table(kProfiledRounds);
+}
 
 PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
                      const torch::Device& device, int pack) {
@@ -114,6 +129,7 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   if (o.profile && device.is_cuda()) {
     row.kernel_profile = kernel_profile_of(round, kProfiledRounds, 1000.0 / timed.per_second, 40);
   }
+  if (o.profile && o.eager) row.copies = copies_of(round, wait);
   return row;
 }
 
@@ -157,12 +173,18 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
     md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
   }
   for (const PackRow& r : rows) {
-    if (r.kernel_profile.empty()) continue;
-    md << "\nKernels of " << kProfiledRounds << " rounds of a pack of " << r.pack << " "
-       << r.backbone << " runs (" << r.mode << ", a round: one step of every run) on " << r.device
-       << ", as the GPU ran them (CUPTI through LibTorch's Kineto; the wall time is the untraced "
-       << "round's):\n\n"
-       << r.kernel_profile;
+    if (!r.kernel_profile.empty()) {
+      md << "\nKernels of " << kProfiledRounds << " rounds of a pack of " << r.pack << " "
+         << r.backbone << " runs (" << r.mode << ", a round: one step of every run) on " << r.device
+         << ", as the GPU ran them (CUPTI through LibTorch's Kineto; the wall time is "
+         << "the untraced round's):\n\n"
+         << r.kernel_profile;
+    }
+    if (!r.copies.empty()) {
+      md << "\nThe copies (`aten::copy_`) of a round of a pack of " << r.pack << " " << r.backbone
+         << " runs (" << r.mode << "), by the ops they were called from:\n\n"
+         << r.copies;
+    }
   }
   return md.str();
 }
@@ -206,7 +228,7 @@ void add(CLI::App& bench) {
                 "(rl/stacked_pack.h; a sweep's packs on CUDA unless MINRNN_STACKED_PACK=0)");
   sub->add_flag("--profile", o->profile,
                 "on CUDA, also each cell's kernels over 5 rounds, as the GPU ran them (where a "
-                "pack's GPU time goes)");
+                "pack's GPU time goes); with --eager, also the copies its ops make, by caller");
   add_filing_options(sub, o->filing, kPackCsv);
   sub->callback([o] {
     const torch::Device device = bench_device(o->device);
