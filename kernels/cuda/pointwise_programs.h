@@ -1,12 +1,12 @@
 // The element-wise passes of a training step that have CPU loops of their own, as phase programs
-// (kernels/cuda/phase_program.h) for CUDA: one thread per element, one phase, so the kernels
-// (kernels/cuda/pointwise.cu) and the host emulator's tests run the same bodies.
+// (kernels/cuda/phase_program.h) for CUDA: a thread per element (BiasGelu four), one phase, so the
+// kernels (kernels/cuda/pointwise.cu) and the host emulator's tests run the same bodies.
 // - DropoutAdd: the hashed dropout-add (ops/dropout.h), out[i] = (x[i] +) keep(i) · y[i] · scale,
 //   the CPU pass's arithmetic in its order, product and sum rounded separately (the kernels are
 //   built without FMA contraction, as the CPU pass is), so GPU and CPU give the same bits.
-// - BiasGelu: the fused MLP's forward pass (ops/mlp.h) — bias + exact GELU keeping GELU's
-//   derivative for the backward.
-// - ColumnSums: a Linear's bias gradient (ops/affine.h), and with it the MLP's gelu' product.
+// - BiasGelu: the fused MLP's forward pass (ops/mlp.h) — bias + exact GELU.
+// - ColumnSums: a Linear's bias gradient (ops/affine.h), and with it the MLP's GELU backward (GELU′
+//   recomputed from BiasGelu's input).
 // The step's loss, end and AdamW: kernels/cuda/step_end_programs.h.
 #pragma once
 #include "kernels/cuda/phase_program.h"
@@ -140,9 +140,9 @@ struct BiasGelu : PointwiseGrid {
 // halved across barriers). With Gelu, each term is in · GELU′(pre + bias) (bias the run's row),
 // written to `product` as it is summed: the MLP's GELU backward (d_hidden = d_activated · GELU′,
 // the slope recomputed from BiasGelu's input) and its first bias's gradient in one pass, where
-// LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows
-// are that many runs' one after the other (a pack's stacked runs, ops/run_axis.h), each summed on
-// its own: no tile takes rows of two runs, and the last pass leaves a row a run.
+// LibTorch's column sum would read d_hidden again. With `runs` > 1 the rows are that many runs'
+// one after the other (a pack's stacked runs, ops/run_axis.h), each summed on its own: no tile
+// takes rows of two runs, and the last pass leaves a row a run.
 // Gelu a template argument, not a flag: the plain sums (most of a step's) then keep few registers
 // (a pass's 512 threads held 94 a thread for both, one block an SM), the GELU pass its own.
 template <typename T, typename Mem, bool Gelu = false>
