@@ -1,8 +1,8 @@
 // Causal attention's probabilities (ops/attention_probs.h, kernels/math/attention_math.h) as
 // phase programs: one launch forward and one backward, where LibTorch's ops took ~7 forward (the
 // scale, the causal mask made and applied, the softmax, the dropout) and ~4 backward. A warp a row
-// of at most kMaxWidth keys (RowGrid); every reduction in a fixed order, so a replay gives the
-// same bits.
+// of at most kMaxWidth keys (RowGridOf<PerLane>: the launcher takes 2 keys a lane for rows of up
+// to 64, DT's, 8 up to 256); every reduction in a fixed order, so a replay gives the same bits.
 // - AttentionProbsForward: the row's largest logit and the sum of its exponentials, each halved
 //   across barriers; the probabilities kept for the backward, and their dropout.
 // - AttentionProbsBackward: the gradient through the dropout, the row's Σ g·probs halved, and the
