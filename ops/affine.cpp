@@ -1,5 +1,9 @@
 #include "ops/affine.h"
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
 #include "ops/gemm_cpu.h"
 #include "ops/run_axis.h"
 #include "ops/side_work.h"
@@ -85,11 +89,21 @@ torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w) {
   return stacked(w) ? x.reshape({w.size(0), -1, x.size(-1)}) : x.reshape({-1, x.size(-1)});
 }
 
+bool stacked_bias_after_product() {
+  const char* value = std::getenv("MINRNN_STACKED_BIAS");
+  const std::string how = value ? value : "";
+  if (how.empty() || how == "gemm") return false;
+  if (how == "add") return true;
+  throw std::invalid_argument("MINRNN_STACKED_BIAS=" + how + ": expected gemm or add");
+}
+
 torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
                            const torch::Tensor& b) {
   if (!stacked(w)) return linear_rows(rows, w, b);
   const torch::Tensor wt = w.transpose(1, 2);
-  return b.defined() ? torch::baddbmm(b.unsqueeze(1), rows, wt) : torch::bmm(rows, wt);
+  if (!b.defined()) return torch::bmm(rows, wt);
+  if (stacked_bias_after_product()) return torch::bmm(rows, wt).add_(b.unsqueeze(1));
+  return torch::baddbmm(b.unsqueeze(1), rows, wt);
 }
 
 torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w) {

@@ -24,8 +24,17 @@ torch::Tensor bias_grad(const torch::Tensor& dy_rows);
 // x (…, in) as rows: (n, in), or (runs, n, in) for a stacked w (a view where it can be).
 torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w);
 torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
-                           const torch::Tensor& b);                              // rows·wᵀ + b
-torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);  // dy·w
+                           const torch::Tensor& b);  // rows·wᵀ + b
+// How a stacked product adds its bias, as MINRNN_STACKED_BIAS says (read at each product; a value
+// other than gemm or add is refused by name): `gemm` (unset: the default) has the batched product
+// start from it — baddbmm, which first copies each run's bias into every row of the output
+// (LibTorch's direct_copy: 9 launches of a stacked minGRU round, 0.33 ms on an H200) for cuBLAS
+// to read back with β = 1; `add` (true) takes the product alone (bmm, β = 0) and adds the bias in
+// one broadcast pass after it. Which pays rests on the kernels cuBLAS picks for β = 1 (on
+// 2026-11-28 the stacked round's slowest products per FLOP were 64×64-tile ones, ~24 TFLOP/s
+// beside ~55 for 128×128): gpu-check times both.
+bool stacked_bias_after_product();
+torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);      // dy·w
 torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows);  // dyᵀ·rows
 torch::Tensor rows_bias_grad(const torch::Tensor& dy);  // column sums, each run's of its rows
 

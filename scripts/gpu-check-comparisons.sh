@@ -69,6 +69,13 @@ if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped pack; then
   time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" "$baseline"
   time_stacked_pack "this build" "$LOGS/bench-pack-stacked-this.log" "$MINRNN"
 fi
+# The stacked products' biases added after them (MINRNN_STACKED_BIAS=add, ops/affine.h) beside
+# the default, which copies them into the output for cuBLAS to read with β = 1: whether β = 1 is
+# what gave the round's biased products their slow 64×64-tile kernels (2026-11-28). ~12 s.
+if ! skipped pack; then
+  time_stacked_pack "this build, MINRNN_STACKED_BIAS=add" "$LOGS/bench-pack-stacked-bias-add.log" \
+    env MINRNN_STACKED_BIAS=add "$MINRNN"
+fi
 if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the
   # automatic choice is the simple kernel (a thread a channel: 64 blocks of 128 at B·D 8 192), set

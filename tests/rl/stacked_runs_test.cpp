@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "ops/affine.h"
 #include "ops/dropout.h"
 #include "ops/run_axis.h"
 #include "rl/decision_model.h"
+#include "tests/scoped_env.h"
 #include "tests/tensor_compare.h"
 
 namespace minrnn::rl {
@@ -144,6 +147,34 @@ TEST(StackedRunsCuda, BatchedPassesGiveEachRunItsOwn) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
   expect_pack_is_its_runs(options_of("minlstm", 2.0), torch::kCUDA, 1e-4);
+  expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
+}
+
+// MINRNN_STACKED_BIAS=add (ops/affine.h): the stacked products' biases added after them, not
+// copied in first: each run's actions and gradients still its own; a value of another name is
+// refused naming the variable.
+TEST(StackedRuns, BiasesAddedAfterTheProductsGiveEachRunItsOwn) {
+  const BatchedOnCpu batched;
+  {
+    const testing::ScopedEnv after("MINRNN_STACKED_BIAS", "add");
+    EXPECT_TRUE(core::stacked_bias_after_product());
+    expect_pack_is_its_runs(options_of("mingru"), torch::kCPU, 1e-5);
+    expect_pack_is_its_runs(options_of("transformer"), torch::kCPU, 1e-5);
+  }
+  const testing::ScopedEnv wrong("MINRNN_STACKED_BIAS", "later");
+  try {
+    core::stacked_bias_after_product();
+    ADD_FAILURE() << "MINRNN_STACKED_BIAS=later was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MINRNN_STACKED_BIAS=later"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StackedRunsCuda, BiasesAddedAfterTheProductsGiveEachRunItsOwn) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  const testing::ScopedEnv after("MINRNN_STACKED_BIAS", "add");
+  expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
   expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
 }
 
