@@ -4,9 +4,10 @@
 // ~18 backward (the embedding's backward alone sorts its indices: ~12 launches). Every sum runs in
 // a fixed order, so a replay gives the same bits.
 // - TokenEmbedding: one thread per channel of a token (token_channel).
-// - TokenParameterGrads: every group's weight and bias gradients. A block takes 32 of them (one
-//   warp wide, neighbouring channels) and kSlices slices of the windows; each thread sums its
-//   slice in ascending steps, and the slices halve across barriers.
+// - TokenParameterGrads: every group's weight and bias gradients. A block takes 32 channels (one
+//   warp wide) of kInputs of a group's inputs (its bias one of them) and kSlices slices of the
+//   windows; each thread sums its slice in ascending steps for all its inputs, each token gradient
+//   read once, and the slices halve across barriers.
 // - TimeTableGrad: the time table's gradient, whole (rows no step reads get zeros). A block takes
 //   kRows rows × kChannels channels, a warp a row; round by round it reads kRoundSteps steps' rows
 //   into shared memory, marks each row's steps in a bitmap (a thread a word: no atomics), and each
@@ -90,103 +91,117 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
   }
 };
 
-// One weight or bias gradient entry of TokenParameterGrads: group j's input i (i = n_j: its bias)
-// at channel d. Group j owns columns [first[j], first[j + 1]) — its n_j inputs', then its bias's —
-// each of D entries, neighbouring channels neighbouring entries.
-struct GradEntry {
-  int group;
-  int64_t input, channel;
-};
-struct GradColumns {
-  int64_t first[kMaxTokenGroups + 1];
-  MINRNN_HOST_DEVICE explicit GradColumns(const TokenLayout& s) {
-    first[0] = 0;
-    for (int j = 0; j < kMaxTokenGroups; ++j) {
-      first[j + 1] = first[j] + (j < s.groups ? s.inputs[j] + 1 : 0);
-    }
-  }
-  MINRNN_HOST_DEVICE GradEntry entry(int64_t e, int64_t width) const {
-    const int64_t column = e / width;
-    int j = 0;
-    while (column >= first[j + 1]) ++j;
-    return {j, column - first[j], e % width};
-  }
-};
-
 template <typename Mem>
 struct TokenParameterGrads : TokenGroupArrays<Mem>, SlicedSums {
-  // Steps whose reads a thread has in flight at once: half a window at DT's context of 20, two
-  // waits on memory a window. At 20 its 512 threads held 110 registers, one block an SM: a
-  // stacked pack of 32's 2 304 blocks took 17 waves, each a chain of reads and barriers
-  // (2026-11-28); at 10 and 64 registers, two blocks an SM. (Its 40 bytes of stack are
-  // GradColumns' table, indexed by a run-time group.)
-  static constexpr int kChunk = 10;
+  // Gradient entries a thread sums: kInputs of one group's inputs (its bias counted as input n_j,
+  // of value 1) at one channel, so that each token gradient it reads serves them all. A thread an
+  // entry read each one n_j + 1 times: 0.23 ms of a stacked pack of 32's round (H200,
+  // 2026-11-28), its 2 304 blocks in nine waves. At 4, hopper's 18 entries a channel take 5
+  // blocks' worth, not 18; at 8 a thread's reads of a step left room for 2 steps in flight.
+  static constexpr int kInputs = 4;
+  // Steps whose reads (a gradient and kInputs inputs each) a thread has in flight at once: a
+  // quarter of DT's window of 20; 64 registers, two blocks an SM, nothing spilled.
+  static constexpr int kChunk = 5;
   static constexpr int kMinBlocksPerSm = 2;
-  struct GradAndInput {
-    float grad, input;
+  struct StepReads {
+    float grad, x[kInputs];
   };
   struct Regs : Exchange<float> {};
   struct Shared {
-    typename Mem::template Array<float, kThreads> partial;  // [slice][lane]
+    typename Mem::template Array<float, kInputs * kThreads> partial;  // [input][slice][lane]
   };
   TokenLayout shape;
   typename Mem::template In<float> grad;  // (B·L, D), the tokens' gradient
   typename Mem::template Out<float> weight_grad[kMaxTokenGroups], bias_grad[kMaxTokenGroups];
 
-  // A run's entries (every run's blocks take its own: the last of a run's may be partly past them).
-  MINRNN_HOST_DEVICE int64_t entries() const {
-    // Its last column by a constant index (the groups past shape.groups add none): read by a
-    // run's index, the table went to local memory.
-    return GradColumns(shape).first[kMaxTokenGroups] * shape.width;
+  // Where a block's threads sum: group `group`'s inputs first_input … (kInputs of them, or to its
+  // bias), lane l at channel first_channel + l of the run.
+  struct Place {
+    int group;
+    int64_t first_input, first_channel;
+  };
+  MINRNN_HOST_DEVICE int64_t lane_groups() const { return (shape.width + kLanes - 1) / kLanes; }
+  static MINRNN_HOST_DEVICE int64_t chunks_of(int64_t inputs) {
+    return (inputs + 1 + kInputs - 1) / kInputs;  // its inputs and its bias, kInputs a chunk
   }
-  MINRNN_HOST_DEVICE int64_t run_blocks() const { return (entries() + kLanes - 1) / kLanes; }
+  MINRNN_HOST_DEVICE int64_t run_blocks() const {
+    int64_t chunks = 0;
+    for (int j = 0; j < kMaxTokenGroups; ++j)
+      chunks += j < shape.groups ? chunks_of(shape.inputs[j]) : 0;
+    return chunks * lane_groups();
+  }
   MINRNN_HOST_DEVICE int64_t blocks() const { return shape.runs * run_blocks(); }
-  // Phases: 0 each slice's sum; 1 … kLevels halve the slices; kLevels + 1 write.
+  // A run's blocks: group by group, each group's input chunks, each chunk's lane groups.
+  MINRNN_HOST_DEVICE Place place(int64_t block) const {
+    int64_t chunk = block / lane_groups();
+    const int64_t lanes = block - chunk * lane_groups();
+    int j = 0;
+    while (j + 1 < shape.groups && chunk >= chunks_of(shape.inputs[j]))
+      chunk -= chunks_of(shape.inputs[j++]);
+    return {j, chunk * kInputs, lanes * kLanes};
+  }
+  // Phases: 0 each slice's sums; 1 … kLevels halve the slices; kLevels + 1 write.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
     // (32-bit: a 64-bit division is a called routine on the GPU, and its call spilled registers.)
     const int64_t run = static_cast<int32_t>(th.block) / static_cast<int32_t>(run_blocks());
-    const int64_t e = (th.block - run * run_blocks()) * kLanes + lane(th);
+    const Place at = place(th.block - run * run_blocks());
+    const int64_t channel = at.first_channel + lane(th), n = shape.inputs[at.group];
     if (p == 0) {
-      const int64_t first = run * shape.run_batch();
-      sh.partial[th.index] =
-          e < entries() ? slice_sum(e, first + slice(th), first + shape.run_batch()) : 0.0f;
+      float sums[kInputs] = {};
+      if (channel < shape.width) {
+        const int64_t first = run * shape.run_batch();
+        slice_sums(at, channel, first + slice(th), first + shape.run_batch(), sums);
+      }
+      MINRNN_UNROLL for (int q = 0; q < kInputs; ++q) sh.partial[q * kThreads + th.index] = sums[q];
     } else if (p <= kLevels) {
-      halve(sh.partial, th, p);
-    } else if (slice(th) == 0 && e < entries()) {
-      const GradEntry at = GradColumns(shape).entry(e, shape.width);
-      const int64_t n = shape.inputs[at.group], channel = run * shape.width + at.channel;
-      if (at.input < n) {
-        weight_grad[at.group][channel * n + at.input] = sh.partial[th.index];
-      } else {
-        bias_grad[at.group][channel] = sh.partial[th.index];
+      const int half = kSlices >> p;
+      if (slice(th) >= half) return;
+      MINRNN_UNROLL for (int q = 0; q < kInputs; ++q) {
+        const int at_q = q * kThreads + th.index;
+        sh.partial[at_q] = static_cast<float>(sh.partial[at_q]) +
+                           static_cast<float>(sh.partial[at_q + half * kLanes]);
+      }
+    } else if (slice(th) == 0 && channel < shape.width) {
+      const int64_t row = run * shape.width + channel;
+      MINRNN_UNROLL for (int q = 0; q < kInputs; ++q) {
+        const int64_t i = at.first_input + q;
+        const float sum = sh.partial[q * kThreads + th.index];
+        if (i < n) weight_grad[at.group][row * n + i] = sum;
+        if (i == n) bias_grad[at.group][row] = sum;
       }
     }
   }
   // Σ over a slice's windows (first, first + kSlices, … below end: its run's), each window's
-  // steps in ascending order, of the token gradient times the input (1 for the bias). Whole
-  // windows a slice, so a token's row follows from its step without a division, and kChunk
-  // steps' reads are in flight at once (the products after them: a product between two reads
-  // makes the second wait on the first).
-  MINRNN_HOST_DEVICE float slice_sum(int64_t e, int64_t first, int64_t end) const {
-    const GradEntry at = GradColumns(shape).entry(e, shape.width);
+  // steps in ascending order, of the token gradient times each input (itself for the bias): every
+  // entry in the order a thread an entry summed it. Whole windows a slice, so a token's row follows
+  // from its step without a division; kChunk steps' reads in flight at once (the products after
+  // them: a product between two reads makes the second wait on the first).
+  MINRNN_HOST_DEVICE void slice_sums(const Place& at, int64_t channel, int64_t first, int64_t end,
+                                     float (&sums)[kInputs]) const {
     const int64_t n = shape.inputs[at.group], count = shape.steps_with_token(at.group);
-    const bool weight = at.input < n;
-    float sum = 0.0f;
     for (int64_t b = first; b < end; b += kSlices) {
       const int64_t first_row = b * shape.tokens + at.group, first_step = b * shape.steps;
       walk_in_chunks<kChunk>(
           count,
           [&](int64_t k) {
-            return GradAndInput{
-                static_cast<float>(grad[(first_row + k * shape.groups) * shape.width + at.channel]),
-                weight ? static_cast<float>(this->input[at.group][(first_step + k) * n + at.input])
-                       : 1.0f};
+            StepReads r{
+                static_cast<float>(grad[(first_row + k * shape.groups) * shape.width + channel]),
+                {}};
+            MINRNN_UNROLL for (int q = 0; q < kInputs; ++q) {
+              const int64_t i = at.first_input + q;
+              r.x[q] = i < n ? static_cast<float>(this->input[at.group][(first_step + k) * n + i])
+                             : 1.0f;
+            }
+            return r;
           },
-          [&](int64_t, const GradAndInput& t) {
-            sum = sum + (weight ? t.grad * t.input : t.grad);
+          [&](int64_t, const StepReads& r) {
+            MINRNN_UNROLL for (int q = 0; q < kInputs; ++q) {
+              const int64_t i = at.first_input + q;
+              if (i < n) sums[q] = sums[q] + r.grad * r.x[q];
+              if (i == n) sums[q] = sums[q] + r.grad;
+            }
           });
     }
-    return sum;
   }
 };
 

@@ -214,6 +214,8 @@ TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {
   check({3, 4, 130, 9, {3}, false});
   // Four groups, channels under a warp.
   check({2, 3, 7, 30, {2, 1, 4, 3}, true});
+  // Hopper's widths at DT's 128 channels: 11 state inputs and a bias in three blocks of inputs.
+  check({3, 20, 128, 12, {1, 11, 3}, true});
 }
 
 TEST(TokenEmbeddingEmulated, EachRunOfAPackIsEmbeddedAsItIsAlone) {
