@@ -5,7 +5,9 @@
 // Through the Sequential a training step pays five ops and their passes over the (rows, 4·d)
 // hidden activation: a bias add after the GEMM, GELU, its backward, and a column sum for the
 // bias's gradient. Here the bias add and GELU are one vectorised pass, and the backward applies
-// gelu' in place while summing the bias gradient in the same pass.
+// gelu' while summing the bias gradient in the same pass (on the CPU from GELU′ the forward wrote
+// where the pre-activation was; on CUDA recomputed from the pre-activation, which the forward
+// keeps instead of writing GELU′).
 // CPU float32 (the loops of kernels/cpu/float_loops.h) and CUDA float32/float64 (the kernels of
 // kernels/cuda/pointwise_programs.h, emulated in the tests); anything else runs the Sequential
 // itself, which is also what the tests compare against.
