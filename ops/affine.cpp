@@ -1,9 +1,6 @@
 #include "ops/affine.h"
 
-#include <cstdlib>
-#include <stdexcept>
-#include <string>
-
+#include "ops/env_switch.h"
 #include "ops/gemm_cpu.h"
 #include "ops/run_axis.h"
 #include "ops/side_work.h"
@@ -90,11 +87,8 @@ torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w) {
 }
 
 bool stacked_bias_after_product() {
-  const char* value = std::getenv("MINRNN_STACKED_BIAS");
-  const std::string how = value ? value : "";
-  if (how.empty() || how == "gemm") return false;
-  if (how == "add") return true;
-  throw std::invalid_argument("MINRNN_STACKED_BIAS=" + how + ": expected gemm or add");
+  return env_switch("MINRNN_STACKED_BIAS", false, "gemm", "add",
+                    "gemm (the product starts from the bias) or add (added after it)");
 }
 
 torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,

@@ -1,12 +1,12 @@
 #include "ops/side_work.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "ops/env_switch.h"
 
 #ifdef MINRNN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -18,10 +18,9 @@ namespace minrnn::core {
 namespace {
 
 std::atomic<bool>& side_work_flag() {
-  static std::atomic<bool> on{[] {
-    const char* value = std::getenv("MINRNN_SIDE_WORK");
-    return value != nullptr && std::strcmp(value, "1") == 0;
-  }()};
+  static std::atomic<bool> on{
+      env_switch("MINRNN_SIDE_WORK", false, "0", "1",
+                 "1 (weight gradients beside the backward) or 0 (in line)")};
   return on;
 }
 

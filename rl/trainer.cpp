@@ -11,6 +11,7 @@
 
 #include "datasets/episodes.h"
 #include "io/atomic_file.h"
+#include "ops/env_switch.h"
 #include "rl/stacked_pack.h"
 #include "rl/training_run.h"
 
@@ -43,30 +44,14 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   return run.finish();
 }
 
-namespace {
-
-// A 0-or-1 environment variable's value, or `otherwise` where it is unset; `meaning` says what
-// each means in the refusal of another value.
-bool switch_from_environment(const char* name, bool otherwise, const char* meaning) {
-  const char* asked = std::getenv(name);
-  if (asked == nullptr || *asked == '\0') return otherwise;
-  const std::string value = asked;
-  if (value != "0" && value != "1") {
-    throw std::invalid_argument(std::string(name) + "=" + value + ": expected " + meaning);
-  }
-  return value == "1";
-}
-
-}  // namespace
-
 bool packs_stack(bool on_cuda) {
-  return switch_from_environment("MINRNN_STACKED_PACK", on_cuda,
-                                 "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
+  return core::env_switch("MINRNN_STACKED_PACK", on_cuda, "0", "1",
+                          "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
 }
 
 bool side_work_for(bool alone) {
-  return switch_from_environment("MINRNN_SIDE_WORK", alone,
-                                 "1 (weight gradients beside the backward) or 0 (in line)");
+  return core::env_switch("MINRNN_SIDE_WORK", alone, "0", "1",
+                          "1 (weight gradients beside the backward) or 0 (in line)");
 }
 
 namespace {

@@ -1,0 +1,20 @@
+#include "ops/env_switch.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace minrnn::core {
+
+bool env_switch(const char* name, bool otherwise, const char* off, const char* on,
+                const char* meaning) {
+  const char* asked = std::getenv(name);
+  if (asked == nullptr || *asked == '\0') return otherwise;
+  const std::string value = asked;
+  if (value != off && value != on) {
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected " + meaning);
+  }
+  return value == on;
+}
+
+}  // namespace minrnn::core
