@@ -161,10 +161,15 @@ int pack_limit(const SweepSpec& spec, const std::string& device) {
   return on_cuda(device) ? kAutoGpuPack : 1;
 }
 
+int stacked_pack_limit(const SweepSpec& spec) {
+  return spec.pack > 0 ? spec.pack : kAutoStackedPack;
+}
+
 std::string pack_limit_text(const SweepSpec& spec, const std::string& device) {
-  const std::string limit = std::to_string(pack_limit(spec, device));
-  if (spec.pack > 0 || !on_cuda(device) || !rl::packs_stack(true)) return limit;
-  return limit + " (" + std::to_string(kAutoStackedPack) + " where a pack is one stacked model)";
+  const int limit = pack_limit(spec, device), stacked = stacked_pack_limit(spec);
+  if (stacked == limit || !on_cuda(device) || !rl::packs_stack(true)) return std::to_string(limit);
+  return std::to_string(limit) + " (" + std::to_string(stacked) +
+         " where a pack is one stacked model)";
 }
 
 std::string stack_key(const SweepRun& run) {
@@ -195,7 +200,7 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
     const bool stacking =
         limit > 1 && first.stacks && on_cuda(first.device) && rl::packs_stack(true);
     if (stacking) {
-      if (spec.pack == 0) limit = kAutoStackedPack;
+      limit = size_t(stacked_pack_limit(spec));
       size_t shape_runs = 1;
       for (size_t j = i + 1; j < indices.size(); ++j)
         shape_runs += !taken[j] && stacks_with_first(runs[size_t(indices[j])]);

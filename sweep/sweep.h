@@ -72,7 +72,10 @@ constexpr int kAutoGpuPack = 16;
 constexpr int kAutoStackedPack = 32;
 // The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
 int pack_limit(const SweepSpec& spec, const std::string& device);
-// The same, said for a reader: "16", or "16 (32 where a pack is one stacked model)" where `pack:
+// The runs a pack that is one stacked model takes at most (group_packs): `pack` where the file
+// gives one, else kAutoStackedPack.
+int stacked_pack_limit(const SweepSpec& spec);
+// pack_limit said for a reader: "16", or "16 (32 where a pack is one stacked model)" where `pack:
 // auto` stacks on `device`.
 std::string pack_limit_text(const SweepSpec& spec, const std::string& device);
 
