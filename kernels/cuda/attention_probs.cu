@@ -11,9 +11,6 @@ using grid::DeviceMemory;
 
 namespace {
 
-// Rows of up to 64 keys (DT's context of 20: 60 tokens) take the programs' 2-keys-a-lane form.
-constexpr int64_t kNarrowWidth = grid::RowGridOf<2>::kMaxWidth;
-
 template <int PerLane>
 cudaError_t forward_of(const AttentionProbsArgs& a, cudaStream_t stream) {
   const grid::AttentionProbsForward<DeviceMemory, PerLane> k{
@@ -36,12 +33,15 @@ cudaError_t backward_of(const AttentionProbsGradArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
+// Rows of up to 64 keys (DT's context of 20: 60 tokens) take the programs' 2-keys-a-lane form.
 cudaError_t attention_probs_forward(const AttentionProbsArgs& a, cudaStream_t stream) {
-  return a.width <= kNarrowWidth ? forward_of<2>(a, stream) : forward_of<8>(a, stream);
+  return grid::with_lanes_for<2>(
+      a.width, [&](auto lanes) { return forward_of<decltype(lanes)::value>(a, stream); });
 }
 
 cudaError_t attention_probs_backward(const AttentionProbsGradArgs& a, cudaStream_t stream) {
-  return a.width <= kNarrowWidth ? backward_of<2>(a, stream) : backward_of<8>(a, stream);
+  return grid::with_lanes_for<2>(
+      a.width, [&](auto lanes) { return backward_of<decltype(lanes)::value>(a, stream); });
 }
 
 }  // namespace minrnn::core::kernels

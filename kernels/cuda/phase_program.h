@@ -204,6 +204,15 @@ struct RowGridOf {
 // may take RowGridOf<4> where rows are at most 128 wide: half the registers, more blocks an SM.
 using RowGrid = RowGridOf<8>;
 
+// A row program's launcher for rows of `width`: f(std::integral_constant<int, Narrow>) where they
+// fit RowGridOf<Narrow>, else f(std::integral_constant<int, RowGrid::kPerLane>).
+template <int Narrow, typename F>
+auto with_lanes_for(int64_t width, F&& f) {
+  return width <= RowGridOf<Narrow>::kMaxWidth
+             ? f(std::integral_constant<int, Narrow>{})
+             : f(std::integral_constant<int, RowGrid::kPerLane>{});
+}
+
 // The members of RowGridOf<PerLane> that a program templated on PerLane names (a dependent base's
 // names are not found otherwise).
 #define MINRNN_ROW_GRID_NAMES(Grid) \

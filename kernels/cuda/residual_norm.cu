@@ -19,9 +19,6 @@ int64_t residual_norm_block_rows() {
 
 namespace {
 
-// Rows of up to 128 channels take the programs' 4-channels-a-lane form (RowGridOf).
-constexpr int64_t kNarrowWidth = grid::RowGridOf<4>::kMaxWidth;
-
 template <int PerLane>
 cudaError_t forward_of(const ResidualNormArgs& a, cudaStream_t stream) {
   const grid::ResidualNormForward<DeviceMemory, PerLane> k{{a.rows, a.width},
@@ -71,12 +68,15 @@ cudaError_t backward_of(const ResidualNormGradArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
+// Rows of up to 128 channels (DT's) take the programs' 4-channels-a-lane form.
 cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
-  return a.width <= kNarrowWidth ? forward_of<4>(a, stream) : forward_of<8>(a, stream);
+  return grid::with_lanes_for<4>(
+      a.width, [&](auto lanes) { return forward_of<decltype(lanes)::value>(a, stream); });
 }
 
 cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
-  return a.width <= kNarrowWidth ? backward_of<4>(a, stream) : backward_of<8>(a, stream);
+  return grid::with_lanes_for<4>(
+      a.width, [&](auto lanes) { return backward_of<decltype(lanes)::value>(a, stream); });
 }
 
 cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream) {
