@@ -37,8 +37,9 @@ int64_t drop_threshold(double p) {
 template <typename T, bool kResidual>
 MINRNN_VECTOR_CLONES void masked_range(const T* x, const T* y, T* out, int64_t begin, int64_t end,
                                        uint64_t seed, int64_t threshold, T scale) {
+  const uint32_t key = dropout_math::key_of(seed);  // the seed mixed once, not an element at a time
   for (int64_t i = begin; i < end; ++i) {
-    const int64_t draw = dropout_math::draw(seed, i);
+    const int64_t draw = dropout_math::keyed_draw(key, i);
     const T scaled = y[i] * scale;
     const T v = draw >= threshold ? scaled : T(0);
     out[i] = kResidual ? x[i] + v : v;
