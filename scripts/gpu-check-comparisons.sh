@@ -24,20 +24,26 @@ elif ! skipped ncu && ! skipped train; then
     note "ncu: did not run to the end (log: $LOGS/ncu.log; the counters may be closed here)"
   fi
 fi
-# One `bench train` of the graph step (both backbones, 2 s each), not filed: each backbone's ms a
-# step and launches in the summary, as "train step, LABEL".
-time_step() {  # label, log, then the command that is minrnn (`env VAR=value minrnn` allowed)
-  local label=$1 log=$2
-  shift 2
-  if "$@" bench train --devices cuda --backbones mingru,transformer --seconds 2 --no-append \
-       > "$log" 2>&1; then
-    note "train step, $label: $(awk -F'|' '/^\| (mingru|transformer) /{
-      gsub(/ /, "", $2); gsub(/ /, "", $9); gsub(/ /, "", $5);
-      printf "%s %s ms (%s launches); ", $2, $9, $5}' "$log")"
+# One bench of both backbones (the command that is minrnn, `env VAR=value minrnn` allowed, then its
+# bench arguments), not filed, noted in the summary as "WHAT, LABEL: …" — each backbone's row
+# printed by `fields`, an awk printf of the row's columns ($2 the backbone) — or FAILED.
+noted_bench() {  # what, label, log, fields, then the command
+  local what=$1 label=$2 log=$3 fields=$4
+  shift 4
+  if "$@" --no-append > "$log" 2>&1; then
+    note "$what, $label: $(awk -F'|' "/^\\| (mingru|transformer) /{
+      for (i = 2; i <= NF; i++) gsub(/ /, \"\", \$i); $fields}" "$log")"
   else
     status=1
-    note "train step, $label FAILED (log: $log)"
+    note "$what, $label FAILED (log: $log)"
   fi
+}
+# The graph step of both backbones, 2 s each: ms a step and launches.
+time_step() {  # label, log, then the command that is minrnn
+  local label=$1 log=$2
+  shift 2
+  noted_bench "train step" "$label" "$log" 'printf "%s %s ms (%s launches); ", $2, $9, $5' \
+    "$@" bench train --devices cuda --backbones mingru,transformer --seconds 2
 }
 # A change's effect read side by side in this call, not against another call's numbers: the step
 # of an earlier commit's build (gpu-carry.sh's BASELINE=REV, carried as bin/minrnn-baseline) and
@@ -51,19 +57,14 @@ if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
   done
 fi
 # The same for a stacked pack of 32 (both backbones, fp32), whose element-wise kernels a change
-# may have made cheaper: run-steps/s and the share of the peak, as "stacked pack, LABEL". ~25 s.
+# may have made cheaper: run-steps/s and the share of the peak. ~12 s a build.
 time_stacked_pack() {  # label, log, then the command that is minrnn
   local label=$1 log=$2
   shift 2
-  if "$@" bench pack --device cuda --backbones mingru,transformer --packs 32 --seconds 1 \
-       --stacked --no-append "${peak[@]}" > "$log" 2>&1; then
-    note "stacked pack of 32, $label: $(awk -F'|' '/^\| (mingru|transformer) /{
-      gsub(/ /, "", $2); gsub(/ /, "", $5); gsub(/ /, "", $10);
-      printf "%s %s run-steps/s (%s %% of the peak); ", $2, $5, $10}' "$log")"
-  else
-    status=1
-    note "stacked pack of 32, $label FAILED (log: $log)"
-  fi
+  noted_bench "stacked pack of 32" "$label" "$log" \
+    'printf "%s %s run-steps/s (%s %% of the peak); ", $2, $5, $10' \
+    "$@" bench pack --device cuda --backbones mingru,transformer --packs 32 --seconds 1 --stacked \
+    "${peak[@]}"
 }
 if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped pack; then
   time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" "$baseline"
