@@ -103,7 +103,9 @@ if(MINRNN_WITH_CUDA)
   # own (CMake's default), and everything links the libcudart torch loads — the wheel's
   # nvidia/cu*/lib one when there is one, else the toolkit's that torch's CMake found.
   set(CMAKE_CUDA_RUNTIME_LIBRARY None)
-  foreach(_lib cudart nvrtc)  # the CUDA libraries torch's CMake links by the toolkit's path
+  # The CUDA libraries torch's CMake links by the toolkit's path, and cuBLASLt, which the tuned
+  # stacked products call (ops/tuned_gemm_cuda.cpp): the copies torch itself loads.
+  foreach(_lib cudart nvrtc cublasLt)
     file(GLOB _wheel_lib "${TORCH_INSTALL_PREFIX}/../nvidia/cu*/lib/lib${_lib}.so.*")
     list(FILTER _wheel_lib EXCLUDE REGEX "alt|builtins")
     if(_wheel_lib AND TARGET CUDA::${_lib})

@@ -6,6 +6,7 @@
 #include "ops/side_work.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
+#include "ops/tuned_gemm_cuda.h"
 #endif
 
 namespace minrnn::core {
@@ -87,25 +88,43 @@ torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w) {
 }
 
 bool stacked_bias_after_product() {
-  return env_switch("MINRNN_STACKED_BIAS", false, "gemm", "add",
-                    "gemm (the product starts from the bias) or add (added after it)");
+  return env_switch("MINRNN_STACKED_BIAS", true, "gemm", "add",
+                    "add (the bias added after the product) or gemm (the product starts from it)");
 }
+
+bool stacked_products_tuned() {
+  return env_switch("MINRNN_STACKED_GEMM", false, "cublas", "tuned",
+                    "cublas (LibTorch's bmm) or tuned (cuBLASLt, each shape's algorithm timed)");
+}
+
+namespace {
+
+// a (P, m, k) · b (P, k, n) (+ bias (P, n)): a stacked pack's one product for all its runs.
+torch::Tensor stacked_product(const torch::Tensor& a, const torch::Tensor& b,
+                              const torch::Tensor& bias) {
+#ifdef MINRNN_WITH_CUDA
+  if (a.is_cuda() && a.scalar_type() == torch::kFloat && stacked_products_tuned()) {
+    return tuned_bmm(a, b, bias);
+  }
+#endif
+  if (!bias.defined()) return torch::bmm(a, b);
+  if (stacked_bias_after_product()) return torch::bmm(a, b).add_(bias.unsqueeze(1));
+  return torch::baddbmm(bias.unsqueeze(1), a, b);
+}
+
+}  // namespace
 
 torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
                            const torch::Tensor& b) {
-  if (!stacked(w)) return linear_rows(rows, w, b);
-  const torch::Tensor wt = w.transpose(1, 2);
-  if (!b.defined()) return torch::bmm(rows, wt);
-  if (stacked_bias_after_product()) return torch::bmm(rows, wt).add_(b.unsqueeze(1));
-  return torch::baddbmm(b.unsqueeze(1), rows, wt);
+  return stacked(w) ? stacked_product(rows, w.transpose(1, 2), b) : linear_rows(rows, w, b);
 }
 
 torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w) {
-  return stacked(w) ? torch::bmm(dy, w) : input_grad_rows(dy, w);
+  return stacked(w) ? stacked_product(dy, w, {}) : input_grad_rows(dy, w);
 }
 
 torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows) {
-  return dy.dim() == 3 ? torch::bmm(dy.transpose(1, 2), rows) : dy.t().mm(rows);
+  return dy.dim() == 3 ? stacked_product(dy.transpose(1, 2), rows, {}) : dy.t().mm(rows);
 }
 
 torch::Tensor rows_bias_grad(const torch::Tensor& dy) {

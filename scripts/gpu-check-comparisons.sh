@@ -56,26 +56,32 @@ if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped train; then
     time_step "this build, round $round" "$LOGS/bench-train-this-$round.log" "$MINRNN"
   done
 fi
-# The same for a stacked pack of 32 (both backbones, fp32), whose element-wise kernels a change
-# may have made cheaper: run-steps/s and the share of the peak. ~12 s a build.
-time_stacked_pack() {  # label, log, then the command that is minrnn
-  local label=$1 log=$2
-  shift 2
+# The same for a stacked pack of 32 (both backbones), whose element-wise kernels a change may
+# have made cheaper: run-steps/s and the share of the fp32 peak. ~12 s a build.
+time_stacked_pack() {  # label, log, matmul precision (fp32 or tf32), then the command that is minrnn
+  local label=$1 log=$2 precision=$3
+  shift 3
   noted_bench "stacked pack of 32" "$label" "$log" \
     'printf "%s %s run-steps/s (%s %% of the peak); ", $2, $5, $10' \
     "$@" bench pack --device cuda --backbones mingru,transformer --packs 32 --seconds 1 --stacked \
-    "${peak[@]}"
+    --matmul-precision "$precision" "${peak[@]}"
 }
 if [ -n "$baseline" ] && [ -x "$baseline" ] && ! skipped pack; then
-  time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" "$baseline"
-  time_stacked_pack "this build" "$LOGS/bench-pack-stacked-this.log" "$MINRNN"
+  time_stacked_pack "baseline $rev" "$LOGS/bench-pack-stacked-baseline.log" fp32 "$baseline"
+  time_stacked_pack "this build" "$LOGS/bench-pack-stacked-this.log" fp32 "$MINRNN"
 fi
-# The stacked products' biases added after them (MINRNN_STACKED_BIAS=add, ops/affine.h) beside
-# the default, which copies them into the output for cuBLAS to read with β = 1: whether β = 1 is
-# what gave the round's biased products their slow 64×64-tile kernels (2026-11-28). ~12 s.
+# The stacked products by cuBLASLt, each shape's algorithm the fastest of its candidates timed on
+# its first call (MINRNN_STACKED_GEMM=tuned, ops/tuned_gemm_cuda.h), beside LibTorch's bmm
+# (cublas), whatever the check exports, in fp32 and TF32: on 2026-11-28 the stacked minGRU
+# round's products ran at ~40 TFLOP/s where cuBLAS's 128×128 tiles reached ~55. ~50 s.
 if ! skipped pack; then
-  time_stacked_pack "this build, MINRNN_STACKED_BIAS=add" "$LOGS/bench-pack-stacked-bias-add.log" \
-    env MINRNN_STACKED_BIAS=add "$MINRNN"
+  for products in cublas tuned; do
+    for precision in fp32 tf32; do
+      time_stacked_pack "this build, $precision, MINRNN_STACKED_GEMM=$products" \
+        "$LOGS/bench-pack-stacked-$products-$precision.log" "$precision" \
+        env MINRNN_STACKED_GEMM=$products "$MINRNN"
+    done
+  done
 fi
 if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the

@@ -239,7 +239,8 @@ if ! skipped pack; then
   # the Transformer's not yet profiled). ~10 s.
   bench pack-stacked-profile bench pack --device cuda --backbones mingru,transformer --packs 32 \
     --seconds 1 --stacked --profile "${peak[@]}"
-  grep -E '^\| \*\*all|no kernel trace' "$LOGS/bench-pack-stacked-profile.log" | sed 's/^/    /'
+  grep -E '^\| \*\*all|no kernel trace|^- [0-9]+ ×' "$LOGS/bench-pack-stacked-profile.log" |
+    sed 's/^/    /'
   # Which copies a stacked step makes, and why: 9 `direct_copy` launches a minGRU round and 14 a
   # Transformer's (2026-11-28), none in the lone step. One eager round's `aten::copy_` calls, by
   # the ops that made them, with their tensors' sizes and strides (a bias expanded shows a 0

@@ -150,14 +150,15 @@ TEST(StackedRunsCuda, BatchedPassesGiveEachRunItsOwn) {
   expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
 }
 
-// MINRNN_STACKED_BIAS=add (ops/affine.h): the stacked products' biases added after them, not
-// copied in first: each run's actions and gradients still its own; a value of another name is
-// refused naming the variable.
-TEST(StackedRuns, BiasesAddedAfterTheProductsGiveEachRunItsOwn) {
+// MINRNN_STACKED_BIAS (ops/affine.h): the stacked products' biases added after them (add, the
+// default) or copied in first (gemm): each run's actions and gradients its own either way; a
+// value of another name is refused naming the variable.
+TEST(StackedRuns, BiasesAddedEitherWayGiveEachRunItsOwn) {
   const BatchedOnCpu batched;
-  {
-    const testing::ScopedEnv after("MINRNN_STACKED_BIAS", "add");
-    EXPECT_TRUE(core::stacked_bias_after_product());
+  EXPECT_TRUE(core::stacked_bias_after_product());
+  for (const bool after : {false, true}) {
+    const testing::ScopedEnv bias("MINRNN_STACKED_BIAS", after ? "add" : "gemm");
+    EXPECT_EQ(core::stacked_bias_after_product(), after);
     expect_pack_is_its_runs(options_of("mingru"), torch::kCPU, 1e-5);
     expect_pack_is_its_runs(options_of("transformer"), torch::kCPU, 1e-5);
   }
@@ -171,10 +172,20 @@ TEST(StackedRuns, BiasesAddedAfterTheProductsGiveEachRunItsOwn) {
   }
 }
 
-TEST(StackedRunsCuda, BiasesAddedAfterTheProductsGiveEachRunItsOwn) {
+TEST(StackedRunsCuda, BiasesCopiedInFirstGiveEachRunItsOwn) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
-  const testing::ScopedEnv after("MINRNN_STACKED_BIAS", "add");
+  const testing::ScopedEnv first("MINRNN_STACKED_BIAS", "gemm");
   expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
+  expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
+}
+
+// MINRNN_STACKED_GEMM=tuned (ops/affine.h): the stacked products cuBLASLt's, each shape's
+// algorithm timed on its first call; each run's actions and gradients still its own.
+TEST(StackedRunsCuda, TunedProductsGiveEachRunItsOwn) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  const testing::ScopedEnv tuned("MINRNN_STACKED_GEMM", "tuned");
+  expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
+  expect_pack_is_its_runs(options_of("minlstm", 2.0), torch::kCUDA, 1e-4);
   expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
 }
 

@@ -13,8 +13,12 @@
 #include <memory>
 #include <sstream>
 
+#include "ops/affine.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
+#ifdef MINRNN_WITH_CUDA
+#include "ops/tuned_gemm_cuda.h"
+#endif
 #include "rl/stacked_pack.h"
 #include "tools/bench/kernel_profile.h"
 #include "tools/bench/op_profile.h"
@@ -186,6 +190,13 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
          << r.copies;
     }
   }
+#ifdef MINRNN_WITH_CUDA
+  if (o.stacked && device.is_cuda() && core::stacked_products_tuned()) {
+    md << "\ncuBLASLt's algorithms for the stacked products (MINRNN_STACKED_GEMM=tuned), each "
+       << "shape's fastest candidate on its first call (P × (m × n × k), cuBLAS's ops):\n\n";
+    for (const std::string& line : core::tuned_gemm_choices()) md << "- " << line << "\n";
+  }
+#endif
   return md.str();
 }
 

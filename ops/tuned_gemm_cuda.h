@@ -1,0 +1,34 @@
+// A stacked pack's batched products (ops/affine.h) by cuBLASLt, each shape's algorithm chosen by
+// timing: LibTorch's bmm takes cuBLAS's heuristic pick, and on a stacked minGRU round of an H200
+// (2026-11-28) its products ran at ~40 TFLOP/s on average where its 128×128-tile kernels reached
+// ~55 — the gate projections' forward on 64×64 tiles at ~24. Built only with CUDA
+// (cmake/Targets.cmake).
+//
+// The first call of a shape outside a CUDA graph capture asks cuBLASLt for its candidate
+// algorithms (kTunedGemmCandidates), times each on the call's own operands (the device drained
+// first, so nothing else runs beside them) and keeps the fastest for the process; a call inside a
+// capture before that takes cuBLASLt's first candidate, untimed and not kept. A run's algorithms
+// are then fixed from its first step on, but a later process may choose others (timing noise):
+// its products may differ from this one's in the last bits, as cuBLAS's own can across GPUs.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace minrnn::core {
+
+// How many of cuBLASLt's candidates a shape's first call times.
+constexpr int kTunedGemmCandidates = 16;
+
+// a (P, m, k) · b (P, k, n) (+ bias (P, n) broadcast over each run's rows), (P, m, n)
+// contiguous: CUDA float32 tensors on one device, each operand a row-major matrix per run or the
+// transpose of one (others are copied contiguous first). TF32 where LibTorch's CUDA matmuls are
+// (core::set_cuda_matmul_precision).
+torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias);
+
+// What the process chose so far, one line a shape: "P×m×n×k ops …: algorithm, µs (of N
+// candidates timed; cuBLASLt's first: µs)" — for the benches' entries.
+std::vector<std::string> tuned_gemm_choices();
+
+}  // namespace minrnn::core

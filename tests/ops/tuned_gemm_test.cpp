@@ -1,0 +1,156 @@
+// The tuned stacked products (ops/tuned_gemm_cuda.h): on the CPU, that the column-major
+// description of a row-major product (ops/gemm_layout.h) computes torch's bmm when a loop reads
+// it as cuBLAS does; on CUDA (label `cuda`; skipped without a GPU), the products themselves
+// against LibTorch's for every operand layout the ops hand them.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ops/affine.h"
+#include "ops/gemm_layout.h"
+#include "tests/scoped_env.h"
+#if defined(MINRNN_WITH_CUDA)
+#include "ops/tuned_gemm_cuda.h"
+#endif
+
+namespace minrnn::core {
+namespace {
+
+// Element (i, j) of op(stored) as cuBLAS reads a column-major operand of batch b.
+double element(const double* data, const ColumnMajorOperand& o, int64_t batch, int64_t i,
+               int64_t j) {
+  const int64_t row = o.transposed ? j : i, col = o.transposed ? i : j;
+  EXPECT_LT(row, o.rows);
+  EXPECT_LT(col, o.cols);
+  return data[batch * o.batch_stride + row + col * o.ld];
+}
+
+// D = op(first) · op(second), column-major, as cuBLAS computes it from the description.
+torch::Tensor replay(const ColumnMajorProduct& p, const torch::Tensor& a, const torch::Tensor& b) {
+  torch::Tensor out = torch::full({p.batch, p.n, p.m}, std::nan(""), torch::kDouble);
+  double* d = out.data_ptr<double>();
+  for (int64_t r = 0; r < p.batch; ++r) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < p.k; ++l) {
+          sum += element(b.data_ptr<double>(), p.first, r, i, l) *
+                 element(a.data_ptr<double>(), p.second, r, l, j);
+        }
+        d[r * p.out.batch_stride + i + j * p.out.ld] = sum;
+      }
+    }
+  }
+  return out;
+}
+
+// An operand (P, rows, cols) laid out by rows, or as the transpose of a row-major (P, cols, rows).
+torch::Tensor operand(int64_t runs, int64_t rows, int64_t cols, bool by_columns) {
+  return by_columns ? torch::randn({runs, cols, rows}, torch::kDouble).transpose(1, 2)
+                    : torch::randn({runs, rows, cols}, torch::kDouble);
+}
+
+TEST(TunedGemmLayout, ItsColumnMajorProductIsTorchsRowMajorOne) {
+  torch::manual_seed(0);
+  struct Case {
+    int64_t runs, m, n, k;
+  };
+  for (const Case c : {Case{3, 5, 7, 4}, Case{2, 1, 6, 3}, Case{2, 4, 1, 5}, Case{1, 3, 4, 1}}) {
+    for (const bool a_by_columns : {false, true}) {
+      for (const bool b_by_columns : {false, true}) {
+        const torch::Tensor a = operand(c.runs, c.m, c.k, a_by_columns);
+        const torch::Tensor b = operand(c.runs, c.k, c.n, b_by_columns);
+        const int64_t sa[3] = {a.stride(0), a.stride(1), a.stride(2)};
+        const int64_t sb[3] = {b.stride(0), b.stride(1), b.stride(2)};
+        const auto p = column_major_product(c.runs, c.m, c.n, c.k, sa, sb);
+        ASSERT_TRUE(p.has_value());
+        // cuBLAS's op T where an operand's rows are not contiguous (both branches are taken).
+        EXPECT_EQ(p->first.transposed, b.stride(2) != 1 && c.n > 1);
+        EXPECT_EQ(p->second.transposed, a.stride(2) != 1 && c.k > 1);
+        // D is Cᵀ by columns, i.e. C by rows: the same memory as torch's contiguous product.
+        const torch::Tensor d = replay(*p, a, b);
+        EXPECT_TRUE(torch::allclose(d.view({c.runs, c.m, c.n}), torch::bmm(a, b), 1e-12, 1e-12))
+            << c.runs << "×" << c.m << "×" << c.n << "×" << c.k << " a by columns " << a_by_columns
+            << ", b by columns " << b_by_columns;
+      }
+    }
+  }
+}
+
+TEST(TunedGemmLayout, AnOperandOfNeitherLayoutIsLeftToACopy) {
+  const torch::Tensor strided = torch::randn({2, 6, 8}).slice(1, 0, 6, 2).slice(2, 0, 8, 2);
+  EXPECT_FALSE(as_column_major_transpose(strided.size(1), strided.size(2), strided.stride(1),
+                                         strided.stride(2), strided.stride(0))
+                   .has_value());
+}
+
+TEST(TunedGemm, TheSwitchTakesTwoNames) {
+  {
+    const testing::ScopedEnv unset("MINRNN_STACKED_GEMM", "");
+    EXPECT_FALSE(stacked_products_tuned());
+  }
+  {
+    const testing::ScopedEnv tuned("MINRNN_STACKED_GEMM", "tuned");
+    EXPECT_TRUE(stacked_products_tuned());
+  }
+  const testing::ScopedEnv wrong("MINRNN_STACKED_GEMM", "fast");
+  try {
+    stacked_products_tuned();
+    ADD_FAILURE() << "MINRNN_STACKED_GEMM=fast was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MINRNN_STACKED_GEMM=fast"), std::string::npos)
+        << e.what();
+  }
+}
+
+#if defined(MINRNN_WITH_CUDA)
+// Every layout the stacked ops hand the product (rows, transposed weights, transposed output
+// gradients), a bias or none, sizes not multiples of a tile, an operand starting 4 bytes past an
+// allocation's alignment: within float32 rounding of LibTorch's product, and a shape's second
+// call (its kept choice) the same bits as its first (the choice timed there).
+TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  torch::manual_seed(1);
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat);
+  struct Case {
+    int64_t runs, m, n, k;
+  };
+  for (const Case c : {Case{4, 3776, 256, 128}, Case{3, 37, 5, 19}, Case{2, 1280, 128, 512}}) {
+    for (const bool a_by_columns : {false, true}) {
+      for (const bool b_by_columns : {false, true}) {
+        for (const bool with_bias : {false, true}) {
+          const torch::Tensor a = operand(c.runs, c.m, c.k, a_by_columns).to(on_gpu);
+          const torch::Tensor b = operand(c.runs, c.k, c.n, b_by_columns).to(on_gpu);
+          const torch::Tensor bias =
+              with_bias ? torch::randn({c.runs, c.n}, on_gpu) : torch::Tensor();
+          torch::Tensor expected = torch::bmm(a, b);
+          if (with_bias) expected += bias.unsqueeze(1);
+          const torch::Tensor first = tuned_bmm(a, b, bias), again = tuned_bmm(a, b, bias);
+          EXPECT_TRUE(torch::allclose(first, expected, 1e-4, 1e-4))
+              << c.runs << "×" << c.m << "×" << c.n << "×" << c.k << " a by columns "
+              << a_by_columns << ", b by columns " << b_by_columns << ", bias " << with_bias
+              << ": largest difference " << (first - expected).abs().max().item<float>();
+          EXPECT_TRUE(torch::equal(first, again));
+        }
+      }
+    }
+  }
+  // Misaligned: an operand one float into its allocation.
+  const torch::Tensor a = torch::randn({2 * 64 * 32 + 1}, on_gpu).narrow(0, 1, 2 * 64 * 32);
+  const torch::Tensor a3 = a.view({2, 64, 32}), b = torch::randn({2, 32, 48}, on_gpu);
+  EXPECT_TRUE(torch::allclose(tuned_bmm(a3, b, {}), torch::bmm(a3, b), 1e-4, 1e-4));
+  EXPECT_FALSE(tuned_gemm_choices().empty());
+}
+
+TEST(TunedGemmCuda, AWrongOperandIsRefused) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA);
+  EXPECT_THROW(tuned_bmm(torch::ones({2, 3, 4}, on_gpu), torch::ones({2, 5, 6}, on_gpu), {}),
+               std::invalid_argument);
+  EXPECT_THROW(tuned_bmm(torch::ones({2, 3, 4}, on_gpu.dtype(torch::kDouble)),
+                         torch::ones({2, 4, 6}, on_gpu.dtype(torch::kDouble)), {}),
+               std::invalid_argument);
+}
+#endif
+
+}  // namespace
+}  // namespace minrnn::core
