@@ -93,8 +93,8 @@ bool stacked_bias_after_product() {
 }
 
 bool stacked_products_tuned() {
-  return env_switch("MINRNN_STACKED_GEMM", false, "cublas", "tuned",
-                    "cublas (LibTorch's bmm) or tuned (cuBLASLt, each shape's algorithm timed)");
+  return env_switch("MINRNN_STACKED_GEMM", true, "cublas", "tuned",
+                    "tuned (cuBLASLt, each shape's algorithm timed) or cublas (LibTorch's bmm)");
 }
 
 namespace {

@@ -25,17 +25,21 @@ torch::Tensor bias_grad(const torch::Tensor& dy_rows);
 torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w);
 torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
                            const torch::Tensor& b);  // rows·wᵀ + b
-// How a stacked product adds its bias (LibTorch's path), as MINRNN_STACKED_BIAS says (read at
-// each product; a value other than add or gemm is refused by name): `add` (unset: the default)
-// takes the product alone (bmm, β = 0) and adds the bias in one broadcast pass after it; `gemm`
-// has the batched product start from it — baddbmm, which first copies each run's bias into every
-// row of the output (LibTorch's direct_copy: 9 launches of a stacked minGRU round, 0.33 ms on an
-// H200) for cuBLAS to read back with β = 1. Side by side on an H200 (2026-11-28 06:36, stacked
-// packs of 32): add 2 742.0 / 2 207.6 run-steps/s (minGRU / Transformer), gemm 2 724.2 / 2 194.2.
+// How a stacked product adds its bias on LibTorch's path (the CPU's, and CUDA's under
+// MINRNN_STACKED_GEMM=cublas; the tuned products add it in cuBLASLt's epilogue), as
+// MINRNN_STACKED_BIAS says (read at each product; a value other than add or gemm is refused by
+// name): `add` (unset: the default) takes the product alone (bmm, β = 0) and adds the bias in one
+// broadcast pass after it; `gemm` has the batched product start from it — baddbmm, which first
+// copies each run's bias into every row of the output (LibTorch's direct_copy: 9 launches of a
+// stacked minGRU round, 0.33 ms on an H200) for cuBLAS to read back with β = 1. Side by side on an
+// H200 (2026-11-28 06:36, stacked packs of 32): add 2 742.0 / 2 207.6 run-steps/s (minGRU /
+// Transformer), gemm 2 724.2 / 2 194.2.
 bool stacked_bias_after_product();
 // Whether a stacked pack's products on CUDA (float32) are cuBLASLt's with each shape's algorithm
-// timed on its first call (ops/tuned_gemm_cuda.h), as MINRNN_STACKED_GEMM=tuned asks, or
-// LibTorch's bmm / baddbmm (`cublas`, unset: the default until a GPU has timed both).
+// timed on its first call (ops/tuned_gemm_cuda.h; `tuned`, unset: the default) or LibTorch's bmm
+// (`cublas`), as MINRNN_STACKED_GEMM says. Side by side on an H200 (2026-11-28 06:56, stacked
+// packs of 32): tuned 2 908.1 / 2 346.6 run-steps/s (minGRU / Transformer) in fp32, 5 330.7 /
+// 4 271.2 in TF32; cublas 2 743.7 / 2 211.0 and 5 019.6 / 3 945.9.
 bool stacked_products_tuned();
 torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);      // dy·w
 torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows);  // dyᵀ·rows

@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -98,15 +99,18 @@ struct Preference {
   Preference& operator=(const Preference&) = delete;
 };
 
-// What a shape's first call chose, and what the choice rested on.
+// What a shape's first call chose, and what the choice rested on: one of cuBLASLt's candidates,
+// or LibTorch's own path (bmm, then the bias added) where none beat it.
 struct Choice {
   cublasLtMatmulAlgo_t algo{};
-  double us = 0, first_us = 0;
+  bool libtorch = false;
+  double us = 0, first_us = 0, libtorch_us = 0;
   int timed = 0;
 };
 
 std::mutex choices_mutex;
 std::map<std::vector<int64_t>, Choice> choices;  // key(): the shape and everything it ran with
+int64_t untuned_in_captures = 0;  // calls inside a capture whose shape had no choice yet
 
 std::vector<int64_t> key(const ColumnMajorProduct& p, int device, bool tf32, bool bias,
                          const uint32_t alignments[3]) {
@@ -141,28 +145,28 @@ std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
                                                         const Preference& preference) {
   std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
   int count = 0;
-  check(cublasLtMatmulAlgoGetHeuristic(at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle,
-                                       p.first_layout.handle, p.second_layout.handle,
-                                       p.out_layout.handle, p.out_layout.handle, preference.handle,
-                                       kTunedGemmCandidates, found.data(), &count),
-        "cuBLASLt's candidates");
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
+      p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, preference.handle,
+      kTunedGemmCandidates, found.data(), &count);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none: LibTorch's path alone
+  check(status, "cuBLASLt's candidates");
   found.resize(count);
-  if (found.empty()) throw std::runtime_error("tuned_bmm: cuBLASLt has no algorithm for it");
   return found;
 }
 
-// µs a launch of `algo` (a few launches after two to warm up), or infinity where it fails.
-double time_us(const Product& p, const cublasLtMatmulAlgo_t& algo) {
+// µs a call of `run` (a few calls after two to warm up), or infinity where it fails.
+double time_us(const std::function<bool()>& run) {
   constexpr int kWarm = 2, kTimed = 5;
   for (int i = 0; i < kWarm; ++i) {
-    if (p.run(algo) != CUBLAS_STATUS_SUCCESS) return std::numeric_limits<double>::infinity();
+    if (!run()) return std::numeric_limits<double>::infinity();
   }
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   cudaEvent_t start, end;
   C10_CUDA_CHECK(cudaEventCreate(&start));
   C10_CUDA_CHECK(cudaEventCreate(&end));
   C10_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < kTimed; ++i) p.run(algo);
+  for (int i = 0; i < kTimed; ++i) run();
   C10_CUDA_CHECK(cudaEventRecord(end, stream));
   C10_CUDA_CHECK(cudaEventSynchronize(end));
   float ms = 0;
@@ -172,19 +176,22 @@ double time_us(const Product& p, const cublasLtMatmulAlgo_t& algo) {
   return 1e3 * ms / kTimed;
 }
 
-// The fastest candidate, timed with nothing else on the device.
-Choice tune(const Product& p, const std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+// The fastest of cuBLASLt's candidates and LibTorch's path, timed with nothing else on the
+// device: the tuned product is never slower than the bmm it replaces, as far as timing tells.
+Choice tune(const Product& p, const std::vector<cublasLtMatmulHeuristicResult_t>& found,
+            const std::function<void()>& libtorch) {
   C10_CUDA_CHECK(cudaDeviceSynchronize());
   Choice best;
-  best.us = std::numeric_limits<double>::infinity();
+  best.libtorch = true;
+  best.us = best.libtorch_us = time_us([&] {
+    libtorch();
+    return true;
+  });
   for (size_t i = 0; i < found.size(); ++i) {
-    const double us = time_us(p, found[i].algo);
+    const double us = time_us([&] { return p.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; });
     if (i == 0) best.first_us = us;
-    if (us < best.us) best.algo = found[i].algo, best.us = us;
+    if (us < best.us) best.algo = found[i].algo, best.us = us, best.libtorch = false;
     ++best.timed;
-  }
-  if (!(best.us < std::numeric_limits<double>::infinity())) {
-    throw std::runtime_error("tuned_bmm: every cuBLASLt candidate failed");
   }
   return best;
 }
@@ -212,28 +219,38 @@ std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
   return buf;
 }
 
-}  // namespace
-
-torch::Tensor tuned_bmm(const torch::Tensor& a_in, const torch::Tensor& b_in,
-                        const torch::Tensor& bias_in) {
-  const bool shapes_fit = a_in.dim() == 3 && b_in.dim() == 3 && a_in.size(0) == b_in.size(0) &&
-                          a_in.size(2) == b_in.size(1);
+void check_operands(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
+  const bool shapes_fit =
+      a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) && a.size(2) == b.size(1);
   const auto floats_here = [&](const torch::Tensor& t) {
-    return t.is_cuda() && t.scalar_type() == torch::kFloat && t.device() == a_in.device();
+    return t.is_cuda() && t.scalar_type() == torch::kFloat && t.device() == a.device();
   };
-  if (!shapes_fit || !floats_here(a_in) || !floats_here(b_in) ||
-      (bias_in.defined() && (!floats_here(bias_in) || bias_in.dim() != 2 ||
-                             bias_in.size(0) != a_in.size(0) || bias_in.size(1) != b_in.size(2)))) {
+  const bool bias_fits =
+      !bias.defined() || (floats_here(bias) && bias.dim() == 2 && bias.size(0) == a.size(0) &&
+                          bias.size(1) == b.size(2));
+  if (!shapes_fit || !floats_here(a) || !floats_here(b) || !bias_fits) {
     throw std::invalid_argument(
         "tuned_bmm: expected CUDA float32 a (P, m, k), b (P, k, n) and bias (P, n) or none on "
         "one device");
   }
+}
+
+// What `compute` needs to write out = a · b (+ bias): the product as cuBLASLt takes it, the
+// preference its candidates must meet, the key its choice is kept under, and LibTorch's path.
+using ProductCompute =
+    std::function<void(const Product&, const Preference&, const std::vector<int64_t>& key,
+                       const std::function<void()>& libtorch)>;
+
+torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
+                           const torch::Tensor& bias_in, const ProductCompute& compute) {
+  check_operands(a_in, b_in, bias_in);
   c10::cuda::CUDAGuard guard(a_in.device());
   const int64_t runs = a_in.size(0), m = a_in.size(1), k = a_in.size(2), n = b_in.size(2);
   torch::Tensor out = torch::empty({runs, m, n}, a_in.options());
   if (out.numel() == 0) return out;
-  if (k == 0)
+  if (k == 0) {
     return bias_in.defined() ? out.copy_(bias_in.unsqueeze(1).expand_as(out)) : out.zero_();
+  }
   const torch::Tensor a = readable(a_in), b = readable(b_in);
   const torch::Tensor bias = bias_in.defined() ? bias_in.contiguous() : bias_in;
   const int64_t a_strides[3] = {a.stride(0), a.stride(1), a.stride(2)};
@@ -254,21 +271,48 @@ torch::Tensor tuned_bmm(const torch::Tensor& a_in, const torch::Tensor& b_in,
                                   alignment_of(product.second, shape.second.batch_stride, runs),
                                   alignment_of(product.out, shape.out.batch_stride, runs)};
   const Preference preference(product.workspace_bytes, alignments);
-  const std::vector<int64_t> shape_key =
-      key(shape, a.get_device(), tf32, bias.defined(), alignments);
-
-  std::lock_guard<std::mutex> lock(choices_mutex);
-  auto chosen = choices.find(shape_key);
-  if (chosen == choices.end()) {
-    const auto found = candidates(product, preference);
-    if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) {
-      check(product.run(found.front().algo), "the product");
-      return out;
-    }
-    chosen = choices.emplace(shape_key, tune(product, found)).first;
-  }
-  check(product.run(chosen->second.algo), "the product");
+  compute(product, preference, key(shape, a.get_device(), tf32, bias.defined(), alignments), [&] {
+    torch::bmm_out(out, a, b);
+    if (bias.defined()) out.add_(bias.unsqueeze(1));
+  });
   return out;
+}
+
+}  // namespace
+
+torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
+  return with_product(
+      a, b, bias,
+      [](const Product& product, const Preference& preference,
+         const std::vector<int64_t>& shape_key, const std::function<void()>& libtorch) {
+        std::lock_guard<std::mutex> lock(choices_mutex);
+        auto chosen = choices.find(shape_key);
+        if (chosen == choices.end()) {
+          // Inside a capture nothing can be timed: LibTorch's path, until a call outside one tunes.
+          if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) {
+            return libtorch();
+          }
+          chosen =
+              choices.emplace(shape_key, tune(product, candidates(product, preference), libtorch))
+                  .first;
+        }
+        if (chosen->second.libtorch) return libtorch();
+        check(product.run(chosen->second.algo), "the product");
+      });
+}
+
+torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
+                                     const torch::Tensor& bias, int index) {
+  bool offered = false;
+  torch::Tensor out = with_product(a, b, bias,
+                                   [&](const Product& product, const Preference& preference,
+                                       const std::vector<int64_t>&, const std::function<void()>&) {
+                                     const auto found = candidates(product, preference);
+                                     if (index >= static_cast<int>(found.size())) return;
+                                     offered = true;
+                                     check(product.run(found[index].algo), "the product");
+                                   });
+  return offered ? out : torch::Tensor();
 }
 
 std::vector<std::string> tuned_gemm_choices() {
@@ -278,13 +322,18 @@ std::vector<std::string> tuned_gemm_choices() {
     // key(): {device, tf32, bias, batch, m, n, k, first's five, second's five, alignments}.
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s, %.1f µs (fastest of %d; cuBLASLt's "
-                  "first %.1f µs)",
+                  "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s, %.1f µs (LibTorch's bmm %.1f; "
+                  "cuBLASLt's first of %d candidates %.1f)",
                   static_cast<long>(k[3]), static_cast<long>(k[4]), static_cast<long>(k[5]),
                   static_cast<long>(k[6]), k[7] ? 'T' : 'N', k[12] ? 'T' : 'N',
-                  k[2] ? ", bias" : "", k[1] ? ", TF32" : "", algo_text(choice.algo).c_str(),
-                  choice.us, choice.timed, choice.first_us);
+                  k[2] ? ", bias" : "", k[1] ? ", TF32" : "",
+                  choice.libtorch ? "LibTorch's bmm" : algo_text(choice.algo).c_str(), choice.us,
+                  choice.libtorch_us, choice.timed, choice.first_us);
     lines.push_back(buf);
+  }
+  if (untuned_in_captures > 0) {
+    lines.push_back(std::to_string(untuned_in_captures) +
+                    " calls inside a CUDA graph capture found their shape untuned: LibTorch's bmm");
   }
   return lines;
 }

@@ -5,11 +5,13 @@
 // (cmake/Targets.cmake).
 //
 // The first call of a shape outside a CUDA graph capture asks cuBLASLt for its candidate
-// algorithms (kTunedGemmCandidates), times each on the call's own operands (the device drained
-// first, so nothing else runs beside them) and keeps the fastest for the process; a call inside a
-// capture before that takes cuBLASLt's first candidate, untimed and not kept. A run's algorithms
-// are then fixed from its first step on, but a later process may choose others (timing noise):
-// its products may differ from this one's in the last bits, as cuBLAS's own can across GPUs.
+// algorithms (kTunedGemmCandidates), times each and LibTorch's own path (bmm, then the bias
+// added) on the call's operands, the device drained first so that nothing runs beside them, and
+// keeps the fastest for the process: never slower than the bmm it replaces, as far as timing
+// tells. A call inside a capture before that takes LibTorch's path, and keeps nothing. A run's
+// products are then fixed from its first step on, but another process may choose otherwise
+// (timing noise): its products may differ from this one's in the last bits, as cuBLAS's own do
+// across GPUs.
 #pragma once
 #include <torch/torch.h>
 
@@ -27,8 +29,13 @@ constexpr int kTunedGemmCandidates = 16;
 // (core::set_cuda_matmul_precision).
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias);
 
-// What the process chose so far, one line a shape: "P×m×n×k ops …: algorithm, µs (of N
-// candidates timed; cuBLASLt's first: µs)" — for the benches' entries.
+// cuBLASLt's candidate `index` for the same product, untimed, or an undefined tensor where it
+// offers fewer: for the tests, which check every candidate a shape may be given.
+torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
+                                     const torch::Tensor& bias, int index);
+
+// What the process chose so far, one line a shape (its size, cuBLAS's ops, the choice and its µs
+// beside LibTorch's and cuBLASLt's first candidate's): for the benches' entries.
 std::vector<std::string> tuned_gemm_choices();
 
 }  // namespace minrnn::core

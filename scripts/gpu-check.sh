@@ -239,7 +239,7 @@ if ! skipped pack; then
   # the Transformer's not yet profiled). ~10 s.
   bench pack-stacked-profile bench pack --device cuda --backbones mingru,transformer --packs 32 \
     --seconds 1 --stacked --profile "${peak[@]}"
-  grep -E '^\| \*\*all|no kernel trace|^- [0-9]+ ×' "$LOGS/bench-pack-stacked-profile.log" |
+  grep -E '^\| \*\*all|no kernel trace|^- [0-9]+ (×|calls)' "$LOGS/bench-pack-stacked-profile.log" |
     sed 's/^/    /'
   # Which copies a stacked step makes, and why: 9 `direct_copy` launches a minGRU round and 14 a
   # Transformer's (2026-11-28), none in the lone step. One eager round's `aten::copy_` calls, by

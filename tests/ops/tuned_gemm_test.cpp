@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <sstream>
+#include <string>
+
 #include "ops/affine.h"
 #include "ops/gemm_layout.h"
 #include "tests/scoped_env.h"
@@ -86,11 +89,11 @@ TEST(TunedGemmLayout, AnOperandOfNeitherLayoutIsLeftToACopy) {
 TEST(TunedGemm, TheSwitchTakesTwoNames) {
   {
     const testing::ScopedEnv unset("MINRNN_STACKED_GEMM", "");
-    EXPECT_FALSE(stacked_products_tuned());
+    EXPECT_TRUE(stacked_products_tuned());
   }
   {
-    const testing::ScopedEnv tuned("MINRNN_STACKED_GEMM", "tuned");
-    EXPECT_TRUE(stacked_products_tuned());
+    const testing::ScopedEnv libtorch("MINRNN_STACKED_GEMM", "cublas");
+    EXPECT_FALSE(stacked_products_tuned());
   }
   const testing::ScopedEnv wrong("MINRNN_STACKED_GEMM", "fast");
   try {
@@ -104,9 +107,9 @@ TEST(TunedGemm, TheSwitchTakesTwoNames) {
 
 #if defined(MINRNN_WITH_CUDA)
 // Every layout the stacked ops hand the product (rows, transposed weights, transposed output
-// gradients), a bias or none, sizes not multiples of a tile, an operand starting 4 bytes past an
-// allocation's alignment: within float32 rounding of LibTorch's product, and a shape's second
-// call (its kept choice) the same bits as its first (the choice timed there).
+// gradients), a bias or none, sizes not multiples of a tile: each of cuBLASLt's candidates (any
+// one may be chosen) and the tuned product within float32 rounding of LibTorch's, and a shape's
+// second call (its kept choice) the same bits as its first (the choice timed there).
 TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
   torch::manual_seed(1);
@@ -124,11 +127,24 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
               with_bias ? torch::randn({c.runs, c.n}, on_gpu) : torch::Tensor();
           torch::Tensor expected = torch::bmm(a, b);
           if (with_bias) expected += bias.unsqueeze(1);
+          const auto what = [&](const std::string& which, const torch::Tensor& got) {
+            std::ostringstream s;
+            s << which << ", " << c.runs << "×" << c.m << "×" << c.n << "×" << c.k
+              << " a by columns " << a_by_columns << ", b by columns " << b_by_columns << ", bias "
+              << with_bias << ": largest difference " << (got - expected).abs().max().item<float>();
+            return s.str();
+          };
+          int offered = 0;
+          for (int i = 0; i < kTunedGemmCandidates; ++i) {
+            const torch::Tensor got = cublaslt_candidate_bmm(a, b, bias, i);
+            if (!got.defined()) break;
+            ++offered;
+            EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4))
+                << what("candidate " + std::to_string(i), got);
+          }
+          EXPECT_GT(offered, 0) << what("cuBLASLt offered nothing", expected);
           const torch::Tensor first = tuned_bmm(a, b, bias), again = tuned_bmm(a, b, bias);
-          EXPECT_TRUE(torch::allclose(first, expected, 1e-4, 1e-4))
-              << c.runs << "×" << c.m << "×" << c.n << "×" << c.k << " a by columns "
-              << a_by_columns << ", b by columns " << b_by_columns << ", bias " << with_bias
-              << ": largest difference " << (first - expected).abs().max().item<float>();
+          EXPECT_TRUE(torch::allclose(first, expected, 1e-4, 1e-4)) << what("tuned", first);
           EXPECT_TRUE(torch::equal(first, again));
         }
       }

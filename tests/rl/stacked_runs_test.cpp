@@ -172,21 +172,16 @@ TEST(StackedRuns, BiasesAddedEitherWayGiveEachRunItsOwn) {
   }
 }
 
-TEST(StackedRunsCuda, BiasesCopiedInFirstGiveEachRunItsOwn) {
+// The stacked products LibTorch's (MINRNN_STACKED_GEMM=cublas, where the default is cuBLASLt's
+// tuned ones), their biases added after them or copied in first: each run's still its own.
+TEST(StackedRunsCuda, LibTorchsProductsGiveEachRunItsOwn) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
-  const testing::ScopedEnv first("MINRNN_STACKED_BIAS", "gemm");
-  expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
-  expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
-}
-
-// MINRNN_STACKED_GEMM=tuned (ops/affine.h): the stacked products cuBLASLt's, each shape's
-// algorithm timed on its first call; each run's actions and gradients still its own.
-TEST(StackedRunsCuda, TunedProductsGiveEachRunItsOwn) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
-  const testing::ScopedEnv tuned("MINRNN_STACKED_GEMM", "tuned");
-  expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
-  expect_pack_is_its_runs(options_of("minlstm", 2.0), torch::kCUDA, 1e-4);
-  expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
+  const testing::ScopedEnv libtorch("MINRNN_STACKED_GEMM", "cublas");
+  for (const char* bias : {"add", "gemm"}) {
+    const testing::ScopedEnv added("MINRNN_STACKED_BIAS", bias);
+    expect_pack_is_its_runs(options_of("mingru"), torch::kCUDA, 1e-4);
+    expect_pack_is_its_runs(options_of("transformer"), torch::kCUDA, 1e-4);
+  }
 }
 
 TEST(StackedRuns, WhatCannotBeStackedIsRefused) {
