@@ -1,5 +1,5 @@
-// Host side of the tuned stacked products (tuned_gemm_cuda.h): cuBLASLt's descriptors for one
-// product, its candidates timed once a shape, the choice kept for the process.
+// Host side of the tuned stacked products (tuned_gemm_cuda.h): a shape's candidates timed on its
+// first call, the choice kept for the process and in a file for later ones (tuned_choice_file.h).
 #include "ops/tuned_gemm_cuda.h"
 
 #include <ATen/Context.h>
@@ -9,101 +9,34 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
+#include "ops/cublaslt_product_cuda.h"
 #include "ops/gemm_layout.h"
+#include "ops/tuned_choice_file.h"
 
 namespace minrnn::core {
 namespace {
 
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("tuned_bmm: ") + what + ": " +
-                             cublasLtGetStatusString(status));
-  }
-}
-
-// The largest power of two up to 256 that divides every address a run's operand starts at:
-// cuBLASLt's algorithms each need a minimum alignment, and its heuristic assumes 256 unless told.
-uint32_t alignment_of(const void* data, int64_t batch_stride, int64_t batch) {
-  uint64_t bits = reinterpret_cast<uintptr_t>(data);
-  if (batch > 1) bits |= static_cast<uint64_t>(batch_stride) * sizeof(float);
-  uint32_t alignment = 1;
-  while (alignment < 256 && bits % (2 * alignment) == 0) alignment *= 2;
-  return alignment;
-}
-
-struct Layout {
-  cublasLtMatrixLayout_t handle = nullptr;
-  Layout(const ColumnMajorOperand& o, int64_t batch) {
-    check(cublasLtMatrixLayoutCreate(&handle, CUDA_R_32F, o.rows, o.cols, o.ld), "a layout");
-    const int32_t count = static_cast<int32_t>(batch);
-    const int64_t stride = o.batch_stride;
-    check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                           sizeof count),
-          "a layout's batch count");
-    check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                           &stride, sizeof stride),
-          "a layout's batch stride");
-  }
-  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
-  Layout(const Layout&) = delete;
-  Layout& operator=(const Layout&) = delete;
-};
-
-struct Operation {
-  cublasLtMatmulDesc_t handle = nullptr;
-  Operation(const ColumnMajorProduct& p, bool tf32, const float* bias) {
-    check(cublasLtMatmulDescCreate(
-              &handle, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "the product's descriptor");
-    set(CUBLASLT_MATMUL_DESC_TRANSA, p.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
-    set(CUBLASLT_MATMUL_DESC_TRANSB, p.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
-    if (bias == nullptr) return;
-    set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
-    set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, static_cast<int64_t>(p.m));
-  }
-  template <typename T>
-  void set(cublasLtMatmulDescAttributes_t attribute, const T& value) {
-    check(cublasLtMatmulDescSetAttribute(handle, attribute, &value, sizeof value),
-          "a product attribute");
-  }
-  ~Operation() { cublasLtMatmulDescDestroy(handle); }
-  Operation(const Operation&) = delete;
-  Operation& operator=(const Operation&) = delete;
-};
-
-struct Preference {
-  cublasLtMatmulPreference_t handle = nullptr;
-  Preference(uint64_t workspace, const uint32_t alignments[3]) {
-    check(cublasLtMatmulPreferenceCreate(&handle), "a preference");
-    set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
-    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[0]);
-    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[1]);
-    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments[2]);
-    set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments[2]);
-  }
-  template <typename T>
-  void set(cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
-    check(cublasLtMatmulPreferenceSetAttribute(handle, attribute, &value, sizeof value),
-          "a preference attribute");
-  }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
-  Preference(const Preference&) = delete;
-  Preference& operator=(const Preference&) = delete;
-};
+using cublaslt::alignment_of;
+using cublaslt::check;
+using cublaslt::Layout;
+using cublaslt::Operation;
+using cublaslt::Preference;
+using cublaslt::Product;
 
 // What a shape's first call chose, and what the choice rested on: one of cuBLASLt's candidates,
 // or LibTorch's own path (bmm, then the bias added) where none beat it.
 struct Choice {
   cublasLtMatmulAlgo_t algo{};
-  bool libtorch = false;
+  bool libtorch = false, kept = false;  // kept: read from the choices' file, not timed here
   double us = 0, first_us = 0, libtorch_us = 0;
   int timed = 0;
 };
@@ -122,25 +55,46 @@ std::vector<int64_t> key(const ColumnMajorProduct& p, int device, bool tf32, boo
   return k;
 }
 
-// One product with everything it needs; run(algo) queues it on the current stream.
-struct Product {
-  ColumnMajorProduct shape;
-  const float *first, *second;
-  float* out;
-  Layout first_layout, second_layout, out_layout;
-  Operation operation;
-  void* workspace;
-  uint64_t workspace_bytes;
-
-  cublasStatus_t run(const cublasLtMatmulAlgo_t& algo) const {
-    const float one = 1, zero = 0;
-    return cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), operation.handle, &one, first,
-                          first_layout.handle, second, second_layout.handle, &zero, out,
-                          out_layout.handle, out, out_layout.handle, &algo, workspace,
-                          workspace_bytes, at::cuda::getCurrentCUDAStream());
+// Split-K variants of cuBLASLt's first few candidates (kSplitKBases), each of kSplits parts
+// reduced either way cuBLASLt offers, where it accepts them for this product and the workspace
+// holds them: its heuristic offered none, and the stacked weight gradients (128 × 128 per run
+// from 3 776 rows) filled one wave of 64×64 tiles at ~35 TFLOP/s (H200, 2026-11-28).
+void add_split_k_variants(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+  constexpr size_t kSplitKBases = 3;
+  constexpr int32_t kSplits[] = {2, 4, 8};
+  constexpr uint32_t kSchemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                                   CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE};
+  const size_t bases = std::min(found.size(), kSplitKBases);
+  for (size_t i = 0; i < bases; ++i) {
+    int32_t splits_k = 0;
+    uint32_t schemes = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&found[i].algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splits_k,
+                                      sizeof splits_k, nullptr);
+    cublasLtMatmulAlgoCapGetAttribute(&found[i].algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
+                                      &schemes, sizeof schemes, nullptr);
+    if (splits_k == 0) continue;
+    for (const int32_t split : kSplits) {
+      for (const uint32_t scheme : kSchemes) {
+        if ((schemes & scheme) == 0) continue;
+        cublasLtMatmulHeuristicResult_t variant = found[i];
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                             sizeof split);
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                             &scheme, sizeof scheme);
+        const cublasStatus_t accepted = cublasLtMatmulAlgoCheck(
+            at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
+            p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, &variant.algo,
+            &variant);
+        if (accepted == CUBLAS_STATUS_SUCCESS && variant.workspaceSize <= p.workspace_bytes) {
+          found.push_back(variant);
+        }
+      }
+    }
   }
-};
+}
 
+// cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most) and their
+// split-K variants; none where it has no algorithm for it.
 std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
                                                         const Preference& preference) {
   std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
@@ -152,6 +106,7 @@ std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
   if (status == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none: LibTorch's path alone
   check(status, "cuBLASLt's candidates");
   found.resize(count);
+  add_split_k_variants(p, found);
   return found;
 }
 
@@ -213,9 +168,15 @@ std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
                                        nullptr);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
                                        sizeof stages, nullptr);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "algorithm %d, tile %u, stages %u, split-K %d", id, tile, stages,
-                split);
+  uint32_t scheme = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                       sizeof scheme, nullptr);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "algorithm %d, tile %u, stages %u, split-K %d%s", id, tile, stages,
+                split,
+                split <= 1                                    ? ""
+                : scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE ? " (in place)"
+                                                              : " (reduced apart)");
   return buf;
 }
 
@@ -278,6 +239,78 @@ torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
   return out;
 }
 
+// The choices' file of `device` where this process keeps them now (tuned_choice_path), opened on
+// its first use.
+TunedChoiceFile& choice_file(int device) {
+  static std::map<std::string, TunedChoiceFile> files;
+  const cudaDeviceProp* gpu = at::cuda::getDeviceProperties(device);
+  char name[320];
+  std::snprintf(name, sizeof name, "%s sm_%d%d cuBLASLt %zu", gpu->name, gpu->major, gpu->minor,
+                cublasLtGetVersion());
+  const std::string path = tuned_choice_path(name);
+  auto file = files.find(path);
+  if (file == files.end()) file = files.emplace(path, TunedChoiceFile(path)).first;
+  return file->second;
+}
+
+std::string key_text(const std::vector<int64_t>& key) {
+  std::string text;
+  for (const int64_t k : key) text += (text.empty() ? "" : ",") + std::to_string(k);
+  return text;
+}
+
+// "libtorch", or "cublaslt" and the algorithm's 64 bytes in hex.
+std::string choice_text(const Choice& choice) {
+  if (choice.libtorch) return "libtorch";
+  std::string text = "cublaslt ";
+  char word[17];
+  for (const uint64_t w : choice.algo.data) {
+    std::snprintf(word, sizeof word, "%016llx", static_cast<unsigned long long>(w));
+    text += word;
+  }
+  return text;
+}
+
+// The choice a file kept, where it parses and cuBLASLt still accepts its algorithm for the
+// product (another cuBLASLt build, or a file edited by hand, may not).
+std::optional<Choice> kept_choice(const std::string& text, const Product& p) {
+  Choice choice;
+  choice.kept = true;
+  if (text == "libtorch") {
+    choice.libtorch = true;
+    return choice;
+  }
+  constexpr size_t kWords = sizeof(choice.algo.data) / sizeof(uint64_t);
+  const std::string prefix = "cublaslt ";
+  if (text.size() != prefix.size() + 16 * kWords || text.compare(0, prefix.size(), prefix) != 0) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < kWords; ++i) {
+    const std::string word = text.substr(prefix.size() + 16 * i, 16);
+    if (word.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+    choice.algo.data[i] = std::stoull(word, nullptr, 16);
+  }
+  cublasLtMatmulHeuristicResult_t checked{};
+  const bool accepted =
+      cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle,
+                              p.first_layout.handle, p.second_layout.handle, p.out_layout.handle,
+                              p.out_layout.handle, &choice.algo, &checked) == CUBLAS_STATUS_SUCCESS;
+  if (!accepted || checked.workspaceSize > p.workspace_bytes) return std::nullopt;
+  return choice;
+}
+
+// Keeps a timed choice for later processes; where the file cannot be written, says so once and
+// goes on (the choice still holds in this process).
+void keep(TunedChoiceFile& file, const std::string& key, const Choice& choice) {
+  try {
+    file.add(key, choice_text(choice));
+  } catch (const std::exception& e) {
+    static bool said = false;
+    if (!said) std::fprintf(stderr, "tuned products: their choices are not kept: %s\n", e.what());
+    said = true;
+  }
+}
+
 }  // namespace
 
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
@@ -288,13 +321,21 @@ torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const to
         std::lock_guard<std::mutex> lock(choices_mutex);
         auto chosen = choices.find(shape_key);
         if (chosen == choices.end()) {
-          // Inside a capture nothing can be timed: LibTorch's path, until a call outside one tunes.
-          if (c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None) {
+          TunedChoiceFile& file = choice_file(static_cast<int>(shape_key[0]));
+          const std::string key = key_text(shape_key);
+          if (const auto kept = kept_choice(file.find(key), product)) {
+            chosen = choices.emplace(shape_key, *kept).first;
+          } else if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+                     c10::cuda::CaptureStatus::None) {
+            // Nothing can be timed inside a capture: LibTorch's path, until a call outside one.
+            ++untuned_in_captures;
             return libtorch();
+          } else {
+            chosen =
+                choices.emplace(shape_key, tune(product, candidates(product, preference), libtorch))
+                    .first;
+            keep(file, key, chosen->second);
           }
-          chosen =
-              choices.emplace(shape_key, tune(product, candidates(product, preference), libtorch))
-                  .first;
         }
         if (chosen->second.libtorch) return libtorch();
         check(product.run(chosen->second.algo), "the product");
@@ -320,16 +361,21 @@ std::vector<std::string> tuned_gemm_choices() {
   std::vector<std::string> lines;
   for (const auto& [k, choice] : choices) {
     // key(): {device, tf32, bias, batch, m, n, k, first's five, second's five, alignments}.
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s, %.1f µs (LibTorch's bmm %.1f; "
-                  "cuBLASLt's first of %d candidates %.1f)",
-                  static_cast<long>(k[3]), static_cast<long>(k[4]), static_cast<long>(k[5]),
-                  static_cast<long>(k[6]), k[7] ? 'T' : 'N', k[12] ? 'T' : 'N',
-                  k[2] ? ", bias" : "", k[1] ? ", TF32" : "",
-                  choice.libtorch ? "LibTorch's bmm" : algo_text(choice.algo).c_str(), choice.us,
-                  choice.libtorch_us, choice.timed, choice.first_us);
-    lines.push_back(buf);
+    char line[320];
+    int at = std::snprintf(line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s",
+                           static_cast<long>(k[3]), static_cast<long>(k[4]),
+                           static_cast<long>(k[5]), static_cast<long>(k[6]), k[7] ? 'T' : 'N',
+                           k[12] ? 'T' : 'N', k[2] ? ", bias" : "", k[1] ? ", TF32" : "",
+                           choice.libtorch ? "LibTorch's bmm" : algo_text(choice.algo).c_str());
+    at = std::min<int>(at, sizeof line - 1);
+    if (choice.kept) {
+      std::snprintf(line + at, sizeof line - at, ", kept from an earlier process");
+    } else {
+      std::snprintf(line + at, sizeof line - at,
+                    ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates %.1f)",
+                    choice.us, choice.libtorch_us, choice.timed, choice.first_us);
+    }
+    lines.push_back(line);
   }
   if (untuned_in_captures > 0) {
     lines.push_back(std::to_string(untuned_in_captures) +

@@ -5,13 +5,13 @@
 // (cmake/Targets.cmake).
 //
 // The first call of a shape outside a CUDA graph capture asks cuBLASLt for its candidate
-// algorithms (kTunedGemmCandidates), times each and LibTorch's own path (bmm, then the bias
-// added) on the call's operands, the device drained first so that nothing runs beside them, and
-// keeps the fastest for the process: never slower than the bmm it replaces, as far as timing
-// tells. A call inside a capture before that takes LibTorch's path, and keeps nothing. A run's
-// products are then fixed from its first step on, but another process may choose otherwise
-// (timing noise): its products may differ from this one's in the last bits, as cuBLAS's own do
-// across GPUs.
+// algorithms (kTunedGemmCandidates, and split-K variants of the first three), times each and
+// LibTorch's own path (bmm, then the bias added) on the call's operands, the device drained first
+// so that nothing runs beside them, and keeps the fastest for the process: never slower than the
+// bmm it replaces, as far as timing tells. A call inside a capture before that takes LibTorch's
+// path, and keeps nothing. A run's products are then fixed from its first step on, but another
+// process may choose otherwise (timing noise): its products may differ from this one's in the last
+// bits, as cuBLAS's own do across GPUs.
 #pragma once
 #include <torch/torch.h>
 
@@ -20,7 +20,8 @@
 
 namespace minrnn::core {
 
-// How many of cuBLASLt's candidates a shape's first call times.
+// How many of cuBLASLt's heuristic candidates a shape's first call times (with split-K variants
+// of its first three).
 constexpr int kTunedGemmCandidates = 16;
 
 // a (P, m, k) · b (P, k, n) (+ bias (P, n) broadcast over each run's rows), (P, m, n)
@@ -29,8 +30,9 @@ constexpr int kTunedGemmCandidates = 16;
 // (core::set_cuda_matmul_precision).
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias);
 
-// cuBLASLt's candidate `index` for the same product, untimed, or an undefined tensor where it
-// offers fewer: for the tests, which check every candidate a shape may be given.
+// cuBLASLt's candidate `index` (split-K variants counted) for the same product, untimed, or an
+// undefined tensor where it offers fewer: for the tests, which check every candidate a shape may
+// be given.
 torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
                                      const torch::Tensor& bias, int index);
 

@@ -8,9 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include <fstream>
+
+#include "io/atomic_file.h"
 #include "ops/affine.h"
 #include "ops/gemm_layout.h"
+#include "ops/tuned_choice_file.h"
 #include "tests/scoped_env.h"
+#include "tests/temp_dir.h"
 #if defined(MINRNN_WITH_CUDA)
 #include "ops/tuned_gemm_cuda.h"
 #endif
@@ -105,6 +110,73 @@ TEST(TunedGemm, TheSwitchTakesTwoNames) {
   }
 }
 
+std::string contents(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Choices kept across processes: a second file opened on the same path sees the first one's,
+// two that add meanwhile both end up in the file, a key keeps its first choice.
+TEST(TunedChoiceFile, KeepsEveryProcesssChoicesAndTheFirstOfEach) {
+  const testing::TempDir dir;
+  const std::string path = dir.file("cache/gpu.tsv");  // its folder made by the first add
+  TunedChoiceFile first(path), second(path);
+  EXPECT_EQ(first.find("1,2,3"), "");
+  first.add("1,2,3", "libtorch");
+  second.add("4,5,6", "cublaslt 00ff");
+  second.add("1,2,3", "cublaslt 1234");
+  const TunedChoiceFile later(path);
+  EXPECT_EQ(later.find("1,2,3"), "libtorch");
+  EXPECT_EQ(later.find("4,5,6"), "cublaslt 00ff");
+  EXPECT_EQ(second.find("1,2,3"), "libtorch");  // what the file held when it added
+  EXPECT_EQ(contents(path).find(".tmp"), std::string::npos);
+}
+
+TEST(TunedChoiceFile, ALineThatDoesNotParseIsSkipped) {
+  const testing::TempDir dir;
+  const std::string path = dir.file("gpu.tsv");
+  io::write_file_atomically(path, "# header\n7,8\tlibtorch\nno tab here\n\tno key\n9,9\t\n");
+  ::testing::internal::CaptureStderr();
+  const TunedChoiceFile file(path);
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(file.find("7,8"), "libtorch");
+  EXPECT_EQ(file.find("9,9"), "");
+  EXPECT_NE(warned.find(path + " line 3"), std::string::npos) << warned;
+  EXPECT_NE(warned.find(path + " line 5"), std::string::npos) << warned;
+}
+
+TEST(TunedChoiceFile, AFileThatCannotBeWrittenIsNamed) {
+  const testing::TempDir dir;
+  io::write_file_atomically(dir.file("plain"), "a file where a folder should be");
+  TunedChoiceFile file(dir.file("plain/gpu.tsv"));
+  try {
+    file.add("1", "libtorch");
+    ADD_FAILURE() << "the add went through";
+  } catch (const io::WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("plain/gpu.tsv")), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(file.find("1"), "libtorch");  // still this process's choice
+  TunedChoiceFile nowhere("");
+  nowhere.add("1", "libtorch");
+  EXPECT_EQ(nowhere.find("1"), "libtorch");
+}
+
+TEST(TunedChoiceFile, ItsPlaceFollowsTheEnvironment) {
+  const std::string device = "NVIDIA H200 sm_90 cuBLASLt 130100";
+  {
+    const testing::ScopedEnv file("MINRNN_TUNED_GEMM_FILE", "/somewhere/choices.tsv");
+    EXPECT_EQ(tuned_choice_path(device), "/somewhere/choices.tsv");
+  }
+  {
+    const testing::ScopedEnv file("MINRNN_TUNED_GEMM_FILE", "off");
+    EXPECT_EQ(tuned_choice_path(device), "");
+  }
+  const testing::ScopedEnv unset("MINRNN_TUNED_GEMM_FILE", "");
+  const testing::ScopedEnv cache("XDG_CACHE_HOME", "/cache");
+  EXPECT_EQ(tuned_choice_path(device),
+            "/cache/minrnn/tuned-gemm/NVIDIA-H200-sm_90-cuBLASLt-130100.tsv");
+}
+
 #if defined(MINRNN_WITH_CUDA)
 // Every layout the stacked ops hand the product (rows, transposed weights, transposed output
 // gradients), a bias or none, sizes not multiples of a tile: each of cuBLASLt's candidates (any
@@ -135,7 +207,7 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
             return s.str();
           };
           int offered = 0;
-          for (int i = 0; i < kTunedGemmCandidates; ++i) {
+          for (int i = 0; i < 4 * kTunedGemmCandidates; ++i) {
             const torch::Tensor got = cublaslt_candidate_bmm(a, b, bias, i);
             if (!got.defined()) break;
             ++offered;
@@ -155,6 +227,21 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
   const torch::Tensor a3 = a.view({2, 64, 32}), b = torch::randn({2, 32, 48}, on_gpu);
   EXPECT_TRUE(torch::allclose(tuned_bmm(a3, b, {}), torch::bmm(a3, b), 1e-4, 1e-4));
   EXPECT_FALSE(tuned_gemm_choices().empty());
+}
+
+// A shape's first tuned call writes its choice where MINRNN_TUNED_GEMM_FILE says, for later
+// processes.
+TEST(TunedGemmCuda, AChoiceIsKeptForLaterProcesses) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  const testing::TempDir dir;
+  const testing::ScopedEnv file("MINRNN_TUNED_GEMM_FILE", dir.file("choices.tsv"));
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat);
+  const torch::Tensor a = torch::randn({3, 41, 23}, on_gpu), b = torch::randn({3, 23, 7}, on_gpu);
+  EXPECT_TRUE(torch::allclose(tuned_bmm(a, b, {}), torch::bmm(a, b), 1e-4, 1e-4));
+  const std::string kept = contents(dir.file("choices.tsv"));
+  EXPECT_TRUE(kept.find("\tlibtorch") != std::string::npos ||
+              kept.find("\tcublaslt ") != std::string::npos)
+      << kept;
 }
 
 TEST(TunedGemmCuda, AWrongOperandIsRefused) {
