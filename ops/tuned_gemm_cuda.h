@@ -1,17 +1,17 @@
 // A stacked pack's batched products (ops/affine.h) by cuBLASLt, each shape's algorithm chosen by
 // timing: LibTorch's bmm takes cuBLAS's heuristic pick, and on a stacked minGRU round of an H200
-// (2026-11-28) its products ran at ~40 TFLOP/s on average where its 128×128-tile kernels reached
-// ~55 — the gate projections' forward on 64×64 tiles at ~24. Built only with CUDA
-// (cmake/Targets.cmake).
+// (2026-11-28) its products ran at ~40 TFLOP/s on average, the gate projections' forward on 64×64
+// tiles at ~24, each biased one after a copy of its bias into the output. Tuned, a stacked pack
+// of 32 ran 6 % faster (docs/benchmarks.md). Built only with CUDA (cmake/Targets.cmake).
 //
-// The first call of a shape outside a CUDA graph capture asks cuBLASLt for its candidate
-// algorithms (kTunedGemmCandidates, and split-K variants of the first three), times each and
-// LibTorch's own path (bmm, then the bias added) on the call's operands, the device drained first
-// so that nothing runs beside them, and keeps the fastest for the process: never slower than the
-// bmm it replaces, as far as timing tells. A call inside a capture before that takes LibTorch's
-// path, and keeps nothing. A run's products are then fixed from its first step on, but another
-// process may choose otherwise (timing noise): its products may differ from this one's in the last
-// bits, as cuBLAS's own do across GPUs.
+// A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
+// (kTunedGemmCandidates, and split-K variants of the first three), times each and LibTorch's own
+// path (bmm, then the bias added) on the call's operands, the device drained first so that
+// nothing runs beside them, and keeps the fastest: never slower than the bmm it replaces, as far
+// as timing tells. The choice is kept for the process and in the GPU's choices file
+// (ops/tuned_choice_file.h), which later processes read before timing anything: a resumed pack
+// and a sweep's other processes run the algorithms the first one chose, the same bits. A call
+// inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
