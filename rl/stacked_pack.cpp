@@ -7,6 +7,7 @@
 
 #include "datasets/sampler.h"
 #include "ops/run_axis.h"
+#include "rl/trainer.h"
 
 namespace minrnn::rl {
 namespace {
@@ -113,6 +114,7 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
   std::vector<const TrainConfig*> configs;
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
+  step_->set_side_work(side_work_for(false));
   core::StreamFence::drain(device.is_cuda());  // the runs' tensors read
 }
 

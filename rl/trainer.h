@@ -90,8 +90,10 @@ bool packs_stack(bool on_cuda);
 // Whether a run's step on CUDA queues its weight gradients on a side stream beside its backward
 // (ops/side_work.h): for a run trained alone unless MINRNN_SIDE_WORK=0 (on an H200, 2026-11-28:
 // 0.82 → 0.75 ms a minGRU step, 1.07 → 0.93 a Transformer's); for a pack's runs, which fill the
-// GPU with each other's kernels instead, only where MINRNN_SIDE_WORK=1 asks. Throws
-// std::invalid_argument naming the variable for a value other than 0 or 1.
+// GPU with each other's kernels instead, only where MINRNN_SIDE_WORK=1 asks — a stacked pack's
+// one step too (rl/stacked_pack.h), whose weight gradients of 32 runs' 128 × 128 outputs fill
+// one wave of tiles (not yet timed beside its backward). Throws std::invalid_argument naming the
+// variable for a value other than 0 or 1.
 bool side_work_for(bool alone);
 
 // One evaluation during training, a row of <run_dir>/evals.csv (no header):

@@ -82,6 +82,11 @@ if ! skipped pack; then
         env MINRNN_STACKED_GEMM=$products "$MINRNN"
     done
   done
+  # The stacked step's weight gradients on a side stream beside its backward (MINRNN_SIDE_WORK=1,
+  # rl/trainer.h): a lone step gained 9–13 % from it; a stacked round is busy throughout, but its
+  # weight gradients (32 runs' 128 × 128 outputs) fill one wave of tiles. ~12 s.
+  time_stacked_pack "this build, fp32, MINRNN_SIDE_WORK=1" "$LOGS/bench-pack-stacked-side-work.log" \
+    fp32 env MINRNN_SIDE_WORK=1 "$MINRNN"
 fi
 if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the

@@ -239,6 +239,11 @@ TEST(PackCuda, EachRunEndsWithTheWeightsItGetsAlone) {
 TEST(StackedPackTrainingCuda, EachRunEndsWithTheWeightsItGetsAlone) {
   each_run_ends_with_its_weights_on_cuda(true);
 }
+// The stacked step's weight gradients on a side stream beside its backward (MINRNN_SIDE_WORK=1).
+TEST(StackedPackTrainingCuda, WithSideWorkEachRunEndsWithTheWeightsItGetsAlone) {
+  const testing::ScopedEnv side_work("MINRNN_SIDE_WORK", "1");
+  each_run_ends_with_its_weights_on_cuda(true);
+}
 
 }  // namespace
 }  // namespace minrnn
