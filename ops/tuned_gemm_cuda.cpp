@@ -38,7 +38,7 @@ struct Choice {
   cublasLtMatmulAlgo_t algo{};
   bool libtorch = false, kept = false;  // kept: read from the choices' file, not timed here
   double us = 0, first_us = 0, libtorch_us = 0;
-  int timed = 0;
+  int timed = 0, rejected = 0;  // candidates timed; refused (failed, or disagreed with LibTorch)
 };
 
 std::mutex choices_mutex;
@@ -110,6 +110,19 @@ std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
   return found;
 }
 
+// Everything a call has to write out = a · b (+ bias) with: the product as cuBLASLt takes it, the
+// preference its candidates must meet, the key its choice is kept under, LibTorch's path, and
+// the output both write.
+struct ProductCall {
+  const Product& product;
+  const Preference& preference;
+  std::vector<int64_t> key;
+  std::function<void()> libtorch;
+  const torch::Tensor& out;
+  bool tf32;
+};
+using ProductCompute = std::function<void(const ProductCall&)>;
+
 // µs a call of `run` (a few calls after two to warm up), or infinity where it fails.
 double time_us(const std::function<bool()>& run) {
   constexpr int kWarm = 2, kTimed = 5;
@@ -132,18 +145,28 @@ double time_us(const std::function<bool()>& run) {
 }
 
 // The fastest of cuBLASLt's candidates and LibTorch's path, timed with nothing else on the
-// device: the tuned product is never slower than the bmm it replaces, as far as timing tells.
-Choice tune(const Product& p, const std::vector<cublasLtMatmulHeuristicResult_t>& found,
-            const std::function<void()>& libtorch) {
+// device: the tuned product is never slower than the bmm it replaces, as far as timing tells. A
+// candidate whose product strays from LibTorch's by more than rounding (kAgreement of the
+// product's largest entry) is not timed: a wrong algorithm is never kept, however fast.
+Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2;
   C10_CUDA_CHECK(cudaDeviceSynchronize());
   Choice best;
   best.libtorch = true;
   best.us = best.libtorch_us = time_us([&] {
-    libtorch();
+    call.libtorch();
     return true;
   });
+  const torch::Tensor reference = call.out.clone();
+  const double tolerance =
+      (call.tf32 ? kAgreementTf32 : kAgreementFp32) * reference.abs().max().item<double>();
   for (size_t i = 0; i < found.size(); ++i) {
-    const double us = time_us([&] { return p.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; });
+    const auto run = [&] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
+    if (!run() || !((call.out - reference).abs().max().item<double>() <= tolerance)) {
+      ++best.rejected;
+      continue;
+    }
+    const double us = time_us(run);
     if (i == 0) best.first_us = us;
     if (us < best.us) best.algo = found[i].algo, best.us = us, best.libtorch = false;
     ++best.timed;
@@ -196,12 +219,6 @@ void check_operands(const torch::Tensor& a, const torch::Tensor& b, const torch:
   }
 }
 
-// What `compute` needs to write out = a · b (+ bias): the product as cuBLASLt takes it, the
-// preference its candidates must meet, the key its choice is kept under, and LibTorch's path.
-using ProductCompute =
-    std::function<void(const Product&, const Preference&, const std::vector<int64_t>& key,
-                       const std::function<void()>& libtorch)>;
-
 torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
                            const torch::Tensor& bias_in, const ProductCompute& compute) {
   check_operands(a_in, b_in, bias_in);
@@ -232,10 +249,12 @@ torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
                                   alignment_of(product.second, shape.second.batch_stride, runs),
                                   alignment_of(product.out, shape.out.batch_stride, runs)};
   const Preference preference(product.workspace_bytes, alignments);
-  compute(product, preference, key(shape, a.get_device(), tf32, bias.defined(), alignments), [&] {
-    torch::bmm_out(out, a, b);
-    if (bias.defined()) out.add_(bias.unsqueeze(1));
-  });
+  compute({product, preference, key(shape, a.get_device(), tf32, bias.defined(), alignments),
+           [&] {
+             torch::bmm_out(out, a, b);
+             if (bias.defined()) out.add_(bias.unsqueeze(1));
+           },
+           out, tf32});
   return out;
 }
 
@@ -314,45 +333,39 @@ void keep(TunedChoiceFile& file, const std::string& key, const Choice& choice) {
 }  // namespace
 
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
-  return with_product(
-      a, b, bias,
-      [](const Product& product, const Preference& preference,
-         const std::vector<int64_t>& shape_key, const std::function<void()>& libtorch) {
-        std::lock_guard<std::mutex> lock(choices_mutex);
-        auto chosen = choices.find(shape_key);
-        if (chosen == choices.end()) {
-          TunedChoiceFile& file = choice_file(static_cast<int>(shape_key[0]));
-          const std::string key = key_text(shape_key);
-          if (const auto kept = kept_choice(file.find(key), product)) {
-            chosen = choices.emplace(shape_key, *kept).first;
-          } else if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
-                     c10::cuda::CaptureStatus::None) {
-            // Nothing can be timed inside a capture: LibTorch's path, until a call outside one.
-            ++untuned_in_captures;
-            return libtorch();
-          } else {
-            chosen =
-                choices.emplace(shape_key, tune(product, candidates(product, preference), libtorch))
-                    .first;
-            keep(file, key, chosen->second);
-          }
-        }
-        if (chosen->second.libtorch) return libtorch();
-        check(product.run(chosen->second.algo), "the product");
-      });
+  return with_product(a, b, bias, [](const ProductCall& call) {
+    std::lock_guard<std::mutex> lock(choices_mutex);
+    auto chosen = choices.find(call.key);
+    if (chosen == choices.end()) {
+      TunedChoiceFile& file = choice_file(static_cast<int>(call.key[0]));
+      const std::string key = key_text(call.key);
+      if (const auto kept = kept_choice(file.find(key), call.product)) {
+        chosen = choices.emplace(call.key, *kept).first;
+      } else if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+                 c10::cuda::CaptureStatus::None) {
+        // Nothing can be timed inside a capture: LibTorch's path, until a call outside one.
+        ++untuned_in_captures;
+        return call.libtorch();
+      } else {
+        chosen =
+            choices.emplace(call.key, tune(call, candidates(call.product, call.preference))).first;
+        keep(file, key, chosen->second);
+      }
+    }
+    if (chosen->second.libtorch) return call.libtorch();
+    check(call.product.run(chosen->second.algo), "the product");
+  });
 }
 
 torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
                                      const torch::Tensor& bias, int index) {
   bool offered = false;
-  torch::Tensor out = with_product(a, b, bias,
-                                   [&](const Product& product, const Preference& preference,
-                                       const std::vector<int64_t>&, const std::function<void()>&) {
-                                     const auto found = candidates(product, preference);
-                                     if (index >= static_cast<int>(found.size())) return;
-                                     offered = true;
-                                     check(product.run(found[index].algo), "the product");
-                                   });
+  torch::Tensor out = with_product(a, b, bias, [&](const ProductCall& call) {
+    const auto found = candidates(call.product, call.preference);
+    if (index >= static_cast<int>(found.size())) return;
+    offered = true;
+    check(call.product.run(found[index].algo), "the product");
+  });
   return offered ? out : torch::Tensor();
 }
 
@@ -372,8 +385,9 @@ std::vector<std::string> tuned_gemm_choices() {
       std::snprintf(line + at, sizeof line - at, ", kept from an earlier process");
     } else {
       std::snprintf(line + at, sizeof line - at,
-                    ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates %.1f)",
-                    choice.us, choice.libtorch_us, choice.timed, choice.first_us);
+                    ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates %.1f; %d "
+                    "refused)",
+                    choice.us, choice.libtorch_us, choice.timed, choice.first_us, choice.rejected);
     }
     lines.push_back(line);
   }

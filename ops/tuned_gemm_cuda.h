@@ -8,10 +8,11 @@
 // (kTunedGemmCandidates, and split-K variants of the first three), times each and LibTorch's own
 // path (bmm, then the bias added) on the call's operands, the device drained first so that
 // nothing runs beside them, and keeps the fastest: never slower than the bmm it replaces, as far
-// as timing tells. The choice is kept for the process and in the GPU's choices file
-// (ops/tuned_choice_file.h), which later processes read before timing anything: a resumed pack
-// and a sweep's other processes run the algorithms the first one chose, the same bits. A call
-// inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
+// as timing tells, and never a candidate whose product strayed from LibTorch's by more than
+// rounding (it is refused before it is timed). The choice is kept for the process and in the GPU's
+// choices file (ops/tuned_choice_file.h), which later processes read before timing anything: a
+// resumed pack and a sweep's other processes run the algorithms the first one chose, the same bits.
+// A call inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
