@@ -3,7 +3,8 @@
 // ~10 forward (a block-diagonal weight, concatenations, the product, the time lookup, the add) and
 // ~18 backward (the embedding's backward alone sorts its indices: ~12 launches). Every sum runs in
 // a fixed order, so a replay gives the same bits.
-// - TokenEmbedding: one thread per channel of a token (token_channel).
+// - TokenEmbedding: one thread per channel of a token (token_channel), each warp's weights staged
+//   in shared memory first where its lanes would read them n floats apart.
 // - TokenParameterGrads: every group's weight and bias gradients. A block takes 32 channels (one
 //   warp wide) of kInputs of a group's inputs (its bias one of them) and kSlices slices of the
 //   windows; each thread sums its slice in ascending steps for all its inputs, each token gradient
@@ -33,21 +34,29 @@ struct TokenGroupArrays {
 template <typename Mem>
 struct TokenEmbedding : TokenGroupArrays<Mem> {
   static constexpr int kThreads = 256;
-  static constexpr int kPhases = 1;
+  // A warp's 32 channels of one token read their n weights each from shared memory, staged by
+  // coalesced reads, where a width of whole warps keeps every warp in one token and the group has
+  // at most this many inputs: read where they lie, lane d's weights are n floats from lane d + 1's,
+  // so each of a warp's n loads touched n lines (121 for hopper's 11 state inputs).
+  static constexpr int kMaxStagedInputs = 24;
+  static constexpr int kPhases = 2;
   struct Regs : Exchange<float> {};
-  struct Shared {};
+  struct Shared {
+    typename Mem::template Array<float, kThreads * kMaxStagedInputs>
+        weights;  // [warp][input][lane]
+  };
   TokenLayout shape;
   typename Mem::template In<int64_t> timesteps;  // (B·K)
   typename Mem::template In<float> table;        // (rows, D)
   typename Mem::template Out<float> out;         // (B·L, D)
   // An element's token, step and run by Dividers where the indices fit (prepared()): by 64-bit
-  // division, five an element.
-  bool divide_fast = false;
+  // division, five an element. The weights staged where prepared() finds the width fits.
+  bool divide_fast = false, stage_weights = false;
   Divider by_width, by_tokens, by_groups, by_run_batch;
   MINRNN_HOST_DEVICE int64_t elements() const { return shape.batch * shape.tokens * shape.width; }
   MINRNN_HOST_DEVICE int64_t blocks() const { return (elements() + kThreads - 1) / kThreads; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
-  static constexpr MINRNN_HOST_DEVICE Step step(int) { return {Boundary::kNone, 0}; }
+  static constexpr MINRNN_HOST_DEVICE Step step(int p) { return barrier_after_each(p, kPhases); }
   // This pass with its dividers set (on the host, before a launch).
   TokenEmbedding prepared() const {
     TokenEmbedding k = *this;
@@ -58,37 +67,85 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
       k.by_width = Divider::of(shape.width), k.by_tokens = Divider::of(shape.tokens);
       k.by_groups = Divider::of(shape.groups), k.by_run_batch = Divider::of(shape.run_batch());
     }
+    k.stage_weights = shape.width % kWarpSize == 0;
     return k;
   }
-  // Element e's place: its window b, its token l of the window, its channel d, its run.
+  // Element e's place: its window b, its token l of the window, its channel d, its run, its group
+  // j and step.
   struct Place {
     int64_t b, l, d, run;
+    int j;
+    int64_t step;
   };
   MINRNN_HOST_DEVICE Place place_of(int64_t e) const {
     const int64_t D = shape.width;
+    Place at;
     if (divide_fast) {
       const uint32_t row = by_width.quotient(static_cast<uint32_t>(e));
       const uint32_t b = by_tokens.quotient(row);
-      const int64_t run = shape.runs > 1 ? by_run_batch.quotient(b) : 0;
-      return {b, row - int64_t{b} * shape.tokens, e - int64_t{row} * D, run};
+      at = {b,
+            row - int64_t{b} * shape.tokens,
+            e - int64_t{row} * D,
+            shape.runs > 1 ? by_run_batch.quotient(b) : 0,
+            0,
+            0};
+    } else {
+      const int64_t row = e / D, b = row / shape.tokens;
+      at = {b, row % shape.tokens, e % D, shape.run_of_window(b), 0, 0};
     }
-    const int64_t row = e / D, b = row / shape.tokens;
-    return {b, row % shape.tokens, e % D, shape.run_of_window(b)};
-  }
-  MINRNN_HOST_DEVICE void phase(int, int64_t, const Thread& th, Regs&, Shared&) const {
-    const int64_t e = th.block * kThreads + th.index;
-    if (e >= elements()) return;
-    const Place at = place_of(e);
-    const int64_t D = shape.width, run = at.run, d = at.d;
     const int64_t k = divide_fast ? int64_t{by_groups.quotient(static_cast<uint32_t>(at.l))}
                                   : at.l / shape.groups;
-    const int j = static_cast<int>(at.l - k * shape.groups);
-    const int64_t step = at.b * shape.steps + k, n = shape.inputs[j];
-    const int64_t table_row = run * shape.table_rows + time_row(timesteps[step], shape.table_rows);
-    const float time = table[table_row * D + d];
-    out[e] = token_channel(static_cast<float>(this->bias[j][run * D + d]), this->input[j], step * n,
-                           this->weight[j], (run * D + d) * n, n, time);
+    at.j = static_cast<int>(at.l - k * shape.groups);
+    at.step = at.b * shape.steps + k;
+    return at;
   }
+  MINRNN_HOST_DEVICE bool staged(int j) const {
+    return stage_weights && shape.inputs[j] <= kMaxStagedInputs;
+  }
+  // Phases: 0 each warp's channels' weights into shared memory (where staged); 1 the tokens.
+  MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs&, Shared& sh) const {
+    const int64_t e = th.block * kThreads + th.index;
+    const int warp = th.index / kWarpSize, lane = th.index % kWarpSize;
+    if (p == 0) {
+      // The warp's 32 channels' weights lie together, (32, n) from its first channel's: read
+      // 32 at a time, stored by input, [input][lane], for phase 1's lanes to read side by side.
+      const int64_t first = e - lane;
+      if (!stage_weights || first >= elements()) return;
+      const Place at = place_of(first);
+      if (!staged(at.j)) return;
+      // (32-bit: a 64-bit division is a called routine on the GPU.)
+      const int n = static_cast<int>(shape.inputs[at.j]);
+      const int64_t from = (at.run * shape.width + at.d) * n;
+      for (int f = lane; f < kWarpSize * n; f += kWarpSize) {
+        const int channel = f / n, input = f - channel * n;
+        sh.weights[(warp * kMaxStagedInputs + input) * kWarpSize + channel] =
+            this->weight[at.j][from + f];
+      }
+      return;
+    }
+    if (e >= elements()) return;
+    const Place at = place_of(e);
+    const int64_t D = shape.width, run = at.run, d = at.d, n = shape.inputs[at.j];
+    const int64_t table_row =
+        run * shape.table_rows + time_row(timesteps[at.step], shape.table_rows);
+    const float time = table[table_row * D + d];
+    const float bias = this->bias[at.j][run * D + d];
+    if (staged(at.j)) {
+      const StagedWeights w{sh, warp * kMaxStagedInputs * kWarpSize + lane};
+      out[e] = token_channel(bias, this->input[at.j], at.step * n, w, 0, n, time);
+    } else {
+      out[e] = token_channel(bias, this->input[at.j], at.step * n, this->weight[at.j],
+                             (run * D + d) * n, n, time);
+    }
+  }
+  // A lane's weights as token_channel reads them: input i kWarpSize floats after input i − 1.
+  struct StagedWeights {
+    Shared& sh;
+    int first;
+    MINRNN_HOST_DEVICE float operator[](int64_t i) const {
+      return static_cast<float>(sh.weights[first + static_cast<int>(i) * kWarpSize]);
+    }
+  };
 };
 
 template <typename Mem>

@@ -214,14 +214,19 @@ TEST(TokenEmbeddingEmulated, KernelsAreTheCpuOpsTokensAndGradients) {
   check({3, 4, 130, 9, {3}, false});
   // Four groups, channels under a warp.
   check({2, 3, 7, 30, {2, 1, 4, 3}, true});
-  // Hopper's widths at DT's 128 channels: 11 state inputs and a bias in three blocks of inputs.
+  // Hopper's widths at DT's 128 channels: 11 state inputs and a bias in three blocks of inputs
+  // (the weights staged in shared memory: a width of whole warps).
   check({3, 20, 128, 12, {1, 11, 3}, true});
+  // Whole warps, and a group of more inputs than a warp stages (read where they lie).
+  check({2, 6, 64, 9, {1, 30, 24}, true});
 }
 
 TEST(TokenEmbeddingEmulated, EachRunOfAPackIsEmbeddedAsItIsAlone) {
   check_runs({5, 6, 40, 21, {1, 5, 2}, true}, 3);
   // A run's steps over more than one round of the time table's reads (2 100 > 2 048).
   check_runs({140, 15, 8, 9, {1, 2, 1}, true}, 2);
+  // Staged weights: each warp's from its own run's.
+  check_runs({4, 5, 64, 21, {1, 11, 3}, true}, 3);
 }
 
 }  // namespace
