@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -39,6 +40,7 @@ struct Choice {
   bool libtorch = false, kept = false;  // kept: read from the choices' file, not timed here
   double us = 0, first_us = 0, libtorch_us = 0;
   int timed = 0, rejected = 0;  // candidates timed; refused (failed, or disagreed with LibTorch)
+  bool judged = true;           // false: operands not finite, nothing compared (nor kept)
 };
 
 std::mutex choices_mutex;
@@ -158,8 +160,12 @@ Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicRe
     return true;
   });
   const torch::Tensor reference = call.out.clone();
-  const double tolerance =
-      (call.tf32 ? kAgreementTf32 : kAgreementFp32) * reference.abs().max().item<double>();
+  const double largest = reference.abs().max().item<double>();
+  // Operands with a NaN or an infinity (a run diverging at once) say nothing of the candidates:
+  // LibTorch's path, for this process alone.
+  best.judged = std::isfinite(largest);
+  if (!best.judged) return best;
+  const double tolerance = (call.tf32 ? kAgreementTf32 : kAgreementFp32) * largest;
   for (size_t i = 0; i < found.size(); ++i) {
     const auto run = [&] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
     if (!run() || !((call.out - reference).abs().max().item<double>() <= tolerance)) {
@@ -349,7 +355,7 @@ torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const to
       } else {
         chosen =
             choices.emplace(call.key, tune(call, candidates(call.product, call.preference))).first;
-        keep(file, key, chosen->second);
+        if (chosen->second.judged) keep(file, key, chosen->second);
       }
     }
     if (chosen->second.libtorch) return call.libtorch();
