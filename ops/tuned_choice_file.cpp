@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +82,36 @@ void TunedChoiceFile::add(const std::string& key, const std::string& choice) {
   for (const auto& [k, c] : merged) text << k << '\t' << c << '\n';
   io::write_file_atomically(path_, text.str());
   for (const auto& [k, c] : merged) choices_.emplace(k, c);
+}
+
+std::string choice_text(const TunedChoice& choice) {
+  if (choice.libtorch) return "libtorch";
+  std::string text = "cublaslt ";
+  char word[17];
+  for (const uint64_t w : choice.algo) {
+    std::snprintf(word, sizeof word, "%016llx", static_cast<unsigned long long>(w));
+    text += word;
+  }
+  return text;
+}
+
+std::optional<TunedChoice> parse_choice(const std::string& text) {
+  TunedChoice choice;
+  if (text == "libtorch") {
+    choice.libtorch = true;
+    return choice;
+  }
+  const std::string prefix = "cublaslt ";
+  constexpr size_t kDigits = 16;
+  if (text.size() != prefix.size() + kDigits * TunedChoice::kAlgoWords ||
+      text.compare(0, prefix.size(), prefix) != 0 ||
+      text.find_first_not_of("0123456789abcdef", prefix.size()) != std::string::npos) {
+    return std::nullopt;
+  }
+  for (int i = 0; i < TunedChoice::kAlgoWords; ++i) {
+    choice.algo[i] = std::stoull(text.substr(prefix.size() + kDigits * i, kDigits), nullptr, 16);
+  }
+  return choice;
 }
 
 std::string tuned_choice_path(const std::string& device) {

@@ -9,7 +9,9 @@
 // meanwhile, and replaces the file atomically (io/atomic_file.h). A line that does not parse is
 // skipped with a warning naming the file and line: the file is a cache, rebuilt by tuning again.
 #pragma once
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace minrnn::core {
@@ -30,6 +32,17 @@ class TunedChoiceFile {
   std::string path_;
   std::map<std::string, std::string> choices_;
 };
+
+// A choice as a line holds it: "libtorch" (LibTorch's bmm), or "cublaslt " and a cuBLASLt
+// algorithm's opaque words (cublasLtMatmulAlgo_t's eight uint64_t) as 128 lowercase hex digits.
+struct TunedChoice {
+  static constexpr int kAlgoWords = 8;
+  bool libtorch = false;
+  uint64_t algo[kAlgoWords] = {};
+};
+std::string choice_text(const TunedChoice& choice);
+// Nothing where `text` is neither form exactly.
+std::optional<TunedChoice> parse_choice(const std::string& text);
 
 // Where the choices of the GPU `device` (e.g. "NVIDIA H200 sm_90 cuBLASLt 130100") are kept:
 // $MINRNN_TUNED_GEMM_FILE where set ("off": nowhere), else

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -284,37 +285,26 @@ std::string key_text(const std::vector<int64_t>& key) {
   return text;
 }
 
-// "libtorch", or "cublaslt" and the algorithm's 64 bytes in hex.
-std::string choice_text(const Choice& choice) {
-  if (choice.libtorch) return "libtorch";
-  std::string text = "cublaslt ";
-  char word[17];
-  for (const uint64_t w : choice.algo.data) {
-    std::snprintf(word, sizeof word, "%016llx", static_cast<unsigned long long>(w));
-    text += word;
-  }
-  return text;
+static_assert(sizeof(cublasLtMatmulAlgo_t::data) == sizeof(TunedChoice::algo),
+              "a kept choice holds a cuBLASLt algorithm's words");
+
+std::string text_of(const Choice& choice) {
+  TunedChoice kept;
+  kept.libtorch = choice.libtorch;
+  std::memcpy(kept.algo, choice.algo.data, sizeof kept.algo);
+  return choice_text(kept);
 }
 
 // The choice a file kept, where it parses and cuBLASLt still accepts its algorithm for the
 // product (another cuBLASLt build, or a file edited by hand, may not).
 std::optional<Choice> kept_choice(const std::string& text, const Product& p) {
+  const std::optional<TunedChoice> parsed = parse_choice(text);
+  if (!parsed) return std::nullopt;
   Choice choice;
   choice.kept = true;
-  if (text == "libtorch") {
-    choice.libtorch = true;
-    return choice;
-  }
-  constexpr size_t kWords = sizeof(choice.algo.data) / sizeof(uint64_t);
-  const std::string prefix = "cublaslt ";
-  if (text.size() != prefix.size() + 16 * kWords || text.compare(0, prefix.size(), prefix) != 0) {
-    return std::nullopt;
-  }
-  for (size_t i = 0; i < kWords; ++i) {
-    const std::string word = text.substr(prefix.size() + 16 * i, 16);
-    if (word.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
-    choice.algo.data[i] = std::stoull(word, nullptr, 16);
-  }
+  choice.libtorch = parsed->libtorch;
+  if (choice.libtorch) return choice;
+  std::memcpy(choice.algo.data, parsed->algo, sizeof parsed->algo);
   cublasLtMatmulHeuristicResult_t checked{};
   const bool accepted =
       cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle,
@@ -328,7 +318,7 @@ std::optional<Choice> kept_choice(const std::string& text, const Product& p) {
 // goes on (the choice still holds in this process).
 void keep(TunedChoiceFile& file, const std::string& key, const Choice& choice) {
   try {
-    file.add(key, choice_text(choice));
+    file.add(key, text_of(choice));
   } catch (const std::exception& e) {
     static bool said = false;
     if (!said) std::fprintf(stderr, "tuned products: their choices are not kept: %s\n", e.what());

@@ -161,6 +161,28 @@ TEST(TunedChoiceFile, AFileThatCannotBeWrittenIsNamed) {
   EXPECT_EQ(nowhere.find("1"), "libtorch");
 }
 
+// A choice's text: LibTorch's path, or a cuBLASLt algorithm's words, back to the same words;
+// anything else refused (a file edited by hand, cut short, another version's words).
+TEST(TunedChoiceFile, AChoicesTextIsReadBackAsItWasWritten) {
+  TunedChoice algo;
+  for (int i = 0; i < TunedChoice::kAlgoWords; ++i) algo.algo[i] = 0x0123456789abcdefULL * (i + 1);
+  const std::string text = choice_text(algo);
+  const auto back = parse_choice(text);
+  ASSERT_TRUE(back.has_value()) << text;
+  EXPECT_FALSE(back->libtorch);
+  for (int i = 0; i < TunedChoice::kAlgoWords; ++i) EXPECT_EQ(back->algo[i], algo.algo[i]);
+  TunedChoice libtorch;
+  libtorch.libtorch = true;
+  ASSERT_TRUE(parse_choice(choice_text(libtorch)).has_value());
+  EXPECT_TRUE(parse_choice("libtorch")->libtorch);
+  std::string upper = text;
+  upper.back() = 'F';
+  for (const std::string& bad : {std::string(""), std::string("LibTorch"), text.substr(0, 40),
+                                 text + "0", upper, "cublaslt" + text.substr(9)}) {
+    EXPECT_FALSE(parse_choice(bad).has_value()) << bad;
+  }
+}
+
 TEST(TunedChoiceFile, ItsPlaceFollowsTheEnvironment) {
   const std::string device = "NVIDIA H200 sm_90 cuBLASLt 130100";
   {
