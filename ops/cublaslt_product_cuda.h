@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ops/gemm_layout.h"
 
@@ -50,10 +51,10 @@ struct Layout {
 
 struct Operation {
   cublasLtMatmulDesc_t handle = nullptr;
-  Operation(const ColumnMajorProduct& p, bool tf32, const float* bias) {
-    check(cublasLtMatmulDescCreate(
-              &handle, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "the product's descriptor");
+  cublasComputeType_t compute;
+  Operation(const ColumnMajorProduct& p, bool tf32, const float* bias)
+      : compute(tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) {
+    check(cublasLtMatmulDescCreate(&handle, compute, CUDA_R_32F), "the product's descriptor");
     set(CUBLASLT_MATMUL_DESC_TRANSA, p.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
     set(CUBLASLT_MATMUL_DESC_TRANSB, p.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
     if (bias == nullptr) return;
@@ -109,5 +110,11 @@ struct Product {
                           workspace_bytes, at::cuda::getCurrentCUDAStream());
   }
 };
+
+// cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most), split-K
+// variants of its first three, and the (algorithm, tile, stages) configurations it has beyond
+// them; none where it has no algorithm for it (cublaslt_candidates_cuda.cpp).
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
+                                                        const Preference& preference);
 
 }  // namespace minrnn::core::cublaslt

@@ -5,14 +5,16 @@
 // of 32 ran 6 % faster (docs/benchmarks.md). Built only with CUDA (cmake/Targets.cmake).
 //
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
-// (kTunedGemmCandidates, and split-K variants of the first three), times each and LibTorch's own
-// path (bmm, then the bias added) on the call's operands, the device drained first so that
-// nothing runs beside them, and keeps the fastest: never slower than the bmm it replaces, as far
-// as timing tells, and never a candidate whose product strayed from LibTorch's by more than
-// rounding (it is refused before it is timed). The choice is kept for the process and in the GPU's
-// choices file (ops/tuned_choice_file.h), which later processes read before timing anything: a
-// resumed pack and a sweep's other processes run the algorithms the first one chose, the same bits.
-// A call inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
+// (its heuristic's kTunedGemmCandidates, split-K variants of the first three, and the (algorithm,
+// tile, stages) configurations it has beyond them), times each briefly and the four fastest and
+// LibTorch's own path (bmm, then the bias added) fully, on the call's operands, the device
+// drained first so that nothing runs beside them, and keeps the fastest: never slower than the bmm
+// it replaces, as far as timing tells, and never a candidate whose product strayed from LibTorch's
+// by more than rounding (it is refused before it is timed). The choice is kept for the process and
+// in the GPU's choices file (ops/tuned_choice_file.h), which later processes read before timing
+// anything: a resumed pack and a sweep's other processes run the algorithms the first one chose,
+// the same bits. A call inside a capture whose shape has no choice yet takes LibTorch's path and
+// keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
@@ -22,7 +24,7 @@
 namespace minrnn::core {
 
 // How many of cuBLASLt's heuristic candidates a shape's first call times (with split-K variants
-// of its first three).
+// of its first three, and up to 96 configurations beyond them).
 constexpr int kTunedGemmCandidates = 16;
 
 // a (P, m, k) · b (P, k, n) (+ bias (P, n) broadcast over each run's rows), (P, m, n)

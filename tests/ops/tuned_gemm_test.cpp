@@ -229,7 +229,7 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
             return s.str();
           };
           int offered = 0;
-          for (int i = 0; i < 4 * kTunedGemmCandidates; ++i) {
+          for (int i = 0; i < 16 * kTunedGemmCandidates; ++i) {
             const torch::Tensor got = cublaslt_candidate_bmm(a, b, bias, i);
             if (!got.defined()) break;
             ++offered;

@@ -1,0 +1,141 @@
+// cuBLASLt's candidate algorithms for one product (cublaslt_product_cuda.h): its heuristic's,
+// their split-K variants, and the configurations it has beyond them, each accepted by cuBLASLt
+// for the product and its workspace. Built only with CUDA.
+#include <ATen/cuda/CUDAContext.h>
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ops/cublaslt_product_cuda.h"
+#include "ops/tuned_gemm_cuda.h"  // kTunedGemmCandidates
+
+namespace minrnn::core::cublaslt {
+namespace {
+
+// Split-K variants of cuBLASLt's first few candidates (kSplitKBases), each of kSplits parts
+// reduced either way cuBLASLt offers, where it accepts them for this product and the workspace
+// holds them: its heuristic offered none, and the stacked weight gradients (128 × 128 per run
+// from 3 776 rows) filled one wave of 64×64 tiles at ~35 TFLOP/s (H200, 2026-11-28).
+void add_split_k_variants(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+  constexpr size_t kSplitKBases = 3;
+  constexpr int32_t kSplits[] = {2, 4, 8};
+  constexpr uint32_t kSchemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE,
+                                   CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE};
+  const size_t bases = std::min(found.size(), kSplitKBases);
+  for (size_t i = 0; i < bases; ++i) {
+    int32_t splits_k = 0;
+    uint32_t schemes = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&found[i].algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splits_k,
+                                      sizeof splits_k, nullptr);
+    cublasLtMatmulAlgoCapGetAttribute(&found[i].algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK,
+                                      &schemes, sizeof schemes, nullptr);
+    if (splits_k == 0) continue;
+    for (const int32_t split : kSplits) {
+      for (const uint32_t scheme : kSchemes) {
+        if ((schemes & scheme) == 0) continue;
+        cublasLtMatmulHeuristicResult_t variant = found[i];
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                             sizeof split);
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                             &scheme, sizeof scheme);
+        const cublasStatus_t accepted = cublasLtMatmulAlgoCheck(
+            at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
+            p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, &variant.algo,
+            &variant);
+        if (accepted == CUBLAS_STATUS_SUCCESS && variant.workspaceSize <= p.workspace_bytes) {
+          found.push_back(variant);
+        }
+      }
+    }
+  }
+}
+
+// A capability list of `algo` (tile or stage ids), empty where it has none.
+std::vector<uint32_t> capability_ids(const cublasLtMatmulAlgo_t& algo,
+                                     cublasLtMatmulAlgoCapAttributes_t attribute) {
+  size_t bytes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attribute, nullptr, 0, &bytes) !=
+      CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  std::vector<uint32_t> ids(bytes / sizeof(uint32_t));
+  if (!ids.empty() && cublasLtMatmulAlgoCapGetAttribute(&algo, attribute, ids.data(), bytes,
+                                                        &bytes) != CUBLAS_STATUS_SUCCESS) {
+    return {};
+  }
+  return ids;
+}
+
+// Every (algorithm, tile, stages) cuBLASLt has for float32 that it accepts for this product and
+// that is not among `found` yet, up to kEnumerated: its heuristic ranks a few configurations of
+// a few algorithms, and the best it offered the stacked round's K = 128 products ran at 39–45
+// TFLOP/s. (The autotuners of FasterTransformer and TensorRT search cuBLASLt so.)
+void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+  constexpr int kMaxIds = 64;
+  constexpr size_t kEnumerated = 96;
+  const cublasLtHandle_t lt = at::cuda::getCurrentCUDABlasLtHandle();
+  const cublasComputeType_t compute = p.operation.compute;
+  int ids[kMaxIds], count = 0;
+  if (cublasLtMatmulAlgoGetIds(lt, compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                               CUDA_R_32F, kMaxIds, ids, &count) != CUBLAS_STATUS_SUCCESS) {
+    return;
+  }
+  const auto known = [&](const cublasLtMatmulAlgo_t& algo) {
+    return std::any_of(found.begin(), found.end(), [&](const auto& f) {
+      return std::memcmp(f.algo.data, algo.data, sizeof algo.data) == 0;
+    });
+  };
+  size_t added = 0;
+  for (int a = 0; a < count && added < kEnumerated; ++a) {
+    cublasLtMatmulAlgo_t algo;
+    if (cublasLtMatmulAlgoInit(lt, compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                               CUDA_R_32F, ids[a], &algo) != CUBLAS_STATUS_SUCCESS) {
+      continue;
+    }
+    std::vector<uint32_t> tiles = capability_ids(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
+    std::vector<uint32_t> stages = capability_ids(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    if (tiles.empty()) tiles = {CUBLASLT_MATMUL_TILE_UNDEFINED};
+    if (stages.empty()) stages = {CUBLASLT_MATMUL_STAGES_UNDEFINED};
+    for (const uint32_t tile : tiles) {
+      for (const uint32_t stage : stages) {
+        if (added >= kEnumerated) return;
+        cublasLtMatmulHeuristicResult_t variant{};
+        variant.algo = algo;
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                             sizeof tile);
+        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage,
+                                             sizeof stage);
+        const cublasStatus_t accepted = cublasLtMatmulAlgoCheck(
+            lt, p.operation.handle, p.first_layout.handle, p.second_layout.handle,
+            p.out_layout.handle, p.out_layout.handle, &variant.algo, &variant);
+        if (accepted == CUBLAS_STATUS_SUCCESS && variant.workspaceSize <= p.workspace_bytes &&
+            !known(variant.algo)) {
+          found.push_back(variant);
+          ++added;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
+                                                        const Preference& preference) {
+  std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
+  int count = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
+      p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, preference.handle,
+      kTunedGemmCandidates, found.data(), &count);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none: LibTorch's path alone
+  check(status, "cuBLASLt's candidates");
+  found.resize(count);
+  add_split_k_variants(p, found);
+  add_enumerated(p, found);
+  return found;
+}
+
+}  // namespace minrnn::core::cublaslt
