@@ -93,14 +93,14 @@ double time_us(const std::function<bool()>& run, int warm = 2, int timed = 5) {
 }
 
 // The fastest of cuBLASLt's candidates and LibTorch's path, timed with nothing else on the
-// device: the tuned product is never slower than the bmm it replaces, as far as timing tells. A
-// candidate whose product strays from LibTorch's by more than rounding (kAgreement of the
-// product's largest entry) is not timed: a wrong algorithm is never kept, however fast. Every
-// candidate is timed briefly (one launch after one), the kFinalists fastest of them as LibTorch's
-// path is (five after two).
+// device: the tuned product is never slower than the bmm it replaces, as far as timing tells.
+// Candidates are timed briefly (one launch after one) in cuBLASLt's order until kBudget times
+// LibTorch's product is spent; the kFinalists fastest are then checked against LibTorch's product
+// — one that strays by more than rounding (kAgreement of its largest entry) is refused: a wrong
+// algorithm is never kept, however fast — and timed as LibTorch's path is (five after two).
 Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicResult_t>& found) {
-  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2;
-  constexpr size_t kFinalists = 4;
+  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2, kBudget = 100;
+  constexpr size_t kFinalists = 6;
   C10_CUDA_CHECK(cudaDeviceSynchronize());
   Choice best;
   best.libtorch = true;
@@ -114,24 +114,31 @@ Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicRe
   // LibTorch's path, for this process alone.
   best.judged = std::isfinite(largest);
   if (!best.judged) return best;
-  const double tolerance = (call.tf32 ? kAgreementTf32 : kAgreementFp32) * largest;
+  const auto runner = [&](size_t i) {
+    return [&, i] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
+  };
   std::vector<std::pair<double, size_t>> brief;  // (µs, candidate)
-  for (size_t i = 0; i < found.size(); ++i) {
-    const auto run = [&] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
-    if (!run() || !((call.out - reference).abs().max().item<double>() <= tolerance)) {
+  double spent = 0;
+  for (size_t i = 0; i < found.size() && spent < kBudget * best.libtorch_us; ++i) {
+    const double us = time_us(runner(i), 1, 1);
+    spent += 2 * (std::isfinite(us) ? us : best.libtorch_us);
+    if (!std::isfinite(us)) {
       ++best.rejected;
       continue;
     }
-    brief.emplace_back(time_us(run, 1, 1), i);
-    if (i == 0) best.first_us = brief.back().first;
+    brief.emplace_back(us, i);
+    if (i == 0) best.first_us = us;
     ++best.timed;
   }
   std::sort(brief.begin(), brief.end());
   if (brief.size() > kFinalists) brief.resize(kFinalists);
+  const double tolerance = (call.tf32 ? kAgreementTf32 : kAgreementFp32) * largest;
   for (const auto& [ignored, i] : brief) {
-    const double us =
-        time_us([&] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; });
-    if (i == 0) best.first_us = us;
+    if (!runner(i)() || !((call.out - reference).abs().max().item<double>() <= tolerance)) {
+      ++best.rejected;
+      continue;
+    }
+    const double us = time_us(runner(i));
     if (us < best.us) best.algo = found[i].algo, best.us = us, best.libtorch = false;
   }
   return best;

@@ -6,15 +6,15 @@
 //
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
 // (its heuristic's kTunedGemmCandidates, split-K variants of the first three, and the (algorithm,
-// tile, stages) configurations it has beyond them), times each briefly and the four fastest and
-// LibTorch's own path (bmm, then the bias added) fully, on the call's operands, the device
-// drained first so that nothing runs beside them, and keeps the fastest: never slower than the bmm
-// it replaces, as far as timing tells, and never a candidate whose product strayed from LibTorch's
-// by more than rounding (it is refused before it is timed). The choice is kept for the process and
-// in the GPU's choices file (ops/tuned_choice_file.h), which later processes read before timing
-// anything: a resumed pack and a sweep's other processes run the algorithms the first one chose,
-// the same bits. A call inside a capture whose shape has no choice yet takes LibTorch's path and
-// keeps nothing.
+// tile, stages) configurations it has beyond them) and times them briefly, in that order, while
+// 100 times LibTorch's product lasts; the six fastest, each checked against LibTorch's product
+// first (one that strays by more than rounding is refused), are then timed fully beside
+// LibTorch's own path (bmm, then the bias added), on the call's operands with nothing else on the
+// device, and the fastest is kept: never slower than the bmm it replaces, as far as timing tells,
+// and never a wrong algorithm. The choice holds for the process and is kept in the GPU's choices
+// file (ops/tuned_choice_file.h), which later processes read before timing anything: a resumed
+// pack and a sweep's other processes run the algorithms the first one chose, the same bits. A
+// call inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
