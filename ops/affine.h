@@ -1,7 +1,8 @@
 // A Linear layer's product as one autograd op: on the CPU its forward and input gradient run on
 // the kernel of ops/gemm_cpu.h (the weight gradient by LibTorch); on CUDA the products are
-// LibTorch's and the bias gradient is this project's column sum (kernels/cuda/pointwise_programs.h,
-// ColumnSums), where LibTorch's takes a memset and a reduction ~4× its time. The minRNN gate
+// LibTorch's (a stacked pack's: cuBLASLt's, tuned, ops/tuned_gemm_cuda.h) and the bias gradient
+// is this project's column sum (kernels/cuda/pointwise_programs.h, ColumnSums), where LibTorch's
+// takes a memset and a reduction ~4× its time. The minRNN gate
 // projection and the Transformer's projections. Elsewhere (float64 or widths not a multiple of
 // 16 on the CPU, AVX-512, no bias on CUDA) it is torch::linear itself.
 #pragma once
