@@ -1,14 +1,14 @@
 // The tuned stacked products (ops/tuned_gemm_cuda.h): on the CPU, that the column-major
 // description of a row-major product (ops/gemm_layout.h) computes torch's bmm when a loop reads
-// it as cuBLAS does; on CUDA (label `cuda`; skipped without a GPU), the products themselves
-// against LibTorch's for every operand layout the ops hand them.
+// it as cuBLAS does, and that the choices' file keeps what processes chose
+// (ops/tuned_choice_file.h); on CUDA (label `cuda`; skipped without a GPU), the products
+// themselves against LibTorch's for every operand layout the ops hand them.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
-
-#include <fstream>
 
 #include "io/atomic_file.h"
 #include "ops/affine.h"
