@@ -16,9 +16,7 @@ cudaError_t forward_of(const AttentionProbsArgs& a, cudaStream_t stream) {
   const grid::AttentionProbsForward<DeviceMemory, PerLane> k{
       {a.rows, a.width}, a.dropout, a.seed_base, a.queries,        a.scale,
       a.scores,          a.probs,   a.out,       {a.rows_per_run}, a.pitch};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
+  return launch(k, stream);
 }
 
 template <int PerLane>
@@ -26,9 +24,7 @@ cudaError_t backward_of(const AttentionProbsGradArgs& a, cudaStream_t stream) {
   const grid::AttentionProbsBackward<DeviceMemory, PerLane> k{
       {a.rows, a.width}, a.dropout,     a.seed_base,      a.scale, a.probs,
       a.out_grad,        a.scores_grad, {a.rows_per_run}, a.pitch};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
+  return launch(k, stream);
 }
 
 }  // namespace

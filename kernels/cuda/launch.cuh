@@ -52,4 +52,12 @@ struct Launch {
   }
 };
 
+// Launches `k` on `stream`: CUDA's error of the launch, or cudaSuccess.
+template <typename K>
+cudaError_t launch(const K& k, cudaStream_t stream) {
+  cudaError_t err = cudaSuccess;
+  Launch{stream, &err}(k);
+  return err;
+}
+
 }  // namespace minrnn::core::kernels

@@ -12,13 +12,6 @@ namespace {
 
 using grid::DeviceMemory;
 
-template <typename K>
-cudaError_t launch(const K& k, cudaStream_t stream) {
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
-}
-
 // Each batch of up to Program::kTensors of `count` tensors in one launch: `add(k, t)` appends
 // tensor t to a copy of `first`, `launched(k)` follows each launch.
 template <typename Program, typename Add, typename Launched>

@@ -36,9 +36,7 @@ cudaError_t forward_of(const ResidualNormArgs& a, cudaStream_t stream) {
                                                            a.normed,
                                                            a.moments,
                                                            {a.rows_per_run}};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
+  return launch(k, stream);
 }
 
 template <int PerLane>
@@ -61,9 +59,7 @@ cudaError_t backward_of(const ResidualNormGradArgs& a, cudaStream_t stream) {
                                                                a.partials,
                                                                a.partials + partials * a.width,
                                                                {a.rows_per_run}};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(rows);
-  return err;
+  return launch(rows, stream);
 }
 
 }  // namespace
@@ -89,9 +85,7 @@ cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream)
                                                   a.gamma_grad,
                                                   a.beta_grad,
                                                   a.rows_per_run > 0 ? a.rows / a.rows_per_run : 1};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(params);
-  return err;
+  return launch(params, stream);
 }
 
 }  // namespace minrnn::core::kernels

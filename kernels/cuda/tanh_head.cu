@@ -27,18 +27,14 @@ int64_t tanh_head_partial_rows(int64_t rows) {
 cudaError_t tanh_head_forward(const TanhHeadArgs& a, float* y, cudaStream_t stream) {
   const grid::TanhHeadForward<DeviceMemory> k{
       {a.rows, a.width}, a.outputs, a.x, a.weight, a.bias, y, {a.rows_per_run}};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
+  return launch(k, stream);
 }
 
 cudaError_t tanh_head_backward(const TanhHeadArgs& a, const float* y, const float* y_grad,
                                float* x_grad, float* partials, cudaStream_t stream) {
   const grid::TanhHeadBackward<DeviceMemory> k{
       {a.rows, a.width}, a.outputs, a.x, a.weight, y, y_grad, x_grad, partials, {a.rows_per_run}};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k);
-  return err;
+  return launch(k, stream);
 }
 
 }  // namespace minrnn::core::kernels

@@ -28,9 +28,7 @@ cudaError_t token_embedding(const TokenEmbeddingArgs& a, float* tokens, cudaStre
   k.timesteps = a.timesteps;
   k.table = a.table;
   k.out = tokens;
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(k.prepared());
-  return err;
+  return launch(k.prepared(), stream);
 }
 
 cudaError_t token_parameter_grads(const TokenEmbeddingArgs& a, const float* tokens_grad,
@@ -43,17 +41,13 @@ cudaError_t token_parameter_grads(const TokenEmbeddingArgs& a, const float* toke
     parameters.weight_grad[j] = grads.weight[j];
     parameters.bias_grad[j] = grads.bias[j];
   }
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(parameters);
-  return err;
+  return launch(parameters, stream);
 }
 
 cudaError_t time_table_grad(const TokenEmbeddingArgs& a, const float* tokens_grad,
                             float* table_grad, cudaStream_t stream) {
   const grid::TimeTableGrad<DeviceMemory> table{a.shape, a.timesteps, tokens_grad, table_grad};
-  cudaError_t err = cudaSuccess;
-  Launch{stream, &err}(table);
-  return err;
+  return launch(table, stream);
 }
 
 }  // namespace minrnn::core::kernels
