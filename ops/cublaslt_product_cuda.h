@@ -31,18 +31,20 @@ inline uint32_t alignment_of(const void* data, int64_t batch_stride, int64_t bat
   return alignment;
 }
 
+// One attribute of a descriptor set by cuBLASLt's setter for its kind (checked).
+template <typename Setter, typename Handle, typename Attribute, typename T>
+void set_attribute(Setter setter, Handle handle, Attribute attribute, const T& value) {
+  check(setter(handle, attribute, &value, sizeof value), "a descriptor's attribute");
+}
+
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
   Layout(const ColumnMajorOperand& o, int64_t batch) {
     check(cublasLtMatrixLayoutCreate(&handle, CUDA_R_32F, o.rows, o.cols, o.ld), "a layout");
-    const int32_t count = static_cast<int32_t>(batch);
-    const int64_t stride = o.batch_stride;
-    check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                           sizeof count),
-          "a layout's batch count");
-    check(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                           &stride, sizeof stride),
-          "a layout's batch stride");
+    set_attribute(cublasLtMatrixLayoutSetAttribute, handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                  static_cast<int32_t>(batch));
+    set_attribute(cublasLtMatrixLayoutSetAttribute, handle,
+                  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, o.batch_stride);
   }
   ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
   Layout(const Layout&) = delete;
@@ -64,8 +66,7 @@ struct Operation {
   }
   template <typename T>
   void set(cublasLtMatmulDescAttributes_t attribute, const T& value) {
-    check(cublasLtMatmulDescSetAttribute(handle, attribute, &value, sizeof value),
-          "a product attribute");
+    set_attribute(cublasLtMatmulDescSetAttribute, handle, attribute, value);
   }
   ~Operation() { cublasLtMatmulDescDestroy(handle); }
   Operation(const Operation&) = delete;
@@ -84,8 +85,7 @@ struct Preference {
   }
   template <typename T>
   void set(cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
-    check(cublasLtMatmulPreferenceSetAttribute(handle, attribute, &value, sizeof value),
-          "a preference attribute");
+    set_attribute(cublasLtMatmulPreferenceSetAttribute, handle, attribute, value);
   }
   ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
   Preference(const Preference&) = delete;
