@@ -18,13 +18,16 @@ namespace minrnn::core {
 namespace {
 
 std::atomic<bool>& side_work_flag() {
-  static std::atomic<bool> on{
-      env_switch("MINRNN_SIDE_WORK", false, "0", "1",
-                 "1 (weight gradients beside the backward) or 0 (in line)")};
+  static std::atomic<bool> on{side_work_asked(false)};
   return on;
 }
 
 }  // namespace
+
+bool side_work_asked(bool otherwise) {
+  return env_switch("MINRNN_SIDE_WORK", otherwise, "0", "1",
+                    "1 (weight gradients beside the backward) or 0 (in line)");
+}
 
 void set_side_work(bool on) {
   side_work_flag() = on;

@@ -20,8 +20,11 @@
 
 namespace minrnn::core {
 
+// What MINRNN_SIDE_WORK asks: 1 on, 0 off, `otherwise` where unset; another value is refused
+// naming the variable (std::invalid_argument). The one reader of the variable.
+bool side_work_asked(bool otherwise);
 // Process-wide: whether a step opens its scope unless told (rl::TrainStep::set_side_work):
-// MINRNN_SIDE_WORK=1 at start-up, else off — the benches' default.
+// side_work_asked(false) at start-up — the benches' default.
 void set_side_work(bool on);
 bool side_work_on();
 

@@ -12,6 +12,7 @@
 #include "datasets/episodes.h"
 #include "io/atomic_file.h"
 #include "ops/env_switch.h"
+#include "ops/side_work.h"
 #include "rl/stacked_pack.h"
 #include "rl/training_run.h"
 
@@ -50,8 +51,7 @@ bool packs_stack(bool on_cuda) {
 }
 
 bool side_work_for(bool alone) {
-  return core::env_switch("MINRNN_SIDE_WORK", alone, "0", "1",
-                          "1 (weight gradients beside the backward) or 0 (in line)");
+  return core::side_work_asked(alone);
 }
 
 namespace {
