@@ -12,20 +12,14 @@
 #include "datasets/d4rl.h"
 #include "datasets/minari.h"
 #include "tests/datasets/fixtures.h"
+#include "tests/scoped_env.h"
 
 namespace minrnn::data {
 namespace {
 
 using testing::TempDir;
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) {
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  ~ScopedEnv() { ::unsetenv(name.c_str()); }
-};
+using minrnn::testing::ScopedEnv;
 
 TEST(Catalog, EveryD4rlV2MujocoFileOnceWithItsSizeAndSha256) {
   std::set<std::string> ids;

@@ -22,11 +22,9 @@ using minrnn::testing::values_of;
 
 constexpr int64_t kRuns = 3;
 
-// A run's part of a buffer that holds the runs' parts one after the other.
+// A run's part of a buffer that holds the kRuns runs' equal parts one after the other.
 std::vector<float> part(const std::vector<float>& all, int64_t run) {
-  const size_t n = all.size() / static_cast<size_t>(kRuns);
-  return {all.begin() + static_cast<int64_t>(run * n),
-          all.begin() + static_cast<int64_t>((run + 1) * n)};
+  return testing::run_part(all, run, all.size() / static_cast<size_t>(kRuns));
 }
 
 struct Mse {
