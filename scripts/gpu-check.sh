@@ -234,17 +234,17 @@ if ! skipped pack; then
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
   bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,30,32 "${peak[@]}" \
     --matmul-precision tf32 --csv "$LOGS/rates-pack-stacked-tf32.csv"
-  # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32, both backbones
-  # (2026-11-28: the minGRU round's GEMMs 61 %, its joins, column sums and GELU most of the rest;
-  # the Transformer's not yet profiled). ~10 s.
+  # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32, both backbones, and
+  # each product shape's tuned choice (2026-11-28 06:58: the minGRU round's products 63 %, its
+  # joins, column sums and GELU most of the rest). ~10 s.
   bench pack-stacked-profile bench pack --device cuda --backbones mingru,transformer --packs 32 \
     --seconds 1 --stacked --profile "${peak[@]}"
   grep -E '^\| \*\*all|no kernel trace|^- [0-9]+ (×|calls)' "$LOGS/bench-pack-stacked-profile.log" |
     sed 's/^/    /'
-  # Which copies a stacked step makes, and why: 9 `direct_copy` launches a minGRU round and 14 a
-  # Transformer's (2026-11-28), none in the lone step. One eager round's `aten::copy_` calls, by
-  # the ops that made them, with their tensors' sizes and strides (a bias expanded shows a 0
-  # stride). ~15 s.
+  # Which copies a stacked step makes, and why: one eager round's `aten::copy_` calls, by the ops
+  # that made them, with their tensors' sizes and strides (a bias expanded shows a 0 stride). The
+  # products' bias copies (0.33 ms a minGRU round) went with the tuned products' epilogue
+  # (2026-11-28 06:58): what is left is the batch's staging and the head's two small ones. ~5 s.
   bench pack-stacked-copies bench pack --device cuda --backbones mingru,transformer --packs 32 \
     --seconds 1 --stacked --eager --profile "${peak[@]}"
   grep -E '^\| aten::copy_' "$LOGS/bench-pack-stacked-copies.log" | cut -c1-220 | sed 's/^/    /'
