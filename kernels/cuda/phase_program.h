@@ -92,6 +92,14 @@ struct DeviceMemory {
   };
 };
 
+// The view of an array from element n on (a row's start): its elements then indexed by a small
+// offset, which the compiler folds into the read's address (the emulator's views:
+// tests/kernels/grid_emulator.h).
+template <typename T>
+MINRNN_HOST_DEVICE T* advanced(T* p, int64_t n) {
+  return p + n;
+}
+
 // A barrier after every phase but the last: the step() of programs whose phases hand results to
 // each other through shared memory.
 constexpr MINRNN_HOST_DEVICE Step barrier_after_each(int p, int phases) {
@@ -153,19 +161,31 @@ struct SlicedSums {
 };
 
 // The rows of a (rows, D) array, a warp each, 8 a block, PerLane channels a lane: D ≤ 32 · PerLane.
-template <int PerLane>
+// FullRows: D is exactly 32 · PerLane (the launcher checks), so no channel is past a row's end.
+template <int PerLane, bool FullRows = false>
 struct RowGridOf {
   static constexpr int kLanes = kWarpSize, kWarps = 8, kThreads = kLanes * kWarps;
   static constexpr int kPerLane = PerLane, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
   int64_t rows, width;
+  // The width a channel is checked against, in 32-bit arithmetic: a constant for full rows, where
+  // the compiler then drops every check and a row's accesses share one address (the joins waited
+  // on issuing instructions, ~700 a thread for 4 channels, not on memory: 2026-11-28).
+  MINRNN_HOST_DEVICE int row_width() const {
+    return FullRows ? kMaxWidth : static_cast<int>(width);
+  }
   MINRNN_HOST_DEVICE int64_t blocks() const { return (rows + kWarps - 1) / kWarps; }
   MINRNN_HOST_DEVICE int64_t rounds() const { return 1; }
   MINRNN_HOST_DEVICE int64_t row(const Thread& th) const {
     return th.block * kWarps + th.index / kLanes;
   }
+  // Channel c of the lane whether or not the row has it (below width: it has): an offset from
+  // the row's start affine in c, so a row's reads share one address and differ by immediates.
+  static MINRNN_HOST_DEVICE int lane_channel(const Thread& th, int c) {
+    return th.index % kLanes + c * kLanes;
+  }
   // Channel c of the lane, or −1 past the row's end.
   MINRNN_HOST_DEVICE int64_t channel(const Thread& th, int c) const {
-    const int64_t d = th.index % kLanes + c * kLanes;
+    const int64_t d = lane_channel(th, c);
     return d < width ? d : -1;
   }
   // One halving of the lanes' values in `a` (level 1 … kLevels): lane l < half joins lane
@@ -204,32 +224,43 @@ struct RowGridOf {
 // may take RowGridOf<4> where rows are at most 128 wide: half the registers, more blocks an SM.
 using RowGrid = RowGridOf<8>;
 
-// A row program's launcher for rows of `width`: f(std::integral_constant<int, Narrow>) where they
-// fit RowGridOf<Narrow>, else f(std::integral_constant<int, RowGrid::kPerLane>).
+// A row program's launcher for rows of `width`: f(lanes, full) with lanes
+// std::integral_constant<int, Narrow> where the rows fit RowGridOf<Narrow>, else RowGrid's
+// channels a lane, and full std::true_type where the rows are exactly that form's kMaxWidth.
+template <int Narrow, typename F>
+auto with_row_form(int64_t width, F&& f) {
+  using Few = std::integral_constant<int, Narrow>;
+  using Many = std::integral_constant<int, RowGrid::kPerLane>;
+  if (width == RowGridOf<Narrow>::kMaxWidth) return f(Few{}, std::true_type{});
+  if (width < RowGridOf<Narrow>::kMaxWidth) return f(Few{}, std::false_type{});
+  if (width == RowGrid::kMaxWidth) return f(Many{}, std::true_type{});
+  return f(Many{}, std::false_type{});
+}
+// The same for a program with no full form: f(lanes).
 template <int Narrow, typename F>
 auto with_lanes_for(int64_t width, F&& f) {
-  return width <= RowGridOf<Narrow>::kMaxWidth
-             ? f(std::integral_constant<int, Narrow>{})
-             : f(std::integral_constant<int, RowGrid::kPerLane>{});
+  return with_row_form<Narrow>(width, [&](auto lanes, auto) { return f(lanes); });
 }
 
-// The members of RowGridOf<PerLane> that a program templated on PerLane names (a dependent base's
-// names are not found otherwise).
-#define MINRNN_ROW_GRID_NAMES(Grid) \
-  using Grid::kLanes;               \
-  using Grid::kWarps;               \
-  using Grid::kThreads;             \
-  using Grid::kPerLane;             \
-  using Grid::kMaxWidth;            \
-  using Grid::kLevels;              \
-  using Grid::rows;                 \
-  using Grid::width;                \
-  using Grid::channel;              \
-  using Grid::xor_level;            \
-  using Grid::add_received;         \
-  using Grid::halve;                \
-  using Grid::halve_max;            \
-  using Grid::row_total
+// The members of RowGridOf<PerLane, FullRows> that a program templated on them names (a dependent
+// base's names are not found otherwise). Variadic: the grid's name holds a comma.
+#define MINRNN_ROW_GRID_NAMES(...) \
+  using __VA_ARGS__::kLanes;       \
+  using __VA_ARGS__::kWarps;       \
+  using __VA_ARGS__::kThreads;     \
+  using __VA_ARGS__::kPerLane;     \
+  using __VA_ARGS__::kMaxWidth;    \
+  using __VA_ARGS__::kLevels;      \
+  using __VA_ARGS__::rows;         \
+  using __VA_ARGS__::width;        \
+  using __VA_ARGS__::channel;      \
+  using __VA_ARGS__::lane_channel; \
+  using __VA_ARGS__::row_width;    \
+  using __VA_ARGS__::xor_level;    \
+  using __VA_ARGS__::add_received; \
+  using __VA_ARGS__::halve;        \
+  using __VA_ARGS__::halve_max;    \
+  using __VA_ARGS__::row_total
 
 // The flat channel index c ∈ [0, B·D) of a (B, T, D) tensor → offset of its t = 0 element. Channels
 // adjacent in c are adjacent in memory (within a batch row), so threads on neighbouring channels

@@ -19,60 +19,64 @@ int64_t residual_norm_block_rows() {
 
 namespace {
 
-template <int PerLane>
+template <int PerLane, bool FullRows>
 cudaError_t forward_of(const ResidualNormArgs& a, cudaStream_t stream) {
-  const grid::ResidualNormForward<DeviceMemory, PerLane> k{{a.rows, a.width},
-                                                           a.dropout,
-                                                           a.seed_base,
-                                                           a.eps,
-                                                           a.x_rows,
-                                                           a.y_rows,
-                                                           a.x != nullptr,
-                                                           a.x,
-                                                           a.y,
-                                                           a.gamma,
-                                                           a.beta,
-                                                           a.sum,
-                                                           a.normed,
-                                                           a.moments,
-                                                           {a.rows_per_run}};
+  const grid::ResidualNormForward<DeviceMemory, PerLane, FullRows> k{{a.rows, a.width},
+                                                                     a.dropout,
+                                                                     a.seed_base,
+                                                                     a.eps,
+                                                                     a.x_rows,
+                                                                     a.y_rows,
+                                                                     a.x != nullptr,
+                                                                     a.x,
+                                                                     a.y,
+                                                                     a.gamma,
+                                                                     a.beta,
+                                                                     a.sum,
+                                                                     a.normed,
+                                                                     a.moments,
+                                                                     {a.rows_per_run}};
   return launch(k, stream);
 }
 
-template <int PerLane>
+template <int PerLane, bool FullRows>
 cudaError_t backward_of(const ResidualNormGradArgs& a, cudaStream_t stream) {
   const int64_t partials = residual_norm_partial_rows(a.rows);
-  const grid::ResidualNormBackward<DeviceMemory, PerLane> rows{{a.rows, a.width},
-                                                               a.dropout,
-                                                               a.seed_base,
-                                                               a.x_rows,
-                                                               a.y_rows,
-                                                               a.sum,
-                                                               a.moments,
-                                                               a.gamma,
-                                                               a.sum_grad,
-                                                               a.normed_grad,
-                                                               a.sum_grad != nullptr,
-                                                               a.x_grad != nullptr,
-                                                               a.x_grad,
-                                                               a.y_grad,
-                                                               a.partials,
-                                                               a.partials + partials * a.width,
-                                                               {a.rows_per_run}};
+  const grid::ResidualNormBackward<DeviceMemory, PerLane, FullRows> rows{
+      {a.rows, a.width},
+      a.dropout,
+      a.seed_base,
+      a.x_rows,
+      a.y_rows,
+      a.sum,
+      a.moments,
+      a.gamma,
+      a.sum_grad,
+      a.normed_grad,
+      a.sum_grad != nullptr,
+      a.x_grad != nullptr,
+      a.x_grad,
+      a.y_grad,
+      a.partials,
+      a.partials + partials * a.width,
+      {a.rows_per_run}};
   return launch(rows, stream);
 }
 
 }  // namespace
 
-// Rows of up to 128 channels (DT's) take the programs' 4-channels-a-lane form.
+// Rows of up to 128 channels (DT's) take the programs' 4-channels-a-lane form, rows of exactly
+// 128 (or 256) its full form.
 cudaError_t residual_norm_forward(const ResidualNormArgs& a, cudaStream_t stream) {
-  return grid::with_lanes_for<4>(
-      a.width, [&](auto lanes) { return forward_of<decltype(lanes)::value>(a, stream); });
+  return grid::with_row_form<4>(a.width, [&](auto lanes, auto full) {
+    return forward_of<decltype(lanes)::value, decltype(full)::value>(a, stream);
+  });
 }
 
 cudaError_t residual_norm_backward(const ResidualNormGradArgs& a, cudaStream_t stream) {
-  return grid::with_lanes_for<4>(
-      a.width, [&](auto lanes) { return backward_of<decltype(lanes)::value>(a, stream); });
+  return grid::with_row_form<4>(a.width, [&](auto lanes, auto full) {
+    return backward_of<decltype(lanes)::value, decltype(full)::value>(a, stream);
+  });
 }
 
 cudaError_t norm_param_grads(const ResidualNormGradArgs& a, cudaStream_t stream) {

@@ -26,9 +26,9 @@
 
 namespace minrnn::core::grid {
 
-template <typename Mem, int PerLane = 8>
-struct ResidualNormForward : RowGridOf<PerLane> {
-  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
+template <typename Mem, int PerLane = 8, bool FullRows = false>
+struct ResidualNormForward : RowGridOf<PerLane, FullRows> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane, FullRows>);
   static constexpr int kPhases = 2 * kLevels + 1;
   struct Regs : Exchange<float> {
     float s[kPerLane];
@@ -50,39 +50,43 @@ struct ResidualNormForward : RowGridOf<PerLane> {
                              : Step{Boundary::kNone, 0};
   }
   // Phases: 0 the sums; 1 … kLevels their total; then the squared deviations' (the last of those
-  // the normed row). Each lane's partial total travels in r.out.a.
+  // the normed row). Each lane's partial total travels in r.out.a. A row's places are found once
+  // and each channel read or written as an offset from them (row_width()).
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared&) const {
     const int64_t row = this->row(th);
     const bool real = row < rows;
     const float D = static_cast<float>(width);
+    const int w = row_width();
     if (p == 0) {
-      // (A row past the end reads no run's base.)
-      const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0).draws();
-      const int64_t x_row = real ? x_rows(row) : 0, y_row = real ? y_rows(row) : 0;
-      const int64_t local = runs.local(row);
+      const int64_t run = runs.run(row), local_at = (row - run * runs.per_run) * width;
+      // (A row past the end reads no run's base, and no row of x or y.)
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? run : 0).draws();
+      const auto y_row = advanced(y, real ? y_rows(row) * width : 0);
+      const auto x_row = residual ? advanced(x, real ? x_rows(row) * width : 0) : x;
       // Every read first, predicated: arithmetic between two reads (the dropout's hash) would make
       // the second wait on the first, a memory latency a channel.
       float xs[kPerLane];
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        const bool here = real && k >= 0;
-        r.s[c] = here ? static_cast<float>(y[y_row * width + k]) : 0.0f;
-        xs[c] = here && residual ? static_cast<float>(x[x_row * width + k]) : 0.0f;
+        const int k = lane_channel(th, c);
+        const bool here = real && k < w;
+        r.s[c] = here ? static_cast<float>(y_row[k]) : 0.0f;
+        xs[c] = here && residual ? static_cast<float>(x_row[k]) : 0.0f;
       }
+      // Each channel's draw made whether or not the row has it, the result selected: a branch a
+      // channel kept the compiler from sharing the row's address arithmetic.
       float total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        if (k >= 0) {  // (past a narrow row the whole warp skips the hash; its r.s stays 0)
-          const float dropped = d.dropped(r.s[c], local * width + k);
-          r.s[c] = residual ? xs[c] + dropped : dropped;
-        }
+        const int k = lane_channel(th, c);
+        const float dropped = d.dropped(r.s[c], local_at + k);
+        r.s[c] = k < w ? (residual ? xs[c] + dropped : dropped) : 0.0f;
         total = total + r.s[c];
       }
       // The writes after every read: a write between two channels' reads (which it may alias)
       // makes the second wait for the first.
+      const auto sum_row = advanced(sum, real ? row * width : 0);
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        if (real && k >= 0) sum[row * width + k] = r.s[c];
+        const int k = lane_channel(th, c);
+        if (real && k < w) sum_row[k] = r.s[c];
       }
       r.out.a = total;
       return;
@@ -92,20 +96,24 @@ struct ResidualNormForward : RowGridOf<PerLane> {
       r.mean = r.out.a / D;
       float squares = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const float dev = channel(th, c) >= 0 ? r.s[c] - r.mean : 0.0f;
+        const float dev = lane_channel(th, c) < w ? r.s[c] - r.mean : 0.0f;
         squares = squares + dev * dev;
       }
       r.out.a = squares;
     } else if (p == 2 * kLevels && real) {
       const float rstd = 1.0f / sqrtf(r.out.a / D + eps);
       const int64_t params = runs.run(row) * width;
+      const auto gamma_row = advanced(gamma, params), beta_row = advanced(beta, params);
+      float g[kPerLane], b[kPerLane];  // read together, before the first write (which may alias)
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        if (k >= 0) {
-          normed[row * width + k] =
-              (r.s[c] - r.mean) * rstd * static_cast<float>(gamma[params + k]) +
-              static_cast<float>(beta[params + k]);
-        }
+        const int k = lane_channel(th, c);
+        g[c] = k < w ? static_cast<float>(gamma_row[k]) : 0.0f;
+        b[c] = k < w ? static_cast<float>(beta_row[k]) : 0.0f;
+      }
+      const auto normed_row = advanced(normed, row * width);
+      MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
+        const int k = lane_channel(th, c);
+        if (k < w) normed_row[k] = (r.s[c] - r.mean) * rstd * g[c] + b[c];
       }
       if (th.index % kLanes == 0) {
         moments[2 * row] = r.mean;
@@ -115,9 +123,9 @@ struct ResidualNormForward : RowGridOf<PerLane> {
   }
 };
 
-template <typename Mem, int PerLane = 8>
-struct ResidualNormBackward : RowGridOf<PerLane> {
-  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane>);
+template <typename Mem, int PerLane = 8, bool FullRows = false>
+struct ResidualNormBackward : RowGridOf<PerLane, FullRows> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane, FullRows>);
   static constexpr int kWarpLevels = 3;  // 2^3 warps
   static constexpr int kPhases = kLevels + kWarpLevels + 2;
   // At 80 registers a thread an SM held 3 blocks: 396 on an H200, where a training step's joins
@@ -152,28 +160,32 @@ struct ResidualNormBackward : RowGridOf<PerLane> {
   // Phases: 0 every read of the row (its gradient through the sum too, so the last phase waits
   // on no load), x̂ and dn, the lane's sums (Σ dn in r.out.a, Σ dn·x̂ in r.out.b), γ's and β's
   // terms into the warp's row; 1 … kLevels the row's totals; then the warps' γ and β rows
-  // halved, kWarpLevels times; the last the gradients.
+  // halved, kWarpLevels times; the last the gradients. A row's places are found once, as the
+  // forward's are.
   MINRNN_HOST_DEVICE void phase(int p, int64_t, const Thread& th, Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     const bool real = row < rows;
-    const int warp = th.index / kLanes;
+    const int warp = th.index / kLanes, w = row_width();
     if (p == 0) {
       const float mean = real ? static_cast<float>(moments[2 * row]) : 0.0f;
       r.rstd = real ? static_cast<float>(moments[2 * row + 1]) : 0.0f;
-      const int64_t run = real ? runs.run(row) : 0, params = run * width;
+      const int64_t run = real ? runs.run(row) : 0, at = real ? row * width : 0;
       r.key = runs.dropout_of(dropout, seed_base, run).draws().key;
+      const auto gamma_row = advanced(gamma, run * width), sum_row = advanced(sum, at);
+      const auto normed_grad_row = advanced(normed_grad, at);
+      const auto sum_grad_row = has_sum_grad ? advanced(sum_grad, at) : sum_grad;
       const float rstd = r.rstd;
       float dn_total = 0.0f, dn_xhat_total = 0.0f;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = row * width + k;
-        const bool here = real && k >= 0;
-        const float g = here ? static_cast<float>(normed_grad[i]) : 0.0f;
-        r.through[c] = here && has_sum_grad ? static_cast<float>(sum_grad[i]) : 0.0f;
-        r.xhat[c] = here ? (static_cast<float>(sum[i]) - mean) * rstd : 0.0f;
-        r.dn[c] = here ? g * static_cast<float>(gamma[params + k]) : 0.0f;
+        const int k = lane_channel(th, c);
+        const bool here = real && k < w;
+        const float g = here ? static_cast<float>(normed_grad_row[k]) : 0.0f;
+        r.through[c] = here && has_sum_grad ? static_cast<float>(sum_grad_row[k]) : 0.0f;
+        r.xhat[c] = here ? (static_cast<float>(sum_row[k]) - mean) * rstd : 0.0f;
+        r.dn[c] = here ? g * static_cast<float>(gamma_row[k]) : 0.0f;
         dn_total = dn_total + r.dn[c];
         dn_xhat_total = dn_xhat_total + r.dn[c] * r.xhat[c];
-        if (k >= 0) {
+        if (k < w) {
           sh.gamma_part[warp * kMaxWidth + k] = g * r.xhat[c];
           sh.beta_part[warp * kMaxWidth + k] = g;
         }
@@ -189,12 +201,12 @@ struct ResidualNormBackward : RowGridOf<PerLane> {
     }
   }
   MINRNN_HOST_DEVICE void halve_warps(Shared& sh, const Thread& th, int half) const {
-    const int warp = th.index / kLanes;
+    const int warp = th.index / kLanes, w = row_width();
     if (warp >= half) return;
     MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-      const int64_t k = channel(th, c);
-      if (k < 0) continue;
-      const int64_t at = warp * kMaxWidth + k, from = at + half * kMaxWidth;
+      const int k = lane_channel(th, c);
+      if (k >= w) continue;
+      const int at = warp * kMaxWidth + k, from = at + half * kMaxWidth;
       sh.gamma_part[at] =
           static_cast<float>(sh.gamma_part[at]) + static_cast<float>(sh.gamma_part[from]);
       sh.beta_part[at] =
@@ -204,25 +216,29 @@ struct ResidualNormBackward : RowGridOf<PerLane> {
   MINRNN_HOST_DEVICE void write(const Thread& th, const Regs& r, Shared& sh) const {
     const int64_t row = this->row(th);
     const float D = static_cast<float>(width);
+    const int w = row_width();
     const DropoutDraws d{r.key, dropout.threshold, dropout.scale};
     if (row < rows) {
       const float dn_mean = r.out.a / D, dn_xhat_mean = r.out.b / D;
-      const int64_t x_row = x_rows(row), y_row = y_rows(row), local = runs.local(row);
+      const int64_t local_at = runs.local(row) * width;
+      const int64_t x_at = residual ? x_rows(row) * width : 0, y_at = y_rows(row) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c), i = local * width + k;
-        if (k < 0) continue;
+        const int k = lane_channel(th, c);
+        if (k >= w) continue;
         const float total =
             r.through[c] + norm_input_grad(r.dn[c], r.xhat[c], dn_mean, dn_xhat_mean, r.rstd);
-        if (residual) x_grad[x_row * width + k] = total;
-        y_grad[y_row * width + k] = d.y_grad(total, i);
+        if (residual) x_grad[x_at + k] = total;
+        y_grad[y_at + k] = d.y_grad(total, local_at + k);
       }
     }
     if (th.index / kLanes != 0) return;
+    const auto gamma_out = advanced(gamma_partial, th.block * width);
+    const auto beta_out = advanced(beta_partial, th.block * width);
     MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-      const int64_t k = channel(th, c);
-      if (k < 0) continue;
-      gamma_partial[th.block * width + k] = sh.gamma_part[k];
-      beta_partial[th.block * width + k] = sh.beta_part[k];
+      const int k = lane_channel(th, c);
+      if (k >= w) continue;
+      gamma_out[k] = sh.gamma_part[k];
+      beta_out[k] = sh.beta_part[k];
     }
   }
 };

@@ -96,6 +96,16 @@ struct Out {
   Ref operator[](int64_t i) const { return {buf, offset + i}; }
 };
 
+// The views from element n on (kernels/cuda/phase_program.h's advanced, for the emulator's memory).
+template <typename T>
+In<T> advanced(In<T> p, int64_t n) {
+  return {p.buf, p.offset + n};
+}
+template <typename T>
+Out<T> advanced(Out<T> p, int64_t n) {
+  return {p.buf, p.offset + n};
+}
+
 template <typename T>
 class Buffer {
  public:

@@ -3,8 +3,8 @@
 // the CPU op (ops/residual_norm.h) with the same dropout seed: the sum bit for bit, the normed
 // output and the gradients to rounding (their sums run in another fixed order). Rows past the last
 // whole block, rows narrower than a warp and as wide as the kernels take, with and without the
-// gradient through the sum, and without a residual; rows of up to 128 channels also by the
-// programs' 4-channels-a-lane form, to the same bits.
+// gradient through the sum, and without a residual; the form the launcher takes for the rows
+// (4 channels a lane up to 128, the full form at exactly 128 or 256) to the general form's bits.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -40,8 +40,9 @@ struct JoinOutputs {
 // every element written once and every barrier checked; without `residual` no x (and no x_grad),
 // sum_grad undefined: none. `runs` > 1: a pack's runs stacked, gamma and beta (runs, width) and
 // `bases` one a run; else one run, its seed the full one (bases empty). PerLane: the programs'
-// channels a lane (4 takes rows of up to 128).
-template <int PerLane = 8>
+// channels a lane (4 takes rows of up to 128); FullRows: their form for rows exactly 32 · PerLane
+// wide.
+template <int PerLane = 8, bool FullRows = false>
 JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& gamma,
                      const torch::Tensor& beta, const torch::Tensor& sum_grad,
                      const torch::Tensor& normed_grad, const RowMap& map, int64_t rows,
@@ -56,7 +57,7 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
       gb("gamma", values_of<float>(gamma.detach())), bb("beta", values_of<float>(beta.detach()));
   emu::Buffer<float> sum("sum", n), normed("normed", n), moments("moments", 2 * rows);
   const emu::In<float> x_in = residual ? xb.in() : emu::In<float>{nullptr};  // never read then
-  const grid::ResidualNormForward<emu::Memory, PerLane> forward{
+  const grid::ResidualNormForward<emu::Memory, PerLane, FullRows> forward{
       {rows, width}, dropout, base,    kEps,      map,          map,           residual, x_in,
       yb.in(),       gb.in(), bb.in(), sum.out(), normed.out(), moments.out(), by_run};
   emu::Log log;
@@ -72,7 +73,7 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
       beta_partial("beta_partial", static_cast<size_t>(partials * width)),
       gamma_grad("gamma_grad", static_cast<size_t>(gamma.numel())),
       beta_grad("beta_grad", static_cast<size_t>(gamma.numel()));
-  const grid::ResidualNormBackward<emu::Memory, PerLane> backward{
+  const grid::ResidualNormBackward<emu::Memory, PerLane, FullRows> backward{
       {rows, width},
       dropout,
       base,
@@ -107,6 +108,24 @@ JoinOutputs run_join(const torch::Tensor& x, const torch::Tensor& y, const torch
   EXPECT_TRUE(log.ok()) << log.summary();
   return {sum.data(),    normed.data(),     moments.data(),  x_grad.data(),
           y_grad.data(), gamma_grad.data(), beta_grad.data()};
+}
+
+// run_join in the form kernels/cuda/residual_norm.cu launches for rows of `width`.
+template <typename... Args>
+JoinOutputs launched_join(int64_t width, const Args&... args) {
+  return grid::with_row_form<4>(width, [&](auto lanes, auto full) {
+    return run_join<decltype(lanes)::value, decltype(full)::value>(args...);
+  });
+}
+
+void expect_same_bits(const JoinOutputs& a, const JoinOutputs& b) {
+  EXPECT_EQ(a.sum, b.sum);
+  EXPECT_EQ(a.normed, b.normed);
+  EXPECT_EQ(a.moments, b.moments);
+  EXPECT_EQ(a.x_grad, b.x_grad);
+  EXPECT_EQ(a.y_grad, b.y_grad);
+  EXPECT_EQ(a.gamma_grad, b.gamma_grad);
+  EXPECT_EQ(a.beta_grad, b.beta_grad);
 }
 
 // x, y (batch, tokens, width) read at the tokens `read` selects (both), as the top block does;
@@ -161,18 +180,12 @@ void check(int64_t batch, int64_t tokens, int64_t width, const TokenSelection& r
   expect_close(tensor_from(got.y_grad, y.sizes()), y.grad(), "y");
   expect_close(tensor_from(got.gamma_grad, {width}), gamma.grad(), "gamma");
   expect_close(tensor_from(got.beta_grad, {width}), beta.grad(), "beta");
-  if (width > grid::RowGridOf<4>::kMaxWidth) return;
-  // Rows this narrow the launcher gives the 4-channels-a-lane programs: the same bits.
-  const JoinOutputs narrow =
-      run_join<4>(x, y, gamma, beta, through_sum ? sum_grad : torch::Tensor(), normed_grad, map,
-                  rows, dropout, {}, 1, residual);
-  EXPECT_EQ(narrow.sum, got.sum);
-  EXPECT_EQ(narrow.normed, got.normed);
-  EXPECT_EQ(narrow.moments, got.moments);
-  EXPECT_EQ(narrow.x_grad, got.x_grad);
-  EXPECT_EQ(narrow.y_grad, got.y_grad);
-  EXPECT_EQ(narrow.gamma_grad, got.gamma_grad);
-  EXPECT_EQ(narrow.beta_grad, got.beta_grad);
+  // The form the launcher takes for these rows (4 channels a lane up to 128, the full form at
+  // exactly 128 or 256): the same bits.
+  const JoinOutputs launched =
+      launched_join(width, x, y, gamma, beta, through_sum ? sum_grad : torch::Tensor(), normed_grad,
+                    map, rows, dropout, std::vector<uint64_t>{}, int64_t{1}, residual);
+  expect_same_bits(launched, got);
 }
 
 TEST(ResidualNormEmulated, KernelsAreTheCpuOpsJoinAndGradients) {
@@ -193,43 +206,46 @@ TEST(ResidualNormEmulated, AJoinWithoutAResidualIsTheDropoutNormed) {
 // gradients summed from its own blocks — every output bit for bit that run's alone. All tokens,
 // and the top block's state tokens.
 TEST(ResidualNormEmulated, EachRunOfAPackIsJoinedAsItIsAlone) {
-  constexpr int64_t kRuns = 3, kBatch = 4, kWidth = 40;
-  for (const TokenSelection read : {TokenSelection{}, TokenSelection{1, 3}}) {
-    SCOPED_TRACE("every " + std::to_string(read.stride) + " from " + std::to_string(read.first));
-    torch::manual_seed(77);
-    const int64_t tokens = 12, selected = read.count(tokens);
-    const torch::Tensor x = torch::randn({kRuns * kBatch, tokens, kWidth}),
-                        y = torch::randn({kRuns * kBatch, tokens, kWidth}),
-                        gamma = torch::randn({kRuns, kWidth}), beta = torch::randn({kRuns, kWidth});
-    const int64_t rows = kRuns * kBatch * selected, run_rows = kBatch * selected;
-    const torch::Tensor sum_grad = torch::randn({rows, kWidth}),
-                        normed_grad = torch::randn({rows, kWidth});
-    const auto map_of = [&](int64_t out_rows) {
-      return read.all() ? RowMap::identity(out_rows)
-                        : RowMap{selected, tokens, read.first, read.stride};
-    };
-    const HashedDropout offset{0x1234ull, std::llround(kP * 4294967296.0),
-                               static_cast<float>(1.0 / (1.0 - kP))};
-    const std::vector<uint64_t> bases = {11, 2026, 987654321};
-    const JoinOutputs pack = run_join<4>(x, y, gamma, beta, sum_grad, normed_grad, map_of(rows),
-                                         rows, offset, bases, kRuns);
-    for (int64_t r = 0; r < kRuns; ++r) {
-      SCOPED_TRACE("run " + std::to_string(r));
-      HashedDropout own = offset;
-      own.seed += bases[r];
-      const auto slice = [&](const torch::Tensor& t) {
-        return t.narrow(0, r * t.size(0) / kRuns, t.size(0) / kRuns);
+  constexpr int64_t kRuns = 3, kBatch = 4;
+  for (const int64_t width : {40, 128}) {  // lanes past the row's end; DT's rows, the full form
+    for (const TokenSelection read : {TokenSelection{}, TokenSelection{1, 3}}) {
+      SCOPED_TRACE(std::to_string(width) + " wide, every " + std::to_string(read.stride) +
+                   " from " + std::to_string(read.first));
+      torch::manual_seed(77);
+      const int64_t tokens = 12, selected = read.count(tokens);
+      const torch::Tensor x = torch::randn({kRuns * kBatch, tokens, width}),
+                          y = torch::randn({kRuns * kBatch, tokens, width}),
+                          gamma = torch::randn({kRuns, width}), beta = torch::randn({kRuns, width});
+      const int64_t rows = kRuns * kBatch * selected, run_rows = kBatch * selected;
+      const torch::Tensor sum_grad = torch::randn({rows, width}),
+                          normed_grad = torch::randn({rows, width});
+      const auto map_of = [&](int64_t out_rows) {
+        return read.all() ? RowMap::identity(out_rows)
+                          : RowMap{selected, tokens, read.first, read.stride};
       };
-      const JoinOutputs alone =
-          run_join(slice(x), slice(y), gamma[r], beta[r], slice(sum_grad), slice(normed_grad),
-                   map_of(run_rows), run_rows, own, {}, 1);
-      EXPECT_EQ(run_part(pack.sum, r, alone.sum.size()), alone.sum);
-      EXPECT_EQ(run_part(pack.normed, r, alone.normed.size()), alone.normed);
-      EXPECT_EQ(run_part(pack.moments, r, alone.moments.size()), alone.moments);
-      EXPECT_EQ(run_part(pack.x_grad, r, alone.x_grad.size()), alone.x_grad);
-      EXPECT_EQ(run_part(pack.y_grad, r, alone.y_grad.size()), alone.y_grad);
-      EXPECT_EQ(run_part(pack.gamma_grad, r, kWidth), alone.gamma_grad);
-      EXPECT_EQ(run_part(pack.beta_grad, r, kWidth), alone.beta_grad);
+      const HashedDropout offset{0x1234ull, std::llround(kP * 4294967296.0),
+                                 static_cast<float>(1.0 / (1.0 - kP))};
+      const std::vector<uint64_t> bases = {11, 2026, 987654321};
+      const JoinOutputs pack = launched_join(width, x, y, gamma, beta, sum_grad, normed_grad,
+                                             map_of(rows), rows, offset, bases, kRuns);
+      for (int64_t r = 0; r < kRuns; ++r) {
+        SCOPED_TRACE("run " + std::to_string(r));
+        HashedDropout own = offset;
+        own.seed += bases[r];
+        const auto slice = [&](const torch::Tensor& t) {
+          return t.narrow(0, r * t.size(0) / kRuns, t.size(0) / kRuns);
+        };
+        const JoinOutputs alone =
+            run_join(slice(x), slice(y), gamma[r], beta[r], slice(sum_grad), slice(normed_grad),
+                     map_of(run_rows), run_rows, own, {}, 1);
+        EXPECT_EQ(run_part(pack.sum, r, alone.sum.size()), alone.sum);
+        EXPECT_EQ(run_part(pack.normed, r, alone.normed.size()), alone.normed);
+        EXPECT_EQ(run_part(pack.moments, r, alone.moments.size()), alone.moments);
+        EXPECT_EQ(run_part(pack.x_grad, r, alone.x_grad.size()), alone.x_grad);
+        EXPECT_EQ(run_part(pack.y_grad, r, alone.y_grad.size()), alone.y_grad);
+        EXPECT_EQ(run_part(pack.gamma_grad, r, width), alone.gamma_grad);
+        EXPECT_EQ(run_part(pack.beta_grad, r, width), alone.beta_grad);
+      }
     }
   }
 }
