@@ -111,10 +111,10 @@ struct BiasGelu : PointwiseGrid {
   }
   // Element i's bias: its run's row, its column.
   MINRNN_HOST_DEVICE int64_t bias_index(int64_t i) const {
-    if (divide_fast) {
-      const uint32_t row = by_width.quotient(static_cast<uint32_t>(i));
-      const int64_t column = i - int64_t{row} * width;
-      return rows_per_run > 0 ? int64_t{by_run_rows.quotient(row)} * width + column : column;
+    if (divide_fast) {  // every index below 2³¹: 32-bit arithmetic, a third the instructions
+      const auto at = static_cast<uint32_t>(i), w = static_cast<uint32_t>(width);
+      const uint32_t row = by_width.quotient(at), column = at - row * w;
+      return rows_per_run > 0 ? by_run_rows.quotient(row) * w + column : column;
     }
     const int64_t row = i / width, column = i - row * width;
     return rows_per_run > 0 ? row / rows_per_run * width + column : column;
