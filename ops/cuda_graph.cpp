@@ -1,5 +1,6 @@
 #include "ops/cuda_graph.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,6 +115,36 @@ void StreamFence::wait() {
   if (impl_ && impl_->marked) impl_->event.synchronize();
 }
 
+struct HostUpload::Impl {
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent landed, landing_read;
+  bool queued = false;
+};
+
+HostUpload::HostUpload(bool on_cuda) : impl_(on_cuda ? std::make_unique<Impl>() : nullptr) {}
+HostUpload::~HostUpload() = default;
+
+void HostUpload::queue(void* target, void* landing, const void* host, size_t bytes) {
+  if (!impl_) {
+    std::memcpy(target, host, bytes);
+    return;
+  }
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
+  if (impl_->queued) impl_->landing_read.block(impl_->stream);
+  AT_CUDA_CHECK(
+      cudaMemcpyAsync(landing, host, bytes, cudaMemcpyHostToDevice, impl_->stream.stream()));
+  impl_->landed.record(impl_->stream);
+  impl_->landed.block(current);
+  AT_CUDA_CHECK(
+      cudaMemcpyAsync(target, landing, bytes, cudaMemcpyDeviceToDevice, current.stream()));
+  impl_->landing_read.record(current);
+  impl_->queued = true;
+}
+
+void HostUpload::wait_host_free() {
+  if (impl_ && impl_->queued) impl_->landed.synchronize();
+}
+
 struct WorkStream::Impl {
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
 };
@@ -146,6 +177,14 @@ StreamFence::StreamFence(bool) {}
 StreamFence::~StreamFence() = default;
 void StreamFence::mark() {}
 void StreamFence::wait() {}
+
+struct HostUpload::Impl {};
+HostUpload::HostUpload(bool) {}
+HostUpload::~HostUpload() = default;
+void HostUpload::queue(void* target, void*, const void* host, size_t bytes) {
+  std::memcpy(target, host, bytes);
+}
+void HostUpload::wait_host_free() {}
 
 struct WorkStream::Impl {};
 WorkStream::WorkStream(bool) {}

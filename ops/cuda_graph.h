@@ -1,8 +1,10 @@
 // Host work a replayed training step needs on CUDA (rl/train_step.h), behind a header that compiles
 // without CUDA: a callable captured once as a CUDA graph, a fence that keeps the host from
-// overwriting pinned memory an asynchronous copy still reads, and a stream of a run's own so that
-// the runs of a pack (rl::train_pack) run side by side on one GPU.
+// overwriting pinned memory an asynchronous copy still reads, a step's inputs uploaded beside the
+// last step's kernels, and a stream of a run's own so that the runs of a pack (rl::train_pack) run
+// side by side on one GPU.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +53,32 @@ class StreamFence {
   // Blocks the host until the device has done what the current stream queued so far (nothing to
   // wait for off CUDA): where tensors change hands between one stream and another's work.
   static void drain(bool on_cuda);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A block of pinned host memory copied onto the device every step without holding up the
+// current stream: the host-to-device copy runs on a stream of its own into a landing block, beside
+// the current stream's earlier work (the last step's kernels), and the current stream then takes
+// it into place by a device-to-device copy. In the current stream's own order, a stacked pack of
+// 32's 2.9 MB batch held its kernels ~60 µs a step (PCIe, H200, 2026-11-28); the device copy
+// takes a few. Off CUDA (on_cuda false, or a build without CUDA) queue() copies at once.
+class HostUpload {
+ public:
+  explicit HostUpload(bool on_cuda);
+  ~HostUpload();
+  HostUpload(const HostUpload&) = delete;
+  HostUpload& operator=(const HostUpload&) = delete;
+
+  // `bytes` of host (pinned on CUDA) into target: onto landing (device memory of as many bytes)
+  // once the last queue()'s device copy has read it, then landing into target on the current
+  // stream once they have landed. Off CUDA, host into target now (landing unused).
+  void queue(void* target, void* landing, const void* host, size_t bytes);
+  // Blocks the host until the last queue()'s copy has read the host block: call it before writing
+  // the block again.
+  void wait_host_free();
 
  private:
   struct Impl;

@@ -28,8 +28,9 @@ enum HostId : int64_t { kDropoutBases, kStepNumbers, kHostIdCount };
 
 // The tensors a step reads from the host, in one block of device memory that stays at one address,
 // filled from one block of host memory (pinned on CUDA, so the copy is asynchronous) by one copy a
-// step: a pack's host thread queues one copy per run and step instead of one per tensor. The last
-// tensor may take only its leading values from the host; the rest of it is the device's own.
+// step: a pack's host thread queues one copy per run and step instead of one per tensor. On CUDA
+// the copy lands beside the last step's kernels (core::HostUpload). The last tensor may take only
+// its leading values from the host; the rest of it is the device's own.
 class StagingBlock {
  public:
   // Reserves a tensor of `shape`; returns its slot.
@@ -49,6 +50,8 @@ class StagingBlock {
     const auto bytes = torch::TensorOptions().dtype(torch::kUInt8);
     device_ = torch::zeros({end_}, bytes.device(on));
     host_ = torch::zeros({end_}, bytes.pinned_memory(on.is_cuda()));
+    if (on.is_cuda()) landing_ = torch::empty({copied_bytes_}, bytes.device(on));
+    upload_ = std::make_unique<core::HostUpload>(on.is_cuda());
   }
   torch::Tensor device(int slot) const {
     const Slot& s = slots_[slot];
@@ -73,8 +76,11 @@ class StagingBlock {
     const int64_t bytes = slots_[slot].host_bytes / parts;
     std::memcpy(host<uint8_t>(slot) + part * bytes, values, bytes);
   }
+  // Blocks until the last commit() has read the host block: before the host writes it again.
+  void wait_host_free() { upload_->wait_host_free(); }
   void commit() {
-    device_.narrow(0, 0, copied_bytes_).copy_(host_.narrow(0, 0, copied_bytes_), true);
+    upload_->queue(device_.data_ptr(), landing_.defined() ? landing_.data_ptr() : nullptr,
+                   host_.data_ptr(), static_cast<size_t>(copied_bytes_));
   }
 
  private:
@@ -86,7 +92,8 @@ class StagingBlock {
   };
   std::vector<Slot> slots_;
   int64_t end_ = 0, copied_bytes_ = 0;
-  torch::Tensor host_, device_;
+  torch::Tensor host_, device_, landing_;  // landing_: where the host's block lands on CUDA
+  std::unique_ptr<core::HostUpload> upload_;
 };
 
 // The parameters' gradients after a backward (none for a parameter the loss does not reach).
@@ -125,7 +132,6 @@ struct TrainStep::State {
   // a ones_like, a fill in every replayed step; a pack's sum of losses was a reduction besides).
   torch::Tensor loss_seeds;
   std::optional<core::CudaGraph> graph;
-  core::StreamFence copied;  // CUDA: the last step's inputs were read out of the pinned block
   int64_t steps_here = 0;
 
   State(Agent& a, core::FusedAdamW& o, const torch::Device& d, StepMode m,
@@ -136,8 +142,7 @@ struct TrainStep::State {
         device(d),
         mode(d.is_cuda() ? m : StepMode::kEager),
         runs(static_cast<int64_t>(run_configs.size())),
-        lrs(run_configs.size(), 0.0),
-        copied(d.is_cuda()) {
+        lrs(run_configs.size(), 0.0) {
     description = mode == StepMode::kGraph ? "cuda graph" : "eager";
     for (const TrainConfig* c : run_configs) {
       return_scales.push_back(c->return_scale);
@@ -178,7 +183,7 @@ struct TrainStep::State {
 
   // The host values of a step of every run into the pinned block, then onto the device.
   void load(const std::vector<RunInputs>& in) {
-    copied.wait();  // the previous step's copy has read the block
+    staged.wait_host_free();
     std::vector<int64_t> host_ids(static_cast<size_t>(kHostIdCount * runs));
     for (int64_t r = 0; r < runs; ++r) {
       const data::SequenceBatch& b = *in[r].batch;
@@ -199,7 +204,6 @@ struct TrainStep::State {
     }
     staged.fill(ids, host_ids.data());
     staged.commit();
-    copied.mark();
   }
 
   // The step itself, on the buffers: nothing in it reads a value back to the host.

@@ -2,8 +2,9 @@
 // against the same step written the plain way (LibTorch's clip_grad_norm_, which reads the norm
 // back, and FusedAdamW's host-side step, itself checked against LibTorch's AdamW in
 // tests/ops/fused_adamw_test.cpp); a non-finite step changing nothing. On CUDA (label cuda; they
-// skip without a GPU): the replayed graph against the eager step, the learning rate of the warm-up
-// and the dropout masks changing between replays.
+// skip without a GPU): the replayed graph against the eager step, the learning rate of the warm-up,
+// the dropout masks changing between replays, and each step's batch its own while the host runs
+// ahead.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -160,6 +161,31 @@ TEST(TrainStepCuda, GraphReplayIsTheEagerStepThroughTheWarmUp) {
     EXPECT_EQ(se.graph_nodes().total(), 0);
     EXPECT_EQ(sg.failure(), "");
     EXPECT_LT(max_weight_difference(graphed, eager), 1e-5);
+  }
+}
+
+// Each step reads the batch it was given while the host queues steps ahead of the device: the GPU
+// held by long products first, 12 steps queued with nothing read back between them (each batch
+// landing beside the earlier steps' kernels, core::HostUpload, each landing block read before the
+// next lands), against the same steps read back one at a time. Graphed and eager.
+TEST(TrainStepCuda, EachStepReadsItsOwnBatchWhileTheHostRunsAhead) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  for (const StepMode mode : {StepMode::kGraph, StepMode::kEager}) {
+    SCOPED_TRACE(mode == StepMode::kGraph ? "graph" : "eager");
+    Agent ahead = make_agent("mingru", torch::kCUDA), in_turn = make_agent("mingru", torch::kCUDA);
+    core::FusedAdamW oa(ahead.model->parameters(), adamw_options(ahead));
+    core::FusedAdamW ot(in_turn.model->parameters(), adamw_options(in_turn));
+    TrainStep sa(ahead, oa, torch::kCUDA, mode), st(in_turn, ot, torch::kCUDA, mode);
+    const torch::Tensor busy = torch::randn({4096, 4096}, torch::kCUDA);
+    for (int i = 0; i < 8; ++i) busy.mm(busy);  // ~20 ms of the device's while the host queues
+    for (int64_t s = 0; s < 12; ++s) sa.run(batch_at(s), warmup_lr(ahead, ahead.step), 900 + s);
+    for (int64_t s = 0; s < 12; ++s) {
+      st.run(batch_at(s), warmup_lr(in_turn, in_turn.step), 900 + s);
+      st.last_stats();  // read back: the host waits for the step
+    }
+    EXPECT_NEAR(sa.last_stats().loss, st.last_stats().loss, 1e-6);
+    EXPECT_LT(max_weight_difference(ahead, in_turn), 1e-6);
+    EXPECT_GT(max_weight_difference(ahead, make_agent("mingru", torch::kCUDA)), 1e-4);
   }
 }
 
