@@ -279,13 +279,22 @@ struct TimeTableGrad {
   // is one round, one wait on memory (rounds of 256 waited five times).
   static constexpr int kStepsPerThread = 8, kRoundSteps = kThreads * kStepsPerThread;
   static constexpr int kWords = kRoundSteps / kLanes;  // a round's steps, a bit each
+  // Four blocks an SM (at most 64 registers, 62 on sm_90): its phases wait on memory and
+  // barriers, not arithmetic.
+  static constexpr int kMinBlocksPerSm = 4;
   static constexpr int kPhases = 4;
   struct Regs : Exchange<float> {
     float sum[kPerLane];  // starts at zero: every launcher value-initializes Regs
   };
+  // The round's steps' rows kept [bit][word], a word's stride one entry more than the words: phase
+  // 1's thread w reads word w's 32 steps, bit by bit, its warp's lanes then in 32 banks (stored
+  // [word][bit], a warp's 32 reads of a bit fell in one bank, 32-way conflicts on all 32 of them;
+  // phase 0's writes, a lane a bit, fall in 32 banks too).
+  static constexpr int kWordStride = kWords + 1;
+  static MINRNN_HOST_DEVICE int row_slot(int word, int bit) { return bit * kWordStride + word; }
   struct Shared {
     // This round's steps' table rows; 32 bits: a time table's rows are an episode's steps.
-    typename Mem::template Array<int32_t, kRoundSteps> rows;
+    typename Mem::template Array<int32_t, kLanes * kWordStride> rows;
     // [row][word]: bit j of word w set where the round's step 32·w + j reads the block's row.
     typename Mem::template Array<uint32_t, kRows * kWords> steps;
   };
@@ -324,13 +333,15 @@ struct TimeTableGrad {
       }
       MINRNN_UNROLL for (int j = 0; j < kStepsPerThread; ++j) {
         const int s = th.index + j * kThreads;
-        sh.rows[s] = s < real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
+        sh.rows[row_slot(warp + j * kWarps, lane)] =  // step s's word and bit
+            s < real ? static_cast<int32_t>(time_row(t[j], shape.table_rows)) : -1;
       }
     } else if (p == 1) {
       if (th.index >= kWords) return;
       uint32_t marks[kRows] = {};  // registers take constant indices: the row by compares
+      const auto first = static_cast<int32_t>(first_row);  // a table's rows: 32 bits
       for (int j = 0; j < kLanes; ++j) {
-        const int64_t at = static_cast<int64_t>(sh.rows[th.index * kLanes + j]) - first_row;
+        const int32_t at = static_cast<int32_t>(sh.rows[row_slot(th.index, j)]) - first;
         MINRNN_UNROLL for (int q = 0; q < kRows; ++q) {
           if (at == q) marks[q] |= 1u << j;
         }
