@@ -37,11 +37,20 @@ struct TensorBlocks {
     ++count;
   }
   MINRNN_HOST_DEVICE int64_t blocks() const { return first_block[count]; }
-  // The tensor block `block` belongs to.
+  // The tensor block `block` belongs to: the last t whose first block is at most `block` (an empty
+  // tensor's first block is its successor's). Halving the range, 6 probes for 48 tensors, where a
+  // walk from the first took ~24 on average, each thread of every block.
   MINRNN_HOST_DEVICE int of(int64_t block) const {
-    int t = 0;
-    while (t + 1 < count && block >= first_block[t + 1]) ++t;
-    return t;
+    int low = 0, high = count - 1;
+    while (low < high) {
+      const int mid = (low + high + 1) / 2;
+      if (first_block[mid] <= block) {
+        low = mid;
+      } else {
+        high = mid - 1;
+      }
+    }
+    return low;
   }
   // Where block `block` is: its tensor, its run and its index among that run's blocks of it.
   struct Place {

@@ -51,6 +51,27 @@ Mse run_mse(const torch::Tensor& p, const torch::Tensor& t, const torch::Tensor&
   return {loss.data(), denom.data(), grad.data()};
 }
 
+// A block's tensor (TensorBlocks::of, by halving the range) is the one a walk from the first finds,
+// for every block of tensors of many sizes, empty ones among them (their first block is their
+// successor's), one run or several.
+TEST(StepEndRunsEmulated, EachBlockFindsItsTensor) {
+  constexpr int64_t kPerBlock = 8;
+  for (const int64_t runs : {1, 3}) {
+    grid::TensorBlocks<48, kPerBlock> blocks;
+    blocks.runs = runs;
+    for (const int64_t n : {5, 0, 8, 9, 0, 0, 1, 64, 17, 0, 3, 40, 0}) blocks.add(n);
+    const auto walked = [&](int64_t block) {
+      int t = 0;
+      while (t + 1 < blocks.count && block >= blocks.first_block[t + 1]) ++t;
+      return t;
+    };
+    for (int64_t block = 0; block < blocks.blocks(); ++block) {
+      EXPECT_EQ(blocks.of(block), walked(block)) << "block " << block << ", " << runs << " runs";
+      EXPECT_GT(blocks.size[blocks.of(block)], 0) << "block " << block;  // never an empty one
+    }
+  }
+}
+
 TEST(StepEndRunsEmulated, EachRunsLossIsItsOwn) {
   torch::manual_seed(41);
   const int64_t rows = 300, width = 3;  // a run's rows: more than the block's threads
