@@ -168,8 +168,9 @@ struct RowGridOf {
   static constexpr int kPerLane = PerLane, kMaxWidth = kLanes * kPerLane, kLevels = 5;  // 2^5 lanes
   int64_t rows, width;
   // The width a channel is checked against, in 32-bit arithmetic: a constant for full rows, where
-  // the compiler then drops every check and a row's accesses share one address (the joins waited
-  // on issuing instructions, ~700 a thread for 4 channels, not on memory: 2026-11-28).
+  // the compiler then drops every check and a row's accesses share one address (a join's forward
+  // issued 613 instructions a thread for 4 channels, and waited on issuing them more than on
+  // memory: docs/benchmarks.md, 2026-11-28).
   MINRNN_HOST_DEVICE int row_width() const {
     return FullRows ? kMaxWidth : static_cast<int>(width);
   }

@@ -111,7 +111,7 @@ struct BiasGelu : PointwiseGrid {
   }
   // Element i's bias: its run's row, its column.
   MINRNN_HOST_DEVICE int64_t bias_index(int64_t i) const {
-    if (divide_fast) {  // every index below 2³¹: 32-bit arithmetic, a third the instructions
+    if (divide_fast) {  // every index below 2³¹: 32-bit arithmetic, not 64-bit
       const auto at = static_cast<uint32_t>(i), w = static_cast<uint32_t>(width);
       const uint32_t row = by_width.quotient(at), column = at - row * w;
       return rows_per_run > 0 ? by_run_rows.quotient(row) * w + column : column;
