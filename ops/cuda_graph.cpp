@@ -116,12 +116,16 @@ void StreamFence::wait() {
 }
 
 struct HostUpload::Impl {
-  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool();
+  explicit Impl(int index)
+      : device(index >= 0 ? static_cast<c10::DeviceIndex>(index) : c10::cuda::current_device()) {}
+  c10::DeviceIndex device;
+  c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, device);
   at::cuda::CUDAEvent landed, landing_read;
   bool queued = false;
 };
 
-HostUpload::HostUpload(bool on_cuda) : impl_(on_cuda ? std::make_unique<Impl>() : nullptr) {}
+HostUpload::HostUpload(bool on_cuda, int device)
+    : impl_(on_cuda ? std::make_unique<Impl>(device) : nullptr) {}
 HostUpload::~HostUpload() = default;
 
 void HostUpload::queue(void* target, void* landing, const void* host, size_t bytes) {
@@ -129,6 +133,7 @@ void HostUpload::queue(void* target, void* landing, const void* host, size_t byt
     std::memcpy(target, host, bytes);
     return;
   }
+  const c10::cuda::CUDAGuard on_device(impl_->device);
   const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
   if (impl_->queued) impl_->landing_read.block(impl_->stream);
   AT_CUDA_CHECK(
@@ -179,7 +184,7 @@ void StreamFence::mark() {}
 void StreamFence::wait() {}
 
 struct HostUpload::Impl {};
-HostUpload::HostUpload(bool) {}
+HostUpload::HostUpload(bool, int) {}
 HostUpload::~HostUpload() = default;
 void HostUpload::queue(void* target, void*, const void* host, size_t bytes) {
   std::memcpy(target, host, bytes);

@@ -67,7 +67,8 @@ class StreamFence {
 // takes a few. Off CUDA (on_cuda false, or a build without CUDA) queue() copies at once.
 class HostUpload {
  public:
-  explicit HostUpload(bool on_cuda);
+  // device: the CUDA device the target and landing blocks are on (−1: the current one).
+  HostUpload(bool on_cuda, int device);
   ~HostUpload();
   HostUpload(const HostUpload&) = delete;
   HostUpload& operator=(const HostUpload&) = delete;

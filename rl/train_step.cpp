@@ -51,7 +51,7 @@ class StagingBlock {
     device_ = torch::zeros({end_}, bytes.device(on));
     host_ = torch::zeros({end_}, bytes.pinned_memory(on.is_cuda()));
     if (on.is_cuda()) landing_ = torch::empty({copied_bytes_}, bytes.device(on));
-    upload_ = std::make_unique<core::HostUpload>(on.is_cuda());
+    upload_ = std::make_unique<core::HostUpload>(on.is_cuda(), on.index());
   }
   torch::Tensor device(int slot) const {
     const Slot& s = slots_[slot];
