@@ -2,8 +2,10 @@
 // (kernels/cuda/phase_program.h): one launch forward and one backward before the column sums of
 // its parameters' partial rows, where cuBLAS took a product forward and two backward on rows a
 // few floats wide (its unaligned kernels: ~41 µs of an H200's step, 2026-11-27 20:33), LibTorch a
-// launch for the tanh each way, and the bias its column sums. A warp a row (RowGrid); every sum in
-// a fixed order, so a replay gives the same bits.
+// launch for the tanh each way, and the bias its column sums. A warp a row (RowGridOf: the launcher
+// takes 4 channels a lane where rows are at most 128 wide, and the full form where they are
+// exactly 128 or 256, as the joins do); every sum in a fixed order, so a replay gives the same
+// bits, in every form.
 // - TanhHeadForward: each lane's channels' products with every output's weights, the row's sums
 //   halved across barriers, y = tanh(sum + bias).
 // - TanhHeadBackward: g = dy · (1 − y²); the input gradient Σₐ gₐ wₐ; each block's partial row of
@@ -29,8 +31,9 @@ MINRNN_HOST_DEVICE float tanh_of(float v) {
   return ::tanhf(v);
 }
 
-template <typename Mem>
-struct TanhHeadForward : RowGrid {
+template <typename Mem, int PerLane = 8, bool FullRows = false>
+struct TanhHeadForward : RowGridOf<PerLane, FullRows> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane, FullRows>);
   static constexpr int kPhases = kLevels + 2;
   struct Regs : Exchange<float> {};
   struct Shared {
@@ -48,13 +51,15 @@ struct TanhHeadForward : RowGrid {
     const int64_t run = real ? runs.run(row) : 0;
     if (p == 0) {
       float dot[kMaxHeadOutputs] = {};
+      const int w = row_width();
+      const auto x_row = advanced(x, real ? row * width : 0);
+      const auto weights = advanced(weight, run * outputs * width);  // the run's (outputs, width)
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-        const int64_t k = channel(th, c);
-        if (!real || k < 0) continue;
-        const float v = x[row * width + k];
+        const int k = lane_channel(th, c);
+        if (!real || k >= w) continue;
+        const float v = x_row[k];
         MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
-          if (a < outputs)
-            dot[a] = dot[a] + v * static_cast<float>(weight[(run * outputs + a) * width + k]);
+          if (a < outputs) dot[a] = dot[a] + v * static_cast<float>(weights[a * w + k]);
         }
       }
       MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
@@ -79,8 +84,9 @@ struct TanhHeadForward : RowGrid {
   }
 };
 
-template <typename Mem>
-struct TanhHeadBackward : RowGrid {
+template <typename Mem, int PerLane = 8, bool FullRows = false>
+struct TanhHeadBackward : RowGridOf<PerLane, FullRows> {
+  MINRNN_ROW_GRID_NAMES(RowGridOf<PerLane, FullRows>);
   static constexpr int kWarpLevels = 3;  // 2^3 = kWarps
   static constexpr int kPhases = kWarpLevels + 2;
   struct Regs : Exchange<float> {};
@@ -105,15 +111,14 @@ struct TanhHeadBackward : RowGrid {
     if (p == 0) {
       terms(th, sh);
     } else if (p <= kWarpLevels) {
-      const int half = kWarps >> p;
+      const int half = kWarps >> p, w = row_width();
       if (warp >= half) return;
       MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
         if (a >= outputs) continue;
         MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-          const int64_t k = channel(th, c);
-          if (k < 0) continue;
-          const int64_t at = warp * kMaxHeadTerms + a * width + k;
-          const int64_t from = at + half * kMaxHeadTerms;
+          const int k = lane_channel(th, c);
+          if (k >= w) continue;
+          const int at = warp * kMaxHeadTerms + a * w + k, from = at + half * kMaxHeadTerms;
           sh.weight_part[at] =
               static_cast<float>(sh.weight_part[at]) + static_cast<float>(sh.weight_part[from]);
         }
@@ -124,14 +129,15 @@ struct TanhHeadBackward : RowGrid {
         }
       }
     } else if (warp == 0) {
-      const int64_t first = th.block * partial_width();
+      const int w = row_width();
+      const auto block_partial = advanced(partial, th.block * partial_width());
       MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
         if (a >= outputs) continue;
         MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-          const int64_t k = channel(th, c);
-          if (k >= 0) partial[first + a * width + k] = sh.weight_part[a * width + k];
+          const int k = lane_channel(th, c);
+          if (k < w) block_partial[a * w + k] = sh.weight_part[a * w + k];
         }
-        if (th.index == 0) partial[first + outputs * width + a] = sh.bias_part[a];
+        if (th.index == 0) block_partial[outputs * width + a] = sh.bias_part[a];
       }
     }
   }
@@ -146,17 +152,21 @@ struct TanhHeadBackward : RowGrid {
       const float out = y[row * outputs + a];
       g[a] = static_cast<float>(y_grad[row * outputs + a]) * (1.0f - out * out);
     }
+    const int w = row_width();
+    const auto x_row = advanced(x, real ? row * width : 0);
+    const auto x_grad_row = advanced(x_grad, real ? row * width : 0);
+    const auto weights = advanced(weight, run * outputs * width);  // the run's (outputs, width)
     MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
-      const int64_t k = channel(th, c);
-      if (k < 0) continue;
-      const float v = real ? static_cast<float>(x[row * width + k]) : 0.0f;
+      const int k = lane_channel(th, c);
+      if (k >= w) continue;
+      const float v = real ? static_cast<float>(x_row[k]) : 0.0f;
       float dx = 0.0f;
       MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {
         if (a >= outputs) continue;
-        dx = dx + g[a] * static_cast<float>(weight[(run * outputs + a) * width + k]);
-        sh.weight_part[warp * kMaxHeadTerms + a * width + k] = g[a] * v;
+        dx = dx + g[a] * static_cast<float>(weights[a * w + k]);
+        sh.weight_part[warp * kMaxHeadTerms + a * w + k] = g[a] * v;
       }
-      if (real) x_grad[row * width + k] = dx;
+      if (real) x_grad_row[k] = dx;
     }
     if (th.index % kLanes != 0) return;
     MINRNN_UNROLL for (int a = 0; a < kMaxHeadOutputs; ++a) {

@@ -4,7 +4,8 @@
 // gradients; ColumnSums, which sums them on the GPU, has its own tests) against LibTorch's
 // autograd in float64. DT's head (1 280 rows of 128, 3 outputs), a last block partly past the
 // rows with lanes past a row's end, the widest rows and most outputs the kernels take (6 for
-// halfcheetah and walker2d); and a pack's runs stacked, each bit for bit as it is alone.
+// halfcheetah and walker2d), each also in the form the launcher takes for its rows, to the general
+// form's bits; and a pack's runs stacked, each bit for bit as it is alone.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -29,16 +30,18 @@ struct HeadOutputs {
 };
 
 // Both kernels over x (rows, width) with w (runs, outputs, width), b (runs, outputs) and y's
-// gradient dy (rows, outputs); rows_per_run 0 for one run.
+// gradient dy (rows, outputs); rows_per_run 0 for one run. PerLane, FullRows: the programs' form
+// (the general one by default).
+template <int PerLane = 8, bool FullRows = false>
 HeadOutputs run_head(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
                      const torch::Tensor& dy, int64_t rows_per_run) {
   const int64_t rows = x.size(0), width = x.size(1), outputs = w.size(-2);
   emu::Buffer<float> xb("x", values_of<float>(x)), wb("w", values_of<float>(w)),
       bb("b", values_of<float>(b)), dyb("dy", values_of<float>(dy)),
       y("y", static_cast<size_t>(rows * outputs)), x_grad("x_grad", static_cast<size_t>(x.numel()));
-  const grid::TanhHeadForward<emu::Memory> forward{{rows, width}, outputs, xb.in(),       wb.in(),
-                                                   bb.in(),       y.out(), {rows_per_run}};
-  grid::TanhHeadBackward<emu::Memory> backward{
+  const grid::TanhHeadForward<emu::Memory, PerLane, FullRows> forward{
+      {rows, width}, outputs, xb.in(), wb.in(), bb.in(), y.out(), {rows_per_run}};
+  grid::TanhHeadBackward<emu::Memory, PerLane, FullRows> backward{
       {rows, width}, outputs, xb.in(), wb.in(), y.in(), dyb.in(), x_grad.out(), {}, {rows_per_run}};
   emu::Buffer<float> partial("partial",
                              static_cast<size_t>(backward.blocks() * backward.partial_width()));
@@ -49,6 +52,20 @@ HeadOutputs run_head(const torch::Tensor& x, const torch::Tensor& w, const torch
   for (const auto* out : {&y, &x_grad, &partial}) out->check_written(log);
   EXPECT_TRUE(log.ok()) << log.summary();
   return {y.data(), x_grad.data(), partial.data()};
+}
+
+// run_head in the form kernels/cuda/tanh_head.cu launches for rows of x's width.
+HeadOutputs launched_head(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
+                          const torch::Tensor& dy, int64_t rows_per_run) {
+  return grid::with_row_form<4>(x.size(1), [&](auto lanes, auto full) {
+    return run_head<decltype(lanes)::value, decltype(full)::value>(x, w, b, dy, rows_per_run);
+  });
+}
+
+void expect_same_bits(const HeadOutputs& a, const HeadOutputs& b) {
+  EXPECT_EQ(a.y, b.y);
+  EXPECT_EQ(a.x_grad, b.x_grad);
+  EXPECT_EQ(a.partial, b.partial);
 }
 
 void check_head(int64_t rows, int64_t width, int64_t outputs) {
@@ -71,6 +88,9 @@ void check_head(int64_t rows, int64_t width, int64_t outputs) {
       tensor_from(got.partial, {-1, partial_width}).to(torch::kDouble).sum(0);
   EXPECT_LT(rel_err(sums.narrow(0, 0, outputs * width).view({outputs, width}), wd.grad()), 1e-5);
   EXPECT_LT(rel_err(sums.narrow(0, outputs * width, outputs), bd.grad()), 1e-5);
+  // The form the launcher takes for these rows (4 channels a lane up to 128, the full form at
+  // exactly 128 or 256): the general form's bits.
+  expect_same_bits(launched_head(x, w, b, dy, 0), got);
 }
 
 TEST(TanhHeadEmulated, IsTheLinearsTanhAndItsGradients) {
@@ -86,19 +106,23 @@ TEST(TanhHeadEmulated, IsTheLinearsTanhAndItsGradients) {
 // each backward block's rows one run's — every output bit for bit the run's alone.
 TEST(TanhHeadEmulated, EachRunOfAPackIsItsOwnHead) {
   torch::manual_seed(43);
-  constexpr int64_t kRuns = 3, kRunRows = 24, kWidth = 48, kOutputs = 6;
-  const torch::Tensor x = torch::randn({kRuns * kRunRows, kWidth}),
-                      w = torch::randn({kRuns, kOutputs, kWidth}) * 0.2,
-                      b = torch::randn({kRuns, kOutputs}) * 0.5,
-                      dy = torch::randn({kRuns * kRunRows, kOutputs});
-  const HeadOutputs pack = run_head(x, w, b, dy, kRunRows);
-  for (int64_t r = 0; r < kRuns; ++r) {
-    SCOPED_TRACE("run " + std::to_string(r));
-    const HeadOutputs alone = run_head(x.narrow(0, r * kRunRows, kRunRows), w[r], b[r],
-                                       dy.narrow(0, r * kRunRows, kRunRows), 0);
-    EXPECT_EQ(run_part(pack.y, r, alone.y.size()), alone.y);
-    EXPECT_EQ(run_part(pack.x_grad, r, alone.x_grad.size()), alone.x_grad);
-    EXPECT_EQ(run_part(pack.partial, r, alone.partial.size()), alone.partial);
+  constexpr int64_t kRuns = 3, kRunRows = 24, kOutputs = 6;
+  for (const int64_t width : {48, 128}) {  // lanes past the row's end; DT's rows, the full form
+    SCOPED_TRACE(std::to_string(width) + " wide");
+    const torch::Tensor x = torch::randn({kRuns * kRunRows, width}),
+                        w = torch::randn({kRuns, kOutputs, width}) * 0.2,
+                        b = torch::randn({kRuns, kOutputs}) * 0.5,
+                        dy = torch::randn({kRuns * kRunRows, kOutputs});
+    const HeadOutputs pack = launched_head(x, w, b, dy, kRunRows);
+    for (int64_t r = 0; r < kRuns; ++r) {
+      SCOPED_TRACE("run " + std::to_string(r));
+      const HeadOutputs alone = run_head(x.narrow(0, r * kRunRows, kRunRows), w[r], b[r],
+                                         dy.narrow(0, r * kRunRows, kRunRows), 0);
+      expect_same_bits(
+          {run_part(pack.y, r, alone.y.size()), run_part(pack.x_grad, r, alone.x_grad.size()),
+           run_part(pack.partial, r, alone.partial.size())},
+          alone);
+    }
   }
 }
 
