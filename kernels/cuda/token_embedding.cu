@@ -1,8 +1,10 @@
-// The token embedding's CUDA kernels: the phase programs of token_embedding_programs.h under
-// kernels/cuda/launch.cuh's phase loop. Built with --fmad=false (kernels/CMakeLists.txt): the
-// forward rounds each product and sum as the CPU loops do, to the same bits.
+// The token embedding's CUDA kernels: the phase programs of token_embedding_programs.h and
+// token_embedding_grad_programs.h under kernels/cuda/launch.cuh's phase loop. Built with
+// --fmad=false (kernels/CMakeLists.txt): the forward rounds each product and sum as the CPU loops
+// do, to the same bits.
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/token_embedding.h"
+#include "kernels/cuda/token_embedding_grad_programs.h"
 #include "kernels/cuda/token_embedding_programs.h"
 
 namespace minrnn::core::kernels {

@@ -1,5 +1,6 @@
-// Launchers of the token embedding's CUDA kernels (kernels/cuda/token_embedding_programs.h): plain
-// pointers to contiguous float32 / int64 device arrays and a stream, no torch.
+// Launchers of the token embedding's CUDA kernels (kernels/cuda/token_embedding_programs.h and
+// token_embedding_grad_programs.h): plain pointers to contiguous float32 / int64 device arrays and
+// a stream, no torch.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -1,4 +1,5 @@
-// The token embedding's CUDA kernels (kernels/cuda/token_embedding_programs.h) run by the host
+// The token embedding's CUDA kernels (kernels/cuda/token_embedding_programs.h and
+// token_embedding_grad_programs.h) run by the host
 // emulator (tests/kernels/grid_emulator.h), every element written once and every barrier checked,
 // against the CPU op (ops/token_embedding.h): the tokens bit for bit, the gradients to rounding
 // (their sums run in another fixed order). Shapes with partial blocks everywhere: channels that
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/token_embedding_grad_programs.h"
 #include "kernels/cuda/token_embedding_programs.h"
 #include "ops/token_embedding.h"
 #include "tests/kernels/grid_emulator.h"
