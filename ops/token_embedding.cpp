@@ -21,8 +21,9 @@ TokenLayout layout_of(torch::TensorList flat, int groups, int64_t tokens) {
   return s;
 }
 
-// Each token's channels at once in token_channel's order (bias, the inputs' products in ascending
-// order, then the time row), so the compiler vectorizes over channels and the GPU's bits come out.
+// Each token's channels at once in token_channels' order (kernels/math/token_embedding_math.h:
+// bias, the inputs' products in ascending order, then the time row), so the compiler vectorizes
+// over channels and the GPU's bits come out.
 torch::Tensor forward_cpu(const TokenLayout& s, torch::TensorList flat) {
   const int64_t D = s.width;
   torch::Tensor out = torch::empty({s.batch, s.tokens, D}, flat[0].options());

@@ -5,7 +5,7 @@
 // embedding's backward alone sorts its indices: ~12 launches). Every sum runs in a fixed order, so
 // a replay gives the same bits.
 // - TokenEmbedding: a thread per channel of one group's tokens at 4 consecutive steps of a window
-//   (token_channel's arithmetic), each warp's weights staged in shared memory first where its
+//   (token_channels' arithmetic), each warp's weights staged in shared memory first where its
 //   lanes would read them n floats apart.
 // A pack's runs stacked (TokenLayout::runs): each window reads its run's weights, biases and time
 // table.
@@ -123,8 +123,7 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
       tokens(at, this->weight[at.j], (at.run * shape.width + at.d) * shape.inputs[at.j]);
     }
   }
-  // The thread's tokens (those its window has: step below K, token below L), each channel
-  // token_channel's arithmetic in its order: bias + Σ_i x_i · w_i, then + time.
+  // The thread's tokens (those its window has: step below K, token below L), by token_channels.
   template <typename Weights>
   MINRNN_HOST_DEVICE void tokens(const Place& at, const Weights& w, int64_t first_w) const {
     const int64_t D = shape.width, n = shape.inputs[at.j], first_k = at.q * kSteps;
@@ -137,23 +136,18 @@ struct TokenEmbedding : TokenGroupArrays<Mem> {
       step[k] = at.b * shape.steps + in_window;
       stamp[k] = has[k] ? static_cast<int64_t>(timesteps[step[k]]) : 0;
     }
-    const float bias = this->bias[at.j][at.run * D + at.d];
-    float time[kSteps], acc[kSteps];
+    float time[kSteps], sums[kSteps];
     MINRNN_UNROLL for (int k = 0; k < kSteps; ++k) {
       const int64_t row = at.run * shape.table_rows + time_row(stamp[k], shape.table_rows);
       time[k] = has[k] ? static_cast<float>(table[row * D + at.d]) : 0.0f;
-      acc[k] = bias;
     }
-    for (int64_t i = 0; i < n; ++i) {
-      const float weight = static_cast<float>(w[first_w + i]);
-      MINRNN_UNROLL for (int k = 0; k < kSteps; ++k) {
-        const float xi = has[k] ? static_cast<float>(x[step[k] * n + i]) : 0.0f;
-        acc[k] = acc[k] + xi * weight;
-      }
-    }
+    token_channels<kSteps>(
+        static_cast<float>(this->bias[at.j][at.run * D + at.d]),
+        [&](int k, int64_t i) { return has[k] ? static_cast<float>(x[step[k] * n + i]) : 0.0f; }, w,
+        first_w, n, time, sums);
     MINRNN_UNROLL for (int k = 0; k < kSteps; ++k) {
       const int64_t token = at.b * shape.tokens + (first_k + k) * shape.groups + at.j;
-      if (has[k]) out[token * D + at.d] = acc[k] + time[k];
+      if (has[k]) out[token * D + at.d] = sums[k];
     }
   }
   // A lane's weights as tokens() reads them: input i kWarpSize floats after input i − 1.

@@ -54,17 +54,21 @@ MINRNN_SHARED_INLINE int64_t time_row(int64_t timestep, int64_t rows) {
   return timestep < 0 ? 0 : timestep >= rows ? rows - 1 : timestep;
 }
 
-// One channel of a token: bias + Σ_i x_i · w_i in ascending i, then + time, each product and sum
-// rounded on its own (the kernels are built without FMA contraction), so the CPU loops, which run
-// the same order over a token's channels at once, and the GPU give the same bits.
-template <typename Inputs, typename Weights>
-MINRNN_SHARED_INLINE float token_channel(float bias, const Inputs& x, int64_t first_x,
-                                         const Weights& w, int64_t first_w, int64_t n, float time) {
-  float acc = bias;
+// One channel of kTokens tokens at once: each bias + Σ_i x_i · w_i in ascending i, then + its
+// time, each product and sum rounded on its own (the kernels are built without FMA contraction),
+// so the CPU loops, which run the same order over a token's channels at once, and the GPU give the
+// same bits. Each weight is read once for all kTokens; x(k, i) is token k's input i (0 where
+// there is no token k), and sums[k] takes token k's channel.
+template <int kTokens, typename Inputs, typename Weights>
+MINRNN_SHARED_INLINE void token_channels(float bias, const Inputs& x, const Weights& w,
+                                         int64_t first_w, int64_t n, const float (&time)[kTokens],
+                                         float (&sums)[kTokens]) {
+  for (int k = 0; k < kTokens; ++k) sums[k] = bias;
   for (int64_t i = 0; i < n; ++i) {
-    acc = acc + static_cast<float>(x[first_x + i]) * static_cast<float>(w[first_w + i]);
+    const float weight = static_cast<float>(w[first_w + i]);
+    for (int k = 0; k < kTokens; ++k) sums[k] = sums[k] + x(k, i) * weight;
   }
-  return acc + time;
+  for (int k = 0; k < kTokens; ++k) sums[k] = sums[k] + time[k];
 }
 
 }  // namespace minrnn::core
