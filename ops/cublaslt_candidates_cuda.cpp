@@ -40,13 +40,7 @@ void add_split_k_variants(const Product& p, std::vector<cublasLtMatmulHeuristicR
                                              sizeof split);
         cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
                                              &scheme, sizeof scheme);
-        const cublasStatus_t accepted = cublasLtMatmulAlgoCheck(
-            at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
-            p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, &variant.algo,
-            &variant);
-        if (accepted == CUBLAS_STATUS_SUCCESS && variant.workspaceSize <= p.workspace_bytes) {
-          found.push_back(variant);
-        }
+        if (p.accepts(variant)) found.push_back(variant);
       }
     }
   }
@@ -107,11 +101,7 @@ void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_
                                              sizeof tile);
         cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage,
                                              sizeof stage);
-        const cublasStatus_t accepted = cublasLtMatmulAlgoCheck(
-            lt, p.operation.handle, p.first_layout.handle, p.second_layout.handle,
-            p.out_layout.handle, p.out_layout.handle, &variant.algo, &variant);
-        if (accepted == CUBLAS_STATUS_SUCCESS && variant.workspaceSize <= p.workspace_bytes &&
-            !known(variant.algo)) {
+        if (p.accepts(variant) && !known(variant.algo)) {
           found.push_back(variant);
           ++added;
         }
@@ -122,8 +112,8 @@ void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_
 
 }  // namespace
 
-std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
-                                                        const Preference& preference) {
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p) {
+  const Preference preference(p.workspace_bytes, p.alignments());
   std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
   int count = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(

@@ -5,6 +5,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <cublasLt.h>
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -31,28 +32,33 @@ inline uint32_t alignment_of(const void* data, int64_t batch_stride, int64_t bat
   return alignment;
 }
 
-// One attribute of a descriptor set by cuBLASLt's setter for its kind (checked).
-template <typename Setter, typename Handle, typename Attribute, typename T>
-void set_attribute(Setter setter, Handle handle, Attribute attribute, const T& value) {
-  check(setter(handle, attribute, &value, sizeof value), "a descriptor's attribute");
-}
-
-struct Layout {
-  cublasLtMatrixLayout_t handle = nullptr;
-  Layout(const ColumnMajorOperand& o, int64_t batch) {
-    check(cublasLtMatrixLayoutCreate(&handle, CUDA_R_32F, o.rows, o.cols, o.ld), "a layout");
-    set_attribute(cublasLtMatrixLayoutSetAttribute, handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                  static_cast<int32_t>(batch));
-    set_attribute(cublasLtMatrixLayoutSetAttribute, handle,
-                  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, o.batch_stride);
+// A cuBLASLt descriptor of one kind, owned: its handle made by the derived constructor, destroyed
+// with it; set() checks each attribute it gives.
+template <typename Handle, cublasStatus_t (*Destroy)(Handle), typename Attribute,
+          cublasStatus_t (*Setter)(Handle, Attribute, const void*, size_t)>
+struct Descriptor {
+  Handle handle = nullptr;
+  Descriptor() = default;
+  ~Descriptor() { Destroy(handle); }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  template <typename T>
+  void set(Attribute attribute, const T& value) {
+    check(Setter(handle, attribute, &value, sizeof value), "a descriptor's attribute");
   }
-  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
-  Layout(const Layout&) = delete;
-  Layout& operator=(const Layout&) = delete;
 };
 
-struct Operation {
-  cublasLtMatmulDesc_t handle = nullptr;
+struct Layout : Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy,
+                           cublasLtMatrixLayoutAttribute_t, cublasLtMatrixLayoutSetAttribute> {
+  Layout(const ColumnMajorOperand& o, int64_t batch) {
+    check(cublasLtMatrixLayoutCreate(&handle, CUDA_R_32F, o.rows, o.cols, o.ld), "a layout");
+    set(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
+    set(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, o.batch_stride);
+  }
+};
+
+struct Operation : Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy,
+                              cublasLtMatmulDescAttributes_t, cublasLtMatmulDescSetAttribute> {
   cublasComputeType_t compute;
   Operation(const ColumnMajorProduct& p, bool tf32, const float* bias)
       : compute(tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) {
@@ -64,18 +70,12 @@ struct Operation {
     set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
     set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, static_cast<int64_t>(p.m));
   }
-  template <typename T>
-  void set(cublasLtMatmulDescAttributes_t attribute, const T& value) {
-    set_attribute(cublasLtMatmulDescSetAttribute, handle, attribute, value);
-  }
-  ~Operation() { cublasLtMatmulDescDestroy(handle); }
-  Operation(const Operation&) = delete;
-  Operation& operator=(const Operation&) = delete;
 };
 
-struct Preference {
-  cublasLtMatmulPreference_t handle = nullptr;
-  Preference(uint64_t workspace, const uint32_t alignments[3]) {
+struct Preference
+    : Descriptor<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy,
+                 cublasLtMatmulPreferenceAttributes_t, cublasLtMatmulPreferenceSetAttribute> {
+  Preference(uint64_t workspace, const std::array<uint32_t, 3>& alignments) {
     check(cublasLtMatmulPreferenceCreate(&handle), "a preference");
     set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace);
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[0]);
@@ -83,13 +83,6 @@ struct Preference {
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments[2]);
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments[2]);
   }
-  template <typename T>
-  void set(cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
-    set_attribute(cublasLtMatmulPreferenceSetAttribute, handle, attribute, value);
-  }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
-  Preference(const Preference&) = delete;
-  Preference& operator=(const Preference&) = delete;
 };
 
 // One product with everything it needs; run(algo) queues it on the current stream.
@@ -109,12 +102,28 @@ struct Product {
                           out_layout.handle, out, out_layout.handle, &algo, workspace,
                           workspace_bytes, at::cuda::getCurrentCUDAStream());
   }
+  // Whether cuBLASLt takes `candidate`'s algorithm for this product within its workspace (the
+  // candidate's other fields, its workspace size among them, set as cuBLASLt checked it).
+  bool accepts(cublasLtMatmulHeuristicResult_t& candidate) const {
+    return cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), operation.handle,
+                                   first_layout.handle, second_layout.handle, out_layout.handle,
+                                   out_layout.handle, &candidate.algo,
+                                   &candidate) == CUBLAS_STATUS_SUCCESS &&
+           candidate.workspaceSize <= workspace_bytes;
+  }
+  // The alignments of its first, second and output operands (alignment_of).
+  std::array<uint32_t, 3> alignments() const {
+    const int64_t batch = shape.batch;
+    return {alignment_of(first, shape.first.batch_stride, batch),
+            alignment_of(second, shape.second.batch_stride, batch),
+            alignment_of(out, shape.out.batch_stride, batch)};
+  }
 };
 
-// cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most), split-K
-// variants of its first three, and the (algorithm, tile, stages) configurations it has beyond
-// them; none where it has no algorithm for it (cublaslt_candidates_cuda.cpp).
-std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p,
-                                                        const Preference& preference);
+// cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most, for its
+// operands' alignments and workspace), split-K variants of its first three, and the (algorithm,
+// tile, stages) configurations it has beyond them; none where it has no algorithm for it
+// (cublaslt_candidates_cuda.cpp).
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p);
 
 }  // namespace minrnn::core::cublaslt

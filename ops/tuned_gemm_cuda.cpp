@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -27,12 +28,10 @@
 namespace minrnn::core {
 namespace {
 
-using cublaslt::alignment_of;
 using cublaslt::candidates;
 using cublaslt::check;
 using cublaslt::Layout;
 using cublaslt::Operation;
-using cublaslt::Preference;
 using cublaslt::Product;
 
 // What a shape's first call chose, and what the choice rested on: one of cuBLASLt's candidates,
@@ -49,22 +48,21 @@ std::mutex choices_mutex;
 std::map<std::vector<int64_t>, Choice> choices;  // key(): the shape and everything it ran with
 int64_t untuned_in_captures = 0;  // calls inside a capture whose shape had no choice yet
 
-std::vector<int64_t> key(const ColumnMajorProduct& p, int device, bool tf32, bool bias,
-                         const uint32_t alignments[3]) {
+std::vector<int64_t> key(const Product& product, int device, bool tf32, bool bias) {
+  const ColumnMajorProduct& p = product.shape;
   std::vector<int64_t> k{device, tf32, bias, p.batch, p.m, p.n, p.k};
   for (const ColumnMajorOperand* o : {&p.first, &p.second}) {
     k.insert(k.end(), {o->transposed, o->rows, o->cols, o->ld, o->batch_stride});
   }
-  k.insert(k.end(), alignments, alignments + 3);
+  const std::array<uint32_t, 3> alignments = product.alignments();
+  k.insert(k.end(), alignments.begin(), alignments.end());
   return k;
 }
 
 // Everything a call has to write out = a · b (+ bias) with: the product as cuBLASLt takes it, the
-// preference its candidates must meet, the key its choice is kept under, LibTorch's path, and
-// the output both write.
+// key its choice is kept under, LibTorch's path, and the output both write.
 struct ProductCall {
   const Product& product;
-  const Preference& preference;
   std::vector<int64_t> key;
   std::function<void()> libtorch;
   const torch::Tensor& out;
@@ -215,11 +213,7 @@ torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
                         Operation(shape, tf32, bias.defined() ? bias.data_ptr<float>() : nullptr),
                         at::cuda::getCUDABlasLtWorkspace(),
                         at::cuda::getCUDABlasLtWorkspaceSize()};
-  const uint32_t alignments[3] = {alignment_of(product.first, shape.first.batch_stride, runs),
-                                  alignment_of(product.second, shape.second.batch_stride, runs),
-                                  alignment_of(product.out, shape.out.batch_stride, runs)};
-  const Preference preference(product.workspace_bytes, alignments);
-  compute({product, preference, key(shape, a.get_device(), tf32, bias.defined(), alignments),
+  compute({product, key(product, a.get_device(), tf32, bias.defined()),
            [&] {
              torch::bmm_out(out, a, b);
              if (bias.defined()) out.add_(bias.unsqueeze(1));
@@ -267,13 +261,10 @@ std::optional<Choice> kept_choice(const std::string& text, const Product& p) {
   choice.kept = true;
   choice.libtorch = parsed->libtorch;
   if (choice.libtorch) return choice;
-  std::memcpy(choice.algo.data, parsed->algo, sizeof parsed->algo);
   cublasLtMatmulHeuristicResult_t checked{};
-  const bool accepted =
-      cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle,
-                              p.first_layout.handle, p.second_layout.handle, p.out_layout.handle,
-                              p.out_layout.handle, &choice.algo, &checked) == CUBLAS_STATUS_SUCCESS;
-  if (!accepted || checked.workspaceSize > p.workspace_bytes) return std::nullopt;
+  std::memcpy(checked.algo.data, parsed->algo, sizeof parsed->algo);
+  if (!p.accepts(checked)) return std::nullopt;
+  choice.algo = checked.algo;
   return choice;
 }
 
@@ -306,8 +297,7 @@ torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const to
         ++untuned_in_captures;
         return call.libtorch();
       } else {
-        chosen =
-            choices.emplace(call.key, tune(call, candidates(call.product, call.preference))).first;
+        chosen = choices.emplace(call.key, tune(call, candidates(call.product))).first;
         if (chosen->second.judged) keep(file, key, chosen->second);
       }
     }
@@ -320,7 +310,7 @@ torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor
                                      const torch::Tensor& bias, int index) {
   bool offered = false;
   torch::Tensor out = with_product(a, b, bias, [&](const ProductCall& call) {
-    const auto found = candidates(call.product, call.preference);
+    const auto found = candidates(call.product);
     if (index >= static_cast<int>(found.size())) return;
     offered = true;
     check(call.product.run(found[index].algo), "the product");
