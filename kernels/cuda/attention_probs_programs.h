@@ -76,9 +76,10 @@ struct AttentionProbsForward : RowGridOf<PerLane> {
     } else if (p <= 2 * kLevels + 1) {
       halve(sh.sums, th, p - kLevels - 1);
     } else if (row < rows) {
-      const DropoutDraws d = runs.dropout_of(dropout, seed_base, runs.run(row)).draws();
+      const int64_t run = runs.run(row);
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, run).draws();
       const float total = row_total(sh.sums, th);
-      const int64_t local = runs.local(row) * width;
+      const int64_t local = runs.local(row, run) * width;
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {
         const int64_t k = channel(th, c), i = row * pitch + k;
         if (k < 0) continue;
@@ -114,8 +115,9 @@ struct AttentionProbsBackward : RowGridOf<PerLane> {
     const int64_t row = this->row(th);
     if (p == 0) {
       const bool real = row < rows;
-      const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? runs.run(row) : 0).draws();
-      const int64_t local = real ? runs.local(row) * width : 0;
+      const int64_t run = real ? runs.run(row) : 0;
+      const DropoutDraws d = runs.dropout_of(dropout, seed_base, run).draws();
+      const int64_t local = real ? runs.local(row, run) * width : 0;
       // Every read first, predicated: the dropout's hash between two reads would make the
       // second wait on the first.
       MINRNN_UNROLL for (int c = 0; c < kPerLane; ++c) {

@@ -58,7 +58,7 @@ struct ResidualNormForward : RowGridOf<PerLane, FullRows> {
     const float D = static_cast<float>(width);
     const int w = row_width();
     if (p == 0) {
-      const int64_t run = runs.run(row), local_at = (row - run * runs.per_run) * width;
+      const int64_t run = runs.run(row), local_at = runs.local(row, run) * width;
       // (A row past the end reads no run's base, and no row of x or y.)
       const DropoutDraws d = runs.dropout_of(dropout, seed_base, real ? run : 0).draws();
       const auto y_row = advanced(y, real ? y_rows(row) * width : 0);

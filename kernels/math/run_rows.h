@@ -24,8 +24,9 @@ struct RunRows {
     const bool fast = row < Divider::kLimit && per_run < Divider::kLimit;
     return fast ? by_run.quotient(static_cast<uint32_t>(row)) : row / per_run;
   }
-  // The row's index among its run's rows.
-  MINRNN_SHARED_INLINE int64_t local(int64_t row) const { return row - run(row) * per_run; }
+  // The row's index among its run's rows (`run` its run, where the caller has it already).
+  MINRNN_SHARED_INLINE int64_t local(int64_t row, int64_t run) const { return row - run * per_run; }
+  MINRNN_SHARED_INLINE int64_t local(int64_t row) const { return local(row, run(row)); }
   // The run's dropout: its base (one a run, `seed_base` their array, or null) added.
   MINRNN_SHARED_INLINE HashedDropout dropout_of(const HashedDropout& d, const uint64_t* seed_base,
                                                 int64_t run) const {
