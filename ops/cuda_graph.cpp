@@ -9,6 +9,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Exceptions.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -97,22 +98,8 @@ const CapturedNodes& CudaGraph::nodes() const {
   return impl_->nodes;
 }
 
-struct StreamFence::Impl {
-  at::cuda::CUDAEvent event;
-  bool marked = false;
-};
-
-StreamFence::StreamFence(bool on_cuda) : impl_(on_cuda ? std::make_unique<Impl>() : nullptr) {}
-StreamFence::~StreamFence() = default;
-
-void StreamFence::mark() {
-  if (!impl_) return;
-  impl_->event.record(c10::cuda::getCurrentCUDAStream());
-  impl_->marked = true;
-}
-
-void StreamFence::wait() {
-  if (impl_ && impl_->marked) impl_->event.synchronize();
+void drain_current_stream(bool on_cuda) {
+  if (on_cuda) C10_CUDA_CHECK(cudaStreamSynchronize(c10::cuda::getCurrentCUDAStream()));
 }
 
 struct HostUpload::Impl {
@@ -177,11 +164,7 @@ const CapturedNodes& CudaGraph::nodes() const {
   return none;
 }
 
-struct StreamFence::Impl {};
-StreamFence::StreamFence(bool) {}
-StreamFence::~StreamFence() = default;
-void StreamFence::mark() {}
-void StreamFence::wait() {}
+void drain_current_stream(bool) {}
 
 struct HostUpload::Impl {};
 HostUpload::HostUpload(bool, int) {}
@@ -199,11 +182,5 @@ WorkStream::Scope::Scope(const WorkStream&) {}
 WorkStream::Scope::~Scope() = default;
 
 #endif
-
-void StreamFence::drain(bool on_cuda) {
-  StreamFence queued(on_cuda);
-  queued.mark();
-  queued.wait();
-}
 
 }  // namespace minrnn::core

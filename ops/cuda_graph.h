@@ -1,8 +1,8 @@
 // Host work a replayed training step needs on CUDA (rl/train_step.h), behind a header that compiles
-// without CUDA: a callable captured once as a CUDA graph, a fence that keeps the host from
-// overwriting pinned memory an asynchronous copy still reads, a step's inputs uploaded beside the
-// last step's kernels, and a stream of a run's own so that the runs of a pack (rl::train_pack) run
-// side by side on one GPU.
+// without CUDA: a callable captured once as a CUDA graph, the host's wait for the current stream,
+// a step's inputs uploaded beside the last step's kernels (the host kept from overwriting pinned
+// memory the copy still reads), and a stream of a run's own so that the runs of a pack
+// (rl::train_pack) run side by side on one GPU.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -38,26 +38,10 @@ class CudaGraph {
   std::unique_ptr<Impl> impl_;
 };
 
-// Marks a point in the current stream's work; wait() blocks the host until the device passed it
-// (at once when nothing was marked). A fence off CUDA (on_cuda false, or a build without CUDA)
-// does nothing: there is no asynchronous work to wait for.
-class StreamFence {
- public:
-  explicit StreamFence(bool on_cuda);
-  ~StreamFence();
-  StreamFence(const StreamFence&) = delete;
-  StreamFence& operator=(const StreamFence&) = delete;
-  void mark();
-  void wait();
-
-  // Blocks the host until the device has done what the current stream queued so far (nothing to
-  // wait for off CUDA): where tensors change hands between one stream and another's work.
-  static void drain(bool on_cuda);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+// Blocks the host until the device has done what the current stream queued so far (nothing to
+// wait for off CUDA, or in a build without CUDA): where tensors change hands between one stream
+// and another's work.
+void drain_current_stream(bool on_cuda);
 
 // A block of pinned host memory copied onto the device every step without holding up the
 // current stream: the host-to-device copy runs on a stream of its own into a landing block, beside

@@ -115,7 +115,7 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
   step_->set_side_work(side_work_for(false));
-  core::StreamFence::drain(device.is_cuda());  // the runs' tensors read
+  core::drain_current_stream(device.is_cuda());  // the runs' tensors read
 }
 
 StackedPack::~StackedPack() = default;
@@ -163,7 +163,7 @@ void StackedPack::write_back(int64_t run) {
     lone.exp_avg(lone_params[i]).copy_(optimizer_->exp_avg(params[i])[run]);
     lone.exp_avg_sq(lone_params[i]).copy_(optimizer_->exp_avg_sq(params[i])[run]);
   }
-  core::StreamFence::drain(lone_params.front().is_cuda());  // theirs again
+  core::drain_current_stream(lone_params.front().is_cuda());  // theirs again
 }
 
 }  // namespace minrnn::rl

@@ -338,7 +338,7 @@ void TrainingRun::join_pack(StackedPack& pack, int64_t seat) {
   {
     // The pack reads the agent on its own stream: what this run's queued first is done.
     const core::WorkStream::Scope on_stream(s.stream);
-    core::StreamFence::drain(s.choice.device.is_cuda());
+    core::drain_current_stream(s.choice.device.is_cuda());
   }
   s.pack = &pack;
   s.seat = seat;
