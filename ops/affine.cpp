@@ -50,9 +50,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const bool with_weight = ctx->needs_input_grad(1);
     const torch::Tensor dy_products = rows_for_products(dy);
     const auto made = beside({dy, dy_products, rows}, [&] {
-      return std::vector<torch::Tensor>{
-          with_weight ? rows_weight_grad(dy_products, rows) : torch::Tensor(),
-          with_bias ? rows_bias_grad(dy) : torch::Tensor()};
+      return rows_param_grads(dy_products, rows, with_weight, with_bias);
     });
     torch::Tensor dx;
     if (ctx->needs_input_grad(0)) {
@@ -99,13 +97,18 @@ bool stacked_products_tuned() {
 
 namespace {
 
+#ifdef MINRNN_WITH_CUDA
+// Whether a stacked product of `a` is a tuned one (tuned_gemm_cuda.h).
+bool tuned_product(const torch::Tensor& a) {
+  return a.is_cuda() && a.scalar_type() == torch::kFloat && stacked_products_tuned();
+}
+#endif
+
 // a (P, m, k) · b (P, k, n) (+ bias (P, n)): a stacked pack's one product for all its runs.
 torch::Tensor stacked_product(const torch::Tensor& a, const torch::Tensor& b,
                               const torch::Tensor& bias) {
 #ifdef MINRNN_WITH_CUDA
-  if (a.is_cuda() && a.scalar_type() == torch::kFloat && stacked_products_tuned()) {
-    return tuned_bmm(a, b, bias);
-  }
+  if (tuned_product(a)) return tuned_bmm(a, b, bias);
 #endif
   if (!bias.defined()) return torch::bmm(a, b);
   if (stacked_bias_after_product()) return torch::bmm(a, b).add_(bias.unsqueeze(1));
@@ -128,7 +131,19 @@ torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& row
 }
 
 torch::Tensor rows_bias_grad(const torch::Tensor& dy) {
-  return dy.dim() == 3 ? run_column_sums(dy.view({-1, dy.size(2)}), dy.size(0)) : bias_grad(dy);
+  return dy.dim() == 3 ? run_column_sums(dy.reshape({-1, dy.size(2)}), dy.size(0)) : bias_grad(dy);
+}
+
+std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch::Tensor& rows,
+                                            bool weight, bool bias) {
+#ifdef MINRNN_WITH_CUDA
+  if (weight && bias && dy.dim() == 3 && tuned_product(dy)) {
+    auto [w, b] = tuned_bmm_and_sums(dy.transpose(1, 2), rows);
+    return {w, b};
+  }
+#endif
+  return {weight ? rows_weight_grad(dy, rows) : torch::Tensor(),
+          bias ? rows_bias_grad(dy) : torch::Tensor()};
 }
 
 torch::Tensor bias_grad(const torch::Tensor& dy_rows) {

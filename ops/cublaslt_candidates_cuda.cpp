@@ -1,11 +1,13 @@
 // cuBLASLt's candidate algorithms for one product (cublaslt_product_cuda.h): its heuristic's,
 // their split-K variants, and the configurations it has beyond them, each accepted by cuBLASLt
-// for the product and its workspace. Built only with CUDA.
+// for the product and its workspace; and what an algorithm is, in words. Built only with CUDA.
 #include <ATen/cuda/CUDAContext.h>
 #include <cublasLt.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "ops/cublaslt_product_cuda.h"
@@ -111,6 +113,28 @@ void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_
 }
 
 }  // namespace
+
+std::string describe(const cublasLtMatmulAlgo_t& algo) {
+  int32_t id = 0, split = 1;
+  uint32_t tile = 0, stages = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, nullptr);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
+                                       nullptr);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split,
+                                       nullptr);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                       sizeof stages, nullptr);
+  uint32_t scheme = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                       sizeof scheme, nullptr);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "algorithm %d, tile %u, stages %u, split-K %d%s", id, tile, stages,
+                split,
+                split <= 1                                    ? ""
+                : scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE ? " (in place)"
+                                                              : " (reduced apart)");
+  return buf;
+}
 
 std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p) {
   const Preference preference(p.workspace_bytes, p.alignments());

@@ -57,18 +57,27 @@ struct Layout : Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy,
   }
 };
 
+// What a product C = a · b does with its vector (a run's row of it each): nothing; adds it to
+// each of C's rows (cuBLASLt's BIAS: an entry for each of D's rows); or writes a's sums over k
+// there, one for each of a's rows — a weight's gradient dyᵀ · rows with its bias's, dy's column
+// sums, in the product's own pass (BGRADB: D's second operand, a, reduced over k for each of D's
+// columns). The values are the choices' keys' (tuned_gemm_cuda.cpp): kept in files, never
+// renumbered.
+enum class VectorUse : int64_t { kNone = 0, kBias = 1, kSumsOfA = 2 };
+
 struct Operation : Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy,
                               cublasLtMatmulDescAttributes_t, cublasLtMatmulDescSetAttribute> {
   cublasComputeType_t compute;
-  Operation(const ColumnMajorProduct& p, bool tf32, const float* bias)
+  Operation(const ColumnMajorProduct& p, bool tf32, VectorUse use, const float* vector)
       : compute(tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F) {
     check(cublasLtMatmulDescCreate(&handle, compute, CUDA_R_32F), "the product's descriptor");
     set(CUBLASLT_MATMUL_DESC_TRANSA, p.first.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
     set(CUBLASLT_MATMUL_DESC_TRANSB, p.second.transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
-    if (bias == nullptr) return;
-    set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
-    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
-    set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, static_cast<int64_t>(p.m));
+    if (use == VectorUse::kNone) return;
+    const bool bias = use == VectorUse::kBias;
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE, bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_BGRADB);
+    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(vector));
+    set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, static_cast<int64_t>(bias ? p.m : p.n));
   }
 };
 
@@ -125,5 +134,8 @@ struct Product {
 // tile, stages) configurations it has beyond them; none where it has no algorithm for it
 // (cublaslt_candidates_cuda.cpp).
 std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p);
+
+// An algorithm in words: its id, tile, stages and split-K (and how the parts are reduced).
+std::string describe(const cublasLtMatmulAlgo_t& algo);
 
 }  // namespace minrnn::core::cublaslt

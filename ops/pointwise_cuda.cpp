@@ -52,17 +52,22 @@ namespace {
 
 // The column sums of in (rows, width), of in · GELU′(pre + bias) where pre is defined (the
 // products into product): every tensor contiguous, of in's device and dtype. runs > 1: each run's
-// rows on their own, (runs, width).
+// rows on their own, (runs, width). Into `into` where given.
 torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& pre,
                                const torch::Tensor& bias, const torch::Tensor& product,
-                               int64_t runs) {
+                               int64_t runs, const torch::Tensor& into = {}) {
   c10::cuda::CUDAGuard guard(in.device());
   const int64_t rows = in.size(0), width = in.size(1);
   const std::vector<int64_t> shape =
       runs == 1 ? std::vector<int64_t>{width} : std::vector<int64_t>{runs, width};
-  if (rows == 0) return torch::zeros(shape, in.options());
+  if (into.defined() && (!into.is_contiguous() || into.sizes() != c10::IntArrayRef(shape) ||
+                         into.scalar_type() != in.scalar_type() || into.device() != in.device())) {
+    throw std::invalid_argument(
+        "column sums: `into` is not a contiguous tensor of the sums' shape");
+  }
+  torch::Tensor sums = into.defined() ? into : torch::empty(shape, in.options());
+  if (rows == 0) return sums.zero_();
   if (rows % runs != 0) throw std::invalid_argument("column sums: rows do not split into runs");
-  torch::Tensor sums = torch::empty(shape, in.options());
   torch::Tensor scratch =
       torch::empty({kernels::column_sums_scratch(rows, width, runs)}, in.options());
   const kernels::ColumnSumsArgs args{in.data_ptr(),
@@ -92,8 +97,8 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& 
   return {d_hidden, d_bias};
 }
 
-torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs) {
-  return column_sums_into(rows.contiguous(), {}, {}, {}, runs);
+torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs, const torch::Tensor& into) {
+  return column_sums_into(rows.contiguous(), {}, {}, {}, runs, into);
 }
 
 void adamw_step_cuda(const std::vector<AdamWTensors>& params, const AdamWUpdate& update,

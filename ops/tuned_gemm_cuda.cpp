@@ -23,6 +23,7 @@
 
 #include "ops/cublaslt_product_cuda.h"
 #include "ops/gemm_layout.h"
+#include "ops/pointwise_cuda.h"
 #include "ops/tuned_choice_file.h"
 
 namespace minrnn::core {
@@ -33,9 +34,10 @@ using cublaslt::check;
 using cublaslt::Layout;
 using cublaslt::Operation;
 using cublaslt::Product;
+using cublaslt::VectorUse;
 
 // What a shape's first call chose, and what the choice rested on: one of cuBLASLt's candidates,
-// or LibTorch's own path (bmm, then the bias added) where none beat it.
+// or LibTorch's own path (bmm, then the bias added or a's sums taken apart) where none beat it.
 struct Choice {
   cublasLtMatmulAlgo_t algo{};
   bool libtorch = false, kept = false;  // kept: read from the choices' file, not timed here
@@ -48,9 +50,9 @@ std::mutex choices_mutex;
 std::map<std::vector<int64_t>, Choice> choices;  // key(): the shape and everything it ran with
 int64_t untuned_in_captures = 0;  // calls inside a capture whose shape had no choice yet
 
-std::vector<int64_t> key(const Product& product, int device, bool tf32, bool bias) {
+std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUse use) {
   const ColumnMajorProduct& p = product.shape;
-  std::vector<int64_t> k{device, tf32, bias, p.batch, p.m, p.n, p.k};
+  std::vector<int64_t> k{device, tf32, static_cast<int64_t>(use), p.batch, p.m, p.n, p.k};
   for (const ColumnMajorOperand* o : {&p.first, &p.second}) {
     k.insert(k.end(), {o->transposed, o->rows, o->cols, o->ld, o->batch_stride});
   }
@@ -59,13 +61,14 @@ std::vector<int64_t> key(const Product& product, int device, bool tf32, bool bia
   return k;
 }
 
-// Everything a call has to write out = a · b (+ bias) with: the product as cuBLASLt takes it, the
-// key its choice is kept under, LibTorch's path, and the output both write.
+// Everything a call has to write out = a · b (+ bias, or with a's sums) with: the product as
+// cuBLASLt takes it, the key its choice is kept under, LibTorch's path, and the outputs both
+// write (the product, then a's sums where asked).
 struct ProductCall {
   const Product& product;
   std::vector<int64_t> key;
   std::function<void()> libtorch;
-  const torch::Tensor& out;
+  std::vector<torch::Tensor> outputs;
   bool tf32;
 };
 using ProductCompute = std::function<void(const ProductCall&)>;
@@ -106,12 +109,24 @@ Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicRe
     call.libtorch();
     return true;
   });
-  const torch::Tensor reference = call.out.clone();
-  const double largest = reference.abs().max().item<double>();
-  // Operands with a NaN or an infinity (a run diverging at once) say nothing of the candidates:
-  // LibTorch's path, for this process alone.
-  best.judged = std::isfinite(largest);
+  // Each output's reference, and how far from it rounding may take a candidate's.
+  std::vector<std::pair<torch::Tensor, double>> references;
+  const double agreement = call.tf32 ? kAgreementTf32 : kAgreementFp32;
+  for (const torch::Tensor& out : call.outputs) {
+    const double largest = out.abs().max().item<double>();
+    // Operands with a NaN or an infinity (a run diverging at once) say nothing of the
+    // candidates: LibTorch's path, for this process alone.
+    best.judged = best.judged && std::isfinite(largest);
+    references.emplace_back(out.clone(), agreement * largest);
+  }
   if (!best.judged) return best;
+  const auto agrees = [&] {
+    for (size_t o = 0; o < references.size(); ++o) {
+      const auto& [reference, tolerance] = references[o];
+      if (!((call.outputs[o] - reference).abs().max().item<double>() <= tolerance)) return false;
+    }
+    return true;
+  };
   const auto runner = [&](size_t i) {
     return [&, i] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
   };
@@ -130,9 +145,8 @@ Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicRe
   }
   std::sort(brief.begin(), brief.end());
   if (brief.size() > kFinalists) brief.resize(kFinalists);
-  const double tolerance = (call.tf32 ? kAgreementTf32 : kAgreementFp32) * largest;
   for (const auto& [ignored, i] : brief) {
-    if (!runner(i)() || !((call.out - reference).abs().max().item<double>() <= tolerance)) {
+    if (!runner(i)() || !agrees()) {
       ++best.rejected;
       continue;
     }
@@ -147,28 +161,6 @@ torch::Tensor readable(const torch::Tensor& t) {
   return as_column_major_transpose(t.size(1), t.size(2), t.stride(1), t.stride(2), t.stride(0))
              ? t
              : t.contiguous();
-}
-
-std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
-  int32_t id = 0, split = 1;
-  uint32_t tile = 0, stages = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, nullptr);
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
-                                       nullptr);
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split,
-                                       nullptr);
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
-                                       sizeof stages, nullptr);
-  uint32_t scheme = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
-                                       sizeof scheme, nullptr);
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "algorithm %d, tile %u, stages %u, split-K %d%s", id, tile, stages,
-                split,
-                split <= 1                                    ? ""
-                : scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE ? " (in place)"
-                                                              : " (reduced apart)");
-  return buf;
 }
 
 void check_operands(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
@@ -187,15 +179,27 @@ void check_operands(const torch::Tensor& a, const torch::Tensor& b, const torch:
   }
 }
 
-torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
-                           const torch::Tensor& bias_in, const ProductCompute& compute) {
+// out = a · b (+ bias), and a's sums over k where `use` asks for them, by `compute`.
+struct ProductOutputs {
+  torch::Tensor out, sums;
+};
+
+ProductOutputs with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
+                            const torch::Tensor& bias_in, VectorUse use,
+                            const ProductCompute& compute) {
   check_operands(a_in, b_in, bias_in);
   c10::cuda::CUDAGuard guard(a_in.device());
   const int64_t runs = a_in.size(0), m = a_in.size(1), k = a_in.size(2), n = b_in.size(2);
-  torch::Tensor out = torch::empty({runs, m, n}, a_in.options());
-  if (out.numel() == 0) return out;
-  if (k == 0) {
-    return bias_in.defined() ? out.copy_(bias_in.unsqueeze(1).expand_as(out)) : out.zero_();
+  const bool sums_of_a = use == VectorUse::kSumsOfA;
+  ProductOutputs made{torch::empty({runs, m, n}, a_in.options()),
+                      sums_of_a ? torch::empty({runs, m}, a_in.options()) : torch::Tensor()};
+  torch::Tensor &out = made.out, &sums = made.sums;
+  if (out.numel() == 0 || k == 0) {
+    if (sums_of_a) sums = a_in.sum(2);
+    if (k > 0) return made;
+    if (bias_in.defined()) return {out.copy_(bias_in.unsqueeze(1).expand_as(out)), sums};
+    out.zero_();
+    return made;
   }
   const torch::Tensor a = readable(a_in), b = readable(b_in);
   const torch::Tensor bias = bias_in.defined() ? bias_in.contiguous() : bias_in;
@@ -203,6 +207,9 @@ torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
   const int64_t b_strides[3] = {b.stride(0), b.stride(1), b.stride(2)};
   const ColumnMajorProduct shape = *column_major_product(runs, m, n, k, a_strides, b_strides);
   const bool tf32 = at::globalContext().allowTF32CuBLAS();
+  const float* vector = bias.defined() ? bias.data_ptr<float>()
+                        : sums_of_a    ? sums.data_ptr<float>()
+                                       : nullptr;
   const Product product{shape,
                         b.data_ptr<float>(),
                         a.data_ptr<float>(),
@@ -210,16 +217,20 @@ torch::Tensor with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
                         Layout(shape.first, runs),
                         Layout(shape.second, runs),
                         Layout(shape.out, runs),
-                        Operation(shape, tf32, bias.defined() ? bias.data_ptr<float>() : nullptr),
+                        Operation(shape, tf32, use, vector),
                         at::cuda::getCUDABlasLtWorkspace(),
                         at::cuda::getCUDABlasLtWorkspaceSize()};
-  compute({product, key(product, a.get_device(), tf32, bias.defined()),
+  std::vector<torch::Tensor> outputs{out};
+  if (sums_of_a) outputs.push_back(sums);
+  compute({product, key(product, a.get_device(), tf32, use),
            [&] {
              torch::bmm_out(out, a, b);
              if (bias.defined()) out.add_(bias.unsqueeze(1));
+             // a is dyᵀ: its rows' sums are dy's column sums, each run's of its own rows.
+             if (sums_of_a) column_sums_cuda(a.transpose(1, 2).reshape({-1, m}), runs, sums);
            },
-           out, tf32});
-  return out;
+           outputs, tf32});
+  return made;
 }
 
 // The choices' file of `device` where this process keeps them now (tuned_choice_path), opened on
@@ -240,6 +251,13 @@ std::string key_text(const std::vector<int64_t>& key) {
   std::string text;
   for (const int64_t k : key) text += (text.empty() ? "" : ",") + std::to_string(k);
   return text;
+}
+
+// How a choices' line names what its product does with its vector (a key's VectorUse).
+const char* vector_text(int64_t use) {
+  if (use == static_cast<int64_t>(VectorUse::kBias)) return ", bias";
+  if (use == static_cast<int64_t>(VectorUse::kSumsOfA)) return ", a's sums";
+  return "";
 }
 
 static_assert(sizeof(cublasLtMatmulAlgo_t::data) == sizeof(TunedChoice::algo),
@@ -280,55 +298,79 @@ void keep(TunedChoiceFile& file, const std::string& key, const Choice& choice) {
   }
 }
 
+// A call by the choice for its shape: this process's, the choices' file's, or timed now.
+void run_tuned(const ProductCall& call) {
+  std::lock_guard<std::mutex> lock(choices_mutex);
+  auto chosen = choices.find(call.key);
+  if (chosen == choices.end()) {
+    TunedChoiceFile& file = choice_file(static_cast<int>(call.key[0]));
+    const std::string key = key_text(call.key);
+    if (const auto kept = kept_choice(file.find(key), call.product)) {
+      chosen = choices.emplace(call.key, *kept).first;
+    } else if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
+               c10::cuda::CaptureStatus::None) {
+      // Nothing can be timed inside a capture: LibTorch's path, until a call outside one.
+      ++untuned_in_captures;
+      return call.libtorch();
+    } else {
+      chosen = choices.emplace(call.key, tune(call, candidates(call.product))).first;
+      if (chosen->second.judged) keep(file, key, chosen->second);
+    }
+  }
+  if (chosen->second.libtorch) return call.libtorch();
+  check(call.product.run(chosen->second.algo), "the product");
+}
+
+// Runs cuBLASLt's candidate `index` for a call, where it offers that many (says so in `offered`).
+ProductCompute candidate_at(int index, bool& offered) {
+  return [index, &offered](const ProductCall& call) {
+    const auto found = candidates(call.product);
+    offered = index < static_cast<int>(found.size());
+    if (offered) check(call.product.run(found[index].algo), "the product");
+  };
+}
+
 }  // namespace
 
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias) {
-  return with_product(a, b, bias, [](const ProductCall& call) {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    auto chosen = choices.find(call.key);
-    if (chosen == choices.end()) {
-      TunedChoiceFile& file = choice_file(static_cast<int>(call.key[0]));
-      const std::string key = key_text(call.key);
-      if (const auto kept = kept_choice(file.find(key), call.product)) {
-        chosen = choices.emplace(call.key, *kept).first;
-      } else if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
-                 c10::cuda::CaptureStatus::None) {
-        // Nothing can be timed inside a capture: LibTorch's path, until a call outside one.
-        ++untuned_in_captures;
-        return call.libtorch();
-      } else {
-        chosen = choices.emplace(call.key, tune(call, candidates(call.product))).first;
-        if (chosen->second.judged) keep(file, key, chosen->second);
-      }
-    }
-    if (chosen->second.libtorch) return call.libtorch();
-    check(call.product.run(chosen->second.algo), "the product");
-  });
+  return with_product(a, b, bias, bias.defined() ? VectorUse::kBias : VectorUse::kNone, run_tuned)
+      .out;
+}
+
+std::pair<torch::Tensor, torch::Tensor> tuned_bmm_and_sums(const torch::Tensor& a,
+                                                           const torch::Tensor& b) {
+  ProductOutputs made = with_product(a, b, {}, VectorUse::kSumsOfA, run_tuned);
+  return {made.out, made.sums};
 }
 
 torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
                                      const torch::Tensor& bias, int index) {
   bool offered = false;
-  torch::Tensor out = with_product(a, b, bias, [&](const ProductCall& call) {
-    const auto found = candidates(call.product);
-    if (index >= static_cast<int>(found.size())) return;
-    offered = true;
-    check(call.product.run(found[index].algo), "the product");
-  });
+  const VectorUse use = bias.defined() ? VectorUse::kBias : VectorUse::kNone;
+  torch::Tensor out = with_product(a, b, bias, use, candidate_at(index, offered)).out;
   return offered ? out : torch::Tensor();
+}
+
+std::pair<torch::Tensor, torch::Tensor> cublaslt_candidate_bmm_and_sums(const torch::Tensor& a,
+                                                                        const torch::Tensor& b,
+                                                                        int index) {
+  bool offered = false;
+  ProductOutputs made = with_product(a, b, {}, VectorUse::kSumsOfA, candidate_at(index, offered));
+  if (!offered) return {};
+  return {made.out, made.sums};
 }
 
 std::vector<std::string> tuned_gemm_choices() {
   std::lock_guard<std::mutex> lock(choices_mutex);
   std::vector<std::string> lines;
   for (const auto& [k, choice] : choices) {
-    // key(): {device, tf32, bias, batch, m, n, k, first's five, second's five, alignments}.
+    // key(): {device, tf32, vector use, batch, m, n, k, first's five, second's five, alignments}.
     char line[320];
-    int at = std::snprintf(line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s",
-                           static_cast<long>(k[3]), static_cast<long>(k[4]),
-                           static_cast<long>(k[5]), static_cast<long>(k[6]), k[7] ? 'T' : 'N',
-                           k[12] ? 'T' : 'N', k[2] ? ", bias" : "", k[1] ? ", TF32" : "",
-                           choice.libtorch ? "LibTorch's bmm" : algo_text(choice.algo).c_str());
+    int at = std::snprintf(
+        line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s", static_cast<long>(k[3]),
+        static_cast<long>(k[4]), static_cast<long>(k[5]), static_cast<long>(k[6]), k[7] ? 'T' : 'N',
+        k[12] ? 'T' : 'N', vector_text(k[2]), k[1] ? ", TF32" : "",
+        choice.libtorch ? "LibTorch's bmm" : cublaslt::describe(choice.algo).c_str());
     at = std::min<int>(at, sizeof line - 1);
     if (choice.kept) {
       std::snprintf(line + at, sizeof line - at, ", kept from an earlier process");

@@ -33,11 +33,22 @@ constexpr int kTunedGemmCandidates = 16;
 // (core::set_cuda_matmul_precision).
 torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& bias);
 
-// cuBLASLt's candidate `index` (split-K variants counted) for the same product, untimed, or an
-// undefined tensor where it offers fewer: for the tests, which check every candidate a shape may
-// be given.
+// {a · b, a's sums over k (P, m)}: a stacked weight's gradient dyᵀ · rows (a = dyᵀ) and its
+// bias's, dy's column sums. The product's own pass sums a where cuBLASLt's bias-gradient
+// epilogue times faster than the path apart — LibTorch's bmm, then this project's column sums
+// (ColumnSums, which a stacked minGRU round on an H200 spent ~0.16 ms of its 11 on, 2026-11-28
+// 06:58, over rows the product reads anyway) — chosen, checked and kept as tuned_bmm's are.
+std::pair<torch::Tensor, torch::Tensor> tuned_bmm_and_sums(const torch::Tensor& a,
+                                                           const torch::Tensor& b);
+
+// cuBLASLt's candidate `index` (split-K variants counted) for the same product (with a's sums
+// where `sums_of_a`: {product, sums}), untimed, or undefined tensors where it offers fewer: for
+// the tests, which check every candidate a shape may be given.
 torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
                                      const torch::Tensor& bias, int index);
+std::pair<torch::Tensor, torch::Tensor> cublaslt_candidate_bmm_and_sums(const torch::Tensor& a,
+                                                                        const torch::Tensor& b,
+                                                                        int index);
 
 // What the process chose so far, one line a shape (its size, cuBLAS's ops, the choice and its µs
 // beside LibTorch's and cuBLASLt's first candidate's): for the benches' entries.

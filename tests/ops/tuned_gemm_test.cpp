@@ -51,6 +51,20 @@ torch::Tensor replay(const ColumnMajorProduct& p, const torch::Tensor& a, const 
   return out;
 }
 
+// cuBLASLt's BGRADB as the description reads it: for each of D's columns, op(second)'s column
+// summed over k — (batch, n) as cuBLAS lays the bias gradient out, each batch p.n apart.
+torch::Tensor replay_second_sums(const ColumnMajorProduct& p, const torch::Tensor& a) {
+  torch::Tensor sums = torch::full({p.batch, p.n}, std::nan(""), torch::kDouble);
+  for (int64_t r = 0; r < p.batch; ++r) {
+    for (int64_t j = 0; j < p.n; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < p.k; ++l) sum += element(a.data_ptr<double>(), p.second, r, l, j);
+      sums[r][j] = sum;
+    }
+  }
+  return sums;
+}
+
 // An operand (P, rows, cols) laid out by rows, or as the transpose of a row-major (P, cols, rows).
 torch::Tensor operand(int64_t runs, int64_t rows, int64_t cols, bool by_columns) {
   return by_columns ? torch::randn({runs, cols, rows}, torch::kDouble).transpose(1, 2)
@@ -79,6 +93,10 @@ TEST(TunedGemmLayout, ItsColumnMajorProductIsTorchsRowMajorOne) {
         EXPECT_TRUE(torch::allclose(d.view({c.runs, c.m, c.n}), torch::bmm(a, b), 1e-12, 1e-12))
             << c.runs << "×" << c.m << "×" << c.n << "×" << c.k << " a by columns " << a_by_columns
             << ", b by columns " << b_by_columns;
+        // The bias-gradient epilogue that reduces the second operand over k (BGRADB, what
+        // tuned_bmm_and_sums asks for) sums a's rows: with a = dyᵀ, dy's column sums.
+        EXPECT_TRUE(torch::allclose(replay_second_sums(*p, a), a.sum(2), 1e-12, 1e-12))
+            << c.runs << "×" << c.m << "×" << c.n << "×" << c.k << " a by columns " << a_by_columns;
       }
     }
   }
@@ -249,6 +267,56 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
   const torch::Tensor a3 = a.view({2, 64, 32}), b = torch::randn({2, 32, 48}, on_gpu);
   EXPECT_TRUE(torch::allclose(tuned_bmm(a3, b, {}), torch::bmm(a3, b), 1e-4, 1e-4));
   EXPECT_FALSE(tuned_gemm_choices().empty());
+}
+
+// A stacked weight's gradient with its bias's (tuned_bmm_and_sums, a = dyᵀ): each of cuBLASLt's
+// bias-gradient candidates (it may offer none for float32: the product and the column sums
+// apart then) and the tuned call within float32 rounding of bmm and dy's column sums; a shape's
+// second call the same bits as its first. dy by rows (the stacked ops' layout) and by columns
+// (rows_for_products' for widths not a multiple of 4).
+TEST(TunedGemmCuda, AWeightGradientsBiasGradientIsItsOutputGradientsColumnSums) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU visible";
+  torch::manual_seed(2);
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat);
+  struct Case {
+    int64_t runs, rows, out, in;
+  };
+  for (const Case c : {Case{4, 3776, 256, 128}, Case{3, 37, 6, 19}, Case{2, 1280, 128, 512}}) {
+    for (const bool dy_by_columns : {false, true}) {
+      const torch::Tensor dy = operand(c.runs, c.rows, c.out, dy_by_columns).to(on_gpu);
+      const torch::Tensor rows = torch::randn({c.runs, c.rows, c.in}, on_gpu);
+      const torch::Tensor a = dy.transpose(1, 2);
+      const torch::Tensor expected = torch::bmm(a, rows), expected_sums = dy.sum(1);
+      const auto what = [&](const std::string& which) {
+        std::ostringstream s;
+        s << which << ", " << c.runs << " runs of " << c.rows << " rows, " << c.out << " × " << c.in
+          << ", dy by columns " << dy_by_columns;
+        return s.str();
+      };
+      int offered = 0;
+      for (int i = 0; i < 16 * kTunedGemmCandidates; ++i) {
+        const auto [got, sums] = cublaslt_candidate_bmm_and_sums(a, rows, i);
+        if (!got.defined()) break;
+        ++offered;
+        EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4)) << what("candidate's product");
+        EXPECT_TRUE(torch::allclose(sums, expected_sums, 1e-4, 1e-4)) << what("candidate's sums");
+      }
+      std::printf("%s: cuBLASLt offered %d candidates with the bias gradient\n",
+                  what("weight gradient").c_str(), offered);
+      const auto [first, first_sums] = tuned_bmm_and_sums(a, rows);
+      const auto [again, again_sums] = tuned_bmm_and_sums(a, rows);
+      EXPECT_TRUE(torch::allclose(first, expected, 1e-4, 1e-4)) << what("tuned product");
+      EXPECT_TRUE(torch::allclose(first_sums, expected_sums, 1e-4, 1e-4)) << what("tuned sums");
+      EXPECT_TRUE(torch::equal(first, again) && torch::equal(first_sums, again_sums));
+    }
+  }
+  // Nothing to sum over, and no output: the sums still a's.
+  const torch::Tensor none = torch::randn({2, 5, 0}, on_gpu),
+                      rows = torch::randn({2, 0, 3}, on_gpu);
+  EXPECT_TRUE(torch::equal(tuned_bmm_and_sums(none, rows).second, torch::zeros({2, 5}, on_gpu)));
+  const torch::Tensor a = torch::randn({2, 5, 7}, on_gpu),
+                      no_columns = torch::randn({2, 7, 0}, on_gpu);
+  EXPECT_TRUE(torch::allclose(tuned_bmm_and_sums(a, no_columns).second, a.sum(2)));
 }
 
 // A shape's first tuned call writes its choice where MINRNN_TUNED_GEMM_FILE says, for later
