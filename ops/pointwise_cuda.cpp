@@ -60,10 +60,9 @@ torch::Tensor column_sums_into(const torch::Tensor& in, const torch::Tensor& pre
   const int64_t rows = in.size(0), width = in.size(1);
   const std::vector<int64_t> shape =
       runs == 1 ? std::vector<int64_t>{width} : std::vector<int64_t>{runs, width};
-  if (into.defined() && (!into.is_contiguous() || into.sizes() != c10::IntArrayRef(shape) ||
+  if (into.defined() && (!into.is_contiguous() || into.numel() != runs * width ||
                          into.scalar_type() != in.scalar_type() || into.device() != in.device())) {
-    throw std::invalid_argument(
-        "column sums: `into` is not a contiguous tensor of the sums' shape");
+    throw std::invalid_argument("column sums: `into` is not a contiguous tensor of runs × width");
   }
   torch::Tensor sums = into.defined() ? into : torch::empty(shape, in.options());
   if (rows == 0) return sums.zero_();

@@ -32,7 +32,7 @@ std::pair<torch::Tensor, torch::Tensor> gelu_backward_cuda(const torch::Tensor& 
                                                            int64_t runs = 1);
 // The column sums of rows (rows, width) → (width): a Linear's bias gradient, in a fixed order.
 // With runs > 1, each run's rows summed on their own: (runs, width). Written into `into` where
-// given (contiguous, of that shape), else into a new tensor.
+// given (contiguous, runs × width elements, returned in its own shape), else a new tensor.
 torch::Tensor column_sums_cuda(const torch::Tensor& rows, int64_t runs = 1,
                                const torch::Tensor& into = {});
 

@@ -281,7 +281,8 @@ TEST(TunedGemmCuda, AWeightGradientsBiasGradientIsItsOutputGradientsColumnSums) 
   struct Case {
     int64_t runs, rows, out, in;
   };
-  for (const Case c : {Case{4, 3776, 256, 128}, Case{3, 37, 6, 19}, Case{2, 1280, 128, 512}}) {
+  for (const Case c :
+       {Case{4, 3776, 256, 128}, Case{3, 37, 6, 19}, Case{2, 1280, 128, 512}, Case{1, 64, 8, 16}}) {
     for (const bool dy_by_columns : {false, true}) {
       const torch::Tensor dy = operand(c.runs, c.rows, c.out, dy_by_columns).to(on_gpu);
       const torch::Tensor rows = torch::randn({c.runs, c.rows, c.in}, on_gpu);
