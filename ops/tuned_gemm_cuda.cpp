@@ -179,11 +179,13 @@ void check_operands(const torch::Tensor& a, const torch::Tensor& b, const torch:
   }
 }
 
-// out = a · b (+ bias), and a's sums over k where `use` asks for them, by `compute`.
+// What a call made: a · b (+ bias), and a's sums over k where it asked for them.
 struct ProductOutputs {
   torch::Tensor out, sums;
 };
 
+// a · b (+ bias, or with a's sums, as `use` says) by `compute`, from operands checked and laid out
+// as cuBLASLt reads them.
 ProductOutputs with_product(const torch::Tensor& a_in, const torch::Tensor& b_in,
                             const torch::Tensor& bias_in, VectorUse use,
                             const ProductCompute& compute) {
