@@ -1,0 +1,32 @@
+// What the Slurm backend's two halves share — sweep/slurm.cpp (submitting the job, asking the
+// queue about it) and sweep/slurm_script.cpp (the batch script it submits): where a sweep's Slurm
+// files go, the array's indices, and the time as both write it.
+#pragma once
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace minrnn::sweep {
+
+// <out>/slurm, absolute: the batch script, the tasks' logs, job.json.
+inline std::filesystem::path slurm_dir(const std::string& out) {
+  return std::filesystem::absolute(out) / "slurm";
+}
+
+// Each pack's array index: its first run's place in the plan.
+inline std::vector<int> first_runs(const std::vector<std::vector<int>>& packs) {
+  std::vector<int> firsts;
+  for (const auto& pack : packs) firsts.push_back(pack[0]);
+  return firsts;
+}
+
+// The local time, as the script's header and job.json give it.
+inline std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+}  // namespace minrnn::sweep
