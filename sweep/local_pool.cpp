@@ -20,43 +20,16 @@
 #include <stdexcept>
 #include <thread>
 
-#include "eval/csv.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "rl/stop_request.h"
+#include "sweep/progress.h"
 #include "sweep/spawn.h"
 
 namespace minrnn::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format_duration(double s) {
-  char buf[32];
-  if (s < 60)
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600)
-    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
-  return buf;
-}
-
-// Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
-// the last row of its metrics.csv; "starting" before the first row.
-std::string training_progress(const SweepRun& r) {
-  eval::Series rate;
-  if (!eval::read_csv_columns(fs::path(r.run_dir) / "metrics.csv", true, "step", "steps_per_s", -1,
-                              -1, &rate)) {
-    return run_name(r) + " starting";
-  }
-  const double step = rate.x.back(), per_s = rate.y.back();
-  char buf[96];
-  std::snprintf(buf, sizeof buf, " %.0f/%lld (%.1f steps/s, ETA %s)", step,
-                static_cast<long long>(r.max_steps), per_s,
-                per_s > 0 ? format_duration((r.max_steps - step) / per_s).c_str() : "?");
-  return run_name(r) + buf;
-}
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
   io::write_file_atomically(path.string(), j.dump(2) + "\n");
@@ -403,19 +376,6 @@ class LocalPool {
 };
 
 }  // namespace
-
-double eta_seconds(const SweepPace& p) {
-  double seconds = 0;
-  if (p.steps_left > 0) {
-    if (p.steps_trained_here <= 0 || p.elapsed_s <= 0) return -1;
-    seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
-  }
-  if (p.evaluations_left > 0) {
-    if (p.evaluations_here <= 0) return -1;
-    seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);
-  }
-  return seconds;
-}
 
 SweepSummary run_local_pool(const SweepSpec& spec, const SweepOptions& opt,
                             std::vector<SweepRun> runs, int threads) {

@@ -10,6 +10,7 @@
 #include "ops/device.h"
 #include "rl/trainer.h"
 #include "sweep/local_pool.h"
+#include "sweep/progress.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"

@@ -1,0 +1,33 @@
+// How far a local sweep has come and how long it has left, as sweep/local_pool.cpp's lines say
+// it: a duration in words, a training run's step, rate and ETA, the sweep's ETA.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "sweep/sweep.h"
+
+namespace minrnn::sweep {
+
+// "42s", "12m07s", "3h05m".
+std::string format_duration(double seconds);
+
+// Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
+// the last row of its metrics.csv; "… starting" before the first row.
+std::string training_progress(const SweepRun& run);
+
+// What is left of a sweep and how fast it went here: the ETA a finished run's line prints.
+struct SweepPace {
+  int64_t steps_left = 0;          // run-steps still to train, over every run not yet settled
+  int64_t steps_trained_here = 0;  // run-steps this invocation trained
+  int evaluations_left = 0;        // runs not yet settled (each still needs its evaluation)
+  int evaluations_here = 0;        // evaluations this invocation finished
+  double elapsed_s = 0, evaluation_s = 0;  // wall time here; of its evaluations, summed
+  int parallel = 1;
+};
+// Seconds until the sweep ends: the steps left at the run-steps/s this invocation has trained so
+// far (packs and runs side by side included), then the evaluations left at the mean time one took
+// here, `parallel` at once. Negative where it cannot tell yet (nothing trained or evaluated here
+// while some of that is left).
+double eta_seconds(const SweepPace& pace);
+
+}  // namespace minrnn::sweep
