@@ -104,9 +104,8 @@ Cell measure(const Model& m, const torch::Tensor& x, const torch::Tensor& target
     sync(device);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   }
-  std::sort(ms.begin(), ms.end());
   Cell cell;
-  cell.ms = ms[ms.size() / 2];
+  cell.ms = median(ms);
   m.module->zero_grad();
   sync(device);
   MemoryProbe probe{device};

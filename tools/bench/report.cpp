@@ -1,5 +1,6 @@
 #include "tools/bench/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,13 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", std::localtime(&now));
   return buf;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 void append_benchmark(const std::string& path, const std::string& section,

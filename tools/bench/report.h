@@ -17,6 +17,8 @@ std::string gpu_name();      // from nvidia-smi (asked once); "unknown GPU" when
 // What ran a measurement on `device`: the GPU's name on CUDA, the CPU's otherwise.
 std::string hardware_name(const torch::Device& device);
 std::string timestamp();  // "YYYY-MM-DD HH:MM"
+// The middle of `values` (the mean of the middle two where their count is even); NaN where empty.
+double median(std::vector<double> values);
 // Appends `entry` at the end of the section headed `section` ("## ..."), creating file and section.
 void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry);

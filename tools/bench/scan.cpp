@@ -45,8 +45,7 @@ double time_ms(const torch::Device& device, int repeats, const std::function<voi
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count());
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median(ms);
 }
 
 struct Row {

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,6 +25,7 @@
 #include "tools/bench/kernel_profile.h"
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
+#include "tools/bench/peer.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
 #include "tools/commands.h"
@@ -164,40 +164,6 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
     row.profile = profile.table(kProfiled, o.top_ops);
   }
   return row;
-}
-
-// Runs `command train SECONDS` and reads "= X steps/s" from what it prints.
-double run_peer(const std::string& command, double seconds) {
-  const std::string line = command + " train " + std::to_string(seconds) + " 2>&1";
-  FILE* pipe = popen(line.c_str(), "r");
-  if (!pipe) throw std::runtime_error("--peer: cannot run '" + line + "'");
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  const int rc = pclose(pipe);
-  std::smatch m;
-  static const std::regex rate("= ([0-9.]+) steps/s");
-  if (rc != 0 || !std::regex_search(out, m, rate)) {
-    throw std::runtime_error("--peer: '" + line + "' exited " + std::to_string(rc) +
-                             " without '= X steps/s':\n" + out);
-  }
-  std::fprintf(stderr, "%s", out.c_str());
-  return std::stod(m[1].str());
-}
-
-// Peer rates in the order they ran: one more than the rounds, round r between runs r and r + 1.
-struct PeerRuns {
-  std::vector<double> steps_per_s;
-  bool any() const { return !steps_per_s.empty(); }
-  double around(int round) const {
-    return any() ? 0.5 * (steps_per_s[round] + steps_per_s[round + 1]) : NAN;
-  }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // "× peer" over the rounds per backbone/device, in the rows' first-seen order.
