@@ -1,11 +1,13 @@
 // The tuned stacked products (ops/tuned_gemm_cuda.h): on the CPU, that the column-major
 // description of a row-major product (ops/gemm_layout.h) computes torch's bmm when a loop reads
-// it as cuBLAS does, and that the choices' file keeps what processes chose
-// (ops/tuned_choice_file.h); on CUDA (label `cuda`; skipped without a GPU), the products
-// themselves against LibTorch's for every operand layout the ops hand them.
+// it as cuBLAS does (and sums a's rows where its bias-gradient epilogue reduces the second
+// operand), and that the choices' file keeps what processes chose (ops/tuned_choice_file.h); on
+// CUDA (label `cuda`; skipped without a GPU), the products themselves against LibTorch's for every
+// operand layout the ops hand them, and a weight gradient's bias gradient against dy's column sums.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
