@@ -131,7 +131,7 @@ torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& row
 }
 
 torch::Tensor rows_bias_grad(const torch::Tensor& dy) {
-  return dy.dim() == 3 ? run_column_sums(dy.reshape({-1, dy.size(2)}), dy.size(0)) : bias_grad(dy);
+  return dy.dim() == 3 ? run_column_sums(dy.view({-1, dy.size(2)}), dy.size(0)) : bias_grad(dy);
 }
 
 std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch::Tensor& rows,
@@ -142,8 +142,10 @@ std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch
     return {w, b};
   }
 #endif
+  // The sums read dy by rows (a column sum's order, and its bits), whatever layout the products
+  // take it in (rows_for_products' columns for a head of a few outputs).
   return {weight ? rows_weight_grad(dy, rows) : torch::Tensor(),
-          bias ? rows_bias_grad(dy) : torch::Tensor()};
+          bias ? rows_bias_grad(dy.contiguous()) : torch::Tensor()};
 }
 
 torch::Tensor bias_grad(const torch::Tensor& dy_rows) {
