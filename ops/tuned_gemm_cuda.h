@@ -9,12 +9,13 @@
 // tile, stages) configurations it has beyond them) and times them briefly, in that order, while
 // 100 times LibTorch's product lasts; the six fastest, each checked against LibTorch's product
 // first (one that strays by more than rounding is refused), are then timed fully beside
-// LibTorch's own path (bmm, then the bias added), on the call's operands with nothing else on the
-// device, and the fastest is kept: never slower than the bmm it replaces, as far as timing tells,
-// and never a wrong algorithm. The choice holds for the process and is kept in the GPU's choices
-// file (ops/tuned_choice_file.h), which later processes read before timing anything: a resumed
-// pack and a sweep's other processes run the algorithms the first one chose, the same bits. A
-// call inside a capture whose shape has no choice yet takes LibTorch's path and keeps nothing.
+// LibTorch's own path (bmm, then the bias added or a's sums taken apart), on the call's operands
+// with nothing else on the device, and the fastest is kept: never slower than the bmm it replaces,
+// as far as timing tells, and never a wrong algorithm. The choice holds for the process and is kept
+// in the GPU's choices file (ops/tuned_choice_file.h), which later processes read before timing
+// anything: a resumed pack and a sweep's other processes run the algorithms the first one chose,
+// the same bits. A call inside a capture whose shape has no choice yet takes LibTorch's path and
+// keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
