@@ -1,6 +1,7 @@
 // The `minrnn` binary as a user runs it: each test starts it in a fresh directory and checks its
 // exit status, what it prints and the files it leaves. The libraries behind it have their own
-// suites; these check the wiring users touch (options, exit codes, messages, output files).
+// suites; these check the wiring users touch (options, exit codes, messages, output files). The
+// benches' are tests/tools/cli_bench_test.cpp.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,15 +34,9 @@ CliResult run_program(const TempDir& dir, const std::string& program, const std:
   return testing::run_program(dir, minrnn::testing::binary_dir(), program, args);
 }
 
-using testing::read_text;
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 using testing::expect_failure_naming;
+using testing::lines_of;
+using testing::read_text;
 using testing::run_minrnn;
 using testing::write_text;
 
@@ -300,109 +294,6 @@ TEST(Cli, ANonPositiveCountIsRefusedByName) {
   expect_failure_naming(run_minrnn(dir, "bench pack-limits --device cpu --no-append"),
                         {"--device cpu", "CUDA graphs"});
   EXPECT_TRUE(fs::is_empty(dir.path));
-}
-
-// A bench prints its table, files it in the markdown log and writes the same numbers as CSV.
-TEST(Cli, BenchFilesMarkdownAndCsv) {
-  TempDir dir;
-  const CliResult r =
-      run_minrnn(dir, "bench env --quick --envs hopper --sizes 1,2 --markdown bench.md");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(read_text(dir.path / "bench.md").find("## Environments (minrnn bench env)"),
-            std::string::npos);
-  const auto csv = lines_of(read_text(dir.path / "runs" / "bench" / "env.csv"));
-  ASSERT_EQ(csv.size(), 1u + 4u);  // header; single, vector N=1, vector N=2, mj_step
-  EXPECT_EQ(csv[0], "machine,env,mode,num_envs,threads,steps,env_steps_per_s,mj_steps_per_s");
-  for (size_t i = 1; i < csv.size(); ++i) {
-    EXPECT_NE(csv[i].find(",hopper,"), std::string::npos) << csv[i];
-    const std::string rate = csv[i].substr(0, csv[i].rfind(','));
-    EXPECT_GT(std::stod(rate.substr(rate.rfind(',') + 1)), 0.0) << csv[i];
-  }
-}
-
-// By default a bench prints and writes its CSV, and leaves the benchmark log alone: only --record
-// (or naming a log with --markdown) appends to it.
-TEST(Cli, BenchRecordsInTheLogOnlyWhenAsked) {
-  TempDir dir;
-  fs::create_directories(dir.path / "docs");
-  CliResult r = run_minrnn(dir, "bench scan --quick --lengths 16");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(fs::exists(dir.path / "runs" / "bench" / "scan-cpu.csv"));
-  EXPECT_FALSE(fs::exists(dir.path / "docs" / "benchmarks.md"));
-
-  r = run_minrnn(dir, "bench scan --quick --lengths 16 --record");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(read_text(dir.path / "docs" / "benchmarks.md").find("| scan: ours (linear_scan) |"),
-            std::string::npos);
-
-  r = run_minrnn(dir, "bench scan --quick --lengths 16 --record --no-append");
-  EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("--no-append"), std::string::npos) << r.output;
-}
-
-// --no-append prints only: no markdown, and no CSV unless --csv names one.
-TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
-  TempDir dir;
-  CliResult r = run_minrnn(dir, "bench scan --quick --lengths 16 --no-append");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("| scan: ours (linear_scan) |"), std::string::npos) << r.output;
-  EXPECT_TRUE(fs::is_empty(dir.path));
-
-  r = run_minrnn(dir, "bench scan --quick --lengths 16 --no-append --csv out/scan.csv");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto csv = lines_of(read_text(dir.path / "out" / "scan.csv"));
-  ASSERT_EQ(csv.size(), 1u + 6u);  // header; two scans and four layers at one T
-  EXPECT_EQ(csv[0], "device,machine,what,batch,T,dim,forward_ms,train_ms,forward_gb_per_s");
-  EXPECT_NE(csv[1].find(",scan: ours (linear_scan),"), std::string::npos) << csv[1];
-  EXPECT_FALSE(fs::exists(dir.path / "docs"));
-}
-
-// --peer with --rounds: the peer runs before, between and after our rounds, each round's ratio
-// divides by the mean of the two peer runs around it, and the table adds the median and range.
-// The peer here is a script printing 10, 20, 30 steps/s on its three calls (the real one is
-// ../shared/peer/run.sh), so the ratios are known from our own rates.
-TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
-  TempDir dir;
-  write_text(dir.path / "peer.sh",
-             "#!/bin/sh\nn=$(cat calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > calls\n"
-             "[ \"$1\" = train ] || exit 2\necho \"peer: = $((n * 10)).0 steps/s\"\n");
-  fs::permissions(dir.path / "peer.sh", fs::perms::owner_all);
-  const CliResult r = run_minrnn(dir,
-                                 "bench train --backbones mingru --devices cpu --embed 16 "
-                                 "--seconds 0.2 --peer ./peer.sh --rounds 2 --no-append "
-                                 "--csv out/train.csv");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(read_text(dir.path / "calls"), "3\n");
-  EXPECT_NE(r.output.find("before, between and after our 2 rounds (steps/s): 10.00 20.00 30.00"),
-            std::string::npos)
-      << r.output;
-  const auto csv = lines_of(read_text(dir.path / "out" / "train.csv"));
-  ASSERT_EQ(csv.size(), 3u) << read_text(dir.path / "out" / "train.csv");
-  EXPECT_EQ(csv[0].substr(0, 30), "round,device,machine,backbone,");
-  std::vector<double> ratios;
-  for (int round = 1; round <= 2; ++round) {
-    const std::string& row = csv[round];
-    EXPECT_EQ(row.substr(0, 6), std::to_string(round) + ",cpu,") << row;
-    std::vector<std::string> cells;
-    std::stringstream in(row);
-    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    // Counted from the end (the machine's name may hold a quoted comma): the peer's mean rate
-    // around the round, then the graph's launches (none: the CPU step is eager).
-    EXPECT_EQ(cells[cells.size() - 2], round == 1 ? "15" : "25") << row;
-    EXPECT_EQ(cells.back(), "0") << row;
-    ratios.push_back(std::stod(cells[cells.size() - 9]) / (round == 1 ? 15.0 : 25.0));
-  }
-  // The summary row (the per-round rows start with their round).
-  const std::string summary = "| mingru | cpu | ";
-  const size_t at = r.output.find("\n" + summary);
-  ASSERT_NE(at, std::string::npos) << r.output;
-  std::istringstream cells(r.output.substr(at + 1 + summary.size()));
-  double median = 0, lowest = 0, highest = 0;
-  std::string bar;
-  cells >> median >> bar >> lowest >> bar >> highest;
-  EXPECT_NEAR(median, 0.5 * (ratios[0] + ratios[1]), 0.006) << r.output;
-  EXPECT_NEAR(lowest, std::min(ratios[0], ratios[1]), 0.006) << r.output;
-  EXPECT_NEAR(highest, std::max(ratios[0], ratios[1]), 0.006) << r.output;
 }
 
 // Every command that computes refuses `cuda` where no CUDA device is usable before it creates

@@ -1,14 +1,11 @@
 // What `bench train` and the pack benches count and print: a training step's matmuls (each Linear
 // at the tokens it sees) and their FLOPs, derived here by hand for the default minGRU agent; and
-// the arithmetic cells both pack tables end a row with; the median the benches report.
+// the arithmetic cells both pack tables end a row with.
 #include "tools/bench/train_setup.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
-
-#include "tools/bench/report.h"
 
 namespace minrnn::cli {
 namespace {
@@ -51,15 +48,6 @@ TEST(TrainSetup, PackTablesEndARowWithItsArithmetic) {
   add_rate_row(csv, {"matmuls"}, 2000.0, 11.5);
   EXPECT_EQ(csv.text(),
             "probe,run_steps_per_s,ms_per_run_step,step_gflop,tflops\nmatmuls,2000,0.5,11.5,23\n");
-}
-
-// The benches' median (bench train's rounds, bench scan's and figure1's repeats): the middle one,
-// the mean of the middle two for an even count, whatever the order; nothing measured is NaN.
-TEST(BenchReport, AMedianIsTheMiddleOfTheSortedValues) {
-  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
-  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
-  EXPECT_EQ(median({7.0}), 7.0);
-  EXPECT_TRUE(std::isnan(median({})));
 }
 
 }  // namespace
