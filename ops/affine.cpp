@@ -95,6 +95,12 @@ bool stacked_products_tuned() {
                     "tuned (cuBLASLt, each shape's algorithm timed) or cublas (LibTorch's bmm)");
 }
 
+bool stacked_bias_grads_in_products() {
+  return env_switch("MINRNN_STACKED_BIAS_GRAD", true, "apart", "product",
+                    "product (a weight gradient's product sums its bias's where that is faster) or "
+                    "apart (the column sums)");
+}
+
 namespace {
 
 #ifdef MINRNN_WITH_CUDA
@@ -137,7 +143,7 @@ torch::Tensor rows_bias_grad(const torch::Tensor& dy) {
 std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch::Tensor& rows,
                                             bool weight, bool bias) {
 #ifdef MINRNN_WITH_CUDA
-  if (weight && bias && dy.dim() == 3 && tuned_product(dy)) {
+  if (weight && bias && dy.dim() == 3 && tuned_product(dy) && stacked_bias_grads_in_products()) {
     auto [w, b] = tuned_bmm_and_sums(dy.transpose(1, 2), rows);
     return {w, b};
   }

@@ -42,6 +42,12 @@ bool stacked_bias_after_product();
 // packs of 32): tuned 2 908.1 / 2 346.6 run-steps/s (minGRU / Transformer) in fp32, 5 330.7 /
 // 4 271.2 in TF32; cublas 2 743.7 / 2 211.0 and 5 019.6 / 3 945.9.
 bool stacked_products_tuned();
+// Whether a stacked weight's gradient on the tuned products may sum its bias's gradient in its
+// own pass (tuned_bmm_and_sums, where that times faster; `product`, unset: the default) or the
+// bias's gradient is always this project's column sums apart (`apart`), as
+// MINRNN_STACKED_BIAS_GRAD says (read at each product): the two side by side in one GPU call, and
+// the way back should cuBLASLt's bias-gradient epilogue misbehave on some GPU.
+bool stacked_bias_grads_in_products();
 torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);      // dy·w
 torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows);  // dyᵀ·rows
 torch::Tensor rows_bias_grad(const torch::Tensor& dy);  // column sums, each run's of its rows

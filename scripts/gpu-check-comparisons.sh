@@ -87,6 +87,12 @@ if ! skipped pack; then
   # weight gradients (32 runs' 128 × 128 outputs) fill one wave of tiles. ~12 s.
   time_stacked_pack "this build, fp32, MINRNN_SIDE_WORK=1" "$LOGS/bench-pack-stacked-side-work.log" \
     fp32 env MINRNN_SIDE_WORK=1 "$MINRNN"
+  # The bias gradients always apart (MINRNN_STACKED_BIAS_GRAD=apart: the column sums), against
+  # the default's, where a weight gradient's product may sum them in cuBLASLt's epilogue
+  # (tuned_bmm_and_sums, 2026-11-28's twenty-third session: ~0.16 ms of a minGRU round's column
+  # sums over rows the product reads anyway). ~12 s.
+  time_stacked_pack "this build, fp32, MINRNN_STACKED_BIAS_GRAD=apart" \
+    "$LOGS/bench-pack-stacked-bias-grad-apart.log" fp32 env MINRNN_STACKED_BIAS_GRAD=apart "$MINRNN"
 fi
 if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the

@@ -130,6 +130,19 @@ TEST(TunedGemm, TheSwitchTakesTwoNames) {
   }
 }
 
+TEST(TunedGemm, TheBiasGradientSwitchTakesTwoNames) {
+  {
+    const testing::ScopedEnv unset("MINRNN_STACKED_BIAS_GRAD", "");
+    EXPECT_TRUE(stacked_bias_grads_in_products());
+  }
+  {
+    const testing::ScopedEnv apart("MINRNN_STACKED_BIAS_GRAD", "apart");
+    EXPECT_FALSE(stacked_bias_grads_in_products());
+  }
+  const testing::ScopedEnv wrong("MINRNN_STACKED_BIAS_GRAD", "fused");
+  EXPECT_THROW(stacked_bias_grads_in_products(), std::invalid_argument);
+}
+
 std::string contents(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
