@@ -101,7 +101,9 @@ namespace {
 // `module`'s parameter `name`, which it must have, the other module's structure being its own.
 torch::Tensor parameter_named(const torch::nn::Module& module, const std::string& name,
                               const char* caller) {
-  const torch::Tensor* found = module.named_parameters().find(name);
+  // named_parameters() is a new dict each call: find()'s pointer is into this one, kept alive.
+  const auto parameters = module.named_parameters();
+  const torch::Tensor* found = parameters.find(name);
   if (!found) {
     throw std::invalid_argument(std::string(caller) + ": a run has no parameter '" + name +
                                 "' (the runs must share one structure)");
@@ -127,7 +129,8 @@ void stack_runs(torch::nn::Module& pack, const std::vector<const torch::nn::Modu
   }
   for (const auto& buffer : pack.named_buffers()) {
     for (const torch::nn::Module* run : runs) {
-      const torch::Tensor* theirs = run->named_buffers().find(buffer.key());
+      const auto their_buffers = run->named_buffers();
+      const torch::Tensor* theirs = their_buffers.find(buffer.key());
       if (!theirs || !torch::equal(theirs->to(buffer.value().device()), buffer.value())) {
         throw std::invalid_argument("stack_runs: buffer '" + buffer.key() +
                                     "' differs between runs (buffers are not stacked)");
