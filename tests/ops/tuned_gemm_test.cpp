@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -111,36 +112,30 @@ TEST(TunedGemmLayout, AnOperandOfNeitherLayoutIsLeftToACopy) {
                    .has_value());
 }
 
-TEST(TunedGemm, TheSwitchTakesTwoNames) {
+// A switch of the stacked products (`variable`): on where unset, off at `off`, and another value
+// refused naming the variable and the value.
+void expect_switch(const char* variable, const char* off, const std::function<bool()>& is_on) {
   {
-    const testing::ScopedEnv unset("MINRNN_STACKED_GEMM", "");
-    EXPECT_TRUE(stacked_products_tuned());
+    const testing::ScopedEnv unset(variable, "");
+    EXPECT_TRUE(is_on()) << variable << " unset";
   }
   {
-    const testing::ScopedEnv libtorch("MINRNN_STACKED_GEMM", "cublas");
-    EXPECT_FALSE(stacked_products_tuned());
+    const testing::ScopedEnv set_off(variable, off);
+    EXPECT_FALSE(is_on()) << variable << "=" << off;
   }
-  const testing::ScopedEnv wrong("MINRNN_STACKED_GEMM", "fast");
+  const testing::ScopedEnv wrong(variable, "fast");
   try {
-    stacked_products_tuned();
-    ADD_FAILURE() << "MINRNN_STACKED_GEMM=fast was taken";
+    is_on();
+    ADD_FAILURE() << variable << "=fast was taken";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("MINRNN_STACKED_GEMM=fast"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(std::string(variable) + "=fast"), std::string::npos)
         << e.what();
   }
 }
 
-TEST(TunedGemm, TheBiasGradientSwitchTakesTwoNames) {
-  {
-    const testing::ScopedEnv unset("MINRNN_STACKED_BIAS_GRAD", "");
-    EXPECT_TRUE(stacked_bias_grads_in_products());
-  }
-  {
-    const testing::ScopedEnv apart("MINRNN_STACKED_BIAS_GRAD", "apart");
-    EXPECT_FALSE(stacked_bias_grads_in_products());
-  }
-  const testing::ScopedEnv wrong("MINRNN_STACKED_BIAS_GRAD", "fused");
-  EXPECT_THROW(stacked_bias_grads_in_products(), std::invalid_argument);
+TEST(TunedGemm, TheSwitchesTakeTwoNames) {
+  expect_switch("MINRNN_STACKED_GEMM", "cublas", stacked_products_tuned);
+  expect_switch("MINRNN_STACKED_BIAS_GRAD", "apart", stacked_bias_grads_in_products);
 }
 
 std::string contents(const std::string& path) {
