@@ -6,6 +6,7 @@
 #include <vector>
 
 #ifdef MINRNN_WITH_CUDA
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Exceptions.h>
@@ -103,23 +104,32 @@ void drain_current_stream(bool on_cuda) {
 }
 
 struct HostUpload::Impl {
-  explicit Impl(int index)
-      : device(index >= 0 ? static_cast<c10::DeviceIndex>(index) : c10::cuda::current_device()) {}
+  Impl(int index, size_t capacity)
+      : device(index >= 0 ? static_cast<c10::DeviceIndex>(index) : c10::cuda::current_device()),
+        landing(at::empty({static_cast<int64_t>(capacity)},
+                          at::TensorOptions().dtype(at::kByte).device(at::kCUDA, device))) {}
   c10::DeviceIndex device;
+  at::Tensor landing;  // where the host's block lands, read by the current stream's device copy
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromPool(false, device);
   at::cuda::CUDAEvent landed, landing_read;
   bool queued = false;
 };
 
-HostUpload::HostUpload(bool on_cuda, int device)
-    : impl_(on_cuda ? std::make_unique<Impl>(device) : nullptr) {}
+HostUpload::HostUpload(bool on_cuda, int device, size_t capacity)
+    : impl_(on_cuda ? std::make_unique<Impl>(device, capacity) : nullptr) {}
 HostUpload::~HostUpload() = default;
 
-void HostUpload::queue(void* target, void* landing, const void* host, size_t bytes) {
+void HostUpload::queue(void* target, const void* host, size_t bytes) {
   if (!impl_) {
     std::memcpy(target, host, bytes);
     return;
   }
+  if (bytes > static_cast<size_t>(impl_->landing.numel())) {
+    throw std::invalid_argument("HostUpload: " + std::to_string(bytes) +
+                                " bytes queued, more than its landing block's " +
+                                std::to_string(impl_->landing.numel()));
+  }
+  void* landing = impl_->landing.data_ptr();
   const c10::cuda::CUDAGuard on_device(impl_->device);
   const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
   if (impl_->queued) impl_->landing_read.block(impl_->stream);
@@ -167,9 +177,9 @@ const CapturedNodes& CudaGraph::nodes() const {
 void drain_current_stream(bool) {}
 
 struct HostUpload::Impl {};
-HostUpload::HostUpload(bool, int) {}
+HostUpload::HostUpload(bool, int, size_t) {}
 HostUpload::~HostUpload() = default;
-void HostUpload::queue(void* target, void*, const void* host, size_t bytes) {
+void HostUpload::queue(void* target, const void* host, size_t bytes) {
   std::memcpy(target, host, bytes);
 }
 void HostUpload::wait_host_free() {}

@@ -51,16 +51,17 @@ void drain_current_stream(bool on_cuda);
 // takes a few. Off CUDA (on_cuda false, or a build without CUDA) queue() copies at once.
 class HostUpload {
  public:
-  // device: the CUDA device the target and landing blocks are on (−1: the current one).
-  HostUpload(bool on_cuda, int device);
+  // device: the CUDA device the targets are on (−1: the current one), where the upload keeps its
+  // landing block of `capacity` bytes.
+  HostUpload(bool on_cuda, int device, size_t capacity);
   ~HostUpload();
   HostUpload(const HostUpload&) = delete;
   HostUpload& operator=(const HostUpload&) = delete;
 
-  // `bytes` of host (pinned on CUDA) into target: onto landing (device memory of as many bytes)
-  // once the last queue()'s device copy has read it, then landing into target on the current
-  // stream once they have landed. Off CUDA, host into target now (landing unused).
-  void queue(void* target, void* landing, const void* host, size_t bytes);
+  // `bytes` (at most the capacity) of host (pinned on CUDA) into target: onto the landing block
+  // once the last queue()'s device copy has read it, then from there into target on the current
+  // stream once they have landed. Off CUDA, host into target now.
+  void queue(void* target, const void* host, size_t bytes);
   // Blocks the host until the last queue()'s copy has read the host block: call it before writing
   // the block again.
   void wait_host_free();

@@ -50,8 +50,8 @@ class StagingBlock {
     const auto bytes = torch::TensorOptions().dtype(torch::kUInt8);
     device_ = torch::zeros({end_}, bytes.device(on));
     host_ = torch::zeros({end_}, bytes.pinned_memory(on.is_cuda()));
-    if (on.is_cuda()) landing_ = torch::empty({copied_bytes_}, bytes.device(on));
-    upload_ = std::make_unique<core::HostUpload>(on.is_cuda(), on.index());
+    upload_ = std::make_unique<core::HostUpload>(on.is_cuda(), on.index(),
+                                                 static_cast<size_t>(copied_bytes_));
   }
   torch::Tensor device(int slot) const {
     const Slot& s = slots_[slot];
@@ -79,8 +79,7 @@ class StagingBlock {
   // Blocks until the last commit() has read the host block: before the host writes it again.
   void wait_host_free() { upload_->wait_host_free(); }
   void commit() {
-    upload_->queue(device_.data_ptr(), landing_.defined() ? landing_.data_ptr() : nullptr,
-                   host_.data_ptr(), static_cast<size_t>(copied_bytes_));
+    upload_->queue(device_.data_ptr(), host_.data_ptr(), static_cast<size_t>(copied_bytes_));
   }
 
  private:
@@ -92,7 +91,7 @@ class StagingBlock {
   };
   std::vector<Slot> slots_;
   int64_t end_ = 0, copied_bytes_ = 0;
-  torch::Tensor host_, device_, landing_;  // landing_: where the host's block lands on CUDA
+  torch::Tensor host_, device_;
   std::unique_ptr<core::HostUpload> upload_;
 };
 
