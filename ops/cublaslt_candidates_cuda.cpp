@@ -64,51 +64,82 @@ std::vector<uint32_t> capability_ids(const cublasLtMatmulAlgo_t& algo,
   return ids;
 }
 
-// Every (algorithm, tile, stages) cuBLASLt has for float32 that it accepts for this product and
-// that is not among `found` yet, up to kEnumerated: its heuristic ranks a few configurations of
-// a few algorithms, and the best it offered the stacked round's K = 128 products ran at 39–45
-// TFLOP/s. (The autotuners of FasterTransformer and TensorRT search cuBLASLt so.)
-void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+// cuBLASLt's configuration of `algo` with this tile and these stages.
+cublasLtMatmulHeuristicResult_t configured(const cublasLtMatmulAlgo_t& algo, uint32_t tile,
+                                           uint32_t stages) {
+  cublasLtMatmulHeuristicResult_t variant{};
+  variant.algo = algo;
+  cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                       sizeof tile);
+  cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                       sizeof stages);
+  return variant;
+}
+
+// One float32 algorithm of cuBLASLt's, with the tiles and stages it lists for itself: its tiles
+// largest first (the stacked products are tens of thousands of rows), its stages led by
+// "undefined" (cuBLASLt's own pick, where it accepts that).
+struct AlgorithmGrid {
+  cublasLtMatmulAlgo_t algo;
+  std::vector<uint32_t> tiles, stages;
+};
+
+std::vector<AlgorithmGrid> algorithm_grids(cublasComputeType_t compute) {
   constexpr int kMaxIds = 64;
-  constexpr size_t kEnumerated = 96;
   const cublasLtHandle_t lt = at::cuda::getCurrentCUDABlasLtHandle();
-  const cublasComputeType_t compute = p.operation.compute;
   int ids[kMaxIds], count = 0;
   if (cublasLtMatmulAlgoGetIds(lt, compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
                                CUDA_R_32F, kMaxIds, ids, &count) != CUBLAS_STATUS_SUCCESS) {
-    return;
+    return {};
   }
+  std::vector<AlgorithmGrid> grids;
+  for (int i = 0; i < count; ++i) {
+    AlgorithmGrid grid;
+    if (cublasLtMatmulAlgoInit(lt, compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                               CUDA_R_32F, ids[i], &grid.algo) != CUBLAS_STATUS_SUCCESS) {
+      continue;
+    }
+    grid.tiles = capability_ids(grid.algo, CUBLASLT_ALGO_CAP_TILE_IDS);
+    std::reverse(grid.tiles.begin(), grid.tiles.end());
+    if (grid.tiles.empty()) grid.tiles = {CUBLASLT_MATMUL_TILE_UNDEFINED};
+    grid.stages = capability_ids(grid.algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    grid.stages.insert(grid.stages.begin(), CUBLASLT_MATMUL_STAGES_UNDEFINED);
+    grids.push_back(std::move(grid));
+  }
+  return grids;
+}
+
+// Up to kEnumerated (algorithm, tile) configurations cuBLASLt accepts for this product that are
+// not among `found` yet, each at the first of its stages it accepts: its heuristic ranks a few
+// configurations of a few algorithms, and the best it offered the stacked round's K = 128
+// products ran at 39–45 TFLOP/s (H200, 2026-11-28). (The autotuners of FasterTransformer and
+// TensorRT search cuBLASLt so.) Taken round by round, each algorithm's next tile in turn, so that
+// the candidates spread over every algorithm before any one's smaller tiles; at most kChecks
+// configurations are put to cuBLASLt's check, so that one refusing most of its grid for a shape
+// still lists its candidates in bounded time.
+void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
+  constexpr size_t kEnumerated = 96, kChecks = 4096;
+  const std::vector<AlgorithmGrid> grids = algorithm_grids(p.operation.compute);
   const auto known = [&](const cublasLtMatmulAlgo_t& algo) {
     return std::any_of(found.begin(), found.end(), [&](const auto& f) {
       return std::memcmp(f.algo.data, algo.data, sizeof algo.data) == 0;
     });
   };
-  size_t added = 0;
-  for (int a = 0; a < count && added < kEnumerated; ++a) {
-    cublasLtMatmulAlgo_t algo;
-    if (cublasLtMatmulAlgoInit(lt, compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
-                               CUDA_R_32F, ids[a], &algo) != CUBLAS_STATUS_SUCCESS) {
-      continue;
-    }
-    std::vector<uint32_t> tiles = capability_ids(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
-    std::vector<uint32_t> stages = capability_ids(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
-    if (tiles.empty()) tiles = {CUBLASLT_MATMUL_TILE_UNDEFINED};
-    if (stages.empty()) stages = {CUBLASLT_MATMUL_STAGES_UNDEFINED};
-    for (const uint32_t tile : tiles) {
-      for (const uint32_t stage : stages) {
-        if (added >= kEnumerated) return;
-        cublasLtMatmulHeuristicResult_t variant{};
-        variant.algo = algo;
-        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
-                                             sizeof tile);
-        cublasLtMatmulAlgoConfigSetAttribute(&variant.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage,
-                                             sizeof stage);
-        if (p.accepts(variant) && !known(variant.algo)) {
-          found.push_back(variant);
-          ++added;
-        }
+  size_t added = 0, checked = 0;
+  for (size_t round = 0;; ++round) {
+    bool any_left = false;
+    for (const AlgorithmGrid& grid : grids) {
+      if (round >= grid.tiles.size()) continue;
+      any_left = true;
+      for (const uint32_t stages : grid.stages) {
+        if (added >= kEnumerated || checked++ >= kChecks) return;
+        cublasLtMatmulHeuristicResult_t variant = configured(grid.algo, grid.tiles[round], stages);
+        if (!p.accepts(variant)) continue;
+        if (!known(variant.algo)) found.push_back(variant), ++added;
+        break;
       }
     }
+    if (!any_left) return;
   }
 }
 

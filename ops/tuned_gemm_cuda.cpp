@@ -11,11 +11,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -25,26 +23,20 @@
 #include "ops/gemm_layout.h"
 #include "ops/pointwise_cuda.h"
 #include "ops/tuned_choice_file.h"
+#include "ops/tuned_gemm_search_cuda.h"
 
 namespace minrnn::core {
 namespace {
 
-using cublaslt::candidates;
 using cublaslt::check;
 using cublaslt::Layout;
 using cublaslt::Operation;
 using cublaslt::Product;
 using cublaslt::VectorUse;
+using tuned_gemm::Choice;
+using tuned_gemm::ProductCall;
 
-// What a shape's first call chose, and what the choice rested on: one of cuBLASLt's candidates,
-// or LibTorch's own path (bmm, then the bias added or a's sums taken apart) where none beat it.
-struct Choice {
-  cublasLtMatmulAlgo_t algo{};
-  bool libtorch = false, kept = false;  // kept: read from the choices' file, not timed here
-  double us = 0, first_us = 0, libtorch_us = 0;
-  int timed = 0, rejected = 0;  // candidates timed; refused (failed, or disagreed with LibTorch)
-  bool judged = true;           // false: operands not finite, nothing compared (nor kept)
-};
+using ProductCompute = std::function<void(const ProductCall&)>;
 
 std::mutex choices_mutex;
 std::map<std::vector<int64_t>, Choice> choices;  // key(): the shape and everything it ran with
@@ -59,101 +51,6 @@ std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUs
   const std::array<uint32_t, 3> alignments = product.alignments();
   k.insert(k.end(), alignments.begin(), alignments.end());
   return k;
-}
-
-// Everything a call has to write out = a · b (+ bias, or with a's sums) with: the product as
-// cuBLASLt takes it, the key its choice is kept under, LibTorch's path, and the outputs both
-// write (the product, then a's sums where asked).
-struct ProductCall {
-  const Product& product;
-  std::vector<int64_t> key;
-  std::function<void()> libtorch;
-  std::vector<torch::Tensor> outputs;
-  bool tf32;
-};
-using ProductCompute = std::function<void(const ProductCall&)>;
-
-// µs a call of `run` (a few calls after two to warm up), or infinity where it fails.
-double time_us(const std::function<bool()>& run, int warm = 2, int timed = 5) {
-  for (int i = 0; i < warm; ++i) {
-    if (!run()) return std::numeric_limits<double>::infinity();
-  }
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  cudaEvent_t start, end;
-  C10_CUDA_CHECK(cudaEventCreate(&start));
-  C10_CUDA_CHECK(cudaEventCreate(&end));
-  C10_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < timed; ++i) run();
-  C10_CUDA_CHECK(cudaEventRecord(end, stream));
-  C10_CUDA_CHECK(cudaEventSynchronize(end));
-  float ms = 0;
-  C10_CUDA_CHECK(cudaEventElapsedTime(&ms, start, end));
-  C10_CUDA_CHECK(cudaEventDestroy(start));
-  C10_CUDA_CHECK(cudaEventDestroy(end));
-  return 1e3 * ms / timed;
-}
-
-// The fastest of cuBLASLt's candidates and LibTorch's path, timed with nothing else on the
-// device: the tuned product is never slower than the bmm it replaces, as far as timing tells.
-// Candidates are timed briefly (one launch after one) in cuBLASLt's order until kBudget times
-// LibTorch's product is spent; the kFinalists fastest are then checked against LibTorch's product
-// — one that strays by more than rounding (kAgreement of its largest entry) is refused: a wrong
-// algorithm is never kept, however fast — and timed as LibTorch's path is (five after two).
-Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicResult_t>& found) {
-  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2, kBudget = 100;
-  constexpr size_t kFinalists = 6;
-  C10_CUDA_CHECK(cudaDeviceSynchronize());
-  Choice best;
-  best.libtorch = true;
-  best.us = best.libtorch_us = time_us([&] {
-    call.libtorch();
-    return true;
-  });
-  // Each output's reference, and how far from it rounding may take a candidate's.
-  std::vector<std::pair<torch::Tensor, double>> references;
-  const double agreement = call.tf32 ? kAgreementTf32 : kAgreementFp32;
-  for (const torch::Tensor& out : call.outputs) {
-    const double largest = out.abs().max().item<double>();
-    // Operands with a NaN or an infinity (a run diverging at once) say nothing of the
-    // candidates: LibTorch's path, for this process alone.
-    best.judged = best.judged && std::isfinite(largest);
-    references.emplace_back(out.clone(), agreement * largest);
-  }
-  if (!best.judged) return best;
-  const auto agrees = [&] {
-    for (size_t o = 0; o < references.size(); ++o) {
-      const auto& [reference, tolerance] = references[o];
-      if (!((call.outputs[o] - reference).abs().max().item<double>() <= tolerance)) return false;
-    }
-    return true;
-  };
-  const auto runner = [&](size_t i) {
-    return [&, i] { return call.product.run(found[i].algo) == CUBLAS_STATUS_SUCCESS; };
-  };
-  std::vector<std::pair<double, size_t>> brief;  // (µs, candidate)
-  double spent = 0;
-  for (size_t i = 0; i < found.size() && spent < kBudget * best.libtorch_us; ++i) {
-    const double us = time_us(runner(i), 1, 1);
-    spent += 2 * (std::isfinite(us) ? us : best.libtorch_us);
-    if (!std::isfinite(us)) {
-      ++best.rejected;
-      continue;
-    }
-    brief.emplace_back(us, i);
-    if (i == 0) best.first_us = us;
-    ++best.timed;
-  }
-  std::sort(brief.begin(), brief.end());
-  if (brief.size() > kFinalists) brief.resize(kFinalists);
-  for (const auto& [ignored, i] : brief) {
-    if (!runner(i)() || !agrees()) {
-      ++best.rejected;
-      continue;
-    }
-    const double us = time_us(runner(i));
-    if (us < best.us) best.algo = found[i].algo, best.us = us, best.libtorch = false;
-  }
-  return best;
 }
 
 // Each operand as it is where cuBLAS can read it so, else a contiguous copy.
@@ -315,21 +212,12 @@ void run_tuned(const ProductCall& call) {
       ++untuned_in_captures;
       return call.libtorch();
     } else {
-      chosen = choices.emplace(call.key, tune(call, candidates(call.product))).first;
+      chosen = choices.emplace(call.key, tuned_gemm::search(call)).first;
       if (chosen->second.judged) keep(file, key, chosen->second);
     }
   }
   if (chosen->second.libtorch) return call.libtorch();
   check(call.product.run(chosen->second.algo), "the product");
-}
-
-// Runs cuBLASLt's candidate `index` for a call, where it offers that many (says so in `offered`).
-ProductCompute candidate_at(int index, bool& offered) {
-  return [index, &offered](const ProductCall& call) {
-    const auto found = candidates(call.product);
-    offered = index < static_cast<int>(found.size());
-    if (offered) check(call.product.run(found[index].algo), "the product");
-  };
 }
 
 }  // namespace
@@ -345,21 +233,24 @@ std::pair<torch::Tensor, torch::Tensor> tuned_bmm_and_sums(const torch::Tensor& 
   return {made.out, made.sums};
 }
 
-torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
-                                     const torch::Tensor& bias, int index) {
-  bool offered = false;
-  const VectorUse use = bias.defined() ? VectorUse::kBias : VectorUse::kNone;
-  torch::Tensor out = with_product(a, b, bias, use, candidate_at(index, offered)).out;
-  return offered ? out : torch::Tensor();
-}
-
-std::pair<torch::Tensor, torch::Tensor> cublaslt_candidate_bmm_and_sums(const torch::Tensor& a,
-                                                                        const torch::Tensor& b,
-                                                                        int index) {
-  bool offered = false;
-  ProductOutputs made = with_product(a, b, {}, VectorUse::kSumsOfA, candidate_at(index, offered));
-  if (!offered) return {};
-  return {made.out, made.sums};
+int each_cublaslt_candidate(const torch::Tensor& a, const torch::Tensor& b,
+                            const torch::Tensor& bias, bool sums_of_a,
+                            const CandidateOutputs& each) {
+  if (sums_of_a && bias.defined()) {
+    throw std::invalid_argument("each_cublaslt_candidate: a bias or a's sums, not both");
+  }
+  const VectorUse use = sums_of_a        ? VectorUse::kSumsOfA
+                        : bias.defined() ? VectorUse::kBias
+                                         : VectorUse::kNone;
+  int offered = 0;
+  with_product(a, b, bias, use, [&](const ProductCall& call) {
+    for (const cublasLtMatmulHeuristicResult_t& candidate : cublaslt::candidates(call.product)) {
+      check(call.product.run(candidate.algo), "the product");
+      each(call.outputs[0], sums_of_a ? call.outputs[1] : torch::Tensor());
+      ++offered;
+    }
+  });
+  return offered;
 }
 
 std::vector<std::string> tuned_gemm_choices() {
@@ -379,8 +270,9 @@ std::vector<std::string> tuned_gemm_choices() {
     } else {
       std::snprintf(line + at, sizeof line - at,
                     ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates %.1f; %d "
-                    "refused)",
-                    choice.us, choice.libtorch_us, choice.timed, choice.first_us, choice.rejected);
+                    "refused; %zu listed in %.0f ms, timed in %.0f)",
+                    choice.us, choice.libtorch_us, choice.timed, choice.first_us, choice.rejected,
+                    choice.listed, choice.listing_ms, choice.tuning_ms);
     }
     lines.push_back(line);
   }

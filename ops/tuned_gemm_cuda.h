@@ -7,18 +7,19 @@
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
 // (its heuristic's kTunedGemmCandidates, split-K variants of the first three, and the (algorithm,
 // tile, stages) configurations it has beyond them) and times them briefly, in that order, while
-// 100 times LibTorch's product lasts; the six fastest, each checked against LibTorch's product
-// first (one that strays by more than rounding is refused), are then timed fully beside
-// LibTorch's own path (bmm, then the bias added or a's sums taken apart), on the call's operands
-// with nothing else on the device, and the fastest is kept: never slower than the bmm it replaces,
-// as far as timing tells, and never a wrong algorithm. The choice holds for the process and is kept
-// in the GPU's choices file (ops/tuned_choice_file.h), which later processes read before timing
-// anything: a resumed pack and a sweep's other processes run the algorithms the first one chose,
-// the same bits. A call inside a capture whose shape has no choice yet takes LibTorch's path and
-// keeps nothing.
+// 300 times LibTorch's product lasts (all ~130 of them, where they are as fast as it); the six
+// fastest, each checked against LibTorch's product first (one that strays by more than rounding is
+// refused), are then timed fully beside LibTorch's own path (bmm, then the bias added or a's sums
+// taken apart), on the call's operands with nothing else on the device, and the fastest is kept:
+// never slower than the bmm it replaces, as far as timing tells, and never a wrong algorithm. The
+// choice holds for the process and is kept in the GPU's choices file (ops/tuned_choice_file.h),
+// which later processes read before timing anything: a resumed pack and a sweep's other processes
+// run the algorithms the first one chose, the same bits. A call inside a capture whose shape has no
+// choice yet takes LibTorch's path and keeps nothing.
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,14 +43,16 @@ torch::Tensor tuned_bmm(const torch::Tensor& a, const torch::Tensor& b, const to
 std::pair<torch::Tensor, torch::Tensor> tuned_bmm_and_sums(const torch::Tensor& a,
                                                            const torch::Tensor& b);
 
-// cuBLASLt's candidate `index` (split-K variants counted) for the same product (with a's sums
-// where `sums_of_a`: {product, sums}), untimed, or undefined tensors where it offers fewer: for
-// the tests, which check every candidate a shape may be given.
-torch::Tensor cublaslt_candidate_bmm(const torch::Tensor& a, const torch::Tensor& b,
-                                     const torch::Tensor& bias, int index);
-std::pair<torch::Tensor, torch::Tensor> cublaslt_candidate_bmm_and_sums(const torch::Tensor& a,
-                                                                        const torch::Tensor& b,
-                                                                        int index);
+// Each of cuBLASLt's candidates for the same product (with a's sums where `sums_of_a`, then no
+// bias), untimed, one after another: `each(product, sums)` reads a candidate's outputs (sums
+// undefined without) before the next overwrites them. For the tests, which check every candidate
+// a shape may be given; cuBLASLt lists them once (its list is a few thousand host-side checks).
+// Returns how many it offered.
+using CandidateOutputs =
+    std::function<void(const torch::Tensor& product, const torch::Tensor& sums)>;
+int each_cublaslt_candidate(const torch::Tensor& a, const torch::Tensor& b,
+                            const torch::Tensor& bias, bool sums_of_a,
+                            const CandidateOutputs& each);
 
 // What the process chose so far, one line a shape (its size, cuBLAS's ops, the choice and its µs
 // beside LibTorch's and cuBLASLt's first candidate's): for the benches' entries.

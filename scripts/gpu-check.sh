@@ -22,6 +22,7 @@
 #                                             kernel-choices (scan kernels, cuBLAS logs), cublaslt:
 #                                             comparisons already read; pack-limits: ~80 s)
 #        CUDA_TESTS='*Cuda*:-ScanCuda.*' …    (PREBUILT: the cuda tests' gtest filter; default *Cuda*)
+#        TEST_SECONDS=240 …                   (PREBUILT: each test binary's limit, a group at a time)
 #        PEER=path/to/run.sh PEER_SECONDS=10 … (the peer's timed seconds per process; default 20)
 #        PEER_PROCS="4 8 16" …               (the peer's processes at once, each count in turn)
 #        (PREBUILT with bin/minrnn-baseline, gpu-carry.sh's BASELINE=REV: the training step of that
@@ -97,11 +98,16 @@ fi
 
 echo "== 2/4 cuda-labelled tests"
 # ctest's files name the build machine's paths: carried test binaries run directly, side by side.
+# Each binary within TEST_SECONDS (default 240): a test that hangs or crawls costs the call that
+# much, not all of it, and its log says where it was.
 gtest_each() {  # log name, gtest filter: every carried test binary, a log each
   local pids=() failed=0 t
   for t in "$PREBUILT"/bin/test_*; do
     t=$(basename "$t")
-    (cd "$BUILD" && OMP_WAIT_POLICY=PASSIVE "tests/$t" --gtest_filter="$2" > "$LOGS/$1-$t.log" 2>&1) &
+    (cd "$BUILD" && OMP_WAIT_POLICY=PASSIVE timeout "${TEST_SECONDS:-240}" "tests/$t" \
+       --gtest_filter="$2" > "$LOGS/$1-$t.log" 2>&1 ||
+     { rc=$?; [ $rc != 124 ] || echo "[  FAILED  ] 1 test: $t stopped after ${TEST_SECONDS:-240} s" \
+         >> "$LOGS/$1-$t.log"; exit $rc; }) &
     pids+=($!)
   done
   for t in "${pids[@]}"; do wait "$t" || failed=1; done

@@ -256,14 +256,12 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
               << with_bias << ": largest difference " << (got - expected).abs().max().item<float>();
             return s.str();
           };
-          int offered = 0;
-          for (int i = 0; i < 16 * kTunedGemmCandidates; ++i) {
-            const torch::Tensor got = cublaslt_candidate_bmm(a, b, bias, i);
-            if (!got.defined()) break;
-            ++offered;
-            EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4))
-                << what("candidate " + std::to_string(i), got);
-          }
+          int index = 0;
+          const int offered =
+              each_cublaslt_candidate(a, b, bias, false, [&](const torch::Tensor& got, auto&) {
+                EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4))
+                    << what("candidate " + std::to_string(index++), got);
+              });
           EXPECT_GT(offered, 0) << what("cuBLASLt offered nothing", expected);
           const torch::Tensor first = tuned_bmm(a, b, bias), again = tuned_bmm(a, b, bias);
           EXPECT_TRUE(torch::allclose(first, expected, 1e-4, 1e-4)) << what("tuned", first);
@@ -304,14 +302,12 @@ TEST(TunedGemmCuda, AWeightGradientsBiasGradientIsItsOutputGradientsColumnSums) 
           << ", dy by columns " << dy_by_columns;
         return s.str();
       };
-      int offered = 0;
-      for (int i = 0; i < 16 * kTunedGemmCandidates; ++i) {
-        const auto [got, sums] = cublaslt_candidate_bmm_and_sums(a, rows, i);
-        if (!got.defined()) break;
-        ++offered;
-        EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4)) << what("candidate's product");
-        EXPECT_TRUE(torch::allclose(sums, expected_sums, 1e-4, 1e-4)) << what("candidate's sums");
-      }
+      const int offered = each_cublaslt_candidate(
+          a, rows, {}, true, [&](const torch::Tensor& got, const torch::Tensor& sums) {
+            EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4)) << what("candidate's product");
+            EXPECT_TRUE(torch::allclose(sums, expected_sums, 1e-4, 1e-4))
+                << what("candidate's sums");
+          });
       std::printf("%s: cuBLASLt offered %d candidates with the bias gradient\n",
                   what("weight gradient").c_str(), offered);
       const auto [first, first_sums] = tuned_bmm_and_sums(a, rows);
@@ -353,6 +349,33 @@ TEST(TunedGemmCuda, AWrongOperandIsRefused) {
   EXPECT_THROW(tuned_bmm(torch::ones({2, 3, 4}, on_gpu.dtype(torch::kDouble)),
                          torch::ones({2, 4, 6}, on_gpu.dtype(torch::kDouble)), {}),
                std::invalid_argument);
+}
+
+// Refused before anything reaches a device (so this runs without a GPU too), each with its
+// reason: operands off CUDA, and a candidates' run asked for a bias and a's sums at once
+// (cuBLASLt's epilogue has one vector).
+TEST(TunedGemm, OperandsItCannotTakeAreRefusedBeforeAnyDeviceWork) {
+  const torch::Tensor a = torch::ones({2, 3, 4}), b = torch::ones({2, 4, 6});
+  const auto refusal = [](const std::function<void()>& call) -> std::string {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "nothing refused";
+  };
+  const auto says = [](const std::string& message, const std::string& reason) {
+    return message.find(reason) != std::string::npos;
+  };
+  EXPECT_PRED2(says, refusal([&] { tuned_bmm(a, b, {}); }), "expected CUDA float32");
+  EXPECT_PRED2(says, refusal([&] { tuned_bmm_and_sums(a, b); }), "expected CUDA float32");
+  int called = 0;
+  const auto count = [&](const torch::Tensor&, const torch::Tensor&) { ++called; };
+  EXPECT_PRED2(says, refusal([&] {
+                 each_cublaslt_candidate(a, b, torch::ones({2, 6}), true, count);
+               }),
+               "a bias or a's sums, not both");
+  EXPECT_EQ(called, 0);
 }
 #endif
 
