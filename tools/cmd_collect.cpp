@@ -13,14 +13,10 @@
 // (nothing is written to --out), and the command exits with status 75 (rl::kExitInterrupted); the
 // same command resumes.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -33,6 +29,7 @@
 #include "io/dir_lock.h"
 #include "ops/device.h"
 #include "rl/stop_request.h"
+#include "tools/collect_work_dir.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -49,61 +46,6 @@ struct CollectArgs {
   uint64_t seed = 0;
   bool force = false;
 };
-
-// What a work dir's SAC run is, kept in <work>/run.txt: the env and seed, and the options that
-// decide how it trains. A later command may reuse the run's finished phases only if it asks for
-// the same training; otherwise e.g. a 5 000-step toy run would silently become the medium policy
-// of a full-size collection.
-std::vector<std::pair<std::string, std::string>> training_recipe(const CollectArgs& a) {
-  char target[32];
-  std::snprintf(target, sizeof(target), "%.17g", a.target);
-  std::string env = a.env;  // run.txt is whitespace-separated: an env_spec JSON loses its spaces
-  env.erase(std::remove_if(env.begin(), env.end(), [](unsigned char c) { return std::isspace(c); }),
-            env.end());
-  return {{"env", env},
-          {"seed", std::to_string(a.seed)},
-          {"train_steps", std::to_string(a.train_steps)},
-          {"start_steps", std::to_string(a.start_steps)},
-          {"eval_every", std::to_string(a.eval_every)},
-          {"target", target}};
-}
-
-// Writes run.txt in a new work dir; in a used one, refuses a command whose recipe differs,
-// naming the option. Work dirs from before the recipe was recorded hold "ENV seed S" and are
-// checked for env and seed only.
-void check_work_dir_recipe(const CollectArgs& a, const fs::path& work) {
-  const auto recipe = training_recipe(a);
-  const fs::path file = work / "run.txt";
-  if (!fs::exists(file)) {
-    std::string text;
-    for (const auto& [key, value] : recipe) text += key + " " + value + "\n";
-    io::write_file_atomically(file.string(), text);
-    return;
-  }
-  std::ifstream in(file);
-  const std::vector<std::string> words{std::istream_iterator<std::string>(in), {}};
-  std::map<std::string, std::string> recorded;
-  if (words.size() == 3 && words[1] == "seed") {
-    recorded = {{"env", words[0]}, {"seed", words[2]}};
-  } else {
-    for (size_t i = 0; i + 1 < words.size(); i += 2) recorded[words[i]] = words[i + 1];
-  }
-  if (!recorded.count("env") || !recorded.count("seed")) {
-    throw std::invalid_argument(file.string() + ": not a minrnn collect run.txt (no env and " +
-                                "seed); use another --work-dir");
-  }
-  for (const auto& [key, value] : recipe) {
-    const auto it = recorded.find(key);
-    if (it == recorded.end() || it->second == value) continue;  // older dirs: env and seed only
-    std::string option = key == "env" ? "ENV" : "--" + key;
-    std::replace(option.begin(), option.end(), '_', '-');
-    throw std::invalid_argument("--work-dir " + work.string() + " holds the SAC run of " +
-                                recorded["env"] + " seed " + recorded["seed"] + ", made with " +
-                                option + " " + it->second + "; this command asks for " + value +
-                                " (" + file.string() + "). Pass the same options to reuse it, " +
-                                "or use another --work-dir (or delete this one) to train anew.");
-  }
-}
 
 bool is_done(const fs::path& dir) {
   return fs::exists(dir / "done.txt");
@@ -245,7 +187,8 @@ data::Transitions collect_with_sac(CollectArgs& a, const envs::EnvSpec& spec,
   }
   const fs::path work(a.work_dir);
   const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
-  check_work_dir_recipe(a, work);
+  check_work_dir_recipe({a.env, a.seed, a.train_steps, a.start_steps, a.eval_every, a.target},
+                        work);
   rl::Sac medium(spec.obs_dim, spec.act_dim, config);
   rl::ReplayBuffer medium_buffer;
   train_phase(a, work / "medium", a.target, medium, medium_buffer);
