@@ -76,9 +76,8 @@ cublasLtMatmulHeuristicResult_t configured(const cublasLtMatmulAlgo_t& algo, uin
   return variant;
 }
 
-// One float32 algorithm of cuBLASLt's, with the tiles and stages it lists for itself: its tiles
-// largest first (the stacked products are tens of thousands of rows), its stages led by
-// "undefined" (cuBLASLt's own pick, where it accepts that).
+// One float32 algorithm of cuBLASLt's, with the tiles and stages it lists for itself, its stages
+// led by "undefined" (cuBLASLt's own pick, where it accepts that).
 struct AlgorithmGrid {
   cublasLtMatmulAlgo_t algo;
   std::vector<uint32_t> tiles, stages;
@@ -100,7 +99,6 @@ std::vector<AlgorithmGrid> algorithm_grids(cublasComputeType_t compute) {
       continue;
     }
     grid.tiles = capability_ids(grid.algo, CUBLASLT_ALGO_CAP_TILE_IDS);
-    std::reverse(grid.tiles.begin(), grid.tiles.end());
     if (grid.tiles.empty()) grid.tiles = {CUBLASLT_MATMUL_TILE_UNDEFINED};
     grid.stages = capability_ids(grid.algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
     grid.stages.insert(grid.stages.begin(), CUBLASLT_MATMUL_STAGES_UNDEFINED);
@@ -109,16 +107,16 @@ std::vector<AlgorithmGrid> algorithm_grids(cublasComputeType_t compute) {
   return grids;
 }
 
-// Up to kEnumerated (algorithm, tile) configurations cuBLASLt accepts for this product that are
-// not among `found` yet, each at the first of its stages it accepts: its heuristic ranks a few
-// configurations of a few algorithms, and the best it offered the stacked round's K = 128
-// products ran at 39–45 TFLOP/s (H200, 2026-11-28). (The autotuners of FasterTransformer and
-// TensorRT search cuBLASLt so.) Taken round by round, each algorithm's next tile in turn, so that
-// the candidates spread over every algorithm before any one's smaller tiles; at most kChecks
-// configurations are put to cuBLASLt's check, so that one refusing most of its grid for a shape
-// still lists its candidates in bounded time.
+// The (algorithm, tile) configurations cuBLASLt accepts for this product that are not among
+// `found` yet, each at the first of its stages it accepts, kEnumerated at most (a bound on the
+// brief timing's work): its heuristic ranks a few configurations of a few algorithms, and the
+// best it offered the stacked round's K = 128 products ran at 39–45 TFLOP/s (H200, 2026-11-28).
+// (The autotuners of FasterTransformer and TensorRT search cuBLASLt so.) Taken round by round,
+// each algorithm's next tile in turn, so that were the bound reached the candidates would still
+// spread over every algorithm; at most kChecks configurations are put to cuBLASLt's check, so that
+// one refusing most of its grid for a shape still lists its candidates in bounded time.
 void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
-  constexpr size_t kEnumerated = 96, kChecks = 4096;
+  constexpr size_t kEnumerated = 256, kChecks = 4096;
   const std::vector<AlgorithmGrid> grids = algorithm_grids(p.operation.compute);
   const auto known = [&](const cublasLtMatmulAlgo_t& algo) {
     return std::any_of(found.begin(), found.end(), [&](const auto& f) {

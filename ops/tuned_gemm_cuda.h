@@ -7,7 +7,7 @@
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
 // (its heuristic's kTunedGemmCandidates, split-K variants of the first three, and the (algorithm,
 // tile, stages) configurations it has beyond them) and times them briefly, in that order, while
-// 300 times LibTorch's product lasts (all ~130 of them, where they are as fast as it); the six
+// 600 times LibTorch's product lasts (each of them, where under 300 are as fast as it); the six
 // fastest, each checked against LibTorch's product first (one that strays by more than rounding is
 // refused), are then timed fully beside LibTorch's own path (bmm, then the bias added or a's sums
 // taken apart), on the call's operands with nothing else on the device, and the fastest is kept:
@@ -26,7 +26,7 @@
 namespace minrnn::core {
 
 // How many of cuBLASLt's heuristic candidates a shape's first call times (with split-K variants
-// of its first three, and up to 96 configurations beyond them).
+// of its first three, and each (algorithm, tile) configuration it accepts beyond them).
 constexpr int kTunedGemmCandidates = 16;
 
 // a (P, m, k) · b (P, k, n) (+ bias (P, n) broadcast over each run's rows), (P, m, n)

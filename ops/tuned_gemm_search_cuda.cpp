@@ -40,7 +40,7 @@ double time_us(const std::function<bool()>& run, int warm = 2, int timed = 5) {
 // — one that strays by more than rounding (kAgreement of its largest entry) is refused: a wrong
 // algorithm is never kept, however fast — and timed as LibTorch's path is (five after two).
 Choice tune(const ProductCall& call, const std::vector<cublasLtMatmulHeuristicResult_t>& found) {
-  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2, kBudget = 300;
+  constexpr double kAgreementFp32 = 1e-4, kAgreementTf32 = 1e-2, kBudget = 600;
   constexpr size_t kFinalists = 6;
   C10_CUDA_CHECK(cudaDeviceSynchronize());
   Choice best;
