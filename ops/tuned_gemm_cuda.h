@@ -46,8 +46,8 @@ std::pair<torch::Tensor, torch::Tensor> tuned_bmm_and_sums(const torch::Tensor& 
 // Each of cuBLASLt's candidates for the same product (with a's sums where `sums_of_a`, then no
 // bias), untimed, one after another: `each(product, sums)` reads a candidate's outputs (sums
 // undefined without) before the next overwrites them. For the tests, which check every candidate
-// a shape may be given; cuBLASLt lists them once (its list is a few thousand host-side checks).
-// Returns how many it offered.
+// a shape may be given; cuBLASLt lists them once (a few thousand host-side checks). Returns how
+// many ran: one cuBLASLt refuses to run is passed over, as the timing passes it over.
 using CandidateOutputs =
     std::function<void(const torch::Tensor& product, const torch::Tensor& sums)>;
 int each_cublaslt_candidate(const torch::Tensor& a, const torch::Tensor& b,
