@@ -258,7 +258,7 @@ std::vector<std::string> tuned_gemm_choices() {
   std::vector<std::string> lines;
   for (const auto& [k, choice] : choices) {
     // key(): {device, tf32, vector use, batch, m, n, k, first's five, second's five, alignments}.
-    char line[320];
+    char line[448];
     int at = std::snprintf(
         line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s", static_cast<long>(k[3]),
         static_cast<long>(k[4]), static_cast<long>(k[5]), static_cast<long>(k[6]), k[7] ? 'T' : 'N',
@@ -269,8 +269,8 @@ std::vector<std::string> tuned_gemm_choices() {
       std::snprintf(line + at, sizeof line - at, ", kept from an earlier process");
     } else {
       std::snprintf(line + at, sizeof line - at,
-                    ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates %.1f; %d "
-                    "refused; %zu listed in %.0f ms, timed in %.0f)",
+                    ", %.1f µs (LibTorch's bmm %.1f; cuBLASLt's first of %d candidates timed %.1f; "
+                    "%d refused; %zu listed in %.0f ms, all timed in %.0f ms)",
                     choice.us, choice.libtorch_us, choice.timed, choice.first_us, choice.rejected,
                     choice.listed, choice.listing_ms, choice.tuning_ms);
     }
