@@ -117,6 +117,11 @@ std::vector<AlgorithmGrid> algorithm_grids(cublasComputeType_t compute) {
 // one refusing most of its grid for a shape still lists its candidates in bounded time.
 void add_enumerated(const Product& p, std::vector<cublasLtMatmulHeuristicResult_t>& found) {
   constexpr size_t kEnumerated = 256, kChecks = 4096;
+  // An epilogue's vector has no least alignment among an algorithm's capabilities (accepts()
+  // checks the operands'): configurations set by hand only where it is as aligned as a vectorized
+  // read of it needs; elsewhere the heuristic's candidates alone, chosen knowing the operands.
+  constexpr uint32_t kVectorAlignment = 16;
+  if (p.vector_alignment() < kVectorAlignment) return;
   const std::vector<AlgorithmGrid> grids = algorithm_grids(p.operation.compute);
   const auto known = [&](const cublasLtMatmulAlgo_t& algo) {
     return std::any_of(found.begin(), found.end(), [&](const auto& f) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/gemm_layout.h"
@@ -65,6 +66,12 @@ struct Layout : Descriptor<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy,
 // renumbered.
 enum class VectorUse : int64_t { kNone = 0, kBias = 1, kSumsOfA = 2 };
 
+// How far apart a product's runs' vectors are: a bias has an entry for each of D's rows (m), a's
+// sums one for each of D's columns (n).
+inline int64_t vector_batch_stride(const ColumnMajorProduct& p, VectorUse use) {
+  return use == VectorUse::kBias ? p.m : p.n;
+}
+
 struct Operation : Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy,
                               cublasLtMatmulDescAttributes_t, cublasLtMatmulDescSetAttribute> {
   cublasComputeType_t compute;
@@ -77,7 +84,7 @@ struct Operation : Descriptor<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy,
     const bool bias = use == VectorUse::kBias;
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_BGRADB);
     set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(vector));
-    set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, static_cast<int64_t>(bias ? p.m : p.n));
+    set(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, vector_batch_stride(p, use));
   }
 };
 
@@ -99,6 +106,8 @@ struct Product {
   ColumnMajorProduct shape;
   const float *first, *second;
   float* out;
+  const float* vector;  // the bias it adds, or the sums it writes; null for neither
+  int64_t vector_batch_stride;
   Layout first_layout, second_layout, out_layout;
   Operation operation;
   void* workspace;
@@ -111,14 +120,31 @@ struct Product {
                           out_layout.handle, out, out_layout.handle, &algo, workspace,
                           workspace_bytes, at::cuda::getCurrentCUDAStream());
   }
-  // Whether cuBLASLt takes `candidate`'s algorithm for this product within its workspace (the
-  // candidate's other fields, its workspace size among them, set as cuBLASLt checked it).
+  // Whether cuBLASLt takes `candidate`'s algorithm for this product within its workspace and its
+  // operands' alignments (the candidate's other fields, its workspace size among them, set as
+  // cuBLASLt checked it). cuBLASLt's check sees layouts, not addresses: an algorithm's least
+  // alignment of each operand is checked here, so that a configuration set by hand (its
+  // heuristic weighs the preference's alignments itself) never reads an operand misaligned.
   bool accepts(cublasLtMatmulHeuristicResult_t& candidate) const {
-    return cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), operation.handle,
-                                   first_layout.handle, second_layout.handle, out_layout.handle,
-                                   out_layout.handle, &candidate.algo,
-                                   &candidate) == CUBLAS_STATUS_SUCCESS &&
-           candidate.workspaceSize <= workspace_bytes;
+    if (cublasLtMatmulAlgoCheck(at::cuda::getCurrentCUDABlasLtHandle(), operation.handle,
+                                first_layout.handle, second_layout.handle, out_layout.handle,
+                                out_layout.handle, &candidate.algo,
+                                &candidate) != CUBLAS_STATUS_SUCCESS ||
+        candidate.workspaceSize > workspace_bytes) {
+      return false;
+    }
+    const std::array<uint32_t, 3> have = alignments();
+    const std::pair<cublasLtMatmulAlgoCapAttributes_t, uint32_t> needs[] = {
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, have[0]},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, have[1]},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, have[2]},
+        {CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, have[2]}};
+    for (const auto& [attribute, has] : needs) {
+      uint32_t need = 256;  // where cuBLASLt does not say: its heuristic's assumption
+      cublasLtMatmulAlgoCapGetAttribute(&candidate.algo, attribute, &need, sizeof need, nullptr);
+      if (need > has) return false;
+    }
+    return true;
   }
   // The alignments of its first, second and output operands (alignment_of).
   std::array<uint32_t, 3> alignments() const {
@@ -126,6 +152,10 @@ struct Product {
     return {alignment_of(first, shape.first.batch_stride, batch),
             alignment_of(second, shape.second.batch_stride, batch),
             alignment_of(out, shape.out.batch_stride, batch)};
+  }
+  // Its vector's alignment (alignment_of), 256 where it has none.
+  uint32_t vector_alignment() const {
+    return vector ? alignment_of(vector, vector_batch_stride, shape.batch) : 256;
   }
 };
 

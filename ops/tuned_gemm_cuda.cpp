@@ -50,6 +50,7 @@ std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUs
   }
   const std::array<uint32_t, 3> alignments = product.alignments();
   k.insert(k.end(), alignments.begin(), alignments.end());
+  k.push_back(product.vector_alignment());
   return k;
 }
 
@@ -113,6 +114,8 @@ ProductOutputs with_product(const torch::Tensor& a_in, const torch::Tensor& b_in
                         b.data_ptr<float>(),
                         a.data_ptr<float>(),
                         out.data_ptr<float>(),
+                        vector,
+                        cublaslt::vector_batch_stride(shape, use),
                         Layout(shape.first, runs),
                         Layout(shape.second, runs),
                         Layout(shape.out, runs),
@@ -257,7 +260,8 @@ std::vector<std::string> tuned_gemm_choices() {
   std::lock_guard<std::mutex> lock(choices_mutex);
   std::vector<std::string> lines;
   for (const auto& [k, choice] : choices) {
-    // key(): {device, tf32, vector use, batch, m, n, k, first's five, second's five, alignments}.
+    // key(): {device, tf32, vector use, batch, m, n, k, first's five, second's five, alignments,
+    // the vector's}.
     char line[448];
     int at = std::snprintf(
         line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s", static_cast<long>(k[3]),

@@ -270,10 +270,24 @@ TEST(TunedGemmCuda, ProductsAreLibTorchsForEveryLayout) {
       }
     }
   }
-  // Misaligned: an operand one float into its allocation.
+  // Misaligned: an operand one float into its allocation, a bias likewise. cuBLASLt's check of a
+  // configuration sees no addresses: every candidate must still be one that reads them so (a
+  // misaligned read would end the process, not fail an expectation).
   const torch::Tensor a = torch::randn({2 * 64 * 32 + 1}, on_gpu).narrow(0, 1, 2 * 64 * 32);
   const torch::Tensor a3 = a.view({2, 64, 32}), b = torch::randn({2, 32, 48}, on_gpu);
-  EXPECT_TRUE(torch::allclose(tuned_bmm(a3, b, {}), torch::bmm(a3, b), 1e-4, 1e-4));
+  const torch::Tensor bias = torch::randn({2 * 48 + 1}, on_gpu).narrow(0, 1, 2 * 48).view({2, 48});
+  for (const torch::Tensor& with : {torch::Tensor(), bias}) {
+    torch::Tensor expected = torch::bmm(a3, b);
+    if (with.defined()) expected += with.unsqueeze(1);
+    const int ran =
+        each_cublaslt_candidate(a3, b, with, false, [&](const torch::Tensor& got, auto&) {
+          EXPECT_TRUE(torch::allclose(got, expected, 1e-4, 1e-4))
+              << "misaligned, bias " << with.defined();
+        });
+    std::printf("misaligned operands, bias %d: cuBLASLt offered %d candidates\n", with.defined(),
+                ran);
+    EXPECT_TRUE(torch::allclose(tuned_bmm(a3, b, with), expected, 1e-4, 1e-4));
+  }
   EXPECT_FALSE(tuned_gemm_choices().empty());
 }
 
