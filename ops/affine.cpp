@@ -90,17 +90,6 @@ bool stacked_bias_after_product() {
                     "add (the bias added after the product) or gemm (the product starts from it)");
 }
 
-bool stacked_products_tuned() {
-  return env_switch("MINRNN_STACKED_GEMM", true, "cublas", "tuned",
-                    "tuned (cuBLASLt, each shape's algorithm timed) or cublas (LibTorch's bmm)");
-}
-
-bool stacked_bias_grads_in_products() {
-  return env_switch("MINRNN_STACKED_BIAS_GRAD", true, "apart", "product",
-                    "product (a weight gradient's product sums its bias's where that is faster) or "
-                    "apart (the column sums)");
-}
-
 namespace {
 
 #ifdef MINRNN_WITH_CUDA

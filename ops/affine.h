@@ -8,6 +8,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "ops/tuned_gemm_switches.h"  // which products a stacked pack takes on CUDA
+
 namespace minrnn::core {
 
 // x (…, in) · wᵀ + b, w (out, in), b (out) or undefined. A pack's runs stacked (ops/run_axis.h):
@@ -36,18 +38,6 @@ torch::Tensor rows_product(const torch::Tensor& rows, const torch::Tensor& w,
 // H200 (2026-11-28 06:36, stacked packs of 32): add 2 742.0 / 2 207.6 run-steps/s (minGRU /
 // Transformer), gemm 2 724.2 / 2 194.2.
 bool stacked_bias_after_product();
-// Whether a stacked pack's products on CUDA (float32) are cuBLASLt's with each shape's algorithm
-// timed on its first call (ops/tuned_gemm_cuda.h; `tuned`, unset: the default) or LibTorch's bmm
-// (`cublas`), as MINRNN_STACKED_GEMM says. Side by side on an H200 (2026-11-28 06:56, stacked
-// packs of 32): tuned 2 908.1 / 2 346.6 run-steps/s (minGRU / Transformer) in fp32, 5 330.7 /
-// 4 271.2 in TF32; cublas 2 743.7 / 2 211.0 and 5 019.6 / 3 945.9.
-bool stacked_products_tuned();
-// Whether a stacked weight's gradient on the tuned products may sum its bias's gradient in its
-// own pass (tuned_bmm_and_sums, where that times faster; `product`, unset: the default) or the
-// bias's gradient is always this project's column sums apart (`apart`), as
-// MINRNN_STACKED_BIAS_GRAD says (read at each product): the two side by side in one GPU call, and
-// the way back should cuBLASLt's bias-gradient epilogue misbehave on some GPU.
-bool stacked_bias_grads_in_products();
 torch::Tensor rows_input_grad(const torch::Tensor& dy, const torch::Tensor& w);      // dy·w
 torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& rows);  // dyᵀ·rows
 torch::Tensor rows_bias_grad(const torch::Tensor& dy);  // column sums, each run's of its rows

@@ -170,7 +170,7 @@ std::string describe(const cublasLtMatmulAlgo_t& algo) {
   return buf;
 }
 
-std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p) {
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p, bool wide) {
   const Preference preference(p.workspace_bytes, p.alignments());
   std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
   int count = 0;
@@ -181,6 +181,7 @@ std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p) {
   if (status == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none: LibTorch's path alone
   check(status, "cuBLASLt's candidates");
   found.resize(count);
+  if (!wide) return found;
   add_split_k_variants(p, found);
   add_enumerated(p, found);
   return found;

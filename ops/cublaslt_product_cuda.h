@@ -160,10 +160,10 @@ struct Product {
 };
 
 // cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most, for its
-// operands' alignments and workspace), split-K variants of its first three, and the (algorithm,
-// tile, stages) configurations it has beyond them; none where it has no algorithm for it
-// (cublaslt_candidates_cuda.cpp).
-std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p);
+// operands' alignments and workspace), and where `wide` split-K variants of its first three and
+// the (algorithm, tile) configurations it accepts beyond them; none where it has no algorithm for
+// it (cublaslt_candidates_cuda.cpp).
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p, bool wide);
 
 // An algorithm in words: its id, tile, stages and split-K (and how the parts are reduced).
 std::string describe(const cublasLtMatmulAlgo_t& algo);

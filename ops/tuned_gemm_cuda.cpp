@@ -24,6 +24,7 @@
 #include "ops/pointwise_cuda.h"
 #include "ops/tuned_choice_file.h"
 #include "ops/tuned_gemm_search_cuda.h"
+#include "ops/tuned_gemm_switches.h"
 
 namespace minrnn::core {
 namespace {
@@ -42,7 +43,8 @@ std::mutex choices_mutex;
 std::map<std::vector<int64_t>, Choice> choices;  // key(): the shape and everything it ran with
 int64_t untuned_in_captures = 0;  // calls inside a capture whose shape had no choice yet
 
-std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUse use) {
+std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUse use,
+                         bool wide_search) {
   const ColumnMajorProduct& p = product.shape;
   std::vector<int64_t> k{device, tf32, static_cast<int64_t>(use), p.batch, p.m, p.n, p.k};
   for (const ColumnMajorOperand* o : {&p.first, &p.second}) {
@@ -51,6 +53,7 @@ std::vector<int64_t> key(const Product& product, int device, bool tf32, VectorUs
   const std::array<uint32_t, 3> alignments = product.alignments();
   k.insert(k.end(), alignments.begin(), alignments.end());
   k.push_back(product.vector_alignment());
+  k.push_back(wide_search);
   return k;
 }
 
@@ -107,6 +110,7 @@ ProductOutputs with_product(const torch::Tensor& a_in, const torch::Tensor& b_in
   const int64_t b_strides[3] = {b.stride(0), b.stride(1), b.stride(2)};
   const ColumnMajorProduct shape = *column_major_product(runs, m, n, k, a_strides, b_strides);
   const bool tf32 = at::globalContext().allowTF32CuBLAS();
+  const bool wide_search = tuned_products_search_wide();
   const float* vector = bias.defined() ? bias.data_ptr<float>()
                         : sums_of_a    ? sums.data_ptr<float>()
                                        : nullptr;
@@ -124,14 +128,14 @@ ProductOutputs with_product(const torch::Tensor& a_in, const torch::Tensor& b_in
                         at::cuda::getCUDABlasLtWorkspaceSize()};
   std::vector<torch::Tensor> outputs{out};
   if (sums_of_a) outputs.push_back(sums);
-  compute({product, key(product, a.get_device(), tf32, use),
+  compute({product, key(product, a.get_device(), tf32, use, wide_search),
            [&] {
              torch::bmm_out(out, a, b);
              if (bias.defined()) out.add_(bias.unsqueeze(1));
              // a is dyᵀ: its rows' sums are dy's column sums, each run's of its own rows.
              if (sums_of_a) column_sums_cuda(a.transpose(1, 2).reshape({-1, m}), runs, sums);
            },
-           outputs, tf32});
+           outputs, tf32, wide_search});
   return made;
 }
 
@@ -247,7 +251,8 @@ int each_cublaslt_candidate(const torch::Tensor& a, const torch::Tensor& b,
                                          : VectorUse::kNone;
   int offered = 0;
   with_product(a, b, bias, use, [&](const ProductCall& call) {
-    for (const cublasLtMatmulHeuristicResult_t& candidate : cublaslt::candidates(call.product)) {
+    for (const cublasLtMatmulHeuristicResult_t& candidate :
+         cublaslt::candidates(call.product, call.wide_search)) {
       if (call.product.run(candidate.algo) != CUBLAS_STATUS_SUCCESS) continue;  // never chosen
       each(call.outputs[0], sums_of_a ? call.outputs[1] : torch::Tensor());
       ++offered;
@@ -261,12 +266,13 @@ std::vector<std::string> tuned_gemm_choices() {
   std::vector<std::string> lines;
   for (const auto& [k, choice] : choices) {
     // key(): {device, tf32, vector use, batch, m, n, k, first's five, second's five, alignments,
-    // the vector's}.
+    // the vector's, the search's width}.
     char line[448];
     int at = std::snprintf(
-        line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s: %s", static_cast<long>(k[3]),
+        line, sizeof line, "%ld × (%ld × %ld × %ld), ops %c%c%s%s%s: %s", static_cast<long>(k[3]),
         static_cast<long>(k[4]), static_cast<long>(k[5]), static_cast<long>(k[6]), k[7] ? 'T' : 'N',
         k[12] ? 'T' : 'N', vector_text(k[2]), k[1] ? ", TF32" : "",
+        k.back() ? "" : ", the heuristic's candidates alone",
         choice.libtorch ? "LibTorch's bmm" : cublaslt::describe(choice.algo).c_str());
     at = std::min<int>(at, sizeof line - 1);
     if (choice.kept) {

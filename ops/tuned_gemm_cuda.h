@@ -5,8 +5,9 @@
 // of 32 ran 6 % faster (docs/benchmarks.md). Built only with CUDA (cmake/Targets.cmake).
 //
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
-// (its heuristic's kTunedGemmCandidates, split-K variants of the first three, and the (algorithm,
-// tile, stages) configurations it has beyond them) and times them briefly, in that order, while
+// (its heuristic's kTunedGemmCandidates and, unless MINRNN_STACKED_GEMM_SEARCH=heuristic
+// (ops/tuned_gemm_switches.h), split-K variants of the first three and the (algorithm, tile)
+// configurations it accepts beyond them) and times them briefly, in that order, while
 // 600 times LibTorch's product lasts (each of them, where under 300 are as fast as it); the six
 // fastest, each checked against LibTorch's product first (one that strays by more than rounding is
 // refused), are then timed fully beside LibTorch's own path (bmm, then the bias added or a's sums

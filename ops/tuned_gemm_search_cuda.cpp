@@ -105,7 +105,8 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 Choice search(const ProductCall& call) {
   const auto listing = std::chrono::steady_clock::now();
-  const std::vector<cublasLtMatmulHeuristicResult_t> found = cublaslt::candidates(call.product);
+  const std::vector<cublasLtMatmulHeuristicResult_t> found =
+      cublaslt::candidates(call.product, call.wide_search);
   const double listing_ms = ms_since(listing);
   const auto tuning = std::chrono::steady_clock::now();
   Choice choice = tune(call, found);

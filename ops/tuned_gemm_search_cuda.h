@@ -35,6 +35,7 @@ struct ProductCall {
   std::function<void()> libtorch;
   std::vector<torch::Tensor> outputs;
   bool tf32;
+  bool wide_search;  // cublaslt::candidates' `wide`
 };
 
 // The choice for `call`, from everything cuBLASLt offers for its product and LibTorch's path,

@@ -93,6 +93,12 @@ if ! skipped pack; then
   # sums over rows the product reads anyway). ~12 s.
   time_stacked_pack "this build, fp32, MINRNN_STACKED_BIAS_GRAD=apart" \
     "$LOGS/bench-pack-stacked-bias-grad-apart.log" fp32 env MINRNN_STACKED_BIAS_GRAD=apart "$MINRNN"
+  # The tuned products' search as the 06:56 call measured it (MINRNN_STACKED_GEMM_SEARCH=heuristic:
+  # cuBLASLt's heuristic's 16 candidates alone), against the default's: their split-K variants
+  # and every (algorithm, tile) cuBLASLt accepts (2026-11-28's twenty-fourth session). ~15 s.
+  time_stacked_pack "this build, fp32, MINRNN_STACKED_GEMM_SEARCH=heuristic" \
+    "$LOGS/bench-pack-stacked-search-heuristic.log" fp32 env MINRNN_STACKED_GEMM_SEARCH=heuristic \
+    "$MINRNN"
 fi
 if ! skipped train && ! skipped kernel-choices; then
   # The minGRU step with each tiled scan kernel named (MINRNN_SCAN_KERNEL): at its T of 59 the

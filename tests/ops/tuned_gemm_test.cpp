@@ -136,6 +136,7 @@ void expect_switch(const char* variable, const char* off, const std::function<bo
 TEST(TunedGemm, TheSwitchesTakeTwoNames) {
   expect_switch("MINRNN_STACKED_GEMM", "cublas", stacked_products_tuned);
   expect_switch("MINRNN_STACKED_BIAS_GRAD", "apart", stacked_bias_grads_in_products);
+  expect_switch("MINRNN_STACKED_GEMM_SEARCH", "heuristic", tuned_products_search_wide);
 }
 
 std::string contents(const std::string& path) {

@@ -55,9 +55,9 @@ void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& d
 // names those set, below its heading (with_environment), so that a run under one is not read as the
 // default's.
 inline constexpr const char* kBehaviourVariables[] = {
-    "MINRNN_SCAN_KERNEL",  "MINRNN_SIDE_WORK",          "MINRNN_STACKED_PACK",
-    "MINRNN_STACKED_BIAS", "MINRNN_STACKED_GEMM",       "MINRNN_STACKED_BIAS_GRAD",
-    "MINRNN_NO_GEMM_CPU",  "TORCH_BLAS_PREFER_CUBLASLT"};
+    "MINRNN_SCAN_KERNEL",         "MINRNN_SIDE_WORK",    "MINRNN_STACKED_PACK",
+    "MINRNN_STACKED_BIAS",        "MINRNN_STACKED_GEMM", "MINRNN_STACKED_BIAS_GRAD",
+    "MINRNN_STACKED_GEMM_SEARCH", "MINRNN_NO_GEMM_CPU",  "TORCH_BLAS_PREFER_CUBLASLT"};
 std::string with_environment(const std::string& entry);
 
 // Prints `entry` (with_environment's); writes `csv` (atomically) to --csv, or to `default_csv`
