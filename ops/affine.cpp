@@ -50,7 +50,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const bool with_weight = ctx->needs_input_grad(1);
     const torch::Tensor dy_products = rows_for_products(dy);
     const auto made = beside({dy, dy_products, rows}, [&] {
-      return rows_param_grads(dy_products, rows, with_weight, with_bias);
+      return rows_param_grads(dy, dy_products, rows, with_weight, with_bias);
     });
     torch::Tensor dx;
     if (ctx->needs_input_grad(0)) {
@@ -129,18 +129,17 @@ torch::Tensor rows_bias_grad(const torch::Tensor& dy) {
   return dy.dim() == 3 ? run_column_sums(dy.view({-1, dy.size(2)}), dy.size(0)) : bias_grad(dy);
 }
 
-std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch::Tensor& rows,
-                                            bool weight, bool bias) {
+std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy,
+                                            const torch::Tensor& dy_products,
+                                            const torch::Tensor& rows, bool weight, bool bias) {
 #ifdef MINRNN_WITH_CUDA
   if (weight && bias && dy.dim() == 3 && tuned_product(dy) && stacked_bias_grads_in_products()) {
-    auto [w, b] = tuned_bmm_and_sums(dy.transpose(1, 2), rows);
+    auto [w, b] = tuned_bmm_and_sums(dy_products.transpose(1, 2), rows);
     return {w, b};
   }
 #endif
-  // The sums read dy by rows (a column sum's order, and its bits), whatever layout the products
-  // take it in (rows_for_products' columns for a head of a few outputs).
-  return {weight ? rows_weight_grad(dy, rows) : torch::Tensor(),
-          bias ? rows_bias_grad(dy.contiguous()) : torch::Tensor()};
+  return {weight ? rows_weight_grad(dy_products, rows) : torch::Tensor(),
+          bias ? rows_bias_grad(dy) : torch::Tensor()};
 }
 
 torch::Tensor bias_grad(const torch::Tensor& dy_rows) {

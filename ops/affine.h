@@ -43,8 +43,11 @@ torch::Tensor rows_weight_grad(const torch::Tensor& dy, const torch::Tensor& row
 torch::Tensor rows_bias_grad(const torch::Tensor& dy);  // column sums, each run's of its rows
 // {dyᵀ·rows where `weight`, dy's column sums where `bias`} (undefined where not asked): a
 // weight's and its bias's gradients; a stacked pack's tuned products take both in one pass where
-// that times faster (tuned_bmm_and_sums).
-std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy, const torch::Tensor& rows,
-                                            bool weight, bool bias);
+// that times faster (tuned_bmm_and_sums). `dy` by rows, as the sums read it (a column sum's order,
+// and its bits); `dy_products` the same values as the products read them (rows_for_products: by
+// columns for a head of a few outputs, else dy itself).
+std::vector<torch::Tensor> rows_param_grads(const torch::Tensor& dy,
+                                            const torch::Tensor& dy_products,
+                                            const torch::Tensor& rows, bool weight, bool bias);
 
 }  // namespace minrnn::core

@@ -112,8 +112,8 @@ class MlpFunction : public torch::autograd::Function<MlpFunction> {
     const torch::Tensor d_out = rows_of(grads[0], w2).contiguous();
     // The weights' and the second bias's gradients beside the chain to d_x (ops/side_work.h); the
     // first bias's comes out of the GELU pass on the chain.
-    const auto second =
-        beside({d_out, activated}, [&] { return rows_param_grads(d_out, activated, true, true); });
+    const auto second = beside(
+        {d_out, activated}, [&] { return rows_param_grads(d_out, d_out, activated, true, true); });
     const torch::Tensor d_activated = rows_input_grad(d_out, w2);
     const int64_t runs = w1.dim() == 3 ? w1.size(0) : 1;
     auto [d_hidden, d_b1] =
