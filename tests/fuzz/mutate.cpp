@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/text_file.h"
 
 namespace minrnn::fuzz {
 namespace {
@@ -72,9 +75,7 @@ void mutate_once(std::string& s, Rng& rng, const std::vector<std::string>& corpu
         s.insert(rng.below(n + 1), t.dictionary[rng.below(t.dictionary.size())]);
       break;
     case 10: {  // text: swap two lines' positions by copying one over another
-      std::vector<std::string> lines;
-      std::istringstream in(s);
-      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      std::vector<std::string> lines = testing::lines_of(s);
       if (lines.size() < 2) break;
       lines[rng.below(lines.size())] = lines[rng.below(lines.size())];
       s.clear();
