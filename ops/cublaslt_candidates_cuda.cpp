@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "ops/cublaslt_product_cuda.h"
-#include "ops/tuned_gemm_cuda.h"  // kTunedGemmCandidates
 
 namespace minrnn::core::cublaslt {
 namespace {
@@ -172,12 +171,13 @@ std::string describe(const cublasLtMatmulAlgo_t& algo) {
 
 std::vector<cublasLtMatmulHeuristicResult_t> candidates(const Product& p, bool wide) {
   const Preference preference(p.workspace_bytes, p.alignments());
-  std::vector<cublasLtMatmulHeuristicResult_t> found(kTunedGemmCandidates);
+  constexpr int kHeuristics = 16;  // the heuristic's first, as it ranks them
+  std::vector<cublasLtMatmulHeuristicResult_t> found(kHeuristics);
   int count = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       at::cuda::getCurrentCUDABlasLtHandle(), p.operation.handle, p.first_layout.handle,
       p.second_layout.handle, p.out_layout.handle, p.out_layout.handle, preference.handle,
-      kTunedGemmCandidates, found.data(), &count);
+      kHeuristics, found.data(), &count);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED) return {};  // none: LibTorch's path alone
   check(status, "cuBLASLt's candidates");
   found.resize(count);

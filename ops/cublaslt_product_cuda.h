@@ -159,7 +159,7 @@ struct Product {
   }
 };
 
-// cuBLASLt's candidates for the product: its heuristic's (kTunedGemmCandidates at most, for its
+// cuBLASLt's candidates for the product: its heuristic's (its first 16 at most, for its
 // operands' alignments and workspace), and where `wide` split-K variants of its first three and
 // the (algorithm, tile) configurations it accepts beyond them; none where it has no algorithm for
 // it (cublaslt_candidates_cuda.cpp).

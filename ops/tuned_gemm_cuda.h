@@ -5,7 +5,7 @@
 // of 32 ran 6 % faster (docs/benchmarks.md). Built only with CUDA (cmake/Targets.cmake).
 //
 // A shape's first call outside a CUDA graph capture asks cuBLASLt for its candidate algorithms
-// (its heuristic's kTunedGemmCandidates and, unless MINRNN_STACKED_GEMM_SEARCH=heuristic
+// (its heuristic's first 16 and, unless MINRNN_STACKED_GEMM_SEARCH=heuristic
 // (ops/tuned_gemm_switches.h), split-K variants of the first three and the (algorithm, tile)
 // configurations it accepts beyond them) and times them briefly, in that order, while
 // 600 times LibTorch's product lasts (each of them, where under 300 are as fast as it); the six
@@ -25,10 +25,6 @@
 #include <vector>
 
 namespace minrnn::core {
-
-// How many of cuBLASLt's heuristic candidates a shape's first call times (with split-K variants
-// of its first three, and each (algorithm, tile) configuration it accepts beyond them).
-constexpr int kTunedGemmCandidates = 16;
 
 // a (P, m, k) · b (P, k, n) (+ bias (P, n) broadcast over each run's rows), (P, m, n)
 // contiguous: CUDA float32 tensors on one device, each operand a row-major matrix per run or the
