@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 namespace minrnn::data::h5 {
 namespace {
@@ -137,27 +138,60 @@ void Id::reset() {
   id_ = H5I_INVALID_HID;
 }
 
-std::string failure_reason() {
-  // HDF5's POSIX driver describes a failed read/write as "... errno = 28, error message = 'No
-  // space left on device' ...": the innermost such entry is the OS reason.
-  struct Found {
-    int os_errno = 0;
-    std::string first;
-  } found;
+namespace {
+
+// HDF5's error stack as its descriptions, innermost first.
+std::vector<std::string> error_descriptions() {
+  std::vector<std::string> descriptions;
   H5Ewalk2(
       H5E_DEFAULT, H5E_WALK_UPWARD,
       [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
-        auto* f = static_cast<Found*>(data);
-        const std::string desc = e->desc ? e->desc : "";
-        if (f->first.empty()) f->first = desc;
-        const size_t at = desc.find("errno = ");
-        if (f->os_errno == 0 && at != std::string::npos)
-          f->os_errno = std::atoi(desc.c_str() + at + 8);
+        static_cast<std::vector<std::string>*>(data)->push_back(e->desc ? e->desc : "");
         return 0;
       },
-      &found);
-  if (found.os_errno > 0) return std::strerror(found.os_errno);
-  if (!found.first.empty()) return "HDF5: " + found.first;
+      &descriptions);
+  return descriptions;
+}
+
+// The number after `label` in `text`, or 0 where it has none.
+unsigned long long number_after(const std::string& text, const std::string& label) {
+  const size_t at = text.find(label);
+  return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + label.size(), nullptr, 10);
+}
+
+// Why H5Fopen refused a file HDF5 recognizes. Where its superblock records more bytes than the
+// file holds (HDF5's "truncated file: eof = N, ..., stored_eof = M"), both sizes: a download or
+// copy cut short is the usual cause, and they say how much is missing.
+std::string open_failure() {
+  const std::vector<std::string> descriptions = error_descriptions();
+  for (const std::string& desc : descriptions) {
+    if (desc.rfind("truncated file", 0) != 0) continue;
+    const unsigned long long has = number_after(desc, " eof = ");
+    const unsigned long long records = number_after(desc, "stored_eof = ");
+    if (records > has) {
+      return "truncated: it holds " + std::to_string(has) + " bytes of the " +
+             std::to_string(records) +
+             " its HDF5 superblock records (a download or copy cut short? `minrnn data download` "
+             "resumes one)";
+    }
+  }
+  const std::string innermost = descriptions.empty() ? "no reason given" : descriptions.front();
+  return "cannot open as HDF5 (HDF5: " + innermost + "): a corrupt file?";
+}
+
+}  // namespace
+
+std::string failure_reason() {
+  // HDF5's POSIX driver describes a failed read/write as "... errno = 28, error message = 'No
+  // space left on device' ...": the innermost such entry is the OS reason.
+  const std::vector<std::string> descriptions = error_descriptions();
+  for (const std::string& desc : descriptions) {
+    const size_t at = desc.find("errno = ");
+    const int os_errno = at == std::string::npos ? 0 : std::atoi(desc.c_str() + at + 8);
+    if (os_errno > 0) return std::strerror(os_errno);
+  }
+  if (!descriptions.empty() && !descriptions.front().empty())
+    return "HDF5: " + descriptions.front();
   return errno != 0 ? std::strerror(errno) : "HDF5 error";
 }
 
@@ -174,9 +208,7 @@ Id open_for_reading(const std::string& path) {
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file");
   Id file(is_hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID);
-  if (!file.valid()) {
-    throw std::runtime_error(path + ": cannot open as HDF5 (truncated or corrupt file?)");
-  }
+  if (!file.valid()) throw std::runtime_error(path + ": " + open_failure());
   return file;
 }
 

@@ -153,7 +153,23 @@ TEST(ErrorsTest, TruncatedFile) {
   write_d4rl(path, testing::make_data(5, 2, {300, 300}));
   auto size = std::filesystem::file_size(path);
   std::filesystem::resize_file(path, size / 2);
-  expect_read_error<std::runtime_error>(path, {path, "truncated or corrupt"});
+  // Both sizes, from the superblock: how much a cut-short download is missing.
+  expect_read_error<std::runtime_error>(
+      path, {path, "truncated: it holds " + std::to_string(size / 2) + " bytes of the " +
+                       std::to_string(size)});
+}
+
+TEST(ErrorsTest, DamagedSuperblock) {
+  TempDir dir;
+  std::string path = dir.file("x.hdf5");
+  write_d4rl(path, testing::make_data(5, 2, {300, 300}));
+  {  // HDF5's signature (the first 8 bytes) kept, the superblock's fields after it broken
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8);
+    const std::string junk(64, '\xff');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  expect_read_error<std::runtime_error>(path, {path, "cannot open as HDF5 (HDF5: ", "corrupt"});
 }
 
 TEST(ErrorsTest, CorruptCompressedData) {
