@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "rl/stop_request.h"
 #include "sweep/estimate.h"
@@ -24,7 +25,14 @@ namespace {
 
 void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates, bool json) {
   if (rates.empty()) {
-    rates.push_back("runs/bench/pack.csv");
+    const std::string packs = "runs/bench/pack.csv";
+    if (!std::filesystem::exists(packs)) {
+      throw std::runtime_error(
+          "--estimate: no --rates given and no " + packs +
+          " here: `minrnn bench pack` on the machine the sweep will run on measures its training "
+          "rates (and `minrnn bench eval` its evaluations'), or pass --rates CSV,...");
+    }
+    rates.push_back(packs);
     if (std::filesystem::exists("runs/bench/eval.csv")) rates.push_back("runs/bench/eval.csv");
   }
   const sweep::SweepEstimate e =

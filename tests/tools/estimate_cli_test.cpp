@@ -74,6 +74,8 @@ TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
   write_sweep(dir);
   testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate --rates nope.csv"),
                                  {"nope.csv: cannot read it"});
+  testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate"),
+                                 {"runs/bench/pack.csv", "minrnn bench pack", "--rates"});
   const auto json_alone = run_minrnn(dir, "sweep s.yaml --json");
   EXPECT_EQ(json_alone.exit_code, 2) << json_alone.output;
   testing::expect_output_naming(json_alone, {"--json goes with --status or --estimate"});
