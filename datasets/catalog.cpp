@@ -9,6 +9,7 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/minari.h"
+#include "io/name_list.h"
 #include "io/python_json.h"
 
 namespace minrnn::data {
@@ -215,9 +216,11 @@ bool is_downloadable_id(const std::string& id) {
 
 void check_downloadable_id(const std::string& id) {
   if (is_downloadable_id(id)) return;
+  std::vector<std::string> d4rl_ids;
+  for (const D4rlPublishedFile& f : d4rl_published_files()) d4rl_ids.push_back(f.id);
   throw std::invalid_argument(
-      "'" + id +
-      "' is not a dataset id minrnn can download. It downloads the D4RL v2 MuJoCo files, "
+      "'" + id + "' is not a dataset id minrnn can download" + io::did_you_mean(id, d4rl_ids) +
+      ". It downloads the D4RL v2 MuJoCo files, "
       "{hopper,halfcheetah,walker2d}-{random,medium,expert,medium-replay,medium-expert,"
       "full-replay}-v2 (e.g. hopper-medium-replay-v2), and Minari datasets by id, "
       "namespace/name-v<N> (e.g. mujoco/hopper/medium-v0)");

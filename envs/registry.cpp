@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "io/name_list.h"
 #include "io/python_json.h"
 
 namespace minrnn::envs {
@@ -20,24 +21,22 @@ const std::vector<std::string>& d4rl_qualities() {
   return qualities;
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
 [[noreturn]] void unknown_name(const std::string& name, const std::string& why = "") {
+  std::vector<std::string> known = env_names();
+  const std::vector<std::string> ids = d4rl_dataset_ids();
+  known.insert(known.end(), ids.begin(), ids.end());
   throw std::invalid_argument(
-      "unknown environment or D4RL dataset id '" + name + "'" +
-      (why.empty() ? "" : " (" + why + ")") + "; known environments: " + join(env_names()) +
+      "unknown environment or D4RL dataset id '" + name + "'" + io::did_you_mean(name, known) +
+      (why.empty() ? "" : " (" + why + ")") +
+      "; known environments: " + io::comma_separated(env_names()) +
       ", each also as <env>-v2, -v3, -v4 (gym v2-v4 semantics, as D4RL recorded) and -v5 "
       "(Gymnasium v5, as Minari recorded), or a Gymnasium env_spec JSON; known D4RL ids: " +
-      join(d4rl_dataset_ids()));
+      io::comma_separated(ids));
 }
 
 // Gymnasium's version of a versioned name: 2, 3, 4 have v4's semantics; -1 when not a version.

@@ -2,11 +2,15 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
+
+#include "io/name_list.h"
 
 namespace minrnn::rl {
 namespace {
@@ -82,9 +86,11 @@ void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
     origin[key] = where;
     return;
   }
-  std::string known;
-  for (const auto& f : fields()) known += (known.empty() ? "" : ", ") + f.name;
-  fail(where, key, "unknown key (known keys: " + known + ")");
+  std::vector<std::string> known;
+  for (const auto& f : fields()) known.push_back(f.name);
+  fail(where, key,
+       "unknown key" + io::did_you_mean(key, known) +
+           " (known keys: " + io::comma_separated(known) + ")");
 }
 
 // Applies `node`'s keys, after those of its `defaults:` file (depth-limited against cycles).
@@ -140,9 +146,10 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
     return os.str();
   };
   check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
-  check(c.backbone == "mingru" || c.backbone == "minlstm" || c.backbone == "hgrn" ||
-            c.backbone == "transformer",
-        o, "backbone", "mingru, minlstm, hgrn or transformer", "'" + c.backbone + "'");
+  const std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
+  check(std::count(backbones.begin(), backbones.end(), c.backbone) == 1, o, "backbone",
+        "mingru, minlstm, hgrn or transformer",
+        "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbones));
   check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
   check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));
   check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",

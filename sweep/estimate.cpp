@@ -10,6 +10,7 @@
 
 #include "eval/csv.h"
 #include "infer/policy.h"
+#include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/config.h"
 #include "rl/trainer.h"
@@ -119,8 +120,7 @@ std::string runs_device_kind(const std::vector<SweepRun>& runs) {
 // The one machine `machines` name ("" for none); several are refused, as their rates don't mix.
 std::string one_machine(const std::set<std::string>& machines, const std::string& what) {
   if (machines.size() <= 1) return machines.empty() ? "" : *machines.begin();
-  std::string names;
-  for (const auto& m : machines) names += (names.empty() ? "" : ", ") + m;
+  const std::string names = io::comma_separated({machines.begin(), machines.end()});
   throw std::invalid_argument("the " + what + " rates come from several machines (" + names +
                               "): pass --rates files measured on the one machine to estimate");
 }

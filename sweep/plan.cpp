@@ -12,6 +12,7 @@
 
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
+#include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"
@@ -130,9 +131,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
     } else if (key == "slurm") {
       s.slurm = parse_slurm_spec(v, file);
     } else {
+      const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
+                                              "set",      "out",           "parallel", "pack",
+                                              "threads",  "eval_episodes", "slurm"};
       bad(file, key,
-          "unknown key (known: datasets, backbones, seeds, config, set, out, parallel, pack, "
-          "threads, eval_episodes, slurm)");
+          "unknown key" + io::did_you_mean(key, known) + " (known: " + io::comma_separated(known) +
+              ")");
     }
   }
   if (!has_datasets) bad(file, "datasets", "missing");

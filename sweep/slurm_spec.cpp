@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/name_list.h"
 #include "sweep/slurm.h"
 
 namespace minrnn::sweep {
@@ -115,10 +116,12 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
           bad_slurm_key(file, key, "'" + option + "' is set by minrnn sweep itself");
       }
     } else {
-      bad_slurm_key(
-          file, key,
-          "unknown key (known: partition, time, cpus_per_task, mem, gpus, gres, account, qos, "
-          "array_throttle, signal_before, setup, sbatch_args)");
+      const std::vector<std::string> known = {
+          "partition", "time", "cpus_per_task",  "mem",           "gpus",  "gres",
+          "account",   "qos",  "array_throttle", "signal_before", "setup", "sbatch_args"};
+      bad_slurm_key(file, key,
+                    "unknown key" + io::did_you_mean(key, known) +
+                        " (known: " + io::comma_separated(known) + ")");
     }
   }
   if (s.gpus > 0 && !s.gres.empty())

@@ -52,6 +52,10 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_NE(e.find("learning_rate"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
 
+  write(f, "dataset: d\nembd_dim: 64\n");  // a typo of a key is offered the key
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("'embd_dim': unknown key (did you mean 'embed_dim'?)"), std::string::npos) << e;
+
   write(f, "dataset: d\nn_layers: three\n");
   e = error_of([&] { rl::load_config(f); });
   EXPECT_NE(e.find("n_layers"), std::string::npos) << e;

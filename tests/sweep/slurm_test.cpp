@@ -79,6 +79,9 @@ TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
     EXPECT_NE(err.find("'slurm." + key + "'"), std::string::npos) << slurm << ": " << err;
   };
   expect("{partion: gpu}", "partion");
+  EXPECT_NE(testing::sweep_error_of(kRuns + "slurm: {partion: gpu}\n")
+                .find("(did you mean 'partition'?)"),
+            std::string::npos);
   expect("{time: two hours}", "time");
   expect("{time: \"1:2:3:4\"}", "time");
   expect("{mem: lots}", "mem");

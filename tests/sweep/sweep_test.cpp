@@ -130,6 +130,8 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
     EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << err;
   };
   expect(testing::sweep_error_of(ok + "paralel: 2\n"), "paralel");
+  EXPECT_NE(testing::sweep_error_of(ok + "paralel: 2\n").find("(did you mean 'parallel'?)"),
+            std::string::npos);
   expect(testing::sweep_error_of(ok + "parallel: two\n"), "parallel");
   expect(testing::sweep_error_of(ok + "parallel: 0\n"), "parallel");
   expect(testing::sweep_error_of(ok + "out: [x]\n"), "out");

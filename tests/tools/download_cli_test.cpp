@@ -114,6 +114,8 @@ TEST(DownloadCli, NotFoundNamesTheUrlAndUnknownIdsAreRefusedBeforeAnyRequest) {
   const auto unknown = s.minrnn("data download hopper-expert-v2 ant-medium-v2");
   EXPECT_NE(unknown.exit_code, 0);
   expect_output_naming(unknown, {"'ant-medium-v2' is not a dataset id minrnn can download"});
+  expect_output_naming(s.minrnn("data download hopper-mediun-v2"),
+                       {"(did you mean 'hopper-medium-v2'?)"});
   EXPECT_EQ(s.server.requests().size(), requests);
 }
 

@@ -1,0 +1,18 @@
+// Names in an error message: a list of them, and the "did you mean" of a message naming something
+// unknown (the known name a typo most likely meant, offered before the full list).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace minrnn::io {
+
+// "a, b, c".
+std::string comma_separated(const std::vector<std::string>& names);
+
+// " (did you mean 'x'?)" for the name among `known` closest to `given` — fewest single-character
+// insertions, deletions, substitutions or swaps of neighbours, at most a third of the longer
+// name's length (at least one), a difference of case alone the closest — or "" where none is that
+// close or two are equally close.
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
+
+}  // namespace minrnn::io

@@ -1,0 +1,36 @@
+#include "io/name_list.h"
+
+#include <gtest/gtest.h>
+
+namespace minrnn::io {
+namespace {
+
+const std::vector<std::string> kKeys = {"embed_dim", "n_layers", "n_heads", "seeds", "dropout"};
+
+TEST(NameList, ATypoIsOfferedTheNameItMostLikelyMeant) {
+  EXPECT_EQ(did_you_mean("embd_dim", kKeys), " (did you mean 'embed_dim'?)");  // a deletion
+  EXPECT_EQ(did_you_mean("seed", kKeys), " (did you mean 'seeds'?)");          // an insertion
+  EXPECT_EQ(did_you_mean("drpoout", kKeys), " (did you mean 'dropout'?)");     // a swap
+  EXPECT_EQ(did_you_mean("n_layrs", kKeys), " (did you mean 'n_layers'?)");
+  EXPECT_EQ(did_you_mean("Embed_Dim", kKeys), " (did you mean 'embed_dim'?)");  // case alone
+}
+
+TEST(NameList, NothingIsOfferedWhereNoNameIsCloseOrTwoAreEquallyClose) {
+  EXPECT_EQ(did_you_mean("learning_rate", kKeys), "");
+  EXPECT_EQ(did_you_mean("x", kKeys), "");
+  EXPECT_EQ(did_you_mean("seeds", kKeys), "");  // a known name is not a typo
+  EXPECT_EQ(did_you_mean("n_head", {"n_heads", "n_hear"}), "");
+  EXPECT_EQ(did_you_mean("abc", {}), "");
+  // A third of the longer name's length at most: two edits of a six-letter name, not three.
+  EXPECT_EQ(did_you_mean("hxppxr", {"hopper"}), " (did you mean 'hopper'?)");
+  EXPECT_EQ(did_you_mean("hxxpxr", {"hopper"}), "");
+}
+
+TEST(NameList, CommaSeparated) {
+  EXPECT_EQ(comma_separated({}), "");
+  EXPECT_EQ(comma_separated({"a"}), "a");
+  EXPECT_EQ(comma_separated({"a", "b", "c"}), "a, b, c");
+}
+
+}  // namespace
+}  // namespace minrnn::io
