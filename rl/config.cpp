@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/name_list.h"
+#include "rl/decision_model.h"
 
 namespace minrnn::rl {
 namespace {
@@ -146,9 +147,9 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
     return os.str();
   };
   check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
-  const std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
+  const std::vector<std::string>& backbones = backbone_names();
   check(std::count(backbones.begin(), backbones.end(), c.backbone) == 1, o, "backbone",
-        "mingru, minlstm, hgrn or transformer",
+        "one of " + io::comma_separated(backbones),
         "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbones));
   check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
   check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));

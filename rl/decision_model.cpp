@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "io/name_list.h"
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
 #include "models/transformer.h"
@@ -10,6 +11,11 @@
 #include "ops/token_embedding.h"
 
 namespace minrnn::rl {
+
+const std::vector<std::string>& backbone_names() {
+  static const std::vector<std::string> names = {"mingru", "minlstm", "hgrn", "transformer"};
+  return names;
+}
 
 std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o) {
   if (o.backbone == "mingru" || o.backbone == "minlstm") {
@@ -38,8 +44,9 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     t.dropout = o.dropout;
     return std::make_shared<core::TransformerStack>(t, o.n_layers);
   }
-  throw std::invalid_argument("unknown backbone '" + o.backbone +
-                              "' (expected mingru, minlstm, hgrn or transformer)");
+  throw std::invalid_argument("unknown backbone '" + o.backbone + "'" +
+                              io::did_you_mean(o.backbone, backbone_names()) +
+                              " (known: " + io::comma_separated(backbone_names()) + ")");
 }
 
 namespace {

@@ -12,15 +12,19 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "models/sequence_model.h"
 
 namespace minrnn::rl {
 
+// The backbones a DecisionModel builds: "mingru", "minlstm", "hgrn", "transformer".
+const std::vector<std::string>& backbone_names();
+
 struct DecisionModelOptions {
   int64_t obs_dim = 0;
   int64_t act_dim = 0;
-  std::string backbone = "mingru";  // "mingru" | "minlstm" | "transformer"
+  std::string backbone = "mingru";  // one of backbone_names()
   int64_t n_layers = 3;
   int64_t embed_dim = 128;
   int64_t n_heads = 1;     // transformer only

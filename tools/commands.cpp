@@ -1,18 +1,14 @@
-// What every `minrnn` subcommand shares (tools/commands.h): the option check and the stub.
+// What every `minrnn` subcommand shares (tools/commands.h): its options' checks.
+#include <algorithm>
 #include <exception>
 #include <string>
+#include <vector>
 
+#include "io/name_list.h"
+#include "rl/decision_model.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
-
-void not_built_yet(CLI::App& sub, const char* issue) {
-  sub.allow_extras();
-  sub.callback([&sub, issue] {
-    throw ExitError{
-        2, "minrnn " + sub.get_name() + ": not built yet (tracked in issue " + issue + ")"};
-  });
-}
 
 CLI::Validator positive() {
   return CLI::Validator(
@@ -25,6 +21,17 @@ CLI::Validator positive() {
         return "expected a number > 0, got '" + value + "'";
       },
       "> 0", "positive");
+}
+
+CLI::Validator backbone_name() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const std::vector<std::string>& known = rl::backbone_names();
+        if (std::count(known.begin(), known.end(), value) == 1) return "";
+        return "unknown backbone '" + value + "'" + io::did_you_mean(value, known) +
+               " (known: " + io::comma_separated(known) + ")";
+      },
+      "BACKBONE", "backbone");
 }
 
 }  // namespace minrnn::cli

@@ -18,8 +18,9 @@ void add_bench_command(CLI::App& app);
 // of DBL_MAX in its message.)
 CLI::Validator positive();
 
-// For subcommands whose feature has not landed yet: says so and exits non-zero.
-void not_built_yet(CLI::App& sub, const char* issue);
+// `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel
+// does not build, offering the one a typo meant.
+CLI::Validator backbone_name();
 
 // Thrown by a subcommand to leave with a message and a given exit code (main prints it).
 struct ExitError {

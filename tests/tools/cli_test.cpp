@@ -290,6 +290,9 @@ TEST(Cli, ANonPositiveCountIsRefusedByName) {
                         {"--episodes", "expected a number > 0, got '0'"});
   expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
                         {"--batch", "got '-3'"});
+  // A backbone is checked before anything is timed, and a typo offered the name it meant.
+  expect_failure_naming(run_minrnn(dir, "bench train --backbones mingru,mingur --no-append"),
+                        {"--backbones", "unknown backbone 'mingur' (did you mean 'mingru'?)"});
   // The pack's limits are probes of CUDA graphs: on the CPU there is nothing to measure.
   expect_failure_naming(run_minrnn(dir, "bench pack-limits --device cpu --no-append"),
                         {"--device cpu", "CUDA graphs"});

@@ -222,7 +222,9 @@ void add(CLI::App& bench) {
   auto o = std::make_shared<PackBenchOptions>();
   auto* sub = bench.add_subcommand(
       "pack", "Run-steps/s of P runs training side by side in one process (a sweep's pack)");
-  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
+  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")
+      ->delimiter(',')
+      ->check(backbone_name());
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,2,4,8,16)")
       ->delimiter(',')
       ->check(positive());

@@ -233,7 +233,8 @@ void add(CLI::App& bench) {
       "pack-limits",
       "What bounds a pack on one GPU: a step's launches alone, its matmuls alone (a stream a run, "
       "or batched over the runs)");
-  sub->add_option("--backbone", o->backbone, "mingru, minlstm, hgrn or transformer");
+  sub->add_option("--backbone", o->backbone, "mingru, minlstm, hgrn or transformer")
+      ->check(backbone_name());
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,4,16,32)")
       ->delimiter(',')
       ->check(positive());

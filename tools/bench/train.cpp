@@ -328,7 +328,9 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
 void add(CLI::App& bench) {
   auto o = std::make_shared<TrainBenchOptions>();
   auto* sub = bench.add_subcommand("train", "Training steps/s per backbone (synthetic batch)");
-  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")->delimiter(',');
+  sub->add_option("--backbones", o->backbones, "mingru,minlstm,hgrn,transformer")
+      ->delimiter(',')
+      ->check(backbone_name());
   sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
       ->delimiter(',');
   add_shape_options(sub, o->shape);
