@@ -16,6 +16,7 @@
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"
+#include "rl/decision_model.h"
 #include "rl/run_dir.h"
 #include "rl/stacked_pack.h"
 #include "rl/trainer.h"
@@ -109,6 +110,14 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.datasets = string_list(v, file, key), has_datasets = true;
     } else if (key == "backbones") {
       s.backbones = string_list(v, file, key), has_backbones = true;
+      const std::vector<std::string>& known = rl::backbone_names();
+      for (const std::string& b : s.backbones) {
+        if (std::count(known.begin(), known.end(), b) == 0) {
+          bad(file, key,
+              "unknown backbone '" + b + "'" + io::did_you_mean(b, known) +
+                  " (known: " + io::comma_separated(known) + ")");
+        }
+      }
     } else if (key == "seeds") {
       if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
       for (const auto& item : v) s.seeds.push_back(scalar_int(item, file, key));

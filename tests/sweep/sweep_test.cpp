@@ -54,7 +54,7 @@ TEST(SweepFile, ParsesEveryKey) {
   EXPECT_EQ(s.threads, 2);
   EXPECT_EQ(s.eval_episodes, 4);
   EXPECT_EQ(s.pack, 5);
-  EXPECT_EQ(sweep::parse_sweep("datasets: [a]\nbackbones: [b]\nseeds: [1]\n", "dir/t.yaml").out,
+  EXPECT_EQ(sweep::parse_sweep("datasets: [a]\nbackbones: [hgrn]\nseeds: [1]\n", "dir/t.yaml").out,
             "runs/sweeps/t");
 }
 
@@ -130,6 +130,9 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
     EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << err;
   };
   expect(testing::sweep_error_of(ok + "paralel: 2\n"), "paralel");
+  EXPECT_NE(testing::sweep_error_of("datasets: [a]\nbackbones: [mingur]\nseeds: [0]\n")
+                .find("'backbones': unknown backbone 'mingur' (did you mean 'mingru'?)"),
+            std::string::npos);
   EXPECT_NE(testing::sweep_error_of(ok + "paralel: 2\n").find("(did you mean 'parallel'?)"),
             std::string::npos);
   expect(testing::sweep_error_of(ok + "parallel: two\n"), "parallel");
