@@ -96,6 +96,95 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
   }
 }
 
+// One environment an episode, each reset with its episode's seed, and their first observations
+// row-major (episodes, obs_dim), checked against the policy's widths.
+struct Episodes {
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  std::vector<double> obs;
+  int max_steps = 0;
+};
+
+Episodes start_episodes(const rl::Agent& agent, const rl::Policy& policy,
+                        const RolloutOptions& opt) {
+  Episodes e;
+  for (int64_t i = 0; i < opt.episodes; ++i) {
+    e.envs.push_back(envs::make_env(agent.env, opt.seed + i));
+  }
+  const int64_t obs_dim = e.envs[0]->spec().obs_dim, act_dim = e.envs[0]->spec().act_dim;
+  if (obs_dim != policy.obs_dim() || act_dim != policy.act_dim()) {
+    throw std::invalid_argument(
+        "rollout: env '" + agent.env + "' has obs_dim " + std::to_string(obs_dim) + ", act_dim " +
+        std::to_string(act_dim) + " but the agent was trained on " +
+        std::to_string(policy.obs_dim()) + ", " + std::to_string(policy.act_dim()));
+  }
+  e.obs.resize(opt.episodes * obs_dim);
+  for (int64_t i = 0; i < opt.episodes; ++i) {
+    const auto o = e.envs[i]->reset(opt.seed + i);
+    std::copy(o.begin(), o.end(), e.obs.begin() + i * obs_dim);
+  }
+  e.max_steps = opt.max_steps > 0 ? opt.max_steps : e.envs[0]->spec().max_episode_steps;
+  return e;
+}
+
+// `first`'s policy and `count - 1` more over the episodes, shard k [B·k/count, B·(k+1)/count).
+std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOptions& opt,
+                                     std::unique_ptr<rl::Policy> first, int count) {
+  std::vector<Shard> shards(count);
+  for (int k = 0; k < count; ++k) {
+    shards[k].first = opt.episodes * k / count;
+    shards[k].count = opt.episodes * (k + 1) / count - shards[k].first;
+    shards[k].policy =
+        k == 0 ? std::move(first)
+               : std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
+  }
+  return shards;
+}
+
+// Runs every shard to its end, shard 0 on this thread and each other on one of its own, and
+// rethrows the first shard's error; the seconds it took.
+double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt,
+                  envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
+                  RolloutResult& r) {
+  const int count = static_cast<int>(shards.size());
+  Progress progress(opt, count);
+  std::vector<std::exception_ptr> errors(count);
+  auto run = [&](int k) {
+    try {
+      const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
+      run_shard(k, shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
+                progress, r);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> workers;
+  for (int k = 1; k < count; ++k) workers.emplace_back(run, k);
+  run(0);
+  for (auto& w : workers) w.join();
+  for (auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif; the GIF's path.
+std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>>& frames,
+                        const envs::Renderer& renderer) {
+  envs::make_directories(dir);
+  for (size_t f = 0; f < frames.size(); ++f) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "/frame_%05zu.png", f);
+    envs::write_png(dir + name, frames[f], renderer.width(), renderer.height());
+  }
+  const std::string gif = dir + "/rollout.gif";
+  // Every second frame at 25 frames/s: hopper and walker2d (dt 0.008 s) play at 0.4× real time.
+  std::vector<std::vector<uint8_t>> gif_frames;
+  for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
+  envs::write_gif(gif, gif_frames, renderer.width(), renderer.height(), 4);
+  return gif;
+}
+
 }  // namespace
 
 int rollout_shards(int64_t episodes, int threads) {
@@ -107,97 +196,41 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   if (agent.env.empty()) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  const int64_t B = opt.episodes;
-  std::vector<Shard> shards(1);
-  shards[0].policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
-  const rl::Policy& policy = *shards[0].policy;
-
-  std::vector<std::unique_ptr<envs::Env>> envs;
-  for (int64_t i = 0; i < B; ++i) envs.push_back(envs::make_env(agent.env, opt.seed + i));
-  const int64_t obs_dim = envs[0]->spec().obs_dim, act_dim = envs[0]->spec().act_dim;
-  if (obs_dim != policy.obs_dim() || act_dim != policy.act_dim()) {
-    throw std::invalid_argument(
-        "rollout: env '" + agent.env + "' has obs_dim " + std::to_string(obs_dim) + ", act_dim " +
-        std::to_string(act_dim) + " but the agent was trained on " +
-        std::to_string(policy.obs_dim()) + ", " + std::to_string(policy.act_dim()));
-  }
-  // Observations of every episode, row-major (B, obs_dim): shard k's rows are its episodes'.
-  std::vector<double> obs(B * obs_dim);
-  for (int64_t i = 0; i < B; ++i) {
-    const auto o = envs[i]->reset(opt.seed + i);
-    std::copy(o.begin(), o.end(), obs.begin() + i * obs_dim);
-  }
-  const int max_steps = opt.max_steps > 0 ? opt.max_steps : envs[0]->spec().max_episode_steps;
+  const auto start = std::chrono::steady_clock::now();
+  auto policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
+  Episodes episodes = start_episodes(agent, *policy, opt);
   std::unique_ptr<envs::Renderer> renderer;
   std::vector<std::vector<uint8_t>> frames;
   if (!opt.video_dir.empty()) {
-    renderer = std::make_unique<envs::Renderer>(*envs[0], opt.video_width, opt.video_height);
+    renderer =
+        std::make_unique<envs::Renderer>(*episodes.envs[0], opt.video_width, opt.video_height);
     frames.push_back(renderer->render_rgb());
   }
 
   RolloutResult r;
-  r.returns.assign(B, 0.0);
-  r.lengths.assign(B, 0);
-  r.mode = policy.mode();
-  r.engine = policy.engine();
+  r.returns.assign(opt.episodes, 0.0);
+  r.lengths.assign(opt.episodes, 0);
+  r.mode = policy->mode();
+  r.engine = policy->engine();
   // The packed engine's episodes are split over the threads, each stepping its share (model and
   // physics) on one core: the physics is serial per env and the model's products at these batch
   // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
   // one batch (torch parallelises its own ops).
   const int threads = opt.threads > 0 ? opt.threads : at::get_num_threads();
-  const int count =
-      r.engine == rl::PolicyEngine::kPacked && !renderer ? rollout_shards(B, threads) : 1;
-  shards.resize(count);
-  for (int k = 0; k < count; ++k) {
-    shards[k].first = B * k / count;
-    shards[k].count = B * (k + 1) / count - shards[k].first;
-    if (k > 0) {
-      shards[k].policy =
-          std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
-    }
-  }
-  Progress progress(opt, count);
-  std::vector<std::exception_ptr> errors(count);
-  auto run = [&](int k) {
-    try {
-      const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
-      run_shard(k, shards[k], envs, obs, opt, max_steps, k == 0 ? renderer.get() : nullptr, &frames,
-                progress, r);
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-  };
-  const auto t_steps = std::chrono::steady_clock::now();
-  std::vector<std::thread> workers;
-  for (int k = 1; k < count; ++k) workers.emplace_back(run, k);
-  run(0);
-  for (auto& w : workers) w.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  r.step_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_steps).count();
-  if (renderer) {
-    envs::make_directories(opt.video_dir);
-    for (size_t f = 0; f < frames.size(); ++f) {
-      char name[32];
-      std::snprintf(name, sizeof(name), "/frame_%05zu.png", f);
-      envs::write_png(opt.video_dir + name, frames[f], renderer->width(), renderer->height());
-    }
-    r.video_gif = opt.video_dir + "/rollout.gif";
-    // Every second frame at 25 frames/s: hopper and walker2d (dt 0.008 s) play at 0.4× real time.
-    std::vector<std::vector<uint8_t>> gif_frames;
-    for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
-    envs::write_gif(r.video_gif, gif_frames, renderer->width(), renderer->height(), 4);
-  }
+  const int count = r.engine == rl::PolicyEngine::kPacked && !renderer
+                        ? rollout_shards(opt.episodes, threads)
+                        : 1;
+  std::vector<Shard> shards = split_into_shards(agent, opt, std::move(policy), count);
+  r.step_seconds = run_shards(shards, episodes, opt, renderer.get(), &frames, r);
+  if (renderer) r.video_gif = write_video(opt.video_dir, frames, *renderer);
+
   for (double ret : r.returns) r.normalized.push_back(agent.normalized(ret));
   const MeanStd returns = mean_std(r.returns), normalized = mean_std(r.normalized);
   r.mean_return = returns.mean;
   r.std_return = returns.std;
   r.mean_normalized = normalized.mean;
   r.std_normalized = normalized.std;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
