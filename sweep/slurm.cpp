@@ -42,6 +42,14 @@ std::string recorded_job(const std::string& out) {
   }
 }
 
+// A line of squeue's or sacct's '|'-separated output as its fields, each trimmed.
+std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string part; std::getline(in, part, '|');) fields.push_back(trim(part));
+  return fields;
+}
+
 std::string command_message(const CommandOutput& r) {
   std::string m = trim(r.err + (r.err.empty() || r.out.empty() ? "" : "\n") + r.out);
   return m.empty() ? "(no message)" : m;
@@ -117,9 +125,7 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
   if (q.exit_code == 0) {
     std::istringstream in(q.out);
     for (std::string line; std::getline(in, line);) {
-      std::vector<std::string> f;
-      std::stringstream ls(line);
-      for (std::string part; std::getline(ls, part, '|');) f.push_back(trim(part));
+      const std::vector<std::string> f = fields_of(line);
       if (f.size() < 4 || f[0].empty() || !std::isdigit(static_cast<unsigned char>(f[0][0])))
         continue;
       const int task = std::atoi(f[0].c_str());
@@ -139,9 +145,7 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
   }
   std::istringstream in(a.out);
   for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string part; std::getline(ls, part, '|');) f.push_back(trim(part));
+    const std::vector<std::string> f = fields_of(line);
     const size_t underscore = f.empty() ? std::string::npos : f[0].find('_');
     if (f.size() < 4 || underscore == std::string::npos) continue;
     const std::string index = f[0].substr(underscore + 1);
@@ -152,29 +156,103 @@ std::map<int, std::string> slurm_task_states(const std::string& out, std::string
   return states;
 }
 
-int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
-  const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
-  if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
-  std::vector<int> tasks;
+namespace {
+
+// The runs a submission leaves out (done, or trained by a live process on this host, which it
+// names) and the indices of those it submits.
+struct Submission {
   int done = 0, busy = 0;
+  std::vector<int> tasks;
+};
+
+Submission runs_to_submit(const std::vector<SweepRun>& runs) {
+  Submission s;
   for (size_t i = 0; i < runs.size(); ++i) {
     if (runs[i].state == RunState::kDone) {
-      ++done;
+      ++s.done;
     } else if (const long holder = io::lock_holder(runs[i].run_dir); holder >= 0) {
-      ++busy;  // a live process on this host trains it; never two writers in one run dir
+      ++s.busy;  // a live process on this host trains it; never two writers in one run dir
       std::printf("  %s: running in pid %ld here, not submitted\n", runs[i].run_dir.c_str(),
                   holder);
     } else {
-      tasks.push_back(int(i));
+      s.tasks.push_back(int(i));
     }
   }
-  const std::vector<std::vector<int>> packs = group_packs(spec, runs, tasks);
+  return s;
+}
+
+void print_dry_run(const std::vector<SweepRun>& runs, const std::vector<std::vector<int>>& packs,
+                   const fs::path& script, const std::string& array) {
+  for (const auto& pack : packs) {
+    for (int i : pack) {
+      const SweepRun& r = runs[size_t(i)];
+      std::printf("  task %-4d %s  %s\n", pack[0], r.run_dir.c_str(),
+                  r.state == RunState::kTrained ? "(evaluate only)" : data_missing_note(r).c_str());
+    }
+  }
+  std::printf("would write %s and run: sbatch --parsable %s (--array=%s)\n", script.c_str(),
+              script.c_str(), array.c_str());
+}
+
+// sbatch's job id for `script`; where sbatch refuses it, <dir>/submit_error.txt says why and the
+// error does too.
+std::string sbatch(const fs::path& script, const fs::path& dir) {
+  const fs::path error_file = dir / "submit_error.txt";
+  const CommandOutput r = run_command({"sbatch", "--parsable", script.string()});
+  std::string job = trim(r.out);
+  job = job.substr(0, job.find(';'));  // "id;cluster" on multi-cluster set-ups
+  if (r.exit_code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
+    const std::string message = command_message(r);
+    io::write_file_atomically(error_file.string(),
+                              now_text() + ": sbatch " + script.string() + " failed (exit " +
+                                  std::to_string(r.exit_code) + "):\n" + message + "\n");
+    throw std::runtime_error("sbatch refused the job array (exit " + std::to_string(r.exit_code) +
+                             "): " + message + "\nNothing was submitted (" + error_file.string() +
+                             " says so); fix the cause and run the same command again");
+  }
+  std::error_code ec;
+  fs::remove(error_file, ec);
+  return job;
+}
+
+// <dir>/job.json: the job and which task trains which run dir. Unrecorded, the job could be
+// submitted twice, so where it cannot be written the job is cancelled.
+void record_job(const fs::path& dir, const std::string& job, const SweepSpec& spec,
+                const fs::path& script, const std::string& array, const std::vector<SweepRun>& runs,
+                const std::vector<std::vector<int>>& packs) {
+  nlohmann::json j;
+  j["job_id"] = job;
+  j["submitted"] = now_text();
+  j["sweep_file"] = spec.file;
+  j["script"] = script.string();
+  j["array"] = array;
+  j["tasks"] = nlohmann::json::array();
+  for (const auto& pack : packs)
+    for (int i : pack)
+      j["tasks"].push_back({{"task", pack[0]}, {"run_dir", runs[size_t(i)].run_dir}});
+  try {
+    io::write_file_atomically((dir / "job.json").string(), j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    run_command({"scancel", job});
+    throw std::runtime_error(std::string(e.what()) + "; cancelled Slurm job " + job +
+                             " again, since this sweep could not record it");
+  }
+}
+
+}  // namespace
+
+int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
+  const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
+  if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
+  const Submission submission = runs_to_submit(runs);
+  const std::vector<std::vector<int>> packs = group_packs(spec, runs, submission.tasks);
   const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";
-  std::printf("sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
-              spec.file.c_str(), runs.size(), done,
-              busy ? (", " + std::to_string(busy) + " running here").c_str() : "", packs.size(),
-              packs.size() < tasks.size() ? ", seeds in packs" : "");
-  if (tasks.empty()) {
+  std::printf(
+      "sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
+      spec.file.c_str(), runs.size(), submission.done,
+      submission.busy ? (", " + std::to_string(submission.busy) + " running here").c_str() : "",
+      packs.size(), packs.size() < submission.tasks.size() ? ", seeds in packs" : "");
+  if (submission.tasks.empty()) {
     std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
     return 0;
   }
@@ -183,16 +261,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();
   const std::string array = slurm_array_spec(first_runs(packs), spec.slurm.array_throttle);
   if (opt.dry_run) {
-    for (const auto& pack : packs) {
-      for (int i : pack) {
-        const SweepRun& r = runs[size_t(i)];
-        std::printf(
-            "  task %-4d %s  %s\n", pack[0], r.run_dir.c_str(),
-            r.state == RunState::kTrained ? "(evaluate only)" : data_missing_note(r).c_str());
-      }
-    }
-    std::printf("would write %s and run: sbatch --parsable %s (--array=%s)\n", script.c_str(),
-                script.c_str(), array.c_str());
+    print_dry_run(runs, packs, script, array);
     return 0;
   }
   if (find_on_path("sbatch").empty()) {
@@ -210,38 +279,8 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
   }
   io::write_file_atomically(script.string(), slurm_batch_script(spec, runs, packs, exe));
-  const fs::path error_file = dir / "submit_error.txt";
-  const CommandOutput r = run_command({"sbatch", "--parsable", script.string()});
-  std::string job = trim(r.out);
-  job = job.substr(0, job.find(';'));  // "id;cluster" on multi-cluster set-ups
-  if (r.exit_code != 0 || job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
-    const std::string message = command_message(r);
-    io::write_file_atomically(error_file.string(),
-                              now_text() + ": sbatch " + script.string() + " failed (exit " +
-                                  std::to_string(r.exit_code) + "):\n" + message + "\n");
-    throw std::runtime_error("sbatch refused the job array (exit " + std::to_string(r.exit_code) +
-                             "): " + message + "\nNothing was submitted (" + error_file.string() +
-                             " says so); fix the cause and run the same command again");
-  }
-  nlohmann::json j;
-  j["job_id"] = job;
-  j["submitted"] = now_text();
-  j["sweep_file"] = spec.file;
-  j["script"] = script.string();
-  j["array"] = array;
-  j["tasks"] = nlohmann::json::array();
-  for (const auto& pack : packs)
-    for (int i : pack)
-      j["tasks"].push_back({{"task", pack[0]}, {"run_dir", runs[size_t(i)].run_dir}});
-  try {
-    io::write_file_atomically((dir / "job.json").string(), j.dump(2) + "\n");
-  } catch (const std::exception& e) {
-    // Unrecorded, the job could be submitted twice: take it back.
-    run_command({"scancel", job});
-    throw std::runtime_error(std::string(e.what()) + "; cancelled Slurm job " + job +
-                             " again, since this sweep could not record it");
-  }
-  fs::remove(error_file, ec);
+  const std::string job = sbatch(script, dir);
+  record_job(dir, job, spec, script, array, runs, packs);
   std::printf(
       "submitted Slurm job %s: %zu task(s), --array=%s, script %s\n"
       "  watch: minrnn sweep %s --status   task logs: %s/<run>/train.log, %s/logs/\n",
