@@ -3,13 +3,17 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "envs/registry.h"
 
 namespace minrnn::rl {
 namespace {
 
-std::string list(const std::vector<double>& v) {
+// "[a, b, c]", as the metadata writes a list.
+template <typename T>
+std::string list(const std::vector<T>& v) {
   std::ostringstream out;
   out << "[";
   for (size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v[i];
@@ -17,46 +21,40 @@ std::string list(const std::vector<double>& v) {
   return out.str();
 }
 
-}  // namespace
-
-DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env) {
-  DatasetEnv out;
-  const std::string metadata =
-      ds.minari.metadata_path.empty() ? ds.source : ds.minari.metadata_path;
-  envs::ResolvedEnv env;
+// The environment the config's key env names, else the dataset's env spec, else its id's; where
+// none, false. `source` says which.
+bool named_env(const data::Dataset& ds, const std::string& config_env, const std::string& metadata,
+               envs::ResolvedEnv& env, std::string& source) {
   if (!config_env.empty()) {
     try {
       env = envs::resolve_env(config_env);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("config key env: " + std::string(e.what()));
     }
-    out.env_source = "config key env";
+    source = "config key env";
   } else if (!ds.env_spec.empty()) {
     env = envs::resolve_env_spec(ds.env_spec, metadata + ": " + ds.env_spec_field);
-    out.env_source = ds.format == "minari" ? "metadata.json " + ds.env_spec_field
-                                           : "the file's " + ds.env_spec_field;
+    source = ds.format == "minari" ? "metadata.json " + ds.env_spec_field
+                                   : "the file's " + ds.env_spec_field;
   } else if (!ds.env.empty()) {
     env = envs::resolve_env(ds.env);
-    out.env_source = ds.format == "minari" ? "the Minari dataset's id" : "the D4RL dataset's name";
+    source = ds.format == "minari" ? "the Minari dataset's id" : "the D4RL dataset's name";
   } else {
-    return out;  // no environment: training only
+    return false;
   }
-  const envs::EnvSpec& spec = env.task.spec;
-  out.env = env.canonical;
-  out.env_id = spec.id;
-  out.env_version = spec.version;
+  return true;
+}
 
-  // The data must fit the env, before any training.
-  const std::string who = spec.id + " (from " + out.env_source + ")";
-  // The dataset's own spaces first (a Minari dataset's metadata.json names them), then the data.
+// The data fits the env `who` names: the dataset's own spaces first (a Minari dataset's
+// metadata.json names them), then its columns; before any training.
+void check_data_fits(const data::Dataset& ds, const envs::EnvSpec& spec,
+                     const std::string& metadata, const std::string& who) {
   for (const auto& [key, space, dim, verb] :
        {std::tuple{"observation_space", &ds.minari.observation_space, spec.obs_dim, "observes"},
         std::tuple{"action_space", &ds.minari.action_space, spec.act_dim, "takes"}}) {
     if (space->present && space->shape != std::vector<int64_t>{dim}) {
-      std::string shape;
-      for (int64_t d : space->shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      throw std::invalid_argument(metadata + ": " + key + ".shape = [" + shape + "] but " + who +
-                                  " " + verb + " " + std::to_string(dim));
+      throw std::invalid_argument(metadata + ": " + key + ".shape = " + list(space->shape) +
+                                  " but " + who + " " + verb + " " + std::to_string(dim));
     }
   }
   if (ds.data.obs_dim != spec.obs_dim) {
@@ -85,7 +83,21 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
     throw std::invalid_argument(metadata + ": observation_space.dtype = \"" + obs.dtype +
                                 "\" but " + who + " observes float64");
   }
+}
 
+}  // namespace
+
+DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env) {
+  DatasetEnv out;
+  const std::string metadata =
+      ds.minari.metadata_path.empty() ? ds.source : ds.minari.metadata_path;
+  envs::ResolvedEnv env;
+  if (!named_env(ds, config_env, metadata, env, out.env_source)) return out;  // training only
+  const envs::EnvSpec& spec = env.task.spec;
+  out.env = env.canonical;
+  out.env_id = spec.id;
+  out.env_version = spec.version;
+  check_data_fits(ds, spec, metadata, spec.id + " (from " + out.env_source + ")");
   if (ds.has_ref_returns) {
     out.ref_min_score = ds.ref_min_return;
     out.ref_max_score = ds.ref_max_return;
