@@ -195,6 +195,16 @@ std::string failure_reason() {
   return errno != 0 ? std::strerror(errno) : "HDF5 error";
 }
 
+namespace {
+
+// A dataset's read HDF5 refused, with HDF5's own reason (its innermost error, or the OS's).
+std::runtime_error read_failure(const std::string& file_name, const std::string& key) {
+  return std::runtime_error(where(file_name, key) + ": read failed (" + failure_reason() +
+                            "): a corrupt file?");
+}
+
+}  // namespace
+
 void silence_errors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
@@ -270,7 +280,7 @@ void read_float_rows(hid_t file, const std::string& key, int64_t row0, int64_t n
   RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
   if (H5Dread(dset.get(), H5T_NATIVE_FLOAT, sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
               dst) < 0) {
-    throw std::runtime_error(where(file_name, key) + ": read failed (truncated or corrupt file?)");
+    throw read_failure(file_name, key);
   }
 }
 
@@ -308,8 +318,7 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
     std::vector<double> values(static_cast<size_t>(num_rows));
     if (H5Dread(dset.get(), H5T_NATIVE_DOUBLE, sel.mem_space.get(), sel.file_space.get(),
                 H5P_DEFAULT, values.data()) < 0) {
-      throw std::runtime_error(where(file_name, key) +
-                               ": read failed (truncated or corrupt file?)");
+      throw read_failure(file_name, key);
     }
     for (int64_t i = 0; i < num_rows; ++i) {
       const double v = values[i];
@@ -333,7 +342,7 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
   std::vector<unsigned char> raw(static_cast<size_t>(num_rows) * size);
   if (H5Dread(dset.get(), mem_type.get(), sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
               raw.data()) < 0) {
-    throw std::runtime_error(where(file_name, key) + ": read failed (truncated or corrupt file?)");
+    throw read_failure(file_name, key);
   }
   for (int64_t i = 0; i < num_rows; ++i) {
     int64_t value = 0;
