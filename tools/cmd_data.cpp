@@ -37,6 +37,23 @@ nlohmann::json space_json(const data::MinariSpace& space) {
   return {{"type", space.type}, {"dtype", space.dtype}, {"shape", space.shape}};
 }
 
+// What a Minari dataset's metadata.json said.
+nlohmann::json minari_json(const data::MinariInfo& m) {
+  return {{"dataset_id", m.dataset_id},
+          {"minari_version", m.minari_version},
+          {"metadata", m.metadata_path},
+          {"env_spec", m.env_spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.env_spec)},
+          {"eval_env_spec",
+           m.eval_env_spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.eval_env_spec)},
+          {"observation_space", space_json(m.observation_space)},
+          {"action_space", space_json(m.action_space)},
+          {"ref_min_score",
+           m.has_ref_scores ? nlohmann::json(m.ref_min_score) : nlohmann::json(nullptr)},
+          {"ref_max_score",
+           m.has_ref_scores ? nlohmann::json(m.ref_max_score) : nlohmann::json(nullptr)},
+          {"episodes_without_end_flag", m.episodes_without_end_flag}};
+}
+
 nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, double load_seconds,
                         double rss_before, double rss_after) {
   const data::Transitions& d = ds.data;
@@ -51,24 +68,7 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
   j["env_version"] = known ? nlohmann::json(env.env_version) : nlohmann::json(nullptr);
   j["env_source"] = known ? nlohmann::json(env.env_source) : nlohmann::json(nullptr);
   j["env_name"] = known ? nlohmann::json(env.env) : nlohmann::json(nullptr);
-  if (ds.format == "minari") {
-    j["minari"] = {
-        {"dataset_id", ds.minari.dataset_id},
-        {"minari_version", ds.minari.minari_version},
-        {"metadata", ds.minari.metadata_path},
-        {"env_spec",
-         ds.minari.env_spec.empty() ? nlohmann::json(nullptr) : nlohmann::json(ds.minari.env_spec)},
-        {"eval_env_spec", ds.minari.eval_env_spec.empty()
-                              ? nlohmann::json(nullptr)
-                              : nlohmann::json(ds.minari.eval_env_spec)},
-        {"observation_space", space_json(ds.minari.observation_space)},
-        {"action_space", space_json(ds.minari.action_space)},
-        {"ref_min_score", ds.minari.has_ref_scores ? nlohmann::json(ds.minari.ref_min_score)
-                                                   : nlohmann::json(nullptr)},
-        {"ref_max_score", ds.minari.has_ref_scores ? nlohmann::json(ds.minari.ref_max_score)
-                                                   : nlohmann::json(nullptr)},
-        {"episodes_without_end_flag", ds.minari.episodes_without_end_flag}};
-  }
+  if (ds.format == "minari") j["minari"] = minari_json(ds.minari);
   // Sums of what was read, for comparing two readers of one file (tests/python).
   j["checksums"] = {{"observations", sum(d.observations)},
                     {"actions", sum(d.actions)},
@@ -115,6 +115,23 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
   return j;
 }
 
+void print_minari(const nlohmann::json& m) {
+  std::printf("minari             %s (minari_version %s, %s)\n",
+              m["dataset_id"].get<std::string>().c_str(),
+              m["minari_version"].get<std::string>().c_str(),
+              m["metadata"].get<std::string>().empty() ? "no metadata.json"
+                                                       : m["metadata"].get<std::string>().c_str());
+  for (const char* key : {"env_spec", "eval_env_spec"}) {
+    std::printf("%-19s%s\n", key, m[key].is_null() ? "(none)" : m[key].get<std::string>().c_str());
+  }
+  if (!m["ref_min_score"].is_null()) {
+    std::printf("ref scores         ref_min_score %g, ref_max_score %g\n",
+                m["ref_min_score"].get<double>(), m["ref_max_score"].get<double>());
+  } else {
+    std::printf("ref scores         (none in metadata.json)\n");
+  }
+}
+
 void print_text(const nlohmann::json& j) {
   auto num = [](const nlohmann::json& v) { return v.get<double>(); };
   std::printf("source             %s (%s)\n", j["source"].get<std::string>().c_str(),
@@ -129,24 +146,7 @@ void print_text(const nlohmann::json& j) {
     std::printf("environment        %s\n",
                 j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
   }
-  if (j.contains("minari")) {
-    const auto& m = j["minari"];
-    std::printf(
-        "minari             %s (minari_version %s, %s)\n",
-        m["dataset_id"].get<std::string>().c_str(), m["minari_version"].get<std::string>().c_str(),
-        m["metadata"].get<std::string>().empty() ? "no metadata.json"
-                                                 : m["metadata"].get<std::string>().c_str());
-    for (const char* key : {"env_spec", "eval_env_spec"}) {
-      std::printf("%-19s%s\n", key,
-                  m[key].is_null() ? "(none)" : m[key].get<std::string>().c_str());
-    }
-    if (!m["ref_min_score"].is_null()) {
-      std::printf("ref scores         ref_min_score %g, ref_max_score %g\n",
-                  m["ref_min_score"].get<double>(), m["ref_max_score"].get<double>());
-    } else {
-      std::printf("ref scores         (none in metadata.json)\n");
-    }
-  }
+  if (j.contains("minari")) print_minari(j["minari"]);
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
   std::printf("steps              %lld\n", j["steps"].get<long long>());
