@@ -163,6 +163,19 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
   return result.reached_target;
 }
 
+// One progress line (steps, rate, ETA, the last episodes' mean return, the losses), in place.
+void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
+                    int64_t episodes, const std::deque<double>& recent, const SacLosses& losses) {
+  const double mean_return =
+      recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
+  std::fprintf(stderr,
+               "\rsac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
+               "return(last %zu) %.1f, alpha %.3f, q_loss %.3g   ",
+               env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
+               (total - done) / rate, static_cast<long long>(episodes), recent.size(), mean_return,
+               losses.alpha, losses.q_loss);
+}
+
 }  // namespace
 
 SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& buffer,
@@ -220,16 +233,8 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
     if (opt.progress_every > 0 && done % opt.progress_every == 0) {
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double rate = (done - first_step) / std::max(secs, 1e-9);
-      const double mean_ret =
-          recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
-      std::fprintf(stderr,
-                   "\rsac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
-                   "return(last %zu) %.1f, alpha %.3f, q_loss %.3g   ",
-                   env_name.c_str(), static_cast<long long>(done),
-                   static_cast<long long>(opt.total_steps), rate, (opt.total_steps - done) / rate,
-                   static_cast<long long>(episodes), recent.size(), mean_ret, losses.alpha,
-                   losses.q_loss);
+      print_progress(env_name, done, opt.total_steps, (done - first_step) / std::max(secs, 1e-9),
+                     episodes, recent, losses);
     }
   }
   if (opt.progress_every > 0) std::fprintf(stderr, "\n");

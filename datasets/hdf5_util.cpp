@@ -140,63 +140,6 @@ void Id::reset() {
 
 namespace {
 
-// HDF5's error stack as its descriptions, innermost first.
-std::vector<std::string> error_descriptions() {
-  std::vector<std::string> descriptions;
-  H5Ewalk2(
-      H5E_DEFAULT, H5E_WALK_UPWARD,
-      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
-        static_cast<std::vector<std::string>*>(data)->push_back(e->desc ? e->desc : "");
-        return 0;
-      },
-      &descriptions);
-  return descriptions;
-}
-
-// The number after `label` in `text`, or 0 where it has none.
-unsigned long long number_after(const std::string& text, const std::string& label) {
-  const size_t at = text.find(label);
-  return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + label.size(), nullptr, 10);
-}
-
-// Why H5Fopen refused a file HDF5 recognizes. Where its superblock records more bytes than the
-// file holds (HDF5's "truncated file: eof = N, ..., stored_eof = M"), both sizes: a download or
-// copy cut short is the usual cause, and they say how much is missing.
-std::string open_failure() {
-  const std::vector<std::string> descriptions = error_descriptions();
-  for (const std::string& desc : descriptions) {
-    if (desc.rfind("truncated file", 0) != 0) continue;
-    const unsigned long long has = number_after(desc, " eof = ");
-    const unsigned long long records = number_after(desc, "stored_eof = ");
-    if (records > has) {
-      return "truncated: it holds " + std::to_string(has) + " bytes of the " +
-             std::to_string(records) +
-             " its HDF5 superblock records (a download or copy cut short? `minrnn data download` "
-             "resumes one)";
-    }
-  }
-  const std::string innermost = descriptions.empty() ? "no reason given" : descriptions.front();
-  return "cannot open as HDF5 (HDF5: " + innermost + "): a corrupt file?";
-}
-
-}  // namespace
-
-std::string failure_reason() {
-  // HDF5's POSIX driver describes a failed read/write as "... errno = 28, error message = 'No
-  // space left on device' ...": the innermost such entry is the OS reason.
-  const std::vector<std::string> descriptions = error_descriptions();
-  for (const std::string& desc : descriptions) {
-    const size_t at = desc.find("errno = ");
-    const int os_errno = at == std::string::npos ? 0 : std::atoi(desc.c_str() + at + 8);
-    if (os_errno > 0) return std::strerror(os_errno);
-  }
-  if (!descriptions.empty() && !descriptions.front().empty())
-    return "HDF5: " + descriptions.front();
-  return errno != 0 ? std::strerror(errno) : "HDF5 error";
-}
-
-namespace {
-
 // A dataset's read HDF5 refused, with HDF5's own reason (its innermost error, or the OS's).
 std::runtime_error read_failure(const std::string& file_name, const std::string& key) {
   return std::runtime_error(where(file_name, key) + ": read failed (" + failure_reason() +
@@ -218,7 +161,7 @@ Id open_for_reading(const std::string& path) {
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file");
   Id file(is_hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID);
-  if (!file.valid()) throw std::runtime_error(path + ": " + open_failure());
+  if (!file.valid()) throw std::runtime_error(path + ": " + open_failure_reason());
   return file;
 }
 
@@ -301,6 +244,82 @@ std::vector<float> read_floats(hid_t file, const std::string& key, const std::st
   return values;
 }
 
+namespace {
+
+[[noreturn]] void not_a_flag(const std::string& file_name, const std::string& key,
+                             const std::string& value, int64_t row) {
+  throw std::invalid_argument(where(file_name, key) + ": value " + value + " at row " +
+                              std::to_string(row) + " is not 0/1");
+}
+
+// Older D4RL sets and many conversions store flags as float 0.0/1.0: exactly those two values.
+void read_float_flags(hid_t dset, const RowSelection& sel, int64_t row0, int64_t num_rows,
+                      uint8_t* dst, const std::string& file_name, const std::string& key) {
+  std::vector<double> values(static_cast<size_t>(num_rows));
+  if (H5Dread(dset, H5T_NATIVE_DOUBLE, sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
+              values.data()) < 0) {
+    throw read_failure(file_name, key);
+  }
+  for (int64_t i = 0; i < num_rows; ++i) {
+    const double v = values[i];
+    if (v != 0.0 && v != 1.0) {
+      char shown[32];
+      std::snprintf(shown, sizeof(shown), "%.9g", v);
+      not_a_flag(file_name, key, shown, row0 + i);
+    }
+    dst[i] = v == 1.0 ? 1 : 0;
+  }
+}
+
+// An integer of `size` bytes at `p`, sign-extended where `is_signed`.
+int64_t stored_integer(const unsigned char* p, size_t size, bool is_signed) {
+  switch (size) {
+    case 1:
+      return is_signed ? int64_t{*reinterpret_cast<const int8_t*>(p)} : int64_t{*p};
+    case 2: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return is_signed ? v : static_cast<uint16_t>(v);
+    }
+    case 4: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return is_signed ? v : static_cast<uint32_t>(v);
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+// An enum cannot be converted to an integer by HDF5: read it with its own (native) enum type and
+// interpret the stored integers; an integer dataset is converted to int64 directly.
+void read_integer_flags(hid_t dset, hid_t type, bool is_enum, const RowSelection& sel, int64_t row0,
+                        int64_t num_rows, uint8_t* dst, const std::string& file_name,
+                        const std::string& key) {
+  Id mem_type(is_enum ? H5Tget_native_type(type, H5T_DIR_ASCEND) : H5Tcopy(H5T_NATIVE_INT64));
+  const size_t size = H5Tget_size(mem_type.get());
+  const bool is_signed =
+      H5Tget_sign(is_enum ? Id(H5Tget_super(type)).get() : mem_type.get()) == H5T_SGN_2;
+  if (size != 1 && size != 2 && size != 4 && size != 8) {
+    throw std::invalid_argument(where(file_name, key) + ": unsupported flag width");
+  }
+  std::vector<unsigned char> raw(static_cast<size_t>(num_rows) * size);
+  if (H5Dread(dset, mem_type.get(), sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
+              raw.data()) < 0) {
+    throw read_failure(file_name, key);
+  }
+  for (int64_t i = 0; i < num_rows; ++i) {
+    const int64_t value = stored_integer(raw.data() + i * size, size, is_signed);
+    if (value != 0 && value != 1) not_a_flag(file_name, key, std::to_string(value), row0 + i);
+    dst[i] = static_cast<uint8_t>(value);
+  }
+}
+
+}  // namespace
+
 void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t num_rows,
                     uint8_t* dst, const std::string& file_name) {
   Id dset = open_dataset(file, key, file_name);
@@ -312,68 +331,12 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
                                 "values");
   }
   if (num_rows == 0) return;
-  RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
+  const RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));
   if (cls == H5T_FLOAT) {
-    // Older D4RL sets and many conversions store flags as float 0.0/1.0: exactly those two values.
-    std::vector<double> values(static_cast<size_t>(num_rows));
-    if (H5Dread(dset.get(), H5T_NATIVE_DOUBLE, sel.mem_space.get(), sel.file_space.get(),
-                H5P_DEFAULT, values.data()) < 0) {
-      throw read_failure(file_name, key);
-    }
-    for (int64_t i = 0; i < num_rows; ++i) {
-      const double v = values[i];
-      if (v != 0.0 && v != 1.0) {
-        char shown[32];
-        std::snprintf(shown, sizeof(shown), "%.9g", v);
-        throw std::invalid_argument(where(file_name, key) + ": value " + shown + " at row " +
-                                    std::to_string(row0 + i) + " is not 0/1");
-      }
-      dst[i] = v == 1.0 ? 1 : 0;
-    }
-    return;
-  }
-  // An enum cannot be converted to an integer by HDF5: read it with its own (native) enum type and
-  // interpret the stored integers; an integer dataset is converted to int64 directly.
-  Id mem_type(cls == H5T_ENUM ? H5Tget_native_type(type.get(), H5T_DIR_ASCEND)
-                              : H5Tcopy(H5T_NATIVE_INT64));
-  size_t size = H5Tget_size(mem_type.get());
-  bool is_signed = H5Tget_sign(cls == H5T_ENUM ? Id(H5Tget_super(type.get())).get()
-                                               : mem_type.get()) == H5T_SGN_2;
-  std::vector<unsigned char> raw(static_cast<size_t>(num_rows) * size);
-  if (H5Dread(dset.get(), mem_type.get(), sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
-              raw.data()) < 0) {
-    throw read_failure(file_name, key);
-  }
-  for (int64_t i = 0; i < num_rows; ++i) {
-    int64_t value = 0;
-    const unsigned char* p = raw.data() + i * size;
-    switch (size) {
-      case 1:
-        value = is_signed ? int64_t{*reinterpret_cast<const int8_t*>(p)} : int64_t{*p};
-        break;
-      case 2: {
-        int16_t v;
-        std::memcpy(&v, p, 2);
-        value = is_signed ? v : static_cast<uint16_t>(v);
-        break;
-      }
-      case 4: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        value = is_signed ? v : static_cast<uint32_t>(v);
-        break;
-      }
-      case 8:
-        std::memcpy(&value, p, 8);
-        break;
-      default:
-        throw std::invalid_argument(where(file_name, key) + ": unsupported flag width");
-    }
-    if (value != 0 && value != 1) {
-      throw std::invalid_argument(where(file_name, key) + ": value " + std::to_string(value) +
-                                  " at row " + std::to_string(row0 + i) + " is not 0/1");
-    }
-    dst[i] = static_cast<uint8_t>(value);
+    read_float_flags(dset.get(), sel, row0, num_rows, dst, file_name, key);
+  } else {
+    read_integer_flags(dset.get(), type.get(), cls == H5T_ENUM, sel, row0, num_rows, dst, file_name,
+                       key);
   }
 }
 

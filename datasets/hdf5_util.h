@@ -76,6 +76,9 @@ int64_t read_int(hid_t file, const std::string& key, const std::string& file_nam
 // failure was a system call's ("File too large", "No space left on device"), else HDF5's own
 // description. Call it before any other HDF5 call (each one clears the stack).
 std::string failure_reason();
+// Why H5Fopen refused a file HDF5 recognizes, the same way; a file shorter than its superblock
+// records is "truncated", with both sizes. (hdf5_errors.cpp)
+std::string open_failure_reason();
 
 // Writers: create intermediate groups as needed; shape is row-major; chunked + gzip when
 // gzip_level > 0 and the dataset is not a scalar. Each dataset is closed (its chunks flushed)

@@ -59,80 +59,106 @@ std::string label(double v) {
   return buf;
 }
 
+// Whether series point i is drawn: finite, and positive on a log axis.
+bool drawn(const LinePlot& p, const Series& s, size_t i) {
+  return std::isfinite(s.y[i]) && !(p.log_y && s.y[i] <= 0);
+}
+
+// The plot's area on the page and the data range it shows (y in plotted units: log10 on a log
+// axis), padded; sx / sy map data to page coordinates.
+struct Frame {
+  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+  double left = 80, top = 40, width = 0, height = 0;
+  bool log_y = false;
+  double ty(double y) const { return log_y ? std::log10(y) : y; }
+  double sx(double x) const { return left + (x - x0) / (x1 - x0) * width; }
+  double sy(double y) const { return top + (1 - (y - y0) / (y1 - y0)) * height; }
+};
+
+Frame frame_of(const LinePlot& p) {
+  Frame f;
+  f.log_y = p.log_y;
+  constexpr double kRight = 150, kBottom = 55;
+  f.width = p.width - f.left - kRight;
+  f.height = p.height - f.top - kBottom;
+  for (const auto& s : p.series) {
+    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      if (!drawn(p, s, i)) continue;
+      f.x0 = std::min(f.x0, s.x[i]), f.x1 = std::max(f.x1, s.x[i]);
+      f.y0 = std::min(f.y0, f.ty(s.y[i])), f.y1 = std::max(f.y1, f.ty(s.y[i]));
+    }
+  }
+  if (f.x0 > f.x1) f.x0 = 0, f.x1 = 1, f.y0 = 0, f.y1 = 1;  // no data: empty axes
+  if (f.x1 - f.x0 < 1e-12) f.x1 = f.x0 + 1;
+  if (f.y1 - f.y0 < 1e-12) f.y0 -= 0.5, f.y1 += 0.5;
+  const double pad = 0.05 * (f.y1 - f.y0);
+  f.y0 -= pad, f.y1 += pad;
+  return f;
+}
+
+// The grid, its tick labels, the frame and the axes' labels.
+void write_axes(std::ostringstream& o, const LinePlot& p, const Frame& f) {
+  for (double t : nice_ticks(f.x0, f.x1, 6)) {
+    o << "<line x1=\"" << f.sx(t) << "\" y1=\"" << f.top << "\" x2=\"" << f.sx(t) << "\" y2=\""
+      << f.top + f.height << "\" stroke=\"#e5e5e5\"/>\n"
+      << "<text x=\"" << f.sx(t) << "\" y=\"" << f.top + f.height + 18
+      << "\" text-anchor=\"middle\" font-size=\"12\">" << label(t) << "</text>\n";
+  }
+  for (double t : nice_ticks(f.y0, f.y1, 5)) {
+    const double v = p.log_y ? std::pow(10.0, t) : t;
+    o << "<line x1=\"" << f.left << "\" y1=\"" << f.sy(t) << "\" x2=\"" << f.left + f.width
+      << "\" y2=\"" << f.sy(t) << "\" stroke=\"#e5e5e5\"/>\n"
+      << "<text x=\"" << f.left - 6 << "\" y=\"" << f.sy(t) + 4
+      << "\" text-anchor=\"end\" font-size=\"12\">" << label(v) << "</text>\n";
+  }
+  o << "<rect x=\"" << f.left << "\" y=\"" << f.top << "\" width=\"" << f.width << "\" height=\""
+    << f.height << "\" fill=\"none\" stroke=\"#333\"/>\n"
+    << "<text x=\"" << f.left + f.width / 2 << "\" y=\"" << p.height - 12
+    << "\" text-anchor=\"middle\" font-size=\"13\">" << escape(p.x_label) << "</text>\n"
+    << "<text transform=\"translate(16," << f.top + f.height / 2
+    << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">"
+    << escape(p.y_label + (p.log_y ? " (log scale)" : "")) << "</text>\n";
+}
+
+// Series k's line (a dot where it has one point to draw) and its legend entry.
+void write_series(std::ostringstream& o, const LinePlot& p, const Frame& f, size_t k) {
+  const Series& s = p.series[k];
+  const char* color = kColors[k % 10];
+  o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\" points=\"";
+  int n = 0;
+  size_t last = 0;
+  for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    if (!drawn(p, s, i)) continue;
+    o << (n++ ? " " : "") << f.sx(s.x[i]) << "," << f.sy(f.ty(s.y[i]));
+    last = i;
+  }
+  o << "\"/>\n";
+  if (n == 1) {  // a single point draws no line: mark it
+    o << "<circle cx=\"" << f.sx(s.x[last]) << "\" cy=\"" << f.sy(f.ty(s.y[last]))
+      << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+  }
+  const double ly = f.top + 10 + 20.0 * k, lx = f.left + f.width;
+  o << "<line x1=\"" << lx + 12 << "\" y1=\"" << ly << "\" x2=\"" << lx + 36 << "\" y2=\"" << ly
+    << "\" stroke=\"" << color << "\" stroke-width=\"3\"/>\n"
+    << "<text x=\"" << lx + 42 << "\" y=\"" << ly + 4 << "\" font-size=\"12\">" << escape(s.name)
+    << "</text>\n";
+}
+
 }  // namespace
 
 std::string render_svg(const LinePlot& p) {
-  // Data range (in plotted units: log10 for a log axis).
-  auto ty = [&](double y) { return p.log_y ? std::log10(y) : y; };
-  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
-  for (const auto& s : p.series) {
-    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!std::isfinite(s.y[i]) || (p.log_y && s.y[i] <= 0)) continue;
-      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
-      y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
-    }
-  }
-  if (x0 > x1) x0 = 0, x1 = 1, y0 = 0, y1 = 1;  // no data: empty axes
-  if (x1 - x0 < 1e-12) x1 = x0 + 1;
-  if (y1 - y0 < 1e-12) y0 -= 0.5, y1 += 0.5;
-  const double pad = 0.05 * (y1 - y0);
-  y0 -= pad, y1 += pad;
-
-  const int W = p.width, H = p.height, left = 80, right = 150, top = 40, bottom = 55;
-  const double pw = W - left - right, ph = H - top - bottom;
-  auto sx = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
-  auto sy = [&](double y) { return top + (1 - (y - y0) / (y1 - y0)) * ph; };
-
+  const Frame f = frame_of(p);
   std::ostringstream o;
   o.setf(std::ios::fixed);
   o.precision(1);
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << p.width << "\" height=\"" << p.height
+    << "\" viewBox=\"0 0 " << p.width << " " << p.height
+    << "\" font-family=\"Helvetica, Arial, sans-serif\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">"
+    << "<text x=\"" << p.width / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">"
     << escape(p.title) << "</text>\n";
-  // Grid and tick labels.
-  for (double t : nice_ticks(x0, x1, 6)) {
-    o << "<line x1=\"" << sx(t) << "\" y1=\"" << top << "\" x2=\"" << sx(t) << "\" y2=\""
-      << top + ph << "\" stroke=\"#e5e5e5\"/>\n"
-      << "<text x=\"" << sx(t) << "\" y=\"" << top + ph + 18
-      << "\" text-anchor=\"middle\" font-size=\"12\">" << label(t) << "</text>\n";
-  }
-  for (double t : nice_ticks(y0, y1, 5)) {
-    const double v = p.log_y ? std::pow(10.0, t) : t;
-    o << "<line x1=\"" << left << "\" y1=\"" << sy(t) << "\" x2=\"" << left + pw << "\" y2=\""
-      << sy(t) << "\" stroke=\"#e5e5e5\"/>\n"
-      << "<text x=\"" << left - 6 << "\" y=\"" << sy(t) + 4
-      << "\" text-anchor=\"end\" font-size=\"12\">" << label(v) << "</text>\n";
-  }
-  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
-    << "\" fill=\"none\" stroke=\"#333\"/>\n"
-    << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 12
-    << "\" text-anchor=\"middle\" font-size=\"13\">" << escape(p.x_label) << "</text>\n"
-    << "<text transform=\"translate(16," << top + ph / 2
-    << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">"
-    << escape(p.y_label + (p.log_y ? " (log scale)" : "")) << "</text>\n";
-  // Series and legend.
-  for (size_t k = 0; k < p.series.size(); ++k) {
-    const auto& s = p.series[k];
-    const char* color = kColors[k % 10];
-    o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\" points=\"";
-    int n = 0;
-    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!std::isfinite(s.y[i]) || (p.log_y && s.y[i] <= 0)) continue;
-      o << (n++ ? " " : "") << sx(s.x[i]) << "," << sy(ty(s.y[i]));
-    }
-    o << "\"/>\n";
-    if (n == 1) {  // a single point draws no line: mark it
-      o << "<circle cx=\"" << sx(s.x[0]) << "\" cy=\"" << sy(ty(s.y[0])) << "\" r=\"3\" fill=\""
-        << color << "\"/>\n";
-    }
-    const double ly = top + 10 + 20.0 * k;
-    o << "<line x1=\"" << left + pw + 12 << "\" y1=\"" << ly << "\" x2=\"" << left + pw + 36
-      << "\" y2=\"" << ly << "\" stroke=\"" << color << "\" stroke-width=\"3\"/>\n"
-      << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\" font-size=\"12\">"
-      << escape(s.name) << "</text>\n";
-  }
+  write_axes(o, p, f);
+  for (size_t k = 0; k < p.series.size(); ++k) write_series(o, p, f, k);
   o << "</svg>\n";
   return o.str();
 }

@@ -309,5 +309,23 @@ TEST(Svg, WellFormedWithTitleLegendAndOneLinePerSeries) {
   EXPECT_TRUE(well_formed(eval::render_svg(eval::LinePlot{})));  // empty plot: axes only
 }
 
+// A series with one point left to draw marks that point, wherever it stands in the series.
+TEST(Svg, ALoneDrawnPointIsMarkedWhereItIs) {
+  eval::LinePlot p{"t", "step", "loss", {}, true};
+  p.series.push_back({"seed 0", {0, 1, 2}, {1, 2, 4}});
+  p.series.push_back({"seed 1", {0, 1, 2}, {0, -1, 2}});  // only step 2 on the log axis
+  const std::string svg = eval::render_svg(p);
+  const size_t circle = svg.find("<circle");
+  ASSERT_NE(circle, std::string::npos) << svg;
+  EXPECT_EQ(svg.find("<circle", circle + 1), std::string::npos) << svg;
+  // Seed 1's one point stands at step 2, where seed 0's last point does: the same page x.
+  const size_t points = svg.find("points=\"");
+  const std::string seed0 = svg.substr(points + 8, svg.find('"', points + 8) - points - 8);
+  const std::string last = seed0.substr(seed0.rfind(' ') + 1);
+  EXPECT_NE(svg.find("<circle cx=\"" + last.substr(0, last.find(',')) + "\" cy=\""),
+            std::string::npos)
+      << svg;
+}
+
 }  // namespace
 }  // namespace minrnn
