@@ -37,6 +37,9 @@ mkdir -p "$CARRY/bin" "$CARRY/debs" "$CARRY/data"
 strip -o "$CARRY/bin/minrnn" "$BUILD/minrnn"
 for t in "${TESTS[@]}"; do strip -o "$CARRY/bin/$t" "$BUILD/tests/$t"; done
 echo "$PWD/$BUILD" > "$CARRY/bin/built-in"
+# The commit the binaries are built from ("-dirty": with uncommitted changes): the device call's
+# copy of the checkout has no .git, so its summary names the build by this.
+git describe --always --dirty --abbrev=7 > "$CARRY/bin/built-rev"
 # What the binaries load at run time: MuJoCo and its closure, GL's dispatch libraries, HDF5,
 # yaml-cpp, zlib. Headers, CMake files and GoogleTest are for building only.
 runtime='libmujoco2.2.2_* libccd2_* liblodepng0_* libqhull-r8.0_* libtinyxml2-9_* libgl1_* libglx0_*

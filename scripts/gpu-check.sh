@@ -65,7 +65,8 @@ if [ -n "${PREBUILT:-}" ]; then
   cp "$PREBUILT/bin/minrnn" "$BUILD/"
   for t in "$PREBUILT"/bin/test_*; do cp "$t" "$BUILD/tests/"; done
   # Their RUNPATH names the build machine's venv; gpu-deps-env.sh put this machine's torch first.
-  note "prebuilt binaries from $PREBUILT (built in $built_in), no build here"
+  built_rev=$(cat "$PREBUILT/bin/built-rev" 2> /dev/null || echo "an unrecorded commit")
+  note "prebuilt binaries from $PREBUILT (built in $built_in from $built_rev), no build here"
 fi
 
 echo "== 1/4 build ($BUILD)"
