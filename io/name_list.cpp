@@ -43,9 +43,14 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
   size_t best_distance = 0;
   bool tied = false;
   for (const std::string& name : known) {
-    const size_t distance = typo_distance(given, name);
     const size_t allowed = std::max<size_t>(1, std::max(given.size(), name.size()) / 3);
-    if (name == given || distance > allowed) continue;
+    // Lengths further apart than that are further apart in edits too: a long input (a key of a
+    // damaged file) is never compared cell by cell.
+    const size_t length_gap =
+        given.size() > name.size() ? given.size() - name.size() : name.size() - given.size();
+    if (name == given || length_gap > allowed) continue;
+    const size_t distance = typo_distance(given, name);
+    if (distance > allowed) continue;
     if (best == nullptr || distance < best_distance) {
       best = &name, best_distance = distance, tied = false;
     } else if (distance == best_distance && name != *best) {
