@@ -21,8 +21,8 @@ TEST(NameList, NothingIsOfferedWhereNoNameIsCloseOrTwoAreEquallyClose) {
   EXPECT_EQ(did_you_mean("seeds", kKeys), "");  // a known name is not a typo
   EXPECT_EQ(did_you_mean("n_head", {"n_heads", "n_hear"}), "");
   EXPECT_EQ(did_you_mean("abc", {}), "");
-  EXPECT_EQ(did_you_mean(std::string(1 << 20, 'e') + "mbed_dim", kKeys),
-            "");  // a damaged file's key
+  // A damaged file's megabyte-long key.
+  EXPECT_EQ(did_you_mean(std::string(1 << 20, 'e') + "mbed_dim", kKeys), "");
   // A third of the longer name's length at most: two edits of a six-letter name, not three.
   EXPECT_EQ(did_you_mean("hxppxr", {"hopper"}), " (did you mean 'hopper'?)");
   EXPECT_EQ(did_you_mean("hxxpxr", {"hopper"}), "");
