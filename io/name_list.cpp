@@ -60,4 +60,8 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
   return best == nullptr || tied ? "" : " (did you mean '" + *best + "'?)";
 }
 
+std::string known_names_hint(const std::string& given, const std::vector<std::string>& known) {
+  return did_you_mean(given, known) + " (known: " + comma_separated(known) + ")";
+}
+
 }  // namespace minrnn::io

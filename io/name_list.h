@@ -15,4 +15,7 @@ std::string comma_separated(const std::vector<std::string>& names);
 // close or two are equally close.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
 
+// The tail of a message refusing `given`: did_you_mean's offer, then " (known: a, b, c)".
+std::string known_names_hint(const std::string& given, const std::vector<std::string>& known);
+
 }  // namespace minrnn::io

@@ -2,7 +2,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -89,9 +88,7 @@ void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
   }
   std::vector<std::string> known;
   for (const auto& f : fields()) known.push_back(f.name);
-  fail(where, key,
-       "unknown key" + io::did_you_mean(key, known) +
-           " (known keys: " + io::comma_separated(known) + ")");
+  fail(where, key, "unknown key" + io::known_names_hint(key, known));
 }
 
 // Applies `node`'s keys, after those of its `defaults:` file (depth-limited against cycles).
@@ -147,10 +144,9 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
     return os.str();
   };
   check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
-  const std::vector<std::string>& backbones = backbone_names();
-  check(std::count(backbones.begin(), backbones.end(), c.backbone) == 1, o, "backbone",
-        "one of " + io::comma_separated(backbones),
-        "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbones));
+  check(unknown_backbone(c.backbone).empty(), o, "backbone",
+        "one of " + io::comma_separated(backbone_names()),
+        "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbone_names()));
   check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
   check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));
   check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",

@@ -1,5 +1,6 @@
 #include "rl/decision_model.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "io/name_list.h"
@@ -15,6 +16,12 @@ namespace minrnn::rl {
 const std::vector<std::string>& backbone_names() {
   static const std::vector<std::string> names = {"mingru", "minlstm", "hgrn", "transformer"};
   return names;
+}
+
+std::string unknown_backbone(const std::string& name) {
+  const std::vector<std::string>& known = backbone_names();
+  if (std::count(known.begin(), known.end(), name) == 1) return "";
+  return "unknown backbone '" + name + "'" + io::known_names_hint(name, known);
 }
 
 std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o) {
@@ -44,9 +51,7 @@ std::shared_ptr<core::SequenceModel> make_backbone(const DecisionModelOptions& o
     t.dropout = o.dropout;
     return std::make_shared<core::TransformerStack>(t, o.n_layers);
   }
-  throw std::invalid_argument("unknown backbone '" + o.backbone + "'" +
-                              io::did_you_mean(o.backbone, backbone_names()) +
-                              " (known: " + io::comma_separated(backbone_names()) + ")");
+  throw std::invalid_argument(unknown_backbone(o.backbone));
 }
 
 namespace {

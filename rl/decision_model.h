@@ -20,6 +20,8 @@ namespace minrnn::rl {
 
 // The backbones a DecisionModel builds: "mingru", "minlstm", "hgrn", "transformer".
 const std::vector<std::string>& backbone_names();
+// "" where `name` is one of them, else why not: "unknown backbone 'x' (did you mean …) (known: …)".
+std::string unknown_backbone(const std::string& name);
 
 struct DecisionModelOptions {
   int64_t obs_dim = 0;

@@ -119,9 +119,7 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
       const std::vector<std::string> known = {
           "partition", "time", "cpus_per_task",  "mem",           "gpus",  "gres",
           "account",   "qos",  "array_throttle", "signal_before", "setup", "sbatch_args"};
-      bad_slurm_key(file, key,
-                    "unknown key" + io::did_you_mean(key, known) +
-                        " (known: " + io::comma_separated(known) + ")");
+      bad_slurm_key(file, key, "unknown key" + io::known_names_hint(key, known));
     }
   }
   if (s.gpus > 0 && !s.gres.empty())

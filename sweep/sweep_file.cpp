@@ -2,7 +2,6 @@
 // unknown key or backbone offered the name a typo meant.
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -81,13 +80,9 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.datasets = string_list(v, file, key), has_datasets = true;
     } else if (key == "backbones") {
       s.backbones = string_list(v, file, key), has_backbones = true;
-      const std::vector<std::string>& known = rl::backbone_names();
       for (const std::string& b : s.backbones) {
-        if (std::count(known.begin(), known.end(), b) == 0) {
-          bad(file, key,
-              "unknown backbone '" + b + "'" + io::did_you_mean(b, known) +
-                  " (known: " + io::comma_separated(known) + ")");
-        }
+        if (const std::string error = rl::unknown_backbone(b); !error.empty())
+          bad(file, key, error);
       }
     } else if (key == "seeds") {
       if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
@@ -114,9 +109,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
                                               "set",      "out",           "parallel", "pack",
                                               "threads",  "eval_episodes", "slurm"};
-      bad(file, key,
-          "unknown key" + io::did_you_mean(key, known) + " (known: " + io::comma_separated(known) +
-              ")");
+      bad(file, key, "unknown key" + io::known_names_hint(key, known));
     }
   }
   if (!has_datasets) bad(file, "datasets", "missing");

@@ -1,10 +1,8 @@
 // What every `minrnn` subcommand shares (tools/commands.h): its options' checks.
-#include <algorithm>
 #include <exception>
 #include <string>
 #include <vector>
 
-#include "io/name_list.h"
 #include "rl/decision_model.h"
 #include "tools/commands.h"
 
@@ -24,14 +22,8 @@ CLI::Validator positive() {
 }
 
 CLI::Validator backbone_name() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        const std::vector<std::string>& known = rl::backbone_names();
-        if (std::count(known.begin(), known.end(), value) == 1) return "";
-        return "unknown backbone '" + value + "'" + io::did_you_mean(value, known) +
-               " (known: " + io::comma_separated(known) + ")";
-      },
-      "BACKBONE", "backbone");
+  return CLI::Validator([](std::string& value) { return rl::unknown_backbone(value); }, "BACKBONE",
+                        "backbone");
 }
 
 }  // namespace minrnn::cli

@@ -28,6 +28,12 @@ TEST(NameList, NothingIsOfferedWhereNoNameIsCloseOrTwoAreEquallyClose) {
   EXPECT_EQ(did_you_mean("hxxpxr", {"hopper"}), "");
 }
 
+TEST(NameList, AHintOffersTheTypoItsNameThenListsEveryName) {
+  EXPECT_EQ(known_names_hint("seed", {"seeds", "out"}),
+            " (did you mean 'seeds'?) (known: seeds, out)");
+  EXPECT_EQ(known_names_hint("zzz", {"seeds", "out"}), " (known: seeds, out)");
+}
+
 TEST(NameList, CommaSeparated) {
   EXPECT_EQ(comma_separated({}), "");
   EXPECT_EQ(comma_separated({"a"}), "a");

@@ -38,7 +38,7 @@ constexpr const char* kSection = "## Training (minrnn bench train)";
 constexpr const char* kDefaultCsv = "runs/bench/train.csv";
 
 struct TrainBenchOptions {
-  std::vector<std::string> backbones = {"mingru", "minlstm", "hgrn", "transformer"};
+  std::vector<std::string> backbones = rl::backbone_names();
   std::vector<std::string> devices;  // default: cpu, plus cuda when available
   TrainShape shape;
   double seconds = 10;  // timed seconds per cell (after warm-up)
