@@ -186,11 +186,7 @@ Transitions read_d4rl_here(const std::string& path, const ReadOptions& options) 
   if (options.env != "none") {
     const EnvInfo* env = options.env.empty()
                              ? guess_env_from_name(std::filesystem::path(path).filename().string())
-                             : find_env(options.env);
-    if (!options.env.empty() && env == nullptr) {
-      throw std::invalid_argument("unknown environment '" + options.env +
-                                  "' (expected hopper, halfcheetah or walker2d)");
-    }
+                             : &require_env(options.env);
     if (env != nullptr && (env->obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
       throw std::invalid_argument(
           path + ": 'observations'/'actions' have dims " + std::to_string(data.obs_dim) + "/" +

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "io/name_list.h"
 
 namespace minrnn::data {
 namespace {
@@ -31,6 +35,14 @@ const EnvInfo* find_env(const std::string& name) {
     }
   }
   return nullptr;
+}
+
+const EnvInfo& require_env(const std::string& name) {
+  if (const EnvInfo* env = find_env(name)) return *env;
+  std::vector<std::string> known;
+  for (const EnvInfo& env : kEnvs) known.push_back(env.name);
+  throw std::invalid_argument("unknown environment '" + name + "'" +
+                              io::known_names_hint(name, known));
 }
 
 const EnvInfo* guess_env_from_name(const std::string& name) {

@@ -20,6 +20,10 @@ struct EnvInfo {
 // "hopper-medium-v2").
 const EnvInfo* find_env(const std::string& name);
 
+// find_env's environment; where there is none, throws "unknown environment 'NAME'" with the name
+// it most likely meant and the three.
+const EnvInfo& require_env(const std::string& name);
+
 // Guesses the environment from a file name or dataset id by the env name it contains
 // ("hopper_medium-v2.hdf5", "mujoco/walker2d/expert-v0"); nullptr when it names none.
 const EnvInfo* guess_env_from_name(const std::string& name);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "envs/registry.h"
+#include "io/name_list.h"
 
 namespace minrnn::envs {
 
@@ -102,8 +103,9 @@ bool is_locomotion_family(const std::string& family) {
 
 LocomotionOptions default_locomotion_options(const std::string& family, int version) {
   if (!is_locomotion_family(family)) {
-    throw std::invalid_argument("unknown environment '" + family +
-                                "' (known: halfcheetah, hopper, walker2d)");
+    throw std::invalid_argument(
+        "unknown environment '" + family + "'" +
+        io::known_names_hint(family, {"halfcheetah", "hopper", "walker2d"}));
   }
   if (version != 4 && version != 5) {
     throw std::invalid_argument(family + ": no version " + std::to_string(version) +

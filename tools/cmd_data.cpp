@@ -227,20 +227,14 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
   return d;
 }
 
-}  // namespace
-
-void add_data_command(CLI::App& app) {
-  auto* data_cmd = app.add_subcommand(
-      "data", "Inspect D4RL/Minari datasets; write synthetic ones; download the published ones");
-  data_cmd->require_subcommand(1);
-
+void add_inspect_command(CLI::App& data_cmd) {
   struct InspectArgs {
     std::string target, env;
     bool json = false;
     bool minimal = false;
   };
   auto inspect_args = std::make_shared<InspectArgs>();
-  auto* inspect = data_cmd->add_subcommand(
+  auto* inspect = data_cmd.add_subcommand(
       "inspect", "Summarize a D4RL file or id (hopper-medium-v2), or a Minari directory or id");
   inspect->add_option("target", inspect_args->target, "FILE | D4RL id | Minari dir | Minari id")
       ->required();
@@ -269,7 +263,9 @@ void add_data_command(CLI::App& app) {
       print_text(j);
     }
   });
+}
 
+void add_synth_command(CLI::App& data_cmd) {
   struct SynthArgs {
     std::string out, env = "hopper";
     int64_t steps = 1000000;
@@ -278,7 +274,7 @@ void add_data_command(CLI::App& app) {
     bool overwrite = false;
   };
   auto synth_args = std::make_shared<SynthArgs>();
-  auto* synth = data_cmd->add_subcommand(
+  auto* synth = data_cmd.add_subcommand(
       "synth", "Write a synthetic D4RL-layout file (random data, real layout and sizes)");
   synth->add_option("out", synth_args->out, "output .hdf5 path")->required();
   synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
@@ -288,21 +284,26 @@ void add_data_command(CLI::App& app) {
   synth->add_option("--seed", synth_args->seed, "random seed");
   synth->add_flag("--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {
-    const data::EnvInfo* env = data::find_env(synth_args->env);
-    if (env == nullptr) {
-      throw std::invalid_argument("unknown environment '" + synth_args->env +
-                                  "' (expected hopper, halfcheetah or walker2d)");
-    }
+    const data::EnvInfo& env = data::require_env(synth_args->env);
     data::Transitions d =
-        synthetic(*env, synth_args->steps, synth_args->episode_len, synth_args->seed);
+        synthetic(env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();
     data::write_d4rl(synth_args->out, d, {synth_args->overwrite});
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("wrote %s: %lld steps, %s dims %d/%d, in %.2f s\n", synth_args->out.c_str(),
-                static_cast<long long>(d.num_steps()), env->name, d.obs_dim, d.act_dim, seconds);
+                static_cast<long long>(d.num_steps()), env.name, d.obs_dim, d.act_dim, seconds);
   });
+}
 
+}  // namespace
+
+void add_data_command(CLI::App& app) {
+  auto* data_cmd = app.add_subcommand(
+      "data", "Inspect D4RL/Minari datasets; write synthetic ones; download the published ones");
+  data_cmd->require_subcommand(1);
+  add_inspect_command(*data_cmd);
+  add_synth_command(*data_cmd);
   add_data_download_command(*data_cmd);
 }
 

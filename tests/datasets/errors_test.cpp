@@ -214,7 +214,11 @@ TEST(ErrorsTest, DimsMustMatchTheEnvironment) {
   EXPECT_EQ(read_d4rl(path, walker).obs_dim, 17);
   ReadOptions ant;
   ant.env = "ant";
-  expect_read_error(path, {"unknown environment 'ant'"}, ant);
+  expect_read_error(path, {"unknown environment 'ant'", "known: halfcheetah, hopper, walker2d"},
+                    ant);
+  ReadOptions typo;
+  typo.env = "hoper";
+  expect_read_error(path, {"unknown environment 'hoper' (did you mean 'hopper'?)"}, typo);
 }
 
 TEST(ErrorsTest, NextObservationsShapeMustMatch) {
