@@ -69,6 +69,31 @@ bool same(const LocomotionOptions& a, const LocomotionOptions& b) {
          a.frame_skip == b.frame_skip && a.max_episode_steps == b.max_episode_steps;
 }
 
+int frame_skip_of(const json& value, const std::string& what) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1000) {
+    throw std::invalid_argument(what + " = " + shown(value) + ": expected an integer in [1, 1000]");
+  }
+  return static_cast<int>(value.get<int64_t>());
+}
+
+// An xml_file kwarg is accepted only where it names the version's own model (a bare name, or
+// gym's or Gymnasium's asset path): a custom model is refused, never silently replaced by ours.
+void check_own_xml_file(const json& value, const std::string& what, const std::string& family,
+                        int asked_version, const std::string& id_shown) {
+  const std::string want = default_xml_file(family, asked_version);
+  const std::string file = value.is_string() ? value.get<std::string>() : "";
+  const size_t slash = file.rfind('/');
+  const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+  const bool gymnasium_asset = slash == std::string::npos ||
+                               file.find("/gymnasium/envs/mujoco/assets/") != std::string::npos ||
+                               file.find("/gym/envs/mujoco/assets/") != std::string::npos;
+  if (base != want || !gymnasium_asset) {
+    throw std::invalid_argument(what + " = " + shown(value) + ": only " + id_shown +
+                                "'s own model (xml_file \"" + want +
+                                "\") is built in; a custom model is not supported");
+  }
+}
+
 // Applies env_spec.kwargs to the version's defaults; `kept` receives the options that change
 // the env (for the canonical name).
 void apply_kwargs(const std::string& family, int asked_version, const json& kwargs,
@@ -107,25 +132,9 @@ void apply_kwargs(const std::string& family, int asked_version, const json& kwar
     } else if (family == "hopper" && key == "healthy_state_range") {
       o.healthy_state_range = number_pair(value, what);
     } else if (asked_version >= 5 && key == "frame_skip") {
-      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1000) {
-        throw std::invalid_argument(what + " = " + shown(value) +
-                                    ": expected an integer in [1, 1000]");
-      }
-      o.frame_skip = static_cast<int>(value.get<int64_t>());
+      o.frame_skip = frame_skip_of(value, what);
     } else if ((asked_version == 3 || asked_version >= 5) && key == "xml_file") {
-      const std::string want = default_xml_file(family, asked_version);
-      const std::string file = value.is_string() ? value.get<std::string>() : "";
-      const size_t slash = file.rfind('/');
-      const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-      const bool gymnasium_asset =
-          slash == std::string::npos ||
-          file.find("/gymnasium/envs/mujoco/assets/") != std::string::npos ||
-          file.find("/gym/envs/mujoco/assets/") != std::string::npos;
-      if (base != want || !gymnasium_asset) {
-        throw std::invalid_argument(what + " = " + shown(value) + ": only " + id_shown +
-                                    "'s own model (xml_file \"" + want +
-                                    "\") is built in; a custom model is not supported");
-      }
+      check_own_xml_file(value, what, family, asked_version, id_shown);
       changes_env = false;
     } else if (rendering_only_options().count(key) &&
                (asked_version >= 5 || key != "default_camera_config")) {

@@ -308,31 +308,12 @@ std::string table_csv(const Table& t) {
   return csv.str();
 }
 
-ReportFiles write_report(const std::string& sweep_dir) {
-  auto runs = collect_scores(sweep_dir);
-  auto unfinished = collect_unfinished(sweep_dir);
-  set_aside_shorter_budgets(&runs, &unfinished);
-  if (runs.empty() && unfinished.empty()) {
-    throw std::runtime_error(sweep_dir +
-                             ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
-                             "metrics.csv found (has the sweep started?)");
-  }
-  const Table t = make_table(runs);
-  ReportFiles files;
-  const fs::path dir(sweep_dir);
-  const std::string published = published_markdown(t);
-  const std::string budgets = budget_markdown(check_budgets(runs));
-  const std::string progress = progress_markdown(unfinished);
-  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
-                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
-                   (published.empty() ? "" : "\n" + published) +
-                   (budgets.empty() ? "" : "\n" + budgets) +
-                   (progress.empty() ? "" : "\n" + progress);
-  io::write_file_atomically((dir / "table3.md").string(), files.markdown);
-  io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
-  files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
+namespace {
 
-  // Curves per (dataset, backbone): finished runs, then those in progress.
+// The loss and evaluation curves of each (dataset, backbone), finished runs' then those in
+// progress, as dir/plots/<dataset>-<backbone>-{loss,score}.svg; each file's path into `written`.
+void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
+                  const std::vector<RunProgress>& unfinished, std::vector<std::string>* written) {
   struct Curve {
     std::string run_dir, name;
   };
@@ -365,9 +346,38 @@ ReportFiles write_report(const std::string& sweep_dir) {
       if (p->series.empty()) continue;
       const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
       write_svg(f.string(), *p);
-      files.written.push_back(f.string());
+      written->push_back(f.string());
     }
   }
+}
+
+}  // namespace
+
+ReportFiles write_report(const std::string& sweep_dir) {
+  auto runs = collect_scores(sweep_dir);
+  auto unfinished = collect_unfinished(sweep_dir);
+  set_aside_shorter_budgets(&runs, &unfinished);
+  if (runs.empty() && unfinished.empty()) {
+    throw std::runtime_error(sweep_dir +
+                             ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
+                             "metrics.csv found (has the sweep started?)");
+  }
+  const Table t = make_table(runs);
+  ReportFiles files;
+  const fs::path dir(sweep_dir);
+  const std::string published = published_markdown(t);
+  const std::string budgets = budget_markdown(check_budgets(runs));
+  const std::string progress = progress_markdown(unfinished);
+  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
+                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
+                   (published.empty() ? "" : "\n" + published) +
+                   (budgets.empty() ? "" : "\n" + budgets) +
+                   (progress.empty() ? "" : "\n" + progress);
+  io::write_file_atomically((dir / "table3.md").string(), files.markdown);
+  io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
+  files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
+
+  write_curves(dir, runs, unfinished, &files.written);
   return files;
 }
 

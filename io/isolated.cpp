@@ -27,6 +27,51 @@ size_t address_space_bytes() {
   return kb * 1024;
 }
 
+// The child's side: the probe run under the memory limit, its outcome written to `fd` (a status
+// byte, 0 for success, then the message), then an exit that runs no destructor of the parent's.
+[[noreturn]] void probe_and_reply(const std::function<void()>& probe, size_t extra_memory, int fd) {
+#ifndef __SANITIZE_ADDRESS__
+  if (extra_memory > 0) {
+    if (const size_t now = address_space_bytes()) {
+      const rlimit limit{now + extra_memory, now + extra_memory};
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
+  }
+#endif
+  std::string message;
+  char status = 0;
+  try {
+    probe();
+  } catch (const std::exception& e) {
+    status = 1;
+    message = e.what();
+  } catch (...) {
+    status = 1;
+    message = "an unknown exception";
+  }
+  std::string reply = status + message;
+  for (size_t done = 0; done < reply.size();) {
+    const ssize_t n = ::write(fd, reply.data() + done, reply.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::_exit(0);
+}
+
+// All the child wrote to `fd` before it closed (the reply; empty if it died first).
+std::string read_all(int fd) {
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  return reply;
+}
+
 }  // namespace
 
 ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory) {
@@ -45,43 +90,10 @@ ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memo
   }
   if (pid == 0) {
     ::close(fds[0]);
-#ifndef __SANITIZE_ADDRESS__
-    if (extra_memory > 0) {
-      if (const size_t now = address_space_bytes()) {
-        const rlimit limit{now + extra_memory, now + extra_memory};
-        ::setrlimit(RLIMIT_AS, &limit);
-      }
-    }
-#endif
-    std::string message;
-    char status = 0;
-    try {
-      probe();
-    } catch (const std::exception& e) {
-      status = 1;
-      message = e.what();
-    } catch (...) {
-      status = 1;
-      message = "an unknown exception";
-    }
-    std::string reply = status + message;
-    for (size_t done = 0; done < reply.size();) {
-      const ssize_t n = ::write(fds[1], reply.data() + done, reply.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::_exit(0);
+    probe_and_reply(probe, extra_memory, fds[1]);
   }
   ::close(fds[1]);
-  std::string reply;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    reply.append(buf, static_cast<size_t>(n));
-  }
+  const std::string reply = read_all(fds[0]);
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

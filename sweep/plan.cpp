@@ -170,37 +170,57 @@ std::string stack_shape_of(const rl::TrainConfig& config) {
   return rl::stack_shape(rl::model_options(config, env->obs_dim, env->act_dim), config);
 }
 
+// The run of one (dataset, backbone) cell, all but its seed; `config` gets the config it resolves.
+SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::string& backbone,
+                  rl::TrainConfig& config) {
+  SweepRun proto;
+  proto.dataset = dataset;
+  proto.backbone = backbone;
+  proto.config =
+      (fs::path(spec.file).parent_path() / substitute(spec.config_template, dataset, backbone))
+          .lexically_normal();
+  if (!fs::exists(proto.config)) {
+    throw std::invalid_argument(spec.file + ": key 'config': " + proto.config +
+                                " does not exist (dataset " + dataset + ", backbone " + backbone +
+                                ")");
+  }
+  for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
+  config = config_naming(proto.config, backbone, proto.overrides);
+  proto.max_steps = config.max_steps;
+  proto.device = config.device;
+  proto.matmul_precision = config.matmul_precision;
+  proto.dataset_source = config.dataset;
+  proto.stack_shape = stack_shape_of(config);
+  proto.stacks = rl::stack_refusal(rl::model_options(config, 0, 0)).empty();
+  const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
+  proto.dataset_where = data.where;
+  proto.data_missing = !data.present;
+  proto.data_downloadable = data.downloadable;
+  return proto;
+}
+
+// The refusal of a sweep whose run directories hold other configs (`conflicts`: a line each).
+std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string& conflicts,
+                                       bool extendable) {
+  return std::invalid_argument(
+      spec.file +
+      ": these run directories were trained with another config than the sweep's "
+      "(run's value -> sweep's); move them away, or give the sweep another `out`" +
+      (extendable ? std::string(", or pass --extend to train the ones whose only change is "
+                                "a larger max_steps further from their checkpoints")
+                  : std::string()) +
+      ":" + conflicts);
+}
+
 }  // namespace
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
-  const fs::path base = fs::path(spec.file).parent_path();
-  std::vector<SweepRun> protos;  // one per (dataset, backbone), with its resolved config
+  std::vector<SweepRun> protos;  // one per (dataset, backbone)
   std::vector<rl::TrainConfig> configs;
   for (const auto& dataset : spec.datasets) {
     for (const auto& backbone : spec.backbones) {
-      SweepRun proto;
-      proto.dataset = dataset;
-      proto.backbone = backbone;
-      proto.config =
-          (base / substitute(spec.config_template, dataset, backbone)).lexically_normal();
-      if (!fs::exists(proto.config)) {
-        throw std::invalid_argument(spec.file + ": key 'config': " + proto.config +
-                                    " does not exist (dataset " + dataset + ", backbone " +
-                                    backbone + ")");
-      }
-      for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
-      configs.push_back(config_naming(proto.config, backbone, proto.overrides));
-      proto.max_steps = configs.back().max_steps;
-      proto.device = configs.back().device;
-      proto.matmul_precision = configs.back().matmul_precision;
-      proto.dataset_source = configs.back().dataset;
-      proto.stack_shape = stack_shape_of(configs.back());
-      proto.stacks = rl::stack_refusal(rl::model_options(configs.back(), 0, 0)).empty();
-      const data::DatasetLocation data = data::locate_dataset(proto.dataset_source);
-      proto.dataset_where = data.where;
-      proto.data_missing = !data.present;
-      proto.data_downloadable = data.downloadable;
-      protos.push_back(proto);
+      configs.emplace_back();
+      protos.push_back(cell_run(spec, dataset, backbone, configs.back()));
     }
   }
   // Seed-major: a sweep stopped part-way has every (dataset, backbone) cell at its first seeds.
@@ -227,16 +247,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       runs.push_back(r);
     }
   }
-  if (!conflicts.empty()) {
-    throw std::invalid_argument(
-        spec.file +
-        ": these run directories were trained with another config than the sweep's "
-        "(run's value -> sweep's); move them away, or give the sweep another `out`" +
-        (extendable > 0 ? std::string(", or pass --extend to train the ones whose only change is "
-                                      "a larger max_steps further from their checkpoints")
-                        : std::string()) +
-        ":" + conflicts);
-  }
+  if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
   return runs;
 }
 

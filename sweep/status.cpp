@@ -47,6 +47,37 @@ int64_t logged_step(const std::string& run_dir) {
   return static_cast<int64_t>(rows.x.back());
 }
 
+namespace {
+
+// A run's state from its directory (done.json, eval.json, failed.json, a lock's holder, a
+// checkpoint), its Slurm task's state in s.slurm and the local sweep's word for it; fills s.score
+// and s.step (done) or s.failure (failed).
+std::string run_state(const fs::path& dir, const std::string& local_status, RunStatus& s) {
+  const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
+  // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
+  const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
+  if (trained && fs::exists(dir / "eval.json")) {
+    s.step = s.run.max_steps;
+    const nlohmann::json e = read_json(dir / "eval.json");
+    if (e.is_object() && e.contains("mean_normalized"))
+      s.score = e["mean_normalized"].get<double>();
+    return "done";
+  }
+  if (s.pid >= 0 && !trained) return "training";
+  if (trained) return slurm_running || local_status == "evaluating" ? "evaluating" : "trained";
+  const nlohmann::json failed = read_json(dir / "failed.json");
+  if (failed.is_object() && !slurm_running && local_status != "training") {
+    s.failure = failed.value("phase", std::string("?")) + " exit " +
+                std::to_string(failed.value("exit_code", -1));
+    return "failed";
+  }
+  if (slurm_running || local_status == "training") return "training";
+  if (s.step > 0 || fs::exists(dir / "checkpoint.pt")) return "stopped";
+  return "pending";
+}
+
+}  // namespace
+
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
   const std::vector<SweepRun> runs = plan_sweep(spec);
   bool legacy_job = false;
@@ -68,35 +99,11 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     const auto recorded = task_of.find(slurm_run_key(s.run.run_dir));
     const int task = recorded != task_of.end() ? recorded->second : legacy_job ? int(i) : -1;
     if (const auto t = tasks.find(task); t != tasks.end()) s.slurm = t->second;
-    const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
     s.step = logged_step(s.run.run_dir);
     s.pid = io::lock_holder(dir.string());
-    // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
-    const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
-    const nlohmann::json failed = read_json(dir / "failed.json");
-    if (trained && fs::exists(dir / "eval.json")) {
-      s.state = "done";
-      s.step = s.run.max_steps;
-      const nlohmann::json e = read_json(dir / "eval.json");
-      if (e.is_object() && e.contains("mean_normalized"))
-        s.score = e["mean_normalized"].get<double>();
-    } else if (s.pid >= 0 && !trained) {
-      s.state = "training";
-    } else if (trained) {
-      s.state = slurm_running || local_status == "evaluating" ? "evaluating" : "trained";
-    } else if (failed.is_object() && !slurm_running && local_status != "training") {
-      s.state = "failed";
-      s.failure = failed.value("phase", std::string("?")) + " exit " +
-                  std::to_string(failed.value("exit_code", -1));
-    } else if (slurm_running || local_status == "training") {
-      s.state = "training";
-    } else if (s.step > 0 || fs::exists(dir / "checkpoint.pt")) {
-      s.state = "stopped";
-    } else {
-      s.state = "pending";
-    }
+    s.state = run_state(dir, local_status, s);
     out.push_back(s);
   }
   if (notes && !job.empty()) {
@@ -110,64 +117,82 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   return out;
 }
 
+namespace {
+
+nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& statuses,
+                           const std::map<std::string, int>& counts,
+                           const std::vector<std::string>& notes) {
+  nlohmann::json j;
+  j["sweep_file"] = spec.file;
+  j["out"] = spec.out;
+  j["total"] = statuses.size();
+  j["counts"] = counts;
+  j["notes"] = notes;
+  j["runs"] = nlohmann::json::array();
+  for (const auto& s : statuses) {
+    nlohmann::json r = {{"dataset", s.run.dataset},
+                        {"backbone", s.run.backbone},
+                        {"seed", s.run.seed},
+                        {"run_dir", s.run.run_dir},
+                        {"state", s.state},
+                        {"step", s.step},
+                        {"max_steps", s.run.max_steps},
+                        {"log", s.log}};
+    if (s.state == "done") r["score"] = s.score;
+    if (s.pid >= 0) r["pid"] = s.pid;
+    if (!s.failure.empty()) r["failure"] = s.failure;
+    if (!s.slurm.empty()) r["slurm"] = s.slurm;
+    j["runs"].push_back(r);
+  }
+  return j;
+}
+
+// A summary line, the notes, then a line a run.
+void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& statuses,
+                       const std::map<std::string, int>& counts,
+                       const std::vector<std::string>& notes) {
+  std::string summary;
+  for (const char* state :
+       {"done", "training", "evaluating", "trained", "stopped", "pending", "failed"}) {
+    const auto n = counts.find(state);
+    if (n != counts.end() && n->second > 0)
+      summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + state;
+  }
+  std::printf("sweep %s → %s: %zu runs: %s\n", spec.file.c_str(), spec.out.c_str(), statuses.size(),
+              summary.c_str());
+  for (const auto& n : notes) std::printf("%s\n", n.c_str());
+  for (const auto& s : statuses) {
+    char what[160];
+    if (s.state == "done") {
+      std::snprintf(what, sizeof what, "done, normalized %.1f", s.score);
+    } else if (s.state == "training" || s.state == "stopped") {
+      std::snprintf(what, sizeof what, "%s step %lld of %lld%s",
+                    s.state == "training" ? "training" : "stopped (checkpointed) at",
+                    static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
+                    s.pid >= 0 ? (" (pid " + std::to_string(s.pid) + ")").c_str() : "");
+    } else if (s.state == "trained") {
+      std::snprintf(what, sizeof what, "trained, not evaluated");
+    } else if (s.state == "failed") {
+      std::snprintf(what, sizeof what, "failed (%s), log %s", s.failure.c_str(), s.log.c_str());
+    } else {
+      std::snprintf(what, sizeof what, "%s", s.state.c_str());
+    }
+    std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), what,
+                s.slurm.empty() ? "" : "  | slurm: ", s.slurm.c_str());
+  }
+}
+
+}  // namespace
+
 int print_sweep_status(const SweepSpec& spec, bool json) {
   std::vector<std::string> notes;
   const std::vector<RunStatus> statuses = sweep_status(spec, &notes);
   std::map<std::string, int> counts;
   for (const auto& s : statuses) ++counts[s.state];
   if (json) {
-    nlohmann::json j;
-    j["sweep_file"] = spec.file;
-    j["out"] = spec.out;
-    j["total"] = statuses.size();
-    j["counts"] = counts;
-    j["notes"] = notes;
-    j["runs"] = nlohmann::json::array();
-    for (const auto& s : statuses) {
-      nlohmann::json r = {{"dataset", s.run.dataset},
-                          {"backbone", s.run.backbone},
-                          {"seed", s.run.seed},
-                          {"run_dir", s.run.run_dir},
-                          {"state", s.state},
-                          {"step", s.step},
-                          {"max_steps", s.run.max_steps},
-                          {"log", s.log}};
-      if (s.state == "done") r["score"] = s.score;
-      if (s.pid >= 0) r["pid"] = s.pid;
-      if (!s.failure.empty()) r["failure"] = s.failure;
-      if (!s.slurm.empty()) r["slurm"] = s.slurm;
-      j["runs"].push_back(r);
-    }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", status_json(spec, statuses, counts, notes).dump(2).c_str());
   } else {
-    std::string summary;
-    for (const char* state :
-         {"done", "training", "evaluating", "trained", "stopped", "pending", "failed"}) {
-      if (counts[state] > 0)
-        summary += (summary.empty() ? "" : ", ") + std::to_string(counts[state]) + " " + state;
-    }
-    std::printf("sweep %s → %s: %zu runs: %s\n", spec.file.c_str(), spec.out.c_str(),
-                statuses.size(), summary.c_str());
-    for (const auto& n : notes) std::printf("%s\n", n.c_str());
-    for (const auto& s : statuses) {
-      char what[160];
-      if (s.state == "done") {
-        std::snprintf(what, sizeof what, "done, normalized %.1f", s.score);
-      } else if (s.state == "training" || s.state == "stopped") {
-        std::snprintf(what, sizeof what, "%s step %lld of %lld%s",
-                      s.state == "training" ? "training" : "stopped (checkpointed) at",
-                      static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
-                      s.pid >= 0 ? (" (pid " + std::to_string(s.pid) + ")").c_str() : "");
-      } else if (s.state == "trained") {
-        std::snprintf(what, sizeof what, "trained, not evaluated");
-      } else if (s.state == "failed") {
-        std::snprintf(what, sizeof what, "failed (%s), log %s", s.failure.c_str(), s.log.c_str());
-      } else {
-        std::snprintf(what, sizeof what, "%s", s.state.c_str());
-      }
-      std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), what,
-                  s.slurm.empty() ? "" : "  | slurm: ", s.slurm.c_str());
-    }
+    print_status_text(spec, statuses, counts, notes);
   }
   return counts["failed"];
 }

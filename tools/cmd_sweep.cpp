@@ -44,17 +44,55 @@ void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates
   }
 }
 
+struct SweepArgs {
+  std::string file, out, backend = "local";
+  std::vector<std::string> sets, rates;
+  int parallel = 0, pack = 0;
+  bool dry_run = false, status = false, json = false, extend = false, download = false,
+       estimate = false;
+};
+
+// The sweep file with the command line's changes, then its status, its estimate, or its runs.
+void run_sweep_command(const SweepArgs& args) {
+  sweep::SweepSpec spec = sweep::load_sweep(args.file);
+  spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());
+  if (!args.out.empty()) spec.out = args.out;
+  if (args.parallel > 0) spec.parallel = args.parallel;
+  if (args.pack > 0) spec.pack = args.pack;
+  spec.extend = args.extend;
+  if (args.json && !args.status && !args.estimate)
+    throw ExitError{2, "minrnn sweep: --json goes with --status or --estimate"};
+  if (args.status) {
+    sweep::print_sweep_status(spec, args.json);
+    return;
+  }
+  if (args.estimate) {
+    print_estimate(spec, args.rates, args.json);
+    return;
+  }
+  if (args.download)
+    download_missing_datasets(sweep::missing_datasets(sweep::plan_sweep(spec)), "minrnn sweep");
+  sweep::SweepOptions opt;
+  opt.dry_run = args.dry_run;
+  if (args.backend == "slurm") {
+    sweep::submit_slurm_sweep(spec, opt);
+    return;
+  }
+  sweep::SweepSummary summary;
+  const int failed = sweep::run_sweep(spec, opt, &summary);
+  if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
+  if (summary.stop_signal != 0) {
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn sweep: stopped by " + rl::stop_signal_name() + "; " +
+                        std::to_string(summary.interrupted) +
+                        " run(s) checkpointed. Run the same command to resume."};
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
-  struct Args {
-    std::string file, out, backend = "local";
-    std::vector<std::string> sets, rates;
-    int parallel = 0, pack = 0;
-    bool dry_run = false, status = false, json = false, extend = false, download = false,
-         estimate = false;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<SweepArgs>();
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
   sub->add_option("sweep", args->file, "sweep file (configs/sweeps/*.yaml)")->required();
   sub->add_option("--set", args->sets, "extra config override for every run: key=value");
@@ -94,42 +132,7 @@ void add_sweep_command(CLI::App& app) {
       ->excludes(dry_run)
       ->excludes(status)
       ->excludes(estimate);
-  sub->callback([args] {
-    sweep::SweepSpec spec = sweep::load_sweep(args->file);
-    spec.sets.insert(spec.sets.end(), args->sets.begin(), args->sets.end());
-    if (!args->out.empty()) spec.out = args->out;
-    if (args->parallel > 0) spec.parallel = args->parallel;
-    if (args->pack > 0) spec.pack = args->pack;
-    spec.extend = args->extend;
-    if (args->json && !args->status && !args->estimate)
-      throw ExitError{2, "minrnn sweep: --json goes with --status or --estimate"};
-    if (args->status) {
-      sweep::print_sweep_status(spec, args->json);
-      return;
-    }
-    if (args->estimate) {
-      print_estimate(spec, args->rates, args->json);
-      return;
-    }
-    if (args->download)
-      download_missing_datasets(sweep::missing_datasets(sweep::plan_sweep(spec)), "minrnn sweep");
-    sweep::SweepOptions opt;
-    opt.dry_run = args->dry_run;
-    if (args->backend == "slurm") {
-      sweep::submit_slurm_sweep(spec, opt);
-      return;
-    }
-    sweep::SweepSummary summary;
-    const int failed = sweep::run_sweep(spec, opt, &summary);
-    if (failed > 0)
-      throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
-    if (summary.stop_signal != 0) {
-      throw ExitError{rl::kExitInterrupted,
-                      "minrnn sweep: stopped by " + rl::stop_signal_name() + "; " +
-                          std::to_string(summary.interrupted) +
-                          " run(s) checkpointed. Run the same command to resume."};
-    }
-  });
+  sub->callback([args] { run_sweep_command(*args); });
 }
 
 }  // namespace minrnn::cli

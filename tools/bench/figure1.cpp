@@ -182,28 +182,25 @@ std::string command_line(const Figure1Options& o) {
   return cmd.str() + (o.quick ? " (--quick)" : "");
 }
 
-std::string format_report(const Figure1Options& o, const torch::Device& device,
-                          const std::vector<Model>& models, const Grid& grid) {
+// The grid's columns of one row that the speed-up and memory tables compare.
+struct Compared {
+  size_t gru, lstm, loop, mingru, minlstm, mingru_log, minlstm_log;
+};
+
+Compared compared_columns(const std::vector<Model>& models) {
   auto col = [&](const std::string& key) {
     for (size_t j = 0; j < models.size(); ++j) {
       if (models[j].key == key) return j;
     }
     throw std::logic_error("no model " + key);
   };
-  const size_t gru = col("gru"), lstm = col("lstm"), loop = col("loop"), mg = col("mingru"),
-               ml = col("minlstm"), mgl = col("mingru-log"), mll = col("minlstm-log");
+  return {col("gru"),     col("lstm"),       col("loop"),       col("mingru"),
+          col("minlstm"), col("mingru-log"), col("minlstm-log")};
+}
+
+std::string times_table(const Figure1Options& o, const std::vector<Model>& models,
+                        const Grid& grid) {
   std::ostringstream md;
-  md << "### " << timestamp() << " — " << machine_name()
-     << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
-     << ", torch threads " << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line(o) << "`. One training step = zero grads, forward of one "
-     << "layer (d_x = d_h = " << o.hidden << ", B = " << o.batch << ", float32), MSE loss against "
-     << "a random target, backward; median of " << o.repeats << " steps after "
-     << (device.is_cuda() ? 2 : 1) << " warm-up. minGRU/minLSTM: our fused scan; log-space: the "
-     << "paper's cumsum + logcumsumexp scan; GRU/LSTM: torch::nn"
-     << (device.is_cuda() ? " (cuDNN)" : " (ATen CPU kernels)")
-     << "; sequential loop: minGRU stepped token by token with autograd (BPTT). Cells whose "
-     << "estimated time exceeded --max-seconds are marked skipped.\n\n";
   md << "| T |";
   for (const auto& m : models) md << " " << m.label << " ms |";
   md << "\n|---:|";
@@ -214,6 +211,11 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
     for (const Cell& c : grid[i]) md << " " << fmt(c.ms < 10 ? "%.3f" : "%.1f", c.ms) << " |";
     md << "\n";
   }
+  return md.str();
+}
+
+std::string speedup_table(const Figure1Options& o, const Compared& cols, const Grid& grid) {
+  std::ostringstream md;
   md << "\nSpeed-up per training step (time of the slower ÷ time of ours); the paper (T4 GPU, "
      << "its minGRU/minLSTM vs its GRU/LSTM) reports 175× / 235× at T = 512 and 1324× / 1361× "
      << "at T = 4096.\n\n"
@@ -223,14 +225,22 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
   for (size_t i = 0; i < grid.size(); ++i) {
     const auto& r = grid[i];
     const int64_t T = o.lengths[i];
-    md << "| " << T << " | " << speedup(r[mg], r[gru]) << " | " << speedup(r[ml], r[lstm]) << " | "
-       << speedup(r[mgl], r[gru]) << " | " << speedup(r[mll], r[lstm]) << " | "
-       << speedup(r[mg], r[loop]) << " | "
+    md << "| " << T << " | " << speedup(r[cols.mingru], r[cols.gru]) << " | "
+       << speedup(r[cols.minlstm], r[cols.lstm]) << " | "
+       << speedup(r[cols.mingru_log], r[cols.gru]) << " | "
+       << speedup(r[cols.minlstm_log], r[cols.lstm]) << " | "
+       << speedup(r[cols.mingru], r[cols.loop]) << " | "
        << (T == 512    ? "175× / 235×"
            : T == 4096 ? "1324× / 1361×"
                        : "")
        << " |\n";
   }
+  return md.str();
+}
+
+std::string memory_table(const Figure1Options& o, const torch::Device& device,
+                         const std::vector<Model>& models, const Compared& cols, const Grid& grid) {
+  std::ostringstream md;
   md << "\nPeak memory of one training step in MiB ("
      << (device.is_cuda() ? "CUDA caching allocator, peak allocated bytes"
                           : "torch CPU allocator, counted by a wrapper around it")
@@ -246,9 +256,31 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
     const auto& r = grid[i];
     md << "| " << o.lengths[i] << " |";
     for (const Cell& c : r) md << " " << fmt("%.1f", c.peak_mib) << " |";
-    md << " " << more_memory(r[mg], r[gru]) << " | " << more_memory(r[ml], r[lstm]) << " | "
-       << more_memory(r[mgl], r[gru]) << " | " << more_memory(r[mll], r[lstm]) << " | +88% |\n";
+    md << " " << more_memory(r[cols.mingru], r[cols.gru]) << " | "
+       << more_memory(r[cols.minlstm], r[cols.lstm]) << " | "
+       << more_memory(r[cols.mingru_log], r[cols.gru]) << " | "
+       << more_memory(r[cols.minlstm_log], r[cols.lstm]) << " | +88% |\n";
   }
+  return md.str();
+}
+
+std::string format_report(const Figure1Options& o, const torch::Device& device,
+                          const std::vector<Model>& models, const Grid& grid) {
+  std::ostringstream md;
+  md << "### " << timestamp() << " — " << machine_name()
+     << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
+     << ", torch threads " << torch::get_num_threads() << "\n\n"
+     << "Command: `" << command_line(o) << "`. One training step = zero grads, forward of one "
+     << "layer (d_x = d_h = " << o.hidden << ", B = " << o.batch << ", float32), MSE loss against "
+     << "a random target, backward; median of " << o.repeats << " steps after "
+     << (device.is_cuda() ? 2 : 1) << " warm-up. minGRU/minLSTM: our fused scan; log-space: the "
+     << "paper's cumsum + logcumsumexp scan; GRU/LSTM: torch::nn"
+     << (device.is_cuda() ? " (cuDNN)" : " (ATen CPU kernels)")
+     << "; sequential loop: minGRU stepped token by token with autograd (BPTT). Cells whose "
+     << "estimated time exceeded --max-seconds are marked skipped.\n\n";
+  const Compared cols = compared_columns(models);
+  md << times_table(o, models, grid) << speedup_table(o, cols, grid)
+     << memory_table(o, device, models, cols, grid);
   return md.str();
 }
 

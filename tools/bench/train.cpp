@@ -97,23 +97,12 @@ void lapped_step(rl::DecisionModel& model, core::FusedAdamW& opt, const rl::Deci
   lap(t, sum.optimizer);
 }
 
-Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev,
-            rl::StepMode mode) {
-  // The trainer's step (rl/train_step.h), timed: a CUDA graph replayed, or eager.
-  BenchTrainer trainer(o.shape, backbone, dev, 0, mode);
-  rl::Agent& agent = trainer.agent;
-  rl::DecisionModel& model = agent.model;
-  core::FusedAdamW& opt = trainer.optimizer;
-  rl::TrainStep& train_step = trainer.step;
-  const data::SequenceBatch batch = synthetic_batch(o.shape);
-  auto step = [&] { train_step.run(batch, 1e-4, static_cast<uint64_t>(agent.step)); };
+// The trainer's step (rl/train_step.h) counted over ~o.seconds: its rate, and its kernels with
+// --profile on CUDA. `step` runs one step; the five before the count warm up and capture.
+void time_trainer_step(const TrainBenchOptions& o, const torch::Device& dev,
+                       rl::TrainStep& train_step, const std::function<void()>& step, Row& row) {
   for (int i = 0; i < 5; ++i) step();  // warm-up, and the capture after the third
   train_step.last_stats();             // waits for the device
-  Row row;
-  row.backbone = backbone;
-  row.device = dev.str();
-  row.mode = train_step.description();
-  for (const auto& p : model->parameters()) row.params += p.numel();
   const auto t0 = Clock::now();
   double elapsed = 0;
   while (elapsed < o.seconds || row.steps < 5) {
@@ -129,22 +118,27 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   if (o.profile && dev.is_cuda()) {
     row.kernel_profile = kernel_profile_of(step, kProfiled, 1000.0 / row.steps_per_s, o.top_ops);
   }
+}
 
-  // Where an eager step's time goes, over a tenth of the timed steps.
+// Where an eager step's time goes, over a tenth of the timed steps, and the peak of one step above
+// what lives between steps (weights, Adam state, the batch): gradients are set to none by
+// zero_grad, so the step allocates them as in training.
+void time_eager_phases(const TrainBenchOptions& o, const torch::Device& dev, BenchTrainer& trainer,
+                       Row& row) {
   const auto f = torch::TensorOptions().device(dev);
   const int64_t B = o.shape.batch, K = o.shape.context;
   rl::DecisionBatch b{torch::randn({B, K, 1}, f), torch::randn({B, K, o.shape.obs_dim}, f),
                       torch::rand({B, K, o.shape.act_dim}, f) * 2 - 1,
                       torch::randint(0, 1000, {B, K}, f.dtype(torch::kInt64))};
   const torch::Tensor mask = torch::ones({B, K}, f);
+  rl::DecisionModel& model = trainer.agent.model;
+  core::FusedAdamW& opt = trainer.optimizer;
   Phases sum;
   const int64_t lapped = std::max<int64_t>(5, row.steps / 10);
   for (int64_t i = 0; i < lapped; ++i) lapped_step(model, opt, b, mask, dev, sum);
   const double n = static_cast<double>(lapped);
   row.phases = {sum.forward / n, sum.backward / n, sum.clip / n, sum.optimizer / n};
 
-  // Peak of one step above what lives between steps (weights, Adam state, the batch); gradients
-  // are set to none by zero_grad, so the step allocates them as in training.
   opt.zero_grad();
   sync(dev);
   MemoryProbe probe{dev};
@@ -152,6 +146,23 @@ Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch
   lapped_step(model, opt, b, mask, dev, sum);
   sync(dev);
   row.peak_mib = static_cast<double>(probe.peak() - probe.resident) / 1048576.0;
+}
+
+Row measure(const TrainBenchOptions& o, const std::string& backbone, const torch::Device& dev,
+            rl::StepMode mode) {
+  // The trainer's step (rl/train_step.h), timed: a CUDA graph replayed, or eager.
+  BenchTrainer trainer(o.shape, backbone, dev, 0, mode);
+  rl::Agent& agent = trainer.agent;
+  rl::TrainStep& train_step = trainer.step;
+  const data::SequenceBatch batch = synthetic_batch(o.shape);
+  auto step = [&] { train_step.run(batch, 1e-4, static_cast<uint64_t>(agent.step)); };
+  Row row;
+  row.backbone = backbone;
+  row.device = dev.str();
+  for (const auto& p : agent.model->parameters()) row.params += p.numel();
+  time_trainer_step(o, dev, train_step, step, row);
+  row.mode = train_step.description();  // after the warm-up: whether the capture took
+  time_eager_phases(o, dev, trainer, row);
 
   // The trainer's step op by op where it runs eagerly; a replayed graph dispatches no op (its
   // kernels are in row.kernel_profile).
@@ -191,8 +202,33 @@ std::string ratio_summary(const std::vector<Row>& rows, const PeerRuns& peer) {
   return md.str();
 }
 
-std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
-                         const PeerRuns& peer) {
+// When the peer ran, and how a row's "× peer" divides by it.
+std::string peer_runs_line(const TrainBenchOptions& o, const PeerRuns& peer) {
+  std::ostringstream md;
+  const bool has_peer = peer.any(), by_round = o.rounds > 1;
+  char buf[512];
+  if (has_peer && !by_round) {
+    std::snprintf(buf, sizeof buf,
+                  "Peer `%s train %g`, run before and after ours: %.2f and %.2f steps/s (mean "
+                  "%.2f); × peer below divides by the mean.\n\n",
+                  o.peer.c_str(), o.seconds, peer.steps_per_s[0], peer.steps_per_s[1],
+                  peer.around(0));
+    md << buf;
+  } else if (has_peer) {
+    md << "Peer `" << o.peer << " train " << o.seconds << "`, run before, between and after our "
+       << o.rounds << " rounds (steps/s):";
+    for (double rate : peer.steps_per_s) {
+      std::snprintf(buf, sizeof buf, " %.2f", rate);
+      md << buf;
+    }
+    md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
+  }
+  return md.str();
+}
+
+// The section's heading, the command and what a step is, and the peer's runs.
+std::string table_intro(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                        const PeerRuns& peer) {
   std::ostringstream md;
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
@@ -216,23 +252,16 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
      << "(forward includes the loss). Peak = the most bytes torch's allocator held during one "
      << "eager step beyond what lives between steps. Launches = the kernels, copies and fills "
      << "one replay of the graph launches (ops/cuda_graph.h).\n\n";
+  md << peer_runs_line(o, peer);
+  return md.str();
+}
+
+// A row a measured (round,) backbone and device.
+std::string rows_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                       const PeerRuns& peer) {
+  std::ostringstream md;
+  const bool has_peer = peer.any(), by_round = o.rounds > 1;
   char buf[512];
-  if (has_peer && !by_round) {
-    std::snprintf(buf, sizeof buf,
-                  "Peer `%s train %g`, run before and after ours: %.2f and %.2f steps/s (mean "
-                  "%.2f); × peer below divides by the mean.\n\n",
-                  o.peer.c_str(), o.seconds, peer.steps_per_s[0], peer.steps_per_s[1],
-                  peer.around(0));
-    md << buf;
-  } else if (has_peer) {
-    md << "Peer `" << o.peer << " train " << o.seconds << "`, run before, between and after our "
-       << o.rounds << " rounds (steps/s):";
-    for (double rate : peer.steps_per_s) {
-      std::snprintf(buf, sizeof buf, " %.2f", rate);
-      md << buf;
-    }
-    md << "; a round's × peer divides by the mean of the two peer runs around it.\n\n";
-  }
   md << "|" << (by_round ? " round |" : "")
      << " backbone | device | step | launches | parameters | steps | steps/s |"
      << " ms/step |" << (has_peer ? " × peer |" : "")
@@ -255,7 +284,12 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
                   r.phases.backward, r.phases.clip, r.phases.optimizer, r.peak_mib);
     md << buf;
   }
-  if (has_peer && by_round) md << ratio_summary(rows, peer);
+  return md.str();
+}
+
+// With --profile: the eager steps' ops and the CUDA steps' kernels.
+std::string profiles(const std::vector<Row>& rows) {
+  std::ostringstream md;
   for (const auto& r : rows) {
     if (r.profile.empty()) continue;
     md << "\nOps of the trainer's " << r.backbone << " step (" << r.mode << ") on " << r.device
@@ -270,6 +304,13 @@ std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& row
        << r.kernel_profile;
   }
   return md.str();
+}
+
+std::string format_table(const TrainBenchOptions& o, const std::vector<Row>& rows,
+                         const PeerRuns& peer) {
+  std::string md = table_intro(o, rows, peer) + rows_table(o, rows, peer);
+  if (peer.any() && o.rounds > 1) md += ratio_summary(rows, peer);
+  return md + profiles(rows);
 }
 
 BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
