@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <random>
 
+#include "io/progress_line.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {
@@ -58,11 +59,13 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
-      std::fprintf(
-          stderr, "\rcollect %s: %lld/%lld steps, %lld episodes, %.0f steps/s, ETA %.0f s   ",
+      char line[192];
+      std::snprintf(
+          line, sizeof line, "collect %s: %lld/%lld steps, %lld episodes, %.0f steps/s, ETA %.0f s",
           spec.name.c_str(), static_cast<long long>(t + 1), static_cast<long long>(options.steps),
           static_cast<long long>(episode), rate, (options.steps - t - 1) / rate);
-      if (t + 1 == options.steps) std::fprintf(stderr, "\n");
+      io::ProgressLine::on_stderr().update(line);
+      if (t + 1 == options.steps) io::ProgressLine::on_stderr().close();
     }
   }
   const int64_t n = out.num_steps();

@@ -11,6 +11,7 @@
 
 #include "collect/sac.h"
 #include "envs/registry.h"
+#include "io/progress_line.h"
 #include "rl/checkpoint.h"
 #include "rl/stop_request.h"
 
@@ -152,28 +153,32 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
                                        sac.config().seed + 1000003 + done, /*deterministic=*/false);
   result.eval_normalized = envs::normalized_score(env_name, result.eval_return);
   if (opt.progress_every > 0) {
-    std::fprintf(stderr,
-                 "\nsac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
-                 "(normalized %.1f)\n",
-                 env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
-                 result.eval_return, result.eval_normalized);
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "sac %s: eval at %lld steps (%d episodes, stochastic policy): return %.1f "
+                  "(normalized %.1f)",
+                  env_name.c_str(), static_cast<long long>(done), opt.eval_episodes,
+                  result.eval_return, result.eval_normalized);
+    io::ProgressLine::on_stderr().message(text);
   }
   result.reached_target =
       opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized;
   return result.reached_target;
 }
 
-// One progress line (steps, rate, ETA, the last episodes' mean return, the losses), in place.
+// One progress line (steps, rate, ETA, the last episodes' mean return, the losses).
 void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
                     int64_t episodes, const std::deque<double>& recent, const SacLosses& losses) {
   const double mean_return =
       recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
-  std::fprintf(stderr,
-               "\rsac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
-               "return(last %zu) %.1f, alpha %.3f, q_loss %.3g   ",
-               env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
-               (total - done) / rate, static_cast<long long>(episodes), recent.size(), mean_return,
-               losses.alpha, losses.q_loss);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
+                "return(last %zu) %.1f, alpha %.3f, q_loss %.3g",
+                env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
+                (total - done) / rate, static_cast<long long>(episodes), recent.size(), mean_return,
+                losses.alpha, losses.q_loss);
+  io::ProgressLine::on_stderr().update(line);
 }
 
 }  // namespace
@@ -237,7 +242,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
                      episodes, recent, losses);
     }
   }
-  if (opt.progress_every > 0) std::fprintf(stderr, "\n");
+  if (opt.progress_every > 0) io::ProgressLine::on_stderr().close();
   checkpoint();
   result.steps = buffer.size();
   return result;

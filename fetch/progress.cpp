@@ -27,7 +27,8 @@ Progress::Progress(const ProgressOptions& options, std::string label, int64_t to
       start_(start),
       done_(start),
       began_(std::chrono::steady_clock::now()),
-      last_print_(began_) {}
+      last_print_(began_),
+      line_(options.out, options.style == ProgressStyle::kTerminal) {}
 
 void Progress::update(int64_t done) {
   done_ = done;
@@ -44,8 +45,7 @@ void Progress::update(int64_t done) {
 void Progress::finish() {
   if (options_.style == ProgressStyle::kTerminal && printed_) {
     print(done_, true);
-    std::fputc('\n', options_.out);
-    std::fflush(options_.out);
+    line_.close();
   }
 }
 
@@ -72,13 +72,7 @@ void Progress::print(int64_t done, bool final) {
     }
     line += text;
   }
-  if (options_.style == ProgressStyle::kTerminal) {
-    // \r and clear-to-end-of-line: the line is rewritten in place.
-    std::fprintf(options_.out, "\r%s\033[K", line.c_str());
-  } else {
-    std::fprintf(options_.out, "%s\n", line.c_str());
-  }
-  std::fflush(options_.out);
+  line_.update(line);
   printed_ = true;
 }
 

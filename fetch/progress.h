@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "io/progress_line.h"
+
 namespace minrnn::fetch {
 
 enum class ProgressStyle { kNone, kTerminal, kLog };
@@ -39,6 +41,7 @@ class Progress {
   std::string label_;
   int64_t total_, start_, done_;
   std::chrono::steady_clock::time_point began_, last_print_;
+  io::ProgressLine line_;
   bool printed_ = false;
 };
 

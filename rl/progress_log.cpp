@@ -1,11 +1,11 @@
 #include "rl/progress_log.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+
+#include "io/progress_line.h"
 
 namespace minrnn::rl {
 namespace {
@@ -25,11 +25,10 @@ ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, int64_t
     : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),
       events_(run_dir, first_step),
       max_steps_(max_steps),
-      quiet_(quiet),
-      tty_(isatty(STDERR_FILENO)) {}
+      quiet_(quiet) {}
 
 void ProgressLog::close_line() const {
-  if (!quiet_ && tty_) std::fprintf(stderr, "\n");
+  if (!quiet_) io::ProgressLine::on_stderr().close();
 }
 
 void ProgressLog::after(int64_t step, int64_t log_every,
@@ -47,10 +46,11 @@ void ProgressLog::after(int64_t step, int64_t log_every,
   out_.append(row.str());
   events_.metrics_row(row.str());
   if (!quiet_) {
-    std::fprintf(stderr, "%sstep %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s%s",
-                 tty_ ? "\r" : "", static_cast<long long>(step), static_cast<long long>(max_steps_),
-                 stats.loss, stats.lr, rate,
-                 hms((max_steps_ - step) / std::max(rate, 1e-9)).c_str(), tty_ ? "   " : "\n");
+    char line[160];
+    std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s",
+                  static_cast<long long>(step), static_cast<long long>(max_steps_), stats.loss,
+                  stats.lr, rate, hms((max_steps_ - step) / std::max(rate, 1e-9)).c_str());
+    io::ProgressLine::on_stderr().update(line);
   }
   window_start_ = now;
   window_steps_ = 0;

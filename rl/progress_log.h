@@ -26,7 +26,7 @@ class ProgressLog {
   void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
   // After the evaluation of `step` appended its evals.csv row.
   void evaluated(int64_t step) { events_.eval_at(step); }
-  // Ends the progress line a terminal shows in place.
+  // Ends the progress line a terminal shows in place (io/progress_line.h).
   void close_line() const;
 
  private:
@@ -34,7 +34,6 @@ class ProgressLog {
   RunEvents events_;
   int64_t max_steps_;
   bool quiet_;
-  bool tty_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point window_start_ = start_;
   int64_t window_steps_ = 0;

@@ -10,8 +10,6 @@
 // checkpoint file (an --extend's checkpoint-step10000.pt) or a run still training writes
 // <RUN>/eval-checkpoint-step10000.json or <RUN>/eval-step4000.json. So trying something can never
 // replace a reported number.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -24,6 +22,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "io/progress_line.h"
 #include "ops/device.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -34,22 +33,24 @@ namespace {
 // A progress line on stderr every second on a terminal (rewritten in place), every 10 s otherwise.
 // The ETA assumes every episode runs to the time limit, so it is an upper bound.
 std::function<void(int, int, int)> progress_line(int episodes) {
-  const bool tty = isatty(STDERR_FILENO);
+  io::ProgressLine& line = io::ProgressLine::on_stderr();
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  return [=](int step, int max_steps, int finished) mutable {
+  return [=, &line](int step, int max_steps, int finished) mutable {
     const auto now = std::chrono::steady_clock::now();
     const bool end = step == max_steps || finished == episodes;
-    if (!end && now - last < std::chrono::seconds(tty ? 1 : 10)) return;
+    if (!end && now - last < std::chrono::seconds(line.terminal() ? 1 : 10)) return;
     last = now;
     const double elapsed = std::chrono::duration<double>(now - start).count();
     const double rate = step / std::max(elapsed, 1e-9);
     char eta[32] = "done";
     if (!end)
       std::snprintf(eta, sizeof eta, "ETA <= %.0f s", (max_steps - step) / std::max(rate, 1e-9));
-    std::fprintf(stderr, "%seval: step %d/%d, %d/%d episodes ended, %.0f steps/s, %s%s",
-                 tty ? "\r" : "", step, max_steps, finished, episodes, rate, eta,
-                 tty && !end ? "   " : "\n");
+    char text[160];
+    std::snprintf(text, sizeof text, "eval: step %d/%d, %d/%d episodes ended, %.0f steps/s, %s",
+                  step, max_steps, finished, episodes, rate, eta);
+    line.update(text);
+    if (end) line.close();
   };
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "eval/rollout.h"
+#include "io/progress_line.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
@@ -45,9 +46,11 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
     const auto r = eval::rollout(agent, ro);
     rl::append_eval_row(run_dir,
                         {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});
-    std::fprintf(stderr, "\neval %s @ step %lld: return %.1f ± %.1f, normalized %.1f ± %.1f\n",
-                 run_dir.c_str(), static_cast<long long>(step), r.mean_return, r.std_return,
-                 r.mean_normalized, r.std_normalized);
+    char scores[128];
+    std::snprintf(scores, sizeof scores, "return %.1f ± %.1f, normalized %.1f ± %.1f",
+                  r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
+    io::ProgressLine::on_stderr().message("eval " + run_dir + " @ step " + std::to_string(step) +
+                                          ": " + scores);
   };
 }
 

@@ -1,0 +1,39 @@
+#include "io/progress_line.h"
+
+#include <unistd.h>
+
+namespace minrnn::io {
+
+ProgressLine::ProgressLine(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+
+ProgressLine& ProgressLine::on_stderr() {
+  static ProgressLine line(stderr, ::isatty(STDERR_FILENO) == 1);
+  return line;
+}
+
+void ProgressLine::update(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (terminal_) {
+    std::fprintf(out_, "\r%s\033[K", line.c_str());
+    open_ = true;
+  } else {
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  std::fflush(out_);
+}
+
+void ProgressLine::message(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::fprintf(out_, "%s%s\n", open_ ? "\n" : "", text.c_str());
+  open_ = false;
+  std::fflush(out_);
+}
+
+void ProgressLine::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (open_) std::fputc('\n', out_);
+  open_ = false;
+  std::fflush(out_);
+}
+
+}  // namespace minrnn::io

@@ -1,0 +1,35 @@
+// A long job's progress line: on a terminal one line rewritten in place; in a log (stderr sent to
+// a file or a pipe: a sweep's train.log, a Slurm job, CI) each update a line of its own, so the
+// log reads line by line and never holds carriage returns. A message between updates (an
+// evaluation's result) gets a line of its own either way, below the line a terminal shows.
+#pragma once
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+namespace minrnn::io {
+
+class ProgressLine {
+ public:
+  // `terminal`: rewrite the line in place (carriage return, clear to the end of the line).
+  ProgressLine(std::FILE* out, bool terminal);
+  // The process's line on stderr, shared by whatever reports there (a training loop, and its
+  // evaluations' results from another thread); a terminal where stderr is one.
+  static ProgressLine& on_stderr();
+
+  bool terminal() const { return terminal_; }
+  // The job's state now.
+  void update(const std::string& line);
+  // A line of its own.
+  void message(const std::string& text);
+  // Ends the line a terminal shows in place, if one shows (a log's lines are ended already).
+  void close();
+
+ private:
+  std::mutex mutex_;
+  std::FILE* out_;
+  bool terminal_;
+  bool open_ = false;  // a terminal's line written in place and not yet ended
+};
+
+}  // namespace minrnn::io

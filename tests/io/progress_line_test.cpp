@@ -1,0 +1,48 @@
+#include "io/progress_line.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+namespace minrnn::io {
+namespace {
+
+// What `write` put on a ProgressLine writing to a temporary file, as a terminal or as a log.
+template <typename Write>
+std::string written(bool terminal, Write write) {
+  std::FILE* out = std::tmpfile();
+  {
+    ProgressLine line(out, terminal);
+    write(line);
+  }
+  std::rewind(out);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  return text;
+}
+
+void a_job(ProgressLine& line) {
+  line.update("step 1/2");
+  line.message("eval @ step 1: 5.0");
+  line.update("step 2/2");
+  line.close();
+  line.close();  // a second close ends nothing more
+}
+
+// A log (train.log, a Slurm job's output) reads line by line: no carriage return, no blank line
+// before a message.
+TEST(ProgressLine, ALogGetsALineAnUpdate) {
+  EXPECT_EQ(written(false, a_job), "step 1/2\neval @ step 1: 5.0\nstep 2/2\n");
+}
+
+// A terminal rewrites its line in place; a message takes a line of its own below it, and the
+// line is ended once.
+TEST(ProgressLine, ATerminalRewritesItsLineAndAMessageGoesBelowIt) {
+  EXPECT_EQ(written(true, a_job), "\rstep 1/2\033[K\neval @ step 1: 5.0\n\rstep 2/2\033[K\n");
+  EXPECT_EQ(written(true, [](ProgressLine& line) { line.message("alone"); }), "alone\n");
+}
+
+}  // namespace
+}  // namespace minrnn::io
