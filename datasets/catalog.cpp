@@ -214,16 +214,25 @@ bool is_downloadable_id(const std::string& id) {
   }
 }
 
+std::vector<std::string> d4rl_published_ids() {
+  std::vector<std::string> ids;
+  for (const D4rlPublishedFile& f : d4rl_published_files()) ids.push_back(f.id);
+  return ids;
+}
+
+std::string d4rl_published_ids_phrase() {
+  return "{hopper,halfcheetah,walker2d}-{random,medium,expert,medium-replay,medium-expert,"
+         "full-replay}-v2";
+}
+
 void check_downloadable_id(const std::string& id) {
   if (is_downloadable_id(id)) return;
-  std::vector<std::string> d4rl_ids;
-  for (const D4rlPublishedFile& f : d4rl_published_files()) d4rl_ids.push_back(f.id);
-  throw std::invalid_argument(
-      "'" + id + "' is not a dataset id minrnn can download" + io::did_you_mean(id, d4rl_ids) +
-      ". It downloads the D4RL v2 MuJoCo files, "
-      "{hopper,halfcheetah,walker2d}-{random,medium,expert,medium-replay,medium-expert,"
-      "full-replay}-v2 (e.g. hopper-medium-replay-v2), and Minari datasets by id, "
-      "namespace/name-v<N> (e.g. mujoco/hopper/medium-v0)");
+  throw std::invalid_argument("'" + id + "' is not a dataset id minrnn can download" +
+                              io::did_you_mean(id, d4rl_published_ids()) +
+                              ". It downloads the D4RL v2 MuJoCo files, " +
+                              d4rl_published_ids_phrase() +
+                              " (e.g. hopper-medium-replay-v2), and Minari datasets by id, "
+                              "namespace/name-v<N> (e.g. mujoco/hopper/medium-v0)");
 }
 
 std::string download_command(const std::vector<std::string>& ids) {

@@ -25,6 +25,9 @@ struct D4rlPublishedFile {
 const std::vector<D4rlPublishedFile>& d4rl_published_files();
 // The entry for an id, nullptr when the id is not one of them.
 const D4rlPublishedFile* find_d4rl_published(const std::string& id);
+// Their ids, and the ids in one phrase: "{hopper,halfcheetah,walker2d}-{random,...}-v2".
+std::vector<std::string> d4rl_published_ids();
+std::string d4rl_published_ids_phrase();
 
 // The folder D4RL files are read from and downloaded to: $D4RL_DATASET_DIR, else ~/.d4rl/datasets.
 std::string d4rl_dataset_dir();

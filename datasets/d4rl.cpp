@@ -10,6 +10,7 @@
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
+#include "io/name_list.h"
 
 namespace minrnn::data {
 namespace {
@@ -257,11 +258,11 @@ std::string resolve_d4rl_path(const std::string& id_or_path) {
   if (std::filesystem::exists(path, ec)) return path;
   const std::string missing = "D4RL dataset '" + id_or_path + "' not found at " + path;
   if (find_d4rl_published(id_or_path) == nullptr) {
-    throw std::runtime_error(missing +
-                             ", and it is not one of the D4RL v2 MuJoCo datasets minrnn can "
-                             "download (hopper|halfcheetah|walker2d-random|medium|expert|"
-                             "medium-replay|medium-expert|full-replay-v2); put the file there "
-                             "(D4RL_DATASET_DIR sets the folder) or name its path");
+    throw std::runtime_error(
+        missing + ", and it is not one of the D4RL v2 MuJoCo datasets minrnn " + "can download" +
+        io::did_you_mean(id_or_path, d4rl_published_ids()) + " (" + d4rl_published_ids_phrase() +
+        "); put the file there (D4RL_DATASET_DIR sets the folder) or name "
+        "its path");
   }
   throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
                            "` (train and sweep: --download), or put the file there "

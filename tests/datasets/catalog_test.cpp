@@ -160,7 +160,10 @@ TEST(Catalog, AMissingDatasetsErrorGivesTheDownloadCommand) {
   EXPECT_NE(d4rl_missing.find(dir.file("hopper_medium-v2.hdf5")), std::string::npos);
   const std::string unknown = message([] { resolve_d4rl_path("hopper-medium-v1"); });
   EXPECT_EQ(unknown.find("minrnn data download"), std::string::npos) << unknown;
-  EXPECT_NE(unknown.find("not one of the D4RL v2 MuJoCo datasets"), std::string::npos);
+  EXPECT_NE(unknown.find("not one of the D4RL v2 MuJoCo datasets minrnn can download (did you "
+                         "mean 'hopper-medium-v2'?) ({hopper,halfcheetah,walker2d}-"),
+            std::string::npos)
+      << unknown;
   const std::string minari_missing = message([] { resolve_minari_dir("mujoco/hopper/medium-v0"); });
   EXPECT_NE(minari_missing.find("`minrnn data download mujoco/hopper/medium-v0`"),
             std::string::npos)
