@@ -38,7 +38,7 @@ std::string comma_separated(const std::vector<std::string>& names) {
   return text;
 }
 
-std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
+std::string closest_name(const std::string& given, const std::vector<std::string>& known) {
   const std::string* best = nullptr;
   size_t best_distance = 0;
   bool tied = false;
@@ -57,7 +57,12 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
       tied = true;
     }
   }
-  return best == nullptr || tied ? "" : " (did you mean '" + *best + "'?)";
+  return best == nullptr || tied ? "" : *best;
+}
+
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
+  const std::string meant = closest_name(given, known);
+  return meant.empty() ? "" : " (did you mean '" + meant + "'?)";
 }
 
 std::string known_names_hint(const std::string& given, const std::vector<std::string>& known) {

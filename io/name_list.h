@@ -9,10 +9,13 @@ namespace minrnn::io {
 // "a, b, c".
 std::string comma_separated(const std::vector<std::string>& names);
 
-// " (did you mean 'x'?)" for the name among `known` closest to `given` — fewest single-character
-// insertions, deletions, substitutions or swaps of neighbours, at most a third of the longer
-// name's length (at least one), a difference of case alone the closest — or "" where none is that
-// close or two are equally close.
+// The name among `known` closest to `given` — fewest single-character insertions, deletions,
+// substitutions or swaps of neighbours, at most a third of the longer name's length (at least
+// one), a difference of case alone the closest — or "" where none is that close or two are equally
+// close.
+std::string closest_name(const std::string& given, const std::vector<std::string>& known);
+
+// " (did you mean 'x'?)" for closest_name's x, or "".
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
 
 // The tail of a message refusing `given`: did_you_mean's offer, then " (known: a, b, c)".

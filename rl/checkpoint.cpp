@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 #include "io/isolated.h"
 
 namespace minrnn::rl {
@@ -86,6 +87,10 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
 
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
   fs::path path = run_dir_or_file;
+  if (!fs::exists(path)) {
+    throw std::invalid_argument(run_dir_or_file + ": no such run directory or checkpoint file" +
+                                io::nearby_name_hint(run_dir_or_file));
+  }
   if (fs::is_directory(path)) path /= "checkpoint.pt";
   if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make

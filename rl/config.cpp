@@ -3,12 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
+#include "io/input_file.h"
 #include "io/name_list.h"
 #include "rl/decision_model.h"
 
@@ -214,11 +214,8 @@ TrainConfig parse_config(const std::string& text, const std::string& where,
 }
 
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot read the config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_config(ss.str(), path, fs::path(path).parent_path().string(), overrides);
+  return parse_config(io::read_input_file(path, "config file"), path,
+                      fs::path(path).parent_path().string(), overrides);
 }
 
 std::string to_yaml(const TrainConfig& c) {

@@ -2,12 +2,11 @@
 // unknown key or backbone offered the name a typo meant.
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "io/input_file.h"
 #include "io/name_list.h"
 #include "rl/decision_model.h"
 #include "sweep/slurm.h"
@@ -119,11 +118,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
 }
 
 SweepSpec load_sweep(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot read sweep file " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep(ss.str(), path);
+  return parse_sweep(io::read_input_file(path, "sweep file"), path);
 }
 
 }  // namespace minrnn::sweep

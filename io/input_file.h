@@ -1,0 +1,17 @@
+// A file the user named on the command line (a config, a sweep file): its text, or an error that
+// says why it cannot be read — no such file (with the name beside it most likely meant: a .yml
+// for a .yaml, a typo), a directory, or the system's reason.
+#pragma once
+#include <string>
+
+namespace minrnn::io {
+
+// " (did you mean 'DIR/NAME'?)" for the entry of missing's folder whose name is closest to its
+// name (io::closest_name); "" where none is that close or the folder cannot be listed.
+std::string nearby_name_hint(const std::string& missing);
+
+// Throws std::invalid_argument "PATH: no such WHAT (did you mean 'DIR/NAME'?)", "PATH: a
+// directory, not a WHAT" or "PATH: cannot read the WHAT: REASON".
+std::string read_input_file(const std::string& path, const std::string& what);
+
+}  // namespace minrnn::io
