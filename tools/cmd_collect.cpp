@@ -27,6 +27,7 @@
 #include "envs/registry.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/stop_request.h"
 #include "tools/collect_work_dir.h"
@@ -131,9 +132,8 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
                                               "medium-expert"};
   if (std::find(qualities.begin(), qualities.end(), a.quality) == qualities.end()) {
-    throw std::invalid_argument("minrnn collect: unknown quality '" + a.quality +
-                                "'; expected random, medium, medium-replay, expert or "
-                                "medium-expert");
+    throw std::invalid_argument("minrnn collect: unknown quality '" + a.quality + "'" +
+                                io::known_names_hint(a.quality, qualities));
   }
   if (minari) {
     if (a.dataset_id.empty()) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "io/name_list.h"
 #include "rl/decision_model.h"
 #include "tools/commands.h"
 
@@ -24,6 +25,33 @@ CLI::Validator positive() {
 CLI::Validator backbone_name() {
   return CLI::Validator([](std::string& value) { return rl::unknown_backbone(value); }, "BACKBONE",
                         "backbone");
+}
+
+std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
+  const CLI::App* at = &app;
+  std::string command = "minrnn";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    std::vector<std::string> names;
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      if (sub->check_name(word)) next = sub;
+    }
+    if (next == nullptr) {
+      if (names.empty() || at->get_require_subcommand_min() == 0) return "";
+      return "unknown command '" + command + " " + word + "'" + io::known_names_hint(word, names);
+    }
+    at = next;
+    command += " " + word;
+  }
+  if (at->get_require_subcommand_min() == 0) return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return "'" + command + "' needs a command: " + io::comma_separated(names) + " (`" + command +
+         " --help` says what each does)";
 }
 
 }  // namespace minrnn::cli

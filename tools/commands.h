@@ -22,6 +22,12 @@ CLI::Validator positive();
 // does not build, offering the one a typo meant.
 CLI::Validator backbone_name();
 
+// "unknown command 'minrnn bench trian' (did you mean 'train'?) (known: …)" where argv names a
+// subcommand `app` does not have at a level that needs one, or "'minrnn data' needs a command:
+// …" where it stops at such a level (CLI11 would say only "A subcommand is required"); ""
+// otherwise, options and a subcommand's own arguments left to CLI11.
+std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv);
+
 // Thrown by a subcommand to leave with a message and a given exit code (main prints it).
 struct ExitError {
   int code;

@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   add_data_command(app);
   add_collect_command(app);
   add_bench_command(app);
+  if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
+    std::fprintf(stderr, "minrnn: error: %s\n", unknown.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

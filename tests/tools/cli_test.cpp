@@ -246,6 +246,28 @@ TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   TempDir dir;
   fs::create_directories(dir.path / "empty");
   expect_failure_naming(run_minrnn(dir, "eval empty"), {"empty", "no checkpoint"});
+  expect_failure_naming(run_minrnn(dir, "eval emtpy"),
+                        {"emtpy: no such run directory", "(did you mean 'empty'?)"});
+}
+
+// A mistyped file or command is refused naming what was most likely meant, and nothing is made.
+TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
+  TempDir dir;
+  write_text(dir.path / "tiny.yaml", kTinyConfig);
+  expect_failure_naming(run_minrnn(dir, "train tiny.yml --seed 0"),
+                        {"tiny.yml: no such config file (did you mean 'tiny.yaml'?)"});
+  expect_failure_naming(run_minrnn(dir, "sweep tiny.yml"), {"tiny.yml: no such sweep file"});
+  expect_failure_naming(run_minrnn(dir, "trian tiny.yaml --seed 0"),
+                        {"unknown command 'minrnn trian' (did you mean 'train'?)", "known: "});
+  expect_failure_naming(run_minrnn(dir, "bench trian"),
+                        {"unknown command 'minrnn bench trian' (did you mean 'train'?)"});
+  expect_failure_naming(run_minrnn(dir, "data"),
+                        {"'minrnn data' needs a command: inspect, synth, download"});
+  expect_failure_naming(run_minrnn(dir, "collect hopper mediun --out d.hdf5"),
+                        {"unknown quality 'mediun' (did you mean 'medium'?)"});
+  expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --env hoper"),
+                        {"unknown environment 'hoper' (did you mean 'hopper'?)"});
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
 }
 
 // A SAC work dir is reused only by a command asking for the same training: a finished toy run
