@@ -9,6 +9,31 @@
 #include "io/atomic_file.h"
 
 namespace minrnn::data {
+namespace {
+
+// D4RL's keys, each with its dtype and shape, into the open file `f`.
+void write_keys(hid_t f, const Transitions& data, int gz) {
+  const int64_t n = data.num_steps();
+  h5::write_floats(f, "observations", {n, data.obs_dim}, data.observations.data(), gz);
+  if (!data.next_observations.empty()) {
+    h5::write_floats(f, "next_observations", {n, data.obs_dim}, data.next_observations.data(), gz);
+  }
+  h5::write_floats(f, "actions", {n, data.act_dim}, data.actions.data(), gz);
+  h5::write_floats(f, "rewards", {n}, data.rewards.data(), gz);
+  h5::write_bools(f, "terminals", data.terminals, gz);
+  h5::write_bools(f, "timeouts", data.timeouts, gz);
+  for (const auto& [name, array] : data.infos) {
+    h5::write_floats(f, "infos/" + name, array.shape, array.values.data(), gz);
+  }
+  for (const auto& [name, value] : data.metadata.strings)
+    h5::write_string(f, "metadata/" + name, value);
+  for (const auto& [name, value] : data.metadata.ints) h5::write_int(f, "metadata/" + name, value);
+  for (const auto& [name, array] : data.metadata.arrays) {
+    h5::write_floats(f, "metadata/" + name, array.shape, array.values.data(), gz);
+  }
+}
+
+}  // namespace
 
 void write_d4rl(const std::string& path, const Transitions& data, const D4rlWriteOptions& options) {
   namespace fs = std::filesystem;
@@ -40,27 +65,7 @@ void write_d4rl(const std::string& path, const Transitions& data, const D4rlWrit
     h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!file.valid()) throw std::runtime_error(h5::failure_reason());
     hid_t f = file.get();
-    const int64_t n = data.num_steps();
-    const int gz = options.gzip_level;
-    h5::write_floats(f, "observations", {n, data.obs_dim}, data.observations.data(), gz);
-    if (!data.next_observations.empty()) {
-      h5::write_floats(f, "next_observations", {n, data.obs_dim}, data.next_observations.data(),
-                       gz);
-    }
-    h5::write_floats(f, "actions", {n, data.act_dim}, data.actions.data(), gz);
-    h5::write_floats(f, "rewards", {n}, data.rewards.data(), gz);
-    h5::write_bools(f, "terminals", data.terminals, gz);
-    h5::write_bools(f, "timeouts", data.timeouts, gz);
-    for (const auto& [name, array] : data.infos) {
-      h5::write_floats(f, "infos/" + name, array.shape, array.values.data(), gz);
-    }
-    for (const auto& [name, value] : data.metadata.strings)
-      h5::write_string(f, "metadata/" + name, value);
-    for (const auto& [name, value] : data.metadata.ints)
-      h5::write_int(f, "metadata/" + name, value);
-    for (const auto& [name, array] : data.metadata.arrays) {
-      h5::write_floats(f, "metadata/" + name, array.shape, array.values.data(), gz);
-    }
+    write_keys(f, data, options.gzip_level);
     if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw std::runtime_error(h5::failure_reason());
     const ssize_t size = H5Fget_file_image(f, nullptr, 0);
     if (size < 0) throw std::runtime_error(h5::failure_reason());
