@@ -12,60 +12,89 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "envs/registry.h"
 #include "infer/policy.h"
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s RUN_DIR [--episodes N] [--seed S]\n", argv[0]);
-    return 2;
-  }
-  const std::string run = argv[1];
+struct Options {
+  std::string run;
   int episodes = 1;
   long seed = 0;
-  for (int i = 2; i + 1 < argc; i += 2) {
+};
+
+// A whole number from the command line, or an error naming its flag.
+long whole_number(const std::string& flag, const char* text, long least) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < least) {
+    throw std::invalid_argument(flag + ": expected a whole number >= " + std::to_string(least) +
+                                ", got '" + text + "'");
+  }
+  return value;
+}
+
+Options parse_options(int argc, char** argv) {
+  if (argc < 2) throw std::invalid_argument("no RUN_DIR given");
+  Options o;
+  o.run = argv[1];
+  for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--episodes") {
-      episodes = std::atoi(argv[i + 1]);
-    } else if (flag == "--seed") {
-      seed = std::atol(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown option '%s'\n", flag.c_str());
-      return 2;
+    if (flag != "--episodes" && flag != "--seed") {
+      throw std::invalid_argument("unknown option '" + flag + "'");
     }
+    if (i + 1 == argc) throw std::invalid_argument(flag + ": no value given");
+    if (flag == "--episodes") o.episodes = static_cast<int>(whole_number(flag, argv[i + 1], 1));
+    if (flag == "--seed") o.seed = whole_number(flag, argv[i + 1], 0);
+  }
+  return o;
+}
+
+// One episode of the loop: the return, with the time of each act() call appended to `micros`.
+double run_episode(minrnn::rl::Policy& policy, long seed, int* steps, std::vector<double>& micros) {
+  auto env = minrnn::envs::make_env(policy.agent().env, seed);
+  std::vector<double> obs = env->reset(seed);
+  policy.reset();  // a new episode, conditioned on the run's target return
+  double episode_return = 0;
+  *steps = 0;
+  for (bool done = false; !done; ++*steps) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<double> action = policy.act(obs);
+    const auto t1 = std::chrono::steady_clock::now();
+    micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+
+    const auto step = env->step(action);  // your plant goes here
+    policy.observe_reward(step.reward);
+    episode_return += step.reward;
+    obs = step.obs;
+    done = step.terminated || step.truncated;
+  }
+  return episode_return;
+}
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse_options(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "policy_loop: %s\nusage: %s RUN_DIR [--episodes N] [--seed S]\n", e.what(),
+                 argv[0]);
+    return 2;
   }
   try {
     // One thread: a control loop at batch 1 gains nothing from more and pays their wake-ups.
     torch::set_num_threads(1);
-    minrnn::rl::Policy policy = minrnn::rl::Policy::load(run);
-    const std::string env_name = policy.agent().env;
-    std::printf("policy: %s, %s engine, %s mode\n", run.c_str(),
+    minrnn::rl::Policy policy = minrnn::rl::Policy::load(o.run);
+    std::printf("policy: %s, %s engine, %s mode\n", o.run.c_str(),
                 minrnn::rl::policy_engine_name(policy.engine()),
                 minrnn::rl::eval_mode_name(policy.mode()));
-
     std::vector<double> micros;  // time of each act() call
     double sum_normalized = 0;
-    for (int e = 0; e < episodes; ++e) {
-      auto env = minrnn::envs::make_env(env_name, seed + e);
-      std::vector<double> obs = env->reset(seed + e);
-      policy.reset();  // a new episode, conditioned on the run's target return
-      double episode_return = 0;
+    for (int e = 0; e < o.episodes; ++e) {
       int steps = 0;
-      for (bool done = false; !done; ++steps) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const std::vector<double> action = policy.act(obs);
-        const auto t1 = std::chrono::steady_clock::now();
-        micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-
-        const auto step = env->step(action);  // your plant goes here
-        policy.observe_reward(step.reward);
-        episode_return += step.reward;
-        obs = step.obs;
-        done = step.terminated || step.truncated;
-      }
+      const double episode_return = run_episode(policy, o.seed + e, &steps, micros);
       const double normalized = policy.agent().normalized(episode_return);
       sum_normalized += normalized;
       std::printf("episode %d: return %.6f over %d steps, normalized %.2f\n", e, episode_return,
@@ -73,7 +102,7 @@ int main(int argc, char** argv) {
     }
     std::sort(micros.begin(), micros.end());
     std::printf("mean normalized %.2f; act() median %.1f us, p99 %.1f us over %zu calls\n",
-                sum_normalized / episodes, micros[micros.size() / 2],
+                sum_normalized / o.episodes, micros[micros.size() / 2],
                 micros[std::min(micros.size() - 1, micros.size() * 99 / 100)], micros.size());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "policy_loop: %s\n", e.what());

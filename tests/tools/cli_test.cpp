@@ -240,6 +240,16 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
   const CliResult missing = run_program(dir, "examples/policy_loop", "nowhere");
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_NE(missing.output.find("nowhere"), std::string::npos) << missing.output;
+  // Options it cannot use are refused by name before anything runs (0 episodes had no median).
+  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+           {"run --episodes 0", "--episodes: expected a whole number >= 1, got '0'"},
+           {"run --episodes x", "--episodes: expected a whole number >= 1, got 'x'"},
+           {"run --seed", "--seed: no value given"},
+           {"run --speed 2", "unknown option '--speed'"}}) {
+    const CliResult refused = run_program(dir, "examples/policy_loop", args);
+    EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
+    EXPECT_NE(refused.output.find(named), std::string::npos) << args << ": " << refused.output;
+  }
 }
 
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
