@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/gpu-check.sh after its training-step benches: comparisons a check alone could
 # not read. It uses the check's note, bench, skipped, status, MINRNN, LOGS, PREBUILT and peak.
 # - Nsight Compute on our slowest kernels, where ncu runs (SKIP=ncu);

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2054  # commas separate the values of minrnn's list options
 # Sourced by scripts/gpu-check.sh after its comparisons: the packs of issue 41 (streams, stacked,
 # in fp32 and TF32, their profile and copies, what bounds them, Table 3's other shapes) and Table 3
 # projected from their rates. It uses the check's note, bench, skipped, status, MINRNN, LOGS,
