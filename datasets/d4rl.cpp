@@ -10,6 +10,7 @@
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
+#include "io/input_file.h"
 #include "io/name_list.h"
 
 namespace minrnn::data {
@@ -252,7 +253,7 @@ std::string resolve_d4rl_path(const std::string& id_or_path) {
   if (std::filesystem::exists(id_or_path, ec)) return id_or_path;
   if (id_or_path.find('/') != std::string::npos || id_or_path.size() < 5 ||
       id_or_path.compare(id_or_path.size() - 5, 5, ".hdf5") == 0) {
-    throw std::runtime_error(id_or_path + ": no such file");
+    throw std::runtime_error(id_or_path + ": no such file" + io::nearby_name_hint(id_or_path));
   }
   const std::string path = d4rl_dataset_dir() + "/" + d4rl_file_name(id_or_path);
   if (std::filesystem::exists(path, ec)) return path;

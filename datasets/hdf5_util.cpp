@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "io/input_file.h"
+
 namespace minrnn::data::h5 {
 namespace {
 
@@ -155,8 +157,11 @@ void silence_errors() {
 Id open_for_reading(const std::string& path) {
   silence_errors();
   std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw std::runtime_error(path + ": no such file" + io::nearby_name_hint(path));
+  }
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw std::runtime_error(path + ": no such file");
+    throw std::runtime_error(path + ": not a file (an HDF5 file was expected)");
   }
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file");

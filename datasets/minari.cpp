@@ -14,6 +14,7 @@
 #include "datasets/env_table.h"
 #include "datasets/hdf5_util.h"
 #include "datasets/read_isolated.h"
+#include "io/input_file.h"
 #include "io/python_json.h"
 
 namespace minrnn::data {
@@ -224,7 +225,8 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
                               (dir / "data" / "main_data.hdf5").string();
   if (!is_downloadable_id(id_or_path)) {
     throw std::runtime_error(missing + " (and '" + id_or_path +
-                             "' is neither a folder here nor a Minari id, namespace/name-v<N>)");
+                             "' is neither a folder here nor a Minari id, namespace/name-v<N>)" +
+                             io::nearby_name_hint(id_or_path));
   }
   throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
                            "` (train and sweep: --download), or set MINARI_DATASETS_PATH to the "

@@ -199,6 +199,10 @@ TEST(ErrorsTest, NotHdf5) {
   std::ofstream(path) << "observations,actions\n1,2\n";
   expect_read_error(path, {path, "not an HDF5 file"});
   expect_read_error<std::runtime_error>(dir.file("absent.hdf5"), {"absent.hdf5", "no such file"});
+  // A typo of a file beside it: that file is offered; a folder is not a file.
+  expect_read_error<std::runtime_error>(
+      dir.file("notez.hdf5"), {"no such file (did you mean '" + dir.file("notes.hdf5") + "'?)"});
+  expect_read_error<std::runtime_error>(dir.path.string(), {"not a file"});
 }
 
 TEST(ErrorsTest, DimsMustMatchTheEnvironment) {
