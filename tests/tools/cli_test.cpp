@@ -264,6 +264,9 @@ TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
 TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
   TempDir dir;
   write_text(dir.path / "tiny.yaml", kTinyConfig);
+  fs::create_directories(dir.path / "sweep");
+  expect_failure_naming(run_minrnn(dir, "report swep"),
+                        {"swep: no such sweep directory (did you mean 'sweep'?)"});
   expect_failure_naming(run_minrnn(dir, "train tiny.yml --seed 0"),
                         {"tiny.yml: no such config file (did you mean 'tiny.yaml'?)"});
   expect_failure_naming(run_minrnn(dir, "sweep tiny.yml"), {"tiny.yml: no such sweep file"});
@@ -277,7 +280,7 @@ TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
                         {"unknown quality 'mediun' (did you mean 'medium'?)"});
   expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --env hoper"),
                         {"unknown environment 'hoper' (did you mean 'hopper'?)"});
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
 }
 
 // A SAC work dir is reused only by a command asking for the same training: a finished toy run
