@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -41,11 +43,17 @@ uint64_t step_seed(int64_t seed, int64_t step) {
 }
 
 // The device first: a CUDA run where none is usable is refused before anything is created, and
-// `auto` is recorded in config.yaml as the device it chose.
+// `auto` is recorded in config.yaml as the device it chose. Said once a process: a pack's runs
+// choose alike.
 core::DeviceChoice choose_device(const std::string& requested) {
   const core::DeviceChoice choice = core::resolve_device(requested, "device");
-  if (requested == "auto")
-    std::fprintf(stderr, "%s\n", core::describe_choice("auto", choice).c_str());
+  static std::mutex said_mutex;
+  static std::set<std::string> said;
+  if (requested == "auto") {
+    const std::string line = core::describe_choice("auto", choice);
+    std::lock_guard<std::mutex> lock(said_mutex);
+    if (said.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
+  }
   return choice;
 }
 
