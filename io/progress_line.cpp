@@ -24,6 +24,15 @@ void ProgressLine::update(const std::string& line) {
 
 void ProgressLine::message(const std::string& text) {
   std::lock_guard<std::mutex> lock(mutex_);
+  write_message(text);
+}
+
+void ProgressLine::message_once(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (said_once_.insert(text).second) write_message(text);
+}
+
+void ProgressLine::write_message(const std::string& text) {
   std::fprintf(out_, "%s%s\n", open_ ? "\n" : "", text.c_str());
   open_ = false;
   std::fflush(out_);

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace minrnn::io {
@@ -22,14 +23,20 @@ class ProgressLine {
   void update(const std::string& line);
   // A line of its own.
   void message(const std::string& text);
+  // message(text) unless this line has said the same text already: what each of a pack's runs
+  // would say alike (the device it chose, its environment) is said once.
+  void message_once(const std::string& text);
   // Ends the line a terminal shows in place, if one shows (a log's lines are ended already).
   void close();
 
  private:
+  void write_message(const std::string& text);  // under mutex_
+
   std::mutex mutex_;
   std::FILE* out_;
   bool terminal_;
   bool open_ = false;  // a terminal's line written in place and not yet ended
+  std::set<std::string> said_once_;
 };
 
 }  // namespace minrnn::io

@@ -21,11 +21,12 @@ std::string hms(double seconds) {
 }  // namespace
 
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps,
-                         bool quiet)
+                         bool quiet, bool labelled)
     : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),
       events_(run_dir, first_step),
       max_steps_(max_steps),
-      quiet_(quiet) {}
+      quiet_(quiet),
+      label_(labelled ? run_dir + ": " : "") {}
 
 void ProgressLog::close_line() const {
   if (!quiet_) io::ProgressLine::on_stderr().close();
@@ -50,7 +51,7 @@ void ProgressLog::after(int64_t step, int64_t log_every,
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s",
                   static_cast<long long>(step), static_cast<long long>(max_steps_), stats.loss,
                   stats.lr, rate, hms((max_steps_ - step) / std::max(rate, 1e-9)).c_str());
-    io::ProgressLine::on_stderr().update(line);
+    io::ProgressLine::on_stderr().update(label_ + line);
   }
   window_start_ = now;
   window_steps_ = 0;

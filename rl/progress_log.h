@@ -19,8 +19,10 @@ struct StepStats {
 
 class ProgressLog {
  public:
-  // For training of the run in `run_dir` that goes on from `first_step`.
-  ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps, bool quiet);
+  // For training of the run in `run_dir` that goes on from `first_step`. `labelled`: its lines
+  // start with the run dir (one of a pack's runs, whose lines share the one progress line).
+  ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps, bool quiet,
+              bool labelled = false);
   // After step `step` (1-based): a row and a line every log_every steps and at the last one, of
   // the stats `read_stats` returns (called only then: on CUDA it waits for the device).
   void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
@@ -34,6 +36,7 @@ class ProgressLog {
   RunEvents events_;
   int64_t max_steps_;
   bool quiet_;
+  std::string label_;  // "" or "RUN_DIR: "
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point window_start_ = start_;
   int64_t window_steps_ = 0;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/progress_line.h"
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
@@ -37,9 +38,12 @@ void record_env(const RunFiles& files, const std::string& dataset, const Dataset
   j["dataset"] = dataset;
   io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
   if (!quiet && !env.env.empty()) {
-    std::fprintf(stderr, "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)\n",
-                 env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
-                 env.ref_source.c_str());
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "env %s (from %s); normalized scores with ref_min %g, ref_max %g (%s)",
+                  env.env_id.c_str(), env.env_source.c_str(), env.ref_min_score, env.ref_max_score,
+                  env.ref_source.c_str());
+    io::ProgressLine::on_stderr().message_once(line);  // a pack's runs share it, mostly
   }
 }
 

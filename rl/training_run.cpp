@@ -5,10 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,6 +16,7 @@
 #include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/progress_line.h"
 #include "kernels/math/dropout_math.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
@@ -47,12 +46,8 @@ uint64_t step_seed(int64_t seed, int64_t step) {
 // choose alike.
 core::DeviceChoice choose_device(const std::string& requested) {
   const core::DeviceChoice choice = core::resolve_device(requested, "device");
-  static std::mutex said_mutex;
-  static std::set<std::string> said;
   if (requested == "auto") {
-    const std::string line = core::describe_choice("auto", choice);
-    std::lock_guard<std::mutex> lock(said_mutex);
-    if (said.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
+    io::ProgressLine::on_stderr().message_once(core::describe_choice("auto", choice));
   }
   return choice;
 }
@@ -259,8 +254,8 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
                                              opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);
   s.train_step->set_side_work(side_work);
   s.first_step = s.saved_step = s.agent.step;
-  s.log =
-      std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps, opt.quiet);
+  s.log = std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps,
+                                        opt.quiet, opt.in_pack);
   s.evaluations = std::make_unique<RunEvaluations>(opt.evaluate, s.overlap_evaluations(), *s.log);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left

@@ -79,7 +79,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
         a.run_dirs.empty() ? rl::default_run_dir(config, m.config.seed) : a.run_dirs[i];
     m.options.force = a.force;
     m.options.extend = a.extend;
-    m.options.quiet = a.quiet || seeds.size() > 1;  // one progress line cannot show a pack
+    m.options.quiet = a.quiet;
     m.options.cuda_graph = !a.eager;
     m.options.evaluate = evaluate_into(m.options.run_dir);
     members.push_back(std::move(m));

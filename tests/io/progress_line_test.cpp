@@ -44,5 +44,16 @@ TEST(ProgressLine, ATerminalRewritesItsLineAndAMessageGoesBelowIt) {
   EXPECT_EQ(written(true, [](ProgressLine& line) { line.message("alone"); }), "alone\n");
 }
 
+// What each of a pack's runs would say alike is said once; another text is said.
+TEST(ProgressLine, AMessageOnceIsSaidOnce) {
+  EXPECT_EQ(written(false,
+                    [](ProgressLine& line) {
+                      line.message_once("device: cpu");
+                      line.message_once("device: cpu");
+                      line.message_once("env hopper");
+                    }),
+            "device: cpu\nenv hopper\n");
+}
+
 }  // namespace
 }  // namespace minrnn::io

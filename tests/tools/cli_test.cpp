@@ -97,6 +97,13 @@ TEST(Cli, TrainWithSeveralConfigsAndNoSeedTrainsEachAtItsOwnSeed) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("runs/g-s3: step 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("runs/l-s4: step 2"), std::string::npos) << r.output;
+  // A pack shows progress too, each run's line labelled with its run dir; what its runs say
+  // alike (the device chosen) is said once.
+  EXPECT_NE(r.output.find("runs/g-s3: step 1/2  loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("runs/l-s4: step 2/2  loss"), std::string::npos) << r.output;
+  const size_t device = r.output.find("device: auto");
+  ASSERT_NE(device, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("device: auto", device + 1), std::string::npos) << r.output;
   EXPECT_NE(read_text(dir.path / "runs/l-s4/config.yaml").find("backbone: minlstm"),
             std::string::npos);
 }
