@@ -253,14 +253,14 @@ std::string resolve_d4rl_path(const std::string& id_or_path) {
   if (std::filesystem::exists(id_or_path, ec)) return id_or_path;
   if (id_or_path.find('/') != std::string::npos || id_or_path.size() < 5 ||
       id_or_path.compare(id_or_path.size() - 5, 5, ".hdf5") == 0) {
-    throw std::runtime_error(id_or_path + ": no such file" + io::nearby_name_hint(id_or_path));
+    throw std::runtime_error(io::no_such(id_or_path, "file"));
   }
   const std::string path = d4rl_dataset_dir() + "/" + d4rl_file_name(id_or_path);
   if (std::filesystem::exists(path, ec)) return path;
   const std::string missing = "D4RL dataset '" + id_or_path + "' not found at " + path;
   if (find_d4rl_published(id_or_path) == nullptr) {
     throw std::runtime_error(
-        missing + ", and it is not one of the D4RL v2 MuJoCo datasets minrnn " + "can download" +
+        missing + ", and it is not one of the D4RL v2 MuJoCo datasets minrnn can download" +
         io::did_you_mean(id_or_path, d4rl_published_ids()) + " (" + d4rl_published_ids_phrase() +
         "); put the file there (D4RL_DATASET_DIR sets the folder) or name "
         "its path");

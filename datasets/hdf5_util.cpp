@@ -158,7 +158,7 @@ Id open_for_reading(const std::string& path) {
   silence_errors();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    throw std::runtime_error(path + ": no such file" + io::nearby_name_hint(path));
+    throw std::runtime_error(io::no_such(path, "file"));
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw std::runtime_error(path + ": not a file (an HDF5 file was expected)");

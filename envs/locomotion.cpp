@@ -7,6 +7,8 @@
 #include <limits>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "envs/registry.h"
 #include "io/name_list.h"
@@ -97,15 +99,24 @@ double LocomotionTask::healthy_reward_for(bool healthy) const {
   return paid ? options.healthy_reward : 0.0;
 }
 
+namespace {
+
+const std::vector<std::string>& locomotion_families() {
+  static const std::vector<std::string> families = {"halfcheetah", "hopper", "walker2d"};
+  return families;
+}
+
+}  // namespace
+
 bool is_locomotion_family(const std::string& family) {
-  return family == "halfcheetah" || family == "hopper" || family == "walker2d";
+  const auto& known = locomotion_families();
+  return std::find(known.begin(), known.end(), family) != known.end();
 }
 
 LocomotionOptions default_locomotion_options(const std::string& family, int version) {
   if (!is_locomotion_family(family)) {
-    throw std::invalid_argument(
-        "unknown environment '" + family + "'" +
-        io::known_names_hint(family, {"halfcheetah", "hopper", "walker2d"}));
+    throw std::invalid_argument("unknown environment '" + family + "'" +
+                                io::known_names_hint(family, locomotion_families()));
   }
   if (version != 4 && version != 5) {
     throw std::invalid_argument(family + ": no version " + std::to_string(version) +

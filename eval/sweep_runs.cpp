@@ -11,10 +11,8 @@ namespace minrnn::eval {
 namespace fs = std::filesystem;
 
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
-  if (!fs::exists(sweep_dir)) {
-    throw std::invalid_argument(sweep_dir + ": no such sweep directory" +
-                                io::nearby_name_hint(sweep_dir));
-  }
+  if (!fs::exists(sweep_dir))
+    throw std::invalid_argument(io::no_such(sweep_dir, "sweep directory"));
   if (!fs::is_directory(sweep_dir)) throw std::invalid_argument(sweep_dir + " is not a directory");
   std::vector<RunDir> found;
   for (const auto& d : fs::directory_iterator(sweep_dir)) {

@@ -28,11 +28,15 @@ std::string nearby_name_hint(const std::string& missing) {
   return meant.empty() ? "" : " (did you mean '" + (dir / meant).string() + "'?)";
 }
 
+std::string no_such(const std::string& path, const std::string& what) {
+  return path + ": no such " + what + nearby_name_hint(path);
+}
+
 std::string read_input_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (status.type() == fs::file_type::not_found) {
-    throw std::invalid_argument(path + ": no such " + what + nearby_name_hint(path));
+    throw std::invalid_argument(no_such(path, what));
   }
   if (status.type() == fs::file_type::directory) {
     throw std::invalid_argument(path + ": a directory, not a " + what);

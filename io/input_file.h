@@ -10,6 +10,9 @@ namespace minrnn::io {
 // name (io::closest_name); "" where none is that close or the folder cannot be listed.
 std::string nearby_name_hint(const std::string& missing);
 
+// "PATH: no such WHAT" with nearby_name_hint's offer: the message for a path that is not there.
+std::string no_such(const std::string& path, const std::string& what);
+
 // Throws std::invalid_argument "PATH: no such WHAT (did you mean 'DIR/NAME'?)", "PATH: a
 // directory, not a WHAT" or "PATH: cannot read the WHAT: REASON".
 std::string read_input_file(const std::string& path, const std::string& what);

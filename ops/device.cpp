@@ -1,5 +1,7 @@
 #include "ops/device.h"
 
+#include "io/progress_line.h"
+
 #if defined(MINRNN_WITH_CUDA)
 #include <cuda_runtime_api.h>
 #endif
@@ -101,6 +103,11 @@ DeviceChoice resolve_device(const std::string& requested, const std::string& set
 std::string describe_choice(const std::string& requested, const DeviceChoice& choice) {
   if (requested != "auto") return "";
   return "device: auto -> " + choice.name + " (" + choice.note + ")";
+}
+
+void say_choice(const std::string& requested, const DeviceChoice& choice) {
+  const std::string line = describe_choice(requested, choice);
+  if (!line.empty()) io::ProgressLine::on_stderr().message_once(line);
 }
 
 void set_cuda_matmul_precision(const std::string& precision) {

@@ -26,6 +26,9 @@ DeviceChoice resolve_device(const std::string& requested, const std::string& set
 
 // "device: auto → cpu (no CUDA device found)"; "" unless `requested` was auto.
 std::string describe_choice(const std::string& requested, const DeviceChoice& choice);
+// describe_choice's line on stderr, where there is one, once a process (a pack's runs choose
+// alike): io::ProgressLine::message_once.
+void say_choice(const std::string& requested, const DeviceChoice& choice);
 
 // Whether minrnn's own kernels (kernels/) run on `device`: the CPU always, CUDA where this build
 // has them. An op whose inputs are elsewhere runs its formula in LibTorch ops.

@@ -88,8 +88,7 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
   fs::path path = run_dir_or_file;
   if (!fs::exists(path)) {
-    throw std::invalid_argument(run_dir_or_file + ": no such run directory or checkpoint file" +
-                                io::nearby_name_hint(run_dir_or_file));
+    throw std::invalid_argument(io::no_such(run_dir_or_file, "run directory or checkpoint file"));
   }
   if (fs::is_directory(path)) path /= "checkpoint.pt";
   if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");

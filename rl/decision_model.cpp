@@ -20,7 +20,7 @@ const std::vector<std::string>& backbone_names() {
 
 std::string unknown_backbone(const std::string& name) {
   const std::vector<std::string>& known = backbone_names();
-  if (std::count(known.begin(), known.end(), name) == 1) return "";
+  if (std::find(known.begin(), known.end(), name) != known.end()) return "";
   return "unknown backbone '" + name + "'" + io::known_names_hint(name, known);
 }
 

@@ -16,7 +16,6 @@
 #include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
-#include "io/progress_line.h"
 #include "kernels/math/dropout_math.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
@@ -46,9 +45,7 @@ uint64_t step_seed(int64_t seed, int64_t step) {
 // choose alike.
 core::DeviceChoice choose_device(const std::string& requested) {
   const core::DeviceChoice choice = core::resolve_device(requested, "device");
-  if (requested == "auto") {
-    io::ProgressLine::on_stderr().message_once(core::describe_choice("auto", choice));
-  }
+  core::say_choice(requested, choice);
   return choice;
 }
 

@@ -274,8 +274,7 @@ void run_collect(CollectArgs& a) {
   settle_options(a, spec);
   // Before anything is created: a CUDA device that is not there is refused here.
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
-  if (a.device == "auto")
-    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
+  core::say_choice(a.device, device);
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
 

@@ -96,9 +96,7 @@ void run_eval(const EvalArgs& a, std::vector<std::pair<std::string, std::string>
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
   rl::Agent agent = rl::load_agent(a.run, device.device);
   // Said once the run has loaded: a run that is not there is the one line printed.
-  if (a.device == "auto") {
-    std::fprintf(stderr, "%s\n", core::describe_choice(a.device, device).c_str());
-  }
+  core::say_choice(a.device, device);
   const std::string partial = not_the_result(a.run, agent.step);
   if (a.replace && !partial.empty()) {
     throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " + a.run +

@@ -27,31 +27,37 @@ CLI::Validator backbone_name() {
                         "backbone");
 }
 
+namespace {
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
+  return names;
+}
+
+}  // namespace
+
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* at = &app;
   std::string command = "minrnn";
   for (int i = 1; i < argc; ++i) {
     const std::string word = argv[i];
     if (word.empty() || word[0] == '-') return "";
-    std::vector<std::string> names;
-    const CLI::App* next = nullptr;
-    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
-      names.push_back(sub->get_name());
-      if (sub->check_name(word)) next = sub;
-    }
-    if (next == nullptr) {
-      if (names.empty() || at->get_require_subcommand_min() == 0) return "";
+    const std::vector<std::string> names = subcommand_names(*at);
+    if (names.empty()) return "";  // a subcommand's own arguments
+    const auto named =
+        at->get_subcommands([&](const CLI::App* sub) { return sub->check_name(word); });
+    if (named.empty()) {
+      if (at->get_require_subcommand_min() == 0) return "";
       return "unknown command '" + command + " " + word + "'" + io::known_names_hint(word, names);
     }
-    at = next;
+    at = named.front();
     command += " " + word;
   }
   if (at->get_require_subcommand_min() == 0) return "";
-  std::vector<std::string> names;
-  for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
-    names.push_back(sub->get_name());
-  return "'" + command + "' needs a command: " + io::comma_separated(names) + " (`" + command +
-         " --help` says what each does)";
+  return "'" + command + "' needs a command: " + io::comma_separated(subcommand_names(*at)) +
+         " (`" + command + " --help` says what each does)";
 }
 
 }  // namespace minrnn::cli

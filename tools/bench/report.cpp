@@ -168,7 +168,7 @@ torch::Device bench_device(const std::string& device, const std::vector<int64_t>
     if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
   }
   const core::DeviceChoice choice = core::resolve_device(device, option);
-  if (device == "auto") std::fprintf(stderr, "%s\n", core::describe_choice(device, choice).c_str());
+  core::say_choice(device, choice);
   return choice.device;
 }
 
