@@ -16,7 +16,7 @@ CUDA_ARCHS ?= 90
 endif
 CUDA_ARCH_ARGS = $(if $(CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(CUDA_ARCHS)")
 
-.PHONY: setup configure build demo test test-all test-cuda test-sanitize test-asan fuzz format clean
+.PHONY: setup configure build install demo test test-all test-cuda test-sanitize test-asan fuzz format clean
 
 setup:
 	@bash scripts/setup.sh
@@ -28,6 +28,12 @@ configure: setup
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The package a C++ project of yours finds with find_package(minrnn) (README, "Use a trained policy
+# from C++"), the `minrnn` command and the configs, under PREFIX.
+PREFIX ?= $(HOME)/.local/minrnn
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

@@ -1,3 +1,19 @@
+# What every library of ours shares, whoever made it: its headers found from the repository root
+# here and from include/minrnn once installed (cmake/Install.cmake), and the name a user's CMake
+# links it by, minrnn::<folder> (the same name inside this build, as examples/ uses it).
+function(minrnn_library_interface name)
+  get_target_property(_type ${name} TYPE)
+  set(_scope PUBLIC)
+  if(_type STREQUAL "INTERFACE_LIBRARY")
+    set(_scope INTERFACE)
+  endif()
+  target_include_directories(${name} ${_scope} $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                               $<INSTALL_INTERFACE:include/minrnn>)
+  string(REGEX REPLACE "^minrnn_" "" _short ${name})
+  set_target_properties(${name} PROPERTIES EXPORT_NAME ${_short})
+  add_library(minrnn::${_short} ALIAS ${name})
+endfunction()
+
 # minrnn_library(NAME folder [TORCH] [DEPS targets...]): one static library per folder, built from the
 # folder's *.cpp (and *.cu, *_cuda.cpp when CUDA is on). Headers sit beside their sources and are included from the
 # repository root: #include "ops/scan.h".
@@ -14,12 +30,12 @@ function(minrnn_library name)
   endif()
   if(NOT _sources)  # a folder whose code has not landed yet
     add_library(${name} INTERFACE)
-    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})
+    minrnn_library_interface(${name})
     target_link_libraries(${name} INTERFACE ${ARG_DEPS})
     return()
   endif()
   add_library(${name} STATIC ${_sources})
-  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  minrnn_library_interface(${name})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
   if(ARG_TORCH)
     minrnn_use_torch(${name})
