@@ -32,8 +32,11 @@ if(_omp_runtime STREQUAL "OpenMP::OpenMP_CXX")
 endif()
 configure_package_config_file(cmake/minrnnConfig.cmake.in
   ${PROJECT_BINARY_DIR}/minrnnConfig.cmake INSTALL_DESTINATION lib/cmake/minrnn)
-install(FILES ${PROJECT_BINARY_DIR}/minrnnConfig.cmake cmake/TorchCudaLibraries.cmake
-        DESTINATION lib/cmake/minrnn)
+# 0.x: a minor version may change the API, so find_package(minrnn 0.1) accepts 0.1.* alone.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/minrnnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/minrnnConfig.cmake ${PROJECT_BINARY_DIR}/minrnnConfigVersion.cmake
+        cmake/TorchCudaLibraries.cmake DESTINATION lib/cmake/minrnn)
 
 set_target_properties(minrnn PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS minrnn RUNTIME DESTINATION bin)

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   using namespace minrnn::cli;
   CLI::App app{"minrnn: minGRU/minLSTM decision agents on D4RL MuJoCo datasets, from C++"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "minrnn 0.1");
+  app.set_version_flag("--version", "minrnn " MINRNN_VERSION);
   add_train_command(app);
   add_eval_command(app);
   add_sweep_command(app);

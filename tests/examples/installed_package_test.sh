@@ -37,6 +37,9 @@ grep -E -q -- "(-I|-isystem )$source_dir(/| |$)" "$work/build.log" &&
 
 # A tiny run, trained and evaluated by the installed command, from a folder of its own.
 minrnn=$prefix/bin/minrnn
+version=$("$minrnn" --version) || fail "installed minrnn: --version failed"
+grep -q "set(PACKAGE_VERSION \"${version#minrnn }\")" "$prefix/lib/cmake/minrnn/minrnnConfigVersion.cmake" ||
+  fail "the package's version is not the command's ($version)"
 mkdir -p "$work/run" && cd "$work/run" || fail "no work folder"
 "$minrnn" data synth d.hdf5 --env hopper --steps 400 --episode-len 50 > synth.log 2>&1 ||
   { cat synth.log >&2; fail "installed minrnn: data synth failed"; }
