@@ -12,11 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "infer/policy.h"
+#include "infer/policy_engine.h"
 
 namespace minrnn::eval {
 
-// The history modes and their names live with the policy that implements them (infer/policy.h).
+// The history modes and their names live with the policy that implements them (infer/policy.h,
+// which mode a run resolves to infer/policy_engine.h).
 using rl::eval_mode_name;
 using rl::EvalMode;
 using rl::kRecurrentDefault;

@@ -54,7 +54,7 @@ Options parse_options(int argc, char** argv) {
 
 // One episode of the loop: the return, with the time of each act() call appended to `micros`.
 double run_episode(minrnn::rl::Policy& policy, long seed, int* steps, std::vector<double>& micros) {
-  auto env = minrnn::envs::make_env(policy.agent().env, seed);
+  auto env = minrnn::envs::make_env(policy.env(), seed);
   std::vector<double> obs = env->reset(seed);
   policy.reset();  // a new episode, conditioned on the run's target return
   double episode_return = 0;
@@ -84,9 +84,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    // One thread: a control loop at batch 1 gains nothing from more and pays their wake-ups.
-    torch::set_num_threads(1);
-    minrnn::rl::Policy policy = minrnn::rl::Policy::load(o.run);
+    minrnn::rl::PolicyOptions options;
+    options.threads = 1;  // a control loop at batch 1 gains nothing from more threads
+    minrnn::rl::Policy policy = minrnn::rl::Policy::load(o.run, options);
     std::printf("policy: %s, %s engine, %s mode\n", o.run.c_str(),
                 minrnn::rl::policy_engine_name(policy.engine()),
                 minrnn::rl::eval_mode_name(policy.mode()));
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     for (int e = 0; e < o.episodes; ++e) {
       int steps = 0;
       const double episode_return = run_episode(policy, o.seed + e, &steps, micros);
-      const double normalized = policy.agent().normalized(episode_return);
+      const double normalized = policy.normalized(episode_return);
       sum_normalized += normalized;
       std::printf("episode %d: return %.6f over %d steps, normalized %.2f\n", e, episode_return,
                   steps, normalized);

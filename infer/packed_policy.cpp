@@ -9,7 +9,7 @@
 
 #include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "infer/policy.h"
+#include "infer/policy_engine.h"
 
 namespace minrnn::rl {
 namespace {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "infer/policy_engine.h"
+
 namespace minrnn::rl {
 
 const char* eval_mode_name(EvalMode mode) {
@@ -119,6 +121,16 @@ class TorchEngine final : public PolicyEngineImpl {
   std::vector<torch::Tensor> h_rtg_, h_obs_, h_act_, h_time_;
 };
 
+// PolicyOptions::device as torch reads it, or an error naming it.
+torch::Device device_named(const std::string& name) {
+  try {
+    return torch::Device(name);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("Policy: PolicyOptions::device '" + name +
+                                "' is no device (expected cpu, cuda or cuda:N)");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode) {
@@ -126,26 +138,33 @@ std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode
 }
 
 Policy Policy::load(const std::string& run_or_checkpoint, const PolicyOptions& options) {
-  return Policy(load_agent(run_or_checkpoint, options.device), options);
+  return Policy(load_agent(run_or_checkpoint, device_named(options.device)), options);
 }
 
-Policy::Policy(Agent agent, const PolicyOptions& options) : agent_(std::move(agent)) {
-  if (!agent_.model) throw std::invalid_argument("Policy: the agent has no model");
-  mode_ = resolve_eval_mode(options.mode, agent_);
-  const bool on_cpu = agent_.model->parameters().front().device().is_cpu();
+Policy::Policy(Agent agent, const PolicyOptions& options)
+    : agent_(std::make_unique<Agent>(std::move(agent))) {
+  const Agent& a = *agent_;
+  if (!a.model) throw std::invalid_argument("Policy: the agent has no model");
+  if (options.threads < 0) {
+    throw std::invalid_argument("Policy: PolicyOptions::threads must be >= 0, got " +
+                                std::to_string(options.threads));
+  }
+  if (options.threads > 0) torch::set_num_threads(options.threads);
+  mode_ = resolve_eval_mode(options.mode, a);
+  const torch::Device on = a.model->parameters().front().device();
   engine_kind_ = options.engine;
   if (engine_kind_ == PolicyEngine::kAuto) {
-    engine_kind_ = on_cpu ? PolicyEngine::kPacked : PolicyEngine::kTorch;
+    engine_kind_ = on.is_cpu() ? PolicyEngine::kPacked : PolicyEngine::kTorch;
   }
-  if (engine_kind_ == PolicyEngine::kPacked && !on_cpu) {
+  if (engine_kind_ == PolicyEngine::kPacked && !on.is_cpu()) {
     throw std::invalid_argument("Policy: the packed engine runs on the CPU; the model is on " +
-                                agent_.model->parameters().front().device().str() +
-                                " (use engine torch, or load onto cpu)");
+                                on.str() + " (use engine torch, or load onto cpu)");
   }
-  engine_ = engine_kind_ == PolicyEngine::kPacked ? make_packed_engine(agent_, mode_)
-                                                  : make_torch_engine(agent_, mode_);
-  obs_dim_ = agent_.model->options().obs_dim;
-  act_dim_ = agent_.model->options().act_dim;
+  engine_ = engine_kind_ == PolicyEngine::kPacked ? make_packed_engine(a, mode_)
+                                                  : make_torch_engine(a, mode_);
+  obs_dim_ = a.model->options().obs_dim;
+  act_dim_ = a.model->options().act_dim;
+  return_scale_ = a.config.return_scale;
   auto as_floats = [&](const torch::Tensor& t, const char* what) {
     auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
     if (c.numel() != obs_dim_) {
@@ -155,8 +174,8 @@ Policy::Policy(Agent agent, const PolicyOptions& options) : agent_(std::move(age
     }
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + obs_dim_);
   };
-  mean_ = as_floats(agent_.state_mean, "mean");
-  std_ = as_floats(agent_.state_std, "std");
+  mean_ = as_floats(a.state_mean, "mean");
+  std_ = as_floats(a.state_std, "std");
   reset();
 }
 
@@ -164,9 +183,19 @@ Policy::~Policy() = default;
 Policy::Policy(Policy&&) noexcept = default;
 Policy& Policy::operator=(Policy&&) noexcept = default;
 
+const Agent& Policy::agent() const {
+  return *agent_;
+}
+const std::string& Policy::env() const {
+  return agent_->env;
+}
+double Policy::normalized(double episode_return) const {
+  return agent_->normalized(episode_return);
+}
+
 void Policy::reset(int64_t batch, double target_return) {
   if (batch < 1) throw std::invalid_argument("Policy::reset: batch must be >= 1");
-  if (std::isnan(target_return)) target_return = agent_.config.target_return;
+  if (std::isnan(target_return)) target_return = agent_->config.target_return;
   if (!std::isfinite(target_return)) {
     throw std::invalid_argument("Policy::reset: target_return must be finite");
   }
@@ -174,7 +203,7 @@ void Policy::reset(int64_t batch, double target_return) {
   batch_ = batch;
   t_ = 0;
   // Float, as the tensors of training held it: the same conditioning bit for bit.
-  rtg_.assign(batch, static_cast<float>(target_return / agent_.config.return_scale));
+  rtg_.assign(batch, static_cast<float>(target_return / return_scale_));
   obs_.resize(batch * obs_dim_);
   actions_.resize(batch * act_dim_);
 }
@@ -195,7 +224,7 @@ std::vector<double> Policy::act(const std::vector<double>& observations) {
   if (static_cast<int64_t>(observations.size()) != batch_ * obs_dim_) {
     throw std::invalid_argument(
         "Policy::act: expected batch × obs_dim = " + std::to_string(batch_) + " × " +
-        std::to_string(obs_dim_) + " observation values for env '" + agent_.env + "', got " +
+        std::to_string(obs_dim_) + " observation values for env '" + agent_->env + "', got " +
         std::to_string(observations.size()));
   }
   std::vector<double> actions(batch_ * act_dim_);
@@ -227,8 +256,7 @@ void Policy::observe_reward(const std::vector<double>& rewards) {
 
 void Policy::observe_reward(const double* rewards) {
   check_finite(rewards, batch_, "reward");
-  const double scale = agent_.config.return_scale;
-  for (int64_t b = 0; b < batch_; ++b) rtg_[b] -= static_cast<float>(rewards[b] / scale);
+  for (int64_t b = 0; b < batch_; ++b) rtg_[b] -= static_cast<float>(rewards[b] / return_scale_);
 }
 
 void Policy::observe_reward(double reward) {
@@ -242,7 +270,7 @@ void Policy::observe_reward(double reward) {
 double Policy::return_to_go(int64_t i) const {
   if (i < 0 || i >= batch_)
     throw std::out_of_range("Policy::return_to_go: no episode " + std::to_string(i));
-  return static_cast<double>(rtg_[i]) * agent_.config.return_scale;
+  return static_cast<double>(rtg_[i]) * return_scale_;
 }
 
 }  // namespace minrnn::rl

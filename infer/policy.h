@@ -22,13 +22,17 @@
 //          name until 2026-11-27, is still read as `packed`.
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "rl/agent.h"
-
+// No LibTorch header here (nor below): a program around a policy compiles in a second and is
+// insulated from torch's headers; it links the libraries (minrnn::infer, README).
 namespace minrnn::rl {
+
+struct Agent;            // rl/agent.h: the trained run (its model, config, normalization)
+class PolicyEngineImpl;  // infer/policy_engine.h: the packed and the torch engine
 
 // How the history reaches the model.
 enum class EvalMode {
@@ -41,9 +45,6 @@ enum class EvalMode {
 inline constexpr EvalMode kRecurrentDefault = EvalMode::kStreaming;
 const char* eval_mode_name(EvalMode mode);          // "auto" | "streaming" | "window"
 EvalMode parse_eval_mode(const std::string& name);  // std::invalid_argument listing the names
-// The concrete mode (never kAuto) for `agent`; std::invalid_argument for streaming on a backbone
-// without a step mode.
-EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent);
 
 enum class PolicyEngine { kAuto, kPacked, kTorch };
 const char* policy_engine_name(PolicyEngine engine);        // "auto" | "packed" | "torch"
@@ -51,24 +52,17 @@ PolicyEngine parse_policy_engine(const std::string& name);  // std::invalid_argu
 
 struct PolicyOptions {
   EvalMode mode = EvalMode::kAuto;
-  PolicyEngine engine = PolicyEngine::kAuto;  // auto: fast when the model is on the CPU
-  torch::Device device = torch::kCPU;         // where load() puts the model
-};
-
-// The engine interface (infer/policy.cpp: torch; infer/packed_policy.cpp: packed). Inputs are
-// already conditioned: scaled returns-to-go (B), normalized observations (B, obs_dim); all B
-// episodes are at timestep t. Writes actions (B, act_dim). The engine remembers its own actions as
-// the next step's action tokens.
-class PolicyEngineImpl {
- public:
-  virtual ~PolicyEngineImpl() = default;
-  virtual void reset(int64_t batch) = 0;
-  virtual void act(const float* rtg, const float* obs, int64_t t, float* actions) = 0;
+  PolicyEngine engine = PolicyEngine::kAuto;  // auto: packed when the model is on the CPU
+  std::string device = "cpu";                 // where load() puts the model: "cpu", "cuda:0", ...
+  // > 0: the CPU threads LibTorch's math (the packed engine's BLAS calls among it) may use, set
+  // for the whole process when the policy is made; 0 leaves that as it is. A control loop at
+  // batch 1 wants 1: it gains nothing from more and pays their wake-ups.
+  int threads = 0;
 };
 
 class Policy {
  public:
-  // Loads <run_dir>/checkpoint.pt (or a checkpoint file); errors name the file.
+  // Loads <run_dir>/checkpoint.pt (or a checkpoint file); errors name the file (or the device).
   static Policy load(const std::string& run_or_checkpoint, const PolicyOptions& options = {});
   explicit Policy(Agent agent, const PolicyOptions& options = {});
   ~Policy();
@@ -93,23 +87,25 @@ class Policy {
   int64_t timestep() const { return t_; }  // the step the next act() is for
   // The current return-to-go of episode i, raw (target − rewards observed).
   double return_to_go(int64_t i = 0) const;
+  // The environment the run was trained for, as envs::make_env takes it ("hopper", "hopper-v5",
+  // or a Gymnasium env_spec), and an episode's return as a D4RL normalized score (0 random, 100
+  // expert, by the run's reference scores).
+  const std::string& env() const;
+  double normalized(double episode_return) const;
   EvalMode mode() const { return mode_; }               // never kAuto
   PolicyEngine engine() const { return engine_kind_; }  // never kAuto
-  const Agent& agent() const { return agent_; }
+  const Agent& agent() const;                           // include rl/agent.h to read it
 
  private:
   void check_finite(const double* values, int64_t count, const char* what) const;
 
-  Agent agent_;
+  std::unique_ptr<Agent> agent_;
   EvalMode mode_ = EvalMode::kAuto;
   PolicyEngine engine_kind_ = PolicyEngine::kAuto;
   std::unique_ptr<PolicyEngineImpl> engine_;
   int64_t obs_dim_ = 0, act_dim_ = 0, batch_ = 0, t_ = 0;
+  double return_scale_ = 1.0;
   std::vector<float> mean_, std_, rtg_, obs_, actions_;
 };
-
-// The engines behind Policy, for tests and benchmarks that need one directly.
-std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode);
-std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode);
 
 }  // namespace minrnn::rl

@@ -23,6 +23,12 @@ for installed in include/minrnn/infer/policy.h lib/libminrnn_infer.a lib/cmake/m
   [ -e "$prefix/$installed" ] || fail "$installed was not installed"
 done
 
+# A control loop's own sources need no LibTorch header: the policy's and the environments' headers
+# compile with the prefix alone on the include path (the libraries still link LibTorch).
+printf '#include "infer/policy.h"\n#include "envs/registry.h"\nint main() { return 0; }\n' |
+  c++ -std=c++17 -fsyntax-only -I "$prefix/include/minrnn" -x c++ - 2> "$work/headers.log" ||
+  { cat "$work/headers.log" >&2; fail "infer/policy.h or envs/registry.h needs a header beyond the prefix"; }
+
 # The example's own build: a C++ project that knows only the prefix. Its compiler sees the
 # installed headers alone, so a header of ours including one that is not installed fails here.
 if ! cmake -S "$source_dir/examples" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \

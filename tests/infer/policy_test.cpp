@@ -8,7 +8,7 @@
 #include <random>
 
 #include "envs/registry.h"
-#include "infer/policy.h"
+#include "infer/policy_engine.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 
@@ -126,6 +126,10 @@ TEST(Policy, PackedEngineMatchesTorchOnATrainedRun) {
     auto policy = rl::Policy::load(opt.run_dir);
     EXPECT_EQ(policy.engine(), rl::PolicyEngine::kPacked);  // the default on CPU
     expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
+    // What a loop without rl/agent.h reads of the run: its environment and normalized scores.
+    EXPECT_EQ(policy.env(), policy.agent().env);
+    EXPECT_EQ(policy.env(), "hopper");
+    EXPECT_DOUBLE_EQ(policy.normalized(1234.5), policy.agent().normalized(1234.5));
   }
 }
 
@@ -207,6 +211,23 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
   EXPECT_THROW(rl::Policy(random_agent("transformer", 4, 1), {rl::EvalMode::kStreaming}),
                std::invalid_argument);
   EXPECT_THROW(rl::parse_policy_engine("gpu"), std::invalid_argument);
+  rl::PolicyOptions negative;
+  negative.threads = -1;
+  EXPECT_THROW(rl::Policy(agent, negative), std::invalid_argument);
+}
+
+// PolicyOptions::threads sets LibTorch's threads for the process; 0 leaves them.
+TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
+  const auto agent = random_agent("mingru", 4, 24);
+  const int before = torch::get_num_threads();
+  torch::set_num_threads(2);
+  rl::Policy untouched(agent);
+  EXPECT_EQ(torch::get_num_threads(), 2);
+  rl::PolicyOptions one;
+  one.threads = 1;
+  rl::Policy single(agent, one);
+  EXPECT_EQ(torch::get_num_threads(), 1);
+  torch::set_num_threads(before);
 }
 
 TEST(Policy, LoadNamesWhatIsMissing) {
@@ -224,6 +245,15 @@ TEST(Policy, LoadNamesWhatIsMissing) {
     FAIL() << "junk loaded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("junk.pt"), std::string::npos) << e.what();
+  }
+  // PolicyOptions::device is a name (policy.h holds no torch type): a wrong one is named.
+  rl::PolicyOptions on_gpu;
+  on_gpu.device = "gpu0";
+  try {
+    rl::Policy::load(junk.string(), on_gpu);
+    FAIL() << "device 'gpu0' accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'gpu0' is no device"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,31 @@
+// What computes a Policy's actions (infer/policy.h), behind its torch-free interface: the engine
+// interface, its two engines, and the evaluation mode a run resolves to. For Policy itself, and for
+// tests and benchmarks that need an engine directly.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "infer/policy.h"
+#include "rl/agent.h"
+
+namespace minrnn::rl {
+
+// The concrete mode (never kAuto) for `agent`; std::invalid_argument for streaming on a backbone
+// without a step mode.
+EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent);
+
+// The engine interface (infer/policy.cpp: torch; infer/packed_policy.cpp: packed). Inputs are
+// already conditioned: scaled returns-to-go (B), normalized observations (B, obs_dim); all B
+// episodes are at timestep t. Writes actions (B, act_dim). The engine remembers its own actions as
+// the next step's action tokens.
+class PolicyEngineImpl {
+ public:
+  virtual ~PolicyEngineImpl() = default;
+  virtual void reset(int64_t batch) = 0;
+  virtual void act(const float* rtg, const float* obs, int64_t t, float* actions) = 0;
+};
+
+std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode);
+std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode);
+
+}  // namespace minrnn::rl
