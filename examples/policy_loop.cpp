@@ -2,6 +2,8 @@
 //
 //   build/examples/policy_loop RUN_DIR [--episodes N] [--seed S]
 //
+// Built in minrnn's tree, or as a project of its own against the installed package
+// (examples/CMakeLists.txt); either way it includes minrnn's headers alone, no LibTorch header.
 // Loads the run once, then for each episode: reset the policy, and every step ask it for an
 // action, apply the action, and tell the policy the reward. Here the "plant" is the run's own
 // MuJoCo environment from minrnn's envs library; in your program it is whatever you control.
