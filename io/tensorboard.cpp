@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <variant>
 
 namespace minrnn::io {
 namespace {
@@ -153,6 +154,71 @@ std::string session_start_event(int64_t step, double wall_time) {
   return event;
 }
 
+namespace {
+
+std::string hparams_value(const HParam& p) {  // google.protobuf.Value
+  std::string value;
+  if (const double* number = std::get_if<double>(&p.value)) {
+    put_double(value, 2, *number);  // number_value
+  } else {
+    put_bytes(value, 3, std::get<std::string>(p.value));  // string_value
+  }
+  return value;
+}
+
+// An HParams plugin record (tensorboard/plugins/hparams: plugin_data.proto, metadata.py): a
+// Summary.Value whose metadata names the plugin and holds `plugin_data` (an HParamsPluginData of
+// version 0), its tensor the plugin's NULL_TENSOR (float, shape [0]).
+std::string hparams_event(const std::string& tag, const std::string& plugin_data,
+                          double wall_time) {
+  std::string plugin;  // SummaryMetadata.PluginData
+  put_bytes(plugin, 1, "hparams");
+  put_bytes(plugin, 2, plugin_data);
+  std::string metadata;
+  put_bytes(metadata, 1, plugin);
+  std::string shape;        // TensorShapeProto
+  put_bytes(shape, 2, "");  // dim { size: 0 }
+  std::string tensor;       // TensorProto
+  put_int64(tensor, 1, 1);  // dtype: DT_FLOAT
+  put_bytes(tensor, 2, shape);
+  std::string value;  // Summary.Value
+  put_bytes(value, 1, tag);
+  put_bytes(value, 8, tensor);
+  put_bytes(value, 9, metadata);
+  std::string summary;
+  put_bytes(summary, 1, value);
+  std::string event = event_header(wall_time, 0);
+  put_bytes(event, kSummary, summary);
+  return event;
+}
+
+}  // namespace
+
+std::string hparams_start_event(const std::vector<HParam>& hparams, const std::string& group,
+                                double wall_time) {
+  std::string start;  // SessionStartInfo
+  for (const HParam& p : hparams) {
+    std::string entry;  // map<string, Value> entry
+    put_bytes(entry, 1, p.name);
+    put_bytes(entry, 2, hparams_value(p));
+    put_bytes(start, 1, entry);
+  }
+  put_bytes(start, 4, group);
+  put_double(start, 5, wall_time);  // start_time_secs
+  std::string data;                 // HParamsPluginData, version 0 (not written)
+  put_bytes(data, 3, start);
+  return hparams_event("_hparams_/session_start_info", data, wall_time);
+}
+
+std::string hparams_end_event(bool success, double wall_time) {
+  std::string end;                     // SessionEndInfo
+  put_int64(end, 1, success ? 1 : 2);  // STATUS_SUCCESS, STATUS_FAILURE
+  put_double(end, 2, wall_time);       // end_time_secs
+  std::string data;
+  put_bytes(data, 4, end);
+  return hparams_event("_hparams_/session_end_info", data, wall_time);
+}
+
 double wall_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -180,6 +246,15 @@ void EventFileWriter::add_scalars(int64_t step, const std::vector<TensorBoardSca
 
 void EventFileWriter::add_session_start(int64_t step, double wall_time) {
   write_event(session_start_event(step, wall_time));
+}
+
+void EventFileWriter::add_hparams_start(const std::vector<HParam>& hparams,
+                                        const std::string& group, double wall_time) {
+  write_event(hparams_start_event(hparams, group, wall_time));
+}
+
+void EventFileWriter::add_hparams_end(bool success, double wall_time) {
+  write_event(hparams_end_event(success, wall_time));
 }
 
 }  // namespace minrnn::io

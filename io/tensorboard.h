@@ -1,5 +1,5 @@
 // TensorBoard event files (what `tensorboard --logdir` reads), written by hand: a TFRecord per
-// Event message, scalars only.
+// Event message: scalars, and the HParams plugin's records of a run.
 //
 // A TFRecord is: the data's length (uint64, little-endian), the masked CRC32C of those 8 bytes,
 // the data, the masked CRC32C of the data. The data is a serialized tensorboard `Event`:
@@ -7,6 +7,8 @@
 //                Summary summary = 5; SessionLog session_log = 7; }
 //   Summary    { repeated Value value = 1; }   Value { string tag = 1; float simple_value = 2; }
 //   SessionLog { SessionStatus status = 1; }   (START = 1)
+// and, for the HParams plugin's records, Value { ...; TensorProto tensor = 8;
+// SummaryMetadata metadata = 9 } with the plugin's name and its HParamsPluginData.
 // The few fields are encoded here directly: a protobuf library (and its generated code) would be
 // heavier than the format itself.
 #pragma once
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "io/atomic_file.h"
@@ -40,6 +43,19 @@ std::string scalars_event(int64_t step, double wall_time,
 // (a restarted job redoes them).
 std::string session_start_event(int64_t step, double wall_time);
 
+// A run's hyper-parameter as TensorBoard's HParams dashboard shows it: a number, or else text.
+struct HParam {
+  using Value = std::variant<double, std::string>;
+  std::string name;
+  Value value;
+};
+// The HParams plugin's records (tags _hparams_/session_start_info and _hparams_/session_end_info):
+// the run is a session with these hyper-parameters, in `group` — the dashboard shows a group's
+// sessions (a configuration's seeds) as one row, their metrics aggregated —; and it ended.
+std::string hparams_start_event(const std::vector<HParam>& hparams, const std::string& group,
+                                double wall_time);
+std::string hparams_end_event(bool success, double wall_time);
+
 // Seconds since the epoch, the wall_time of events.
 double wall_time_now();
 
@@ -56,6 +72,9 @@ class EventFileWriter {
   // Several scalars of one step, in one record.
   void add_scalars(int64_t step, const std::vector<TensorBoardScalar>& values, double wall_time);
   void add_session_start(int64_t step, double wall_time);
+  void add_hparams_start(const std::vector<HParam>& hparams, const std::string& group,
+                         double wall_time);
+  void add_hparams_end(bool success, double wall_time);
   const std::string& path() const { return file_.path(); }
 
  private:

@@ -218,9 +218,15 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
                       fs::path(path).parent_path().string(), overrides);
 }
 
+std::vector<std::pair<std::string, std::string>> config_entries(const TrainConfig& c) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto& f : fields()) entries.emplace_back(f.name, f.get(c));
+  return entries;
+}
+
 std::string to_yaml(const TrainConfig& c) {
   std::string out;
-  for (const auto& f : fields()) out += f.name + ": " + f.get(c) + "\n";
+  for (const auto& [key, value] : config_entries(c)) out += key + ": " + value + "\n";
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minrnn::rl {
@@ -62,6 +63,8 @@ TrainConfig parse_config(const std::string& yaml_text, const std::string& where,
                          const std::vector<std::string>& overrides = {});
 // The resolved config as YAML (what a run directory keeps); parse_config reads it back.
 std::string to_yaml(const TrainConfig& config);
+// Each key and its value as to_yaml prints it, in to_yaml's order.
+std::vector<std::pair<std::string, std::string>> config_entries(const TrainConfig& config);
 // The keys whose values differ, as "key: A -> B" joined by "; " ("" when none do). Values are
 // compared, not text, so a key an older config.yaml lacks counts as its default.
 std::string config_differences(const TrainConfig& from, const TrainConfig& to);

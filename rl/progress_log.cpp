@@ -20,11 +20,11 @@ std::string hms(double seconds) {
 
 }  // namespace
 
-ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps,
+ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
     : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),
-      events_(run_dir, first_step),
-      max_steps_(max_steps),
+      events_(run_dir, first_step, config),
+      max_steps_(config.max_steps),
       quiet_(quiet),
       label_(labelled ? run_dir + ": " : "") {}
 

@@ -19,15 +19,17 @@ struct StepStats {
 
 class ProgressLog {
  public:
-  // For training of the run in `run_dir` that goes on from `first_step`. `labelled`: its lines
+  // For training of `config` in `run_dir` that goes on from `first_step`. `labelled`: its lines
   // start with the run dir (one of a pack's runs, whose lines share the one progress line).
-  ProgressLog(const std::string& run_dir, int64_t first_step, int64_t max_steps, bool quiet,
+  ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config, bool quiet,
               bool labelled = false);
   // After step `step` (1-based): a row and a line every log_every steps and at the last one, of
   // the stats `read_stats` returns (called only then: on CUDA it waits for the device).
   void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
   // After the evaluation of `step` appended its evals.csv row.
   void evaluated(int64_t step) { events_.eval_at(step); }
+  // The run reached its last step (TensorBoard's HParams dashboard marks it done).
+  void finished() { events_.finished(); }
   // Ends the progress line a terminal shows in place (io/progress_line.h).
   void close_line() const;
 

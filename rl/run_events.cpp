@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -59,10 +60,35 @@ int64_t last_step(const fs::path& csv, int64_t otherwise) {
   return step >= 0 ? step : otherwise;
 }
 
+// A config value as a number, where all of its text is one.
+std::optional<double> number_in(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return std::nullopt;
+  return value;
+}
+
 }  // namespace
 
+std::vector<io::HParam> hparams_of(const TrainConfig& config, std::string* group) {
+  // TensorBoard keeps the first record a run writes of a tag, so a value `--extend` changes
+  // (max_steps) would stay the old one there: the metrics' own steps say how far a run went.
+  static const std::vector<std::string> not_learning = {
+      "device", "eval_every", "eval_episodes", "checkpoint_every", "log_every", "max_steps"};
+  std::vector<io::HParam> hparams;
+  group->clear();
+  for (const auto& [key, text] : config_entries(config)) {
+    if (std::find(not_learning.begin(), not_learning.end(), key) != not_learning.end()) continue;
+    const std::optional<double> number = number_in(text);
+    hparams.push_back({key, number ? io::HParam::Value(*number) : io::HParam::Value(text)});
+    if (key != "seed") *group += (group->empty() ? "" : " ") + key + "=" + text;
+  }
+  return hparams;
+}
+
 // See the header: a START where both readers drop what a resume redoes, then the rows kept there.
-RunEvents::RunEvents(const std::string& run_dir, int64_t start_step) : run_dir_(run_dir) {
+RunEvents::RunEvents(const std::string& run_dir, int64_t start_step, const TrainConfig& config)
+    : run_dir_(run_dir) {
   const fs::path metrics = fs::path(run_dir) / "metrics.csv",
                  evals = fs::path(run_dir) / "evals.csv";
   const int64_t from =
@@ -70,6 +96,9 @@ RunEvents::RunEvents(const std::string& run_dir, int64_t start_step) : run_dir_(
   try {
     writer_.emplace(run_dir);
     writer_->add_session_start(from, io::wall_time_now());
+    std::string group;
+    const std::vector<io::HParam> hparams = hparams_of(config, &group);
+    writer_->add_hparams_start(hparams, group, io::wall_time_now());
   } catch (const std::exception& e) {
     fail(e.what());
   }
@@ -87,6 +116,15 @@ void RunEvents::eval_at(int64_t step) {
   const auto of_step = [step](int64_t row) { return row == step; };
   for (const auto& row : rows_where(fs::path(run_dir_) / "evals.csv", of_step))
     write_row(row, /*eval=*/true);
+}
+
+void RunEvents::finished() {
+  if (!writer_) return;
+  try {
+    writer_->add_hparams_end(/*success=*/true, io::wall_time_now());
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
 }
 
 void RunEvents::write_row(const std::string& row, bool eval) {

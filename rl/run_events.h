@@ -3,7 +3,9 @@
 //   train/loss, train/lr, train/grad_norm, train/steps_per_s                        (metrics.csv)
 //   eval/return_mean, eval/return_std, eval/normalized_return_mean, eval/normalized_return_std
 //                                                                                    (evals.csv)
-// — with the values the row's text holds, so the two agree to float32 rounding.
+// — with the values the row's text holds, so the two agree to float32 rounding. Each file also
+// names the run's hyper-parameters for TensorBoard's HParams dashboard (hparams_of), the run a
+// session in the group of its config's other seeds, and says when the run finished.
 //
 // The CSV files stay the record that resume, reports and sweeps read. So an events file that
 // cannot be written (a full disk) is reported once on stderr and training goes on without it; the
@@ -22,19 +24,30 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/tensorboard.h"
+#include "rl/config.h"
 
 namespace minrnn::rl {
 
+// The config's keys that decide what a run learns, as the HParams dashboard's columns (not the
+// device, how often the run reports, nor max_steps, which --extend changes), numbers where the
+// value is one; `group` gets them all but the seed: a configuration, whose seeds the dashboard
+// shows as one row.
+std::vector<io::HParam> hparams_of(const TrainConfig& config, std::string* group);
+
 class RunEvents {
  public:
-  // A new events file in `run_dir` for training that goes on from `start_step` (0: from scratch).
-  RunEvents(const std::string& run_dir, int64_t start_step);
+  // A new events file in `run_dir` for training of `config` that goes on from `start_step` (0:
+  // from scratch).
+  RunEvents(const std::string& run_dir, int64_t start_step, const TrainConfig& config);
   // A line just appended to metrics.csv (step,loss,lr,grad_norm,steps_per_s,elapsed_s).
   void metrics_row(const std::string& row);
   // The row evals.csv holds for `step`, if any: call after an evaluation has appended it.
   void eval_at(int64_t step);
+  // The run reached its last step (done.json written): the HParams dashboard's session ends.
+  void finished();
 
  private:
   void write_row(const std::string& row, bool eval);

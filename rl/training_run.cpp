@@ -251,8 +251,8 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
                                              opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);
   s.train_step->set_side_work(side_work);
   s.first_step = s.saved_step = s.agent.step;
-  s.log = std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg.max_steps,
-                                        opt.quiet, opt.in_pack);
+  s.log = std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg, opt.quiet,
+                                        opt.in_pack);
   s.evaluations = std::make_unique<RunEvaluations>(opt.evaluate, s.overlap_evaluations(), *s.log);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left
@@ -379,6 +379,7 @@ TrainResult TrainingRun::finish() {
     result.last_loss = last_logged_loss(s.files.metrics);
   }
   write_done(s.files, s.env, s.agent.step, result.last_loss);
+  s.log->finished();
   return result;
 }
 

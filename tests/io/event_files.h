@@ -18,12 +18,18 @@
 
 namespace minrnn::testing {
 
+// A summary value whose metadata names a plugin (the HParams records): not a scalar.
+struct PluginRecord {
+  std::string tag, plugin, content;
+};
+
 struct DecodedEvent {
   double wall_time = 0;
   int64_t step = 0;
   std::string file_version;
   bool session_start = false;
   std::vector<std::pair<std::string, float>> scalars;
+  std::vector<PluginRecord> plugin_records;
 };
 
 // The fields of one protobuf message, in order: number, wire type and the varint / fixed value or
@@ -83,14 +89,39 @@ inline std::pair<std::string, float> decode_value(std::string_view bytes) {
   return scalar;
 }
 
+// The plugin record a Summary.Value holds, or one with no plugin (a scalar).
+inline PluginRecord decode_plugin_record(std::string_view bytes) {
+  PluginRecord record;
+  for (ProtoFields f(bytes); f.next();) {
+    if (f.field == 1) record.tag = std::string(f.bytes);
+    if (f.field != 9) continue;  // SummaryMetadata
+    for (ProtoFields m(f.bytes); m.next();) {
+      if (m.field != 1) continue;  // PluginData
+      for (ProtoFields d(m.bytes); d.next();) {
+        if (d.field == 1) record.plugin = std::string(d.bytes);
+        if (d.field == 2) record.content = std::string(d.bytes);
+      }
+    }
+  }
+  return record;
+}
+
 inline DecodedEvent decode_event(std::string_view bytes) {
   DecodedEvent e;
   for (ProtoFields f(bytes); f.next();) {
     if (f.field == 1) std::memcpy(&e.wall_time, &f.number, 8);
     if (f.field == 2) e.step = static_cast<int64_t>(f.number);
     if (f.field == 3) e.file_version = std::string(f.bytes);
-    if (f.field == 5)
-      for (ProtoFields v(f.bytes); v.next();) e.scalars.push_back(decode_value(v.bytes));
+    if (f.field == 5) {
+      for (ProtoFields v(f.bytes); v.next();) {
+        PluginRecord record = decode_plugin_record(v.bytes);
+        if (record.plugin.empty()) {
+          e.scalars.push_back(decode_value(v.bytes));
+        } else {
+          e.plugin_records.push_back(std::move(record));
+        }
+      }
+    }
     if (f.field == 7)
       for (ProtoFields s(f.bytes); s.next();) e.session_start = s.field == 1 && s.number == 1;
   }

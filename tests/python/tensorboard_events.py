@@ -9,7 +9,8 @@ with both of its readers: EventAccumulator (what `tensorboard --load_fast=false`
 use, checksums checked; it drops points at a SessionLog START) and the default fast loader (the
 Rust data server, asked over HTTP; it drops a tag's points at steps >= each new one's). Each
 training session has its own file, opening with file_version and a START; TensorBoard's run
-discovery (EventMultiplexer) finds the run in a sweep's directory layout.
+discovery (EventMultiplexer) finds the run in a sweep's directory layout, and its HParams
+dashboard shows a config's seeds as one group of finished sessions.
 """
 import argparse
 import fcntl
@@ -188,6 +189,64 @@ def compare_with_fast_loader(logdir, run_name, run, label):
               f"({len(got)} points, {len(want)} rows)")
 
 
+def hparams_session_groups(logdir, seconds=90):
+    """TensorBoard's HParams dashboard, asked over HTTP as its page asks (the default loader):
+    (the hyper-parameters it lists, its session groups), once it lists any or `seconds` pass."""
+    import json
+    import urllib.request
+
+    server = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", logdir,
+                               "--port", "0", "--host", "127.0.0.1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def post(url, path, body):
+        request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request) as r:
+            return json.load(r)
+
+    try:
+        url = next((m.group(1) for m in (re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+                                          for line in server.stdout) if m), None)
+        if url is None:
+            return None, None
+        names, groups = [], []
+        deadline = time.time() + seconds
+        while time.time() < deadline and not groups:
+            time.sleep(0.5)
+            try:
+                experiment = post(url, "/data/plugin/hparams/experiment", {"experimentName": ""})
+                names = [info["name"] for info in experiment.get("hparamInfos", [])]
+                groups = post(url, "/data/plugin/hparams/session_groups", {
+                    "experimentName": "", "colParams": [], "startIndex": 0, "sliceSize": 100,
+                    "allowedStatuses": ["STATUS_UNKNOWN", "STATUS_SUCCESS", "STATUS_FAILURE",
+                                        "STATUS_RUNNING"]}).get("sessionGroups", [])
+            except OSError:  # not loaded yet
+                pass
+    finally:
+        server.terminate()
+        server.wait()
+    return names, groups
+
+
+def check_hparams(logdir):
+    """The sweep's two seeds of one config are one row of the HParams dashboard: the config's
+    learning keys listed (not the device), both runs its sessions, each finished."""
+    names, groups = hparams_session_groups(logdir)
+    if names is None:
+        check(False, "tensorboard started for the HParams dashboard")
+        return
+    check({"backbone", "dataset", "lr", "embed_dim", "seed"} <= set(names) and "device" not in names,
+          f"the HParams dashboard lists the config's learning keys ({sorted(names)})")
+    check(len(groups) == 1, f"the two seeds of one config are one group ({len(groups)} groups)")
+    if groups:
+        sessions = sorted((s["name"], s["status"]) for s in groups[0]["sessions"])
+        want = [(os.path.join("d", "mingru", f"seed{k}"), "STATUS_SUCCESS") for k in (0, 1)]
+        check(sessions == want, f"the group's sessions are both finished runs ({sessions})")
+        check(groups[0]["hparams"].get("backbone") == "mingru",
+              f"the group's backbone is mingru ({groups[0]['hparams'].get('backbone')})")
+
+
 def check_files(run, starts):
     """One file per training session: file_version, then START at the earlier of the CSV files'
     last rows when it began (rl/run_events.h)."""
@@ -238,10 +297,16 @@ def main():
         last_eval_kept = max([s for s in evals if s <= start], default=start)
         check_files(run, [0, min(start, last_eval_kept), 120])
 
+        # A second seed of the config, trained straight to 150 steps: with the run extended to
+        # 150, one row of TensorBoard's HParams dashboard.
+        minrnn(binary, "train", "c.yaml", "--seed", "1", "--set", "max_steps=150", "--run-dir",
+               os.path.join("sweep", "d", "mingru", "seed1"))
+        check_hparams("sweep")
+
         multiplexer = event_multiplexer.EventMultiplexer().AddRunsFromDirectory("sweep")
         multiplexer.Reload()
         runs = sorted(multiplexer.Runs())
-        check(runs == [os.path.join("d", "mingru", "seed0")],
+        check(runs == [os.path.join("d", "mingru", f"seed{k}") for k in (0, 1)],
               f"tensorboard --logdir finds the run of a sweep's layout ({runs})")
     if FAILURES:
         sys.exit(f"{len(FAILURES)} check(s) failed:\n  " + "\n  ".join(FAILURES))

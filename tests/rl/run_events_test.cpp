@@ -132,16 +132,19 @@ TEST(TensorBoardRun, AResumedRunShowsEachStepOnce) {
   ASSERT_EQ(result.resumed_from, 3);
   const auto files = testing::event_files(f.run);
   ASSERT_EQ(files.size(), 3u);
-  // The START at the last evaluation kept (step 2), then the rows kept from there on again:
-  // metrics 2 and 3, evaluation 2.
+  // The START at the last evaluation kept (step 2), the run's hyper-parameters
+  // (tests/rl/run_hparams_test.cpp), then the rows kept from there on again: metrics 2 and 3,
+  // evaluation 2.
   const auto last = testing::read_event_file(files.back());
-  ASSERT_GE(last.size(), 5u);
+  ASSERT_GE(last.size(), 6u);
   EXPECT_TRUE(last[1].session_start);
   EXPECT_EQ(last[1].step, 2);
-  EXPECT_EQ(last[2].step, 2);
-  EXPECT_EQ(last[3].step, 3);
-  EXPECT_EQ(last[4].step, 2);
-  EXPECT_EQ(last[4].scalars.at(0).first, "eval/return_mean");
+  ASSERT_EQ(last[2].plugin_records.size(), 1u);
+  EXPECT_EQ(last[2].plugin_records[0].tag, "_hparams_/session_start_info");
+  EXPECT_EQ(last[3].step, 2);
+  EXPECT_EQ(last[4].step, 3);
+  EXPECT_EQ(last[5].step, 2);
+  EXPECT_EQ(last[5].scalars.at(0).first, "eval/return_mean");
   expect_the_csv_rows(f.run);
 }
 
@@ -152,7 +155,7 @@ TEST(TensorBoardRun, TheDroppedPointsGoAsSoonAsTheResumedRunStarts) {
   train_and_kill_at_step_6(f);
   rl::truncate_rows((f.run / "metrics.csv").string(), 3, /*header=*/true);  // as train() does
   rl::truncate_rows((f.run / "evals.csv").string(), 3, /*header=*/false);
-  const rl::RunEvents resumed(f.run.string(), 3);
+  const rl::RunEvents resumed(f.run.string(), 3, rl::TrainConfig{});
   expect_the_csv_rows(f.run);
 }
 
@@ -192,7 +195,7 @@ TEST(TensorBoardRun, AnEventsFileThatCannotBeWrittenIsReportedOnce) {
   testing::TempDir tmp;
   const fs::path missing = tmp.path / "missing";
   ::testing::internal::CaptureStderr();
-  rl::RunEvents events(missing.string(), 0);
+  rl::RunEvents events(missing.string(), 0, rl::TrainConfig{});
   events.metrics_row("1,0.5,0.001,1,10,0.1\n");
   events.eval_at(1);
   const std::string err = ::testing::internal::GetCapturedStderr();
