@@ -149,7 +149,6 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
     throw std::invalid_argument("Policy: PolicyOptions::threads must be >= 0, got " +
                                 std::to_string(options.threads));
   }
-  if (options.threads > 0) torch::set_num_threads(options.threads);
   mode_ = resolve_eval_mode(options.mode, a);
   const torch::Device on = a.model->parameters().front().device();
   engine_kind_ = options.engine;
@@ -177,6 +176,8 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
   mean_ = as_floats(a.state_mean, "mean");
   std_ = as_floats(a.state_std, "std");
   reset();
+  // Process-wide, so set once everything else was accepted: a refused policy changes nothing.
+  if (options.threads > 0) torch::set_num_threads(options.threads);
 }
 
 Policy::~Policy() = default;

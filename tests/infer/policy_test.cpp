@@ -216,7 +216,8 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
   EXPECT_THROW(rl::Policy(agent, negative), std::invalid_argument);
 }
 
-// PolicyOptions::threads sets LibTorch's threads for the process; 0 leaves them.
+// PolicyOptions::threads sets LibTorch's threads for the process once the policy is made; 0, or a
+// policy refused, leaves them.
 TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
   const auto agent = random_agent("mingru", 4, 24);
   const int before = torch::get_num_threads();
@@ -225,6 +226,10 @@ TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
   EXPECT_EQ(torch::get_num_threads(), 2);
   rl::PolicyOptions one;
   one.threads = 1;
+  rl::PolicyOptions refused = one;
+  refused.mode = rl::EvalMode::kStreaming;  // the Transformer has no step mode
+  EXPECT_THROW(rl::Policy(random_agent("transformer", 4, 1), refused), std::invalid_argument);
+  EXPECT_EQ(torch::get_num_threads(), 2);  // a refused policy changed nothing
   rl::Policy single(agent, one);
   EXPECT_EQ(torch::get_num_threads(), 1);
   torch::set_num_threads(before);
