@@ -49,10 +49,9 @@ grep -q "set(PACKAGE_VERSION \"${version#minrnn }\")" "$prefix/lib/cmake/minrnn/
 mkdir -p "$work/run" && cd "$work/run" || fail "no work folder"
 "$minrnn" data synth d.hdf5 --env hopper --steps 400 --episode-len 50 > synth.log 2>&1 ||
   { cat synth.log >&2; fail "installed minrnn: data synth failed"; }
-printf '%s\n' "dataset: d.hdf5" "env: hopper" "backbone: mingru" "n_layers: 1" "embed_dim: 16" \
-  "context_len: 5" "batch_size: 4" "max_steps: 6" "warmup_steps: 1" "eval_every: 0" \
-  "eval_episodes: 2" "checkpoint_every: 2" "log_every: 1" "target_return: 3600" > c.yaml
-"$minrnn" train c.yaml --seed 0 --run-dir run --quiet > train.log 2>&1 ||
+# The installed configs, their defaults: chain included, on the data just written.
+"$minrnn" train "$prefix/share/minrnn/configs/tiny-hopper-mingru.yaml" --seed 0 --run-dir run \
+  --set dataset=d.hdf5 --set max_steps=6 --quiet > train.log 2>&1 ||
   { cat train.log >&2; fail "installed minrnn: train failed"; }
 "$minrnn" eval run --episodes 1 --seed 3 --out eval.json > eval.log 2>&1 ||
   { cat eval.log >&2; fail "installed minrnn: eval failed"; }
