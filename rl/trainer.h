@@ -37,6 +37,9 @@ struct TrainOptions {
   // (rl/run_dir.h: plan_takeover). What the finished run reported is kept beside it.
   bool extend = false;
   bool quiet = false;  // no progress line
+  // Said once (a pack's runs giving the same say it once) when the run starts training, after
+  // every check passed, unless quiet: `minrnn train`'s "watch it: tensorboard --logdir ...".
+  std::string start_message;
   // A run already finished with this very config is done, not refused (train_pack sets it, so
   // that the same pack command after a kill resumes the others). Alone, train() refuses it.
   bool finished_is_done = false;

@@ -16,6 +16,7 @@
 #include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/progress_line.h"
 #include "kernels/math/dropout_math.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
@@ -253,6 +254,8 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.first_step = s.saved_step = s.agent.step;
   s.log = std::make_unique<ProgressLog>(s.files.dir.string(), s.first_step, s.cfg, opt.quiet,
                                         opt.in_pack);
+  if (!opt.quiet && !opt.start_message.empty())
+    io::ProgressLine::on_stderr().message_once(opt.start_message);
   s.evaluations = std::make_unique<RunEvaluations>(opt.evaluate, s.overlap_evaluations(), *s.log);
 
   // A kill between a checkpoint and the evaluation due at its step (the final one included) left

@@ -7,7 +7,9 @@
 // SIGTERM or SIGINT (Ctrl-C) stops it cleanly: the step in progress ends, its checkpoint is
 // written, and it exits with status 75 (rl::kExitInterrupted); the same command resumes there.
 // --download first fetches the config's dataset when it is missing (`minrnn data download`).
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -23,6 +25,8 @@
 
 namespace minrnn::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct TrainArgs {
   std::vector<std::string> configs;  // one, or one per seed
@@ -52,6 +56,24 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
     io::ProgressLine::on_stderr().message("eval " + run_dir + " @ step " + std::to_string(step) +
                                           ": " + scores);
   };
+}
+
+// Where TensorBoard shows the runs: the run dir, or the deepest folder all of a pack's sit in.
+std::string tensorboard_logdir(const std::vector<rl::PackMember>& members) {
+  if (members.size() == 1) return members[0].options.run_dir;
+  const auto under = [](const fs::path& folder, const fs::path& run) {
+    const fs::path normal = run.lexically_normal();
+    return std::mismatch(folder.begin(), folder.end(), normal.begin(), normal.end()).first ==
+           folder.end();
+  };
+  fs::path common;
+  for (const auto& part : fs::path(members[0].options.run_dir).lexically_normal()) {
+    const fs::path deeper = common / part;
+    for (const auto& m : members)
+      if (!under(deeper, m.options.run_dir)) return common.empty() ? "." : common.string();
+    common = deeper;
+  }
+  return common.string();
 }
 
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
@@ -84,6 +106,8 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     m.options.evaluate = evaluate_into(m.options.run_dir);
     members.push_back(std::move(m));
   }
+  const std::string watch = "watch it: tensorboard --logdir " + tensorboard_logdir(members);
+  for (auto& m : members) m.options.start_message = watch;
   return members;
 }
 

@@ -104,6 +104,8 @@ TEST(Cli, TrainWithSeveralConfigsAndNoSeedTrainsEachAtItsOwnSeed) {
   const size_t device = r.output.find("device: auto");
   ASSERT_NE(device, std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("device: auto", device + 1), std::string::npos) << r.output;
+  // Where TensorBoard shows the pack: the folder both runs sit in.
+  EXPECT_NE(r.output.find("watch it: tensorboard --logdir runs\n"), std::string::npos) << r.output;
   EXPECT_NE(read_text(dir.path / "runs/l-s4/config.yaml").find("backbone: minlstm"),
             std::string::npos);
 }
