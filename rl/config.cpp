@@ -2,10 +2,15 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "io/input_file.h"
@@ -16,6 +21,28 @@ namespace minrnn::rl {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The shortest decimal that reads back as the same double: "0.1" and "0.0003" where yaml-cpp
+// writes 0.10000000000000001 and 0.00029999999999999997 (what a person reads in config.yaml, and
+// still exact). An exponent keeps a point ("1.0e-05"), so YAML 1.1 readers (PyYAML) see a float.
+std::string shortest_decimal(double value) {
+  char text[40];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  // A whole number's digits, not an exponent: 3600, not 3.6e+03.
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1 && magnitude < 1e16)
+    digits = std::max(digits, static_cast<int>(std::floor(std::log10(magnitude))) + 1);
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  std::string out = text;
+  const size_t exponent = out.find('e');
+  if (exponent != std::string::npos && out.find('.') == std::string::npos)
+    out.insert(exponent, ".0");
+  return out;
+}
 
 // One key: how to read it into a TrainConfig and how to print it back.
 struct Field {
@@ -29,6 +56,7 @@ template <typename T>
 Field field(const std::string& name, const std::string& type, T TrainConfig::*member) {
   return {name, type, [member](TrainConfig& c, const YAML::Node& n) { c.*member = n.as<T>(); },
           [member](const TrainConfig& c) {
+            if constexpr (std::is_same_v<T, double>) return shortest_decimal(c.*member);
             YAML::Emitter e;
             e << c.*member;
             return std::string(e.c_str());

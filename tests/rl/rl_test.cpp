@@ -43,6 +43,30 @@ TEST(Config, DefaultsMergeAndOverrides) {
   EXPECT_EQ(rl::to_yaml(rl::parse_config(rl::to_yaml(c), "x")), rl::to_yaml(c));
 }
 
+// config.yaml holds each number as a person wrote it (the shortest decimal that reads back to the
+// same double, not yaml-cpp's 17 digits), and reads back exactly.
+TEST(Config, NumbersAreWrittenShortAndReadBackExactly) {
+  rl::TrainConfig c;
+  c.dataset = "hopper-medium-v2";
+  c.dropout = 0.1;
+  c.lr = 3e-4;
+  c.weight_decay = 1e-5;
+  c.top_fraction = 1.0 / 3.0;
+  c.target_return = 3600;
+  const std::string yaml = rl::to_yaml(c);
+  for (const char* line : {"dropout: 0.1\n", "lr: 0.0003\n", "weight_decay: 1.0e-05\n",
+                           "top_fraction: 0.3333333333333333\n", "target_return: 3600\n",
+                           "return_scale: 1000\n", "grad_clip: 0.25\n"}) {
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << " in\n" << yaml;
+  }
+  const rl::TrainConfig back = rl::parse_config(yaml, "x");
+  EXPECT_EQ(back.dropout, c.dropout);
+  EXPECT_EQ(back.lr, c.lr);
+  EXPECT_EQ(back.weight_decay, c.weight_decay);
+  EXPECT_EQ(back.top_fraction, c.top_fraction);
+  EXPECT_EQ(back.target_return, c.target_return);
+}
+
 TEST(Config, ErrorsNameKeyAndFile) {
   TempDir tmp;
   const auto f = (tmp.path / "bad.yaml").string();
