@@ -85,6 +85,47 @@ std::string summary_value(const TensorBoardScalar& scalar) {
   return value;
 }
 
+// An Event holding `summary` (a serialized Summary) at `step`.
+std::string summary_event(int64_t step, double wall_time, const std::string& summary) {
+  std::string event = event_header(wall_time, step);
+  put_bytes(event, kSummary, summary);
+  return event;
+}
+
+std::string hparams_value(const HParam& p) {  // google.protobuf.Value
+  std::string value;
+  if (const double* number = std::get_if<double>(&p.value)) {
+    put_double(value, 2, *number);  // number_value
+  } else {
+    put_bytes(value, 3, std::get<std::string>(p.value));  // string_value
+  }
+  return value;
+}
+
+// An HParams plugin record (tensorboard/plugins/hparams: plugin_data.proto, metadata.py): a
+// Summary.Value whose metadata names the plugin and holds `plugin_data` (an HParamsPluginData of
+// version 0), its tensor the plugin's NULL_TENSOR (float, shape [0]).
+std::string hparams_event(const std::string& tag, const std::string& plugin_data,
+                          double wall_time) {
+  std::string plugin;  // SummaryMetadata.PluginData
+  put_bytes(plugin, 1, "hparams");
+  put_bytes(plugin, 2, plugin_data);
+  std::string metadata;
+  put_bytes(metadata, 1, plugin);
+  std::string shape;        // TensorShapeProto
+  put_bytes(shape, 2, "");  // dim { size: 0 }
+  std::string tensor;       // TensorProto
+  put_int64(tensor, 1, 1);  // dtype: DT_FLOAT
+  put_bytes(tensor, 2, shape);
+  std::string value;  // Summary.Value
+  put_bytes(value, 1, tag);
+  put_bytes(value, 8, tensor);
+  put_bytes(value, 9, metadata);
+  std::string summary;
+  put_bytes(summary, 1, value);
+  return summary_event(0, wall_time, summary);
+}
+
 std::string hostname() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
@@ -140,9 +181,7 @@ std::string scalars_event(int64_t step, double wall_time,
                           const std::vector<TensorBoardScalar>& values) {
   std::string summary;
   for (const auto& scalar : values) put_bytes(summary, 1, summary_value(scalar));
-  std::string event = event_header(wall_time, step);
-  put_bytes(event, kSummary, summary);
-  return event;
+  return summary_event(step, wall_time, summary);
 }
 
 std::string session_start_event(int64_t step, double wall_time) {
@@ -153,46 +192,6 @@ std::string session_start_event(int64_t step, double wall_time) {
   put_bytes(event, kSessionLog, session_log);
   return event;
 }
-
-namespace {
-
-std::string hparams_value(const HParam& p) {  // google.protobuf.Value
-  std::string value;
-  if (const double* number = std::get_if<double>(&p.value)) {
-    put_double(value, 2, *number);  // number_value
-  } else {
-    put_bytes(value, 3, std::get<std::string>(p.value));  // string_value
-  }
-  return value;
-}
-
-// An HParams plugin record (tensorboard/plugins/hparams: plugin_data.proto, metadata.py): a
-// Summary.Value whose metadata names the plugin and holds `plugin_data` (an HParamsPluginData of
-// version 0), its tensor the plugin's NULL_TENSOR (float, shape [0]).
-std::string hparams_event(const std::string& tag, const std::string& plugin_data,
-                          double wall_time) {
-  std::string plugin;  // SummaryMetadata.PluginData
-  put_bytes(plugin, 1, "hparams");
-  put_bytes(plugin, 2, plugin_data);
-  std::string metadata;
-  put_bytes(metadata, 1, plugin);
-  std::string shape;        // TensorShapeProto
-  put_bytes(shape, 2, "");  // dim { size: 0 }
-  std::string tensor;       // TensorProto
-  put_int64(tensor, 1, 1);  // dtype: DT_FLOAT
-  put_bytes(tensor, 2, shape);
-  std::string value;  // Summary.Value
-  put_bytes(value, 1, tag);
-  put_bytes(value, 8, tensor);
-  put_bytes(value, 9, metadata);
-  std::string summary;
-  put_bytes(summary, 1, value);
-  std::string event = event_header(wall_time, 0);
-  put_bytes(event, kSummary, summary);
-  return event;
-}
-
-}  // namespace
 
 std::string hparams_start_event(const std::vector<HParam>& hparams, const std::string& group,
                                 double wall_time) {
@@ -217,6 +216,10 @@ std::string hparams_end_event(bool success, double wall_time) {
   std::string data;
   put_bytes(data, 4, end);
   return hparams_event("_hparams_/session_end_info", data, wall_time);
+}
+
+std::string watch_line(const std::string& logdir) {
+  return "watch it: tensorboard --logdir " + logdir;
 }
 
 double wall_time_now() {

@@ -56,6 +56,9 @@ std::string hparams_start_event(const std::vector<HParam>& hparams, const std::s
                                 double wall_time);
 std::string hparams_end_event(bool success, double wall_time);
 
+// What `train` and `sweep` say as their runs start: "watch it: tensorboard --logdir LOGDIR".
+std::string watch_line(const std::string& logdir);
+
 // Seconds since the epoch, the wall_time of events.
 double wall_time_now();
 

@@ -15,6 +15,7 @@
 
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/tensorboard.h"
 #include "sweep/slurm_files.h"
 
 namespace minrnn::sweep {
@@ -256,6 +257,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
     return 0;
   }
+  if (!opt.dry_run) std::printf("%s\n", io::watch_line(spec.out).c_str());
   std::string exe = opt.exe;
   std::error_code ec;
   if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "io/dir_lock.h"
+#include "io/tensorboard.h"
 #include "rl/stop_request.h"
 #include "sweep/local_pool.h"
 #include "sweep/slurm.h"
@@ -59,11 +60,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     print_plan(runs);
     return 0;
   }
-  refuse_missing_datasets(spec, runs);
-  std::printf(
-      "watch it: tensorboard --logdir %s (each run's curves; the HParams tab: a config's "
-      "seeds as one row)\n",
-      spec.out.c_str());  // before the first directory is made
+  refuse_missing_datasets(spec, runs);  // before the first directory is made
+  std::printf("%s\n", io::watch_line(spec.out).c_str());
   fs::create_directories(spec.out);
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
   // Nor beside a Slurm array of the same directory (sweep/slurm.h).

@@ -17,6 +17,7 @@
 
 #include "eval/rollout.h"
 #include "io/progress_line.h"
+#include "io/tensorboard.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
@@ -106,7 +107,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     m.options.evaluate = evaluate_into(m.options.run_dir);
     members.push_back(std::move(m));
   }
-  const std::string watch = "watch it: tensorboard --logdir " + tensorboard_logdir(members);
+  const std::string watch = io::watch_line(tensorboard_logdir(members));
   for (auto& m : members) m.options.start_message = watch;
   return members;
 }
