@@ -2,13 +2,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 
 #include "datasets/d4rl.h"
 #include "datasets/minari.h"
+#include "io/input_file.h"
 #include "io/name_list.h"
 #include "io/python_json.h"
 
@@ -32,14 +31,6 @@ bool is_lower_hex(const std::string& s, size_t digits) {
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -185,7 +176,8 @@ std::vector<HubFile> parse_hub_tree(const std::string& json_text, const std::str
 }
 
 std::vector<std::string> minari_combined_datasets(const std::string& metadata_json_path) {
-  const nlohmann::json j = io::parse_python_json(read_text(metadata_json_path), metadata_json_path);
+  const nlohmann::json j = io::parse_python_json(
+      io::read_input_file(metadata_json_path, "Minari metadata.json"), metadata_json_path);
   std::vector<std::string> ids;
   if (!j.is_object() || !j.contains("combined_datasets")) return ids;
   const auto& list = j["combined_datasets"];

@@ -1,6 +1,7 @@
 #include "datasets/minari.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -93,13 +94,11 @@ MinariInfo read_metadata_json(const fs::path& dir) {
   // Minari keeps metadata.json beside main_data.hdf5 (<dir>/data/); older tools put it in <dir>.
   fs::path path = dir / "data" / "metadata.json";
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) path = dir / "metadata.json";
-  std::ifstream in(path);
-  if (!in) return info;  // optional: the HDF5 file has everything the reader needs
+  if (!fs::exists(path, ec)) path = dir / "metadata.json";
+  if (!fs::exists(path, ec)) return info;  // optional: the HDF5 file has all the reader needs
   info.metadata_path = path.string();
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = io::parse_python_json(text.str(), path.string());
+  const nlohmann::json j = io::parse_python_json(
+      io::read_input_file(path.string(), "Minari metadata.json"), path.string());
   if (!j.is_object()) throw std::invalid_argument(path.string() + ": expected a JSON object");
   if (j.contains("dataset_id") && j["dataset_id"].is_string()) info.dataset_id = j["dataset_id"];
   if (j.contains("minari_version") && j["minari_version"].is_string())
@@ -156,35 +155,49 @@ void check_space(const MinariSpace& space, int64_t dim, const MinariInfo& info, 
   }
 }
 
-// episode_{i} groups sorted by i (HDF5 lists names in string order: episode_10 before episode_2).
-std::vector<int64_t> episode_numbers(hid_t file, const std::string& path) {
-  std::vector<int64_t> numbers;
+// The episode_{i} groups sorted by i (HDF5 lists names in string order: episode_10 before
+// episode_2). Two names of one number (episode_3, episode_03) would make the order ambiguous.
+std::vector<std::string> episode_groups(hid_t file, const std::string& path) {
+  std::vector<std::pair<uint64_t, std::string>> numbered;
   for (const std::string& name : h5::list_group(file, "", path)) {
     if (name.rfind("episode_", 0) != 0) continue;
-    const std::string digits = name.substr(8);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    numbers.push_back(std::stoll(digits));
+    const char* digits = name.c_str() + 8;
+    const char* end = name.c_str() + name.size();
+    if (digits == end || !std::all_of(digits, end, ::isdigit)) continue;
+    uint64_t number = 0;
+    if (std::from_chars(digits, end, number).ec != std::errc()) {
+      throw std::invalid_argument(path + ": group '" + name +
+                                  "': an episode number past 2^64 (expected episode_{i})");
+    }
+    numbered.emplace_back(number, name);
   }
-  std::sort(numbers.begin(), numbers.end());
-  return numbers;
+  std::sort(numbered.begin(), numbered.end());
+  std::vector<std::string> names;
+  for (size_t i = 0; i < numbered.size(); ++i) {
+    if (i > 0 && numbered[i].first == numbered[i - 1].first) {
+      throw std::invalid_argument(path + ": groups '" + numbered[i - 1].second + "' and '" +
+                                  numbered[i].second + "' are both episode " +
+                                  std::to_string(numbered[i].first));
+    }
+    names.push_back(numbered[i].second);
+  }
+  return names;
 }
 
 // Minari also stores datasets as Arrow (data_format "arrow"): say so instead of "not found".
 void check_hdf5_format(const fs::path& dir) {
-  std::ifstream in(dir / "data" / "metadata.json");
-  if (!in) return;
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string path = (dir / "data" / "metadata.json").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
   nlohmann::json j;
   try {
-    j = io::parse_python_json(text.str(), (dir / "data" / "metadata.json").string());
+    j = io::parse_python_json(io::read_input_file(path, "Minari metadata.json"), path);
   } catch (const std::invalid_argument&) {
-    return;
+    return;  // the reader says what is wrong with it, if it gets that far
   }
   if (j.is_object() && j.contains("data_format") && j["data_format"].is_string() &&
       j["data_format"] != "hdf5") {
-    throw std::invalid_argument((dir / "data" / "metadata.json").string() + ": data_format = \"" +
-                                j["data_format"].get<std::string>() +
+    throw std::invalid_argument(path + ": data_format = \"" + j["data_format"].get<std::string>() +
                                 "\": minrnn reads Minari's hdf5 format only (re-save the dataset "
                                 "with data_format=\"hdf5\" in Python's minari)");
   }
@@ -211,7 +224,15 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
   std::error_code ec;
   fs::path p(id_or_path);
   if (fs::is_regular_file(p, ec) && p.filename() == "main_data.hdf5") {
-    return p.parent_path().parent_path().string();
+    // Minari's layout is <dataset>/data/main_data.hdf5, and the reader needs <dataset>.
+    const fs::path data_dir = fs::absolute(p, ec).parent_path();
+    if (data_dir.filename() != "data") {
+      throw std::invalid_argument(
+          p.string() + ": a Minari main_data.hdf5 sits in <dataset>/data/, this one in " +
+          data_dir.string() + " (move it there, or give a D4RL file another name)");
+    }
+    const fs::path dataset = p.parent_path().parent_path();
+    return (dataset.empty() ? data_dir.parent_path() : dataset).string();
   }
   if (fs::is_directory(p, ec)) {
     if (fs::is_regular_file(p / "data" / "main_data.hdf5", ec)) return p.string();
@@ -346,16 +367,16 @@ Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_ou
   MinariInfo info = read_metadata_json(dir);
   h5::Id file = h5::open_for_reading(path);
   const hid_t f = file.get();
-  const std::vector<int64_t> numbers = episode_numbers(f, path);
-  if (numbers.empty())
+  const std::vector<std::string> episodes = episode_groups(f, path);
+  if (episodes.empty())
     throw std::invalid_argument(path + ": empty dataset (no episode_{i} groups)");
 
   // First pass: shapes only, so every field is allocated once and filled in place.
   Transitions data;
   std::vector<int64_t> lengths;
   int64_t total = 0;
-  for (int64_t i : numbers) {
-    lengths.push_back(episode_length(f, "episode_" + std::to_string(i), path, data));
+  for (const std::string& episode : episodes) {
+    lengths.push_back(episode_length(f, episode, path, data));
     total += lengths.back();
   }
   if (total == 0) throw std::invalid_argument(path + ": empty dataset (0 steps)");
@@ -369,14 +390,14 @@ Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_ou
   data.terminals.resize(total);
   data.timeouts.resize(total);
   int64_t row = 0;
-  for (size_t e = 0; e < numbers.size(); ++e) {
+  for (size_t e = 0; e < episodes.size(); ++e) {
     if (lengths[e] == 0) continue;
-    read_episode(f, "episode_" + std::to_string(numbers[e]) + "/", lengths[e], row, path,
-                 options.read_next_observations, data, info);
+    read_episode(f, episodes[e] + "/", lengths[e], row, path, options.read_next_observations, data,
+                 info);
     row += lengths[e];
   }
   data.validate(path);
-  info.total_episodes = static_cast<int64_t>(numbers.size());
+  info.total_episodes = static_cast<int64_t>(episodes.size());
   info.total_steps = total;
   if (info_out != nullptr) *info_out = info;
   return data;

@@ -23,15 +23,34 @@ FileSpec spec_of(const data::HubFile& file, const std::string& endpoint,
   return spec;
 }
 
+// A listed path is joined to the user's dataset folder: it must name a file inside `folder`, or a
+// mirror could write anywhere the user can.
+void check_listed_path(const std::string& path, const std::string& folder, const std::string& url) {
+  const fs::path p(path);
+  bool plain = !path.empty() && p.is_relative() && path.back() != '/';
+  for (const fs::path& part : p) plain &= !part.empty() && part != "." && part != "..";
+  const bool inside = folder.empty() || path.rfind(folder + "/", 0) == 0;
+  if (!plain || !inside) {
+    throw FetchError(url + " lists '" + path + "': expected a relative path inside '" +
+                     (folder.empty() ? "." : folder) + "/' without '.' or '..' parts");
+  }
+}
+
 // Every file the hub lists in a folder, over as many pages as it takes.
 std::vector<data::HubFile> list_folder(const std::string& endpoint, const data::MinariRemote& r,
                                        const std::string& folder, bool recursive,
                                        const HttpOptions& http) {
   std::vector<data::HubFile> files;
+  std::set<std::string> pages;
   for (std::string url = data::hub_tree_url(endpoint, r.repo, folder, recursive); !url.empty();) {
+    if (!pages.insert(url).second) {
+      throw FetchError("the hub's listing of '" + folder + "' leads back to " + url +
+                       " (its pages' \"next\" links go round in a loop)");
+    }
     std::string next;
     const std::vector<data::HubFile> page =
         data::parse_hub_tree(http_get_text(url, http, &next), url);
+    for (const data::HubFile& f : page) check_listed_path(f.path, folder, url);
     files.insert(files.end(), page.begin(), page.end());
     url = next;
   }

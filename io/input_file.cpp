@@ -32,7 +32,7 @@ std::string no_such(const std::string& path, const std::string& what) {
   return path + ": no such " + what + nearby_name_hint(path);
 }
 
-std::string read_input_file(const std::string& path, const std::string& what) {
+std::string read_input_file(const std::string& path, const std::string& what, uintmax_t max_bytes) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   if (status.type() == fs::file_type::not_found) {
@@ -40,6 +40,13 @@ std::string read_input_file(const std::string& path, const std::string& what) {
   }
   if (status.type() == fs::file_type::directory) {
     throw std::invalid_argument(path + ": a directory, not a " + what);
+  }
+  if (status.type() != fs::file_type::regular && status.type() != fs::file_type::none) {
+    throw std::invalid_argument(path + ": not a regular file (a " + what + " is read from one)");
+  }
+  if (const uintmax_t bytes = fs::file_size(path, ec); !ec && bytes > max_bytes) {
+    throw std::invalid_argument(path + ": " + std::to_string(bytes) + " bytes, more than a " +
+                                what + " can be (" + std::to_string(max_bytes) + ")");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {

@@ -1,7 +1,10 @@
-// A file the user named on the command line (a config, a sweep file): its text, or an error that
-// says why it cannot be read — no such file (with the name beside it most likely meant: a .yml
-// for a .yaml, a typo), a directory, or the system's reason.
+// A file the user named on the command line (a config, a sweep file) or one a dataset brings (its
+// metadata.json): its text, or an error that says why it cannot be read — no such file (with the
+// name beside it most likely meant: a .yml for a .yaml, a typo), a directory, not a regular file
+// (a FIFO would block, /dev/zero never end), larger than a text of its kind can be, or the
+// system's reason.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace minrnn::io {
@@ -14,7 +17,10 @@ std::string nearby_name_hint(const std::string& missing);
 std::string no_such(const std::string& path, const std::string& what);
 
 // Throws std::invalid_argument "PATH: no such WHAT (did you mean 'DIR/NAME'?)", "PATH: a
-// directory, not a WHAT" or "PATH: cannot read the WHAT: REASON".
-std::string read_input_file(const std::string& path, const std::string& what);
+// directory, not a WHAT", "PATH: not a regular file", "PATH: N bytes, more than a WHAT can be
+// (MAX)" or "PATH: cannot read the WHAT: REASON".
+constexpr uintmax_t kMaxInputFileBytes = uintmax_t{64} << 20;
+std::string read_input_file(const std::string& path, const std::string& what,
+                            uintmax_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace minrnn::io

@@ -4,15 +4,18 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace minrnn::io {
 namespace {
 
-// Copies `text`, quoting the bare tokens Infinity, -Infinity and NaN found outside strings.
-std::string quote_special_tokens(const std::string& text) {
+// Copies `text`, quoting the bare tokens Infinity, -Infinity and NaN found outside strings, and
+// refuses a document nested deeper than kMaxJsonDepth.
+std::string quote_special_tokens(const std::string& text, const std::string& what) {
   std::string out;
   out.reserve(text.size() + 16);
   bool in_string = false;
+  int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
@@ -28,6 +31,13 @@ std::string quote_special_tokens(const std::string& text) {
       in_string = true;
       out += c;
       continue;
+    }
+    depth += c == '[' || c == '{';
+    depth -= c == ']' || c == '}';
+    if (depth > kMaxJsonDepth) {
+      throw std::invalid_argument(what + ": arrays or objects nested more than " +
+                                  std::to_string(kMaxJsonDepth) + " deep (at byte " +
+                                  std::to_string(i) + ")");
     }
     bool replaced = false;
     for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
@@ -48,7 +58,7 @@ std::string quote_special_tokens(const std::string& text) {
 
 nlohmann::json parse_python_json(const std::string& text, const std::string& what) {
   try {
-    return nlohmann::json::parse(quote_special_tokens(text));
+    return nlohmann::json::parse(quote_special_tokens(text, what));
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(what + ": not valid JSON (" + e.what() + ")");
   }

@@ -9,7 +9,10 @@
 namespace minrnn::io {
 
 // Parses `text`; the non-standard tokens become the strings "Infinity", "-Infinity", "NaN" (read
-// them with json_number). Throws std::invalid_argument naming `what` on a syntax error.
+// them with json_number). Throws std::invalid_argument naming `what` on a syntax error, and on
+// arrays or objects nested deeper than kMaxJsonDepth: no metadata needs that, and the recursive
+// code that writes a document back (dump_python_json, an error message) would run out of stack.
+constexpr int kMaxJsonDepth = 100;
 nlohmann::json parse_python_json(const std::string& text, const std::string& what);
 
 // A number of a parse_python_json document: a JSON number, or one of the three strings above.

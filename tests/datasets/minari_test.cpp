@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,13 +17,15 @@ using testing::TempDir;
 // A Minari-layout dataset of hopper-sized episodes written with the HDF5 C API: observations
 // float64 (T+1 rows), actions float32, rewards float64, terminations/truncations h5py bool.
 // Observation column 0 of episode e, row t holds 100 * e + t.
+// The groups are episode_{e} unless `groups` names them.
 void write_minari(const std::filesystem::path& dir, const std::vector<int>& lengths,
-                  const std::vector<bool>& terminated, int obs_dim = 11, int act_dim = 3) {
+                  const std::vector<bool>& terminated, int obs_dim = 11, int act_dim = 3,
+                  const std::vector<std::string>& groups = {}) {
   std::filesystem::create_directories(dir / "data");
   RawFile f((dir / "data" / "main_data.hdf5").string());
   for (size_t e = 0; e < lengths.size(); ++e) {
     const hsize_t T = lengths[e];
-    const std::string g = "episode_" + std::to_string(e) + "/";
+    const std::string g = (groups.empty() ? "episode_" + std::to_string(e) : groups[e]) + "/";
     std::vector<double> obs((T + 1) * obs_dim, 0.25);
     for (hsize_t t = 0; t <= T; ++t) obs[t * obs_dim] = 100.0 * e + t;
     f.doubles(g + "observations", {T + 1, hsize_t(obs_dim)}, obs);
@@ -120,6 +123,61 @@ TEST(MinariTest, ResolvesIdsUnderTheDatasetsPath) {
               std::string::npos);
   }
   unsetenv("MINARI_DATASETS_PATH");
+}
+
+// Episodes are read in the order of their numbers; two groups of one number (episode_3 and
+// episode_03) leave that order ambiguous, and a number past 64 bits is no episode of Minari's.
+TEST(MinariTest, EpisodeGroupsAreNumberedOnceEach) {
+  TempDir dir;
+  write_minari(dir.path / "dup", {3, 4}, {true, true}, 11, 3, {"episode_3", "episode_03"});
+  const std::string path = (dir.path / "dup" / "data" / "main_data.hdf5").string();
+  EXPECT_EQ(read_error(dir.path / "dup"),
+            path + ": groups 'episode_03' and 'episode_3' are both episode 3");
+  write_minari(dir.path / "big", {3}, {true}, 11, 3, {"episode_99999999999999999999"});
+  EXPECT_EQ(read_error(dir.path / "big"),
+            (dir.path / "big" / "data" / "main_data.hdf5").string() +
+                ": group 'episode_99999999999999999999': an episode number past 2^64 "
+                "(expected episode_{i})");
+  write_minari(dir.path / "gaps", {3, 4}, {true, true}, 11, 3, {"episode_7", "episode_12"});
+  EXPECT_EQ(read_minari((dir.path / "gaps").string()).num_steps(), 7);
+}
+
+// main_data.hdf5 named by a path relative to the working folder, from inside data/ or beside it,
+// is its dataset's; one outside a data/ folder is refused, naming the folder it is in.
+TEST(MinariTest, AMainDataFileNamesItsDataset) {
+  TempDir dir;
+  write_minari(dir.path / "set", {3, 4}, {true, false});
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path / "set" / "data");
+  EXPECT_EQ(resolve_minari_dir("main_data.hdf5"), (dir.path / "set").string());
+  std::filesystem::current_path(dir.path / "set");
+  EXPECT_EQ(resolve_minari_dir("data/main_data.hdf5"), (dir.path / "set").string());
+  EXPECT_EQ(load_dataset("data/main_data.hdf5").index.stats.num_episodes, 2);
+  std::filesystem::current_path(dir.path);
+  EXPECT_EQ(resolve_minari_dir("set/data/main_data.hdf5"), "set");
+  std::filesystem::create_directories("loose");
+  std::filesystem::copy_file("set/data/main_data.hdf5", "loose/main_data.hdf5");
+  try {
+    resolve_minari_dir("loose/main_data.hdf5");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "loose/main_data.hdf5: a Minari main_data.hdf5 sits in <dataset>/data/, this one in " +
+            (dir.path / "loose").string() + " (move it there, or give a D4RL file another name)");
+  }
+  std::filesystem::current_path(before);
+}
+
+// metadata.json is read only from a regular file: a FIFO there would block the reader.
+TEST(MinariTest, AMetadataJsonThatIsNoFileIsAnError) {
+  TempDir dir;
+  write_minari(dir.path / "set", {3}, {true});
+  const std::filesystem::path meta = dir.path / "set" / "data" / "metadata.json";
+  std::filesystem::remove(meta);
+  ASSERT_EQ(::mkfifo(meta.c_str(), 0600), 0);
+  EXPECT_EQ(read_error(dir.path / "set"),
+            meta.string() + ": not a regular file (a Minari metadata.json is read from one)");
 }
 
 TEST(MinariTest, ObservationsNeedOneRowMoreThanActions) {

@@ -52,41 +52,63 @@ class FakeHub {
       if (e.is_directory()) list(std::filesystem::relative(e.path(), files_).string());
   }
 
+  // The recursive listing of `folder` in two pages: the first `first_page` entries at the
+  // listing's URL, linking (rel="next") to the rest.
+  void page_listing(const std::string& folder, size_t first_page) {
+    const nlohmann::json all = entries(folder, true);
+    const std::string target = listing_target(folder, true);
+    const std::string rest = target + "&cursor=2";
+    server_.add_document(
+        target,
+        nlohmann::json(std::vector<nlohmann::json>(all.begin(), all.begin() + long(first_page)))
+            .dump(),
+        server_.url(rest));
+    server_.add_document(
+        rest, nlohmann::json(std::vector<nlohmann::json>(all.begin() + long(first_page), all.end()))
+                  .dump());
+  }
+
+  std::string listing_target(const std::string& folder, bool recursive) const {
+    std::string target = "/api/datasets/" + repo_ + "/tree/main";
+    if (!folder.empty()) target += "/" + folder;
+    return recursive ? target + "?recursive=true" : target;
+  }
+
  private:
-  void list(const std::string& folder) {
-    for (bool recursive : {false, true}) {
-      nlohmann::json entries = nlohmann::json::array();
-      const std::filesystem::path dir = folder.empty() ? files_ : files_ / folder;
-      auto add = [&](const std::filesystem::directory_entry& e) {
-        const std::string path = std::filesystem::relative(e.path(), files_).string();
-        if (e.is_directory()) {
-          entries.push_back(
-              {{"type", "directory"}, {"oid", std::string(40, '0')}, {"size", 0}, {"path", path}});
-          return;
-        }
-        const int64_t size = int64_t(e.file_size());
-        nlohmann::json entry = {
-            {"type", "file"},
-            {"oid", fetch::file_checksum(e.path().string(), fetch::HashKind::kGitBlobSha1)},
-            {"size", size},
-            {"path", path}};
-        if (e.path().extension() == ".hdf5") {
-          entry["lfs"] = {
-              {"oid", fetch::file_checksum(e.path().string(), fetch::HashKind::kSha256)},
-              {"size", size},
-              {"pointerSize", 134}};
-        }
-        entries.push_back(entry);
-      };
-      if (recursive) {
-        for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) add(e);
-      } else {
-        for (const auto& e : std::filesystem::directory_iterator(dir)) add(e);
+  nlohmann::json entries(const std::string& folder, bool recursive) const {
+    nlohmann::json entries = nlohmann::json::array();
+    const std::filesystem::path dir = folder.empty() ? files_ : files_ / folder;
+    auto add = [&](const std::filesystem::directory_entry& e) {
+      const std::string path = std::filesystem::relative(e.path(), files_).string();
+      if (e.is_directory()) {
+        entries.push_back(
+            {{"type", "directory"}, {"oid", std::string(40, '0')}, {"size", 0}, {"path", path}});
+        return;
       }
-      std::string target = "/api/datasets/" + repo_ + "/tree/main";
-      if (!folder.empty()) target += "/" + folder;
-      server_.add_document(recursive ? target + "?recursive=true" : target, entries.dump());
+      const int64_t size = int64_t(e.file_size());
+      nlohmann::json entry = {
+          {"type", "file"},
+          {"oid", fetch::file_checksum(e.path().string(), fetch::HashKind::kGitBlobSha1)},
+          {"size", size},
+          {"path", path}};
+      if (e.path().extension() == ".hdf5") {
+        entry["lfs"] = {{"oid", fetch::file_checksum(e.path().string(), fetch::HashKind::kSha256)},
+                        {"size", size},
+                        {"pointerSize", 134}};
+      }
+      entries.push_back(entry);
+    };
+    if (recursive) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) add(e);
+    } else {
+      for (const auto& e : std::filesystem::directory_iterator(dir)) add(e);
     }
+    return entries;
+  }
+
+  void list(const std::string& folder) {
+    for (bool recursive : {false, true})
+      server_.add_document(listing_target(folder, recursive), entries(folder, recursive).dump());
   }
 
   HttpServer& server_;

@@ -94,10 +94,13 @@ class HttpServer {
     std::lock_guard<std::mutex> lock(mutex_);
     statuses_[path] = status;
   }
-  // Serves `body` at exactly this target (path and query), e.g. a tree-API listing.
-  void add_document(const std::string& target, std::string body) {
+  // Serves `body` at exactly this target (path and query), e.g. a tree-API listing; with
+  // `next_page`, a Link header to it (rel="next"), as the hub pages a long listing.
+  void add_document(const std::string& target, std::string body,
+                    const std::string& next_page = "") {
     std::lock_guard<std::mutex> lock(mutex_);
     documents_[target] = std::move(body);
+    next_pages_[target] = next_page;
   }
   // 302 from `path` to `location` (the hub sends its files from elsewhere).
   void redirect(const std::string& path, const std::string& location) {
@@ -177,14 +180,14 @@ class HttpServer {
       if (name == "range") req.range = line.substr(colon + 2, line.size() - colon - 3);  // no \r
     }
     const std::string path = req.target.substr(0, req.target.find('?'));
-    std::string document, location;
+    std::string document, next_page, location;
     bool has_document = false;
     int status = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       requests_.push_back(req);
       has_document = documents_.count(req.target) > 0;
-      if (has_document) document = documents_[req.target];
+      if (has_document) document = documents_[req.target], next_page = next_pages_[req.target];
       if (redirects_.count(path)) location = redirects_[path];
       if (statuses_.count(path)) status = statuses_[path];
     }
@@ -199,7 +202,10 @@ class HttpServer {
     } else if (!location.empty()) {
       send_head(fd, 302, "Found", "Location: " + location + "\r\nContent-Length: 0\r\n");
     } else if (has_document) {
-      send_head(fd, 200, "OK", "Content-Length: " + std::to_string(document.size()) + "\r\n");
+      const std::string link =
+          next_page.empty() ? "" : "Link: <" + next_page + ">; rel=\"next\"\r\n";
+      send_head(fd, 200, "OK",
+                link + "Content-Length: " + std::to_string(document.size()) + "\r\n");
       send_all(fd, document.data(), document.size());
     } else {
       serve_file(fd, path, req.range);
@@ -275,7 +281,7 @@ class HttpServer {
   mutable std::mutex mutex_;
   std::vector<std::thread> connections_;
   std::vector<Request> requests_;
-  std::map<std::string, std::string> documents_, redirects_;
+  std::map<std::string, std::string> documents_, next_pages_, redirects_;
   std::map<std::string, int> statuses_;
   int64_t cut_after_ = -1;
   bool stall_ = false;

@@ -154,5 +154,56 @@ TEST(MinariDownload, AFileThatDiffersFromTheListingIsAChecksumMismatch) {
   EXPECT_FALSE(fs::exists(h.root / "mujoco/hopper/part-v0/data/main_data.hdf5.part"));
 }
 
+TEST(MinariDownload, AListingOverSeveralPagesIsReadToItsEnd) {
+  Hub h;
+  h.hub.page_listing("hopper/part-v0", 1);
+  download_dataset("mujoco/hopper/part-v0", h.options);
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+  EXPECT_EQ(
+      h.server.requests_for("/api/datasets/farama-minari/mujoco/tree/main/hopper/part-v0").size(),
+      2u);
+}
+
+TEST(MinariDownload, ListingPagesThatLeadBackAreRefused) {
+  Hub h;
+  const std::string target = h.hub.listing_target("hopper/part-v0", true);
+  h.server.add_document(target, "[]", h.server.url(target));
+  try {
+    download_dataset("mujoco/hopper/part-v0", h.options);
+    FAIL();
+  } catch (const FetchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("leads back to " + h.server.url(target)), std::string::npos) << what;
+  }
+  EXPECT_LE(h.server.requests_for(target.substr(0, target.find('?'))).size(), 2u);
+}
+
+// The listing's paths are joined to the user's Minari folder: one that climbs out of the
+// dataset's folder (or is absolute) would let a mirror write any file the user can.
+TEST(MinariDownload, AListedPathOutsideTheDatasetsFolderIsRefused) {
+  for (const std::string& path :
+       {std::string("hopper/part-v0/../../escaped.txt"), std::string("hopper/other-v0/data/x.txt"),
+        std::string("/escaped.txt")}) {
+    Hub h;
+    const std::string target = h.hub.listing_target("hopper/part-v0", true);
+    nlohmann::json entry = {
+        {"type", "file"}, {"oid", std::string(40, 'a')}, {"size", 1}, {"path", path}};
+    h.server.add_document(target, nlohmann::json::array({entry}).dump());
+    try {
+      download_dataset("mujoco/hopper/part-v0", h.options);
+      FAIL() << path;
+    } catch (const FetchError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("lists '" + path +
+                          "': expected a relative path inside "
+                          "'hopper/part-v0/'"),
+                std::string::npos)
+          << what;
+    }
+    EXPECT_FALSE(fs::exists(h.root)) << path;  // nothing fetched, nothing written
+    EXPECT_FALSE(fs::exists(h.dir.path / "escaped.txt")) << path;
+  }
+}
+
 }  // namespace
 }  // namespace minrnn::fetch

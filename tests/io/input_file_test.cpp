@@ -1,6 +1,7 @@
 #include "io/input_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,27 @@ TEST_F(InputFile, ANearbyNameMayBeADirectory) {
 TEST_F(InputFile, ADirectoryIsNotAFile) {
   const std::string sub = (dir / "sub").string();
   EXPECT_EQ(refusal(sub), sub + ": a directory, not a config file");
+}
+
+// A FIFO would block the read and /dev/zero never end it: both are refused before reading, as is
+// a file larger than its kind can be.
+TEST_F(InputFile, OnlyARegularFileOfAPlausibleSizeIsRead) {
+  const std::string fifo = (dir / "config.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(refusal(fifo), fifo + ": not a regular file (a config file is read from one)");
+  const fs::path zero = dir / "zero.yaml";
+  fs::create_symlink("/dev/zero", zero);
+  EXPECT_EQ(refusal(zero.string()),
+            zero.string() + ": not a regular file (a config file is read from one)");
+  const std::string big = (dir / "big.yaml").string();
+  std::ofstream(big) << std::string(101, 'x');
+  try {
+    read_input_file(big, "config file", 100);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), big + ": 101 bytes, more than a config file can be (100)");
+  }
+  EXPECT_EQ(read_input_file(big, "config file", 101), std::string(101, 'x'));
 }
 
 }  // namespace

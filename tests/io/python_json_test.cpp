@@ -33,5 +33,25 @@ TEST(PythonJson, ReadsAndWritesTheNonStandardTokens) {
   }
 }
 
+// Metadata nested thousands deep would overflow the stack of the code that writes it back (an
+// error message, dump_python_json): refused where it is read, naming the document.
+TEST(PythonJson, ADocumentNestedTooDeepIsRefused) {
+  const auto nested = [](int depth) {
+    return "{\"a\": " + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  EXPECT_EQ(dump_python_json(parse_python_json(nested(kMaxJsonDepth), "m")).size(),
+            nested(kMaxJsonDepth).size());
+  try {
+    parse_python_json(nested(20000), "metadata.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "metadata.json: arrays or objects nested more than " +
+                                         std::to_string(kMaxJsonDepth) + " deep (at byte " +
+                                         std::to_string(6 + kMaxJsonDepth - 1) + ")");
+  }
+  // Brackets inside strings are text, not nesting.
+  EXPECT_NO_THROW(parse_python_json("[\"" + std::string(500, '[') + "\"]", "m"));
+}
+
 }  // namespace
 }  // namespace minrnn::io
