@@ -1,6 +1,7 @@
 #include "eval/rollout.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +22,8 @@
 
 namespace minrnn::eval {
 namespace {
+
+namespace fs = std::filesystem;
 
 // Episodes [first, first + count) of a rollout, stepped as one batch by their own Policy.
 struct Shard {
@@ -57,12 +60,12 @@ class Progress {
   int ended_ = 0, reported_ = 0;
 };
 
-// Runs one shard's episodes to their end (or max_steps), filling its slots of `r`. `renderer`
-// (episode 0, shard 0 only) is null elsewhere.
+// Runs one shard's episodes to their end (or max_steps), filling its slots of `r` (from
+// `r_first`, the wave's first episode, on). `renderer` (episode 0, shard 0 only) is null elsewhere.
 void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
                std::vector<double>& obs_all, const RolloutOptions& opt, int max_steps,
                envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
-               Progress& progress, RolloutResult& r) {
+               Progress& progress, int64_t r_first, RolloutResult& r) {
   const int64_t B = shard.count, first = shard.first;
   rl::Policy& policy = *shard.policy;
   const int64_t obs_dim = policy.obs_dim(), act_dim = policy.act_dim();
@@ -81,8 +84,8 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
       action.assign(actions.begin() + i * act_dim, actions.begin() + (i + 1) * act_dim);
       auto step = envs[first + i]->step(action);
       rewards[i] = step.reward;
-      r.returns[first + i] += step.reward;
-      r.lengths[first + i] += 1;
+      r.returns[r_first + first + i] += step.reward;
+      r.lengths[r_first + first + i] += 1;
       std::copy(step.obs.begin(), step.obs.end(), obs + i * obs_dim);
       done[i] = step.terminated || step.truncated;
       if (renderer && i == 0) frames->push_back(renderer->render_rgb());
@@ -144,7 +147,7 @@ std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOption
 // rethrows the first shard's error; the seconds it took.
 double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt,
                   envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
-                  RolloutResult& r) {
+                  int64_t r_first, RolloutResult& r) {
   const int count = static_cast<int>(shards.size());
   Progress progress(opt, count);
   std::vector<std::exception_ptr> errors(count);
@@ -152,7 +155,7 @@ double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions&
     try {
       const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
       run_shard(k, shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
-                progress, r);
+                progress, r_first, r);
     } catch (...) {
       errors[k] = std::current_exception();
     }
@@ -168,7 +171,29 @@ double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions&
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif; the GIF's path.
+// A file of a video write_video writes: frame_NNNNN.png or rollout.gif.
+bool is_video_file(const std::string& name) {
+  return name == "rollout.gif" ||
+         (name.size() == 15 && name.rfind("frame_", 0) == 0 && name.compare(11, 4, ".png") == 0 &&
+          std::all_of(name.begin() + 6, name.begin() + 11, ::isdigit));
+}
+
+// The video folder holds nothing but an earlier rollout's frames, which the new ones replace: a
+// folder of the user's other files is refused before any episode runs.
+void check_video_dir(const std::string& dir) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_video_file(name)) {
+      throw std::invalid_argument("video folder " + dir + " holds " + name +
+                                  ", not only an earlier rollout's frames: name a new or empty "
+                                  "folder (its frames and rollout.gif would be replaced)");
+    }
+  }
+}
+
+// Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif, an earlier rollout's later
+// frames removed; the GIF's path.
 std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>>& frames,
                         const envs::Renderer& renderer) {
   envs::make_directories(dir);
@@ -177,12 +202,48 @@ std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>
     std::snprintf(name, sizeof(name), "/frame_%05zu.png", f);
     envs::write_png(dir + name, frames[f], renderer.width(), renderer.height());
   }
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name != "rollout.gif" && is_video_file(name) &&
+        std::stoul(name.substr(6, 5)) >= frames.size())
+      stale.push_back(it->path());
+  }
+  for (const fs::path& frame : stale) fs::remove(frame, ec);
   const std::string gif = dir + "/rollout.gif";
   // Every second frame at 25 frames/s: hopper and walker2d (dt 0.008 s) play at 0.4× real time.
   std::vector<std::vector<uint8_t>> gif_frames;
   for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
   envs::write_gif(gif, gif_frames, renderer.width(), renderer.height(), 4);
   return gif;
+}
+
+// Episodes [first, first + wave.episodes) of the rollout, their envs reset with wave.seed + i:
+// made, stepped to their end and freed, their results in r's slots from `first`.
+void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, RolloutResult& r) {
+  auto policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{wave.mode, wave.engine});
+  Episodes episodes = start_episodes(agent, *policy, wave);
+  std::unique_ptr<envs::Renderer> renderer;
+  std::vector<std::vector<uint8_t>> frames;
+  if (!wave.video_dir.empty()) {
+    renderer =
+        std::make_unique<envs::Renderer>(*episodes.envs[0], wave.video_width, wave.video_height);
+    frames.push_back(renderer->render_rgb());
+  }
+  r.mode = policy->mode();
+  r.engine = policy->engine();
+  // The packed engine's episodes are split over the threads, each stepping its share (model and
+  // physics) on one core: the physics is serial per env and the model's products at these batch
+  // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
+  // one batch (torch parallelises its own ops).
+  const int threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
+  const int count = r.engine == rl::PolicyEngine::kPacked && !renderer
+                        ? rollout_shards(wave.episodes, threads)
+                        : 1;
+  std::vector<Shard> shards = split_into_shards(agent, wave, std::move(policy), count);
+  r.step_seconds += run_shards(shards, episodes, wave, renderer.get(), &frames, first, r);
+  if (renderer) r.video_gif = write_video(wave.video_dir, frames, *renderer);
 }
 
 }  // namespace
@@ -196,34 +257,26 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   if (agent.env.empty()) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
+  if (!opt.video_dir.empty()) check_video_dir(opt.video_dir);
   const auto start = std::chrono::steady_clock::now();
-  auto policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
-  Episodes episodes = start_episodes(agent, *policy, opt);
-  std::unique_ptr<envs::Renderer> renderer;
-  std::vector<std::vector<uint8_t>> frames;
-  if (!opt.video_dir.empty()) {
-    renderer =
-        std::make_unique<envs::Renderer>(*episodes.envs[0], opt.video_width, opt.video_height);
-    frames.push_back(renderer->render_rgb());
-  }
-
   RolloutResult r;
   r.returns.assign(opt.episodes, 0.0);
   r.lengths.assign(opt.episodes, 0);
-  r.mode = policy->mode();
-  r.engine = policy->engine();
-  // The packed engine's episodes are split over the threads, each stepping its share (model and
-  // physics) on one core: the physics is serial per env and the model's products at these batch
-  // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
-  // one batch (torch parallelises its own ops).
-  const int threads = opt.threads > 0 ? opt.threads : at::get_num_threads();
-  const int count = r.engine == rl::PolicyEngine::kPacked && !renderer
-                        ? rollout_shards(opt.episodes, threads)
-                        : 1;
-  std::vector<Shard> shards = split_into_shards(agent, opt, std::move(policy), count);
-  r.step_seconds = run_shards(shards, episodes, opt, renderer.get(), &frames, r);
-  if (renderer) r.video_gif = write_video(opt.video_dir, frames, *renderer);
-
+  int ended_before = 0, ended_in_wave = 0;  // episodes ended (not cut off at max_steps)
+  for (int first = 0; first < opt.episodes; first += kEpisodesAtOnce) {
+    RolloutOptions wave = opt;
+    wave.episodes = std::min(kEpisodesAtOnce, opt.episodes - first);
+    wave.seed = opt.seed + first;
+    if (first > 0) wave.video_dir.clear();
+    if (opt.on_step) {
+      wave.on_step = [&](int step, int max_steps, int ended) {
+        ended_in_wave = ended;
+        opt.on_step(step, max_steps, ended_before + ended);
+      };
+    }
+    roll_wave(agent, wave, first, r);
+    ended_before += ended_in_wave;
+  }
   for (double ret : r.returns) r.normalized.push_back(agent.normalized(ret));
   const MeanStd returns = mean_std(r.returns), normalized = mean_std(r.normalized);
   r.mean_return = returns.mean;

@@ -45,6 +45,11 @@ struct RolloutOptions {
   int threads = 0;
 };
 
+// Each episode holds its own MuJoCo model and data (~5 MB) while it runs: rollout() runs the
+// episodes in waves of at most this many, so memory stays bounded however many are asked for.
+// A wave's result is the same as that of a rollout of its episodes alone.
+constexpr int kEpisodesAtOnce = 256;
+
 // How many shards rollout() splits `episodes` into over `threads` threads.
 int rollout_shards(int64_t episodes, int threads);
 

@@ -195,28 +195,40 @@ double Policy::normalized(double episode_return) const {
 }
 
 void Policy::reset(int64_t batch, double target_return) {
-  if (batch < 1) throw std::invalid_argument("Policy::reset: batch must be >= 1");
-  if (std::isnan(target_return)) target_return = agent_->config.target_return;
-  if (!std::isfinite(target_return)) {
-    throw std::invalid_argument("Policy::reset: target_return must be finite");
+  if (batch < 1 || batch > kMaxBatch) {
+    throw std::invalid_argument("Policy::reset: batch must be in [1, " + std::to_string(kMaxBatch) +
+                                "], got " + std::to_string(batch));
   }
+  if (std::isnan(target_return)) target_return = agent_->config.target_return;
+  // Float, as the tensors of training held it: the same conditioning bit for bit.
+  const float rtg = static_cast<float>(target_return / return_scale_);
+  if (!std::isfinite(rtg)) {
+    throw std::invalid_argument(
+        "Policy::reset: target_return must be finite (within float's "
+        "range once divided by the return scale), got " +
+        std::to_string(target_return));
+  }
+  // Everything sized before anything changes: a batch that cannot be allocated leaves the policy
+  // as it was.
+  std::vector<float> rtg_new(batch, rtg), obs_new(batch * obs_dim_), actions_new(batch * act_dim_);
   engine_->reset(batch);
   batch_ = batch;
   t_ = 0;
-  // Float, as the tensors of training held it: the same conditioning bit for bit.
-  rtg_.assign(batch, static_cast<float>(target_return / return_scale_));
-  obs_.resize(batch * obs_dim_);
-  actions_.resize(batch * act_dim_);
+  rtg_.swap(rtg_new);
+  obs_.swap(obs_new);
+  actions_.swap(actions_new);
 }
 
+// The model reads floats: a finite double past float's range (1e39) is as unusable as inf.
 void Policy::check_finite(const double* values, int64_t count, const char* what) const {
   for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) {
+    if (!std::isfinite(static_cast<float>(values[i]))) {
       const int64_t width = count / batch_;
-      throw std::invalid_argument(std::string("Policy: ") + what + " of episode " +
-                                  std::to_string(i / width) + " has a non-finite value at index " +
-                                  std::to_string(i % width) + " (" + std::to_string(values[i]) +
-                                  ")");
+      throw std::invalid_argument(
+          std::string("Policy: ") + what + " of episode " + std::to_string(i / width) +
+          " has a value a float cannot hold "
+          "at index " +
+          std::to_string(i % width) + " (" + std::to_string(values[i]) + ")");
     }
   }
 }
@@ -256,7 +268,15 @@ void Policy::observe_reward(const std::vector<double>& rewards) {
 }
 
 void Policy::observe_reward(const double* rewards) {
-  check_finite(rewards, batch_, "reward");
+  for (int64_t b = 0; b < batch_; ++b) {
+    if (!std::isfinite(rtg_[b] - static_cast<float>(rewards[b] / return_scale_))) {
+      throw std::invalid_argument("Policy::observe_reward: the reward of episode " +
+                                  std::to_string(b) + " (" + std::to_string(rewards[b]) + ") " +
+                                  (std::isfinite(rewards[b])
+                                       ? "takes its return-to-go out of float's range"
+                                       : "is not finite"));
+    }
+  }
   for (int64_t b = 0; b < batch_; ++b) rtg_[b] -= static_cast<float>(rewards[b] / return_scale_);
 }
 

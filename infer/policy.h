@@ -69,14 +69,19 @@ class Policy {
   Policy(Policy&&) noexcept;
   Policy& operator=(Policy&&) noexcept;
 
-  // Starts `batch` new episodes, each conditioned on target_return (raw, in the env's reward
-  // units; NaN = the run's configured target).
+  // Starts `batch` new episodes (at most kMaxBatch), each conditioned on target_return (raw, in
+  // the env's reward units; NaN = the run's configured target). Throws std::invalid_argument for
+  // a batch out of range or a target no float holds, leaving the policy unchanged.
+  static constexpr int64_t kMaxBatch = int64_t{1} << 20;
   void reset(int64_t batch = 1, double target_return = NAN);
   // One step of every episode: batch × obs_dim raw observations → batch × act_dim actions. Throws
-  // std::invalid_argument for a wrong size or a non-finite value, leaving the policy unchanged.
+  // std::invalid_argument for a wrong size or a value no float holds (inf, nan, 1e39), leaving
+  // the policy unchanged.
   std::vector<double> act(const std::vector<double>& observations);
   void act(const double* observations, double* actions);  // sizes as above, unchecked
   // The rewards (batch values) the env paid for the last actions. Episodes already over pass 0.
+  // Throws std::invalid_argument, changing nothing, for a reward that is not finite or that takes
+  // a return-to-go out of float's range.
   void observe_reward(const std::vector<double>& rewards);
   void observe_reward(const double* rewards);
   void observe_reward(double reward);  // batch 1

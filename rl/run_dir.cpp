@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "io/atomic_file.h"
 
@@ -79,6 +81,18 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
     }
   }
   if (fs::exists(run / "eval.json")) fs::rename(run / "eval.json", run / ("eval" + at + ".json"));
+  // The ad-hoc evaluations of the finished checkpoint (eval-episodes3.json) are named for its
+  // step as `minrnn eval` names those of other checkpoints, so the extended run's do not replace
+  // them.
+  std::vector<std::string> adhoc;
+  for (const auto& entry : fs::directory_iterator(run)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("eval-", 0) == 0 && entry.path().extension() == ".json" &&
+        name.rfind("eval-step", 0) != 0 && name.rfind("eval-checkpoint-", 0) != 0)
+      adhoc.push_back(name);
+  }
+  for (const std::string& name : adhoc)
+    fs::rename(run / name, run / ("eval" + at + name.substr(4)));
   fs::rename(run / "done.json", run / ("done" + at + ".json"));
 }
 

@@ -51,11 +51,11 @@ struct RunDirTakeover {
 // checkpoint, exactly as if the run had been started with the larger budget (its learning-rate
 // schedule does not depend on max_steps). What the finished run reported stays beside it under its
 // step: checkpoint.pt is copied to checkpoint-step<N>.pt, done.json and eval.json become
-// done-step<N>.json and eval-step<N>.json. A finished run without its checkpoint (one restored
-// from a snapshot of another machine's sweep) trains again from step 0 — by the same argument the
-// run that was asked for — and its curves are kept too, as metrics-step<N>.csv and
-// evals-step<N>.csv. `extend` on a run already finished with this very config is `finished`, not
-// an error, so that asking again (a requeued job) is harmless.
+// done-step<N>.json and eval-step<N>.json (an ad-hoc eval-X.json eval-step<N>-X.json). A finished
+// run without its checkpoint (one restored from a snapshot of another machine's sweep) trains again
+// from step 0 — by the same argument the run that was asked for — and its curves are kept too, as
+// metrics-step<N>.csv and evals-step<N>.csv. `extend` on a run already finished with this very
+// config is `finished`, not an error, so that asking again (a requeued job) is harmless.
 RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& config, bool force,
                              bool extend);
 // Prepares `run_dir` as `plan` says: removes the old outputs (force) or keeps the finished

@@ -1,6 +1,7 @@
 #include "rl/run_files.h"
 
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -63,6 +64,16 @@ void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, doub
      << ", \"env_version\": " << env.env_version << ", \"step\": " << step
      << ", \"last_loss\": " << last_loss << "}\n";
   io::write_file_atomically(files.done, js.str());
+}
+
+int64_t finished_step(const RunFiles& files) {
+  std::ifstream in(files.done);
+  if (!in) return -1;
+  try {
+    return nlohmann::json::parse(in).at("step").get<int64_t>();
+  } catch (const nlohmann::json::exception&) {
+    return -1;
+  }
 }
 
 }  // namespace minrnn::rl

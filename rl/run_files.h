@@ -54,4 +54,7 @@ void drop_rows_after(const RunFiles& files, int64_t step);
 // done.json: what the sweep and the report read to know the run is finished.
 void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss);
 
+// The step done.json says the run finished at; -1 where there is none (or it cannot be read).
+int64_t finished_step(const RunFiles& files);
+
 }  // namespace minrnn::rl

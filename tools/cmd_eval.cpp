@@ -8,14 +8,18 @@
 // finished checkpoint (RUN or RUN/checkpoint.pt, with done.json beside it). An ad-hoc one (say
 // --episodes 3 --target-return 9000) writes <RUN>/eval-episodes3-target9000.json instead; another
 // checkpoint file (an --extend's checkpoint-step10000.pt) or a run still training writes
-// <RUN>/eval-checkpoint-step10000.json or <RUN>/eval-step4000.json. So trying something can never
-// replace a reported number.
+// <RUN>/eval-checkpoint-step10000.json or <RUN>/eval-step4000.json. The standard evaluation keeps
+// an eval.json made with other settings (a sweep's --episodes 30) and writes beside it
+// (eval-episodes10.json); --out replaces only an evaluation's JSON, never the run's. So trying
+// something can never replace a reported number.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +28,7 @@
 #include "eval/rollout.h"
 #include "io/progress_line.h"
 #include "ops/device.h"
+#include "rl/run_files.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
 
@@ -54,21 +59,27 @@ std::function<void(int, int, int)> progress_line(int episodes) {
   };
 }
 
+namespace fs = std::filesystem;
+using Given = std::vector<std::pair<std::string, std::string>>;  // option name, value
+
+// The folder that `run` (a run dir or a checkpoint file) keeps its evaluations in.
+fs::path run_folder(const std::string& run) {
+  return fs::is_directory(run) ? fs::path(run) : fs::path(run).parent_path();
+}
+
 // Why an evaluation of `run` (a run dir or a checkpoint file) cannot be the run's result, as a
 // name part ("checkpoint-step10000", "step4000"); "" when it can: the run's own checkpoint of a
-// finished run.
+// run finished at `step` (a done.json of another step: the run was extended since).
 std::string not_the_result(const std::string& run, int64_t step) {
-  namespace fs = std::filesystem;
-  const bool dir = fs::is_directory(run);
   const fs::path file(run);
-  if (!dir && file.filename() != "checkpoint.pt") return file.stem().string();
-  const fs::path run_dir = dir ? file : file.parent_path();
-  if (!fs::exists(run_dir / "done.json")) return "step" + std::to_string(step);
+  if (!fs::is_directory(run) && file.filename() != "checkpoint.pt") return file.stem().string();
+  if (rl::finished_step(rl::RunFiles(run_folder(run).string())) != step)
+    return "step" + std::to_string(step);
   return "";
 }
 
 // "eval-episodes3-seed5.json": the options given, so ad-hoc results of different settings coexist.
-std::string adhoc_name(const std::vector<std::pair<std::string, std::string>>& given) {
+std::string adhoc_name(const Given& given) {
   std::string name = "eval";
   for (const auto& [key, value] : given) name += "-" + key + value;
   for (char& c : name)
@@ -76,10 +87,62 @@ std::string adhoc_name(const std::vector<std::pair<std::string, std::string>>& g
   return name + ".json";
 }
 
+// `path` as JSON; null where it cannot be read as JSON.
+nlohmann::json read_json(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return nullptr;
+  try {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
+// The settings of this evaluation that `result` (a run's eval.json) was made without, as the
+// options that give them: a sweep's `--episodes 30` result is kept from a plain eval's 10. None
+// where it has them all, or where it cannot be read (nothing there to keep).
+Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro) {
+  const nlohmann::json j = read_json(result);
+  if (!j.is_object()) return {};
+  const auto differs = [&](const char* key, const nlohmann::json& mine) {
+    return !j.contains(key) || j[key] != mine;
+  };
+  Given apart;
+  if (differs("episodes", ro.episodes)) apart.push_back({"episodes", std::to_string(ro.episodes)});
+  if (differs("seed", ro.seed)) apart.push_back({"seed", std::to_string(ro.seed)});
+  if (differs("target_return", ro.target_return)) {
+    char target[32];
+    std::snprintf(target, sizeof target, "%g", ro.target_return);
+    apart.push_back({"target", target});
+  }
+  const std::string mode = eval::eval_mode_name(ro.mode);
+  if (differs("mode_requested", mode)) apart.push_back({"mode", mode});
+  return apart;
+}
+
+// --out names a file of the user's choosing: an evaluation's JSON there is replaced, anything
+// else (a checkpoint, a config) refused before the episodes run, and the run's own result is
+// left to --replace.
+void check_out_file(const std::string& out, const fs::path& result) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (fs::equivalent(out, result, ec)) {
+    throw ExitError{2, "minrnn eval: --out " + out +
+                           " is the run's result (eval.json): --replace replaces it, not --out"};
+  }
+  const nlohmann::json j = read_json(out);
+  if (!j.is_object() || !j.contains("mean_normalized") || !j.contains("returns")) {
+    throw ExitError{2, "minrnn eval: --out " + out +
+                           " exists and is not an evaluation's JSON: not replaced (name another "
+                           "file)"};
+  }
+}
+
 struct EvalArgs {
   std::string run;
   int episodes = 10;
-  double target_return = -1e300;
+  double target_return = 0;  // when given (else the config's)
   int64_t seed = 0;
   std::string device = "auto";
   std::string video;
@@ -92,32 +155,40 @@ struct EvalArgs {
 // Rolls `a.run` out and writes its JSON: eval.json only for the standard evaluation (or
 // --replace) of a finished run's own checkpoint, else a name from `given`, the options that change
 // the result (see the top).
-void run_eval(const EvalArgs& a, std::vector<std::pair<std::string, std::string>> given) {
+void run_eval(const EvalArgs& a, Given given, bool target_given) {
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
   rl::Agent agent = rl::load_agent(a.run, device.device);
   // Said once the run has loaded: a run that is not there is the one line printed.
   core::say_choice(a.device, device);
-  const std::string partial = not_the_result(a.run, agent.step);
-  if (a.replace && !partial.empty()) {
+  if (a.replace && !not_the_result(a.run, agent.step).empty()) {
     throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " + a.run +
                            " is not a finished run's own checkpoint (checkpoint.pt beside "
                            "done.json); evaluate it without --replace"};
   }
+  const fs::path result = run_folder(a.run) / "eval.json";
+  if (!a.out.empty()) check_out_file(a.out, result);
   eval::RolloutOptions ro;
   ro.episodes = a.episodes;
-  ro.target_return = a.target_return > -1e299 ? a.target_return : agent.config.target_return;
+  ro.target_return = target_given ? a.target_return : agent.config.target_return;
   ro.seed = a.seed;
   ro.video_dir = a.video;
   ro.mode = eval::parse_eval_mode(a.mode);
   ro.engine = rl::parse_policy_engine(a.engine);
   ro.on_step = progress_line(ro.episodes);
   const auto r = eval::rollout(agent, ro);
-  const std::string dir = std::filesystem::is_directory(a.run)
-                              ? a.run
-                              : std::filesystem::path(a.run).parent_path().string();
+  // Asked again: a `train --extend` may have moved the run on while its episodes ran.
+  const std::string partial = not_the_result(a.run, agent.step);
   if (!partial.empty()) given.insert(given.begin(), {"", partial});
-  const std::string name = given.empty() || a.replace ? "eval.json" : adhoc_name(given);
-  const std::string out = a.out.empty() ? (std::filesystem::path(dir) / name).string() : a.out;
+  bool result_kept = false;
+  if (given.empty() && !a.replace && a.out.empty() && fs::exists(result)) {
+    given = settings_apart(result, ro);
+    result_kept = !given.empty();
+  }
+  const bool to_result = given.empty() || (a.replace && partial.empty());
+  const std::string out =
+      !a.out.empty()
+          ? a.out
+          : (result.parent_path() / (to_result ? "eval.json" : adhoc_name(given))).string();
   eval::write_eval_json(out, agent, ro, r);
   std::printf(
       "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
@@ -127,6 +198,15 @@ void run_eval(const EvalArgs& a, std::vector<std::pair<std::string, std::string>
       static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
       rl::policy_engine_name(r.engine), r.mean_return, r.std_return, r.mean_normalized,
       r.std_normalized, ro.episodes, r.seconds, out.c_str());
+  if (result_kept) {
+    std::printf(
+        "%s, the run's result, was made with other settings: kept (--replace replaces it)\n",
+        result.string().c_str());
+  }
+  if (a.replace && !partial.empty()) {
+    std::printf("the run moved on from step %lld while it was evaluated: %s is kept\n",
+                static_cast<long long>(agent.step), result.string().c_str());
+  }
   if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
 }
 
@@ -143,8 +223,10 @@ void add_eval_command(CLI::App& app) {
   auto* episodes =
       sub->add_option("--episodes", args->episodes, "episodes (default 10)")->check(positive());
   auto* target = sub->add_option("--target-return", args->target_return,
-                                 "raw target return (default: config's)");
-  auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)");
+                                 "raw target return (default: config's)")
+                     ->check(finite_float());
+  auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)")
+                   ->check(whole_number(0, int64_t{1} << 62));
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]");
   auto* mode =
@@ -183,13 +265,13 @@ void add_eval_command(CLI::App& app) {
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
   sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
   sub->callback([args, episodes, target, seed, mode, engine] {
-    std::vector<std::pair<std::string, std::string>> given;
+    Given given;
     if (episodes->count() > 0) given.push_back({"episodes", std::to_string(args->episodes)});
     if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
     if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});
     if (mode->count() > 0) given.push_back({"mode", args->mode});
     if (engine->count() > 0) given.push_back({"engine", args->engine});
-    run_eval(*args, std::move(given));
+    run_eval(*args, std::move(given), target->count() > 0);
   });
 }
 

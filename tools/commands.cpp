@@ -1,4 +1,7 @@
 // What every `minrnn` subcommand shares (tools/commands.h): its options' checks.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <vector>
@@ -14,12 +17,40 @@ CLI::Validator positive() {
       [](std::string& value) -> std::string {
         try {
           size_t used = 0;
-          if (std::stod(value, &used) > 0 && used == value.size()) return "";
+          const double x = std::stod(value, &used);
+          if (x > 0 && std::isfinite(x) && used == value.size()) return "";
         } catch (const std::exception&) {
         }
-        return "expected a number > 0, got '" + value + "'";
+        return "expected a finite number > 0, got '" + value + "'";
       },
       "> 0", "positive");
+}
+
+CLI::Validator finite_float() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          size_t used = 0;
+          const double x = std::stod(value, &used);
+          if (std::isfinite(static_cast<float>(x)) && used == value.size()) return "";
+        } catch (const std::exception&) {
+        }
+        return "expected a finite number within float's range (±3.4e38), got '" + value + "'";
+      },
+      "NUMBER", "finite float");
+}
+
+CLI::Validator whole_number(int64_t min, int64_t max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [=](std::string& value) -> std::string {
+        int64_t x = 0;
+        const char* end = value.data() + value.size();
+        const auto parsed = std::from_chars(value.data(), end, x);
+        if (parsed.ec == std::errc() && parsed.ptr == end && x >= min && x <= max) return "";
+        return "expected a whole number in " + range + ", got '" + value + "'";
+      },
+      "INT in " + range, "whole number");
 }
 
 CLI::Validator backbone_name() {

@@ -1,6 +1,7 @@
 // Each `minrnn` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
 
 namespace minrnn::cli {
 
@@ -13,10 +14,18 @@ void add_data_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
-// `->check(positive())` on a numeric option: rejects 0, negatives and non-numbers with
-// "--episodes: expected a number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out the whole
-// of DBL_MAX in its message.)
+// `->check(positive())` on a numeric option: rejects 0, negatives, inf, nan and non-numbers with
+// "--episodes: expected a finite number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out the
+// whole of DBL_MAX in its message.)
 CLI::Validator positive();
+
+// `->check(finite_float())`: a number a float holds (what the model's tensors take), not nan,
+// inf or 1e308.
+CLI::Validator finite_float();
+
+// `->check(whole_number(0, 1 << 62))`: an integer in [min, max], parsed whole ("1e3", "12x" and
+// 2^64 refused, where CLI11 clamps an integer past int64's range to its limit).
+CLI::Validator whole_number(int64_t min, int64_t max);
 
 // `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel
 // does not build, offering the one a typo meant.

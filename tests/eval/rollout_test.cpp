@@ -262,6 +262,77 @@ TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
   EXPECT_EQ(eval::rollout_shards(4, 1), 1);
 }
 
+// More episodes than fit at once run in waves, each the rollout of its episodes alone, so a
+// thousand-episode evaluation holds one wave's MuJoCo models, not a thousand.
+TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
+  auto ro = short_rollout(eval::kEpisodesAtOnce + 3, 200, eval::EvalMode::kStreaming);
+  ro.seed = 11;
+  ro.threads = 1;
+  int last_ended = 0;
+  ro.on_step = [&](int, int, int ended) {
+    EXPECT_GE(ended, last_ended);
+    last_ended = ended;
+  };
+  const auto all = eval::rollout(agent, ro);
+  ASSERT_EQ(all.returns.size(), size_t(eval::kEpisodesAtOnce + 3));
+  ASSERT_LT(*std::max_element(all.lengths.begin(), all.lengths.end()), 200);  // all fell
+  EXPECT_EQ(last_ended, eval::kEpisodesAtOnce + 3);
+  ro.on_step = nullptr;
+  ro.episodes = 3;
+  ro.seed = 11 + eval::kEpisodesAtOnce;
+  const auto last_wave = eval::rollout(agent, ro);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(all.returns[eval::kEpisodesAtOnce + i], last_wave.returns[i]) << i;
+    EXPECT_EQ(all.lengths[eval::kEpisodesAtOnce + i], last_wave.lengths[i]) << i;
+  }
+  ro.episodes = eval::kEpisodesAtOnce;
+  ro.seed = 11;
+  EXPECT_EQ(eval::rollout(agent, ro).returns,
+            std::vector<double>(all.returns.begin(), all.returns.end() - 3));
+}
+
+// A video folder holds one rollout's frames: a shorter episode's video leaves none of a longer
+// one's behind, and a folder of other files is refused before any episode runs.
+TEST(Rollout, AVideoReplacesTheFramesOfAnEarlierOne) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
+  auto ro = short_rollout(1, 6, eval::EvalMode::kStreaming);
+  ro.video_dir = (tmp.path / "video").string();
+  ro.video_width = 32;
+  ro.video_height = 24;
+  const auto frames = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(ro.video_dir))
+      n += e.path().filename().string().rfind("frame_", 0) == 0;
+    return n;
+  };
+  try {
+    eval::rollout(agent, ro);
+  } catch (const std::exception& e) {
+    if (std::string(e.what()).find("no OSMesa") != std::string::npos) GTEST_SKIP() << e.what();
+    throw;
+  }
+  EXPECT_EQ(frames(), 7);  // the reset's and one a step
+  ro.max_steps = 3;
+  eval::rollout(agent, ro);
+  EXPECT_EQ(frames(), 4);
+  EXPECT_TRUE(fs::exists(fs::path(ro.video_dir) / "rollout.gif"));
+  std::ofstream(fs::path(ro.video_dir) / "notes.txt") << "mine\n";
+  try {
+    eval::rollout(agent, ro);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds notes.txt, not only an earlier rollout's frames"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(frames(), 4);
+}
+
 TEST(Rollout, TransformerIsWindowOnly) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);

@@ -195,7 +195,18 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
   }
   bad[3] = INFINITY;
   EXPECT_THROW(policy.act(bad), std::invalid_argument);
+  bad[3] = 1e39;  // finite, but no float: the model would see inf and answer NaN
+  EXPECT_THROW(policy.act(bad), std::invalid_argument);
   EXPECT_THROW(policy.observe_reward(NAN), std::invalid_argument);
+  EXPECT_THROW(policy.observe_reward(1e300), std::invalid_argument);
+  {  // Rewards that take the return-to-go past float's range, one by one.
+    rl::Policy far(agent);
+    const double huge = 3e38 * agent.config.return_scale;
+    far.observe_reward(huge);
+    const double rtg = far.return_to_go();
+    EXPECT_THROW(far.observe_reward(huge), std::invalid_argument);
+    EXPECT_EQ(far.return_to_go(), rtg);
+  }
   EXPECT_THROW(policy.observe_reward(std::vector<double>{1, 2}), std::invalid_argument);
   EXPECT_EQ(policy.timestep(), 0);
   // Nothing moved: the same actions as a policy that never saw the bad input.
@@ -205,7 +216,11 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
     twin.observe_reward(1.0);
   }
   EXPECT_THROW(policy.reset(0), std::invalid_argument);
+  EXPECT_THROW(policy.reset(int64_t{1} << 40), std::invalid_argument);
+  EXPECT_THROW(policy.reset(1, 1e300), std::invalid_argument);
   EXPECT_EQ(policy.timestep(), 5);
+  EXPECT_EQ(policy.batch(), 1);
+  EXPECT_EQ(policy.act(obs), twin.act(obs));
   EXPECT_THROW(rl::Policy(agent, {rl::EvalMode::kAuto, rl::PolicyEngine::kAuto}).reset(1, INFINITY),
                std::invalid_argument);
   EXPECT_THROW(rl::Policy(random_agent("transformer", 4, 1), {rl::EvalMode::kStreaming}),

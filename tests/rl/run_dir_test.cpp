@@ -140,6 +140,8 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   sets.push_back("max_steps=4");
   rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
   std::ofstream(f.run / "eval.json") << "{\"mean_normalized\": 4}\n";
+  std::ofstream(f.run / "eval-episodes3.json") << "{\"mean_normalized\": 3}\n";
+  std::ofstream(f.run / "eval-step2-episodes1.json") << "{\"mean_normalized\": 2}\n";
   const std::string done4 = testing::read_text(f.run / "done.json");
 
   sets.back() = "max_steps=8";
@@ -163,6 +165,11 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
   EXPECT_EQ(testing::read_text(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
   EXPECT_FALSE(fs::exists(f.run / "eval.json"));
+  // An ad-hoc evaluation of the finished checkpoint is named for its step too; one of an earlier
+  // step's already is.
+  EXPECT_EQ(testing::read_text(f.run / "eval-step4-episodes3.json"), "{\"mean_normalized\": 3}\n");
+  EXPECT_FALSE(fs::exists(f.run / "eval-episodes3.json"));
+  EXPECT_TRUE(fs::exists(f.run / "eval-step2-episodes1.json"));
   EXPECT_EQ(rl::load_agent((f.run / "checkpoint-step4.pt").string()).step, 4);
 
   expect_weights_of_one_uninterrupted_run(f, sets, 8);

@@ -140,10 +140,33 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   EXPECT_EQ(
       nlohmann::json::parse(read_text(dir.path / "run" / "eval-episodes1-seed7.json"))["episodes"],
       1);
+  // A plain eval (10 episodes) keeps a result made with other settings (a sweep's --episodes 2).
+  const CliResult plain = run_minrnn(dir, "eval run");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("run/eval.json, the run's result, was made with other settings: "
+                              "kept (--replace replaces it)"),
+            std::string::npos)
+      << plain.output;
+  EXPECT_EQ(nlohmann::json::parse(read_text(dir.path / "run" / "eval-episodes10.json"))["episodes"],
+            10);
+  // --out writes where it is told, replacing an evaluation's JSON but nothing else.
   ASSERT_EQ(run_minrnn(dir, "eval run --episodes 1 --out elsewhere.json").exit_code, 0);
   EXPECT_TRUE(fs::exists(dir.path / "elsewhere.json"));
+  ASSERT_EQ(run_minrnn(dir, "eval run --episodes 1 --out elsewhere.json").exit_code, 0);
+  expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --out run/checkpoint.pt"),
+                        {"--out run/checkpoint.pt", "not an evaluation's JSON: not replaced"});
+  EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
+  expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --out run/eval.json"),
+                        {"--out run/eval.json", "is the run's result"});
   expect_failure_naming(run_minrnn(dir, "eval run --replace --out x.json"), {"--out", "--replace"});
   EXPECT_EQ(read_text(dir.path / "run" / "eval.json"), result);
+  // Out of range, a seed or a target return is refused, not clamped or read as "the default".
+  expect_failure_naming(run_minrnn(dir, "eval run --seed 99999999999999999999"),
+                        {"--seed", "expected a whole number in [0, "});
+  expect_failure_naming(run_minrnn(dir, "eval run --target-return nan"),
+                        {"--target-return", "got 'nan'"});
+  expect_failure_naming(run_minrnn(dir, "eval run --target-return 1e308"),
+                        {"--target-return", "within float's range"});
 
   // --force starts over: no evaluation of the old model is left to be reported as the new one's.
   const CliResult force = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet --force");
@@ -175,6 +198,11 @@ TEST(Cli, OnlyAFinishedRunsOwnCheckpointWritesItsResult) {
   r = run_minrnn(dir, "eval run --episodes 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(fs::exists(dir.path / "run" / "eval-step6-episodes1.json")) << r.output;
+  expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --replace"), {"--replace", "run"});
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
+
+  // A done.json of another step: the run was extended past this checkpoint (or is being).
+  write_text(dir.path / "run" / "done.json", "{\"step\": 12}");
   expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --replace"), {"--replace", "run"});
   EXPECT_FALSE(fs::exists(dir.path / "run" / "eval.json"));
 
@@ -331,9 +359,16 @@ TEST(Cli, CollectReusesAWorkDirOnlyForTheSameTraining) {
 TEST(Cli, ANonPositiveCountIsRefusedByName) {
   TempDir dir;
   expect_failure_naming(run_minrnn(dir, "eval run --episodes 0"),
-                        {"--episodes", "expected a number > 0, got '0'"});
+                        {"--episodes", "expected a finite number > 0, got '0'"});
   expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
                         {"--batch", "got '-3'"});
+  // inf would time forever, nan compares false with every limit.
+  expect_failure_naming(run_minrnn(dir, "bench train --seconds inf --no-append"),
+                        {"--seconds", "expected a finite number > 0, got 'inf'"});
+  expect_failure_naming(run_minrnn(dir, "bench figure1 --quick --max-seconds nan --no-append"),
+                        {"--max-seconds", "got 'nan'"});
+  expect_failure_naming(run_minrnn(dir, "bench train --expansion nan --no-append"),
+                        {"--expansion", "got 'nan'"});
   // A backbone is checked before anything is timed, and a typo offered the name it meant.
   expect_failure_naming(run_minrnn(dir, "bench train --backbones mingru,mingur --no-append"),
                         {"--backbones", "unknown backbone 'mingur' (did you mean 'mingru'?)"});
@@ -354,12 +389,17 @@ TEST(Cli, AskingForAGpuWhereNoneIsUsableIsRefusedBeforeAnythingIsCreated) {
         std::string("eval run --device cuda"),
         std::string("collect hopper medium --device cuda --out out/d.hdf5 --work-dir work"),
         std::string("bench scan --quick --lengths 16 --device cuda --no-append --csv out/scan.csv"),
-        std::string("bench train --devices cuda --seconds 1 --no-append --csv out/train.csv"),
-        std::string("bench pack-limits --seconds 1 --no-append --csv out/limits.csv")}) {
+        std::string("bench train --devices cuda --seconds 1 --no-append --csv out/train.csv")}) {
     const CliResult r = run_minrnn(dir, args);
     expect_failure_naming(r, {"cuda was asked for, but", "cpu (or auto) to run on the CPU."});
     EXPECT_EQ(lines_of(r.output).size(), 1u) << args << ": " << r.output;
   }
+  // pack-limits has no CPU to fall back to: it says so instead.
+  const CliResult limits =
+      run_minrnn(dir, "bench pack-limits --seconds 1 --no-append --csv out/limits.csv");
+  expect_failure_naming(limits, {"--device cuda was asked for, but", "(a GPU only)"});
+  EXPECT_EQ(lines_of(limits.output).size(), 1u) << limits.output;
+  EXPECT_EQ(limits.output.find("--device cpu"), std::string::npos) << limits.output;
   for (const char* created : {"run", "out", "work", "data", "runs"}) {
     EXPECT_FALSE(fs::exists(dir.path / created)) << created;
   }

@@ -313,7 +313,8 @@ void add(CLI::App& bench) {
   sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive());
   sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(positive());
   sub->add_option("--max-seconds", o->max_seconds,
-                  "Skip a cell whose estimated time (from the previous T) exceeds this");
+                  "Skip a cell whose estimated time (from the previous T) exceeds this")
+      ->check(positive());
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");
   add_filing_options(sub, o->filing, "runs/bench/figure1-<device>.csv");
   sub->callback([o, sub] {

@@ -234,7 +234,7 @@ void add(CLI::App& bench) {
   sub->add_option("--peak-tflops", o->peak_tflops,
                   "the device's fp32 peak in TFLOP/s, for a % of peak column (e.g. 67 for an "
                   "H100 or H200 SXM)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_flag("--eager", o->eager, "step eagerly instead of replaying CUDA graphs");
   sub->add_flag("--stacked", o->stacked,
                 "train each pack of two runs or more as one stacked model, one step for all "

@@ -243,9 +243,15 @@ void add(CLI::App& bench) {
   sub->add_option("--seconds", o->seconds, "timed seconds per probe")->check(positive());
   sub->add_option("--peak-tflops", o->peak_tflops,
                   "the device's fp32 peak in TFLOP/s, for a % of peak column")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   add_filing_options(sub, o->filing, kLimitsCsv);
   sub->callback([o] {
+    // Said before bench_device's own refusal, whose way out (--device cpu) does not exist here.
+    if (const std::string reason = core::cuda_unavailable_reason(); !reason.empty()) {
+      throw std::invalid_argument("bench pack-limits --device " + o->device +
+                                  " was asked for, but " + reason +
+                                  "; its probes are CUDA graphs on CUDA streams (a GPU only)");
+    }
     const torch::Device device = bench_device(o->device);
     if (!device.is_cuda()) {
       throw std::invalid_argument("bench pack-limits: --device " + o->device + " resolves to " +

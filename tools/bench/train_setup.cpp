@@ -15,7 +15,7 @@ void add_shape_options(CLI::App* sub, TrainShape& shape) {
   sub->add_option("--layers", shape.layers, "layers")->check(positive());
   sub->add_option("--expansion", shape.expansion,
                   "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub->add_option("--matmul-precision", shape.matmul_precision,
                   "on CUDA: fp32 (default) or tf32 (tensor cores, as a config's matmul_precision)")
       ->check(CLI::IsMember({"fp32", "tf32"}));
