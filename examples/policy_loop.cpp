@@ -7,8 +7,9 @@
 // Loads the run once, then for each episode: reset the policy, and every step ask it for an
 // action, apply the action, and tell the policy the reward. Here the "plant" is the run's own
 // MuJoCo environment from minrnn's envs library; in your program it is whatever you control.
-// Episode i is seeded seed + i, as `minrnn eval` seeds it, so the returns printed here equal
-// `minrnn eval RUN_DIR --episodes N --seed S` (tests/tools/cli_test.cpp checks that).
+// Episode i is seeded seed + i, as `minrnn eval` seeds it, so the returns printed here are those
+// of `minrnn eval RUN_DIR --episodes N --seed S` — to float rounding, as eval steps its episodes
+// as one batch and this loop one at a time (tests/tools/cli_test.cpp checks them to 1e-5).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
