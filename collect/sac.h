@@ -7,6 +7,7 @@
 //   rl::SacTrainResult r = rl::train_sac("hopper", options);   // the online loop, resumable
 #pragma once
 #include <torch/torch.h>
+#include <cmath>
 
 #include <cstdint>
 #include <functional>
@@ -124,8 +125,9 @@ struct SacTrainOptions {
   // it made "medium" data at 23 normalized instead of 33.
   int64_t eval_every = 5000;  // evaluate every N steps
   int eval_episodes = 10;
-  // Stop as soon as an evaluation reaches this normalized score (medium); < 0: never.
-  double stop_at_normalized = -1;
+  // Stop as soon as an evaluation reaches this normalized score (medium; it may be negative);
+  // NaN: never.
+  double stop_at_normalized = NAN;
   std::string work_dir;  // checkpoint <work_dir>/sac.pt (policy, Q, optimizers, buffer)
   int64_t checkpoint_every = 10000;
   int64_t progress_every = 1000;  // a progress line on stderr every N steps (0 = quiet)

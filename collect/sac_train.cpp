@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -162,7 +163,7 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
     io::ProgressLine::on_stderr().message(text);
   }
   result.reached_target =
-      opt.stop_at_normalized >= 0 && result.eval_normalized >= opt.stop_at_normalized;
+      !std::isnan(opt.stop_at_normalized) && result.eval_normalized >= opt.stop_at_normalized;
   return result.reached_target;
 }
 

@@ -98,12 +98,22 @@ void check_write_inputs(const std::string& dataset_dir, const Transitions& data,
                                 "the data's dims " +
                                 std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim));
   }
-  if (options.has_ref_scores && !(options.ref_max_score > options.ref_min_score)) {
-    throw std::invalid_argument(dataset_dir + ": ref_max_score must exceed ref_min_score");
+  if (options.has_ref_scores &&
+      !(std::isfinite(options.ref_min_score) && std::isfinite(options.ref_max_score) &&
+        options.ref_max_score > options.ref_min_score)) {
+    throw std::invalid_argument(dataset_dir +
+                                ": ref_max_score must be finite and exceed ref_min_score");
   }
   std::error_code ec;
   if (fs::exists(fs::path(dataset_dir), ec) && !options.overwrite) {
     throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");
+  }
+  // overwrite replaces a dataset, never a folder of something else (a slip of --out).
+  if (fs::exists(fs::path(dataset_dir), ec) &&
+      !fs::is_regular_file(fs::path(dataset_dir) / "data" / "main_data.hdf5", ec)) {
+    throw std::runtime_error(dataset_dir +
+                             ": exists and is not a Minari dataset (no data/main_data.hdf5): not "
+                             "replaced, even with --force / overwrite");
   }
 }
 

@@ -126,8 +126,19 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   if (!minari && !a.dataset_id.empty()) {
     throw std::invalid_argument("--dataset-id is for --format minari");
   }
+  // NaN: not given (the options refuse NaN).
   if (std::isnan(a.ref_min_score) != std::isnan(a.ref_max_score)) {
     throw std::invalid_argument("--ref-min-score and --ref-max-score go together");
+  }
+  if (!minari && !std::isnan(a.ref_min_score)) {
+    throw std::invalid_argument(
+        "--ref-min-score and --ref-max-score are for --format minari (a D4RL file keeps no "
+        "reference scores: D4RL's table gives them)");
+  }
+  if (!(a.ref_max_score > a.ref_min_score) && !std::isnan(a.ref_min_score)) {
+    throw std::invalid_argument("--ref-max-score (" + std::to_string(a.ref_max_score) +
+                                ") must exceed --ref-min-score (" +
+                                std::to_string(a.ref_min_score) + ")");
   }
   const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
                                               "medium-expert"};
@@ -211,7 +222,7 @@ data::Transitions collect_with_sac(CollectArgs& a, const envs::EnvSpec& spec,
     }
     rl::Sac expert(spec.obs_dim, spec.act_dim, config);
     rl::ReplayBuffer expert_buffer;
-    train_phase(a, expert_dir, -1, expert, expert_buffer);
+    train_phase(a, expert_dir, NAN, expert, expert_buffer);  // no target: the full budget
     data::Transitions e = sample_policy(a, expert, 2000000);
     expert.write_policy_metadata(e.metadata, expert_buffer.size());
     d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
@@ -327,7 +338,8 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--eval-every", args->eval_every, "Evaluate SAC every N steps")
       ->check(positive());
   sub->add_option("--target", args->target,
-                  "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)");
+                  "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")
+      ->check(finite_float());
   sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");
   sub->add_option("--out", args->out,
                   "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
@@ -339,9 +351,11 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--dataset-id", args->dataset_id,
                   "Minari dataset id (default minrnn/<env>/<quality>-v0)");
   sub->add_option("--ref-min-score", args->ref_min_score,
-                  "Minari reference score of 0 (default: D4RL's REF_MIN of the env)");
+                  "Minari reference score of 0 (default: D4RL's REF_MIN of the env)")
+      ->check(finite_float());
   sub->add_option("--ref-max-score", args->ref_max_score,
-                  "Minari reference score of 100 (default: D4RL's REF_MAX of the env)");
+                  "Minari reference score of 100 (default: D4RL's REF_MAX of the env)")
+      ->check(finite_float());
   sub->add_option("--work-dir", args->work_dir,
                   "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
   sub->add_option("--device", args->device,

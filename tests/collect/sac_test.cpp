@@ -273,6 +273,25 @@ TEST(SacCuda, ACpuWrittenCheckpointLoadsAndTrainsOnCuda) {
 }
 
 // Learning check: a short SAC run on hopper must beat the random policy clearly.
+// The medium target is a normalized score, and normalized scores go below 0 (a random
+// halfcheetah's): a negative target stops the run at the first evaluation past it; NaN never.
+TEST(Sac, ATargetStopsTrainingEvenBelowZero) {
+  for (const double target : {-1000.0, double(NAN)}) {
+    Sac sac(11, 3, small_config(2));
+    ReplayBuffer buffer;
+    SacTrainOptions opt;
+    opt.total_steps = 120;
+    opt.start_steps = 40;
+    opt.eval_every = 40;
+    opt.eval_episodes = 1;
+    opt.progress_every = 0;
+    opt.stop_at_normalized = target;
+    const SacTrainResult r = train_sac("hopper", sac, buffer, opt);
+    EXPECT_EQ(r.reached_target, !std::isnan(target)) << target;
+    EXPECT_EQ(r.steps, std::isnan(target) ? 120 : 40) << target;
+  }
+}
+
 TEST(SacSlow, HopperReturnRisesAboveRandom) {
   SacConfig config;
   config.seed = 0;

@@ -120,6 +120,38 @@ TEST(MinariCli, CollectIntoADirectoryGivenWithATrailingSlash) {
   EXPECT_FALSE(fs::exists(dir.path / "m.old"));
 }
 
+// --force replaces a Minari dataset, never a folder of other files named by a slip of --out.
+TEST(MinariCli, ForceReplacesOnlyADataset) {
+  TempDir dir;
+  fs::create_directories(dir.path / "notes");
+  write_text(dir.path / "notes" / "thesis.tex", "mine\n");
+  expect_failure_naming(
+      run_minrnn(dir, "collect hopper-v5 random --steps 300 --format minari --out notes --force"),
+      {"notes: exists and is not a Minari dataset (no data/main_data.hdf5): not replaced"});
+  EXPECT_EQ(read_text(dir.path / "notes" / "thesis.tex"), "mine\n");
+}
+
+// The reference scores are checked before anything is collected, by the options' names: not a
+// number past float's range, nor NaN read as "not given", nor a pair that cannot scale.
+TEST(MinariCli, ReferenceScoresAreCheckedBeforeCollecting) {
+  TempDir dir;
+  const std::string collect = "collect hopper-v5 random --steps 300 --out m ";
+  expect_failure_naming(
+      run_minrnn(dir, collect + "--format minari --ref-min-score 0 --ref-max-score inf"),
+      {"--ref-max-score", "got 'inf'"});
+  expect_failure_naming(run_minrnn(dir, collect + "--format minari --ref-min-score nan"),
+                        {"--ref-min-score", "got 'nan'"});
+  expect_failure_naming(
+      run_minrnn(dir, collect + "--format minari --ref-min-score 10 --ref-max-score 10"),
+      {"--ref-max-score (10.000000) must exceed --ref-min-score (10.000000)"});
+  expect_failure_naming(run_minrnn(dir, collect + "--ref-min-score 0 --ref-max-score 100"),
+                        {"are for --format minari"});
+  expect_failure_naming(run_minrnn(dir, "collect hopper medium --target nan --out d.hdf5"),
+                        {"--target", "got 'nan'"});
+  EXPECT_FALSE(fs::exists(dir.path / "m"));
+  EXPECT_FALSE(fs::exists(dir.path / "data"));
+}
+
 TEST(MinariCli, BadMetadataIsRefusedByNameBeforeAnyTraining) {
   TempDir dir;
   collect_minari(dir);
