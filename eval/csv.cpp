@@ -101,4 +101,20 @@ CsvTable read_csv_table(const std::filesystem::path& path) {
   return table;
 }
 
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const std::string& cell = cells[i];
+    line += i ? "," : "";
+    if (cell.find_first_of(",\"\n") == std::string::npos) {
+      line += cell;
+      continue;
+    }
+    line += '"';
+    for (char c : cell) line += c == '"' ? std::string("\"\"") : std::string(1, c);
+    line += '"';
+  }
+  return line + "\n";
+}
+
 }  // namespace minrnn::eval

@@ -32,4 +32,8 @@ struct CsvTable {
 // leaves a quote open or has a row of another width than its header.
 CsvTable read_csv_table(const std::filesystem::path& path);
 
+// One line of such a file (RFC 4180): cells joined by commas, a cell holding a comma, quote or
+// newline in quotes, a quote in it doubled; "\n" at the end.
+std::string csv_line(const std::vector<std::string>& cells);
+
 }  // namespace minrnn::eval

@@ -157,6 +157,13 @@ Table make_table(const std::vector<RunScore>& runs) {
   return t;
 }
 
+// A dataset label as a Markdown table cell: a '|' in it would start another column.
+std::string md_cell(const std::string& text) {
+  std::string cell;
+  for (char c : text) cell += c == '|' ? std::string("\\|") : std::string(1, c);
+  return cell;
+}
+
 std::string table_markdown(const Table& t) {
   std::ostringstream md;
   md << "D4RL normalized score of the last checkpoint (mean over eval episodes per run), "
@@ -167,7 +174,7 @@ std::string table_markdown(const Table& t) {
   for (size_t i = 0; i < t.backbones.size(); ++i) md << "---|";
   md << "\n";
   for (const auto& d : t.datasets) {
-    md << "| " << d << " |";
+    md << "| " << md_cell(d) << " |";
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end())
@@ -191,7 +198,7 @@ std::string table_markdown(const Table& t) {
   for (const auto& [key, c] : t.cells) {
     if (c.steps == 0) continue;  // an eval.json from before train_step was recorded
     steps.insert(c.steps);
-    budgets += (budgets.empty() ? "" : ", ") + key.first + " " + key.second + " " +
+    budgets += (budgets.empty() ? "" : ", ") + md_cell(key.first) + " " + key.second + " " +
                std::to_string(c.steps);
   }
   if (steps.size() > 1)
@@ -264,8 +271,8 @@ std::string budget_markdown(const std::map<std::pair<std::string, std::string>, 
         "| dataset | backbone | steps | runs | third quarter | last quarter | change |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& [key, b] : c) {
-    md << "| " << key.first << " | " << key.second << " | " << b.steps << " | " << b.runs << " | "
-       << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
+    md << "| " << md_cell(key.first) << " | " << key.second << " | " << b.steps << " | " << b.runs
+       << " | " << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
        << (b.last_quarter >= b.third_quarter ? "+" : "") << fmt(b.last_quarter - b.third_quarter)
        << " |\n";
   }
@@ -282,7 +289,8 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
         "sweep extended with `--extend`, not through yet): its score waits for the same budget.\n\n"
         "| dataset | backbone | seed | step | last evaluation |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
-    md << "| " << r.dataset << " | " << r.backbone << " | " << r.seed << " | " << r.step << " | "
+    md << "| " << md_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | " << r.step
+       << " | "
        << (std::isnan(r.last_eval)
                ? std::string("–")
                : fmt(r.last_eval) + (r.finished_shorter ? " (final, step " : " (step ") +
@@ -292,20 +300,26 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
   return md.str();
 }
 
+// An average over fewer datasets than the table has says so, as the Markdown's does.
 std::string table_csv(const Table& t) {
-  std::ostringstream csv;
-  csv << "dataset,backbone,mean,std,seeds,steps\n";
+  std::string csv = csv_line({"dataset", "backbone", "mean", "std", "seeds", "steps"});
   for (const auto& d : t.datasets) {
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end()) continue;
-      csv << d << "," << b << "," << fmt(it->second.mean) << "," << fmt(it->second.std) << ","
-          << it->second.n << "," << it->second.steps << "\n";
+      csv += csv_line({d, b, fmt(it->second.mean), fmt(it->second.std),
+                       std::to_string(it->second.n), std::to_string(it->second.steps)});
     }
   }
-  for (const auto& b : t.backbones)
-    csv << "Average," << b << "," << fmt(t.average.at(b).mean) << ",,,\n";
-  return csv.str();
+  for (const auto& b : t.backbones) {
+    const Cell& a = t.average.at(b);
+    const std::string label = a.n == int(t.datasets.size())
+                                  ? "Average"
+                                  : "Average (" + std::to_string(a.n) + " of " +
+                                        std::to_string(t.datasets.size()) + " datasets)";
+    csv += csv_line({label, b, fmt(a.mean), "", "", ""});
+  }
+  return csv;
 }
 
 namespace {

@@ -66,9 +66,26 @@ TEST(Report, MeanStdOverSeedsAndAverageRow) {
   const std::string csv = read_text(tmp.path / "table3.csv");
   EXPECT_NE(csv.find("hopper-medium,mingru,70.0,10.0,2,0\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("Average,mingru,55.0,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("Average (1 of 2 datasets),transformer,43.0,,,\n"), std::string::npos) << csv;
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));
   EXPECT_FALSE(fs::exists(tmp.path / "plots/halfcheetah-medium-mingru-loss.svg"));  // no csv
+}
+
+// A sweep's dataset labels are its own names: a '|' stays in its Markdown cell and a comma or
+// quote in its CSV field.
+TEST(Report, DatasetLabelsStayInTheirCells) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hop|per", "mingru", 0, 60, true);
+  make_run(tmp.path, "a,\"b\"", "mingru", 0, 40);
+  eval::write_report(tmp.path.string());
+  const std::string md = read_text(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hop\\|per | 60.0 (n=1) |"), std::string::npos) << md;
+  const eval::CsvTable csv = eval::read_csv_table(tmp.path / "table3.csv");
+  ASSERT_EQ(csv.rows.size(), 3u);
+  std::vector<std::string> labels;
+  for (const auto& row : csv.rows) labels.push_back(row[0]);
+  EXPECT_EQ(labels, (std::vector<std::string>{"a,\"b\"", "hop|per", "Average"}));
 }
 
 // An eval.json without done.json is an evaluation of a run still training: it is listed with the

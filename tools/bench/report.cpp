@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "eval/csv.h"
 #include "io/atomic_file.h"
 #include "ops/device.h"
 
@@ -84,20 +85,7 @@ void append_benchmark(const std::string& path, const std::string& section,
   io::write_file_atomically(path, text);
 }
 
-namespace {
-std::string csv_cell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-  std::string quoted = "\"";
-  for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string csv_line(const std::vector<std::string>& cells) {
-  std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + csv_cell(cells[i]);
-  return line + "\n";
-}
-}  // namespace
+using eval::csv_line;
 
 void BenchCsv::add_row(const std::vector<std::string>& cells) {
   if (cells.size() != columns_.size()) {
