@@ -73,6 +73,9 @@ bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int
     // Onto the agent's device as it is read: its optimizers' state must sit beside its weights,
     // and a CUDA-written archive cannot even be read where there is no CUDA.
     archive.load_from(path, sac.config().device);
+  } catch (const c10::Error& e) {  // its what() carries LibTorch's C++ backtrace: not for users
+    throw std::runtime_error(path + ": not a readable SAC checkpoint (" +
+                             e.what_without_backtrace() + ")");
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not a readable SAC checkpoint (" + e.what() + ")");
   }

@@ -216,6 +216,20 @@ TEST(Sac, CheckpointRestoresAgentBufferAndSampler) {
   // Same weights and the same generator state: the same stochastic action next.
   EXPECT_EQ(restored.act({0.2, 0.1}, false), sac.act({0.2, 0.1}, false));
   EXPECT_FALSE(load_sac_checkpoint(path, restored, rb, &episodes));
+
+  // A truncated one (a copy cut short) is an error naming it, without LibTorch's C++ backtrace.
+  save_sac_checkpoint(path, sac, b, 12);
+  std::filesystem::resize_file(path, 300);
+  try {
+    load_sac_checkpoint(path, restored, rb, &episodes);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(path + ": not a readable SAC checkpoint (", 0), 0u) << what;
+    EXPECT_EQ(what.find("Exception raised from"), std::string::npos) << what;
+    EXPECT_EQ(what.find("frame #"), std::string::npos) << what;
+  }
+  std::filesystem::remove(path);
 }
 
 // A collect resumed on another machine: the SAC checkpoint loads onto the agent's device, its
