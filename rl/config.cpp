@@ -15,6 +15,7 @@
 
 #include "io/input_file.h"
 #include "io/name_list.h"
+#include "io/yaml_keys.h"
 #include "rl/decision_model.h"
 
 namespace minrnn::rl {
@@ -125,6 +126,8 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
                 int depth) {
   if (node.IsNull()) return;  // an empty file
   if (!node.IsMap()) throw std::invalid_argument(where + ": expected a map of key: value");
+  if (const std::string twice = io::repeated_key(node); !twice.empty())
+    throw std::invalid_argument(where + ": " + twice);
   if (const auto d = node["defaults"]) {
     if (!d.IsScalar()) fail(where, "defaults", "expected a file name");
     if (depth > 8) fail(where, "defaults", "more than 8 nested defaults (a cycle?)");

@@ -13,15 +13,16 @@
 //   eval_episodes: 10                     # optional; episodes of the final `minrnn eval`
 //   slurm: {partition: gpu, time: "4:00:00"}  # optional; for `--backend slurm` (sweep/slurm.h)
 //
-// A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log).
-// Re-running a sweep skips runs holding done.json and eval.json, evaluates trained-but-unevaluated
-// ones, and resumes interrupted ones from their checkpoint. A run directory whose config.yaml
-// differs from what the sweep now asks (another max_steps in `set`, an edited config) is never
-// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys. The
-// one change a sweep may carry on with is a larger max_steps, with `--extend`: those runs train
-// on from their checkpoints and are evaluated again (their earlier results kept as *-step<N>).
-// Both phases run on the config's `device` (`minrnn eval --device`). A run that failed holds
-// failed.json ({"phase", "exit_code", ...}) until it is started again.
+// A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log): a
+// dataset label is a plain folder name, and no entry of datasets, backbones or seeds is given
+// twice. Re-running a sweep skips runs holding done.json and eval.json, evaluates
+// trained-but-unevaluated ones, and resumes interrupted ones from their checkpoint. A run directory
+// whose config.yaml differs from what the sweep now asks (another max_steps in `set`, an edited
+// config) is never skipped or resumed as if it were the sweep's: planning fails naming the run and
+// the keys. The one change a sweep may carry on with is a larger max_steps, with `--extend`: those
+// runs train on from their checkpoints and are evaluated again (their earlier results kept as
+// *-step<N>). Both phases run on the config's `device` (`minrnn eval --device`). A run that failed
+// holds failed.json ({"phase", "exit_code", ...}) until it is started again.
 #pragma once
 #include <functional>
 #include <string>
@@ -63,6 +64,10 @@ struct SweepSpec {
   // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
   bool extend = false;
 };
+
+// The most a sweep's counts (parallel, pack, threads, eval_episodes) may be, in its file or on
+// the command line.
+constexpr int kSweepCountMax = 4096;
 
 constexpr int kAutoGpuPack = 16;
 // A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
