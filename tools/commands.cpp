@@ -1,4 +1,5 @@
 // What every `minrnn` subcommand shares (tools/commands.h): its options' checks.
+#include <charconv>
 #include <exception>
 #include <string>
 #include <vector>
@@ -20,6 +21,27 @@ CLI::Validator positive() {
         return "expected a number > 0, got '" + value + "'";
       },
       "> 0", "positive");
+}
+
+CLI::Validator whole_number(int64_t lo, int64_t hi) {
+  const std::string range = hi == std::numeric_limits<int64_t>::max()
+                                ? ">= " + std::to_string(lo)
+                                : "from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& value) -> std::string {
+        int64_t n = 0;
+        const char* end = value.data() + value.size();
+        const auto [stop, error] = std::from_chars(value.data(), end, n);
+        if (error == std::errc() && stop == end && n >= lo && n <= hi) return "";
+        return "expected an integer " + range + ", got '" + value + "'";
+      },
+      range, "whole number");
+}
+
+CLI::Validator directory_name() {
+  return CLI::Validator(
+      [](std::string& dir) { return dir.empty() ? "expected a directory, got ''" : ""; }, "DIR",
+      "directory");
 }
 
 CLI::Validator backbone_name() {

@@ -1,6 +1,8 @@
 // Each `minrnn` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <limits>
 
 namespace minrnn::cli {
 
@@ -17,6 +19,15 @@ void add_bench_command(CLI::App& app);
 // "--episodes: expected a number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out the whole
 // of DBL_MAX in its message.)
 CLI::Validator positive();
+
+// `->check(whole_number(lo, hi))` on an integer option: rejects anything but a whole number from
+// lo to hi with "--seed: expected an integer >= 0, got '-1'" (CLI11 would take a number past the
+// type's range for a conversion error, and a negative one where the code reads -1 as "none").
+CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
+
+// `->check(directory_name())` on an option naming a directory to write: rejects '' (which
+// std::filesystem refuses with "Invalid argument []", and a default would silently replace).
+CLI::Validator directory_name();
 
 // `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel
 // does not build, offering the one a typo meant.
