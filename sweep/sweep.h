@@ -124,7 +124,10 @@ struct SweepRun {
 // every config loads with its overrides (so a typo fails before hours of training), reads each
 // run directory's state and whether each run's dataset is there (SweepRun::data_missing). Throws
 // std::invalid_argument naming every run directory whose config.yaml differs from the sweep's
-// config for it, and the keys that differ.
+// config for it, and the keys that differ; every finished run whose eval.json is no result of the
+// sweep's (unreadable, or rolled out over another number of episodes than its eval_episodes);
+// and an override (`set`, --set) of what the sweep sets per run itself: backbone, seed, and a
+// dataset shared by several dataset labels.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 
 // `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
@@ -158,6 +161,15 @@ std::string data_missing_note(const SweepRun& run);
 // every missing dataset and the command that downloads those that can be: both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
+
+// A finished run's eval.json as a sweep takes it: its score and the episodes it rolled out (-1
+// where it records none), or why it is no result ("" when it is one; the file not named).
+struct FinalEvaluation {
+  double score = 0;
+  int64_t episodes = -1;
+  std::string unreadable;
+};
+FinalEvaluation read_final_evaluation(const std::string& run_dir);
 
 // The last step a run directory's metrics.csv logged; 0 where it logged none.
 int64_t logged_step(const std::string& run_dir);

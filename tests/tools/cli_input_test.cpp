@@ -79,6 +79,8 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                         {"--pack", "from 1 to 4096"});
   expect_failure_naming(run_minrnn(dir, "sweep s.yaml --out '' --dry-run"),
                         {"--out", "expected a directory, got ''"});
+  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run"),
+                        {"s.yaml", "'backbone=minlstm'", "`backbones`"});
 }
 
 }  // namespace
