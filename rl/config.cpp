@@ -15,6 +15,7 @@
 
 #include "io/input_file.h"
 #include "io/name_list.h"
+#include "io/yaml_keys.h"
 #include "rl/decision_model.h"
 
 namespace minrnn::rl {
@@ -125,6 +126,8 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
                 int depth) {
   if (node.IsNull()) return;  // an empty file
   if (!node.IsMap()) throw std::invalid_argument(where + ": expected a map of key: value");
+  if (const std::string twice = io::repeated_key(node); !twice.empty())
+    throw std::invalid_argument(where + ": " + twice);
   if (const auto d = node["defaults"]) {
     if (!d.IsScalar()) fail(where, "defaults", "expected a file name");
     if (depth > 8) fail(where, "defaults", "more than 8 nested defaults (a cycle?)");
@@ -204,7 +207,8 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   check(c.eval_episodes >= 1, o, "eval_episodes", ">= 1", s(c.eval_episodes));
   check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", s(c.checkpoint_every));
   check(c.log_every >= 1, o, "log_every", ">= 1", s(c.log_every));
-  check(c.seed >= 0, o, "seed", ">= 0", s(c.seed));
+  check(c.seed >= 0 && c.seed <= kMaxSeed, o, "seed", "from 0 to " + std::to_string(kMaxSeed),
+        s(c.seed));
   check(c.device == "auto" || c.device == "cpu" || c.device.rfind("cuda", 0) == 0, o, "device",
         "auto, cpu or cuda[:N]", "'" + c.device + "'");
 }

@@ -51,9 +51,13 @@ struct TrainConfig {
   int64_t eval_episodes = 10;
   int64_t checkpoint_every = 1000;
   int64_t log_every = 100;
-  int64_t seed = 0;
+  int64_t seed = 0;             // 0 to kMaxSeed
   std::string device = "auto";  // auto (CUDA when usable, else CPU) | cpu | cuda[:N]
 };
+
+// The largest seed: a run's evaluation episodes are seeded from seed × 1000 (tools/cmd_train.cpp),
+// which int64 holds up to here.
+constexpr int64_t kMaxSeed = int64_t{1} << 53;
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -175,7 +175,9 @@ RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg,
     plan.finished = true;
     return plan;
   }
-  if (finished) {
+  // A finished run asked again as it is, without --extend: the way on is a larger budget. Asked
+  // with another key (or a smaller budget), the keys say what stands in the way, finished or not.
+  if (finished && stored.differences.empty()) {
     throw std::runtime_error(run_dir +
                              " holds a finished run; pass --force to retrain it, or raise "
                              "max_steps and pass --extend to train it further");
@@ -183,6 +185,7 @@ RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg,
   if (!stored.differences.empty()) {
     throw std::runtime_error(run_dir + "/config.yaml differs from this config (" +
                              stored.differences + "); " +
+                             (finished ? "it holds a finished run; " : "") +
                              (extend ? "--extend goes on only when max_steps alone grows; " : "") +
                              "use another --run-dir or --force");
   }

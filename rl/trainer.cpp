@@ -219,9 +219,10 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
     }
   }
   const bool graphs = members.empty() || members[0].options.cuda_graph;
-  // The runs' device (one process trains on one: pack_train_args), from the first that started.
-  const auto first =
-      std::find_if(runs.begin(), runs.end(), [](const auto& r) { return r != nullptr; });
+  // The runs' device (one process trains on one: pack_train_args), from the first with steps
+  // left: a run already finished has no model loaded (TrainingRun: kAlreadyTrained).
+  const auto first = std::find_if(runs.begin(), runs.end(),
+                                  [](const auto& r) { return r != nullptr && !r->stepped_out(); });
   const bool on_cuda =
       first != runs.end() && (*first)->agent().model->parameters().front().is_cuda();
   steps = std::make_unique<PackSteps>(runs, on_cuda ? stacks_on_cuda : stacks_on_cpu,

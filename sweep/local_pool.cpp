@@ -275,12 +275,7 @@ class LocalPool {
   void on_done(int i) {
     ++finished_;
     status_[i] = "done";
-    double score = 0;
-    try {
-      std::ifstream in(fs::path(runs_[i].run_dir) / "eval.json");
-      score = nlohmann::json::parse(in).at("mean_normalized").get<double>();
-    } catch (const std::exception&) {
-    }
+    const double score = read_final_evaluation(runs_[i].run_dir).score;
     std::printf(
         "[%d/%d done] %s: normalized %.1f (%s) | %d running, %d failed, elapsed %s, ETA %s\n",
         done(), total_, run_name(runs_[i]).c_str(), score, format_duration(seconds_[i]).c_str(),

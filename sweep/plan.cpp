@@ -3,7 +3,9 @@
 // (sweep.cpp) and the Slurm backend (sweep/slurm.cpp) both start from plan_sweep.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
@@ -40,7 +42,55 @@ RunState read_state(const std::string& run_dir) {
   return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
 }
 
+// The keys a sweep sets per run itself: an override of one would train every run of a row or
+// column with one value under its own label (a minLSTM's score in the mingru column).
+void refuse_per_run_overrides(const SweepSpec& spec) {
+  for (const std::string& set : spec.sets) {
+    const std::string key = set.substr(0, set.find('='));
+    std::string why;
+    if (key == "backbone") {
+      why = "the sweep's `backbones` sets each run's backbone; list the backbones there";
+    } else if (key == "seed") {
+      why = "the sweep's `seeds` sets each run's seed; list the seeds there";
+    } else if (key == "dataset" && spec.datasets.size() > 1 &&
+               set.find("{dataset}") == std::string::npos) {
+      why =
+          "every dataset label of `datasets` would train on this one dataset; name each "
+          "label's with {dataset} in the value, or sweep one label";
+    }
+    if (!why.empty()) throw std::invalid_argument(spec.file + ": set/--set '" + set + "': " + why);
+  }
+}
+
+// Why run `r`'s eval.json is no result of this sweep ("" when it is one, or the run has none).
+std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r) {
+  if (r.state != RunState::kDone) return "";
+  const FinalEvaluation e = read_final_evaluation(r.run_dir);
+  if (!e.unreadable.empty()) return e.unreadable;
+  if (e.episodes >= 0 && e.episodes != spec.eval_episodes) {
+    return "eval_episodes: " + std::to_string(e.episodes) + " -> " +
+           std::to_string(spec.eval_episodes);
+  }
+  return "";
+}
+
 }  // namespace
+
+FinalEvaluation read_final_evaluation(const std::string& run_dir) {
+  const fs::path file = fs::path(run_dir) / "eval.json";
+  FinalEvaluation e;
+  try {
+    std::ifstream in(file);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    e.score = j.at("mean_normalized").get<double>();
+    if (j.contains("episodes")) e.episodes = j["episodes"].get<int64_t>();
+  } catch (const std::exception& error) {
+    e.unreadable =
+        std::string("expected JSON with mean_normalized (a number) and episodes (an integer) (") +
+        error.what() + ")";
+  }
+  return e;
+}
 
 namespace {
 
@@ -215,6 +265,7 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
 }  // namespace
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
+  refuse_per_run_overrides(spec);
   std::vector<SweepRun> protos;  // one per (dataset, backbone)
   std::vector<rl::TrainConfig> configs;
   for (const auto& dataset : spec.datasets) {
@@ -227,6 +278,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
   std::vector<SweepRun> runs;
   std::string conflicts;  // run dirs holding another config than the sweep's
   int extendable = 0;     // of them, those that differ only by a smaller max_steps
+  std::string stale;      // finished runs whose eval.json is no result of the sweep's
   for (int64_t seed : spec.seeds) {
     for (size_t i = 0; i < protos.size(); ++i) {
       SweepRun r = protos[i];
@@ -244,10 +296,19 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
         conflicts += "\n  " + r.run_dir + ": " + stored.differences;
         extendable += stored.max_steps_grows;
       }
+      if (const std::string why = stale_evaluation(spec, r); !why.empty())
+        stale += "\n  " + (fs::path(r.run_dir) / "eval.json").string() + ": " + why;
       runs.push_back(r);
     }
   }
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
+  if (!stale.empty()) {
+    throw std::invalid_argument(
+        spec.file +
+        ": these runs' eval.json is not the sweep's evaluation (run's -> sweep's); move it "
+        "away and the sweep evaluates the run again, or give the sweep another `out`:" +
+        stale);
+  }
   return runs;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/name_list.h"
+#include "io/yaml_keys.h"
 #include "sweep/slurm.h"
 
 namespace minrnn::sweep {
@@ -72,6 +73,8 @@ const std::set<std::string>& reserved_options() {
 
 SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
   if (!node.IsMap()) throw std::invalid_argument(file + ": key 'slurm': expected a mapping");
+  if (const std::string twice = io::repeated_key(node); !twice.empty())
+    throw std::invalid_argument(file + ": key 'slurm': " + twice);
   SlurmSpec s;
   const char* name = "^[A-Za-z0-9_.+-]+$";
   for (const auto& kv : node) {

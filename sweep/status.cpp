@@ -58,9 +58,7 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
   const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
   if (trained && fs::exists(dir / "eval.json")) {
     s.step = s.run.max_steps;
-    const nlohmann::json e = read_json(dir / "eval.json");
-    if (e.is_object() && e.contains("mean_normalized"))
-      s.score = e["mean_normalized"].get<double>();
+    s.score = read_final_evaluation(dir.string()).score;
     return "done";
   }
   if (s.pid >= 0 && !trained) return "training";

@@ -13,15 +13,16 @@
 //   eval_episodes: 10                     # optional; episodes of the final `minrnn eval`
 //   slurm: {partition: gpu, time: "4:00:00"}  # optional; for `--backend slurm` (sweep/slurm.h)
 //
-// A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log).
-// Re-running a sweep skips runs holding done.json and eval.json, evaluates trained-but-unevaluated
-// ones, and resumes interrupted ones from their checkpoint. A run directory whose config.yaml
-// differs from what the sweep now asks (another max_steps in `set`, an edited config) is never
-// skipped or resumed as if it were the sweep's: planning fails naming the run and the keys. The
-// one change a sweep may carry on with is a larger max_steps, with `--extend`: those runs train
-// on from their checkpoints and are evaluated again (their earlier results kept as *-step<N>).
-// Both phases run on the config's `device` (`minrnn eval --device`). A run that failed holds
-// failed.json ({"phase", "exit_code", ...}) until it is started again.
+// A run lives in <out>/<dataset>/<backbone>/seed<S>/ (the trainer's run dir plus train.log): a
+// dataset label is a plain folder name, and no entry of datasets, backbones or seeds is given
+// twice. Re-running a sweep skips runs holding done.json and eval.json, evaluates
+// trained-but-unevaluated ones, and resumes interrupted ones from their checkpoint. A run directory
+// whose config.yaml differs from what the sweep now asks (another max_steps in `set`, an edited
+// config) is never skipped or resumed as if it were the sweep's: planning fails naming the run and
+// the keys. The one change a sweep may carry on with is a larger max_steps, with `--extend`: those
+// runs train on from their checkpoints and are evaluated again (their earlier results kept as
+// *-step<N>). Both phases run on the config's `device` (`minrnn eval --device`). A run that failed
+// holds failed.json ({"phase", "exit_code", ...}) until it is started again.
 #pragma once
 #include <functional>
 #include <string>
@@ -63,6 +64,10 @@ struct SweepSpec {
   // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
   bool extend = false;
 };
+
+// The most a sweep's counts (parallel, pack, threads, eval_episodes) may be, in its file or on
+// the command line.
+constexpr int kSweepCountMax = 4096;
 
 constexpr int kAutoGpuPack = 16;
 // A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
@@ -119,7 +124,10 @@ struct SweepRun {
 // every config loads with its overrides (so a typo fails before hours of training), reads each
 // run directory's state and whether each run's dataset is there (SweepRun::data_missing). Throws
 // std::invalid_argument naming every run directory whose config.yaml differs from the sweep's
-// config for it, and the keys that differ.
+// config for it, and the keys that differ; every finished run whose eval.json is no result of the
+// sweep's (unreadable, or rolled out over another number of episodes than its eval_episodes);
+// and an override (`set`, --set) of what the sweep sets per run itself: backbone, seed, and a
+// dataset shared by several dataset labels.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
 
 // `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
@@ -153,6 +161,15 @@ std::string data_missing_note(const SweepRun& run);
 // every missing dataset and the command that downloads those that can be: both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
+
+// A finished run's eval.json as a sweep takes it: its score and the episodes it rolled out (-1
+// where it records none), or why it is no result ("" when it is one; the file not named).
+struct FinalEvaluation {
+  double score = 0;
+  int64_t episodes = -1;
+  std::string unreadable;
+};
+FinalEvaluation read_final_evaluation(const std::string& run_dir);
 
 // The last step a run directory's metrics.csv logged; 0 where it logged none.
 int64_t logged_step(const std::string& run_dir);

@@ -8,6 +8,8 @@
 
 #include "io/input_file.h"
 #include "io/name_list.h"
+#include "io/yaml_keys.h"
+#include "rl/config.h"
 #include "rl/decision_model.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
@@ -33,7 +35,7 @@ int64_t scalar_int(const YAML::Node& n, const std::string& file, const std::stri
   }
 }
 
-// `pack`: auto (0) or a number of runs, 1 to 4096.
+// `pack`: auto (0) or a number of runs, 1 to kSweepCountMax.
 int pack_size(const YAML::Node& n, const std::string& file) {
   if (n.IsScalar() && n.Scalar() == "auto") return 0;
   const std::string got = n.IsScalar() ? n.Scalar() : "";
@@ -43,8 +45,38 @@ int pack_size(const YAML::Node& n, const std::string& file) {
   } catch (const YAML::Exception&) {
     bad(file, "pack", "expected auto or a positive integer, got '" + got + "'");
   }
-  if (size < 1 || size > 4096) bad(file, "pack", "expected auto or 1 to 4096, got '" + got + "'");
+  if (size < 1 || size > kSweepCountMax)
+    bad(file, "pack",
+        "expected auto or 1 to " + std::to_string(kSweepCountMax) + ", got '" + got + "'");
   return int(size);
+}
+
+std::string quoted(const std::string& s) {
+  return "'" + s + "'";
+}
+std::string quoted(int64_t n) {
+  return std::to_string(n);
+}
+
+// Each entry of datasets, backbones and seeds names a part of a run directory's path: an entry
+// given twice would plan two runs into one directory.
+template <typename T>
+void refuse_repeats(const std::vector<T>& entries, const std::string& file,
+                    const std::string& key) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (entries[j] == entries[i]) bad(file, key, quoted(entries[i]) + " is given twice");
+  }
+}
+
+// A dataset label is a folder of the sweep's `out` (<out>/<label>/<backbone>/seed<S>): one plain
+// name, so that no run lands outside `out` or in another label's folder.
+void check_label(const std::string& label, const std::string& file) {
+  if (label.empty() || label == "." || label == ".." || label.find('/') != std::string::npos) {
+    bad(file, "datasets",
+        "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" + label +
+            "'");
+  }
 }
 
 std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
@@ -65,6 +97,8 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
     throw std::invalid_argument(file + ": not valid YAML: " + e.what());
   }
   if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping of sweep keys");
+  if (const std::string twice = io::repeated_key(root); !twice.empty())
+    throw std::invalid_argument(file + ": " + twice);
   SweepSpec s;
   s.file = file;
   s.out = "runs/sweeps/" + fs::path(file).stem().string();
@@ -77,15 +111,25 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
     const YAML::Node& v = kv.second;
     if (key == "datasets") {
       s.datasets = string_list(v, file, key), has_datasets = true;
+      for (const std::string& label : s.datasets) check_label(label, file);
+      refuse_repeats(s.datasets, file, key);
     } else if (key == "backbones") {
       s.backbones = string_list(v, file, key), has_backbones = true;
       for (const std::string& b : s.backbones) {
         if (const std::string error = rl::unknown_backbone(b); !error.empty())
           bad(file, key, error);
       }
+      refuse_repeats(s.backbones, file, key);
     } else if (key == "seeds") {
       if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
-      for (const auto& item : v) s.seeds.push_back(scalar_int(item, file, key));
+      for (const auto& item : v) {
+        s.seeds.push_back(scalar_int(item, file, key));
+        if (s.seeds.back() < 0 || s.seeds.back() > rl::kMaxSeed)
+          bad(file, key,
+              "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
+                  item.Scalar());
+      }
+      refuse_repeats(s.seeds, file, key);
       has_seeds = true;
     } else if (key == "config") {
       s.config_template = scalar_string(v, file, key);
@@ -96,11 +140,17 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
           bad(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
       s.out = scalar_string(v, file, key);
+      if (s.out.empty()) bad(file, key, "expected a directory, got ''");
     } else if (key == "pack") {
       s.pack = pack_size(v, file);
     } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
       const int64_t n = scalar_int(v, file, key);
-      if (n < (key == "threads" ? 0 : 1) || n > 4096) bad(file, key, "out of range");
+      const int lowest = key == "threads" ? 0 : 1;
+      if (n < lowest || n > kSweepCountMax) {
+        bad(file, key,
+            "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
+                ", got " + std::to_string(n));
+      }
       (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
     } else if (key == "slurm") {
       s.slurm = parse_slurm_spec(v, file);

@@ -96,14 +96,16 @@ void add_sweep_command(CLI::App& app) {
   auto* sub = app.add_subcommand("sweep", "train + evaluate seeds × datasets × backbones");
   sub->add_option("sweep", args->file, "sweep file (configs/sweeps/*.yaml)")->required();
   sub->add_option("--set", args->sets, "extra config override for every run: key=value");
-  sub->add_option("--out", args->out, "output directory (default: the file's `out`)");
+  sub->add_option("--out", args->out, "output directory (default: the file's `out`)")
+      ->check(directory_name());
+  // The file's limits (sweep::kSweepCountMax), so that the command line cannot ask what it may not.
   sub->add_option("--parallel", args->parallel,
                   "processes at a time (default: the file's `parallel`)")
-      ->check(positive());
+      ->check(whole_number(1, sweep::kSweepCountMax));
   sub->add_option("--pack", args->pack,
                   "seeds of one dataset × backbone trained in one process (default: the file's "
                   "`pack`, else up to 16 on CUDA and 1 on the CPU)")
-      ->check(positive());
+      ->check(whole_number(1, sweep::kSweepCountMax));
   sub->add_flag("--extend", args->extend,
                 "train runs whose config differs only by a smaller max_steps further, from "
                 "their checkpoints (their results so far are kept as *-step<N> files)");

@@ -77,11 +77,32 @@ std::string tensorboard_logdir(const std::vector<rl::PackMember>& members) {
   return common.string();
 }
 
+// Two runs of a pack in one directory would fight over its lock and files: refused before either
+// starts, naming the directory (and, for default ones, the seed given twice).
+void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool given) {
+  const auto where = [&](size_t i) {  // z, ./z/ and a link to z alike
+    const fs::path dir = fs::weakly_canonical(fs::absolute(members[i].options.run_dir));
+    return dir.has_filename() ? dir : dir.parent_path();
+  };
+  for (size_t i = 0; i < members.size(); ++i) {
+    const fs::path dir = where(i);
+    for (size_t j = 0; j < i; ++j) {
+      if (where(j) != dir) continue;
+      throw std::invalid_argument(
+          std::string(given ? "--run-dir" : "--seed") + ": runs " + std::to_string(j + 1) +
+          " and " + std::to_string(i + 1) + " would both train in " + members[i].options.run_dir +
+          (given ? "" : " (seed " + std::to_string(members[i].config.seed) + " given twice)") +
+          "; give each run a directory of its own");
+    }
+  }
+}
+
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
+  // Without --seed only the count matters: each config keeps its own seed.
   const std::vector<int64_t> seeds =
-      a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), -1) : a.seeds;
+      a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), 0) : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
     throw std::invalid_argument("--run-dir: given " + std::to_string(a.run_dirs.size()) +
                                 " times for " + std::to_string(seeds.size()) +
@@ -95,7 +116,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   std::vector<rl::PackMember> members;
   for (size_t i = 0; i < seeds.size(); ++i) {
     auto sets = a.sets;
-    if (seeds[i] >= 0) sets.push_back("seed=" + std::to_string(seeds[i]));
+    if (!a.seeds.empty()) sets.push_back("seed=" + std::to_string(seeds[i]));
     const std::string& config = a.configs[a.configs.size() == 1 ? 0 : i];
     rl::PackMember m{rl::load_config(config, sets), {}};
     m.options.run_dir =
@@ -107,6 +128,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     m.options.evaluate = evaluate_into(m.options.run_dir);
     members.push_back(std::move(m));
   }
+  refuse_shared_run_dirs(members, !a.run_dirs.empty());
   const std::string watch = io::watch_line(tensorboard_logdir(members));
   for (auto& m : members) m.options.start_message = watch;
   return members;
@@ -166,9 +188,11 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--seed", args->seeds,
                   "seed (overrides the config's); several (--seed 0 --seed 1, or 0,1,2) train as "
                   "one pack in this process")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(whole_number(0, rl::kMaxSeed));
   sub->add_option("--run-dir", args->run_dirs,
-                  "run directory, one per seed (default runs/<config>-s<seed>)");
+                  "run directory, one per seed (default runs/<config>-s<seed>)")
+      ->check(directory_name());
   sub->add_option("--set", args->sets, "override a config key: key=value (repeatable)");
   sub->add_flag(
       "--force", args->force,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,17 +41,25 @@ CLI::Validator finite_float() {
       "NUMBER", "finite float");
 }
 
-CLI::Validator whole_number(int64_t min, int64_t max) {
-  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+CLI::Validator whole_number(int64_t lo, int64_t hi) {
+  const std::string range = hi == std::numeric_limits<int64_t>::max()
+                                ? ">= " + std::to_string(lo)
+                                : "from " + std::to_string(lo) + " to " + std::to_string(hi);
   return CLI::Validator(
-      [=](std::string& value) -> std::string {
-        int64_t x = 0;
+      [lo, hi, range](std::string& value) -> std::string {
+        int64_t n = 0;
         const char* end = value.data() + value.size();
-        const auto parsed = std::from_chars(value.data(), end, x);
-        if (parsed.ec == std::errc() && parsed.ptr == end && x >= min && x <= max) return "";
-        return "expected a whole number in " + range + ", got '" + value + "'";
+        const auto [stop, error] = std::from_chars(value.data(), end, n);
+        if (error == std::errc() && stop == end && n >= lo && n <= hi) return "";
+        return "expected an integer " + range + ", got '" + value + "'";
       },
-      "INT in " + range, "whole number");
+      range, "whole number");
+}
+
+CLI::Validator directory_name() {
+  return CLI::Validator(
+      [](std::string& dir) { return dir.empty() ? "expected a directory, got ''" : ""; }, "DIR",
+      "directory");
 }
 
 CLI::Validator backbone_name() {

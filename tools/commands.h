@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <limits>
 
 namespace minrnn::cli {
 
@@ -23,9 +24,14 @@ CLI::Validator positive();
 // inf or 1e308.
 CLI::Validator finite_float();
 
-// `->check(whole_number(0, 1 << 62))`: an integer in [min, max], parsed whole ("1e3", "12x" and
-// 2^64 refused, where CLI11 clamps an integer past int64's range to its limit).
-CLI::Validator whole_number(int64_t min, int64_t max);
+// `->check(whole_number(lo, hi))` on an integer option: rejects anything but a whole number from
+// lo to hi with "--seed: expected an integer >= 0, got '-1'" (CLI11 would take a number past the
+// type's range for a conversion error, and a negative one where the code reads -1 as "none").
+CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
+
+// `->check(directory_name())` on an option naming a directory to write: rejects '' (which
+// std::filesystem refuses with "Invalid argument []", and a default would silently replace).
+CLI::Validator directory_name();
 
 // `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel
 // does not build, offering the one a typo meant.

@@ -177,6 +177,24 @@ TEST(StackedPackTraining, AKillInsideAPackResumesToTheSameWeights) {
   a_kill_inside_a_pack_resumes_to_the_same_weights(true);
 }
 
+// A pack whose first run is already finished with this config (a sweep's pack re-run after one
+// of its runs finished): that run is done, untouched, and the others train.
+TEST(Pack, AFinishedFirstRunIsDoneAndTheOthersTrain) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::PackMember finished = member(data, tmp.path / "a", 0);
+  ASSERT_TRUE(rl::train(finished.config, finished.options).finished);
+  const std::string checkpoint = testing::read_text(tmp.path / "a/checkpoint.pt");
+
+  const auto results = rl::train_pack({finished, member(data, tmp.path / "b", 1)});
+  EXPECT_EQ(results[0].error, "");
+  EXPECT_TRUE(results[0].finished);
+  EXPECT_EQ(testing::read_text(tmp.path / "a/checkpoint.pt"), checkpoint);
+  EXPECT_EQ(results[1].error, "");
+  EXPECT_TRUE(results[1].finished);
+  EXPECT_TRUE(fs::exists(tmp.path / "b/done.json"));
+}
+
 // One run's loss is not finite (its returns-to-go divided by a return_scale of 1e-300, zero in
 // float: inf):
 // it fails alone, with its reason, its last good checkpoint kept; the others train on to the end

@@ -97,6 +97,11 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_NE(e.find("fp32 or tf32"), std::string::npos) << e;
   EXPECT_NE(e.find(f), std::string::npos) << e;
 
+  // A key given twice: yaml-cpp keeps both entries, and the last silently won.
+  write(f, "dataset: d\nlr: 0.001\nmax_steps: 5\nlr: 0.0005\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find(f + ": key 'lr' is given twice (lines 2 and 4)"), std::string::npos) << e;
+
   write(f, "defaults: missing.yaml\ndataset: d\n");
   e = error_of([&] { rl::load_config(f); });
   EXPECT_NE(e.find("defaults"), std::string::npos) << e;

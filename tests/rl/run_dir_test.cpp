@@ -238,8 +238,10 @@ TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   };
-  refused({"max_steps=8", "lr=0.002"}, "finished run");
-  refused({"max_steps=2"}, "finished run");
+  // The key in the way is named (as for an unfinished run, below), not "pass --extend".
+  refused({"max_steps=8", "lr=0.002"}, "lr: 0.001 -> 0.002");
+  refused({"max_steps=8", "lr=0.002"}, "max_steps alone");
+  refused({"max_steps=2"}, "max_steps: 4 -> 2");
   EXPECT_TRUE(fs::exists(f.run / "done.json"));  // nothing was moved aside by a refusal
   // Asking again for the budget it has (a requeued job) finds nothing to do.
   f.evaluated.clear();

@@ -76,7 +76,7 @@ TEST(SweepEstimate, PacksCostEachRunStepTheRateOfTheLargestMeasuredPackThatFits)
   const fs::path done = f.tmp.path / "out/d/mingru/seed1";
   fs::create_directories(done);
   testing::write_text(done / "done.json", "{}\n");
-  testing::write_text(done / "eval.json", "{}\n");
+  testing::write_eval_json(done, 50, 5);  // the sweep's eval_episodes
 
   // Measured at P 1 and 4: the pack of two (seeds 0 and 2) borrows P 1's rate, which errs long.
   const std::string packs =

@@ -263,7 +263,8 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   fs::create_directories(done);
   std::ofstream(done / "config.yaml") << rl::to_yaml(
       rl::load_config(testing::kTinyConfig, {"backbone=mingru", "max_steps=5", "seed=0"}));
-  for (const char* f : {"done.json", "eval.json"}) std::ofstream(done / f) << "{}\n";
+  std::ofstream(done / "done.json") << "{}\n";
+  testing::write_eval_json(done);
   write_exe(bin / "sbatch",
             "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
   write_exe(bin / "squeue", "echo '1|PENDING'\necho '2|RUNNING'\n");

@@ -23,6 +23,14 @@ inline void provide_tiny_config_dataset(const std::filesystem::path& dir) {
   ::setenv("D4RL_DATASET_DIR", (dir / "d4rl").c_str(), 1);
 }
 
+// <run>/eval.json as `minrnn eval --episodes <episodes>` leaves it, reduced to what a sweep reads
+// (10: a sweep's default eval_episodes).
+inline void write_eval_json(const std::filesystem::path& run, double score = 50,
+                            int episodes = 10) {
+  std::ofstream(run / "eval.json")
+      << "{\"mean_normalized\": " << score << ", \"episodes\": " << episodes << "}\n";
+}
+
 // The message parse_sweep refuses `yaml` with ("" when it accepts it), as from "my_sweep.yaml".
 inline std::string sweep_error_of(const std::string& yaml) {
   try {

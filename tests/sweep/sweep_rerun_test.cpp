@@ -39,7 +39,8 @@ fs::path finished_run(const fs::path& out, const std::vector<std::string>& sets)
   const fs::path run = out / "d/mingru/seed3";
   fs::create_directories(run);
   std::ofstream(run / "config.yaml") << rl::to_yaml(rl::load_config(testing::kTinyConfig, sets));
-  for (const char* f : {"done.json", "eval.json"}) std::ofstream(run / f) << "{}\n";
+  std::ofstream(run / "done.json") << "{}\n";
+  testing::write_eval_json(run);
   return run;
 }
 
@@ -69,6 +70,33 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   std::ofstream(run / "config.yaml") << rl::to_yaml(
       rl::load_config(testing::kTinyConfig, {"backbone=mingru", "max_steps=5", "seed=0"}));
   EXPECT_THROW(sweep::plan_sweep(one_run_sweep(tmp.path / "out")), std::invalid_argument);
+}
+
+// A finished run of the sweep's config whose eval.json is no result of the sweep's — over another
+// number of episodes than its eval_episodes (edited between a crash and the resume), or unreadable
+// — is named by the sweep and its --status, not taken as done with that score (or 0).
+TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
+  testing::TempDir tmp;
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
+  s.eval_episodes = 3;
+  const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  testing::write_eval_json(run, 40, 3);
+  EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kDone);
+  auto named = [&](const std::string& why) {
+    for (const auto& plan : {std::function<void()>([&] { sweep::plan_sweep(s); }),
+                             std::function<void()>([&] { sweep::sweep_status(s, nullptr); })}) {
+      try {
+        plan();
+        ADD_FAILURE() << "an evaluation that is not the sweep's was taken as done";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      }
+    }
+  };
+  testing::write_eval_json(run, 40, 1);
+  named("seed3/eval.json: eval_episodes: 1 -> 3");
+  std::ofstream(run / "eval.json") << "{";
+  named("seed3/eval.json: expected JSON with mean_normalized");
 }
 
 // A stand-in for the minrnn binary that records each command line and succeeds.

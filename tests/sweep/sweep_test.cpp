@@ -162,6 +162,35 @@ TEST(SweepPlan, BadConfigOrOverrideFailsBeforeAnyRun) {
   }
 }
 
+// The sweep sets each run's backbone, seed and (through its label) dataset: an override of one in
+// `set` or --set would train every run with one value under its own label.
+TEST(SweepPlan, AnOverrideOfWhatTheSweepSetsPerRunIsRefused) {
+  testing::TempDir tmp;
+  sweep::SweepSpec s =
+      sweep::parse_sweep("datasets: [a, b]\nbackbones: [mingru]\nseeds: [0]\n", "s.yaml");
+  s.config_template = testing::kTinyConfig;
+  s.out = (tmp.path / "out").string();
+  auto refused = [&](const std::string& set, const std::string& named) {
+    s.sets = {"max_steps=5", set};
+    try {
+      sweep::plan_sweep(s);
+      ADD_FAILURE() << set << " was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + set + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+  };
+  refused("backbone=minlstm", "`backbones`");
+  refused("seed=3", "`seeds`");
+  refused("dataset=x.hdf5", "{dataset}");  // two labels, one dataset
+  // A dataset per label, or one label given its file (configs/sweeps/tiny.yaml's --set), is fine.
+  s.sets = {"dataset=data/{dataset}.hdf5"};
+  EXPECT_EQ(sweep::plan_sweep(s)[1].dataset_source, "data/b.hdf5");
+  s.datasets = {"a"};
+  s.sets = {"dataset=x.hdf5"};
+  EXPECT_EQ(sweep::plan_sweep(s)[0].dataset_source, "x.hdf5");
+}
+
 TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   testing::TempDir tmp;
   sweep::SweepSpec s =
@@ -171,8 +200,8 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   const fs::path done = tmp.path / "out/d/mingru/seed0", trained = tmp.path / "out/d/minlstm/seed1";
   fs::create_directories(done);
   fs::create_directories(trained);
-  for (const auto& f : {done / "done.json", done / "eval.json", trained / "done.json"})
-    std::ofstream(f) << "{}\n";
+  for (const auto& f : {done / "done.json", trained / "done.json"}) std::ofstream(f) << "{}\n";
+  testing::write_eval_json(done);
   const auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
   int n_done = 0;

@@ -162,7 +162,7 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
   EXPECT_EQ(read_text(dir.path / "run" / "eval.json"), result);
   // Out of range, a seed or a target return is refused, not clamped or read as "the default".
   expect_failure_naming(run_minrnn(dir, "eval run --seed 99999999999999999999"),
-                        {"--seed", "expected a whole number in [0, "});
+                        {"--seed", "expected an integer from 0 to "});
   expect_failure_naming(run_minrnn(dir, "eval run --target-return nan"),
                         {"--target-return", "got 'nan'"});
   expect_failure_naming(run_minrnn(dir, "eval run --target-return 1e308"),

@@ -1,0 +1,24 @@
+#include "io/yaml_keys.h"
+
+#include <map>
+
+namespace minrnn::io {
+
+std::string repeated_key(const YAML::Node& map) {
+  if (!map.IsMap()) return "";
+  std::map<std::string, YAML::Mark> first;  // by key: where it was given first
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) continue;  // the readers refuse such keys themselves
+    const YAML::Mark at = kv.first.Mark();
+    const auto [seen, fresh] = first.emplace(kv.first.Scalar(), at);
+    if (fresh) continue;
+    const std::string lines = seen->second.is_null() || at.is_null()
+                                  ? ""
+                                  : " (lines " + std::to_string(seen->second.line + 1) + " and " +
+                                        std::to_string(at.line + 1) + ")";
+    return "key '" + kv.first.Scalar() + "' is given twice" + lines;
+  }
+  return "";
+}
+
+}  // namespace minrnn::io

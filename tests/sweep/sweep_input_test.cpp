@@ -1,0 +1,63 @@
+// A sweep file's entries name run directories: an entry that would put a run outside `out` or two
+// runs in one directory, a negative seed, a key given twice, is refused naming the key and the file
+// (an audit of train/sweep input, 2026-11-28).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sweep/sweep.h"
+#include "tests/sweep/sweep_fixtures.h"
+
+namespace minrnn {
+namespace {
+
+const std::string kOneBackboneOneSeed = "backbones: [mingru]\nseeds: [0]\n";
+
+// The error names the file, the key and what was given.
+void expect_file_refused(const std::string& yaml, const std::string& key,
+                         const std::string& given) {
+  const std::string err = testing::sweep_error_of(yaml);
+  EXPECT_NE(err.find("my_sweep.yaml"), std::string::npos) << yaml << " -> " << err;
+  EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << yaml << " -> " << err;
+  EXPECT_NE(err.find(given), std::string::npos) << yaml << " -> " << err;
+}
+
+TEST(SweepFile, DatasetLabelsArePlainFolderNames) {
+  for (const std::string label : {"/abs/escaped", "../../evil", "a/b", ".", ".."})
+    expect_file_refused("datasets: ['" + label + "']\n" + kOneBackboneOneSeed, "datasets",
+                        "'" + label + "'");
+  expect_file_refused("datasets: ['']\n" + kOneBackboneOneSeed, "datasets", "got ''");
+  EXPECT_EQ(testing::sweep_error_of("datasets: [hopper-medium, a.b..c]\n" + kOneBackboneOneSeed),
+            "");
+}
+
+TEST(SweepFile, AnEntryGivenTwiceIsRefused) {
+  expect_file_refused("datasets: [a, b, a]\n" + kOneBackboneOneSeed, "datasets",
+                      "'a' is given twice");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru, mingru]\nseeds: [0]\n", "backbones",
+                      "'mingru' is given twice");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [0, 1, 0]\n", "seeds",
+                      "0 is given twice");
+  // A key given twice: yaml-cpp keeps both, and the last would silently win.
+  expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "parallel: 2\nparallel: 3\n",
+                      "parallel", "given twice (lines 4 and 5)");
+  expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "slurm: {gpus: 1, gpus: 2}\n",
+                      "gpus", "twice");
+}
+
+TEST(SweepFile, SeedsAreWholeNumbersFromZero) {
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [0, -1]\n", "seeds", "got -1");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [99999999999999999999]\n",
+                      "seeds", "99999999999999999999");
+}
+
+TEST(SweepFile, OutIsADirectoryAndCountsSayTheirRange) {
+  expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "out: ''\n", "out", "got ''");
+  expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "parallel: 1000000\n", "parallel",
+                      "expected 1 to 4096, got 1000000");
+  expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "pack: 1000000\n", "pack",
+                      "1 to 4096");
+}
+
+}  // namespace
+}  // namespace minrnn

@@ -1,0 +1,87 @@
+// `minrnn train` and `minrnn sweep` options as an audit of train/sweep input (2026-11-28) gave
+// them: each bad value refused by the option's name before any run directory exists, and a pack
+// that holds a finished run trains the others.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/run_command.h"
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
+
+namespace minrnn {
+namespace {
+
+using testing::expect_failure_naming;
+using testing::run_minrnn;
+using testing::TempDir;
+using testing::write_text;
+namespace fs = std::filesystem;
+
+const char* kFourStepConfig =
+    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+    "context_len: 5\nbatch_size: 4\nmax_steps: 4\nwarmup_steps: 1\neval_every: 0\n"
+    "eval_episodes: 1\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+
+// A negative seed was read as "none given" (the config's seed 0); one past int64 as CLI11's
+// conversion error.
+TEST(CliInput, TrainRefusesASeedThatIsNoWholeNumberFromZero) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kFourStepConfig);
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed -1 --run-dir n1"),
+                        {"--seed", "expected an integer >= 0, got '-1'"});
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0,-1 --run-dir a --run-dir b"),
+                        {"--seed", "got '-1'"});
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 99999999999999999999 --run-dir n1"),
+                        {"--seed", "got '99999999999999999999'"});
+  EXPECT_FALSE(fs::exists(dir.path / "n1"));
+  EXPECT_FALSE(fs::exists(dir.path / "a"));
+}
+
+// Two runs of a pack in one directory: refused up front, not by the second's lock ("another
+// process", which was this one).
+TEST(CliInput, TrainRefusesTwoRunsInOneDirectory) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kFourStepConfig);
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0,1 --run-dir z --run-dir ./z/"),
+                        {"--run-dir", "runs 1 and 2 would both train in"});
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0,0"),
+                        {"--seed", "runs/c-s0", "seed 0 given twice"});
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --run-dir ''"),
+                        {"--run-dir", "expected a directory, got ''"});
+  EXPECT_FALSE(fs::exists(dir.path / "z"));
+  EXPECT_FALSE(fs::exists(dir.path / "runs"));
+}
+
+// The audit's first finding: a pack whose first run was finished failed with "Accessing empty
+// ModuleHolder" and left the second half-created.
+TEST(CliInput, APackWithAFinishedRunTrainsTheOthers) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kFourStepConfig);
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);
+  ASSERT_EQ(run_minrnn(dir, "train c.yaml --seed 0 --run-dir a0 --quiet").exit_code, 0);
+  const auto r = run_minrnn(dir, "train c.yaml --seed 0,1 --run-dir a0 --run-dir a1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  testing::expect_output_naming(r, {"a0 is already trained to max_steps 4", "a1: step 4"});
+  EXPECT_TRUE(fs::exists(dir.path / "a1/done.json"));
+}
+
+// The command line's counts are held to the file's limits, and --out '' is no default.
+TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
+  TempDir dir;
+  write_text(dir.path / "s.yaml", "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n");
+  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --parallel 1000000 --dry-run"),
+                        {"--parallel", "expected an integer from 1 to 4096, got '1000000'"});
+  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --pack 1000000 --dry-run"),
+                        {"--pack", "from 1 to 4096"});
+  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --out '' --dry-run"),
+                        {"--out", "expected a directory, got ''"});
+  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run"),
+                        {"s.yaml", "'backbone=minlstm'", "`backbones`"});
+}
+
+}  // namespace
+}  // namespace minrnn
