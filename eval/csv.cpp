@@ -1,6 +1,7 @@
 #include "eval/csv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,24 @@
 #include "io/atomic_file.h"
 
 namespace minrnn::eval {
+
+namespace {
+
+// Cell `col` of a row as a number, or an error naming the file, its line and the column: a hand
+// edit that left "abc" or "3.0x" there is not the score 0 or 3.
+double number_cell(const std::vector<std::string>& cells, int col,
+                   const std::filesystem::path& path, size_t line) {
+  const std::string& cell = cells[col];
+  char* end = nullptr;
+  const double x = std::strtod(cell.c_str(), &end);
+  if (cell.empty() || *end != '\0') {
+    throw std::runtime_error(path.string() + ":" + std::to_string(line + 1) + ": column " +
+                             std::to_string(col + 1) + ": expected a number, got '" + cell + "'");
+  }
+  return x;
+}
+
+}  // namespace
 
 bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
                       const std::string& y_name, int x_col, int y_col, Series* s) {
@@ -28,19 +47,30 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
     if (x_col < 0 || y_col < 0) return false;
   }
   for (; next < lines.size(); ++next) {
-    std::vector<double> cols;
+    std::vector<std::string> cells;
     std::stringstream ss(lines[next]);
     std::string cell;
-    while (std::getline(ss, cell, ',')) cols.push_back(std::strtod(cell.c_str(), nullptr));
-    if (int(cols.size()) <= std::max(x_col, y_col)) continue;  // a short row
-    s->x.push_back(cols[x_col]);
-    s->y.push_back(cols[y_col]);
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (int(cells.size()) <= std::max(x_col, y_col)) continue;  // a short row
+    s->x.push_back(number_cell(cells, x_col, path, next));
+    s->y.push_back(number_cell(cells, y_col, path, next));
   }
   return !s->x.empty();
 }
 
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out) {
-  return read_csv_columns(run_dir / "evals.csv", false, "", "", 0, 3, out);
+  const std::filesystem::path path = run_dir / "evals.csv";
+  if (!read_csv_columns(path, false, "", "", 0, 3, out)) return false;
+  // An evaluation is a mean of episode returns, finite or never written (the rollout refuses
+  // non-finite actions): a NaN here was put there by hand.
+  for (size_t i = 0; i < out->y.size(); ++i) {
+    if (!std::isfinite(out->y[i])) {
+      throw std::runtime_error(path.string() + ": the evaluation at step " +
+                               std::to_string(static_cast<int64_t>(out->x[i])) + " is " +
+                               std::to_string(out->y[i]) + ", not a score");
+    }
+  }
+  return true;
 }
 
 int CsvTable::column(const std::string& name) const {

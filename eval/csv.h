@@ -12,13 +12,14 @@ namespace minrnn::eval {
 // Columns x and y of a CSV file as a series. With `header`, the first line names the columns and
 // `x_name` / `y_name` pick them; otherwise `x_col` / `y_col` index them. A torn last line (a run
 // still writing) is skipped. False when the file is missing, a column is absent, or no row is
-// complete.
+// complete; throws std::runtime_error naming the file, line and column where a picked cell is no
+// number ("abc", "", "3.0x").
 bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
                       const std::string& y_name, int x_col, int y_col, Series* out);
 
 // A run's evaluations during training, RUN_DIR/evals.csv (step, mean return, std, mean
 // normalized, std; no header: rl::append_eval_row): the normalized mean against the step. False
-// as read_csv_columns.
+// as read_csv_columns; throws as it does, and where a score is not finite.
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
 
 // A CSV file whose first line names its columns, as the benches write them (tools/bench/report.h:

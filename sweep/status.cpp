@@ -70,7 +70,7 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
     return "failed";
   }
   if (slurm_running || local_status == "training") return "training";
-  if (s.step > 0 || fs::exists(dir / "checkpoint.pt")) return "stopped";
+  if (s.step > 0 || s.checkpointed) return "stopped";
   return "pending";
 }
 
@@ -100,6 +100,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
     s.step = logged_step(s.run.run_dir);
+    s.checkpointed = fs::exists(dir / "checkpoint.pt");
     s.pid = io::lock_holder(dir.string());
     s.state = run_state(dir, local_status, s);
     out.push_back(s);
@@ -137,6 +138,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
                         {"max_steps", s.run.max_steps},
                         {"log", s.log}};
     if (s.state == "done") r["score"] = s.score;
+    if (s.state == "stopped") r["checkpointed"] = s.checkpointed;
     if (s.pid >= 0) r["pid"] = s.pid;
     if (!s.failure.empty()) r["failure"] = s.failure;
     if (!s.slurm.empty()) r["slurm"] = s.slurm;
@@ -163,11 +165,16 @@ void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& stat
     char what[160];
     if (s.state == "done") {
       std::snprintf(what, sizeof what, "done, normalized %.1f", s.score);
-    } else if (s.state == "training" || s.state == "stopped") {
-      std::snprintf(what, sizeof what, "%s step %lld of %lld%s",
-                    s.state == "training" ? "training" : "stopped (checkpointed) at",
+    } else if (s.state == "training") {
+      std::snprintf(what, sizeof what, "training step %lld of %lld%s",
                     static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
                     s.pid >= 0 ? (" (pid " + std::to_string(s.pid) + ")").c_str() : "");
+    } else if (s.state == "stopped") {
+      // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
+      std::snprintf(what, sizeof what, "stopped at step %lld of %lld (%s)",
+                    static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
+                    s.checkpointed ? "resumes from its last checkpoint"
+                                   : "no checkpoint: starts again at step 0");
     } else if (s.state == "trained") {
       std::snprintf(what, sizeof what, "trained, not evaluated");
     } else if (s.state == "failed") {

@@ -28,6 +28,10 @@ std::string planned(const SweepRun& r) {
   if (r.state == RunState::kDone) return "done";
   if (r.state == RunState::kTrained) return "trained, not evaluated";
   if (const std::string missing = data_missing_note(r); !missing.empty()) return missing;
+  // A run another process trains now (a `minrnn train` of the user's, another sweep): a sweep
+  // started now would leave it to that process and train it only once it lets go.
+  if (const long holder = io::lock_holder(r.run_dir); holder >= 0)
+    return "running in pid " + std::to_string(holder) + " (not started here)";
   if (r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt"))
     return "to train again from step 0 (--extend; no checkpoint here)";
   return r.extend ? "to train further (--extend)" : "to train";

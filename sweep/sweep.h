@@ -205,10 +205,12 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options, SweepSummary* 
 // Where one run is, read from its directory (and, for a Slurm sweep, from squeue/sacct).
 struct RunStatus {
   SweepRun run;
-  // pending | training | stopped (checkpointed, not running) | trained (not evaluated) |
+  // pending | training | stopped (not running, not finished) | trained (not evaluated) |
   // evaluating | done | failed
   std::string state;
-  int64_t step = 0;     // last step in metrics.csv
+  int64_t step = 0;  // last step in metrics.csv
+  // A checkpoint.pt is there: a stopped run resumes from it (at or before `step`), else from 0.
+  bool checkpointed = false;
   double score = 0;     // done: eval.json's mean_normalized
   long pid = -1;        // a live process on this host that holds the run dir
   std::string failure;  // failed: e.g. "train exit 1"

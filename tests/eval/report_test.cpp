@@ -88,6 +88,34 @@ TEST(Report, DatasetLabelsStayInTheirCells) {
   EXPECT_EQ(labels, (std::vector<std::string>{"a,\"b\"", "hop|per", "Average"}));
 }
 
+// evals.csv is ours, but a hand may have been in it: a cell that is no number ("abc", "", "3.0x")
+// or a score that is no score (nan) is named — file, line, column — where it read as 0 or 3.
+TEST(Report, AnEvaluationsFileEditedByHandIsNamedNotReadAsZero) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
+  const fs::path evals = tmp.path / "hopper-medium" / "mingru" / "seed0" / "evals.csv";
+  const auto error = [&](const std::string& second_row) {
+    std::ofstream(evals) << "250,100,1,20,1\n" << second_row << "\n";
+    try {
+      eval::Series s{"", {}, {}};
+      eval::read_eval_curve(evals.parent_path(), &s);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(error("500,abc,0,xyz,0"),
+            evals.string() + ":2: column 4: expected a number, got 'xyz'");
+  EXPECT_EQ(error("500,1,0,3.0x,0"),
+            evals.string() + ":2: column 4: expected a number, got '3.0x'");
+  EXPECT_EQ(error("500,1,0,,0"), evals.string() + ":2: column 4: expected a number, got ''");
+  EXPECT_EQ(error("500,1,0,nan,0"),
+            evals.string() + ": the evaluation at step 500 is nan, not a score");
+  EXPECT_EQ(error("500,1,0,40.5,0"), "read");
+  std::ofstream(evals) << "250,100,1,20,1\n500,1,0,xyz,0\n";
+  EXPECT_THROW(eval::write_report(tmp.path.string()), std::runtime_error);
+}
+
 // An eval.json without done.json is an evaluation of a run still training: it is listed with the
 // runs in progress, never scored in Table 3.
 TEST(Report, AnEvaluationOfARunStillTrainingIsNotAResult) {

@@ -330,7 +330,9 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(statuses[1].log, (failed / "train.log").string());
   EXPECT_EQ(statuses[2].state, "stopped");
   EXPECT_EQ(statuses[2].step, 3);
+  EXPECT_TRUE(statuses[2].checkpointed);
   EXPECT_EQ(statuses[3].state, "training");
+  EXPECT_FALSE(statuses[3].checkpointed);
   EXPECT_EQ(statuses[3].pid, ::getpid());
   EXPECT_EQ(statuses[3].step, 2);
   EXPECT_TRUE(notes.empty());

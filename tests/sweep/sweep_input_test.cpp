@@ -49,6 +49,8 @@ TEST(SweepFile, SeedsAreWholeNumbersFromZero) {
   expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [0, -1]\n", "seeds", "got -1");
   expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [99999999999999999999]\n",
                       "seeds", "99999999999999999999");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [9007199254740993]\n", "seeds",
+                      "expected seeds from 0 to 9007199254740992");
 }
 
 TEST(SweepFile, OutIsADirectoryAndCountsSayTheirRange) {

@@ -178,6 +178,14 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   const fs::path run = tmp.path / "out/d/mingru/seed3";
   {
     io::DirLock held(run.string(), "this test");  // this process stands in for the other one
+    sweep::SweepOptions dry = opt;
+    dry.dry_run = true;  // the plan says so too, not "to train"
+    ::testing::internal::CaptureStdout();
+    sweep::run_sweep(s, dry);
+    const std::string plan = ::testing::internal::GetCapturedStdout();
+    EXPECT_NE(plan.find("running in pid " + std::to_string(::getpid()) + " (not started here)"),
+              std::string::npos)
+        << plan;
     ::testing::internal::CaptureStdout();
     const int failed = sweep::run_sweep(s, opt);
     const std::string out = ::testing::internal::GetCapturedStdout();

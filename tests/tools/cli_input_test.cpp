@@ -31,11 +31,16 @@ TEST(CliInput, TrainRefusesASeedThatIsNoWholeNumberFromZero) {
   TempDir dir;
   write_text(dir.path / "c.yaml", kFourStepConfig);
   expect_failure_naming(run_minrnn(dir, "train c.yaml --seed -1 --run-dir n1"),
-                        {"--seed", "expected an integer >= 0, got '-1'"});
+                        {"--seed", "expected an integer from 0 to 9007199254740992, got '-1'"});
   expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 0,-1 --run-dir a --run-dir b"),
                         {"--seed", "got '-1'"});
   expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 99999999999999999999 --run-dir n1"),
                         {"--seed", "got '99999999999999999999'"});
+  // Past 2^53 the evaluations' seeds (seed × 1000) would leave int64.
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --seed 9007199254740993 --run-dir n1"),
+                        {"--seed", "got '9007199254740993'"});
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --run-dir n1 --set seed=9007199254740993"),
+                        {"seed", "from 0 to 9007199254740992"});
   EXPECT_FALSE(fs::exists(dir.path / "n1"));
   EXPECT_FALSE(fs::exists(dir.path / "a"));
 }

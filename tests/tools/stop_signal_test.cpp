@@ -175,7 +175,9 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
     EXPECT_NE(read_text(run / "train.log").find("stopped by SIG"), std::string::npos);
     ::unlink(log.c_str());
     ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml", "--status"}, log), 0);
-    EXPECT_NE(read_text(log).find("stopped (checkpointed) at step " + std::to_string(step)),
+    EXPECT_NE(read_text(log).find("stopped at step " + std::to_string(step) +
+                                  " of 3000 (resumes "
+                                  "from its last checkpoint)"),
               std::string::npos)
         << read_text(log);
   }
