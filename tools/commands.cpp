@@ -13,15 +13,26 @@
 
 namespace minrnn::cli {
 
+namespace {
+
+// `value` read whole as a number ("12x", "" and "1,5" are none); NaN where it is none.
+double whole_double(const std::string& value) {
+  try {
+    size_t used = 0;
+    const double x = std::stod(value, &used);
+    if (used == value.size()) return x;
+  } catch (const std::exception&) {
+  }
+  return std::nan("");
+}
+
+}  // namespace
+
 CLI::Validator positive() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        try {
-          size_t used = 0;
-          const double x = std::stod(value, &used);
-          if (x > 0 && std::isfinite(x) && used == value.size()) return "";
-        } catch (const std::exception&) {
-        }
+        const double x = whole_double(value);
+        if (x > 0 && std::isfinite(x)) return "";
         return "expected a finite number > 0, got '" + value + "'";
       },
       "> 0", "positive");
@@ -30,12 +41,7 @@ CLI::Validator positive() {
 CLI::Validator finite_float() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        try {
-          size_t used = 0;
-          const double x = std::stod(value, &used);
-          if (std::isfinite(static_cast<float>(x)) && used == value.size()) return "";
-        } catch (const std::exception&) {
-        }
+        if (std::isfinite(static_cast<float>(whole_double(value)))) return "";
         return "expected a finite number within float's range (±3.4e38), got '" + value + "'";
       },
       "NUMBER", "finite float");
