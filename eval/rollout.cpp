@@ -263,15 +263,18 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   r.returns.assign(opt.episodes, 0.0);
   r.lengths.assign(opt.episodes, 0);
   int ended_before = 0, ended_in_wave = 0;  // episodes ended (not cut off at max_steps)
+  const int waves = (opt.episodes + kEpisodesAtOnce - 1) / kEpisodesAtOnce;
   for (int first = 0; first < opt.episodes; first += kEpisodesAtOnce) {
     RolloutOptions wave = opt;
     wave.episodes = std::min(kEpisodesAtOnce, opt.episodes - first);
     wave.seed = opt.seed + first;
     if (first > 0) wave.video_dir.clear();
     if (opt.on_step) {
-      wave.on_step = [&](int step, int max_steps, int ended) {
+      // The waves' steps in a row, so a progress line's rate and ETA span the whole rollout.
+      const int wave_index = first / kEpisodesAtOnce;
+      wave.on_step = [&, wave_index](int step, int max_steps, int ended) {
         ended_in_wave = ended;
-        opt.on_step(step, max_steps, ended_before + ended);
+        opt.on_step(wave_index * max_steps + step, waves * max_steps, ended_before + ended);
       };
     }
     roll_wave(agent, wave, first, r);

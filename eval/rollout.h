@@ -35,7 +35,8 @@ struct RolloutOptions {
   std::string video_dir;
   int video_width = 320, video_height = 240;
   // Called after every step of the batch with (steps done, max steps per episode, episodes
-  // finished): for a progress line. Unset: silent.
+  // finished): for a progress line. Unset: silent. Over several waves (kEpisodesAtOnce) the steps
+  // run on from wave to wave, out of waves × max steps.
   std::function<void(int, int, int)> on_step;
   // Threads the packed engine splits the episodes over (0 = torch's intra-op thread count):
   // episodes [B·k/n, B·(k+1)/n) are shard k, stepped as one batch by their own Policy on thread k.

@@ -271,15 +271,19 @@ TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
   auto ro = short_rollout(eval::kEpisodesAtOnce + 3, 200, eval::EvalMode::kStreaming);
   ro.seed = 11;
   ro.threads = 1;
-  int last_ended = 0;
-  ro.on_step = [&](int, int, int ended) {
+  int last_ended = 0, last_step = 0;
+  ro.on_step = [&](int step, int max_steps, int ended) {
     EXPECT_GE(ended, last_ended);
+    EXPECT_GT(step, last_step);  // on from wave to wave: a progress line's rate holds
+    EXPECT_EQ(max_steps, 2 * 200);
     last_ended = ended;
+    last_step = step;
   };
   const auto all = eval::rollout(agent, ro);
   ASSERT_EQ(all.returns.size(), size_t(eval::kEpisodesAtOnce + 3));
   ASSERT_LT(*std::max_element(all.lengths.begin(), all.lengths.end()), 200);  // all fell
   EXPECT_EQ(last_ended, eval::kEpisodesAtOnce + 3);
+  EXPECT_GT(last_step, 200);
   ro.on_step = nullptr;
   ro.episodes = 3;
   ro.seed = 11 + eval::kEpisodesAtOnce;
