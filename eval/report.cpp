@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -66,18 +64,10 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     // still training (collect_unfinished lists it).
     const fs::path file = run.dir / "eval.json";
     if (!fs::exists(file) || !fs::exists(run.dir / "done.json")) continue;
-    RunScore r{run.dataset, run.backbone, run.dir.string(), run.seed, 0};
-    try {
-      std::ifstream in(file);
-      const auto json = nlohmann::json::parse(in);
-      r.normalized = json.at("mean_normalized").get<double>();
-      r.train_step = json.value("train_step", int64_t{0});
-    } catch (const std::exception& e) {
-      throw std::runtime_error(
-          file.string() +
-          ": cannot read mean_normalized (a number) or train_step (an integer, if present) (" +
-          e.what() + ")");
-    }
+    const FinalEvaluation e = read_final_evaluation(run.dir);
+    if (!e.unreadable.empty()) throw std::runtime_error(file.string() + ": " + e.unreadable);
+    RunScore r{run.dataset, run.backbone, run.dir.string(), run.seed, e.score};
+    r.train_step = e.train_step;
     runs.push_back(r);
   }
   return runs;

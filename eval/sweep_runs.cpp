@@ -1,6 +1,8 @@
 #include "eval/sweep_runs.h"
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <tuple>
 
@@ -34,6 +36,23 @@ std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
     return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
   });
   return found;
+}
+
+FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
+  FinalEvaluation e;
+  try {
+    std::ifstream in(run_dir / "eval.json");
+    const nlohmann::json j = nlohmann::json::parse(in);
+    e.score = j.at("mean_normalized").get<double>();
+    e.episodes = j.value("episodes", int64_t{-1});
+    e.train_step = j.value("train_step", int64_t{0});
+  } catch (const std::exception& error) {
+    e.unreadable = std::string(
+                       "expected JSON with mean_normalized (a number) and episodes and train_step "
+                       "(integers, where present) (") +
+                   error.what() + ")";
+  }
+  return e;
 }
 
 }  // namespace minrnn::eval

@@ -18,4 +18,15 @@ struct RunDir {
 // std::invalid_argument where `sweep_dir` is not a directory.
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir);
 
+// A run's result, RUN_DIR/eval.json, as the report and the sweep take it: its score, the episodes
+// it rolled out and the step it scored (-1 / 0 where it records none), or why it is no result
+// ("" when it is one; the file not named).
+struct FinalEvaluation {
+  double score = 0;
+  int64_t episodes = -1;
+  int64_t train_step = 0;
+  std::string unreadable;
+};
+FinalEvaluation read_final_evaluation(const std::filesystem::path& run_dir);
+
 }  // namespace minrnn::eval

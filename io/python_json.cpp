@@ -1,6 +1,8 @@
 #include "io/python_json.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -114,6 +116,17 @@ std::string dump_python_json(const nlohmann::json& value) {
     out << value.dump();
   }
   return out.str();
+}
+
+nlohmann::json read_json_or_null(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  try {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
 }
 
 }  // namespace minrnn::io

@@ -20,6 +20,11 @@ nlohmann::json parse_python_json(const std::string& text, const std::string& wha
 double json_number(const nlohmann::json& value, const std::string& what);
 bool is_json_number(const nlohmann::json& value);
 
+// A JSON file minrnn writes (done.json, eval.json, a sweep's status) as it reads one back: null
+// where it is missing, not a regular file, or not (yet) whole JSON — the reader treats it as
+// absent.
+nlohmann::json read_json_or_null(const std::string& path);
+
 // `value` as Python's json.dumps would write it (", " and ": " separators, Infinity tokens for the
 // strings above), so Python reads back the same objects.
 std::string dump_python_json(const nlohmann::json& value);

@@ -1,12 +1,12 @@
 #include "rl/run_files.h"
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "io/atomic_file.h"
 #include "io/progress_line.h"
+#include "io/python_json.h"
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
@@ -67,13 +67,10 @@ void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, doub
 }
 
 int64_t finished_step(const RunFiles& files) {
-  std::ifstream in(files.done);
-  if (!in) return -1;
-  try {
-    return nlohmann::json::parse(in).at("step").get<int64_t>();
-  } catch (const nlohmann::json::exception&) {
-    return -1;
-  }
+  const nlohmann::json done = io::read_json_or_null(files.done.string());
+  return done.is_object() && done.contains("step") && done["step"].is_number_integer()
+             ? done["step"].get<int64_t>()
+             : -1;
 }
 
 }  // namespace minrnn::rl

@@ -14,14 +14,15 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 
+#include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "rl/run_files.h"
 #include "rl/stop_request.h"
 #include "sweep/progress.h"
 #include "sweep/spawn.h"
@@ -229,12 +230,7 @@ class LocalPool {
   // A run's training got to its max_steps: done.json says so (a pack's exit status speaks for
   // all its runs; an --extend run holds the shorter budget's done.json until it trains).
   bool trained(int i) const {
-    try {
-      std::ifstream in(fs::path(runs_[i].run_dir) / "done.json");
-      return nlohmann::json::parse(in).at("step").get<int64_t>() == runs_[i].max_steps;
-    } catch (const std::exception&) {
-      return false;
-    }
+    return rl::finished_step(rl::RunFiles(runs_[i].run_dir)) == runs_[i].max_steps;
   }
 
   // A child ended: queue each trained run's evaluation, or record how each run ended.
@@ -275,7 +271,7 @@ class LocalPool {
   void on_done(int i) {
     ++finished_;
     status_[i] = "done";
-    const double score = read_final_evaluation(runs_[i].run_dir).score;
+    const double score = eval::read_final_evaluation(runs_[i].run_dir).score;
     std::printf(
         "[%d/%d done] %s: normalized %.1f (%s) | %d running, %d failed, elapsed %s, ETA %s\n",
         done(), total_, run_name(runs_[i]).c_str(), score, format_duration(seconds_[i]).c_str(),

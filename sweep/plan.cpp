@@ -3,13 +3,12 @@
 // (sweep.cpp) and the Slurm backend (sweep/slurm.cpp) both start from plan_sweep.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
+#include "eval/sweep_runs.h"
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"
@@ -65,7 +64,7 @@ void refuse_per_run_overrides(const SweepSpec& spec) {
 // Why run `r`'s eval.json is no result of this sweep ("" when it is one, or the run has none).
 std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r) {
   if (r.state != RunState::kDone) return "";
-  const FinalEvaluation e = read_final_evaluation(r.run_dir);
+  const eval::FinalEvaluation e = eval::read_final_evaluation(r.run_dir);
   if (!e.unreadable.empty()) return e.unreadable;
   if (e.episodes >= 0 && e.episodes != spec.eval_episodes) {
     return "eval_episodes: " + std::to_string(e.episodes) + " -> " +
@@ -75,22 +74,6 @@ std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r) {
 }
 
 }  // namespace
-
-FinalEvaluation read_final_evaluation(const std::string& run_dir) {
-  const fs::path file = fs::path(run_dir) / "eval.json";
-  FinalEvaluation e;
-  try {
-    std::ifstream in(file);
-    const nlohmann::json j = nlohmann::json::parse(in);
-    e.score = j.at("mean_normalized").get<double>();
-    if (j.contains("episodes")) e.episodes = j["episodes"].get<int64_t>();
-  } catch (const std::exception& error) {
-    e.unreadable =
-        std::string("expected JSON with mean_normalized (a number) and episodes (an integer) (") +
-        error.what() + ")";
-  }
-  return e;
-}
 
 namespace {
 

@@ -2,12 +2,13 @@
 // the run directories (plus squeue/sacct for a Slurm sweep), never from a process's memory.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "eval/csv.h"
+#include "eval/sweep_runs.h"
 #include "io/dir_lock.h"
+#include "io/python_json.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
@@ -16,20 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json read_json(const fs::path& path) {
-  try {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-  } catch (const std::exception&) {
-    return nlohmann::json();  // missing or torn: treated as absent
-  }
-}
-
 // The statuses a live local sweep wrote for its runs, by run dir ({} when no sweep holds `out`).
 std::map<std::string, std::string> live_local_statuses(const std::string& out) {
   std::map<std::string, std::string> by_dir;
   if (io::lock_holder(out) < 0) return by_dir;
-  const nlohmann::json j = read_json(fs::path(out) / "sweep_status.json");
+  const nlohmann::json j = io::read_json_or_null((fs::path(out) / "sweep_status.json").string());
   if (!j.is_object() || !j.contains("runs")) return by_dir;
   for (const auto& r : j["runs"])
     if (r.contains("run_dir") && r.contains("status"))
@@ -58,12 +50,12 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
   const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
   if (trained && fs::exists(dir / "eval.json")) {
     s.step = s.run.max_steps;
-    s.score = read_final_evaluation(dir.string()).score;
+    s.score = eval::read_final_evaluation(dir.string()).score;
     return "done";
   }
   if (s.pid >= 0 && !trained) return "training";
   if (trained) return slurm_running || local_status == "evaluating" ? "evaluating" : "trained";
-  const nlohmann::json failed = read_json(dir / "failed.json");
+  const nlohmann::json failed = io::read_json_or_null((dir / "failed.json").string());
   if (failed.is_object() && !slurm_running && local_status != "training") {
     s.failure = failed.value("phase", std::string("?")) + " exit " +
                 std::to_string(failed.value("exit_code", -1));

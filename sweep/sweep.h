@@ -162,15 +162,6 @@ std::string data_missing_note(const SweepRun& run);
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
-// A finished run's eval.json as a sweep takes it: its score and the episodes it rolled out (-1
-// where it records none), or why it is no result ("" when it is one; the file not named).
-struct FinalEvaluation {
-  double score = 0;
-  int64_t episodes = -1;
-  std::string unreadable;
-};
-FinalEvaluation read_final_evaluation(const std::string& run_dir);
-
 // The last step a run directory's metrics.csv logged; 0 where it logged none.
 int64_t logged_step(const std::string& run_dir);
 

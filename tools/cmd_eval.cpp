@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -27,6 +26,7 @@
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "io/progress_line.h"
+#include "io/python_json.h"
 #include "ops/device.h"
 #include "rl/run_files.h"
 #include "rl/trainer.h"
@@ -87,23 +87,11 @@ std::string adhoc_name(const Given& given) {
   return name + ".json";
 }
 
-// `path` as JSON; null where it cannot be read as JSON.
-nlohmann::json read_json(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return nullptr;
-  try {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception&) {
-    return nullptr;
-  }
-}
-
 // The settings of this evaluation that `result` (a run's eval.json) was made without, as the
 // options that give them: a sweep's `--episodes 30` result is kept from a plain eval's 10. None
 // where it has them all, or where it cannot be read (nothing there to keep).
 Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro) {
-  const nlohmann::json j = read_json(result);
+  const nlohmann::json j = io::read_json_or_null(result.string());
   if (!j.is_object()) return {};
   const auto differs = [&](const char* key, const nlohmann::json& mine) {
     return !j.contains(key) || j[key] != mine;
@@ -131,7 +119,7 @@ void check_out_file(const std::string& out, const fs::path& result) {
     throw ExitError{2, "minrnn eval: --out " + out +
                            " is the run's result (eval.json): --replace replaces it, not --out"};
   }
-  const nlohmann::json j = read_json(out);
+  const nlohmann::json j = io::read_json_or_null(out);
   if (!j.is_object() || !j.contains("mean_normalized") || !j.contains("returns")) {
     throw ExitError{2, "minrnn eval: --out " + out +
                            " exists and is not an evaluation's JSON: not replaced (name another "
