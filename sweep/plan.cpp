@@ -247,7 +247,7 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
 
 }  // namespace
 
-std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatches) {
   refuse_per_run_overrides(spec);
   std::vector<SweepRun> protos;  // one per (dataset, backbone)
   std::vector<rl::TrainConfig> configs;
@@ -278,12 +278,16 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec) {
       } else if (!stored.differences.empty()) {
         conflicts += "\n  " + r.run_dir + ": " + stored.differences;
         extendable += stored.max_steps_grows;
+        r.mismatch = stored.differences;
       }
-      if (const std::string why = stale_evaluation(spec, r); !why.empty())
+      if (const std::string why = stale_evaluation(spec, r); !why.empty()) {
         stale += "\n  " + (fs::path(r.run_dir) / "eval.json").string() + ": " + why;
+        if (r.mismatch.empty()) r.mismatch = "eval.json: " + why;
+      }
       runs.push_back(r);
     }
   }
+  if (mismatches == PlanMismatches::kReport) return runs;
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
   if (!stale.empty()) {
     throw std::invalid_argument(

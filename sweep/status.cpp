@@ -45,6 +45,10 @@ namespace {
 // checkpoint), its Slurm task's state in s.slurm and the local sweep's word for it; fills s.score
 // and s.step (done) or s.failure (failed).
 std::string run_state(const fs::path& dir, const std::string& local_status, RunStatus& s) {
+  if (!s.run.mismatch.empty()) {  // the sweep refuses to run until it is moved away
+    s.failure = s.run.mismatch;
+    return "mismatched";
+  }
   const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
   // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
   const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
@@ -69,7 +73,7 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
 }  // namespace
 
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
-  const std::vector<SweepRun> runs = plan_sweep(spec);
+  const std::vector<SweepRun> runs = plan_sweep(spec, PlanMismatches::kReport);
   bool legacy_job = false;
   const std::map<std::string, int> task_of = slurm_task_of_run(spec.out, &legacy_job);
   if (legacy_job && notes) {
@@ -139,13 +143,35 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
   return j;
 }
 
+// What --status says of one run, after its name.
+std::string status_words(const RunStatus& s) {
+  const std::string steps = std::to_string(s.step) + " of " + std::to_string(s.run.max_steps);
+  if (s.state == "done") {
+    char score[32];
+    std::snprintf(score, sizeof score, "%.1f", s.score);
+    return std::string("done, normalized ") + score;
+  }
+  if (s.state == "training")
+    return "training step " + steps + (s.pid >= 0 ? " (pid " + std::to_string(s.pid) + ")" : "");
+  if (s.state == "stopped") {
+    // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
+    return "stopped at step " + steps +
+           (s.checkpointed ? " (resumes from its last checkpoint)"
+                           : " (no checkpoint: starts again at step 0)");
+  }
+  if (s.state == "trained") return "trained, not evaluated";
+  if (s.state == "failed") return "failed (" + s.failure + "), log " + s.log;
+  if (s.state == "mismatched") return "not this sweep's run (" + s.failure + "): move it away";
+  return s.state;
+}
+
 // A summary line, the notes, then a line a run.
 void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& statuses,
                        const std::map<std::string, int>& counts,
                        const std::vector<std::string>& notes) {
   std::string summary;
-  for (const char* state :
-       {"done", "training", "evaluating", "trained", "stopped", "pending", "failed"}) {
+  for (const char* state : {"done", "training", "evaluating", "trained", "stopped", "pending",
+                            "failed", "mismatched"}) {
     const auto n = counts.find(state);
     if (n != counts.end() && n->second > 0)
       summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + state;
@@ -154,27 +180,7 @@ void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& stat
               summary.c_str());
   for (const auto& n : notes) std::printf("%s\n", n.c_str());
   for (const auto& s : statuses) {
-    char what[160];
-    if (s.state == "done") {
-      std::snprintf(what, sizeof what, "done, normalized %.1f", s.score);
-    } else if (s.state == "training") {
-      std::snprintf(what, sizeof what, "training step %lld of %lld%s",
-                    static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
-                    s.pid >= 0 ? (" (pid " + std::to_string(s.pid) + ")").c_str() : "");
-    } else if (s.state == "stopped") {
-      // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
-      std::snprintf(what, sizeof what, "stopped at step %lld of %lld (%s)",
-                    static_cast<long long>(s.step), static_cast<long long>(s.run.max_steps),
-                    s.checkpointed ? "resumes from its last checkpoint"
-                                   : "no checkpoint: starts again at step 0");
-    } else if (s.state == "trained") {
-      std::snprintf(what, sizeof what, "trained, not evaluated");
-    } else if (s.state == "failed") {
-      std::snprintf(what, sizeof what, "failed (%s), log %s", s.failure.c_str(), s.log.c_str());
-    } else {
-      std::snprintf(what, sizeof what, "%s", s.state.c_str());
-    }
-    std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), what,
+    std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), status_words(s).c_str(),
                 s.slurm.empty() ? "" : "  | slurm: ", s.slurm.c_str());
   }
 }

@@ -118,7 +118,13 @@ struct SweepRun {
   // widths are unknown until its data is read (then only its config's runs are known to stack).
   std::string stack_shape;
   bool stacks = true;  // its model has stacked ops (rl::stack_refusal): HGRN's and conv's do not
+  // Why its directory holds no run of this sweep's ("" when it does): another config ("lr: 0.001
+  // -> 0.0003"), or an eval.json that is no result of the sweep's ("eval.json: eval_episodes: 10
+  // -> 30"). plan_sweep refuses such a sweep; --status (PlanMismatches::kReport) shows the run.
+  std::string mismatch;
 };
+
+enum class PlanMismatches { kRefuse, kReport };
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
 // every config loads with its overrides (so a typo fails before hours of training), reads each
@@ -127,8 +133,10 @@ struct SweepRun {
 // config for it, and the keys that differ; every finished run whose eval.json is no result of the
 // sweep's (unreadable, or rolled out over another number of episodes than its eval_episodes);
 // and an override (`set`, --set) of what the sweep sets per run itself: backbone, seed, and a
-// dataset shared by several dataset labels.
-std::vector<SweepRun> plan_sweep(const SweepSpec& spec);
+// dataset shared by several dataset labels. With PlanMismatches::kReport the runs whose directory
+// holds another config or evaluation are returned with SweepRun::mismatch set instead.
+std::vector<SweepRun> plan_sweep(const SweepSpec& spec,
+                                 PlanMismatches mismatches = PlanMismatches::kRefuse);
 
 // `indices` (into `runs`, in plan order) as packs, each trained by one `minrnn train` (a local
 // process or a Slurm task): the first run left and, up to pack_limit, the later ones that can
@@ -197,14 +205,14 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options, SweepSummary* 
 struct RunStatus {
   SweepRun run;
   // pending | training | stopped (not running, not finished) | trained (not evaluated) |
-  // evaluating | done | failed
+  // evaluating | done | failed | mismatched (another config or evaluation: SweepRun::mismatch)
   std::string state;
   int64_t step = 0;  // last step in metrics.csv
   // A checkpoint.pt is there: a stopped run resumes from it (at or before `step`), else from 0.
   bool checkpointed = false;
   double score = 0;     // done: eval.json's mean_normalized
   long pid = -1;        // a live process on this host that holds the run dir
-  std::string failure;  // failed: e.g. "train exit 1"
+  std::string failure;  // failed: e.g. "train exit 1"; mismatched: SweepRun::mismatch
   std::string log;      // <run_dir>/train.log
   std::string slurm;    // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
 };

@@ -65,6 +65,12 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
     EXPECT_NE(what.find(run.string()), std::string::npos) << what;
     EXPECT_NE(what.find("max_steps: 1000 -> 5"), std::string::npos) << what;
   }
+  // --status shows it, beside the sweep's other runs, rather than refusing the whole sweep.
+  const std::vector<sweep::RunStatus> status =
+      sweep::sweep_status(one_run_sweep(tmp.path / "out"), nullptr);
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].state, "mismatched");
+  EXPECT_EQ(status[0].failure, "max_steps: 1000 -> 5");
   // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
   fs::remove(run / "done.json");
   std::ofstream(run / "config.yaml") << rl::to_yaml(
@@ -74,7 +80,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
 
 // A finished run of the sweep's config whose eval.json is no result of the sweep's — over another
 // number of episodes than its eval_episodes (edited between a crash and the resume), or unreadable
-// — is named by the sweep and its --status, not taken as done with that score (or 0).
+// — is named by the sweep and shown by its --status, not taken as done with that score (or 0).
 TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   testing::TempDir tmp;
   sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
@@ -83,15 +89,16 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   testing::write_eval_json(run, 40, 3);
   EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kDone);
   auto named = [&](const std::string& why) {
-    for (const auto& plan : {std::function<void()>([&] { sweep::plan_sweep(s); }),
-                             std::function<void()>([&] { sweep::sweep_status(s, nullptr); })}) {
-      try {
-        plan();
-        ADD_FAILURE() << "an evaluation that is not the sweep's was taken as done";
-      } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
-      }
+    try {
+      sweep::plan_sweep(s);
+      ADD_FAILURE() << "an evaluation that is not the sweep's was taken as done";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
+    const std::vector<sweep::RunStatus> status = sweep::sweep_status(s, nullptr);
+    EXPECT_EQ(status[0].state, "mismatched");
+    EXPECT_NE(status[0].failure.find(why.substr(why.find("eval.json"))), std::string::npos)
+        << status[0].failure;
   };
   testing::write_eval_json(run, 40, 1);
   named("seed3/eval.json: eval_episodes: 1 -> 3");
