@@ -1,9 +1,9 @@
 // The Minari writer: main_data.hdf5 and metadata.json exactly as minari 0.5.x's DataCollector and
 // HDF5Storage write them, so Python's minari.load_dataset opens the result.
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -65,11 +65,39 @@ MinariSpace box_space(int64_t dim, double low, double high, const std::string& d
   return s;
 }
 
+namespace {
+
+bool id_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+}
+
+// minari.dataset.minari_dataset.DATASET_ID_RE, `^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$`,
+// with the version required (load_dataset parses it as an int). Checked by hand: libstdc++'s
+// std::regex recurses once per character and overflows the stack on an id of ~30 000 (a served
+// metadata.json's combined_datasets may hold one).
+bool is_minari_dataset_id(const std::string& id) {
+  const size_t slash = id.rfind('/');
+  const std::string name = slash == std::string::npos ? id : id.substr(slash + 1);
+  if (slash != std::string::npos) {  // the namespace: 2+ characters, '/' only inside
+    const std::string space = id.substr(0, slash);
+    if (space.size() < 2 || space.front() == '/' || space.back() == '/') return false;
+    for (char c : space)
+      if (!id_char(c) && c != '/') return false;
+  }
+  const size_t digits = name.find_last_not_of("0123456789");
+  if (digits == std::string::npos || digits + 1 == name.size() || digits < 2 ||
+      name.compare(digits - 1, 2, "-v") != 0) {
+    return false;
+  }
+  for (size_t i = 0; i + 1 < digits; ++i)
+    if (!id_char(name[i])) return false;
+  return true;
+}
+
+}  // namespace
+
 void check_minari_dataset_id(const std::string& id) {
-  // minari.dataset.minari_dataset.DATASET_ID_RE, with the version required (load_dataset
-  // parses it as an int).
-  static const std::regex re(R"(^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$)");
-  if (!std::regex_match(id, re)) {
+  if (!is_minari_dataset_id(id)) {
     throw std::invalid_argument("Minari dataset id '" + id +
                                 "': expected (namespace/)name-v<version>, e.g. "
                                 "minrnn/hopper/medium-v0");

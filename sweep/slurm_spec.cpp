@@ -28,6 +28,14 @@ std::string scalar(const YAML::Node& n, const std::string& file, const std::stri
 std::string matching(const YAML::Node& n, const std::string& file, const std::string& key,
                      const char* pattern, const std::string& expected) {
   const std::string v = scalar(n, file, key);
+  // No Slurm name or size is this long, and libstdc++'s std::regex recurses once per character:
+  // a value of ~30 000 would overflow the stack.
+  constexpr size_t kMaxLength = 256;
+  if (v.size() > kMaxLength) {
+    bad_slurm_key(file, key,
+                  "expected " + expected + ", got " + std::to_string(v.size()) +
+                      " characters (at most " + std::to_string(kMaxLength) + ")");
+  }
   if (!std::regex_match(v, std::regex(pattern)))
     bad_slurm_key(file, key, "expected " + expected + ", got '" + v + "'");
   return v;

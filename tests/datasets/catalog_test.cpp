@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -168,6 +169,51 @@ TEST(Catalog, AMissingDatasetsErrorGivesTheDownloadCommand) {
   EXPECT_NE(minari_missing.find("`minrnn data download mujoco/hopper/medium-v0`"),
             std::string::npos)
       << minari_missing;
+}
+
+// The id check is Python minari's DATASET_ID_RE (version required), written without std::regex,
+// whose recursion a long id (here 100 000 characters, as a served metadata.json may hold)
+// overflowed.
+TEST(Catalog, MinariIdsAreCheckedAsPythonsMinariChecksThemWhateverTheirLength) {
+  const std::regex python(R"(^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$)");
+  for (const std::string id : {"mujoco/hopper/medium-v0",
+                               "mujoco/pusher-v12",
+                               "a-v1",
+                               "x-v-v3",
+                               "a-v1-v2",
+                               "ns/a_b-c-v7",
+                               "-a/_-v0",
+                               "ab/c-v0",
+                               "a/c-v0",
+                               "/ab/c-v0",
+                               "ab//c-v0",
+                               "ab/-v0",
+                               "ab/c-v",
+                               "ab/c-v0x",
+                               "ab/c_v0",
+                               "ab/c-V0",
+                               "",
+                               "-v0",
+                               "a-v",
+                               "ab/c d-v0",
+                               "ab/c.d-v0",
+                               "ab/c-v0/",
+                               "ab/c-vv0",
+                               "a b/c-v0",
+                               "ab./c-v0"}) {
+    bool accepted = true;
+    try {
+      check_minari_dataset_id(id);
+    } catch (const std::invalid_argument& e) {
+      accepted = false;
+      EXPECT_NE(std::string(e.what()).find("expected (namespace/)name-v<version>"),
+                std::string::npos);
+    }
+    EXPECT_EQ(accepted, std::regex_match(id, python)) << "'" << id << "'";
+  }
+  const std::string long_name = "ab/" + std::string(100000, 'b');
+  EXPECT_THROW(check_minari_dataset_id(long_name + "-vx"), std::invalid_argument);
+  EXPECT_NO_THROW(check_minari_dataset_id(long_name + "-v0"));
 }
 
 }  // namespace
