@@ -14,6 +14,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "models/sequence_model.h"
 
@@ -21,12 +22,16 @@ namespace minrnn::core {
 
 class PackedBackbone {
  public:
+  PackedBackbone() = default;
+  PackedBackbone(const PackedBackbone&) = delete;  // state_ points into the packing's own buffers
+  PackedBackbone& operator=(const PackedBackbone&) = delete;
   virtual ~PackedBackbone() = default;
   int64_t d_model() const { return d_; }
   int64_t batch() const { return batch_; }
   // Whether state carries across run() calls; false for attention (each run is a whole window).
   virtual bool streaming() const = 0;
-  // A fresh (zero) state for `batch` ≥ 1 sequences.
+  // A fresh (zero) state for `batch` ≥ 1 sequences. All or none: a batch whose state cannot be
+  // allocated (std::bad_alloc) leaves the state as it was.
   void reset(int64_t batch);
   // Runs n ≥ 1 new tokens of each sequence, x (batch, n, D), advancing the state. Writes y (batch,
   // n, D), or with last_only y (batch, D): each sequence's last token only, which lets the top
@@ -34,8 +39,14 @@ class PackedBackbone {
   virtual void run(float* x, int64_t n, float* y, bool last_only) = 0;
 
  protected:
-  virtual void reset_state() = 0;  // zero the state of batch_ sequences
-  int64_t d_ = 0, batch_ = 1;      // d_: set by the packing constructor
+  // The recurrent state, registered by the packing constructor (none for attention, which keeps
+  // nothing between windows): each buffer holds per_sequence values for each of batch_ sequences.
+  struct StateBuffer {
+    std::vector<float>* values;
+    int64_t per_sequence;
+  };
+  std::vector<StateBuffer> state_;
+  int64_t d_ = 0, batch_ = 1;  // d_: set by the packing constructor
 };
 
 // Packs a trained MinRnnStack, HgrnStack or TransformerStack (float32 copies of its weights; the

@@ -75,14 +75,11 @@ class PackedHgrnStack final : public PackedBackbone {
     }
     d_ = layers_.front().norm_mix.dim;
     norm_out_ = cpu::pack_norm(*stack.norm_out());
+    for (auto& l : layers_) state_.push_back({&l.h, 2 * width_});
     reset(1);
   }
 
   bool streaming() const override { return true; }
-
-  void reset_state() override {
-    for (auto& l : layers_) l.h.assign(batch_ * 2 * width_, 0.0f);
-  }
 
   void run(float* x, int64_t n, float* y, bool last_only) override {
     const int64_t B = batch_, D = d_, d = width_;

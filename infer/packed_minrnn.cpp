@@ -81,17 +81,14 @@ class PackedMinRnnStack final : public PackedBackbone {
     }
     d_ = layers_.front().norm_rnn.dim;
     norm_out_ = cpu::pack_norm(*stack.norm_out());
+    for (auto& l : layers_) {
+      state_.push_back({&l.h, hidden_});
+      if (l.conv) state_.push_back({&l.history, (l.kernel - 1) * d_});
+    }
     reset(1);
   }
 
   bool streaming() const override { return true; }
-
-  void reset_state() override {
-    for (auto& l : layers_) {
-      l.h.assign(batch_ * hidden_, 0.0f);
-      l.history.assign(l.conv ? batch_ * (l.kernel - 1) * d_ : 0, 0.0f);
-    }
-  }
 
   void run(float* x, int64_t n, float* y, bool last_only) override {
     const int64_t B = batch_, D = d_, H = hidden_;

@@ -41,11 +41,14 @@ class PackedEngine final : public PolicyEngineImpl {
     reset(1);
   }
 
+  // All or none, as the backbone's: a batch that cannot be allocated changes nothing.
   void reset(int64_t batch) override {
-    B_ = batch;
+    std::vector<float> previous(batch * act_dim_, 0.0f);
+    std::vector<float> ring(streaming_ ? 0 : batch * K_ * 3 * D_, 0.0f);
     backbone_->reset(batch);
-    previous_.assign(batch * act_dim_, 0.0f);
-    ring_.assign(streaming_ ? 0 : batch * K_ * 3 * D_, 0.0f);
+    B_ = batch;
+    previous_.swap(previous);
+    ring_.swap(ring);
   }
 
   void act(const float* rtg, const float* obs, int64_t t, float* actions) override {

@@ -45,7 +45,6 @@ class PackedTransformerStack final : public PackedBackbone {
   }
 
   bool streaming() const override { return false; }
-  void reset_state() override {}  // attention keeps nothing between windows
 
   void run(float* x, int64_t n, float* y, bool last_only) override {
     const int64_t B = batch_, D = d_;

@@ -1,9 +1,11 @@
 #include "infer/policy.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "infer/policy_engine.h"
+#include "ops/device.h"
 
 namespace minrnn::rl {
 
@@ -31,9 +33,10 @@ EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
   const bool recurrent = agent.model->streaming();
   if (requested == EvalMode::kAuto) return recurrent ? kRecurrentDefault : EvalMode::kWindow;
   if (requested == EvalMode::kStreaming && !recurrent) {
-    throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; '" +
+    throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; backbone '" +
                                 agent.config.backbone +
-                                "' has no step mode (use --mode window or auto)");
+                                "' has no step mode (use mode window or auto: eval's --mode, "
+                                "PolicyOptions::mode)");
   }
   return requested;
 }
@@ -121,14 +124,11 @@ class TorchEngine final : public PolicyEngineImpl {
   std::vector<torch::Tensor> h_rtg_, h_obs_, h_act_, h_time_;
 };
 
-// PolicyOptions::device as torch reads it, or an error naming it.
-torch::Device device_named(const std::string& name) {
-  try {
-    return torch::Device(name);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("Policy: PolicyOptions::device '" + name +
-                                "' is no device (expected cpu, cuda or cuda:N)");
-  }
+// A value in an error message, as short as "%g" writes it (std::to_string wrote 1e300 in full).
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 }  // namespace
@@ -138,7 +138,10 @@ std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode
 }
 
 Policy Policy::load(const std::string& run_or_checkpoint, const PolicyOptions& options) {
-  return Policy(load_agent(run_or_checkpoint, device_named(options.device)), options);
+  // A device that is not there is named as such before the file is read (not blamed on it).
+  const torch::Device device =
+      core::resolve_device(options.device, "Policy: PolicyOptions::device").device;
+  return Policy(load_agent(run_or_checkpoint, device), options);
 }
 
 Policy::Policy(Agent agent, const PolicyOptions& options)
@@ -184,17 +187,28 @@ Policy::~Policy() = default;
 Policy::Policy(Policy&&) noexcept = default;
 Policy& Policy::operator=(Policy&&) noexcept = default;
 
+void Policy::check_usable(const char* call) const {
+  if (!engine_) {
+    throw std::logic_error(std::string("Policy::") + call +
+                           ": this Policy was moved from; assign a loaded one to it first");
+  }
+}
+
 const Agent& Policy::agent() const {
+  check_usable("agent");
   return *agent_;
 }
 const std::string& Policy::env() const {
+  check_usable("env");
   return agent_->env;
 }
 double Policy::normalized(double episode_return) const {
+  check_usable("normalized");
   return agent_->normalized(episode_return);
 }
 
 void Policy::reset(int64_t batch, double target_return) {
+  check_usable("reset");
   if (batch < 1 || batch > kMaxBatch) {
     throw std::invalid_argument("Policy::reset: batch must be in [1, " + std::to_string(kMaxBatch) +
                                 "], got " + std::to_string(batch));
@@ -206,7 +220,7 @@ void Policy::reset(int64_t batch, double target_return) {
     throw std::invalid_argument(
         "Policy::reset: target_return must be finite (within float's "
         "range once divided by the return scale), got " +
-        std::to_string(target_return));
+        number(target_return));
   }
   // Everything sized before anything changes: a batch that cannot be allocated leaves the policy
   // as it was.
@@ -224,16 +238,17 @@ void Policy::check_finite(const double* values, int64_t count, const char* what)
   for (int64_t i = 0; i < count; ++i) {
     if (!std::isfinite(static_cast<float>(values[i]))) {
       const int64_t width = count / batch_;
-      throw std::invalid_argument(
-          std::string("Policy: ") + what + " of episode " + std::to_string(i / width) +
-          " has a value a float cannot hold "
-          "at index " +
-          std::to_string(i % width) + " (" + std::to_string(values[i]) + ")");
+      throw std::invalid_argument(std::string("Policy: ") + what + " of episode " +
+                                  std::to_string(i / width) +
+                                  " has a value a float cannot hold "
+                                  "at index " +
+                                  std::to_string(i % width) + " (" + number(values[i]) + ")");
     }
   }
 }
 
 std::vector<double> Policy::act(const std::vector<double>& observations) {
+  check_usable("act");
   if (static_cast<int64_t>(observations.size()) != batch_ * obs_dim_) {
     throw std::invalid_argument(
         "Policy::act: expected batch × obs_dim = " + std::to_string(batch_) + " × " +
@@ -246,6 +261,7 @@ std::vector<double> Policy::act(const std::vector<double>& observations) {
 }
 
 void Policy::act(const double* observations, double* actions) {
+  check_usable("act");
   check_finite(observations, batch_ * obs_dim_, "observation");
   for (int64_t b = 0; b < batch_; ++b) {
     for (int64_t j = 0; j < obs_dim_; ++j) {
@@ -259,6 +275,7 @@ void Policy::act(const double* observations, double* actions) {
 }
 
 void Policy::observe_reward(const std::vector<double>& rewards) {
+  check_usable("observe_reward");
   if (static_cast<int64_t>(rewards.size()) != batch_) {
     throw std::invalid_argument("Policy::observe_reward: expected " + std::to_string(batch_) +
                                 " rewards (one per episode), got " +
@@ -268,10 +285,11 @@ void Policy::observe_reward(const std::vector<double>& rewards) {
 }
 
 void Policy::observe_reward(const double* rewards) {
+  check_usable("observe_reward");
   for (int64_t b = 0; b < batch_; ++b) {
     if (!std::isfinite(rtg_[b] - static_cast<float>(rewards[b] / return_scale_))) {
       throw std::invalid_argument("Policy::observe_reward: the reward of episode " +
-                                  std::to_string(b) + " (" + std::to_string(rewards[b]) + ") " +
+                                  std::to_string(b) + " (" + number(rewards[b]) + ") " +
                                   (std::isfinite(rewards[b])
                                        ? "takes its return-to-go out of float's range"
                                        : "is not finite"));
@@ -289,6 +307,7 @@ void Policy::observe_reward(double reward) {
 }
 
 double Policy::return_to_go(int64_t i) const {
+  check_usable("return_to_go");
   if (i < 0 || i >= batch_)
     throw std::out_of_range("Policy::return_to_go: no episode " + std::to_string(i));
   return static_cast<double>(rtg_[i]) * return_scale_;

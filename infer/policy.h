@@ -14,6 +14,24 @@
 // last K steps for a window). `reset(batch)` runs several episodes in lock step: act then takes
 // batch × obs_dim values, row-major.
 //
+// The calls go in this order each step: act, then observe_reward with what the env paid for it
+// (act twice without a reward between conditions the second step on an unchanged return-to-go).
+// Past the run's max_ep_len the timestep embedding stays at its last row.
+//
+// Threads: a Policy is not thread-safe; use one per thread (each holds its own state and scratch:
+// they share nothing, and give the same actions as one Policy would). load() may run on several
+// threads at once. PolicyOptions::threads is process-wide.
+//
+// Errors: std::invalid_argument for what the caller passed (a path that is not there, a run dir
+// without checkpoint.pt, a device that is not here, a size, a value no float holds, a batch out of
+// range); std::runtime_error for a checkpoint that cannot be read (corrupt, truncated, of
+// another format, unreadable), naming the file; std::logic_error for a Policy used after it was
+// moved from (it may only be assigned to or destroyed); std::bad_alloc where memory runs out. A
+// call refused with one of the first three, and a reset() that runs out of memory, leave the policy
+// as it was. load() reads the file once in a forked child
+// process first (io/isolated.h), so a corrupt file cannot crash the caller: a process with
+// real-time threads or a seccomp filter should load its policies before those start.
+//
 // Two engines compute the same function (tests/infer/policy_test.cpp holds them to 1e-5):
 //   packed the packed CPU inference path (infer/packed_backbone.h): no autograd, no allocation per
 //          step, one pass over the weights per env step. The default on CPU.
@@ -53,7 +71,9 @@ PolicyEngine parse_policy_engine(const std::string& name);  // std::invalid_argu
 struct PolicyOptions {
   EvalMode mode = EvalMode::kAuto;
   PolicyEngine engine = PolicyEngine::kAuto;  // auto: packed when the model is on the CPU
-  std::string device = "cpu";                 // where load() puts the model: "cpu", "cuda:0", ...
+  // Where load() puts the model: "cpu", "cuda", "cuda:N", or "auto" (the first usable GPU, else
+  // the CPU); a CUDA device that is not usable here is refused before the file is read.
+  std::string device = "cpu";
   // > 0: the CPU threads LibTorch's math (the packed engine's BLAS calls among it) may use, set
   // for the whole process when the policy is made; 0 leaves that as it is. A control loop at
   // batch 1 wants 1: it gains nothing from more and pays their wake-ups.
@@ -77,8 +97,10 @@ class Policy {
   // One step of every episode: batch × obs_dim raw observations → batch × act_dim actions. Throws
   // std::invalid_argument for a wrong size or a value no float holds (inf, nan, 1e39), leaving
   // the policy unchanged.
-  std::vector<double> act(const std::vector<double>& observations);
-  void act(const double* observations, double* actions);  // sizes as above, unchecked
+  std::vector<double> act(const std::vector<double>& observations);  // allocates its result
+  // Sizes as above, unchecked; the packed engine allocates nothing here once its buffers have
+  // grown.
+  void act(const double* observations, double* actions);
   // The rewards (batch values) the env paid for the last actions. Episodes already over pass 0.
   // Throws std::invalid_argument, changing nothing, for a reward that is not finite or that takes
   // a return-to-go out of float's range.
@@ -103,6 +125,7 @@ class Policy {
 
  private:
   void check_finite(const double* values, int64_t count, const char* what) const;
+  void check_usable(const char* call) const;  // std::logic_error once moved from
 
   std::unique_ptr<Agent> agent_;
   EvalMode mode_ = EvalMode::kAuto;

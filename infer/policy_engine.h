@@ -21,7 +21,7 @@ EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent);
 class PolicyEngineImpl {
  public:
   virtual ~PolicyEngineImpl() = default;
-  virtual void reset(int64_t batch) = 0;
+  virtual void reset(int64_t batch) = 0;  // all or none: a failed allocation changes nothing
   virtual void act(const float* rtg, const float* obs, int64_t t, float* actions) = 0;
 };
 

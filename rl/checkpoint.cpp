@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "io/atomic_file.h"
@@ -34,6 +36,50 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
   }
 }
 
+// Every tensor of the loaded model has the shape and dtype its config builds: LibTorch's archive
+// reader replaces each tensor whole without checking, and the packed engine reads the shapes the
+// config says (a timestep table cut short was read past its end, in the caller's act()).
+// The model's parameters and buffers as shapes and dtypes only (meta tensors: the archive reader
+// replaces the tensors' contents in place, so the tensors themselves would change with it).
+std::map<std::string, torch::Tensor> tensor_shapes(DecisionModel& model) {
+  std::map<std::string, torch::Tensor> shapes;
+  auto add = [&](const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
+    for (const auto& [name, t] : tensors.pairs())
+      shapes[name] = torch::empty(t.sizes(), t.options().device(torch::kMeta));
+  };
+  add(model->named_parameters());
+  add(model->named_buffers());
+  return shapes;
+}
+
+void check_model_shapes(const fs::path& path, DecisionModel& model,
+                        const std::map<std::string, torch::Tensor>& built) {
+  for (const auto& [name, loaded] : tensor_shapes(model)) {
+    const torch::Tensor& want = built.at(name);
+    if (loaded.sizes() != want.sizes() || loaded.dtype() != want.dtype()) {
+      std::ostringstream why;
+      why << "tensor '" << name << "' is " << loaded.dtype() << " " << loaded.sizes()
+          << ", its config builds " << want.dtype() << " " << want.sizes();
+      throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + why.str());
+    }
+  }
+}
+
+// The state normalization the policy divides by: obs_dim finite means and positive stds.
+void check_normalization(const fs::path& path, const Agent& agent) {
+  const torch::Tensor& mean = agent.state_mean;
+  const torch::Tensor& std = agent.state_std;
+  const bool ok = mean.dim() == 1 && std.dim() == 1 && mean.size(0) == std.size(0) &&
+                  mean.is_floating_point() && std.is_floating_point() &&
+                  torch::isfinite(mean).all().item<bool>() &&
+                  torch::isfinite(std).all().item<bool>() && (std > 0).all().item<bool>();
+  if (!ok) {
+    throw std::runtime_error(path.string() +
+                             ": not a readable minrnn checkpoint: state_mean and state_std must "
+                             "be vectors of one length, finite, the stds > 0");
+  }
+}
+
 Agent load_agent_here(const fs::path& path, const torch::Device& device) {
   torch::serialize::InputArchive archive, model_archive;
   c10::IValue config_text, env;
@@ -60,21 +106,27 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
       if (archive.try_read("ref_source", ref_source) && ref_source.isString())
         agent.ref_source = ref_source.toStringRef();
     }
-    const int64_t obs_dim = agent.state_mean.dim() == 1 ? agent.state_mean.size(0) : 0;
+    check_normalization(path, agent);
+    const int64_t obs_dim = agent.state_mean.size(0);
     torch::Tensor act_dim_tensor;
     archive.read("act_dim", act_dim_tensor);
     const int64_t act_dim = act_dim_tensor.item<int64_t>();
     check_model_fits(path.string(), agent.config, obs_dim, act_dim);
     archive.read("model", model_archive);
     agent.model = DecisionModel(model_options(agent.config, obs_dim, act_dim));
+    const std::map<std::string, torch::Tensor> built = tensor_shapes(agent.model);
     agent.model->load(model_archive);
+    check_model_shapes(path, agent.model, built);
   } catch (const c10::Error& e) {
     throw std::runtime_error(path.string() +
                              ": not a readable minrnn checkpoint: " + e.what_without_backtrace());
   } catch (const std::invalid_argument&) {
     throw;                             // the config's errors name the file already
-  } catch (const std::exception& e) {  // TorchScript's parser, std::out_of_range, ...
-    throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + e.what());
+  } catch (const std::exception& e) {  // TorchScript's parser, std::out_of_range, ours
+    const std::string what = e.what();
+    throw std::runtime_error(what.rfind(path.string(), 0) == 0
+                                 ? what
+                                 : path.string() + ": not a readable minrnn checkpoint: " + what);
   }
   agent.model->to(device);
   agent.model->eval();
@@ -87,11 +139,21 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
 
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
   fs::path path = run_dir_or_file;
-  if (!fs::exists(path)) {
+  std::error_code ec;
+  const fs::file_status given = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {  // a folder on the way we cannot read
+    throw std::runtime_error(run_dir_or_file + ": cannot look here: " + ec.message());
+  }
+  if (!fs::exists(given)) {
     throw std::invalid_argument(io::no_such(run_dir_or_file, "run directory or checkpoint file"));
   }
-  if (fs::is_directory(path)) path /= "checkpoint.pt";
-  if (!fs::exists(path)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+  if (fs::is_directory(given)) path /= "checkpoint.pt";
+  const fs::file_status file = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw std::runtime_error(path.string() + ": cannot look here: " + ec.message());
+  if (!fs::exists(file)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+  if (!fs::is_regular_file(file))
+    throw std::invalid_argument(path.string() + ": not a checkpoint file (a folder or a device)");
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
   // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
   // process first, with its memory bounded; only a file that loads there is loaded here.

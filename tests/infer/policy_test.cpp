@@ -3,12 +3,18 @@
 // the policy left as it was.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "envs/registry.h"
 #include "infer/policy_engine.h"
+#include "io/isolated.h"
+#include "ops/device.h"
+#include "rl/checkpoint.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 
@@ -273,8 +279,123 @@ TEST(Policy, LoadNamesWhatIsMissing) {
     rl::Policy::load(junk.string(), on_gpu);
     FAIL() << "device 'gpu0' accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("'gpu0' is no device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("PolicyOptions::device: expected auto, cpu, cuda or "
+                                         "cuda:N, got 'gpu0'"),
+              std::string::npos)
+        << e.what();
   }
+  // A CUDA device where there is none is named as such, before the file is read (not blamed on it).
+  if (!core::cuda_unavailable_reason().empty()) {
+    on_gpu.device = "cuda:0";
+    try {
+      rl::Policy::load(junk.string(), on_gpu);
+      FAIL() << "device cuda:0 accepted without a GPU";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("PolicyOptions::device cuda:0 was asked for"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Through an unreadable folder: a runtime_error naming the path, not filesystem_error.
+  const fs::path locked = tmp.path / "locked";
+  fs::create_directories(locked / "run");
+  fs::permissions(locked, fs::perms::none);
+  if (::access((locked / "run").c_str(), F_OK) != 0) {  // root reads it anyway
+    try {
+      rl::Policy::load((locked / "run").string());
+      FAIL() << "a run behind an unreadable folder loaded";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("locked/run: cannot look here"), std::string::npos)
+          << e.what();
+    }
+  }
+  fs::permissions(locked, fs::perms::owner_all);
+}
+
+// A checkpoint's tensors are checked against the model its own config builds: LibTorch's reader
+// takes any shape, and the packed engine read a timestep table cut short past its end (NaN
+// actions, or the caller's memory). The state normalization is checked as the policy divides by it.
+TEST(Policy, ACheckpointWhoseTensorsAreNotItsConfigsIsRefused) {
+  testing::TempDir tmp;
+  torch::optim::AdamW optimizer(std::vector<torch::Tensor>{torch::zeros({1})});
+  auto refused = [&](rl::Agent agent, const std::string& why) {
+    const std::string file = (tmp.path / "c.pt").string();
+    agent.config.dataset = "hopper-medium-v2";  // a config must name one to be read back
+    rl::save_checkpoint(file, agent, optimizer);
+    try {
+      rl::Policy::load(file);
+      ADD_FAILURE() << "loaded: " << why;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find(file + ": not a readable minrnn checkpoint: " + file),
+                std::string::npos)
+          << "the file named twice: " << e.what();
+    }
+  };
+  // The model's timestep table has 101 rows; its config says 51.
+  rl::Agent short_table = random_agent("mingru", 4, 5, 100);
+  short_table.config.max_ep_len = 50;
+  refused(short_table,
+          "tensor 'embed_timestep.weight' is float [101, 32], its config builds float "
+          "[51, 32]");
+  rl::Agent zero_std = random_agent("mingru", 4, 5);
+  zero_std.state_std[2] = 0;
+  refused(zero_std, "state_mean and state_std must be vectors of one length, finite, the stds > 0");
+  rl::Agent nan_mean = random_agent("mingru", 4, 5);
+  nan_mean.state_mean[0] = NAN;
+  refused(nan_mean, "state_mean and state_std");
+}
+
+// A reset whose batch cannot be allocated leaves the policy as it was (its state, its batch, its
+// timestep); the packed engine once kept the new batch size with the old buffers, and act() then
+// wrote past them. Run in a child whose address space may grow by 64 MB (none under ASan).
+TEST(Policy, AResetThatRunsOutOfMemoryChangesNothing) {
+  const auto agent = random_agent("mingru", 4, 9);
+  const io::ProbeResult probe = io::probe_in_child(
+      [&] {
+        rl::Policy policy(agent), twin(agent);
+        const std::vector<double> obs(policy.obs_dim(), 0.2);
+        for (int t = 0; t < 3; ++t) {
+          policy.act(obs);
+          twin.act(obs);
+          policy.observe_reward(1.0);
+          twin.observe_reward(1.0);
+        }
+        try {
+          policy.reset(rl::Policy::kMaxBatch);  // ~400 MB of recurrent state
+#ifndef __SANITIZE_ADDRESS__
+          throw std::runtime_error("a reset of 400 MB fit in 64 MB");
+#else
+          return;  // no address-space limit under ASan: nothing was refused
+#endif
+        } catch (const std::bad_alloc&) {
+        }
+        if (policy.batch() != 1 || policy.timestep() != 3 || policy.act(obs) != twin.act(obs))
+          throw std::runtime_error("the refused reset changed the policy");
+      },
+      size_t{64} << 20);
+  EXPECT_TRUE(probe.ok) << probe.message;
+}
+
+// A moved-from Policy says so on use, where it once read its moved engine (a segfault).
+TEST(Policy, AMovedFromPolicySaysSo) {
+  rl::Policy policy(random_agent("mingru", 4, 3));
+  rl::Policy taken = std::move(policy);
+  const std::vector<double> obs(taken.obs_dim(), 0.1);
+  EXPECT_EQ(taken.act(obs).size(), size_t(taken.act_dim()));
+  for (const auto& use : {std::function<void()>([&] { policy.act(obs); }),
+                          std::function<void()>([&] { policy.reset(); }),
+                          std::function<void()>([&] { policy.observe_reward(1.0); }),
+                          std::function<void()>([&] { policy.env(); })}) {
+    try {
+      use();
+      ADD_FAILURE() << "a moved-from Policy was used";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("was moved from"), std::string::npos) << e.what();
+    }
+  }
+  policy = std::move(taken);
+  EXPECT_EQ(policy.act(obs).size(), size_t(policy.act_dim()));
 }
 
 TEST(Policy, ResetStartsOverAndConditionsOnTheTarget) {
