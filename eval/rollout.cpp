@@ -19,6 +19,7 @@
 #include "eval/stats.h"
 #include "io/atomic_file.h"
 #include "kernels/cpu/float_loops.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::eval {
 namespace {
@@ -75,6 +76,10 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
   int ended_here = 0;
   policy.reset(B, opt.target_return);
   for (int t = 0; t < max_steps; ++t) {
+    if (opt.should_stop && opt.should_stop()) {
+      throw rl::StopRequested("rollout: stopped at step " + std::to_string(t) + " of " +
+                              std::to_string(max_steps) + " by a stop request");
+    }
     // Finished episodes keep being fed (frozen obs, reward 0) so the batch stays rectangular.
     policy.act(obs, actions.data());
     int ended_now = 0;

@@ -44,6 +44,9 @@ struct RolloutOptions {
   // ~1e-4 relative, Rollout.BatchedEpisodesReturnWhatEachReturnsAlone), so a fixed thread count
   // reproduces a rollout exactly.
   int threads = 0;
+  // Polled every step: true cuts the rollout short with rl::StopRequested (a training's
+  // evaluation, on SIGTERM or Ctrl-C: its resume redoes it). Unset: runs to the end.
+  std::function<bool()> should_stop;
 };
 
 // Each episode holds its own MuJoCo model and data (~5 MB) while it runs: rollout() runs the

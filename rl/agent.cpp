@@ -11,6 +11,13 @@ double Agent::normalized(double ret) const {
   return envs::normalized_score(env, ret);
 }
 
+double min_model_weights(const TrainConfig& c, int64_t obs_dim, int64_t act_dim) {
+  const double d = static_cast<double>(c.embed_dim);
+  return d * (static_cast<double>(obs_dim) + 2.0 * static_cast<double>(act_dim) +
+              static_cast<double>(c.max_ep_len) + 2) +
+         static_cast<double>(c.n_layers) * d * d;
+}
+
 DecisionModelOptions model_options(const TrainConfig& c, int64_t obs_dim, int64_t act_dim) {
   DecisionModelOptions o;
   o.obs_dim = obs_dim;

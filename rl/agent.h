@@ -31,6 +31,10 @@ struct Agent {
 
 // The model options a config implies for given dimensions.
 DecisionModelOptions model_options(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);
+// A lower bound on the weights (floats) of that model, counting only what every backbone has: the
+// embeddings and the action head, and at least d × d per layer. Computed in double: a hostile
+// config's product does not wrap.
+double min_model_weights(const TrainConfig& config, int64_t obs_dim, int64_t act_dim);
 // A copy of `agent` that shares no tensor with it, its model on the CPU: what an evaluation on
 // another thread reads while the original trains on (rl/run_evaluations.h). Leaves torch's global
 // random generator as it was.

@@ -22,11 +22,7 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
                       int64_t act_dim) {
   std::error_code ec;
   const double file_bytes = static_cast<double>(fs::file_size(path, ec));
-  const double d = static_cast<double>(c.embed_dim);
-  const double weights = d * (static_cast<double>(obs_dim) + 2.0 * static_cast<double>(act_dim) +
-                              static_cast<double>(c.max_ep_len) + 2) +
-                         static_cast<double>(c.n_layers) * d * d;
-  if (obs_dim < 1 || act_dim < 1 || ec || weights * 4 > file_bytes) {
+  if (obs_dim < 1 || act_dim < 1 || ec || min_model_weights(c, obs_dim, act_dim) * 4 > file_bytes) {
     throw std::runtime_error(
         path + ": not a readable minrnn checkpoint: its model (obs_dim " + std::to_string(obs_dim) +
         ", act_dim " + std::to_string(act_dim) + ", embed_dim " + std::to_string(c.embed_dim) +

@@ -18,7 +18,12 @@ void RunEvaluations::start(Agent& agent) {
   agent.model->eval();
   if (!evaluate_) return;
   if (!overlapped_) {
-    evaluate_(agent.step, agent);
+    try {
+      evaluate_(agent.step, agent);
+    } catch (const StopRequested&) {
+      stopped(agent.step);
+      return;
+    }
     log_.evaluated(agent.step);
     return;
   }
@@ -46,8 +51,17 @@ void RunEvaluations::collect_finished() {
 void RunEvaluations::done(int64_t step, std::future<void>& result) {
   std::future<void> finished = std::move(result);
   in_flight_.reset();
-  finished.get();  // its error, as an evaluation in line would have thrown it
+  try {
+    finished.get();  // its error, as an evaluation in line would have thrown it
+  } catch (const StopRequested&) {
+    stopped(step);
+    return;
+  }
   log_.evaluated(step);
+}
+
+void RunEvaluations::stopped(int64_t step) {
+  if (stopped_at_ < 0) stopped_at_ = step;
 }
 
 }  // namespace minrnn::rl

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "rl/agent.h"
+#include "rl/stop_request.h"
 
 namespace minrnn::rl {
 
@@ -37,9 +38,13 @@ class RunEvaluations {
   void wait();
   // wait() if the one in flight has finished already; never blocks.
   void collect_finished();
+  // The step of the first evaluation a stop request cut short (rl::StopRequested), or -1. Its row
+  // is not written: the resume redoes it, if no checkpoint after its step was written.
+  int64_t stopped_at() const { return stopped_at_; }
 
  private:
   void done(int64_t step, std::future<void>& result);
+  void stopped(int64_t step);
 
   Evaluate evaluate_;
   bool overlapped_;
@@ -49,6 +54,7 @@ class RunEvaluations {
     std::future<void> result;
   };
   std::optional<InFlight> in_flight_;
+  int64_t stopped_at_ = -1;
 };
 
 }  // namespace minrnn::rl

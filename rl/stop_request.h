@@ -7,6 +7,7 @@
 //   while (...) { step(); if (rl::stop_requested()) { checkpoint(); break; } }
 #pragma once
 #include <csignal>
+#include <stdexcept>
 #include <string>
 
 namespace minrnn::rl {
@@ -38,6 +39,12 @@ bool stop_requested();
 int stop_signal();
 // "SIGTERM", "SIGINT" (for messages), "" when none.
 std::string stop_signal_name();
+
+// Thrown by work that a stop request cuts short rather than finishes (an evaluation's rollout,
+// eval::RolloutOptions::should_stop): what it computed is dropped, and redone by the resume.
+struct StopRequested : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // For tests: records a stop as if `signal` had arrived (0 clears it).
 void request_stop_for_testing(int signal);

@@ -1,5 +1,7 @@
 #include "rl/training_run.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +50,34 @@ core::DeviceChoice choose_device(const std::string& requested) {
   const core::DeviceChoice choice = core::resolve_device(requested, "device");
   core::say_choice(requested, choice);
   return choice;
+}
+
+// A config whose training cannot fit in this machine's memory (n_layers 100 000, embed_dim 65 536)
+// is refused naming its keys, before the model is built: built, it grew until the kernel's OOM
+// killer ended it. A lower bound (rl/agent.h's weights; on the CPU their gradients and AdamW's
+// two moments too, and one activation a layer), so a config that fits is never refused.
+void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
+  const double memory = pages * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double activations = static_cast<double>(c.batch_size) * 3.0 *
+                             static_cast<double>(c.context_len) * static_cast<double>(c.embed_dim) *
+                             static_cast<double>(c.n_layers);
+  const double floats =
+      min_model_weights(c, obs_dim, act_dim) * (on_cpu ? 4 : 1) + (on_cpu ? activations : 0);
+  if (pages <= 0 || floats * 4 <= memory) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "n_layers %lld, embed_dim %lld, max_ep_len %lld%s: training needs at least %.1f "
+                "GiB, more than this machine's %.1f GiB of memory; lower them",
+                static_cast<long long>(c.n_layers), static_cast<long long>(c.embed_dim),
+                static_cast<long long>(c.max_ep_len),
+                on_cpu ? (", batch_size " + std::to_string(c.batch_size) + ", context_len " +
+                          std::to_string(c.context_len))
+                             .c_str()
+                       : "",
+                floats * 4 / kGiB, memory / kGiB);
+  throw std::invalid_argument(text);
 }
 
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.
@@ -198,6 +228,8 @@ struct TrainingRun::State {
   // from a later checkpoint would never redo it (rl/run_evaluations.h).
   void save() {
     evaluations->wait();
+    const int64_t cut_short = evaluations->stopped_at();
+    if (cut_short >= 0 && cut_short != agent.step) return;  // the resume goes back to redo it
     sync_weights();
     save_checkpoint(files.checkpoint.string(), agent, *optimizer);
     saved_step = agent.step;
@@ -236,11 +268,11 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
+  check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
   apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
   fs::create_directories(s.files.dir);
   io::write_file_atomically(s.files.config, to_yaml(s.cfg));
-  s.new_dir.keep();
   record_env(s.files, s.cfg.dataset, s.env, opt.quiet);
   s.optimizer = std::make_unique<core::FusedAdamW>(
       s.agent.model->parameters(),
@@ -282,11 +314,29 @@ const std::string& TrainingRun::run_dir() const {
 void TrainingRun::step() {
   const std::optional<StepInputs> in = prepare_step();
   if (!in) return;
-  {
+  try {
     const core::WorkStream::Scope on_stream(s_->stream);
     s_->train_step->run(*in->batch, in->lr, in->dropout_base);
+  } catch (const std::exception& e) {
+    throw_with_batch_shape(e);
   }
   complete_step();
+}
+
+// An allocation the step could not make names the keys that size its batch (LibTorch's message
+// names only bytes); any other error goes on as it was.
+[[noreturn]] void TrainingRun::throw_with_batch_shape(const std::exception& e) const {
+  const std::string what = e.what();
+  const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+                             what.find("out of memory") != std::string::npos ||
+                             what.find("tried to allocate") != std::string::npos;
+  if (!out_of_memory) throw;
+  const TrainConfig& c = s_->cfg;
+  throw std::runtime_error(
+      "step " + std::to_string(s_->agent.step + 1) + ": out of memory: a batch is batch_size " +
+      std::to_string(c.batch_size) + " × context_len " + std::to_string(c.context_len) +
+      " steps of embed_dim " + std::to_string(c.embed_dim) + " through " +
+      std::to_string(c.n_layers) + " layers; lower them (" + what + ")");
 }
 
 std::optional<TrainingRun::StepInputs> TrainingRun::prepare_step() {
@@ -314,6 +364,9 @@ void TrainingRun::complete_step() {
   const core::WorkStream::Scope on_stream(s.stream);
   // On the CPU reading the flag costs nothing: stop at the very step, as before a device ran ahead.
   if (s.choice.device.is_cpu()) s.check_finite();
+  // A run dir made here is kept once a step has run: one whose first step failed (its batch did not
+  // fit, a loss not finite) is removed, so its config.yaml cannot refuse the corrected command.
+  s.new_dir.keep();
   s.log->after(s.agent.step, s.cfg.log_every, [&] {
     s.check_finite();
     const StepStats stats = s.pack ? s.pack->last_stats(s.seat) : s.train_step->last_stats();
@@ -378,6 +431,11 @@ TrainResult TrainingRun::finish() {
   if (s.first_step < s.cfg.max_steps) {  // trained here: the final evaluation
     s.evaluate();
     s.evaluations->wait();
+    if (s.evaluations->stopped_at() >= 0) {  // cut short: the resume evaluates first
+      result.interrupted = true;
+      result.finished = false;
+      return result;
+    }
   } else {
     result.last_loss = last_logged_loss(s.files.metrics);
   }

@@ -68,6 +68,10 @@ class TrainingRun {
   const std::string& run_dir() const;
 
  private:
+  // Called inside a catch of `e`: rethrows it, or for an allocation that failed, an error naming
+  // the keys that size the batch.
+  [[noreturn]] void throw_with_batch_shape(const std::exception& e) const;
+
   struct State;
   std::unique_ptr<State> s_;
 };

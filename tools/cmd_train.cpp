@@ -48,6 +48,7 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
     // and a pack's runs evaluate at the same steps: one rollout thread each leaves the cores to
     // the others and to the thread that queues the GPU's work.
     if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
+    ro.should_stop = [] { return rl::stop_requested(); };  // Slurm's grace period is short
     const auto r = eval::rollout(agent, ro);
     rl::append_eval_row(run_dir,
                         {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "eval/rollout.h"
+#include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 
@@ -296,6 +298,22 @@ TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
   ro.seed = 11;
   EXPECT_EQ(eval::rollout(agent, ro).returns,
             std::vector<double>(all.returns.begin(), all.returns.end() - 3));
+}
+
+// A stop request cuts a rollout short (a training's evaluation on SIGTERM, which Slurm's grace
+// period gives seconds): should_stop is polled every step, on every thread's shard.
+TEST(Rollout, AStopRequestCutsItShort) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 600);
+  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
+  for (int threads : {1, 2}) {
+    auto ro = short_rollout(4, 1000, eval::EvalMode::kStreaming);
+    ro.threads = threads;
+    std::atomic<int> polls{0};
+    ro.should_stop = [&] { return ++polls > 6; };
+    EXPECT_THROW(eval::rollout(agent, ro), rl::StopRequested) << threads << " threads";
+    EXPECT_LT(polls.load(), 20) << "the rollout ran on after the stop";
+  }
 }
 
 // A video folder holds one rollout's frames: a shorter episode's video leaves none of a longer

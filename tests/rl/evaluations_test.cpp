@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 #include "tests/run_command.h"
@@ -63,6 +65,46 @@ TEST(Evaluations, OverlappedOnesAreTheInlineOnesThroughAStop) {
   EXPECT_EQ(testing::metrics_without_timing(overlapped), testing::metrics_without_timing(in_line));
   EXPECT_FALSE(threads.empty());
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u) << "an evaluation ran in line";
+}
+
+// A stop request during an evaluation cuts it short (a rollout throws rl::StopRequested) rather
+// than keeping a SIGTERM waiting for it: no row, no checkpoint after its step (the resume could not
+// redo it), no done.json for a final one; the resume then gives the uninterrupted run's rows and
+// weights.
+TEST(Evaluations, AStopCutsOneShortAndTheResumeRedoesIt) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::TrainConfig cfg =
+      testing::tiny_config(data, "mingru", {"eval_every=10", "checkpoint_every=15"});
+  const fs::path reference = tmp.path / "reference";
+  EXPECT_TRUE(rl::train(cfg, options_for(reference, rl::EvalTiming::kInline)).finished);
+  // Step 10: between checkpoints; step 30: a checkpoint's; step 40: the final evaluation.
+  for (const rl::EvalTiming timing : {rl::EvalTiming::kInline, rl::EvalTiming::kOverlapped}) {
+    for (const int64_t cut : {10, 30, 40}) {
+      const fs::path run = tmp.path / ("run" + std::to_string(int(timing)) + std::to_string(cut));
+      rl::TrainOptions o = options_for(run, timing);
+      o.evaluate = [cut, rows = o.evaluate](int64_t step, rl::Agent& agent) {
+        if (step != cut || rl::stop_requested()) return rows(step, agent);
+        rl::request_stop_for_testing(SIGTERM);  // arrives while it rolls out
+        throw rl::StopRequested("cut short");
+      };
+      const rl::TrainResult stopped = rl::train(cfg, o);
+      rl::request_stop_for_testing(0);
+      const std::string what = run.filename().string();
+      EXPECT_TRUE(stopped.interrupted) << what;
+      EXPECT_FALSE(stopped.finished) << what;
+      EXPECT_FALSE(rl::has_row(run / "evals.csv", cut)) << what;
+      EXPECT_FALSE(fs::exists(run / "done.json")) << what;
+      if (fs::exists(run / "checkpoint.pt")) {
+        EXPECT_LE(rl::load_agent(run.string()).step, cut) << what;
+      }
+      o.evaluate = options_for(run, timing).evaluate;
+      EXPECT_TRUE(rl::train(cfg, o).finished) << what;
+      testing::expect_same_weights(run, reference);
+      EXPECT_EQ(testing::read_text(run / "evals.csv"), testing::read_text(reference / "evals.csv"))
+          << what;
+    }
+  }
 }
 
 // While an overlapped evaluation runs, training goes on: the evaluation of step 10 sees metrics.csv

@@ -134,6 +134,44 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_FALSE(c.log_space);
 }
 
+// Values a run could not use, or could not write down and read back, are refused by key before
+// it trains: non-finite floats (config.yaml held `inf`, which it could not read again, and a NaN
+// target failed only at the final evaluation), counts past int (the sampler cut 2^32 + 1 to 1), an
+// expansion clamped to width 1, options another backbone ignores, `cuda` followed by anything.
+TEST(Config, ValuesARunCannotUseAreRefusedByKey) {
+  TempDir tmp;
+  const auto f = (tmp.path / "c.yaml").string();
+  write(f, "dataset: d\n");
+  for (const auto& [set, key] : std::vector<std::pair<std::string, std::string>>{
+           {"grad_clip=.inf", "grad_clip"},
+           {"expansion=.inf", "expansion"},
+           {"expansion=1e30", "expansion"},
+           {"expansion=1e-9", "expansion"},
+           {"return_scale=.inf", "return_scale"},
+           {"target_return=.nan", "target_return"},
+           {"target_return=-.inf", "target_return"},
+           {"target_return=1e300", "target_return"},
+           {"weight_decay=.inf", "weight_decay"},
+           {"weight_decay=1e30", "weight_decay"},
+           {"eval_episodes=4294967297", "eval_episodes"},
+           {"batch_size=2147483648", "batch_size"},
+           {"context_len=1099511627776", "context_len"},
+           {"n_heads=4", "n_heads"},
+           {"device=cudagarbage", "device"},
+           {"device=cuda:-1", "device"},
+       }) {
+    const std::string e = error_of([&] { rl::load_config(f, {set}); });
+    EXPECT_NE(e.find("--set " + key), std::string::npos) << set << ": " << e;
+  }
+  const std::string e = error_of([&] {
+    rl::load_config(f, {"backbone=transformer", "expansion=2"});
+  });
+  EXPECT_NE(e.find("1 with backbone transformer"), std::string::npos) << e;
+  EXPECT_NO_THROW(rl::load_config(f, {"backbone=transformer", "n_heads=4"}));
+  EXPECT_NO_THROW(rl::load_config(f, {"expansion=0.02", "embed_dim=32", "device=cuda:1"}));
+  EXPECT_NO_THROW(rl::load_config(f, {"target_return=-500"}));
+}
+
 rl::DecisionBatch random_batch(int64_t B, int64_t K, int64_t obs, int64_t act) {
   return {torch::randn({B, K, 1}), torch::randn({B, K, obs}), torch::rand({B, K, act}) * 2 - 1,
           torch::arange(K).repeat({B, 1}) + 3};
@@ -271,14 +309,34 @@ TEST(Trainer, KillAndResumeGivesTheSameWeights) {
 TEST(Trainer, NonFiniteLossStopsWithAClearMessage) {
   TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 300);
-  // Returns-to-go divided by a tiny scale overflow float32: the loss becomes NaN at once.
-  auto cfg = testing::tiny_config(data, "mingru", {"return_scale=1e-300"});
+  // The data's returns-to-go divided by a tiny scale overflow float32 (the target, tiny too, does
+  // not): the loss becomes NaN at once.
+  auto cfg = testing::tiny_config(data, "mingru", {"return_scale=1e-38", "target_return=1e-3"});
   rl::TrainOptions opt;
   opt.quiet = true;
   opt.run_dir = (tmp.path / "run").string();
   auto e = error_of([&] { rl::train(cfg, opt); });
   EXPECT_NE(e.find("loss is"), std::string::npos) << e;
-  EXPECT_FALSE(fs::exists(tmp.path / "run" / "checkpoint.pt"));
+  // The run dir it made is gone: its config.yaml would refuse the corrected command.
+  EXPECT_FALSE(fs::exists(tmp.path / "run"));
+}
+
+// A config whose training cannot fit in memory is refused naming its keys before the model is
+// built (it once grew until the OOM killer came), and leaves no run dir.
+TEST(Trainer, AModelLargerThanTheMachineIsRefusedByItsKeys) {
+  TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  rl::TrainOptions opt;
+  opt.quiet = true;
+  opt.run_dir = (tmp.path / "run").string();
+  for (const std::string set : {"n_layers=2147483647", "embed_dim=1048576"}) {
+    const auto e = error_of([&] { rl::train(testing::tiny_config(data, "mingru", {set}), opt); });
+    EXPECT_NE(e.find(set.substr(0, set.find('=')) + " " + set.substr(set.find('=') + 1)),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("more than this machine's"), std::string::npos) << e;
+    EXPECT_FALSE(fs::exists(tmp.path / "run"));
+  }
 }
 
 }  // namespace
