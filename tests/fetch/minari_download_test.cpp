@@ -1,9 +1,14 @@
 // fetch::download_dataset for Minari ids against a fake hub on 127.0.0.1 (tests/fetch/fake_hub.h):
 // the files land where the reader looks, with each namespace's metadata and the datasets a
-// dataset combines; a half-fetched dataset is never visible as one.
+// dataset combines; a half-fetched dataset is never visible as one, also when it has more files
+// than the process may open.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,7 +72,7 @@ struct Hub {
     ::setenv("MINARI_DATASETS_PATH", root.c_str(), 1);
     options.hf_endpoint = hub.endpoint();
     options.file.attempts = 1;
-    options.file.http.stall_timeout_s = 5;
+    options.file.http.low_speed_time_s = 5;
   }
 };
 
@@ -203,6 +208,35 @@ TEST(MinariDownload, AListedPathOutsideTheDatasetsFolderIsRefused) {
     EXPECT_FALSE(fs::exists(h.root)) << path;  // nothing fetched, nothing written
     EXPECT_FALSE(fs::exists(h.dir.path / "escaped.txt")) << path;
   }
+}
+
+// More files than the process may open (RLIMIT_NOFILE, `ulimit -n`): the verified files wait
+// without an open file each, so the dataset arrives (it failed as "cannot connect").
+TEST(MinariDownload, ADatasetOfMoreFilesThanTheOpenFileLimitArrives) {
+  Hub h;
+  for (int i = 0; i < 120; ++i)
+    h.hub.put("hopper/part-v0/extra/f" + std::to_string(i) + ".txt", std::to_string(i) + "\n");
+  h.hub.publish_listings();
+  const fs::path log = h.dir.path / "child.log";
+  const pid_t child = ::fork();  // the limit for the downloading process only, not the server's
+  if (child == 0) {
+    const rlimit limit{64, 64};
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    int code = 0;
+    try {
+      download_dataset("mujoco/hopper/part-v0", h.options);
+    } catch (const std::exception& e) {
+      std::ofstream(log) << e.what();
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << (fs::exists(log) ? read_text(log) : "");
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+  EXPECT_EQ(read_text(h.root / "mujoco/hopper/part-v0/extra/f119.txt"), "119\n");
 }
 
 }  // namespace

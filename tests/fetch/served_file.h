@@ -51,7 +51,7 @@ inline fetch::DownloadOptions quick(int attempts = 1) {
   options.attempts = attempts;
   options.retry_delay_s = 0;
   options.http.connect_timeout_s = 5;
-  options.http.stall_timeout_s = 5;
+  options.http.low_speed_time_s = 5;
   return options;
 }
 
