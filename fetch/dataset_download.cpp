@@ -1,6 +1,7 @@
 #include "fetch/dataset_download.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -36,22 +37,52 @@ void check_listed_path(const std::string& path, const std::string& folder, const
   }
 }
 
-// Every file the hub lists in a folder, over as many pages as it takes.
+// Adds a listing's page to `files`: each path once (a path listed twice would have two downloads
+// of one .part, the second refused as "being written by another download"), two different
+// entries for one path refused.
+void add_listed(const std::vector<data::HubFile>& page, const std::string& folder,
+                const std::string& url, std::vector<data::HubFile>* files,
+                std::map<std::string, size_t>* at) {
+  for (const data::HubFile& f : page) {
+    check_listed_path(f.path, folder, url);
+    const auto [it, added] = at->emplace(f.path, files->size());
+    if (added) {
+      files->push_back(f);
+      continue;
+    }
+    const data::HubFile& first = (*files)[it->second];
+    if (first.size != f.size || first.sha256 != f.sha256 || first.git_sha1 != f.git_sha1) {
+      throw FetchError(url + " lists '" + f.path +
+                       "' twice, with different sizes or checksums: which one is published?");
+    }
+  }
+}
+
+// Every file the hub lists in a folder, over as many pages as it takes. A listing slow to come
+// says so (every progress.log_every_s in a log), where it would otherwise look hung.
 std::vector<data::HubFile> list_folder(const std::string& endpoint, const data::MinariRemote& r,
                                        const std::string& folder, bool recursive,
-                                       const HttpOptions& http) {
+                                       const DownloadOptions& options) {
   std::vector<data::HubFile> files;
+  std::map<std::string, size_t> at;
   std::set<std::string> pages;
+  ProgressOptions lines = options.progress;
+  if (lines.style != ProgressStyle::kNone) lines.style = ProgressStyle::kLog;  // no final line
   for (std::string url = data::hub_tree_url(endpoint, r.repo, folder, recursive); !url.empty();) {
     if (!pages.insert(url).second) {
       throw FetchError("the hub's listing of '" + folder + "' leads back to " + url +
                        " (its pages' \"next\" links go round in a loop)");
     }
+    Progress waiting(lines, "waiting for the listing " + url + ":", -1, 0);
+    HttpOptions http = options.http;
+    http.on_tick = [&waiting](int64_t received) { waiting.update(received); };
     std::string next;
-    const std::vector<data::HubFile> page =
-        data::parse_hub_tree(http_get_text(url, http, &next), url);
-    for (const data::HubFile& f : page) check_listed_path(f.path, folder, url);
-    files.insert(files.end(), page.begin(), page.end());
+    const std::string text = http_get_text(url, http, &next);
+    try {
+      add_listed(data::parse_hub_tree(text, url), folder, url, &files, &at);
+    } catch (const std::invalid_argument& e) {  // a listing the hub served: a fetch failure
+      throw FetchError(e.what());
+    }
     url = next;
   }
   return files;
@@ -60,25 +91,25 @@ std::vector<data::HubFile> list_folder(const std::string& endpoint, const data::
 // The files of one Minari dataset, in the order they are put in place: each namespace level's
 // metadata, then the dataset's files with data/main_data.hdf5 last.
 std::vector<FileSpec> minari_files(const data::MinariRemote& remote, const std::string& endpoint,
-                                   const HttpOptions& http) {
+                                   const DownloadOptions& options) {
   std::vector<FileSpec> specs;
   for (const std::string& folder : remote.namespace_folders) {
     const std::string wanted =
         folder.empty() ? "namespace_metadata.json" : folder + "/namespace_metadata.json";
-    for (const auto& f : list_folder(endpoint, remote, folder, false, http)) {
+    for (const auto& f : list_folder(endpoint, remote, folder, false, options)) {
       if (f.path != wanted) continue;
       specs.push_back(spec_of(f, endpoint, remote));
       specs.back().replace_if_different = true;  // the hub adds datasets to it
     }
   }
-  const std::vector<data::HubFile> files = list_folder(endpoint, remote, remote.folder, true, http);
+  const std::vector<data::HubFile> files =
+      list_folder(endpoint, remote, remote.folder, true, options);
   const std::string main_data = remote.folder + "/data/main_data.hdf5";
   bool has_main_data = false;
   for (const auto& f : files) has_main_data |= f.path == main_data;
   if (!has_main_data) {
-    throw FetchError("Minari dataset '" + remote.id + "': the hub's " +
-                     data::hub_tree_url(endpoint, remote.repo, remote.folder, true) + " lists " +
-                     std::to_string(files.size()) + " files but no " + main_data +
+    throw FetchError("the hub's " + data::hub_tree_url(endpoint, remote.repo, remote.folder, true) +
+                     " lists " + std::to_string(files.size()) + " files but no " + main_data +
                      " (minrnn reads Minari's hdf5 format only)");
   }
   for (const auto& f : files)
@@ -96,7 +127,7 @@ void download_minari(const std::string& id, const DatasetDownloadOptions& option
       options.hf_endpoint.empty() ? data::hf_endpoint() : options.hf_endpoint;
   std::vector<FileSpec> specs;
   try {
-    specs = minari_files(remote, endpoint, options.file.http);
+    specs = minari_files(remote, endpoint, options.file);
   } catch (const FetchError& e) {
     throw FetchError("Minari dataset '" + id + "': " + e.what());
   }

@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,69 +29,6 @@ void check_spec(const FileSpec& spec) {
                                 "': the URL, the path, the size and the checksum are required");
   }
 }
-
-// <path>.part, open and locked (flock: released by the kernel however the process ends).
-class PartFile {
- public:
-  explicit PartFile(const FileSpec& spec) : path_(part_path(spec.path)), url_(spec.url) {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      throw io::WriteError("cannot write " + path_ + ": " + std::strerror(errno) +
-                           " (downloading " + url_ + ")");
-    }
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw FetchError(path_ + " is being written by another download of " + url_ +
-                       "; wait for it to finish");
-    }
-  }
-  // A .part that never got a byte (a 404, a refused connection) is not left behind.
-  ~PartFile() {
-    if (fd_ < 0) return;
-    if (size() == 0) ::unlink(path_.c_str());
-    ::close(fd_);
-  }
-  PartFile(const PartFile&) = delete;
-  PartFile& operator=(const PartFile&) = delete;
-
-  int64_t size() const {
-    struct stat st {};
-    return ::fstat(fd_, &st) == 0 ? int64_t(st.st_size) : 0;
-  }
-  void truncate() {
-    if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0) fail_write(errno);
-  }
-  void seek_end() {
-    if (::lseek(fd_, 0, SEEK_END) < 0) fail_write(errno);
-  }
-  // False on failure; the reason is kept for fail_write_now().
-  bool write(const char* data, size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, data, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return !(errno_ = errno);
-      data += w, n -= size_t(w);
-    }
-    return true;
-  }
-  [[noreturn]] void fail_write_now() { fail_write(errno_); }
-  void remove() {
-    ::unlink(path_.c_str());
-    ::close(fd_);
-    fd_ = -1;
-  }
-  int release() { return std::exchange(fd_, -1); }
-  const std::string& path() const { return path_; }
-
- private:
-  [[noreturn]] void fail_write(int err) {
-    throw io::WriteError("cannot write " + path_ + ": " + std::strerror(err) + " (downloading " +
-                         url_ + "; what it holds is kept: the same command resumes there)");
-  }
-  std::string path_, url_;
-  int fd_ = -1;
-  int errno_ = 0;
-};
 
 // The sha256 recorded in <path>.sha256 ("<hex>  <name>", as sha256sum writes it) while the file is
 // the one it was recorded for: the record carries that file's modification time as its own (set
@@ -123,13 +62,6 @@ void record_sha256(const FileSpec& spec) {
   ::utimensat(AT_FDCWD, record.c_str(), times, 0);  // failing, the file is only hashed again
 }
 
-void remove_present(const FileSpec& spec) {
-  std::error_code ec;
-  fs::remove(checksum_record_path(spec.path), ec);
-  fs::remove(spec.path, ec);
-  if (ec) throw FetchError("cannot replace " + spec.path + ": " + ec.message());
-}
-
 // Sleeps, waking early (true) when a stop is asked.
 bool stopped_while_waiting(double seconds, const std::function<bool()>& should_stop) {
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
@@ -140,9 +72,10 @@ bool stopped_while_waiting(double seconds, const std::function<bool()>& should_s
   return should_stop && should_stop();
 }
 
-std::string stopped_message(const std::string& part, int64_t have, int64_t size) {
-  return "stopped; " + part + " keeps " + std::to_string(have) + " of " + std::to_string(size) +
-         " bytes: run the same command to resume";
+// What a download that ends now leaves for the next run (the caller says how to resume).
+std::string kept_text(const std::string& part, int64_t have, int64_t size) {
+  if (have == 0) return "nothing kept";
+  return part + " keeps " + std::to_string(have) + " of " + std::to_string(size) + " bytes";
 }
 
 }  // namespace
@@ -163,7 +96,7 @@ bool present_and_verified(const FileSpec& spec, bool* hashed_now) {
   if (!fs::is_regular_file(status)) throw FetchError(spec.path + " is there but is not a file");
   const int64_t size = int64_t(fs::file_size(spec.path, ec));
   if (size != spec.size) {
-    if (spec.replace_if_different) return remove_present(spec), false;
+    if (spec.replace_if_different) return false;
     throw FetchError(spec.path + " is there with " + std::to_string(size) + " bytes, but " +
                      spec.url + " has " + std::to_string(spec.size) +
                      ": not that file (another version, or an interrupted download by another "
@@ -174,7 +107,7 @@ bool present_and_verified(const FileSpec& spec, bool* hashed_now) {
   if (hashed_now) *hashed_now = true;
   const std::string got = file_checksum(spec.path, spec.checksum.kind);
   if (got != spec.checksum.hex) {
-    if (spec.replace_if_different) return remove_present(spec), false;
+    if (spec.replace_if_different) return false;
     throw FetchError(spec.path + " is there but its " + describe(spec.checksum.kind, got) +
                      " is not the " + describe(spec.checksum.kind, spec.checksum.hex) + " of " +
                      spec.url + "; move it away and run again");
@@ -185,18 +118,18 @@ bool present_and_verified(const FileSpec& spec, bool* hashed_now) {
 
 namespace {
 
-// One file's way from its .part to a verified .part: the attempts, what each receives, the checks.
+// One file's way from its .part to a verified .part: the tries, what each receives, the checks.
 class PartDownload {
  public:
   PartDownload(const FileSpec& spec, const DownloadOptions& options, DownloadResult* result)
       : spec_(spec),
         options_(options),
         result_(result),
-        part_(spec),
+        part_(part_path(spec.path), spec.url),
         hasher_(spec.checksum.kind, spec.size),
         name_(fs::path(spec.path).filename().string()) {
     have_ = part_.size();
-    if (have_ > spec.size) part_.truncate(), have_ = 0;  // not a prefix of this file
+    if (have_ > spec.size) part_.truncate_to(0), have_ = 0;  // not a prefix of this file
     if (have_ > 0) hash_file_prefix(part_.path(), have_, hasher_);
     part_.seek_end();
     result_->resumed_from = have_;
@@ -206,23 +139,34 @@ class PartDownload {
     say_start();
     Progress progress(options_.progress, name_, spec_.size, have_);
     progress_ = &progress;
-    double delay = options_.retry_delay_s;
-    for (int attempt = 1; have_ < spec_.size; ++attempt) {
-      if (attempt > options_.attempts) {
-        throw FetchError("cannot download " + spec_.url + ": " + last_error_ + " (" +
-                         std::to_string(options_.attempts) + " tries; " + part_.path() + " keeps " +
-                         std::to_string(have_) + " bytes: run again to resume)");
-      }
-      if (attempt > 1) wait_before_retry(&delay);
-      transfer();
+    fetch_rest();
+    std::string got = hasher_.hex_digest();  // once: it ends the hash
+    if (got != spec_.checksum.hex && resumed_) {
+      // The .part may hold the start of a version the server has since replaced (a file the hub
+      // updates in place): the whole file once more before the checksum is called wrong.
+      say("the checksum of the resumed download is wrong; downloading it again from byte 0");
+      part_.truncate_to(0);
+      hasher_.reset();
+      have_ = 0;
+      resumed_ = false;
+      fetch_rest();
+      got = hasher_.hex_digest();
     }
     progress.finish();
-    verify();
-    return VerifiedPart(spec_, part_.release());
+    verify(got);
+    const FileIdentity checked = part_.identity();
+    part_.close();
+    return VerifiedPart(spec_, checked);
   }
 
  private:
-  enum class Refusal { kNone, kWrite, kOtherSize, kOtherStart };
+  enum class Refusal { kNone, kWrite, kOtherSize, kOtherStart, kNoContentRange };
+
+  void say(const std::string& line) {
+    if (options_.progress.style == ProgressStyle::kNone) return;
+    progress_->finish();
+    std::fprintf(options_.progress.out, "%s: %s\n", name_.c_str(), line.c_str());
+  }
 
   void say_start() {
     if (options_.progress.style == ProgressStyle::kNone) return;
@@ -231,80 +175,124 @@ class PartDownload {
                  have_ > 0 ? (", resuming at byte " + std::to_string(have_)).c_str() : "");
   }
 
-  void wait_before_retry(double* delay) {
-    if (options_.progress.style != ProgressStyle::kNone) {
-      std::fprintf(options_.progress.out, "%s: %s; resuming from byte %lld in %.0f s\n",
-                   name_.c_str(), last_error_.c_str(), (long long)have_, *delay);
+  // Tries until the .part has every byte; a try that brought bytes starts the count afresh.
+  void fetch_rest() {
+    double delay = options_.retry_delay_s;
+    for (int failures = 0; have_ < spec_.size;) {
+      const int64_t before = have_;
+      resumed_ |= have_ > 0;
+      if (transfer()) return;
+      if (have_ > before) failures = 0, delay = options_.retry_delay_s;
+      if (++failures >= options_.attempts) {
+        progress_->finish();
+        throw FetchError("cannot download " + spec_.url + ": " + last_error_ +
+                         " (tries failed in a row: " + std::to_string(failures) + "; " +
+                         kept_text(part_.path(), have_, spec_.size) + ": run again to resume)");
+      }
+      wait_before_retry(&delay);
     }
-    if (stopped_while_waiting(*delay, options_.http.should_stop))
-      throw StopRequested(stopped_message(part_.path(), have_, spec_.size));
+  }
+
+  // The retry delay, or the server's Retry-After when longer (up to max_retry_after_s).
+  void wait_before_retry(double* delay) {
+    double wait = *delay;
+    std::string why;
+    if (retry_after_s_ > wait) {
+      wait = std::min(retry_after_s_, options_.max_retry_after_s);
+      why = "; the server asks to wait " + std::to_string(int64_t(retry_after_s_)) +
+            " s (Retry-After)" +
+            (wait < retry_after_s_ ? ", waiting at most " + seconds_text(wait) + " s" : "");
+    }
+    say(last_error_ + why + "; resuming from byte " + std::to_string(have_) + " in " +
+        seconds_text(wait) + " s");
+    if (stopped_while_waiting(wait, options_.http.should_stop))
+      throw StopRequested("stopped; " + kept_text(part_.path(), have_, spec_.size));
     *delay *= 2;
   }
 
-  // One request for the bytes from have_ on; throws unless it may be tried again.
-  void transfer() {
+  // One request for the bytes from have_ on: true when it brought the rest, false when it may be
+  // tried again (last_error_ says why); throws otherwise.
+  bool transfer() {
     HttpOptions http = options_.http;
-    http.on_tick = [this] { progress_->update(have_); };
+    http.on_tick = [this](int64_t) { progress_->update(have_); };
     first_chunk_ = true;
     refusal_ = Refusal::kNone;
+    start_ = have_;
     ++result_->requests;
-    const TransferResult r = http_get(spec_.url, have_, http,
+    const TransferResult r = http_get(spec_.url, whole_file_ ? 0 : have_, http,
                                       [this](const HttpResponse& resp, const char* data, size_t n) {
                                         return receive(resp, data, n);
                                       });
     if (r.stopped) {
       progress_->finish();
-      throw StopRequested(stopped_message(part_.path(), have_, spec_.size));
+      throw StopRequested("stopped; " + kept_text(part_.path(), have_, spec_.size));
     }
     if (refusal_ == Refusal::kWrite) progress_->finish(), part_.fail_write_now();
-    if (refusal_ == Refusal::kOtherStart) {
-      throw FetchError("cannot download " + spec_.url + ": asked for the bytes from " +
-                       std::to_string(have_) + " on, the server sent them from " +
-                       std::to_string(offered_));
-    }
-    if (refusal_ == Refusal::kOtherSize || (r.complete && have_ < spec_.size)) {
-      progress_->finish();
-      part_.remove();
-      const int64_t got = offered_ >= 0 ? offered_ : r.complete ? have_ : -1;
-      throw FetchError(spec_.url + ": size mismatch: expected " + std::to_string(spec_.size) +
-                       " bytes, the server " +
-                       (got >= 0 ? "has " + std::to_string(got) : "sends more") +
-                       "; not the published file, nothing kept");
-    }
-    if (r.complete) return;
-    if (r.response.status == 416) {  // the server's file ends before the .part does
-      progress_->finish();
-      part_.remove();
-      throw FetchError(spec_.url + ": size mismatch: the server has fewer than the " +
-                       std::to_string(have_) + " bytes already fetched (HTTP 416), expected " +
-                       std::to_string(spec_.size) + "; not the published file, nothing kept");
+    if (refusal_ != Refusal::kNone || (r.complete && have_ < spec_.size)) refuse_answer(r);
+    if (r.complete) return true;
+    if (r.response.status == 416 && have_ > 0 && !whole_file_) {
+      // The server's file ends before the .part does (or it will not serve ranges): ask for all
+      // of it; the bytes the .part has are skipped, and the size and checksum decide.
+      whole_file_ = true;
+      return transfer();
     }
     last_error_ = r.error;
-    if (!r.transient) {
-      progress_->finish();
-      throw FetchError("cannot download " + spec_.url + ": " + r.error);
-    }
+    retry_after_s_ = r.response.retry_after_s;
+    if (r.transient) return false;
+    progress_->finish();
+    throw FetchError("cannot download " + spec_.url + ": " + r.error + " (" +
+                     kept_text(part_.path(), have_, spec_.size) + ")");
   }
 
-  // The body as it arrives: checked against what was asked and what is expected, then kept.
-  bool receive(const HttpResponse& resp, const char* data, size_t n) {
-    if (first_chunk_) {
-      first_chunk_ = false;
-      if (resp.status == 206 && resp.range_start != have_) {
+  // An answer that is not the file: what it wrote is undone, what the .part had is kept.
+  [[noreturn]] void refuse_answer(const TransferResult& r) {
+    progress_->finish();
+    part_.truncate_to(start_);
+    const std::string kept = " (" + kept_text(part_.path(), start_, spec_.size) + ")";
+    if (refusal_ == Refusal::kNoContentRange) {
+      throw FetchError("cannot download " + spec_.url + ": asked for the bytes from " +
+                       std::to_string(start_) + " on, the server answered 206 without a " +
+                       "Content-Range saying which bytes it sent" + kept);
+    }
+    if (refusal_ == Refusal::kOtherStart) {
+      throw FetchError("cannot download " + spec_.url + ": asked for the bytes from " +
+                       std::to_string(start_) + " on, the server sent them from " +
+                       std::to_string(offered_) + kept);
+    }
+    const int64_t got = offered_ >= 0 ? offered_ : r.complete ? body_at_ : -1;
+    throw FetchError(spec_.url + ": size mismatch: expected " + std::to_string(spec_.size) +
+                     " bytes, the server " +
+                     (got >= 0 ? "has " + std::to_string(got) : "sends more") + " (HTTP " +
+                     std::to_string(r.response.status) + "): not the published file" + kept);
+  }
+
+  // Where this answer's body starts in the file, and whether its length is the file's.
+  bool check_answer(const HttpResponse& resp) {
+    body_at_ = 0;  // a 200: the whole file, whatever was asked
+    if (resp.status == 206) {
+      if (resp.range_start < 0) return (refusal_ = Refusal::kNoContentRange), false;
+      if (resp.range_start > have_) {
         offered_ = resp.range_start;
         return (refusal_ = Refusal::kOtherStart), false;
       }
-      if (resp.status != 206 && have_ > 0) {  // the server ignored the Range: from the start
-        part_.truncate();
-        hasher_.reset();
-        have_ = 0;
-      }
-      if (resp.content_length >= 0 && have_ + resp.content_length != spec_.size) {
-        offered_ = have_ + resp.content_length;
-        return (refusal_ = Refusal::kOtherSize), false;
-      }
+      body_at_ = resp.range_start;
     }
-    if (have_ + int64_t(n) > spec_.size) return (refusal_ = Refusal::kOtherSize), false;
+    if (resp.content_length >= 0 && body_at_ + resp.content_length != spec_.size) {
+      offered_ = body_at_ + resp.content_length;
+      return (refusal_ = Refusal::kOtherSize), false;
+    }
+    return true;
+  }
+
+  // The body as it arrives: what the .part has already is skipped, the rest written and hashed.
+  bool receive(const HttpResponse& resp, const char* data, size_t n) {
+    if (first_chunk_ && !check_answer(resp)) return false;
+    first_chunk_ = false;
+    if (body_at_ + int64_t(n) > spec_.size) return (refusal_ = Refusal::kOtherSize), false;
+    const size_t skip = size_t(std::clamp<int64_t>(have_ - body_at_, 0, int64_t(n)));
+    body_at_ += int64_t(n);
+    data += skip, n -= skip;
+    if (n == 0) return true;
     if (!part_.write(data, n)) return (refusal_ = Refusal::kWrite), false;
     hasher_.update(data, n);
     have_ += int64_t(n);
@@ -313,8 +301,7 @@ class PartDownload {
     return true;
   }
 
-  void verify() {
-    const std::string got = hasher_.hex_digest();
+  void verify(const std::string& got) {
     if (got == spec_.checksum.hex) return;
     part_.remove();
     throw FetchError(spec_.url + ": checksum mismatch: expected " +
@@ -329,11 +316,16 @@ class PartDownload {
   PartFile part_;
   Hasher hasher_;
   std::string name_;
-  int64_t have_ = 0;
+  int64_t have_ = 0;         // bytes in the .part
+  int64_t start_ = 0;        // ... when this answer began
+  bool resumed_ = false;     // the bytes came in more than one answer
+  bool whole_file_ = false;  // ask without a Range (the server answered 416)
   Progress* progress_ = nullptr;
   bool first_chunk_ = true;
   Refusal refusal_ = Refusal::kNone;
+  int64_t body_at_ = 0;   // where in the file the answer's next byte goes
   int64_t offered_ = -1;  // what the server said it would send, when not what was asked
+  double retry_after_s_ = -1;
   std::string last_error_;
 };
 
@@ -357,19 +349,21 @@ std::optional<VerifiedPart> fetch_part(const FileSpec& spec, const DownloadOptio
   return part;
 }
 
-VerifiedPart::VerifiedPart(const FileSpec& spec, int fd) : spec_(spec), fd_(fd) {}
-
-VerifiedPart::VerifiedPart(VerifiedPart&& other) noexcept
-    : spec_(std::move(other.spec_)), fd_(std::exchange(other.fd_, -1)) {}
-
-VerifiedPart::~VerifiedPart() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 void VerifiedPart::commit() {
-  io::commit_file(part_path(spec_.path), spec_.path);
+  const std::string part = part_path(spec_.path);
+  FileIdentity now;
+  if (!identity_of(part, &now) && identity_of(spec_.path, &now) && now.same_inode(checked_)) {
+    record_sha256(spec_);  // another download of the same file renamed it already (a rename
+    return;                // changes the status time, not the inode)
+  }
+  PartFile locked(part, spec_.url);  // no other download writes it while it is renamed
+  if (locked.size() != spec_.size || !(locked.identity() == checked_)) {
+    throw FetchError(part + " changed after it was checked (another download of " + spec_.url +
+                     "?); run again");
+  }
+  io::commit_file(part, spec_.path);
+  locked.close();
   record_sha256(spec_);
-  ::close(std::exchange(fd_, -1));
 }
 
 DownloadResult download_file(const FileSpec& spec, const DownloadOptions& options) {

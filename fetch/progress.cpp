@@ -20,6 +20,12 @@ std::string human_bytes(int64_t bytes) {
   return text;
 }
 
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
 Progress::Progress(const ProgressOptions& options, std::string label, int64_t total, int64_t start)
     : options_(options),
       label_(std::move(label)),

@@ -24,6 +24,8 @@ ProgressStyle progress_style_for(FILE* out);
 
 // "1.5 MB", "152.8 MB" (decimal units, as the sizes servers and tables give).
 std::string human_bytes(int64_t bytes);
+// "2", "0.25": a duration in seconds as an option gave it.
+std::string seconds_text(double seconds);
 
 class Progress {
  public:

@@ -60,6 +60,8 @@ void print_report(const fetch::DatasetDownloadReport& report) {
   for (const auto& id : report.combined) std::printf("  with %s (combined into it)\n", id.c_str());
 }
 
+// `what` says what was kept ("stopped; X.part keeps N of M bytes"), never how to resume: that is
+// said here, once.
 [[noreturn]] void stopped(const std::string& command, const std::string& what) {
   throw ExitError{rl::kExitInterrupted, command + ": stopped by " + rl::stop_signal_name() +
                                             " while downloading: " + what +
@@ -85,9 +87,9 @@ void add_data_download_command(CLI::App& data_cmd) {
         print_report(fetch::download_dataset(id, options));
       } catch (const fetch::StopRequested& e) {
         stopped("minrnn data download", id + ": " + e.what());
-      } catch (const std::runtime_error& e) {  // FetchError, io::WriteError: name it, go on
-        if (ids->size() == 1) throw;           // its one line is the whole story
-        std::fprintf(stderr, "minrnn: error: %s\n", e.what());
+      } catch (const std::exception& e) {  // FetchError, io::WriteError, a served listing or
+        if (ids->size() == 1) throw;       // metadata refused: name it, go on with the others
+        std::fprintf(stderr, "minrnn: error: %s: %s\n", id.c_str(), e.what());
         failed.push_back(id);
       }
     }

@@ -15,69 +15,19 @@
 #include <string>
 #include <thread>
 
-#include "datasets/d4rl.h"
 #include "fetch/download.h"
-#include "tests/datasets/fixtures.h"
-#include "tests/fetch/http_server.h"
-#include "tests/run_command.h"
-#include "tests/temp_dir.h"
-#include "tests/text_file.h"
+#include "tests/fetch/served_file.h"
 
 namespace minrnn::fetch {
 namespace {
 
+using testing::expect_error_naming;
 using testing::HttpServer;
+using testing::quick;
+using testing::read_text;
 using testing::TempDir;
 namespace fs = std::filesystem;
-
-using minrnn::testing::read_text;
-
-// coreutils' sha256 of a file: an implementation other than the one under test.
-std::string sha256sum(const fs::path& path) {
-  const auto r = testing::run_command("sha256sum '" + path.string() + "'");
-  return r.output.substr(0, 64);
-}
-
-// A served D4RL-layout file (hopper dims, a few episodes: tens of kB) and the spec to fetch it
-// into <dir>/local/.
-struct Served {
-  TempDir dir;
-  fs::path served = dir.path / "www" / "hopper_medium-v2.hdf5";
-  fs::path local = dir.path / "local" / "hopper_medium-v2.hdf5";
-  HttpServer server{dir.path / "www"};
-  FileSpec spec;
-  std::string bytes;
-
-  Served() {
-    fs::create_directories(served.parent_path());
-    data::write_d4rl(served.string(), data::testing::make_data(11, 3, {200, 150, 100}));
-    bytes = read_text(served);
-    spec.url = server.url("/hopper_medium-v2.hdf5");
-    spec.path = local.string();
-    spec.size = int64_t(bytes.size());
-    spec.checksum = {HashKind::kSha256, sha256sum(served)};
-  }
-};
-
-DownloadOptions quick(int attempts = 1) {
-  DownloadOptions options;
-  options.attempts = attempts;
-  options.retry_delay_s = 0;
-  options.http.connect_timeout_s = 5;
-  options.http.stall_timeout_s = 5;
-  return options;
-}
-
-void expect_error_naming(const std::function<void()>& run, const std::vector<std::string>& parts) {
-  try {
-    run();
-    ADD_FAILURE() << "expected an error";
-  } catch (const std::exception& e) {
-    for (const auto& part : parts)
-      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-          << "no '" << part << "' in: " << e.what();
-  }
-}
+using Served = testing::ServedFile;
 
 TEST(Checksum, KnownDigests) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -224,8 +174,8 @@ TEST(Download, ASilentServerTimesOut) {
   Served s;
   s.server.cut_next_file_after(1000, /*stall=*/true);
   DownloadOptions options = quick();
-  options.http.stall_timeout_s = 1;
-  expect_error_naming([&] { download_file(s.spec, options); }, {s.spec.url, "timed out"});
+  options.http.low_speed_time_s = 0.3;
+  expect_error_naming([&] { download_file(s.spec, options); }, {s.spec.url, "too slow"});
   EXPECT_EQ(fs::file_size(part_path(s.spec.path)), 1000u);
 }
 

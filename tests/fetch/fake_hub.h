@@ -68,6 +68,11 @@ class FakeHub {
                   .dump());
   }
 
+  // The tree API's entries for `folder`, as publish_listings serves them.
+  nlohmann::json listing(const std::string& folder, bool recursive) const {
+    return entries(folder, recursive);
+  }
+
   std::string listing_target(const std::string& folder, bool recursive) const {
     std::string target = "/api/datasets/" + repo_ + "/tree/main";
     if (!folder.empty()) target += "/" + folder;

@@ -1,8 +1,9 @@
 // A small HTTP/1.1 file server for the download tests, on 127.0.0.1 (never the internet): serves a
 // directory, honours `Range: bytes=N-` with 206, and has knobs for what real servers do to a
 // download: cut the connection after N bytes, go silent, trickle, answer 404 / 403, ignore the
-// Range, redirect. Every request is logged (method, target, Range header) for the tests to check.
-// One thread accepts; each connection gets its own thread; every answer closes its connection.
+// Range, redirect, or answer anything at all (raw_answers). Every request is logged (method,
+// target, Range header) for the tests to check. One thread accepts; each connection gets its own
+// thread; every answer closes its connection.
 //
 //   HttpServer server(dir.path);              // serves dir/<path> at server.url("/<path>")
 //   server.cut_next_file_after(1000);         // the next file answer stops after 1000 bytes
@@ -108,6 +109,14 @@ class HttpServer {
     redirects_[path] = location;
   }
   void ignore_range(bool ignore) { ignore_range_ = ignore; }
+  // The next requests for `path` (no query) get these answers, one each, sent verbatim (status
+  // line, headers, body) at the set rate, then the connection closes: what the knobs above do not
+  // make (a 204, a 302 without a Location, a body without a length, a Retry-After, a header that
+  // trickles). Once they are used up, the path is served as before.
+  void raw_answers(const std::string& path, std::vector<std::string> answers) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& a : answers) raw_[path].push_back(std::move(a));
+  }
 
   std::vector<Request> requests() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -180,18 +189,24 @@ class HttpServer {
       if (name == "range") req.range = line.substr(colon + 2, line.size() - colon - 3);  // no \r
     }
     const std::string path = req.target.substr(0, req.target.find('?'));
-    std::string document, next_page, location;
+    std::string document, next_page, location, raw;
     bool has_document = false;
     int status = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       requests_.push_back(req);
+      if (!raw_[path].empty()) {
+        raw = std::move(raw_[path].front());
+        raw_[path].erase(raw_[path].begin());
+      }
       has_document = documents_.count(req.target) > 0;
       if (has_document) document = documents_[req.target], next_page = next_pages_[req.target];
       if (redirects_.count(path)) location = redirects_[path];
       if (statuses_.count(path)) status = statuses_[path];
     }
-    if (status != 0) {
+    if (!raw.empty()) {
+      send_paced(fd, raw.data(), int64_t(raw.size()));
+    } else if (status != 0) {
       const std::string body = "status " + std::to_string(status) + "\n";
       send_head(fd, status,
                 status == 404   ? "Not Found"
@@ -206,7 +221,7 @@ class HttpServer {
           next_page.empty() ? "" : "Link: <" + next_page + ">; rel=\"next\"\r\n";
       send_head(fd, 200, "OK",
                 link + "Content-Length: " + std::to_string(document.size()) + "\r\n");
-      send_all(fd, document.data(), document.size());
+      send_paced(fd, document.data(), int64_t(document.size()));
     } else {
       serve_file(fd, path, req.range);
     }
@@ -242,6 +257,19 @@ class HttpServer {
     send_body(fd, path, bytes, start);
   }
 
+  // `n` bytes at the set rate: a trickle sends a twentieth of its rate every 50 ms.
+  bool send_paced(int fd, const char* data, int64_t n) {
+    for (int64_t at = 0; at < n && !stop_;) {
+      const int64_t rate = rate_;
+      const int64_t chunk =
+          std::min<int64_t>(n - at, rate > 0 ? std::max<int64_t>(1, rate / 20) : 65536);
+      if (!send_all(fd, data + at, size_t(chunk))) return false;
+      at += chunk;
+      if (rate > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+
   // bytes[start:], honouring the cut and the rate.
   void send_body(int fd, const std::string& path, const std::string& bytes, int64_t start) {
     int64_t cut = -1;
@@ -253,15 +281,7 @@ class HttpServer {
     }
     const int64_t end =
         cut >= 0 ? std::min<int64_t>(int64_t(bytes.size()), start + cut) : int64_t(bytes.size());
-    for (int64_t at = start; at < end && !stop_;) {
-      const int64_t rate = rate_;
-      // A trickle sends a twentieth of its rate every 50 ms.
-      const int64_t chunk =
-          std::min<int64_t>(end - at, rate > 0 ? std::max<int64_t>(1, rate / 20) : 65536);
-      if (!send_all(fd, bytes.data() + at, size_t(chunk))) return;
-      at += chunk;
-      if (rate > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    if (!send_paced(fd, bytes.data() + start, end - start)) return;
     while (cut >= 0 && stall && !stop_) {  // silent until the client hangs up
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 20) > 0) {
@@ -283,6 +303,7 @@ class HttpServer {
   std::vector<Request> requests_;
   std::map<std::string, std::string> documents_, next_pages_, redirects_;
   std::map<std::string, int> statuses_;
+  std::map<std::string, std::vector<std::string>> raw_;
   int64_t cut_after_ = -1;
   bool stall_ = false;
   std::string cut_path_;

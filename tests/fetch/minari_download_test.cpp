@@ -1,9 +1,14 @@
 // fetch::download_dataset for Minari ids against a fake hub on 127.0.0.1 (tests/fetch/fake_hub.h):
 // the files land where the reader looks, with each namespace's metadata and the datasets a
-// dataset combines; a half-fetched dataset is never visible as one.
+// dataset combines; a half-fetched dataset is never visible as one; a listing that names a file
+// twice, comes slowly or has more files than the process may open.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,7 +72,7 @@ struct Hub {
     ::setenv("MINARI_DATASETS_PATH", root.c_str(), 1);
     options.hf_endpoint = hub.endpoint();
     options.file.attempts = 1;
-    options.file.http.stall_timeout_s = 5;
+    options.file.http.low_speed_time_s = 5;
   }
 };
 
@@ -203,6 +208,101 @@ TEST(MinariDownload, AListedPathOutsideTheDatasetsFolderIsRefused) {
     EXPECT_FALSE(fs::exists(h.root)) << path;  // nothing fetched, nothing written
     EXPECT_FALSE(fs::exists(h.dir.path / "escaped.txt")) << path;
   }
+}
+
+// A listing that names a file twice: one download of it, not a second that finds the first's
+// lock ("being written by another download"); two different entries for one path are refused.
+TEST(MinariDownload, APathListedTwiceIsFetchedOnceAndTwoDifferentEntriesAreRefused) {
+  Hub h;
+  const std::string target = h.hub.listing_target("hopper/part-v0", true);
+  nlohmann::json entries = h.hub.listing("hopper/part-v0", true);
+  for (const auto& e : h.hub.listing("hopper/part-v0", true))
+    if (e["path"] == "hopper/part-v0/data/metadata.json") entries.push_back(e);
+  h.server.add_document(target, entries.dump());
+  download_dataset("mujoco/hopper/part-v0", h.options);
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+
+  Hub other;
+  entries = other.hub.listing("hopper/part-v0", true);
+  for (const auto& e : other.hub.listing("hopper/part-v0", true)) {
+    if (e["path"] != "hopper/part-v0/data/metadata.json") continue;
+    entries.push_back(e);
+    entries.back()["size"] = e["size"].get<int64_t>() + 1;
+  }
+  other.server.add_document(target, entries.dump());
+  try {
+    download_dataset("mujoco/hopper/part-v0", other.options);
+    FAIL();
+  } catch (const FetchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("lists 'hopper/part-v0/data/metadata.json' twice"), std::string::npos)
+        << what;
+  }
+}
+
+// A listing the hub sends slowly says that it waits (here every 0.05 s) instead of looking hung.
+TEST(MinariDownload, AListingThatTricklesSaysItWaits) {
+  Hub h;
+  h.server.set_bytes_per_second(4000);  // a listing of ~1.5 kB: ~0.4 s
+  // The listings only: the first file asked for is not there.
+  h.server.answer("/datasets/farama-minari/mujoco/resolve/main/namespace_metadata.json", 404);
+  FILE* log = std::tmpfile();
+  h.options.file.progress = {ProgressStyle::kLog, 0.05, log};
+  EXPECT_THROW(download_dataset("mujoco/hopper/part-v0", h.options), FetchError);
+  std::rewind(log);
+  std::string text(1 << 16, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), log));
+  std::fclose(log);
+  EXPECT_NE(text.find("waiting for the listing " +
+                      h.server.url(h.hub.listing_target("hopper/part-v0", true)) + ":"),
+            std::string::npos)
+      << text;
+}
+
+// A listing without main_data.hdf5 names the dataset once (it was said twice).
+TEST(MinariDownload, ADatasetWithoutMainDataIsNamedOnce) {
+  Hub h;
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : h.hub.listing("hopper/part-v0", true))
+    if (e["path"] != "hopper/part-v0/data/main_data.hdf5") entries.push_back(e);
+  h.server.add_document(h.hub.listing_target("hopper/part-v0", true), entries.dump());
+  try {
+    download_dataset("mujoco/hopper/part-v0", h.options);
+    FAIL();
+  } catch (const FetchError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("Minari dataset 'mujoco/hopper/part-v0': the hub's ", 0), 0u) << what;
+    EXPECT_EQ(what.find("Minari dataset", 1), std::string::npos) << what;
+  }
+}
+
+// More files than the process may open (RLIMIT_NOFILE, `ulimit -n`): the verified files wait
+// without an open file each, so the dataset arrives (it failed as "cannot connect").
+TEST(MinariDownload, ADatasetOfMoreFilesThanTheOpenFileLimitArrives) {
+  Hub h;
+  for (int i = 0; i < 120; ++i)
+    h.hub.put("hopper/part-v0/extra/f" + std::to_string(i) + ".txt", std::to_string(i) + "\n");
+  h.hub.publish_listings();
+  const fs::path log = h.dir.path / "child.log";
+  const pid_t child = ::fork();  // the limit for the downloading process only, not the server's
+  if (child == 0) {
+    const rlimit limit{64, 64};
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    int code = 0;
+    try {
+      download_dataset("mujoco/hopper/part-v0", h.options);
+    } catch (const std::exception& e) {
+      std::ofstream(log) << e.what();
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << (fs::exists(log) ? read_text(log) : "");
+  EXPECT_TRUE(data::locate_dataset("mujoco/hopper/part-v0").present);
+  EXPECT_EQ(read_text(h.root / "mujoco/hopper/part-v0/extra/f119.txt"), "119\n");
 }
 
 }  // namespace

@@ -146,6 +146,9 @@ TEST(DownloadCli, CtrlCKeepsThePartExits75AndTheSameCommandCompletes) {
   ASSERT_TRUE(WIFEXITED(status)) << read_text(log);
   EXPECT_EQ(WEXITSTATUS(status), 75) << read_text(log);
   EXPECT_NE(read_text(log).find("stopped by SIGINT"), std::string::npos) << read_text(log);
+  const std::string said = read_text(log);  // how to resume, said once (it was said twice)
+  EXPECT_NE(said.find(".part keeps "), std::string::npos) << said;
+  EXPECT_EQ(said.find("to resume"), said.rfind("to resume")) << said;
   ASSERT_TRUE(fs::exists(part));
   const auto kept = fs::file_size(part);
   EXPECT_GT(kept, 2000u);
@@ -161,6 +164,24 @@ TEST(DownloadCli, CtrlCKeepsThePartExits75AndTheSameCommandCompletes) {
   const std::string range = main.back().range;
   ASSERT_EQ(range.rfind("bytes=", 0), 0u) << "the rerun must continue with a Range request";
   EXPECT_GE(std::stoll(range.substr(6)), int64_t(kept));
+}
+
+// Of `minrnn data download A B`, a dataset whose metadata.json the download cannot use (here its
+// combined_datasets is no list) is named and the other still fetched; the exit status says one
+// failed. (Such an error used to end the command before B.)
+TEST(DownloadCli, OneDatasetRefusedIsNamedAndTheOthersAreStillFetched) {
+  Served s;
+  s.publish_minari();
+  s.hub.put_dataset("hopper/broken-v0", s.dir.path / "src");
+  std::string meta = read_text(s.hub.file("hopper/broken-v0/data/metadata.json"));
+  meta.replace(0, 1, "{\"combined_datasets\": 5, ");
+  s.hub.put("hopper/broken-v0/data/metadata.json", meta);
+  s.hub.publish_listings();
+  const auto r = s.minrnn("data download mujoco/hopper/broken-v0 mujoco/hopper/medium-v0");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_output_naming(r, {"minrnn: error: mujoco/hopper/broken-v0: ", "combined_datasets",
+                           "mujoco/hopper/medium-v0: downloaded", "1 of 2 failed"});
+  EXPECT_TRUE(fs::exists(s.minari / "mujoco/hopper/medium-v0/data/main_data.hdf5"));
 }
 
 TEST(DownloadCli, AFullDiskNamesTheFileAndKeepsWhatWasWritten) {
