@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/progress_line.h"
+#include "rl/run_dir.h"
 
 namespace minrnn::rl {
 namespace {
@@ -26,7 +27,15 @@ ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const T
       events_(run_dir, first_step, config),
       max_steps_(config.max_steps),
       quiet_(quiet),
-      label_(labelled ? run_dir + ": " : "") {}
+      label_(labelled ? run_dir + ": " : ""),
+      // elapsed_s runs on across resumes (the metrics.csv rows after the checkpoint are gone).
+      elapsed_before_(first_step > 0 ? last_logged(out_.path(), MetricsColumn::kElapsed) : 0) {}
+
+void ProgressLog::evaluated(int64_t step, double in_line_seconds) {
+  events_.eval_at(step);
+  window_start_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(in_line_seconds));
+}
 
 void ProgressLog::close_line() const {
   if (!quiet_) io::ProgressLine::on_stderr().close();
@@ -40,7 +49,7 @@ void ProgressLog::after(int64_t step, int64_t log_every,
   const auto now = std::chrono::steady_clock::now();
   const double window = std::chrono::duration<double>(now - window_start_).count();
   const double rate = window_steps_ / std::max(window, 1e-9);
-  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double elapsed = elapsed_before_ + std::chrono::duration<double>(now - start_).count();
   std::ostringstream row;
   row << step << ',' << stats.loss << ',' << stats.lr << ',' << stats.grad_norm << ',' << rate
       << ',' << elapsed << '\n';

@@ -26,8 +26,9 @@ class ProgressLog {
   // After step `step` (1-based): a row and a line every log_every steps and at the last one, of
   // the stats `read_stats` returns (called only then: on CUDA it waits for the device).
   void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
-  // After the evaluation of `step` appended its evals.csv row.
-  void evaluated(int64_t step) { events_.eval_at(step); }
+  // After the evaluation of `step` appended its evals.csv row. `in_line_seconds`: how long it held
+  // the training up, which the next row's steps/s (and the ETA) leave out.
+  void evaluated(int64_t step, double in_line_seconds = 0);
   // The run reached its last step (TensorBoard's HParams dashboard marks it done).
   void finished() { events_.finished(); }
   // Ends the progress line a terminal shows in place (io/progress_line.h).
@@ -41,6 +42,7 @@ class ProgressLog {
   std::string label_;  // "" or "RUN_DIR: "
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point window_start_ = start_;
+  double elapsed_before_ = 0;  // elapsed_s of the row this process resumed after
   int64_t window_steps_ = 0;
 };
 

@@ -120,12 +120,17 @@ bool has_row(const std::string& path, int64_t step) {
   return false;
 }
 
-double last_logged_loss(const std::string& metrics) {
+double last_logged(const std::string& metrics, MetricsColumn column) {
   const auto lines = complete_lines(metrics);
   if (lines.size() < 2) return 0;
   const std::string& last = lines.back();
-  const size_t comma = last.find(',');
-  return comma == std::string::npos ? 0 : std::strtod(last.c_str() + comma + 1, nullptr);
+  size_t at = 0;
+  for (int i = 0; i < static_cast<int>(column); ++i) {
+    at = last.find(',', at);
+    if (at == std::string::npos) return 0;
+    ++at;
+  }
+  return std::strtod(last.c_str() + at, nullptr);
 }
 
 const std::vector<std::string>& run_outputs() {
@@ -161,10 +166,14 @@ RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg,
   const StoredConfig stored = compare_stored_config(run_dir, cfg);
   const std::string from = std::to_string(stored.max_steps);
   if (stored.max_steps_grows && !extend) {
-    throw std::runtime_error(
-        run_dir + " was trained with max_steps " + from + "; to go on from its checkpoint to " +
-        std::to_string(cfg.max_steps) + " steps pass --extend (what it reported at step " + from +
-        " is kept as *-step" + from + " files), or use another --run-dir or --force");
+    // Only a finished run has results of its budget to keep.
+    const std::string kept =
+        finished ? " (what it reported at step " + from + " is kept as *-step" + from + " files)"
+                 : "";
+    throw std::runtime_error(run_dir + (finished ? " was trained" : " was started") +
+                             " with max_steps " + from + "; to go on from its checkpoint to " +
+                             std::to_string(cfg.max_steps) + " steps pass --extend" + kept +
+                             ", or use another --run-dir or --force");
   }
   if (stored.max_steps_grows) {
     plan.extended_from = stored.max_steps;

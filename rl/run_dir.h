@@ -21,8 +21,9 @@ const std::vector<std::string>& run_outputs();
 int64_t row_step(const std::string& line);
 void truncate_rows(const std::string& csv, int64_t step, bool header);
 bool has_row(const std::string& csv, int64_t step);
-// The loss (second column) of metrics.csv's last row; 0 when it has none.
-double last_logged_loss(const std::string& metrics_csv);
+// Column `column` (0 = step) of metrics.csv's last row; 0 when it has none.
+enum class MetricsColumn { kLoss = 1, kElapsed = 5 };
+double last_logged(const std::string& metrics_csv, MetricsColumn column);
 
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
 // existed still matches its default): the keys that differ as config_differences writes them

@@ -18,13 +18,15 @@ void RunEvaluations::start(Agent& agent) {
   agent.model->eval();
   if (!evaluate_) return;
   if (!overlapped_) {
+    const auto start = std::chrono::steady_clock::now();
     try {
       evaluate_(agent.step, agent);
     } catch (const StopRequested&) {
       stopped(agent.step);
       return;
     }
-    log_.evaluated(agent.step);
+    log_.evaluated(agent.step,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return;
   }
   wait();

@@ -18,7 +18,7 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
   TrainResult result;
   result.step = result.resumed_from = max_steps;
   result.finished = true;
-  result.last_loss = last_logged_loss(files.metrics);
+  result.last_loss = last_logged(files.metrics, MetricsColumn::kLoss);
   if (!quiet)
     std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
                  static_cast<long long>(max_steps));

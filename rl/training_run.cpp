@@ -271,6 +271,11 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
   apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
+  if (opt.extend && s.fresh && !opt.quiet) {
+    io::ProgressLine::on_stderr().message(s.files.dir.string() +
+                                          ": --extend, but no run is here yet: training one from "
+                                          "step 0");
+  }
   fs::create_directories(s.files.dir);
   io::write_file_atomically(s.files.config, to_yaml(s.cfg));
   record_env(s.files, s.cfg.dataset, s.env, opt.quiet);
@@ -437,7 +442,7 @@ TrainResult TrainingRun::finish() {
       return result;
     }
   } else {
-    result.last_loss = last_logged_loss(s.files.metrics);
+    result.last_loss = last_logged(s.files.metrics, MetricsColumn::kLoss);
   }
   write_done(s.files, s.env, s.agent.step, result.last_loss);
   s.log->finished();

@@ -5,10 +5,14 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include "io/atomic_file.h"
+#include "rl/run_dir.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
@@ -105,6 +109,39 @@ TEST(Evaluations, AStopCutsOneShortAndTheResumeRedoesIt) {
           << what;
     }
   }
+}
+
+// metrics.csv's steps_per_s is the training's: an in-line evaluation's wall time (here 2 s after
+// step 10) is left out of the next row's rate (it read < 5 steps/s), and so of the ETA; its
+// elapsed_s is wall time and runs on across a resume (it started again at 0).
+TEST(Evaluations, OnesInLineAreLeftOutOfTheStepRateAndElapsedRunsOnAcrossAResume) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::TrainConfig cfg = testing::tiny_config(
+      data, "mingru", {"eval_every=10", "checkpoint_every=20", "log_every=10"});
+  const fs::path run = tmp.path / "run";
+  rl::TrainOptions o = options_for(run, rl::EvalTiming::kInline);
+  o.evaluate = [rows = o.evaluate](int64_t step, rl::Agent& agent) {
+    if (step == 10) std::this_thread::sleep_for(std::chrono::seconds(2));
+    rows(step, agent);
+  };
+  o.stop_after = 20;
+  rl::train(cfg, o);
+  o.stop_after = -1;
+  EXPECT_TRUE(rl::train(cfg, o).finished);
+  std::map<int64_t, std::pair<double, double>> rate_and_elapsed;
+  for (const auto& line : io::read_complete_lines((run / "metrics.csv").string())) {
+    const int64_t step = rl::row_step(line);
+    if (step < 0) continue;
+    std::stringstream fields(line);
+    std::vector<double> v;
+    for (std::string f; std::getline(fields, f, ',');) v.push_back(std::stod(f));
+    rate_and_elapsed[step] = {v[4], v[5]};
+  }
+  ASSERT_EQ(rate_and_elapsed.size(), 4u);
+  EXPECT_GT(rate_and_elapsed[20].first, 5.0) << "the evaluation's 2 s counted as training";
+  EXPECT_GE(rate_and_elapsed[20].second, 2.0);
+  EXPECT_GE(rate_and_elapsed[30].second, rate_and_elapsed[20].second) << "elapsed_s restarted";
 }
 
 // While an overlapped evaluation runs, training goes on: the evaluation of step 10 sees metrics.csv

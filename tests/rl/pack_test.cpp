@@ -195,16 +195,16 @@ TEST(Pack, AFinishedFirstRunIsDoneAndTheOthersTrain) {
   EXPECT_TRUE(fs::exists(tmp.path / "b/done.json"));
 }
 
-// One run's loss is not finite (its returns-to-go divided by a return_scale of 1e-300, zero in
-// float: inf):
-// it fails alone, with its reason, its last good checkpoint kept; the others train on to the end
-// and end with the weights they get alone.
+// One run's loss is not finite (the data's returns-to-go divided by a return_scale of 1e-38 are
+// past float's range; its target, 1e-3, is not): it fails alone, with its reason, its last good
+// checkpoint kept; the others train on to the end and end with the weights they get alone.
 void a_run_that_diverges_fails_alone(bool stacked) {
   const StackedPacks mode(stacked);
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);
   std::vector<rl::PackMember> pack = {
-      member(data, tmp.path / "ok", 0), member(data, tmp.path / "nan", 1, {"return_scale=1e-300"}),
+      member(data, tmp.path / "ok", 0),
+      member(data, tmp.path / "nan", 1, {"return_scale=1e-38", "target_return=1e-3"}),
       member(data, tmp.path / "missing", 2, {"dataset=nowhere.hdf5"})};
   const auto results = rl::train_pack(pack);
   EXPECT_TRUE(results[0].finished);

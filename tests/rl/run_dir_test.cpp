@@ -266,6 +266,18 @@ TEST(RunDir, ExtendGoesOnOnlyWhenMaxStepsAloneGrows) {
     EXPECT_NE(std::string(e.what()).find("lr: 0.001 -> 0.002"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("max_steps alone"), std::string::npos) << e.what();
   }
+  // Without --extend a larger budget is refused pointing to it, promising no kept results: the
+  // unfinished run has none of its budget.
+  try {
+    rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8"}), g.options());
+    FAIL() << "a larger budget taken without --extend";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("was started with max_steps 4; to go on from its checkpoint to 8 steps "
+                        "pass --extend, or"),
+              std::string::npos)
+        << what;
+  }
   EXPECT_TRUE(rl::train(testing::tiny_config(g.data, "mingru", {"max_steps=8"}), gopt).finished);
 }
 
