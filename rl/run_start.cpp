@@ -1,0 +1,119 @@
+#include "rl/run_start.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "io/progress_line.h"
+#include "rl/checkpoint.h"
+
+namespace minrnn::rl {
+
+namespace fs = std::filesystem;
+
+// A config whose training cannot fit in this machine's memory (n_layers 100 000, embed_dim 65 536)
+// is refused naming its keys, before the model is built: built, it grew until the kernel's OOM
+// killer ended it. A lower bound (rl/agent.h's weights; on the CPU their gradients and AdamW's
+// two moments too, and one activation a layer), so a config that fits is never refused.
+void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
+  const double memory = pages * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double activations = static_cast<double>(c.batch_size) * 3.0 *
+                             static_cast<double>(c.context_len) * static_cast<double>(c.embed_dim) *
+                             static_cast<double>(c.n_layers);
+  const double floats =
+      min_model_weights(c, obs_dim, act_dim) * (on_cpu ? 4 : 1) + (on_cpu ? activations : 0);
+  if (pages <= 0 || floats * 4 <= memory) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "n_layers %lld, embed_dim %lld, max_ep_len %lld%s: training needs at least %.1f "
+                "GiB, more than this machine's %.1f GiB of memory; lower them",
+                static_cast<long long>(c.n_layers), static_cast<long long>(c.embed_dim),
+                static_cast<long long>(c.max_ep_len),
+                on_cpu ? (", batch_size " + std::to_string(c.batch_size) + ", context_len " +
+                          std::to_string(c.context_len))
+                             .c_str()
+                       : "",
+                floats * 4 / kGiB, memory / kGiB);
+  throw std::invalid_argument(text);
+}
+
+Agent new_agent(const TrainConfig& cfg, const DatasetEnv& env, const data::Dataset& ds,
+                const torch::Device& device) {
+  torch::manual_seed(static_cast<uint64_t>(cfg.seed));
+  Agent agent;
+  agent.config = cfg;
+  agent.env = env.env;
+  if (env.has_ref_scores) {
+    agent.ref_min_score = env.ref_min_score;
+    agent.ref_max_score = env.ref_max_score;
+    agent.ref_source = env.ref_source;
+  }
+  agent.model = DecisionModel(model_options(cfg, ds.data.obs_dim, ds.data.act_dim));
+  agent.model->to(device);
+  agent.state_mean = torch::tensor(ds.index.state_mean);
+  agent.state_std = torch::tensor(ds.index.state_std);
+  return agent;
+}
+
+int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torch::Device& device,
+               Agent& agent, torch::optim::Optimizer& optimizer, bool quiet) {
+  const long long max_steps = agent.config.max_steps, extended_from = takeover.extended_from;
+  if (!fs::exists(files.checkpoint)) {
+    if (!quiet && extended_from > 0) {
+      std::fprintf(stderr,
+                   "%s has no checkpoint to extend from: training it again from step 0 to "
+                   "max_steps %lld (what it reported at %lld is kept as *-step%lld files)\n",
+                   files.dir.c_str(), max_steps, extended_from, extended_from);
+    }
+    return 0;
+  }
+  Agent saved = load_agent(files.checkpoint.string(), device);
+  load_optimizer_state(files.checkpoint.string(), device, optimizer);
+  torch::NoGradGuard no_grad;
+  auto src = saved.model->named_parameters();
+  for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);
+  agent.step = saved.step;
+  if (!quiet && extended_from > 0) {
+    std::fprintf(stderr, "extending %s from step %lld (max_steps %lld -> %lld)\n",
+                 files.dir.c_str(), static_cast<long long>(agent.step), extended_from, max_steps);
+  } else if (!quiet) {
+    std::fprintf(stderr, "resuming %s from step %lld\n", files.dir.c_str(),
+                 static_cast<long long>(agent.step));
+  }
+  return agent.step;
+}
+
+data::TrajectorySampler make_sampler(const TrainConfig& cfg, const data::Dataset& ds) {
+  data::SamplerOptions so;
+  so.batch_size = static_cast<int>(cfg.batch_size);
+  so.context_len = static_cast<int>(cfg.context_len);
+  so.top_fraction = cfg.top_fraction;
+  return data::TrajectorySampler(ds.data, ds.index, so);
+}
+
+double warmup_lr(const TrainConfig& cfg, int64_t step) {
+  return cfg.lr * std::min(1.0, double(step + 1) / double(std::max<int64_t>(1, cfg.warmup_steps)));
+}
+
+void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
+  io::ProgressLine& line = io::ProgressLine::on_stderr();
+  const int64_t longest = ds.index.stats.max_length;
+  if (longest > c.max_ep_len + 1) {
+    line.message("note: max_ep_len " + std::to_string(c.max_ep_len) +
+                 " is below the data's longest episode (" + std::to_string(longest) +
+                 " steps): its later timesteps share the last timestep embedding");
+  }
+  if (c.warmup_steps > c.max_steps) {
+    char lr[32];
+    std::snprintf(lr, sizeof lr, "%.3g", warmup_lr(c, c.max_steps - 1));
+    line.message("note: warmup_steps " + std::to_string(c.warmup_steps) + " > max_steps " +
+                 std::to_string(c.max_steps) + ": the learning rate ends at " + lr +
+                 ", never reaching lr");
+  }
+}
+
+}  // namespace minrnn::rl
