@@ -29,4 +29,8 @@ inline std::string now_text() {
   return buf;
 }
 
+// Why `item` of slurm.sbatch_args cannot go into the batch script ("" when it can): not one
+// option, or one minrnn sweep sets itself (also as an abbreviation or a short option).
+std::string sbatch_arg_problem(const std::string& item);
+
 }  // namespace minrnn::sweep

@@ -14,6 +14,7 @@
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
+#include "tests/sweep/slurm_fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
 #include "tests/text_file.h"
 
@@ -22,31 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kRuns = "datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n";
-
+using testing::kRuns;
+using testing::PathOnly;
 using testing::read_text;
-void write_exe(const fs::path& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  fs::permissions(path, fs::perms::owner_all);
-}
-
-// PATH = `dir` only, for the scope: the stand-in Slurm commands in it are the only ones.
-struct PathOnly {
-  std::string saved;
-  explicit PathOnly(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
-    ::setenv("PATH", dir.string().c_str(), 1);
-  }
-  ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
-};
-
-sweep::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
-  testing::provide_tiny_config_dataset(dir);
-  sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
-  s.config_template = testing::kTinyConfig;
-  s.sets = {"max_steps=5"};
-  s.out = (dir / "out").string();
-  return s;
-}
+using testing::spec_in;
+using testing::write_exe;
 
 TEST(SweepSlurmSpec, ParsesEveryKey) {
   const auto s = sweep::parse_sweep(
