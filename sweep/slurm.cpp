@@ -257,10 +257,12 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
     return 0;
   }
-  if (!opt.dry_run) std::printf("%s\n", io::watch_line(spec.out).c_str());
   std::string exe = opt.exe;
   std::error_code ec;
   if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();
+  // Before anything is written: a path no #SBATCH line can carry is refused here.
+  const std::string text = slurm_batch_script(spec, runs, packs, exe);
+  if (!opt.dry_run) std::printf("%s\n", io::watch_line(spec.out).c_str());
   const std::string array = slurm_array_spec(first_runs(packs), spec.slurm.array_throttle);
   if (opt.dry_run) {
     print_dry_run(runs, packs, script, array);
@@ -280,7 +282,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         std::to_string(listed) + " task(s) pending or running. Wait for it (`minrnn sweep " +
         spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
   }
-  io::write_file_atomically(script.string(), slurm_batch_script(spec, runs, packs, exe));
+  io::write_file_atomically(script.string(), text);
   const std::string job = sbatch(script, dir);
   record_job(dir, job, spec, script, array, runs, packs);
   std::printf(

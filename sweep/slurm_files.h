@@ -33,4 +33,15 @@ inline std::string now_text() {
 // option, or one minrnn sweep sets itself (also as an abbreviation or a short option).
 std::string sbatch_arg_problem(const std::string& item);
 
+// `path` as the value of a #SBATCH option, to go in double quotes; with `pattern`, its '%' doubled,
+// so that sbatch takes them literally in a log file name. Throws std::invalid_argument naming
+// `what` for a character no #SBATCH line can carry (a control character, '"', '\\').
+std::string sbatch_path_value(const std::string& path, const std::string& what, bool pattern);
+
+// The sweep's tag, which its job carries as its --comment: how squeue tells this sweep's job from
+// another that has the recorded id, and finds it where job.json is lost.
+inline std::string slurm_tag(const std::string& out) {
+  return "minrnn:" + slurm_dir(out).parent_path().lexically_normal().string();
+}
+
 }  // namespace minrnn::sweep
