@@ -1,6 +1,8 @@
 // Shared by the Slurm backend's tests without a cluster: stand-in Slurm commands on a PATH of
 // their own, and a sweep of four runs over the tiny config.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +31,19 @@ struct PathOnly {
   }
   ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
 };
+
+// The scope's stdout captured and dropped, released however the scope ends (a capture left open
+// by a throw aborts the next test's; gtest's own failures go to stdout, so keep the scope short).
+struct QuietStdout {
+  QuietStdout() { ::testing::internal::CaptureStdout(); }
+  ~QuietStdout() { ::testing::internal::GetCapturedStdout(); }
+};
+
+// submit_slurm_sweep without its progress lines.
+inline int submit_quietly(const sweep::SweepSpec& s) {
+  const QuietStdout quiet;
+  return sweep::submit_slurm_sweep(s, {});
+}
 
 // The four runs of kRuns (plus `slurm`, a `slurm:` line) over the tiny config, into <dir>/out.
 inline sweep::SweepSpec spec_in(const std::filesystem::path& dir, const std::string& slurm = "") {

@@ -250,7 +250,9 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   testing::write_eval_json(done);
   write_exe(bin / "sbatch",
             "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
-  write_exe(bin / "squeue", "echo '1|PENDING'\necho '2|RUNNING'\n");
+  const std::string tag = "minrnn:" + fs::absolute(s.out).string();  // the job's --comment
+  write_exe(bin / "squeue",
+            "echo '1|PENDING|0:00||" + tag + "'\necho '2|RUNNING|0:01|n|" + tag + "'\n");
   EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
   ::testing::internal::GetCapturedStdout();
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
@@ -331,7 +333,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(statuses[2].state, "training");
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes[0].find("Slurm job 77: 2 task(s)"), std::string::npos) << notes[0];
-  EXPECT_NE(notes.back().find("accounting storage is disabled"), std::string::npos);
+  EXPECT_NE(notes.back().find("no Slurm accounting here"), std::string::npos);
 
   // job.json records which run each task trains; the sweep file may list them in another order
   // now (here task 0 trains the run that is third today): a task's state goes to its own run.
