@@ -105,7 +105,8 @@ phase() {  # LOG ARGS...: runs minrnn ARGS in the background, so that the traps 
   local log=$1
   shift
   echo "\$ minrnn $*  # Slurm task $TASK on $(hostname), restart ${SLURM_RESTART_COUNT:-0}" >>"$log"
-  "$MINRNN" "$@" >>"$log" 2>&1 &
+  # MINRNN_PARENT_PID: minrnn gets SIGTERM (and checkpoints) should this script die, even by SIGKILL
+  MINRNN_PARENT_PID=$$ "$MINRNN" "$@" >>"$log" 2>&1 &
   child=$!
   while :; do woke=0; wait "$child"; status=$?; [ "$woke" = 1 ] || break; done
   child=
