@@ -52,8 +52,9 @@ void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
   auto opt = [&](const std::string& o) { s << "#SBATCH " << o << "\n"; };
   opt("--job-name=" + job_name);
   opt("--array=" + slurm_array_spec(first_runs(packs), sl.array_throttle));
-  const std::string logs = (slurm_dir(spec.out) / "logs").string() + "/";
-  opt("--output=\"" + sbatch_path_value(logs, "out", true) + "%A_%a.out\"");
+  // <out>/slurm/logs/ (slurm_dir), checked as `out` alone, so that an error shows what was given.
+  const std::string out = fs::absolute(spec.out).string();
+  opt("--output=\"" + sbatch_path_value(out, "out", true) + "/slurm/logs/%A_%a.out\"");
   opt("--open-mode=append");
   const std::string cwd = fs::current_path().string();
   opt("--chdir=\"" + sbatch_path_value(cwd, "the directory submitted from", false) + "\"");
