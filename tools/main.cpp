@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const ExitError& e) {
-    std::fprintf(stderr, "%s\n", e.message.c_str());
+    if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
   } catch (const c10::Error& e) {  // LibTorch's errors carry a C++ backtrace users need not see
     std::fprintf(stderr, "minrnn: error: %s\n", e.what_without_backtrace());

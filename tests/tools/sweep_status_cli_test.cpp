@@ -1,9 +1,10 @@
 // `minrnn sweep SWEEP.yaml --status` exits 1 when some run failed, as the sweep itself does, so
-// that a script can tell (an audit of the Slurm backend, 2026-11-28).
+// that a script can tell, printing nothing more (an audit of the Slurm backend, 2026-11-28).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tests/paths.h"
 #include "tests/run_command.h"
@@ -26,7 +27,11 @@ TEST(CliSweepStatus, ExitsOneWithFailedRuns) {
       << "{\"phase\": \"train\", \"exit_code\": 1}\n";
   const testing::CommandResult failed = testing::run_minrnn(dir, "sweep s.yaml --status");
   EXPECT_EQ(failed.exit_code, 1) << failed.output;
-  EXPECT_NE(failed.output.find("1 run(s) failed"), std::string::npos) << failed.output;
+  EXPECT_NE(failed.output.find("1 runs: 1 failed"), std::string::npos) << failed.output;
+  // Nothing on stderr beside the JSON: a script may read both.
+  const testing::CommandResult json = testing::run_minrnn(dir, "sweep s.yaml --status --json");
+  EXPECT_EQ(json.exit_code, 1) << json.output;
+  EXPECT_TRUE(nlohmann::json::accept(json.output)) << json.output;
 }
 
 }  // namespace
