@@ -18,13 +18,16 @@
 // Submitting writes <out>/slurm/sweep.sbatch (one array task per pack of unfinished runs, a pack
 // being one run or the seeds `pack` puts in one process (sweep.h, group_packs), the array index
 // its first run's place in the plan: train, then eval each, into the runs' train.log) and submits
-// it with `sbatch --parsable`; <out>/slurm/job.json records the job. A task's batch script passes
-// SIGTERM and SIGINT on to minrnn, which checkpoints and exits 75; on the time-limit warning
-// (SIGUSR1) it requeues itself with `scontrol requeue`. The job has --requeue, so preemption and
-// node failures requeue it too, and the requeued task resumes from the checkpoint.
+// it with `sbatch --parsable`; <out>/slurm/job.json records the job. The job carries the sweep's
+// tag as its --comment ("minrnn:<absolute out>"), by which squeue's lines are told apart from
+// another job's of the same id, and a queued job is found where job.json is lost. A task's batch
+// script passes SIGTERM and SIGINT on to minrnn, which checkpoints and exits 75; on the time-limit
+// warning (SIGUSR1) it requeues itself with `scontrol requeue`. The job has --requeue, so
+// preemption and node failures requeue it too, and the requeued task resumes from the checkpoint.
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,20 +51,37 @@ std::string slurm_array_spec(const std::vector<int>& tasks, int throttle);
 
 // Plans the sweep and submits its unfinished runs as one job array; returns 0, or throws: when
 // `sbatch` is not on PATH, when this sweep directory's previous array is still pending or running
-// (naming its job id), and when sbatch refuses (quoting its message; <out>/slurm/submit_error.txt
-// then says so, no job.json is written, and running the same command again submits anew).
+// (naming its job id; found by job.json, or by the sweep's tag where job.json is missing), when
+// job.json is unreadable, and when sbatch refuses (quoting its message; <out>/slurm/
+// submit_error.txt then says so, no job.json is written, and running the same command again
+// submits anew). Where sbatch exits 0 without a job id it can read, it says the job may have been
+// submitted and how to check.
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& options);
 
-// The job id <out>/slurm/job.json records if squeue still lists tasks of it ("" otherwise), and in
-// *listed how many. Throws std::runtime_error quoting squeue when it cannot tell. Without squeue on
-// PATH: "" when `require_squeue` is false (a local sweep on a machine without Slurm).
+// The job id <out>/slurm/job.json records if squeue still lists tasks of it carrying the sweep's
+// tag ("" otherwise), and in *listed how many. Where job.json is missing and `require_squeue`
+// (a submission), a queued job carrying the tag instead. Throws std::runtime_error quoting squeue
+// when it cannot tell, and for an unreadable job.json (naming the tagged job still queued, if
+// any). Without squeue on PATH: "" when `require_squeue` is false (a local sweep on a machine
+// without Slurm).
 std::string live_slurm_job(const std::string& out, bool require_squeue, int* listed = nullptr);
 
-// Each array task's state ("RUNNING 0:42 on node3", "PENDING (Priority)", "COMPLETED 0:00" from
-// sacct) by array index, for the job <out>/slurm/job.json records; *job_id gets its id ("" when
-// nothing was submitted). Lines about what could not be asked go to *notes.
-std::map<int, std::string> slurm_task_states(const std::string& out, std::string* job_id,
-                                             std::vector<std::string>* notes);
+// What the queue says of the job <out>/slurm/job.json records: each array task's state by index
+// ("RUNNING 0:42 on node3", "PENDING (Priority)", "COMPLETED (exit 0:0, 0:42)" from sacct for a
+// task no longer queued, where the cluster keeps accounting).
+struct SlurmJobView {
+  std::string job_id;  // "" when nothing was submitted
+  std::map<int, std::string> states;
+  int queued = 0;             // tasks squeue lists, pending or running (as live_slurm_job counts)
+  std::string queue_unknown;  // why squeue could not tell ("" when it answered)
+  std::string other_job;      // set where the recorded id is another job's now (not the tag)
+  std::vector<std::string> notes;  // what sacct could not say
+};
+SlurmJobView slurm_job_view(const std::string& out);
+
+// How long sbatch, squeue, sacct and scancel may take before they are stopped and the answer is
+// unknown: 60 s; tests shorten it.
+void set_slurm_command_timeout(std::chrono::milliseconds timeout);
 
 // The array task that trains each run of the job <out>/slurm/job.json records, by the run dir's
 // absolute path (slurm_run_key), as submitted: the sweep file may have changed since, so a task's

@@ -1,8 +1,10 @@
 // The batch script of a sweep's Slurm job array (slurm.h, slurm_batch_script): its #SBATCH
 // options, the table of each array task's pack, and the steps every task takes.
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,14 @@ std::string shell_word(const std::string& s) {
   return plain ? s : shell_quote(s);
 }
 
+// `text` on one line of a comment: a control character (a newline would end the comment and make
+// the rest a command, before sbatch has read the #SBATCH lines) shows as '?'.
+std::string comment_text(std::string text) {
+  for (char& c : text)
+    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
+  return text;
+}
+
 std::string abs_dir(const SweepRun& r) {
   return fs::absolute(r.run_dir).string();
 }
@@ -42,9 +52,13 @@ void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
   auto opt = [&](const std::string& o) { s << "#SBATCH " << o << "\n"; };
   opt("--job-name=" + job_name);
   opt("--array=" + slurm_array_spec(first_runs(packs), sl.array_throttle));
-  opt("--output=" + (slurm_dir(spec.out) / "logs" / "%A_%a.out").string());
+  // <out>/slurm/logs/ (slurm_dir), checked as `out` alone, so that an error shows what was given.
+  const std::string out = fs::absolute(spec.out).string();
+  opt("--output=\"" + sbatch_path_value(out, "out", true) + "/slurm/logs/%A_%a.out\"");
   opt("--open-mode=append");
-  opt("--chdir=" + fs::current_path().string());
+  const std::string cwd = fs::current_path().string();
+  opt("--chdir=\"" + sbatch_path_value(cwd, "the directory submitted from", false) + "\"");
+  opt("--comment=\"" + sbatch_path_value(slurm_tag(spec.out), "out", false) + "\"");
   opt("--requeue");
   opt("--signal=B:USR1@" + std::to_string(sl.signal_before));
   if (!sl.partition.empty()) opt("--partition=" + sl.partition);
@@ -92,7 +106,8 @@ phase() {  # LOG ARGS...: runs minrnn ARGS in the background, so that the traps 
   local log=$1
   shift
   echo "\$ minrnn $*  # Slurm task $TASK on $(hostname), restart ${SLURM_RESTART_COUNT:-0}" >>"$log"
-  "$MINRNN" "$@" >>"$log" 2>&1 &
+  # MINRNN_PARENT_PID: minrnn gets SIGTERM (and checkpoints) should this script die, even by SIGKILL
+  MINRNN_PARENT_PID=$$ "$MINRNN" "$@" >>"$log" 2>&1 &
   child=$!
   while :; do woke=0; wait "$child"; status=$?; [ "$woke" = 1 ] || break; done
   child=
@@ -133,7 +148,41 @@ done
 echo "minrnn sweep: ${RUN_DIRS[*]} done"
 )SH";
 
+// `path` as an error message shows it: a newline as \n, another control character as \xNN.
+std::string visible(const std::string& path) {
+  std::string shown;
+  for (char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (std::iscntrl(u)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      shown += hex;
+    } else {
+      shown += c;
+    }
+  }
+  return shown;
+}
+
 }  // namespace
+
+std::string sbatch_path_value(const std::string& path, const std::string& what, bool pattern) {
+  std::string value;
+  for (char c : path) {
+    // sbatch reads '"' and '\\' as quoting and escapes on a #SBATCH line, and a '\\' in a log
+    // file name turns its %-patterns off; a line cannot hold a newline at all.
+    if (std::iscntrl(static_cast<unsigned char>(c)) || c == '"' || c == '\\') {
+      throw std::invalid_argument(
+          "--backend slurm: " + what + " '" + visible(path) +
+          "' cannot go into the batch script's #SBATCH lines: expected a path without control "
+          "characters (newlines, tabs), '\"' or '\\\\'");
+    }
+    value += pattern && c == '%' ? std::string("%%") : std::string(1, c);
+  }
+  return value;
+}
 
 std::string slurm_array_spec(const std::vector<int>& tasks, int throttle) {
   std::string spec;
@@ -153,7 +202,8 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
                                const std::vector<std::vector<int>>& packs, const std::string& exe) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
-    << "# Written by `minrnn sweep " << spec.file << " --backend slurm` on " << now_text()
+    << "# Written by `minrnn sweep " << comment_text(spec.file) << " --backend slurm` on "
+    << now_text()
     << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
        "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
        "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";

@@ -1,8 +1,9 @@
 // The `slurm:` section of a sweep file, parsed strictly (sweep/slurm.h).
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <regex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "io/name_list.h"
 #include "io/yaml_keys.h"
 #include "sweep/slurm.h"
+#include "sweep/slurm_files.h"
 
 namespace minrnn::sweep {
 namespace {
@@ -68,13 +70,34 @@ std::vector<std::string> lines(const YAML::Node& n, const std::string& file,
   return out;
 }
 
-// sbatch options the batch script sets itself: another value would break the bookkeeping.
-const std::set<std::string>& reserved_options() {
-  static const std::set<std::string> names = {
-      "-a",          "--array",   "-o",           "--output",  "-e",         "--error",
-      "--open-mode", "--requeue", "--no-requeue", "--signal",  "--parsable", "--wrap",
-      "-D",          "--chdir",   "-J",           "--job-name"};
-  return names;
+// A slurm.time value in seconds (-1 for UNLIMITED): minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
+// D-HH:MM:SS, as sbatch reads them (the pattern above has checked the form).
+int64_t time_limit_seconds(const std::string& t) {
+  if (t == "UNLIMITED" || t == "INFINITE") return -1;  // so is 0 (below)
+  int64_t days = 0;
+  std::string rest = t;
+  const size_t dash = t.find('-');
+  if (dash != std::string::npos) {
+    days = std::stoll(t.substr(0, dash));
+    rest = t.substr(dash + 1);
+  }
+  std::vector<int64_t> parts;
+  for (size_t at = 0; at <= rest.size();) {
+    const size_t colon = std::min(rest.find(':', at), rest.size());
+    parts.push_back(std::stoll(rest.substr(at, colon - at)));
+    at = colon + 1;
+  }
+  int64_t seconds = 0;
+  if (dash != std::string::npos) {  // D-HH[:MM[:SS]]
+    const int64_t unit[] = {3600, 60, 1};
+    for (size_t i = 0; i < parts.size(); ++i) seconds += parts[i] * unit[i];
+  } else if (parts.size() == 3) {  // HH:MM:SS
+    seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  } else {  // minutes, MM:SS
+    seconds = parts[0] * 60 + (parts.size() == 2 ? parts[1] : 0);
+  }
+  const int64_t total = days * 86400 + seconds;
+  return total == 0 ? -1 : total;
 }
 
 }  // namespace
@@ -119,13 +142,9 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
       s.setup = lines(v, file, key);
     } else if (key == "sbatch_args") {
       s.sbatch_args = lines(v, file, key);
-      for (const auto& a : s.sbatch_args) {
-        if (a.empty() || a[0] != '-')
-          bad_slurm_key(file, key, "'" + a + "' is not an sbatch option");
-        const std::string option = a.substr(0, a.find('='));
-        if (reserved_options().count(option))
-          bad_slurm_key(file, key, "'" + option + "' is set by minrnn sweep itself");
-      }
+      for (const auto& a : s.sbatch_args)
+        if (const std::string problem = sbatch_arg_problem(a); !problem.empty())
+          bad_slurm_key(file, key, problem);
     } else {
       const std::vector<std::string> known = {
           "partition", "time", "cpus_per_task",  "mem",           "gpus",  "gres",
@@ -135,6 +154,16 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
   }
   if (s.gpus > 0 && !s.gres.empty())
     bad_slurm_key(file, "gpus", "give either gpus or gres, not both");
+  // The warning must come after the task starts, or the task is signalled at once and requeues
+  // itself in a loop.
+  if (const int64_t limit = s.time.empty() ? -1 : time_limit_seconds(s.time);
+      limit >= 0 && s.signal_before >= limit) {
+    bad_slurm_key(file, "signal_before",
+                  std::to_string(s.signal_before) + " seconds" +
+                      (node["signal_before"] ? "" : " (the default)") +
+                      " is not less than slurm.time '" + s.time + "' (" + std::to_string(limit) +
+                      " seconds): expected slurm.signal_before below slurm.time");
+  }
   return s;
 }
 

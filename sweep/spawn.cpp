@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -68,39 +70,24 @@ std::string find_on_path(const std::string& program) {
   return "";
 }
 
-CommandOutput run_command(const std::vector<std::string>& argv) {
-  CommandOutput r;
-  int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
-  if (::pipe(err_pipe) != 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    throw std::runtime_error("pipe failed");
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    ::execvp(args[0], args.data());
-    const std::string msg = argv[0] + ": " + std::strerror(errno) + "\n";
-    if (::write(2, msg.data(), msg.size()) < 0) {
-    }
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+namespace {
+
+// Reads the child's two pipes into `r` until both close or `deadline` passes; false on the latter.
+bool read_until_closed(int out_fd, int err_fd, CommandOutput& r,
+                       std::chrono::steady_clock::time_point deadline) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   std::string* sinks[2] = {&r.out, &r.err};
   int open_fds = 2;
   char buf[4096];
+  bool in_time = true;
   while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      in_time = false;
+      break;
+    }
+    if (::poll(fds, 2, int(std::min<int64_t>(left.count(), 1000))) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -118,6 +105,45 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
+  return in_time;
+}
+
+}  // namespace
+
+CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+  CommandOutput r;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe(err_pipe) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    throw std::runtime_error("pipe failed");
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    // Its own process group, so that a timeout kills what it started too (a wrapper's children
+    // would otherwise hold the pipes open).
+    ::setpgid(0, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::execvp(args[0], args.data());
+    const std::string msg = argv[0] + ": " + std::strerror(errno) + "\n";
+    if (::write(2, msg.data(), msg.size()) < 0) {
+    }
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  r.timed_out = !read_until_closed(out_pipe[0], err_pipe[0], r, deadline);
+  if (r.timed_out) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -3,6 +3,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,14 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
             int threads);
 
 // A program run without a shell, found on PATH: its exit status (127 when it could not be started)
-// and what it printed.
+// and what it printed. Past `timeout` it is killed (with what it started) and timed_out is set.
 struct CommandOutput {
   int exit_code = -1;
+  bool timed_out = false;
   std::string out, err;
 };
-CommandOutput run_command(const std::vector<std::string>& argv);
+CommandOutput run_command(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds timeout = std::chrono::hours(24));
 // The program's path on PATH, "" when there is none.
 std::string find_on_path(const std::string& program);
 

@@ -74,6 +74,7 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
 
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes) {
   const std::vector<SweepRun> runs = plan_sweep(spec, PlanMismatches::kReport);
+  const SlurmJobView job = slurm_job_view(spec.out);
   bool legacy_job = false;
   const std::map<std::string, int> task_of = slurm_task_of_run(spec.out, &legacy_job);
   if (legacy_job && notes) {
@@ -81,8 +82,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
         "the Slurm job's job.json records no run per task (written by an older "
         "minrnn): its tasks are matched to runs by the sweep file's order now");
   }
-  std::string job;
-  const std::map<int, std::string> tasks = slurm_task_states(spec.out, &job, notes);
+  const std::map<int, std::string>& tasks = job.states;
   const auto local = live_local_statuses(spec.out);
   std::vector<RunStatus> out;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -101,13 +101,14 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     s.state = run_state(dir, local_status, s);
     out.push_back(s);
   }
-  if (notes && !job.empty()) {
-    int queued = 0;
-    for (const auto& [task, state] : tasks)
-      queued += state.rfind("RUNNING", 0) == 0 || state.rfind("PENDING", 0) == 0 ||
-                state.rfind("REQUEUED", 0) == 0 || state.rfind("COMPLETING", 0) == 0;
-    notes->insert(notes->begin(), "Slurm job " + job + ": " + std::to_string(queued) +
-                                      " task(s) pending or running");
+  if (notes && !job.job_id.empty()) {
+    std::vector<std::string> lines = {
+        "Slurm job " + job.job_id + ": " +
+        (job.queue_unknown.empty() ? std::to_string(job.queued) + " task(s) pending or running"
+                                   : "queue state unknown (" + job.queue_unknown + ")")};
+    if (!job.other_job.empty()) lines.push_back(job.other_job);
+    notes->insert(notes->begin(), lines.begin(), lines.end());
+    notes->insert(notes->end(), job.notes.begin(), job.notes.end());
   }
   return out;
 }

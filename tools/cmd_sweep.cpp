@@ -62,8 +62,10 @@ void run_sweep_command(const SweepArgs& args) {
   spec.extend = args.extend;
   if (args.json && !args.status && !args.estimate)
     throw ExitError{2, "minrnn sweep: --json goes with --status or --estimate"};
+  // Exit 1 with failed runs, as the sweep itself, so that a script can tell; nothing more on
+  // stderr: the summary (or the JSON's counts) says how many, and `--json 2>&1 | jq` stays JSON.
   if (args.status) {
-    sweep::print_sweep_status(spec, args.json);
+    if (sweep::print_sweep_status(spec, args.json) > 0) throw ExitError{1, ""};
     return;
   }
   if (args.estimate) {

@@ -43,7 +43,8 @@ CLI::Validator backbone_name();
 // otherwise, options and a subcommand's own arguments left to CLI11.
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv);
 
-// Thrown by a subcommand to leave with a message and a given exit code (main prints it).
+// Thrown by a subcommand to leave with a message and a given exit code (main prints it, unless
+// it is empty: the command has said all there is).
 struct ExitError {
   int code;
   std::string message;

@@ -1,5 +1,6 @@
 // `minrnn`: the command line of the toolkit. Subcommands: train, eval, sweep, report, data,
 // collect, bench.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -21,8 +22,21 @@ static void ensure_runtime_environment(char** argv) {
   if (!settings.empty()) execv("/proc/self/exe", argv);  // returns only on failure: carry on
 }
 
+// MINRNN_PARENT_PID=PID (set by a Slurm sweep's batch script, sweep/slurm_script.cpp): SIGTERM
+// when that parent dies, by any signal, SIGKILL too, so that a run never goes on outside its job;
+// minrnn then checkpoints and exits 75, as a local sweep's runs do (sweep/spawn.cpp).
+static void die_with_parent_if_asked() {
+  const char* parent = std::getenv("MINRNN_PARENT_PID");
+  if (parent == nullptr) return;
+  const long expected = std::atol(parent);
+  unsetenv("MINRNN_PARENT_PID");  // for this process only, not the commands it may start
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != expected) raise(SIGTERM);  // the parent died before prctl took effect
+}
+
 int main(int argc, char** argv) {
   ensure_runtime_environment(argv);
+  die_with_parent_if_asked();
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which the writers report naming
   // the file, instead of SIGXFSZ killing the process halfway through a file.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -50,7 +64,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const ExitError& e) {
-    std::fprintf(stderr, "%s\n", e.message.c_str());
+    if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
   } catch (const c10::Error& e) {  // LibTorch's errors carry a C++ backtrace users need not see
     std::fprintf(stderr, "minrnn: error: %s\n", e.what_without_backtrace());

@@ -216,6 +216,23 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   shell("scancel " + job_of(dir));
 }
 
+// A space, a quote and a '%' in `out` (an audit of the Slurm backend, 2026-11-28): sbatch takes the
+// quoted #SBATCH lines, the task runs, and its log is where the script says, '%' and all.
+TEST(SlurmSweep, AnOutWithASpaceAQuoteAndAPercentRuns) {
+  REQUIRE_CLUSTER();
+  TempDir dir;
+  write_sweep(dir, "datasets: [hop]\nbackbones: [mingru]\nseeds: [0]\n",
+              "\"dataset={dataset}.hdf5\", max_steps=10, embed_dim=16, log_every=10");
+  const Result submit = run_minrnn(dir, "sweep s.yaml --backend slurm --out \"s w'%x\"");
+  ASSERT_EQ(submit.exit_code, 0) << submit.output;
+  const fs::path out = dir.path / "s w'%x";
+  const std::string job = nlohmann::json::parse(read_text(out / "slurm/job.json"))["job_id"];
+  ASSERT_TRUE(wait_for([&] { return fs::exists(out / "hop/mingru/seed0/eval.json"); }, 300))
+      << shell("squeue").output << read_text(out / "hop/mingru/seed0/train.log");
+  EXPECT_TRUE(fs::exists(out / "slurm/logs" / (job + "_0.out")))
+      << shell("ls -R '" + out.string() + "'").output;
+}
+
 // `--extend` through Slurm: a finished sweep given a larger max_steps trains on from each run's
 // checkpoint in a new array, keeps what the shorter budget reported under its step, and is
 // evaluated again at the new budget.

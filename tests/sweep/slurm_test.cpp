@@ -14,6 +14,7 @@
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
+#include "tests/sweep/slurm_fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
 #include "tests/text_file.h"
 
@@ -22,31 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kRuns = "datasets: [d]\nbackbones: [mingru, minlstm]\nseeds: [0, 1]\n";
-
+using testing::kRuns;
+using testing::PathOnly;
 using testing::read_text;
-void write_exe(const fs::path& path, const std::string& body) {
-  std::ofstream(path) << "#!/bin/sh\n" << body;
-  fs::permissions(path, fs::perms::owner_all);
-}
-
-// PATH = `dir` only, for the scope: the stand-in Slurm commands in it are the only ones.
-struct PathOnly {
-  std::string saved;
-  explicit PathOnly(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
-    ::setenv("PATH", dir.string().c_str(), 1);
-  }
-  ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
-};
-
-sweep::SweepSpec spec_in(const fs::path& dir, const std::string& slurm = "") {
-  testing::provide_tiny_config_dataset(dir);
-  sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
-  s.config_template = testing::kTinyConfig;
-  s.sets = {"max_steps=5"};
-  s.out = (dir / "out").string();
-  return s;
-}
+using testing::spec_in;
+using testing::write_exe;
 
 TEST(SweepSlurmSpec, ParsesEveryKey) {
   const auto s = sweep::parse_sweep(
@@ -269,7 +250,9 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   testing::write_eval_json(done);
   write_exe(bin / "sbatch",
             "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
-  write_exe(bin / "squeue", "echo '1|PENDING'\necho '2|RUNNING'\n");
+  const std::string tag = "minrnn:" + fs::absolute(s.out).string();  // the job's --comment
+  write_exe(bin / "squeue",
+            "echo '1|PENDING|0:00||" + tag + "'\necho '2|RUNNING|0:01|n|" + tag + "'\n");
   EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
   ::testing::internal::GetCapturedStdout();
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
@@ -350,7 +333,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(statuses[2].state, "training");
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes[0].find("Slurm job 77: 2 task(s)"), std::string::npos) << notes[0];
-  EXPECT_NE(notes.back().find("accounting storage is disabled"), std::string::npos);
+  EXPECT_NE(notes.back().find("no Slurm accounting here"), std::string::npos);
 
   // job.json records which run each task trains; the sweep file may list them in another order
   // now (here task 0 trains the run that is third today): a task's state goes to its own run.
