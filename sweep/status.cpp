@@ -198,7 +198,7 @@ int print_sweep_status(const SweepSpec& spec, bool json) {
   } else {
     print_status_text(spec, statuses, counts, notes);
   }
-  return counts["failed"];
+  return counts["failed"] + counts["mismatched"];
 }
 
 }  // namespace minrnn::sweep

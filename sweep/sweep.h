@@ -221,7 +221,8 @@ struct RunStatus {
 // submission, what squeue (and sacct, where the cluster keeps accounting) say of its array.
 // *notes gets lines about the job itself (its id, squeue's errors).
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes);
-// Prints them as a table (or JSON); returns the number of failed runs.
+// Prints them as a table (or JSON); returns the number of runs that need the user: failed ones,
+// and mismatched ones (the sweep refuses to start until they are moved away).
 int print_sweep_status(const SweepSpec& spec, bool json);
 
 }  // namespace minrnn::sweep

@@ -71,6 +71,9 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   ASSERT_EQ(status.size(), 1u);
   EXPECT_EQ(status[0].state, "mismatched");
   EXPECT_EQ(status[0].failure, "max_steps: 1000 -> 5");
+  ::testing::internal::CaptureStdout();  // counted among the runs that need the user (exit 1)
+  EXPECT_EQ(sweep::print_sweep_status(one_run_sweep(tmp.path / "out"), false), 1);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("1 mismatched"), std::string::npos);
   // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
   fs::remove(run / "done.json");
   std::ofstream(run / "config.yaml") << rl::to_yaml(
