@@ -30,12 +30,23 @@ std::string shell_word(const std::string& s) {
   return plain ? s : shell_quote(s);
 }
 
-// `text` on one line of a comment: a control character (a newline would end the comment and make
-// the rest a command, before sbatch has read the #SBATCH lines) shows as '?'.
-std::string comment_text(std::string text) {
-  for (char& c : text)
-    if (std::iscntrl(static_cast<unsigned char>(c))) c = '?';
-  return text;
+// `path` as an error message or the script's header comment shows it, on one line: a newline as \n,
+// another control character as \xNN.
+std::string visible(const std::string& path) {
+  std::string shown;
+  for (char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (std::iscntrl(u)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      shown += hex;
+    } else {
+      shown += c;
+    }
+  }
+  return shown;
 }
 
 std::string abs_dir(const SweepRun& r) {
@@ -148,24 +159,6 @@ done
 echo "minrnn sweep: ${RUN_DIRS[*]} done"
 )SH";
 
-// `path` as an error message shows it: a newline as \n, another control character as \xNN.
-std::string visible(const std::string& path) {
-  std::string shown;
-  for (char c : path) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      shown += "\\n";
-    } else if (std::iscntrl(u)) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", u);
-      shown += hex;
-    } else {
-      shown += c;
-    }
-  }
-  return shown;
-}
-
 }  // namespace
 
 std::string sbatch_path_value(const std::string& path, const std::string& what, bool pattern) {
@@ -202,8 +195,7 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
                                const std::vector<std::vector<int>>& packs, const std::string& exe) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
-    << "# Written by `minrnn sweep " << comment_text(spec.file) << " --backend slurm` on "
-    << now_text()
+    << "# Written by `minrnn sweep " << visible(spec.file) << " --backend slurm` on " << now_text()
     << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
        "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
        "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";
