@@ -2,8 +2,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
-#include <regex>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,20 +27,71 @@ std::string scalar(const YAML::Node& n, const std::string& file, const std::stri
   return n.Scalar();
 }
 
-// A string matching `pattern` (whole), else an error saying what was expected.
-std::string matching(const YAML::Node& n, const std::string& file, const std::string& key,
-                     const char* pattern, const std::string& expected) {
-  const std::string v = scalar(n, file, key);
-  // No Slurm name or size is this long, and libstdc++'s std::regex recurses once per character:
-  // a value of ~30 000 would overflow the stack.
-  constexpr size_t kMaxLength = 256;
-  if (v.size() > kMaxLength) {
-    bad_slurm_key(file, key,
-                  "expected " + expected + ", got " + std::to_string(v.size()) +
-                      " characters (at most " + std::to_string(kMaxLength) + ")");
+// The forms sbatch takes, checked by hand (libstdc++'s std::regex recursed once per character: a
+// value of ~30 000 overflowed the stack).
+using Form = bool (*)(const std::string&);
+
+// `s` split at every `sep`, empty parts kept.
+std::vector<std::string> parts_of(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    const size_t end = s.find(sep, at);
+    parts.push_back(s.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) return parts;
+    at = end + 1;
   }
-  if (!std::regex_match(v, std::regex(pattern)))
-    bad_slurm_key(file, key, "expected " + expected + ", got '" + v + "'");
+}
+
+// Not empty, at most `most` characters, each a letter or digit or one of `extra`.
+bool word(const std::string& s, const char* extra, size_t most = std::string::npos) {
+  return !s.empty() && s.size() <= most && std::all_of(s.begin(), s.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           (c != '\0' && std::strchr(extra, c) != nullptr);
+  });
+}
+bool digits(const std::string& s, size_t most = std::string::npos) {
+  return word(s, "", most) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+bool name(const std::string& s) {
+  return word(s, "_.+-");
+}
+bool name_list(const std::string& s) {  // a,b,c
+  const auto names = parts_of(s, ',');
+  return std::all_of(names.begin(), names.end(), name);
+}
+bool size(const std::string& s) {  // 16G, 4000M, 2048
+  const bool unit = !s.empty() && s.back() != '\0' && std::strchr("KMGT", s.back()) != nullptr;
+  return digits(unit ? s.substr(0, s.size() - 1) : s);
+}
+bool gres(const std::string& s) {  // gpu:1, gpu:a100:2,shard:4
+  for (const std::string& item : parts_of(s, ',')) {
+    const auto fields = parts_of(item, ':');
+    if (!word(fields[0], "_")) return false;
+    for (size_t i = 1; i < fields.size(); ++i)
+      if (!word(fields[i], "_.-")) return false;
+  }
+  return true;
+}
+// minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, UNLIMITED, INFINITE.
+bool time_limit(const std::string& t) {
+  if (t == "UNLIMITED" || t == "INFINITE") return true;
+  const size_t dash = t.find('-');
+  if (dash != std::string::npos && !digits(t.substr(0, dash))) return false;
+  const auto fields = parts_of(dash == std::string::npos ? t : t.substr(dash + 1), ':');
+  if (fields.size() > 3) return false;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const bool leading_minutes = i == 0 && dash == std::string::npos;
+    if (!digits(fields[i], leading_minutes ? std::string::npos : 2)) return false;
+  }
+  return true;
+}
+
+// A string of the form `form`, else an error saying what was expected.
+std::string of_form(const YAML::Node& n, const std::string& file, const std::string& key, Form form,
+                    const std::string& expected) {
+  const std::string v = scalar(n, file, key);
+  if (!form(v)) bad_slurm_key(file, key, "expected " + expected + ", got '" + v + "'");
   return v;
 }
 
@@ -71,7 +123,7 @@ std::vector<std::string> lines(const YAML::Node& n, const std::string& file,
 }
 
 // A slurm.time value in seconds (-1 for UNLIMITED): minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
-// D-HH:MM:SS, as sbatch reads them (the pattern above has checked the form).
+// D-HH:MM:SS, as sbatch reads them (time_limit above has checked the form).
 int64_t time_limit_seconds(const std::string& t) {
   if (t == "UNLIMITED" || t == "INFINITE") return -1;  // so is 0 (below)
   int64_t days = 0;
@@ -107,29 +159,24 @@ SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
   if (const std::string twice = io::repeated_key(node); !twice.empty())
     throw std::invalid_argument(file + ": key 'slurm': " + twice);
   SlurmSpec s;
-  const char* name = "^[A-Za-z0-9_.+-]+$";
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     const YAML::Node& v = kv.second;
     if (key == "partition") {
-      s.partition = matching(v, file, key, "^[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*$",
-                             "a partition name (or a comma-separated list)");
+      s.partition =
+          of_form(v, file, key, name_list, "a partition name (or a comma-separated list)");
     } else if (key == "time") {
-      s.time = matching(v, file, key,
-                        "^([0-9]+(:[0-9]{1,2}){0,2}|[0-9]+-[0-9]{1,2}(:[0-9]{1,2}){0,2}|"
-                        "UNLIMITED|INFINITE)$",
-                        "a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
-                        "D-HH:MM:SS");
+      s.time = of_form(v, file, key, time_limit,
+                       "a Slurm time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
+                       "D-HH:MM:SS");
     } else if (key == "mem") {
-      s.mem = matching(v, file, key, "^[0-9]+[KMGT]?$", "a size such as 16G or 4000M");
+      s.mem = of_form(v, file, key, size, "a size such as 16G or 4000M");
     } else if (key == "gres") {
-      s.gres = matching(v, file, key,
-                        "^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$",
-                        "a generic resource such as gpu:1 or gpu:a100:2");
+      s.gres = of_form(v, file, key, gres, "a generic resource such as gpu:1 or gpu:a100:2");
     } else if (key == "account") {
-      s.account = matching(v, file, key, name, "an account name");
+      s.account = of_form(v, file, key, name, "an account name");
     } else if (key == "qos") {
-      s.qos = matching(v, file, key, name, "a QoS name");
+      s.qos = of_form(v, file, key, name, "a QoS name");
     } else if (key == "cpus_per_task") {
       s.cpus_per_task = integer(v, file, key, 1, 4096);
     } else if (key == "gpus") {
