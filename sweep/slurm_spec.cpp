@@ -77,12 +77,13 @@ bool gres(const std::string& s) {  // gpu:1, gpu:a100:2,shard:4
 bool time_limit(const std::string& t) {
   if (t == "UNLIMITED" || t == "INFINITE") return true;
   const size_t dash = t.find('-');
-  if (dash != std::string::npos && !digits(t.substr(0, dash))) return false;
+  // Days and leading minutes up to 9 digits (years beyond any cluster's limit): stoll holds them.
+  if (dash != std::string::npos && !digits(t.substr(0, dash), 9)) return false;
   const auto fields = parts_of(dash == std::string::npos ? t : t.substr(dash + 1), ':');
   if (fields.size() > 3) return false;
   for (size_t i = 0; i < fields.size(); ++i) {
     const bool leading_minutes = i == 0 && dash == std::string::npos;
-    if (!digits(fields[i], leading_minutes ? std::string::npos : 2)) return false;
+    if (!digits(fields[i], leading_minutes ? 9 : 2)) return false;
   }
   return true;
 }
@@ -126,19 +127,11 @@ std::vector<std::string> lines(const YAML::Node& n, const std::string& file,
 // D-HH:MM:SS, as sbatch reads them (time_limit above has checked the form).
 int64_t time_limit_seconds(const std::string& t) {
   if (t == "UNLIMITED" || t == "INFINITE") return -1;  // so is 0 (below)
-  int64_t days = 0;
-  std::string rest = t;
   const size_t dash = t.find('-');
-  if (dash != std::string::npos) {
-    days = std::stoll(t.substr(0, dash));
-    rest = t.substr(dash + 1);
-  }
+  const int64_t days = dash == std::string::npos ? 0 : std::stoll(t.substr(0, dash));
   std::vector<int64_t> parts;
-  for (size_t at = 0; at <= rest.size();) {
-    const size_t colon = std::min(rest.find(':', at), rest.size());
-    parts.push_back(std::stoll(rest.substr(at, colon - at)));
-    at = colon + 1;
-  }
+  for (const std::string& p : parts_of(dash == std::string::npos ? t : t.substr(dash + 1), ':'))
+    parts.push_back(std::stoll(p));
   int64_t seconds = 0;
   if (dash != std::string::npos) {  // D-HH[:MM[:SS]]
     const int64_t unit[] = {3600, 60, 1};

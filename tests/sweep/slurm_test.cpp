@@ -65,6 +65,7 @@ TEST(SweepSlurmSpec, BadKeysAndValuesAreRefusedByName) {
             std::string::npos);
   expect("{time: two hours}", "time");
   expect("{time: \"1:2:3:4\"}", "time");
+  expect("{time: \"99999999999999999999\"}", "time");  // past int64: named, not stoll's error
   expect("{mem: lots}", "mem");
   expect("{cpus_per_task: 0}", "cpus_per_task");
   expect("{cpus_per_task: four}", "cpus_per_task");
