@@ -22,11 +22,13 @@ inline void write_exe(const std::filesystem::path& path, const std::string& body
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
-// PATH = `dir` only, for the scope: the stand-in Slurm commands in it are the only ones.
+// PATH = `dir` (made here if missing) only, for the scope: the stand-in Slurm commands in it are
+// the only ones.
 struct PathOnly {
   std::string saved;
   explicit PathOnly(const std::filesystem::path& dir)
       : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    std::filesystem::create_directories(dir);
     ::setenv("PATH", dir.string().c_str(), 1);
   }
   ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }

@@ -47,7 +47,6 @@ void record_job_77(const sweep::SweepSpec& s) {
 TEST(SweepStatus, ARecordedIdThatIsAnotherJobNowIsNotThisSweeps) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   record_job_77(s);
@@ -75,7 +74,6 @@ TEST(SweepStatus, ARecordedIdThatIsAnotherJobNowIsNotThisSweeps) {
 TEST(SweepStatus, AQueueThatCannotAnswerIsUnknownNotEmpty) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   record_job_77(s);
@@ -113,7 +111,6 @@ TEST(SweepStatus, AQueueThatCannotAnswerIsUnknownNotEmpty) {
 TEST(SweepStatus, RunDirsAreFoundFromAnotherWorkingDirectory) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin", cwd = fs::current_path();
-  fs::create_directories(bin);
   fs::create_directories(tmp.path / "elsewhere");
   const PathOnly path(bin);
   sweep::SweepSpec s = spec_in(tmp.path);
@@ -147,7 +144,6 @@ TEST(SweepStatus, RunDirsAreFoundFromAnotherWorkingDirectory) {
 TEST(SweepStatus, SacctOnlyWhenATaskHasLeftTheQueue) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   record_job_77(s);

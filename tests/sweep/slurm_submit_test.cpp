@@ -53,7 +53,6 @@ TEST(SweepSlurmScript, PathsAreQuotedOrRefusedNamingOut) {
     EXPECT_NE(script.find(line), std::string::npos) << line << " in\n" << script;
 
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   write_exe(bin / "sbatch", "echo called > '" + (tmp.path / "sbatch.called").string() + "'\n");
   for (const std::string bad : {"nl\ntouch PWNED\n#", "q\"t", "b\\s"}) {
@@ -83,7 +82,6 @@ void write_squeue(const fs::path& bin, const std::string& recorded, const std::s
 TEST(SweepSlurmSubmit, ALostOrCorruptJobJsonNeverSubmitsTwice) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();
@@ -125,7 +123,6 @@ TEST(SweepSlurmSubmit, ALostOrCorruptJobJsonNeverSubmitsTwice) {
 TEST(SweepSlurmSubmit, SbatchWithoutParsableOutputIsStillASubmission) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   write_exe(bin / "sbatch", "echo 'Submitted batch job 11'\n");

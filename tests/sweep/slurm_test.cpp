@@ -224,7 +224,6 @@ TEST(SweepSlurmSubmit, AMissingDatasetIsRefusedBeforeAnythingIsWritten) {
 TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   write_exe(bin / "sbatch",
             "echo 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n");
@@ -288,7 +287,6 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
 TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  fs::create_directories(bin);
   const PathOnly path(bin);
   const sweep::SweepSpec s = spec_in(tmp.path);
   const fs::path out = s.out;
