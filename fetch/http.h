@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/stop_requested.h"
+
 namespace minrnn::fetch {
 
 // A download or listing that failed: what() is one line naming the URL and what went wrong.
@@ -20,10 +22,7 @@ class FetchError : public std::runtime_error {
 };
 
 // A transfer ended because HttpOptions::should_stop asked (Ctrl-C): what() says what was kept.
-class StopRequested : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using io::StopRequested;
 
 struct HttpOptions {
   long connect_timeout_s = 30;  // no connection within this: timed out

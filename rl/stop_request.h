@@ -7,8 +7,9 @@
 //   while (...) { step(); if (rl::stop_requested()) { checkpoint(); break; } }
 #pragma once
 #include <csignal>
-#include <stdexcept>
 #include <string>
+
+#include "io/stop_requested.h"
 
 namespace minrnn::rl {
 
@@ -41,10 +42,9 @@ int stop_signal();
 std::string stop_signal_name();
 
 // Thrown by work that a stop request cuts short rather than finishes (an evaluation's rollout,
-// eval::RolloutOptions::should_stop): what it computed is dropped, and redone by the resume.
-struct StopRequested : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// eval::RolloutOptions::should_stop, as a download's): what it computed is dropped, and redone by
+// the resume.
+using io::StopRequested;
 
 // For tests: records a stop as if `signal` had arrived (0 clears it).
 void request_stop_for_testing(int signal);
