@@ -4,7 +4,8 @@
 
 namespace minrnn::io {
 
-ProgressLine::ProgressLine(std::FILE* out, bool terminal) : out_(out), terminal_(terminal) {}
+ProgressLine::ProgressLine(std::FILE* out, bool terminal)
+    : out_(out), terminal_(terminal), period_(std::chrono::milliseconds(terminal ? 1000 : 10000)) {}
 
 ProgressLine& ProgressLine::on_stderr() {
   static ProgressLine line(stderr, ::isatty(STDERR_FILENO) == 1);

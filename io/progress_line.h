@@ -3,6 +3,8 @@
 // log reads line by line and never holds carriage returns. A message between updates (an
 // evaluation's result) gets a line of its own either way, below the line a terminal shows.
 #pragma once
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -19,6 +21,9 @@ class ProgressLine {
   static ProgressLine& on_stderr();
 
   bool terminal() const { return terminal_; }
+  // How often a long job updates the line: every second on a terminal, every 10 s in a log.
+  std::chrono::milliseconds period() const { return period_; }
+  void set_period(std::chrono::milliseconds period) { period_ = period; }  // tests
   // The job's state now.
   void update(const std::string& line);
   // A line of its own.
@@ -35,6 +40,7 @@ class ProgressLine {
   std::mutex mutex_;
   std::FILE* out_;
   bool terminal_;
+  std::atomic<std::chrono::milliseconds> period_;
   bool open_ = false;  // a terminal's line written in place and not yet ended
   std::set<std::string> said_once_;
 };

@@ -37,6 +37,12 @@ void ProgressLog::evaluated(int64_t step, double in_line_seconds) {
       std::chrono::duration<double>(in_line_seconds));
 }
 
+void ProgressLog::evaluating(int64_t step, const std::string& progress) const {
+  if (!quiet_)
+    io::ProgressLine::on_stderr().update(label_ + "evaluating step " + std::to_string(step) + ": " +
+                                         progress);
+}
+
 void ProgressLog::close_line() const {
   if (!quiet_) io::ProgressLine::on_stderr().close();
 }

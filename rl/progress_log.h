@@ -29,6 +29,8 @@ class ProgressLog {
   // After the evaluation of `step` appended its evals.csv row. `in_line_seconds`: how long it held
   // the training up, which the next row's steps/s (and the ETA) leave out.
   void evaluated(int64_t step, double in_line_seconds = 0);
+  // An evaluation of the agent at `step`, still running, has got as far as `progress` says.
+  void evaluating(int64_t step, const std::string& progress) const;
   // The run reached its last step (TensorBoard's HParams dashboard marks it done).
   void finished() { events_.finished(); }
   // Ends the progress line a terminal shows in place (io/progress_line.h).

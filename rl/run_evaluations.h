@@ -7,13 +7,18 @@
 // then the run's TensorBoard events get it. A resume redoes an evaluation whose row a kill left
 // unwritten only at the checkpoint's own step, so the trainer lets no later checkpoint be written
 // while one is in flight (wait()).
+//
+// While training waits for one (in line, or wait() on one still in flight), the progress line shows
+// how far it has got.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <memory>
 #include <optional>
 
 #include "rl/agent.h"
+#include "rl/evaluation_progress.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {
@@ -22,7 +27,6 @@ class ProgressLog;
 
 class RunEvaluations {
  public:
-  using Evaluate = std::function<void(int64_t step, Agent& agent)>;
   // `evaluate` may be empty (no evaluations); `log` must outlive this.
   RunEvaluations(Evaluate evaluate, bool overlapped, ProgressLog& log);
   ~RunEvaluations();  // waits for the one in flight, its error dropped
@@ -43,6 +47,9 @@ class RunEvaluations {
   int64_t stopped_at() const { return stopped_at_; }
 
  private:
+  // Shows the progress of the evaluation at `step` until `result` is ready.
+  void show_until_ready(const std::future<void>& result, int64_t step,
+                        const EvaluationProgress& progress);
   void done(int64_t step, std::future<void>& result);
   void stopped(int64_t step);
 
@@ -52,6 +59,7 @@ class RunEvaluations {
   struct InFlight {
     int64_t step = 0;
     std::future<void> result;
+    std::shared_ptr<EvaluationProgress> progress;
   };
   std::optional<InFlight> in_flight_;
   int64_t stopped_at_ = -1;

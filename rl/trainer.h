@@ -22,6 +22,7 @@
 
 #include "rl/agent.h"
 #include "rl/config.h"
+#include "rl/evaluation_progress.h"
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
@@ -57,7 +58,9 @@ struct TrainOptions {
   // Called every config.eval_every steps (if > 0) and after the last one, with the model in eval().
   // It should record its result with append_eval_row, which is how a resume knows it happened
   // (and where the run's TensorBoard events take it from).
-  std::function<void(int64_t step, Agent& agent)> evaluate;
+  // It may report how far it has got to `progress`, which the progress line shows while training
+  // waits for it.
+  Evaluate evaluate;
 };
 
 struct TrainResult {

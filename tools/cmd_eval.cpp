@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@
 #include "io/progress_line.h"
 #include "io/python_json.h"
 #include "ops/device.h"
+#include "rl/evaluation_progress.h"
 #include "rl/run_files.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -35,26 +37,18 @@
 namespace minrnn::cli {
 namespace {
 
-// A progress line on stderr every second on a terminal (rewritten in place), every 10 s otherwise.
-// The ETA assumes every episode runs to the time limit, so it is an upper bound.
+// A progress line on stderr every io::ProgressLine::period().
 std::function<void(int, int, int)> progress_line(int episodes) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
-  const auto start = std::chrono::steady_clock::now();
-  auto last = start;
-  return [=, &line](int step, int max_steps, int finished) mutable {
+  auto progress = std::make_shared<rl::EvaluationProgress>(episodes);
+  auto last = std::chrono::steady_clock::now();
+  return [=, &line](int step, int max_steps, int ended) mutable {
+    progress->record(step, max_steps, ended);
     const auto now = std::chrono::steady_clock::now();
-    const bool end = step == max_steps || finished == episodes;
-    if (!end && now - last < std::chrono::seconds(line.terminal() ? 1 : 10)) return;
+    const bool end = progress->finished();
+    if (!end && now - last < line.period()) return;
     last = now;
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    const double rate = step / std::max(elapsed, 1e-9);
-    char eta[32] = "done";
-    if (!end)
-      std::snprintf(eta, sizeof eta, "ETA <= %.0f s", (max_steps - step) / std::max(rate, 1e-9));
-    char text[160];
-    std::snprintf(text, sizeof text, "eval: step %d/%d, %d/%d episodes ended, %.0f steps/s, %s",
-                  step, max_steps, finished, episodes, rate, eta);
-    line.update(text);
+    line.update("eval: " + progress->text());
     if (end) line.close();
   };
 }

@@ -38,8 +38,8 @@ struct TrainArgs {
 };
 
 // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
-std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_dir) {
-  return [run_dir](int64_t step, rl::Agent& agent) {
+rl::Evaluate evaluate_into(const std::string& run_dir) {
+  return [run_dir](int64_t step, rl::Agent& agent, rl::EvaluationProgress& progress) {
     eval::RolloutOptions ro;
     ro.episodes = static_cast<int>(agent.config.eval_episodes);
     ro.target_return = agent.config.target_return;
@@ -49,6 +49,9 @@ std::function<void(int64_t, rl::Agent&)> evaluate_into(const std::string& run_di
     // the others and to the thread that queues the GPU's work.
     if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
     ro.should_stop = [] { return rl::stop_requested(); };  // Slurm's grace period is short
+    ro.on_step = [&progress](int done, int max_steps, int ended) {
+      progress.record(done, max_steps, ended);
+    };
     const auto r = eval::rollout(agent, ro);
     rl::append_eval_row(run_dir,
                         {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});

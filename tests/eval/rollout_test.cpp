@@ -25,7 +25,7 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     opt.quiet = true;
     opt.run_dir = (tmp.path / backbone).string();
     int evaluations = 0;
-    opt.evaluate = [&](int64_t, rl::Agent&) { ++evaluations; };
+    opt.evaluate = [&](int64_t, rl::Agent&, rl::EvaluationProgress&) { ++evaluations; };
     rl::train(cfg, opt);
     EXPECT_EQ(evaluations, 1);  // after the last step
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "io/atomic_file.h"
+#include "io/progress_line.h"
 #include "rl/progress_log.h"
 #include "rl/run_dir.h"
 #include "rl/stop_request.h"
@@ -48,9 +49,10 @@ TEST(Evaluations, OverlappedOnesAreTheInlineOnesThroughAStop) {
   std::mutex mutex;
   std::set<std::thread::id> threads;
   rl::TrainOptions o = options_for(overlapped, rl::EvalTiming::kOverlapped);
-  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent) {
+  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent,
+                                      rl::EvaluationProgress& progress) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    rows(step, agent);
+    rows(step, agent, progress);
     const std::lock_guard<std::mutex> lock(mutex);
     threads.insert(std::this_thread::get_id());
   };
@@ -88,8 +90,9 @@ TEST(Evaluations, AStopCutsOneShortAndTheResumeRedoesIt) {
     for (const int64_t cut : {10, 30, 40}) {
       const fs::path run = tmp.path / ("run" + std::to_string(int(timing)) + std::to_string(cut));
       rl::TrainOptions o = options_for(run, timing);
-      o.evaluate = [cut, rows = o.evaluate](int64_t step, rl::Agent& agent) {
-        if (step != cut || rl::stop_requested()) return rows(step, agent);
+      o.evaluate = [cut, rows = o.evaluate](int64_t step, rl::Agent& agent,
+                                            rl::EvaluationProgress& progress) {
+        if (step != cut || rl::stop_requested()) return rows(step, agent, progress);
         rl::request_stop_for_testing(SIGTERM);  // arrives while it rolls out
         throw rl::StopRequested("cut short");
       };
@@ -148,9 +151,10 @@ TEST(Evaluations, ElapsedRunsOnAcrossAResume) {
       data, "mingru", {"eval_every=10", "checkpoint_every=20", "log_every=10"});
   const fs::path run = tmp.path / "run";
   rl::TrainOptions o = options_for(run, rl::EvalTiming::kInline);
-  o.evaluate = [rows = o.evaluate](int64_t step, rl::Agent& agent) {
+  o.evaluate = [rows = o.evaluate](int64_t step, rl::Agent& agent,
+                                   rl::EvaluationProgress& progress) {
     if (step == 10) std::this_thread::sleep_for(std::chrono::seconds(2));
-    rows(step, agent);
+    rows(step, agent, progress);
   };
   o.stop_after = 20;
   rl::train(cfg, o);
@@ -175,12 +179,13 @@ TEST(Evaluations, AnOverlappedOneRunsWhileTrainingGoesOn) {
   const fs::path run = tmp.path / "run";
   int64_t seen = 0;
   rl::TrainOptions o = options_for(run, rl::EvalTiming::kOverlapped);
-  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent) {
+  o.evaluate = [&, rows = o.evaluate](int64_t step, rl::Agent& agent,
+                                      rl::EvaluationProgress& progress) {
     if (step == 10) {
       testing::wait_for([&] { return testing::last_logged_step(run) >= 12; }, 60, 5);
       seen = testing::last_logged_step(run);
     }
-    rows(step, agent);
+    rows(step, agent, progress);
   };
   EXPECT_TRUE(rl::train(cfg, o).finished);
   EXPECT_GE(seen, 12) << "training waited for the evaluation of step 10";
@@ -189,6 +194,34 @@ TEST(Evaluations, AnOverlappedOneRunsWhileTrainingGoesOn) {
 
 // The copy an overlapped evaluation reads: the same weights, no tensor shared, and torch's global
 // generator left where it was.
+// An evaluation that training waits for (in line; overlapped, the final one) shows how far it has
+// got on the progress line: 100 episodes take minutes and must not look hung.
+TEST(Evaluations, OneTrainingWaitsForShowsItsProgress) {
+  testing::TempDir tmp;
+  const std::string data = testing::write_hopper_dataset(tmp.path, 300);
+  const rl::TrainConfig cfg = testing::tiny_config(data, "mingru", {"max_steps=10"});
+  io::ProgressLine& line = io::ProgressLine::on_stderr();
+  const auto period = line.period();
+  line.set_period(std::chrono::milliseconds(10));
+  for (const auto timing : {rl::EvalTiming::kInline, rl::EvalTiming::kOverlapped}) {
+    rl::TrainOptions o = options_for(tmp.path / std::to_string(int(timing)), timing);
+    o.quiet = false;
+    o.evaluate = [rows = o.evaluate](int64_t step, rl::Agent& agent,
+                                     rl::EvaluationProgress& progress) {
+      progress.record(3, 1000, 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      rows(step, agent, progress);
+    };
+    ::testing::internal::CaptureStderr();
+    EXPECT_TRUE(rl::train(cfg, o).finished);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find("evaluating step 10: 3/1000 steps, 1/2 episodes ended, "),
+              std::string::npos)
+        << said;
+  }
+  line.set_period(period);
+}
+
 TEST(Evaluations, TheCpuCopySharesNothingAndDrawsNothing) {
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);

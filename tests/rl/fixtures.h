@@ -82,7 +82,7 @@ struct TrainFixture {
     o.quiet = true;
     o.run_dir = run.string();
     o.stop_after = stop_after;
-    o.evaluate = [this](int64_t step, rl::Agent&) {
+    o.evaluate = [this](int64_t step, rl::Agent&, rl::EvaluationProgress&) {
       evaluated.push_back(step);
       rl::append_eval_row(run.string(), {step, 10.0 * step, 1.5, 0.25 * step, 0.125});
     };
@@ -92,8 +92,8 @@ struct TrainFixture {
 
 // An evaluation standing in for a rollout: its row is a function of the weights (their sum), so a
 // run's evals.csv tells its weights apart at every evaluation.
-inline std::function<void(int64_t, rl::Agent&)> weight_sum_evaluation(const std::string& run_dir) {
-  return [run_dir](int64_t step, rl::Agent& agent) {
+inline rl::Evaluate weight_sum_evaluation(const std::string& run_dir) {
+  return [run_dir](int64_t step, rl::Agent& agent, rl::EvaluationProgress&) {
     double sum = 0;
     for (const auto& p : agent.model->parameters()) sum += p.sum().item<double>();
     rl::append_eval_row(run_dir, {step, sum, 0, sum / 10, 0});

@@ -1,0 +1,33 @@
+// How far an evaluation has got, for a progress line: its rollout records each step
+// (eval::RolloutOptions::on_step) on whatever thread runs it, and the thread that shows the line
+// reads it (an evaluation inside `train` runs for minutes at 100 episodes; it must not look hung).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace minrnn::rl {
+
+class EvaluationProgress {
+ public:
+  explicit EvaluationProgress(int episodes);
+  // After `step` of `max_steps` (an episode's limit, or the sum over waves), `ended` episodes over.
+  void record(int step, int max_steps, int ended);
+  bool finished() const;  // every step done, or every episode ended
+  // "300/1000 steps, 2/10 episodes ended, 5400 steps/s, ETA <= 12 s": the ETA supposes every
+  // episode runs to its limit, so it is an upper bound.
+  std::string text() const;
+
+ private:
+  const int episodes_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::atomic<int> step_{0}, max_steps_{0}, ended_{0};
+};
+
+struct Agent;
+// A run's evaluation of `agent` at `step` (rl::TrainOptions::evaluate), reporting to `progress`.
+using Evaluate = std::function<void(int64_t step, Agent& agent, EvaluationProgress& progress)>;
+
+}  // namespace minrnn::rl
