@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "ops/dropout.h"
+#include "ops/residual_norm.h"
 #include "ops/scan.h"
 
 namespace minrnn::core {
@@ -50,7 +51,7 @@ HgruImpl::Coefficients HgruImpl::coefficients(const torch::Tensor& x, const torc
 
 torch::Tensor HgruImpl::output(const torch::Tensor& gate, const torch::Tensor& h_re,
                                const torch::Tensor& h_im) {
-  return out_proj(norm(gate * torch::cat({h_re, h_im}, -1)));
+  return out_proj(layer_norm(gate * torch::cat({h_re, h_im}, -1), norm));
 }
 
 torch::Tensor HgruImpl::forward(const torch::Tensor& x, const torch::Tensor& gamma,
@@ -116,7 +117,7 @@ torch::Tensor residuals(HgrnBlockImpl& b, const torch::Tensor& mixed, const torc
   const double p = b.dropout->options.p();
   const bool training = b.dropout->is_training();
   torch::Tensor out = add_dropout(x, mixed, p, training);
-  return add_dropout(out, b.glu(b.norm_glu(out)), p, training);
+  return add_dropout(out, b.glu(layer_norm(out, b.norm_glu)), p, training);
 }
 
 }  // namespace
@@ -133,13 +134,13 @@ HgrnBlockImpl::HgrnBlockImpl(const HgrnOptions& o) {
 torch::Tensor HgrnBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& gamma,
                                      LayerState* state, const TokenSelection& read) {
   torch::Tensor h0 = state ? state->h : torch::Tensor();
-  torch::Tensor mixed = hgru(norm_mix(x), gamma, h0, state ? &state->h : nullptr);
+  torch::Tensor mixed = hgru(layer_norm(x, norm_mix), gamma, h0, state ? &state->h : nullptr);
   return residuals(*this, read.apply(mixed), read.apply(x));
 }
 
 torch::Tensor HgrnBlockImpl::step(const torch::Tensor& x_t, const torch::Tensor& gamma,
                                   LayerState& state) {
-  return residuals(*this, hgru->step(norm_mix(x_t), gamma, state.h), x_t);
+  return residuals(*this, hgru->step(layer_norm(x_t, norm_mix), gamma, state.h), x_t);
 }
 
 HgrnStack::HgrnStack(const HgrnOptions& options, int64_t n_layers) : options_(options) {
@@ -206,7 +207,7 @@ torch::Tensor HgrnStack::forward(const torch::Tensor& x, SequenceState* state,
     y = blocks_[i](y, gamma[static_cast<int64_t>(i)], state ? &(*state)[i] : nullptr,
                    top ? read : TokenSelection{});
   }
-  return norm_out_(y);
+  return layer_norm(y, norm_out_);
 }
 
 torch::Tensor HgrnStack::step(const torch::Tensor& x_t, SequenceState& state,
@@ -218,7 +219,7 @@ torch::Tensor HgrnStack::step(const torch::Tensor& x_t, SequenceState& state,
   for (size_t i = 0; i < blocks_.size(); ++i) {
     y = blocks_[i]->step(y, gamma[static_cast<int64_t>(i)], state[i]);
   }
-  return norm_out_(y);
+  return layer_norm(y, norm_out_);
 }
 
 }  // namespace minrnn::core

@@ -345,4 +345,8 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                           y_read);
 }
 
+torch::Tensor layer_norm(const torch::Tensor& x, const torch::nn::LayerNorm& norm) {
+  return add_dropout_norm(torch::Tensor(), x, 0.0, false, norm).normed;
+}
+
 }  // namespace minrnn::core

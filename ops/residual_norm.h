@@ -34,4 +34,9 @@ ResidualNorm add_dropout_norm(const torch::Tensor& x, const torch::Tensor& y, do
                               bool training, const torch::nn::LayerNorm& norm,
                               const TokenSelection& x_read = {}, const TokenSelection& y_read = {});
 
+// LayerNorm(x) alone, by the same kernels: on the CPU its γ and β gradients sum over a fixed split
+// of rows, where LibTorch's layer_norm backward splits them by the thread count (a seeded HGRN run
+// trained apart on 1 and 2 threads, 2026-11-29). Rows over 256 channels take LibTorch's.
+torch::Tensor layer_norm(const torch::Tensor& x, const torch::nn::LayerNorm& norm);
+
 }  // namespace minrnn::core

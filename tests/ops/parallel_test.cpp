@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "models/hgrn.h"
 #include "ops/dropout.h"
 #include "ops/gemm_cpu.h"
 #include "ops/parallel_tasks.h"
@@ -105,6 +106,26 @@ TEST(Parallel, PassesGiveTheSameBitsOnOneThreadAndOnTwo) {
   ASSERT_EQ(one.size(), two.size());
   for (size_t i = 0; i < one.size(); ++i)
     EXPECT_TRUE(torch::equal(one[i], two[i])) << "output " << i;
+}
+
+// An HGRN stack's gradients at `threads` threads: its LayerNorms' γ and β among them, whose
+// gradients LibTorch's CPU backward sums over a split that follows the threads (an audit,
+// 2026-11-29: a seeded HGRN run ended with other weights on 1 and 2 threads).
+std::vector<torch::Tensor> hgrn_gradients(int threads) {
+  ThreadCount scope(threads);
+  torch::manual_seed(5);
+  HgrnStack stack(64, 2, 0.0);
+  stack.forward(torch::randn({16, 60, 64})).pow(2).sum().backward();
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : stack.parameters()) grads.push_back(p.grad().clone());
+  return grads;
+}
+
+TEST(Parallel, AnHgrnStacksGradientsAreTheSameOnOneThreadAndOnTwo) {
+  const auto one = hgrn_gradients(1), two = hgrn_gradients(2);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i)
+    EXPECT_TRUE(torch::equal(one[i], two[i])) << "parameter " << i;
 }
 
 }  // namespace
