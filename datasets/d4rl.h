@@ -48,6 +48,10 @@ struct Transitions {
   // Throws std::invalid_argument naming `what` (a file or "data") and the offending field when
   // sizes disagree, N is 0, a flag is not 0/1 or a float is NaN/Inf.
   void validate(const std::string& what) const;
+  // A 64-bit hash of what training reads (widths, observations, actions, rewards, terminals,
+  // timeouts), as 16 hex digits: two files of the same data agree wherever they are, and a resume
+  // on other data is told apart (rl::record_env keeps it in env.json).
+  std::string fingerprint() const;
 };
 
 struct ReadOptions {

@@ -47,13 +47,16 @@ EpisodeIndex split_episodes(const Transitions& data, const std::string& what);
 struct Dataset {
   Transitions data;
   EpisodeIndex index;
-  std::string source;  // the file read
-  std::string env;     // "hopper", ... or "" when unknown
-  std::string format;  // "d4rl" or "minari"
+  std::string source;       // the file read
+  std::string fingerprint;  // of what training reads (Transitions::fingerprint)
+  std::string env;          // "hopper", ... or "" when unknown
+  std::string format;       // "d4rl" or "minari"
   // Reference returns for normalized scores: the env table's, or a Minari dataset's own;
   // ref_source says which ("metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)").
+  // The table's are those of `env`, the env the file's name or widths suggest (ref_from_table):
+  // a run in another env (config key env) takes that env's.
   double ref_min_return = 0.0, ref_max_return = 0.0;
-  bool has_ref_returns = false;
+  bool has_ref_returns = false, ref_from_table = false;
   std::string ref_source;
   // Minari: what metadata.json says (empty for D4RL files), and the environment the dataset
   // names for evaluation as a Gymnasium EnvSpec JSON document: eval_env_spec when present, else

@@ -48,11 +48,12 @@ Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options) 
     if (!ds.has_ref_returns) {
       ds.ref_min_return = env->ref_min_return;
       ds.ref_max_return = env->ref_max_return;
-      ds.has_ref_returns = true;
+      ds.has_ref_returns = ds.ref_from_table = true;
       ds.ref_source = std::string("D4RL table (") + env->name + ")";
     }
   }
   ds.index = split_episodes(ds.data, ds.source);
+  ds.fingerprint = ds.data.fingerprint();
   if (!ds.env.empty() || ds.minari.max_episode_steps > 0) {
     ds.max_episode_steps =
         ds.minari.max_episode_steps > 0 ? ds.minari.max_episode_steps : env->max_episode_steps;

@@ -98,7 +98,7 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   out.env_id = spec.id;
   out.env_version = spec.version;
   check_data_fits(ds, spec, metadata, spec.id + " (from " + out.env_source + ")");
-  if (ds.has_ref_returns) {
+  if (ds.has_ref_returns && !ds.ref_from_table) {  // the dataset's own
     out.ref_min_score = ds.ref_min_return;
     out.ref_max_score = ds.ref_max_return;
     out.ref_source = ds.ref_source;

@@ -26,8 +26,8 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
 }
 
 // env.json: the environment and reference scores the run is evaluated with.
-void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
-                bool quiet) {
+void record_env(const RunFiles& files, const std::string& dataset, const data::Dataset& data,
+                const DatasetEnv& env, bool quiet) {
   nlohmann::ordered_json j;
   j["env"] = env.env;
   j["env_id"] = env.env_id;
@@ -37,6 +37,9 @@ void record_env(const RunFiles& files, const std::string& dataset, const Dataset
   j["ref_max_score"] = env.ref_max_score;
   j["ref_source"] = env.ref_source;
   j["dataset"] = dataset;
+  j["dataset_file"] = fs::absolute(data.source).lexically_normal().string();
+  j["dataset_steps"] = data.data.num_steps();
+  j["dataset_fingerprint"] = data.fingerprint;
   io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
   if (!quiet && !env.env.empty()) {
     char line[512];
@@ -46,6 +49,24 @@ void record_env(const RunFiles& files, const std::string& dataset, const Dataset
                   env.ref_source.c_str());
     io::ProgressLine::on_stderr().message_once(line);  // a pack's runs share it, mostly
   }
+}
+
+void check_same_data(const RunFiles& files, const data::Dataset& data) {
+  const std::string env_json = env_json_path(files.dir.string());
+  const nlohmann::json j = io::read_json_or_null(env_json);
+  if (!j.is_object() || !j.contains("dataset_fingerprint") ||
+      j["dataset_fingerprint"] == data.fingerprint)
+    return;
+  const auto text = [&](const char* key) {
+    return j.contains(key) ? j[key].dump() : std::string("?");
+  };
+  throw std::runtime_error(
+      env_json + ": this run trained on " + text("dataset_file") + " (" + text("dataset_steps") +
+      " steps, fingerprint " + text("dataset_fingerprint") + "), but its dataset now reads " +
+      fs::absolute(data.source).lexically_normal().string() + " (" +
+      std::to_string(data.data.num_steps()) + " steps, fingerprint \"" + data.fingerprint +
+      "\"): other data. Point `dataset` at the run's data (a relative path is read from the "
+      "working directory), or pass --force to train it anew");
 }
 
 // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are

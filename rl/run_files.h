@@ -43,9 +43,15 @@ class RemoveUnlessKept {
 // A run extended before to this very budget: nothing left to train.
 TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet);
 
-// env.json: the environment and reference scores the run is evaluated with.
-void record_env(const RunFiles& files, const std::string& dataset, const DatasetEnv& env,
-                bool quiet);
+// env.json: the environment and reference scores the run is evaluated with, and the data it trains
+// on (the config's `dataset`, the file it read, its steps and fingerprint).
+void record_env(const RunFiles& files, const std::string& dataset, const data::Dataset& data,
+                const DatasetEnv& env, bool quiet);
+// A run going on (a resume, an extension) reads the data it trained on: its env.json's
+// fingerprint is `data`'s, or std::runtime_error names both files. A relative `dataset` or a
+// D4RL id read from another folder, or a file changed since, would train on other data and
+// normalize states by other statistics. An env.json without one (before 2026-11-29) passes.
+void check_same_data(const RunFiles& files, const data::Dataset& data);
 
 // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
 // from steps this run does again.

@@ -178,6 +178,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());
   if (!opt.quiet && s.fresh) note_config_against_data(s.cfg, *s.ds);
+  if (!s.fresh && !s.takeover.remove_outputs) check_same_data(s.files, *s.ds);
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
   apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
   if (opt.extend && s.fresh && !opt.quiet) {
@@ -187,7 +188,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   }
   fs::create_directories(s.files.dir);
   io::write_file_atomically(s.files.config, to_yaml(s.cfg));
-  record_env(s.files, s.cfg.dataset, s.env, opt.quiet);
+  record_env(s.files, s.cfg.dataset, *s.ds, s.env, opt.quiet);
   s.optimizer = std::make_unique<core::FusedAdamW>(
       s.agent.model->parameters(),
       torch::optim::AdamWOptions(s.cfg.lr).weight_decay(s.cfg.weight_decay));

@@ -2,6 +2,8 @@
 // what one run did, once.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 #include <sstream>
 
@@ -129,6 +131,37 @@ TEST(RunDir, AnotherConfigIsRefusedNamingTheKeys) {
     EXPECT_NE(what.find("max_steps: 4 -> 8"), std::string::npos) << what;
     EXPECT_NE(what.find("lr: 0.001 -> 0.002"), std::string::npos) << what;
   }
+}
+
+// A resume reads the data the run trained on, or is refused naming both: the same `dataset` text
+// can read other data (a relative path from another working directory, a file changed since;
+// an audit, 2026-11-29: such a resume trained on and normalized by the other data, silently).
+TEST(RunDir, AResumeOnOtherDataIsRefused) {
+  Fixture f;
+  const rl::TrainConfig cfg =
+      testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2"});
+  EXPECT_FALSE(rl::train(cfg, f.options(/*stop_after=*/2)).finished);
+  ASSERT_EQ(rl::load_agent(f.run.string()).step, 2);
+  const nlohmann::json env = nlohmann::json::parse(testing::read_text(f.run / "env.json"));
+  EXPECT_EQ(env["dataset_steps"], 300);
+  EXPECT_EQ(env["dataset_fingerprint"].get<std::string>().size(), 16u);
+  const std::string checkpoint = testing::read_text(f.run / "checkpoint.pt");
+  fs::remove(f.data);
+  ASSERT_EQ(testing::write_hopper_dataset(f.tmp.path, 280), f.data);  // the file, changed
+  try {
+    rl::train(cfg, f.options());
+    FAIL() << "resumed on other data";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("env.json: this run trained on"), std::string::npos) << what;
+    EXPECT_NE(what.find("(300 steps"), std::string::npos) << what;
+    EXPECT_NE(what.find("(280 steps"), std::string::npos) << what;
+    EXPECT_NE(what.find("--force"), std::string::npos) << what;
+  }
+  EXPECT_EQ(testing::read_text(f.run / "checkpoint.pt"), checkpoint);  // the run, untouched
+  rl::TrainOptions force = f.options();
+  force.force = true;
+  EXPECT_TRUE(rl::train(cfg, force).finished);
 }
 
 // The learning-rate schedule and every step's randomness ignore max_steps, so a run extended from

@@ -1,0 +1,54 @@
+// Which environment a run is evaluated in and whose reference scores normalize its returns
+// (rl/dataset_env.h): the config's env over what the data suggests.
+#include <gtest/gtest.h>
+
+#include "rl/dataset_env.h"
+
+namespace minrnn {
+namespace {
+
+// A D4RL-layout file of 17 observation and 6 action columns, named as HalfCheetah's: the loader
+// guessed HalfCheetah and gave it HalfCheetah's table scores.
+data::Dataset named_halfcheetah() {
+  data::Dataset ds;
+  ds.source = "walker2d-as-halfcheetah.hdf5";
+  ds.format = "d4rl";
+  ds.env = "halfcheetah";
+  ds.data.obs_dim = 17;
+  ds.data.act_dim = 6;
+  ds.ref_min_return = -280.178953;
+  ds.ref_max_return = 12135.0;
+  ds.has_ref_returns = ds.ref_from_table = true;
+  ds.ref_source = "D4RL table (halfcheetah)";
+  return ds;
+}
+
+// Walker2d data under a HalfCheetah-like name scored with HalfCheetah's constants (found by an
+// audit, 2026-11-29: a normalized 2.3 where Walker2d's give 0.006).
+TEST(DatasetEnv, TheConfigsEnvBringsItsOwnTableScores) {
+  const rl::DatasetEnv walker = rl::resolve_dataset_env(named_halfcheetah(), "walker2d");
+  EXPECT_EQ(walker.env, "walker2d");
+  EXPECT_DOUBLE_EQ(walker.ref_min_score, 1.629008);
+  EXPECT_DOUBLE_EQ(walker.ref_max_score, 4592.3);
+  EXPECT_EQ(walker.ref_source, "D4RL table (walker2d)");
+
+  const rl::DatasetEnv guessed = rl::resolve_dataset_env(named_halfcheetah(), "");
+  EXPECT_DOUBLE_EQ(guessed.ref_min_score, -280.178953);
+  EXPECT_EQ(guessed.ref_source, "D4RL table (halfcheetah)");
+}
+
+// A dataset's own reference scores (a Minari dataset's metadata.json) stay with it.
+TEST(DatasetEnv, ADatasetsOwnScoresStay) {
+  data::Dataset ds = named_halfcheetah();
+  ds.ref_from_table = false;
+  ds.ref_min_return = -1;
+  ds.ref_max_return = 99;
+  ds.ref_source = "metadata.json ref_min_score/ref_max_score";
+  const rl::DatasetEnv walker = rl::resolve_dataset_env(ds, "walker2d");
+  EXPECT_DOUBLE_EQ(walker.ref_min_score, -1);
+  EXPECT_DOUBLE_EQ(walker.ref_max_score, 99);
+  EXPECT_EQ(walker.ref_source, ds.ref_source);
+}
+
+}  // namespace
+}  // namespace minrnn
