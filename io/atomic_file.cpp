@@ -180,7 +180,7 @@ void AppendFile::append(std::string_view lines) {
     }
   }
   throw WriteError("cannot append to " + path_ + ": " + std::strerror(err) +
-                   " (its earlier lines are unchanged)");
+                   " (what it held before is unchanged)");
 }
 
 void append_to_file(const std::string& path, std::string_view lines) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <variant>
 
+#include "io/shell_word.h"
+
 namespace minrnn::io {
 namespace {
 
@@ -219,7 +221,7 @@ std::string hparams_end_event(bool success, double wall_time) {
 }
 
 std::string watch_line(const std::string& logdir) {
-  return "watch it: tensorboard --logdir " + logdir;
+  return "watch it: tensorboard --logdir " + shell_word(logdir);
 }
 
 double wall_time_now() {

@@ -33,6 +33,8 @@ class ProgressLog {
   void evaluating(int64_t step, const std::string& progress) const;
   // The run reached its last step (TensorBoard's HParams dashboard marks it done).
   void finished() { events_.finished(); }
+  // The run failed: its HParams session ends as a failure.
+  void failed() { events_.failed(); }
   // Ends the progress line a terminal shows in place (io/progress_line.h).
   void close_line() const;
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -42,6 +43,19 @@ bool parse_row(const std::string& row, const std::vector<std::string>& tags, int
     scalars->push_back({tag, value});
   }
   return true;
+}
+
+// A metrics.csv row's elapsed_s, its last column; nullopt where the row has none.
+std::optional<double> elapsed_of(const std::string& row) {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = tags_of(/*eval=*/false);
+    c.push_back("elapsed_s");
+    return c;
+  }();
+  int64_t step = 0;
+  std::vector<io::TensorBoardScalar> values;
+  if (!parse_row(row, columns, &step, &values)) return std::nullopt;
+  return values.back().value;
 }
 
 // The rows of `csv` whose step passes `keep`.
@@ -102,9 +116,23 @@ RunEvents::RunEvents(const std::string& run_dir, int64_t start_step, const Train
   } catch (const std::exception& e) {
     fail(e.what());
   }
+  // The rows written again keep their own times: each as far before now as its elapsed_s is
+  // before the last row's (stamped now, they would all sit at the resume's instant on
+  // TensorBoard's time axes). An evaluation takes its step's row's time.
   const auto redone = [from](int64_t step) { return step >= from; };
-  for (const auto& row : rows_where(metrics, redone)) write_row(row, /*eval=*/false);
-  for (const auto& row : rows_where(evals, redone)) write_row(row, /*eval=*/true);
+  const std::vector<std::string> metric_rows = rows_where(metrics, redone);
+  const double now = io::wall_time_now();
+  const double last = metric_rows.empty() ? 0 : elapsed_of(metric_rows.back()).value_or(0);
+  std::map<int64_t, double> time_at;
+  for (const auto& row : metric_rows) {
+    const double time = now - std::max(0.0, last - elapsed_of(row).value_or(last));
+    time_at[row_step(row)] = time;
+    write_row(row, /*eval=*/false, time);
+  }
+  for (const auto& row : rows_where(evals, redone)) {
+    const auto at = time_at.find(row_step(row));
+    write_row(row, /*eval=*/true, at == time_at.end() ? now : at->second);
+  }
 }
 
 void RunEvents::metrics_row(const std::string& row) {
@@ -119,20 +147,28 @@ void RunEvents::eval_at(int64_t step) {
 }
 
 void RunEvents::finished() {
+  end_session(/*success=*/true);
+}
+
+void RunEvents::failed() {
+  end_session(/*success=*/false);
+}
+
+void RunEvents::end_session(bool success) {
   if (!writer_) return;
   try {
-    writer_->add_hparams_end(/*success=*/true, io::wall_time_now());
+    writer_->add_hparams_end(success, io::wall_time_now());
   } catch (const std::exception& e) {
     fail(e.what());
   }
 }
 
-void RunEvents::write_row(const std::string& row, bool eval) {
+void RunEvents::write_row(const std::string& row, bool eval, std::optional<double> wall_time) {
   int64_t step = 0;
   std::vector<io::TensorBoardScalar> scalars;
   if (!writer_ || !parse_row(row, tags_of(eval), &step, &scalars)) return;
   try {
-    writer_->add_scalars(step, scalars, io::wall_time_now());
+    writer_->add_scalars(step, scalars, wall_time.value_or(io::wall_time_now()));
   } catch (const std::exception& e) {
     fail(e.what());
   }

@@ -18,8 +18,11 @@
 // START's; its fast loader (the default data server) ignores START and drops, per tag, the points
 // at steps >= each new point's. So the file opens with a START at the step of the earlier of the
 // two CSV files' last rows, then writes again every row from that step on: both readers are left
-// with the rows the CSV files keep. (For the fast loader, a tag none of whose rows were kept — an
-// evaluation dropped, none before it — keeps its old points until the resumed run writes the tag.)
+// with the rows the CSV files keep, each at its own time (elapsed_s before the last row's). For the
+// fast loader, a tag none of whose rows were kept keeps its old points until the resumed run
+// writes the tag at or before their steps, which it may never do: the final evaluation of a run
+// `--extend` moves on, with no evaluation kept before it (eval_every 0), stays in its default view
+// beside the new final one, where evals.csv and the Python reader have dropped it.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -48,9 +51,13 @@ class RunEvents {
   void eval_at(int64_t step);
   // The run reached its last step (done.json written): the HParams dashboard's session ends.
   void finished();
+  // The run failed (a non-finite loss, an error): the session ends, marked a failure.
+  void failed();
 
  private:
-  void write_row(const std::string& row, bool eval);
+  // Stamped `wall_time` (seconds since the epoch), else now.
+  void write_row(const std::string& row, bool eval, std::optional<double> wall_time = {});
+  void end_session(bool success);
   void fail(const std::string& why);
   std::string run_dir_;
   std::optional<io::EventFileWriter> writer_;  // empty after a failure

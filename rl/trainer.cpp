@@ -41,8 +41,13 @@ std::string default_run_dir(const std::string& config_path, int64_t seed) {
 
 TrainResult train(const TrainConfig& config, const TrainOptions& options) {
   TrainingRun run(config, options);
-  while (!run.stepped_out()) run.step();
-  return run.finish();
+  try {
+    while (!run.stepped_out()) run.step();
+    return run.finish();
+  } catch (...) {
+    run.failed();
+    throw;
+  }
 }
 
 bool packs_stack(bool on_cuda) {
@@ -193,6 +198,7 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members) {
   auto fail = [&](size_t i, const std::exception& e) {
     results[i].error = e.what();
     if (steps) steps->release(i);
+    if (runs[i]) runs[i]->failed();
     runs[i].reset();  // its lock goes; its last checkpoint stays what it was
     std::fprintf(stderr, "minrnn train: %s failed: %s (the pack's other runs go on)\n",
                  members[i].options.run_dir.c_str(), e.what());

@@ -329,6 +329,10 @@ core::FusedAdamW& TrainingRun::optimizer() {
   return *s_->optimizer;
 }
 
+void TrainingRun::failed() {
+  if (s_->log) s_->log->failed();
+}
+
 TrainResult TrainingRun::finish() {
   State& s = *s_;
   if (s.end == LoopEnd::kAlreadyTrained) return s.result;

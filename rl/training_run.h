@@ -63,6 +63,8 @@ class TrainingRun {
   core::FusedAdamW& optimizer();
   // The final evaluation and done.json when the run reached max_steps here; what it did.
   TrainResult finish();
+  // The run failed (a step or its bookkeeping threw): TensorBoard's HParams session says so.
+  void failed();
 
   const TrainConfig& config() const;
   const std::string& run_dir() const;

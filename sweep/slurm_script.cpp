@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/shell_word.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
 
@@ -16,19 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// A word of a command line as the script shows it: bare where the shell reads it as it is.
-std::string shell_word(const std::string& s) {
-  static const char kPlain[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
-  const bool plain = !s.empty() && s.find_first_not_of(kPlain) == std::string::npos;
-  return plain ? s : shell_quote(s);
-}
+using io::shell_quote;
+using io::shell_word;
 
 // `path` as an error message or the script's header comment shows it, on one line: a newline as \n,
 // another control character as \xNN.

@@ -64,18 +64,25 @@ rl::Evaluate evaluate_into(const std::string& run_dir) {
 }
 
 // Where TensorBoard shows the runs: the run dir, or the deepest folder all of a pack's sit in.
+// Relative run dirs stay relative, as given; beside an absolute one, all are made absolute.
 std::string tensorboard_logdir(const std::vector<rl::PackMember>& members) {
   if (members.size() == 1) return members[0].options.run_dir;
+  const bool any_absolute = std::any_of(members.begin(), members.end(), [](const auto& m) {
+    return fs::path(m.options.run_dir).is_absolute();
+  });
+  const auto dir_of = [&](const rl::PackMember& m) {
+    const fs::path dir(m.options.run_dir);
+    return (any_absolute ? fs::absolute(dir) : dir).lexically_normal();
+  };
   const auto under = [](const fs::path& folder, const fs::path& run) {
-    const fs::path normal = run.lexically_normal();
-    return std::mismatch(folder.begin(), folder.end(), normal.begin(), normal.end()).first ==
+    return std::mismatch(folder.begin(), folder.end(), run.begin(), run.end()).first ==
            folder.end();
   };
   fs::path common;
-  for (const auto& part : fs::path(members[0].options.run_dir).lexically_normal()) {
+  for (const auto& part : dir_of(members[0])) {
     const fs::path deeper = common / part;
     for (const auto& m : members)
-      if (!under(deeper, m.options.run_dir)) return common.empty() ? "." : common.string();
+      if (!under(deeper, dir_of(m))) return common.empty() ? "." : common.string();
     common = deeper;
   }
   return common.string();

@@ -106,5 +106,14 @@ TEST(TensorBoardWriter, AFileThatCannotBeCreatedIsAnErrorNamingIt) {
   }
 }
 
+// The line a user pastes into a shell names the folder the shell reads back (an audit,
+// 2026-11-29: "--logdir sp dir/run" pasted watched "sp").
+TEST(TensorBoard, TheWatchLineIsWhatAShellReadsBack) {
+  EXPECT_EQ(io::watch_line("runs/a-s0"), "watch it: tensorboard --logdir runs/a-s0");
+  EXPECT_EQ(io::watch_line("sp dir/r\xc3\xbcn"),
+            "watch it: tensorboard --logdir 'sp dir/r\xc3\xbcn'");
+  EXPECT_EQ(io::watch_line("it's"), "watch it: tensorboard --logdir 'it'\\''s'");
+}
+
 }  // namespace
 }  // namespace minrnn

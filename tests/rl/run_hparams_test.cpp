@@ -92,6 +92,27 @@ TEST(RunHParams, ATrainedRunIsASessionOfItsConfigsGroup) {
   EXPECT_EQ(end.number, 1u);  // STATUS_SUCCESS
 }
 
+// A run that fails ends its session a failure (STATUS_FAILURE), where it was left "running" (an
+// audit, 2026-11-29).
+TEST(RunHParams, AFailedRunsSessionEndsAFailure) {
+  testing::TrainFixture f;
+  const auto cfg = testing::tiny_config(f.data, "mingru", {"max_steps=6", "eval_every=4"});
+  rl::TrainOptions o = f.options();
+  o.evaluate = [](int64_t, rl::Agent&, rl::EvaluationProgress&) {
+    throw std::runtime_error("the evaluation failed");
+  };
+  EXPECT_THROW(rl::train(cfg, o), std::exception);
+  const auto records = plugin_records(f.run, "hparams");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].tag, "_hparams_/session_end_info");
+  testing::ProtoFields data(records[1].content);
+  ASSERT_TRUE(data.next());
+  testing::ProtoFields end(data.bytes);
+  ASSERT_TRUE(end.next());
+  EXPECT_EQ(end.field, 1);
+  EXPECT_EQ(end.number, 2u);  // STATUS_FAILURE
+}
+
 // A configuration's seeds share a group (the dashboard's one row of them); any other key that
 // changes what is learnt makes another.
 TEST(RunHParams, SeedsShareAGroupAndOtherKeysSplitIt) {
