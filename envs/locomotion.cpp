@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -70,10 +71,21 @@ void quiet_mujoco_warning(const char* message) {
   if (n == 10) std::fprintf(stderr, "minrnn: further MuJoCo warnings not printed\n");
 }
 
-void install_warning_handler_once() {
+// MuJoCo's default error handler prints "Press Enter to exit ..." and waits on stdin: a training
+// under Slurm or a sweep's child would hang there (mj_makeData out of memory). Its errors are
+// fatal (the handler must not return), so this one says what happened and exits at once; every
+// file minrnn writes is replaced atomically, so none is left half-written.
+[[noreturn]] void fatal_mujoco_error(const char* message) {
+  std::fprintf(stderr, "minrnn: error: MuJoCo: %s (a fatal MuJoCo error: exiting)\n", message);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+void install_handlers_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (mju_user_warning == nullptr) mju_user_warning = quiet_mujoco_warning;
+    if (mju_user_error == nullptr) mju_user_error = fatal_mujoco_error;
   });
 }
 
@@ -215,7 +227,7 @@ LocomotionEnv::LocomotionEnv(const std::string& name, uint64_t seed)
 
 LocomotionEnv::LocomotionEnv(const LocomotionTask& task, uint64_t seed)
     : task_(task), model_(load_embedded_model(task.model)), rng_(seed) {
-  install_warning_handler_once();
+  install_handlers_once();
   const EnvSpec& s = task_.spec;
   const double dt = model_->opt.timestep * s.frame_skip;
   if (model_->nq != s.nq || model_->nv != s.nv || model_->nu != s.act_dim ||

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "envs/locomotion.h"
+#include "envs/registry.h"
 #include "envs/rng.h"
 
 namespace minrnn::envs {
@@ -322,6 +323,19 @@ TEST(Rng, TransformsArePinnedToTheStandardEngineOutput) {
   }
   EXPECT_NEAR(sum / n, 0.0, 0.01);
   EXPECT_NEAR(sum_sq / n, 1.0, 0.02);
+}
+
+// A fatal MuJoCo error (mj_makeData out of memory) exits with minrnn's message on stderr, where
+// MuJoCo's own handler printed "Press Enter to exit ..." and waited on stdin: a Slurm job or a
+// sweep's child hung there (found by an audit, 2026-11-29, under `ulimit -v`).
+TEST(LocomotionDeathTest, AFatalMujocoErrorExitsAtOnceWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto env = make_env("hopper", 0);
+        mju_error("Could not allocate memory");
+      },
+      ::testing::ExitedWithCode(1), "minrnn: error: MuJoCo: Could not allocate memory");
 }
 
 }  // namespace
