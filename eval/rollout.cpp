@@ -1,6 +1,7 @@
 #include "eval/rollout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "eval/stats.h"
 #include "io/atomic_file.h"
 #include "kernels/cpu/float_loops.h"
+#include "rl/config.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::eval {
@@ -32,33 +34,35 @@ struct Shard {
   std::unique_ptr<rl::Policy> policy;
 };
 
-// RolloutOptions::on_step across shards: step s is reported once every shard has done it or
-// ended, so the caller sees steps 1, 2, ... up to the longest episode, in order, as from one batch.
+// RolloutOptions::on_step across shards: the steps every shard has taken (a shard's step moves
+// all its episodes), out of the most they may take (a shard that ended takes no more). One shard
+// reports steps 1, 2, ... up to its longest episode, out of max_steps.
 class Progress {
  public:
-  Progress(const RolloutOptions& opt, int shards) : opt_(opt), done_(shards, 0), ended_(0) {}
-  // Shard k has done `steps` steps; `finished`: all its episodes are over.
-  void shard_step(int k, int steps, bool finished, int episodes_ended, int max_steps) {
+  Progress(const RolloutOptions& opt, int shards, int max_steps)
+      : opt_(opt), steps_(shards, 0), finished_(shards, false), max_steps_(max_steps) {}
+  // Shard k has taken `steps` steps; `finished`: all its episodes are over.
+  void shard_step(int k, int steps, bool finished, int episodes_ended) {
+    if (!opt_.on_step) return;
     std::lock_guard<std::mutex> lock(mutex_);
     ended_ += episodes_ended;
-    done_[k] = finished ? -steps : steps;  // negative: ended at that step
-    int upto = max_steps, longest = 0;
-    bool all_finished = true;
-    for (int d : done_) {
-      if (d >= 0) upto = std::min(upto, d), all_finished = false;
-      longest = std::max(longest, d < 0 ? -d : d);
+    steps_[k] = steps;
+    finished_[k] = finished;
+    int done = 0, most = 0;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      done += steps_[i];
+      most += finished_[i] ? steps_[i] : max_steps_;
     }
-    if (all_finished) upto = longest;
-    for (; reported_ < upto; ++reported_) {
-      if (opt_.on_step) opt_.on_step(reported_ + 1, max_steps, ended_);
-    }
+    opt_.on_step(done, most, ended_);
   }
 
  private:
   const RolloutOptions& opt_;
   std::mutex mutex_;
-  std::vector<int> done_;
-  int ended_ = 0, reported_ = 0;
+  std::vector<int> steps_;
+  std::vector<bool> finished_;
+  const int max_steps_;
+  int ended_ = 0;
 };
 
 // Runs one shard's episodes to their end (or max_steps), filling its slots of `r` (from
@@ -99,7 +103,7 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
     policy.observe_reward(rewards.data());
     ended_here += ended_now;
     const bool finished = ended_here == B || t + 1 == max_steps;
-    progress.shard_step(k, t + 1, finished, ended_now, max_steps);
+    progress.shard_step(k, t + 1, finished, ended_now);
     if (finished) break;
   }
 }
@@ -148,26 +152,30 @@ std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOption
   return shards;
 }
 
-// Runs every shard to its end, shard 0 on this thread and each other on one of its own, and
-// rethrows the first shard's error; the seconds it took.
-double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt,
+// Runs every shard to its end on `threads` threads, each taking the next shard not yet taken
+// (shard 0 first, on this thread: it renders), and rethrows the first shard's error; the seconds
+// it took.
+double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt, int threads,
                   envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
                   int64_t r_first, RolloutResult& r) {
   const int count = static_cast<int>(shards.size());
-  Progress progress(opt, count);
+  Progress progress(opt, count, e.max_steps);
   std::vector<std::exception_ptr> errors(count);
+  std::atomic<int> next{1};
   auto run = [&](int k) {
-    try {
-      const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
-      run_shard(k, shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
-                progress, r_first, r);
-    } catch (...) {
-      errors[k] = std::current_exception();
+    for (; k < count; k = next++) {
+      try {
+        const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
+        run_shard(k, shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr,
+                  frames, progress, r_first, r);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
     }
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
-  for (int k = 1; k < count; ++k) workers.emplace_back(run, k);
+  for (int w = 1; w < std::min(threads, count); ++w) workers.emplace_back(run, next++);
   run(0);
   for (auto& w : workers) w.join();
   for (auto& error : errors) {
@@ -184,9 +192,16 @@ bool is_video_file(const std::string& name) {
 }
 
 // The video folder holds nothing but an earlier rollout's frames, which the new ones replace: a
-// folder of the user's other files is refused before any episode runs.
+// folder of the user's other files, a file, or a folder that cannot be made is refused before any
+// episode runs (it is made here).
 void check_video_dir(const std::string& dir) {
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw std::invalid_argument("video folder " + dir + " is a file, not a folder");
+  }
+  if (!fs::create_directories(dir, ec) && ec) {
+    throw std::invalid_argument("video folder " + dir + " cannot be made: " + ec.message());
+  }
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!is_video_file(name)) {
@@ -195,6 +210,7 @@ void check_video_dir(const std::string& dir) {
                                   "folder (its frames and rollout.gif would be replaced)");
     }
   }
+  if (ec) throw std::invalid_argument("video folder " + dir + " cannot be read: " + ec.message());
 }
 
 // Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif, an earlier rollout's later
@@ -238,27 +254,31 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   }
   r.mode = policy->mode();
   r.engine = policy->engine();
-  // The packed engine's episodes are split over the threads, each stepping its share (model and
-  // physics) on one core: the physics is serial per env and the model's products at these batch
-  // sizes gain little from a second BLAS thread. The torch engine's module is shared, so it keeps
-  // one batch (torch parallelises its own ops).
-  const int threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
-  const int count = r.engine == rl::PolicyEngine::kPacked && !renderer
-                        ? rollout_shards(wave.episodes, threads)
-                        : 1;
+  // The packed engine's episodes are split into shards, which the threads step (model and
+  // physics) one core each: the physics is serial per env and the model's products at these batch
+  // sizes gain little from a second BLAS thread. The split follows from the episodes alone, so
+  // the thread count (and a video, which shard 0 renders on this thread) leaves the numbers as
+  // they are. The torch engine's module is shared, so it keeps one batch (torch parallelises its
+  // own ops).
+  r.threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
+  const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
   std::vector<Shard> shards = split_into_shards(agent, wave, std::move(policy), count);
-  r.step_seconds += run_shards(shards, episodes, wave, renderer.get(), &frames, first, r);
+  r.step_seconds +=
+      run_shards(shards, episodes, wave, r.threads, renderer.get(), &frames, first, r);
   if (renderer) r.video_gif = write_video(wave.video_dir, frames, *renderer);
 }
 
 }  // namespace
 
-int rollout_shards(int64_t episodes, int threads) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(episodes, threads)));
+int rollout_shards(int64_t episodes) {
+  return static_cast<int>(std::max<int64_t>(1, (episodes + kShardEpisodes - 1) / kShardEpisodes));
 }
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
-  if (opt.episodes < 1) throw std::invalid_argument("rollout: episodes must be >= 1");
+  if (opt.episodes < 1 || opt.episodes > rl::kMaxEvalEpisodes) {
+    throw std::invalid_argument("rollout: episodes must be from 1 to " +
+                                std::to_string(rl::kMaxEvalEpisodes));
+  }
   if (agent.env.empty()) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
@@ -267,23 +287,29 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   RolloutResult r;
   r.returns.assign(opt.episodes, 0.0);
   r.lengths.assign(opt.episodes, 0);
-  int ended_before = 0, ended_in_wave = 0;  // episodes ended (not cut off at max_steps)
-  const int waves = (opt.episodes + kEpisodesAtOnce - 1) / kEpisodesAtOnce;
+  // The progress of the waves in a row, so a progress line's rate and ETA span the whole rollout:
+  // the steps the waves before took, and the most the waves after may take.
+  const int max_steps =
+      opt.max_steps > 0 ? opt.max_steps : envs::env_spec(agent.env).max_episode_steps;
+  int ended_before = 0, steps_before = 0, ended_in_wave = 0, steps_in_wave = 0;
   for (int first = 0; first < opt.episodes; first += kEpisodesAtOnce) {
     RolloutOptions wave = opt;
     wave.episodes = std::min(kEpisodesAtOnce, opt.episodes - first);
     wave.seed = opt.seed + first;
     if (first > 0) wave.video_dir.clear();
     if (opt.on_step) {
-      // The waves' steps in a row, so a progress line's rate and ETA span the whole rollout.
-      const int wave_index = first / kEpisodesAtOnce;
-      wave.on_step = [&, wave_index](int step, int max_steps, int ended) {
+      int later = 0;  // the most the later waves' shards may step
+      for (int next = first + kEpisodesAtOnce; next < opt.episodes; next += kEpisodesAtOnce)
+        later += rollout_shards(std::min(kEpisodesAtOnce, opt.episodes - next)) * max_steps;
+      wave.on_step = [&, later](int steps, int most, int ended) {
         ended_in_wave = ended;
-        opt.on_step(wave_index * max_steps + step, waves * max_steps, ended_before + ended);
+        steps_in_wave = steps;
+        opt.on_step(steps_before + steps, steps_before + most + later, ended_before + ended);
       };
     }
     roll_wave(agent, wave, first, r);
     ended_before += ended_in_wave;
+    steps_before += steps_in_wave;
   }
   for (double ret : r.returns) r.normalized.push_back(agent.normalized(ret));
   const MeanStd returns = mean_std(r.returns), normalized = mean_std(r.normalized);
@@ -313,6 +339,7 @@ void write_eval_json(const std::string& path, const rl::Agent& agent, const Roll
   j["mode"] = eval_mode_name(r.mode);
   j["mode_requested"] = eval_mode_name(opt.mode);
   j["engine"] = rl::policy_engine_name(r.engine);
+  j["threads"] = r.threads;
   j["context_len"] = agent.config.context_len;
   j["train_step"] = agent.step;
   j["episodes"] = opt.episodes;

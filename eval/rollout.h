@@ -34,15 +34,17 @@ struct RolloutOptions {
   // When set, episode 0 is rendered offscreen: <video_dir>/frame_00000.png ... and rollout.gif.
   std::string video_dir;
   int video_width = 320, video_height = 240;
-  // Called after every step of the batch with (steps done, max steps per episode, episodes
-  // finished): for a progress line. Unset: silent. Over several waves (kEpisodesAtOnce) the steps
-  // run on from wave to wave, out of waves × max steps.
+  // Called after every step of a shard (below) with (steps taken, the most there may be, episodes
+  // ended): for a progress line. A shard's step moves all its episodes; one that ended takes no
+  // more. One shard reports steps 1, 2, ... out of max_steps (the env's limit). Unset: silent.
   std::function<void(int, int, int)> on_step;
-  // Threads the packed engine splits the episodes over (0 = torch's intra-op thread count):
-  // episodes [B·k/n, B·(k+1)/n) are shard k, stepped as one batch by their own Policy on thread k.
-  // An episode's result depends on its shard's batch size only through float rounding (agreeing to
-  // ~1e-4 relative, Rollout.BatchedEpisodesReturnWhatEachReturnsAlone), so a fixed thread count
-  // reproduces a rollout exactly.
+  // Threads that step the packed engine's shards (0 = torch's intra-op thread count). Shard k
+  // holds episodes [B·k/n, B·(k+1)/n) of a wave of B, n = rollout_shards(B), stepped as one batch
+  // by a Policy of its own. The split follows from the episodes alone, never the threads: a
+  // rollout's numbers are the same on any thread count. An episode's result depends on its
+  // shard's batch size through float rounding alone: hopper's returns agree to ~1e-4 relative
+  // (Rollout.BatchedEpisodesReturnWhatEachReturnsAlone), but HalfCheetah's dynamics grow that into
+  // percents of one episode's return, so another episode count may move an episode's return.
   int threads = 0;
   // Polled every step: true cuts the rollout short with rl::StopRequested (a training's
   // evaluation, on SIGTERM or Ctrl-C: its resume redoes it). Unset: runs to the end.
@@ -54,8 +56,11 @@ struct RolloutOptions {
 // A wave's result is the same as that of a rollout of its episodes alone.
 constexpr int kEpisodesAtOnce = 256;
 
-// How many shards rollout() splits `episodes` into over `threads` threads.
-int rollout_shards(int64_t episodes, int threads);
+// How many shards rollout() splits a wave of `episodes` into: batches of at most kShardEpisodes,
+// as even as they split. Eight keeps a 10-episode evaluation at two shards of five (a 2-core
+// machine's split before 2026-11-29, when the split still followed the threads).
+constexpr int kShardEpisodes = 8;
+int rollout_shards(int64_t episodes);
 
 struct RolloutResult {
   std::vector<double> returns;     // raw undiscounted, per episode
@@ -68,6 +73,7 @@ struct RolloutResult {
   std::string video_gif;    // the GIF written for episode 0, when options.video_dir was set
   EvalMode mode = EvalMode::kAuto;  // the mode actually used (kStreaming or kWindow)
   rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // the engine actually used
+  int threads = 0;  // the threads that stepped the shards (options.threads resolved)
 };
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);

@@ -1,7 +1,9 @@
 #include "rl/checkpoint.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -150,6 +152,14 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   if (!fs::exists(file)) throw std::invalid_argument(path.string() + ": no checkpoint here");
   if (!fs::is_regular_file(file))
     throw std::invalid_argument(path.string() + ": not a checkpoint file (a folder or a device)");
+  // A config or a dataset given for a run: one line, where LibTorch's zip reader says a paragraph.
+  char magic[4] = {};
+  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
+  if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
+    throw std::runtime_error(path.string() +
+                             ": not a readable minrnn checkpoint: not a zip archive, as LibTorch "
+                             "writes checkpoint.pt (give a run directory or its checkpoint.pt)");
+  }
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
   // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
   // process first, with its memory bounded; only a file that loads there is loaded here.

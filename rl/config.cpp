@@ -227,8 +227,8 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   check(std::isfinite(static_cast<float>(c.target_return / c.return_scale)), o, "target_return",
         "a finite number (within float's range once divided by return_scale)", s(c.target_return));
   check(c.eval_every >= 0, o, "eval_every", ">= 0", s(c.eval_every));
-  check(c.eval_episodes >= 1 && c.eval_episodes <= kMaxCount, o, "eval_episodes", count_range,
-        s(c.eval_episodes));
+  check(c.eval_episodes >= 1 && c.eval_episodes <= kMaxEvalEpisodes, o, "eval_episodes",
+        "from 1 to " + std::to_string(kMaxEvalEpisodes), s(c.eval_episodes));
   check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", s(c.checkpoint_every));
   check(c.log_every >= 1, o, "log_every", ">= 1", s(c.log_every));
   check(c.seed >= 0 && c.seed <= kMaxSeed, o, "seed", "from 0 to " + std::to_string(kMaxSeed),

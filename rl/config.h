@@ -47,8 +47,8 @@ struct TrainConfig {
   double target_return = 3600;
   double return_scale = 1000;
   // bookkeeping
-  int64_t eval_every = 0;  // 0 = only at the end (by `minrnn eval`)
-  int64_t eval_episodes = 10;
+  int64_t eval_every = 0;      // 0 = only at the end (by `minrnn eval`)
+  int64_t eval_episodes = 10;  // 1 to kMaxEvalEpisodes
   int64_t checkpoint_every = 1000;
   int64_t log_every = 100;
   int64_t seed = 0;             // 0 to kMaxSeed
@@ -58,6 +58,9 @@ struct TrainConfig {
 // The largest seed: a run's evaluation episodes are seeded from seed × 1000 (tools/cmd_train.cpp),
 // which int64 holds up to here.
 constexpr int64_t kMaxSeed = int64_t{1} << 53;
+// The most episodes one evaluation runs (config key eval_episodes, `minrnn eval --episodes`):
+// a million episodes of 1 000 steps is days of CPU; 2^31 would not fit its per-episode results.
+constexpr int64_t kMaxEvalEpisodes = 1000000;
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "io/progress_line.h"
@@ -42,14 +44,15 @@ std::function<void(int, int, int)> progress_line(int episodes) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
   auto progress = std::make_shared<rl::EvaluationProgress>(episodes);
   auto last = std::chrono::steady_clock::now();
+  bool closed = false;
   return [=, &line](int step, int max_steps, int ended) mutable {
     progress->record(step, max_steps, ended);
     const auto now = std::chrono::steady_clock::now();
     const bool end = progress->finished();
-    if (!end && now - last < line.period()) return;
+    if (closed || (!end && now - last < line.period())) return;
     last = now;
     line.update("eval: " + progress->text());
-    if (end) line.close();
+    if (end) line.close(), closed = true;
   };
 }
 
@@ -84,7 +87,8 @@ std::string adhoc_name(const Given& given) {
 // The settings of this evaluation that `result` (a run's eval.json) was made without, as the
 // options that give them: a sweep's `--episodes 30` result is kept from a plain eval's 10. None
 // where it has them all, or where it cannot be read (nothing there to keep).
-Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro) {
+Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
+                     const eval::RolloutResult& r) {
   const nlohmann::json j = io::read_json_or_null(result.string());
   if (!j.is_object()) return {};
   const auto differs = [&](const char* key, const nlohmann::json& mine) {
@@ -100,25 +104,37 @@ Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro) {
   }
   const std::string mode = eval::eval_mode_name(ro.mode);
   if (differs("mode_requested", mode)) apart.push_back({"mode", mode});
+  // The engines compute one function but round apart (a GPU sweep's torch-engine result is kept
+  // from a plain eval on a CPU, which takes the packed one).
+  const std::string engine = rl::policy_engine_name(r.engine);
+  if (differs("engine", engine)) apart.push_back({"engine", engine});
   return apart;
 }
 
-// --out names a file of the user's choosing: an evaluation's JSON there is replaced, anything
-// else (a checkpoint, a config) refused before the episodes run, and the run's own result is
-// left to --replace.
+// --out names a file of the user's choosing, in a folder that is there to write in: an
+// evaluation's JSON there is replaced, anything else (a checkpoint, a config) refused before the
+// episodes run, and a run's own result (this run's or another's: an eval.json beside a checkpoint
+// or done.json) is left to --replace in that run.
 void check_out_file(const std::string& out, const fs::path& result) {
+  const auto refuse = [&](const std::string& why) {
+    throw ExitError{2, "minrnn eval: --out " + out + ": " + why};
+  };
+  if (out.empty()) refuse("expected a file name");
   std::error_code ec;
+  const fs::path folder = fs::absolute(out, ec).parent_path();
+  if (!fs::is_directory(folder, ec)) refuse(folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK) != 0) refuse(folder.string() + " is not writable");
   if (!fs::exists(out, ec)) return;
-  if (fs::equivalent(out, result, ec)) {
-    throw ExitError{2, "minrnn eval: --out " + out +
-                           " is the run's result (eval.json): --replace replaces it, not --out"};
+  const bool a_result =
+      fs::path(out).filename() == "eval.json" &&
+      (fs::exists(folder / "checkpoint.pt", ec) || fs::exists(folder / "done.json", ec));
+  if (fs::equivalent(out, result, ec) || a_result) {
+    refuse("is a run's result (eval.json): `minrnn eval " + folder.string() +
+           " --replace` replaces it, not --out");
   }
   const nlohmann::json j = io::read_json_or_null(out);
-  if (!j.is_object() || !j.contains("mean_normalized") || !j.contains("returns")) {
-    throw ExitError{2, "minrnn eval: --out " + out +
-                           " exists and is not an evaluation's JSON: not replaced (name another "
-                           "file)"};
-  }
+  if (!j.is_object() || !j.contains("mean_normalized") || !j.contains("returns"))
+    refuse("exists and is not an evaluation's JSON: not replaced (name another file)");
 }
 
 struct EvalArgs {
@@ -131,8 +147,18 @@ struct EvalArgs {
   std::string mode = "auto";
   std::string engine = "auto";
   std::string out;
+  bool out_given = false;
+  int threads = 0;  // 0: LibTorch's intra-op threads
   bool replace = false;
 };
+
+// "6.7 ± 0.048": a spread under 0.1 keeps two significant digits (at one decimal, "± 0.0").
+std::string plus_minus(double mean, double std) {
+  char text[64];
+  std::snprintf(text, sizeof text, std >= 0.1 || std == 0 ? "%.1f ± %.1f" : "%.1f ± %.2g", mean,
+                std);
+  return text;
+}
 
 // Rolls `a.run` out and writes its JSON: eval.json only for the standard evaluation (or
 // --replace) of a finished run's own checkpoint, else a name from `given`, the options that change
@@ -148,7 +174,7 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
                            "done.json); evaluate it without --replace"};
   }
   const fs::path result = run_folder(a.run) / "eval.json";
-  if (!a.out.empty()) check_out_file(a.out, result);
+  if (a.out_given) check_out_file(a.out, result);
   eval::RolloutOptions ro;
   ro.episodes = a.episodes;
   ro.target_return = target_given ? a.target_return : agent.config.target_return;
@@ -156,30 +182,30 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   ro.video_dir = a.video;
   ro.mode = eval::parse_eval_mode(a.mode);
   ro.engine = rl::parse_policy_engine(a.engine);
+  ro.threads = a.threads;
   ro.on_step = progress_line(ro.episodes);
   const auto r = eval::rollout(agent, ro);
   // Asked again: a `train --extend` may have moved the run on while its episodes ran.
   const std::string partial = not_the_result(a.run, agent.step);
   if (!partial.empty()) given.insert(given.begin(), {"", partial});
   bool result_kept = false;
-  if (given.empty() && !a.replace && a.out.empty() && fs::exists(result)) {
-    given = settings_apart(result, ro);
+  if (given.empty() && !a.replace && !a.out_given && fs::exists(result)) {
+    given = settings_apart(result, ro, r);
     result_kept = !given.empty();
   }
   const bool to_result = given.empty() || (a.replace && partial.empty());
   const std::string out =
-      !a.out.empty()
-          ? a.out
-          : (result.parent_path() / (to_result ? "eval.json" : adhoc_name(given))).string();
+      a.out_given ? a.out
+                  : (result.parent_path() / (to_result ? "eval.json" : adhoc_name(given))).string();
   eval::write_eval_json(out, agent, ro, r);
   std::printf(
-      "%s %s step %lld (%s, %s engine): return %.1f ± %.1f, normalized %.1f ± %.1f over %d "
-      "episodes "
+      "%s %s step %lld (%s, %s engine): return %s, normalized %s over %d episode%s "
       "(%.1fs) → %s\n",
       envs::env_spec(agent.env).id.c_str(), agent.config.backbone.c_str(),
       static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
-      rl::policy_engine_name(r.engine), r.mean_return, r.std_return, r.mean_normalized,
-      r.std_normalized, ro.episodes, r.seconds, out.c_str());
+      rl::policy_engine_name(r.engine), plus_minus(r.mean_return, r.std_return).c_str(),
+      plus_minus(r.mean_normalized, r.std_normalized).c_str(), ro.episodes,
+      ro.episodes == 1 ? "" : "s", r.seconds, out.c_str());
   if (result_kept) {
     std::printf(
         "%s, the run's result, was made with other settings: kept (--replace replaces it)\n",
@@ -202,8 +228,8 @@ void add_eval_command(CLI::App& app) {
       "the result is given or with --replace, else RUN/eval-<options>.json");
   sub->add_option("run", args->run, "run directory (or checkpoint file)")->required();
   // The options that change the result: given any, the evaluation is ad-hoc (see the top).
-  auto* episodes =
-      sub->add_option("--episodes", args->episodes, "episodes (default 10)")->check(positive());
+  auto* episodes = sub->add_option("--episodes", args->episodes, "episodes (default 10)")
+                       ->check(whole_number(1, rl::kMaxEvalEpisodes));
   auto* target = sub->add_option("--target-return", args->target_return,
                                  "raw target return (default: config's)")
                      ->check(finite_float());
@@ -245,14 +271,20 @@ void add_eval_command(CLI::App& app) {
       "--replace", args->replace,
       "write RUN/eval.json, the run's reported result, even with the options above (what "
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
-  sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
-  sub->callback([args, episodes, target, seed, mode, engine] {
+  auto* out = sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
+  sub->add_option("--threads", args->threads,
+                  "CPU threads the packed engine splits the episodes over (default: LibTorch's; "
+                  "eval.json's \"threads\" says which; the same count reproduces a result exactly)")
+      ->check(whole_number(1, 4096));
+  sub->callback([args, episodes, target, seed, mode, engine, out] {
+    args->out_given = out->count() > 0;
     Given given;
     if (episodes->count() > 0) given.push_back({"episodes", std::to_string(args->episodes)});
     if (target->count() > 0) given.push_back({"target", target->as<std::string>()});
     if (seed->count() > 0) given.push_back({"seed", std::to_string(args->seed)});
     if (mode->count() > 0) given.push_back({"mode", args->mode});
-    if (engine->count() > 0) given.push_back({"engine", args->engine});
+    if (engine->count() > 0)  // "fast" and "packed" name one engine: one file name
+      given.push_back({"engine", rl::policy_engine_name(rl::parse_policy_engine(args->engine))});
     run_eval(*args, std::move(given), target->count() > 0);
   });
 }

@@ -45,8 +45,8 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     EXPECT_TRUE(std::isfinite(r.mean_normalized));
     // Same seed → same episodes; the progress callback sees every step and the episodes end.
     std::vector<std::pair<int, int>> progress;  // (step, episodes ended)
-    ro.on_step = [&](int step, int max_steps, int ended) {
-      EXPECT_EQ(max_steps, 40);
+    ro.on_step = [&](int step, int most, int ended) {
+      EXPECT_TRUE(most == 40 || most == step) << "the limit, or the step all ended at";
       progress.push_back({step, ended});
     };
     auto again = eval::rollout(agent, ro);
@@ -221,7 +221,11 @@ TEST(Rollout, BatchedEpisodesReturnWhatEachReturnsAlone) {
   }
 }
 
-TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
+// The episodes' split into shards follows from their count alone: any thread count steps the same
+// shards and returns the same numbers, bit for bit (a sweep's --parallel, a resume under another
+// OMP_NUM_THREADS, a 16-core machine score a run as a 2-core one does). Found by an audit,
+// 2026-11-29: the split followed the threads, and HalfCheetah's returns moved by 20 %.
+TEST(Rollout, TheThreadCountNeverChangesTheNumbers) {
   testing::TempDir tmp;
   const auto data = testing::write_hopper_dataset(tmp.path, 600);
   auto agent = tiny_agent(tmp.path, data, "mingru", 5);
@@ -230,38 +234,33 @@ TEST(Rollout, EpisodesSplitOverThreadsReturnWhatOneBatchReturns) {
     torch::manual_seed(4);
     for (auto& p : agent.model->parameters()) p.add_(torch::randn_like(p) * 2.0);
   }
-  auto ro = short_rollout(5, 200, eval::EvalMode::kStreaming);
+  auto ro = short_rollout(20, 200, eval::EvalMode::kStreaming);
   ro.engine = rl::PolicyEngine::kPacked;
   ro.seed = 7;
   ro.threads = 1;
-  std::vector<int> steps_seen;
-  ro.on_step = [&](int step, int, int) { steps_seen.push_back(step); };
   const auto one = eval::rollout(agent, ro);
   for (int threads : {2, 3, 5}) {
-    EXPECT_EQ(eval::rollout_shards(5, threads), threads);
     ro.threads = threads;
-    std::vector<int> sharded_steps;
-    int last_ended = 0;
-    ro.on_step = [&](int step, int, int ended) {
-      sharded_steps.push_back(step);
-      last_ended = ended;
+    int last_steps = 0, last_most = 0, last_ended = 0;
+    ro.on_step = [&](int steps, int most, int ended) {
+      EXPECT_GT(steps, last_steps);
+      EXPECT_LE(steps, most);
+      last_steps = steps, last_most = most, last_ended = ended;
     };
     const auto split = eval::rollout(agent, ro);
-    EXPECT_EQ(sharded_steps, steps_seen) << threads << " threads: steps 1..longest, in order";
-    EXPECT_EQ(last_ended, 5) << threads << " threads";
-    EXPECT_GT(split.step_seconds, 0.0);
-    EXPECT_LE(split.step_seconds, split.seconds);
-    for (int i = 0; i < 5; ++i) {
-      EXPECT_EQ(split.lengths[i], one.lengths[i]) << threads << " threads, episode " << i;
-      EXPECT_NEAR(split.returns[i], one.returns[i], 1e-4 * (1 + std::abs(one.returns[i])))
-          << threads << " threads, episode " << i;
-    }
-    // The same thread count reproduces itself exactly.
-    const auto again = eval::rollout(agent, ro);
-    EXPECT_EQ(again.returns, split.returns) << threads << " threads";
+    EXPECT_EQ(split.returns, one.returns) << threads << " threads";
+    EXPECT_EQ(split.lengths, one.lengths) << threads << " threads";
+    EXPECT_EQ(split.threads, threads);
+    EXPECT_EQ(last_ended, 20) << threads << " threads";
+    EXPECT_EQ(last_steps, last_most) << threads << " threads: every shard ended";
+    ro.on_step = nullptr;
   }
-  EXPECT_EQ(eval::rollout_shards(3, 8), 3);  // never more shards than episodes
-  EXPECT_EQ(eval::rollout_shards(4, 1), 1);
+  EXPECT_EQ(eval::rollout_shards(1), 1);
+  EXPECT_EQ(eval::rollout_shards(eval::kShardEpisodes), 1);
+  EXPECT_EQ(eval::rollout_shards(10), 2);  // two shards of five
+  EXPECT_EQ(eval::rollout_shards(20), 3);
+  EXPECT_EQ(eval::rollout_shards(eval::kEpisodesAtOnce),
+            eval::kEpisodesAtOnce / eval::kShardEpisodes);
 }
 
 // More episodes than fit at once run in waves, each the rollout of its episodes alone, so a
@@ -277,7 +276,7 @@ TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
   ro.on_step = [&](int step, int max_steps, int ended) {
     EXPECT_GE(ended, last_ended);
     EXPECT_GT(step, last_step);  // on from wave to wave: a progress line's rate holds
-    EXPECT_EQ(max_steps, 2 * 200);
+    EXPECT_LE(step, max_steps);
     last_ended = ended;
     last_step = step;
   };

@@ -154,6 +154,7 @@ TEST(Config, ValuesARunCannotUseAreRefusedByKey) {
            {"weight_decay=.inf", "weight_decay"},
            {"weight_decay=1e30", "weight_decay"},
            {"eval_episodes=4294967297", "eval_episodes"},
+           {"eval_episodes=1000001", "eval_episodes"},
            {"batch_size=2147483648", "batch_size"},
            {"context_len=1099511627776", "context_len"},
            {"n_heads=4", "n_heads"},

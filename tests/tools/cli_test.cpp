@@ -157,7 +157,7 @@ TEST(Cli, TrainThenEvalPrintsTheNormalizedReturn) {
                         {"--out run/checkpoint.pt", "not an evaluation's JSON: not replaced"});
   EXPECT_EQ(read_text(dir.path / "run" / "checkpoint.pt"), checkpoint);
   expect_failure_naming(run_minrnn(dir, "eval run --episodes 1 --out run/eval.json"),
-                        {"--out run/eval.json", "is the run's result"});
+                        {"--out run/eval.json", "is a run's result"});
   expect_failure_naming(run_minrnn(dir, "eval run --replace --out x.json"), {"--out", "--replace"});
   EXPECT_EQ(read_text(dir.path / "run" / "eval.json"), result);
   // Out of range, a seed or a target return is refused, not clamped or read as "the default".
@@ -359,7 +359,7 @@ TEST(Cli, CollectReusesAWorkDirOnlyForTheSameTraining) {
 TEST(Cli, ANonPositiveCountIsRefusedByName) {
   TempDir dir;
   expect_failure_naming(run_minrnn(dir, "eval run --episodes 0"),
-                        {"--episodes", "expected a finite number > 0, got '0'"});
+                        {"--episodes", "expected an integer from 1 to 1000000, got '0'"});
   expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
                         {"--batch", "got '-3'"});
   // inf would time forever, nan compares false with every limit.

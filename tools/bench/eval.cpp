@@ -9,6 +9,7 @@
 // weights. halfcheetah by default: it never terminates, so every episode has T steps.
 // Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
 // numbers as CSV in runs/bench/eval.csv.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -43,8 +44,8 @@ struct Row {
 };
 
 // Physics only: `count` episodes of T steps with random actions, stepped together; returns seconds.
-// With threads > 1 the episodes are split over threads as eval::rollout splits them (its shards):
-// the rate the same two cores give physics alone.
+// With threads > 1 the episodes are split into eval::rollout's shards, which that many threads
+// step: the rate the same cores give physics alone.
 double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int threads = 1) {
   std::vector<std::unique_ptr<envs::Env>> envs;
   for (int i = 0; i < count; ++i) {
@@ -52,21 +53,24 @@ double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int 
     envs.back()->reset(int64_t(seed + i));
   }
   const int64_t ad = envs[0]->spec().act_dim;
-  const int shards = eval::rollout_shards(count, threads);
+  const int shards = threads > 1 ? eval::rollout_shards(count) : 1;
+  std::atomic<int> next{1};
   auto run = [&](int k) {
-    std::mt19937_64 rng(seed + k);
-    std::uniform_real_distribution<double> uniform(-1, 1);
-    std::vector<double> action(ad);
-    for (int t = 0; t < o.steps; ++t) {
-      for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
-        for (auto& x : action) x = uniform(rng);
-        envs[i]->step(action);
+    for (; k < shards; k = next++) {
+      std::mt19937_64 rng(seed + k);
+      std::uniform_real_distribution<double> uniform(-1, 1);
+      std::vector<double> action(ad);
+      for (int t = 0; t < o.steps; ++t) {
+        for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
+          for (auto& x : action) x = uniform(rng);
+          envs[i]->step(action);
+        }
       }
     }
   };
   const auto t0 = Clock::now();
   std::vector<std::thread> workers;
-  for (int k = 1; k < shards; ++k) workers.emplace_back(run, k);
+  for (int w = 1; w < std::min(threads, shards); ++w) workers.emplace_back(run, next++);
   run(0);
   for (auto& w : workers) w.join();
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -123,7 +127,7 @@ std::vector<Row> run(const EvalBenchOptions& o) {
     std::fprintf(stderr, "bench eval: physics only, %s ...\n", how.c_str());
     rows.push_back({"physics only (random actions)", how, rate(o, nullptr, {}, batched)});
     const int threads = at::get_num_threads();
-    if (batched && eval::rollout_shards(o.episodes, threads) > 1) {
+    if (batched && threads > 1 && eval::rollout_shards(o.episodes) > 1) {
       const std::string what = "physics only, episodes split over " + std::to_string(threads) +
                                " threads (as the packed engine's)";
       std::fprintf(stderr, "bench eval: %s ...\n", what.c_str());

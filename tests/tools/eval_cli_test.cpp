@@ -1,0 +1,106 @@
+// `minrnn eval` as an audit of its results and files (2026-11-29) left it: a run's result
+// (eval.json) is replaced only by --replace in its own run, whatever --out names; a place the
+// output cannot go is refused before any episode runs; the numbers do not depend on the thread
+// count; an option's bad value is refused by its name.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/run_command.h"
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+#include "tests/tools/cli_fixtures.h"
+
+namespace minrnn {
+namespace {
+
+using testing::expect_failure_naming;
+using testing::read_text;
+using testing::run_minrnn;
+using testing::TempDir;
+using testing::write_text;
+namespace fs = std::filesystem;
+
+const char* kEvalCliConfig =
+    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+    "context_len: 5\nbatch_size: 4\nmax_steps: 4\nwarmup_steps: 1\neval_every: 0\n"
+    "eval_episodes: 1\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+
+// Two finished runs, a and b, each with its result (eval.json, 2 episodes).
+class EvalCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(
+        run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code,
+        0);
+    write_text(dir.path / "c.yaml", kEvalCliConfig);
+    for (const char* run : {"a", "b"}) {
+      const std::string args = std::string("train c.yaml --quiet --seed 0 --run-dir ") + run;
+      ASSERT_EQ(run_minrnn(dir, args).exit_code, 0);
+      ASSERT_EQ(run_minrnn(dir, std::string("eval ") + run + " --episodes 2 --replace").exit_code,
+                0);
+    }
+  }
+  nlohmann::json json(const std::string& file) const {
+    return nlohmann::json::parse(read_text(dir.path / file));
+  }
+  TempDir dir;
+};
+
+TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
+  const std::string b_result = read_text(dir.path / "b" / "eval.json");
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out b/eval.json"),
+                        {"--out b/eval.json", "is a run's result", "--replace"});
+  EXPECT_EQ(read_text(dir.path / "b" / "eval.json"), b_result);
+  // Found after the rollout before: the episodes ran, then nothing was written.
+  for (const char* where : {"missing/x.json", "d.hdf5/x.json"}) {
+    const testing::CommandResult r =
+        run_minrnn(dir, std::string("eval a --episodes 1 --out ") + where);
+    expect_failure_naming(r, {"--out", "is not a folder"});
+    EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
+  }
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out ''"),
+                        {"--out", "expected a file name"});
+  // A video folder that cannot be one, before any episode too.
+  const testing::CommandResult video = run_minrnn(dir, "eval a --episodes 1 --video c.yaml");
+  expect_failure_naming(video, {"video folder c.yaml", "is a file"});
+  EXPECT_EQ(video.output.find("episodes ended"), std::string::npos) << video.output;
+  // A config given for a run: one line naming it, where LibTorch's zip reader said a paragraph.
+  const testing::CommandResult config = run_minrnn(dir, "eval c.yaml");
+  expect_failure_naming(config, {"c.yaml: not a readable minrnn checkpoint: not a zip archive"});
+  EXPECT_EQ(config.output.find("miniz"), std::string::npos) << config.output;
+}
+
+// A result made with another engine (a GPU sweep's torch engine) is kept from a plain eval, which
+// takes the packed one on a CPU; "fast", the packed engine's old name, names the same file.
+TEST_F(EvalCli, AResultOfAnotherEngineIsKept) {
+  ASSERT_EQ(run_minrnn(dir, "eval a --engine torch --replace").exit_code, 0);
+  ASSERT_EQ(json("a/eval.json")["engine"], "torch");
+  const testing::CommandResult plain = run_minrnn(dir, "eval a");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(json("a/eval.json")["engine"], "torch");
+  EXPECT_EQ(json("a/eval-enginepacked.json")["engine"], "packed") << plain.output;
+  ASSERT_EQ(run_minrnn(dir, "eval a --episodes 1 --engine fast").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir.path / "a" / "eval-episodes1-enginepacked.json"));
+}
+
+TEST_F(EvalCli, TheThreadCountLeavesTheNumbersAsTheyAre) {
+  for (const char* threads : {"1", "2", "3"}) {
+    const std::string out = std::string("t") + threads + ".json";
+    ASSERT_EQ(
+        run_minrnn(dir, "eval a --episodes 20 --threads " + std::string(threads) + " --out " + out)
+            .exit_code,
+        0);
+    EXPECT_EQ(json(out)["threads"], std::stoi(threads));
+    EXPECT_EQ(json(out)["returns"], json("t1.json")["returns"]) << threads << " threads";
+  }
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 0"),
+                        {"--episodes", "expected an integer from 1 to 1000000, got '0'"});
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 2147483647"),
+                        {"--episodes", "got '2147483647'"});
+}
+
+}  // namespace
+}  // namespace minrnn
