@@ -202,6 +202,22 @@ const std::string& Policy::env() const {
   check_usable("env");
   return agent_->env;
 }
+const std::string& Policy::backbone() const {
+  check_usable("backbone");
+  return agent_->config.backbone;
+}
+int64_t Policy::context_len() const {
+  check_usable("context_len");
+  return agent_->config.context_len;
+}
+int64_t Policy::train_step() const {
+  check_usable("train_step");
+  return agent_->step;
+}
+double Policy::target_return() const {
+  check_usable("target_return");
+  return agent_->config.target_return;
+}
 double Policy::normalized(double episode_return) const {
   check_usable("normalized");
   return agent_->normalized(episode_return);

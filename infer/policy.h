@@ -119,6 +119,14 @@ class Policy {
   // expert, by the run's reference scores).
   const std::string& env() const;
   double normalized(double episode_return) const;
+  // The run's facts a control loop may want, without rl/agent.h (and so without LibTorch's
+  // headers): its backbone ("mingru", "minlstm", "hgrn", "transformer"), the window a step sees in
+  // window mode (config context_len), the step its checkpoint was saved at, and the target return
+  // reset() conditions on by default (raw).
+  const std::string& backbone() const;
+  int64_t context_len() const;
+  int64_t train_step() const;
+  double target_return() const;
   EvalMode mode() const { return mode_; }               // never kAuto
   PolicyEngine engine() const { return engine_kind_; }  // never kAuto
   const Agent& agent() const;                           // include rl/agent.h to read it

@@ -132,10 +132,15 @@ TEST(Policy, PackedEngineMatchesTorchOnATrainedRun) {
     auto policy = rl::Policy::load(opt.run_dir);
     EXPECT_EQ(policy.engine(), rl::PolicyEngine::kPacked);  // the default on CPU
     expect_engines_agree(policy.agent(), rl::EvalMode::kAuto, 2, 120, backbone);
-    // What a loop without rl/agent.h reads of the run: its environment and normalized scores.
+    // What a loop without rl/agent.h reads of the run: its environment, normalized scores and
+    // facts.
     EXPECT_EQ(policy.env(), policy.agent().env);
     EXPECT_EQ(policy.env(), "hopper");
     EXPECT_DOUBLE_EQ(policy.normalized(1234.5), policy.agent().normalized(1234.5));
+    EXPECT_EQ(policy.backbone(), backbone);
+    EXPECT_EQ(policy.context_len(), cfg.context_len);
+    EXPECT_EQ(policy.train_step(), 20);
+    EXPECT_DOUBLE_EQ(policy.target_return(), cfg.target_return);
   }
 }
 
