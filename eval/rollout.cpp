@@ -271,7 +271,9 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
 }  // namespace
 
 int rollout_shards(int64_t episodes) {
-  return static_cast<int>(std::max<int64_t>(1, (episodes + kShardEpisodes - 1) / kShardEpisodes));
+  int64_t shards = 1;
+  while (shards * shards < episodes) ++shards;
+  return static_cast<int>(shards);
 }
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {

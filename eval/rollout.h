@@ -56,10 +56,10 @@ struct RolloutOptions {
 // A wave's result is the same as that of a rollout of its episodes alone.
 constexpr int kEpisodesAtOnce = 256;
 
-// How many shards rollout() splits a wave of `episodes` into: batches of at most kShardEpisodes,
-// as even as they split. Eight keeps a 10-episode evaluation at two shards of five (a 2-core
-// machine's split before 2026-11-29, when the split still followed the threads).
-constexpr int kShardEpisodes = 8;
+// How many shards rollout() splits a wave of `episodes` into: ⌈√episodes⌉, as even as they split.
+// A shard's step costs a pass over the weights whatever its batch, so fewer shards cost less in
+// all; more spread over more threads. The square root grows both alike: 10 episodes are 4 shards,
+// 100 are 10 of 10, a wave of 256 is 16 of 16 (measured, halfcheetah, 2 cores: docs/agent.md).
 int rollout_shards(int64_t episodes);
 
 struct RolloutResult {

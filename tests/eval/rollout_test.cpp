@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <fstream>
@@ -43,24 +44,26 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
       EXPECT_NEAR(r.normalized[i], envs::normalized_score("hopper", r.returns[i]), 1e-9);
     }
     EXPECT_TRUE(std::isfinite(r.mean_normalized));
-    // Same seed → same episodes; the progress callback sees every step and the episodes end.
-    std::vector<std::pair<int, int>> progress;  // (step, episodes ended)
-    ro.on_step = [&](int step, int most, int ended) {
-      EXPECT_TRUE(most == 40 || most == step) << "the limit, or the step all ended at";
-      progress.push_back({step, ended});
-    };
+    // Same seed → same episodes; the progress callback sees every step of its two shards
+    // (episode 0; episodes 1 and 2), one at a time, out of the most left, and the episodes end.
+    ASSERT_EQ(eval::rollout_shards(3), 2);
+    std::vector<std::array<int, 3>> progress;  // (steps, most, episodes ended)
+    ro.on_step = [&](int steps, int most, int ended) { progress.push_back({steps, most, ended}); };
     auto again = eval::rollout(agent, ro);
     EXPECT_EQ(again.returns, r.returns);
-    ASSERT_EQ(progress.size(), size_t(*std::max_element(r.lengths.begin(), r.lengths.end())));
-    for (size_t t = 0; t < progress.size(); ++t) EXPECT_EQ(progress[t].first, int(t) + 1);
-    for (size_t t = 1; t < progress.size(); ++t)
-      EXPECT_GE(progress[t].second, progress[t - 1].second);
-    if (progress.size() < 40) {
-      EXPECT_EQ(progress.back().second, 3);  // the loop stopped because every episode ended
-    } else {                                 // ended before the cap; one may end right at it
-      EXPECT_GE(progress.back().second,
-                std::count_if(r.lengths.begin(), r.lengths.end(), [](int n) { return n < 40; }));
+    ASSERT_EQ(progress.size(), size_t(r.lengths[0] + std::max(r.lengths[1], r.lengths[2])));
+    for (size_t t = 0; t < progress.size(); ++t) {
+      EXPECT_EQ(progress[t][0], int(t) + 1);
+      EXPECT_LE(progress[t][0], progress[t][1]);
+      EXPECT_LE(progress[t][1], 2 * 40);
+      if (t > 0) {
+        EXPECT_GE(progress[t][2], progress[t - 1][2]);
+      }
     }
+    EXPECT_EQ(progress.back()[0], progress.back()[1]) << "every shard ended";
+    // Every episode shorter than the cap ended; one may end right at it.
+    EXPECT_GE(progress.back()[2],
+              std::count_if(r.lengths.begin(), r.lengths.end(), [](int n) { return n < 40; }));
     ro.on_step = nullptr;
 
     const auto path = (fs::path(opt.run_dir) / "eval.json").string();
@@ -256,11 +259,11 @@ TEST(Rollout, TheThreadCountNeverChangesTheNumbers) {
     ro.on_step = nullptr;
   }
   EXPECT_EQ(eval::rollout_shards(1), 1);
-  EXPECT_EQ(eval::rollout_shards(eval::kShardEpisodes), 1);
-  EXPECT_EQ(eval::rollout_shards(10), 2);  // two shards of five
-  EXPECT_EQ(eval::rollout_shards(20), 3);
-  EXPECT_EQ(eval::rollout_shards(eval::kEpisodesAtOnce),
-            eval::kEpisodesAtOnce / eval::kShardEpisodes);
+  EXPECT_EQ(eval::rollout_shards(2), 2);
+  EXPECT_EQ(eval::rollout_shards(10), 4);
+  EXPECT_EQ(eval::rollout_shards(20), 5);
+  EXPECT_EQ(eval::rollout_shards(100), 10);
+  EXPECT_EQ(eval::rollout_shards(eval::kEpisodesAtOnce), 16);
 }
 
 // More episodes than fit at once run in waves, each the rollout of its episodes alone, so a
