@@ -77,6 +77,7 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
   j["obs_dim"] = d.obs_dim;
   j["act_dim"] = d.act_dim;
   j["steps"] = d.num_steps();
+  j["fingerprint"] = ds.fingerprint;  // a run's env.json dataset_fingerprint: the same data
   j["episodes"] = s.num_episodes;
   j["terminals"] = s.num_terminals;
   j["timeouts"] = s.num_timeouts;
@@ -149,7 +150,8 @@ void print_text(const nlohmann::json& j) {
   if (j.contains("minari")) print_minari(j["minari"]);
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
-  std::printf("steps              %lld\n", j["steps"].get<long long>());
+  std::printf("steps              %lld (fingerprint %s)\n", j["steps"].get<long long>(),
+              j["fingerprint"].get<std::string>().c_str());
   std::printf("episodes           %lld (terminals %lld, timeouts %lld)\n",
               j["episodes"].get<long long>(), j["terminals"].get<long long>(),
               j["timeouts"].get<long long>());

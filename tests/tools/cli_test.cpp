@@ -54,6 +54,7 @@ TEST(Cli, DataInspectExplainsASynthesizedFile) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["steps"], 300);
+  EXPECT_EQ(j["fingerprint"].get<std::string>().size(), 16u);
   EXPECT_EQ(j["episodes"], 3);
   EXPECT_EQ(j["env"], "hopper");
 }
