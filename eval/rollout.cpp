@@ -95,6 +95,7 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
       rewards[i] = step.reward;
       r.returns[r_first + first + i] += step.reward;
       r.lengths[r_first + first + i] += 1;
+      r.mujoco_warnings[r_first + first + i] += step.mujoco_warnings;
       std::copy(step.obs.begin(), step.obs.end(), obs + i * obs_dim);
       done[i] = step.terminated || step.truncated;
       if (renderer && i == 0) frames->push_back(renderer->render_rgb());
@@ -289,6 +290,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   RolloutResult r;
   r.returns.assign(opt.episodes, 0.0);
   r.lengths.assign(opt.episodes, 0);
+  r.mujoco_warnings.assign(opt.episodes, 0);
   // The progress of the waves in a row, so a progress line's rate and ETA span the whole rollout:
   // the steps the waves before took, and the most the waves after may take.
   const int max_steps =
@@ -351,6 +353,7 @@ void write_eval_json(const std::string& path, const rl::Agent& agent, const Roll
   j["returns"] = r.returns;
   j["normalized_scores"] = r.normalized;
   j["lengths"] = r.lengths;
+  j["mujoco_warnings"] = r.mujoco_warnings;
   j["mean_return"] = r.mean_return;
   j["std_return"] = r.std_return;
   j["mean_normalized"] = r.mean_normalized;

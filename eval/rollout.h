@@ -66,6 +66,9 @@ struct RolloutResult {
   std::vector<double> returns;     // raw undiscounted, per episode
   std::vector<double> normalized;  // D4RL normalized score, per episode
   std::vector<int> lengths;
+  // MuJoCo's warnings per episode (a bad acceleration: MuJoCo reset the state and the episode went
+  // on, where D4RL's mujoco-py raised): an episode with any is not the env's own dynamics.
+  std::vector<int> mujoco_warnings;
   double mean_return = 0, std_return = 0;
   double mean_normalized = 0, std_normalized = 0;  // population std, as D4RL papers report
   double seconds = 0;                              // wall time of the whole call

@@ -216,6 +216,14 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
                 static_cast<long long>(agent.step), result.string().c_str());
   }
   if (!r.video_gif.empty()) std::printf("video of episode 0: %s\n", r.video_gif.c_str());
+  const auto warned = std::count_if(r.mujoco_warnings.begin(), r.mujoco_warnings.end(),
+                                    [](int n) { return n > 0; });
+  if (warned > 0) {
+    std::printf(
+        "note: MuJoCo warned in %lld of %d episodes (an unstable simulation it reset and "
+        "went on from; mujoco_warnings in the JSON): their returns are not the env's own\n",
+        static_cast<long long>(warned), ro.episodes);
+  }
 }
 
 }  // namespace

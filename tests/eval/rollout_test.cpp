@@ -70,6 +70,7 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     eval::write_eval_json(path, agent, ro, r);
     auto j = nlohmann::json::parse(std::ifstream(path));
     EXPECT_EQ(j["normalized_scores"].size(), 3u);
+    EXPECT_EQ(j["mujoco_warnings"], std::vector<int>(3, 0));  // a stable simulation
     EXPECT_EQ(j["backbone"], backbone);
     EXPECT_DOUBLE_EQ(j["mean_normalized"].get<double>(), r.mean_normalized);
     EXPECT_EQ(j["mode_requested"], "auto");
