@@ -13,9 +13,10 @@ namespace minrnn::rl {
 class EvaluationProgress {
  public:
   explicit EvaluationProgress(int episodes);
-  // After `step` of `max_steps` (an episode's limit, or the sum over waves), `ended` episodes over.
-  void record(int step, int max_steps, int ended);
-  bool finished() const;  // every step done, or every episode ended
+  // `steps` taken of the `most` there may be (eval::RolloutOptions::on_step), `ended` episodes
+  // over.
+  void record(int steps, int most, int ended);
+  bool finished() const;  // every step taken, or every episode ended
   // "300/1000 steps, 2/10 episodes ended, 5400 steps/s, ETA <= 12 s": the ETA supposes every
   // episode runs to its limit, so it is an upper bound.
   std::string text() const;
@@ -23,7 +24,7 @@ class EvaluationProgress {
  private:
   const int episodes_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::atomic<int> step_{0}, max_steps_{0}, ended_{0};
+  std::atomic<int> steps_{0}, most_{0}, ended_{0};
 };
 
 struct Agent;

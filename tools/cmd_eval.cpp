@@ -45,8 +45,8 @@ std::function<void(int, int, int)> progress_line(int episodes) {
   auto progress = std::make_shared<rl::EvaluationProgress>(episodes);
   auto last = std::chrono::steady_clock::now();
   bool closed = false;
-  return [=, &line](int step, int max_steps, int ended) mutable {
-    progress->record(step, max_steps, ended);
+  return [=, &line](int steps, int most, int ended) mutable {
+    progress->record(steps, most, ended);
     const auto now = std::chrono::steady_clock::now();
     const bool end = progress->finished();
     if (closed || (!end && now - last < line.period())) return;
