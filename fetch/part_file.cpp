@@ -14,20 +14,6 @@
 
 namespace minrnn::fetch {
 
-bool identity_of(const std::string& path, FileIdentity* id) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return false;
-  *id = {st.st_dev, st.st_ino, st.st_ctim};
-  return true;
-}
-
-bool identity_of(int fd, FileIdentity* id) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return false;
-  *id = {st.st_dev, st.st_ino, st.st_ctim};
-  return true;
-}
-
 PartFile::PartFile(std::string path, std::string url)
     : path_(std::move(path)), url_(std::move(url)) {
   // Another download may remove an empty .part by name between our open and our lock (it holds

@@ -3,27 +3,14 @@
 // the file the name holds: a .part removed by name (an empty one, by the download that made it)
 // while another process was opening it is opened again rather than written unseen.
 #pragma once
-#include <sys/types.h>
-
-#include <ctime>
-
 #include <cstdint>
 #include <string>
 
+#include "io/file_identity.h"
+
 namespace minrnn::fetch {
 
-// Which file a name held when it was checked: the same device and inode, and (an inode number is
-// reused as soon as a file is removed) the same last change of its status.
-struct FileIdentity {
-  dev_t device = 0;
-  ino_t inode = 0;
-  timespec changed{};  // st_ctim: set by every write, and by a rename
-  bool same_inode(const FileIdentity& o) const { return device == o.device && inode == o.inode; }
-  bool operator==(const FileIdentity& o) const {
-    return same_inode(o) && changed.tv_sec == o.changed.tv_sec &&
-           changed.tv_nsec == o.changed.tv_nsec;
-  }
-};
+using io::FileIdentity;
 
 class PartFile {
  public:
@@ -57,8 +44,6 @@ class PartFile {
   int errno_ = 0;
 };
 
-// The identity of the file at `path`, or of the open `fd`; false when there is none.
-bool identity_of(const std::string& path, FileIdentity* id);
-bool identity_of(int fd, FileIdentity* id);
+using io::identity_of;
 
 }  // namespace minrnn::fetch

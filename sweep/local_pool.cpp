@@ -299,11 +299,14 @@ class LocalPool {
   void on_failed(int i, bool evaluating, int wstatus) {
     ++failed_;
     status_[i] = evaluating ? "eval failed" : "train failed";
-    mark_failed(runs_[i], evaluating ? "eval" : "train",
-                WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus));
-    std::printf("[%d/%d done] %s: %s (exit %d), see %s | %d failed\n", done(), total_,
-                run_name(runs_[i]).c_str(), status_[i].c_str(),
-                WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1, log_of(i).c_str(), failed_);
+    // The shell's number for a signal (137 for kill -9), as failed.json and --status say it.
+    const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    mark_failed(runs_[i], evaluating ? "eval" : "train", code);
+    const std::string signal =
+        WIFSIGNALED(wstatus) ? ", killed by signal " + std::to_string(WTERMSIG(wstatus)) : "";
+    std::printf("[%d/%d done] %s: %s (exit %d%s), see %s | %d failed\n", done(), total_,
+                run_name(runs_[i]).c_str(), status_[i].c_str(), code, signal.c_str(),
+                log_of(i).c_str(), failed_);
   }
 
   void write_status() const {

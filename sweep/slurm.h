@@ -63,7 +63,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& options);
 // (a submission), a queued job carrying the tag instead. Throws std::runtime_error quoting squeue
 // when it cannot tell, and for an unreadable job.json (naming the tagged job still queued, if
 // any). Without squeue on PATH: "" when `require_squeue` is false (a local sweep on a machine
-// without Slurm).
+// without Slurm), with a note on stderr where job.json records a job.
 std::string live_slurm_job(const std::string& out, bool require_squeue, int* listed = nullptr);
 
 // What the queue says of the job <out>/slurm/job.json records: each array task's state by index

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -193,7 +194,15 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
                ? live_tagged_job(out, unreadable, listed)
                : "";
   }
-  if (!have_squeue && !require_squeue) return "";
+  if (!have_squeue && !require_squeue) {
+    // A sweep folder back from a cluster, most likely; but one the cluster shares would have its
+    // tasks and this sweep train the same runs (pending tasks hold no run's lock).
+    std::fprintf(stderr,
+                 "note: %s records Slurm job %s, and no `squeue` here tells whether it still "
+                 "runs: if it does (this folder shared with the cluster), stop one of the two\n",
+                 (slurm_dir(out) / "job.json").c_str(), job.id.c_str());
+    return "";
+  }
   std::string unknown, other;
   const auto tasks = queued_tasks(job, &unknown, &other);
   if (!unknown.empty()) {

@@ -28,6 +28,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "io/file_identity.h"
 #include "io/progress_line.h"
 #include "io/python_json.h"
 #include "ops/device.h"
@@ -73,6 +74,15 @@ std::string not_the_result(const std::string& run, int64_t step) {
   if (rl::finished_step(rl::RunFiles(run_folder(run).string())) != step)
     return "step" + std::to_string(step);
   return "";
+}
+
+// The checkpoint file `run` names, as the file system tells it apart: a checkpoint is replaced by
+// a rename (a `train --force`, an `--extend`'s next save), never written in place.
+io::FileIdentity checkpoint_identity(const std::string& run) {
+  const fs::path file = fs::is_directory(run) ? fs::path(run) / "checkpoint.pt" : fs::path(run);
+  io::FileIdentity id;
+  io::identity_of(file.string(), &id);
+  return id;
 }
 
 // "eval-episodes3-seed5.json": the options given, so ad-hoc results of different settings coexist.
@@ -165,6 +175,7 @@ std::string plus_minus(double mean, double std) {
 // the result (see the top).
 void run_eval(const EvalArgs& a, Given given, bool target_given) {
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
+  const io::FileIdentity loaded = checkpoint_identity(a.run);
   rl::Agent agent = rl::load_agent(a.run, device.device);
   // Said once the run has loaded: a run that is not there is the one line printed.
   core::say_choice(a.device, device);
@@ -185,8 +196,11 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   ro.threads = a.threads;
   ro.on_step = progress_line(ro.episodes);
   const auto r = eval::rollout(agent, ro);
-  // Asked again: a `train --extend` may have moved the run on while its episodes ran.
-  const std::string partial = not_the_result(a.run, agent.step);
+  // Asked again: a `train --extend` may have moved the run on while its episodes ran, or a
+  // `train --force` replaced its checkpoint.
+  const bool replaced = checkpoint_identity(a.run) != loaded;
+  const std::string partial =
+      replaced ? "replaced-step" + std::to_string(agent.step) : not_the_result(a.run, agent.step);
   if (!partial.empty()) given.insert(given.begin(), {"", partial});
   bool result_kept = false;
   if (given.empty() && !a.replace && !a.out_given && fs::exists(result)) {
@@ -194,6 +208,16 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
     result_kept = !given.empty();
   }
   const bool to_result = given.empty() || (a.replace && partial.empty());
+  // An ad-hoc file of other settings is kept too (a finished run's result kept under its step
+  // by `--extend`, eval-step200.json, from a plain eval of that checkpoint): the name grows by
+  // the settings apart.
+  if (!to_result && !a.out_given && fs::exists(result.parent_path() / adhoc_name(given))) {
+    for (const auto& setting : settings_apart(result.parent_path() / adhoc_name(given), ro, r)) {
+      const bool named = std::any_of(given.begin(), given.end(),
+                                     [&](const auto& g) { return g.first == setting.first; });
+      if (!named) given.push_back(setting);
+    }
+  }
   const std::string out =
       a.out_given ? a.out
                   : (result.parent_path() / (to_result ? "eval.json" : adhoc_name(given))).string();
@@ -211,7 +235,11 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
         "%s, the run's result, was made with other settings: kept (--replace replaces it)\n",
         result.string().c_str());
   }
-  if (a.replace && !partial.empty()) {
+  if (replaced) {
+    std::printf(
+        "the run's checkpoint was replaced while its episodes ran (a train --force or "
+        "--extend): this evaluation of the one loaded is not the run's result\n");
+  } else if (a.replace && !partial.empty()) {
     std::printf("the run moved on from step %lld while it was evaluated: %s is kept\n",
                 static_cast<long long>(agent.step), result.string().c_str());
   }

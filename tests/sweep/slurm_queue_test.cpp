@@ -81,6 +81,13 @@ TEST(SweepStatus, AQueueThatCannotAnswerIsUnknownNotEmpty) {
   EXPECT_NE(notes.find("Slurm job 77: queue state unknown (no `squeue` on PATH)"),
             std::string::npos)
       << notes;
+  // A local sweep there goes on (a folder back from the cluster), saying what it cannot tell (a
+  // folder the cluster shares would have both train the same runs; an audit, 2026-11-29).
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(sweep::live_slurm_job(s.out, false), "");
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("job.json records Slurm job 77, and no `squeue` here"), std::string::npos)
+      << said;
   write_exe(bin / "squeue",
             "echo 'slurm_load_jobs error: Unable to contact slurm controller' >&2"
             "\nexit 1\n");

@@ -86,6 +86,20 @@ TEST_F(EvalCli, AResultOfAnotherEngineIsKept) {
   EXPECT_TRUE(fs::exists(dir.path / "a" / "eval-episodes1-enginepacked.json"));
 }
 
+// An extension keeps the finished run's result as eval-step<N>.json; a plain eval of the same
+// checkpoint, in flight while the extension began, named its file eval-step<N>.json too and
+// replaced it (an audit of concurrent commands, 2026-11-29). Files of other settings are kept.
+TEST_F(EvalCli, AKeptResultIsNotReplacedByAnAdHocOne) {
+  // What --extend leaves before its first save: the result and done.json kept under the step.
+  fs::rename(dir.path / "a" / "done.json", dir.path / "a" / "done-step4.json");
+  fs::rename(dir.path / "a" / "eval.json", dir.path / "a" / "eval-step4.json");
+  const std::string kept = read_text(dir.path / "a" / "eval-step4.json");
+  const testing::CommandResult plain = run_minrnn(dir, "eval a");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(read_text(dir.path / "a" / "eval-step4.json"), kept);
+  EXPECT_EQ(json("a/eval-step4-episodes10.json")["episodes"], 10) << plain.output;
+}
+
 TEST_F(EvalCli, TheThreadCountLeavesTheNumbersAsTheyAre) {
   for (const char* threads : {"1", "2", "3"}) {
     const std::string out = std::string("t") + threads + ".json";
