@@ -139,8 +139,7 @@ std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode
 
 Policy Policy::load(const std::string& run_or_checkpoint, const PolicyOptions& options) {
   // A device that is not there is named as such before the file is read (not blamed on it).
-  const torch::Device device =
-      core::resolve_device(options.device, "Policy: PolicyOptions::device").device;
+  const torch::Device device = core::resolve_device(options.device, "PolicyOptions::device").device;
   return Policy(load_agent(run_or_checkpoint, device), options);
 }
 

@@ -1,12 +1,16 @@
 #include "io/isolated.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -58,23 +62,34 @@ size_t address_space_bytes() {
   ::_exit(0);
 }
 
-// All the child wrote to `fd` before it closed (the reply; empty if it died first).
-std::string read_all(int fd) {
-  std::string reply;
+// All the child wrote to `fd` before it closed (the reply; empty if it died first); false when
+// `seconds` (> 0) passed first.
+bool read_all(int fd, double seconds, std::string* reply) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+  for (;;) {
+    if (seconds > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    }
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) return true;
     if (n < 0) {
       if (errno == EINTR) continue;
-      break;
+      return true;
     }
-    reply.append(buf, static_cast<size_t>(n));
+    reply->append(buf, static_cast<size_t>(n));
   }
-  return reply;
 }
 
 }  // namespace
 
-ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory) {
+ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
+                           double seconds) {
   ProbeResult result;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -93,12 +108,19 @@ ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memo
     probe_and_reply(probe, extra_memory, fds[1]);
   }
   ::close(fds[1]);
-  const std::string reply = read_all(fds[0]);
+  std::string reply;
+  const bool in_time = read_all(fds[0], seconds, &reply);
   ::close(fds[0]);
+  if (!in_time) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status)) {
+  if (!in_time) {
+    result.died = true;
+    char text[96];
+    std::snprintf(text, sizeof text, "did not finish within %g s (stopped)", seconds);
+    result.message = text;
+  } else if (WIFSIGNALED(status)) {
     result.died = true;
     result.message = std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
   } else if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {

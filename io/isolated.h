@@ -16,7 +16,10 @@ struct ProbeResult {
 
 // Runs `probe` in a forked child whose address space may grow by at most `extra_memory` bytes
 // (0: no limit; none under AddressSanitizer, which reserves terabytes of address space). The
-// child leaves with _exit: no exit handlers, no buffers of the parent flushed twice.
-ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory);
+// child leaves with _exit: no exit handlers, no buffers of the parent flushed twice. A child not
+// done within `seconds` (> 0; 0: no limit) is killed: a fork copies the locks other threads held
+// at that moment, and one the probe needs would never be released in the child.
+ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
+                           double seconds = 0);
 
 }  // namespace minrnn::io

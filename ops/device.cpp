@@ -70,8 +70,11 @@ std::string cuda_unavailable_reason() {
 }
 
 DeviceChoice resolve_device(const std::string& requested, const std::string& setting) {
+  // How the setting is given: an option, a C++ field (PolicyOptions::device) or a config key.
   const std::string fallback = setting.rfind("--", 0) == 0 ? "pass " + setting + " cpu (or auto)"
-                                                           : "set " + setting + ": cpu (or auto)";
+                               : setting.find("::") != std::string::npos
+                                   ? "set " + setting + " = \"cpu\" (or \"auto\")"
+                                   : "set " + setting + ": cpu (or auto)";
   if (requested == "cpu") return {torch::Device(torch::kCPU), "cpu", ""};
   if (requested == "auto") {
     const std::string reason = cuda_unavailable_reason();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -162,18 +163,31 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   }
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
   // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
-  // process first, with its memory bounded; only a file that loads there is loaded here.
+  // process first, with its memory bounded; only a file that loads there is loaded here. One load
+  // at a time: a fork while another thread built a model (holding LibTorch's random-number lock)
+  // left the child waiting on that lock forever (Policy::load on 6 threads, 2026-11-29). A lock
+  // some other thread of the caller's holds is bounded by the child's time limit.
+  static std::mutex one_load_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_load_at_a_time);
   const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
   if (in_process == nullptr || std::string(in_process) != "1") {
     std::error_code ec;
     const size_t file_bytes = fs::file_size(path, ec);
+    constexpr double kReadSeconds = 120;  // a checkpoint of minrnn's sizes reads in well under 1 s
     const io::ProbeResult probe = io::probe_in_child(
         [&] {
           at::set_num_threads(1);  // no OpenMP team in a forked child
           load_agent_here(path, torch::kCPU);
         },
-        (size_t{2} << 30) + 16 * file_bytes);
+        (size_t{2} << 30) + 16 * file_bytes, kReadSeconds);
     if (!probe.ok) {
+      if (probe.died && probe.message.rfind("did not finish", 0) == 0) {
+        throw std::runtime_error(
+            path.string() + ": LibTorch's reader " + probe.message +
+            " in the child process that checks the file: another thread of this process using "
+            "LibTorch when it forked may hold a lock the reader needs. Load policies before "
+            "starting such threads, or set MINRNN_READ_IN_PROCESS=1");
+      }
       if (probe.died) {
         throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: LibTorch's " +
                                  "reader " + probe.message + " on it (a corrupt file?)");
