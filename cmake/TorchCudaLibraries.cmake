@@ -7,7 +7,9 @@
 macro(minrnn_link_torchs_cuda_libraries)
   foreach(_lib cudart nvrtc cublasLt)
     file(GLOB _wheel_lib "${TORCH_INSTALL_PREFIX}/../nvidia/cu*/lib/lib${_lib}.so.*")
-    list(FILTER _wheel_lib EXCLUDE REGEX "alt|builtins")
+    # libnvrtc-builtins, libnvrtc.alt: other libraries by their file names (a folder on the way
+    # named /home/walter/ is not one).
+    list(FILTER _wheel_lib EXCLUDE REGEX "/lib[^/]*(alt|builtins)[^/]*$")
     if(_wheel_lib AND TARGET CUDA::${_lib})
       list(GET _wheel_lib 0 _wheel_lib)
       get_filename_component(_wheel_lib "${_wheel_lib}" ABSOLUTE)
