@@ -26,7 +26,9 @@
 // without checkpoint.pt, a device that is not here, a size, a value no float holds, a batch out of
 // range); std::runtime_error for a checkpoint that cannot be read (corrupt, truncated, of
 // another format, unreadable), naming the file; std::logic_error for a Policy used after it was
-// moved from (it may only be assigned to or destroyed); std::bad_alloc where memory runs out. A
+// moved from (it may only be assigned to or destroyed; its inline size getters, obs_dim() to
+// engine(), return what they held, unchecked; a Policy moved into itself is not usable either);
+// std::out_of_range for return_to_go(i) past the batch; std::bad_alloc where memory runs out. A
 // call refused with one of the first three, and a reset() that runs out of memory, leave the policy
 // as it was. load() reads the file once in a forked child
 // process first (io/isolated.h), so a corrupt file cannot crash the caller: a process with
