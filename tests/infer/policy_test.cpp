@@ -261,65 +261,6 @@ TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
   torch::set_num_threads(before);
 }
 
-TEST(Policy, LoadNamesWhatIsMissing) {
-  testing::TempDir tmp;
-  try {
-    rl::Policy::load(tmp.path.string());
-    FAIL() << "a directory without a checkpoint loaded";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("checkpoint"), std::string::npos) << e.what();
-  }
-  const auto junk = tmp.path / "junk.pt";
-  std::ofstream(junk) << "not a checkpoint";
-  try {
-    rl::Policy::load(junk.string());
-    FAIL() << "junk loaded";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("junk.pt"), std::string::npos) << e.what();
-  }
-  // PolicyOptions::device is a name (policy.h holds no torch type): a wrong one is named.
-  rl::PolicyOptions on_gpu;
-  on_gpu.device = "gpu0";
-  try {
-    rl::Policy::load(junk.string(), on_gpu);
-    FAIL() << "device 'gpu0' accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("PolicyOptions::device: expected auto, cpu, cuda or "
-                                         "cuda:N, got 'gpu0'"),
-              std::string::npos)
-        << e.what();
-  }
-  // A CUDA device where there is none is named as such, before the file is read (not blamed on it).
-  if (!core::cuda_unavailable_reason().empty()) {
-    on_gpu.device = "cuda:0";
-    try {
-      rl::Policy::load(junk.string(), on_gpu);
-      FAIL() << "device cuda:0 accepted without a GPU";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("PolicyOptions::device cuda:0 was asked for"),
-                std::string::npos)
-          << e.what();
-      EXPECT_NE(std::string(e.what()).find("set PolicyOptions::device = \"cpu\" (or \"auto\")"),
-                std::string::npos)
-          << e.what();
-    }
-  }
-  // Through an unreadable folder: a runtime_error naming the path, not filesystem_error.
-  const fs::path locked = tmp.path / "locked";
-  fs::create_directories(locked / "run");
-  fs::permissions(locked, fs::perms::none);
-  if (::access((locked / "run").c_str(), F_OK) != 0) {  // root reads it anyway
-    try {
-      rl::Policy::load((locked / "run").string());
-      FAIL() << "a run behind an unreadable folder loaded";
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("locked/run: cannot look here"), std::string::npos)
-          << e.what();
-    }
-  }
-  fs::permissions(locked, fs::perms::owner_all);
-}
-
 // A checkpoint's tensors are checked against the model its own config builds: LibTorch's reader
 // takes any shape, and the packed engine read a timestep table cut short past its end (NaN
 // actions, or the caller's memory). The state normalization is checked as the policy divides by it.
