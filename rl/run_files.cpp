@@ -25,7 +25,16 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
   return result;
 }
 
-// env.json: the environment and reference scores the run is evaluated with.
+namespace {
+
+// The file `data` was read from, absolute: what env.json records and a refused resume names.
+std::string data_file(const data::Dataset& data) {
+  return fs::absolute(data.source).lexically_normal().string();
+}
+
+}  // namespace
+
+// env.json: the environment and reference scores the run is evaluated with, and its data.
 void record_env(const RunFiles& files, const std::string& dataset, const data::Dataset& data,
                 const DatasetEnv& env, bool quiet) {
   nlohmann::ordered_json j;
@@ -37,7 +46,7 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
   j["ref_max_score"] = env.ref_max_score;
   j["ref_source"] = env.ref_source;
   j["dataset"] = dataset;
-  j["dataset_file"] = fs::absolute(data.source).lexically_normal().string();
+  j["dataset_file"] = data_file(data);
   j["dataset_steps"] = data.data.num_steps();
   j["dataset_fingerprint"] = data.fingerprint;
   io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
@@ -63,8 +72,8 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
   throw std::runtime_error(
       env_json + ": this run trained on " + text("dataset_file") + " (" + text("dataset_steps") +
       " steps, fingerprint " + text("dataset_fingerprint") + "), but its dataset now reads " +
-      fs::absolute(data.source).lexically_normal().string() + " (" +
-      std::to_string(data.data.num_steps()) + " steps, fingerprint \"" + data.fingerprint +
+      data_file(data) + " (" + std::to_string(data.data.num_steps()) + " steps, fingerprint \"" +
+      data.fingerprint +
       "\"): other data. Point `dataset` at the run's data (a relative path is read from the "
       "working directory), or pass --force to train it anew");
 }
