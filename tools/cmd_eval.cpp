@@ -196,8 +196,8 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   ro.threads = a.threads;
   ro.on_step = progress_line(ro.episodes);
   const auto r = eval::rollout(agent, ro);
-  // Asked again: a `train --extend` may have moved the run on while its episodes ran, or a
-  // `train --force` replaced its checkpoint.
+  // Asked again: a `train --extend` may have moved the run on while its episodes ran, or its
+  // checkpoint been replaced (the run trained on, or `train --force` retrained it).
   const bool replaced = checkpoint_identity(a.run) != loaded;
   const std::string partial =
       replaced ? "replaced-step" + std::to_string(agent.step) : not_the_result(a.run, agent.step);
@@ -237,8 +237,9 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   }
   if (replaced) {
     std::printf(
-        "the run's checkpoint was replaced while its episodes ran (a train --force or "
-        "--extend): this evaluation of the one loaded is not the run's result\n");
+        "the run's checkpoint was replaced while its episodes ran (the run trained on, or "
+        "train --force retrained it): this evaluation of the one it loaded is not the run's "
+        "result\n");
   } else if (a.replace && !partial.empty()) {
     std::printf("the run moved on from step %lld while it was evaluated: %s is kept\n",
                 static_cast<long long>(agent.step), result.string().c_str());
