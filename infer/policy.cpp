@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <stdexcept>
 
 #include "infer/policy_engine.h"
@@ -184,7 +185,16 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
 
 Policy::~Policy() = default;
 Policy::Policy(Policy&&) noexcept = default;
-Policy& Policy::operator=(Policy&&) noexcept = default;
+// A self-move keeps the policy: the members' own moves emptied its buffers and left its engine
+// (the next act() read past them; an audit, 2026-11-29). Policy holds no const or reference
+// member and nothing derives from it, so ending its life and making it anew in place is sound.
+Policy& Policy::operator=(Policy&& other) noexcept {
+  if (this != &other) {
+    this->~Policy();
+    ::new (this) Policy(std::move(other));
+  }
+  return *this;
+}
 
 void Policy::check_usable(const char* call) const {
   if (!engine_) {

@@ -27,7 +27,7 @@
 // range); std::runtime_error for a checkpoint that cannot be read (corrupt, truncated, of
 // another format, unreadable), naming the file; std::logic_error for a Policy used after it was
 // moved from (it may only be assigned to or destroyed; its inline size getters, obs_dim() to
-// engine(), return what they held, unchecked; a Policy moved into itself is not usable either);
+// engine(), return what they held, unchecked);
 // std::out_of_range for return_to_go(i) past the batch; std::bad_alloc where memory runs out. A
 // call refused with one of the first three, and a reset() that runs out of memory, leave the policy
 // as it was. load() reads the file once in a forked child

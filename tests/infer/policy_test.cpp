@@ -345,6 +345,12 @@ TEST(Policy, AMovedFromPolicySaysSo) {
   }
   policy = std::move(taken);
   EXPECT_EQ(policy.act(obs).size(), size_t(policy.act_dim()));
+  // Moved into itself, a policy stays as it was (its buffers were emptied: a segfault).
+  rl::Policy& same = policy;
+  const std::vector<double> before = rl::Policy(random_agent("mingru", 4, 3)).act(obs);
+  policy.reset();
+  policy = std::move(same);
+  EXPECT_EQ(policy.act(obs), before);
 }
 
 TEST(Policy, ResetStartsOverAndConditionsOnTheTarget) {
