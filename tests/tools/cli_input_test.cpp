@@ -72,6 +72,14 @@ TEST(CliInput, APackWithAFinishedRunTrainsTheOthers) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   testing::expect_output_naming(r, {"a0 is already trained to max_steps 4", "a1: step 4"});
   EXPECT_TRUE(fs::exists(dir.path / "a1/done.json"));
+  // A pack of a relative and an absolute run dir is watched where both are (an audit of
+  // TensorBoard, 2026-11-29: it printed `--logdir .`).
+  const std::string absolute = (dir.path / "r" / "p3").string();
+  const auto mixed =
+      run_minrnn(dir, "train c.yaml --seed 2,3 --run-dir r/p2 --run-dir " + absolute);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.output;
+  testing::expect_output_naming(
+      mixed, {"watch it: tensorboard --logdir " + (dir.path / "r").string() + "\n"});
 }
 
 // The command line's counts are held to the file's limits, and --out '' is no default.
