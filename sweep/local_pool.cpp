@@ -236,9 +236,13 @@ class LocalPool {
   // A child ended: queue each trained run's evaluation, or record how each run ended.
   void on_exit(const Active& a, int wstatus) {
     const bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    // Stopped: checkpointed and exited 75, or killed by the sweep stopping, or by a SIGTERM or
+    // SIGINT of its own before its handlers were in place (its first half second, LibTorch
+    // loading): its last checkpoint stands either way, and the next sweep resumes it.
     const bool stopped_by_signal =
         (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == rl::kExitInterrupted) ||
-        (stopping_ && WIFSIGNALED(wstatus));
+        (WIFSIGNALED(wstatus) &&
+         (stopping_ || WTERMSIG(wstatus) == SIGTERM || WTERMSIG(wstatus) == SIGINT));
     for (int i : a.runs) {
       seconds_[i] = elapsed() - started_[i];
       if (a.evaluating) {

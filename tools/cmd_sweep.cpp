@@ -89,6 +89,13 @@ void run_sweep_command(const SweepArgs& args) {
                         std::to_string(summary.interrupted) +
                         " run(s) checkpointed. Run the same command to resume."};
   }
+  // A run stopped by a signal of its own (Slurm's, a user's kill) leaves the sweep unfinished:
+  // `minrnn sweep ... && minrnn report ...` must not go on to a table with a cell missing.
+  if (summary.interrupted > 0) {
+    throw ExitError{rl::kExitInterrupted, "minrnn sweep: " + std::to_string(summary.interrupted) +
+                                              " run(s) stopped by a signal after checkpointing. "
+                                              "Run the same command to resume."};
+  }
 }
 
 }  // namespace

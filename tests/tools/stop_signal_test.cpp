@@ -68,6 +68,24 @@ int run_minrnn_logged(const TempDir& dir, const std::vector<std::string>& args,
 using testing::last_logged_step;
 using testing::wait_for;
 
+// The pid of a child process of `parent` (a sweep's `minrnn train`), or -1.
+pid_t child_of(pid_t parent) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');  // the command's name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) return static_cast<pid_t>(std::stol(name));
+  }
+  return -1;
+}
+
 // A tiny agent that logs every step and checkpoints only at its end: the only checkpoint a stop
 // can resume from is the one the signal makes.
 void write_config(const TempDir& dir, int max_steps) {
@@ -180,6 +198,22 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
                                   "from its last checkpoint)"),
               std::string::npos)
         << read_text(log);
+  }
+  // A SIGTERM to the run alone (Slurm's, a user's kill): stopped, not failed, and the sweep, left
+  // unfinished, exits 75 where it exited 0 (`sweep && report` went on with a cell missing).
+  {
+    const pid_t sweep = start_minrnn(dir, {"sweep", "s.yaml"}, log);
+    ASSERT_TRUE(wait_for([&] { return last_logged_step(run) >= last + 20; }, 120))
+        << read_text(log);
+    const pid_t train = child_of(sweep);
+    ASSERT_GT(train, 0);
+    ::kill(train, SIGTERM);
+    ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
+    EXPECT_NE(read_text(log).find("1 run(s) stopped by a signal after checkpointing"),
+              std::string::npos)
+        << read_text(log);
+    EXPECT_FALSE(fs::exists(run / "failed.json"));
+    last = rl::load_agent(run.string()).step;
   }
   // The next sweep resumes from the last checkpoint and finishes: trained, evaluated, not failed.
   ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml"}, log), 0) << read_text(log);
