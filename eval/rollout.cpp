@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -40,34 +41,27 @@ struct Shard {
 class Progress {
  public:
   Progress(const RolloutOptions& opt, int shards, int max_steps)
-      : opt_(opt), steps_(shards, 0), finished_(shards, false), max_steps_(max_steps) {}
-  // Shard k has taken `steps` steps; `finished`: all its episodes are over.
-  void shard_step(int k, int steps, bool finished, int episodes_ended) {
+      : opt_(opt), max_steps_(max_steps), most_(shards * max_steps) {}
+  // Shard k has taken one more step, its `steps`-th; `finished`: all its episodes are over.
+  void shard_step(int steps, bool finished, int episodes_ended) {
     if (!opt_.on_step) return;
     std::lock_guard<std::mutex> lock(mutex_);
     ended_ += episodes_ended;
-    steps_[k] = steps;
-    finished_[k] = finished;
-    int done = 0, most = 0;
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      done += steps_[i];
-      most += finished_[i] ? steps_[i] : max_steps_;
-    }
-    opt_.on_step(done, most, ended_);
+    ++steps_;
+    if (finished) most_ -= max_steps_ - steps;  // the steps it will not take
+    opt_.on_step(steps_, most_, ended_);
   }
 
  private:
   const RolloutOptions& opt_;
   std::mutex mutex_;
-  std::vector<int> steps_;
-  std::vector<bool> finished_;
   const int max_steps_;
-  int ended_ = 0;
+  int steps_ = 0, most_, ended_ = 0;
 };
 
 // Runs one shard's episodes to their end (or max_steps), filling its slots of `r` (from
 // `r_first`, the wave's first episode, on). `renderer` (episode 0, shard 0 only) is null elsewhere.
-void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
+void run_shard(Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
                std::vector<double>& obs_all, const RolloutOptions& opt, int max_steps,
                envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
                Progress& progress, int64_t r_first, RolloutResult& r) {
@@ -104,7 +98,7 @@ void run_shard(int k, Shard& shard, std::vector<std::unique_ptr<envs::Env>>& env
     policy.observe_reward(rewards.data());
     ended_here += ended_now;
     const bool finished = ended_here == B || t + 1 == max_steps;
-    progress.shard_step(k, t + 1, finished, ended_now);
+    progress.shard_step(t + 1, finished, ended_now);
     if (finished) break;
   }
 }
@@ -161,27 +155,12 @@ double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions&
                   int64_t r_first, RolloutResult& r) {
   const int count = static_cast<int>(shards.size());
   Progress progress(opt, count, e.max_steps);
-  std::vector<std::exception_ptr> errors(count);
-  std::atomic<int> next{1};
-  auto run = [&](int k) {
-    for (; k < count; k = next++) {
-      try {
-        const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
-        run_shard(k, shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr,
-                  frames, progress, r_first, r);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    }
-  };
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::thread> workers;
-  for (int w = 1; w < std::min(threads, count); ++w) workers.emplace_back(run, next++);
-  run(0);
-  for (auto& w : workers) w.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
+  for_each_shard(count, threads, [&](int k) {
+    const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
+    run_shard(shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
+              progress, r_first, r);
+  });
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -270,6 +249,27 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
 }
 
 }  // namespace
+
+void for_each_shard(int shards, int threads, const std::function<void(int)>& shard) {
+  std::vector<std::exception_ptr> errors(shards);
+  std::atomic<int> next{1};
+  auto run = [&](int k) {
+    for (; k < shards; k = next++) {
+      try {
+        shard(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int w = 1; w < std::min(threads, shards); ++w) workers.emplace_back(run, next++);
+  run(0);
+  for (auto& w : workers) w.join();
+  for (auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
 
 int rollout_shards(int64_t episodes) {
   int64_t shards = 1;

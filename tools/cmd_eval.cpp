@@ -211,8 +211,9 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   // An ad-hoc file of other settings is kept too (a finished run's result kept under its step
   // by `--extend`, eval-step200.json, from a plain eval of that checkpoint): the name grows by
   // the settings apart.
-  if (!to_result && !a.out_given && fs::exists(result.parent_path() / adhoc_name(given))) {
-    for (const auto& setting : settings_apart(result.parent_path() / adhoc_name(given), ro, r)) {
+  if (const fs::path adhoc = result.parent_path() / adhoc_name(given);
+      !to_result && !a.out_given && fs::exists(adhoc)) {
+    for (const auto& setting : settings_apart(adhoc, ro, r)) {
       const bool named = std::any_of(given.begin(), given.end(),
                                      [&](const auto& g) { return g.first == setting.first; });
       if (!named) given.push_back(setting);

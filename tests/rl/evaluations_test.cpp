@@ -192,8 +192,6 @@ TEST(Evaluations, AnOverlappedOneRunsWhileTrainingGoesOn) {
   EXPECT_TRUE(rl::has_row(run / "evals.csv", 10));
 }
 
-// The copy an overlapped evaluation reads: the same weights, no tensor shared, and torch's global
-// generator left where it was.
 // An evaluation that training waits for (in line; overlapped, the final one) shows how far it has
 // got on the progress line: 100 episodes take minutes and must not look hung.
 TEST(Evaluations, OneTrainingWaitsForShowsItsProgress) {
@@ -222,6 +220,8 @@ TEST(Evaluations, OneTrainingWaitsForShowsItsProgress) {
   line.set_period(period);
 }
 
+// The copy an overlapped evaluation reads: the same weights, no tensor shared, and torch's global
+// generator left where it was.
 TEST(Evaluations, TheCpuCopySharesNothingAndDrawsNothing) {
   testing::TempDir tmp;
   const std::string data = testing::write_hopper_dataset(tmp.path, 300);

@@ -9,12 +9,10 @@
 // weights. halfcheetah by default: it never terminates, so every episode has T steps.
 // Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
 // numbers as CSV in runs/bench/eval.csv.
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <sstream>
-#include <thread>
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
@@ -54,25 +52,18 @@ double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int 
   }
   const int64_t ad = envs[0]->spec().act_dim;
   const int shards = threads > 1 ? eval::rollout_shards(count) : 1;
-  std::atomic<int> next{1};
-  auto run = [&](int k) {
-    for (; k < shards; k = next++) {
-      std::mt19937_64 rng(seed + k);
-      std::uniform_real_distribution<double> uniform(-1, 1);
-      std::vector<double> action(ad);
-      for (int t = 0; t < o.steps; ++t) {
-        for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
-          for (auto& x : action) x = uniform(rng);
-          envs[i]->step(action);
-        }
+  const auto t0 = Clock::now();
+  eval::for_each_shard(shards, threads, [&](int k) {
+    std::mt19937_64 rng(seed + k);
+    std::uniform_real_distribution<double> uniform(-1, 1);
+    std::vector<double> action(ad);
+    for (int t = 0; t < o.steps; ++t) {
+      for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
+        for (auto& x : action) x = uniform(rng);
+        envs[i]->step(action);
       }
     }
-  };
-  const auto t0 = Clock::now();
-  std::vector<std::thread> workers;
-  for (int w = 1; w < std::min(threads, shards); ++w) workers.emplace_back(run, next++);
-  run(0);
-  for (auto& w : workers) w.join();
+  });
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
