@@ -4,7 +4,9 @@
 
 #include <fstream>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +61,73 @@ void sync_parent(const std::string& path) {
   ::close(fd);
 }
 
+// Where a file system has no flock (some NFS and Lustre mounts): the temp is then the writer's
+// without the check, as before locks.
+bool locks_unsupported(int err) {
+  return err == ENOLCK || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP;
+}
+
+// True when the open `fd` is still the file named `name` (not renamed away or removed since).
+bool still_named(int fd, const std::string& name) {
+  struct stat by_fd, by_name;
+  return ::fstat(fd, &by_fd) == 0 && ::stat(name.c_str(), &by_name) == 0 &&
+         by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+}
+
+// Opens, locks (flock, exclusive) and empties the temp `name`; -1 with `err` set when it cannot:
+// EWOULDBLOCK while another writer holds it, EEXIST for a `fresh` name that exists, EAGAIN when
+// the name moved before the lock was taken. Every writer holds its temp's lock until the temp is
+// renamed or removed, so two writers of one file never share a temp, and a temp whose lock can be
+// taken is a leftover (a kill -9 mid-write) that the next writer empties or removes.
+int take_temp(const std::string& name, bool fresh, int& err) {
+  int fd;
+  do {
+    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_EXCL : 0), 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    err = errno;
+    return -1;
+  }
+  err = 0;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    err = locks_unsupported(errno) ? 0 : errno == EINTR ? EWOULDBLOCK : errno;
+  } else if (!still_named(fd, name)) {
+    err = EAGAIN;
+  }
+  while (err == 0 && ::ftruncate(fd, 0) != 0) {
+    if (errno != EINTR) err = errno;
+  }
+  if (err != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Removes the <path>.tmp.<pid>.<n> temps that no writer holds: those of writers killed while
+// another wrote the same file (the plain <path>.tmp is emptied and reused by the next writer).
+// Our own process's are skipped: on NFS flock is a per-process lock, which a second open of the
+// same process takes even while one of our threads writes there.
+void remove_abandoned_temps(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string prefix = path.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp.";
+  const std::string ours = prefix + std::to_string(::getpid()) + ".";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = ::readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0 ||
+        std::strncmp(e->d_name, ours.c_str(), ours.size()) == 0)
+      continue;
+    const std::string name = (slash == std::string::npos ? "" : dir) + e->d_name;
+    const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && still_named(fd, name)) ::unlink(name.c_str());
+    ::close(fd);
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 std::string write_failure(const std::string& path, const std::string& reason) {
@@ -67,26 +136,36 @@ std::string write_failure(const std::string& path, const std::string& reason) {
   return msg;
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-  do {
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  } while (fd_ < 0 && errno == EINTR);
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  int err = 0;
+  // Twice at most: a temp renamed or removed by its holder between our open and our lock.
+  for (int attempt = 0; attempt < 3 && fd_ < 0; ++attempt) {
+    tmp_ = path_ + ".tmp";
+    fd_ = take_temp(tmp_, false, err);
+    for (int n = 0; fd_ < 0 && err == EWOULDBLOCK && n < 1000; ++n) {
+      tmp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(n);
+      fd_ = take_temp(tmp_, true, err);
+      if (fd_ < 0 && err == EEXIST) err = EWOULDBLOCK;
+    }
+    if (err != 0 && err != EAGAIN && err != EWOULDBLOCK) break;
+  }
   if (fd_ < 0) {
-    const int err = errno;
     throw WriteError(
         write_failure(path_, std::string("cannot create ") + tmp_ + ": " + std::strerror(err)));
   }
+  remove_abandoned_temps(path_);
 }
 
 AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
+  // Removed before its lock goes: a temp that can be locked is one nobody writes.
   if (!committed_) remove_file_quietly(tmp_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void AtomicFile::fail(const std::string& what, int err) {
+  remove_file_quietly(tmp_);
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  remove_file_quietly(tmp_);
   committed_ = true;  // nothing left to clean up
   throw WriteError(
       write_failure(path_, what.empty() ? std::strerror(err) : what + ": " + std::strerror(err)));
@@ -120,13 +199,16 @@ void AtomicFile::commit() {
   check();
   if (fd_ < 0) throw WriteError(write_failure(path_, "written already"));
   if (const int err = sync_fd(fd_)) fail("", err);
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0 && errno != EINTR) fail("", errno);
+  // Renamed while still locked, then closed: see take_temp.
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     fail("cannot rename " + tmp_ + " over it", errno);
   }
   committed_ = true;
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && errno != EINTR) {
+    throw WriteError(write_failure(path_, std::string("closing it: ") + std::strerror(errno)));
+  }
   sync_parent(path_);
 }
 

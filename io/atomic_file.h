@@ -5,7 +5,10 @@
 //   - the previous version of the file is intact (the new one is written beside it, <path>.tmp,
 //     checked at every write, fsync'd, and renamed over it only when complete);
 //   - no <path>.tmp is left behind (a kill -9 mid-write can leave one; the next write of the same
-//     file truncates it, and no reader looks at *.tmp).
+//     file truncates it, and no reader looks at *.tmp);
+//   - two writers of one file at once (two evals of a run ending together) each finish whole, the
+//     later rename winning: each holds a lock (flock) on its temp, and a writer finding <path>.tmp
+//     locked writes <path>.tmp.<pid>.<n> instead (removed, if a kill leaves it, by the next write).
 // Appended logs (metrics.csv, evals.csv) use AppendFile: whole lines, each checked; a line that
 // cannot be written is taken back, so the file keeps only complete rows.
 #pragma once
@@ -23,11 +26,11 @@ class WriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The new contents of `path`, written to <path>.tmp until commit() renames it over `path`.
-// Destroyed without commit() (an exception, a failed write), it removes the temp file.
+// The new contents of `path`, written to a temp beside it (tmp_path()) until commit() renames it
+// over `path`. Destroyed without commit() (an exception, a failed write), it removes the temp.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);  // creates <path>.tmp; throws WriteError
+  explicit AtomicFile(std::string path);  // creates the temp; throws WriteError
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -57,14 +60,15 @@ class AtomicFile {
 // Writes `contents` to `path` atomically (an AtomicFile). Throws WriteError naming the file.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
-// For writers that only take a path (HDF5): save(tmp_path) writes the new contents and throws on
-// failure; the result is then fsync'd and renamed over `path`. A throwing save leaves `path`
-// untouched and the temp removed.
+// For writers that only take a path (a file copy): save(tmp_path) writes the new contents and
+// throws on failure; the result is then fsync'd and renamed over `path`. A throwing save leaves
+// `path` untouched and the temp removed. `save` must not lock the file (HDF5 does: build its file
+// in memory, as datasets/d4rl_write.cpp does).
 template <typename Save>
 void replace_file_atomically(const std::string& path, Save&& save);
 
-// The last step of replace_file_atomically on its own: fsyncs tmp, renames it over path and
-// fsyncs the folder; removes tmp and throws WriteError on failure.
+// The last step of a write to a temp of the caller's own (a download's .part): fsyncs tmp, renames
+// it over path and fsyncs the folder; removes tmp and throws WriteError on failure.
 void commit_file(const std::string& tmp, const std::string& path);
 
 void remove_file_quietly(const std::string& path);
@@ -99,14 +103,9 @@ void append_to_file(const std::string& path, std::string_view lines);
 
 template <typename Save>
 void replace_file_atomically(const std::string& path, Save&& save) {
-  const std::string tmp = path + ".tmp";
-  try {
-    save(tmp);
-  } catch (...) {
-    remove_file_quietly(tmp);
-    throw;
-  }
-  commit_file(tmp, path);
+  AtomicFile out(path);
+  save(out.tmp_path());
+  out.commit();
 }
 
 }  // namespace minrnn::io

@@ -15,6 +15,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -154,6 +155,69 @@ TEST(AtomicFile, ReplaceFileAtomicallyKeepsTheOldFileWhenSaveThrows) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   replace_file_atomically(path, [](const std::string& t) { std::ofstream(t) << "new"; });
   EXPECT_EQ(read_text(path), "new");
+}
+
+// The temps in a folder: what a write leaves behind when it should not.
+std::vector<std::string> temps_in(const std::string& folder) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.path().filename().string().find(".tmp") != std::string::npos)
+      found.push_back(e.path().filename().string());
+  return found;
+}
+
+TEST(AtomicFile, TwoWritersOfOneFileAtOnceBothFinishWhole) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("eval.json");
+  AtomicFile first(path), second(path);
+  EXPECT_NE(first.tmp_path(), second.tmp_path());  // one temp each: neither empties the other's
+  first.write(std::string(5000, 'a'));
+  second.write("b");
+  first.commit();
+  EXPECT_EQ(read_text(path), std::string(5000, 'a'));
+  second.commit();
+  EXPECT_EQ(read_text(path), "b");
+  EXPECT_EQ(temps_in(tmp.path.string()), std::vector<std::string>{});
+}
+
+// A writer in another process holds both temps of one file (its own second writer took the
+// numbered one) while this process writes it; then it finishes both.
+TEST(AtomicFile, AnotherProcesssTempsAreKeptAndAKilledWritersAreRemoved) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("done.json");
+  const std::string leftover = path + ".tmp.999999999.0";  // as a kill -9 mid-write leaves it
+  std::ofstream(leftover) << "half";
+  int go[2], ready[2];
+  ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    char c = 0;
+    try {
+      AtomicFile a(path), b(path);
+      a.write("child a");
+      b.write("child b");
+      if (::write(ready[1], "r", 1) != 1 || ::read(go[0], &c, 1) != 1) ::_exit(2);
+      a.commit();
+      b.commit();
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  write_file_atomically(path, "parent");
+  EXPECT_EQ(read_text(path), "parent");
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_EQ(temps_in(tmp.path.string()).size(), 2u);  // the child's two
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child's commits failed";
+  EXPECT_EQ(read_text(path), "child b");
+  EXPECT_EQ(temps_in(tmp.path.string()), std::vector<std::string>{});
+  for (int fd : {go[0], go[1], ready[0], ready[1]}) ::close(fd);
 }
 
 TEST(AppendFile, AppendsWholeLines) {
