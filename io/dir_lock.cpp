@@ -31,9 +31,8 @@ DirLock::DirLock(const std::string& dir, const std::string& what) {
       throw std::runtime_error(path + ": cannot lock (" + std::strerror(err) + ")");
     }
     const std::string pid = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "unknown";
-    throw std::runtime_error(dir + " is in use by another process (pid " + pid + ", lock " + path +
-                             "); wait for it to finish or stop it before running " + what +
-                             " here again");
+    throw DirBusy(dir + " is in use by another process (pid " + pid + ", lock " + path +
+                  "); wait for it to finish or stop it before running " + what + " here again");
   }
   const std::string pid = std::to_string(::getpid());
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {

@@ -7,14 +7,25 @@
 // process ends, however it ends, so a killed run never leaves a stale lock in the way of its
 // resume.
 #pragma once
+#include <stdexcept>
 #include <string>
 
 namespace minrnn::io {
 
+// What DirLock throws when another process holds the dir.
+class DirBusy : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The exit status of a command a DirLock refused (sysexits' EX_CANTCREAT), so that a sweep tells
+// "another process has this run" from a failure even when that process ends before it looks.
+constexpr int kExitDirBusy = 73;
+
 class DirLock {
  public:
-  // Creates `dir` if needed. Throws std::runtime_error naming the dir, the holder's pid and `what`
-  // when another process holds it.
+  // Creates `dir` if needed. Throws DirBusy naming the dir, the holder's pid and `what` when
+  // another process holds it (std::runtime_error when the lock file cannot be used at all).
   DirLock(const std::string& dir, const std::string& what);
   ~DirLock();
   DirLock(const DirLock&) = delete;

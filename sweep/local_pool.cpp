@@ -264,7 +264,8 @@ class LocalPool {
         on_done(i);
       } else if (stopped_by_signal) {
         on_stopped(i, a.evaluating);
-      } else if (const long holder = io::lock_holder(runs_[i].run_dir); holder >= 0) {
+      } else if (const long holder = io::lock_holder(runs_[i].run_dir);
+                 holder >= 0 || (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == io::kExitDirBusy)) {
         on_busy(i, holder);
       } else {
         on_failed(i, a.evaluating, wstatus);
@@ -292,9 +293,18 @@ class LocalPool {
   }
 
   // Refused because another live process (a second sweep, an orphan of a killed one, a user's
-  // own train) holds the run dir: that run is going on, not failed.
+  // own train) holds the run dir: that run is going on, not failed. `holder` is -1 when that
+  // process has ended since it refused ours: the next sweep takes the run up.
   void on_busy(int i, long holder) {
     ++busy_;
+    if (holder < 0) {
+      status_[i] = "held by another process, since ended";
+      std::printf(
+          "[%d/%d done] %s: another process held %s and has ended since; the next sweep "
+          "resumes it\n",
+          done(), total_, run_name(runs_[i]).c_str(), runs_[i].run_dir.c_str());
+      return;
+    }
     status_[i] = "running in pid " + std::to_string(holder);
     std::printf("[%d/%d done] %s: %s (another process holds %s), not started here\n", done(),
                 total_, run_name(runs_[i]).c_str(), status_[i].c_str(), runs_[i].run_dir.c_str());

@@ -45,7 +45,7 @@ std::string abs_dir(const SweepRun& r) {
 
 // The #SBATCH lines: the array of `packs` (each its first run's index) and the sweep's resources.
 void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
-                          const std::vector<std::vector<int>>& packs) {
+                          const std::vector<std::vector<int>>& packs, const std::string& cwd) {
   const SlurmSpec& sl = spec.slurm;
   std::string job_name = "minrnn-" + fs::path(spec.file).stem().string();
   for (char& c : job_name)
@@ -57,7 +57,6 @@ void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
   const std::string out = fs::absolute(spec.out).string();
   opt("--output=\"" + sbatch_path_value(out, "out", true) + "/slurm/logs/%A_%a.out\"");
   opt("--open-mode=append");
-  const std::string cwd = fs::current_path().string();
   opt("--chdir=\"" + sbatch_path_value(cwd, "the directory submitted from", false) + "\"");
   opt("--comment=\"" + sbatch_path_value(slurm_tag(spec.out), "out", false) + "\"");
   opt("--requeue");
@@ -133,6 +132,10 @@ if [ "$to_train" = 1 ]; then
   phase "$LOG" "${TRAIN[@]}"; st=$?
   if [ "$st" != 0 ]; then
     { [ "$st" = 75 ] || [ "$signalled" = 1 ]; } && stopped train "$st"
+    if [ "$st" = 73 ]; then  # io::kExitDirBusy: another process (a user's own train) holds a run
+      echo "minrnn sweep: another process holds a run dir of ${RUN_DIRS[*]}; left to it, not failed (see $LOG)" >&2
+      exit 73
+    fi
     # The runs that finished hold done.json (an extended one's may be its shorter budget's).
     for dir in "${RUN_DIRS[@]}"; do
       { [ "$EXTEND" = 1 ] || [ ! -e "$dir/done.json" ]; } && failed "$dir" train "$st"
@@ -189,8 +192,12 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
     << ".\n# One array task per pack of runs (one run, or seeds that train in one process; the "
        "index is its\n# first run's place in the sweep's plan): `minrnn train`, then `minrnn eval` "
        "of each run, into\n# the runs' train.log. See docs/sweeps.md, \"Running on Slurm\".\n";
-  write_sbatch_options(s, spec, packs);
-  s << "set -u\nMINRNN=" << shell_quote(exe) << "\n";
+  const std::string cwd = fs::current_path().string();
+  write_sbatch_options(s, spec, packs, cwd);
+  // Entered again by the script itself, quoted as bash reads it: whatever a Slurm makes of a '%'
+  // in --chdir (22.05 keeps it; --output expands it) or of a folder it cannot enter (slurmd then
+  // starts the job in /tmp), a config's relative dataset path is read from where it was given.
+  s << "set -u\ncd -- " << shell_quote(cwd) << " || exit 2\nMINRNN=" << shell_quote(exe) << "\n";
   write_task_table(s, runs, packs);
   s << "EVAL=(--episodes " << spec.eval_episodes << " --device " << kEvaluationDevice
     << " --replace)\n";

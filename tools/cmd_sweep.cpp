@@ -96,6 +96,12 @@ void run_sweep_command(const SweepArgs& args) {
                                               " run(s) stopped by a signal after checkpointing. "
                                               "Run the same command to resume."};
   }
+  if (summary.busy > 0) {
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn sweep: " + std::to_string(summary.busy) +
+                        " run(s) held by another process, not trained here. Run the same command "
+                        "when it has ended."};
+  }
 }
 
 }  // namespace

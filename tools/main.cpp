@@ -11,6 +11,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "io/dir_lock.h"
 #include "tools/commands.h"
 #include "tools/runtime_env.h"
 
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   } catch (const ExitError& e) {
     if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
+  } catch (const minrnn::io::DirBusy& e) {
+    std::fprintf(stderr, "minrnn: error: %s\n", e.what());
+    return minrnn::io::kExitDirBusy;
   } catch (const c10::Error& e) {  // LibTorch's errors carry a C++ backtrace users need not see
     std::fprintf(stderr, "minrnn: error: %s\n", e.what_without_backtrace());
     return 1;

@@ -22,7 +22,7 @@ TEST(DirLock, SecondHolderIsRefusedWithTheDirAndPid) {
     try {
       DirLock second(dir, "minrnn train");
       FAIL() << "a second lock on the same dir was granted";
-    } catch (const std::runtime_error& e) {
+    } catch (const DirBusy& e) {  // what tools/main.cpp turns into exit status kExitDirBusy
       const std::string msg = e.what();
       EXPECT_NE(msg.find(dir), std::string::npos) << msg;
       EXPECT_NE(msg.find("pid " + std::to_string(::getpid())), std::string::npos) << msg;

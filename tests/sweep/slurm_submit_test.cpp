@@ -49,6 +49,7 @@ TEST(SweepSlurmScript, PathsAreQuotedOrRefusedNamingOut) {
   for (const std::string& line :
        {"#SBATCH --output=\"" + (tmp.path / "o u't%%x").string() + "/slurm/logs/%A_%a.out\"\n",
         "#SBATCH --chdir=\"" + here.string() + "\"\n",
+        "\ncd -- '" + here.string() + "' || exit 2\n",
         "#SBATCH --comment=\"minrnn:" + out + "\"\n"})
     EXPECT_NE(script.find(line), std::string::npos) << line << " in\n" << script;
 

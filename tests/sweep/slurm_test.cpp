@@ -3,6 +3,7 @@
 // first array is queued). tests/slurm runs the same against a real Slurm. Also `--status` from run
 // directories.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -186,6 +187,24 @@ TEST(SweepSlurmScript, APackIsOneTaskAndARunThatFailsFailsAlone) {
   EXPECT_EQ(failed["exit_code"], 1);
   EXPECT_NE(read_text(fs::path(runs[3].run_dir) / "train.log").find(runs[1].run_dir),
             std::string::npos);
+}
+
+// A task whose `minrnn train` a run's lock refused (a user's own train holds it on the shared
+// folder) leaves that run to its holder: no failed.json, no evaluation, exit 73 (io::kExitDirBusy).
+TEST(SweepSlurmScript, ATrainRefusedByARunsLockIsLeftToItsHolder) {
+  testing::TempDir tmp;
+  sweep::SweepSpec s = spec_in(tmp.path);
+  const auto runs = sweep::plan_sweep(s);
+  const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "busy-minrnn";
+  write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\nexit " +
+                     std::to_string(io::kExitDirBusy) + "\n");
+  const fs::path file = tmp.path / "x.sbatch";
+  std::ofstream(file) << sweep::slurm_batch_script(s, runs, {{0}}, exe.string());
+  const std::string cmd = "SLURM_ARRAY_TASK_ID=0 bash '" + file.string() + "' >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == io::kExitDirBusy) << status;
+  EXPECT_EQ(testing::lines_of(read_text(calls)).size(), 1u) << read_text(calls);  // train alone
+  EXPECT_FALSE(fs::exists(fs::path(runs[0].run_dir) / "failed.json"));
 }
 
 TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {

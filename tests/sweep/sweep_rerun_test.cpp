@@ -175,8 +175,8 @@ TEST(SweepRun, EvaluationRunsOnTheCpuWhereverTheRunTrainedAndWritesTheRunsResult
   EXPECT_NE(evaluate.find("--replace"), std::string::npos) << evaluate;
 }
 
-// A run dir held by another live process makes its child exit 1 (train refuses it): the sweep
-// names the holder's pid instead of reporting a failure, and does not count it.
+// A run dir held by another live process makes its child exit (train refuses it): the sweep names
+// the holder's pid instead of reporting a failure, and does not count it.
 TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   testing::TempDir tmp;
   sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
@@ -210,6 +210,16 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::run_sweep(s, opt), 1);
   ::testing::internal::GetCapturedStdout();
+
+  // But a child that says a lock refused it (its holder ending before the sweep looks) is not.
+  std::ofstream(exe) << "#!/bin/sh\necho 'in use by another process' >&2\nexit " << io::kExitDirBusy
+                     << "\n";
+  sweep::SweepSummary summary;
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(sweep::run_sweep(s, opt, &summary), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(summary.busy, 1);
+  EXPECT_NE(out.find("has ended since; the next sweep resumes it"), std::string::npos) << out;
 }
 
 // kill -9 of the sweep takes its children with it: a child that would run for a minute is gone

@@ -4,6 +4,7 @@
 // benches' are tests/tools/cli_bench_test.cpp.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/dir_lock.h"
 #include "ops/device.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/paths.h"
@@ -239,6 +241,22 @@ TEST(Cli, ATrainThatCannotLoadItsDataTakesNothingOver) {
   const CliResult corrected = run_minrnn(dir, "train c.yaml --seed 0 --run-dir fresh --quiet");
   ASSERT_EQ(corrected.exit_code, 0) << corrected.output;
   EXPECT_TRUE(fs::exists(dir.path / "fresh" / "done.json"));
+}
+
+// A run dir another process holds: train refuses it with its own exit status (a sweep counts the
+// run busy by it, not failed, even once the holder has ended) and the holder's pid.
+TEST(Cli, TrainOnARunDirAnotherProcessHoldsExitsWithTheBusyStatus) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "c.yaml", kTinyConfig);
+  const io::DirLock held((dir.path / "run").string(), "this test");
+  const CliResult refused = run_minrnn(dir, "train c.yaml --seed 0 --run-dir run --quiet");
+  EXPECT_EQ(refused.exit_code, io::kExitDirBusy) << refused.output;
+  EXPECT_NE(refused.output.find("in use by another process (pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(fs::exists(dir.path / "run" / "config.yaml"));
 }
 
 // examples/policy_loop.cpp is the README's "use a trained policy from C++": a user's loop around
