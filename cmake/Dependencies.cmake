@@ -102,7 +102,7 @@ if(MINRNN_WITH_CUDA)
   unset(CMAKE_CUDA_ARCHITECTURES CACHE)
 endif()
 find_package(Torch REQUIRED)
-include(${CMAKE_CURRENT_LIST_DIR}/TorchCudaLibraries.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/TorchLibraries.cmake)
 if(MINRNN_WITH_CUDA)
   set(CMAKE_CUDA_ARCHITECTURES "${_minrnn_cuda_archs}")
   # One CUDA runtime in the process, torch's: the kernels must not bring a static copy of their
@@ -117,26 +117,16 @@ if(MINRNN_WITH_CUDA)
 endif()
 # Torch's interface flags carry the ABI define; nvcc must not see host-only flags.
 string(REPLACE " " ";" _torch_cxx_flags "${TORCH_CXX_FLAGS}")
+string(REGEX MATCH "_GLIBCXX_USE_CXX11_ABI=[01]" _torch_abi_definition "${TORCH_CXX_FLAGS}")
 
-# at::parallel_for is a header template: with torch's OpenMP backend its `#pragma omp parallel`
-# compiles in our own translation units, and without -fopenmp it is dropped — every parallel_for
-# of ours (the scans, the fused MLP, dropout and AdamW passes) then ran on one thread whatever
-# torch::set_num_threads said. Our code is built with -fopenmp and links the libgomp torch itself
-# loads, so one OpenMP runtime (one thread pool, the size torch sets) serves both.
-file(STRINGS "${TORCH_INSTALL_PREFIX}/include/ATen/Config.h" _aten_openmp
-     REGEX "#define AT_PARALLEL_OPENMP 1")
-if(_aten_openmp)
-  find_library(MINRNN_TORCH_GOMP NAMES libgomp.so.1 gomp PATHS "${TORCH_INSTALL_PREFIX}/lib"
-               NO_DEFAULT_PATH)
-  set(_omp_runtime "${MINRNN_TORCH_GOMP}")
-  if(NOT MINRNN_TORCH_GOMP)  # a torch linked against the system's libgomp
-    find_package(OpenMP REQUIRED COMPONENTS CXX)
-    set(_omp_runtime OpenMP::OpenMP_CXX)
-  endif()
-  list(APPEND TORCH_LIBRARIES "${_omp_runtime}")
+# Torch's OpenMP runtime (cmake/TorchLibraries.cmake): every parallel_for of ours (the scans, the
+# fused MLP, dropout and AdamW passes) is compiled with -fopenmp, or it ran on one thread whatever
+# torch::set_num_threads said.
+minrnn_add_torchs_openmp_runtime()
+if(MINRNN_TORCH_OPENMP)
   list(APPEND _torch_cxx_flags -fopenmp)
   message(STATUS "minrnn: torch's OpenMP backend; parallel_for compiled with -fopenmp, runtime "
-                 "${_omp_runtime}")
+                 "${MINRNN_TORCH_OPENMP_RUNTIME}")
 endif()
 
 # --- System packages (Debian): MuJoCo, HDF5, yaml-cpp, CLI11, nlohmann-json, GoogleTest.

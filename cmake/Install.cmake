@@ -5,7 +5,8 @@
 #   lib/libminrnn_<folder>.a               the libraries of the policy's stack and its plant:
 #                                          io, kernels, ops, models, envs, datasets, rl, infer
 #   lib/cmake/minrnn/                      minrnnConfig.cmake: targets minrnn::<folder>, which
-#                                          find LibTorch, MuJoCo, HDF5, ... as this build did
+#                                          find LibTorch, MuJoCo, HDF5, ... as this build did,
+#                                          where the user's machine has them
 #   bin/minrnn, share/minrnn/configs/      the CLI (its run path keeps LibTorch's folder) and
 #                                          the experiment and sweep configs
 include(CMakePackageConfigHelpers)
@@ -18,6 +19,7 @@ foreach(_library IN LISTS MINRNN_PACKAGE_LIBRARIES)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_folder} DESTINATION include/minrnn
           FILES_MATCHING PATTERN "*.h")
 endforeach()
+install(TARGETS minrnn_torch EXPORT minrnnTargets)  # minrnn::torch: LibTorch's flags, then the config's LibTorch
 install(EXPORT minrnnTargets NAMESPACE minrnn:: DESTINATION lib/cmake/minrnn)
 
 # What the config needs to find the dependencies this build used: its LibTorch (the ABI and
@@ -26,17 +28,13 @@ install(EXPORT minrnnTargets NAMESPACE minrnn:: DESTINATION lib/cmake/minrnn)
 set(MINRNN_PACKAGE_TORCH_DIR "${Torch_DIR}")
 set(MINRNN_PACKAGE_TORCH_CUDA_ARCH_LIST "${TORCH_CUDA_ARCH_LIST}")
 set(MINRNN_PACKAGE_WITH_CUDA ${MINRNN_WITH_CUDA})
-set(MINRNN_PACKAGE_SYSTEM_OPENMP OFF)
-if(_omp_runtime STREQUAL "OpenMP::OpenMP_CXX")
-  set(MINRNN_PACKAGE_SYSTEM_OPENMP ON)
-endif()
 configure_package_config_file(cmake/minrnnConfig.cmake.in
   ${PROJECT_BINARY_DIR}/minrnnConfig.cmake INSTALL_DESTINATION lib/cmake/minrnn)
 # 0.x: a minor version may change the API, so find_package(minrnn 0.1) accepts 0.1.* alone.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/minrnnConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/minrnnConfig.cmake ${PROJECT_BINARY_DIR}/minrnnConfigVersion.cmake
-        cmake/TorchCudaLibraries.cmake DESTINATION lib/cmake/minrnn)
+        cmake/TorchLibraries.cmake DESTINATION lib/cmake/minrnn)
 
 set_target_properties(minrnn PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS minrnn RUNTIME DESTINATION bin)

@@ -14,11 +14,25 @@ function(minrnn_library_interface name)
   add_library(minrnn::${_short} ALIAS ${name})
 endfunction()
 
-# minrnn_library(NAME folder [TORCH] [DEPS targets...]): one static library per folder, built from the
-# folder's *.cpp (and *.cu, *_cuda.cpp when CUDA is on). Headers sit beside their sources and are included from the
-# repository root: #include "ops/scan.h".
+# LibTorch as our libraries use it: its libraries (libstdc++ first, see minrnn_use_torch), include
+# directories and flags (the C++ ABI define, -fopenmp). Installed as minrnn::torch with the flags
+# alone: the package's config adds the LibTorch its user's find_package(Torch) finds
+# (cmake/minrnnConfig.cmake.in), so the package names none of this machine's files.
+add_library(minrnn_torch INTERFACE)
+target_link_libraries(minrnn_torch INTERFACE stdc++ "$<BUILD_INTERFACE:${TORCH_LIBRARIES}>")
+target_compile_options(minrnn_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_cxx_flags}>)
+if(MINRNN_WITH_CUDA)
+  target_compile_definitions(minrnn_torch INTERFACE MINRNN_WITH_CUDA=1)
+endif()
+set_target_properties(minrnn_torch PROPERTIES EXPORT_NAME torch)
+
+# minrnn_library(NAME folder [TORCH] [OWN_HEADERS] [DEPS targets...]): one static library per
+# folder, built from the folder's *.cpp (and *.cu, *_cuda.cpp when CUDA is on). Headers sit beside
+# their sources and are included from the repository root: #include "ops/scan.h". OWN_HEADERS: the
+# library's headers include none of its dependencies' (infer/policy.h), so a program using it
+# links them but compiles with none of their include directories or flags.
 function(minrnn_library name)
-  cmake_parse_arguments(ARG "TORCH" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "TORCH;OWN_HEADERS" "" "DEPS" ${ARGN})
   file(GLOB _sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cpp")
   # CUDA code: kernels in *.cu (no torch inside, so nvcc stays fast) and their host side in
   # *_cuda.cpp; both only when CUDA is on.
@@ -36,9 +50,13 @@ function(minrnn_library name)
   endif()
   add_library(${name} STATIC ${_sources})
   minrnn_library_interface(${name})
-  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  set(_scope PUBLIC)
+  if(ARG_OWN_HEADERS)
+    set(_scope PRIVATE)  # a static library's: its users still link them ($<LINK_ONLY:...>)
+  endif()
+  target_link_libraries(${name} ${_scope} ${ARG_DEPS})
   if(ARG_TORCH)
-    minrnn_use_torch(${name})
+    minrnn_use_torch(${name} ${_scope})
   endif()
   minrnn_warnings(${name})
 endfunction()
@@ -54,13 +72,17 @@ function(minrnn_use_torch target)
   # The torch wheel's libtorch.so and libtorch_cpu.so export a copy of std::filesystem of their own
   # (an older toolchain's). Loaded ahead of libstdc++, that copy served our calls; on a system with
   # a newer libstdc++ (the lent H200's, 2026-11-27) its remove_all jumped to address 0. Linking
-  # libstdc++ first puts it first in the search order, so our calls get the system's own
-  # (Linking.StdFilesystemCallsReachTheSystemsLibstdcxx).
-  target_link_libraries(${target} PUBLIC stdc++ ${TORCH_LIBRARIES})
-  target_compile_options(${target} PUBLIC $<$<COMPILE_LANGUAGE:CXX>:${_torch_cxx_flags}>)
-  if(MINRNN_WITH_CUDA)
-    target_compile_definitions(${target} PUBLIC MINRNN_WITH_CUDA=1)
+  # libstdc++ first (minrnn_torch) puts it first in the search order, so our calls get the system's
+  # own (Linking.StdFilesystemCallsReachTheSystemsLibstdcxx).
+  set(_scope PUBLIC)
+  if(ARGN STREQUAL "PRIVATE")
+    set(_scope PRIVATE)
+    # Its users' strings must still be laid out as this library's were.
+    if(_torch_abi_definition)
+      target_compile_definitions(${target} INTERFACE ${_torch_abi_definition})
+    endif()
   endif()
+  target_link_libraries(${target} ${_scope} minrnn_torch)
   target_precompile_headers(${target} REUSE_FROM minrnn_torch_pch)
   if(MINRNN_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${MINRNN_UNITY_BATCH})

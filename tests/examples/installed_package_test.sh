@@ -23,6 +23,12 @@ for installed in include/minrnn/infer/policy.h lib/libminrnn_infer.a lib/cmake/m
   [ -e "$prefix/$installed" ] || fail "$installed was not installed"
 done
 
+# The package names none of this machine's library files: a user's machine has its own LibTorch
+# (found by the config's find_package(Torch)), its own libgomp, OSMesa, CUDA libraries.
+if paths=$(grep -o -E '/[^";$<>]*\.so(\.[0-9]+)*' "$prefix"/lib/cmake/minrnn/minrnnTargets*.cmake); then
+  fail "the exported targets name this machine's files: $(echo $paths | tr '\n' ' ')"
+fi
+
 # A control loop's own sources need no LibTorch header: the policy's and the environments' headers
 # compile with the prefix alone on the include path (the libraries still link LibTorch).
 printf '#include "infer/policy.h"\n#include "envs/registry.h"\nint main() { return 0; }\n' |
@@ -40,6 +46,11 @@ cmake --build "$work/consumer" --verbose > "$work/build.log" 2>&1 ||
   { tail -30 "$work/build.log" >&2; fail "building the example against the installed package failed"; }
 grep -E -q -- "(-I|-isystem )$source_dir(/| |$)" "$work/build.log" &&
   fail "the example was compiled with the source tree on its include path"
+# It includes infer/policy.h and envs/registry.h alone: no LibTorch include path or flag.
+compile=$(grep -- "-c [^ ]*policy_loop.cpp" "$work/build.log") || fail "no compile line of policy_loop.cpp"
+case "$compile" in
+  *torch/include* | *-fopenmp*) fail "policy_loop.cpp was compiled with LibTorch's headers or flags: $compile" ;;
+esac
 
 # A tiny run, trained and evaluated by the installed command, from a folder of its own.
 minrnn=$prefix/bin/minrnn
