@@ -50,7 +50,11 @@ struct Dataset {
   std::string source;       // the file read
   std::string fingerprint;  // of what training reads (Transitions::fingerprint)
   std::string env;          // "hopper", ... or "" when unknown
-  std::string format;       // "d4rl" or "minari"
+  // Where `env` comes from: "the file's name", "the Minari dataset's id", "the env asked for", or
+  // its widths alone ("its widths (obs 11, act 3)", env_from_widths: a guess, not the data's word).
+  std::string env_source;
+  bool env_from_widths = false;
+  std::string format;  // "d4rl" or "minari"
   // Reference returns for normalized scores: the env table's, or a Minari dataset's own;
   // ref_source says which ("metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)").
   // The table's are those of `env`, the env the file's name or widths suggest (ref_from_table):

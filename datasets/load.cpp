@@ -38,12 +38,23 @@ Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options) 
     ds.env_spec = read_d4rl_env_spec(ds.source);
     if (!ds.env_spec.empty()) ds.env_spec_field = "metadata/env_spec";
   }
-  const EnvInfo* env = options.env.empty() || options.env == "none" ? guess_env_from_name(name_hint)
-                                                                    : find_env(options.env);
-  if (env == nullptr) env = guess_env_from_dims(ds.data.obs_dim, ds.data.act_dim);
+  const bool asked = !options.env.empty() && options.env != "none";
+  const EnvInfo* env = asked ? find_env(options.env) : guess_env_from_name(name_hint);
+  ds.env_source = asked                   ? "the env asked for"
+                  : ds.format == "minari" ? "the Minari dataset's id"
+                                          : "the file's name";
+  if (env == nullptr) {
+    env = guess_env_from_dims(ds.data.obs_dim, ds.data.act_dim);
+    ds.env_from_widths = env != nullptr;
+    ds.env_source = "its widths (obs " + std::to_string(ds.data.obs_dim) + ", act " +
+                    std::to_string(ds.data.act_dim) + ")";
+  }
   const int x_column = ds.minari.observes_x ? 1 : 0;  // a Minari env that observes x
-  if (env != nullptr && env->obs_dim + x_column == ds.data.obs_dim &&
-      env->act_dim == ds.data.act_dim) {
+  if (env == nullptr || env->obs_dim + x_column != ds.data.obs_dim ||
+      env->act_dim != ds.data.act_dim) {
+    ds.env_source.clear();
+    ds.env_from_widths = false;
+  } else {
     ds.env = env->name;
     if (!ds.has_ref_returns) {
       ds.ref_min_return = env->ref_min_return;

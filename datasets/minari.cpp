@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
@@ -118,6 +120,16 @@ MinariInfo read_metadata_json(const fs::path& dir) {
       info.observes_x = exclude.is_boolean() && !exclude.get<bool>();
     }
   }
+  for (const auto& [key, declared] : {std::pair{"total_episodes", &info.declared_episodes},
+                                      std::pair{"total_steps", &info.declared_steps}}) {
+    if (j.contains(key) && !j[key].is_null()) {
+      if (!j[key].is_number_integer() || j[key].get<int64_t>() < 0) {
+        throw std::invalid_argument(path.string() + ": " + key + " = " + j[key].dump() +
+                                    ": expected a count");
+      }
+      *declared = j[key].get<int64_t>();
+    }
+  }
   info.observation_space = parse_space(j, "observation_space", path.string());
   info.action_space = parse_space(j, "action_space", path.string());
   const bool has_min = j.contains("ref_min_score") && !j["ref_min_score"].is_null();
@@ -180,6 +192,15 @@ std::vector<std::string> episode_groups(hid_t file, const std::string& path) {
                                   std::to_string(numbered[i].first));
     }
     names.push_back(numbered[i].second);
+  }
+  // Minari numbers a dataset's episodes 0, 1, ...: a gap is an episode lost from the file.
+  for (size_t i = 0; i < numbered.size(); ++i) {
+    if (numbered[i].first != i) {
+      throw std::invalid_argument(path + ": no group 'episode_" + std::to_string(i) + "' (" +
+                                  (i == 0 ? std::string("the first is '")
+                                          : "after '" + numbered[i - 1].second + "' comes '") +
+                                  numbered[i].second + "'): an episode is missing from the file");
+    }
   }
   return names;
 }
@@ -399,6 +420,15 @@ Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_ou
   data.validate(path);
   info.total_episodes = static_cast<int64_t>(episodes.size());
   info.total_steps = total;
+  for (const auto& [key, declared, held] :
+       {std::tuple{"total_episodes", info.declared_episodes, info.total_episodes},
+        std::tuple{"total_steps", info.declared_steps, info.total_steps}}) {
+    if (declared >= 0 && declared != held) {
+      throw std::invalid_argument(info.metadata_path + ": " + key + " = " +
+                                  std::to_string(declared) + " but " + path + " holds " +
+                                  std::to_string(held) + " (an incomplete or altered dataset)");
+    }
+  }
   if (info_out != nullptr) *info_out = info;
   return data;
 }

@@ -35,8 +35,11 @@ struct MinariInfo {
   int max_episode_steps = 0;
   bool observes_x = false;
   MinariSpace observation_space, action_space;
-  int64_t total_episodes = 0;
+  int64_t total_episodes = 0;  // what main_data.hdf5 holds
   int64_t total_steps = 0;
+  // metadata.json's total_episodes / total_steps (-1 when absent): a reader refuses a file that
+  // holds other totals (an episode group lost, a file cut short), as Python's minari fails on it.
+  int64_t declared_episodes = -1, declared_steps = -1;
   bool has_ref_scores = false;  // metadata.json ref_min_score / ref_max_score
   double ref_min_score = 0.0, ref_max_score = 0.0;
   // Episodes whose last step had neither termination nor truncation set; we mark them timeouts.

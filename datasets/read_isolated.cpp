@@ -209,6 +209,8 @@ void minari_fields(Stream& s, Info& info) {
   space_fields(s, info.action_space);
   s.field(info.total_episodes);
   s.field(info.total_steps);
+  s.field(info.declared_episodes);
+  s.field(info.declared_steps);
   s.field(info.has_ref_scores);
   s.field(info.ref_min_score);
   s.field(info.ref_max_score);

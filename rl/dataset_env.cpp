@@ -21,27 +21,43 @@ std::string list(const std::vector<T>& v) {
   return out.str();
 }
 
-// The environment the config's key env names, else the dataset's env spec, else its id's; where
-// none, false. `source` says which.
+// The environment the config's key env names, else the dataset's env spec, else its name's or
+// id's, else the one its widths suggest; where none, false. `source` says which. A config naming
+// another env than the dataset's recorded spec is refused (walker2d data evaluated in HalfCheetah,
+// same widths, scored silently wrong); one other than its name's is the user's word against a file
+// name, and goes on with `warning` saying so.
 bool named_env(const data::Dataset& ds, const std::string& config_env, const std::string& metadata,
-               envs::ResolvedEnv& env, std::string& source) {
-  if (!config_env.empty()) {
-    try {
-      env = envs::resolve_env(config_env);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("config key env: " + std::string(e.what()));
-    }
-    source = "config key env";
-  } else if (!ds.env_spec.empty()) {
-    env = envs::resolve_env_spec(ds.env_spec, metadata + ": " + ds.env_spec_field);
-    source = ds.format == "minari" ? "metadata.json " + ds.env_spec_field
-                                   : "the file's " + ds.env_spec_field;
+               envs::ResolvedEnv& env, std::string& source, std::string& warning) {
+  envs::ResolvedEnv own;
+  std::string own_source;
+  if (!ds.env_spec.empty()) {
+    own = envs::resolve_env_spec(ds.env_spec, metadata + ": " + ds.env_spec_field);
+    own_source = ds.format == "minari" ? "metadata.json " + ds.env_spec_field
+                                       : "the file's " + ds.env_spec_field;
   } else if (!ds.env.empty()) {
-    env = envs::resolve_env(ds.env);
-    source = ds.format == "minari" ? "the Minari dataset's id" : "the D4RL dataset's name";
-  } else {
-    return false;
+    own = envs::resolve_env(ds.env);
+    own_source = ds.env_source;
   }
+  if (config_env.empty()) {
+    env = own;
+    source = own_source;
+    return !own_source.empty();
+  }
+  try {
+    env = envs::resolve_env(config_env);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("config key env: " + std::string(e.what()));
+  }
+  source = "config key env";
+  if (own_source.empty() || ds.env_from_widths || env.canonical == own.canonical) return true;
+  const std::string apart = "config key env: " + config_env + " (" + env.task.spec.id + ") but " +
+                            ds.source + " holds " + own.task.spec.id + " data (from " + own_source +
+                            ")";
+  if (!ds.env_spec.empty()) {
+    throw std::invalid_argument(
+        apart + ": remove env from the config to evaluate in the data's own environment");
+  }
+  warning = apart + "; evaluating in " + env.task.spec.id + " as the config says";
   return true;
 }
 
@@ -92,7 +108,8 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   const std::string metadata =
       ds.minari.metadata_path.empty() ? ds.source : ds.minari.metadata_path;
   envs::ResolvedEnv env;
-  if (!named_env(ds, config_env, metadata, env, out.env_source)) return out;  // training only
+  if (!named_env(ds, config_env, metadata, env, out.env_source, out.warning))
+    return out;  // training only
   const envs::EnvSpec& spec = env.task.spec;
   out.env = env.canonical;
   out.env_id = spec.id;

@@ -1,7 +1,9 @@
 // Which environment a dataset is evaluated in, and with which reference scores: the one place the
 // datasets library (what a file says) meets the envs library (what we can simulate).
 //
-//   config key env      when set: that environment (any name envs/registry.h accepts)
+//   config key env      when set: that environment (any name envs/registry.h accepts); refused
+//                       when the dataset records another (an env spec), warned of when its
+//                       name says another
 //   Minari dataset      its metadata.json eval_env_spec when present, else env_spec: the Gymnasium
 //                       id, version, constructor options (kwargs) and time limit it was made in
 //   D4RL file           the environment in its name, v4 semantics (gym v2, as D4RL recorded)
@@ -24,6 +26,9 @@ struct DatasetEnv {
   double ref_min_score = 0, ref_max_score = 0;
   bool has_ref_scores = false;
   std::string ref_source;  // "metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)"
+  // The config's env against the one the dataset's name gives: the run goes on in the config's,
+  // and this says so ("" when they agree).
+  std::string warning;
 };
 
 // The environment for `ds` (config_env: the config's `env`, "" for the dataset's own). Returns

@@ -175,6 +175,7 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   const bool side_work = side_work_for(!opt.in_pack);  // a bad MINRNN_SIDE_WORK refused here
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
+  if (!s.env.warning.empty()) io::ProgressLine::on_stderr().message("warning: " + s.env.warning);
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());
   if (!opt.quiet && s.fresh) note_config_against_data(s.cfg, *s.ds);

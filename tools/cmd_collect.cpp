@@ -23,6 +23,7 @@
 
 #include "collect/collect.h"
 #include "collect/sac.h"
+#include "datasets/env_table.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
@@ -163,6 +164,17 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   if (fs::exists(a.out) && !a.force) {
     throw std::runtime_error(a.out + " exists; pass --force to replace it");
   }
+  if (!minari && fs::is_directory(a.out)) {
+    throw std::invalid_argument("--out " + a.out +
+                                " is a folder: a D4RL-layout dataset is one .hdf5 file");
+  }
+  // A D4RL file's name is where readers learn its env (before its metadata/env_spec): one naming
+  // another env would be read, and refused, as that env's data.
+  const data::EnvInfo* named = data::guess_env_from_name(fs::path(a.out).filename().string());
+  if (!minari && named != nullptr && named->name != spec.name) {
+    throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
+                                spec.id + ": name the file for " + spec.name);
+  }
   if (a.start_steps > a.train_steps) {
     throw std::invalid_argument("--start-steps (" + std::to_string(a.start_steps) +
                                 ") must not exceed --train-steps (" +
@@ -288,6 +300,8 @@ void run_collect(CollectArgs& a) {
   core::say_choice(a.device, device);
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
+  // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).
+  { const io::AtomicFile probe(a.format == "minari" ? a.out + ".probe" : a.out); }
 
   data::Transitions d =
       a.quality == "random" ? collect_random(a, spec) : collect_with_sac(a, spec, device);

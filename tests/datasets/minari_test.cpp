@@ -138,8 +138,33 @@ TEST(MinariTest, EpisodeGroupsAreNumberedOnceEach) {
             (dir.path / "big" / "data" / "main_data.hdf5").string() +
                 ": group 'episode_99999999999999999999': an episode number past 2^64 "
                 "(expected episode_{i})");
-  write_minari(dir.path / "gaps", {3, 4}, {true, true}, 11, 3, {"episode_7", "episode_12"});
-  EXPECT_EQ(read_minari((dir.path / "gaps").string()).num_steps(), 7);
+  write_minari(dir.path / "gaps", {3, 4}, {true, true}, 11, 3, {"episode_0", "episode_2"});
+  EXPECT_EQ(read_error(dir.path / "gaps"),
+            (dir.path / "gaps" / "data" / "main_data.hdf5").string() +
+                ": no group 'episode_1' (after 'episode_0' comes 'episode_2'): an episode is "
+                "missing from the file");
+  write_minari(dir.path / "late", {3}, {true}, 11, 3, {"episode_7"});
+  EXPECT_NE(read_error(dir.path / "late").find("no group 'episode_0' (the first is 'episode_7')"),
+            std::string::npos);
+}
+
+// metadata.json's totals are what the file must hold: Python's minari fails on a dataset that
+// holds fewer episodes; an altered or cut file is refused naming both numbers.
+TEST(MinariTest, TotalsOtherThanTheFilesAreRefused) {
+  TempDir dir;
+  write_minari(dir.path / "set", {3, 4}, {true, false});
+  EXPECT_EQ(read_minari((dir.path / "set").string()).num_steps(), 7);
+  const std::string metadata = (dir.path / "set" / "data" / "metadata.json").string();
+  write_metadata(dir.path / "set", R"({"total_episodes": 2, "total_steps": 9})");
+  EXPECT_EQ(read_error(dir.path / "set"),
+            metadata + ": total_steps = 9 but " +
+                (dir.path / "set" / "data" / "main_data.hdf5").string() +
+                " holds 7 (an incomplete or altered dataset)");
+  write_metadata(dir.path / "set", R"({"total_episodes": 3})");
+  EXPECT_NE(read_error(dir.path / "set").find("total_episodes = 3 but "), std::string::npos);
+  write_metadata(dir.path / "set", R"({"total_episodes": "two"})");
+  EXPECT_EQ(read_error(dir.path / "set"),
+            metadata + ": total_episodes = \"two\": expected a count");
 }
 
 // main_data.hdf5 named by a path relative to the working folder, from inside data/ or beside it,

@@ -2,6 +2,9 @@
 // (rl/dataset_env.h): the config's env over what the data suggests.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "rl/dataset_env.h"
 
 namespace minrnn {
@@ -14,6 +17,7 @@ data::Dataset named_halfcheetah() {
   ds.source = "walker2d-as-halfcheetah.hdf5";
   ds.format = "d4rl";
   ds.env = "halfcheetah";
+  ds.env_source = "the file's name";
   ds.data.obs_dim = 17;
   ds.data.act_dim = 6;
   ds.ref_min_return = -280.178953;
@@ -28,6 +32,11 @@ data::Dataset named_halfcheetah() {
 TEST(DatasetEnv, TheConfigsEnvBringsItsOwnTableScores) {
   const rl::DatasetEnv walker = rl::resolve_dataset_env(named_halfcheetah(), "walker2d");
   EXPECT_EQ(walker.env, "walker2d");
+  // The user's word against a file's name: trained and evaluated as the config says, with a word.
+  EXPECT_EQ(walker.warning,
+            "config key env: walker2d (Walker2d-v4) but walker2d-as-halfcheetah.hdf5 holds "
+            "HalfCheetah-v4 data (from the file's name); evaluating in Walker2d-v4 as the config "
+            "says");
   EXPECT_DOUBLE_EQ(walker.ref_min_score, 1.629008);
   EXPECT_DOUBLE_EQ(walker.ref_max_score, 4592.3);
   EXPECT_EQ(walker.ref_source, "D4RL table (walker2d)");
@@ -35,6 +44,34 @@ TEST(DatasetEnv, TheConfigsEnvBringsItsOwnTableScores) {
   const rl::DatasetEnv guessed = rl::resolve_dataset_env(named_halfcheetah(), "");
   EXPECT_DOUBLE_EQ(guessed.ref_min_score, -280.178953);
   EXPECT_EQ(guessed.ref_source, "D4RL table (halfcheetah)");
+}
+
+// A file that records its env (a Minari dataset's spec, a `minrnn collect` file's
+// metadata/env_spec) is evaluated there: a config naming another is refused before any training
+// (walker2d data evaluated in HalfCheetah, of the same widths, scored silently wrong; an audit,
+// 2026-11-29). An env guessed from the widths alone is no word of the data's.
+TEST(DatasetEnv, AConfigNamingAnotherEnvThanTheDataRecordsIsRefused) {
+  data::Dataset ds = named_halfcheetah();
+  ds.env = "walker2d";
+  ds.env_spec = R"({"id": "Walker2d-v4", "max_episode_steps": 1000})";
+  ds.env_spec_field = "metadata/env_spec";
+  try {
+    rl::resolve_dataset_env(ds, "halfcheetah");
+    FAIL() << "evaluated Walker2d-v4 data in HalfCheetah-v4";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config key env: halfcheetah (HalfCheetah-v4) but walker2d-as-halfcheetah.hdf5 "
+              "holds Walker2d-v4 data (from the file's metadata/env_spec): remove env from the "
+              "config to evaluate in the data's own environment");
+  }
+  EXPECT_EQ(rl::resolve_dataset_env(ds, "walker2d").env_id, "Walker2d-v4");
+  EXPECT_EQ(rl::resolve_dataset_env(ds, "").env_source, "the file's metadata/env_spec");
+
+  data::Dataset guessed = named_halfcheetah();
+  guessed.env_from_widths = true;
+  guessed.env_source = "its widths (obs 17, act 6)";
+  EXPECT_EQ(rl::resolve_dataset_env(guessed, "").env_source, "its widths (obs 17, act 6)");
+  EXPECT_EQ(rl::resolve_dataset_env(guessed, "walker2d").warning, "");
 }
 
 // A dataset's own reference scores (a Minari dataset's metadata.json) stay with it.

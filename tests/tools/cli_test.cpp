@@ -339,6 +339,22 @@ TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
 }
 
+// Collect's --out is checked before any training or sampling: a file named for another env (read,
+// and refused, as that env's data), a folder for a D4RL file, a folder nothing can be written in.
+TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
+  TempDir dir;
+  const std::string sac = "collect walker2d medium --train-steps 300 --start-steps 200 ";
+  expect_failure_naming(run_minrnn(dir, sac + "--out hopper_mislabeled-v2.hdf5"),
+                        {"--out hopper_mislabeled-v2.hdf5 names hopper but this collects "
+                         "Walker2d-v4: name the file for walker2d"});
+  fs::create_directories(dir.path / "folder.hdf5");
+  expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5 --force"),
+                        {"--out folder.hdf5 is a folder"});
+  expect_failure_naming(run_minrnn(dir, sac + "--out /proc/w.hdf5"), {"cannot write /proc/w.hdf5"});
+  for (const auto& e : fs::directory_iterator(dir.path))  // no SAC work dir (data/work/...)
+    EXPECT_EQ(e.path().filename(), "folder.hdf5") << "left behind";
+}
+
 // A SAC work dir is reused only by a command asking for the same training: a finished toy run
 // must never become the medium policy of a bigger collection.
 TEST(Cli, CollectReusesAWorkDirOnlyForTheSameTraining) {
