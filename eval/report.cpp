@@ -20,8 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The paper's column order (its rows come from eval/published.h); anything else follows
-// alphabetically.
+// Our columns: the paper's two minimal RNNs, then the Transformer (DT) it compares them with (its
+// own Table 3 puts DT first); anything else follows alphabetically. Rows follow the paper
+// (eval/published.h).
 const std::vector<std::string> kBackboneOrder = {"mingru", "minlstm", "transformer"};
 
 void sort_by(std::vector<std::string>& v, const std::vector<std::string>& order) {
@@ -43,84 +44,32 @@ Cell cell_of(const std::vector<double>& seeds) {
   return c;
 }
 
-std::string fmt(double v) {
+// `digits` after the point; a value that rounds to zero is "0.0", not "-0.0".
+std::string fmt(double v, int digits = 1) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  const std::string text = buf;
+  return text.find_first_not_of("-0.") == std::string::npos && text[0] == '-' ? text.substr(1)
+                                                                              : text;
 }
 
-// "mean ± std (n=N)" over seeds; one seed has no spread to show, so no "± 0.0" suggests one.
+// "mean ± std (n=N)" over seeds; one seed has no spread to show, so no "± 0.0" suggests one. A
+// cell whose seeds differ in their settings is marked † (table_markdown says how).
 std::string seeds_cell(const Cell& c) {
   const std::string spread = c.n > 1 ? " ± " + fmt(c.std) : "";
-  return fmt(c.mean) + spread + " (n=" + std::to_string(c.n) + ")";
+  return fmt(c.mean) + spread + " (n=" + std::to_string(c.n) + ")" + (c.apart.empty() ? "" : " †");
 }
 
 }  // namespace
-
-std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
-  std::vector<RunScore> runs;
-  for (const RunDir& run : list_run_dirs(sweep_dir)) {
-    // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
-    // still training (collect_unfinished lists it).
-    const fs::path file = run.dir / "eval.json";
-    if (!fs::exists(file) || !fs::exists(run.dir / "done.json")) continue;
-    const FinalEvaluation e = read_final_evaluation(run.dir);
-    if (!e.unreadable.empty()) throw std::runtime_error(file.string() + ": " + e.unreadable);
-    RunScore r{run.dataset, run.backbone, run.dir.string(), run.seed, e.score};
-    r.train_step = e.train_step;
-    runs.push_back(r);
-  }
-  return runs;
-}
-
-std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
-  std::vector<RunProgress> runs;
-  for (const RunDir& run : list_run_dirs(sweep_dir)) {
-    const fs::path& dir = run.dir;
-    Series loss{"", {}, {}};
-    const bool scored = fs::exists(dir / "eval.json") && fs::exists(dir / "done.json");
-    if (scored || !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
-      continue;
-    }
-    RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
-    r.step = static_cast<int64_t>(loss.x.back());
-    Series evals{"", {}, {}};
-    if (read_eval_curve(dir, &evals)) {
-      r.last_eval = evals.y.back();
-      r.last_eval_step = static_cast<int64_t>(evals.x.back());
-    }
-    runs.push_back(r);
-  }
-  return runs;
-}
-
-void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress) {
-  std::map<std::pair<std::string, std::string>, int64_t> budget;
-  for (const auto& r : *runs) {
-    int64_t& b = budget[{r.dataset, r.backbone}];
-    b = std::max(b, r.train_step);
-  }
-  std::vector<RunScore> kept;
-  for (const auto& r : *runs) {
-    if (r.train_step >= budget.at({r.dataset, r.backbone})) {
-      kept.push_back(r);
-      continue;
-    }
-    in_progress->push_back(
-        {r.dataset, r.backbone, r.run_dir, r.seed, r.train_step, r.normalized, r.train_step, true});
-  }
-  *runs = std::move(kept);
-  std::sort(in_progress->begin(), in_progress->end(), [](const auto& a, const auto& b) {
-    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
-  });
-}
 
 Table make_table(const std::vector<RunScore>& runs) {
   Table t;
   std::map<std::pair<std::string, std::string>, std::vector<double>> scores;
   std::map<std::pair<std::string, std::string>, int64_t> steps;
+  std::map<std::pair<std::string, std::string>, std::vector<const RunScore*>> seeds;
   for (const auto& r : runs) {
     scores[{r.dataset, r.backbone}].push_back(r.normalized);
+    seeds[{r.dataset, r.backbone}].push_back(&r);
     steps[{r.dataset, r.backbone}] = std::max(steps[{r.dataset, r.backbone}], r.train_step);
     if (std::find(t.datasets.begin(), t.datasets.end(), r.dataset) == t.datasets.end())
       t.datasets.push_back(r.dataset);
@@ -130,8 +79,16 @@ Table make_table(const std::vector<RunScore>& runs) {
   sort_by(t.datasets, published_datasets());
   sort_by(t.backbones, kBackboneOrder);
   for (const auto& [key, v] : scores) {
-    t.cells[key] = cell_of(v);
-    t.cells[key].steps = steps[key];
+    Cell& c = t.cells[key] = cell_of(v);
+    c.steps = steps[key];
+    c.apart = settings_apart(seeds[key]);
+    // An eval.json from before env_id and ref_source were recorded was D4RL-scored in v4.
+    for (const RunScore* r : seeds[key]) {
+      const std::string& id = r->env_id;
+      const bool v4 = id.empty() || (id.size() > 3 && id.compare(id.size() - 3, 3, "-v4") == 0);
+      const bool table = r->ref_source.empty() || r->ref_source.rfind("D4RL table", 0) == 0;
+      c.d4rl_scored = c.d4rl_scored && v4 && table;
+    }
   }
   for (const auto& b : t.backbones) {
     std::vector<double> means;
@@ -193,13 +150,29 @@ std::string table_markdown(const Table& t) {
   }
   if (steps.size() > 1)
     md << "\nThe cells' budgets differ (steps of the checkpoint scored): " << budgets << ".\n";
+  // A mean over seeds of one thing: seeds trained or evaluated otherwise are said to be.
+  std::string apart;
+  for (const auto& [key, c] : t.cells) {
+    if (!c.apart.empty()) apart += "\n- " + md_cell(key.first) + " " + key.second + ": " + c.apart;
+  }
+  if (!apart.empty()) {
+    md << "\n† Seeds of these cells were trained or evaluated with other settings (config.yaml, "
+          "eval.json), not only another seed:"
+       << apart << "\n";
+  }
   return md.str();
 }
 
 std::string published_markdown(const Table& t) {
+  bool other_scoring = false;
   auto ours = [&](const std::string& dataset, const std::string& backbone) {
     auto it = t.cells.find({dataset, backbone});
-    return it == t.cells.end() ? std::string("–") : seeds_cell(it->second);
+    if (it == t.cells.end()) return std::string("–");
+    if (!it->second.d4rl_scored) {
+      other_scoring = true;
+      return std::string("– (not D4RL's)");
+    }
+    return seeds_cell(it->second);
   };
   std::ostringstream rows;
   for (const auto& d : t.datasets) {
@@ -211,12 +184,19 @@ std::string published_markdown(const Table& t) {
          << " | " << fmt(p->corl_dt_last) << " |\n";
   }
   if (rows.str().empty()) return "";
+  const std::string other =
+      other_scoring ? " A cell marked \"not D4RL's\" was scored in another environment or by "
+                      "other reference scores than D4RL's v4 table (a Minari dataset's own), so "
+                      "its numbers do not compare; it is in the table above."
+                    : "";
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files (REFERENCE.md §3). minGRU and "
          "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021; "
          "CORL's DT is scored at its last checkpoint, as ours are. Ours: mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
-         "their own scores are in docs/collect.md).\n\n"
+         "their own scores are in docs/collect.md)." +
+         other +
+         "\n\n"
          "| dataset | mingru | minGRU (paper) | minlstm | minLSTM (paper) | transformer | DT "
          "(paper) | DT (CORL, last) |\n|---|---|---|---|---|---|---|---|\n" +
          rows.str();
@@ -290,24 +270,36 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
   return md.str();
 }
 
-// An average over fewer datasets than the table has says so, as the Markdown's does.
+std::string failed_markdown(const std::vector<RunFailure>& runs) {
+  if (runs.empty()) return "";
+  std::ostringstream md;
+  md << "## Failed\n\nRuns whose last attempt failed (their failed.json), so not in the table; "
+        "the next `minrnn sweep` starts them again. Why: the run's train.log.\n\n"
+        "| dataset | backbone | seed | phase | exit status | log |\n|---|---|---|---|---|---|\n";
+  for (const auto& r : runs) {
+    md << "| " << md_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | " << r.phase
+       << " | " << r.exit_code << " | " << md_cell(r.run_dir) << "/train.log |\n";
+  }
+  return md.str();
+}
+
+// Three decimals (the Markdown's one hides what a script may want); a cell of one seed has no
+// std; an Average row is "Average" whatever it averages, `datasets` saying over how many.
 std::string table_csv(const Table& t) {
-  std::string csv = csv_line({"dataset", "backbone", "mean", "std", "seeds", "steps"});
+  std::string csv = csv_line(
+      {"dataset", "backbone", "mean", "std", "seeds", "steps", "datasets", "settings_apart"});
   for (const auto& d : t.datasets) {
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end()) continue;
-      csv += csv_line({d, b, fmt(it->second.mean), fmt(it->second.std),
-                       std::to_string(it->second.n), std::to_string(it->second.steps)});
+      const Cell& c = it->second;
+      csv += csv_line({d, b, fmt(c.mean, 3), c.n > 1 ? fmt(c.std, 3) : "", std::to_string(c.n),
+                       std::to_string(c.steps), "", c.apart});
     }
   }
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
-    const std::string label = a.n == int(t.datasets.size())
-                                  ? "Average"
-                                  : "Average (" + std::to_string(a.n) + " of " +
-                                        std::to_string(t.datasets.size()) + " datasets)";
-    csv += csv_line({label, b, fmt(a.mean), "", "", ""});
+    csv += csv_line({"Average", b, fmt(a.mean, 3), "", "", "", std::to_string(a.n), ""});
   }
   return csv;
 }
@@ -330,7 +322,6 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
         {r.run_dir,
          "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
   }
-  fs::create_directories(dir / "plots");
   for (const auto& [key, runs_of_pair] : curves) {
     const auto& [d, b] = key;
     LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
@@ -360,8 +351,9 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
 ReportFiles write_report(const std::string& sweep_dir) {
   auto runs = collect_scores(sweep_dir);
   auto unfinished = collect_unfinished(sweep_dir);
+  const auto failed = collect_failed(sweep_dir);
   set_aside_shorter_budgets(&runs, &unfinished);
-  if (runs.empty() && unfinished.empty()) {
+  if (runs.empty() && unfinished.empty() && failed.empty()) {
     throw std::runtime_error(sweep_dir +
                              ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
                              "metrics.csv found (has the sweep started?)");
@@ -372,13 +364,30 @@ ReportFiles write_report(const std::string& sweep_dir) {
   const std::string published = published_markdown(t);
   const std::string budgets = budget_markdown(check_budgets(runs));
   const std::string progress = progress_markdown(unfinished);
-  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
-                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
-                   (published.empty() ? "" : "\n" + published) +
-                   (budgets.empty() ? "" : "\n" + budgets) +
-                   (progress.empty() ? "" : "\n" + progress);
-  io::write_file_atomically((dir / "table3.md").string(), files.markdown);
-  io::write_file_atomically((dir / "table3.csv").string(), table_csv(t));
+  const std::string failures = failed_markdown(failed);
+  files.markdown =
+      "# Table 3 (" + sweep_dir + ")\n\n" +
+      (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
+      (published.empty() ? "" : "\n" + published) + (budgets.empty() ? "" : "\n" + budgets) +
+      (progress.empty() ? "" : "\n" + progress) + (failures.empty() ? "" : "\n" + failures);
+  // Both tables or neither: each is written to its temp first, and plots/ is made, before either
+  // replaces what the folder held.
+  io::AtomicFile markdown((dir / "table3.md").string()), csv((dir / "table3.csv").string());
+  markdown.write(files.markdown);
+  csv.write(table_csv(t));
+  const std::string unchanged = " (table3.md and table3.csv are unchanged)";
+  for (const io::AtomicFile* table : {&markdown, &csv}) {
+    if (fs::is_directory(table->path()))  // a rename over it would fail after the other's
+      throw io::WriteError("cannot write " + table->path() + ": it is a folder" + unchanged);
+  }
+  std::error_code ec;
+  fs::create_directories(dir / "plots", ec);
+  if (ec || !fs::is_directory(dir / "plots")) {
+    throw io::WriteError("cannot make " + (dir / "plots").string() + " for the curves: " +
+                         (ec ? ec.message() : "a file of that name is in the way") + unchanged);
+  }
+  markdown.commit();
+  csv.commit();
   files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
 
   write_curves(dir, runs, unfinished, &files.written);

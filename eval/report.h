@@ -21,12 +21,20 @@ struct RunScore {
   int64_t seed = 0;
   double normalized = 0;   // mean over episodes
   int64_t train_step = 0;  // the evaluated checkpoint's step (eval.json); 0 where it names none
+  std::string env_id, ref_source;  // eval.json's: where it was scored, and by which constants
+  // What it was trained and evaluated with, seed and budget aside: config.yaml's keys, and
+  // eval.json's episodes, target return, mode and environment as "eval <key>" (report_runs.cpp).
+  std::map<std::string, std::string> settings;
 };
 
 struct Cell {
   double mean = 0, std = 0;
   int n = 0;          // seeds
   int64_t steps = 0;  // the runs' checkpoint step (0 where eval.json names none)
+  std::string apart;  // the settings its seeds differ in (settings_apart), "" when none
+  // Every seed scored in a v4 environment by D4RL's table (as eval.json says; one that says
+  // nothing is): a cell the paper's numbers compare to.
+  bool d4rl_scored = true;
 };
 
 struct Table {
@@ -47,14 +55,29 @@ struct RunProgress {
   bool finished_shorter = false;
 };
 
-// Every run with an eval.json under `sweep_dir`; throws naming a malformed file.
+// A run whose last attempt failed (its failed.json, written by `minrnn sweep`): not in the table.
+struct RunFailure {
+  std::string dataset, backbone, run_dir;
+  int64_t seed = 0;
+  std::string phase = "?";  // "train" or "eval"
+  int exit_code = -1;
+};
+
+// Every finished run with an eval.json and no failed.json under `sweep_dir`; throws naming a
+// malformed file.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
-// Every run under `sweep_dir` with a metrics.csv row and no eval.json.
+// Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json.
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
+// Every run under `sweep_dir` with a failed.json.
+std::vector<RunFailure> collect_failed(const std::string& sweep_dir);
+// The settings the runs differ in, "key a / b; key2 c / d" ("" when none): a cell whose seeds
+// trained or were evaluated otherwise is no mean over seeds of one thing.
+std::string settings_apart(const std::vector<const RunScore*>& seeds);
 // Moves every run finished at fewer steps than another seed of its (dataset, backbone) from
 // `runs` to `in_progress` (finished_shorter), so no cell of the table mixes budgets.
 void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress);
 std::string progress_markdown(const std::vector<RunProgress>& runs);
+std::string failed_markdown(const std::vector<RunFailure>& runs);  // "" when none
 Table make_table(const std::vector<RunScore>& runs);
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
@@ -80,9 +103,9 @@ struct ReportFiles {
   std::vector<std::string> written;
   std::string markdown;  // what table3.md holds
 };
-// Writes table3.md (our table, the published comparison, the budget check, the runs in progress),
-// table3.csv and plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir. Throws when no run
-// has started.
+// Writes table3.md (our table, the published comparison, the budget check, the runs in progress
+// and failed), table3.csv and plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir: the
+// tables both or neither (each checked writable first). Throws when no run has started.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -58,13 +58,15 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
     return "done";
   }
   if (s.pid >= 0 && !trained) return "training";
-  if (trained) return slurm_running || local_status == "evaluating" ? "evaluating" : "trained";
+  const bool evaluating = trained && (slurm_running || local_status == "evaluating");
+  // A trained run whose evaluation failed holds failed.json beside done.json: failed, not trained.
   const nlohmann::json failed = io::read_json_or_null((dir / "failed.json").string());
-  if (failed.is_object() && !slurm_running && local_status != "training") {
+  if (failed.is_object() && !slurm_running && local_status != "training" && !evaluating) {
     s.failure = failed.value("phase", std::string("?")) + " exit " +
                 std::to_string(failed.value("exit_code", -1));
     return "failed";
   }
+  if (trained) return evaluating ? "evaluating" : "trained";
   if (slurm_running || local_status == "training") return "training";
   if (s.step > 0 || s.checkpointed) return "stopped";
   return "pending";

@@ -70,12 +70,19 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
 }
 
 // A dataset label is a folder of the sweep's `out` (<out>/<label>/<backbone>/seed<S>): one plain
-// name, so that no run lands outside `out` or in another label's folder.
+// name, so that no run lands outside `out` or in another label's folder, nor in the folders the
+// report (plots/) and a Slurm submission (slurm/) keep there.
 void check_label(const std::string& label, const std::string& file) {
   if (label.empty() || label == "." || label == ".." || label.find('/') != std::string::npos) {
     bad(file, "datasets",
         "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" + label +
             "'");
+  }
+  if (label == "plots" || label == "slurm") {
+    bad(file, "datasets",
+        "'" + label + "' is the name of a folder the sweep's `out` keeps for its " +
+            (label == "plots" ? "report's curves" : "Slurm files") +
+            ": name the dataset otherwise");
   }
 }
 

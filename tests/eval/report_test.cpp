@@ -64,9 +64,9 @@ TEST(Report, MeanStdOverSeedsAndAverageRow) {
   EXPECT_NE(md.find("| **Average** | **55.0** | **43.0** (1 of 2) |"), std::string::npos) << md;
   EXPECT_NE(md.find("last checkpoint"), std::string::npos);
   const std::string csv = read_text(tmp.path / "table3.csv");
-  EXPECT_NE(csv.find("hopper-medium,mingru,70.0,10.0,2,0\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("Average,mingru,55.0,,,\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("Average (1 of 2 datasets),transformer,43.0,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("hopper-medium,mingru,70.000,10.000,2,0,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("Average,mingru,55.000,,,,2,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("Average,transformer,43.000,,,,1,\n"), std::string::npos) << csv;
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));
   EXPECT_FALSE(fs::exists(tmp.path / "plots/halfcheetah-medium-mingru-loss.svg"));  // no csv
@@ -269,7 +269,8 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
   const std::string early_md = read_text(early.path / "table3.md");
   EXPECT_NE(early_md.find("No run has finished yet."), std::string::npos) << early_md;
   EXPECT_NE(early_md.find("| hopper-medium | minlstm | 0 | 200 | – |"), std::string::npos);
-  EXPECT_EQ(read_text(early.path / "table3.csv"), "dataset,backbone,mean,std,seeds,steps\n");
+  EXPECT_EQ(read_text(early.path / "table3.csv"),
+            "dataset,backbone,mean,std,seeds,steps,datasets,settings_apart\n");
 }
 
 // A sweep part-way through `--extend`: seed 0 trained on to 20 000 steps, seed 1 not yet. The cell
@@ -313,8 +314,9 @@ TEST(Report, ASeedFinishedAtASmallerBudgetWaitsForTheOthers) {
   const std::string through = eval::write_report(tmp.path.string()).markdown;
   EXPECT_NE(through.find("| hopper-medium | 56.0 ± 1.0 (n=2) |"), std::string::npos) << through;
   EXPECT_EQ(through.find("final, step"), std::string::npos) << through;
-  EXPECT_NE(read_text(tmp.path / "table3.csv").find("hopper-medium,mingru,56.0,1.0,2,20000\n"),
-            std::string::npos);
+  EXPECT_NE(
+      read_text(tmp.path / "table3.csv").find("hopper-medium,mingru,56.000,1.000,2,20000,,\n"),
+      std::string::npos);
 }
 
 // Well-formed: every element opened is closed, in order (a tiny XML tag matcher).

@@ -301,6 +301,21 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   EXPECT_EQ(nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"))["job_id"], "4243");
 }
 
+// A trained run whose evaluation failed (done.json and failed.json, no eval.json) is failed, as
+// the sweep said, not "trained, not evaluated" with an exit status of 0.
+TEST(SweepStatus, ARunWhoseEvaluationFailedIsFailed) {
+  testing::TempDir tmp;
+  const sweep::SweepSpec s = spec_in(tmp.path);
+  const fs::path run = fs::path(s.out) / "d/mingru/seed0";
+  fs::create_directories(run);
+  std::ofstream(run / "done.json") << "{}\n";
+  EXPECT_EQ(sweep::sweep_status(s, nullptr)[0].state, "trained");
+  std::ofstream(run / "failed.json") << "{\"phase\": \"eval\", \"exit_code\": 1}\n";
+  const sweep::RunStatus status = sweep::sweep_status(s, nullptr)[0];
+  EXPECT_EQ(status.state, "failed");
+  EXPECT_EQ(status.failure, "eval exit 1");
+}
+
 // --status reads the run directories: done with its score, failed with its log, checkpointed but
 // not running, held by a live process, untouched; and a queued task's state from squeue.
 TEST(SweepStatus, EveryStateFromTheRunDirectories) {

@@ -23,7 +23,8 @@ void expect_file_refused(const std::string& yaml, const std::string& key,
 }
 
 TEST(SweepFile, DatasetLabelsArePlainFolderNames) {
-  for (const std::string label : {"/abs/escaped", "../../evil", "a/b", ".", ".."})
+  // plots/ and slurm/ are the report's and a Slurm submission's folders in `out`.
+  for (const std::string label : {"/abs/escaped", "../../evil", "a/b", ".", "..", "plots", "slurm"})
     expect_file_refused("datasets: ['" + label + "']\n" + kOneBackboneOneSeed, "datasets",
                         "'" + label + "'");
   expect_file_refused("datasets: ['']\n" + kOneBackboneOneSeed, "datasets", "got ''");

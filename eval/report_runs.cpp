@@ -1,0 +1,160 @@
+// The runs a report reads (eval/report.h): finished and scored, still training, failed, and what
+// each was trained and evaluated with, so that a cell says when its seeds differ in more than
+// their seed.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "eval/csv.h"
+#include "eval/report.h"
+#include "eval/sweep_runs.h"
+#include "io/python_json.h"
+
+namespace minrnn::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Config keys that leave what a run learns and how it is scored alone (where it ran, how often it
+// logged), or that the report has a column of its own for (the budget: steps), or that eval.json
+// says better (the episodes and target return the final evaluation used).
+const std::set<std::string> kNotSettings = {"seed",          "device",           "log_every",
+                                            "eval_every",    "checkpoint_every", "max_steps",
+                                            "eval_episodes", "target_return"};
+
+// What run `dir` was trained with (config.yaml, its keys but kNotSettings) and evaluated with
+// (eval.json's episodes, target return, mode, environment and reference scores, as "eval <key>").
+std::map<std::string, std::string> run_settings(const fs::path& dir) {
+  std::map<std::string, std::string> settings;
+  try {
+    const YAML::Node config = YAML::LoadFile((dir / "config.yaml").string());
+    for (const auto& kv : config) {
+      const std::string key = kv.first.as<std::string>();
+      if (kNotSettings.count(key) == 0) settings[key] = YAML::Dump(kv.second);
+    }
+  } catch (const std::exception&) {
+    settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
+  }
+  const nlohmann::json e = io::read_json_or_null((dir / "eval.json").string());
+  for (const char* key :
+       {"episodes", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
+    if (e.is_object() && e.contains(key)) settings[std::string("eval ") + key] = e[key].dump();
+  }
+  return settings;
+}
+
+}  // namespace
+
+std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+  std::vector<RunScore> runs;
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+    // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
+    // still training (collect_unfinished lists it), one beside failed.json is of an attempt
+    // before the one that failed (collect_failed lists it).
+    const fs::path file = run.dir / "eval.json";
+    if (!fs::exists(file) || !fs::exists(run.dir / "done.json") ||
+        fs::exists(run.dir / "failed.json")) {
+      continue;
+    }
+    const FinalEvaluation e = read_final_evaluation(run.dir);
+    if (!e.unreadable.empty()) throw std::runtime_error(file.string() + ": " + e.unreadable);
+    RunScore r;
+    r.dataset = run.dataset;
+    r.backbone = run.backbone;
+    r.run_dir = run.dir.string();
+    r.seed = run.seed;
+    r.normalized = e.score;
+    r.train_step = e.train_step;
+    const nlohmann::json j = io::read_json_or_null(file.string());
+    r.ref_source = j.is_object() ? j.value("ref_source", std::string()) : "";
+    r.env_id = j.is_object() ? j.value("env_id", std::string()) : "";
+    r.settings = run_settings(run.dir);
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
+  std::vector<RunProgress> runs;
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+    const fs::path& dir = run.dir;
+    Series loss{"", {}, {}};
+    const bool scored = fs::exists(dir / "eval.json") && fs::exists(dir / "done.json");
+    if (scored || fs::exists(dir / "failed.json") ||
+        !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
+      continue;
+    }
+    RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
+    r.step = static_cast<int64_t>(loss.x.back());
+    Series evals{"", {}, {}};
+    if (read_eval_curve(dir, &evals)) {
+      r.last_eval = evals.y.back();
+      r.last_eval_step = static_cast<int64_t>(evals.x.back());
+    }
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
+  std::vector<RunFailure> runs;
+  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+    if (!fs::exists(run.dir / "failed.json")) continue;
+    const nlohmann::json j = io::read_json_or_null((run.dir / "failed.json").string());
+    RunFailure f{run.dataset, run.backbone, run.dir.string(), run.seed};
+    if (j.is_object()) {
+      f.phase = j.value("phase", std::string("?"));
+      f.exit_code = j.value("exit_code", -1);
+    }
+    runs.push_back(f);
+  }
+  return runs;
+}
+
+void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress) {
+  std::map<std::pair<std::string, std::string>, int64_t> budget;
+  for (const auto& r : *runs) {
+    int64_t& b = budget[{r.dataset, r.backbone}];
+    b = std::max(b, r.train_step);
+  }
+  std::vector<RunScore> kept;
+  for (const auto& r : *runs) {
+    if (r.train_step >= budget.at({r.dataset, r.backbone})) {
+      kept.push_back(r);
+      continue;
+    }
+    in_progress->push_back(
+        {r.dataset, r.backbone, r.run_dir, r.seed, r.train_step, r.normalized, r.train_step, true});
+  }
+  *runs = std::move(kept);
+  std::sort(in_progress->begin(), in_progress->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
+  });
+}
+
+std::string settings_apart(const std::vector<const RunScore*>& seeds) {
+  std::set<std::string> keys;
+  for (const RunScore* r : seeds)
+    for (const auto& kv : r->settings) keys.insert(kv.first);
+  std::string apart;
+  for (const std::string& key : keys) {
+    std::vector<std::string> values;
+    for (const RunScore* r : seeds) {
+      const auto it = r->settings.find(key);
+      const std::string v = it == r->settings.end() ? "(none)" : it->second;
+      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+    }
+    if (values.size() < 2) continue;
+    apart += (apart.empty() ? "" : "; ") + key + " ";
+    for (size_t i = 0; i < values.size(); ++i) apart += (i ? " / " : "") + values[i];
+  }
+  return apart;
+}
+
+}  // namespace minrnn::eval

@@ -1,0 +1,119 @@
+// Which runs a report scores, and what it says of them: seeds trained or evaluated otherwise,
+// failed runs, cells scored otherwise than D4RL's table, and tables written both or neither.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "eval/report.h"
+#include "io/atomic_file.h"
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_text;
+
+// A finished run: config.yaml (`config`), done.json and eval.json (its score and `eval` keys).
+fs::path write_scored_run(const fs::path& sweep, const std::string& backbone, int seed,
+                          double score, const std::string& config, nlohmann::json eval = {}) {
+  const fs::path run = sweep / "hopper-medium" / backbone / ("seed" + std::to_string(seed));
+  fs::create_directories(run);
+  std::ofstream(run / "config.yaml") << config << "seed: " << seed << "\n";
+  eval["mean_normalized"] = score;
+  std::ofstream(run / "eval.json") << eval.dump();
+  std::ofstream(run / "done.json") << "{}\n";
+  return run;
+}
+
+// A cell is a mean over seeds of one thing: seeds of another lr, evaluated over other episodes,
+// are marked † and named; seeds apart only in their seed or device are not (an audit,
+// 2026-11-29: two sweeps of one `out`, lr 1e-3 and 0.05, made one "1.2 ± 0.1 (n=2)").
+TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\ndevice: cpu\n", {{"episodes", 10}});
+  write_scored_run(tmp.path, "mingru", 1, 60, "lr: 0.05\ndevice: cuda\n", {{"episodes", 2}});
+  write_scored_run(tmp.path, "minlstm", 0, 50, "lr: 0.001\ndevice: cpu\n", {{"episodes", 10}});
+  write_scored_run(tmp.path, "minlstm", 1, 52, "lr: 0.001\ndevice: cuda\n", {{"episodes", 10}});
+  eval::write_report(tmp.path.string());
+  const std::string md = read_text(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | 55.0 ± 5.0 (n=2) † | 51.0 ± 1.0 (n=2) |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- hopper-medium mingru: eval episodes 10 / 2; lr 0.001 / 0.05\n"),
+            std::string::npos)
+      << md;
+  const std::string csv = read_text(tmp.path / "table3.csv");
+  EXPECT_NE(csv.find("hopper-medium,mingru,55.000,5.000,2,0,,eval episodes 10 / 2; lr 0.001 / "
+                     "0.05\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("hopper-medium,minlstm,51.000,1.000,2,0,,\n"), std::string::npos) << csv;
+}
+
+// A run whose last attempt failed (failed.json, beside an older eval.json or a metrics.csv) is
+// listed failed, with its phase, exit status and log: not scored, not "in progress".
+TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
+  const fs::path eval_failed = write_scored_run(tmp.path, "mingru", 1, 99, "lr: 0.001\n");
+  std::ofstream(eval_failed / "failed.json") << R"({"phase": "eval", "exit_code": 1})";
+  const fs::path train_failed = tmp.path / "hopper-medium/mingru/seed2";
+  fs::create_directories(train_failed);
+  std::ofstream(train_failed / "metrics.csv") << "step,loss\n10,0.5\n";
+  std::ofstream(train_failed / "failed.json") << R"({"phase": "train", "exit_code": 137})";
+  eval::write_report(tmp.path.string());
+  const std::string md = read_text(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | 50.0 (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| hopper-medium | mingru | 1 | eval | 1 | " + eval_failed.string() + "/train.log |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| hopper-medium | mingru | 2 | train | 137 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("## In progress"), std::string::npos) << md;
+}
+
+// Scores of another environment or reference scores (a Minari dataset's, Gymnasium v5) under a
+// label of the paper's are not set beside the paper's D4RL numbers.
+TEST(ReportRuns, ACellScoredOtherwiseThanD4rlsTableIsNotComparedWithThePaper) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n",
+                   {{"env_id", "Hopper-v5"}, {"ref_source", "metadata.json ref_min_score"}});
+  write_scored_run(tmp.path, "minlstm", 0, 60, "lr: 0.001\n",
+                   {{"env_id", "Hopper-v4"}, {"ref_source", "D4RL table (hopper)"}});
+  eval::write_report(tmp.path.string());
+  const std::string md = read_text(tmp.path / "table3.md");
+  EXPECT_NE(md.find("| hopper-medium | – (not D4RL's) | 79.4 ± 8.2 | 60.0 (n=1) | 85.0 ± 4.4 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("A cell marked \"not D4RL's\""), std::string::npos) << md;
+}
+
+// Both tables or neither: a plots/ that cannot be made, or a table3.csv that cannot be written,
+// leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
+TEST(ReportRuns, BothTablesOrNeither) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
+  std::ofstream(tmp.path / "table3.md") << "the previous report\n";
+  std::ofstream(tmp.path / "plots") << "a file in the way\n";
+  try {
+    eval::write_report(tmp.path.string());
+    FAIL() << "reported with a file named plots in the way";
+  } catch (const io::WriteError& e) {
+    EXPECT_NE(std::string(e.what()).find((tmp.path / "plots").string()), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+  EXPECT_FALSE(fs::exists(tmp.path / "table3.csv"));
+
+  fs::remove(tmp.path / "plots");
+  fs::create_directories(tmp.path / "table3.csv");  // cannot be replaced by a file
+  EXPECT_THROW(eval::write_report(tmp.path.string()), io::WriteError);
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+}
+
+}  // namespace
+}  // namespace minrnn
