@@ -6,6 +6,7 @@
 #include <random>
 
 #include "io/progress_line.h"
+#include "io/progress_pace.h"
 #include "rl/stop_request.h"
 
 namespace minrnn::rl {
@@ -32,6 +33,7 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
   int64_t warnings = 0, episode = 0;
   std::vector<double> obs = env.reset(static_cast<int64_t>(options.seed));
   const auto start = std::chrono::steady_clock::now();
+  io::ProgressPace pace(io::ProgressLine::on_stderr(), true);
   std::vector<float> obs_f, act_f, next_f;
   for (int64_t t = 0; t < options.steps; ++t) {
     if (stop_requested()) break;  // SIGTERM/SIGINT: the caller sees stop_requested() and drops it
@@ -55,7 +57,8 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
       obs = env.reset(static_cast<int64_t>(options.seed) + episode);
     }
     if (options.progress_every > 0 &&
-        ((t + 1) % options.progress_every == 0 || t + 1 == options.steps)) {
+        ((t + 1) % options.progress_every == 0 || t + 1 == options.steps) &&
+        pace.due(t + 1 == options.steps)) {
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);

@@ -23,7 +23,7 @@ struct CollectOptions {
   int64_t steps = 1000000;  // transitions to record; the last episode may stop early (then it
                             // is neither terminal nor timeout, and readers drop it)
   uint64_t seed = 0;        // env seed of the first episode; episode k uses seed + k
-  int progress_every = 0;   // print a progress line every N steps (0 = quiet)
+  int progress_every = 0;   // progress looked at every N steps, shown once a period (0 = quiet)
 };
 
 // Runs `policy` in `env` for options.steps transitions, or fewer when a stop is requested

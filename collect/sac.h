@@ -130,7 +130,8 @@ struct SacTrainOptions {
   double stop_at_normalized = NAN;
   std::string work_dir;  // checkpoint <work_dir>/sac.pt (policy, Q, optimizers, buffer)
   int64_t checkpoint_every = 10000;
-  int64_t progress_every = 1000;  // a progress line on stderr every N steps (0 = quiet)
+  int64_t progress_every =
+      1000;  // progress looked at every N steps, shown once a period (0: quiet)
 };
 
 struct SacTrainResult {

@@ -13,6 +13,7 @@
 #include "collect/sac.h"
 #include "envs/registry.h"
 #include "io/progress_line.h"
+#include "io/progress_pace.h"
 #include "rl/checkpoint.h"
 #include "rl/stop_request.h"
 
@@ -202,6 +203,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   double episode_return = 0;
   SacLosses losses;
   const auto start = std::chrono::steady_clock::now();
+  io::ProgressPace pace(io::ProgressLine::on_stderr(), true);
   const int64_t first_step = buffer.size();
   auto checkpoint = [&] {
     if (!result.checkpoint.empty()) save_sac_checkpoint(result.checkpoint, sac, buffer, episodes);
@@ -239,7 +241,8 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
         evaluate_sac(env_name, sac, done, opt, result))
       break;
     if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();
-    if (opt.progress_every > 0 && done % opt.progress_every == 0) {
+    if (opt.progress_every > 0 && done % opt.progress_every == 0 &&
+        pace.due(done == opt.total_steps)) {
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       print_progress(env_name, done, opt.total_steps, (done - first_step) / std::max(secs, 1e-9),

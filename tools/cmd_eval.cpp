@@ -30,6 +30,7 @@
 #include "eval/rollout.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
+#include "io/progress_pace.h"
 #include "io/python_json.h"
 #include "ops/device.h"
 #include "rl/evaluation_progress.h"
@@ -44,14 +45,12 @@ namespace {
 std::function<void(int, int, int)> progress_line(int episodes) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
   auto progress = std::make_shared<rl::EvaluationProgress>(episodes);
-  auto last = std::chrono::steady_clock::now();
+  auto pace = std::make_shared<io::ProgressPace>(line);
   bool closed = false;
   return [=, &line](int steps, int most, int ended) mutable {
     progress->record(steps, most, ended);
-    const auto now = std::chrono::steady_clock::now();
     const bool end = progress->finished();
-    if (closed || (!end && now - last < line.period())) return;
-    last = now;
+    if (closed || !pace->due(end)) return;
     line.update("eval: " + progress->text());
     if (end) line.close(), closed = true;
   };

@@ -1,9 +1,12 @@
 #include "io/progress_line.h"
+#include "io/progress_pace.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace minrnn::io {
 namespace {
@@ -53,6 +56,23 @@ TEST(ProgressLine, AMessageOnceIsSaidOnce) {
                       line.message_once("env hopper");
                     }),
             "device: cpu\nenv hopper\n");
+}
+
+// A loop that looks at its progress every N steps shows it once a period (and at its end): a log
+// of collect's 400 000 steps read 400 lines, one every 1000.
+TEST(ProgressPace, ALineOnceAPeriodAndAtTheEnd) {
+  ProgressLine line(stderr, false);
+  line.set_period(std::chrono::milliseconds(200));
+  ProgressPace pace(line);
+  EXPECT_FALSE(pace.due(false));
+  EXPECT_TRUE(pace.due(true));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_TRUE(pace.due(false));
+  EXPECT_FALSE(pace.due(false));
+
+  ProgressPace first(line, true);  // a job that shows it has begun
+  EXPECT_TRUE(first.due(false));
+  EXPECT_FALSE(first.due(false));
 }
 
 }  // namespace
