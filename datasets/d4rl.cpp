@@ -27,12 +27,11 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 
 void check_finite(const std::vector<float>& values, int64_t width, const std::string& what,
                   const std::string& key) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      throw std::invalid_argument(what + ": '" + key + "' has a non-finite value (" +
-                                  std::to_string(values[i]) + ") at row " +
-                                  std::to_string(static_cast<int64_t>(i) / width));
-    }
+  const int64_t i = first_non_finite(values);
+  if (i >= 0) {
+    throw std::invalid_argument(what + ": '" + key + "' has a non-finite value (" +
+                                std::to_string(values[i]) + ") at row " +
+                                std::to_string(i / width));
   }
 }
 
@@ -137,6 +136,12 @@ void Transitions::append_step(const float* obs, const float* action, float rewar
   rewards.push_back(reward);
   terminals.push_back(terminal ? 1 : 0);
   timeouts.push_back(timeout ? 1 : 0);
+}
+
+int64_t first_non_finite(const std::vector<float>& values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return static_cast<int64_t>(i);
+  return -1;
 }
 
 void Transitions::validate(const std::string& what) const {

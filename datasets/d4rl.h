@@ -63,6 +63,10 @@ struct ReadOptions {
   std::string env;
 };
 
+// The index of the first NaN or infinity in `values`, -1 when none (Transitions::validate's check,
+// which a Minari reader runs episode by episode to name the episode).
+int64_t first_non_finite(const std::vector<float>& values);
+
 // Reads and validates a D4RL-layout file. Accepts float32/float64 fields, rewards (N) or (N,1),
 // flags stored as h5py bool (enum int8) or any integer 0/1, gzip/shuffle/chunked storage.
 // Throws std::runtime_error (file not readable, not HDF5, corrupt) or std::invalid_argument (a key

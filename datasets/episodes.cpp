@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace minrnn::data {
@@ -10,8 +11,9 @@ namespace minrnn::data {
 namespace {
 
 // The episodes a terminal or timeout ends, with their returns and each step's return-to-go; the
-// unfinished tail after the last is dropped and counted.
-void find_episodes(const Transitions& data, EpisodeIndex& index) {
+// unfinished tail after the last is dropped and counted. A return-to-go past float's range (finite
+// rewards of 3e38) is refused naming its row: training would stop later on a non-finite loss.
+void find_episodes(const Transitions& data, const std::string& what, EpisodeIndex& index) {
   const int64_t n = data.num_steps();
   EpisodeStats& stats = index.stats;
   index.returns_to_go.assign(n, 0.0f);
@@ -19,6 +21,7 @@ void find_episodes(const Transitions& data, EpisodeIndex& index) {
   for (int64_t t = 0; t < n; ++t) {
     stats.num_terminals += data.terminals[t];
     stats.num_timeouts += data.timeouts[t];
+    stats.both_flags += data.terminals[t] && data.timeouts[t];
     if (!data.terminals[t] && !data.timeouts[t]) continue;
     Episode episode;
     episode.begin = begin;
@@ -29,6 +32,11 @@ void find_episodes(const Transitions& data, EpisodeIndex& index) {
     for (int64_t s = t; s >= begin; --s) {
       to_go += data.rewards[s];
       index.returns_to_go[s] = static_cast<float>(to_go);
+      if (!std::isfinite(index.returns_to_go[s])) {
+        throw std::invalid_argument(what + ": the return-to-go at row " + std::to_string(s) +
+                                    " is " + std::to_string(to_go) +
+                                    ", past a float's range: rewards too large to train on");
+      }
     }
     episode.episode_return = to_go;
     index.episodes.push_back(episode);
@@ -91,7 +99,7 @@ void state_moments(const Transitions& data, EpisodeIndex& index) {
 
 EpisodeIndex split_episodes(const Transitions& data, const std::string& what) {
   EpisodeIndex index;
-  find_episodes(data, index);
+  find_episodes(data, what, index);
   if (index.episodes.empty()) {
     throw std::invalid_argument(what +
                                 ": no complete episode (no step has terminals or timeouts set; " +

@@ -21,8 +21,9 @@ struct Episode {
 
 struct EpisodeStats {
   int64_t num_episodes = 0;
-  int64_t num_terminals = 0;       // over the whole file
-  int64_t num_timeouts = 0;        // over the whole file
+  int64_t num_terminals = 0;  // over the whole file
+  int64_t num_timeouts = 0;   // over the whole file
+  int64_t both_flags = 0;  // steps with terminals and timeouts both set (D4RL sets one): terminal
   int64_t dropped_tail_steps = 0;  // steps after the last terminal|timeout (an unfinished episode)
   int64_t min_length = 0, max_length = 0;
   double mean_length = 0.0;

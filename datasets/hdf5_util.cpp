@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "io/input_file.h"
@@ -57,8 +59,38 @@ void check_declared_size(hid_t file, hid_t dset, const std::string& what) {
   }
 }
 
+namespace {
+
+// What the group of a missing key holds instead, for its message: " (the file holds: actions,
+// infos, ...)"; a Minari main_data.hdf5 (episode_* groups) is said to be one.
+std::string held_instead(hid_t file, const std::string& key, const std::string& file_name) {
+  const size_t slash = key.rfind('/');
+  const std::string group = slash == std::string::npos ? "" : key.substr(0, slash);
+  if (!group.empty() && !is_group(file, group)) return "";
+  std::vector<std::string> names;
+  try {
+    names = list_group(file, group, file_name);
+  } catch (const std::exception&) {
+    return "";
+  }
+  const std::string holder = group.empty() ? "the file" : "'" + group + "'";
+  if (names.empty()) return " (" + holder + " holds nothing)";
+  if (group.empty() && names[0].rfind("episode_", 0) == 0) {
+    return " (the file holds episode_* groups: a Minari dataset's data/main_data.hdf5; give the "
+           "dataset's folder)";
+  }
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 12; ++i) list += (i ? ", " : "") + names[i];
+  return " (" + holder + " holds: " + list + (names.size() > 12 ? ", ..." : "") + ")";
+}
+
+}  // namespace
+
 Id open_dataset(hid_t file, const std::string& key, const std::string& file_name) {
-  if (!exists(file, key)) throw std::invalid_argument(where(file_name, key) + ": key is missing");
+  if (!exists(file, key)) {
+    throw std::invalid_argument(where(file_name, key) + ": key is missing" +
+                                held_instead(file, key, file_name));
+  }
   Id dset(H5Dopen2(file, key.c_str(), H5P_DEFAULT));
   if (!dset.valid()) {
     throw std::invalid_argument(where(file_name, key) + ": not a dataset (or the file is corrupt)");
@@ -154,6 +186,23 @@ void silence_errors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
+namespace {
+
+// What a file that is no HDF5 file is, where it says: the two a dataset folder most often holds.
+std::string what_it_is(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 && !ec) return " (it is empty: 0 bytes)";
+  std::ifstream in(path, std::ios::binary);
+  std::string head(64, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.rfind("version https://git-lfs", 0) == 0)
+    return " (it is a Git LFS pointer, not the data: `git lfs pull` fetches the file)";
+  return "";
+}
+
+}  // namespace
+
 Id open_for_reading(const std::string& path) {
   silence_errors();
   std::error_code ec;
@@ -164,7 +213,7 @@ Id open_for_reading(const std::string& path) {
     throw std::runtime_error(path + ": not a file (an HDF5 file was expected)");
   }
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-  if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file");
+  if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file" + what_it_is(path));
   Id file(is_hdf5 > 0 ? H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID);
   if (!file.valid()) throw std::runtime_error(path + ": " + open_failure_reason());
   return file;

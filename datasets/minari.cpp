@@ -381,6 +381,31 @@ void read_episode(hid_t f, const std::string& g, int64_t T, int64_t row, const s
   }
 }
 
+// A NaN or infinity named where the user's file holds it ('episode_4/rewards' row 1), not at a row
+// of the buffer the episodes were joined into (next observations are an episode's rows 1..T).
+void check_finite_by_episode(const std::string& path, const std::vector<std::string>& episodes,
+                             const std::vector<int64_t>& lengths, const Transitions& data) {
+  struct Field {
+    const std::vector<float>* values;
+    int64_t width;
+    const char* key;
+    int64_t first_row;
+  };
+  for (const Field& f :
+       {Field{&data.observations, data.obs_dim, "observations", 0},
+        Field{&data.next_observations, data.obs_dim, "observations", 1},
+        Field{&data.actions, data.act_dim, "actions", 0}, Field{&data.rewards, 1, "rewards", 0}}) {
+    const int64_t i = first_non_finite(*f.values);
+    if (i < 0) continue;
+    int64_t row = i / f.width;
+    size_t e = 0;
+    while (row >= lengths[e]) row -= lengths[e++];
+    throw std::invalid_argument(path + ": '" + episodes[e] + "/" + f.key +
+                                "' has a non-finite value (" + std::to_string((*f.values)[i]) +
+                                ") at row " + std::to_string(row + f.first_row));
+  }
+}
+
 Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_out,
                              const ReadOptions& options) {
   const fs::path dir(dataset_dir);
@@ -417,6 +442,7 @@ Transitions read_minari_here(const std::string& dataset_dir, MinariInfo* info_ou
                  info);
     row += lengths[e];
   }
+  check_finite_by_episode(path, episodes, lengths, data);
   data.validate(path);
   info.total_episodes = static_cast<int64_t>(episodes.size());
   info.total_steps = total;

@@ -81,6 +81,7 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
   j["episodes"] = s.num_episodes;
   j["terminals"] = s.num_terminals;
   j["timeouts"] = s.num_timeouts;
+  j["terminal_and_timeout"] = s.both_flags;
   j["dropped_tail_steps"] = s.dropped_tail_steps;
   j["episode_length"] = {{"min", s.min_length}, {"mean", s.mean_length}, {"max", s.max_length}};
   j["episodes_over_time_limit"] =
@@ -155,6 +156,12 @@ void print_text(const nlohmann::json& j) {
   std::printf("episodes           %lld (terminals %lld, timeouts %lld)\n",
               j["episodes"].get<long long>(), j["terminals"].get<long long>(),
               j["timeouts"].get<long long>());
+  if (j["terminal_and_timeout"].get<int64_t>() > 0) {
+    std::printf(
+        "warning            %lld steps have both terminals and timeouts set (D4RL sets one):\n"
+        "                   each ends its episode, counted as a terminal\n",
+        j["terminal_and_timeout"].get<long long>());
+  }
   std::printf("dropped tail       %lld steps (unfinished last episode)\n",
               j["dropped_tail_steps"].get<long long>());
   const auto& len = j["episode_length"];
@@ -287,6 +294,12 @@ void add_synth_command(CLI::App& data_cmd) {
   synth->add_flag("--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {
     const data::EnvInfo& env = data::require_env(synth_args->env);
+    // A file no episode of which ends would be refused by every reader (no complete episode).
+    if (synth_args->episode_len > synth_args->steps) {
+      throw std::invalid_argument("--episode-len " + std::to_string(synth_args->episode_len) +
+                                  " is more than --steps " + std::to_string(synth_args->steps) +
+                                  ": no episode of the file would end");
+    }
     data::Transitions d =
         synthetic(env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();

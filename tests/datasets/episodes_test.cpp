@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "datasets/episodes.h"
 #include "tests/datasets/fixtures.h"
@@ -62,6 +63,33 @@ TEST(EpisodesTest, NoCompleteEpisodeIsAnError) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("file.hdf5: no complete episode"), std::string::npos);
+  }
+}
+
+// D4RL sets one of the two flags on a step; a step with both ends its episode as a terminal, and
+// is counted so that `data inspect` can warn of it.
+TEST(EpisodesTest, StepsWithBothFlagsAreCounted) {
+  Transitions d = make_data(2, 1, {3, 2});  // a timeout ends the first, a terminal the second
+  d.terminals[2] = 1;
+  EpisodeIndex idx = split_episodes(d, "test");
+  EXPECT_EQ(idx.episodes.size(), 2u);
+  EXPECT_EQ(idx.stats.both_flags, 1);
+  EXPECT_TRUE(idx.episodes[0].ended_by_terminal);
+  EXPECT_EQ(idx.stats.num_timeouts, 1);
+}
+
+// Finite rewards whose sum is not (two of 3e38 in one episode): refused naming the row, where
+// training stopped at its 7th step on "loss is not finite" (an audit, 2026-11-29).
+TEST(EpisodesTest, AReturnToGoPastAFloatsRangeIsAnError) {
+  Transitions d = make_data(2, 1, {3, 2});
+  d.rewards[3] = d.rewards[4] = 3e38f;
+  try {
+    split_episodes(d, "file.hdf5");
+    FAIL() << "a return-to-go of 6e38 went into a float";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("file.hdf5: the return-to-go at row 3 is "),
+              std::string::npos)
+        << e.what();
   }
 }
 

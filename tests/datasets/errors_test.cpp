@@ -43,7 +43,8 @@ TEST(ErrorsTest, MissingKey) {
   TempDir dir;
   std::string path = dir.file("x.hdf5");
   write_raw_d4rl(path, 6, 3, 2, {"actions"});
-  expect_read_error(path, {path, "'actions'", "missing"});
+  // What the file holds instead is said, so a misnamed key shows itself.
+  expect_read_error(path, {path, "'actions': key is missing (the file holds: ", "observations"});
   write_raw_d4rl(path, 6, 3, 2, {"timeouts"});
   expect_read_error(path, {path, "'timeouts'", "missing"});
 }
@@ -198,6 +199,12 @@ TEST(ErrorsTest, NotHdf5) {
   std::string path = dir.file("notes.hdf5");
   std::ofstream(path) << "observations,actions\n1,2\n";
   expect_read_error(path, {path, "not an HDF5 file"});
+  // What a dataset folder most often holds instead: an empty file, a Git LFS pointer.
+  std::ofstream(dir.file("empty.hdf5")).flush();
+  expect_read_error(dir.file("empty.hdf5"), {"not an HDF5 file (it is empty: 0 bytes)"});
+  std::ofstream(dir.file("lfs.hdf5"))
+      << "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 12345\n";
+  expect_read_error(dir.file("lfs.hdf5"), {"it is a Git LFS pointer", "git lfs pull"});
   expect_read_error<std::runtime_error>(dir.file("absent.hdf5"), {"absent.hdf5", "no such file"});
   // A typo of a file beside it: that file is offered; a folder is not a file.
   expect_read_error<std::runtime_error>(

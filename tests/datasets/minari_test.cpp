@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
+#include <cmath>
 
 #include <filesystem>
 #include <fstream>
 
+#include "datasets/d4rl.h"
 #include "datasets/episodes.h"
 #include "datasets/minari.h"
 #include "tests/datasets/fixtures.h"
@@ -148,6 +151,34 @@ TEST(MinariTest, EpisodeGroupsAreNumberedOnceEach) {
             std::string::npos);
 }
 
+// A NaN is named where the user's file holds it: the episode's group, its key and its own row
+// (the last observation of an episode is what the joined buffer called 'next_observations').
+TEST(MinariTest, ANonFiniteValueIsNamedByItsEpisodeAndRow) {
+  TempDir dir;
+  write_minari(dir.path / "set", {3, 4}, {true, false});
+  const std::string path = (dir.path / "set" / "data" / "main_data.hdf5").string();
+  {
+    RawFile f(path + ".new");
+    for (int e = 0; e < 2; ++e) {
+      const hsize_t T = e == 0 ? 3 : 4;
+      const std::string g = "episode_" + std::to_string(e) + "/";
+      std::vector<double> obs((T + 1) * 11, 0.25), rewards(T, 2.0);
+      if (e == 1) rewards[1] = std::nan("");
+      if (e == 0) obs[T * 11 + 2] = INFINITY;  // the episode's last observation
+      f.doubles(g + "observations", {T + 1, 11}, obs);
+      f.floats(g + "actions", {T, 3}, std::vector<float>(T * 3, 0.5f));
+      f.doubles(g + "rewards", {T}, rewards);
+      std::vector<uint8_t> term(T, 0), trunc(T, 0);
+      term[T - 1] = 1;
+      f.bools(g + "terminations", term);
+      f.bools(g + "truncations", trunc);
+    }
+  }
+  std::filesystem::rename(path + ".new", path);
+  EXPECT_EQ(read_error(dir.path / "set"),
+            path + ": 'episode_0/observations' has a non-finite value (inf) at row 3");
+}
+
 // metadata.json's totals are what the file must hold: Python's minari fails on a dataset that
 // holds fewer episodes; an altered or cut file is refused naming both numbers.
 TEST(MinariTest, TotalsOtherThanTheFilesAreRefused) {
@@ -192,6 +223,18 @@ TEST(MinariTest, AMainDataFileNamesItsDataset) {
             (dir.path / "loose").string() + " (move it there, or give a D4RL file another name)");
   }
   std::filesystem::current_path(before);
+
+  // Copied out under another name, it is read as a D4RL file: the error says what it is.
+  std::filesystem::copy_file(dir.path / "set" / "data" / "main_data.hdf5", dir.path / "copy.hdf5");
+  try {
+    read_d4rl((dir.path / "copy.hdf5").string());
+    FAIL() << "read a Minari file as a D4RL one";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("key is missing (the file holds episode_* groups: a "
+                                         "Minari dataset's data/main_data.hdf5"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // metadata.json is read only from a regular file: a FIFO there would block the reader.

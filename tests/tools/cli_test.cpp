@@ -58,7 +58,9 @@ TEST(Cli, DataInspectExplainsASynthesizedFile) {
   EXPECT_EQ(j["steps"], 300);
   EXPECT_EQ(j["fingerprint"].get<std::string>().size(), 16u);
   EXPECT_EQ(j["episodes"], 3);
+  EXPECT_EQ(j["terminal_and_timeout"], 0);
   EXPECT_EQ(j["env"], "hopper");
+  EXPECT_EQ(j["env_source"], "its widths (obs 11, act 3)");  // "d.hdf5" names no env
 }
 
 TEST(Cli, DataInspectNamesTheFileAndTheMissingKey) {
@@ -336,6 +338,9 @@ TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
                         {"unknown quality 'mediun' (did you mean 'medium'?)"});
   expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --env hoper"),
                         {"unknown environment 'hoper' (did you mean 'hopper'?)"});
+  // Not a typo, but a file every reader would refuse (no episode ends in it): not written.
+  expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --steps 100 --episode-len 1000"),
+                        {"--episode-len 1000 is more than --steps 100"});
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
 }
 
