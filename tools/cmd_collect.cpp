@@ -242,8 +242,9 @@ data::Transitions collect_with_sac(CollectArgs& a, const envs::EnvSpec& spec,
   return d;
 }
 
-void write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
-                          const data::Transitions& d, double ref_min, double ref_max) {
+// Returns the steps written: those of finished episodes (Minari keeps no unfinished one).
+int64_t write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
+                             const data::Transitions& d, double ref_min, double ref_max) {
   data::MinariWriteOptions o;
   o.dataset_id = a.dataset_id;
   o.env_spec = envs::gymnasium_env_spec_json(a.env);
@@ -265,11 +266,12 @@ void write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
       "episode dropped); env_spec %s, ref scores [%g, %g]\n",
       a.dataset_id.c_str(), static_cast<long long>(w.episodes), static_cast<long long>(w.steps),
       static_cast<long long>(w.dropped_tail_steps), spec.id.c_str(), ref_min, ref_max);
+  return w.steps;
 }
 
 // What the data is worth: the mean return of its finished episodes, normalized too.
 void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const data::Transitions& d,
-                        double ref_min, double ref_max) {
+                        int64_t written_steps, double ref_min, double ref_max) {
   double total = 0, ret = 0;
   int64_t episodes = 0;
   for (int64_t i = 0; i < d.num_steps(); ++i) {
@@ -284,7 +286,7 @@ void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const d
   std::printf(
       "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
       "(normalized %.1f)\n",
-      a.out.c_str(), static_cast<long long>(d.num_steps()), spec.id.c_str(), a.quality.c_str(),
+      a.out.c_str(), static_cast<long long>(written_steps), spec.id.c_str(), a.quality.c_str(),
       static_cast<long long>(episodes), mean, envs::normalized_score(mean, ref_min, ref_max));
 }
 
@@ -313,8 +315,9 @@ void run_collect(CollectArgs& a) {
   }
   const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
   const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;
+  int64_t written = d.num_steps();
   if (a.format == "minari") {
-    write_minari_dataset(a, spec, d, ref_min, ref_max);
+    written = write_minari_dataset(a, spec, d, ref_min, ref_max);
   } else {
     // D4RL's layout has no place for the env; metadata/ does: what training evaluates in.
     d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.env);
@@ -322,7 +325,7 @@ void run_collect(CollectArgs& a) {
     write_options.overwrite = a.force;
     data::write_d4rl(a.out, d, write_options);
   }
-  print_data_summary(a, spec, d, ref_min, ref_max);
+  print_data_summary(a, spec, d, written, ref_min, ref_max);
 }
 
 }  // namespace

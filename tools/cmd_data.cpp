@@ -291,7 +291,8 @@ void add_synth_command(CLI::App& data_cmd) {
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
       ->check(positive());
   synth->add_option("--seed", synth_args->seed, "random seed");
-  synth->add_flag("--overwrite", synth_args->overwrite, "replace an existing file");
+  // --force as train and collect name it; --overwrite as synth always has.
+  synth->add_flag("--force,--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {
     const data::EnvInfo& env = data::require_env(synth_args->env);
     // A file no episode of which ends would be refused by every reader (no complete episode).

@@ -61,6 +61,10 @@ TEST(Cli, DataInspectExplainsASynthesizedFile) {
   EXPECT_EQ(j["terminal_and_timeout"], 0);
   EXPECT_EQ(j["env"], "hopper");
   EXPECT_EQ(j["env_source"], "its widths (obs 11, act 3)");  // "d.hdf5" names no env
+  // Replaced with --force, as train and collect say it.
+  const std::string synth = "data synth d.hdf5 --env hopper --steps 300 --episode-len 100";
+  EXPECT_NE(run_minrnn(dir, synth).exit_code, 0);
+  EXPECT_EQ(run_minrnn(dir, synth + " --force").exit_code, 0);
 }
 
 TEST(Cli, DataInspectNamesTheFileAndTheMissingKey) {

@@ -46,6 +46,12 @@ void collect_minari(const TempDir& dir) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_TRUE(fs::exists(dir.path / "m" / "data" / "main_data.hdf5")) << r.output;
   ASSERT_TRUE(fs::exists(dir.path / "m" / "data" / "metadata.json")) << r.output;
+  // The summary counts the steps written (finished episodes), as metadata.json does.
+  const auto meta = nlohmann::json::parse(read_text(dir.path / "m" / "data" / "metadata.json"));
+  EXPECT_NE(r.output.find("wrote m: " + std::to_string(meta["total_steps"].get<int64_t>()) +
+                          " steps of Hopper-v5"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
