@@ -14,10 +14,14 @@ function(minrnn_library_interface name)
   add_library(minrnn::${_short} ALIAS ${name})
 endfunction()
 
-# LibTorch as our libraries use it: its libraries (libstdc++ first, see minrnn_use_torch), include
-# directories and flags (the C++ ABI define, -fopenmp). Installed as minrnn::torch with the flags
-# alone: the package's config adds the LibTorch its user's find_package(Torch) finds
-# (cmake/minrnnConfig.cmake.in), so the package names none of this machine's files.
+# LibTorch as our libraries use it: its libraries, include directories and flags (the C++ ABI
+# define, -fopenmp). Installed as minrnn::torch with the flags alone: the package's config adds the
+# LibTorch its user's find_package(Torch) finds (cmake/minrnnConfig.cmake.in), so the package names
+# none of this machine's files. libstdc++ comes first: the torch wheel's libtorch.so and
+# libtorch_cpu.so export a copy of std::filesystem of their own (an older toolchain's); loaded
+# ahead of libstdc++, that copy served our calls, and on a system with a newer libstdc++ (the lent
+# H200's, 2026-11-27) its remove_all jumped to address 0. First in the search order, the system's
+# own serves them (Linking.StdFilesystemCallsReachTheSystemsLibstdcxx).
 add_library(minrnn_torch INTERFACE)
 target_link_libraries(minrnn_torch INTERFACE stdc++ "$<BUILD_INTERFACE:${TORCH_LIBRARIES}>")
 target_compile_options(minrnn_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_torch_cxx_flags}>)
@@ -68,12 +72,9 @@ endfunction()
 # rebuilds of one file while working on it).
 option(MINRNN_UNITY_BUILD "Compile torch targets' sources in batches (one precompiled-header load each)" ON)
 set(MINRNN_UNITY_BATCH 8 CACHE STRING "Sources per unity batch")
+# minrnn_use_torch(target [PRIVATE]): LibTorch (minrnn_torch) for `target` and its users, or with
+# PRIVATE for `target` alone (its users link it), plus the shared precompiled header.
 function(minrnn_use_torch target)
-  # The torch wheel's libtorch.so and libtorch_cpu.so export a copy of std::filesystem of their own
-  # (an older toolchain's). Loaded ahead of libstdc++, that copy served our calls; on a system with
-  # a newer libstdc++ (the lent H200's, 2026-11-27) its remove_all jumped to address 0. Linking
-  # libstdc++ first (minrnn_torch) puts it first in the search order, so our calls get the system's
-  # own (Linking.StdFilesystemCallsReachTheSystemsLibstdcxx).
   set(_scope PUBLIC)
   if(ARGN STREQUAL "PRIVATE")
     set(_scope PRIVATE)

@@ -29,8 +29,9 @@ const std::set<std::string> kNotSettings = {"seed",          "device",          
                                             "eval_episodes", "target_return"};
 
 // What run `dir` was trained with (config.yaml, its keys but kNotSettings) and evaluated with
-// (eval.json's episodes, target return, mode, environment and reference scores, as "eval <key>").
-std::map<std::string, std::string> run_settings(const fs::path& dir) {
+// (its eval.json `e`'s episodes, target return, mode, environment and reference scores, as
+// "eval <key>").
+std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohmann::json& e) {
   std::map<std::string, std::string> settings;
   try {
     const YAML::Node config = YAML::LoadFile((dir / "config.yaml").string());
@@ -41,7 +42,6 @@ std::map<std::string, std::string> run_settings(const fs::path& dir) {
   } catch (const std::exception&) {
     settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
   }
-  const nlohmann::json e = io::read_json_or_null((dir / "eval.json").string());
   for (const char* key :
        {"episodes", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
     if (e.is_object() && e.contains(key)) settings[std::string("eval ") + key] = e[key].dump();
@@ -74,7 +74,7 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     const nlohmann::json j = io::read_json_or_null(file.string());
     r.ref_source = j.is_object() ? j.value("ref_source", std::string()) : "";
     r.env_id = j.is_object() ? j.value("env_id", std::string()) : "";
-    r.settings = run_settings(run.dir);
+    r.settings = run_settings(run.dir, j);
     runs.push_back(r);
   }
   return runs;

@@ -138,7 +138,8 @@ std::string write_failure(const std::string& path, const std::string& reason) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   int err = 0;
-  // Twice at most: a temp renamed or removed by its holder between our open and our lock.
+  // Again (a few times at most) when a temp was renamed or removed by its holder between our open
+  // and our lock.
   for (int attempt = 0; attempt < 3 && fd_ < 0; ++attempt) {
     tmp_ = path_ + ".tmp";
     fd_ = take_temp(tmp_, false, err);
@@ -204,11 +205,9 @@ void AtomicFile::commit() {
     fail("cannot rename " + tmp_ + " over it", errno);
   }
   committed_ = true;
-  const int fd = fd_;
+  // The data were fsync'd before the rename: nothing close could still report is lost.
+  ::close(fd_);
   fd_ = -1;
-  if (::close(fd) != 0 && errno != EINTR) {
-    throw WriteError(write_failure(path_, std::string("closing it: ") + std::strerror(errno)));
-  }
   sync_parent(path_);
 }
 

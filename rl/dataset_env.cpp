@@ -49,7 +49,8 @@ bool named_env(const data::Dataset& ds, const std::string& config_env, const std
     throw std::invalid_argument("config key env: " + std::string(e.what()));
   }
   source = "config key env";
-  if (own_source.empty() || ds.env_from_widths || env.canonical == own.canonical) return true;
+  const bool own_is_a_guess = ds.env_spec.empty() && ds.env_from_widths;  // no word of the data's
+  if (own_source.empty() || own_is_a_guess || env.canonical == own.canonical) return true;
   const std::string apart = "config key env: " + config_env + " (" + env.task.spec.id + ") but " +
                             ds.source + " holds " + own.task.spec.id + " data (from " + own_source +
                             ")";

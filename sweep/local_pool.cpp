@@ -293,16 +293,15 @@ class LocalPool {
   }
 
   // Refused because another live process (a second sweep, an orphan of a killed one, a user's
-  // own train) holds the run dir: that run is going on, not failed. `holder` is -1 when that
-  // process has ended since it refused ours: the next sweep takes the run up.
+  // own train) holds the run dir: that run is going on, not failed. `holder` is -1 when no
+  // process holds it now: the child said a lock refused it (exit kExitDirBusy), a lock of this
+  // run's, since released, or of another run of its pack; the next sweep takes the run up.
   void on_busy(int i, long holder) {
     ++busy_;
     if (holder < 0) {
-      status_[i] = "held by another process, since ended";
-      std::printf(
-          "[%d/%d done] %s: another process held %s and has ended since; the next sweep "
-          "resumes it\n",
-          done(), total_, run_name(runs_[i]).c_str(), runs_[i].run_dir.c_str());
+      status_[i] = "not started: a run dir of its training was held by another process";
+      std::printf("[%d/%d done] %s: %s (exit %d); the next sweep resumes it\n", done(), total_,
+                  run_name(runs_[i]).c_str(), status_[i].c_str(), io::kExitDirBusy);
       return;
     }
     status_[i] = "running in pid " + std::to_string(holder);

@@ -72,6 +72,9 @@ TEST(DatasetEnv, AConfigNamingAnotherEnvThanTheDataRecordsIsRefused) {
   guessed.env_source = "its widths (obs 17, act 6)";
   EXPECT_EQ(rl::resolve_dataset_env(guessed, "").env_source, "its widths (obs 17, act 6)");
   EXPECT_EQ(rl::resolve_dataset_env(guessed, "walker2d").warning, "");
+  guessed.env_spec = ds.env_spec;  // a recorded spec is the data's word, whatever the widths say
+  guessed.env_spec_field = ds.env_spec_field;
+  EXPECT_THROW(rl::resolve_dataset_env(guessed, "halfcheetah"), std::invalid_argument);
 }
 
 // A dataset's own reference scores (a Minari dataset's metadata.json) stay with it.

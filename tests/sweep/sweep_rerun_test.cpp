@@ -219,7 +219,10 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   EXPECT_EQ(sweep::run_sweep(s, opt, &summary), 0);
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(summary.busy, 1);
-  EXPECT_NE(out.find("has ended since; the next sweep resumes it"), std::string::npos) << out;
+  EXPECT_NE(out.find("not started: a run dir of its training was held by another process (exit "
+                     "73); the next sweep resumes it"),
+            std::string::npos)
+      << out;
 }
 
 // kill -9 of the sweep takes its children with it: a child that would run for a minute is gone
