@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "eval/csv.h"
 #include "eval/published.h"
@@ -370,15 +373,19 @@ ReportFiles write_report(const std::string& sweep_dir) {
       (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
       (published.empty() ? "" : "\n" + published) + (budgets.empty() ? "" : "\n" + budgets) +
       (progress.empty() ? "" : "\n" + progress) + (failures.empty() ? "" : "\n" + failures);
-  // Both tables or neither: each is written to its temp first, and plots/ is made, before either
+  // The tables all or none: each is written to its temp first, and plots/ is made, before any
   // replaces what the folder held.
-  io::AtomicFile markdown((dir / "table3.md").string()), csv((dir / "table3.csv").string());
-  markdown.write(files.markdown);
-  csv.write(table_csv(t));
-  const std::string unchanged = " (table3.md and table3.csv are unchanged)";
-  for (const io::AtomicFile* table : {&markdown, &csv}) {
-    if (fs::is_directory(table->path()))  // a rename over it would fail after the other's
-      throw io::WriteError("cannot write " + table->path() + ": it is a folder" + unchanged);
+  const std::pair<const char*, std::string> tables[] = {
+      {"table3.md", files.markdown},
+      {"table3.csv", table_csv(t)},
+      {"table3.json", report_json(t, runs, unfinished, failed)}};
+  const std::string unchanged = " (table3.md, table3.csv and table3.json are unchanged)";
+  std::vector<std::unique_ptr<io::AtomicFile>> temps;
+  for (const auto& [name, text] : tables) {
+    temps.push_back(std::make_unique<io::AtomicFile>((dir / name).string()));
+    temps.back()->write(text);
+    if (fs::is_directory(temps.back()->path()))  // a rename over it would fail after the others'
+      throw io::WriteError("cannot write " + temps.back()->path() + ": it is a folder" + unchanged);
   }
   std::error_code ec;
   fs::create_directories(dir / "plots", ec);
@@ -386,9 +393,10 @@ ReportFiles write_report(const std::string& sweep_dir) {
     throw io::WriteError("cannot make " + (dir / "plots").string() + " for the curves: " +
                          (ec ? ec.message() : "a file of that name is in the way") + unchanged);
   }
-  markdown.commit();
-  csv.commit();
-  files.written = {(dir / "table3.md").string(), (dir / "table3.csv").string()};
+  for (const auto& temp : temps) {
+    temp->commit();
+    files.written.push_back(temp->path());
+  }
 
   write_curves(dir, runs, unfinished, &files.written);
   return files;

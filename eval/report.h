@@ -81,6 +81,11 @@ std::string failed_markdown(const std::vector<RunFailure>& runs);  // "" when no
 Table make_table(const std::vector<RunScore>& runs);
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
+// table3.json: the cells with their seeds' own scores, the averages, the runs in progress and the
+// failed ones (eval/report_json.cpp).
+std::string report_json(const Table& table, const std::vector<RunScore>& runs,
+                        const std::vector<RunProgress>& unfinished,
+                        const std::vector<RunFailure>& failed);
 // Our cells beside the published ones (eval/published.h) for every row the paper's Table 3 has;
 // empty when it has none of the table's datasets.
 std::string published_markdown(const Table& table);
@@ -104,8 +109,9 @@ struct ReportFiles {
   std::string markdown;  // what table3.md holds
 };
 // Writes table3.md (our table, the published comparison, the budget check, the runs in progress
-// and failed), table3.csv and plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir: the
-// tables both or neither (each checked writable first). Throws when no run has started.
+// and failed), table3.csv, table3.json and plots/<dataset>-<backbone>-{loss,score}.svg into
+// sweep_dir: the three tables all or none (each checked writable first). Throws when no run has
+// started.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -36,6 +36,6 @@ echo "== 5/5 results ($(($(date +%s) - start)) s)"
 cat "$OUT/table3.md"
 echo
 echo "  runs:      $OUT/<dataset>/<backbone>/seed<S>/  (config.yaml, metrics.csv, evals.csv, checkpoint.pt, eval.json)"
-echo "  table:     $OUT/table3.md, $OUT/table3.csv"
+echo "  table:     $OUT/table3.md, $OUT/table3.csv, $OUT/table3.json"
 echo "  plots:     $OUT/plots/*.svg  (training loss and normalized score per backbone)"
 echo "  video:     $RUN/video/rollout.gif  (frames: $RUN/video/frame_*.png)"

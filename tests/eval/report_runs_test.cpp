@@ -52,6 +52,16 @@ TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
             std::string::npos)
       << csv;
   EXPECT_NE(csv.find("hopper-medium,minlstm,51.000,1.000,2,0,,\n"), std::string::npos) << csv;
+
+  // table3.json: each cell with its seeds' own scores, for a script.
+  const auto j = nlohmann::json::parse(read_text(tmp.path / "table3.json"));
+  ASSERT_EQ(j["cells"].size(), 2u);
+  EXPECT_EQ(j["cells"][0]["backbone"], "mingru");
+  EXPECT_EQ(j["cells"][0]["settings_apart"], "eval episodes 10 / 2; lr 0.001 / 0.05");
+  ASSERT_EQ(j["cells"][0]["runs"].size(), 2u);
+  EXPECT_EQ(j["cells"][0]["runs"][1]["seed"], 1);
+  EXPECT_DOUBLE_EQ(j["cells"][0]["runs"][1]["score"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(j["average"][1]["mean"].get<double>(), 51.0);
 }
 
 // A run whose last attempt failed (failed.json, beside an older eval.json or a metrics.csv) is
@@ -74,6 +84,10 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
       << md;
   EXPECT_NE(md.find("| hopper-medium | mingru | 2 | train | 137 |"), std::string::npos) << md;
   EXPECT_EQ(md.find("## In progress"), std::string::npos) << md;
+  const auto j = nlohmann::json::parse(read_text(tmp.path / "table3.json"));
+  ASSERT_EQ(j["failed"].size(), 2u);
+  EXPECT_EQ(j["failed"][1]["exit_code"], 137);
+  EXPECT_TRUE(j["in_progress"].empty());
 }
 
 // Scores of another environment or reference scores (a Minari dataset's, Gymnasium v5) under a
@@ -92,9 +106,9 @@ TEST(ReportRuns, ACellScoredOtherwiseThanD4rlsTableIsNotComparedWithThePaper) {
   EXPECT_NE(md.find("A cell marked \"not D4RL's\""), std::string::npos) << md;
 }
 
-// Both tables or neither: a plots/ that cannot be made, or a table3.csv that cannot be written,
+// The tables all or none: a plots/ that cannot be made, or a table3.csv that cannot be written,
 // leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
-TEST(ReportRuns, BothTablesOrNeither) {
+TEST(ReportRuns, TheTablesAllOrNone) {
   testing::TempDir tmp;
   write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
   std::ofstream(tmp.path / "table3.md") << "the previous report\n";
@@ -108,6 +122,7 @@ TEST(ReportRuns, BothTablesOrNeither) {
   }
   EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
   EXPECT_FALSE(fs::exists(tmp.path / "table3.csv"));
+  EXPECT_FALSE(fs::exists(tmp.path / "table3.json"));
 
   fs::remove(tmp.path / "plots");
   fs::create_directories(tmp.path / "table3.csv");  // cannot be replaced by a file

@@ -196,8 +196,8 @@ TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
 // An error from HDF5's own file handling carries the OS reason too.
 TEST(Faults, DatasetIntoAMissingFolderNamesTheFileAndTheReason) {
   TempDir dir;
-  const LimitedResult r =
-      run_minrnn_limited(dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300");
+  const LimitedResult r = run_minrnn_limited(
+      dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300 --episode-len 100");
   expect_clean_failure(r, {"no/such/dir/e.hdf5", "No such file or directory"});
 }
 
