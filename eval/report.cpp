@@ -276,12 +276,16 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
 std::string failed_markdown(const std::vector<RunFailure>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
-  md << "## Failed\n\nRuns whose last attempt failed (their failed.json), so not in the table; "
-        "the next `minrnn sweep` starts them again. Why: the run's train.log.\n\n"
-        "| dataset | backbone | seed | phase | exit status | log |\n|---|---|---|---|---|---|\n";
+  md << "## Failed\n\nRuns whose last attempt failed (their failed.json: the next `minrnn sweep` "
+        "starts them again) or whose eval.json is no result (`minrnn eval RUN --replace` "
+        "evaluates the run again), so not in the table.\n\n"
+        "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
+    const std::string why = r.unreadable.empty() ? "exit " + std::to_string(r.exit_code) +
+                                                       ", see " + r.run_dir + "/train.log"
+                                                 : r.run_dir + "/eval.json: " + r.unreadable;
     md << "| " << md_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | " << r.phase
-       << " | " << r.exit_code << " | " << md_cell(r.run_dir) << "/train.log |\n";
+       << " | " << md_cell(why) << " |\n";
   }
   return md.str();
 }

@@ -55,20 +55,21 @@ struct RunProgress {
   bool finished_shorter = false;
 };
 
-// A run whose last attempt failed (its failed.json, written by `minrnn sweep`): not in the table.
+// A run whose last attempt failed (its failed.json, written by `minrnn sweep`), or whose result
+// cannot be read (an eval.json of a NaN score, one edited by hand): not in the table.
 struct RunFailure {
   std::string dataset, backbone, run_dir;
   int64_t seed = 0;
-  std::string phase = "?";  // "train" or "eval"
+  std::string phase = "?";  // "train" or "eval" (failed.json); "result" for an unreadable eval.json
   int exit_code = -1;
+  std::string unreadable;  // why its eval.json is no result ("" for a failed.json)
 };
 
-// Every finished run with an eval.json and no failed.json under `sweep_dir`; throws naming a
-// malformed file.
+// Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json.
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
-// Every run under `sweep_dir` with a failed.json.
+// Every run under `sweep_dir` with a failed.json, or finished with an eval.json that is no result.
 std::vector<RunFailure> collect_failed(const std::string& sweep_dir);
 // The settings the runs differ in, "key a / b; key2 c / d" ("" when none): a cell whose seeds
 // trained or were evaluated otherwise is no mean over seeds of one thing.

@@ -70,6 +70,7 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
                            {"seed", r.seed},
                            {"phase", r.phase},
                            {"exit_code", r.exit_code},
+                           {"unreadable", r.unreadable},
                            {"run_dir", r.run_dir}});
   }
   return j.dump(2) + "\n";

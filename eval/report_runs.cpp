@@ -63,7 +63,7 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
       continue;
     }
     const FinalEvaluation e = read_final_evaluation(run.dir);
-    if (!e.unreadable.empty()) throw std::runtime_error(file.string() + ": " + e.unreadable);
+    if (!e.unreadable.empty()) continue;  // collect_failed lists it
     RunScore r;
     r.dataset = run.dataset;
     r.backbone = run.backbone;
@@ -105,12 +105,23 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
 std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
   std::vector<RunFailure> runs;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
-    if (!fs::exists(run.dir / "failed.json")) continue;
-    const nlohmann::json j = io::read_json_or_null((run.dir / "failed.json").string());
-    RunFailure f{run.dataset, run.backbone, run.dir.string(), run.seed};
-    if (j.is_object()) {
-      f.phase = j.value("phase", std::string("?"));
-      f.exit_code = j.value("exit_code", -1);
+    RunFailure f;
+    f.dataset = run.dataset;
+    f.backbone = run.backbone;
+    f.run_dir = run.dir.string();
+    f.seed = run.seed;
+    if (fs::exists(run.dir / "failed.json")) {
+      const nlohmann::json j = io::read_json_or_null((run.dir / "failed.json").string());
+      if (j.is_object()) {
+        f.phase = j.value("phase", std::string("?"));
+        f.exit_code = j.value("exit_code", -1);
+      }
+    } else if (fs::exists(run.dir / "eval.json") && fs::exists(run.dir / "done.json")) {
+      f.unreadable = read_final_evaluation(run.dir).unreadable;
+      if (f.unreadable.empty()) continue;  // a result: collect_scores scores it
+      f.phase = "result";
+    } else {
+      continue;
     }
     runs.push_back(f);
   }

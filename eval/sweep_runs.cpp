@@ -43,6 +43,13 @@ FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
   try {
     std::ifstream in(run_dir / "eval.json");
     const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.is_object() && j.contains("mean_normalized") && j["mean_normalized"].is_null()) {
+      // What a NaN score is written as: JSON has no NaN.
+      e.unreadable =
+          "mean_normalized is null: the evaluation's returns were not finite (a "
+          "diverged policy?)";
+      return e;
+    }
     e.score = j.at("mean_normalized").get<double>();
     e.episodes = j.value("episodes", int64_t{-1});
     e.train_step = j.value("train_step", int64_t{0});

@@ -78,11 +78,12 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   eval::write_report(tmp.path.string());
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 50.0 (n=1) |"), std::string::npos) << md;
-  EXPECT_NE(
-      md.find("| hopper-medium | mingru | 1 | eval | 1 | " + eval_failed.string() + "/train.log |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| hopper-medium | mingru | 1 | eval | exit 1, see " + eval_failed.string() +
+                    "/train.log |"),
+            std::string::npos)
       << md;
-  EXPECT_NE(md.find("| hopper-medium | mingru | 2 | train | 137 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| hopper-medium | mingru | 2 | train | exit 137, see "), std::string::npos)
+      << md;
   EXPECT_EQ(md.find("## In progress"), std::string::npos) << md;
   const auto j = nlohmann::json::parse(read_text(tmp.path / "table3.json"));
   ASSERT_EQ(j["failed"].size(), 2u);
