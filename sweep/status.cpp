@@ -164,7 +164,14 @@ std::string status_words(const RunStatus& s) {
   }
   if (s.state == "trained") return "trained, not evaluated";
   if (s.state == "failed") return "failed (" + s.failure + "), log " + s.log;
-  if (s.state == "mismatched") return "not this sweep's run (" + s.failure + "): move it away";
+  if (s.state == "mismatched") {
+    // The run is the sweep's; its result is not (other episodes, a NaN score, a broken file).
+    if (s.failure.rfind("eval.json: ", 0) == 0) {
+      return "its " + s.failure +
+             ": no result of this sweep; move eval.json away and the sweep evaluates the run again";
+    }
+    return "not this sweep's run (" + s.failure + "): move it away";
+  }
   return s.state;
 }
 

@@ -102,6 +102,14 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
     EXPECT_EQ(status[0].state, "mismatched");
     EXPECT_NE(status[0].failure.find(why.substr(why.find("eval.json"))), std::string::npos)
         << status[0].failure;
+    // The run is the sweep's, its result is not: --status says which to move.
+    ::testing::internal::CaptureStdout();
+    sweep::print_sweep_status(s, false);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    EXPECT_NE(printed.find("its eval.json: "), std::string::npos) << printed;
+    EXPECT_NE(printed.find("move eval.json away and the sweep evaluates the run again"),
+              std::string::npos)
+        << printed;
   };
   testing::write_eval_json(run, 40, 1);
   named("seed3/eval.json: eval_episodes: 1 -> 3");
