@@ -85,10 +85,9 @@ Table make_table(const std::vector<RunScore>& runs) {
     Cell& c = t.cells[key] = cell_of(v);
     c.steps = steps[key];
     c.apart = settings_apart(seeds[key]);
-    // An eval.json from before env_id and ref_source were recorded was D4RL-scored in v4.
+    // An eval.json from before env_version and ref_source were recorded was D4RL-scored in v4.
     for (const RunScore* r : seeds[key]) {
-      const std::string& id = r->env_id;
-      const bool v4 = id.empty() || (id.size() > 3 && id.compare(id.size() - 3, 3, "-v4") == 0);
+      const bool v4 = r->env_version == 0 || r->env_version == 4;
       const bool table = r->ref_source.empty() || r->ref_source.rfind("D4RL table", 0) == 0;
       c.d4rl_scored = c.d4rl_scored && v4 && table;
     }

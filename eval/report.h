@@ -21,7 +21,10 @@ struct RunScore {
   int64_t seed = 0;
   double normalized = 0;   // mean over episodes
   int64_t train_step = 0;  // the evaluated checkpoint's step (eval.json); 0 where it names none
-  std::string env_id, ref_source;  // eval.json's: where it was scored, and by which constants
+  // eval.json's: the Gymnasium version it was scored in (0 where it records none) and the
+  // reference scores' source ("D4RL table (hopper)", a Minari dataset's own)
+  int env_version = 0;
+  std::string ref_source;
   // What it was trained and evaluated with, seed and budget aside: config.yaml's keys, and
   // eval.json's episodes, target return, mode and environment as "eval <key>" (report_runs.cpp).
   std::map<std::string, std::string> settings;

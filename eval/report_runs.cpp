@@ -1,8 +1,6 @@
 // The runs a report reads (eval/report.h): finished and scored, still training, failed, and what
 // each was trained and evaluated with, so that a cell says when its seeds differ in more than
 // their seed.
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -14,7 +12,9 @@
 #include "eval/csv.h"
 #include "eval/report.h"
 #include "eval/sweep_runs.h"
+#include "io/input_file.h"
 #include "io/python_json.h"
+#include "rl/config.h"
 
 namespace minrnn::eval {
 namespace {
@@ -28,16 +28,17 @@ const std::set<std::string> kNotSettings = {"seed",          "device",          
                                             "eval_every",    "checkpoint_every", "max_steps",
                                             "eval_episodes", "target_return"};
 
-// What run `dir` was trained with (config.yaml, its keys but kNotSettings) and evaluated with
-// (its eval.json `e`'s episodes, target return, mode, environment and reference scores, as
+// What run `dir` was trained with (config.yaml as training reads it: values, not their text, and
+// a key an older file lacks at its default; its keys but kNotSettings) and evaluated with (its
+// eval.json `e`'s episodes, target return, mode, environment and reference scores, as
 // "eval <key>").
 std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohmann::json& e) {
   std::map<std::string, std::string> settings;
   try {
-    const YAML::Node config = YAML::LoadFile((dir / "config.yaml").string());
-    for (const auto& kv : config) {
-      const std::string key = kv.first.as<std::string>();
-      if (kNotSettings.count(key) == 0) settings[key] = YAML::Dump(kv.second);
+    const std::string file = (dir / "config.yaml").string();
+    const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
+    for (const auto& [key, value] : rl::config_entries(config)) {
+      if (kNotSettings.count(key) == 0) settings[key] = value;
     }
   } catch (const std::exception&) {
     settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
@@ -73,7 +74,7 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     r.train_step = e.train_step;
     const nlohmann::json j = io::read_json_or_null(file.string());
     r.ref_source = j.is_object() ? j.value("ref_source", std::string()) : "";
-    r.env_id = j.is_object() ? j.value("env_id", std::string()) : "";
+    r.env_version = j.is_object() ? j.value("env_version", 0) : 0;
     r.settings = run_settings(run.dir, j);
     runs.push_back(r);
   }

@@ -282,7 +282,10 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
       }
       if (const std::string why = stale_evaluation(spec, r); !why.empty()) {
         stale += "\n  " + (fs::path(r.run_dir) / "eval.json").string() + ": " + why;
-        if (r.mismatch.empty()) r.mismatch = "eval.json: " + why;
+        if (r.mismatch.empty()) {
+          r.mismatch = "eval.json: " + why;
+          r.mismatch_in_result = true;
+        }
       }
       runs.push_back(r);
     }

@@ -166,7 +166,7 @@ std::string status_words(const RunStatus& s) {
   if (s.state == "failed") return "failed (" + s.failure + "), log " + s.log;
   if (s.state == "mismatched") {
     // The run is the sweep's; its result is not (other episodes, a NaN score, a broken file).
-    if (s.failure.rfind("eval.json: ", 0) == 0) {
+    if (s.run.mismatch_in_result) {
       return "its " + s.failure +
              ": no result of this sweep; move eval.json away and the sweep evaluates the run again";
     }

@@ -122,6 +122,7 @@ struct SweepRun {
   // -> 0.0003"), or an eval.json that is no result of the sweep's ("eval.json: eval_episodes: 10
   // -> 30"). plan_sweep refuses such a sweep; --status (PlanMismatches::kReport) shows the run.
   std::string mismatch;
+  bool mismatch_in_result = false;  // the mismatch is the eval.json's alone: move that away
 };
 
 enum class PlanMismatches { kRefuse, kReport };

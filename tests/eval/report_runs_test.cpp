@@ -18,12 +18,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::read_text;
 
-// A finished run: config.yaml (`config`), done.json and eval.json (its score and `eval` keys).
+// A finished run: config.yaml (its dataset and `config`), done.json and eval.json (its score and
+// `eval` keys).
 fs::path write_scored_run(const fs::path& sweep, const std::string& backbone, int seed,
                           double score, const std::string& config, nlohmann::json eval = {}) {
   const fs::path run = sweep / "hopper-medium" / backbone / ("seed" + std::to_string(seed));
   fs::create_directories(run);
-  std::ofstream(run / "config.yaml") << config << "seed: " << seed << "\n";
+  std::ofstream(run / "config.yaml") << "dataset: d.hdf5\n" << config << "seed: " << seed << "\n";
   eval["mean_normalized"] = score;
   std::ofstream(run / "eval.json") << eval.dump();
   std::ofstream(run / "done.json") << "{}\n";
@@ -31,14 +32,15 @@ fs::path write_scored_run(const fs::path& sweep, const std::string& backbone, in
 }
 
 // A cell is a mean over seeds of one thing: seeds of another lr, evaluated over other episodes,
-// are marked † and named; seeds apart only in their seed or device are not (an audit,
-// 2026-11-29: two sweeps of one `out`, lr 1e-3 and 0.05, made one "1.2 ± 0.1 (n=2)").
+// are marked † and named; seeds apart only in their seed, device or how a value is written are not
+// (an audit, 2026-11-29: two sweeps of one `out`, lr 1e-3 and 0.05, made one "1.2 ± 0.1 (n=2)").
 TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
   testing::TempDir tmp;
   write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\ndevice: cpu\n", {{"episodes", 10}});
   write_scored_run(tmp.path, "mingru", 1, 60, "lr: 0.05\ndevice: cuda\n", {{"episodes", 2}});
   write_scored_run(tmp.path, "minlstm", 0, 50, "lr: 0.001\ndevice: cpu\n", {{"episodes", 10}});
-  write_scored_run(tmp.path, "minlstm", 1, 52, "lr: 0.001\ndevice: cuda\n", {{"episodes", 10}});
+  // The same lr written otherwise: values are compared, not their text.
+  write_scored_run(tmp.path, "minlstm", 1, 52, "lr: 1e-3\ndevice: cuda\n", {{"episodes", 10}});
   eval::write_report(tmp.path.string());
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 55.0 ± 5.0 (n=2) † | 51.0 ± 1.0 (n=2) |"), std::string::npos)
@@ -95,10 +97,12 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
 // label of the paper's are not set beside the paper's D4RL numbers.
 TEST(ReportRuns, ACellScoredOtherwiseThanD4rlsTableIsNotComparedWithThePaper) {
   testing::TempDir tmp;
-  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n",
-                   {{"env_id", "Hopper-v5"}, {"ref_source", "metadata.json ref_min_score"}});
-  write_scored_run(tmp.path, "minlstm", 0, 60, "lr: 0.001\n",
-                   {{"env_id", "Hopper-v4"}, {"ref_source", "D4RL table (hopper)"}});
+  write_scored_run(
+      tmp.path, "mingru", 0, 50, "lr: 0.001\n",
+      {{"env_id", "Hopper-v5"}, {"env_version", 5}, {"ref_source", "metadata.json ref_min_score"}});
+  write_scored_run(
+      tmp.path, "minlstm", 0, 60, "lr: 0.001\n",
+      {{"env_id", "Hopper-v4"}, {"env_version", 4}, {"ref_source", "D4RL table (hopper)"}});
   eval::write_report(tmp.path.string());
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | – (not D4RL's) | 79.4 ± 8.2 | 60.0 (n=1) | 85.0 ± 4.4 |"),

@@ -10,6 +10,12 @@
 
 namespace minrnn::testing {
 
+// A hopper agent of 4 steps on d.hdf5 (`data synth d.hdf5 --env hopper`): trains in seconds.
+inline constexpr const char* kFourStepConfig =
+    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
+    "context_len: 5\nbatch_size: 4\nmax_steps: 4\nwarmup_steps: 1\neval_every: 0\n"
+    "eval_episodes: 1\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+
 // The output names every one of `parts`.
 inline void expect_output_naming(const CommandResult& r, const std::vector<std::string>& parts) {
   for (const auto& part : parts)

@@ -20,10 +20,7 @@ using testing::TempDir;
 using testing::write_text;
 namespace fs = std::filesystem;
 
-const char* kFourStepConfig =
-    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
-    "context_len: 5\nbatch_size: 4\nmax_steps: 4\nwarmup_steps: 1\neval_every: 0\n"
-    "eval_episodes: 1\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+using testing::kFourStepConfig;
 
 // A negative seed was read as "none given" (the config's seed 0); one past int64 as CLI11's
 // conversion error.

@@ -23,10 +23,7 @@ using testing::TempDir;
 using testing::write_text;
 namespace fs = std::filesystem;
 
-const char* kEvalCliConfig =
-    "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
-    "context_len: 5\nbatch_size: 4\nmax_steps: 4\nwarmup_steps: 1\neval_every: 0\n"
-    "eval_episodes: 1\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
+using testing::kFourStepConfig;
 
 // Two finished runs, a and b, each with its result (eval.json, 2 episodes).
 class EvalCli : public ::testing::Test {
@@ -35,7 +32,7 @@ class EvalCli : public ::testing::Test {
     ASSERT_EQ(
         run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 400 --episode-len 50").exit_code,
         0);
-    write_text(dir.path / "c.yaml", kEvalCliConfig);
+    write_text(dir.path / "c.yaml", kFourStepConfig);
     for (const char* run : {"a", "b"}) {
       const std::string args = std::string("train c.yaml --quiet --seed 0 --run-dir ") + run;
       ASSERT_EQ(run_minrnn(dir, args).exit_code, 0);
