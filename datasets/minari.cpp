@@ -97,7 +97,14 @@ MinariInfo read_metadata_json(const fs::path& dir) {
   fs::path path = dir / "data" / "metadata.json";
   std::error_code ec;
   if (!fs::exists(path, ec)) path = dir / "metadata.json";
-  if (!fs::exists(path, ec)) return info;  // optional: the HDF5 file has all the reader needs
+  if (!fs::exists(path, ec)) {
+    // Without it the data names no environment, version or time limit: Hopper-v5 data would be
+    // scored in D4RL's Hopper by its file name alone. Python's minari refuses it too.
+    throw std::invalid_argument(
+        (dir / "data" / "metadata.json").string() +
+        ": missing (a Minari dataset records its environment, spaces and sizes there; without it "
+        "the environment to evaluate in is unknown)");
+  }
   info.metadata_path = path.string();
   const nlohmann::json j = io::parse_python_json(
       io::read_input_file(path.string(), "Minari metadata.json"), path.string());

@@ -22,7 +22,7 @@ struct MinariSpace {
 
 struct MinariInfo {
   std::string dataset_id;     // metadata.json "dataset_id" (or the folder name)
-  std::string metadata_path;  // the metadata.json read, "" when there is none
+  std::string metadata_path;  // the metadata.json read ("" for data that is no Minari dataset)
   std::string minari_version;
   // The environment: env_spec (the one the data was recorded in) and eval_env_spec (the one to
   // evaluate in, when the dataset names one), each a Gymnasium EnvSpec JSON document as stored,
@@ -60,11 +60,12 @@ std::string resolve_minari_dir(const std::string& id_or_path);
 bool is_minari_reference(const std::string& id_or_path);
 
 // Reads a Minari dataset directory: <dir>/data/main_data.hdf5 and <dir>/data/metadata.json (where
-// Minari keeps it; <dir>/metadata.json is read when that is absent). next_observations are
-// observations[1:] of each episode; terminals/timeouts are terminations/truncations. Options as
-// for read_d4rl (infos are not read: Minari's per-episode infos have no fixed layout). A space
-// other than a Box (a Dict observation space), or one whose shape is not the data's, is an error
-// naming metadata.json's field and value; so is any other error, naming the file and the key.
+// Minari keeps it; <dir>/metadata.json is read when that is absent; neither is an error).
+// next_observations are observations[1:] of each episode; terminals/timeouts are
+// terminations/truncations. Options as for read_d4rl (infos are not read: Minari's per-episode
+// infos have no fixed layout). A space other than a Box (a Dict observation space), or one whose
+// shape is not the data's, is an error naming metadata.json's field and value; so is any other
+// error, naming the file and the key.
 Transitions read_minari(const std::string& dataset_dir, MinariInfo* info = nullptr,
                         const ReadOptions& options = {});
 

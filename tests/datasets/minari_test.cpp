@@ -248,6 +248,16 @@ TEST(MinariTest, AMetadataJsonThatIsNoFileIsAnError) {
             meta.string() + ": not a regular file (a Minari metadata.json is read from one)");
 }
 
+// Without metadata.json a Minari dataset names no environment: refused, not guessed from its id.
+TEST(MinariTest, ADatasetWithoutMetadataJsonIsRefused) {
+  TempDir dir;
+  write_minari(dir.path / "set", {3}, {true});
+  const std::filesystem::path meta = dir.path / "set" / "data" / "metadata.json";
+  std::filesystem::remove(meta);
+  const std::string what = read_error(dir.path / "set");
+  EXPECT_EQ(what.rfind(meta.string() + ": missing (", 0), 0u) << what;
+}
+
 TEST(MinariTest, ObservationsNeedOneRowMoreThanActions) {
   TempDir dir;
   std::filesystem::create_directories(dir.path / "bad" / "data");
@@ -260,6 +270,7 @@ TEST(MinariTest, ObservationsNeedOneRowMoreThanActions) {
     f.bools("episode_0/terminations", {0, 0, 1});
     f.bools("episode_0/truncations", {0, 0, 0});
   }
+  write_metadata(dir.path / "bad", R"({"env_spec": "{\"id\": \"Hopper-v5\"}"})");
   try {
     read_minari((dir.path / "bad").string());
     FAIL();
