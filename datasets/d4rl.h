@@ -61,6 +61,13 @@ struct ReadOptions {
   // Environment whose dimensions the file must have: "" guesses it from the file name (no check
   // when the name names none), "none" skips the check, else "hopper" / "halfcheetah" / "walker2d".
   std::string env;
+
+  // These options without what training never reads (next states, infos, metadata).
+  ReadOptions only_what_training_reads() const {
+    ReadOptions lean = *this;
+    lean.read_next_observations = lean.read_infos = lean.read_metadata = false;
+    return lean;
+  }
 };
 
 // The index of the first NaN or infinity in `values`, -1 when none (Transitions::validate's check,

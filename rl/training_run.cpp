@@ -58,11 +58,8 @@ enum class LoopEnd { kRunning, kMaxSteps, kStopSignal, kStopAfter, kAlreadyTrain
 
 // Training reads states, actions, rewards and flags only: no infos, metadata or next states.
 std::shared_ptr<const data::Dataset> load_training_data(const std::string& dataset) {
-  data::ReadOptions read;
-  read.read_infos = false;
-  read.read_metadata = false;
-  read.read_next_observations = false;
-  return std::make_shared<const data::Dataset>(data::load_dataset(dataset, read));
+  return std::make_shared<const data::Dataset>(
+      data::load_dataset(dataset, data::ReadOptions{}.only_what_training_reads()));
 }
 
 // Declared in the order it is built: the lock before anything touches the run dir, the guard that

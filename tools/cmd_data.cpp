@@ -236,6 +236,27 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
   return d;
 }
 
+// A fault in what only inspect reads (a NaN in next_observations, a broken infos group) is still
+// refused, but says that training, which reads neither, takes the file.
+data::Dataset load_for_inspect(const std::string& target, const data::ReadOptions& options) {
+  try {
+    return data::load_dataset(target, options);
+  } catch (const std::invalid_argument& e) {
+    const std::exception_ptr fault = std::current_exception();
+    const data::ReadOptions lean = options.only_what_training_reads();
+    if (!options.read_next_observations && !options.read_infos && !options.read_metadata) throw;
+    try {
+      (void)data::load_dataset(target, lean);
+    } catch (const std::exception&) {
+      std::rethrow_exception(fault);
+    }
+    throw std::invalid_argument(std::string(e.what()) +
+                                "\n(training reads this dataset all the same: it reads no next "
+                                "observations, infos or metadata; `minrnn data inspect --minimal " +
+                                target + "` explains what it reads)");
+  }
+}
+
 void add_inspect_command(CLI::App& data_cmd) {
   struct InspectArgs {
     std::string target, env;
@@ -255,11 +276,10 @@ void add_inspect_command(CLI::App& data_cmd) {
   inspect->callback([inspect_args] {
     data::ReadOptions options;
     options.env = inspect_args->env;
-    options.read_next_observations = options.read_infos = options.read_metadata =
-        !inspect_args->minimal;
+    if (inspect_args->minimal) options = options.only_what_training_reads();
     const double rss_before = peak_rss_mib();
     const auto t0 = std::chrono::steady_clock::now();
-    data::Dataset ds = data::load_dataset(inspect_args->target, options);
+    data::Dataset ds = load_for_inspect(inspect_args->target, options);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // What training would evaluate in: the same checks, so a bad env_spec shows here first.

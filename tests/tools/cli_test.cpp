@@ -16,7 +16,6 @@
 
 #include "io/dir_lock.h"
 #include "ops/device.h"
-#include "tests/datasets/fixtures.h"
 #include "tests/paths.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
@@ -47,31 +46,6 @@ const char* kTinyConfig =
     "dataset: d.hdf5\nenv: hopper\nbackbone: mingru\nn_layers: 1\nembed_dim: 16\n"
     "context_len: 5\nbatch_size: 4\nmax_steps: 6\nwarmup_steps: 1\neval_every: 0\n"
     "eval_episodes: 2\ncheckpoint_every: 2\nlog_every: 1\ntarget_return: 3600\n";
-
-TEST(Cli, DataInspectExplainsASynthesizedFile) {
-  TempDir dir;
-  ASSERT_EQ(
-      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100").exit_code, 0);
-  const CliResult r = run_minrnn(dir, "data inspect d.hdf5 --json");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = nlohmann::json::parse(r.output);
-  EXPECT_EQ(j["steps"], 300);
-  EXPECT_EQ(j["fingerprint"].get<std::string>().size(), 16u);
-  EXPECT_EQ(j["episodes"], 3);
-  EXPECT_EQ(j["terminal_and_timeout"], 0);
-  EXPECT_EQ(j["env"], "hopper");
-  EXPECT_EQ(j["env_source"], "its widths (obs 11, act 3)");  // "d.hdf5" names no env
-  // Replaced with --force, as train and collect say it.
-  const std::string synth = "data synth d.hdf5 --env hopper --steps 300 --episode-len 100";
-  EXPECT_NE(run_minrnn(dir, synth).exit_code, 0);
-  EXPECT_EQ(run_minrnn(dir, synth + " --force").exit_code, 0);
-}
-
-TEST(Cli, DataInspectNamesTheFileAndTheMissingKey) {
-  TempDir dir;
-  data::testing::write_raw_d4rl(dir.file("broken.hdf5"), 6, 3, 2, {"rewards"});
-  expect_failure_naming(run_minrnn(dir, "data inspect broken.hdf5"), {"broken.hdf5", "rewards"});
-}
 
 TEST(Cli, TrainRefusesAnUnknownKeyAndCreatesNoRun) {
   TempDir dir;

@@ -1,0 +1,76 @@
+// `minrnn data inspect`: what it explains of a file, and how it refuses one, naming the file, the
+// key and the row.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/datasets/fixtures.h"
+#include "tests/run_command.h"
+#include "tests/temp_dir.h"
+#include "tests/tools/cli_fixtures.h"
+
+namespace minrnn {
+namespace {
+
+using testing::expect_failure_naming;
+using testing::run_minrnn;
+using testing::TempDir;
+using CliResult = testing::CommandResult;
+
+TEST(DataCli, InspectExplainsASynthesizedFile) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 100").exit_code, 0);
+  const CliResult r = run_minrnn(dir, "data inspect d.hdf5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["steps"], 300);
+  EXPECT_EQ(j["fingerprint"].get<std::string>().size(), 16u);
+  EXPECT_EQ(j["episodes"], 3);
+  EXPECT_EQ(j["terminal_and_timeout"], 0);
+  EXPECT_EQ(j["env"], "hopper");
+  EXPECT_EQ(j["env_source"], "its widths (obs 11, act 3)");  // "d.hdf5" names no env
+  // Replaced with --force, as train and collect say it.
+  const std::string synth = "data synth d.hdf5 --env hopper --steps 300 --episode-len 100";
+  EXPECT_NE(run_minrnn(dir, synth).exit_code, 0);
+  EXPECT_EQ(run_minrnn(dir, synth + " --force").exit_code, 0);
+}
+
+TEST(DataCli, InspectNamesTheFileAndTheMissingKey) {
+  TempDir dir;
+  data::testing::write_raw_d4rl(dir.file("broken.hdf5"), 6, 3, 2, {"rewards"});
+  expect_failure_naming(run_minrnn(dir, "data inspect broken.hdf5"), {"broken.hdf5", "rewards"});
+}
+
+// A NaN in next_observations, which training does not read: refused by inspect, which reads them,
+// with the word that training takes the file and how to see what it reads.
+TEST(DataCli, InspectSaysTrainingTakesAFileWhoseFaultIsInNextObservations) {
+  TempDir dir;
+  const std::string path = dir.file("d.hdf5");
+  data::testing::write_raw_d4rl(path, 6, 11, 3);
+  std::vector<float> next(6 * 11, 0.5f);
+  next[4 * 11 + 2] = std::nanf("");
+  data::testing::put_dataset(path, "next_observations", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6, 11},
+                             next.data());
+  expect_failure_naming(
+      run_minrnn(dir, "data inspect d.hdf5"),
+      {"d.hdf5", "'next_observations' has a non-finite value", "row 4",
+       "training reads this dataset all the same", "`minrnn data inspect --minimal d.hdf5`"});
+  const CliResult lean = run_minrnn(dir, "data inspect d.hdf5 --minimal --json");
+  ASSERT_EQ(lean.exit_code, 0) << lean.output;
+  EXPECT_EQ(nlohmann::json::parse(lean.output)["steps"], 6);
+  // A fault training reads too gets no such word.
+  std::vector<float> rewards(6, 1.0f);
+  rewards[3] = std::nanf("");
+  data::testing::put_dataset(path, "rewards", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6},
+                             rewards.data());
+  const CliResult both = run_minrnn(dir, "data inspect d.hdf5");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_EQ(both.output.find("all the same"), std::string::npos) << both.output;
+}
+
+}  // namespace
+}  // namespace minrnn
