@@ -12,8 +12,8 @@ namespace minrnn::envs {
 namespace {
 
 const std::vector<std::string>& d4rl_qualities() {
-  static const std::vector<std::string> qualities = {"random", "medium", "medium-replay",
-                                                     "medium-expert", "expert"};
+  static const std::vector<std::string> qualities = {"random",        "medium", "medium-replay",
+                                                     "medium-expert", "expert", "full-replay"};
   return qualities;
 }
 

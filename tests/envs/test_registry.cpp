@@ -11,7 +11,7 @@ TEST(Registry, NamesAndD4rlIdsMapToTheirEnvironment) {
   EXPECT_EQ(env_name_from_dataset_id("hopper-medium-v2"), "hopper");
   EXPECT_EQ(env_name_from_dataset_id("halfcheetah-medium-replay-v2"), "halfcheetah");
   EXPECT_EQ(env_name_from_dataset_id("walker2d-medium-expert-v2"), "walker2d");
-  EXPECT_EQ(d4rl_dataset_ids().size(), 15u);
+  EXPECT_EQ(d4rl_dataset_ids().size(), 18u);  // 3 envs × 6 qualities, full-replay among them
   for (const auto& id : d4rl_dataset_ids()) {
     const auto env = make_env(id);
     EXPECT_EQ(env->spec().name, env_name_from_dataset_id(id));

@@ -3,6 +3,9 @@
 // other fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "envs/registry.h"
 
@@ -22,4 +25,15 @@ TEST(ReferenceTables, EnvsAndDatasetsAgreeOnD4rlFacts) {
       EXPECT_DOUBLE_EQ(envs::normalized_score(name, ret), data::normalized_score(*info, ret));
     }
   }
+}
+
+// The D4RL ids an env name may be (envs) are the ones published (datasets): hopper-full-replay-v2
+// was downloadable but no environment name.
+TEST(ReferenceTables, EnvsAndDatasetsKnowTheSameD4rlIds) {
+  std::vector<std::string> as_envs = envs::d4rl_dataset_ids();
+  std::vector<std::string> published = data::d4rl_published_ids();
+  std::sort(as_envs.begin(), as_envs.end());
+  std::sort(published.begin(), published.end());
+  EXPECT_EQ(as_envs, published);
+  EXPECT_EQ(envs::env_spec("hopper-full-replay-v2").obs_dim, 11);
 }
