@@ -155,7 +155,7 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
                    "| dataset | backbone | window (steps) | evaluations a run | A | B | A − B | "
                    "paired A − B | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const CellComparison& c : cells) {
-    md += "| " + c.dataset + " | " + c.backbone + " | ";
+    md += "| " + markdown_cell(c.dataset) + " | " + c.backbone + " | ";
     md += c.evaluations == 0 ? "– | 0 | – | – | – | – | "
                              : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) +
                                    " | " + std::to_string(c.evaluations) + " | " + side_cell(c.a) +
@@ -175,13 +175,12 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
       "within_noise\n";
   auto g = [](double v) { return std::isfinite(v) ? number(v, "%.6g") : std::string(); };
   for (const CellComparison& c : cells) {
-    csv += c.dataset + "," + c.backbone + "," + std::to_string(c.from_step) + "," +
-           std::to_string(c.to_step) + "," + std::to_string(c.evaluations) + "," +
-           std::to_string(c.a.scores.size()) + "," + g(c.a.mean) + "," + g(c.a.std) + "," +
-           std::to_string(c.b.scores.size()) + "," + g(c.b.mean) + "," + g(c.b.std) + "," +
-           g(c.difference) + "," + g(c.standard_error) + "," + std::to_string(c.paired_seeds) +
-           "," + g(c.paired_difference) + "," + g(c.paired_standard_error) + "," +
-           (c.within_noise ? "1" : "0") + "\n";
+    csv +=
+        csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),
+                  std::to_string(c.evaluations), std::to_string(c.a.scores.size()), g(c.a.mean),
+                  g(c.a.std), std::to_string(c.b.scores.size()), g(c.b.mean), g(c.b.std),
+                  g(c.difference), g(c.standard_error), std::to_string(c.paired_seeds),
+                  g(c.paired_difference), g(c.paired_standard_error), c.within_noise ? "1" : "0"});
   }
   return csv;
 }

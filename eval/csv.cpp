@@ -147,4 +147,10 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return line + "\n";
 }
 
+std::string markdown_cell(const std::string& text) {
+  std::string cell;
+  for (char c : text) cell += c == '|' ? std::string("\\|") : std::string(1, c);
+  return cell;
+}
+
 }  // namespace minrnn::eval

@@ -37,4 +37,7 @@ CsvTable read_csv_table(const std::filesystem::path& path);
 // newline in quotes, a quote in it doubled; "\n" at the end.
 std::string csv_line(const std::vector<std::string>& cells);
 
+// A label (a dataset's) as a Markdown table cell: a '|' in it would start another column.
+std::string markdown_cell(const std::string& text);
+
 }  // namespace minrnn::eval

@@ -106,13 +106,6 @@ Table make_table(const std::vector<RunScore>& runs) {
   return t;
 }
 
-// A dataset label as a Markdown table cell: a '|' in it would start another column.
-std::string md_cell(const std::string& text) {
-  std::string cell;
-  for (char c : text) cell += c == '|' ? std::string("\\|") : std::string(1, c);
-  return cell;
-}
-
 std::string table_markdown(const Table& t) {
   std::ostringstream md;
   md << "D4RL normalized score of the last checkpoint (mean over eval episodes per run), "
@@ -123,7 +116,7 @@ std::string table_markdown(const Table& t) {
   for (size_t i = 0; i < t.backbones.size(); ++i) md << "---|";
   md << "\n";
   for (const auto& d : t.datasets) {
-    md << "| " << md_cell(d) << " |";
+    md << "| " << markdown_cell(d) << " |";
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end())
@@ -147,7 +140,7 @@ std::string table_markdown(const Table& t) {
   for (const auto& [key, c] : t.cells) {
     if (c.steps == 0) continue;  // an eval.json from before train_step was recorded
     steps.insert(c.steps);
-    budgets += (budgets.empty() ? "" : ", ") + md_cell(key.first) + " " + key.second + " " +
+    budgets += (budgets.empty() ? "" : ", ") + markdown_cell(key.first) + " " + key.second + " " +
                std::to_string(c.steps);
   }
   if (steps.size() > 1)
@@ -155,7 +148,8 @@ std::string table_markdown(const Table& t) {
   // A mean over seeds of one thing: seeds trained or evaluated otherwise are said to be.
   std::string apart;
   for (const auto& [key, c] : t.cells) {
-    if (!c.apart.empty()) apart += "\n- " + md_cell(key.first) + " " + key.second + ": " + c.apart;
+    if (!c.apart.empty())
+      apart += "\n- " + markdown_cell(key.first) + " " + key.second + ": " + c.apart;
   }
   if (!apart.empty()) {
     md << "\n† Seeds of these cells were trained or evaluated with other settings (config.yaml, "
@@ -243,8 +237,8 @@ std::string budget_markdown(const std::map<std::pair<std::string, std::string>, 
         "| dataset | backbone | steps | runs | third quarter | last quarter | change |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& [key, b] : c) {
-    md << "| " << md_cell(key.first) << " | " << key.second << " | " << b.steps << " | " << b.runs
-       << " | " << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
+    md << "| " << markdown_cell(key.first) << " | " << key.second << " | " << b.steps << " | "
+       << b.runs << " | " << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
        << (b.last_quarter >= b.third_quarter ? "+" : "") << fmt(b.last_quarter - b.third_quarter)
        << " |\n";
   }
@@ -261,8 +255,8 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
         "sweep extended with `--extend`, not through yet): its score waits for the same budget.\n\n"
         "| dataset | backbone | seed | step | last evaluation |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
-    md << "| " << md_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | " << r.step
-       << " | "
+    md << "| " << markdown_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | "
+       << r.step << " | "
        << (std::isnan(r.last_eval)
                ? std::string("–")
                : fmt(r.last_eval) + (r.finished_shorter ? " (final, step " : " (step ") +
@@ -283,8 +277,8 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
     const std::string why = r.unreadable.empty() ? "exit " + std::to_string(r.exit_code) +
                                                        ", see " + r.run_dir + "/train.log"
                                                  : r.run_dir + "/eval.json: " + r.unreadable;
-    md << "| " << md_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | " << r.phase
-       << " | " << md_cell(why) << " |\n";
+    md << "| " << markdown_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | "
+       << r.phase << " | " << markdown_cell(why) << " |\n";
   }
   return md.str();
 }

@@ -100,6 +100,19 @@ TEST(Compare, CellsWithoutACommonStepOrASecondSeedSaySo) {
   EXPECT_NE(comparison_csv(cells).find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,0\n"), std::string::npos);
 }
 
+// A label holding a comma, a quote or a '|' (a folder name may) keeps its rows' columns.
+TEST(Compare, ALabelWithACommaOrABarKeepsItsColumns) {
+  testing::TempDir tmp;
+  const std::string label = "hop,\"x\"|y";
+  write_evals(tmp.path / "a", label + "/mingru", 0, {{1000, 10}});
+  write_evals(tmp.path / "b", label + "/mingru", 0, {{1000, 10}});
+  const auto cells = compare_sweeps((tmp.path / "a").string(), (tmp.path / "b").string());
+  const std::string csv = comparison_csv(cells);
+  EXPECT_NE(csv.find("\n\"hop,\"\"x\"\"|y\",mingru,1000,1000,1,"), std::string::npos) << csv;
+  const std::string md = comparison_markdown(cells, "a", "b");
+  EXPECT_NE(md.find("| hop,\"x\"\\|y | mingru |"), std::string::npos) << md;
+}
+
 TEST(Compare, SweepsWithNothingInCommonAreRefusedNamingBoth) {
   testing::TempDir tmp;
   write_evals(tmp.path / "a", "hop/mingru", 0, {{1000, 10}});
