@@ -3,31 +3,45 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "eval/csv.h"
+#include "eval/report.h"
 #include "eval/stats.h"
 #include "eval/sweep_runs.h"
 
 namespace minrnn::eval {
 namespace {
 
+namespace fs = std::filesystem;
+
+const std::string verdict_moved = "moved (beyond 2 s.e.)";
+
 using Curve = std::map<int64_t, double>;  // evaluation step → normalized return
 struct RunCurve {
   int64_t seed = 0;
   Curve curve;
+  std::map<std::string, std::string> settings;  // training_settings
 };
 using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
 
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
 // is left out.
 Cells read_curves(const std::string& sweep_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(sweep_dir, ec)) {
+    throw std::invalid_argument(
+        sweep_dir + ": " + (fs::exists(sweep_dir, ec) ? "not a directory" : "no such directory") +
+        " (expected a sweep's out folder)");
+  }
   Cells cells;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     Series evals{"", {}, {}};
-    if (!read_eval_curve(run.dir, &evals)) continue;
-    RunCurve r{run.seed, {}};
+    if (fs::exists(run.dir / "failed.json") || !read_eval_curve(run.dir, &evals)) continue;
+    RunCurve r{run.seed, {}, training_settings(run.dir)};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));
   }
@@ -86,11 +100,37 @@ void compare_paired(CellComparison& c) {
   c.paired_standard_error = std::sqrt(sample_variance(differences) / differences.size());
 }
 
+// The settings keys whose values on side A are not those on side B, "key a / b" (a side's seeds
+// that differ among themselves show their values joined by ", ").
+std::string sides_apart(const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
+  auto values_of = [](const std::vector<RunCurve>& side, const std::string& key) {
+    std::set<std::string> values;
+    for (const RunCurve& r : side) {
+      const auto it = r.settings.find(key);
+      values.insert(it == r.settings.end() ? "(none)" : it->second);
+    }
+    std::string text;
+    for (const std::string& v : values) text += (text.empty() ? "" : ", ") + v;
+    return text;
+  };
+  std::set<std::string> keys;
+  for (const auto* side : {&a, &b})
+    for (const RunCurve& r : *side)
+      for (const auto& kv : r.settings) keys.insert(kv.first);
+  std::string apart;
+  for (const std::string& key : keys) {
+    const std::string in_a = values_of(a, key), in_b = values_of(b, key);
+    if (in_a != in_b) apart += (apart.empty() ? "" : "; ") + key + " " + in_a + " / " + in_b;
+  }
+  return apart;
+}
+
 CellComparison compare_cell(const std::string& dataset, const std::string& backbone,
                             const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
   CellComparison c;
   c.dataset = dataset;
   c.backbone = backbone;
+  c.settings_apart = sides_apart(a, b);
   const std::vector<int64_t> steps = common_steps(a, b);
   c.difference = c.standard_error = c.paired_difference = c.paired_standard_error = NAN;
   c.a.mean = c.a.std = c.b.mean = c.b.std = NAN;
@@ -117,17 +157,19 @@ std::string number(double v, const char* format = "%.1f") {
   return buf;
 }
 
+// One seed has no spread: its score alone, as the report writes it.
 std::string side_cell(const SideScores& s) {
-  return number(s.mean) + " ± " + number(s.std) + " (n=" + std::to_string(s.scores.size()) + ")";
+  return number(s.mean) + (s.scores.size() > 1 ? " ± " + number(s.std) : "") +
+         " (n=" + std::to_string(s.scores.size()) + ")";
 }
+
+}  // namespace
 
 std::string verdict(const CellComparison& c) {
   if (c.evaluations == 0) return "no step evaluated by every run";
   if (!std::isfinite(c.standard_error)) return "too few seeds to say";
-  return c.within_noise ? "within seed noise" : "**moved** (beyond 2 s.e.)";
+  return c.within_noise ? "within seed noise" : verdict_moved;
 }
-
-}  // namespace
 
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b) {
   const Cells a = read_curves(sweep_a), b = read_curves(sweep_b);
@@ -151,9 +193,12 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
                    "later half of the steps every run of the cell evaluated on both sides (the "
                    "window). A − B ± the standard error of two independent means; paired: seed by "
                    "seed, over the seeds both sides hold. Within 2 standard errors: within seed "
-                   "noise.\n\n"
+                   "noise. Runs whose last attempt failed (failed.json) are left out. The last "
+                   "column: the training settings A's runs and B's differ in (config keys but "
+                   "seed, device and cadences; the data's fingerprint).\n\n"
                    "| dataset | backbone | window (steps) | evaluations a run | A | B | A − B | "
-                   "paired A − B | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
+                   "paired A − B | verdict | A and B differ in |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const CellComparison& c : cells) {
     md += "| " + markdown_cell(c.dataset) + " | " + c.backbone + " | ";
     md += c.evaluations == 0 ? "– | 0 | – | – | – | – | "
@@ -163,7 +208,9 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
                                    number(c.standard_error) + " | " + number(c.paired_difference) +
                                    " ± " + number(c.paired_standard_error) +
                                    " (n=" + std::to_string(c.paired_seeds) + ") | ";
-    md += verdict(c) + " |\n";
+    const std::string said = verdict(c);
+    md += (c.within_noise || said != verdict_moved ? said : "**" + said + "**") + " | " +
+          (c.settings_apart.empty() ? "–" : markdown_cell(c.settings_apart)) + " |\n";
   }
   return md;
 }
@@ -172,15 +219,18 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
   std::string csv =
       "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
       "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
-      "within_noise\n";
+      "within_noise,verdict,settings_apart\n";
   auto g = [](double v) { return std::isfinite(v) ? number(v, "%.6g") : std::string(); };
+  auto spread = [&](const SideScores& s) { return s.scores.size() > 1 ? g(s.std) : ""; };
   for (const CellComparison& c : cells) {
-    csv +=
-        csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),
-                  std::to_string(c.evaluations), std::to_string(c.a.scores.size()), g(c.a.mean),
-                  g(c.a.std), std::to_string(c.b.scores.size()), g(c.b.mean), g(c.b.std),
-                  g(c.difference), g(c.standard_error), std::to_string(c.paired_seeds),
-                  g(c.paired_difference), g(c.paired_standard_error), c.within_noise ? "1" : "0"});
+    csv += csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),
+                     std::to_string(c.evaluations), std::to_string(c.a.scores.size()), g(c.a.mean),
+                     spread(c.a), std::to_string(c.b.scores.size()), g(c.b.mean), spread(c.b),
+                     g(c.difference), g(c.standard_error), std::to_string(c.paired_seeds),
+                     g(c.paired_difference), g(c.paired_standard_error),
+                     // Empty where the verdict is none: 0 would read as "moved".
+                     std::isfinite(c.standard_error) ? (c.within_noise ? "1" : "0") : "",
+                     verdict(c), c.settings_apart});
   }
   return csv;
 }

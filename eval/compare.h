@@ -32,10 +32,19 @@ struct CellComparison {
   int paired_seeds = 0;                       // seeds on both sides
   double paired_difference = 0, paired_standard_error = 0;  // NaN below two paired seeds
   bool within_noise = false;                                // |difference| ≤ 2 standard errors
+  // The training settings A's runs and B's differ in (training_settings in eval/report.h: config
+  // keys but seed, device and cadences, and the data's fingerprint), "key a / b; ..." ("" when
+  // none): the change under test (matmul_precision tf32 / fp32), or data it was not meant to be.
+  std::string settings_apart;
 };
 
-// Every (dataset, backbone) with evaluated runs in both sweeps, in (dataset, backbone) order.
-// Throws std::invalid_argument naming both directories when they share none.
+// What a comparison concludes: "no step evaluated by every run", "too few seeds to say",
+// "within seed noise" or "moved (beyond 2 s.e.)".
+std::string verdict(const CellComparison& c);
+
+// Every (dataset, backbone) with evaluated runs in both sweeps, in (dataset, backbone) order; a run
+// whose last attempt failed (failed.json) is left out, as the report leaves it. Throws
+// std::invalid_argument naming a directory that is none, or both when they share no cell.
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b);
 
 // A markdown table with the conventions above it, and its CSV twin.

@@ -10,6 +10,7 @@
 // through `--extend`), so that no cell mixes budgets.
 #pragma once
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct RunFailure {
   std::string unreadable;  // why its eval.json is no result ("" for a failed.json)
 };
 
+// What the run in `run_dir` was trained with, seed and budget aside: config.yaml's keys as
+// training reads them (values, not their text; a key an older file lacks at its default) but those
+// that leave what it learns alone (device, cadences), and its data's fingerprint (env.json).
+std::map<std::string, std::string> training_settings(const std::filesystem::path& run_dir);
 // Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json.

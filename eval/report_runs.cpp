@@ -28,21 +28,10 @@ const std::set<std::string> kNotSettings = {"seed",          "device",          
                                             "eval_every",    "checkpoint_every", "max_steps",
                                             "eval_episodes", "target_return"};
 
-// What run `dir` was trained with (config.yaml as training reads it: values, not their text, and
-// a key an older file lacks at its default; its keys but kNotSettings) and evaluated with (its
-// eval.json `e`'s episodes, target return, mode, environment and reference scores, as
-// "eval <key>").
+// What run `dir` was trained with, as training_settings, and evaluated with (its eval.json `e`'s
+// episodes, target return, mode, environment and reference scores, as "eval <key>").
 std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohmann::json& e) {
-  std::map<std::string, std::string> settings;
-  try {
-    const std::string file = (dir / "config.yaml").string();
-    const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
-    for (const auto& [key, value] : rl::config_entries(config)) {
-      if (kNotSettings.count(key) == 0) settings[key] = value;
-    }
-  } catch (const std::exception&) {
-    settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
-  }
+  std::map<std::string, std::string> settings = training_settings(dir);
   for (const char* key :
        {"episodes", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
     if (e.is_object() && e.contains(key)) settings[std::string("eval ") + key] = e[key].dump();
@@ -51,6 +40,26 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
 }
 
 }  // namespace
+
+std::map<std::string, std::string> training_settings(const fs::path& run_dir) {
+  std::map<std::string, std::string> settings;
+  try {
+    const std::string file = (run_dir / "config.yaml").string();
+    const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
+    for (const auto& [key, value] : rl::config_entries(config)) {
+      if (kNotSettings.count(key) == 0) settings[key] = value;
+    }
+  } catch (const std::exception&) {
+    settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
+  }
+  // The data itself: one path may have held other data for another run.
+  const nlohmann::json env = io::read_json_or_null((run_dir / "env.json").string());
+  if (env.is_object() && env.contains("dataset_fingerprint")) {
+    const nlohmann::json& f = env["dataset_fingerprint"];
+    settings["data fingerprint"] = f.is_string() ? f.get<std::string>() : f.dump();
+  }
+  return settings;
+}
 
 std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
   std::vector<RunScore> runs;

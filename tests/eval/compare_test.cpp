@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
@@ -76,10 +77,11 @@ TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| hop | minlstm | 2000–2000 | 1 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("**moved**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **moved (beyond 2 s.e.)** | – |"), std::string::npos) << md;
   const std::string csv = comparison_csv(cells);
-  EXPECT_NE(csv.find("\nhop,mingru,2000,3000,2,2,26,1,2,27,1,-1,1.41421,2,-1,0,1\n"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.find("\nhop,mingru,2000,3000,2,2,26,1,2,27,1,-1,1.41421,2,-1,0,1,within seed noise,\n"),
+      std::string::npos)
       << csv;
 }
 
@@ -97,7 +99,15 @@ TEST(Compare, CellsWithoutACommonStepOrASecondSeedSaySo) {
   const std::string md = comparison_markdown(cells, "a", "b");
   EXPECT_NE(md.find("no step evaluated by every run"), std::string::npos) << md;
   EXPECT_NE(md.find("too few seeds to say"), std::string::npos) << md;
-  EXPECT_NE(comparison_csv(cells).find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,0\n"), std::string::npos);
+  // No verdict: within_noise is empty, not 0 ("moved"); one seed has no std.
+  const std::string csv = comparison_csv(cells);
+  EXPECT_NE(csv.find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,,no step evaluated by every run,\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("\nhop,minlstm,1000,1000,1,1,10,,1,10,,0,,1,0,,,too few seeds to say,\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(md.find("| 10.0 (n=1) | 10.0 (n=1) |"), std::string::npos) << md;
 }
 
 // A label holding a comma, a quote or a '|' (a folder name may) keeps its rows' columns.
@@ -111,6 +121,48 @@ TEST(Compare, ALabelWithACommaOrABarKeepsItsColumns) {
   EXPECT_NE(csv.find("\n\"hop,\"\"x\"\"|y\",mingru,1000,1000,1,"), std::string::npos) << csv;
   const std::string md = comparison_markdown(cells, "a", "b");
   EXPECT_NE(md.find("| hop,\"x\"\\|y | mingru |"), std::string::npos) << md;
+}
+
+// What the two sides trained with, where it differs, is named beside the verdict: the change under
+// test, or data that was not meant to differ. A failed run is left out, as the report leaves it.
+TEST(Compare, NamesTheSettingsTheSidesDifferInAndLeavesFailedRunsOut) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  for (int seed : {0, 1}) {
+    write_evals(a, "hop/mingru", seed, {{1000, 10.0 + seed}});
+    write_evals(b, "hop/mingru", seed, {{1000, 11.0 + seed}});
+    for (const auto& [side, precision, fingerprint] :
+         {std::tuple{a, "tf32", "0123456789abcdef"}, std::tuple{b, "fp32", "fedcba9876543210"}}) {
+      const fs::path run = side / "hop/mingru" / ("seed" + std::to_string(seed));
+      testing::write_text(run / "config.yaml", std::string("dataset: d.hdf5\nenv: hopper\n"
+                                                           "matmul_precision: ") +
+                                                   precision + "\nseed: " + std::to_string(seed) +
+                                                   "\n");
+      testing::write_text(run / "env.json",
+                          std::string(R"({"dataset_fingerprint": ")") + fingerprint + "\"}");
+    }
+  }
+  write_evals(b, "hop/mingru", 2, {{1000, 90}});
+  testing::write_text(b / "hop/mingru/seed2/failed.json", R"({"phase": "train"})");
+  const auto cells = compare_sweeps(a.string(), b.string());
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].b.seeds, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(cells[0].settings_apart,
+            "data fingerprint 0123456789abcdef / fedcba9876543210; matmul_precision tf32 / fp32");
+  EXPECT_NE(comparison_csv(cells).find(",within seed noise,data fingerprint 0123"),
+            std::string::npos);
+}
+
+TEST(Compare, APathThatIsNoDirectoryIsNamed) {
+  testing::TempDir tmp;
+  write_evals(tmp.path / "a", "hop/mingru", 0, {{1000, 10}});
+  try {
+    compare_sweeps((tmp.path / "a").string(), (tmp.path / "nowhere").string());
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), (tmp.path / "nowhere").string() +
+                                         ": no such directory (expected a sweep's out folder)");
+  }
 }
 
 TEST(Compare, SweepsWithNothingInCommonAreRefusedNamingBoth) {
