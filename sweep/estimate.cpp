@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/env_table.h"
+#include "envs/registry.h"
 #include "eval/csv.h"
 #include "infer/policy.h"
 #include "io/name_list.h"
@@ -17,6 +20,8 @@
 
 namespace minrnn::sweep {
 namespace {
+
+namespace fs = std::filesystem;
 
 // One CSV's cells, read with errors that name the file, line and column.
 struct CsvReader {
@@ -80,6 +85,13 @@ void read_eval_rows(const CsvReader& csv, MeasuredRates& out) {
     r.machine = csv.text(i, "machine");
     r.policy = csv.text(i, "policy");
     r.batching = csv.text(i, "batching");
+    const std::string env = csv.text_or(i, "env", "halfcheetah");  // an older bench's only env
+    try {
+      r.env = envs::resolve_env(env).task.spec.name;
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(csv.file + ":" + std::to_string(i + 2) +
+                               ": column 'env': " + e.what());
+    }
     r.embed = static_cast<int64_t>(csv.number(i, "embed", true));
     r.layers = static_cast<int64_t>(csv.number(i, "layers", true));
     r.context = static_cast<int64_t>(csv.number(i, "context", true));
@@ -183,15 +195,25 @@ std::string policy_prefix(const std::string& backbone) {
   return backbone + ", " + rl::eval_mode_name(mode) + " ";
 }
 
+// The environment family a run is evaluated in, as far as its config says without reading its
+// data: its env key, else its dataset's name; "" where neither names one.
+std::string run_env(const rl::TrainConfig& c) {
+  if (!c.env.empty()) return envs::resolve_env(c.env).task.spec.name;
+  const data::EnvInfo* guess = data::guess_env_from_name(fs::path(c.dataset).filename().string());
+  return guess != nullptr ? guess->name : "";
+}
+
 void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c,
                     int64_t episodes) {
   if (episodes == 0) return;
+  const std::string env = run_env(c);
   auto line = std::find_if(e.evaluation.begin(), e.evaluation.end(), [&](const auto& l) {
     return l.backbone == c.backbone && l.embed == c.embed_dim && l.layers == c.n_layers &&
-           l.context == c.context_len;
+           l.context == c.context_len && l.env == env;
   });
   if (line == e.evaluation.end()) {
     EvaluationLine l;
+    l.env = env;
     l.backbone = c.backbone;
     l.embed = c.embed_dim;
     l.layers = c.n_layers;
@@ -200,8 +222,9 @@ void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::Trai
       if (r.policy.rfind(policy_prefix(c.backbone), 0) == 0 &&
           r.policy.find("packed engine") != std::string::npos &&
           r.batching.rfind("batched", 0) == 0 && r.embed == c.embed_dim && r.layers == c.n_layers &&
-          r.context == c.context_len) {
+          r.context == c.context_len && (env.empty() || r.env == env)) {
         l.policy = r.policy;
+        l.rates_env = r.env;
         l.env_steps_per_s = r.env_steps_per_s;
       }
     }
@@ -275,6 +298,13 @@ SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>&
   for (const EvalRate& r : rates.evals) eval_machines.insert(r.machine);
   e.train_machine = one_machine(pack_machines, e.device_kind + " training");
   e.eval_machine = one_machine(eval_machines, "evaluation");
+  if (e.device_kind == "cpu" && !e.train_machine.empty() && !e.eval_machine.empty() &&
+      e.train_machine != e.eval_machine) {
+    throw std::invalid_argument("the training rates come from " + e.train_machine +
+                                " and the evaluation rates from " + e.eval_machine +
+                                ": on the CPU both share one machine's cores; pass --rates "
+                                "files measured on the one machine to estimate");
+  }
 
   std::vector<rl::TrainConfig> configs;
   std::vector<int> to_train;

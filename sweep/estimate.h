@@ -42,6 +42,7 @@ struct PackRate {
 // One row of bench eval's CSV (runs/bench/eval.csv).
 struct EvalRate {
   std::string machine, policy, batching;
+  std::string env;  // the environment's family ("hopper"); halfcheetah in a file without the column
   int64_t embed = 0, layers = 0, context = 0;
   double env_steps_per_s = 0;
 };
@@ -68,6 +69,9 @@ struct TrainingLine {
 // The evaluations of runs of one backbone and size.
 struct EvaluationLine {
   std::string backbone, policy;  // policy: the bench eval row used ("" where none matches)
+  // The runs' environment family, "" where neither the config nor the dataset's name says; then a
+  // row of any environment is used, and rates_env names which.
+  std::string env, rates_env;
   int64_t embed = 0, layers = 0, context = 0;
   int64_t episodes = 0, env_steps = 0;      // env_steps: episodes × max_ep_len
   double env_steps_per_s = 0, seconds = 0;  // NaN where nothing was measured

@@ -55,8 +55,9 @@ std::vector<std::string> missing_measurements(const SweepEstimate& e) {
   }
   for (const EvaluationLine& l : e.evaluation) {
     if (!l.policy.empty() || l.episodes == 0) continue;
-    const std::string command = "minrnn bench eval --embed " + std::to_string(l.embed) +
-                                " --layers " + std::to_string(l.layers) + " --context " +
+    const std::string command = "minrnn bench eval" + (l.env.empty() ? "" : " --env " + l.env) +
+                                " --embed " + std::to_string(l.embed) + " --layers " +
+                                std::to_string(l.layers) + " --context " +
                                 std::to_string(l.context);
     if (std::find(commands.begin(), commands.end(), command) == commands.end())
       commands.push_back(command);
@@ -78,13 +79,16 @@ void format_training(std::ostringstream& md, const SweepEstimate& e) {
 }
 
 void format_evaluation(std::ostringstream& md, const SweepEstimate& e) {
-  md << "\n| backbone | embed | episodes | env steps (at most) | policy measured | env steps/s | "
-        "hours |\n|---|---|---|---|---|---|---|\n";
+  md << "\n| env | backbone | embed | episodes | env steps (at most) | policy measured | "
+        "env steps/s | hours |\n|---|---|---|---|---|---|---|---|\n";
   for (const EvaluationLine& l : e.evaluation) {
     char rate[32] = "–";
     if (l.env_steps_per_s > 0) std::snprintf(rate, sizeof rate, "%.0f", l.env_steps_per_s);
-    md << "| " << l.backbone << " | " << l.embed << " | " << l.episodes << " | " << l.env_steps
-       << " | " << (l.policy.empty() ? "none" : l.policy) << " | " << rate << " | "
+    const std::string env = !l.env.empty()        ? l.env
+                            : l.rates_env.empty() ? "?"
+                                                  : "? (rates of " + l.rates_env + ")";
+    md << "| " << env << " | " << l.backbone << " | " << l.embed << " | " << l.episodes << " | "
+       << l.env_steps << " | " << (l.policy.empty() ? "none" : l.policy) << " | " << rate << " | "
        << hours(l.seconds) << " |\n";
   }
 }
@@ -154,7 +158,9 @@ nlohmann::json estimate_json(const SweepEstimate& e) {
                         {"seconds", seconds(l.seconds)}});
   }
   for (const EvaluationLine& l : e.evaluation) {
-    evaluation.push_back({{"backbone", l.backbone},
+    evaluation.push_back({{"env", l.env},
+                          {"rates_env", l.rates_env},
+                          {"backbone", l.backbone},
                           {"embed", l.embed},
                           {"layers", l.layers},
                           {"context", l.context},

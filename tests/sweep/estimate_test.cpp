@@ -190,7 +190,8 @@ TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShape
   EXPECT_DOUBLE_EQ(e.train_seconds, 3000 / 40.0);
   const std::string text = sweep::format_estimate(f.spec, e);
   EXPECT_NE(text.find("errs short"), std::string::npos) << text;
-  EXPECT_NE(text.find("minrnn bench eval --embed 32 --layers 2 --context 10"), std::string::npos)
+  EXPECT_NE(text.find("minrnn bench eval --env hopper --embed 32 --layers 2 --context 10"),
+            std::string::npos)
       << text;
 
   // In TF32 nothing measured matches: the estimate says so and what to run, and adds up nothing.
@@ -234,6 +235,37 @@ TEST(SweepEstimate, RatesOfSeveralMachinesOrOfNoKnownBenchAreRefused) {
 
   err = error_of([&] { sweep::read_measured_rates({f.tmp.file("absent.csv")}); });
   EXPECT_NE(err.find("absent.csv: cannot read it"), std::string::npos) << err;
+}
+
+// Evaluation rates are a run's own environment's: halfcheetah's (which never falls) priced a
+// hopper sweep's evaluations; on the CPU, training and evaluation rates of two machines are
+// refused.
+TEST(SweepEstimate, EvaluationsArePricedAtTheirEnvironmentsRateOnTheTrainingsMachine) {
+  EstimateFixture f;
+  const std::string row =
+      ",4,100,32,2,10,\"mingru, streaming (state carried), packed engine\","
+      "batched (E at once),";
+  const std::string packs = f.csv("pack.csv", kPackHeader + tiny_pack_row(1, 100));
+  const std::string cheetah =
+      f.csv("cheetah.csv", kEvalHeader + "cpu,CPU B,halfcheetah" + row + "90\n");
+  sweep::SweepEstimate e = f.estimate({packs, cheetah});
+  ASSERT_EQ(e.evaluation.size(), 1u);
+  EXPECT_EQ(e.evaluation[0].env, "hopper");  // the tiny config's hopper-medium-v2
+  EXPECT_EQ(e.evaluation[0].policy, "");
+  EXPECT_EQ(e.eval_unmeasured, 1);
+  const std::string both = f.csv("both.csv", kEvalHeader + "cpu,CPU B,halfcheetah" + row +
+                                                 "90\ncpu,CPU B,Hopper-v4" + row + "30\n");
+  e = f.estimate({packs, both});
+  EXPECT_DOUBLE_EQ(e.evaluation[0].env_steps_per_s, 30);
+  EXPECT_EQ(e.evaluation[0].rates_env, "hopper");
+
+  f.spec.sets.back() = "device=cpu";
+  const std::string cpu_packs =
+      f.csv("cpu_pack.csv", kPackHeader + "cpu,CPU A,mingru,eager,1,16,10,32,2,1,fp32,9,5,1,1,1\n");
+  const std::string err = error_of([&] { f.estimate({cpu_packs, both}); });
+  EXPECT_NE(err.find("the training rates come from CPU A and the evaluation rates from CPU B"),
+            std::string::npos)
+      << err;
 }
 
 // A pack CSV from before the expansion and matmul_precision columns reads as the bench's defaults.

@@ -51,8 +51,9 @@ TEST(CliEstimate, ReadsWhatBenchPackWroteAndStartsNothing) {
 
   const auto text = run_minrnn(dir, "sweep s.yaml --estimate");
   ASSERT_EQ(text.exit_code, 0) << text.output;
-  testing::expect_output_naming(text, {"Estimate for s.yaml on cpu", "Training, the device's time",
-                                       "minrnn bench eval --embed 16 --layers 1 --context 5"});
+  testing::expect_output_naming(
+      text, {"Estimate for s.yaml on cpu", "Training, the device's time",
+             "minrnn bench eval --env hopper --embed 16 --layers 1 --context 5"});
 }
 
 // `bench pack --stacked`: a pack of two as one stacked model (rl/stacked_pack.h), its row named so

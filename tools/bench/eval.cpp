@@ -6,7 +6,8 @@
 // with the packed engine and, for comparison, the LibTorch one (infer/policy.h); each with all E
 // episodes in one batch and one episode at a time, against the physics-only rate (the same envs
 // stepped with random actions, no model). Untrained models: speed does not depend on the
-// weights. halfcheetah by default: it never terminates, so every episode has T steps.
+// weights. halfcheetah by default: it never terminates, so every episode has T steps (others end
+// where they terminate; the rate counts the steps taken).
 // Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
 // numbers as CSV in runs/bench/eval.csv.
 #include <chrono>
@@ -42,8 +43,9 @@ struct Row {
 };
 
 // Physics only: `count` episodes of T steps with random actions, stepped together; returns seconds.
-// With threads > 1 the episodes are split into eval::rollout's shards, which that many threads
-// step: the rate the same cores give physics alone.
+// An episode that ends (hopper falls, a time limit) starts again, reset inside the time, so every
+// slot steps T times. With threads > 1 the episodes are split into eval::rollout's shards, which
+// that many threads step: the rate the same cores give physics alone.
 double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int threads = 1) {
   std::vector<std::unique_ptr<envs::Env>> envs;
   for (int i = 0; i < count; ++i) {
@@ -60,7 +62,8 @@ double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int 
     for (int t = 0; t < o.steps; ++t) {
       for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
         for (auto& x : action) x = uniform(rng);
-        envs[i]->step(action);
+        const envs::StepResult r = envs[i]->step(action);
+        if (r.terminated || r.truncated) envs[i]->reset(int64_t(seed + i) + count * (t + 1));
       }
     }
   });
@@ -77,17 +80,19 @@ struct PolicyCase {
   rl::PolicyEngine engine;
 };
 
-// Env steps/s of eval::rollout — the path `minrnn eval` takes — for E episodes of T steps, either
-// in one batch or one after another, over its stepping time: making the envs (~1.5 ms each,
+// Env steps/s of eval::rollout — the path `minrnn eval` takes — for E episodes of up to T steps
+// (the steps taken: an episode ends where the env terminates it), either in one batch or one
+// after another, over its stepping time: making the envs (~1.5 ms each,
 // mj_makeData) and packing the policy are paid once per episode, which at the benchmark's T = 100
 // would weigh 10x what they do in a 1000-step episode. `agent` null: physics only, timed alike.
 double rate(const EvalBenchOptions& o, rl::Agent* agent, const PolicyCase& c, bool batched) {
-  double seconds = 0;
+  double seconds = 0, steps = 0;
   const int runs = batched ? 1 : o.episodes;
   for (int e = 0; e < runs; ++e) {
     const int count = batched ? o.episodes : 1;
     if (agent == nullptr) {
       seconds += physics_seconds(o, count, e);
+      steps += double(count) * o.steps;
       continue;
     }
     eval::RolloutOptions ro;
@@ -97,9 +102,11 @@ double rate(const EvalBenchOptions& o, rl::Agent* agent, const PolicyCase& c, bo
     ro.max_steps = o.steps;
     ro.seed = e;
     ro.target_return = 3600;
-    seconds += eval::rollout(*agent, ro).step_seconds;
+    const eval::RolloutResult result = eval::rollout(*agent, ro);
+    seconds += result.step_seconds;
+    for (int length : result.lengths) steps += length;
   }
-  return double(o.episodes) * o.steps / seconds;
+  return steps / seconds;
 }
 
 std::vector<Row> run(const EvalBenchOptions& o) {
@@ -143,8 +150,12 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
   md << "### " << timestamp() << " — " << machine_name() << ", CPU, torch threads "
      << torch::get_num_threads() << "\n\n"
      << "Command: `minrnn bench eval" << (o.quick ? " --quick" : "") << "`. " << o.env
-     << ", E=" << o.episodes << " episodes × T=" << o.steps
-     << " steps (no termination), untrained model: "
+     << ", E=" << o.episodes << " episodes × T=" << o.steps << " steps"
+     << (o.env == "halfcheetah" ? " (it never terminates: every episode T steps)"
+                                : " at most (a policy's episode ends where the env terminates it; "
+                                  "steps counted as taken; physics alone starts a fallen "
+                                  "episode again)")
+     << ", untrained model: "
      << "embed " << o.embed << ", " << o.layers << " layers, K=" << o.context
      << ". Env steps/s = E·T / wall time of the stepping (model inference and physics together; "
      << "making the envs and the policy excluded).\n\n"
