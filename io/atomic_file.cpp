@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fstream>
+#include <iterator>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -215,6 +216,32 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   AtomicFile out(path);
   out.write(contents);
   out.commit();
+}
+
+void update_file_atomically(const std::string& path,
+                            const std::function<std::string(const std::string* current)>& update) {
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : path.substr(0, slash);
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw WriteError(write_failure(path, std::strerror(errno)));
+  // Where the file system has no flock the update goes on unlocked, as a write without it would.
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }  // releases the lock
+  } closer{fd};
+  if (!exists(path)) {
+    write_file_atomically(path, update(nullptr));
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  const std::string current{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  write_file_atomically(path, update(&current));
 }
 
 void commit_file(const std::string& tmp, const std::string& path) {

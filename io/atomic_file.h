@@ -13,6 +13,7 @@
 // cannot be written is taken back, so the file keeps only complete rows.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -59,6 +60,14 @@ class AtomicFile {
 
 // Writes `contents` to `path` atomically (an AtomicFile). Throws WriteError naming the file.
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+// Rewrites `path` from what it holds now: update(current) returns the new contents, `current`
+// null where the file does not exist. Two updaters of a file at once (two `bench --record`s of one
+// log) take turns, neither losing the other's change: each holds a lock (flock) on the file's
+// folder — the file itself is a new inode at every write — from its read to its rename. Throws
+// WriteError naming the file (std::runtime_error where it exists and cannot be read).
+void update_file_atomically(const std::string& path,
+                            const std::function<std::string(const std::string* current)>& update);
 
 // For writers that only take a path (a file copy): save(tmp_path) writes the new contents and
 // throws on failure; the result is then fsync'd and renamed over `path`. A throwing save leaves

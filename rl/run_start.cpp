@@ -17,15 +17,23 @@ namespace fs = std::filesystem;
 // is refused naming its keys, before the model is built: built, it grew until the kernel's OOM
 // killer ended it. A lower bound (rl/agent.h's weights; on the CPU their gradients and AdamW's
 // two moments too, and one activation a layer), so a config that fits is never refused.
-void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
-  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
-  const double memory = pages * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+double min_training_bytes(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
   const double activations = static_cast<double>(c.batch_size) * 3.0 *
                              static_cast<double>(c.context_len) * static_cast<double>(c.embed_dim) *
                              static_cast<double>(c.n_layers);
-  const double floats =
-      min_model_weights(c, obs_dim, act_dim) * (on_cpu ? 4 : 1) + (on_cpu ? activations : 0);
-  if (pages <= 0 || floats * 4 <= memory) return;
+  return 4 *
+         (min_model_weights(c, obs_dim, act_dim) * (on_cpu ? 4 : 1) + (on_cpu ? activations : 0));
+}
+
+double machine_memory_bytes() {
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES));
+  return pages > 0 ? pages * static_cast<double>(sysconf(_SC_PAGE_SIZE)) : 0;
+}
+
+void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
+  const double memory = machine_memory_bytes();
+  const double bytes = min_training_bytes(c, obs_dim, act_dim, on_cpu);
+  if (memory <= 0 || bytes <= memory) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   char text[320];
   std::snprintf(text, sizeof text,
@@ -37,7 +45,7 @@ void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim
                           std::to_string(c.context_len))
                              .c_str()
                        : "",
-                floats * 4 / kGiB, memory / kGiB);
+                bytes / kGiB, memory / kGiB);
   throw std::invalid_argument(text);
 }
 

@@ -19,6 +19,11 @@ namespace minrnn::rl {
 // context_len) when a lower bound on training's memory exceeds the machine's: before the model is
 // built, which otherwise grows until the OOM killer ends it. Never refuses a config that fits.
 void check_fits_in_memory(const TrainConfig& config, int64_t obs_dim, int64_t act_dim, bool on_cpu);
+// That lower bound in bytes — the weights; on the CPU also their gradients and AdamW's two moments,
+// and one float of activations a token, width and layer — and the machine's memory (0 where it
+// cannot tell).
+double min_training_bytes(const TrainConfig& config, int64_t obs_dim, int64_t act_dim, bool on_cpu);
+double machine_memory_bytes();
 // Notes on stderr what the config makes of the data that a user may not have meant.
 void note_config_against_data(const TrainConfig& config, const data::Dataset& ds);
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/name_list.h"
+#include "io/shell_word.h"
 #include "rl/decision_model.h"
 #include "tools/commands.h"
 
@@ -104,6 +105,23 @@ std::string unknown_subcommand(const CLI::App& app, int argc, const char* const*
   if (at->get_require_subcommand_min() == 0) return "";
   return "'" + command + "' needs a command: " + io::comma_separated(subcommand_names(*at)) +
          " (`" + command + " --help` says what each does)";
+}
+
+namespace {
+std::string& kept_command_line() {
+  static std::string line = "minrnn";
+  return line;
+}
+}  // namespace
+
+void keep_command_line(int argc, const char* const* argv) {
+  std::string line = "minrnn";
+  for (int i = 1; i < argc; ++i) line += " " + io::shell_word(argv[i]);
+  kept_command_line() = line;
+}
+
+const std::string& command_line_as_typed() {
+  return kept_command_line();
 }
 
 }  // namespace minrnn::cli

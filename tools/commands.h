@@ -1,4 +1,5 @@
-// Each `minrnn` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
+// The `minrnn` subcommands, each in its own tools/cmd_<name>.cpp (main.cpp adds them), and what
+// they share: option checks, the command line as typed.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -42,6 +43,11 @@ CLI::Validator backbone_name();
 // …" where it stops at such a level (CLI11 would say only "A subcommand is required"); ""
 // otherwise, options and a subcommand's own arguments left to CLI11.
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv);
+
+// The command line this process was started with, each word as a shell reads it back
+// ("minrnn bench pack --packs 1,4"): what a benchmark entry says was run. main() keeps it.
+void keep_command_line(int argc, const char* const* argv);
+const std::string& command_line_as_typed();
 
 // Thrown by a subcommand to leave with a message and a given exit code (main prints it, unless
 // it is empty: the command has said all there is).

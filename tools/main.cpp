@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   // fills.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   using namespace minrnn::cli;
+  keep_command_line(argc, argv);
   CLI::App app{"minrnn: minGRU/minLSTM decision agents on D4RL MuJoCo datasets, from C++"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "minrnn " MINRNN_VERSION);

@@ -220,6 +220,42 @@ TEST(AtomicFile, AnotherProcesssTempsAreKeptAndAKilledWritersAreRemoved) {
   for (int fd : {go[0], go[1], ready[0], ready[1]}) ::close(fd);
 }
 
+// Four processes each add a line to one file 25 times: read, change, rename, with no lock the
+// later rename drops the earlier's line (three `bench --record`s lost entries).
+TEST(AtomicFile, UpdatersOfOneFileTakeTurnsAndLoseNoChange) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("log.md");
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      try {
+        for (int i = 0; i < 25; ++i) {
+          update_file_atomically(path, [&](const std::string* current) {
+            const std::string text = current != nullptr ? *current : "";
+            ::usleep(200);  // a bench's read-insert-write takes its time: let another reach it
+            return text + std::to_string(p) + "." + std::to_string(i) + "\n";
+          });
+        }
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::istringstream lines(read_text(path));
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) ++count;
+  EXPECT_EQ(count, 100);
+  EXPECT_EQ(temps_in(tmp.path.string()), std::vector<std::string>{});
+}
+
 TEST(AppendFile, AppendsWholeLines) {
   testing::TempDir tmp;
   const std::string path = tmp.file("metrics.csv");

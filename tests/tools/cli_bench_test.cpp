@@ -64,6 +64,28 @@ TEST(Cli, BenchRecordsInTheLogOnlyWhenAsked) {
   EXPECT_NE(r.output.find("--no-append"), std::string::npos) << r.output;
 }
 
+// Where the log or the CSV cannot be written the bench says so before it measures anything, and
+// the last result's CSV stays (it measured, replaced the CSV, then failed on the log).
+TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
+  TempDir dir;
+  fs::create_directories(dir.path / "runs" / "bench");
+  write_text(dir.path / "runs" / "bench" / "scan-cpu.csv", "the last result\n");
+  const std::string bench = "bench scan --quick --lengths 16";
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--record",
+            "--markdown docs/benchmarks.md: cannot append to it: its folder docs "
+            "does not exist"},
+           {"--markdown ''", "--markdown: expected a file name, got ''"},
+           {"--csv ''", "--csv: expected a file name, got ''"},
+           {"--csv runs", "--csv runs: cannot write it: it is a folder"}}) {
+    const CliResult r = run_minrnn(dir, bench + " " + options);
+    EXPECT_NE(r.exit_code, 0) << options;
+    EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("| scan: ours"), std::string::npos) << r.output;  // nothing measured
+  }
+  EXPECT_EQ(read_text(dir.path / "runs" / "bench" / "scan-cpu.csv"), "the last result\n");
+}
+
 // --no-append prints only: no markdown, and no CSV unless --csv names one.
 TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   TempDir dir;

@@ -1,5 +1,5 @@
 // `minrnn bench env`: environment throughput. For each environment: env-steps/s of one env, of a
-// VectorEnv of N envs, and the raw mj_step rate of the same model (the physics limit). Prints a
+// VectorEnv of N envs, and the raw mj_step rate of the same model (one thread's physics). Prints a
 // markdown table and files it under "## Environments (minrnn bench env)" in docs/benchmarks.md,
 // the numbers as CSV in runs/bench/env.csv.
 #include <unistd.h>
@@ -78,7 +78,8 @@ double vector_env_rate(const std::string& name, int num_envs, int steps, int* th
 }
 
 // The same workload as single_env_rate (random controls held for frame_skip physics steps,
-// restart when the env would terminate or time out) on bare mj_step: the physics limit.
+// restart when the env would terminate or time out) on bare mj_step: one thread's physics, what
+// one env pays for its wrapper on top.
 double mj_step_rate(const std::string& name, int env_steps) {
   envs::LocomotionEnv env(name, 0);
   const envs::LocomotionTask& task = env.task();
@@ -124,18 +125,19 @@ struct EnvRates {
 std::vector<EnvRates> run(const BenchOptions& opt) {
   std::vector<EnvRates> all;
   for (const auto& name : opt.envs) {
-    const auto spec = envs::env_spec(name);
-    std::fprintf(stderr, "bench env: %s ...\n", spec.name.c_str());
+    // The env as named, version and options with it: hopper-v5 is not hopper (v4).
+    const envs::ResolvedEnv env = envs::resolve_env(name);
+    std::fprintf(stderr, "bench env: %s ...\n", env.canonical.c_str());
     EnvRates r;
-    r.env = spec.name;
-    r.frame_skip = spec.frame_skip;
-    r.single = single_env_rate(spec.name, opt.steps);
+    r.env = env.canonical;
+    r.frame_skip = env.task.spec.frame_skip;
+    r.single = single_env_rate(env.canonical, opt.steps);
     for (int n : opt.sizes) {
       int threads = 0;
-      r.vector.push_back(vector_env_rate(spec.name, n, opt.steps, &threads));
+      r.vector.push_back(vector_env_rate(env.canonical, n, opt.steps, &threads));
       r.vector_threads.push_back(threads);
     }
-    r.mj_steps = mj_step_rate(spec.name, opt.steps);
+    r.mj_steps = mj_step_rate(env.canonical, opt.steps);
     all.push_back(r);
   }
   return all;
@@ -145,13 +147,15 @@ std::string format_table(const BenchOptions& opt, const std::vector<EnvRates>& a
   std::ostringstream md;
   md << "### " << timestamp() << " — " << machine_name() << " ("
      << std::thread::hardware_concurrency() << " hardware threads)\n\n"
-     << "Command: `minrnn bench env" << (opt.quick ? " --quick" : "") << " --steps " << opt.steps
-     << "`. Uniform random actions, auto-reset; rates in env steps per second (vector: summed "
+     << "Command: `" << command_line_as_typed() << "` (" << opt.steps
+     << " steps a measurement). Uniform random actions, auto-reset; rates in env steps per second "
+        "(vector: summed "
         "over its envs). mj_step/s: bare mj_step on the same workload (random controls, restart "
-        "on termination); physics limit = mj_step/s / frame_skip.\n\n"
+        "on termination); one thread's physics = mj_step/s / frame_skip (a vector env's threads "
+        "go past it).\n\n"
      << "| env | 1 env |";
   for (int n : opt.sizes) md << " vec N=" << n << " |";
-  md << " mj_step/s | physics limit |\n|---|---:|";
+  md << " mj_step/s | one thread's physics |\n|---|---:|";
   for (size_t i = 0; i < opt.sizes.size(); ++i) md << "---:|";
   md << "---:|---:|\n";
   for (const auto& r : all) {
@@ -170,7 +174,7 @@ std::string format_table(const BenchOptions& opt, const std::vector<EnvRates>& a
 }
 
 // One row per measurement: mode single (1 env), vector (num_envs, threads) or mj_step (physics
-// steps/s; env_steps_per_s is the physics limit).
+// steps/s; env_steps_per_s is one thread's physics in env steps).
 BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) {
   const std::string machine = machine_name();
   BenchCsv csv({"machine", "env", "mode", "num_envs", "threads", "steps", "env_steps_per_s",
@@ -204,7 +208,7 @@ void add(CLI::App& bench) {
       if (n < 1)
         throw std::invalid_argument("--sizes: every size must be >= 1, got " + std::to_string(n));
     }
-    for (const auto& name : opt->envs) envs::env_spec(name);  // fail before measuring
+    for (const auto& name : opt->envs) envs::resolve_env(name);  // fail before measuring
     const std::vector<EnvRates> all = run(*opt);
     file_result(opt->filing, kSection, format_table(*opt, all), results_csv(*opt, all),
                 kDefaultCsv);

@@ -149,8 +149,8 @@ std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows
   std::ostringstream md;
   md << "### " << timestamp() << " — " << machine_name() << ", CPU, torch threads "
      << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench eval" << (o.quick ? " --quick" : "") << "`. " << o.env
-     << ", E=" << o.episodes << " episodes × T=" << o.steps << " steps"
+     << "Command: `" << command_line_as_typed() << "`. " << o.env << ", E=" << o.episodes
+     << " episodes × T=" << o.steps << " steps"
      << (o.env == "halfcheetah" ? " (it never terminates: every episode T steps)"
                                 : " at most (a policy's episode ends where the env terminates it; "
                                   "steps counted as taken; physics alone starts a fallen "

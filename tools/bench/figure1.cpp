@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "models/minrnn.h"
+#include "rl/run_start.h"
 #include "tools/bench/memory_probe.h"
 #include "tools/bench/report.h"
 #include "tools/commands.h"
@@ -127,10 +128,19 @@ Grid run(const Figure1Options& o, const torch::Device& device, const std::vector
   const auto t0 = Clock::now();
   for (size_t i = 0; i < o.lengths.size(); ++i) {
     const int64_t T = o.lengths[i];
-    torch::manual_seed(0);
-    const auto opts = torch::TensorOptions().device(device);
-    torch::Tensor x = torch::randn({o.batch, T, o.hidden}, opts);
-    torch::Tensor target = torch::randn({o.batch, T, o.hidden}, opts);
+    // Made for the first cell measured: a length every model skips allocates nothing. On the CPU
+    // a length whose step cannot fit (its input, target and a few activations of B·T·H floats)
+    // is skipped whole, where it would end the bench and lose the cells measured.
+    torch::Tensor x, target;
+    const double row_bytes = 8.0 * 4 * o.batch * static_cast<double>(T) * o.hidden;
+    const double memory = device.is_cuda() ? 0 : rl::machine_memory_bytes();
+    if (memory > 0 && row_bytes > memory) {
+      std::fprintf(stderr,
+                   "[figure1] T=%lld skipped: a step needs over %.1f GiB, more than the "
+                   "machine's %.1f GiB\n",
+                   static_cast<long long>(T), row_bytes / (1 << 30), memory / (1 << 30));
+      continue;
+    }
     for (size_t j = 0; j < models.size(); ++j) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
       std::fprintf(stderr, "[figure1 %6.0fs] T=%-5lld %-18s ", elapsed, static_cast<long long>(T),
@@ -143,6 +153,12 @@ Grid run(const Figure1Options& o, const torch::Device& device, const std::vector
                        o.max_seconds);
           continue;
         }
+      }
+      if (!x.defined()) {
+        torch::manual_seed(0);
+        const auto opts = torch::TensorOptions().device(device);
+        x = torch::randn({o.batch, T, o.hidden}, opts);
+        target = torch::randn({o.batch, T, o.hidden}, opts);
       }
       cell = measure(models[j], x, target, warmups, o.repeats, device);
       last[j] = {T, cell.ms};
@@ -171,15 +187,6 @@ std::string more_memory(const Cell& ours, const Cell& theirs) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%+.0f%% (%+.0f%%)", total, step);
   return buf;
-}
-
-std::string command_line(const Figure1Options& o) {
-  std::ostringstream cmd;
-  cmd << "minrnn bench figure1 --device " << o.device << " --batch " << o.batch << " --hidden "
-      << o.hidden << " --repeats " << o.repeats << " --max-seconds " << o.max_seconds
-      << " --lengths ";
-  for (size_t i = 0; i < o.lengths.size(); ++i) cmd << (i ? "," : "") << o.lengths[i];
-  return cmd.str() + (o.quick ? " (--quick)" : "");
 }
 
 // The grid's columns of one row that the speed-up and memory tables compare.
@@ -270,7 +277,8 @@ std::string format_report(const Figure1Options& o, const torch::Device& device,
   md << "### " << timestamp() << " — " << machine_name()
      << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
      << ", torch threads " << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line(o) << "`. One training step = zero grads, forward of one "
+     << "Command: `" << command_line_as_typed()
+     << "`. One training step = zero grads, forward of one "
      << "layer (d_x = d_h = " << o.hidden << ", B = " << o.batch << ", float32), MSE loss against "
      << "a random target, backward; median of " << o.repeats << " steps after "
      << (device.is_cuda() ? 2 : 1) << " warm-up. minGRU/minLSTM: our fused scan; log-space: the "

@@ -6,6 +6,7 @@
 // with --peak-tflops also as a share of the device's peak. The batch is synthetic and reused, so
 // the host's per-step sampling (a real run's) is left out. Prints a markdown table and files it
 // under "## Packs (minrnn bench pack)", the numbers as CSV in runs/bench/pack.csv.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -149,11 +150,10 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
   const TrainShape& s = o.shape;
   md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench pack --device " << device.str() << " --seconds " << o.seconds
-     << (o.eager ? " --eager" : "") << precision_option(s) << (o.stacked ? " --stacked" : "")
-     << (o.profile ? " --profile" : "") << "`. P runs of the decision model (B=" << s.batch
-     << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, "
-     << arithmetic(s) << ") in one process, each with its own weights and AdamW, "
+     << "Command: `" << command_line_as_typed() << "` (on " << device.str() << ", ~" << o.seconds
+     << " s a measurement). P runs of the decision model (B=" << s.batch << ", K=" << s.context
+     << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
+     << ") in one process, each with its own weights and AdamW, "
      << (o.stacked ? "the runs of a pack of two or more as one stacked model (rl/stacked_pack.h: "
                      "one training step for all of them)"
                    : "each with a trainer's step on a stream of its own, stepped in turn from "
@@ -245,6 +245,14 @@ void add(CLI::App& bench) {
   add_filing_options(sub, o->filing, kPackCsv);
   sub->callback([o] {
     const torch::Device device = bench_device(o->device);
+    for (const auto& backbone : o->backbones) {  // before the first cell is measured
+      rl::DecisionModelOptions model;
+      model.backbone = backbone;
+      if (const std::string why = rl::stack_refusal(model); o->stacked && !why.empty())
+        throw std::invalid_argument("--stacked: " + why);
+    }
+    const int most = o->packs.empty() ? 1 : *std::max_element(o->packs.begin(), o->packs.end());
+    check_shape_fits(o->shape, o->backbones, most, !device.is_cuda());
     std::vector<PackRow> rows;
     for (const auto& backbone : o->backbones) {
       for (const int pack : o->packs) {

@@ -189,8 +189,8 @@ std::string format_table(const LimitsOptions& o, const std::vector<ProbeRow>& ro
   std::ostringstream md;
   const TrainShape& s = o.shape;
   md << "### " << timestamp() << " — " << hardware_name(device) << "\n\n"
-     << "Command: `minrnn bench pack-limits --backbone " << o.backbone << " --seconds " << o.seconds
-     << precision_option(s) << "`. One side of a " << o.backbone << " training step (B=" << s.batch
+     << "Command: `" << command_line_as_typed() << "` (~" << o.seconds
+     << " s a measurement). One side of a " << o.backbone << " training step (B=" << s.batch
      << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, "
      << arithmetic(s) << ") alone, for P runs as `bench pack` runs them (a stream and a CUDA graph "
      << "each, replayed in turn from one thread): its launches (kernels adding 1 to one float), "

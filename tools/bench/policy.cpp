@@ -89,7 +89,7 @@ std::vector<Row> run(const PolicyBenchOptions& o) {
 std::string format_table(const PolicyBenchOptions& o, const std::vector<Row>& rows) {
   std::ostringstream md;
   md << "### " << timestamp() << " — " << machine_name() << ", CPU, 1 thread\n\n"
-     << "Command: `minrnn bench policy" << (o.quick ? " --quick" : "") << "`. " << o.env
+     << "Command: `" << command_line_as_typed() << "`. " << o.env
      << " dimensions, untrained model: embed " << o.embed << ", " << o.layers
      << " layers, K=" << o.context << "; batch 1; " << o.calls
      << " calls of `act` + `observe_reward`, reset every " << o.episode

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "eval/csv.h"
 #include "io/atomic_file.h"
 #include "ops/device.h"
@@ -65,24 +67,15 @@ double median(std::vector<double> values) {
 
 void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry) {
-  std::string text = "# minrnn benchmarks\n";
-  if (std::filesystem::exists(path)) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  if (!text.empty() && text.back() != '\n') text += '\n';
-  const auto at_section = text.find(section + "\n");
-  if (at_section == std::string::npos) {
-    text += "\n" + section + "\n\n" + entry;
-  } else {
+  io::update_file_atomically(path, [&](const std::string* current) {
+    std::string text = current != nullptr ? *current : "# minrnn benchmarks\n";
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    const auto at_section = text.find(section + "\n");
+    if (at_section == std::string::npos) return text + "\n" + section + "\n\n" + entry;
     const auto next = text.find("\n## ", at_section + 1);
     const size_t at = next == std::string::npos ? text.size() : next + 1;
-    text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
-  }
-  io::write_file_atomically(path, text);
+    return text.insert(at, entry + (next == std::string::npos ? "" : "\n"));
+  });
 }
 
 using eval::csv_line;
@@ -106,6 +99,46 @@ std::string csv_number(double x) {
   return buf;
 }
 
+namespace {
+
+// Whether `path` can be written as a file: not a folder, in a folder that exists and takes files;
+// "" when it can, else why not.
+std::string unwritable_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "it is a folder";
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(folder, ec)) return "its folder " + folder + " does not exist";
+  if (::access(folder.c_str(), W_OK) != 0) return "its folder " + folder + " is not writable";
+  return "";
+}
+
+// Before anything is measured: a result would be lost where its files cannot be written (a
+// --record from a folder without docs/, after minutes of GPU time).
+void check_filing(const BenchFiling& filing, const CLI::Option* csv,
+                  const std::string& default_csv) {
+  if (csv->count() > 0 && filing.csv.empty())
+    throw std::invalid_argument("--csv: expected a file name, got ''");
+  if (!filing.print_only || !filing.csv.empty()) {
+    const std::string path = filing.csv.empty() ? default_csv : filing.csv;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    if (const std::string why = unwritable_file(path); !why.empty())
+      throw std::invalid_argument("--csv " + path + ": cannot write it: " + why);
+  }
+  if (!filing.record) return;
+  if (filing.markdown.empty())
+    throw std::invalid_argument("--markdown: expected a file name, got ''");
+  if (const std::string why = unwritable_file(filing.markdown); !why.empty()) {
+    throw std::invalid_argument("--markdown " + filing.markdown + ": cannot append to it: " + why +
+                                " (--record appends to docs/benchmarks.md from the repository "
+                                "root; --markdown names another log)");
+  }
+}
+
+}  // namespace
+
 void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv) {
   auto* record = sub->add_flag(
       "--record", filing.record,
@@ -113,12 +146,16 @@ void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& d
   auto* markdown = sub->add_option("--markdown", filing.markdown,
                                    "Benchmark log to append to (implies --record)")
                        ->each([&filing](const std::string&) { filing.record = true; });
-  sub->add_option("--csv", filing.csv,
-                  "CSV of the results (default " + default_csv + "; none with --no-append)");
+  auto* csv =
+      sub->add_option("--csv", filing.csv,
+                      "CSV of the results (default " + default_csv + "; none with --no-append)");
   sub->add_flag("--no-append", filing.print_only,
                 "Print only: no benchmark log, no CSV unless --csv names one")
       ->excludes(record)
       ->excludes(markdown);
+  // Runs once the command line is read, before the bench's own callback measures anything.
+  sub->parse_complete_callback(
+      [&filing, csv, default_csv] { check_filing(filing, csv, default_csv); });
 }
 
 std::string with_environment(const std::string& entry) {
@@ -138,16 +175,14 @@ void file_result(const BenchFiling& filing, const std::string& section, const st
                  const BenchCsv& csv, const std::string& default_csv) {
   const std::string entry = with_environment(measured);
   std::printf("%s", entry.c_str());
+  // The log first: where it fails, the CSV of the last result is still the last result's.
+  if (filing.record) append_benchmark(filing.markdown, section, entry + "\n");
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
-    const auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
     io::write_file_atomically(path, csv.text());
     std::printf("\nCSV: %s\n", path.c_str());
   }
-  if (!filing.record) return;
-  append_benchmark(filing.markdown, section, entry + "\n");
-  std::printf("appended to %s\n", filing.markdown.c_str());
+  if (filing.record) std::printf("appended to %s\n", filing.markdown.c_str());
 }
 
 torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths,

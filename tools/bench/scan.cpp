@@ -133,9 +133,8 @@ std::string format_table(const ScanBenchOptions& o, const torch::Device& device,
   md << "### " << timestamp() << " — " << machine_name()
      << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
      << ", torch threads " << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench scan --device " << device.str() << " --batch " << o.batch
-     << " --dim " << o.dim << "`" << (o.quick ? " (--quick)" : "") << ". float32, median of "
-     << o.repeats << " runs after a warm-up. GB/s = bytes of a, b read "
+     << "Command: `" << command_line_as_typed() << "` (B " << o.batch << ", D " << o.dim
+     << "). float32, median of " << o.repeats << " runs after a warm-up. GB/s = bytes of a, b read "
      << "and h written by the forward / forward time.\n\n"
      << "| what | B | T | D | forward ms | fwd+bwd ms | forward GB/s |\n"
      << "|---|---:|---:|---:|---:|---:|---:|\n";

@@ -181,16 +181,20 @@ void add(CLI::App& bench) {
       o->devices = {"cpu"};
       if (core::cuda_unavailable_reason().empty()) o->devices.push_back("cuda");
     }
+    std::vector<torch::Device> devices;  // every one checked before the first cell is measured
+    for (const auto& d : o->devices) {
+      devices.push_back(bench_device(d, {}, "--devices"));
+      check_shape_fits(o->shape, o->backbones, 1, !devices.back().is_cuda());
+    }
     install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
     PeerRuns peer;
     if (!o->peer.empty()) peer.steps_per_s.push_back(run_peer(o->peer, o->seconds));
     std::vector<Row> rows;
     for (int round = 0; round < o->rounds; ++round) {
-      for (const auto& d : o->devices) {
-        const torch::Device device = bench_device(d, {}, "--devices");
+      for (const torch::Device& device : devices) {
         for (const auto& b : o->backbones) {
           std::fprintf(stderr, "bench train: round %d/%d, %s on %s ...\n", round + 1, o->rounds,
-                       b.c_str(), d.c_str());
+                       b.c_str(), device.str().c_str());
           std::vector<rl::StepMode> modes = {rl::StepMode::kGraph};
           if (device.is_cuda() && o->eager_too) modes.push_back(rl::StepMode::kEager);
           for (const rl::StepMode mode : modes) {

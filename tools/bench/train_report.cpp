@@ -1,5 +1,6 @@
 // How `minrnn bench train` reports its rows (tools/bench/train_report.h).
 #include "tools/bench/train_report.h"
+#include "tools/commands.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -66,16 +67,11 @@ std::string table_intro(const TrainBenchOptions& o, const std::vector<Row>& rows
   std::ostringstream md;
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
-  const bool has_peer = peer.any(), by_round = o.rounds > 1;
   md << "### " << timestamp() << " — " << machine_name()
      << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
      << torch::get_num_threads() << "\n\n"
-     << "Command: `minrnn bench train" << (o.quick ? " --quick" : "") << " --context "
-     << o.shape.context << (o.profile ? " --profile" : "")
-     << (has_peer ? " --peer " + o.peer : std::string()) << precision_option(o.shape);
-  if (by_round) md << " --rounds " << o.rounds;
-  if (o.shape.expansion != 1.0) md << " --expansion " << o.shape.expansion;
-  md << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
+     << "Command: `" << command_line_as_typed()
+     << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.shape.batch << ", K=" << o.shape.context << " ("
      << 3 * o.shape.context << " tokens), embed " << o.shape.embed << ", " << o.shape.layers
      << " layers, minRNN expansion " << o.shape.expansion << ", hopper dims (obs "

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "rl/run_start.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -23,10 +24,6 @@ void add_shape_options(CLI::App* sub, TrainShape& shape) {
 
 std::string arithmetic(const TrainShape& shape) {
   return shape.matmul_precision == "tf32" ? "float32, CUDA matmuls in TF32" : "float32";
-}
-
-std::string precision_option(const TrainShape& shape) {
-  return shape.matmul_precision == "fp32" ? "" : " --matmul-precision " + shape.matmul_precision;
 }
 
 data::SequenceBatch synthetic_batch(const TrainShape& o) {
@@ -50,19 +47,26 @@ data::SequenceBatch synthetic_batch(const TrainShape& o) {
 
 namespace {
 
+// The training config a bench's run of `backbone` has.
+rl::TrainConfig shape_config(const TrainShape& o, const std::string& backbone) {
+  rl::TrainConfig c;
+  c.backbone = backbone;
+  c.batch_size = o.batch;
+  c.context_len = o.context;
+  c.n_layers = o.layers;
+  c.embed_dim = o.embed;
+  c.expansion = o.expansion;
+  c.grad_clip = 0.25;
+  c.return_scale = 1;
+  c.matmul_precision = o.matmul_precision;  // set by the trainer's step on CUDA
+  return c;
+}
+
 rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
                          const torch::Device& device, uint64_t seed) {
   torch::manual_seed(seed);
   rl::Agent agent;
-  agent.config.backbone = backbone;
-  agent.config.batch_size = o.batch;
-  agent.config.context_len = o.context;
-  agent.config.n_layers = o.layers;
-  agent.config.embed_dim = o.embed;
-  agent.config.expansion = o.expansion;
-  agent.config.grad_clip = 0.25;
-  agent.config.return_scale = 1;
-  agent.config.matmul_precision = o.matmul_precision;  // set by the trainer's step on CUDA
+  agent.config = shape_config(o, backbone);
   agent.model = rl::DecisionModel(rl::model_options(agent.config, o.obs_dim, o.act_dim));
   agent.model->to(device);
   agent.model->train();
@@ -70,6 +74,25 @@ rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
 }
 
 }  // namespace
+
+void check_shape_fits(const TrainShape& shape, const std::vector<std::string>& backbones, int runs,
+                      bool on_cpu) {
+  const double memory = rl::machine_memory_bytes();
+  for (const std::string& backbone : backbones) {
+    const double bytes = runs * rl::min_training_bytes(shape_config(shape, backbone), shape.obs_dim,
+                                                       shape.act_dim, on_cpu);
+    if (memory <= 0 || bytes <= memory) continue;
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "--layers %lld, --embed %lld, --batch %lld, --context %lld: %d %s run(s) need at "
+                  "least %.1f GiB, more than this machine's %.1f GiB of memory; lower them",
+                  static_cast<long long>(shape.layers), static_cast<long long>(shape.embed),
+                  static_cast<long long>(shape.batch), static_cast<long long>(shape.context), runs,
+                  backbone.c_str(), bytes / kGiB, memory / kGiB);
+    throw std::invalid_argument(text);
+  }
+}
 
 BenchTrainer::BenchTrainer(const TrainShape& shape, const std::string& backbone,
                            const torch::Device& device, uint64_t seed, rl::StepMode mode)

@@ -30,8 +30,6 @@ void add_shape_options(CLI::App* sub, TrainShape& shape);
 
 // "float32", or "float32, CUDA matmuls in TF32": how the benches' entries name the arithmetic.
 std::string arithmetic(const TrainShape& shape);
-// " --matmul-precision tf32", or "" for the default: for a bench's command line in its entry.
-std::string precision_option(const TrainShape& shape);
 
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
@@ -40,6 +38,12 @@ data::SequenceBatch synthetic_batch(const TrainShape& shape);
 // its weights drawn from `seed`, grad clip 0.25, return scale 1), its AdamW (lr and weight decay
 // 1e-4) and the trainer's step in `mode`, with CUDA's matmuls in `shape.matmul_precision`. Built
 // in place: the step refers to the other two.
+// Throws std::invalid_argument naming the shape's options where `runs` runs of any of
+// `backbones` need more memory than the machine has (rl::min_training_bytes): before anything is
+// built, which would grow until the OOM killer ends it.
+void check_shape_fits(const TrainShape& shape, const std::vector<std::string>& backbones, int runs,
+                      bool on_cpu);
+
 struct BenchTrainer {
   BenchTrainer(const TrainShape& shape, const std::string& backbone, const torch::Device& device,
                uint64_t seed, rl::StepMode mode);
