@@ -79,6 +79,10 @@ int CsvTable::column(const std::string& name) const {
 }
 
 CsvTable read_csv_table(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.empty()) throw std::runtime_error("'': expected a CSV file's path");
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(path.string() + ": a folder, not a CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot read it");
   std::stringstream text;

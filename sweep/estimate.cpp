@@ -44,6 +44,16 @@ struct CsvReader {
   double number(size_t row, const std::string& name, bool positive = false) const {
     return parse(row, name, text(row, name), positive);
   }
+  // A count (a pack size, a batch): a whole number from 1 to 2^31 − 1, where a cast would wrap
+  // 1e12 and truncate 16.7.
+  int64_t count(size_t row, const std::string& name) const {
+    const double value = number(row, name, true);
+    if (value != std::floor(value) || value > 2147483647.0) {
+      throw std::runtime_error(file + ":" + std::to_string(row + 2) + ": column '" + name +
+                               "' holds '" + text(row, name) + "', expected a whole number from 1");
+    }
+    return static_cast<int64_t>(value);
+  }
   double parse(size_t row, const std::string& name, const std::string& cell, bool positive) const {
     char* end = nullptr;
     const double value = std::strtod(cell.c_str(), &end);
@@ -67,13 +77,13 @@ void read_pack_rows(const CsvReader& csv, MeasuredRates& out) {
     r.machine = csv.text(i, "machine");
     r.step = csv.text(i, "step");
     r.shape.backbone = csv.text(i, "backbone");
-    r.shape.batch = static_cast<int64_t>(csv.number(i, "batch", true));
-    r.shape.context = static_cast<int64_t>(csv.number(i, "context", true));
-    r.shape.embed = static_cast<int64_t>(csv.number(i, "embed", true));
-    r.shape.layers = static_cast<int64_t>(csv.number(i, "layers", true));
+    r.shape.batch = csv.count(i, "batch");
+    r.shape.context = csv.count(i, "context");
+    r.shape.embed = csv.count(i, "embed");
+    r.shape.layers = csv.count(i, "layers");
     r.shape.expansion = csv.parse(i, "expansion", csv.text_or(i, "expansion", "1"), true);
     r.shape.matmul_precision = csv.text_or(i, "matmul_precision", "fp32");
-    r.pack = static_cast<int>(csv.number(i, "pack", true));
+    r.pack = static_cast<int>(csv.count(i, "pack"));
     r.run_steps_per_s = csv.number(i, "run_steps_per_s", true);
     out.packs.push_back(r);
   }
@@ -92,9 +102,9 @@ void read_eval_rows(const CsvReader& csv, MeasuredRates& out) {
       throw std::runtime_error(csv.file + ":" + std::to_string(i + 2) +
                                ": column 'env': " + e.what());
     }
-    r.embed = static_cast<int64_t>(csv.number(i, "embed", true));
-    r.layers = static_cast<int64_t>(csv.number(i, "layers", true));
-    r.context = static_cast<int64_t>(csv.number(i, "context", true));
+    r.embed = csv.count(i, "embed");
+    r.layers = csv.count(i, "layers");
+    r.context = csv.count(i, "context");
     r.env_steps_per_s = csv.number(i, "env_steps_per_s", true);
     out.evals.push_back(r);
   }
@@ -274,12 +284,12 @@ MeasuredRates read_measured_rates(const std::vector<std::string>& csv_files) {
     const CsvReader csv{file, table};
     if (table.column("run_steps_per_s") >= 0) {
       read_pack_rows(csv, rates);
-    } else if (table.column("env_steps_per_s") >= 0) {
+    } else if (table.column("env_steps_per_s") >= 0 && table.column("policy") >= 0) {
       read_eval_rows(csv, rates);
     } else {
       throw std::runtime_error(file +
                                ": neither bench pack's CSV (a run_steps_per_s column) nor bench "
-                               "eval's (env_steps_per_s)");
+                               "eval's (env_steps_per_s and policy)");
     }
     rates.files.push_back(file);
   }

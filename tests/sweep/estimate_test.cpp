@@ -235,6 +235,24 @@ TEST(SweepEstimate, RatesOfSeveralMachinesOrOfNoKnownBenchAreRefused) {
 
   err = error_of([&] { sweep::read_measured_rates({f.tmp.file("absent.csv")}); });
   EXPECT_NE(err.find("absent.csv: cannot read it"), std::string::npos) << err;
+
+  // A count a cast would have wrapped (P 1e12 read as -2147483648) or truncated (B 16.7 as 16).
+  for (const auto& [cells, column] : {std::pair{"1e12,16", "pack"}, std::pair{"2,16.7", "batch"}}) {
+    const std::string odd = f.csv("odd.csv", kPackHeader + "cuda:0,GPU A,mingru,cuda graph," +
+                                                 cells + ",10,32,2,1,fp32,9,5,1,1,1\n");
+    err = error_of([&] { sweep::read_measured_rates({odd}); });
+    EXPECT_NE(err.find(odd + ":2: column '" + column + "'"), std::string::npos) << err;
+    EXPECT_NE(err.find("expected a whole number from 1"), std::string::npos) << err;
+  }
+  // bench env's CSV has env_steps_per_s too, but no policy: not an evaluation's rates.
+  const std::string env = f.csv("env.csv",
+                                "machine,env,mode,num_envs,threads,steps,"
+                                "env_steps_per_s,mj_steps_per_s\nA,hopper,single,1,1,"
+                                "10,5,\n");
+  err = error_of([&] { sweep::read_measured_rates({env}); });
+  EXPECT_NE(err.find("neither bench pack's CSV"), std::string::npos) << err;
+  err = error_of([&] { sweep::read_measured_rates({f.tmp.path.string()}); });
+  EXPECT_NE(err.find(": a folder, not a CSV file"), std::string::npos) << err;
 }
 
 // Evaluation rates are a run's own environment's: halfcheetah's (which never falls) priced a
