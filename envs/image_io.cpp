@@ -1,5 +1,8 @@
 #include "envs/image_io.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <zlib.h>
 
 #include <sys/stat.h>
@@ -208,6 +211,19 @@ void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>&
   }
   gif.push_back(0x3b);
   io::write_file_atomically(path, {reinterpret_cast<const char*>(gif.data()), gif.size()});
+}
+
+GifTiming real_time_gif(double step_seconds) {
+  const double step_cs = step_seconds * 100;
+  // The fewest frames kept whose time is a whole number of centiseconds, 2 or more; else the
+  // first stride past 2 cs, its delay rounded.
+  for (int stride = 1; stride <= 100; ++stride) {
+    const double cs = stride * step_cs;
+    if (cs >= 2 - 1e-9 && std::abs(cs - std::round(cs)) < 1e-6)
+      return {stride, static_cast<int>(std::round(cs))};
+  }
+  const int stride = std::max(1, static_cast<int>(std::ceil(2 / step_cs)));
+  return {stride, static_cast<int>(std::round(stride * step_cs))};
 }
 
 }  // namespace minrnn::envs

@@ -17,4 +17,13 @@ void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int wid
 void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>& frames, int width,
                int height, int delay_centiseconds = 4);
 
+// A GIF of an env's steps in real time: every `stride`-th frame shown `delay_centiseconds`.
+// Browsers show a delay under 2 cs as 10 cs, so an env of dt 0.008 s (hopper, walker2d) keeps
+// every 5th frame at 4 cs; one of 0.05 s (halfcheetah) every frame at 5 cs.
+struct GifTiming {
+  int stride = 1;
+  int delay_centiseconds = 4;
+};
+GifTiming real_time_gif(double step_seconds);
+
 }  // namespace minrnn::envs

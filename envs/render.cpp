@@ -158,9 +158,10 @@ int render_random_rollout(Env& env, const RolloutVideo& video) {
     if (r.terminated || r.truncated) break;
   }
   if (!video.gif_path.empty()) {
-    // One GIF frame per env step at its real duration; browsers slow delays under 2 cs to 10 cs.
-    const int delay = std::max(2, static_cast<int>(env.spec().dt * 100 + 0.5));
-    write_gif(video.gif_path, frames, video.width, video.height, delay);
+    const GifTiming timing = real_time_gif(env.spec().dt);
+    std::vector<std::vector<uint8_t>> shown;
+    for (size_t f = 0; f < frames.size(); f += timing.stride) shown.push_back(frames[f]);
+    write_gif(video.gif_path, shown, video.width, video.height, timing.delay_centiseconds);
   }
   return static_cast<int>(frames.size());
 }

@@ -193,10 +193,10 @@ void check_video_dir(const std::string& dir) {
   if (ec) throw std::invalid_argument("video folder " + dir + " cannot be read: " + ec.message());
 }
 
-// Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif, an earlier rollout's later
-// frames removed; the GIF's path.
+// Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif (in real time: an env step is
+// `step_seconds`), an earlier rollout's later frames removed; the GIF's path.
 std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>>& frames,
-                        const envs::Renderer& renderer) {
+                        const envs::Renderer& renderer, double step_seconds) {
   envs::make_directories(dir);
   for (size_t f = 0; f < frames.size(); ++f) {
     char name[32];
@@ -213,10 +213,11 @@ std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>
   }
   for (const fs::path& frame : stale) fs::remove(frame, ec);
   const std::string gif = dir + "/rollout.gif";
-  // Every second frame at 25 frames/s: hopper and walker2d (dt 0.008 s) play at 0.4× real time.
+  const envs::GifTiming timing = envs::real_time_gif(step_seconds);
   std::vector<std::vector<uint8_t>> gif_frames;
-  for (size_t f = 0; f < frames.size(); f += 2) gif_frames.push_back(std::move(frames[f]));
-  envs::write_gif(gif, gif_frames, renderer.width(), renderer.height(), 4);
+  for (size_t f = 0; f < frames.size(); f += timing.stride)
+    gif_frames.push_back(std::move(frames[f]));
+  envs::write_gif(gif, gif_frames, renderer.width(), renderer.height(), timing.delay_centiseconds);
   return gif;
 }
 
@@ -245,7 +246,8 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   std::vector<Shard> shards = split_into_shards(agent, wave, std::move(policy), count);
   r.step_seconds +=
       run_shards(shards, episodes, wave, r.threads, renderer.get(), &frames, first, r);
-  if (renderer) r.video_gif = write_video(wave.video_dir, frames, *renderer);
+  if (renderer)
+    r.video_gif = write_video(wave.video_dir, frames, *renderer, episodes.envs[0]->spec().dt);
 }
 
 }  // namespace

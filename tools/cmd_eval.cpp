@@ -303,7 +303,9 @@ void add_eval_command(CLI::App& app) {
             }
           });
   sub->add_option("--video", args->video,
-                  "render episode 0 offscreen into this folder (PNG frames + rollout.gif)");
+                  "render episode 0 offscreen into this folder (PNG frames + rollout.gif in real "
+                  "time)")
+      ->check(directory_name());
   auto* replace = sub->add_flag(
       "--replace", args->replace,
       "write RUN/eval.json, the run's reported result, even with the options above (what "

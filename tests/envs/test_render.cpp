@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 #include "envs/image_io.h"
 #include "envs/locomotion.h"
+#include "envs/registry.h"
 #include "envs/render.h"
 
 namespace minrnn::envs {
@@ -78,6 +80,18 @@ TEST(ImageIo, GifHasHeaderFramesAndTrailer) {
   EXPECT_EQ(gif[8] | (gif[9] << 8), h);
   EXPECT_EQ(gif.back(), 0x3b);
   EXPECT_THROW(write_gif(path, {}, w, h), std::invalid_argument);
+}
+
+// A rollout's GIF plays in real time: hopper's and walker2d's 8 ms steps (a 0.8 cs delay browsers
+// would show at 10 cs) every 5th at 4 cs, halfcheetah's 50 ms steps each at 5 cs.
+TEST(ImageIo, AGifOfEnvStepsPlaysInRealTime) {
+  for (const auto& [dt, stride, delay] : {std::tuple{0.008, 5, 4}, std::tuple{0.05, 1, 5},
+                                          std::tuple{0.002, 10, 2}, std::tuple{0.03, 1, 3}}) {
+    const GifTiming t = real_time_gif(dt);
+    EXPECT_EQ(t.stride, stride) << dt;
+    EXPECT_EQ(t.delay_centiseconds, delay) << dt;
+  }
+  EXPECT_EQ(real_time_gif(envs::env_spec("hopper").dt).stride, 5);
 }
 
 TEST(Render, RendersTheCurrentStateOffscreen) {
