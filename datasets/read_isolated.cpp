@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "io/isolated.h"
+
 namespace minrnn::data::detail {
 namespace {
 
@@ -264,8 +266,7 @@ struct Child {
 
 Transitions read_isolated(const std::string& path, MinariInfo* info,
                           const std::function<Transitions(MinariInfo*)>& read) {
-  if (const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
-      in_process != nullptr && std::strcmp(in_process, "1") == 0) {
+  if (io::read_in_process()) {
     return read(info);
   }
   int fds[2];

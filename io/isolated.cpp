@@ -1,5 +1,7 @@
 #include "io/isolated.h"
 
+#include "io/env_switch.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -131,6 +133,11 @@ ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memo
     result.message = reply.substr(1);
   }
   return result;
+}
+
+bool read_in_process() {
+  return env_switch("MINRNN_READ_IN_PROCESS", false, "0", "1",
+                    "1 (read a file in this process) or 0 (in a child first)");
 }
 
 }  // namespace minrnn::io

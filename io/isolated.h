@@ -22,4 +22,9 @@ struct ProbeResult {
 ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
                            double seconds = 0);
 
+// MINRNN_READ_IN_PROCESS=1: the readers that read a file in a child first (a dataset, a
+// checkpoint) read it in the calling process, to debug a reader or to let a sanitizer see inside
+// it; 0 or unset: in a child (anything else is refused, naming the variable).
+bool read_in_process();
+
 }  // namespace minrnn::io

@@ -1,6 +1,6 @@
 #include "ops/affine.h"
 
-#include "ops/env_switch.h"
+#include "io/env_switch.h"
 #include "ops/gemm_cpu.h"
 #include "ops/run_axis.h"
 #include "ops/side_work.h"
@@ -86,8 +86,9 @@ torch::Tensor rows_of(const torch::Tensor& x, const torch::Tensor& w) {
 }
 
 bool stacked_bias_after_product() {
-  return env_switch("MINRNN_STACKED_BIAS", true, "gemm", "add",
-                    "add (the bias added after the product) or gemm (the product starts from it)");
+  return io::env_switch(
+      "MINRNN_STACKED_BIAS", true, "gemm", "add",
+      "add (the bias added after the product) or gemm (the product starts from it)");
 }
 
 namespace {

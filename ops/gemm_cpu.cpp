@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "io/env_switch.h"
 #include "ops/parallel_tasks.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -178,8 +179,9 @@ bool gemm_cpu_enabled() {
     return choice == GemmCpuChoice::kOn && gemm_cpu_supported();
 #ifdef MINRNN_GEMM_X86
   static const bool enabled = [] {
-    const char* off = std::getenv("MINRNN_NO_GEMM_CPU");
-    if (off && std::strcmp(off, "") != 0 && std::strcmp(off, "0") != 0) return false;
+    if (io::env_switch("MINRNN_NO_GEMM_CPU", false, "0", "1",
+                       "1 (LibTorch's GEMM on the CPU) or 0 (the AVX2 tiles where they serve)"))
+      return false;
     return gemm_cpu_supported() && !__builtin_cpu_supports("avx512f");
   }();
   return enabled;

@@ -9,6 +9,8 @@
 #pragma once
 #include <ATen/Parallel.h>
 
+#include "io/env_switch.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -21,8 +23,8 @@ namespace minrnn::core {
 // measuring one against the other in one binary.
 inline bool static_split_requested() {
   static const bool requested = [] {
-    const char* v = std::getenv("MINRNN_STATIC_SPLIT");
-    return v && *v && std::string(v) != "0";
+    return io::env_switch("MINRNN_STATIC_SPLIT", false, "0", "1",
+                          "1 (tasks in fixed shares) or 0 (handed out as threads free up)");
   }();
   return requested;
 }

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "ops/env_switch.h"
+#include "io/env_switch.h"
 
 #ifdef MINRNN_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -25,8 +25,8 @@ std::atomic<bool>& side_work_flag() {
 }  // namespace
 
 bool side_work_asked(bool otherwise) {
-  return env_switch("MINRNN_SIDE_WORK", otherwise, "0", "1",
-                    "1 (weight gradients beside the backward) or 0 (in line)");
+  return io::env_switch("MINRNN_SIDE_WORK", otherwise, "0", "1",
+                        "1 (weight gradients beside the backward) or 0 (in line)");
 }
 
 void set_side_work(bool on) {

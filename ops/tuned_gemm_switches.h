@@ -1,4 +1,4 @@
-// How a stacked pack's products on CUDA are chosen, as the environment says (ops/env_switch.h):
+// How a stacked pack's products on CUDA are chosen, as the environment says (io/env_switch.h):
 // cuBLASLt's tuned ones or LibTorch's bmm, how widely the tuned ones search, and whether a weight
 // gradient's product sums its bias's. Read at each product; built without CUDA too, so that the
 // switches' refusals are tested everywhere.

@@ -169,8 +169,7 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   // some other thread of the caller's holds is bounded by the child's time limit.
   static std::mutex one_load_at_a_time;
   const std::lock_guard<std::mutex> lock(one_load_at_a_time);
-  const char* in_process = std::getenv("MINRNN_READ_IN_PROCESS");
-  if (in_process == nullptr || std::string(in_process) != "1") {
+  if (!io::read_in_process()) {
     std::error_code ec;
     const size_t file_bytes = fs::file_size(path, ec);
     constexpr double kReadSeconds = 120;  // a checkpoint of minrnn's sizes reads in well under 1 s

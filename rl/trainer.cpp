@@ -11,7 +11,7 @@
 
 #include "datasets/episodes.h"
 #include "io/atomic_file.h"
-#include "ops/env_switch.h"
+#include "io/env_switch.h"
 #include "ops/side_work.h"
 #include "rl/stacked_pack.h"
 #include "rl/training_run.h"
@@ -51,8 +51,8 @@ TrainResult train(const TrainConfig& config, const TrainOptions& options) {
 }
 
 bool packs_stack(bool on_cuda) {
-  return core::env_switch("MINRNN_STACKED_PACK", on_cuda, "0", "1",
-                          "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
+  return io::env_switch("MINRNN_STACKED_PACK", on_cuda, "0", "1",
+                        "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
 }
 
 bool side_work_for(bool alone) {

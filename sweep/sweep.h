@@ -1,7 +1,7 @@
 // Seed sweeps: every seed × dataset × backbone of a sweep file, trained and evaluated by child
 // processes of this same binary (`minrnn train` then `minrnn eval`), several at a time.
 //
-//   # configs/sweeps/example.yaml
+//   # a sweep file (configs/sweeps/ holds real ones)
 //   datasets: [hopper-medium, walker2d-medium]
 //   backbones: [mingru, minlstm]
 //   seeds: [0, 1, 2]

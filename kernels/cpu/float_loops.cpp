@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -21,7 +22,9 @@ using Sgemm = void (*)(const char* transa, const char* transb, const int* m, con
 
 Sgemm blas_sgemm() {
   static const Sgemm fn = [] {
-    if (std::getenv("MINRNN_NO_BLAS")) return Sgemm{nullptr};
+    // MINRNN_NO_BLAS=1 (not 0 or empty, as the other switches read): our loops instead of sgemm_.
+    const char* off = std::getenv("MINRNN_NO_BLAS");
+    if (off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0) return Sgemm{nullptr};
     return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
   }();
   return fn;

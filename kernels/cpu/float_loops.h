@@ -2,7 +2,7 @@
 // autograd, no tensors, no allocation. Matrix products go to the BLAS that LibTorch itself links
 // (MKL's sgemm_ in PyPI's wheels: runtime CPU dispatch, AVX2/AVX-512), called directly so a
 // 3 × 128 · 128 × 512 product costs what it computes and not a dispatcher round trip; a plain loop
-// stands in where LibTorch exports no sgemm_ (or MINRNN_NO_BLAS is set). The element-wise passes
+// stands in where LibTorch exports no sgemm_ (or MINRNN_NO_BLAS=1). The element-wise passes
 // (LayerNorm, GELU, gates) are loops compiled for AVX2 and a baseline, chosen at load time.
 // docs/agent.md, "Packed policy inference", says why this and not Eigen or torch ops.
 #pragma once
@@ -36,7 +36,7 @@ void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumula
            int64_t ldx = 0, int64_t ldy = 0);  // 0 = packed (in, out)
 
 // C (m, n) = A (m, k) · Bᵀ (B is (n, k)), row-major, leading dimensions given; beta 0 or 1. The
-// BLAS when there is one. gemm_reference is the loop: the fallback, and the tests' reference.
+// BLAS when there is one. gemm_abt_reference is the loop: the fallback, and the tests' reference.
 void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
               int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

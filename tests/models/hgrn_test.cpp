@@ -285,7 +285,7 @@ TEST(HgrnLayer, ZeroAngleZeroBoundIsARealGatedRecurrence) {
 }
 
 // Timings, outside the default run:
-//   ./build-hgrn/tests/test_core --gtest_filter='HgrnBench*' --gtest_also_run_disabled_tests
+//   ./build-hgrn/tests/test_compute --gtest_filter='HgrnBench*' --gtest_also_run_disabled_tests
 TEST(HgrnBench, DISABLED_ScanAndStackTimings) {
   torch::manual_seed(9);
   auto time_ms = [](const std::function<void()>& f, int reps) {

@@ -1,10 +1,10 @@
-#include "ops/env_switch.h"
+#include "io/env_switch.h"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
-namespace minrnn::core {
+namespace minrnn::io {
 
 bool env_switch(const char* name, bool otherwise, const char* off, const char* on,
                 const char* meaning) {
@@ -17,4 +17,4 @@ bool env_switch(const char* name, bool otherwise, const char* off, const char* o
   return value == on;
 }
 
-}  // namespace minrnn::core
+}  // namespace minrnn::io
