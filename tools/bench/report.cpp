@@ -101,16 +101,23 @@ std::string csv_number(double x) {
 
 namespace {
 
-// Whether `path` can be written as a file: not a folder, in a folder that exists and takes files;
-// "" when it can, else why not.
-std::string unwritable_file(const std::string& path) {
+// Whether `path` can be written as a file: not a folder, in a folder that exists and takes files
+// (with `make_folder`, the nearest folder above it that exists, where the missing ones would be
+// made: a check makes nothing); "" when it can, else why not.
+std::string unwritable_file(const std::string& path, bool make_folder) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return "it is a folder";
-  const fs::path parent = fs::path(path).parent_path();
-  const std::string folder = parent.empty() ? "." : parent.string();
-  if (!fs::is_directory(folder, ec)) return "its folder " + folder + " does not exist";
-  if (::access(folder.c_str(), W_OK) != 0) return "its folder " + folder + " is not writable";
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  while (make_folder && !fs::exists(folder, ec) && folder.has_relative_path())
+    folder = folder.has_parent_path() && !folder.parent_path().empty() ? folder.parent_path() : ".";
+  if (!fs::is_directory(folder, ec)) {
+    return "its folder " + folder.string() +
+           (fs::exists(folder, ec) ? " is a file, not a folder" : " does not exist");
+  }
+  if (::access(folder.c_str(), W_OK) != 0)
+    return "its folder " + folder.string() + " is not writable";
   return "";
 }
 
@@ -122,15 +129,14 @@ void check_filing(const BenchFiling& filing, const CLI::Option* csv,
     throw std::invalid_argument("--csv: expected a file name, got ''");
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
-    const auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
-    if (const std::string why = unwritable_file(path); !why.empty())
+    if (const std::string why = unwritable_file(path, /*make_folder=*/true); !why.empty())
       throw std::invalid_argument("--csv " + path + ": cannot write it: " + why);
   }
   if (!filing.record) return;
   if (filing.markdown.empty())
     throw std::invalid_argument("--markdown: expected a file name, got ''");
-  if (const std::string why = unwritable_file(filing.markdown); !why.empty()) {
+  if (const std::string why = unwritable_file(filing.markdown, /*make_folder=*/false);
+      !why.empty()) {
     throw std::invalid_argument("--markdown " + filing.markdown + ": cannot append to it: " + why +
                                 " (--record appends to docs/benchmarks.md from the repository "
                                 "root; --markdown names another log)");
@@ -179,6 +185,8 @@ void file_result(const BenchFiling& filing, const std::string& section, const st
   if (filing.record) append_benchmark(filing.markdown, section, entry + "\n");
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
     io::write_file_atomically(path, csv.text());
     std::printf("\nCSV: %s\n", path.c_str());
   }
