@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,18 @@ void read_flag_rows(hid_t file, const std::string& key, int64_t row0, int64_t nu
 // Scalar string (fixed or variable length) or scalar integer datasets.
 std::string read_string(hid_t file, const std::string& key, const std::string& file_name);
 int64_t read_int(hid_t file, const std::string& key, const std::string& file_name);
+
+// For the readers in datasets/hdf5_*.cpp: "<file>: '<key>'" for messages; a dataset opened with
+// its declared size checked against the file's (a missing key says what the file holds); rows
+// [row0, row0 + num_rows) selected in a file dataspace and a matching memory space; the error of a
+// read HDF5 refused, with HDF5's own reason.
+std::string where(const std::string& file_name, const std::string& key);
+Id open_dataset(hid_t file, const std::string& key, const std::string& file_name);
+struct RowSelection {
+  Id file_space, mem_space;
+};
+RowSelection select_rows(hid_t dset, int64_t row0, int64_t num_rows, const std::string& what);
+std::runtime_error read_failure(const std::string& file_name, const std::string& key);
 
 // Why the HDF5 call that just failed failed, from HDF5's error stack: the OS reason where the
 // failure was a system call's ("File too large", "No space left on device"), else HDF5's own
