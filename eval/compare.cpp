@@ -12,6 +12,7 @@
 #include "eval/report.h"
 #include "eval/stats.h"
 #include "eval/sweep_runs.h"
+#include "rl/run_files.h"
 
 namespace minrnn::eval {
 namespace {
@@ -31,16 +32,10 @@ using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
 // is left out.
 Cells read_curves(const std::string& sweep_dir) {
-  std::error_code ec;
-  if (!fs::is_directory(sweep_dir, ec)) {
-    throw std::invalid_argument(
-        sweep_dir + ": " + (fs::exists(sweep_dir, ec) ? "not a directory" : "no such directory") +
-        " (expected a sweep's out folder)");
-  }
   Cells cells;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     Series evals{"", {}, {}};
-    if (fs::exists(run.dir / "failed.json") || !read_eval_curve(run.dir, &evals)) continue;
+    if (fs::exists(rl::RunFiles(run.dir).failed) || !read_eval_curve(run.dir, &evals)) continue;
     RunCurve r{run.seed, {}, training_settings(run.dir)};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));

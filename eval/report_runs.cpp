@@ -15,6 +15,7 @@
 #include "io/input_file.h"
 #include "io/python_json.h"
 #include "rl/config.h"
+#include "rl/run_files.h"
 
 namespace minrnn::eval {
 namespace {
@@ -67,11 +68,9 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
     // still training (collect_unfinished lists it), one beside failed.json is of an attempt
     // before the one that failed (collect_failed lists it).
-    const fs::path file = run.dir / "eval.json";
-    if (!fs::exists(file) || !fs::exists(run.dir / "done.json") ||
-        fs::exists(run.dir / "failed.json")) {
-      continue;
-    }
+    const rl::RunFiles files(run.dir);
+    if (!files.has_result()) continue;
+    const fs::path& file = files.result;
     const FinalEvaluation e = read_final_evaluation(run.dir);
     if (!e.unreadable.empty()) continue;  // collect_failed lists it
     RunScore r;
@@ -95,8 +94,9 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     const fs::path& dir = run.dir;
     Series loss{"", {}, {}};
-    const bool scored = fs::exists(dir / "eval.json") && fs::exists(dir / "done.json");
-    if (scored || fs::exists(dir / "failed.json") ||
+    const rl::RunFiles files(dir);
+    const bool scored = fs::exists(files.result) && fs::exists(files.done);
+    if (scored || fs::exists(files.failed) ||
         !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
       continue;
     }
@@ -120,13 +120,14 @@ std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
     f.backbone = run.backbone;
     f.run_dir = run.dir.string();
     f.seed = run.seed;
-    if (fs::exists(run.dir / "failed.json")) {
-      const nlohmann::json j = io::read_json_or_null((run.dir / "failed.json").string());
+    const rl::RunFiles files(run.dir);
+    if (fs::exists(files.failed)) {
+      const nlohmann::json j = io::read_json_or_null(files.failed.string());
       if (j.is_object()) {
         f.phase = j.value("phase", std::string("?"));
         f.exit_code = j.value("exit_code", -1);
       }
-    } else if (fs::exists(run.dir / "eval.json") && fs::exists(run.dir / "done.json")) {
+    } else if (fs::exists(files.result) && fs::exists(files.done)) {
       f.unreadable = read_final_evaluation(run.dir).unreadable;
       if (f.unreadable.empty()) continue;  // a result: collect_scores scores it
       f.phase = "result";

@@ -12,6 +12,11 @@ namespace minrnn::eval {
 
 namespace fs = std::filesystem;
 
+fs::path run_dir_of(const fs::path& out, const std::string& dataset, const std::string& backbone,
+                    int64_t seed) {
+  return out / dataset / backbone / ("seed" + std::to_string(seed));
+}
+
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
   if (!fs::exists(sweep_dir))
     throw std::invalid_argument(io::no_such(sweep_dir, "sweep directory"));

@@ -14,6 +14,10 @@ struct RunDir {
   std::filesystem::path dir;
 };
 
+// Where the sweep in `out` trains a run: <out>/<dataset>/<backbone>/seed<S>.
+std::filesystem::path run_dir_of(const std::filesystem::path& out, const std::string& dataset,
+                                 const std::string& backbone, int64_t seed);
+
 // Every one, in (dataset, backbone, seed) order (plots/ and other folders are no run); throws
 // std::invalid_argument where `sweep_dir` is not a directory.
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir);

@@ -9,17 +9,7 @@
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
-namespace {
-
-std::string hms(double seconds) {
-  const auto s = static_cast<int64_t>(seconds);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
@@ -29,7 +19,7 @@ ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const T
       quiet_(quiet),
       label_(labelled ? run_dir + ": " : ""),
       // elapsed_s runs on across resumes (the metrics.csv rows after the checkpoint are gone).
-      elapsed_before_(first_step > 0 ? last_logged(out_.path(), MetricsColumn::kElapsed) : 0) {}
+      elapsed_before_(first_step > 0 ? last_logged(out_.path(), "elapsed_s") : 0) {}
 
 void ProgressLog::evaluated(int64_t step, double in_line_seconds) {
   events_.eval_at(step);
@@ -56,7 +46,7 @@ void ProgressLog::after(int64_t step, int64_t log_every,
   const double window = std::chrono::duration<double>(now - window_start_).count();
   const double rate = window_steps_ / std::max(window, 1e-9);
   const double elapsed = elapsed_before_ + std::chrono::duration<double>(now - start_).count();
-  std::ostringstream row;
+  std::ostringstream row;  // metrics_columns(), in order
   row << step << ',' << stats.loss << ',' << stats.lr << ',' << stats.grad_norm << ',' << rate
       << ',' << elapsed << '\n';
   out_.append(row.str());
@@ -65,7 +55,8 @@ void ProgressLog::after(int64_t step, int64_t log_every,
     char line[160];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s",
                   static_cast<long long>(step), static_cast<long long>(max_steps_), stats.loss,
-                  stats.lr, rate, hms((max_steps_ - step) / std::max(rate, 1e-9)).c_str());
+                  stats.lr, rate,
+                  io::duration_text((max_steps_ - step) / std::max(rate, 1e-9)).c_str());
     io::ProgressLine::on_stderr().update(label_ + line);
   }
   window_start_ = now;

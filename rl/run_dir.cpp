@@ -120,12 +120,22 @@ bool has_row(const std::string& path, int64_t step) {
   return false;
 }
 
-double last_logged(const std::string& metrics, MetricsColumn column) {
+const std::vector<std::string>& metrics_columns() {
+  static const std::vector<std::string> columns = {"step",      "loss",        "lr",
+                                                   "grad_norm", "steps_per_s", "elapsed_s"};
+  return columns;
+}
+
+double last_logged(const std::string& metrics, const std::string& column) {
+  const auto& columns = metrics_columns();
+  const auto index = std::find(columns.begin(), columns.end(), column) - columns.begin();
+  if (index == static_cast<long>(columns.size()))
+    throw std::logic_error("last_logged: metrics.csv has no column " + column);
   const auto lines = complete_lines(metrics);
   if (lines.size() < 2) return 0;
   const std::string& last = lines.back();
   size_t at = 0;
-  for (int i = 0; i < static_cast<int>(column); ++i) {
+  for (long i = 0; i < index; ++i) {
     at = last.find(',', at);
     if (at == std::string::npos) return 0;
     ++at;

@@ -21,9 +21,11 @@ const std::vector<std::string>& run_outputs();
 int64_t row_step(const std::string& line);
 void truncate_rows(const std::string& csv, int64_t step, bool header);
 bool has_row(const std::string& csv, int64_t step);
-// Column `column` (0 = step) of metrics.csv's last row; 0 when it has none.
-enum class MetricsColumn { kLoss = 1, kElapsed = 5 };
-double last_logged(const std::string& metrics_csv, MetricsColumn column);
+// metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
+// loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
+const std::vector<std::string>& metrics_columns();
+// Column `column` (one of metrics_columns) of metrics.csv's last row; 0 when it has none.
+double last_logged(const std::string& metrics_csv, const std::string& column);
 
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
 // existed still matches its default): the keys that differ as config_differences writes them

@@ -20,8 +20,12 @@ namespace fs = std::filesystem;
 // The tags of the columns after `step`, in the order metrics.csv and evals.csv hold them
 // (elapsed_s, metrics.csv's last column, is TensorBoard's own "relative" time axis).
 const std::vector<std::string>& tags_of(bool eval) {
-  static const std::vector<std::string> metrics = {"train/loss", "train/lr", "train/grad_norm",
-                                                   "train/steps_per_s"};
+  static const std::vector<std::string> metrics = [] {
+    std::vector<std::string> tags;
+    for (const std::string& column : metrics_columns())
+      if (column != "step" && column != "elapsed_s") tags.push_back("train/" + column);
+    return tags;
+  }();
   static const std::vector<std::string> evals = {"eval/return_mean", "eval/return_std",
                                                  "eval/normalized_return_mean",
                                                  "eval/normalized_return_std"};
@@ -47,11 +51,8 @@ bool parse_row(const std::string& row, const std::vector<std::string>& tags, int
 
 // A metrics.csv row's elapsed_s, its last column; nullopt where the row has none.
 std::optional<double> elapsed_of(const std::string& row) {
-  static const std::vector<std::string> columns = [] {
-    std::vector<std::string> c = tags_of(/*eval=*/false);
-    c.push_back("elapsed_s");
-    return c;
-  }();
+  static const std::vector<std::string> columns(metrics_columns().begin() + 1,
+                                                metrics_columns().end());
   int64_t step = 0;
   std::vector<io::TensorBoardScalar> values;
   if (!parse_row(row, columns, &step, &values)) return std::nullopt;

@@ -18,7 +18,7 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
   TrainResult result;
   result.step = result.resumed_from = max_steps;
   result.finished = true;
-  result.last_loss = last_logged(files.metrics, MetricsColumn::kLoss);
+  result.last_loss = last_logged(files.metrics, "loss");
   if (!quiet)
     std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
                  static_cast<long long>(max_steps));
@@ -83,8 +83,12 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
 void drop_rows_after(const RunFiles& files, int64_t step) {
   if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
   if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
-  if (!fs::exists(files.metrics))
-    io::write_file_atomically(files.metrics, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
+  if (!fs::exists(files.metrics)) {
+    std::string header;
+    for (const std::string& column : metrics_columns())
+      header += (header.empty() ? "" : ",") + column;
+    io::write_file_atomically(files.metrics, header + "\n");
+  }
 }
 
 // done.json: what the sweep and the report read to know the run is finished.

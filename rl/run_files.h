@@ -13,16 +13,27 @@
 
 namespace minrnn::rl {
 
-// The files of a run directory (trainer.h says what each holds).
+// The files of a run directory (trainer.h says what each holds), and those the commands after
+// training write there: the result `minrnn eval` writes (eval.json) and a sweep's record of a
+// failed phase (failed.json, removed when the run starts again).
 struct RunFiles {
-  std::filesystem::path dir, checkpoint, metrics, evals, done, config;
-  explicit RunFiles(const std::string& run_dir)
+  std::filesystem::path dir, checkpoint, metrics, evals, done, config, result, failed;
+  explicit RunFiles(const std::filesystem::path& run_dir)
       : dir(run_dir),
         checkpoint(dir / "checkpoint.pt"),
         metrics(dir / "metrics.csv"),
         evals(dir / "evals.csv"),
         done(dir / "done.json"),
-        config(dir / "config.yaml") {}
+        config(dir / "config.yaml"),
+        result(dir / "eval.json"),
+        failed(dir / "failed.json") {}
+  // Finished and evaluated (done.json and eval.json), its last attempt not failed: a run a report
+  // scores (when its eval.json reads as a result).
+  bool has_result() const {
+    std::error_code ec;
+    return std::filesystem::exists(done, ec) && std::filesystem::exists(result, ec) &&
+           !std::filesystem::exists(failed, ec);
+  }
 };
 
 // Removes `dir` (when not empty) at scope exit unless keep() was called.

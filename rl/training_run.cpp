@@ -354,7 +354,7 @@ TrainResult TrainingRun::finish() {
       return result;
     }
   } else {
-    result.last_loss = last_logged(s.files.metrics, MetricsColumn::kLoss);
+    result.last_loss = last_logged(s.files.metrics, "loss");
   }
   write_done(s.files, s.env, s.agent.step, result.last_loss);
   s.log->finished();

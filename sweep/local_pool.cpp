@@ -22,6 +22,7 @@
 #include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/progress_line.h"
 #include "rl/run_files.h"
 #include "rl/stop_request.h"
 #include "sweep/progress.h"
@@ -39,7 +40,7 @@ void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
 // A failed phase leaves <run_dir>/failed.json (what `--status` reports) until the run starts again.
 void mark_failed(const SweepRun& r, const char* phase, int exit_code) {
   try {
-    write_json_atomic(fs::path(r.run_dir) / "failed.json",
+    write_json_atomic(rl::RunFiles(r.run_dir).failed,
                       {{"phase", phase}, {"exit_code", exit_code}, {"pid", ::getpid()}});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "minrnn sweep: %s\n", e.what());  // the status line still says it
@@ -132,7 +133,7 @@ class LocalPool {
     for (int i : to_evaluate_) add(i, runs_[i].max_steps);
     pace.steps_trained_here += settled_steps_here_;
     const double s = eta_seconds(pace);
-    return s < 0 ? "?" : format_duration(s);
+    return s < 0 ? "?" : io::duration_text(s);
   }
   int64_t current_step(int i) const {
     return std::min(std::max(logged_step(runs_[i].run_dir), start_step_[i]), runs_[i].max_steps);
@@ -158,7 +159,7 @@ class LocalPool {
   void prepare(int i) {
     fs::create_directories(runs_[i].run_dir);
     std::error_code ec;
-    fs::remove(fs::path(runs_[i].run_dir) / "failed.json", ec);  // started again: not failed
+    fs::remove(rl::RunFiles(runs_[i].run_dir).failed, ec);  // started again: not failed
   }
   std::string log_of(int i) const { return (fs::path(runs_[i].run_dir) / "train.log").string(); }
 
@@ -279,8 +280,8 @@ class LocalPool {
     const double score = eval::read_final_evaluation(runs_[i].run_dir).score;
     std::printf(
         "[%d/%d done] %s: normalized %.1f (%s) | %d running, %d failed, elapsed %s, ETA %s\n",
-        done(), total_, run_name(runs_[i]).c_str(), score, format_duration(seconds_[i]).c_str(),
-        int(active_.size()), failed_, format_duration(elapsed()).c_str(), eta().c_str());
+        done(), total_, run_name(runs_[i]).c_str(), score, io::duration_text(seconds_[i]).c_str(),
+        int(active_.size()), failed_, io::duration_text(elapsed()).c_str(), eta().c_str());
   }
 
   // Checkpointed and stopped (this sweep's SIGTERM, or one sent to the child): not a failure; the
@@ -346,7 +347,7 @@ class LocalPool {
     std::printf(
         "sweep %s: %d/%d done, %d failed, %d running in other processes, %s; `minrnn report %s` "
         "makes the table\n",
-        spec_.file.c_str(), done(), total_, failed_, busy_, format_duration(elapsed()).c_str(),
+        spec_.file.c_str(), done(), total_, failed_, busy_, io::duration_text(elapsed()).c_str(),
         spec_.out.c_str());
     if (interrupted_ > 0 || stopping_) {
       std::printf(

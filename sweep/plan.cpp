@@ -13,6 +13,7 @@
 #include "rl/agent.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
+#include "rl/run_files.h"
 #include "rl/stacked_pack.h"
 #include "rl/trainer.h"
 #include "sweep/slurm.h"
@@ -32,13 +33,10 @@ std::string substitute(std::string s, const std::string& dataset, const std::str
   return s;
 }
 
-bool exists(const std::string& dir, const char* name) {
-  return fs::exists(fs::path(dir) / name);
-}
-
 RunState read_state(const std::string& run_dir) {
-  if (!exists(run_dir, "done.json")) return RunState::kPending;
-  return exists(run_dir, "eval.json") ? RunState::kDone : RunState::kTrained;
+  const rl::RunFiles files(run_dir);
+  if (!fs::exists(files.done)) return RunState::kPending;
+  return fs::exists(files.result) ? RunState::kDone : RunState::kTrained;
 }
 
 // The keys a sweep sets per run itself: an override of one would train every run of a row or
@@ -266,8 +264,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
     for (size_t i = 0; i < protos.size(); ++i) {
       SweepRun r = protos[i];
       r.seed = seed;
-      r.run_dir =
-          (fs::path(spec.out) / r.dataset / r.backbone / ("seed" + std::to_string(seed))).string();
+      r.run_dir = eval::run_dir_of(spec.out, r.dataset, r.backbone, seed).string();
       r.state = read_state(r.run_dir);
       rl::TrainConfig wanted = configs[i];  // what `minrnn train --seed S` will resolve
       wanted.seed = seed;
@@ -281,7 +278,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
         r.mismatch = stored.differences;
       }
       if (const std::string why = stale_evaluation(spec, r); !why.empty()) {
-        stale += "\n  " + (fs::path(r.run_dir) / "eval.json").string() + ": " + why;
+        stale += "\n  " + rl::RunFiles(r.run_dir).result.string() + ": " + why;
         if (r.mismatch.empty()) {
           r.mismatch = "eval.json: " + why;
           r.mismatch_in_result = true;

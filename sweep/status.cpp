@@ -9,6 +9,7 @@
 #include "eval/sweep_runs.h"
 #include "io/dir_lock.h"
 #include "io/python_json.h"
+#include "rl/run_files.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
@@ -51,8 +52,9 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
   }
   const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
   // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
-  const bool trained = fs::exists(dir / "done.json") && !s.run.extend;
-  if (trained && fs::exists(dir / "eval.json")) {
+  const rl::RunFiles files(dir);
+  const bool trained = fs::exists(files.done) && !s.run.extend;
+  if (trained && fs::exists(files.result)) {
     s.step = s.run.max_steps;
     s.score = eval::read_final_evaluation(dir.string()).score;
     return "done";
@@ -60,7 +62,7 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
   if (s.pid >= 0 && !trained) return "training";
   const bool evaluating = trained && (slurm_running || local_status == "evaluating");
   // A trained run whose evaluation failed holds failed.json beside done.json: failed, not trained.
-  const nlohmann::json failed = io::read_json_or_null((dir / "failed.json").string());
+  const nlohmann::json failed = io::read_json_or_null(files.failed.string());
   if (failed.is_object() && !slurm_running && local_status != "training" && !evaluating) {
     s.failure = failed.value("phase", std::string("?")) + " exit " +
                 std::to_string(failed.value("exit_code", -1));

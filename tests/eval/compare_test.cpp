@@ -160,8 +160,9 @@ TEST(Compare, APathThatIsNoDirectoryIsNamed) {
     compare_sweeps((tmp.path / "a").string(), (tmp.path / "nowhere").string());
     FAIL() << "expected a refusal";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), (tmp.path / "nowhere").string() +
-                                         ": no such directory (expected a sweep's out folder)");
+    const std::string what = e.what();
+    EXPECT_NE(what.find((tmp.path / "nowhere").string()), std::string::npos) << what;
+    EXPECT_NE(what.find("no such sweep directory"), std::string::npos) << what;
   }
 }
 
