@@ -63,10 +63,11 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double rate = (t + 1) / std::max(secs, 1e-9);
       char line[192];
-      std::snprintf(
-          line, sizeof line, "collect %s: %lld/%lld steps, %lld episodes, %.0f steps/s, ETA %.0f s",
-          spec.name.c_str(), static_cast<long long>(t + 1), static_cast<long long>(options.steps),
-          static_cast<long long>(episode), rate, (options.steps - t - 1) / rate);
+      std::snprintf(line, sizeof line,
+                    "collect %s: %lld/%lld steps, %lld episodes, %.0f steps/s, ETA %s",
+                    spec.name.c_str(), static_cast<long long>(t + 1),
+                    static_cast<long long>(options.steps), static_cast<long long>(episode), rate,
+                    io::duration_text((options.steps - t - 1) / rate).c_str());
       io::ProgressLine::on_stderr().update(line);
       if (t + 1 == options.steps) io::ProgressLine::on_stderr().close();
     }

@@ -178,11 +178,11 @@ void print_progress(const std::string& env_name, int64_t done, int64_t total, do
       recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
   char line[256];
   std::snprintf(line, sizeof line,
-                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %.0f s, %lld episodes, "
+                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, "
                 "return(last %zu) %.1f, alpha %.3f, q_loss %.3g",
                 env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
-                (total - done) / rate, static_cast<long long>(episodes), recent.size(), mean_return,
-                losses.alpha, losses.q_loss);
+                io::duration_text((total - done) / rate).c_str(), static_cast<long long>(episodes),
+                recent.size(), mean_return, losses.alpha, losses.q_loss);
   io::ProgressLine::on_stderr().update(line);
 }
 

@@ -67,16 +67,7 @@ void Progress::print(int64_t done, bool final) {
   }
   line += ", " + human_bytes(int64_t(rate)) + "/s";
   if (total_ > 0 && rate > 0 && !final) {
-    const int64_t eta = int64_t(std::ceil(double(total_ - done) / rate));
-    char text[32];
-    if (eta >= 3600) {
-      std::snprintf(text, sizeof text, ", ETA %lldh%02lldm", (long long)(eta / 3600),
-                    (long long)(eta % 3600 / 60));
-    } else {
-      std::snprintf(text, sizeof text, ", ETA %lldm%02llds", (long long)(eta / 60),
-                    (long long)(eta % 60));
-    }
-    line += text;
+    line += ", ETA " + io::duration_text(std::ceil(double(total_ - done) / rate));
   }
   line_.update(line);
   printed_ = true;

@@ -46,4 +46,16 @@ void ProgressLine::close() {
   std::fflush(out_);
 }
 
+std::string duration_text(double s) {
+  char buf[32];
+  if (!(s >= 0) || s > 1e9) return "?";  // NaN, negative, or a rate near zero
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
+  return buf;
+}
+
 }  // namespace minrnn::io

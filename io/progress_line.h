@@ -45,4 +45,7 @@ class ProgressLine {
   std::set<std::string> said_once_;
 };
 
+// A duration as every progress line writes its ETA and elapsed time: "42s", "12m07s", "3h05m".
+std::string duration_text(double seconds);
+
 }  // namespace minrnn::io

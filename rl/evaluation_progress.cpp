@@ -1,5 +1,7 @@
 #include "rl/evaluation_progress.h"
 
+#include "io/progress_line.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -28,7 +30,8 @@ std::string EvaluationProgress::text() const {
   char eta[48] = "done";
   if (!finished()) {
     if (steps > 0)
-      std::snprintf(eta, sizeof eta, "ETA <= %.0f s", (most - steps) / std::max(rate, 1e-9));
+      std::snprintf(eta, sizeof eta, "ETA <= %s",
+                    io::duration_text((most - steps) / std::max(rate, 1e-9)).c_str());
     else
       std::snprintf(eta, sizeof eta, "starting");
   }

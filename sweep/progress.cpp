@@ -1,5 +1,7 @@
 #include "sweep/progress.h"
 
+#include "io/progress_line.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -7,17 +9,6 @@
 #include "eval/csv.h"
 
 namespace minrnn::sweep {
-
-std::string format_duration(double s) {
-  char buf[32];
-  if (s < 60)
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600)
-    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, int(s) % 3600 / 60);
-  return buf;
-}
 
 std::string training_progress(const SweepRun& r) {
   eval::Series rate;
@@ -29,7 +20,7 @@ std::string training_progress(const SweepRun& r) {
   char buf[96];
   std::snprintf(buf, sizeof buf, " %.0f/%lld (%.1f steps/s, ETA %s)", step,
                 static_cast<long long>(r.max_steps), per_s,
-                per_s > 0 ? format_duration((r.max_steps - step) / per_s).c_str() : "?");
+                per_s > 0 ? io::duration_text((r.max_steps - step) / per_s).c_str() : "?");
   return run_name(r) + buf;
 }
 

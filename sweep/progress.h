@@ -8,9 +8,6 @@
 
 namespace minrnn::sweep {
 
-// "42s", "12m07s", "3h05m".
-std::string format_duration(double seconds);
-
 // Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
 // the last row of its metrics.csv; "… starting" before the first row.
 std::string training_progress(const SweepRun& run);

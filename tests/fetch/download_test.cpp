@@ -64,7 +64,7 @@ TEST(Progress, ALogGetsLinesATerminalOneLineRewrittenInPlace) {
     text.resize(std::fread(text.data(), 1, text.size(), out));
     std::fclose(out);
     EXPECT_NE(text.find("f.hdf5  1.0 MB of 2.0 MB (50%), "), std::string::npos) << text;
-    EXPECT_NE(text.find(" MB/s, ETA 0m"), std::string::npos) << text;
+    EXPECT_NE(text.find(" MB/s, ETA "), std::string::npos) << text;
     if (style == ProgressStyle::kTerminal) {
       EXPECT_EQ(text[0], '\r') << text;
       EXPECT_NE(text.find("\033[K"), std::string::npos);
