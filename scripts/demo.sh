@@ -29,8 +29,9 @@ echo "== 3/5 report: Table 3 and learning curves"
 "$MINRNN" report "$OUT"
 
 echo "== 4/5 watch: minGRU agent, 10 episodes in MuJoCo, episode 0 rendered"
-# Its own JSON: the run's eval.json is the sweep's result, which the report has read.
-"$MINRNN" eval "$RUN" --episodes 10 --video "$RUN/video" --out "$RUN/video/eval.json"
+# Its own JSON beside the run (the run's eval.json is the sweep's result, which the report has
+# read; the video folder holds frames only), replaced by a re-run.
+"$MINRNN" eval "$RUN" --episodes 10 --video "$RUN/video" --out "$RUN/eval-video.json"
 
 echo "== 5/5 results ($(($(date +%s) - start)) s)"
 cat "$OUT/table3.md"
