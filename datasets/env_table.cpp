@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/name_list.h"
+#include "io/text.h"
 
 namespace minrnn::data {
 namespace {
@@ -18,15 +19,10 @@ constexpr EnvInfo kEnvs[] = {
     {"walker2d", 17, 6, 1.629008, 4592.3, 1000},
 };
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 }  // namespace
 
 const EnvInfo* find_env(const std::string& name) {
-  std::string key = lower(name);
+  std::string key = io::lowercase(name);
   for (const EnvInfo& env : kEnvs) {
     size_t n = std::strlen(env.name);
     // "hopper", "hopper-v2", "hopper-medium-v2", "hopper_medium-v2"
@@ -46,7 +42,7 @@ const EnvInfo& require_env(const std::string& name) {
 }
 
 const EnvInfo* guess_env_from_name(const std::string& name) {
-  std::string key = lower(name);
+  std::string key = io::lowercase(name);
   const EnvInfo* found = nullptr;
   size_t found_at = std::string::npos;
   for (const EnvInfo& env : kEnvs) {

@@ -143,7 +143,10 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
                              "' is neither a folder here nor a Minari id, namespace/name-v<N>)" +
                              io::nearby_name_hint(id_or_path));
   }
-  throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
+  // A local dataset whose name is close comes first: a typo of it would otherwise be offered a
+  // download the hub then refuses.
+  throw std::runtime_error(missing + io::nearby_name_hint(dir.string()) + "; download it with `" +
+                           download_command({id_or_path}) +
                            "` (train and sweep: --download), or set MINARI_DATASETS_PATH to the "
                            "folder that holds it");
 }

@@ -7,6 +7,7 @@
 
 #include "envs/registry.h"
 #include "io/name_list.h"
+#include "io/text.h"
 
 namespace minrnn::envs {
 namespace {
@@ -15,11 +16,6 @@ const std::vector<std::string>& d4rl_qualities() {
   static const std::vector<std::string> qualities = {"random",        "medium", "medium-replay",
                                                      "medium-expert", "expert", "full-replay"};
   return qualities;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 [[noreturn]] void unknown_name(const std::string& name, const std::string& why = "") {
@@ -46,7 +42,7 @@ int parse_version(const std::string& digits) {
 }  // namespace
 
 EnvName parse_env_name(const std::string& name) {
-  const std::string key = lower(name);
+  const std::string key = io::lowercase(name);
   for (const auto& family : env_names()) {
     if (key == family) return {family, 4, false};
     for (const auto& quality : d4rl_qualities()) {

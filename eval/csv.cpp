@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 
 namespace minrnn::eval {
 
@@ -79,15 +80,8 @@ int CsvTable::column(const std::string& name) const {
 }
 
 CsvTable read_csv_table(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (path.empty()) throw std::runtime_error("'': expected a CSV file's path");
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(path.string() + ": a folder, not a CSV file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot read it");
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string s = text.str();
+  if (path.empty()) throw std::invalid_argument("'': expected a CSV file's path");
+  const std::string s = io::read_input_file(path.string(), "CSV file");
   const auto fail = [&](int line, const std::string& what) {
     throw std::runtime_error(path.string() + ":" + std::to_string(line) + ": " + what);
   };

@@ -29,8 +29,9 @@ struct CsvTable {
   std::vector<std::vector<std::string>> rows;  // each as wide as `columns`
   int column(const std::string& name) const;   // its index; -1 where there is no such column
 };
-// Throws std::runtime_error naming the file (and the line) where it is missing, has no header,
-// leaves a quote open or has a row of another width than its header.
+// Throws naming the file: std::invalid_argument where it is missing or no regular file
+// (io::read_input_file), std::runtime_error with the line where it has no header, leaves a quote
+// open or has a row of another width than its header.
 CsvTable read_csv_table(const std::filesystem::path& path);
 
 // One line of such a file (RFC 4180): cells joined by commas, a cell holding a comma, quote or

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "fetch/progress.h"
+#include "io/text.h"
 
 namespace minrnn::fetch {
 namespace {
@@ -19,18 +20,6 @@ namespace {
 void global_init_once() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
 }
 
 // State shared with libcurl's callbacks for one transfer.
@@ -79,14 +68,14 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     t->chunked = false;
     const size_t code_at = line.find(' ');
     const size_t reason_at = code_at == std::string::npos ? code_at : line.find(' ', code_at + 1);
-    t->reason = reason_at == std::string::npos ? "" : trim(line.substr(reason_at + 1));
+    t->reason = reason_at == std::string::npos ? "" : io::trimmed(line.substr(reason_at + 1));
     return size * count;
   }
   const size_t colon = line.find(':');
   if (colon == std::string::npos) return size * count;
-  const std::string name = lower(trim(line.substr(0, colon)));
-  const std::string value = trim(line.substr(colon + 1));
-  if (name == "content-range" && lower(value).rfind("bytes ", 0) == 0) {
+  const std::string name = io::lowercase(io::trimmed(line.substr(0, colon)));
+  const std::string value = io::trimmed(line.substr(colon + 1));
+  if (name == "content-range" && io::lowercase(value).rfind("bytes ", 0) == 0) {
     try {
       t->response.range_start = std::stoll(value.substr(6));
     } catch (const std::exception&) {
@@ -99,9 +88,9 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   } else if (name == "retry-after") {
     t->response.retry_after_s = retry_after_seconds(value);
   } else if (name == "content-encoding") {
-    t->encoding = lower(value) == "identity" ? "" : value;
+    t->encoding = io::lowercase(value) == "identity" ? "" : value;
   } else if (name == "transfer-encoding") {
-    t->chunked = lower(value).find("chunked") != std::string::npos;
+    t->chunked = io::lowercase(value).find("chunked") != std::string::npos;
   }
   return size * count;
 }

@@ -1,6 +1,7 @@
 #include "io/yaml_keys.h"
 
 #include <map>
+#include <stdexcept>
 
 namespace minrnn::io {
 
@@ -19,6 +20,20 @@ std::string repeated_key(const YAML::Node& map) {
     return "key '" + kv.first.Scalar() + "' is given twice" + lines;
   }
   return "";
+}
+
+YAML::Node parse_yaml(const std::string& text, const std::string& where) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(where + ": not valid YAML: " + e.what());
+  }
+}
+
+void check_mapping(const YAML::Node& node, const std::string& where, const std::string& expected) {
+  if (!node.IsMap()) throw std::invalid_argument(where + ": expected " + expected);
+  if (const std::string twice = repeated_key(node); !twice.empty())
+    throw std::invalid_argument(where + ": " + twice);
 }
 
 }  // namespace minrnn::io

@@ -11,4 +11,11 @@ namespace minrnn::io {
 // yaml-cpp marks them), "" where every key is given once or `map` is not a mapping.
 std::string repeated_key(const YAML::Node& map);
 
+// What every YAML file minrnn reads (a config, a sweep) goes through first, with errors that start
+// with `where` (the file, a key in it): `text` parsed ("WHERE: not valid YAML: ..."), and a node
+// checked to be a mapping of keys given once each ("WHERE: expected EXPECTED", "WHERE: key 'lr'
+// is given twice (lines 3 and 7)"). Throw std::invalid_argument.
+YAML::Node parse_yaml(const std::string& text, const std::string& where);
+void check_mapping(const YAML::Node& node, const std::string& where, const std::string& expected);
+
 }  // namespace minrnn::io

@@ -126,25 +126,21 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
                 const std::string& base_dir, std::map<std::string, std::string>& origin,
                 int depth) {
   if (node.IsNull()) return;  // an empty file
-  if (!node.IsMap()) throw std::invalid_argument(where + ": expected a map of key: value");
-  if (const std::string twice = io::repeated_key(node); !twice.empty())
-    throw std::invalid_argument(where + ": " + twice);
+  io::check_mapping(node, where, "a map of key: value");
   if (const auto d = node["defaults"]) {
     if (!d.IsScalar()) fail(where, "defaults", "expected a file name");
     if (depth > 8) fail(where, "defaults", "more than 8 nested defaults (a cycle?)");
     fs::path p = d.Scalar();
     if (p.is_relative()) p = fs::path(base_dir) / p;
-    YAML::Node inner;
+    // A regular file of a config's size: a folder, a FIFO or /dev/zero is refused, not read.
+    std::string text;
     try {
-      inner = YAML::LoadFile(p.string());
-    } catch (const YAML::BadFile&) {
-      fail(where, "defaults", "cannot read '" + p.string() + "'");
-    } catch (const YAML::Exception& e) {
-      throw std::invalid_argument(p.string() + ": invalid YAML: " + e.what());
-    } catch (const std::exception& e) {  // a folder, say: the stream's own error (found by fuzzing)
-      fail(where, "defaults", "cannot read '" + p.string() + "': " + e.what());
+      text = io::read_input_file(p.string(), "config");
+    } catch (const std::invalid_argument& e) {
+      fail(where, "defaults", e.what());
     }
-    apply_file(c, inner, p.string(), p.parent_path().string(), origin, depth + 1);
+    apply_file(c, io::parse_yaml(text, p.string()), p.string(), p.parent_path().string(), origin,
+               depth + 1);
   }
   for (const auto& kv : node) {
     if (!kv.first.IsScalar()) {
@@ -246,13 +242,7 @@ TrainConfig parse_config(const std::string& text, const std::string& where,
                          const std::string& base_dir, const std::vector<std::string>& overrides) {
   TrainConfig c;
   std::map<std::string, std::string> origin;
-  YAML::Node node;
-  try {
-    node = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(where + ": invalid YAML: " + e.what());
-  }
-  apply_file(c, node, where, base_dir, origin, 0);
+  apply_file(c, io::parse_yaml(text, where), where, base_dir, origin, 0);
   for (const auto& kv : overrides) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {

@@ -10,18 +10,12 @@
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 
 namespace minrnn::rl {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -153,7 +147,8 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
   const fs::path file = fs::path(run_dir) / "config.yaml";
   if (!fs::exists(file)) return {};
   try {
-    const TrainConfig stored = parse_config(read_text(file), file.string());
+    const TrainConfig stored =
+        parse_config(io::read_input_file(file.string(), "config"), file.string());
     TrainConfig with_new_budget = stored;
     with_new_budget.max_steps = wanted.max_steps;
     const bool grows =

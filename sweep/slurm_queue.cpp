@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "io/text.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
 
@@ -24,13 +25,6 @@ namespace fs = std::filesystem;
 
 std::chrono::milliseconds g_timeout = std::chrono::seconds(60);
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t at = 0;
-  while (at < s.size() && std::isspace(static_cast<unsigned char>(s[at]))) ++at;
-  return s.substr(at);
-}
-
 // A line of squeue's or sacct's '|'-separated output as its `n` fields, each trimmed, the last
 // holding the rest of the line (a comment may hold '|'), missing ones "" (a job.json older than
 // tags asks no comment).
@@ -39,10 +33,10 @@ std::vector<std::string> fields_of(const std::string& line, size_t n) {
   size_t at = 0;
   for (size_t i = 0; i + 1 < n && at != std::string::npos; ++i) {
     const size_t bar = line.find('|', at);
-    fields.push_back(trim(line.substr(at, bar == std::string::npos ? bar : bar - at)));
+    fields.push_back(io::trimmed(line.substr(at, bar == std::string::npos ? bar : bar - at)));
     at = bar == std::string::npos ? bar : bar + 1;
   }
-  if (at != std::string::npos) fields.push_back(trim(line.substr(at)));
+  if (at != std::string::npos) fields.push_back(io::trimmed(line.substr(at)));
   fields.resize(n);
   return fields;
 }
@@ -171,7 +165,7 @@ CommandOutput run_slurm_command(const std::vector<std::string>& argv) {
 }
 
 std::string command_message(const CommandOutput& r) {
-  std::string m = trim(r.err + (r.err.empty() || r.out.empty() ? "" : "\n") + r.out);
+  std::string m = io::trimmed(r.err + (r.err.empty() || r.out.empty() ? "" : "\n") + r.out);
   return m.empty() ? "(no message)" : m;
 }
 

@@ -13,18 +13,19 @@
 #include "io/yaml_keys.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
+#include "sweep/yaml_values.h"
 
 namespace minrnn::sweep {
 namespace {
 
+// The slurm: section's keys are named as a user finds them in the file: slurm.<key>.
 [[noreturn]] void bad_slurm_key(const std::string& file, const std::string& key,
                                 const std::string& what) {
-  throw std::invalid_argument(file + ": key 'slurm." + key + "': " + what);
+  bad_key(file, "slurm." + key, what);
 }
 
 std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
-  if (!n.IsScalar()) bad_slurm_key(file, key, "expected a string");
-  return n.Scalar();
+  return scalar_string(n, file, "slurm." + key);
 }
 
 // The forms sbatch takes, checked by hand (libstdc++'s std::regex recursed once per character: a
@@ -97,13 +98,7 @@ std::string of_form(const YAML::Node& n, const std::string& file, const std::str
 }
 
 int integer(const YAML::Node& n, const std::string& file, const std::string& key, int lo, int hi) {
-  if (!n.IsScalar()) bad_slurm_key(file, key, "expected an integer");
-  int64_t v = 0;
-  try {
-    v = n.as<int64_t>();
-  } catch (const YAML::Exception&) {
-    bad_slurm_key(file, key, "expected an integer, got '" + n.Scalar() + "'");
-  }
+  const int64_t v = scalar_int(n, file, "slurm." + key);
   if (v < lo || v > hi)
     bad_slurm_key(file, key,
                   std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " +
@@ -148,9 +143,7 @@ int64_t time_limit_seconds(const std::string& t) {
 }  // namespace
 
 SlurmSpec parse_slurm_spec(const YAML::Node& node, const std::string& file) {
-  if (!node.IsMap()) throw std::invalid_argument(file + ": key 'slurm': expected a mapping");
-  if (const std::string twice = io::repeated_key(node); !twice.empty())
-    throw std::invalid_argument(file + ": key 'slurm': " + twice);
+  io::check_mapping(node, file + ": key 'slurm'", "a mapping");
   SlurmSpec s;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();

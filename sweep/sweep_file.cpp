@@ -13,27 +13,10 @@
 #include "rl/decision_model.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
+#include "sweep/yaml_values.h"
 
 namespace minrnn::sweep {
 namespace {
-
-[[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& what) {
-  throw std::invalid_argument(file + ": key '" + key + "': " + what);
-}
-
-std::string scalar_string(const YAML::Node& n, const std::string& file, const std::string& key) {
-  if (!n.IsScalar()) bad(file, key, "expected a string");
-  return n.as<std::string>();
-}
-
-int64_t scalar_int(const YAML::Node& n, const std::string& file, const std::string& key) {
-  if (!n.IsScalar()) bad(file, key, "expected an integer");
-  try {
-    return n.as<int64_t>();
-  } catch (const YAML::Exception&) {
-    bad(file, key, "expected an integer, got '" + n.Scalar() + "'");
-  }
-}
 
 // `pack`: auto (0) or a number of runs, 1 to kSweepCountMax.
 int pack_size(const YAML::Node& n, const std::string& file) {
@@ -43,11 +26,11 @@ int pack_size(const YAML::Node& n, const std::string& file) {
   try {
     size = n.as<int64_t>();
   } catch (const YAML::Exception&) {
-    bad(file, "pack", "expected auto or a positive integer, got '" + got + "'");
+    bad_key(file, "pack", "expected auto or a positive integer, got '" + got + "'");
   }
   if (size < 1 || size > kSweepCountMax)
-    bad(file, "pack",
-        "expected auto or 1 to " + std::to_string(kSweepCountMax) + ", got '" + got + "'");
+    bad_key(file, "pack",
+            "expected auto or 1 to " + std::to_string(kSweepCountMax) + ", got '" + got + "'");
   return int(size);
 }
 
@@ -65,7 +48,7 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
                     const std::string& key) {
   for (size_t i = 0; i < entries.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (entries[j] == entries[i]) bad(file, key, quoted(entries[i]) + " is given twice");
+      if (entries[j] == entries[i]) bad_key(file, key, quoted(entries[i]) + " is given twice");
   }
 }
 
@@ -74,21 +57,21 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
 // report (plots/) and a Slurm submission (slurm/) keep there.
 void check_label(const std::string& label, const std::string& file) {
   if (label.empty() || label == "." || label == ".." || label.find('/') != std::string::npos) {
-    bad(file, "datasets",
-        "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" + label +
-            "'");
+    bad_key(file, "datasets",
+            "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" +
+                label + "'");
   }
   if (label == "plots" || label == "slurm") {
-    bad(file, "datasets",
-        "'" + label + "' is the name of a folder the sweep's `out` keeps for its " +
-            (label == "plots" ? "report's curves" : "Slurm files") +
-            ": name the dataset otherwise");
+    bad_key(file, "datasets",
+            "'" + label + "' is the name of a folder the sweep's `out` keeps for its " +
+                (label == "plots" ? "report's curves" : "Slurm files") +
+                ": name the dataset otherwise");
   }
 }
 
 std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
                                      const std::string& key) {
-  if (!n.IsSequence() || n.size() == 0) bad(file, key, "expected a non-empty list of strings");
+  if (!n.IsSequence() || n.size() == 0) bad_key(file, key, "expected a non-empty list of strings");
   std::vector<std::string> out;
   for (const auto& item : n) out.push_back(scalar_string(item, file, key));
   return out;
@@ -97,15 +80,8 @@ std::vector<std::string> string_list(const YAML::Node& n, const std::string& fil
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(file + ": not valid YAML: " + e.what());
-  }
-  if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping of sweep keys");
-  if (const std::string twice = io::repeated_key(root); !twice.empty())
-    throw std::invalid_argument(file + ": " + twice);
+  const YAML::Node root = io::parse_yaml(text, file);
+  io::check_mapping(root, file, "a mapping of sweep keys");
   SweepSpec s;
   s.file = file;
   s.out = "runs/sweeps/" + fs::path(file).stem().string();
@@ -124,17 +100,18 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.backbones = string_list(v, file, key), has_backbones = true;
       for (const std::string& b : s.backbones) {
         if (const std::string error = rl::unknown_backbone(b); !error.empty())
-          bad(file, key, error);
+          bad_key(file, key, error);
       }
       refuse_repeats(s.backbones, file, key);
     } else if (key == "seeds") {
-      if (!v.IsSequence() || v.size() == 0) bad(file, key, "expected a non-empty list of integers");
+      if (!v.IsSequence() || v.size() == 0)
+        bad_key(file, key, "expected a non-empty list of integers");
       for (const auto& item : v) {
         s.seeds.push_back(scalar_int(item, file, key));
         if (s.seeds.back() < 0 || s.seeds.back() > rl::kMaxSeed)
-          bad(file, key,
-              "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
-                  item.Scalar());
+          bad_key(file, key,
+                  "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
+                      item.Scalar());
       }
       refuse_repeats(s.seeds, file, key);
       has_seeds = true;
@@ -144,19 +121,19 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.sets = string_list(v, file, key);
       for (const auto& kv_text : s.sets)
         if (kv_text.find('=') == std::string::npos)
-          bad(file, key, "'" + kv_text + "' is not key=value");
+          bad_key(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
       s.out = scalar_string(v, file, key);
-      if (s.out.empty()) bad(file, key, "expected a directory, got ''");
+      if (s.out.empty()) bad_key(file, key, "expected a directory, got ''");
     } else if (key == "pack") {
       s.pack = pack_size(v, file);
     } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
       const int64_t n = scalar_int(v, file, key);
       const int lowest = key == "threads" ? 0 : 1;
       if (n < lowest || n > kSweepCountMax) {
-        bad(file, key,
-            "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
-                ", got " + std::to_string(n));
+        bad_key(file, key,
+                "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
+                    ", got " + std::to_string(n));
       }
       (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
     } else if (key == "slurm") {
@@ -165,12 +142,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
                                               "set",      "out",           "parallel", "pack",
                                               "threads",  "eval_episodes", "slurm"};
-      bad(file, key, "unknown key" + io::known_names_hint(key, known));
+      bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
     }
   }
-  if (!has_datasets) bad(file, "datasets", "missing");
-  if (!has_backbones) bad(file, "backbones", "missing");
-  if (!has_seeds) bad(file, "seeds", "missing");
+  if (!has_datasets) bad_key(file, "datasets", "missing");
+  if (!has_backbones) bad_key(file, "backbones", "missing");
+  if (!has_seeds) bad_key(file, "seeds", "missing");
   return s;
 }
 

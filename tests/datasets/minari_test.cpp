@@ -125,6 +125,16 @@ TEST(MinariTest, ResolvesIdsUnderTheDatasetsPath) {
     EXPECT_NE(std::string(e.what()).find("minrnn data download mujoco/hopper/absent-v0"),
               std::string::npos);
   }
+  // A typo of a local dataset is offered that dataset before a download.
+  try {
+    resolve_minari_dir("mujoco/hopper/tset-v0");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean '" +
+                                         (dir.path / "mujoco/hopper/test-v0").string() + "'"),
+              std::string::npos)
+        << e.what();
+  }
   unsetenv("MINARI_DATASETS_PATH");
 }
 

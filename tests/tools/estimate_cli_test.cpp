@@ -74,7 +74,7 @@ TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
   testing::TempDir dir;
   write_sweep(dir);
   testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate --rates nope.csv"),
-                                 {"nope.csv: cannot read it"});
+                                 {"nope.csv: no such CSV file"});
   testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate"),
                                  {"runs/bench/pack.csv", "minrnn bench pack", "--rates"});
   const auto json_alone = run_minrnn(dir, "sweep s.yaml --json");
