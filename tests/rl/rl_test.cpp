@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
@@ -106,6 +107,13 @@ TEST(Config, ErrorsNameKeyAndFile) {
   e = error_of([&] { rl::load_config(f); });
   EXPECT_NE(e.find("defaults"), std::string::npos) << e;
   EXPECT_NE(e.find("missing.yaml"), std::string::npos) << e;
+
+  // A defaults: that is no regular file (a FIFO would block the reader forever) is refused.
+  ASSERT_EQ(::mkfifo((tmp.path / "pipe.yaml").c_str(), 0600), 0);
+  write(f, "defaults: pipe.yaml\ndataset: d\n");
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find(f + ": key 'defaults'"), std::string::npos) << e;
+  EXPECT_NE(e.find("pipe.yaml: not a regular file"), std::string::npos) << e;
 
   // A key out of range in the defaults file is blamed on that file.
   write(tmp.path / "d.yaml", "batch_size: 0\n");
