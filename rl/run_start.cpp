@@ -30,23 +30,27 @@ double machine_memory_bytes() {
   return pages > 0 ? pages * static_cast<double>(sysconf(_SC_PAGE_SIZE)) : 0;
 }
 
-void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
+std::string memory_shortfall(double bytes) {
   const double memory = machine_memory_bytes();
-  const double bytes = min_training_bytes(c, obs_dim, act_dim, on_cpu);
-  if (memory <= 0 || bytes <= memory) return;
+  if (memory <= 0 || bytes <= memory) return "";
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  char text[320];
+  char text[160];
   std::snprintf(text, sizeof text,
-                "n_layers %lld, embed_dim %lld, max_ep_len %lld%s: training needs at least %.1f "
-                "GiB, more than this machine's %.1f GiB of memory; lower them",
-                static_cast<long long>(c.n_layers), static_cast<long long>(c.embed_dim),
-                static_cast<long long>(c.max_ep_len),
-                on_cpu ? (", batch_size " + std::to_string(c.batch_size) + ", context_len " +
-                          std::to_string(c.context_len))
-                             .c_str()
-                       : "",
+                "at least %.1f GiB, more than this machine's %.1f GiB of memory; lower them",
                 bytes / kGiB, memory / kGiB);
-  throw std::invalid_argument(text);
+  return text;
+}
+
+void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {
+  const std::string shortfall = memory_shortfall(min_training_bytes(c, obs_dim, act_dim, on_cpu));
+  if (shortfall.empty()) return;
+  throw std::invalid_argument("n_layers " + std::to_string(c.n_layers) + ", embed_dim " +
+                              std::to_string(c.embed_dim) + ", max_ep_len " +
+                              std::to_string(c.max_ep_len) +
+                              (on_cpu ? ", batch_size " + std::to_string(c.batch_size) +
+                                            ", context_len " + std::to_string(c.context_len)
+                                      : std::string()) +
+                              ": training needs " + shortfall);
 }
 
 Agent new_agent(const TrainConfig& cfg, const DatasetEnv& env, const data::Dataset& ds,

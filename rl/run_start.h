@@ -24,6 +24,9 @@ void check_fits_in_memory(const TrainConfig& config, int64_t obs_dim, int64_t ac
 // cannot tell).
 double min_training_bytes(const TrainConfig& config, int64_t obs_dim, int64_t act_dim, bool on_cpu);
 double machine_memory_bytes();
+// "" where `bytes` fit in the machine's memory (or it cannot tell how much it has), else "at least
+// X GiB, more than this machine's Y GiB of memory; lower them": the tail of such a refusal.
+std::string memory_shortfall(double bytes);
 // Notes on stderr what the config makes of the data that a user may not have meant.
 void note_config_against_data(const TrainConfig& config, const data::Dataset& ds);
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.

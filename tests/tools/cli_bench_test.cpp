@@ -86,6 +86,27 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
   EXPECT_EQ(read_text(dir.path / "runs" / "bench" / "scan-cpu.csv"), "the last result\n");
 }
 
+// What a bench cannot measure is refused before its first cell, by the option's name: a device
+// (it measured the CPU cells first), a backbone with no stacked ops, a shape past the machine's
+// memory (it grew until the memory ran out).
+TEST(Cli, BenchRefusesWhatItCannotMeasureBeforeTheFirstCell) {
+  TempDir dir;
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"bench train --backbones mingru --devices cpu,gpu --seconds 0.2",
+            "--devices: expected auto, cpu, cuda or cuda:N, got 'gpu'"},
+           {"bench pack --device cpu --stacked --backbones mingru,hgrn --packs 2",
+            "--stacked: backbone hgrn has no stacked ops"},
+           {"bench pack --device cpu --packs 1 --layers 100000",
+            "--layers 100000, --embed 128, --batch 64, --context 20: 1 mingru run(s) need at "
+            "least"}}) {
+    const CliResult r = run_minrnn(dir, args + " --no-append");
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("bench train: round"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("bench pack: "), std::string::npos) << r.output;
+  }
+}
+
 // --no-append prints only: no markdown, and no CSV unless --csv names one.
 TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   TempDir dir;

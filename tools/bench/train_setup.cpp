@@ -77,20 +77,16 @@ rl::Agent training_agent(const TrainShape& o, const std::string& backbone,
 
 void check_shape_fits(const TrainShape& shape, const std::vector<std::string>& backbones, int runs,
                       bool on_cpu) {
-  const double memory = rl::machine_memory_bytes();
   for (const std::string& backbone : backbones) {
-    const double bytes = runs * rl::min_training_bytes(shape_config(shape, backbone), shape.obs_dim,
-                                                       shape.act_dim, on_cpu);
-    if (memory <= 0 || bytes <= memory) continue;
-    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "--layers %lld, --embed %lld, --batch %lld, --context %lld: %d %s run(s) need at "
-                  "least %.1f GiB, more than this machine's %.1f GiB of memory; lower them",
-                  static_cast<long long>(shape.layers), static_cast<long long>(shape.embed),
-                  static_cast<long long>(shape.batch), static_cast<long long>(shape.context), runs,
-                  backbone.c_str(), bytes / kGiB, memory / kGiB);
-    throw std::invalid_argument(text);
+    const std::string shortfall =
+        rl::memory_shortfall(runs * rl::min_training_bytes(shape_config(shape, backbone),
+                                                           shape.obs_dim, shape.act_dim, on_cpu));
+    if (shortfall.empty()) continue;
+    throw std::invalid_argument("--layers " + std::to_string(shape.layers) + ", --embed " +
+                                std::to_string(shape.embed) + ", --batch " +
+                                std::to_string(shape.batch) + ", --context " +
+                                std::to_string(shape.context) + ": " + std::to_string(runs) + " " +
+                                backbone + " run(s) need " + shortfall);
   }
 }
 
