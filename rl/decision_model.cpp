@@ -79,6 +79,29 @@ DecisionModelImpl::DecisionModelImpl(const DecisionModelOptions& o) : options_(o
   embed_dropout = register_module("embed_dropout", torch::nn::Dropout(o.dropout));
   backbone = register_module("backbone", make_backbone(o));
   predict_action = register_module("predict_action", torch::nn::Linear(d, o.act_dim));
+  if (o.backbone == "transformer") init_as_corl_dt();
+}
+
+// The Transformer baseline starts where CORL's Decision Transformer (the peer, `_init_weights`)
+// starts: every Linear and Embedding N(0, 0.02), biases 0; the attention's input projection as
+// PyTorch's MultiheadAttention makes its in_proj (Xavier uniform, bias 0), which CORL's rule does
+// not reach. The minRNN backbones keep PyTorch's default init, as the minRNN paper states.
+void DecisionModelImpl::init_as_corl_dt() {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : named_modules("", /*include_self=*/false)) {
+    const std::string& name = item.key();
+    if (auto* linear = item.value()->as<torch::nn::Linear>()) {
+      const bool in_proj = name.size() >= 8 && name.compare(name.size() - 8, 8, "attn.qkv") == 0;
+      if (in_proj) {
+        torch::nn::init::xavier_uniform_(linear->weight);
+      } else {
+        torch::nn::init::normal_(linear->weight, 0.0, 0.02);
+      }
+      if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
+    } else if (auto* embedding = item.value()->as<torch::nn::Embedding>()) {
+      torch::nn::init::normal_(embedding->weight, 0.0, 0.02);
+    }
+  }
 }
 
 torch::Tensor DecisionModelImpl::time_embedding(const torch::Tensor& timesteps) {

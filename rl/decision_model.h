@@ -75,6 +75,7 @@ class DecisionModelImpl : public torch::nn::Module {
   torch::Tensor time_embedding(const torch::Tensor& timesteps);
   // The embedding dropout the backbone applies to the normed tokens (its input).
   core::InputDropout token_dropout() const;
+  void init_as_corl_dt();
   // One token (B,D) through norm/dropout and one backbone step.
   torch::Tensor step_token(const torch::Tensor& token, core::SequenceState& state);
   DecisionModelOptions options_;

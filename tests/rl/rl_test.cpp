@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -200,6 +201,33 @@ TEST(DecisionModel, OutputShapes) {
   rl::DecisionModelOptions conv_transformer{11, 3, "transformer", 2, 16};
   conv_transformer.conv = true;
   EXPECT_THROW(rl::DecisionModel{conv_transformer}, std::invalid_argument);
+}
+
+// The Transformer baseline starts from CORL's Decision Transformer's init (the peer's): Linear and
+// Embedding weights N(0, 0.02), biases 0, the attention's input projection Xavier uniform; the
+// minRNN backbones from PyTorch's default, as the minRNN paper trains them.
+TEST(DecisionModel, TheTransformerStartsFromCorlsInitAndTheMinRnnsFromPyTorchs) {
+  torch::manual_seed(3);
+  const rl::DecisionModel dt(rl::DecisionModelOptions{11, 3, "transformer", 2, 128});
+  const rl::DecisionModel gru(rl::DecisionModelOptions{11, 3, "mingru", 2, 128});
+  bool saw_qkv = false;
+  for (const auto& p : dt->named_parameters()) {
+    const std::string& name = p.key();
+    const torch::Tensor& w = p.value();
+    if (name.find("norm") != std::string::npos) continue;  // LayerNorms: 1 and 0, as ever
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0) {
+      EXPECT_EQ(w.abs().max().item<float>(), 0.0f) << name;
+    } else if (name.find("attn.qkv") != std::string::npos) {
+      saw_qkv = true;  // Xavier uniform over (128 + 384): bound √(6/512)
+      EXPECT_LE(w.abs().max().item<float>(), std::sqrt(6.0f / 512.0f)) << name;
+      EXPECT_NEAR(w.std().item<float>(), std::sqrt(6.0f / 512.0f) / std::sqrt(3.0f), 0.005) << name;
+    } else {
+      EXPECT_NEAR(w.std().item<float>(), 0.02, 0.004) << name;
+    }
+  }
+  EXPECT_TRUE(saw_qkv);
+  // PyTorch's Linear default: U(−1/√fan_in, 1/√fan_in), std 1/√(3·11) for the state embedding.
+  EXPECT_NEAR(gru->embed_state->weight.std().item<float>(), 1.0f / std::sqrt(33.0f), 0.03);
 }
 
 TEST(DecisionModel, StreamingActMatchesParallelForward) {
