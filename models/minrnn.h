@@ -35,7 +35,9 @@ class MinRnnImpl : public torch::nn::Module {
   explicit MinRnnImpl(const MinRnnOptions& options);
 
   // Parallel mode. x: (B,T,d_x); h0: (B,d_h) or undefined (zeros). Returns (B,T,output); the final
-  // hidden state (B,d_h) goes to *h_last when given.
+  // hidden state (B,d_h) goes to *h_last when given. A zero h0 is the decision agent's, in training
+  // and in the streaming policy alike; the paper's log-space minGRU listing starts from
+  // log_g(h_0), which makes a zero h_0 an effective 0.5 (its first tokens differ, ~0.4 at token 1).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& h0 = {},
                         torch::Tensor* h_last = nullptr);
   // Sequential mode, one token: x_t (B,d_x); h (B,d_h) is replaced by h_t. Returns (B,output).
