@@ -13,6 +13,7 @@
 #include "datasets/d4rl.h"
 #include "datasets/env_table.h"
 #include "datasets/episodes.h"
+#include "io/shell_word.h"
 #include "rl/dataset_env.h"
 #include "tools/commands.h"
 #include "tools/data_download.h"
@@ -253,7 +254,7 @@ data::Dataset load_for_inspect(const std::string& target, const data::ReadOption
     throw std::invalid_argument(std::string(e.what()) +
                                 "\n(training reads this dataset all the same: it reads no next "
                                 "observations, infos or metadata; `minrnn data inspect --minimal " +
-                                target + "` explains what it reads)");
+                                io::shell_word(target) + "` explains what it reads)");
   }
 }
 
