@@ -174,6 +174,7 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
                   bool stacked, int64_t steps) {
   TrainingLine line;
   line.shape = shape_of(c);
+  line.stacked = stacked;
   const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape, stacked);
   if (!measured.empty()) {
     auto at = measured.upper_bound(n);  // the first P > n; the one before it is the largest ≤ n
@@ -183,7 +184,8 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
     line.run_steps_per_s = at->second;
   }
   for (TrainingLine& l : e.training) {
-    if (l.shape == line.shape && l.measured_pack == line.measured_pack &&
+    if (l.shape == line.shape && l.stacked == line.stacked &&
+        l.measured_pack == line.measured_pack &&
         l.run_steps_per_s == line.run_steps_per_s) {  // (a stacked pack's rate, or the lone's)
       l.runs += 1;
       l.pack = std::max(l.pack, n);

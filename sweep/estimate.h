@@ -62,6 +62,7 @@ struct TrainingLine {
   int pack = 0;                 // the largest pack these runs train in
   int measured_pack = 0;        // the P whose rate is used (0: none measured for the shape)
   bool below_measured = false;  // the packs are smaller than every P measured (errs short)
+  bool stacked = false;         // its runs train as one stacked model (bench pack --stacked)
   int64_t run_steps = 0;        // still to train, over these runs
   double run_steps_per_s = 0;   // rate(measured_pack)
   double seconds = 0;           // run_steps / rate; NaN where nothing was measured

@@ -31,15 +31,17 @@ std::string bench_pack_command(const std::string& kind, const TrainingLine& l) {
     command += buf;
   }
   if (s.matmul_precision != "fp32") command += " --matmul-precision " + s.matmul_precision;
+  if (l.stacked) command += " --stacked";
   return command;
 }
 
-// The benches that would measure the rates the estimate lacks, each once, backbones of one shape
-// in one command.
+// The benches that would measure the rates the estimate lacks — a shape none measured, a pack
+// smaller than every one measured (it borrows a larger P's rate, which errs short) — each once,
+// backbones of one shape in one command.
 std::vector<std::string> missing_measurements(const SweepEstimate& e) {
   std::vector<std::pair<std::string, std::string>> packs;  // command, its backbones
   for (const TrainingLine& l : e.training) {
-    if (l.measured_pack != 0 || l.run_steps == 0) continue;
+    if ((l.measured_pack != 0 && !l.below_measured) || l.run_steps == 0) continue;
     const std::string command = bench_pack_command(e.device_kind, l);
     auto at = std::find_if(packs.begin(), packs.end(), [&](auto& p) { return p.first == command; });
     if (at == packs.end()) {
@@ -71,8 +73,8 @@ void format_training(std::ostringstream& md, const SweepEstimate& e) {
   for (const TrainingLine& l : e.training) {
     char rate[32] = "–";
     if (l.run_steps_per_s > 0) std::snprintf(rate, sizeof rate, "%.1f", l.run_steps_per_s);
-    md << "| " << l.runs << " | " << l.shape.describe() << " | " << l.pack << " | "
-       << (l.measured_pack ? std::to_string(l.measured_pack) : "none")
+    md << "| " << l.runs << " | " << l.shape.describe() << (l.stacked ? ", stacked" : "") << " | "
+       << l.pack << " | " << (l.measured_pack ? std::to_string(l.measured_pack) : "none")
        << (l.below_measured ? " (above the pack: errs short)" : "") << " | " << l.run_steps << " | "
        << rate << " | " << hours(l.seconds) << " |\n";
   }
@@ -106,8 +108,8 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
   format_training(md, e);
   format_evaluation(md, e);
   if (const auto commands = missing_measurements(e); !commands.empty()) {
-    md << "\nRates not measured (their lines show –); on " << e.device_kind
-       << (e.train_machine.empty() ? "" : " (" + e.train_machine + ")")
+    md << "\nRates not measured (their lines show –, or borrow a larger pack's: errs short); on "
+       << e.device_kind << (e.train_machine.empty() ? "" : " (" + e.train_machine + ")")
        << " for training and on this host's CPU for evaluation, run:\n";
     for (const std::string& c : commands) md << "    " << c << "\n";
   }
@@ -153,6 +155,7 @@ nlohmann::json estimate_json(const SweepEstimate& e) {
                         {"pack", l.pack},
                         {"measured_pack", l.measured_pack},
                         {"below_measured", l.below_measured},
+                        {"stacked", l.stacked},
                         {"run_steps", l.run_steps},
                         {"run_steps_per_s", l.run_steps_per_s},
                         {"seconds", seconds(l.seconds)}});

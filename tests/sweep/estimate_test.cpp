@@ -149,6 +149,17 @@ TEST(SweepEstimate, StackedPacksAreCostedFromTheStackedBenchWhereAsked) {
   // streams' P 2 rate (the nearest measured).
   EXPECT_DOUBLE_EQ(streams, 2000 / 100.0 + 1000 / 100.0);
   EXPECT_DOUBLE_EQ(stacked, 2000 / 300.0 + 1000 / 100.0);
+
+  // Stacking where only the streams were measured: the bench to run is the stacked one's.
+  const testing::ScopedEnv stacking("MINRNN_STACKED_PACK", "1");
+  const sweep::SweepEstimate e =
+      f.estimate({f.csv("streams.csv", kPackHeader + tiny_pack_row(2, 100)), evals});
+  EXPECT_EQ(e.train_unmeasured, 1);
+  const std::string text = sweep::format_estimate(f.spec, e);
+  EXPECT_NE(text.find("--packs 2 --embed 32 --layers 2 --batch 16 --context 10 --stacked\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fp32, stacked | 2 | none |"), std::string::npos) << text;
 }
 
 // Where packs stack (on CUDA by default), a run costs its stacked model's rate at the number
@@ -193,6 +204,11 @@ TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShape
   EXPECT_NE(text.find("minrnn bench eval --env hopper --embed 32 --layers 2 --context 10"),
             std::string::npos)
       << text;
+  // The pack of two's own rate is the bench to run, though P 4's stands in for it.
+  EXPECT_NE(text.find("minrnn bench pack --device cuda --backbones mingru --packs 2 --embed 32 "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(sweep::estimate_json(e)["missing"].size(), 2u);
 
   // In TF32 nothing measured matches: the estimate says so and what to run, and adds up nothing.
   f.spec.sets.push_back("matmul_precision=tf32");
