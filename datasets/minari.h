@@ -60,7 +60,7 @@ std::string resolve_minari_dir(const std::string& id_or_path);
 bool is_minari_reference(const std::string& id_or_path);
 
 // Reads a Minari dataset directory: <dir>/data/main_data.hdf5 and <dir>/data/metadata.json (where
-// Minari keeps it; <dir>/metadata.json is read when that is absent; neither is an error).
+// Minari keeps it; <dir>/metadata.json is read when that is absent; neither is refused).
 // next_observations are observations[1:] of each episode; terminals/timeouts are
 // terminations/truncations. Options as for read_d4rl (infos are not read: Minari's per-episode
 // infos have no fixed layout). A space other than a Box (a Dict observation space), or one whose

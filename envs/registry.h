@@ -22,8 +22,8 @@ namespace minrnn::envs {
 
 // "halfcheetah", "hopper", "walker2d".
 const std::vector<std::string>& env_names();
-// The 15 D4RL ids: <env>-<quality>-v2 for quality in random, medium, medium-replay,
-// medium-expert, expert.
+// The 18 D4RL ids: <env>-<quality>-v2 for quality in random, medium, medium-replay,
+// medium-expert, expert, full-replay.
 std::vector<std::string> d4rl_dataset_ids();
 
 struct ResolvedEnv {

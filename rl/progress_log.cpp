@@ -9,8 +9,6 @@
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
-namespace {}  // namespace
-
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
     : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),

@@ -184,7 +184,9 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
     line.run_steps_per_s = at->second;
   }
   for (TrainingLine& l : e.training) {
+    // A pack that borrows a larger P's rate keeps a line of its own: its bench is its own P's.
     if (l.shape == line.shape && l.stacked == line.stacked &&
+        l.below_measured == line.below_measured && (!line.below_measured || l.pack == n) &&
         l.measured_pack == line.measured_pack &&
         l.run_steps_per_s == line.run_steps_per_s) {  // (a stacked pack's rate, or the lone's)
       l.runs += 1;
@@ -211,7 +213,10 @@ std::string policy_prefix(const std::string& backbone) {
 // data: its env key, else its dataset's name; "" where neither names one.
 std::string run_env(const rl::TrainConfig& c) {
   if (!c.env.empty()) return envs::resolve_env(c.env).task.spec.name;
+  // The file's name first ("hopper_medium-v2.hdf5" in a folder named otherwise), else the whole
+  // reference (a Minari id, "mujoco/hopper/medium-v0", whose last part names no env).
   const data::EnvInfo* guess = data::guess_env_from_name(fs::path(c.dataset).filename().string());
+  if (guess == nullptr) guess = data::guess_env_from_name(c.dataset);
   return guess != nullptr ? guess->name : "";
 }
 

@@ -190,12 +190,15 @@ TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShape
   EstimateFixture f;
   const sweep::SweepEstimate e =
       f.estimate({f.csv("pack.csv", kPackHeader + tiny_pack_row(4, 40))});
-  // The pack of two and seed 2 alone both borrow P 4's rate: one line.
-  ASSERT_EQ(e.training.size(), 1u);
-  EXPECT_EQ(e.training[0].runs, 3);
-  EXPECT_EQ(e.training[0].pack, 2);
-  EXPECT_TRUE(e.training[0].below_measured);
-  EXPECT_EQ(e.training[0].measured_pack, 4);
+  // The pack of two and seed 2 alone both borrow P 4's rate, each on a line of its own: each
+  // names the bench of its own P.
+  ASSERT_EQ(e.training.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(e.training[i].runs, 2 - int(i));
+    EXPECT_EQ(e.training[i].pack, 2 - int(i));
+    EXPECT_TRUE(e.training[i].below_measured);
+    EXPECT_EQ(e.training[i].measured_pack, 4);
+  }
   EXPECT_EQ(e.train_unmeasured, 0);
   EXPECT_EQ(e.eval_unmeasured, 1);  // no eval CSV
   EXPECT_DOUBLE_EQ(e.train_seconds, 3000 / 40.0);
@@ -208,7 +211,10 @@ TEST(SweepEstimate, APackSmallerThanEveryMeasuredOneIsMarkedAndAnUnmeasuredShape
   EXPECT_NE(text.find("minrnn bench pack --device cuda --backbones mingru --packs 2 --embed 32 "),
             std::string::npos)
       << text;
-  EXPECT_EQ(sweep::estimate_json(e)["missing"].size(), 2u);
+  EXPECT_NE(text.find("minrnn bench pack --device cuda --backbones mingru --packs 1 --embed 32 "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(sweep::estimate_json(e)["missing"].size(), 3u);
 
   // In TF32 nothing measured matches: the estimate says so and what to run, and adds up nothing.
   f.spec.sets.push_back("matmul_precision=tf32");
@@ -292,6 +298,12 @@ TEST(SweepEstimate, EvaluationsArePricedAtTheirEnvironmentsRateOnTheTrainingsMac
   e = f.estimate({packs, both});
   EXPECT_DOUBLE_EQ(e.evaluation[0].env_steps_per_s, 30);
   EXPECT_EQ(e.evaluation[0].rates_env, "hopper");
+  // Without an env key, a Minari id's env comes from the id (its last part names none).
+  f.spec.sets.insert(f.spec.sets.end(), {"env=", "dataset=mujoco/hopper/medium-v0"});
+  e = f.estimate({packs, both});
+  EXPECT_EQ(e.evaluation[0].env, "hopper");
+  EXPECT_DOUBLE_EQ(e.evaluation[0].env_steps_per_s, 30);
+  f.spec.sets.resize(f.spec.sets.size() - 2);
 
   f.spec.sets.back() = "device=cpu";
   const std::string cpu_packs =

@@ -96,8 +96,9 @@ TEST(Cli, BenchRefusesWhatItCannotMeasureBeforeTheFirstCell) {
             "--devices: expected auto, cpu, cuda or cuda:N, got 'gpu'"},
            {"bench pack --device cpu --stacked --backbones mingru,hgrn --packs 2",
             "--stacked: backbone hgrn has no stacked ops"},
-           {"bench pack --device cpu --packs 1 --layers 100000",
-            "--layers 100000, --embed 128, --batch 64, --context 20: 1 mingru run(s) need at "
+           // Petabytes: past any machine's memory, so the refusal is what is tested.
+           {"bench pack --device cpu --packs 1 --layers 100000 --embed 65536",
+            "--layers 100000, --embed 65536, --batch 64, --context 20: 1 mingru run(s) need at "
             "least"}}) {
     const CliResult r = run_minrnn(dir, args + " --no-append");
     EXPECT_NE(r.exit_code, 0) << args;

@@ -20,7 +20,8 @@ double run_peer(const std::string& command, double seconds) {
   static const std::regex rate("= ([0-9.]+) steps/s");
   if (status != 0 || !std::regex_search(out, m, rate)) {
     // pclose returns a wait status: its exit code or signal, not the raw word (256 for exit 1).
-    const std::string ended = WIFEXITED(status) ? "exited " + std::to_string(WEXITSTATUS(status))
+    const std::string ended = status == -1        ? std::string("could not be waited for")
+                              : WIFEXITED(status) ? "exited " + std::to_string(WEXITSTATUS(status))
                               : WIFSIGNALED(status)
                                   ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                   : "ended (wait status " + std::to_string(status) + ")";

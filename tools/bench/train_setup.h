@@ -34,16 +34,16 @@ std::string arithmetic(const TrainShape& shape);
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
 
-// What the benches train: an untrained agent of `shape` with `backbone` (its model on `device`,
-// its weights drawn from `seed`, grad clip 0.25, return scale 1), its AdamW (lr and weight decay
-// 1e-4) and the trainer's step in `mode`, with CUDA's matmuls in `shape.matmul_precision`. Built
-// in place: the step refers to the other two.
 // Throws std::invalid_argument naming the shape's options where `runs` runs of any of
 // `backbones` need more memory than the machine has (rl::min_training_bytes): before anything is
 // built, which would grow until the OOM killer ends it.
 void check_shape_fits(const TrainShape& shape, const std::vector<std::string>& backbones, int runs,
                       bool on_cpu);
 
+// What the benches train: an untrained agent of `shape` with `backbone` (its model on `device`,
+// its weights drawn from `seed`, grad clip 0.25, return scale 1), its AdamW (lr and weight decay
+// 1e-4) and the trainer's step in `mode`, with CUDA's matmuls in `shape.matmul_precision`. Built
+// in place: the step refers to the other two.
 struct BenchTrainer {
   BenchTrainer(const TrainShape& shape, const std::string& backbone, const torch::Device& device,
                uint64_t seed, rl::StepMode mode);
