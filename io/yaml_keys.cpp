@@ -36,4 +36,22 @@ void check_mapping(const YAML::Node& node, const std::string& where, const std::
     throw std::invalid_argument(where + ": " + twice);
 }
 
+void bad_key(const std::string& where, const std::string& key, const std::string& what) {
+  throw std::invalid_argument(where + ": key '" + key + "': " + what);
+}
+
+std::string scalar_string(const YAML::Node& n, const std::string& where, const std::string& key) {
+  if (!n.IsScalar()) bad_key(where, key, "expected a string");
+  return n.Scalar();
+}
+
+int64_t scalar_int(const YAML::Node& n, const std::string& where, const std::string& key) {
+  if (!n.IsScalar()) bad_key(where, key, "expected an integer");
+  try {
+    return n.as<int64_t>();
+  } catch (const YAML::Exception&) {
+    bad_key(where, key, "expected an integer, got '" + n.Scalar() + "'");
+  }
+}
+
 }  // namespace minrnn::io

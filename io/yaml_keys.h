@@ -3,6 +3,7 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <string>
 
 namespace minrnn::io {
@@ -17,5 +18,14 @@ std::string repeated_key(const YAML::Node& map);
 // is given twice (lines 3 and 7)"). Throw std::invalid_argument.
 YAML::Node parse_yaml(const std::string& text, const std::string& where);
 void check_mapping(const YAML::Node& node, const std::string& where, const std::string& expected);
+
+// A value refused: std::invalid_argument "WHERE: key 'KEY': WHAT" (a config's, a sweep file's,
+// its slurm: section's as 'slurm.KEY').
+[[noreturn]] void bad_key(const std::string& where, const std::string& key,
+                          const std::string& what);
+// A scalar's text ("expected a string" otherwise), or its whole-number value ("expected an
+// integer, got 'x'"), refused by bad_key.
+std::string scalar_string(const YAML::Node& n, const std::string& where, const std::string& key);
+int64_t scalar_int(const YAML::Node& n, const std::string& where, const std::string& key);
 
 }  // namespace minrnn::io

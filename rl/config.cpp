@@ -99,26 +99,22 @@ const std::vector<Field>& fields() {
   return table;
 }
 
-[[noreturn]] void fail(const std::string& where, const std::string& key, const std::string& msg) {
-  throw std::invalid_argument(where + ": key '" + key + "': " + msg);
-}
-
 void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
              const std::string& where, std::map<std::string, std::string>& origin) {
   for (const auto& f : fields()) {
     if (f.name != key) continue;
-    if (!value.IsScalar()) fail(where, key, "expected " + f.type + ", got a list or map");
+    if (!value.IsScalar()) io::bad_key(where, key, "expected " + f.type + ", got a list or map");
     try {
       f.set(c, value);
     } catch (const YAML::Exception&) {
-      fail(where, key, "expected " + f.type + ", got '" + value.Scalar() + "'");
+      io::bad_key(where, key, "expected " + f.type + ", got '" + value.Scalar() + "'");
     }
     origin[key] = where;
     return;
   }
   std::vector<std::string> known;
   for (const auto& f : fields()) known.push_back(f.name);
-  fail(where, key, "unknown key" + io::known_names_hint(key, known));
+  io::bad_key(where, key, "unknown key" + io::known_names_hint(key, known));
 }
 
 // Applies `node`'s keys, after those of its `defaults:` file (depth-limited against cycles).
@@ -128,8 +124,8 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
   if (node.IsNull()) return;  // an empty file
   io::check_mapping(node, where, "a map of key: value");
   if (const auto d = node["defaults"]) {
-    if (!d.IsScalar()) fail(where, "defaults", "expected a file name");
-    if (depth > 8) fail(where, "defaults", "more than 8 nested defaults (a cycle?)");
+    if (!d.IsScalar()) io::bad_key(where, "defaults", "expected a file name");
+    if (depth > 8) io::bad_key(where, "defaults", "more than 8 nested defaults (a cycle?)");
     fs::path p = d.Scalar();
     if (p.is_relative()) p = fs::path(base_dir) / p;
     // A regular file of a config's size: a folder, a FIFO or /dev/zero is refused, not read.
@@ -137,7 +133,7 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
     try {
       text = io::read_input_file(p.string(), "config");
     } catch (const std::invalid_argument& e) {
-      fail(where, "defaults", e.what());
+      io::bad_key(where, "defaults", e.what());
     }
     apply_file(c, io::parse_yaml(text, p.string()), p.string(), p.parent_path().string(), origin,
                depth + 1);
@@ -157,10 +153,10 @@ void check(bool ok, const std::map<std::string, std::string>& origin, const std:
   if (ok) return;
   auto it = origin.find(key);
   if (it == origin.end()) {
-    fail(origin.at(""), key,
-         "expected " + expected + ", got " + got + " (the built-in default: set it here)");
+    io::bad_key(origin.at(""), key,
+                "expected " + expected + ", got " + got + " (the built-in default: set it here)");
   }
-  fail(it->second, key, "expected " + expected + ", got " + got);
+  io::bad_key(it->second, key, "expected " + expected + ", got " + got);
 }
 
 void validate(const TrainConfig& c, std::map<std::string, std::string> o,

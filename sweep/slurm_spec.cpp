@@ -13,7 +13,6 @@
 #include "io/yaml_keys.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
-#include "sweep/yaml_values.h"
 
 namespace minrnn::sweep {
 namespace {
@@ -21,11 +20,11 @@ namespace {
 // The slurm: section's keys are named as a user finds them in the file: slurm.<key>.
 [[noreturn]] void bad_slurm_key(const std::string& file, const std::string& key,
                                 const std::string& what) {
-  bad_key(file, "slurm." + key, what);
+  io::bad_key(file, "slurm." + key, what);
 }
 
 std::string scalar(const YAML::Node& n, const std::string& file, const std::string& key) {
-  return scalar_string(n, file, "slurm." + key);
+  return io::scalar_string(n, file, "slurm." + key);
 }
 
 // The forms sbatch takes, checked by hand (libstdc++'s std::regex recursed once per character: a
@@ -98,7 +97,7 @@ std::string of_form(const YAML::Node& n, const std::string& file, const std::str
 }
 
 int integer(const YAML::Node& n, const std::string& file, const std::string& key, int lo, int hi) {
-  const int64_t v = scalar_int(n, file, "slurm." + key);
+  const int64_t v = io::scalar_int(n, file, "slurm." + key);
   if (v < lo || v > hi)
     bad_slurm_key(file, key,
                   std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " +

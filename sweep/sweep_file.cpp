@@ -13,7 +13,6 @@
 #include "rl/decision_model.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
-#include "sweep/yaml_values.h"
 
 namespace minrnn::sweep {
 namespace {
@@ -26,11 +25,11 @@ int pack_size(const YAML::Node& n, const std::string& file) {
   try {
     size = n.as<int64_t>();
   } catch (const YAML::Exception&) {
-    bad_key(file, "pack", "expected auto or a positive integer, got '" + got + "'");
+    io::bad_key(file, "pack", "expected auto or a positive integer, got '" + got + "'");
   }
   if (size < 1 || size > kSweepCountMax)
-    bad_key(file, "pack",
-            "expected auto or 1 to " + std::to_string(kSweepCountMax) + ", got '" + got + "'");
+    io::bad_key(file, "pack",
+                "expected auto or 1 to " + std::to_string(kSweepCountMax) + ", got '" + got + "'");
   return int(size);
 }
 
@@ -48,7 +47,7 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
                     const std::string& key) {
   for (size_t i = 0; i < entries.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (entries[j] == entries[i]) bad_key(file, key, quoted(entries[i]) + " is given twice");
+      if (entries[j] == entries[i]) io::bad_key(file, key, quoted(entries[i]) + " is given twice");
   }
 }
 
@@ -57,23 +56,24 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
 // report (plots/) and a Slurm submission (slurm/) keep there.
 void check_label(const std::string& label, const std::string& file) {
   if (label.empty() || label == "." || label == ".." || label.find('/') != std::string::npos) {
-    bad_key(file, "datasets",
-            "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" +
-                label + "'");
+    io::bad_key(file, "datasets",
+                "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" +
+                    label + "'");
   }
   if (label == "plots" || label == "slurm") {
-    bad_key(file, "datasets",
-            "'" + label + "' is the name of a folder the sweep's `out` keeps for its " +
-                (label == "plots" ? "report's curves" : "Slurm files") +
-                ": name the dataset otherwise");
+    io::bad_key(file, "datasets",
+                "'" + label + "' is the name of a folder the sweep's `out` keeps for its " +
+                    (label == "plots" ? "report's curves" : "Slurm files") +
+                    ": name the dataset otherwise");
   }
 }
 
 std::vector<std::string> string_list(const YAML::Node& n, const std::string& file,
                                      const std::string& key) {
-  if (!n.IsSequence() || n.size() == 0) bad_key(file, key, "expected a non-empty list of strings");
+  if (!n.IsSequence() || n.size() == 0)
+    io::bad_key(file, key, "expected a non-empty list of strings");
   std::vector<std::string> out;
-  for (const auto& item : n) out.push_back(scalar_string(item, file, key));
+  for (const auto& item : n) out.push_back(io::scalar_string(item, file, key));
   return out;
 }
 
@@ -100,40 +100,40 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.backbones = string_list(v, file, key), has_backbones = true;
       for (const std::string& b : s.backbones) {
         if (const std::string error = rl::unknown_backbone(b); !error.empty())
-          bad_key(file, key, error);
+          io::bad_key(file, key, error);
       }
       refuse_repeats(s.backbones, file, key);
     } else if (key == "seeds") {
       if (!v.IsSequence() || v.size() == 0)
-        bad_key(file, key, "expected a non-empty list of integers");
+        io::bad_key(file, key, "expected a non-empty list of integers");
       for (const auto& item : v) {
-        s.seeds.push_back(scalar_int(item, file, key));
+        s.seeds.push_back(io::scalar_int(item, file, key));
         if (s.seeds.back() < 0 || s.seeds.back() > rl::kMaxSeed)
-          bad_key(file, key,
-                  "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
-                      item.Scalar());
+          io::bad_key(file, key,
+                      "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
+                          item.Scalar());
       }
       refuse_repeats(s.seeds, file, key);
       has_seeds = true;
     } else if (key == "config") {
-      s.config_template = scalar_string(v, file, key);
+      s.config_template = io::scalar_string(v, file, key);
     } else if (key == "set") {
       s.sets = string_list(v, file, key);
       for (const auto& kv_text : s.sets)
         if (kv_text.find('=') == std::string::npos)
-          bad_key(file, key, "'" + kv_text + "' is not key=value");
+          io::bad_key(file, key, "'" + kv_text + "' is not key=value");
     } else if (key == "out") {
-      s.out = scalar_string(v, file, key);
-      if (s.out.empty()) bad_key(file, key, "expected a directory, got ''");
+      s.out = io::scalar_string(v, file, key);
+      if (s.out.empty()) io::bad_key(file, key, "expected a directory, got ''");
     } else if (key == "pack") {
       s.pack = pack_size(v, file);
     } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
-      const int64_t n = scalar_int(v, file, key);
+      const int64_t n = io::scalar_int(v, file, key);
       const int lowest = key == "threads" ? 0 : 1;
       if (n < lowest || n > kSweepCountMax) {
-        bad_key(file, key,
-                "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
-                    ", got " + std::to_string(n));
+        io::bad_key(file, key,
+                    "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
+                        ", got " + std::to_string(n));
       }
       (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
     } else if (key == "slurm") {
@@ -142,12 +142,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
                                               "set",      "out",           "parallel", "pack",
                                               "threads",  "eval_episodes", "slurm"};
-      bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
+      io::bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
     }
   }
-  if (!has_datasets) bad_key(file, "datasets", "missing");
-  if (!has_backbones) bad_key(file, "backbones", "missing");
-  if (!has_seeds) bad_key(file, "seeds", "missing");
+  if (!has_datasets) io::bad_key(file, "datasets", "missing");
+  if (!has_backbones) io::bad_key(file, "backbones", "missing");
+  if (!has_seeds) io::bad_key(file, "seeds", "missing");
   return s;
 }
 
