@@ -62,10 +62,11 @@ class AtomicFile {
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 // Rewrites `path` from what it holds now: update(current) returns the new contents, `current`
-// null where the file does not exist. Two updaters of a file at once (two `bench --record`s of one
-// log) take turns, neither losing the other's change: each holds a lock (flock) on the file's
-// folder — the file itself is a new inode at every write — from its read to its rename. Throws
-// WriteError naming the file (std::runtime_error where it exists and cannot be read).
+// null where the file does not exist or is empty. Two updaters of a file at once (two `bench
+// --record`s of one log) take turns, neither losing the other's change: each holds a lock (flock)
+// on the file, opened read-write, from its read to its rename (a missing file is made empty to
+// hold the lock, and removed again if the update fails). Throws WriteError naming the file
+// (std::runtime_error where it exists and cannot be read).
 void update_file_atomically(const std::string& path,
                             const std::function<std::string(const std::string* current)>& update);
 

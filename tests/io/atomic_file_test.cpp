@@ -256,6 +256,39 @@ TEST(AtomicFile, UpdatersOfOneFileTakeTurnsAndLoseNoChange) {
   EXPECT_EQ(temps_in(tmp.path.string()), std::vector<std::string>{});
 }
 
+// The updater locks the file it rewrites (read-write, as NFS needs): a missing file is made to
+// hold the lock, and a failed update takes it back; nothing is left beside the file.
+TEST(AtomicFile, AFailedUpdateOfAMissingFileLeavesNoFile) {
+  testing::TempDir tmp;
+  const std::string path = tmp.file("benchmarks.md");
+  EXPECT_THROW(update_file_atomically(path,
+                                      [](const std::string*) -> std::string {
+                                        throw std::runtime_error("the measurement failed");
+                                      }),
+               std::runtime_error);
+  EXPECT_FALSE(fs::exists(path));
+  const std::string message = run_limited(4096, [&] {
+    update_file_atomically(path, [](const std::string* current) {
+      EXPECT_EQ(current, nullptr);
+      return std::string(10000, 'x');
+    });
+  });
+  expect_names(message, {path, "File too large"});
+  EXPECT_EQ(message.find("unchanged"), std::string::npos) << "there was no previous file";
+  EXPECT_FALSE(fs::exists(path));
+  update_file_atomically(path, [](const std::string* current) {
+    EXPECT_EQ(current, nullptr);
+    return std::string("# log\n");
+  });
+  update_file_atomically(path, [](const std::string* current) {
+    EXPECT_NE(current, nullptr);
+    return (current != nullptr ? *current : "") + "entry\n";
+  });
+  EXPECT_EQ(read_text(path), "# log\nentry\n");
+  EXPECT_EQ(temps_in(tmp.path.string()), std::vector<std::string>{});
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()), 1);
+}
+
 TEST(AppendFile, AppendsWholeLines) {
   testing::TempDir tmp;
   const std::string path = tmp.file("metrics.csv");
