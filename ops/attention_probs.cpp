@@ -1,12 +1,10 @@
 #include "ops/attention_probs.h"
 
-#include <algorithm>
 #include <limits>
 
-#include "kernels/cpu/simd.h"
+#include "kernels/cpu/attention_probs.h"
 #include "kernels/cuda/phase_program.h"  // RowGrid: the widest row the CUDA kernels take
 #include "kernels/math/attention_math.h"
-#include "kernels/math/scan_math.h"
 #include "ops/device.h"
 #include "ops/dropout.h"
 #include "ops/parallel_tasks.h"
@@ -19,43 +17,6 @@ namespace {
 
 // Rows a CPU task takes.
 constexpr int64_t kTaskRows = 64;
-
-// Rows [first, end) of T scores, `pitch` floats apart: probs (0 past each query's key) and out,
-// their dropout, each element counted as in rows of T. Every loop but the max and the sums
-// vectorizes in the AVX2 / AVX-512 clones (cpu_expf, the dropout's branch-free draw).
-MINRNN_VECTOR_CLONES void forward_rows(const float* scores, int64_t T, int64_t pitch,
-                                       const QueryRows& queries, float scale, int64_t first,
-                                       int64_t end, const HashedDropout& dropout, float* probs,
-                                       float* out) {
-  const DropoutDraws drop = dropout.draws();  // a local: in registers across the stores
-  for (int64_t row = first; row < end; ++row) {
-    const float* s = scores + row * pitch;
-    float *p = probs + row * pitch, *o = out + row * pitch;
-    const int64_t seen = std::min(queries.position(row) + 1, T);
-    float largest = -std::numeric_limits<float>::infinity();
-    for (int64_t k = 0; k < seen; ++k) largest = std::max(largest, s[k] * scale);
-    for (int64_t k = 0; k < seen; ++k) p[k] = scan_math::cpu_expf(s[k] * scale - largest);
-    float sum = 0.0f;
-    for (int64_t k = 0; k < seen; ++k) sum += p[k];
-    for (int64_t k = 0; k < seen; ++k) p[k] = p[k] / sum;
-    for (int64_t k = seen; k < T; ++k) p[k] = 0.0f;
-    for (int64_t k = 0; k < T; ++k) o[k] = drop.dropped(p[k], row * T + k);
-  }
-}
-
-MINRNN_VECTOR_CLONES void backward_rows(const float* probs, const float* out_grad, int64_t T,
-                                        int64_t pitch, float scale, int64_t first, int64_t end,
-                                        const HashedDropout& dropout, float* scores_grad) {
-  const DropoutDraws drop = dropout.draws();
-  for (int64_t row = first; row < end; ++row) {
-    const float *p = probs + row * pitch, *g = out_grad + row * pitch;
-    float* d = scores_grad + row * pitch;
-    for (int64_t k = 0; k < T; ++k) d[k] = drop.y_grad(g[k], row * T + k);  // g through it
-    float dot = 0.0f;
-    for (int64_t k = 0; k < T; ++k) dot += d[k] * p[k];
-    for (int64_t k = 0; k < T; ++k) d[k] = softmax_score_grad(p[k], d[k], dot, scale);
-  }
-}
 
 // (rows, T) as the passes take it: rows of unit stride, each `pitch` (its stride(0)) ≥ T floats
 // from the next; x itself where it is so, else its contiguous copy.
@@ -118,7 +79,8 @@ AttentionProbs attention_probs_forward(const torch::Tensor& scores_rows, const Q
   const float* s = scores.data_ptr<float>();
   float *p = pass.probs.data_ptr<float>(), *o = pass.out.data_ptr<float>();
   parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-    forward_rows(s, T, pitch, queries, static_cast<float>(scale), r0, r1, dropout.dropout, p, o);
+    attention_probs_forward_rows(s, T, pitch, queries, static_cast<float>(scale), r0, r1,
+                                 dropout.dropout, p, o);
   });
   return pass;
 }
@@ -139,7 +101,8 @@ torch::Tensor attention_probs_backward(const torch::Tensor& probs, const torch::
   const float *p = probs.data_ptr<float>(), *gp = g.data_ptr<float>();
   float* d = scores_grad.data_ptr<float>();
   parallel_ranges(rows, kTaskRows, [&](int64_t r0, int64_t r1) {
-    backward_rows(p, gp, T, pitch, static_cast<float>(scale), r0, r1, dropout.dropout, d);
+    attention_probs_backward_rows(p, gp, T, pitch, static_cast<float>(scale), r0, r1,
+                                  dropout.dropout, d);
   });
   return scores_grad;
 }

@@ -2,8 +2,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "kernels/math/token_embedding_math.h"
+#include "kernels/cpu/token_embedding.h"
 #include "ops/device.h"
 #include "ops/run_axis.h"
 #include "ops/token_embedding_cuda.h"  // the op's tensor list; its CUDA half is called with CUDA only
@@ -21,81 +22,46 @@ TokenLayout layout_of(torch::TensorList flat, int groups, int64_t tokens) {
   return s;
 }
 
-// Each token's channels at once in token_channels' order (kernels/math/token_embedding_math.h:
-// bias, the inputs' products in ascending order, then the time row), so the compiler vectorizes
-// over channels and the GPU's bits come out.
+// The CPU loops take the tensors' pointers (kernels/cpu/token_embedding.h); each weight goes as
+// its (n, D) transpose, a token's channels one contiguous run.
 torch::Tensor forward_cpu(const TokenLayout& s, torch::TensorList flat) {
-  const int64_t D = s.width;
-  torch::Tensor out = torch::empty({s.batch, s.tokens, D}, flat[0].options());
-  torch::Tensor transposed[kMaxTokenGroups];  // each weight as (n, D): a channel run per input
-  const float *inputs[kMaxTokenGroups], *weights[kMaxTokenGroups], *biases[kMaxTokenGroups];
+  torch::Tensor out = torch::empty({s.batch, s.tokens, s.width}, flat[0].options());
+  torch::Tensor transposed[kMaxTokenGroups];
+  TokenGroupsCpu groups{};
   for (int j = 0; j < s.groups; ++j) {
     transposed[j] = flat[3 * j + 1].t().contiguous();
-    inputs[j] = flat[3 * j].data_ptr<float>();
-    weights[j] = transposed[j].data_ptr<float>();
-    biases[j] = flat[3 * j + 2].data_ptr<float>();
+    groups.inputs[j] = flat[3 * j].data_ptr<float>();
+    groups.weights_t[j] = transposed[j].data_ptr<float>();
+    groups.biases[j] = flat[3 * j + 2].data_ptr<float>();
   }
-  const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
-  const float* table = flat[token_table_at(s.groups)].data_ptr<float>();
-  float* o = out.data_ptr<float>();
-  for (int64_t step = 0; step < s.step_count(); ++step) {
-    const float* time = table + time_row(timesteps[step], s.table_rows) * D;
-    for (int j = 0; j < s.groups; ++j) {
-      const int64_t row = s.token_row(step, j), n = s.inputs[j];
-      if (row < 0) continue;
-      const float *x = inputs[j] + step * n, *w = weights[j], *bias = biases[j];
-      float* token = o + row * D;
-      for (int64_t d = 0; d < D; ++d) token[d] = bias[d];
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t d = 0; d < D; ++d) token[d] = token[d] + x[i] * w[i * D + d];
-      }
-      for (int64_t d = 0; d < D; ++d) token[d] = token[d] + time[d];
-    }
-  }
+  token_embedding_forward(s, groups, flat[token_timesteps_at(s.groups)].data_ptr<int64_t>(),
+                          flat[token_table_at(s.groups)].data_ptr<float>(), out.data_ptr<float>());
   return out;
 }
 
-// The gradients, summed over the steps in ascending order (deterministic; the GPU's sums run in
-// another fixed order, so the two agree to rounding).
+// Deterministic (the steps in ascending order); the GPU's sums run in another fixed order, so the
+// two agree to rounding.
 variable_list backward_cpu(const TokenLayout& s, torch::TensorList flat,
                            const torch::Tensor& tokens_grad) {
-  const int64_t D = s.width;
-  const auto zeros = [&](int64_t rows) { return torch::zeros({rows, D}, tokens_grad.options()); };
+  const auto zeros = [&](int64_t rows) {
+    return torch::zeros({rows, s.width}, tokens_grad.options());
+  };
   variable_list grads(flat.size());
   torch::Tensor weight_t[kMaxTokenGroups];  // (n, D) while summing
   const float* inputs[kMaxTokenGroups];
   float *weight_grads[kMaxTokenGroups], *bias_grads[kMaxTokenGroups];
   for (int j = 0; j < s.groups; ++j) {
     weight_t[j] = zeros(s.inputs[j]);
-    grads[3 * j + 2] = torch::zeros({D}, tokens_grad.options());
+    grads[3 * j + 2] = torch::zeros({s.width}, tokens_grad.options());
     inputs[j] = flat[3 * j].data_ptr<float>();
     weight_grads[j] = weight_t[j].data_ptr<float>();
     bias_grads[j] = grads[3 * j + 2].data_ptr<float>();
   }
-  torch::Tensor table_grad = zeros(s.table_rows),
-                step_grad = torch::empty({D}, tokens_grad.options());
-  const int64_t* timesteps = flat[token_timesteps_at(s.groups)].data_ptr<int64_t>();
-  const float* g = tokens_grad.data_ptr<float>();
-  float *summed = step_grad.data_ptr<float>(), *table = table_grad.data_ptr<float>();
-  for (int64_t step = 0; step < s.step_count(); ++step) {
-    for (int64_t d = 0; d < D; ++d) summed[d] = 0.0f;
-    for (int j = 0; j < s.groups; ++j) {
-      const int64_t row = s.token_row(step, j), n = s.inputs[j];
-      if (row < 0) continue;
-      const float* token = g + row * D;
-      const float* x = inputs[j] + step * n;
-      float *bias = bias_grads[j], *w = weight_grads[j];
-      for (int64_t d = 0; d < D; ++d) {
-        bias[d] += token[d];
-        summed[d] += token[d];
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t d = 0; d < D; ++d) w[i * D + d] += x[i] * token[d];
-      }
-    }
-    float* time = table + time_row(timesteps[step], s.table_rows) * D;
-    for (int64_t d = 0; d < D; ++d) time[d] += summed[d];
-  }
+  torch::Tensor table_grad = zeros(s.table_rows);
+  std::vector<float> scratch(static_cast<size_t>(s.width));
+  token_embedding_backward(s, inputs, flat[token_timesteps_at(s.groups)].data_ptr<int64_t>(),
+                           tokens_grad.data_ptr<float>(), weight_grads, bias_grads,
+                           table_grad.data_ptr<float>(), scratch.data());
   for (int j = 0; j < s.groups; ++j) grads[3 * j + 1] = weight_t[j].t().contiguous();
   grads[token_table_at(s.groups)] = table_grad;
   return grads;

@@ -1,6 +1,6 @@
 // Causal attention's probabilities (ops/attention_probs.h), shared by the CPU loops
-// (ops/attention_probs.cpp) and the CUDA kernels (kernels/cuda/attention_probs_programs.h): for
-// each row of raw scores q·kᵀ over T keys,
+// (kernels/cpu/attention_probs.cpp) and the CUDA kernels
+// (kernels/cuda/attention_probs_programs.h): for each row of raw scores q·kᵀ over T keys,
 //   probs = softmax(scale · scores) over the keys at or before the row's query, 0 past it;
 //   out = dropout(probs) (ops/dropout.h's hashed dropout, element i of the flat (rows, T) array,
 //   so `out` has fused_dropout's bits for the same probabilities);

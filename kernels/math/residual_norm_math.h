@@ -1,7 +1,7 @@
 // A residual block's join (ops/residual_norm.h): sum = x + dropout(y) (or, with no x, dropout(y)),
 // then the LayerNorm of each
 // row of sum, normed = (sum − mean) · rstd · γ + β; and the backward's per-element formulas.
-// Shared by the CPU loops (ops/residual_norm.cpp) and the CUDA kernels
+// Shared by the CPU loops (kernels/cpu/residual_norm.cpp) and the CUDA kernels
 // (kernels/cuda/residual_norm_programs.h). The dropout is ops/dropout.h's hashed one, element i of
 // the flat (rows, D) array, so `sum` has add_dropout's bits.
 #pragma once

@@ -1,7 +1,7 @@
 // A Decision Transformer's window as tokens (ops/token_embedding.h): each of a window's K steps
 // gives one token per group (return-to-go, state, action), token G·k + j of the sequence being
 // group j's Linear of its step-k input plus the time table's row for step k's timestep. Shared by
-// the CPU loops (ops/token_embedding.cpp) and the CUDA kernels
+// the CPU loops (kernels/cpu/token_embedding.cpp) and the CUDA kernels
 // (kernels/cuda/token_embedding_programs.h), so both index and round alike.
 #pragma once
 #include <cstdint>
