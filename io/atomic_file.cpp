@@ -49,14 +49,16 @@ int sync_fd(int fd) {
   return 0;
 }
 
+// The folder `path` names an entry of: "." for a bare name, "/" for one at the root.
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // The rename into place is durable once the folder's entry is: best effort (a failure here does
 // not undo the rename, and some file systems refuse to sync folders).
 void sync_parent(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int fd = ::open(folder_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
   sync_fd(fd);
   ::close(fd);
@@ -130,6 +132,25 @@ void remove_abandoned_temps(const std::string& path) {
 }
 
 }  // namespace
+
+std::string why_unwritable(const std::string& path, bool make_folders) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
+  std::string folder = folder_of(path);
+  while (make_folders && folder != "." && folder != "/" && ::stat(folder.c_str(), &st) != 0 &&
+         errno == ENOENT) {
+    folder = folder_of(folder);
+  }
+  if (::stat(folder.c_str(), &st) != 0) {
+    const int err = errno;
+    return "its folder " + folder +
+           (err == ENOENT ? std::string(" does not exist")
+                          : ": " + std::string(std::strerror(err)));
+  }
+  if (!S_ISDIR(st.st_mode)) return "its folder " + folder + " is a file, not a folder";
+  if (::access(folder.c_str(), W_OK) != 0) return "its folder " + folder + " is not writable";
+  return "";
+}
 
 std::string write_failure(const std::string& path, const std::string& reason) {
   std::string msg = "cannot write " + path + ": " + reason;

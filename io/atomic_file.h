@@ -58,6 +58,12 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Why `path` cannot be written as a file, "" when it can: "it is a folder", "its folder F does not
+// exist", "... is a file, not a folder", "... is not writable". With `make_folders`, F is the
+// nearest folder above it that exists, where the writer makes the missing ones. Checks only: a
+// command calls it on what it will write before work whose result would otherwise be lost.
+std::string why_unwritable(const std::string& path, bool make_folders);
+
 // Writes `contents` to `path` atomically (an AtomicFile). Throws WriteError naming the file.
 void write_file_atomically(const std::string& path, std::string_view contents);
 

@@ -28,6 +28,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "io/atomic_file.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
 #include "io/progress_pace.h"
@@ -129,11 +130,11 @@ void check_out_file(const std::string& out, const fs::path& result) {
     throw ExitError{2, "minrnn eval: --out " + out + ": " + why};
   };
   if (out.empty()) refuse("expected a file name");
+  if (const std::string why = io::why_unwritable(out, /*make_folders=*/false); !why.empty())
+    refuse("cannot write it: " + why);
   std::error_code ec;
-  const fs::path folder = fs::absolute(out, ec).parent_path();
-  if (!fs::is_directory(folder, ec)) refuse(folder.string() + " is not a folder");
-  if (::access(folder.c_str(), W_OK) != 0) refuse(folder.string() + " is not writable");
   if (!fs::exists(out, ec)) return;
+  const fs::path folder = fs::absolute(out, ec).parent_path();
   const bool a_result =
       fs::path(out).filename() == "eval.json" &&
       (fs::exists(folder / "checkpoint.pt", ec) || fs::exists(folder / "done.json", ec));

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
@@ -52,10 +54,12 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
                         {"--out b/eval.json", "is a run's result", "--replace"});
   EXPECT_EQ(read_text(dir.path / "b" / "eval.json"), b_result);
   // Found after the rollout before: the episodes ran, then nothing was written.
-  for (const char* where : {"missing/x.json", "d.hdf5/x.json"}) {
-    const testing::CommandResult r =
-        run_minrnn(dir, std::string("eval a --episodes 1 --out ") + where);
-    expect_failure_naming(r, {"--out", "is not a folder"});
+  for (const auto& [where, why] : std::vector<std::pair<std::string, std::string>>{
+           {"missing/x.json", "cannot write it: its folder missing does not exist"},
+           {"d.hdf5/x.json", "cannot write it: its folder d.hdf5 is a file, not a folder"},
+           {"b", "cannot write it: it is a folder"}}) {
+    const testing::CommandResult r = run_minrnn(dir, "eval a --episodes 1 --out " + where);
+    expect_failure_naming(r, {"--out " + where + ": " + why});
     EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
   }
   expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out ''"),

@@ -101,26 +101,6 @@ std::string csv_number(double x) {
 
 namespace {
 
-// Whether `path` can be written as a file: not a folder, in a folder that exists and takes files
-// (with `make_folder`, the nearest folder above it that exists, where the missing ones would be
-// made: a check makes nothing); "" when it can, else why not.
-std::string unwritable_file(const std::string& path, bool make_folder) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return "it is a folder";
-  fs::path folder = fs::path(path).parent_path();
-  if (folder.empty()) folder = ".";
-  while (make_folder && !fs::exists(folder, ec) && folder.has_relative_path())
-    folder = folder.has_parent_path() && !folder.parent_path().empty() ? folder.parent_path() : ".";
-  if (!fs::is_directory(folder, ec)) {
-    return "its folder " + folder.string() +
-           (fs::exists(folder, ec) ? " is a file, not a folder" : " does not exist");
-  }
-  if (::access(folder.c_str(), W_OK) != 0)
-    return "its folder " + folder.string() + " is not writable";
-  return "";
-}
-
 // Before anything is measured: a result would be lost where its files cannot be written (a
 // --record from a folder without docs/, after minutes of GPU time).
 void check_filing(const BenchFiling& filing, const CLI::Option* csv,
@@ -129,13 +109,13 @@ void check_filing(const BenchFiling& filing, const CLI::Option* csv,
     throw std::invalid_argument("--csv: expected a file name, got ''");
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
-    if (const std::string why = unwritable_file(path, /*make_folder=*/true); !why.empty())
+    if (const std::string why = io::why_unwritable(path, /*make_folders=*/true); !why.empty())
       throw std::invalid_argument("--csv " + path + ": cannot write it: " + why);
   }
   if (!filing.record) return;
   if (filing.markdown.empty())
     throw std::invalid_argument("--markdown: expected a file name, got ''");
-  if (const std::string why = unwritable_file(filing.markdown, /*make_folder=*/false);
+  if (const std::string why = io::why_unwritable(filing.markdown, /*make_folders=*/false);
       !why.empty()) {
     throw std::invalid_argument("--markdown " + filing.markdown + ": cannot append to it: " + why +
                                 " (--record appends to docs/benchmarks.md from the repository "
