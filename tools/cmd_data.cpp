@@ -237,24 +237,31 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
   return d;
 }
 
-// A fault in what only inspect reads (a NaN in next_observations, a broken infos group) is still
-// refused, but says that training, which reads neither, takes the file.
+// A fault in what only inspect reads (a NaN in next_observations, a broken infos group, a chunk
+// that cannot be read) is still refused, but says that training, which reads none of them, takes
+// the file. The file is read again as training reads it: without those, and with the env checked
+// (inspect's --env none checks no widths; training guesses the env from the name).
 data::Dataset load_for_inspect(const std::string& target, const data::ReadOptions& options) {
   try {
     return data::load_dataset(target, options);
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {
     const std::exception_ptr fault = std::current_exception();
-    const data::ReadOptions lean = options.only_what_training_reads();
     if (!options.read_next_observations && !options.read_infos && !options.read_metadata) throw;
+    data::ReadOptions lean = options.only_what_training_reads();
+    if (lean.env == "none") lean.env.clear();
     try {
       (void)data::load_dataset(target, lean);
     } catch (const std::exception&) {
       std::rethrow_exception(fault);
     }
-    throw std::invalid_argument(std::string(e.what()) +
-                                "\n(training reads this dataset all the same: it reads no next "
-                                "observations, infos or metadata; `minrnn data inspect --minimal " +
-                                io::shell_word(target) + "` explains what it reads)");
+    const std::string message =
+        std::string(e.what()) +
+        "\n(training reads this dataset all the same: it reads no next observations, infos or "
+        "metadata; `minrnn data inspect --minimal " +
+        io::shell_word(target) + "` explains what it reads)";
+    if (dynamic_cast<const std::invalid_argument*>(&e) != nullptr)
+      throw std::invalid_argument(message);
+    throw std::runtime_error(message);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -70,6 +71,49 @@ TEST(DataCli, InspectSaysTrainingTakesAFileWhoseFaultIsInNextObservations) {
   const CliResult both = run_minrnn(dir, "data inspect d.hdf5");
   EXPECT_NE(both.exit_code, 0);
   EXPECT_EQ(both.output.find("all the same"), std::string::npos) << both.output;
+}
+
+// A chunk of next_observations that cannot be read (its compressed bytes damaged) is a read
+// failure, not a bad value: refused by inspect all the same, with the word that training, which
+// does not read it, takes the file.
+TEST(DataCli, InspectSaysTrainingTakesAFileWhoseUnreadableChunkIsInNextObservations) {
+  TempDir dir;
+  const std::string path = dir.file("d.hdf5");
+  data::testing::write_raw_d4rl(path, 64, 11, 3);
+  haddr_t chunk_at = 0;
+  hsize_t chunk_bytes = 0;
+  {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hsize_t dims[2] = {64, 11};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, dims);
+    H5Pset_deflate(dcpl, 6);
+    const hid_t dset = H5Dcreate2(file, "next_observations", H5T_IEEE_F32LE, space, H5P_DEFAULT,
+                                  dcpl, H5P_DEFAULT);
+    std::vector<float> next(64 * 11);
+    for (size_t i = 0; i < next.size(); ++i) next[i] = std::sin(0.37f * static_cast<float>(i));
+    H5Dwrite(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, next.data());
+    H5Dflush(dset);
+    const hsize_t origin[2] = {0, 0};
+    unsigned mask = 0;
+    ASSERT_GE(H5Dget_chunk_info_by_coord(dset, origin, &mask, &chunk_at, &chunk_bytes), 0);
+    H5Dclose(dset);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  ASSERT_GT(chunk_bytes, 16u);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(chunk_at + 2));  // past the zlib header: the deflate data
+    const std::string garbage(static_cast<size_t>(chunk_bytes - 4), '\xff');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  expect_failure_naming(
+      run_minrnn(dir, "data inspect d.hdf5"),
+      {"d.hdf5", "next_observations", "read failed", "training reads this dataset all the same"});
+  EXPECT_EQ(run_minrnn(dir, "data inspect d.hdf5 --minimal").exit_code, 0);
 }
 
 }  // namespace
