@@ -120,7 +120,8 @@ TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto csv = lines_of(read_text(dir.path / "out" / "scan.csv"));
   ASSERT_EQ(csv.size(), 1u + 6u);  // header; two scans and four layers at one T
-  EXPECT_EQ(csv[0], "device,machine,what,batch,T,dim,forward_ms,train_ms,forward_gb_per_s");
+  EXPECT_EQ(csv[0],
+            "device,machine,torch_threads,what,batch,T,dim,forward_ms,train_ms,forward_gb_per_s");
   EXPECT_NE(csv[1].find(",scan: ours (linear_scan),"), std::string::npos) << csv[1];
   EXPECT_FALSE(fs::exists(dir.path / "docs"));
 }
@@ -146,7 +147,7 @@ TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
       << r.output;
   const auto csv = lines_of(read_text(dir.path / "out" / "train.csv"));
   ASSERT_EQ(csv.size(), 3u) << read_text(dir.path / "out" / "train.csv");
-  EXPECT_EQ(csv[0].substr(0, 30), "round,device,machine,backbone,");
+  EXPECT_EQ(csv[0].substr(0, 44), "round,device,machine,torch_threads,backbone,");
   std::vector<double> ratios;
   for (int round = 1; round <= 2; ++round) {
     const std::string& row = csv[round];

@@ -177,8 +177,10 @@ std::string format_table(const BenchOptions& opt, const std::vector<EnvRates>& a
 // steps/s; env_steps_per_s is one thread's physics in env steps).
 BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) {
   const std::string machine = machine_name();
+  // No torch_threads: the physics runs on the vector env's own threads (the `threads` column).
   BenchCsv csv({"machine", "env", "mode", "num_envs", "threads", "steps", "env_steps_per_s",
-                "mj_steps_per_s"});
+                "mj_steps_per_s"},
+               /*torch_threads=*/0);
   for (const auto& r : all) {
     const std::string steps = std::to_string(opt.steps);
     csv.add_row({machine, r.env, "single", "1", "1", steps, csv_number(r.single), ""});

@@ -108,7 +108,8 @@ std::string format_table(const PolicyBenchOptions& o, const std::vector<Row>& ro
 
 BenchCsv results_csv(const PolicyBenchOptions& o, const std::vector<Row>& rows) {
   BenchCsv csv({"device", "machine", "env", "calls", "episode", "embed", "layers", "context",
-                "backbone", "mode", "engine", "p50_us", "p99_us", "mean_us"});
+                "backbone", "mode", "engine", "p50_us", "p99_us", "mean_us"},
+               /*torch_threads=*/1);  // run() measures on one, as a control loop's core
   for (const auto& r : rows) {
     csv.add_row({"cpu", machine_name(), o.env, std::to_string(o.calls), std::to_string(o.episode),
                  std::to_string(o.embed), std::to_string(o.layers), std::to_string(o.context),

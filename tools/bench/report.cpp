@@ -80,7 +80,19 @@ void append_benchmark(const std::string& path, const std::string& section,
 
 using eval::csv_line;
 
-void BenchCsv::add_row(const std::vector<std::string>& cells) {
+BenchCsv::BenchCsv(std::vector<std::string> columns, int torch_threads)
+    : columns_(std::move(columns)) {
+  const auto machine = std::find(columns_.begin(), columns_.end(), "machine");
+  if (torch_threads <= 0 || machine == columns_.end()) return;
+  threads_at_ = static_cast<size_t>(machine - columns_.begin()) + 1;
+  threads_ = std::to_string(torch_threads);
+  columns_.insert(columns_.begin() + static_cast<std::ptrdiff_t>(threads_at_), "torch_threads");
+}
+
+void BenchCsv::add_row(std::vector<std::string> cells) {
+  if (threads_at_ > 0) {
+    cells.insert(cells.begin() + static_cast<std::ptrdiff_t>(threads_at_), threads_);
+  }
   if (cells.size() != columns_.size()) {
     throw std::logic_error("bench CSV row has " + std::to_string(cells.size()) +
                            " cells, header has " + std::to_string(columns_.size()));

@@ -24,17 +24,22 @@ void append_benchmark(const std::string& path, const std::string& section,
                       const std::string& entry);
 
 // The machine-readable twin of a bench's markdown entry: a header and one line per measurement.
+// A CPU's rates depend on the threads LibTorch ran on: with `torch_threads` > 0 (by default the
+// count now, where the measurement ran; a bench that ran on another count passes it) a
+// `torch_threads` column follows `machine`, its cell added to every row.
 class BenchCsv {
  public:
-  explicit BenchCsv(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  explicit BenchCsv(std::vector<std::string> columns, int torch_threads = torch::get_num_threads());
   // Cells holding a comma, quote or newline are quoted. Throws if the count differs from the
   // header's: a misaligned CSV would be read wrongly without any error.
-  void add_row(const std::vector<std::string>& cells);
+  void add_row(std::vector<std::string> cells);
   std::string text() const;
 
  private:
   std::vector<std::string> columns_;
   std::string rows_;
+  size_t threads_at_ = 0;  // the torch_threads column's index; 0 where there is none
+  std::string threads_;
 };
 std::string csv_number(double x);  // "%.6g"; NaN (not measured) as an empty cell
 
