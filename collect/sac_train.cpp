@@ -171,18 +171,21 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
   return result.reached_target;
 }
 
-// One progress line (steps, rate, ETA, the last episodes' mean return, the losses).
+// One progress line (steps, rate, ETA, the last episodes' mean return, the losses). With a target
+// (medium) the ETA is the budget's, a bound: the run stops when an evaluation reaches it.
 void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
-                    int64_t episodes, const std::deque<double>& recent, const SacLosses& losses) {
+                    bool has_target, int64_t episodes, const std::deque<double>& recent,
+                    const SacLosses& losses) {
   const double mean_return =
       recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
   char line[256];
   std::snprintf(line, sizeof line,
-                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, "
+                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s%s, %lld episodes, "
                 "return(last %zu) %.1f, alpha %.3f, q_loss %.3g",
                 env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
-                io::duration_text((total - done) / rate).c_str(), static_cast<long long>(episodes),
-                recent.size(), mean_return, losses.alpha, losses.q_loss);
+                has_target ? "at most " : "", io::duration_text((total - done) / rate).c_str(),
+                static_cast<long long>(episodes), recent.size(), mean_return, losses.alpha,
+                losses.q_loss);
   io::ProgressLine::on_stderr().update(line);
 }
 
@@ -246,7 +249,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       print_progress(env_name, done, opt.total_steps, (done - first_step) / std::max(secs, 1e-9),
-                     episodes, recent, losses);
+                     !std::isnan(opt.stop_at_normalized), episodes, recent, losses);
     }
   }
   if (opt.progress_every > 0) io::ProgressLine::on_stderr().close();

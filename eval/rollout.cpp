@@ -35,28 +35,29 @@ struct Shard {
   std::unique_ptr<rl::Policy> policy;
 };
 
-// RolloutOptions::on_step across shards: the steps every shard has taken (a shard's step moves
-// all its episodes), out of the most they may take (a shard that ended takes no more). One shard
-// reports steps 1, 2, ... up to its longest episode, out of max_steps.
+// RolloutOptions::on_step across shards: the env steps the episodes have taken, out of the most
+// they may take (each episode its limit, less what an ended one will not take).
 class Progress {
  public:
-  Progress(const RolloutOptions& opt, int shards, int max_steps)
-      : opt_(opt), max_steps_(max_steps), most_(shards * max_steps) {}
-  // Shard k has taken one more step, its `steps`-th; `finished`: all its episodes are over.
-  void shard_step(int steps, bool finished, int episodes_ended) {
+  Progress(const RolloutOptions& opt, int episodes, int max_steps)
+      : opt_(opt), max_steps_(max_steps), most_(int64_t{episodes} * max_steps) {}
+  // A shard has taken its `steps`-th step, moving `running` episodes, of which `episodes_ended`
+  // ended there.
+  void shard_step(int steps, int running, int episodes_ended) {
     if (!opt_.on_step) return;
     std::lock_guard<std::mutex> lock(mutex_);
     ended_ += episodes_ended;
-    ++steps_;
-    if (finished) most_ -= max_steps_ - steps;  // the steps it will not take
-    opt_.on_step(steps_, most_, ended_);
+    env_steps_ += running;
+    most_ -= int64_t{episodes_ended} * (max_steps_ - steps);  // the steps they will not take
+    opt_.on_step(env_steps_, most_, ended_);
   }
 
  private:
   const RolloutOptions& opt_;
   std::mutex mutex_;
   const int max_steps_;
-  int steps_ = 0, most_, ended_ = 0;
+  int64_t env_steps_ = 0, most_;
+  int ended_ = 0;
 };
 
 // Runs one shard's episodes to their end (or max_steps), filling its slots of `r` (from
@@ -80,6 +81,7 @@ void run_shard(Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
     }
     // Finished episodes keep being fed (frozen obs, reward 0) so the batch stays rectangular.
     policy.act(obs, actions.data());
+    const int running = static_cast<int>(B) - ended_here;
     int ended_now = 0;
     for (int64_t i = 0; i < B; ++i) {
       rewards[i] = 0;
@@ -97,9 +99,8 @@ void run_shard(Shard& shard, std::vector<std::unique_ptr<envs::Env>>& envs,
     }
     policy.observe_reward(rewards.data());
     ended_here += ended_now;
-    const bool finished = ended_here == B || t + 1 == max_steps;
-    progress.shard_step(t + 1, finished, ended_now);
-    if (finished) break;
+    progress.shard_step(t + 1, running, ended_now);
+    if (ended_here == B) break;
   }
 }
 
@@ -154,7 +155,7 @@ double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions&
                   envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
                   int64_t r_first, RolloutResult& r) {
   const int count = static_cast<int>(shards.size());
-  Progress progress(opt, count, e.max_steps);
+  Progress progress(opt, opt.episodes, e.max_steps);
   const auto start = std::chrono::steady_clock::now();
   for_each_shard(count, threads, [&](int k) {
     const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
@@ -297,17 +298,17 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   // the steps the waves before took, and the most the waves after may take.
   const int max_steps =
       opt.max_steps > 0 ? opt.max_steps : envs::env_spec(agent.env).max_episode_steps;
-  int ended_before = 0, steps_before = 0, ended_in_wave = 0, steps_in_wave = 0;
+  int ended_before = 0, ended_in_wave = 0;
+  int64_t steps_before = 0, steps_in_wave = 0;
   for (int first = 0; first < opt.episodes; first += kEpisodesAtOnce) {
     RolloutOptions wave = opt;
     wave.episodes = std::min(kEpisodesAtOnce, opt.episodes - first);
     wave.seed = opt.seed + first;
     if (first > 0) wave.video_dir.clear();
     if (opt.on_step) {
-      int later = 0;  // the most the later waves' shards may step
-      for (int next = first + kEpisodesAtOnce; next < opt.episodes; next += kEpisodesAtOnce)
-        later += rollout_shards(std::min(kEpisodesAtOnce, opt.episodes - next)) * max_steps;
-      wave.on_step = [&, later](int steps, int most, int ended) {
+      // The most the later waves' episodes may step.
+      const int64_t later = int64_t{opt.episodes - first - wave.episodes} * max_steps;
+      wave.on_step = [&, later](int64_t steps, int64_t most, int ended) {
         ended_in_wave = ended;
         steps_in_wave = steps;
         opt.on_step(steps_before + steps, steps_before + most + later, ended_before + ended);

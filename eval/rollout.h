@@ -34,10 +34,11 @@ struct RolloutOptions {
   // When set, episode 0 is rendered offscreen: <video_dir>/frame_00000.png ... and rollout.gif.
   std::string video_dir;
   int video_width = 320, video_height = 240;
-  // Called after every step of a shard (below) with (steps taken, the most there may be, episodes
-  // ended): for a progress line. A shard's step moves all its episodes; one that ended takes no
-  // more. One shard reports steps 1, 2, ... out of max_steps (the env's limit). Unset: silent.
-  std::function<void(int, int, int)> on_step;
+  // Called after every step of a shard (below) with (env steps taken, the most there may be,
+  // episodes ended): for a progress line. A shard's step moves each of its episodes still running
+  // one env step; an episode that ends takes none of the steps left to its limit (max_steps, else
+  // the env's), which leave the most. Unset: silent.
+  std::function<void(int64_t, int64_t, int)> on_step;
   // Threads that step the packed engine's shards (0 = torch's intra-op thread count). Shard k
   // holds episodes [B·k/n, B·(k+1)/n) of a wave of B, n = rollout_shards(B), stepped as one batch
   // by a Policy of its own. The split follows from the episodes alone, never the threads: a

@@ -15,16 +15,17 @@ class EvaluationProgress {
   explicit EvaluationProgress(int episodes);
   // `steps` taken of the `most` there may be (eval::RolloutOptions::on_step), `ended` episodes
   // over.
-  void record(int steps, int most, int ended);
+  void record(int64_t steps, int64_t most, int ended);
   bool finished() const;  // every step taken, or every episode ended
-  // "300/1000 steps, 2/10 episodes ended, 5400 steps/s, ETA <= 12 s": the ETA supposes every
-  // episode runs to its limit, so it is an upper bound.
+  // "3000/10000 env steps, 2/10 episodes ended, 5400 env steps/s, ETA <= 2s": the ETA supposes
+  // every episode runs to its limit, so it is an upper bound.
   std::string text() const;
 
  private:
   const int episodes_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::atomic<int> steps_{0}, most_{0}, ended_{0};
+  std::atomic<int64_t> steps_{0}, most_{0};
+  std::atomic<int> ended_{0};
 };
 
 struct Agent;

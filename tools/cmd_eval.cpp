@@ -43,12 +43,12 @@ namespace minrnn::cli {
 namespace {
 
 // A progress line on stderr every io::ProgressLine::period().
-std::function<void(int, int, int)> progress_line(int episodes) {
+std::function<void(int64_t, int64_t, int)> progress_line(int episodes) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
   auto progress = std::make_shared<rl::EvaluationProgress>(episodes);
   auto pace = std::make_shared<io::ProgressPace>(line);
   bool closed = false;
-  return [=, &line](int steps, int most, int ended) mutable {
+  return [=, &line](int64_t steps, int64_t most, int ended) mutable {
     progress->record(steps, most, ended);
     const bool end = progress->finished();
     if (closed || !pace->due(end)) return;

@@ -49,7 +49,7 @@ rl::Evaluate evaluate_into(const std::string& run_dir) {
     // the others and to the thread that queues the GPU's work.
     if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
     ro.should_stop = [] { return rl::stop_requested(); };  // Slurm's grace period is short
-    ro.on_step = [&progress](int steps, int most, int ended) {
+    ro.on_step = [&progress](int64_t steps, int64_t most, int ended) {
       progress.record(steps, most, ended);
     };
     const auto r = eval::rollout(agent, ro);

@@ -87,10 +87,6 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
   }
 }
 
-bool have_blas() {
-  return blas_sgemm() != nullptr;
-}
-
 void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                         const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {

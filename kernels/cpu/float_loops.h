@@ -50,7 +50,6 @@ void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const
 inline constexpr int64_t kSmallRows = 4;
 void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float beta, float* c, int64_t ldc);
-bool have_blas();  // whether gemm_abt goes to LibTorch's BLAS
 
 // While it lives, the BLAS uses `threads` threads for products called from this thread (MKL's
 // per-thread setting; 0 leaves it alone, as does a BLAS without one). Threads that each run their

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "eval/rollout.h"
 #include "rl/stop_request.h"
@@ -45,22 +46,26 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     }
     EXPECT_TRUE(std::isfinite(r.mean_normalized));
     // Same seed → same episodes; the progress callback sees every step of its two shards
-    // (episode 0; episodes 1 and 2), one at a time, out of the most left, and the episodes end.
+    // (episode 0; episodes 1 and 2), counting the env steps of the episodes still running, out
+    // of the most left, and the episodes end.
     ASSERT_EQ(eval::rollout_shards(3), 2);
-    std::vector<std::array<int, 3>> progress;  // (steps, most, episodes ended)
-    ro.on_step = [&](int steps, int most, int ended) { progress.push_back({steps, most, ended}); };
+    std::vector<std::array<int64_t, 3>> progress;  // (env steps, most, episodes ended)
+    ro.on_step = [&](int64_t steps, int64_t most, int ended) {
+      progress.push_back({steps, most, ended});
+    };
     auto again = eval::rollout(agent, ro);
     EXPECT_EQ(again.returns, r.returns);
     ASSERT_EQ(progress.size(), size_t(r.lengths[0] + std::max(r.lengths[1], r.lengths[2])));
     for (size_t t = 0; t < progress.size(); ++t) {
-      EXPECT_EQ(progress[t][0], int(t) + 1);
       EXPECT_LE(progress[t][0], progress[t][1]);
-      EXPECT_LE(progress[t][1], 2 * 40);
+      EXPECT_LE(progress[t][1], 3 * 40);
       if (t > 0) {
+        EXPECT_GT(progress[t][0], progress[t - 1][0]);
         EXPECT_GE(progress[t][2], progress[t - 1][2]);
       }
     }
-    EXPECT_EQ(progress.back()[0], progress.back()[1]) << "every shard ended";
+    EXPECT_EQ(progress.back()[0], r.lengths[0] + r.lengths[1] + r.lengths[2]) << "every env step";
+    EXPECT_EQ(progress.back()[0], progress.back()[1]) << "every episode ended";
     // Every episode shorter than the cap ended; one may end right at it.
     EXPECT_GE(progress.back()[2],
               std::count_if(r.lengths.begin(), r.lengths.end(), [](int n) { return n < 40; }));
@@ -245,8 +250,9 @@ TEST(Rollout, TheThreadCountNeverChangesTheNumbers) {
   const auto one = eval::rollout(agent, ro);
   for (int threads : {2, 3, 5}) {
     ro.threads = threads;
-    int last_steps = 0, last_most = 0, last_ended = 0;
-    ro.on_step = [&](int steps, int most, int ended) {
+    int64_t last_steps = 0, last_most = 0;
+    int last_ended = 0;
+    ro.on_step = [&](int64_t steps, int64_t most, int ended) {
       EXPECT_GT(steps, last_steps);
       EXPECT_LE(steps, most);
       last_steps = steps, last_most = most, last_ended = ended;
@@ -276,8 +282,9 @@ TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
   auto ro = short_rollout(eval::kEpisodesAtOnce + 3, 200, eval::EvalMode::kStreaming);
   ro.seed = 11;
   ro.threads = 1;
-  int last_ended = 0, last_step = 0;
-  ro.on_step = [&](int step, int max_steps, int ended) {
+  int last_ended = 0;
+  int64_t last_step = 0;
+  ro.on_step = [&](int64_t step, int64_t max_steps, int ended) {
     EXPECT_GE(ended, last_ended);
     EXPECT_GT(step, last_step);  // on from wave to wave: a progress line's rate holds
     EXPECT_LE(step, max_steps);
@@ -288,7 +295,7 @@ TEST(Rollout, ManyEpisodesRunInWavesOfTheirOwn) {
   ASSERT_EQ(all.returns.size(), size_t(eval::kEpisodesAtOnce + 3));
   ASSERT_LT(*std::max_element(all.lengths.begin(), all.lengths.end()), 200);  // all fell
   EXPECT_EQ(last_ended, eval::kEpisodesAtOnce + 3);
-  EXPECT_GT(last_step, 200);
+  EXPECT_EQ(last_step, std::accumulate(all.lengths.begin(), all.lengths.end(), int64_t{0}));
   ro.on_step = nullptr;
   ro.episodes = 3;
   ro.seed = 11 + eval::kEpisodesAtOnce;

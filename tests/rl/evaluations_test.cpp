@@ -213,7 +213,7 @@ TEST(Evaluations, OneTrainingWaitsForShowsItsProgress) {
     ::testing::internal::CaptureStderr();
     EXPECT_TRUE(rl::train(cfg, o).finished);
     const std::string said = ::testing::internal::GetCapturedStderr();
-    EXPECT_NE(said.find("evaluating step 10: 3/1000 steps, 1/2 episodes ended, "),
+    EXPECT_NE(said.find("evaluating step 10: 3/1000 env steps, 1/2 episodes ended, "),
               std::string::npos)
         << said;
   }
