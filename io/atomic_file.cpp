@@ -241,73 +241,50 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
 
 namespace {
 
-// Opens `path` for an update, creating it empty where it does not exist (`created`), and locks it:
-// the file itself rather than its folder, opened read-write, since NFS emulates flock with POSIX
-// locks, which an exclusive lock takes only on a descriptor open for writing (a folder's is not).
-// Another updater's rename leaves the locked inode unnamed: then it opens the new one and waits
-// again. -1 where it cannot open the file (errno set).
-int lock_for_update(const std::string& path, bool& created) {
-  for (;;) {
-    created = false;
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) {
-      fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      created = fd >= 0;
-      if (fd < 0 && errno == EEXIST) continue;  // another updater made it first
-    }
-    if (fd < 0 && errno == EACCES) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    int err = 0;
-    while (::flock(fd, LOCK_EX) != 0 && (err = errno) == EINTR) {
-    }
-    // Where the file system has no locks the update goes on unlocked, as a write without it would.
-    if ((err == 0 || locks_unsupported(err)) && still_named(fd, path)) return fd;
-    ::close(fd);
-    if (err != 0 && !locks_unsupported(err)) {
-      errno = err;
-      return -1;
-    }
-  }
+// The lock of an update of `path`: an exclusive flock, waited for, on the hidden file
+// .<name>.lock beside it, opened read-write (NFS emulates flock with POSIX locks, which lock
+// exclusively only a descriptor open for writing: a folder's cannot be). A file of its own, not
+// `path` itself, which every update replaces by a rename, nor `path`'s folder; never removed, as
+// a waiter may hold it open. -1 where the file system has no locks: the update goes on unlocked,
+// as a write without it would.
+int lock_for_update(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string lock = slash == std::string::npos
+                               ? "." + path + ".lock"
+                               : path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".lock";
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw WriteError(
+        write_failure(path, "cannot open its lock " + lock + ": " + std::strerror(errno)));
+  int err;
+  do {
+    err = ::flock(fd, LOCK_EX) == 0 ? 0 : errno;
+  } while (err == EINTR);
+  if (err == 0) return fd;
+  ::close(fd);
+  if (locks_unsupported(err)) return -1;
+  throw WriteError(write_failure(path, "cannot lock " + lock + ": " + std::strerror(err)));
 }
 
 }  // namespace
 
 void update_file_atomically(const std::string& path,
                             const std::function<std::string(const std::string* current)>& update) {
-  bool created = false;
-  const int fd = lock_for_update(path, created);
-  if (fd < 0) throw WriteError(write_failure(path, std::strerror(errno)));
-  struct Closer {
+  struct Unlock {
     int fd;
-    ~Closer() { ::close(fd); }  // releases the lock
-  } closer{fd};
-  std::string current;
-  char buf[1 << 16];
-  for (off_t at = 0;;) {
-    const ssize_t n = ::pread(fd, buf, sizeof(buf), at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-    if (n == 0) break;
-    current.append(buf, static_cast<size_t>(n));
-    at += n;
-  }
-  try {
-    // An empty file is one an updater made and was killed before it wrote: read as none.
-    write_file_atomically(path, update(created || current.empty() ? nullptr : &current));
-  } catch (const WriteError& e) {
-    if (!created) throw;
-    // The empty file was ours, not a previous version the message may say is unchanged.
-    ::unlink(path.c_str());
-    std::string message = e.what();
-    const std::string unchanged = " (the previous " + path + " is unchanged)";
-    if (const size_t at = message.find(unchanged); at != std::string::npos) {
-      message.erase(at, unchanged.size());
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);  // releases the lock
     }
-    throw WriteError(message);
-  } catch (...) {
-    if (created) ::unlink(path.c_str());
-    throw;
+  } lock{lock_for_update(path)};
+  if (!exists(path)) {
+    write_file_atomically(path, update(nullptr));
+    return;
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  const std::string current{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  write_file_atomically(path, update(&current));
 }
 
 void commit_file(const std::string& tmp, const std::string& path) {

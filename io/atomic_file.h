@@ -68,11 +68,11 @@ std::string why_unwritable(const std::string& path, bool make_folders);
 void write_file_atomically(const std::string& path, std::string_view contents);
 
 // Rewrites `path` from what it holds now: update(current) returns the new contents, `current`
-// null where the file does not exist or is empty. Two updaters of a file at once (two `bench
-// --record`s of one log) take turns, neither losing the other's change: each holds a lock (flock)
-// on the file, opened read-write, from its read to its rename (a missing file is made empty to
-// hold the lock, and removed again if the update fails). Throws WriteError naming the file
-// (std::runtime_error where it exists and cannot be read).
+// null where the file does not exist. Two updaters of a file at once (two `bench --record`s of one
+// log, two processes adding tuned products) take turns, neither losing the other's change: each
+// holds a lock (flock) on the hidden file .<name>.lock beside it from its read to its rename, made
+// on the first update and left there. Throws WriteError naming the file (std::runtime_error where
+// it exists and cannot be read).
 void update_file_atomically(const std::string& path,
                             const std::function<std::string(const std::string* current)>& update);
 

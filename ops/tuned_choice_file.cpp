@@ -1,9 +1,5 @@
 #include "ops/tuned_choice_file.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -20,9 +16,9 @@ namespace {
 
 // The file's lines as key → choice; a line without a tab, or with an empty side, is skipped with
 // a warning (a file cut short, or edited by hand).
-std::map<std::string, std::string> read_choices(const std::string& path) {
+std::map<std::string, std::string> parse_choices(const std::string& text, const std::string& path) {
   std::map<std::string, std::string> choices;
-  std::ifstream in(path);
+  std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty() || line[0] == '#') continue;
@@ -39,28 +35,16 @@ std::map<std::string, std::string> read_choices(const std::string& path) {
   return choices;
 }
 
-// An exclusive flock on <path>.lock while it lives, waited for: add()'s read, merge and replace
-// are one step across processes.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) {
-      throw io::WriteError(io::write_failure(path + ".lock", std::strerror(errno)));
-    }
-  }
-  ~FileLock() { ::close(fd_); }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
+// The file's text, "" where it does not exist (or cannot be read: its shapes are timed again).
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 }  // namespace
 
 TunedChoiceFile::TunedChoiceFile(std::string path) : path_(std::move(path)) {
-  if (!path_.empty()) choices_ = read_choices(path_);
+  if (!path_.empty()) choices_ = parse_choices(file_text(path_), path_);
 }
 
 std::string TunedChoiceFile::find(const std::string& key) const {
@@ -73,14 +57,17 @@ void TunedChoiceFile::add(const std::string& key, const std::string& choice) {
   if (path_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const FileLock lock(path_);
-  std::map<std::string, std::string> merged = read_choices(path_);
-  merged.emplace(key, choice);
-  std::ostringstream text;
-  text << "# minrnn's tuned products (ops/tuned_gemm_cuda.h): a shape's key, a tab, the choice "
-          "its first process timed\n";
-  for (const auto& [k, c] : merged) text << k << '\t' << c << '\n';
-  io::write_file_atomically(path_, text.str());
+  std::map<std::string, std::string> merged;
+  // Another process may have added shapes since this one read the file: merged, not replaced.
+  io::update_file_atomically(path_, [&](const std::string* current) {
+    merged = current != nullptr ? parse_choices(*current, path_) : decltype(merged){};
+    merged.emplace(key, choice);
+    std::ostringstream text;
+    text << "# minrnn's tuned products (ops/tuned_gemm_cuda.h): a shape's key, a tab, the choice "
+            "its first process timed\n";
+    for (const auto& [k, c] : merged) text << k << '\t' << c << '\n';
+    return text.str();
+  });
   for (const auto& [k, c] : merged) choices_.emplace(k, c);
 }
 

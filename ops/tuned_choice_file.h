@@ -4,9 +4,9 @@
 // CUDA): a choice is text to this file.
 //
 // One file per GPU model and cuBLASLt version (tuned_choice_path), a line a shape: its key, a
-// tab, its choice. Read whole when opened; add() takes an exclusive lock beside the file
-// (<file>.lock, flock: released however the process ends), reads what other processes added
-// meanwhile, and replaces the file atomically (io/atomic_file.h). A line that does not parse is
+// tab, its choice. Read whole when opened; add() merges its shape into what other processes
+// added meanwhile, under the lock of io::update_file_atomically (a flock beside the file,
+// released however the process ends). A line that does not parse is
 // skipped with a warning naming the file and line: the file is a cache, rebuilt by tuning again.
 #pragma once
 #include <cstdint>

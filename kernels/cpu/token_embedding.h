@@ -1,7 +1,9 @@
 // DT's token embedding's CPU loops (ops/token_embedding.h): each token = its group's bias + its
-// input · W + the timestep's row of the time table, and the gradients of all of them. The sums
-// run in token_channels' order (kernels/math/token_embedding_math.h), each product and sum
-// rounded on its own, so the bits are the CUDA kernel's. No tensors here.
+// input · W + the timestep's row of the time table, and the gradients of all of them. The
+// forward's sums run in token_channels' order (kernels/math/token_embedding_math.h), each product
+// and sum rounded on its own, so its bits are the CUDA kernel's; the gradients sum the steps in
+// ascending order, where the GPU's run in another fixed order (the two agree to rounding). No
+// tensors here.
 #pragma once
 #include <cstdint>
 

@@ -71,6 +71,18 @@ TEST(DataCli, InspectSaysTrainingTakesAFileWhoseFaultIsInNextObservations) {
   const CliResult both = run_minrnn(dir, "data inspect d.hdf5");
   EXPECT_NE(both.exit_code, 0);
   EXPECT_EQ(both.output.find("all the same"), std::string::npos) << both.output;
+  // Nor a file training refuses for its widths: a "hopper" file of 17-wide states, inspected
+  // with --env none (which checks no widths; training guesses hopper from the name).
+  const std::string wide = dir.file("hopper_wide.hdf5");
+  data::testing::write_raw_d4rl(wide, 6, 17, 3);
+  std::vector<float> wide_next(6 * 17, 0.5f);
+  wide_next[7] = std::nanf("");
+  data::testing::put_dataset(wide, "next_observations", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6, 17},
+                             wide_next.data());
+  const CliResult refused = run_minrnn(dir, "data inspect hopper_wide.hdf5 --env none");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("next_observations"), std::string::npos) << refused.output;
+  EXPECT_EQ(refused.output.find("all the same"), std::string::npos) << refused.output;
 }
 
 // A chunk of next_observations that cannot be read (its compressed bytes damaged) is a read
