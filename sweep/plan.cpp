@@ -276,6 +276,7 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
         conflicts += "\n  " + r.run_dir + ": " + stored.differences;
         extendable += stored.max_steps_grows;
         r.mismatch = stored.differences;
+        r.mismatch_extends = stored.max_steps_grows;
       }
       if (const std::string why = stale_evaluation(spec, r); !why.empty()) {
         stale += "\n  " + rl::RunFiles(r.run_dir).result.string() + ": " + why;

@@ -142,6 +142,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
     if (s.state == "stopped") r["checkpointed"] = s.checkpointed;
     if (s.pid >= 0) r["pid"] = s.pid;
     if (!s.failure.empty()) r["failure"] = s.failure;
+    if (s.run.mismatch_extends) r["extends"] = true;  // --extend trains it on
     if (!s.slurm.empty()) r["slurm"] = s.slurm;
     j["runs"].push_back(r);
   }
@@ -172,7 +173,9 @@ std::string status_words(const RunStatus& s) {
       return "its " + s.failure +
              ": no result of this sweep; move eval.json away and the sweep evaluates the run again";
     }
-    return "not this sweep's run (" + s.failure + "): move it away";
+    return "not this sweep's run (" + s.failure + "): move it away" +
+           (s.run.mismatch_extends ? std::string(", or run the sweep with --extend to train it on")
+                                   : std::string());
   }
   return s.state;
 }

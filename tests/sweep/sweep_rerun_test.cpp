@@ -73,7 +73,17 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   EXPECT_EQ(status[0].failure, "max_steps: 1000 -> 5");
   ::testing::internal::CaptureStdout();  // counted among the runs that need the user (exit 1)
   EXPECT_EQ(sweep::print_sweep_status(one_run_sweep(tmp.path / "out"), false), 1);
-  EXPECT_NE(::testing::internal::GetCapturedStdout().find("1 mismatched"), std::string::npos);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("1 mismatched"), std::string::npos);
+  EXPECT_EQ(printed.find("--extend"), std::string::npos) << "a smaller max_steps cannot extend";
+  // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.
+  sweep::SweepSpec longer = one_run_sweep(tmp.path / "out");
+  longer.sets = {"max_steps=2000"};
+  ::testing::internal::CaptureStdout();
+  sweep::print_sweep_status(longer, false);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find(
+                "max_steps: 1000 -> 2000): move it away, or run the sweep with --extend"),
+            std::string::npos);
   // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
   fs::remove(run / "done.json");
   std::ofstream(run / "config.yaml") << rl::to_yaml(
