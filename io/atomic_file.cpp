@@ -134,6 +134,7 @@ void remove_abandoned_temps(const std::string& path) {
 }  // namespace
 
 std::string why_unwritable(const std::string& path, bool make_folders) {
+  if (path.empty() || path.back() == '/') return "it names no file";
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
   std::string folder = folder_of(path);
@@ -245,46 +246,75 @@ namespace {
 // .<name>.lock beside it, opened read-write (NFS emulates flock with POSIX locks, which lock
 // exclusively only a descriptor open for writing: a folder's cannot be). A file of its own, not
 // `path` itself, which every update replaces by a rename, nor `path`'s folder; never removed, as
-// a waiter may hold it open. -1 where the file system has no locks: the update goes on unlocked,
-// as a write without it would.
+// a waiter may hold it open. Made 0666 less the umask, so the users who may write the file may
+// lock it; one who may only read the lock locks it read-only (enough for a local flock). -1
+// where the file system takes no such lock: the update goes on unlocked, as a write without it
+// would.
 int lock_for_update(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string lock = slash == std::string::npos
                                ? "." + path + ".lock"
                                : path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".lock";
-  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
+  int fd;
+  do {
+    fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0 && errno == EACCES) fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     throw WriteError(
         write_failure(path, "cannot open its lock " + lock + ": " + std::strerror(errno)));
+  }
   int err;
   do {
     err = ::flock(fd, LOCK_EX) == 0 ? 0 : errno;
   } while (err == EINTR);
   if (err == 0) return fd;
   ::close(fd);
-  if (locks_unsupported(err)) return -1;
+  if (locks_unsupported(err) || err == EBADF) return -1;  // EBADF: NFS, a read-only lock
   throw WriteError(write_failure(path, "cannot lock " + lock + ": " + std::strerror(err)));
+}
+
+// The file's contents, or false where it does not exist (only then: a file that cannot be read
+// is an error, not an empty log to start again).
+bool read_whole(const std::string& path, std::string& contents) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0 && errno == ENOENT) return false;
+  if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot read " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    contents.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return true;
 }
 
 }  // namespace
 
 void update_file_atomically(const std::string& path,
                             const std::function<std::string(const std::string* current)>& update) {
+  // A folder, or a folder that is missing or takes no file: said as such, before a lock is made.
+  if (const std::string why = why_unwritable(path, /*make_folders=*/false); !why.empty())
+    throw WriteError(write_failure(path, why));
   struct Unlock {
     int fd;
     ~Unlock() {
       if (fd >= 0) ::close(fd);  // releases the lock
     }
   } lock{lock_for_update(path)};
-  if (!exists(path)) {
-    write_file_atomically(path, update(nullptr));
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-  const std::string current{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw std::runtime_error("cannot read " + path);
-  write_file_atomically(path, update(&current));
+  std::string current;
+  const bool there = read_whole(path, current);
+  write_file_atomically(path, update(there ? &current : nullptr));
 }
 
 void commit_file(const std::string& tmp, const std::string& path) {

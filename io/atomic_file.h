@@ -58,7 +58,8 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// Why `path` cannot be written as a file, "" when it can: "it is a folder", "its folder F does not
+// Why `path` cannot be written as a file, "" when it can: "it names no file" ("" or a trailing /),
+// "it is a folder", "its folder F does not
 // exist", "... is a file, not a folder", "... is not writable". With `make_folders`, F is the
 // nearest folder above it that exists, where the writer makes the missing ones. Checks only: a
 // command calls it on what it will write before work whose result would otherwise be lost.
@@ -71,8 +72,8 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 // null where the file does not exist. Two updaters of a file at once (two `bench --record`s of one
 // log, two processes adding tuned products) take turns, neither losing the other's change: each
 // holds a lock (flock) on the hidden file .<name>.lock beside it from its read to its rename, made
-// on the first update and left there. Throws WriteError naming the file (std::runtime_error where
-// it exists and cannot be read).
+// on the first update and left there. Throws WriteError naming the file (why_unwritable's reason
+// first; std::runtime_error where it exists and cannot be read).
 void update_file_atomically(const std::string& path,
                             const std::function<std::string(const std::string* current)>& update);
 

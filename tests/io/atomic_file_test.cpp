@@ -302,11 +302,14 @@ TEST(AtomicFile, AnUpdateOfADanglingSymlinkEnds) {
   EXPECT_EQ(read_text(path), "new\n");
 }
 
-void note_alarm(int) {}
+volatile sig_atomic_t alarms = 0;
+void note_alarm(int) {
+  alarms = alarms + 1;
+}
 
-// A signal (one whose handler does not restart calls) while an update waits for another's lock:
-// the wait goes on, and the update is made (an interrupted wait once failed it).
-TEST(AtomicFile, AnUpdateWaitingForTheLockOutlastsASignal) {
+// Signals (whose handler does not restart calls) while an update waits for another's lock: the
+// wait goes on, and the update is made (an interrupted wait once failed it).
+TEST(AtomicFile, AnUpdateWaitingForTheLockOutlastsSignals) {
   testing::TempDir tmp;
   const std::string path = tmp.file("log.md");
   update_file_atomically(path, [](const std::string*) { return std::string("a\n"); });
@@ -314,11 +317,15 @@ TEST(AtomicFile, AnUpdateWaitingForTheLockOutlastsASignal) {
   ASSERT_EQ(::pipe(held), 0);
   const pid_t holder = ::fork();
   if (holder == 0) {  // holds the lock for 300 ms, inside an update of its own
-    update_file_atomically(path, [&](const std::string* current) {
-      if (::write(held[1], "x", 1) != 1) ::_exit(2);
-      ::usleep(300000);
-      return *current + "b\n";
-    });
+    try {
+      update_file_atomically(path, [&](const std::string* current) {
+        if (::write(held[1], "x", 1) != 1) ::_exit(2);
+        ::usleep(300000);
+        return *current + "b\n";
+      });
+    } catch (...) {
+      ::_exit(3);
+    }
     ::_exit(0);
   }
   char byte;
@@ -327,15 +334,40 @@ TEST(AtomicFile, AnUpdateWaitingForTheLockOutlastsASignal) {
   }, previous{};
   alarm_action.sa_handler = note_alarm;  // no SA_RESTART: flock returns EINTR
   ::sigaction(SIGALRM, &alarm_action, &previous);
-  ::ualarm(100000, 0);
+  alarms = 0;
+  ::ualarm(50000, 50000);  // every 50 ms while the holder keeps the lock
   EXPECT_NO_THROW(
       update_file_atomically(path, [](const std::string* current) { return *current + "c\n"; }));
+  ::ualarm(0, 0);
   ::sigaction(SIGALRM, &previous, nullptr);
+  EXPECT_GT(alarms, 0) << "no signal reached the wait";
   int status = 0;
   ::waitpid(holder, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(read_text(path), "a\nb\nc\n");
   for (int fd : held) ::close(fd);
+}
+
+// What cannot be updated is said before a lock is made: a folder, a name with no file, a missing
+// folder.
+TEST(AtomicFile, AnUpdateOfAFolderOrOfNoFileIsRefusedByName) {
+  testing::TempDir tmp;
+  fs::create_directories(tmp.path / "d");
+  const auto refused = [](const std::string& path, const std::string& why) {
+    try {
+      update_file_atomically(path, [](const std::string*) { return std::string("x"); });
+      ADD_FAILURE() << path << " was updated";
+    } catch (const WriteError& e) {
+      expect_names(e.what(), {"cannot write " + path + ": " + why});
+    }
+  };
+  refused(tmp.file("d"), "it is a folder");
+  refused(tmp.file("d") + "/", "it names no file");
+  refused(tmp.file("missing/x.md"), "its folder " + tmp.file("missing") + " does not exist");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(tmp.path)) names.push_back(e.path().filename());
+  EXPECT_EQ(names, std::vector<std::string>{"d"}) << "no lock left";
+  EXPECT_TRUE(fs::is_empty(tmp.path / "d"));
 }
 
 TEST(AppendFile, AppendsWholeLines) {

@@ -84,6 +84,9 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   EXPECT_NE(::testing::internal::GetCapturedStdout().find(
                 "max_steps: 1000 -> 2000): move it away, or run the sweep with --extend"),
             std::string::npos);
+  ::testing::internal::CaptureStdout();
+  sweep::print_sweep_status(longer, true);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("\"extends\": true"), std::string::npos);
   // The same for an unfinished run (its seed differs: trained by another sweep's seed list).
   fs::remove(run / "done.json");
   std::ofstream(run / "config.yaml") << rl::to_yaml(
