@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "io/input_file.h"
+
 namespace minrnn::io {
 namespace {
 
@@ -275,27 +277,15 @@ int lock_for_update(const std::string& path) {
 }
 
 // The file's contents, or false where it does not exist (only then: a file that cannot be read
-// is an error, not an empty log to start again).
+// is an error, not an empty log to start again). Read as every file a user hands us (a FIFO
+// refused), up to 1 GiB.
 bool read_whole(const std::string& path, std::string& contents) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0 && errno == ENOENT) return false;
-  if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw std::runtime_error("cannot read " + path + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    contents.append(buf, static_cast<size_t>(n));
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   }
-  ::close(fd);
+  contents = read_input_file(path, "file", uintmax_t{1} << 30);
   return true;
 }
 
