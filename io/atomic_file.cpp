@@ -253,10 +253,8 @@ namespace {
 // where the file system takes no such lock: the update goes on unlocked, as a write without it
 // would.
 int lock_for_update(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string lock = slash == std::string::npos
-                               ? "." + path + ".lock"
-                               : path.substr(0, slash + 1) + "." + path.substr(slash + 1) + ".lock";
+  const size_t name_at = path.rfind('/') + 1;  // 0 for a bare name (npos + 1)
+  const std::string lock = path.substr(0, name_at) + "." + path.substr(name_at) + ".lock";
   int fd;
   do {
     fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);

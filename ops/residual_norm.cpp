@@ -1,6 +1,5 @@
 #include "ops/residual_norm.h"
 
-#include <cmath>
 #include <stdexcept>
 #include <vector>
 
