@@ -1,11 +1,13 @@
 // The complex linear scan h_t = a_t ⊙ h_{t-1} + b_t on real/imaginary pairs: validation, dispatch,
-// the threaded CPU kernel with its backward, and the sequential reference.
+// the CPU kernel's slices (kernels/cpu/scan_complex.h) on torch's threads, and the sequential
+// reference.
 #include "ops/scan_complex.h"
 
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/scan_complex.h"
 #include "ops/scan_cpu.h"
 #include "ops/shared_zeros.h"
 #if defined(MINRNN_WITH_CUDA)
@@ -16,7 +18,7 @@ namespace minrnn::core {
 namespace {
 
 using detail::for_each_slice;
-using detail::kSlice;
+using scan_cpu::ComplexPlanes;
 
 struct Inputs {
   torch::Tensor a_re, a_im, b_re, b_im, h0_re, h0_im;
@@ -67,81 +69,32 @@ Inputs check_inputs(const char* who, const torch::Tensor& a_re, const torch::Ten
   return in;
 }
 
-// Pointers to (re, im) planes of one (B,T,D) or (B,D) complex tensor.
 template <typename T>
-struct Planes {
-  T* re;
-  T* im;
-};
-
+ComplexPlanes<const T> planes(const torch::Tensor& re, const torch::Tensor& im) {
+  return {re.data_ptr<T>(), im.data_ptr<T>()};
+}
 template <typename T>
-void complex_forward(Planes<const T> a, Planes<const T> b, Planes<const T> h0, Planes<T> h,
-                     Planes<T> h_last, int64_t B, int64_t L, int64_t D) {
-  for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
-    T s_re[kSlice], s_im[kSlice];
-    for (int64_t d = d0; d < d1; ++d) {
-      s_re[d - d0] = h0.re[row * D + d];
-      s_im[d - d0] = h0.im[row * D + d];
-    }
-    for (int64_t t = 0; t < L; ++t) {
-      const int64_t off = (row * L + t) * D;
-      for (int64_t d = d0; d < d1; ++d) {
-        const T ar = a.re[off + d], ai = a.im[off + d], hr = s_re[d - d0], hi = s_im[d - d0];
-        s_re[d - d0] = ar * hr - ai * hi + b.re[off + d];
-        s_im[d - d0] = ar * hi + ai * hr + b.im[off + d];
-        h.re[off + d] = s_re[d - d0];
-        h.im[off + d] = s_im[d - d0];
-      }
-    }
-    for (int64_t d = d0; d < d1; ++d) {
-      h_last.re[row * D + d] = s_re[d - d0];
-      h_last.im[row * D + d] = s_im[d - d0];
-    }
-  });
+ComplexPlanes<T> mutable_planes(torch::Tensor& re, torch::Tensor& im) {
+  return {re.data_ptr<T>(), im.data_ptr<T>()};
 }
 
-// For a real loss L write ∇z = ∂L/∂Re z + i ∂L/∂Im z. Then for h_t = a_t h_{t-1} + b_t:
-//     g_t = ∇h_t (total) = grad_h_t + conj(a_{t+1}) g_{t+1},   g_T includes grad of h_last,
-//     ∇b_t = g_t,   ∇a_t = g_t conj(h_{t-1}),   ∇h_0 = conj(a_1) g_1.
 template <typename T>
-void complex_backward(Planes<const T> a, Planes<const T> h, Planes<const T> h0,
-                      Planes<const T> grad_h, Planes<const T> grad_last, Planes<T> da, Planes<T> db,
-                      Planes<T> dh0, int64_t B, int64_t L, int64_t D) {
+void complex_forward(ComplexPlanes<const T> a, ComplexPlanes<const T> b, ComplexPlanes<const T> h0,
+                     ComplexPlanes<T> h, ComplexPlanes<T> h_last, int64_t B, int64_t L, int64_t D) {
   for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
-    T c_re[kSlice], c_im[kSlice];  // conj(a_{t+1}) g_{t+1}
-    for (int64_t d = d0; d < d1; ++d) {
-      c_re[d - d0] = grad_last.re[row * D + d];
-      c_im[d - d0] = grad_last.im[row * D + d];
-    }
-    for (int64_t t = L - 1; t >= 0; --t) {
-      const int64_t off = (row * L + t) * D;
-      const T* p_re = t > 0 ? h.re + off - D : h0.re + row * D;
-      const T* p_im = t > 0 ? h.im + off - D : h0.im + row * D;
-      for (int64_t d = d0; d < d1; ++d) {
-        const T gr = grad_h.re[off + d] + c_re[d - d0], gi = grad_h.im[off + d] + c_im[d - d0];
-        db.re[off + d] = gr;
-        db.im[off + d] = gi;
-        da.re[off + d] = gr * p_re[d] + gi * p_im[d];
-        da.im[off + d] = gi * p_re[d] - gr * p_im[d];
-        const T ar = a.re[off + d], ai = a.im[off + d];
-        c_re[d - d0] = ar * gr + ai * gi;
-        c_im[d - d0] = ar * gi - ai * gr;
-      }
-    }
-    for (int64_t d = d0; d < d1; ++d) {
-      dh0.re[row * D + d] = c_re[d - d0];
-      dh0.im[row * D + d] = c_im[d - d0];
-    }
+    scan_cpu::complex_forward_slice<T>(a, b, h0, h, h_last, row, d0, d1, L, D);
   });
 }
 
 template <typename T>
-Planes<const T> planes(const torch::Tensor& re, const torch::Tensor& im) {
-  return {re.data_ptr<T>(), im.data_ptr<T>()};
-}
-template <typename T>
-Planes<T> mutable_planes(torch::Tensor& re, torch::Tensor& im) {
-  return {re.data_ptr<T>(), im.data_ptr<T>()};
+void complex_backward(ComplexPlanes<const T> a, ComplexPlanes<const T> h, ComplexPlanes<const T> h0,
+                      ComplexPlanes<const T> grad_h, ComplexPlanes<const T> grad_last,
+                      ComplexPlanes<T> da, ComplexPlanes<T> db, ComplexPlanes<T> dh0, int64_t B,
+                      int64_t L, int64_t D) {
+  for_each_slice(B, D, [&](int64_t row, int64_t d0, int64_t d1) {
+    scan_cpu::complex_backward_slice<T>(a, h, h0, grad_h, grad_last, da, db, dh0, row, d0, d1, L,
+                                        D);
+  });
 }
 
 class ComplexScanFunction : public torch::autograd::Function<ComplexScanFunction> {
