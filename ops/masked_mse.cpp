@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/math/masked_mse_math.h"
+#include "kernels/cpu/masked_mse.h"
 #include "ops/device.h"
 #ifdef MINRNN_WITH_CUDA
 #include "ops/pointwise_cuda.h"
@@ -14,27 +14,15 @@
 namespace minrnn::core {
 namespace {
 
-// {loss, max(Σ mask, 1)} on the CPU, each of `runs` runs' rows on their own ((runs), or scalars
-// for one): each row's error in float, the sums in double, so the result does not depend on how
-// many threads ran (one here) and rounds once.
+// {loss, max(Σ mask, 1)} on the CPU, a value each of `runs` runs ((runs), or scalars for one).
 std::pair<torch::Tensor, torch::Tensor> forward_cpu(const torch::Tensor& p, const torch::Tensor& t,
                                                     const torch::Tensor& m, int64_t width,
                                                     int64_t runs) {
-  const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
   const auto shape = runs > 1 ? std::vector<int64_t>{runs} : std::vector<int64_t>{};
   const auto scalar = p.options().dtype(torch::kFloat);
   torch::Tensor loss = torch::empty(shape, scalar), denominator = torch::empty(shape, scalar);
-  const int64_t rows = m.numel() / runs;
-  for (int64_t run = 0; run < runs; ++run) {
-    double squares = 0, weights = 0;
-    for (int64_t r = run * rows; r < (run + 1) * rows; ++r) {
-      squares += static_cast<double>(mp[r]) * row_squared_error(pp, tp, r * width, width);
-      weights += mp[r];
-    }
-    const float denom = static_cast<float>(weights > 1 ? weights : 1);
-    loss.data_ptr<float>()[run] = static_cast<float>(squares / (double(width) * denom));
-    denominator.data_ptr<float>()[run] = denom;
-  }
+  masked_mse_forward(p.data_ptr<float>(), t.data_ptr<float>(), m.data_ptr<float>(), width,
+                     m.numel() / runs, runs, loss.data_ptr<float>(), denominator.data_ptr<float>());
   return {loss, denominator};
 }
 
@@ -43,14 +31,10 @@ torch::Tensor backward_cpu(const torch::Tensor& p, const torch::Tensor& t, const
                            int64_t width, const torch::Tensor& grad_loss,
                            const torch::Tensor& denom) {
   torch::Tensor grad = torch::empty_like(p);
-  const float *pp = p.data_ptr<float>(), *tp = t.data_ptr<float>(), *mp = m.data_ptr<float>();
-  const float *gl = grad_loss.data_ptr<float>(), *dp = denom.data_ptr<float>();
-  const int64_t rows_per_run = m.numel() / denom.numel();
-  float* g = grad.data_ptr<float>();
-  for (int64_t i = 0; i < p.numel(); ++i) {
-    const int64_t row = i / width, run = row / rows_per_run;
-    g[i] = masked_mse_grad(gl[run], mp[row], pp[i], tp[i], width, dp[run]);
-  }
+  const int64_t runs = denom.numel();
+  masked_mse_backward(p.data_ptr<float>(), t.data_ptr<float>(), m.data_ptr<float>(), width,
+                      m.numel() / runs, runs, grad_loss.data_ptr<float>(), denom.data_ptr<float>(),
+                      grad.data_ptr<float>());
   return grad;
 }
 

@@ -1,5 +1,5 @@
 // DT's loss, the mean squared error of the predicted actions over the steps whose mask is 1
-// (rl::masked_action_loss), shared by its CPU loops (ops/masked_mse.cpp) and CUDA kernels
+// (rl::masked_action_loss), shared by its CPU loops (kernels/cpu/masked_mse.h) and CUDA kernels
 // (kernels/cuda/step_end_programs.h): for rows r of `width` actions,
 //   loss = Σ_r mask_r Σ_a (p_ra − t_ra)² / (width · max(Σ_r mask_r, 1)),
 // and its gradient with respect to p.
