@@ -20,7 +20,6 @@
 #include "envs/render.h"
 #include "eval/stats.h"
 #include "io/atomic_file.h"
-#include "kernels/cpu/float_loops.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
 
@@ -158,7 +157,6 @@ double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions&
   Progress progress(opt, opt.episodes, e.max_steps);
   const auto start = std::chrono::steady_clock::now();
   for_each_shard(count, threads, [&](int k) {
-    const core::cpu::ScopedBlasThreads one_blas_thread(count > 1 ? 1 : 0);
     run_shard(shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
               progress, r_first, r);
   });

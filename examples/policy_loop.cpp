@@ -8,8 +8,9 @@
 // action, apply the action, and tell the policy the reward. Here the "plant" is the run's own
 // MuJoCo environment from minrnn's envs library; in your program it is whatever you control.
 // Episode i is seeded seed + i, as `minrnn eval` seeds it, so the returns printed here are those
-// of `minrnn eval RUN_DIR --episodes N --seed S` — to float rounding, as eval steps its episodes
-// as one batch and this loop one at a time (tests/tools/cli_test.cpp checks them to 1e-5).
+// of `minrnn eval RUN_DIR --episodes N --seed S`, though eval steps its episodes as one batch and
+// this loop one at a time: the packed engine gives an episode the same bits in any batch
+// (tests/tools/cli_test.cpp checks the printed digits).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -83,14 +83,15 @@ class PackedTransformerStack final : public PackedBackbone {
   void attention(const float* qkv, int64_t n, int64_t first_query, float* att) {
     const int64_t D = d_, dh = D / heads_, nq = n - first_query, ld = 3 * D;
     const float scale = 1.0f / std::sqrt(float(dh));
-    float* scores = reserve(scores_, nq * n);
+    float* scores = reserve(scores_, nq * n + dh * n);
+    float* keys_t = scores + nq * n;  // (dh, n): Kᵀ as the product's B
     for (int64_t b = 0; b < batch_; ++b) {
       const float* base = qkv + b * n * ld;
       for (int64_t h = 0; h < heads_; ++h) {
         const float* q = base + first_query * ld + h * dh;
-        const float* k = base + D + h * dh;
         const float* v = base + 2 * D + h * dh;
-        cpu::gemm_abt(nq, n, dh, q, ld, k, ld, 0.0f, scores, n);
+        cpu::transpose(n, dh, base + D + h * dh, ld, keys_t);
+        cpu::gemm_ab(nq, n, dh, q, ld, keys_t, n, 0.0f, scores, n);
         for (int64_t r = 0; r < nq; ++r) {
           float* s = scores + r * n;
           const int64_t visible = first_query + r + 1;  // keys 0 .. t

@@ -2,73 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include <dlfcn.h>
-
 namespace minrnn::core::cpu {
-namespace {
-
-// Fortran BLAS sgemm_, as LibTorch's libtorch_cpu exports it (MKL, statically linked in PyPI's
-// wheels). Looked up once at run time in the process's global scope, where libtorch_cpu already
-// is: no link-time test to get wrong, and a LibTorch without it (a source build on OpenBLAS-less
-// machines) still runs, on the loop.
-using Sgemm = void (*)(const char* transa, const char* transb, const int* m, const int* n,
-                       const int* k, const float* alpha, const float* a, const int* lda,
-                       const float* b, const int* ldb, const float* beta, float* c, const int* ldc);
-
-Sgemm blas_sgemm() {
-  static const Sgemm fn = [] {
-    // MINRNN_NO_BLAS=1 (not 0 or empty, as the other switches read): our loops instead of sgemm_.
-    const char* off = std::getenv("MINRNN_NO_BLAS");
-    if (off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0) return Sgemm{nullptr};
-    return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
-  }();
-  return fn;
-}
-
-// MKL's per-thread thread count (MKL_Set_Num_Threads_Local, what mkl_service.h calls
-// mkl_set_num_threads_local from C: by value; the lower-case symbol is Fortran's, by pointer.
-// Returns the previous count, 0 = "the global setting"). A policy step's products are a few million
-// multiply-adds: waking a second OpenMP thread for each costs more than it saves (measured:
-// one-episode Transformer window rollouts 2× faster on one thread than on two; docs/benchmarks.md).
-// Products below this size run on the calling thread alone; the caller's setting is restored after
-// each, so torch's own products on the same thread (training, between evaluations) keep theirs.
-using SetThreadsLocal = int (*)(int);
-constexpr double kThreadedMacs = 1 << 22;
-
-SetThreadsLocal mkl_threads_local() {
-  static const SetThreadsLocal fn =
-      reinterpret_cast<SetThreadsLocal>(dlsym(RTLD_DEFAULT, "MKL_Set_Num_Threads_Local"));
-  return fn;
-}
-
-}  // namespace
-
-ScopedBlasThreads::ScopedBlasThreads(int threads) {
-  const SetThreadsLocal set_local = mkl_threads_local();
-  active_ = threads > 0 && set_local != nullptr;
-  if (active_) before_ = set_local(threads);
-}
-
-ScopedBlasThreads::~ScopedBlasThreads() {
-  if (active_) mkl_threads_local()(before_);
-}
-
-namespace {
-
-// Column-major sgemm_, on one thread when the product is small (above).
-void sgemm_sized(Sgemm sgemm, const char* ta, const char* tb, int m, int n, int k, const float* a,
-                 int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  const float one = 1.0f;
-  const ScopedBlasThreads one_thread(double(m) * n * k < kThreadedMacs ? 1 : 0);
-  sgemm(ta, tb, &m, &n, &k, &one, a, &lda, b, &ldb, &beta, c, &ldc);
-}
-
-}  // namespace
 
 void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch) {
   float* normed = reserve(scratch, rows * (m.up.in + m.up.out));
@@ -87,40 +25,17 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
   }
 }
 
-void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      float s = 0;
-      for (int64_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
-      c[i * ldc + j] = beta == 0 ? s : beta * c[i * ldc + j] + s;
-    }
-  }
-}
-
-// Row-major C = A·Bᵀ is column-major Cᵀ = B·Aᵀ: BLAS sees B transposed, A as it is.
-void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (const Sgemm sgemm = blas_sgemm()) {
-    sgemm_sized(sgemm, "T", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c,
-                int(ldc));
-    return;
-  }
-  gemm_abt_reference(m, n, k, a, lda, b, ldb, beta, c, ldc);
-}
-
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc) {
-  const Sgemm sgemm = blas_sgemm();
-  if (m <= kSmallRows || !sgemm) {
-    for (int64_t r = 0; r < m; r += kSmallRows) {
-      gemm_rows_ab(std::min(kSmallRows, m - r), n, k, a + r * lda, lda, b, ldb, beta, c + r * ldc,
-                   ldc);
-    }
-    return;
+  for (int64_t r = 0; r < m; r += kSmallRows) {
+    gemm_rows_ab(std::min(kSmallRows, m - r), n, k, a + r * lda, lda, b, ldb, beta, c + r * ldc,
+                 ldc);
   }
-  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: BLAS sees both as they are, swapped.
-  sgemm_sized(sgemm, "N", "N", int(n), int(m), int(k), b, int(ldb), a, int(lda), beta, c, int(ldc));
+}
+
+void transpose(int64_t rows, int64_t cols, const float* x, int64_t ldx, float* y) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * ldx + c];
 }
 
 namespace {

@@ -1,10 +1,12 @@
 // The arithmetic of the inference path (infer/packed_backbone.h): plain row-major float buffers, no
-// autograd, no tensors, no allocation. Matrix products go to the BLAS that LibTorch itself links
-// (MKL's sgemm_ in PyPI's wheels: runtime CPU dispatch, AVX2/AVX-512), called directly so a
-// 3 × 128 · 128 × 512 product costs what it computes and not a dispatcher round trip; a plain loop
-// stands in where LibTorch exports no sgemm_ (or MINRNN_NO_BLAS=1). The element-wise passes
-// (LayerNorm, GELU, gates) are loops compiled for AVX2 and a baseline, chosen at load time.
-// docs/agent.md, "Packed policy inference", says why this and not Eigen or torch ops.
+// autograd, no tensors, no allocation. Matrix products are our own loops (gemm_rows_ab), not a
+// BLAS: a row's result is then the same bits whatever rows share its product, so an episode
+// returns what it returns alone beside any other episodes, on any thread count (an MKL sgemm picks
+// its kernel by the product's shape: an episode batched with others took other bits, and
+// HalfCheetah turned them into returns hundreds apart). They also ran faster than MKL's sgemm at a
+// policy step's shapes (docs/benchmarks.md). The element-wise passes (LayerNorm, GELU, gates) are
+// loops compiled for AVX2 and a baseline, chosen at load time. docs/agent.md, "Packed policy
+// inference", says why this and not Eigen or torch ops.
 #pragma once
 #include "kernels/cpu/simd.h"
 #include "kernels/math/scan_math.h"
@@ -35,36 +37,17 @@ struct Norm {  // LayerNorm over the last `dim` values of a row
 void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumulate = false,
            int64_t ldx = 0, int64_t ldy = 0);  // 0 = packed (in, out)
 
-// C (m, n) = A (m, k) · Bᵀ (B is (n, k)), row-major, leading dimensions given; beta 0 or 1. The
-// BLAS when there is one. gemm_abt_reference is the loop: the fallback, and the tests' reference.
-void gemm_abt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-              int64_t ldb, float beta, float* c, int64_t ldc);
-void gemm_abt_reference(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                        const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-// C (m, n) = A (m, k) · B (k, n) (+ C when beta is 1), row-major: attention's probabilities ·
-// values, and Dense. Few rows (m ≤ kSmallRows) go to gemm_rows_ab, more to the BLAS.
+// C (m, n) = A (m, k) · B (k, n) (+ C when beta is 1), row-major, leading dimensions given: Dense
+// and attention's products, in blocks of kSmallRows rows (gemm_rows_ab).
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc);
-// The few-rows kernel: per block of 32 columns, every row's accumulators stay in
-// registers while B streams past once. MKL's sgemm is 2–3× slower at these shapes (it packs).
+// The few-rows kernel: per block of 32 columns, every row's accumulators stay in registers while
+// B streams past once; each row's sums in the same order for any m.
 inline constexpr int64_t kSmallRows = 4;
 void gemm_rows_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                   int64_t ldb, float beta, float* c, int64_t ldc);
-
-// While it lives, the BLAS uses `threads` threads for products called from this thread (MKL's
-// per-thread setting; 0 leaves it alone, as does a BLAS without one). Threads that each run their
-// own share of the work (eval::rollout's shards) take one each instead of each waking a team.
-class ScopedBlasThreads {
- public:
-  explicit ScopedBlasThreads(int threads);
-  ~ScopedBlasThreads();
-  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
-  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
-
- private:
-  bool active_ = false;
-  int before_ = 0;
-};
+// y (cols, rows) = xᵀ for x (rows, cols) with row stride ldx: attention's keys as gemm_ab's B.
+void transpose(int64_t rows, int64_t cols, const float* x, int64_t ldx, float* y);
 
 void layer_norm(const Norm& n, const float* x, int64_t rows, float* y);  // y may be x
 void gelu(float* x, int64_t count);  // exact (erf) GELU, as torch::nn::GELU's default
