@@ -98,13 +98,17 @@ std::string adhoc_name(const Given& given) {
 // options that give them: a sweep's `--episodes 30` result is kept from a plain eval's 10. None
 // where it has them all, or where it cannot be read (nothing there to keep).
 Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
-                     const eval::RolloutResult& r) {
+                     const eval::RolloutResult& r, int64_t step) {
   const nlohmann::json j = io::read_json_or_null(result.string());
   if (!j.is_object()) return {};
   const auto differs = [&](const char* key, const nlohmann::json& mine) {
     return !j.contains(key) || j[key] != mine;
   };
   Given apart;
+  // Another checkpoint's (a file put there by hand; files from before train_step was written are
+  // taken as this one's): "step", as a plain eval of one of the run's earlier checkpoints names it.
+  if (j.contains("train_step") && j["train_step"] != step)
+    apart.push_back({"step", std::to_string(step)});
   if (differs("episodes", ro.episodes)) apart.push_back({"episodes", std::to_string(ro.episodes)});
   if (differs("seed", ro.seed)) apart.push_back({"seed", std::to_string(ro.seed)});
   if (differs("target_return", ro.target_return)) {
@@ -124,7 +128,8 @@ Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
 // --out names a file of the user's choosing, in a folder that is there to write in: an
 // evaluation's JSON there is replaced, anything else (a checkpoint, a config) refused before the
 // episodes run, and a run's own result (this run's or another's: an eval.json beside a checkpoint
-// or done.json) is left to --replace in that run.
+// or done.json) is that run's plain `minrnn eval` to write, there or not yet: another run's
+// episodes, or other settings, under that name would read later as the run's score.
 void check_out_file(const std::string& out, const fs::path& result) {
   const auto refuse = [&](const std::string& why) {
     throw ExitError{2, "minrnn eval: --out " + out + ": " + why};
@@ -133,15 +138,17 @@ void check_out_file(const std::string& out, const fs::path& result) {
   if (const std::string why = io::why_unwritable(out, /*make_folders=*/false); !why.empty())
     refuse("cannot write it: " + why);
   std::error_code ec;
-  if (!fs::exists(out, ec)) return;
   const fs::path folder = fs::absolute(out, ec).parent_path();
   const bool a_result =
       fs::path(out).filename() == "eval.json" &&
       (fs::exists(folder / "checkpoint.pt", ec) || fs::exists(folder / "done.json", ec));
-  if (fs::equivalent(out, result, ec) || a_result) {
+  const fs::path out_path = fs::weakly_canonical(out, ec);
+  const bool this_runs = !ec && out_path == fs::weakly_canonical(result, ec) && !ec;
+  if (a_result || this_runs) {
     refuse("is a run's result (eval.json): `minrnn eval " + folder.string() +
-           " --replace` replaces it, not --out");
+           "` writes it (with --replace over an earlier one), not --out");
   }
+  if (!fs::exists(out, ec)) return;
   const nlohmann::json j = io::read_json_or_null(out);
   if (!j.is_object() || !j.contains("mean_normalized") || !j.contains("returns"))
     refuse("exists and is not an evaluation's JSON: not replaced (name another file)");
@@ -204,7 +211,7 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   if (!partial.empty()) given.insert(given.begin(), {"", partial});
   bool result_kept = false;
   if (given.empty() && !a.replace && !a.out_given && fs::exists(result)) {
-    given = settings_apart(result, ro, r);
+    given = settings_apart(result, ro, r, agent.step);
     result_kept = !given.empty();
   }
   const bool to_result = given.empty() || (a.replace && partial.empty());
@@ -213,7 +220,7 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   // the settings apart.
   if (const fs::path adhoc = result.parent_path() / adhoc_name(given);
       !to_result && !a.out_given && fs::exists(adhoc)) {
-    for (const auto& setting : settings_apart(adhoc, ro, r)) {
+    for (const auto& setting : settings_apart(adhoc, ro, r, agent.step)) {
       const bool named = std::any_of(given.begin(), given.end(),
                                      [&](const auto& g) { return g.first == setting.first; });
       if (!named) given.push_back(setting);

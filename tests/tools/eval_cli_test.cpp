@@ -53,6 +53,11 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
   expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out b/eval.json"),
                         {"--out b/eval.json", "is a run's result", "--replace"});
   EXPECT_EQ(read_text(dir.path / "b" / "eval.json"), b_result);
+  // Nor a run's result not written yet: a's episodes would read later as b's score.
+  fs::rename(dir.path / "b" / "eval.json", dir.path / "b-eval.json");
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out b/eval.json"),
+                        {"--out b/eval.json", "is a run's result", "minrnn eval "});
+  EXPECT_FALSE(fs::exists(dir.path / "b" / "eval.json"));
   // Found after the rollout before: the episodes ran, then nothing was written.
   for (const auto& [where, why] : std::vector<std::pair<std::string, std::string>>{
            {"missing/x.json", "cannot write it: its folder missing does not exist"},
@@ -85,6 +90,23 @@ TEST_F(EvalCli, AResultOfAnotherEngineIsKept) {
   EXPECT_EQ(json("a/eval-enginepacked.json")["engine"], "packed") << plain.output;
   ASSERT_EQ(run_minrnn(dir, "eval a --episodes 1 --engine fast").exit_code, 0);
   EXPECT_TRUE(fs::exists(dir.path / "a" / "eval-episodes1-enginepacked.json"));
+}
+
+// A result another checkpoint made (b's, or this run's at another step, put there by hand) is not
+// this checkpoint's score: kept, and the plain eval's goes beside it under the step (found by a
+// walk through the commands, 2026-11-29: it was kept only where a setting of the episodes
+// differed).
+TEST_F(EvalCli, AResultOfAnotherCheckpointIsKept) {
+  nlohmann::json other = json("b/eval.json");
+  other["train_step"] = 999;
+  write_text(dir.path / "a" / "eval.json", other.dump());
+  const testing::CommandResult plain = run_minrnn(dir, "eval a");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(plain.output.find("was made with other settings: kept"), std::string::npos)
+      << plain.output;
+  EXPECT_EQ(json("a/eval.json")["train_step"], 999);
+  const int64_t step = json("a/eval-step4-episodes10.json")["train_step"];
+  EXPECT_EQ(step, 4) << plain.output;
 }
 
 // An extension keeps the finished run's result as eval-step<N>.json; a plain eval of the same
