@@ -42,7 +42,8 @@ struct TrainOptions {
   // every check passed, unless quiet: `minrnn train`'s "watch it: tensorboard --logdir ...".
   std::string start_message;
   // A run already finished with this very config is done, not refused (train_pack sets it, so
-  // that the same pack command after a kill resumes the others). Alone, train() refuses it.
+  // that the same pack command after a kill resumes the others; `minrnn train` for every run).
+  // Unset, train() refuses it.
   bool finished_is_done = false;
   // One of a pack's runs (train_pack sets it): other runs' kernels share the GPU with its own,
   // so its weight gradients stay on its stream (side_work_for).

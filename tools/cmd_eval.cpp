@@ -321,7 +321,7 @@ void add_eval_command(CLI::App& app) {
   auto* out = sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
   sub->add_option("--threads", args->threads,
                   "CPU threads the packed engine splits the episodes over (default: LibTorch's; "
-                  "eval.json's \"threads\" says which; the same count reproduces a result exactly)")
+                  "eval.json's \"threads\" says which; any count gives the same numbers)")
       ->check(whole_number(1, 4096));
   sub->callback([args, episodes, target, seed, mode, engine, out] {
     args->out_given = out->count() > 0;

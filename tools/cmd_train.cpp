@@ -19,6 +19,7 @@
 #include "io/progress_line.h"
 #include "io/tensorboard.h"
 #include "rl/config.h"
+#include "rl/run_files.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -111,13 +112,16 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
+  refuse_repeated_sets(a.sets);
   // Without --seed only the count matters: each config keeps its own seed.
   const std::vector<int64_t> seeds =
       a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), 0) : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
-    throw std::invalid_argument("--run-dir: given " + std::to_string(a.run_dirs.size()) +
-                                " times for " + std::to_string(seeds.size()) +
-                                " seed(s); give one per --seed, in the same order");
+    const size_t given = a.run_dirs.size();
+    throw std::invalid_argument(
+        "--run-dir: given " +
+        (given == 1 ? std::string("once") : std::to_string(given) + " times") + " for " +
+        std::to_string(seeds.size()) + " seed(s); give one per --seed, in the same order");
   }
   if (a.configs.size() != 1 && a.configs.size() != seeds.size()) {
     throw std::invalid_argument("config: given " + std::to_string(a.configs.size()) +
@@ -133,6 +137,9 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     m.options.run_dir =
         a.run_dirs.empty() ? rl::default_run_dir(config, m.config.seed) : a.run_dirs[i];
     m.options.force = a.force;
+    // The same command after a run finished says so and succeeds, alone as in a pack (a job
+    // script or a requeue that runs it again must not fail).
+    m.options.finished_is_done = true;
     m.options.extend = a.extend;
     m.options.quiet = a.quiet;
     m.options.cuda_graph = !a.eager;
@@ -153,19 +160,25 @@ void report(const std::vector<rl::PackMember>& members,
   for (size_t i = 0; i < results.size(); ++i) {
     const rl::TrainResult& r = results[i];
     const std::string& dir = members[i].options.run_dir;
-    const std::string resumed = r.resumed_from == 0 ? ""
-                                : r.resumed_from == r.step && r.finished
-                                    ? " (nothing left to train)"
-                                    : " (resumed from step " + std::to_string(r.resumed_from) + ")";
+    const std::string resumed =
+        r.resumed_from == 0 ? ""
+        : r.resumed_from == r.step && r.finished
+            ? " (nothing left to train: raise max_steps and pass --extend to train it further, "
+              "or --force to retrain it)"
+            : " (resumed from step " + std::to_string(r.resumed_from) + ")";
     if (!r.error.empty()) {
       ++failed;
       std::printf("%s: FAILED: %s\n", dir.c_str(), r.error.c_str());
     } else if (r.interrupted) {
       ++interrupted;
+      // A run stopped before its first step leaves no run dir (rl/training_run.cpp): no
+      // checkpoint to speak of.
+      const std::string checkpoint = rl::RunFiles(dir).checkpoint.string();
       const std::string line = "stopped by " + rl::stop_signal_name() + " at step " +
                                std::to_string(r.step) + "/" +
                                std::to_string(members[i].config.max_steps) + resumed +
-                               "; checkpoint " + dir + "/checkpoint.pt written";
+                               (fs::exists(checkpoint) ? "; checkpoint " + checkpoint + " written"
+                                                       : " before its first step: nothing written");
       if (results.size() == 1) {
         throw ExitError{rl::kExitInterrupted,
                         "minrnn train: " + line + ". Run the same command to resume."};

@@ -1,4 +1,5 @@
 // What every `minrnn` subcommand shares (tools/commands.h): its options' checks.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -84,6 +85,54 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
 }
 
 }  // namespace
+
+void refuse_repeated_sets(const std::vector<std::string>& sets) {
+  for (size_t i = 0; i < sets.size(); ++i) {
+    const std::string key = sets[i].substr(0, sets[i].find('='));
+    for (size_t j = 0; j < i; ++j) {
+      if (sets[j].substr(0, sets[j].find('=')) != key) continue;
+      throw std::invalid_argument("--set " + key + ": given twice ('" + sets[j] + "', '" + sets[i] +
+                                  "'); give it once");
+    }
+  }
+}
+
+void one_value_per_option(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    one_value_per_option(*sub);
+    const auto options = sub->get_options();
+    const bool positionals = std::any_of(options.begin(), options.end(),
+                                         [](const CLI::Option* o) { return o->get_positional(); });
+    if (!positionals) continue;
+    for (CLI::Option* o : options) {
+      if (!o->get_positional()) o->allow_extra_args(false);
+    }
+  }
+}
+
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
+  // The deepest command the words named: its name in the message, its --help as the pointer.
+  const CLI::App* at = &app;
+  std::string command = "minrnn";
+  for (auto subs = at->get_subcommands(); !subs.empty(); subs = at->get_subcommands()) {
+    at = subs.front();
+    command += " " + at->get_name();
+  }
+  std::string message = (at == &app ? "" : command.substr(7) + ": ") + error.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    std::vector<std::string> names;
+    for (const CLI::Option* o : at->get_options()) {
+      for (const std::string& name : o->get_lnames()) names.push_back("--" + name);
+    }
+    for (const std::string& word : at->remaining()) {
+      if (word.rfind("--", 0) != 0) continue;
+      const std::string option = word.substr(0, word.find('='));
+      const std::string meant = io::closest_name(option, names);
+      if (!meant.empty()) message += "; " + option + ": did you mean '" + meant + "'?";
+    }
+  }
+  return message + " (" + command + " --help)";
+}
 
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* at = &app;

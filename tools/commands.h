@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace minrnn::cli {
 
@@ -43,6 +45,19 @@ CLI::Validator backbone_name();
 // …" where it stops at such a level (CLI11 would say only "A subcommand is required"); ""
 // otherwise, options and a subcommand's own arguments left to CLI11.
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv);
+
+// Refuses (std::invalid_argument) a key given twice among the command line's --set key=value,
+// as a config file refuses a key given twice: the later one would win without a word.
+void refuse_repeated_sets(const std::vector<std::string>& sets);
+
+// Every option of a command that also takes positional arguments takes one value each time it is
+// given (`--seed 0,1` or `--seed 0 --seed 1`), so `train --seed 0 c.yaml` is not read as seeds 0
+// and "c.yaml" (CLI11's list options take every word up to the next option).
+void one_value_per_option(CLI::App& app);
+
+// What main prints after "minrnn: error: " for a command line CLI11 refused: "train: config is
+// required (minrnn train --help)", with "did you mean" for a misspelt option.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error);
 
 // The command line this process was started with, each word as a shell reads it back
 // ("minrnn bench pack --packs 1,4"): what a benchmark entry says was run. main() keeps it.

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   add_data_command(app);
   add_collect_command(app);
   add_bench_command(app);
+  one_value_per_option(app);
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     std::fprintf(stderr, "minrnn: error: %s\n", unknown.c_str());
     return 2;
@@ -64,7 +65,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "minrnn: error: %s\n", parse_error_message(app, e).c_str());
+    return 2;
   } catch (const ExitError& e) {
     if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
