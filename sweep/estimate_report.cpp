@@ -115,6 +115,8 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
   }
   const auto total = [](double seconds, int unmeasured, size_t lines) {
     if (unmeasured == 0) return hours(seconds) + " h";
+    if (static_cast<size_t>(unmeasured) == lines)
+      return "unknown (none of its " + std::to_string(lines) + " line(s) has a measured rate)";
     return hours(seconds) + " h over the lines measured (" + std::to_string(unmeasured) + " of " +
            std::to_string(lines) + " have no rate)";
   };

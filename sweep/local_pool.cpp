@@ -100,7 +100,8 @@ class LocalPool {
   }
 
   SweepSummary summary() const {
-    return {failed_, busy_, interrupted_, stopping_ ? rl::stop_signal() : 0};
+    return {failed_, busy_, interrupted_ + unevaluated_, unevaluated_,
+            stopping_ ? rl::stop_signal() : 0};
   }
 
  private:
@@ -112,7 +113,9 @@ class LocalPool {
   double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
-  int remaining() const { return total_ - already_ - finished_ - failed_ - busy_ - interrupted_; }
+  int remaining() const {
+    return total_ - already_ - finished_ - failed_ - busy_ - interrupted_ - unevaluated_;
+  }
   // Steps: a run waiting to train is where it started; one training, where its metrics.csv is;
   // one trained (evaluating or waiting to), at its max_steps.
   std::string eta() const {
@@ -198,11 +201,14 @@ class LocalPool {
     stopping_ = true;
     for (int i : to_evaluate_) {
       if (status_[i] != "trained") continue;  // trained here: evaluated by the next sweep
-      ++interrupted_;
+      ++unevaluated_;
       status_[i] = "trained, not evaluated";
     }
-    std::printf("sweep %s: %s: stopping %zu running run(s); each checkpoints first\n",
-                spec_.file.c_str(), rl::stop_signal_name().c_str(), active_.size());
+    const std::string running = active_.empty() ? "no run is running"
+                                                : std::to_string(active_.size()) +
+                                                      " running run(s); each checkpoints first";
+    std::printf("sweep %s: %s: stopping: %s\n", spec_.file.c_str(), rl::stop_signal_name().c_str(),
+                running.c_str());
     for (const auto& [pid, a] : active_) ::kill(pid, SIGTERM);
   }
 
@@ -258,7 +264,7 @@ class LocalPool {
           to_evaluate_.push_back(i);  // trained: evaluated next
           status_[i] = "trained";
         } else {
-          ++interrupted_;  // the sweep is stopping: evaluated next time
+          ++unevaluated_;  // the sweep is stopping: evaluated next time
           status_[i] = "trained, not evaluated";
         }
       } else if (ok) {
@@ -287,7 +293,7 @@ class LocalPool {
   // Checkpointed and stopped (this sweep's SIGTERM, or one sent to the child): not a failure; the
   // next sweep resumes it.
   void on_stopped(int i, bool evaluating) {
-    ++interrupted_;
+    ++(evaluating ? unevaluated_ : interrupted_);
     status_[i] = evaluating ? "trained, not evaluated" : "stopped (checkpointed)";
     std::printf("[%d/%d done] %s: %s by a signal; the next sweep resumes it\n", done(), total_,
                 run_name(runs_[i]).c_str(), evaluating ? "evaluation stopped" : "training stopped");
@@ -349,11 +355,10 @@ class LocalPool {
         "makes the table\n",
         spec_.file.c_str(), done(), total_, failed_, busy_, io::duration_text(elapsed()).c_str(),
         spec_.out.c_str());
-    if (interrupted_ > 0 || stopping_) {
-      std::printf(
-          "sweep %s: %d run(s) stopped after checkpointing%s; the same command resumes them\n",
-          spec_.file.c_str(), interrupted_,
-          stopping_ ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
+    if (interrupted_ + unevaluated_ > 0 || stopping_) {
+      std::printf("sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
+                  left_unfinished(interrupted_, unevaluated_).c_str(),
+                  stopping_ ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
     }
   }
 
@@ -374,7 +379,8 @@ class LocalPool {
   int already_ = 0;                // done before this sweep started
   int finished_ = 0, failed_ = 0;  // in this invocation
   int busy_ = 0;                   // held by another process
-  int interrupted_ = 0;            // stopped by a signal after checkpointing
+  int interrupted_ = 0;            // training stopped by a signal after checkpointing
+  int unevaluated_ = 0;            // trained, its evaluation not run or stopped by a signal
   bool stopping_ = false;          // this sweep got SIGINT/SIGTERM
   // For the ETA: run-steps trained here by runs no longer pending, training or awaiting their
   // evaluation; the evaluations finished here and their wall time.

@@ -9,6 +9,7 @@
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "eval/sweep_runs.h"
+#include "io/atomic_file.h"
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"
@@ -216,7 +217,15 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
                                 ")");
   }
   for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
-  config = config_naming(proto.config, backbone, proto.overrides);
+  try {
+    config = config_naming(proto.config, backbone, proto.overrides);
+  } catch (const std::invalid_argument& e) {
+    // The sweep file's `set:` and the command line's --set reach the config as one list of
+    // overrides: the file and the cell named, the config's words after them.
+    throw std::invalid_argument(
+        spec.file + ": dataset " + dataset + ", backbone " + backbone + " (config " + proto.config +
+        (spec.sets.empty() ? "" : ", with the sweep's set/--set") + "): " + e.what());
+  }
   proto.max_steps = config.max_steps;
   proto.device = config.device;
   proto.matmul_precision = config.matmul_precision;
@@ -298,6 +307,26 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
         stale);
   }
   return runs;
+}
+
+std::string left_unfinished(int checkpointed, int unevaluated) {
+  std::string text;
+  if (checkpointed > 0) text = std::to_string(checkpointed) + " run(s) stopped after checkpointing";
+  if (unevaluated > 0) {
+    text +=
+        (text.empty() ? "" : ", ") + std::to_string(unevaluated) + " trained and not yet evaluated";
+  }
+  return text.empty() ? "no run left unfinished" : text;
+}
+
+void make_sweep_dir(const SweepSpec& spec, const std::string& dir) {
+  std::string why = io::why_unwritable((fs::path(dir) / "x").string(), /*make_folders=*/true);
+  std::error_code ec;
+  if (why.empty() && (fs::create_directories(dir, ec), ec)) why = ec.message();
+  if (!why.empty()) {
+    throw std::runtime_error(spec.file + ": out " + spec.out + ": cannot make " + dir +
+                             " to write the runs in: " + why);
+  }
 }
 
 std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs) {

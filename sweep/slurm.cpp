@@ -129,7 +129,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         "--backend slurm: no `sbatch` on PATH. Run this on a Slurm login node (or start a "
         "single-node cluster with scripts/slurm-local.sh and export the SLURM_CONF it prints)");
   }
-  fs::create_directories(dir / "logs");
+  make_sweep_dir(spec, (dir / "logs").string());
   const io::DirLock lock(spec.out, "minrnn sweep");  // one submission (or local sweep) at a time
   int listed = 0;
   if (const std::string live = live_slurm_job(spec.out, true, &listed); !live.empty()) {

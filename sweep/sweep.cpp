@@ -65,8 +65,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     return 0;
   }
   refuse_missing_datasets(spec, runs);  // before the first directory is made
+  make_sweep_dir(spec, spec.out);
   std::printf("%s\n", io::watch_line(spec.out).c_str());
-  fs::create_directories(spec.out);
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
   // Nor beside a Slurm array of the same directory (sweep/slurm.h).
   if (const std::string job = live_slurm_job(spec.out, false); !job.empty()) {

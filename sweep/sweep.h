@@ -172,6 +172,10 @@ std::string data_missing_note(const SweepRun& run);
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
+// Makes `dir` (the sweep's `out`, or a folder in it) with the folders above it; throws
+// std::runtime_error naming the sweep file, its `out` and why where it cannot be made or written.
+void make_sweep_dir(const SweepSpec& spec, const std::string& dir);
+
 // The last step a run directory's metrics.csv logged; 0 where it logged none.
 int64_t logged_step(const std::string& run_dir);
 
@@ -188,9 +192,14 @@ struct SweepOptions {
 struct SweepSummary {
   int failed = 0;       // a phase exited non-zero (each run holds failed.json)
   int busy = 0;         // another live process holds the run dir
-  int interrupted = 0;  // stopped by a signal after checkpointing; the next sweep resumes them
+  int interrupted = 0;  // left unfinished by a signal (checkpointed, or trained and not evaluated);
+                        // the next sweep resumes them
+  int unevaluated = 0;  // of them, those trained whose evaluation did not run
   int stop_signal = 0;  // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
 };
+
+// "2 run(s) stopped after checkpointing, 1 trained and not yet evaluated": what a stop left.
+std::string left_unfinished(int checkpointed, int unevaluated);
 
 // Runs every unfinished run; returns the number that failed. A run whose directory another live
 // process holds (an earlier sweep's orphan, a second sweep) is reported "running in pid N", not

@@ -33,6 +33,16 @@ int pack_size(const YAML::Node& n, const std::string& file) {
   return int(size);
 }
 
+// For a sweep file's unknown key that a training config has (`defaults`, `dataset`, …): the file is
+// most likely a config given to `minrnn sweep` for `minrnn train`.
+std::string training_config_hint(const std::string& key, const std::string& file) {
+  bool config_key = key == "defaults";
+  for (const auto& entry : rl::config_entries(rl::TrainConfig{})) config_key |= entry.first == key;
+  if (!config_key) return "";
+  return " of a sweep file, and a training config's: is " + file + " a config (`minrnn train " +
+         file + "`)? A sweep file lists datasets, backbones and seeds (configs/sweeps/*.yaml)";
+}
+
 std::string quoted(const std::string& s) {
   return "'" + s + "'";
 }
@@ -142,7 +152,9 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
                                               "set",      "out",           "parallel", "pack",
                                               "threads",  "eval_episodes", "slurm"};
-      io::bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
+      io::bad_key(
+          file, key,
+          "unknown key" + training_config_hint(key, file) + io::known_names_hint(key, known));
     }
   }
   if (!has_datasets) io::bad_key(file, "datasets", "missing");

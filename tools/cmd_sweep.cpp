@@ -55,6 +55,7 @@ struct SweepArgs {
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
+  refuse_repeated_sets(args.sets);  // the file's `set:` may be overridden by them, once
   spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());
   if (!args.out.empty()) spec.out = args.out;
   if (args.parallel > 0) spec.parallel = args.parallel;
@@ -83,18 +84,17 @@ void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
+  const std::string left =
+      sweep::left_unfinished(summary.interrupted - summary.unevaluated, summary.unevaluated);
   if (summary.stop_signal != 0) {
-    throw ExitError{rl::kExitInterrupted,
-                    "minrnn sweep: stopped by " + rl::stop_signal_name() + "; " +
-                        std::to_string(summary.interrupted) +
-                        " run(s) checkpointed. Run the same command to resume."};
+    throw ExitError{rl::kExitInterrupted, "minrnn sweep: stopped by " + rl::stop_signal_name() +
+                                              "; " + left + ". Run the same command to resume."};
   }
   // A run stopped by a signal of its own (Slurm's, a user's kill) leaves the sweep unfinished:
   // `minrnn sweep ... && minrnn report ...` must not go on to a table with a cell missing.
   if (summary.interrupted > 0) {
-    throw ExitError{rl::kExitInterrupted, "minrnn sweep: " + std::to_string(summary.interrupted) +
-                                              " run(s) stopped by a signal after checkpointing. "
-                                              "Run the same command to resume."};
+    throw ExitError{rl::kExitInterrupted,
+                    "minrnn sweep: " + left + " (a signal). Run the same command to resume."};
   }
   if (summary.busy > 0) {
     throw ExitError{rl::kExitInterrupted,

@@ -184,7 +184,9 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
         << read_text(log);
     ::kill(signal == SIGINT ? -sweep : sweep, signal);
     ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
-    EXPECT_NE(read_text(log).find("1 run(s) checkpointed"), std::string::npos) << read_text(log);
+    EXPECT_NE(read_text(log).find("; 1 run(s) stopped after checkpointing. Run the same command"),
+              std::string::npos)
+        << read_text(log);
     EXPECT_FALSE(fs::exists(run / "failed.json"));
     const int64_t step = rl::load_agent(run.string()).step;
     EXPECT_GT(step, last);
@@ -209,7 +211,7 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
     ASSERT_GT(train, 0);
     ::kill(train, SIGTERM);
     ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
-    EXPECT_NE(read_text(log).find("1 run(s) stopped by a signal after checkpointing"),
+    EXPECT_NE(read_text(log).find("1 run(s) stopped after checkpointing (a signal)"),
               std::string::npos)
         << read_text(log);
     EXPECT_FALSE(fs::exists(run / "failed.json"));
