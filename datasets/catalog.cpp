@@ -84,6 +84,23 @@ const D4rlPublishedFile* find_d4rl_published(const std::string& id) {
   return nullptr;
 }
 
+std::string d4rl_lookalike_note(const std::string& id_or_path) {
+  const DatasetLocation at = locate_dataset(id_or_path);
+  if (!at.present) return "";
+  const std::string file = fs::path(at.where).filename().string();
+  for (const auto& f : d4rl_published_files()) {
+    if (file != d4rl_file_name(f.id)) continue;
+    std::error_code ec;
+    const auto bytes = fs::file_size(at.where, ec);
+    if (ec || static_cast<int64_t>(bytes) == f.bytes) return "";
+    return at.where + " holds " + std::to_string(bytes) + " bytes, D4RL's " + f.id + " " +
+           std::to_string(f.bytes) +
+           ": not the published file (collected here, or edited?); its scores are not the "
+           "paper's data's";
+  }
+  return "";
+}
+
 std::string d4rl_dataset_dir() {
   return env_or("D4RL_DATASET_DIR", env_or("HOME", ".") + "/.d4rl/datasets");
 }

@@ -29,6 +29,12 @@ const D4rlPublishedFile* find_d4rl_published(const std::string& id);
 std::vector<std::string> d4rl_published_ids();
 std::string d4rl_published_ids_phrase();
 
+// Where `id_or_path` reads a file under a published D4RL file's name (the id, or a path ending in
+// its file name) whose size is not the published one: "FILE holds N bytes, D4RL's ID M: not the
+// published file (…)". "" otherwise (the published size, no D4RL name, no file). A collected or
+// edited dataset under D4RL's name would otherwise score beside the paper's numbers unremarked.
+std::string d4rl_lookalike_note(const std::string& id_or_path);
+
 // The folder D4RL files are read from and downloaded to: $D4RL_DATASET_DIR, else ~/.d4rl/datasets.
 std::string d4rl_dataset_dir();
 

@@ -45,8 +45,9 @@ std::string open_failure_reason() {
     if (records > has) {
       return "truncated: it holds " + std::to_string(has) + " bytes of the " +
              std::to_string(records) +
-             " its HDF5 superblock records (a download or copy cut short? `minrnn data download` "
-             "resumes one)";
+             " its HDF5 superblock records (a download or copy cut short? Move it away and fetch "
+             "it again: `minrnn data download` writes a file only once it is whole, and resumes "
+             "its own .part files, not this)";
     }
   }
   const std::string innermost = descriptions.empty() ? "no reason given" : descriptions.front();

@@ -140,8 +140,9 @@ std::string why_unwritable(const std::string& path, bool make_folders) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
   std::string folder = folder_of(path);
+  // Up to the nearest folder there (ENOTDIR: a file stands where a folder of the path would).
   while (make_folders && folder != "." && folder != "/" && ::stat(folder.c_str(), &st) != 0 &&
-         errno == ENOENT) {
+         (errno == ENOENT || errno == ENOTDIR)) {
     folder = folder_of(folder);
   }
   if (::stat(folder.c_str(), &st) != 0) {
@@ -176,8 +177,12 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     if (err != 0 && err != EAGAIN && err != EWOULDBLOCK) break;
   }
   if (fd_ < 0) {
-    throw WriteError(
-        write_failure(path_, std::string("cannot create ") + tmp_ + ": " + std::strerror(err)));
+    // The target's own trouble (a missing or read-only folder, a folder by its name) in its words;
+    // the temp's name only where the folder itself would take the file.
+    const std::string why = why_unwritable(path_, /*make_folders=*/false);
+    throw WriteError(write_failure(
+        path_,
+        !why.empty() ? why : std::string("cannot create ") + tmp_ + ": " + std::strerror(err)));
   }
   remove_abandoned_temps(path_);
 }

@@ -133,7 +133,11 @@ void apply_file(TrainConfig& c, const YAML::Node& node, const std::string& where
     try {
       text = io::read_input_file(p.string(), "config");
     } catch (const std::invalid_argument& e) {
-      io::bad_key(where, "defaults", e.what());
+      io::bad_key(
+          where, "defaults",
+          std::string(e.what()) + (fs::path(d.Scalar()).is_relative()
+                                       ? " (a relative name is read from the config's folder)"
+                                       : ""));
     }
     apply_file(c, io::parse_yaml(text, p.string()), p.string(), p.parent_path().string(), origin,
                depth + 1);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "datasets/catalog.h"
 #include "io/progress_line.h"
 #include "rl/checkpoint.h"
 
@@ -113,6 +114,8 @@ double warmup_lr(const TrainConfig& cfg, int64_t step) {
 
 void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
+  if (const std::string lookalike = data::d4rl_lookalike_note(c.dataset); !lookalike.empty())
+    line.message("note: " + lookalike);
   const int64_t longest = ds.index.stats.max_length;
   if (longest > c.max_ep_len + 1) {
     line.message("note: max_ep_len " + std::to_string(c.max_ep_len) +

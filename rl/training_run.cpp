@@ -10,12 +10,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/catalog.h"
 #include "datasets/episodes.h"
 #include "datasets/sampler.h"
 #include "envs/registry.h"
 #include "io/atomic_dir.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/input_file.h"
 #include "io/progress_line.h"
 #include "kernels/math/dropout_math.h"
 #include "ops/cuda_graph.h"
@@ -58,6 +60,18 @@ enum class LoopEnd { kRunning, kMaxSteps, kStopSignal, kStopAfter, kAlreadyTrain
 
 // Training reads states, actions, rewards and flags only: no infos, metadata or next states.
 std::shared_ptr<const data::Dataset> load_training_data(const std::string& dataset) {
+  // A path not there: the key named, and where a relative one was looked for (not beside the
+  // config, as its `defaults:` are).
+  if (const data::DatasetLocation at = data::locate_dataset(dataset);
+      !at.present && at.where == dataset) {
+    std::error_code ec;
+    const bool relative = fs::path(dataset).is_relative();
+    throw std::invalid_argument(
+        "config key dataset: " + io::no_such(dataset, "file") +
+        (relative ? " (a relative path is read from the folder minrnn runs in, " +
+                        fs::current_path(ec).string() + ")"
+                  : ""));
+  }
   return std::make_shared<const data::Dataset>(
       data::load_dataset(dataset, data::ReadOptions{}.only_what_training_reads()));
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "datasets/catalog.h"
 #include "datasets/d4rl.h"
 #include "datasets/env_table.h"
 #include "datasets/episodes.h"
@@ -150,6 +151,8 @@ void print_text(const nlohmann::json& j) {
                 j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
   }
   if (j.contains("minari")) print_minari(j["minari"]);
+  if (!j["not_the_published_file"].is_null())
+    std::printf("warning            %s\n", j["not_the_published_file"].get<std::string>().c_str());
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
   std::printf("steps              %lld (fingerprint %s)\n", j["steps"].get<long long>(),
@@ -163,8 +166,12 @@ void print_text(const nlohmann::json& j) {
         "                   each ends its episode, counted as a terminal\n",
         j["terminal_and_timeout"].get<long long>());
   }
-  std::printf("dropped tail       %lld steps (unfinished last episode)\n",
-              j["dropped_tail_steps"].get<long long>());
+  const long long dropped = j["dropped_tail_steps"].get<long long>();
+  if (dropped > 0) {
+    std::printf("dropped tail       %lld steps (an unfinished last episode)\n", dropped);
+  } else {
+    std::printf("dropped tail       none (the last episode ends)\n");
+  }
   const auto& len = j["episode_length"];
   std::printf("episode length     min %lld, mean %.1f, max %lld\n", len["min"].get<long long>(),
               num(len["mean"]), len["max"].get<long long>());
@@ -294,6 +301,8 @@ void add_inspect_command(CLI::App& data_cmd) {
     const rl::DatasetEnv env =
         inspect_args->env == "none" ? rl::DatasetEnv{} : rl::resolve_dataset_env(ds, "");
     nlohmann::json j = describe(ds, env, seconds, rss_before, peak_rss_mib());
+    const std::string lookalike = data::d4rl_lookalike_note(inspect_args->target);
+    j["not_the_published_file"] = lookalike.empty() ? nlohmann::json() : nlohmann::json(lookalike);
     if (inspect_args->json) {
       std::printf("%s\n", j.dump(2).c_str());
     } else {

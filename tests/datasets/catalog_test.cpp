@@ -143,6 +143,30 @@ TEST(Catalog, ADatasetIsLocatedWithoutReadingItAndOnlyIdsAreDownloadable) {
   }
 }
 
+// A file under a published D4RL name that is not that file (a collected set, a test's small one)
+// is named, by id and by path, with both sizes; other names, and no file, say nothing (a walk
+// through the commands, 2026-11-29: a HalfCheetah set collected here trained as D4RL's unremarked).
+TEST(Catalog, AFileUnderAD4rlNameOfAnotherSizeIsNamed) {
+  TempDir dir;
+  ScopedEnv d4rl("D4RL_DATASET_DIR", dir.file("d4rl"));
+  EXPECT_EQ(d4rl_lookalike_note("hopper-medium-v2"), "");  // not there
+  std::filesystem::create_directories(dir.path / "d4rl");
+  const std::string file = dir.file("d4rl") + "/hopper_medium-v2.hdf5";
+  write_d4rl(file, testing::make_data(11, 3, {3}));
+  const std::string size = std::to_string(std::filesystem::file_size(file));
+  for (const std::string& name : {std::string("hopper-medium-v2"), file}) {
+    const std::string note = d4rl_lookalike_note(name);
+    EXPECT_NE(note.find(file + " holds " + size + " bytes, D4RL's hopper-medium-v2 " +
+                        std::to_string(find_d4rl_published("hopper-medium-v2")->bytes) +
+                        ": not the published file"),
+              std::string::npos)
+        << name << ": " << note;
+  }
+  const std::string other = dir.file("mine.hdf5");
+  write_d4rl(other, testing::make_data(11, 3, {3}));
+  EXPECT_EQ(d4rl_lookalike_note(other), "");
+}
+
 TEST(Catalog, AMissingDatasetsErrorGivesTheDownloadCommand) {
   TempDir dir;
   ScopedEnv d4rl("D4RL_DATASET_DIR", dir.path.string());

@@ -110,7 +110,8 @@ TEST(AtomicFile, AMissingFolderIsNamedWithTheReason) {
     write_file_atomically(path, "x");
     FAIL() << "wrote into a missing folder";
   } catch (const WriteError& e) {
-    expect_names(e.what(), {path, "No such file or directory"});
+    expect_names(e.what(), {path, "its folder " + tmp.file("no/such/dir") + " does not exist"});
+    EXPECT_EQ(std::string(e.what()).find(".tmp"), std::string::npos) << e.what();
   }
 }
 

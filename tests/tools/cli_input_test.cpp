@@ -1,6 +1,6 @@
 // `minrnn train` and `minrnn sweep` options as an audit of train/sweep input (2026-11-28) gave
 // them: each bad value refused by the option's name before any run directory exists, and a pack
-// that holds a finished run trains the others.
+// that holds a finished run trains the others (a finished run alone is done, not refused).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -69,6 +69,10 @@ TEST(CliInput, APackWithAFinishedRunTrainsTheOthers) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   testing::expect_output_naming(r, {"a0 is already trained to max_steps 4", "a1: step 4"});
   EXPECT_TRUE(fs::exists(dir.path / "a1/done.json"));
+  // And alone, as a pack of one (a walk through the commands, 2026-11-29: it failed, exit 1).
+  const auto again = run_minrnn(dir, "train c.yaml --seed 0 --run-dir a0");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  testing::expect_output_naming(again, {"a0: step 4", "nothing left to train", "--extend"});
   // A pack of a relative and an absolute run dir is watched where both are (an audit of
   // TensorBoard, 2026-11-29: it printed `--logdir .`).
   const std::string absolute = (dir.path / "r" / "p3").string();
@@ -91,6 +95,56 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                         {"--out", "expected a directory, got ''"});
   expect_failure_naming(run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run"),
                         {"s.yaml", "'backbone=minlstm'", "`backbones`"});
+  // A key of the file's `set:` the config does not have: the sweep file and the cell named (a walk
+  // through the commands, 2026-11-29: "--set embed_dimm" alone, as if typed).
+  write_text(dir.path / "c.yaml", kFourStepConfig);
+  write_text(dir.path / "t.yaml",
+             "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n"
+             "set: [embed_dimm=8]\n");
+  expect_failure_naming(run_minrnn(dir, "sweep t.yaml --dry-run"),
+                        {"t.yaml: dataset d, backbone mingru (config c.yaml, with the sweep's "
+                         "set/--set)",
+                         "embed_dimm", "did you mean 'embed_dim'"});
+  // A training config given as a sweep file is said to be one.
+  expect_failure_naming(run_minrnn(dir, "sweep c.yaml --dry-run"),
+                        {"c.yaml: key 'dataset': unknown key of a sweep file, and a training "
+                         "config's: is c.yaml a config (`minrnn train c.yaml`)?"});
+  // An `out` that cannot be made: named with the sweep file, before the TensorBoard line.
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);
+  write_text(dir.path / "u.yaml",
+             "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n");
+  const auto unmade = run_minrnn(dir, "sweep u.yaml --out c.yaml/runs");
+  expect_failure_naming(unmade, {"u.yaml: out c.yaml/runs: cannot make c.yaml/runs",
+                                 "c.yaml is a file, not a folder"});
+  EXPECT_EQ(unmade.output.find("tensorboard"), std::string::npos) << unmade.output;
+}
+
+// Options before the positional argument (found by a walk through the commands, 2026-11-29):
+// `train --seed 0 c.yaml` read "c.yaml" as a second seed, `train --run-dir x c.yaml` and `sweep
+// --set k=v s.yaml` said "config is required". Every refusal of the command line is one
+// "minrnn: error:" line naming the command, exit status 2, a misspelt option's likely meaning.
+TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
+  TempDir dir;
+  write_text(dir.path / "c.yaml", kFourStepConfig);
+  write_text(dir.path / "s.yaml", "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n");
+  // Read as the config it is: the run gets as far as its data (not made here).
+  expect_failure_naming(run_minrnn(dir, "train --seed 1 --run-dir r --set max_steps=2 c.yaml"),
+                        {"config key dataset: d.hdf5: no such file",
+                         "(a relative path is read from the folder minrnn runs in, "});
+  // A key set twice on the command line, as a config file's key given twice, is refused.
+  expect_failure_naming(run_minrnn(dir, "train c.yaml --set lr=1e-3 --set lr=1e-4"),
+                        {"--set lr: given twice ('lr=1e-3', 'lr=1e-4')"});
+  const testing::CommandResult sweep = run_minrnn(dir, "sweep --set max_steps=2 s.yaml --dry-run");
+  EXPECT_EQ(sweep.output.find("is required"), std::string::npos) << sweep.output;
+  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+           {"train", "minrnn: error: train: config is required (minrnn train --help)"},
+           {"eval r --episods 3", "--episods: did you mean '--episodes'? (minrnn eval --help)"},
+           {"train c.yaml --seed x", "train: --seed: expected an integer"}}) {
+    const testing::CommandResult refused = run_minrnn(dir, args);
+    EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
+    testing::expect_output_naming(refused, {named});
+  }
 }
 
 }  // namespace

@@ -193,12 +193,13 @@ TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
   EXPECT_EQ(nlohmann::json::parse(again.output)["steps"], 20000);
 }
 
-// An error from HDF5's own file handling carries the OS reason too.
+// A dataset into a missing folder names the file and the folder that is not there.
 TEST(Faults, DatasetIntoAMissingFolderNamesTheFileAndTheReason) {
   TempDir dir;
   const LimitedResult r = run_minrnn_limited(
       dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300 --episode-len 100");
-  expect_clean_failure(r, {"no/such/dir/e.hdf5", "No such file or directory"});
+  expect_clean_failure(r,
+                       {"cannot write no/such/dir/e.hdf5: its folder no/such/dir does not exist"});
 }
 
 // A switch in the environment (MINRNN_SIDE_WORK, MINRNN_STACKED_PACK: 0 or 1) with another value
