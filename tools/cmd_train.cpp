@@ -38,6 +38,11 @@ struct TrainArgs {
   bool force = false, extend = false, quiet = false, download = false, eager = false;
 };
 
+// The config file run i of `a` trains with: the one given for every seed, or its own.
+const std::string& config_file(const TrainArgs& a, size_t i) {
+  return a.configs[a.configs.size() == 1 ? 0 : i];
+}
+
 // Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
 rl::Evaluate evaluate_into(const std::string& run_dir) {
   return [run_dir](int64_t step, rl::Agent& agent, rl::EvaluationProgress& progress) {
@@ -132,7 +137,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   for (size_t i = 0; i < seeds.size(); ++i) {
     auto sets = a.sets;
     if (!a.seeds.empty()) sets.push_back("seed=" + std::to_string(seeds[i]));
-    const std::string& config = a.configs[a.configs.size() == 1 ? 0 : i];
+    const std::string& config = config_file(a, i);
     rl::PackMember m{rl::load_config(config, sets), {}};
     m.options.run_dir =
         a.run_dirs.empty() ? rl::default_run_dir(config, m.config.seed) : a.run_dirs[i];
@@ -152,9 +157,15 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   return members;
 }
 
+// A run's error naming its config file where it names one of its keys ("config key dataset: …"
+// says which key, not which file: a pack's runs may each have their own).
+std::string naming_the_config(const std::string& config_file, const std::string& error) {
+  return error.rfind("config key ", 0) == 0 ? config_file + ": " + error : error;
+}
+
 // A line per run; throws the exit status a pack ends with: 1 when a run failed, 75 when a stop
 // signal interrupted one (the same command resumes), 0 otherwise.
-void report(const std::vector<rl::PackMember>& members,
+void report(const TrainArgs& a, const std::vector<rl::PackMember>& members,
             const std::vector<rl::TrainResult>& results) {
   int failed = 0, interrupted = 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -168,7 +179,8 @@ void report(const std::vector<rl::PackMember>& members,
             : " (resumed from step " + std::to_string(r.resumed_from) + ")";
     if (!r.error.empty()) {
       ++failed;
-      std::printf("%s: FAILED: %s\n", dir.c_str(), r.error.c_str());
+      std::printf("%s: FAILED: %s\n", dir.c_str(),
+                  naming_the_config(config_file(a, i), r.error).c_str());
     } else if (r.interrupted) {
       ++interrupted;
       // A run stopped before its first step leaves no run dir (rl/training_run.cpp): no
@@ -240,12 +252,17 @@ void add_train_command(CLI::App& app) {
       download_missing_datasets(datasets, "minrnn train");
     }
     rl::install_stop_handlers();
-    if (members.size() == 1) {  // alone: its own errors propagate as they are
-      const rl::TrainResult r = rl::train(members[0].config, members[0].options);
-      report(members, {r});
+    if (members.size() == 1) {  // alone: its own errors propagate, the config named
+      rl::TrainResult r;
+      try {
+        r = rl::train(members[0].config, members[0].options);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(naming_the_config(config_file(*args, 0), e.what()));
+      }
+      report(*args, members, {r});
       return;
     }
-    report(members, rl::train_pack(members));
+    report(*args, members, rl::train_pack(members));
   });
 }
 

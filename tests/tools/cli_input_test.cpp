@@ -130,7 +130,7 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   write_text(dir.path / "s.yaml", "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n");
   // Read as the config it is: the run gets as far as its data (not made here).
   expect_failure_naming(run_minrnn(dir, "train --seed 1 --run-dir r --set max_steps=2 c.yaml"),
-                        {"config key dataset: d.hdf5: no such file",
+                        {"c.yaml: config key dataset: d.hdf5: no such file",
                          "(a relative path is read from the folder minrnn runs in, "});
   // A key set twice on the command line, as a config file's key given twice, is refused.
   expect_failure_naming(run_minrnn(dir, "train c.yaml --set lr=1e-3 --set lr=1e-4"),
