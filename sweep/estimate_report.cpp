@@ -105,6 +105,10 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
      << " pack(s) of up to " << pack_limit_text(spec, e.device_kind) << ". Rates from:";
   for (const std::string& f : e.files) md << " " << f;
   md << "\n\n";
+  if (e.runs_left == 0) {
+    md << "Nothing left to run: `minrnn report " << spec.out << "` makes the table.\n";
+    return md.str();
+  }
   format_training(md, e);
   format_evaluation(md, e);
   if (const auto commands = missing_measurements(e); !commands.empty()) {

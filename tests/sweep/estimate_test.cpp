@@ -331,5 +331,18 @@ TEST(SweepEstimate, AnOlderPackCsvReadsAsTheBenchDefaults) {
   EXPECT_DOUBLE_EQ(f.estimate({old}).train_seconds, 3000 / 50.0);
 }
 
+// A sweep with nothing left says so, not an empty table (a walk through the commands, 2026-11-29).
+TEST(SweepEstimate, NothingLeftToRunSaysSo) {
+  EstimateFixture f;
+  sweep::SweepEstimate done;
+  done.runs = 3;
+  const std::string text = sweep::format_estimate(f.spec, done);
+  EXPECT_NE(text.find("0 of 3 runs left"), std::string::npos) << text;
+  EXPECT_NE(text.find("Nothing left to run: `minrnn report " + f.spec.out + "` makes the table."),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("| runs |"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace minrnn
