@@ -236,7 +236,7 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   r.engine = policy->engine();
   // The packed engine's episodes are split into shards, which the threads step (model and
   // physics) one core each: the physics is serial per env and the model's products at these batch
-  // sizes gain little from a second BLAS thread. The split follows from the episodes alone, so
+  // sizes gain little from a second thread. The split follows from the episodes alone, so
   // the thread count (and a video, which shard 0 renders on this thread) leaves the numbers as
   // they are. The torch engine's module is shared, so it keeps one batch (torch parallelises its
   // own ops).

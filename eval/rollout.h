@@ -42,10 +42,11 @@ struct RolloutOptions {
   // Threads that step the packed engine's shards (0 = torch's intra-op thread count). Shard k
   // holds episodes [B·k/n, B·(k+1)/n) of a wave of B, n = rollout_shards(B), stepped as one batch
   // by a Policy of its own. The split follows from the episodes alone, never the threads: a
-  // rollout's numbers are the same on any thread count. An episode's result depends on its
-  // shard's batch size through float rounding alone: hopper's returns agree to ~1e-4 relative
-  // (Rollout.BatchedEpisodesReturnWhatEachReturnsAlone), but HalfCheetah's dynamics grow that into
-  // percents of one episode's return, so another episode count may move an episode's return.
+  // rollout's numbers are the same on any thread count. With the packed engine an episode's
+  // result is also the one it gets alone, to the bit (its products give a row the same bits in any
+  // batch: kernels/cpu/float_loops.h); with the torch engine it moves with its shard's batch size
+  // by float rounding (hopper ~1e-5 relative, Rollout.BatchedEpisodesReturnWhatEachReturnsAlone),
+  // which HalfCheetah's dynamics can grow into percents of an episode's return.
   int threads = 0;
   // Polled every step: true cuts the rollout short with rl::StopRequested (a training's
   // evaluation, on SIGTERM or Ctrl-C: its resume redoes it). Unset: runs to the end.

@@ -54,6 +54,14 @@ void remove_row(const fs::path& csv, int64_t step, bool header) {
   io::write_file_atomically(csv.string(), kept);
 }
 
+// run/<stem>.json, or run/<stem>-2.json, -3 … where that is taken: a kept result never replaces
+// another (a plain eval of the same step, made before the run finished, may hold the name).
+fs::path unused_json_name(const fs::path& run, const std::string& stem) {
+  fs::path path = run / (stem + ".json");
+  for (int n = 2; fs::exists(path); ++n) path = run / (stem + "-" + std::to_string(n) + ".json");
+  return path;
+}
+
 void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig& cfg) {
   const std::string at = "-step" + std::to_string(step);
   const fs::path ckpt = run / "checkpoint.pt";
@@ -74,7 +82,8 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
       if (fs::exists(file)) fs::rename(file, run / (curve + at + ".csv"));
     }
   }
-  if (fs::exists(run / "eval.json")) fs::rename(run / "eval.json", run / ("eval" + at + ".json"));
+  if (fs::exists(run / "eval.json"))
+    fs::rename(run / "eval.json", unused_json_name(run, "eval" + at));
   // The ad-hoc evaluations of the finished checkpoint (eval-episodes3.json) are named for its
   // step as `minrnn eval` names those of other checkpoints, so the extended run's do not replace
   // them.
@@ -85,8 +94,10 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
         name.rfind("eval-step", 0) != 0 && name.rfind("eval-checkpoint-", 0) != 0)
       adhoc.push_back(name);
   }
-  for (const std::string& name : adhoc)
-    fs::rename(run / name, run / ("eval" + at + name.substr(4)));
+  for (const std::string& name : adhoc) {
+    const std::string rest = name.substr(4, name.size() - 4 - 5);  // "-episodes3" of eval-…json
+    fs::rename(run / name, unused_json_name(run, "eval" + at + rest));
+  }
   fs::rename(run / "done.json", run / ("done" + at + ".json"));
 }
 

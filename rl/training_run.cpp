@@ -62,9 +62,10 @@ enum class LoopEnd { kRunning, kMaxSteps, kStopSignal, kStopAfter, kAlreadyTrain
 std::shared_ptr<const data::Dataset> load_training_data(const std::string& dataset) {
   // A path not there: the key named, and where a relative one was looked for (not beside the
   // config, as its `defaults:` are).
+  std::error_code ec;
   if (const data::DatasetLocation at = data::locate_dataset(dataset);
-      !at.present && at.where == dataset) {
-    std::error_code ec;
+      !at.present && at.where == dataset &&
+      fs::status(dataset, ec).type() == fs::file_type::not_found) {
     const bool relative = fs::path(dataset).is_relative();
     throw std::invalid_argument(
         "config key dataset: " + io::no_such(dataset, "file") +

@@ -100,8 +100,8 @@ class LocalPool {
   }
 
   SweepSummary summary() const {
-    return {failed_, busy_, interrupted_ + unevaluated_, unevaluated_,
-            stopping_ ? rl::stop_signal() : 0};
+    return {failed_,      busy_,       interrupted_ + unevaluated_,
+            unevaluated_, remaining(), stopping_ ? rl::stop_signal() : 0};
   }
 
  private:
@@ -357,7 +357,7 @@ class LocalPool {
         spec_.out.c_str());
     if (interrupted_ + unevaluated_ > 0 || stopping_) {
       std::printf("sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
-                  left_unfinished(interrupted_, unevaluated_).c_str(),
+                  left_unfinished(interrupted_, unevaluated_, remaining()).c_str(),
                   stopping_ ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
     }
   }

@@ -1,7 +1,10 @@
 // Planning a sweep's runs: which (dataset, backbone, seed) runs exist, where, with which config,
 // and how far each has got (sweep/sweep.h; the file itself is read by sweep_file.cpp). run_sweep
 // (sweep.cpp) and the Slurm backend (sweep/slurm.cpp) both start from plan_sweep.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -309,19 +312,28 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
   return runs;
 }
 
-std::string left_unfinished(int checkpointed, int unevaluated) {
+std::string left_unfinished(int checkpointed, int unevaluated, int not_started) {
   std::string text;
-  if (checkpointed > 0) text = std::to_string(checkpointed) + " run(s) stopped after checkpointing";
-  if (unevaluated > 0) {
-    text +=
-        (text.empty() ? "" : ", ") + std::to_string(unevaluated) + " trained and not yet evaluated";
-  }
+  const auto add = [&](int count, const char* what) {
+    if (count > 0) text += (text.empty() ? "" : ", ") + std::to_string(count) + what;
+  };
+  add(checkpointed, " run(s) stopped after checkpointing");
+  add(unevaluated, " trained and not yet evaluated");
+  add(not_started, " not started");
   return text.empty() ? "no run left unfinished" : text;
 }
 
 void make_sweep_dir(const SweepSpec& spec, const std::string& dir) {
-  std::string why = io::why_unwritable((fs::path(dir) / "x").string(), /*make_folders=*/true);
   std::error_code ec;
+  const fs::file_status there = fs::status(dir, ec);
+  std::string why;
+  if (fs::is_directory(there)) {
+    if (::access(dir.c_str(), W_OK) != 0) why = "it is not writable";
+  } else if (fs::exists(there)) {
+    why = "it is a file, not a folder";
+  } else {
+    why = io::why_unwritable(dir, /*make_folders=*/true);
+  }
   if (why.empty() && (fs::create_directories(dir, ec), ec)) why = ec.message();
   if (!why.empty()) {
     throw std::runtime_error(spec.file + ": out " + spec.out + ": cannot make " + dir +
@@ -343,6 +355,16 @@ std::string data_missing_note(const SweepRun& run) {
   if (run.state != RunState::kPending || !run.data_missing) return "";
   return run.data_downloadable ? "data missing: " + data::download_command({run.dataset_source})
                                : "data missing: no file " + run.dataset_where;
+}
+
+void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
+  std::vector<std::string> noted;
+  for (const auto& r : runs) {
+    if (std::find(noted.begin(), noted.end(), r.dataset_source) != noted.end()) continue;
+    noted.push_back(r.dataset_source);
+    if (const std::string note = data::d4rl_lookalike_note(r.dataset_source); !note.empty())
+      std::printf("note: %s\n", note.c_str());
+  }
 }
 
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs) {

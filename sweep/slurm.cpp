@@ -101,6 +101,7 @@ std::string sbatch(const fs::path& script, const fs::path& dir, const std::strin
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
   if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
+  if (!opt.dry_run) note_lookalike_datasets(runs);
   const Submission submission = runs_to_submit(runs);
   const std::vector<std::vector<int>> packs = group_packs(spec, runs, submission.tasks);
   const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";

@@ -65,6 +65,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     return 0;
   }
   refuse_missing_datasets(spec, runs);  // before the first directory is made
+  note_lookalike_datasets(runs);
   make_sweep_dir(spec, spec.out);
   std::printf("%s\n", io::watch_line(spec.out).c_str());
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir

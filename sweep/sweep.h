@@ -172,6 +172,10 @@ std::string data_missing_note(const SweepRun& run);
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
+// Prints a note for each dataset the runs train on that sits under a published D4RL file's name
+// without being it (data::d4rl_lookalike_note): the runs train --quiet, and would not say so.
+void note_lookalike_datasets(const std::vector<SweepRun>& runs);
+
 // Makes `dir` (the sweep's `out`, or a folder in it) with the folders above it; throws
 // std::runtime_error naming the sweep file, its `out` and why where it cannot be made or written.
 void make_sweep_dir(const SweepSpec& spec, const std::string& dir);
@@ -195,11 +199,13 @@ struct SweepSummary {
   int interrupted = 0;  // left unfinished by a signal (checkpointed, or trained and not evaluated);
                         // the next sweep resumes them
   int unevaluated = 0;  // of them, those trained whose evaluation did not run
+  int not_started = 0;  // runs this sweep had still to start when it ended
   int stop_signal = 0;  // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
 };
 
-// "2 run(s) stopped after checkpointing, 1 trained and not yet evaluated": what a stop left.
-std::string left_unfinished(int checkpointed, int unevaluated);
+// "2 run(s) stopped after checkpointing, 1 trained and not yet evaluated, 3 not started": what a
+// stop left.
+std::string left_unfinished(int checkpointed, int unevaluated, int not_started);
 
 // Runs every unfinished run; returns the number that failed. A run whose directory another live
 // process holds (an earlier sweep's orphan, a second sweep) is reported "running in pid N", not

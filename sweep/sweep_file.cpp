@@ -33,14 +33,20 @@ int pack_size(const YAML::Node& n, const std::string& file) {
   return int(size);
 }
 
-// For a sweep file's unknown key that a training config has (`defaults`, `dataset`, …): the file is
-// most likely a config given to `minrnn sweep` for `minrnn train`.
-std::string training_config_hint(const std::string& key, const std::string& file) {
-  bool config_key = key == "defaults";
-  for (const auto& entry : rl::config_entries(rl::TrainConfig{})) config_key |= entry.first == key;
-  if (!config_key) return "";
-  return " of a sweep file, and a training config's: is " + file + " a config (`minrnn train " +
-         file + "`)? A sweep file lists datasets, backbones and seeds (configs/sweeps/*.yaml)";
+// A training config given to `minrnn sweep` (none of a sweep's own keys, some of a config's):
+// said so, where its first key would be refused as unknown (a `dataset` meant as `datasets` in a
+// sweep file is not, and gets its "did you mean").
+void refuse_a_training_config(const YAML::Node& root, const std::string& file) {
+  if (root["datasets"] || root["backbones"] || root["seeds"]) return;
+  std::vector<std::string> found;
+  if (root["defaults"]) found.push_back("defaults");
+  for (const auto& entry : rl::config_entries(rl::TrainConfig{}))
+    if (root[entry.first]) found.push_back(entry.first);
+  if (found.empty()) return;
+  throw std::invalid_argument(file + ": a training config's keys (" + io::comma_separated(found) +
+                              "), none of a sweep file's: train it with `minrnn train " + file +
+                              "`; a sweep file lists datasets, backbones and seeds "
+                              "(configs/sweeps/*.yaml)");
 }
 
 std::string quoted(const std::string& s) {
@@ -92,6 +98,7 @@ std::vector<std::string> string_list(const YAML::Node& n, const std::string& fil
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   const YAML::Node root = io::parse_yaml(text, file);
   io::check_mapping(root, file, "a mapping of sweep keys");
+  refuse_a_training_config(root, file);
   SweepSpec s;
   s.file = file;
   s.out = "runs/sweeps/" + fs::path(file).stem().string();
@@ -129,9 +136,16 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.config_template = io::scalar_string(v, file, key);
     } else if (key == "set") {
       s.sets = string_list(v, file, key);
-      for (const auto& kv_text : s.sets)
-        if (kv_text.find('=') == std::string::npos)
-          io::bad_key(file, key, "'" + kv_text + "' is not key=value");
+      for (size_t i = 0; i < s.sets.size(); ++i) {
+        const std::string name = s.sets[i].substr(0, s.sets[i].find('='));
+        if (name.size() == s.sets[i].size())
+          io::bad_key(file, key, "'" + s.sets[i] + "' is not key=value");
+        for (size_t j = 0; j < i; ++j) {
+          if (s.sets[j].substr(0, s.sets[j].find('=')) == name)
+            io::bad_key(file, key,
+                        name + " given twice ('" + s.sets[j] + "', '" + s.sets[i] + "')");
+        }
+      }
     } else if (key == "out") {
       s.out = io::scalar_string(v, file, key);
       if (s.out.empty()) io::bad_key(file, key, "expected a directory, got ''");
@@ -152,9 +166,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
                                               "set",      "out",           "parallel", "pack",
                                               "threads",  "eval_episodes", "slurm"};
-      io::bad_key(
-          file, key,
-          "unknown key" + training_config_hint(key, file) + io::known_names_hint(key, known));
+      io::bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
     }
   }
   if (!has_datasets) io::bad_key(file, "datasets", "missing");

@@ -106,9 +106,10 @@ Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
   };
   Given apart;
   // Another checkpoint's (a file put there by hand; files from before train_step was written are
-  // taken as this one's): "step", as a plain eval of one of the run's earlier checkpoints names it.
+  // taken as this one's). Not "step": `--extend` keeps a finished run's result as
+  // eval-step<N>.json.
   if (j.contains("train_step") && j["train_step"] != step)
-    apart.push_back({"step", std::to_string(step)});
+    apart.push_back({"train_step", std::to_string(step)});
   if (differs("episodes", ro.episodes)) apart.push_back({"episodes", std::to_string(ro.episodes)});
   if (differs("seed", ro.seed)) apart.push_back({"seed", std::to_string(ro.seed)});
   if (differs("target_return", ro.target_return)) {
@@ -145,8 +146,11 @@ void check_out_file(const std::string& out, const fs::path& result) {
   const fs::path out_path = fs::weakly_canonical(out, ec);
   const bool this_runs = !ec && out_path == fs::weakly_canonical(result, ec) && !ec;
   if (a_result || this_runs) {
-    refuse("is a run's result (eval.json): `minrnn eval " + folder.string() +
-           "` writes it (with --replace over an earlier one), not --out");
+    refuse(fs::exists(folder / "done.json", ec)
+               ? "is a run's result (eval.json): `minrnn eval " + folder.string() +
+                     "` writes it (with --replace over an earlier one), not --out"
+               : "is a run's result (eval.json), which its evaluation writes once the run has "
+                 "finished: name another file");
   }
   if (!fs::exists(out, ec)) return;
   const nlohmann::json j = io::read_json_or_null(out);

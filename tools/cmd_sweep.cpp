@@ -7,6 +7,7 @@
 // whose runs still to train name a missing dataset is refused before it starts anything, naming
 // the `minrnn data download` command; --download fetches those datasets first. --estimate starts
 // nothing: it projects the time the runs left take from the benchmarks' rates (sweep/estimate.h).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -55,7 +56,15 @@ struct SweepArgs {
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
-  refuse_repeated_sets(args.sets);  // the file's `set:` may be overridden by them, once
+  // The command line's --set overrides the file's `set:` of the same key: the file's entry goes,
+  // so each run's `minrnn train` gets every key once (it refuses one given twice).
+  refuse_repeated_sets(args.sets);
+  const auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  for (const std::string& set : args.sets) {
+    spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(),
+                                   [&](const std::string& s) { return key_of(s) == key_of(set); }),
+                    spec.sets.end());
+  }
   spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());
   if (!args.out.empty()) spec.out = args.out;
   if (args.parallel > 0) spec.parallel = args.parallel;
@@ -84,8 +93,8 @@ void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
-  const std::string left =
-      sweep::left_unfinished(summary.interrupted - summary.unevaluated, summary.unevaluated);
+  const std::string left = sweep::left_unfinished(summary.interrupted - summary.unevaluated,
+                                                  summary.unevaluated, summary.not_started);
   if (summary.stop_signal != 0) {
     throw ExitError{rl::kExitInterrupted, "minrnn sweep: stopped by " + rl::stop_signal_name() +
                                               "; " + left + ". Run the same command to resume."};

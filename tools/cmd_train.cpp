@@ -157,10 +157,18 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
   return members;
 }
 
-// A run's error naming its config file where it names one of its keys ("config key dataset: …"
-// says which key, not which file: a pack's runs may each have their own).
-std::string naming_the_config(const std::string& config_file, const std::string& error) {
-  return error.rfind("config key ", 0) == 0 ? config_file + ": " + error : error;
+// A run's error naming its config file (and the --set that gave the value) where it names one of
+// its keys ("config key dataset: …" says which key, not which file: a pack's runs may each have
+// their own).
+std::string naming_the_config(const TrainArgs& a, size_t run, const std::string& error) {
+  const std::string prefix = "config key ";
+  if (error.rfind(prefix, 0) != 0) return error;
+  const std::string key = error.substr(prefix.size(), error.find(':') - prefix.size());
+  std::string source = config_file(a, run);
+  for (const std::string& set : a.sets) {  // the value came from the command line
+    if (set.substr(0, set.find('=')) == key) source += " with --set " + set;
+  }
+  return source + ": " + error;
 }
 
 // A line per run; throws the exit status a pack ends with: 1 when a run failed, 75 when a stop
@@ -179,8 +187,7 @@ void report(const TrainArgs& a, const std::vector<rl::PackMember>& members,
             : " (resumed from step " + std::to_string(r.resumed_from) + ")";
     if (!r.error.empty()) {
       ++failed;
-      std::printf("%s: FAILED: %s\n", dir.c_str(),
-                  naming_the_config(config_file(a, i), r.error).c_str());
+      std::printf("%s: FAILED: %s\n", dir.c_str(), naming_the_config(a, i, r.error).c_str());
     } else if (r.interrupted) {
       ++interrupted;
       // A run stopped before its first step leaves no run dir (rl/training_run.cpp): no
@@ -257,7 +264,7 @@ void add_train_command(CLI::App& app) {
       try {
         r = rl::train(members[0].config, members[0].options);
       } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(naming_the_config(config_file(*args, 0), e.what()));
+        throw std::invalid_argument(naming_the_config(*args, 0, e.what()));
       }
       report(*args, members, {r});
       return;

@@ -88,6 +88,7 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
 
 void refuse_repeated_sets(const std::vector<std::string>& sets) {
   for (size_t i = 0; i < sets.size(); ++i) {
+    if (sets[i].find('=') == std::string::npos) continue;  // the config says "expected key=value"
     const std::string key = sets[i].substr(0, sets[i].find('='));
     for (size_t j = 0; j < i; ++j) {
       if (sets[j].substr(0, sets[j].find('=')) != key) continue;

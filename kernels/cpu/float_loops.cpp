@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -60,9 +59,12 @@ MINRNN_VECTOR_CLONES void rows_block(int64_t k, const float* a, int64_t lda, con
     for (int q = 0; q < J; ++q) c[i * ldc + q] = acc[i][q];
 }
 
-// The last n % 32 columns (an action head's 3 or 6): one row at a time, no blocking.
-void rows_tail(int64_t m, int64_t width, int64_t k, const float* a, int64_t lda, const float* b,
-               int64_t ldb, float beta, float* c, int64_t ldc) {
+// The last n % 32 columns (an action head's 3 or 6; attention's scores past the last 32 keys, all
+// of them in a window under 32 tokens): one row at a time, no blocking. Whether a column is a
+// block's or the tail's follows from n alone, so a row's bits still do not depend on m.
+MINRNN_VECTOR_CLONES void rows_tail(int64_t m, int64_t width, int64_t k, const float* a,
+                                    int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                                    int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     for (int64_t q = 0; q < width; ++q) ci[q] = beta == 0 ? 0.0f : ci[q];

@@ -107,8 +107,8 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                          "embed_dimm", "did you mean 'embed_dim'"});
   // A training config given as a sweep file is said to be one.
   expect_failure_naming(run_minrnn(dir, "sweep c.yaml --dry-run"),
-                        {"c.yaml: key 'dataset': unknown key of a sweep file, and a training "
-                         "config's: is c.yaml a config (`minrnn train c.yaml`)?"});
+                        {"c.yaml: a training config's keys (dataset, env, backbone",
+                         "train it with `minrnn train c.yaml`"});
   // An `out` that cannot be made: named with the sweep file, before the TensorBoard line.
   ASSERT_EQ(
       run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);

@@ -105,7 +105,7 @@ TEST_F(EvalCli, AResultOfAnotherCheckpointIsKept) {
   EXPECT_NE(plain.output.find("was made with other settings: kept"), std::string::npos)
       << plain.output;
   EXPECT_EQ(json("a/eval.json")["train_step"], 999);
-  const int64_t step = json("a/eval-step4-episodes10.json")["train_step"];
+  const int64_t step = json("a/eval-train_step4-episodes10.json")["train_step"];
   EXPECT_EQ(step, 4) << plain.output;
 }
 
