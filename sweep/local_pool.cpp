@@ -240,9 +240,18 @@ class LocalPool {
     return rl::finished_step(rl::RunFiles(runs_[i].run_dir)) == runs_[i].max_steps;
   }
 
+  // The run's evaluation is in place and readable: a sweep evaluates only runs without one, so an
+  // evaluation that a stop's signal ended after its eval.json was renamed in did finish.
+  bool evaluated(const Active& a) const {
+    if (!a.evaluating) return false;
+    const std::string& dir = runs_[a.runs.front()].run_dir;
+    return fs::exists(rl::RunFiles(dir).result) &&
+           eval::read_final_evaluation(dir).unreadable.empty();
+  }
+
   // A child ended: queue each trained run's evaluation, or record how each run ended.
   void on_exit(const Active& a, int wstatus) {
-    const bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    const bool ok = (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) || evaluated(a);
     // Stopped: checkpointed and exited 75, or killed by the sweep stopping, or by a SIGTERM or
     // SIGINT of its own before its handlers were in place (its first half second, LibTorch
     // loading): its last checkpoint stands either way, and the next sweep resumes it.

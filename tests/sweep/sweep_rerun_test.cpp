@@ -196,6 +196,31 @@ TEST(SweepRun, EvaluationRunsOnTheCpuWhereverTheRunTrainedAndWritesTheRunsResult
   EXPECT_NE(evaluate.find("--replace"), std::string::npos) << evaluate;
 }
 
+// An evaluation that a stop's SIGTERM ended after its eval.json was in place (minrnn eval has no
+// handler: the signal ends it wherever it is) finished: done, not "trained, not evaluated" (a
+// walk through the commands, 2026-11-29: the sweep's last line and its status file said so of a
+// run whose eval.json --status read as done).
+TEST(SweepRun, AnEvaluationEndedByASignalAfterItsResultWasWrittenIsDone) {
+  testing::TempDir tmp;
+  const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  fs::rename(run / "eval.json", tmp.path / "result.json");
+  const fs::path exe = tmp.path / "fake-minrnn";
+  std::ofstream(exe) << "#!/bin/sh\nif [ \"$1\" = eval ]; then cp '"
+                     << (tmp.path / "result.json").string()
+                     << "' \"$2/eval.json\"; kill -TERM $$; fi\n";
+  fs::permissions(exe, fs::perms::owner_all);
+  sweep::SweepOptions opt;
+  opt.exe = exe.string();
+  sweep::SweepSummary summary;
+  ::testing::internal::CaptureStdout();
+  const int failed = sweep::run_sweep(one_run_sweep(tmp.path / "out"), opt, &summary);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(failed, 0) << printed;
+  EXPECT_EQ(summary.interrupted, 0) << printed;
+  EXPECT_NE(printed.find("[1/1 done]"), std::string::npos) << printed;
+  EXPECT_EQ(sweep::sweep_status(one_run_sweep(tmp.path / "out"), nullptr)[0].state, "done");
+}
+
 // A run dir held by another live process makes its child exit (train refuses it): the sweep names
 // the holder's pid instead of reporting a failure, and does not count it.
 TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {

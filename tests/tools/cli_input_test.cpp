@@ -118,6 +118,15 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
   expect_failure_naming(unmade, {"u.yaml: out c.yaml/runs: cannot make c.yaml/runs",
                                  "c.yaml is a file, not a folder"});
   EXPECT_EQ(unmade.output.find("tensorboard"), std::string::npos) << unmade.output;
+  // The command line's --set in place of the file's entry of its key: each run's `minrnn train`
+  // gets it once (a review, 2026-11-29: it got both, refused them, and every run failed).
+  write_text(dir.path / "v.yaml",
+             "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n"
+             "set: [max_steps=2]\neval_episodes: 1\n");
+  const auto overridden = run_minrnn(dir, "sweep v.yaml --set max_steps=3 --out vo");
+  ASSERT_EQ(overridden.exit_code, 0) << overridden.output;
+  EXPECT_NE(testing::read_text(dir.path / "vo/d/mingru/seed0/config.yaml").find("max_steps: 3\n"),
+            std::string::npos);
 }
 
 // Options before the positional argument (found by a walk through the commands, 2026-11-29):
