@@ -171,20 +171,27 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
   return result.reached_target;
 }
 
-// One progress line (steps, rate, ETA, the last episodes' mean return, the losses). With a target
-// (medium) the ETA is the budget's, a bound: the run stops when an evaluation reaches it.
+// One progress line (steps, rate, ETA, the last episodes' mean return, the losses). The ETA is
+// the learning steps' pace (the random warm-up's runs ~60× faster: no ETA until learning has
+// run); with a target (medium) it is the budget's, a bound: the run stops when an evaluation
+// reaches it.
 void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
-                    bool has_target, int64_t episodes, const std::deque<double>& recent,
-                    const SacLosses& losses) {
-  const double mean_return =
-      recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size();
+                    double learning_rate, bool has_target, int64_t episodes,
+                    const std::deque<double>& recent, const SacLosses& losses) {
+  char returns[64] = "no episode ended yet";
+  if (!recent.empty()) {
+    std::snprintf(returns, sizeof returns, "return(last %zu) %.1f", recent.size(),
+                  std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size());
+  }
+  const std::string eta = learning_rate > 0 ? std::string(has_target ? "at most " : "") +
+                                                  io::duration_text((total - done) / learning_rate)
+                                            : std::string("once learning has run");
   char line[256];
   std::snprintf(line, sizeof line,
-                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s%s, %lld episodes, "
-                "return(last %zu) %.1f, alpha %.3f, q_loss %.3g",
+                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, %s, alpha %.3f, "
+                "q_loss %.3g",
                 env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
-                has_target ? "at most " : "", io::duration_text((total - done) / rate).c_str(),
-                static_cast<long long>(episodes), recent.size(), mean_return, losses.alpha,
+                eta.c_str(), static_cast<long long>(episodes), returns, losses.alpha,
                 losses.q_loss);
   io::ProgressLine::on_stderr().update(line);
 }
@@ -208,6 +215,8 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   const auto start = std::chrono::steady_clock::now();
   io::ProgressPace pace(io::ProgressLine::on_stderr(), true);
   const int64_t first_step = buffer.size();
+  int64_t learning_first = -1;  // the first learning step of this process, and when it began
+  std::chrono::steady_clock::time_point learning_since;
   auto checkpoint = [&] {
     if (!result.checkpoint.empty()) save_sac_checkpoint(result.checkpoint, sac, buffer, episodes);
   };
@@ -235,6 +244,10 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       obs = env->reset(static_cast<int64_t>(seed + episodes));
     }
     if (step + 1 >= opt.start_steps) {
+      if (learning_first < 0) {
+        learning_first = step;
+        learning_since = std::chrono::steady_clock::now();
+      }
       const auto idx =
           sample_indices(batch_seed(seed, step), buffer.size(), sac.config().batch_size);
       losses = sac.update(make_batch(buffer, idx, sac.config().device));
@@ -246,10 +259,14 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
     if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();
     if (opt.progress_every > 0 && done % opt.progress_every == 0 &&
         pace.due(done == opt.total_steps)) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto now = std::chrono::steady_clock::now();
+      const double secs = std::chrono::duration<double>(now - start).count();
+      const double learning_secs = std::chrono::duration<double>(now - learning_since).count();
+      const double learning_rate = learning_first >= 0 && done - learning_first > 1
+                                       ? (done - learning_first) / std::max(learning_secs, 1e-9)
+                                       : 0;
       print_progress(env_name, done, opt.total_steps, (done - first_step) / std::max(secs, 1e-9),
-                     !std::isnan(opt.stop_at_normalized), episodes, recent, losses);
+                     learning_rate, !std::isnan(opt.stop_at_normalized), episodes, recent, losses);
     }
   }
   if (opt.progress_every > 0) io::ProgressLine::on_stderr().close();

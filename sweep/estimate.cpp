@@ -220,6 +220,14 @@ std::string run_env(const rl::TrainConfig& c) {
   return guess != nullptr ? guess->name : "";
 }
 
+// The most steps an evaluation episode of the run takes: its env's time limit (rollouts run to
+// it, whatever max_ep_len says); max_ep_len where no env is known.
+int64_t episode_limit(const rl::TrainConfig& c, const std::string& env) {
+  if (!c.env.empty()) return envs::resolve_env(c.env).task.spec.max_episode_steps;
+  if (!env.empty()) return envs::env_spec(env).max_episode_steps;
+  return c.max_ep_len;
+}
+
 void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c,
                     int64_t episodes) {
   if (episodes == 0) return;
@@ -248,7 +256,7 @@ void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::Trai
     line = e.evaluation.insert(e.evaluation.end(), l);
   }
   line->episodes += episodes;
-  line->env_steps += episodes * c.max_ep_len;
+  line->env_steps += episodes * episode_limit(c, env);
 }
 
 // Each line's seconds (NaN without a measured rate), their sum over the lines that have one into

@@ -74,7 +74,7 @@ struct EvaluationLine {
   // row of any environment is used, and rates_env names which.
   std::string env, rates_env;
   int64_t embed = 0, layers = 0, context = 0;
-  int64_t episodes = 0, env_steps = 0;      // env_steps: episodes × max_ep_len
+  int64_t episodes = 0, env_steps = 0;      // env_steps: episodes × the env's time limit
   double env_steps_per_s = 0, seconds = 0;  // NaN where nothing was measured
 };
 

@@ -131,7 +131,7 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
         "rate measured at the largest P that fits in it.\n"
      << "Evaluation, CPU time" << (e.eval_machine.empty() ? "" : " (" + e.eval_machine + ")")
      << ": " << total(e.eval_seconds, e.eval_unmeasured, e.evaluation.size())
-     << ". An upper bound: every episode its full max_ep_len steps.\n"
+     << ". An upper bound: every episode its env's full time limit (1 000 steps for D4RL's).\n"
      << "Wall time" << (complete ? "" : ", over the lines measured") << ": ";
   if (e.device_kind == "cuda") {
     md << hours(std::max(e.train_seconds, e.eval_seconds)) << " h (the evaluations on the CPU "

@@ -359,11 +359,12 @@ class LocalPool {
   }
 
   void print_closing_lines() const {
-    std::printf(
-        "sweep %s: %d/%d done, %d failed, %d running in other processes, %s; `minrnn report %s` "
-        "makes the table\n",
-        spec_.file.c_str(), done(), total_, failed_, busy_, io::duration_text(elapsed()).c_str(),
-        spec_.out.c_str());
+    // The report only once a run has a score to put in it.
+    const std::string report =
+        done() > 0 ? "; `minrnn report " + spec_.out + "` makes the table" : "";
+    std::printf("sweep %s: %d/%d done, %d failed, %d running in other processes, %s%s\n",
+                spec_.file.c_str(), done(), total_, failed_, busy_,
+                io::duration_text(elapsed()).c_str(), report.c_str());
     if (interrupted_ + unevaluated_ > 0 || stopping_) {
       std::printf("sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
                   left_unfinished(interrupted_, unevaluated_, remaining()).c_str(),

@@ -162,7 +162,7 @@ std::string status_words(const RunStatus& s) {
   if (s.state == "stopped") {
     // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
     return "stopped at step " + steps +
-           (s.checkpointed ? " (resumes from its last checkpoint)"
+           (s.checkpointed ? " (the sweep run again resumes it from its last checkpoint)"
                            : " (no checkpoint: starts again at step 0)");
   }
   if (s.state == "trained") return "trained, not evaluated";

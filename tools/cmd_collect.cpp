@@ -269,20 +269,31 @@ int64_t write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
   return w.steps;
 }
 
-// What the data is worth: the mean return of its finished episodes, normalized too.
-void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const data::Transitions& d,
-                        int64_t written_steps, double ref_min, double ref_max) {
-  double total = 0, ret = 0;
-  int64_t episodes = 0;
+// The data's finished episodes and the sum of their returns.
+struct FinishedEpisodes {
+  int64_t count = 0;
+  double total_return = 0;
+};
+FinishedEpisodes finished_episodes(const data::Transitions& d) {
+  FinishedEpisodes f;
+  double ret = 0;
   for (int64_t i = 0; i < d.num_steps(); ++i) {
     ret += d.rewards[i];
     if (d.terminals[i] || d.timeouts[i]) {
-      total += ret;
+      f.total_return += ret;
       ret = 0;
-      ++episodes;
+      ++f.count;
     }
   }
-  const double mean = episodes ? total / episodes : 0;
+  return f;
+}
+
+// What the data is worth: the mean return of its finished episodes, normalized too.
+void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const data::Transitions& d,
+                        int64_t written_steps, double ref_min, double ref_max) {
+  const FinishedEpisodes f = finished_episodes(d);
+  const int64_t episodes = f.count;
+  const double mean = f.total_return / static_cast<double>(episodes);  // refused at 0 (below)
   std::printf(
       "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
       "(normalized %.1f)\n",
@@ -312,6 +323,15 @@ void run_collect(CollectArgs& a) {
                     "minrnn collect: stopped by " + rl::stop_signal_name() +
                         " while sampling; nothing written to " + a.out +
                         " (sampling starts over on the next run; trained SAC phases are kept)"};
+  }
+  // A file no reader takes (no complete episode): refused, not written with a made-up mean.
+  if (finished_episodes(d).count == 0) {
+    throw std::invalid_argument(
+        "--steps " + std::to_string(a.steps) + ": no episode ended in the " +
+        std::to_string(d.num_steps()) + " steps sampled (an episode ends at a fall or at " +
+        spec.id + "'s " + std::to_string(spec.max_episode_steps) +
+        "-step limit), so no reader could train on them; nothing written to " + a.out +
+        ". Sample more steps");
   }
   const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
   const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;

@@ -300,6 +300,12 @@ TEST(SweepEstimate, EvaluationsArePricedAtTheirEnvironmentsRateOnTheTrainingsMac
   e = f.estimate({packs, both});
   EXPECT_DOUBLE_EQ(e.evaluation[0].env_steps_per_s, 30);
   EXPECT_EQ(e.evaluation[0].rates_env, "hopper");
+  // A rollout runs to the env's time limit, whatever max_ep_len says (a walk through the commands,
+  // 2026-11-29: the bound counted 200-step episodes that ran 1 000 steps).
+  const int64_t at_the_limit = e.evaluation[0].env_steps;
+  f.spec.sets.push_back("max_ep_len=200");
+  EXPECT_EQ(f.estimate({packs, both}).evaluation[0].env_steps, at_the_limit);
+  f.spec.sets.pop_back();
   // Without an env key, a Minari id's env comes from the id (its last part names none).
   f.spec.sets.insert(f.spec.sets.end(), {"env=", "dataset=mujoco/hopper/medium-v0"});
   e = f.estimate({packs, both});

@@ -156,5 +156,16 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   }
 }
 
+// A collection in which no episode ended is refused, not written with a mean return of nothing (a
+// walk through the commands, 2026-11-29: "0 finished episodes, mean return 0.0 (normalized 0.6)",
+// exit 0, and a file no reader takes).
+TEST(CliInput, ACollectionWithNoFinishedEpisodeWritesNothing) {
+  TempDir dir;
+  const auto r = run_minrnn(dir, "collect hopper random --steps 1 --out r.hdf5");
+  expect_failure_naming(
+      r, {"--steps 1: no episode ended in the 1 steps sampled", "nothing written to r.hdf5"});
+  EXPECT_FALSE(fs::exists(dir.path / "r.hdf5"));
+}
+
 }  // namespace
 }  // namespace minrnn

@@ -421,7 +421,7 @@ TEST(Cli, AskingForAGpuWhereNoneIsUsableIsRefusedBeforeAnythingIsCreated) {
   // pack-limits has no CPU to fall back to: it says so instead.
   const CliResult limits =
       run_minrnn(dir, "bench pack-limits --seconds 1 --no-append --csv out/limits.csv");
-  expect_failure_naming(limits, {"--device cuda was asked for, but", "(a GPU only)"});
+  expect_failure_naming(limits, {"bench pack-limits measures a GPU (--device cuda;", "), but "});
   EXPECT_EQ(lines_of(limits.output).size(), 1u) << limits.output;
   EXPECT_EQ(limits.output.find("--device cpu"), std::string::npos) << limits.output;
   for (const char* created : {"run", "out", "work", "data", "runs"}) {

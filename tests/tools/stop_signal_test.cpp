@@ -196,8 +196,8 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
     ::unlink(log.c_str());
     ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml", "--status"}, log), 0);
     EXPECT_NE(read_text(log).find("stopped at step " + std::to_string(step) +
-                                  " of 3000 (resumes "
-                                  "from its last checkpoint)"),
+                                  " of 3000 (the sweep run again resumes it from its last "
+                                  "checkpoint)"),
               std::string::npos)
         << read_text(log);
   }

@@ -205,6 +205,11 @@ void add(CLI::App& bench) {
       quick_default(sub, "--episodes", o->episodes, 4);
       quick_default(sub, "--steps", o->steps, 100);
     }
+    try {  // before the first measurement, by the option's name
+      (void)envs::env_spec(o->env);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--env: ") + e.what());
+    }
     const std::vector<Row> rows = run(*o);
     file_result(o->filing, kSection, format_table(*o, rows), results_csv(*o, rows), kDefaultCsv);
   });

@@ -248,9 +248,8 @@ void add(CLI::App& bench) {
   sub->callback([o] {
     // Said before bench_device's own refusal, whose way out (--device cpu) does not exist here.
     if (const std::string reason = core::cuda_unavailable_reason(); !reason.empty()) {
-      throw std::invalid_argument("bench pack-limits --device " + o->device +
-                                  " was asked for, but " + reason +
-                                  "; its probes are CUDA graphs on CUDA streams (a GPU only)");
+      throw std::invalid_argument("bench pack-limits measures a GPU (--device " + o->device +
+                                  "; its probes are CUDA graphs on CUDA streams), but " + reason);
     }
     const torch::Device device = bench_device(o->device);
     if (!device.is_cuda()) {
