@@ -65,8 +65,17 @@ std::string seeds_cell(const Cell& c) {
 
 }  // namespace
 
-Table make_table(const std::vector<RunScore>& runs) {
+Table make_table(const std::vector<RunScore>& runs,
+                 const std::vector<std::pair<std::string, std::string>>& unscored) {
   Table t;
+  // Rows and columns of runs not scored (in progress, failed): their cells "–", and an Average
+  // that leaves them out says over how many of the sweep's datasets it is.
+  for (const auto& [dataset, backbone] : unscored) {
+    if (std::find(t.datasets.begin(), t.datasets.end(), dataset) == t.datasets.end())
+      t.datasets.push_back(dataset);
+    if (std::find(t.backbones.begin(), t.backbones.end(), backbone) == t.backbones.end())
+      t.backbones.push_back(backbone);
+  }
   std::map<std::pair<std::string, std::string>, std::vector<double>> scores;
   std::map<std::pair<std::string, std::string>, int64_t> steps;
   std::map<std::pair<std::string, std::string>, std::vector<const RunScore*>> seeds;
@@ -129,6 +138,10 @@ std::string table_markdown(const Table& t) {
   md << "| **Average** |";
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
+    if (a.n == 0) {
+      md << " – |";
+      continue;
+    }
     md << " **" << fmt(a.mean) << "**";
     if (a.n != int(t.datasets.size())) md << " (" << a.n << " of " << t.datasets.size() << ")";
     md << " |";
@@ -299,6 +312,7 @@ std::string table_csv(const Table& t) {
   }
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
+    if (a.n == 0) continue;  // a backbone none of whose runs is scored yet: nothing to average
     csv += csv_line({"Average", b, fmt(a.mean, 3), "", "", "", std::to_string(a.n), ""});
   }
   return csv;
@@ -358,7 +372,10 @@ ReportFiles write_report(const std::string& sweep_dir) {
                              ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
                              "metrics.csv found (has the sweep started?)");
   }
-  const Table t = make_table(runs);
+  std::vector<std::pair<std::string, std::string>> unscored;
+  for (const auto& r : unfinished) unscored.emplace_back(r.dataset, r.backbone);
+  for (const auto& r : failed) unscored.emplace_back(r.dataset, r.backbone);
+  const Table t = make_table(runs, unscored);
   ReportFiles files;
   const fs::path dir(sweep_dir);
   const std::string published = published_markdown(t);

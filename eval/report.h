@@ -87,7 +87,10 @@ std::string settings_apart(const std::vector<const RunScore*>& seeds);
 void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgress>* in_progress);
 std::string progress_markdown(const std::vector<RunProgress>& runs);
 std::string failed_markdown(const std::vector<RunFailure>& runs);  // "" when none
-Table make_table(const std::vector<RunScore>& runs);
+// `unscored`: the (dataset, backbone) of runs in progress or failed, whose rows and columns the
+// table keeps ("–"), so an Average says over how many of the sweep's datasets it is.
+Table make_table(const std::vector<RunScore>& runs,
+                 const std::vector<std::pair<std::string, std::string>>& unscored = {});
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
 // table3.json: the cells with their seeds' own scores, the averages, the runs in progress and the

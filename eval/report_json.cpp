@@ -50,7 +50,9 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
   j["average"] = nlohmann::json::array();
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
-    j["average"].push_back({{"backbone", b}, {"mean", a.mean}, {"datasets", a.n}});
+    j["average"].push_back({{"backbone", b},
+                            {"mean", a.n > 0 ? nlohmann::json(a.mean) : nlohmann::json()},
+                            {"datasets", a.n}});
   }
   j["in_progress"] = nlohmann::json::array();
   for (const RunProgress& r : unfinished) {

@@ -91,6 +91,17 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   ASSERT_EQ(j["failed"].size(), 2u);
   EXPECT_EQ(j["failed"][1]["exit_code"], 137);
   EXPECT_TRUE(j["in_progress"].empty());
+  // A dataset whose every run failed keeps its row, and the Average says it leaves it out (a walk
+  // through the commands, 2026-11-29: the row went and the Average read as the sweep's).
+  const fs::path walker = tmp.path / "walker2d-medium/mingru/seed0";
+  fs::create_directories(walker);
+  std::ofstream(walker / "metrics.csv") << "step,loss\n10,0.5\n";
+  std::ofstream(walker / "failed.json") << R"({"phase": "train", "exit_code": 1})";
+  eval::write_report(tmp.path.string());
+  const std::string with_walker = read_text(tmp.path / "table3.md");
+  EXPECT_NE(with_walker.find("| walker2d-medium | – |"), std::string::npos) << with_walker;
+  EXPECT_NE(with_walker.find("| **Average** | **50.0** (1 of 2) |"), std::string::npos)
+      << with_walker;
 }
 
 // Scores of another environment or reference scores (a Minari dataset's, Gymnasium v5) under a
