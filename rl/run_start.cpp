@@ -116,6 +116,11 @@ void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
   if (const std::string lookalike = data::d4rl_lookalike_note(c.dataset); !lookalike.empty())
     line.message("note: " + lookalike);
+  if (c.matmul_precision != "fp32" && c.device.rfind("cuda", 0) != 0) {
+    line.message("note: matmul_precision " + c.matmul_precision +
+                 " is for CUDA's tensor cores; on " + c.device +
+                 " the products are fp32 all the same");
+  }
   const int64_t longest = ds.index.stats.max_length;
   if (longest > c.max_ep_len + 1) {
     line.message("note: max_ep_len " + std::to_string(c.max_ep_len) +

@@ -205,13 +205,13 @@ BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
   BenchCsv csv = rate_csv({"device", "machine", "backbone", "step", "pack", "batch", "context",
                            "embed", "layers", "expansion", "matmul_precision", "rounds"});
   for (const auto& r : rows) {
-    add_rate_row(
-        csv,
-        {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
-         std::to_string(r.pack), std::to_string(o.shape.batch), std::to_string(o.shape.context),
-         std::to_string(o.shape.embed), std::to_string(o.shape.layers),
-         csv_number(o.shape.expansion), o.shape.matmul_precision, std::to_string(r.rounds)},
-        r.run_steps_per_s, r.step_gflop);
+    add_rate_row(csv,
+                 {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
+                  std::to_string(r.pack), std::to_string(o.shape.batch),
+                  std::to_string(o.shape.context), std::to_string(o.shape.embed),
+                  std::to_string(o.shape.layers), csv_number(o.shape.expansion),
+                  matmul_precision_on(o.shape, r.device), std::to_string(r.rounds)},
+                 r.run_steps_per_s, r.step_gflop);
   }
   return csv;
 }

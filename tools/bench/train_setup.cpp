@@ -22,6 +22,10 @@ void add_shape_options(CLI::App* sub, TrainShape& shape) {
       ->check(CLI::IsMember({"fp32", "tf32"}));
 }
 
+std::string matmul_precision_on(const TrainShape& shape, const std::string& device) {
+  return device.rfind("cuda", 0) == 0 ? shape.matmul_precision : "fp32";
+}
+
 std::string arithmetic(const TrainShape& shape) {
   return shape.matmul_precision == "tf32" ? "float32, CUDA matmuls in TF32" : "float32";
 }

@@ -30,6 +30,9 @@ void add_shape_options(CLI::App* sub, TrainShape& shape);
 
 // "float32", or "float32, CUDA matmuls in TF32": how the benches' entries name the arithmetic.
 std::string arithmetic(const TrainShape& shape);
+// The precision a row measured on `device` ran in: the shape's on CUDA, fp32 elsewhere (a CPU's
+// products ignore tf32), so a CSV row never claims tensor cores it did not use.
+std::string matmul_precision_on(const TrainShape& shape, const std::string& device);
 
 // A batch of `shape` with random values (torch's generator), as the sampler hands it to the step.
 data::SequenceBatch synthetic_batch(const TrainShape& shape);
