@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "io/dir_lock.h"
+#include "io/python_json.h"
 #include "io/tensorboard.h"
+#include "rl/run_files.h"
 #include "rl/stop_request.h"
 #include "sweep/local_pool.h"
 #include "sweep/slurm.h"
@@ -23,10 +25,19 @@ int threads_per_run(const SweepSpec& spec) {
   return std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, spec.parallel));
 }
 
+// ", its last attempt failed (train exit 1)" where the run holds a failed.json (the sweep tries it
+// again), "" otherwise.
+std::string failed_before(const SweepRun& r) {
+  const nlohmann::json failed = io::read_json_or_null(rl::RunFiles(r.run_dir).failed.string());
+  if (!failed.is_object()) return "";
+  return ", its last attempt failed (" + failed.value("phase", std::string("?")) + " exit " +
+         std::to_string(failed.value("exit_code", -1)) + ")";
+}
+
 // What --dry-run says a run will do.
 std::string planned(const SweepRun& r) {
   if (r.state == RunState::kDone) return "done";
-  if (r.state == RunState::kTrained) return "trained, not evaluated";
+  if (r.state == RunState::kTrained) return "trained, not evaluated" + failed_before(r);
   if (const std::string missing = data_missing_note(r); !missing.empty()) return missing;
   // A run another process trains now (a `minrnn train` of the user's, another sweep): a sweep
   // started now would leave it to that process and train it only once it lets go.
@@ -34,7 +45,7 @@ std::string planned(const SweepRun& r) {
     return "running in pid " + std::to_string(holder) + " (not started here)";
   if (r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt"))
     return "to train again from step 0 (--extend; no checkpoint here)";
-  return r.extend ? "to train further (--extend)" : "to train";
+  return (r.extend ? "to train further (--extend)" : "to train") + failed_before(r);
 }
 
 void print_plan(const std::vector<SweepRun>& runs) {
@@ -54,20 +65,22 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   int already = 0;
   for (const auto& r : runs) already += r.state == RunState::kDone;
   const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
-  std::printf("sweep %s: %zu runs (%d already done), %d at a time%s, %d torch threads each → %s\n",
-              spec.file.c_str(), runs.size(), already, spec.parallel,
-              pack > 1
-                  ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
-                  : "",
-              threads, spec.out.c_str());
+  const auto print_header = [&] {
+    std::printf(
+        "sweep %s: %zu runs (%d already done), %d at a time%s, %d torch threads each → %s\n",
+        spec.file.c_str(), runs.size(), already, spec.parallel,
+        pack > 1 ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
+                 : "",
+        threads, spec.out.c_str());
+  };
   if (opt.dry_run) {
+    print_header();
     print_plan(runs);
     return 0;
   }
+  // Every refusal before the first line: a sweep that will not run does not start to say it does.
   refuse_missing_datasets(spec, runs);  // before the first directory is made
-  note_lookalike_datasets(runs);
   make_sweep_dir(spec, spec.out);
-  std::printf("%s\n", io::watch_line(spec.out).c_str());
   const io::DirLock lock(spec.out, "minrnn sweep");  // one sweep per output dir
   // Nor beside a Slurm array of the same directory (sweep/slurm.h).
   if (const std::string job = live_slurm_job(spec.out, false); !job.empty()) {
@@ -75,6 +88,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
                              " (pending or running); wait for it (`--status`) or `scancel " + job +
                              "` before sweeping it here");
   }
+  print_header();
+  note_lookalike_datasets(runs);
+  std::printf("%s\n", io::watch_line(spec.out).c_str());
   const rl::ScopedStopHandlers stop_handlers;  // the pool passes a stop on to its children
   const SweepSummary left = run_local_pool(spec, opt, std::move(runs), threads);
   if (summary) *summary = left;

@@ -221,6 +221,23 @@ TEST(SweepRun, AnEvaluationEndedByASignalAfterItsResultWasWrittenIsDone) {
   EXPECT_EQ(sweep::sweep_status(one_run_sweep(tmp.path / "out"), nullptr)[0].state, "done");
 }
 
+// --dry-run says of a run the sweep tries again that its last attempt failed (a walk through the
+// commands, 2026-11-29: "to train" alone).
+TEST(SweepRun, TheDryRunSaysWhichRunsFailedBefore) {
+  testing::TempDir tmp;
+  const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  fs::remove(run / "done.json");
+  fs::remove(run / "eval.json");
+  std::ofstream(run / "failed.json") << R"({"phase": "train", "exit_code": 1})";
+  sweep::SweepOptions opt;
+  opt.dry_run = true;
+  ::testing::internal::CaptureStdout();
+  sweep::run_sweep(one_run_sweep(tmp.path / "out"), opt);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("to train, its last attempt failed (train exit 1)"), std::string::npos)
+      << printed;
+}
+
 // A run dir held by another live process makes its child exit (train refuses it): the sweep names
 // the holder's pid instead of reporting a failure, and does not count it.
 TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
