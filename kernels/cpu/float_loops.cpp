@@ -24,11 +24,20 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
   }
 }
 
+// Many rows (a window, a batch of episodes) take B a strip of columns at a time, every row block
+// over it before the next, so the strip stays in cache where the whole of B (1 MB at embed 256)
+// would be read again for every 4 rows. The strips are whole 32-column blocks: each element's
+// sum is the one gemm_rows_ab forms for it alone.
+constexpr int64_t kStripColumns = 64;
+
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc) {
-  for (int64_t r = 0; r < m; r += kSmallRows) {
-    gemm_rows_ab(std::min(kSmallRows, m - r), n, k, a + r * lda, lda, b, ldb, beta, c + r * ldc,
-                 ldc);
+  for (int64_t j = 0; j < n; j += kStripColumns) {
+    const int64_t width = std::min(kStripColumns, n - j);
+    for (int64_t r = 0; r < m; r += kSmallRows) {
+      gemm_rows_ab(std::min(kSmallRows, m - r), width, k, a + r * lda, lda, b + j, ldb, beta,
+                   c + r * ldc + j, ldc);
+    }
   }
 }
 
