@@ -66,6 +66,13 @@ TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
   EXPECT_DOUBLE_EQ(j["average"][1]["mean"].get<double>(), 51.0);
 }
 
+// A run whose training failed after logging step 10 (its failed.json as `minrnn sweep` writes it).
+void train_failed_run(const fs::path& run, int exit_code) {
+  fs::create_directories(run);
+  std::ofstream(run / "metrics.csv") << "step,loss\n10,0.5\n";
+  std::ofstream(run / "failed.json") << R"({"phase": "train", "exit_code": )" << exit_code << "}";
+}
+
 // A run whose last attempt failed (failed.json, beside an older eval.json or a metrics.csv) is
 // listed failed, with its phase, exit status and log: not scored, not "in progress".
 TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
@@ -73,10 +80,7 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
   const fs::path eval_failed = write_scored_run(tmp.path, "mingru", 1, 99, "lr: 0.001\n");
   std::ofstream(eval_failed / "failed.json") << R"({"phase": "eval", "exit_code": 1})";
-  const fs::path train_failed = tmp.path / "hopper-medium/mingru/seed2";
-  fs::create_directories(train_failed);
-  std::ofstream(train_failed / "metrics.csv") << "step,loss\n10,0.5\n";
-  std::ofstream(train_failed / "failed.json") << R"({"phase": "train", "exit_code": 137})";
+  train_failed_run(tmp.path / "hopper-medium/mingru/seed2", 137);
   eval::write_report(tmp.path.string());
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 50.0 (n=1) |"), std::string::npos) << md;
@@ -93,10 +97,7 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   EXPECT_TRUE(j["in_progress"].empty());
   // A dataset whose every run failed keeps its row, and the Average says it leaves it out (a walk
   // through the commands, 2026-11-29: the row went and the Average read as the sweep's).
-  const fs::path walker = tmp.path / "walker2d-medium/mingru/seed0";
-  fs::create_directories(walker);
-  std::ofstream(walker / "metrics.csv") << "step,loss\n10,0.5\n";
-  std::ofstream(walker / "failed.json") << R"({"phase": "train", "exit_code": 1})";
+  train_failed_run(tmp.path / "walker2d-medium/mingru/seed0", 1);
   eval::write_report(tmp.path.string());
   const std::string with_walker = read_text(tmp.path / "table3.md");
   EXPECT_NE(with_walker.find("| walker2d-medium | – |"), std::string::npos) << with_walker;
