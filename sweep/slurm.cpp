@@ -101,16 +101,18 @@ std::string sbatch(const fs::path& script, const fs::path& dir, const std::strin
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
   if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
-  if (!opt.dry_run) note_lookalike_datasets(runs);
   const Submission submission = runs_to_submit(runs);
   const std::vector<std::vector<int>> packs = group_packs(spec, runs, submission.tasks);
   const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";
-  std::printf(
-      "sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
-      spec.file.c_str(), runs.size(), submission.done,
-      submission.busy ? (", " + std::to_string(submission.busy) + " running here").c_str() : "",
-      packs.size(), packs.size() < submission.tasks.size() ? ", seeds in packs" : "");
+  const auto print_header = [&] {
+    std::printf(
+        "sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
+        spec.file.c_str(), runs.size(), submission.done,
+        submission.busy ? (", " + std::to_string(submission.busy) + " running here").c_str() : "",
+        packs.size(), packs.size() < submission.tasks.size() ? ", seeds in packs" : "");
+  };
   if (submission.tasks.empty()) {
+    print_header();
     std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
     return 0;
   }
@@ -119,12 +121,13 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (const fs::path real = fs::canonical(exe, ec); !ec) exe = real.string();
   // Before anything is written: a path no #SBATCH line can carry is refused here.
   const std::string text = slurm_batch_script(spec, runs, packs, exe);
-  if (!opt.dry_run) std::printf("%s\n", io::watch_line(spec.out).c_str());
   const std::string array = slurm_array_spec(first_runs(packs), spec.slurm.array_throttle);
   if (opt.dry_run) {
+    print_header();
     print_dry_run(runs, packs, script, array);
     return 0;
   }
+  // Every refusal before the first line, as a local sweep's.
   if (find_on_path("sbatch").empty()) {
     throw std::runtime_error(
         "--backend slurm: no `sbatch` on PATH. Run this on a Slurm login node (or start a "
@@ -139,6 +142,9 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         std::to_string(listed) + " task(s) pending or running. Wait for it (`minrnn sweep " +
         spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
   }
+  print_header();
+  note_lookalike_datasets(runs);
+  std::printf("%s\n", io::watch_line(spec.out).c_str());
   io::write_file_atomically(script.string(), text);
   const std::string job = sbatch(script, dir, slurm_tag(spec.out));
   record_job(job, spec, array, runs, packs);
