@@ -186,7 +186,9 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
   std::string md = "# " + a + " (A) against " + b + " (B)\n\n" +
                    "Each run's score: its mean normalized evaluation during training over the "
                    "later half of the steps every run of the cell evaluated on both sides (the "
-                   "window). A − B ± the standard error of two independent means; paired: seed by "
+                   "window). A and B: mean ± the seeds' population std (as the report's); A − B ± "
+                   "the standard error of two independent means (from the seeds' sample std); "
+                   "paired: seed by "
                    "seed, over the seeds both sides hold. Within 2 standard errors: within seed "
                    "noise. Runs whose last attempt failed (failed.json) are left out. The last "
                    "column: the training settings A's runs and B's differ in (config keys but "
