@@ -174,5 +174,17 @@ TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
   EXPECT_NEAR(highest, std::max(ratios[0], ratios[1]), 0.006) << r.output;
 }
 
+// `bench pack --quick` is a smoke run as every other bench's: packs 1 and 2, a second a cell (a
+// walk through the commands, 2026-11-29: it alone had no --quick).
+TEST(CliBench, PackHasAQuickSmokeRun) {
+  TempDir dir;
+  const CliResult r = run_minrnn(dir,
+                                 "bench pack --quick --device cpu --backbones mingru --embed 16 "
+                                 "--layers 1 --batch 4 --context 5 --no-append --csv p.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = lines_of(read_text(dir.path / "p.csv"));
+  ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");  // the header, P 1 and P 2
+}
+
 }  // namespace
 }  // namespace minrnn

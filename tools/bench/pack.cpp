@@ -43,6 +43,7 @@ struct PackBenchOptions {
   bool eager = false;      // eager steps instead of CUDA graphs
   bool stacked = false;    // P > 1: the runs as one stacked model (rl/stacked_pack.h)
   bool profile = false;    // on CUDA, each cell's kernels over a few rounds; eager, its copies
+  bool quick = false;      // a smoke run: packs 1 and 2, 1 s a cell
   BenchFiling filing;
 };
 
@@ -242,8 +243,13 @@ void add(CLI::App& bench) {
   sub->add_flag("--profile", o->profile,
                 "on CUDA, also each cell's kernels over 5 rounds, as the GPU ran them (where a "
                 "pack's GPU time goes); with --eager, also the copies its ops make, by caller");
+  sub->add_flag("--quick", o->quick, "packs 1 and 2, 1 s per cell: a smoke run");
   add_filing_options(sub, o->filing, kPackCsv);
-  sub->callback([o] {
+  sub->callback([o, sub] {
+    if (o->quick) {
+      if (sub->count("--packs") == 0) o->packs = {1, 2};
+      quick_default(sub, "--seconds", o->seconds, 1.0);
+    }
     const torch::Device device = bench_device(o->device);
     for (const auto& backbone : o->backbones) {  // before the first cell is measured
       rl::DecisionModelOptions model;
