@@ -178,7 +178,7 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
 void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
                     double learning_rate, bool has_target, int64_t episodes,
                     const std::deque<double>& recent, const SacLosses& losses) {
-  char returns[64] = "no episode ended yet";
+  char returns[64] = "no episode ended here yet";  // a resume starts its window anew
   if (!recent.empty()) {
     std::snprintf(returns, sizeof returns, "return(last %zu) %.1f", recent.size(),
                   std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size());

@@ -174,6 +174,8 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
                   bool stacked, int64_t steps) {
   TrainingLine line;
   line.shape = shape_of(c);
+  // A CPU's products are fp32 whatever the config asks; its bench rows say so.
+  if (e.device_kind != "cuda") line.shape.matmul_precision = "fp32";
   line.stacked = stacked;
   const std::map<int, double> measured = measured_packs(rates, e.device_kind, line.shape, stacked);
   if (!measured.empty()) {

@@ -61,6 +61,7 @@ class LocalPool {
     seconds_.assign(total_, 0);
     started_.assign(total_, 0);
     eval_started_.assign(total_, 0);
+    eval_file_time_.assign(total_, fs::file_time_type::min());
     start_step_.assign(total_, 0);
     std::vector<int> untrained;
     for (int i = 0; i < total_; ++i) {
@@ -192,6 +193,7 @@ class LocalPool {
         "--device", kEvaluationDevice, "--replace"};
     if (started_[i] == 0) started_[i] = elapsed();
     eval_started_[i] = elapsed();
+    eval_file_time_[i] = fs::file_time_type::clock::now();
     active_[spawn(opt_.exe, args, log_of(i), threads_)] = {{i}, true};
     status_[i] = "evaluating";
   }
@@ -240,13 +242,19 @@ class LocalPool {
     return rl::finished_step(rl::RunFiles(runs_[i].run_dir)) == runs_[i].max_steps;
   }
 
-  // The run's evaluation is in place and readable: a sweep evaluates only runs without one, so an
-  // evaluation that a stop's signal ended after its eval.json was renamed in did finish.
+  // The evaluation `a` ran left the sweep's result in place: an eval.json written since it started
+  // (a sweep evaluates only runs without one), readable, of the sweep's episodes and the run's
+  // budget. So an evaluation that a stop's signal ended after its rename did finish.
   bool evaluated(const Active& a) const {
     if (!a.evaluating) return false;
-    const std::string& dir = runs_[a.runs.front()].run_dir;
-    return fs::exists(rl::RunFiles(dir).result) &&
-           eval::read_final_evaluation(dir).unreadable.empty();
+    const int i = a.runs.front();
+    const fs::path result = rl::RunFiles(runs_[i].run_dir).result;
+    std::error_code ec;
+    const auto written = fs::last_write_time(result, ec);
+    if (ec || written < eval_file_time_[i]) return false;
+    const eval::FinalEvaluation e = eval::read_final_evaluation(runs_[i].run_dir);
+    return e.unreadable.empty() && e.episodes == spec_.eval_episodes &&
+           e.train_step == runs_[i].max_steps;
   }
 
   // A child ended: queue each trained run's evaluation, or record how each run ended.
@@ -376,10 +384,11 @@ class LocalPool {
   const SweepOptions& opt_;
   const std::vector<SweepRun> runs_;
   const int threads_, total_;
-  std::vector<std::string> status_;        // per run, for the status file
-  std::vector<double> seconds_;            // per run, wall time of its phases here
-  std::vector<double> started_;            // per run, when its first phase here started
-  std::vector<double> eval_started_;       // per run, when its evaluation here started
+  std::vector<std::string> status_;                 // per run, for the status file
+  std::vector<double> seconds_;                     // per run, wall time of its phases here
+  std::vector<double> started_;                     // per run, when its first phase here started
+  std::vector<double> eval_started_;                // per run, when its evaluation here started
+  std::vector<fs::file_time_type> eval_file_time_;  // the same, as the file system's clock
   std::vector<int64_t> start_step_;        // per run, the step it stood at when this sweep began
   std::deque<std::vector<int>> to_train_;  // packs waiting for a slot, in the plan's order
   std::deque<int> to_evaluate_;            // runs waiting for a slot, in the plan's order

@@ -113,7 +113,9 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   };
   if (submission.tasks.empty()) {
     print_header();
-    std::printf("nothing to submit; `minrnn report %s` makes the table\n", spec.out.c_str());
+    std::printf(
+        "nothing to submit%s\n",
+        submission.done > 0 ? ("; `minrnn report " + spec.out + "` makes the table").c_str() : "");
     return 0;
   }
   std::string exe = opt.exe;

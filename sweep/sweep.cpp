@@ -30,8 +30,14 @@ int threads_per_run(const SweepSpec& spec) {
 std::string failed_before(const SweepRun& r) {
   const nlohmann::json failed = io::read_json_or_null(rl::RunFiles(r.run_dir).failed.string());
   if (!failed.is_object()) return "";
-  return ", its last attempt failed (" + failed.value("phase", std::string("?")) + " exit " +
-         std::to_string(failed.value("exit_code", -1)) + ")";
+  const auto phase = failed.find("phase");
+  const auto code = failed.find("exit_code");  // a hand-edited file may hold anything
+  return ", its last attempt failed (" +
+         (phase != failed.end() && phase->is_string() ? phase->get<std::string>() : "?") +
+         " exit " +
+         (code != failed.end() && code->is_number_integer() ? std::to_string(code->get<int>())
+                                                            : "?") +
+         ")";
 }
 
 // What --dry-run says a run will do.

@@ -326,12 +326,16 @@ void run_collect(CollectArgs& a) {
   }
   // A file no reader takes (no complete episode): refused, not written with a made-up mean.
   if (finished_episodes(d).count == 0) {
+    // medium-replay's data is SAC's replay buffer: its size is --train-steps, not --steps.
+    const std::string option = a.quality == "medium-replay"
+                                   ? "--train-steps " + std::to_string(a.train_steps)
+                                   : "--steps " + std::to_string(a.steps);
     throw std::invalid_argument(
-        "--steps " + std::to_string(a.steps) + ": no episode ended in the " +
-        std::to_string(d.num_steps()) + " steps sampled (an episode ends at a fall or at " +
-        spec.id + "'s " + std::to_string(spec.max_episode_steps) +
-        "-step limit), so no reader could train on them; nothing written to " + a.out +
-        ". Sample more steps");
+        option + ": no episode ended in the " + std::to_string(d.num_steps()) +
+        " steps collected (an episode ends at a fall or at " + spec.id + "'s " +
+        std::to_string(spec.max_episode_steps) +
+        "-step limit), so no reader could train on them; nothing written to " + a.out + ". Raise " +
+        option.substr(0, option.find(' ')));
   }
   const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
   const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;

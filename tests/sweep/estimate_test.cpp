@@ -337,6 +337,20 @@ TEST(SweepEstimate, AnOlderPackCsvReadsAsTheBenchDefaults) {
   EXPECT_DOUBLE_EQ(f.estimate({old}).train_seconds, 3000 / 50.0);
 }
 
+// A CPU sweep whose config asks for tf32 is costed at the CPU's fp32 rows (a CPU's products are
+// fp32; bench rows of the CPU say so since 2026-11-29, and the estimate asked for a tf32 CPU row no
+// bench writes).
+TEST(SweepEstimate, ACpuSweepAskingForTf32IsCostedAtTheCpusRates) {
+  EstimateFixture f;
+  f.spec.sets = {"max_steps=1000", "eval_every=250", "eval_episodes=4", "device=cpu",
+                 "matmul_precision=tf32"};
+  const std::string cpu =
+      f.csv("cpu.csv", kPackHeader + "cpu,CPU A,mingru,eager,2,16,10,32,2,1,fp32,9,5,1,1,1\n");
+  const sweep::SweepEstimate e = f.estimate({cpu});
+  EXPECT_EQ(e.train_unmeasured, 0);
+  EXPECT_EQ(sweep::format_estimate(f.spec, e).find("--matmul-precision"), std::string::npos);
+}
+
 // A sweep with nothing left says so, not an empty table (a walk through the commands, 2026-11-29).
 TEST(SweepEstimate, NothingLeftToRunSaysSo) {
   EstimateFixture f;

@@ -203,7 +203,9 @@ TEST(SweepRun, EvaluationRunsOnTheCpuWhereverTheRunTrainedAndWritesTheRunsResult
 TEST(SweepRun, AnEvaluationEndedByASignalAfterItsResultWasWrittenIsDone) {
   testing::TempDir tmp;
   const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
-  fs::rename(run / "eval.json", tmp.path / "result.json");
+  fs::remove(run / "eval.json");
+  std::ofstream(tmp.path / "result.json")
+      << R"({"mean_normalized": 50, "episodes": 10, "train_step": 5})";
   const fs::path exe = tmp.path / "fake-minrnn";
   std::ofstream(exe) << "#!/bin/sh\nif [ \"$1\" = eval ]; then cp '"
                      << (tmp.path / "result.json").string()

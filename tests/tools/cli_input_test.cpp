@@ -162,8 +162,8 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
 TEST(CliInput, ACollectionWithNoFinishedEpisodeWritesNothing) {
   TempDir dir;
   const auto r = run_minrnn(dir, "collect hopper random --steps 1 --out r.hdf5");
-  expect_failure_naming(
-      r, {"--steps 1: no episode ended in the 1 steps sampled", "nothing written to r.hdf5"});
+  expect_failure_naming(r, {"--steps 1: no episode ended in the 1 steps collected",
+                            "nothing written to r.hdf5. Raise --steps"});
   EXPECT_FALSE(fs::exists(dir.path / "r.hdf5"));
 }
 
