@@ -135,11 +135,8 @@ void remove_abandoned_temps(const std::string& path) {
 
 }  // namespace
 
-std::string why_unwritable(const std::string& path, bool make_folders) {
-  if (path.empty() || path.back() == '/') return "it names no file";
+std::string why_folder_unwritable(std::string folder, bool make_folders) {
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
-  std::string folder = folder_of(path);
   // Up to the nearest folder there (ENOTDIR: a file stands where a folder of the path would).
   while (make_folders && folder != "." && folder != "/" && ::stat(folder.c_str(), &st) != 0 &&
          (errno == ENOENT || errno == ENOTDIR)) {
@@ -147,13 +144,20 @@ std::string why_unwritable(const std::string& path, bool make_folders) {
   }
   if (::stat(folder.c_str(), &st) != 0) {
     const int err = errno;
-    return "its folder " + folder +
-           (err == ENOENT ? std::string(" does not exist")
-                          : ": " + std::string(std::strerror(err)));
+    return folder + (err == ENOENT ? std::string(" does not exist")
+                                   : ": " + std::string(std::strerror(err)));
   }
-  if (!S_ISDIR(st.st_mode)) return "its folder " + folder + " is a file, not a folder";
-  if (::access(folder.c_str(), W_OK) != 0) return "its folder " + folder + " is not writable";
+  if (!S_ISDIR(st.st_mode)) return folder + " is a file, not a folder";
+  if (::access(folder.c_str(), W_OK) != 0) return folder + " is not writable";
   return "";
+}
+
+std::string why_unwritable(const std::string& path, bool make_folders) {
+  if (path.empty() || path.back() == '/') return "it names no file";
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
+  const std::string why = why_folder_unwritable(folder_of(path), make_folders);
+  return why.empty() ? "" : "its folder " + why;
 }
 
 std::string write_failure(const std::string& path, const std::string& reason) {

@@ -64,6 +64,10 @@ class AtomicFile {
 // nearest folder above it that exists, where the writer makes the missing ones. Checks only: a
 // command calls it on what it will write before work whose result would otherwise be lost.
 std::string why_unwritable(const std::string& path, bool make_folders);
+// The same for a folder to write files in: "F does not exist", "F is a file, not a folder", "F is
+// not writable" ("" when it can be written in). With `make_folders`, F is the nearest of it and
+// the folders above it that exists, where the writer makes the missing ones.
+std::string why_folder_unwritable(std::string folder, bool make_folders);
 
 // Writes `contents` to `path` atomically (an AtomicFile). Throws WriteError naming the file.
 void write_file_atomically(const std::string& path, std::string_view contents);

@@ -238,6 +238,21 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
 
 }  // namespace
 
+std::string override_key(const std::string& key_value) {
+  return key_value.substr(0, key_value.find('='));
+}
+
+RepeatedOverride repeated_override(const std::vector<std::string>& overrides) {
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    if (overrides[i].find('=') == std::string::npos) continue;  // refused as no key=value
+    for (size_t j = 0; j < i; ++j) {
+      if (override_key(overrides[j]) == override_key(overrides[i]))
+        return {override_key(overrides[i]), overrides[j], overrides[i]};
+    }
+  }
+  return {};
+}
+
 TrainConfig parse_config(const std::string& text, const std::string& where,
                          const std::string& base_dir, const std::vector<std::string>& overrides) {
   TrainConfig c;
@@ -248,7 +263,7 @@ TrainConfig parse_config(const std::string& text, const std::string& where,
     if (eq == std::string::npos || eq == 0) {
       throw std::invalid_argument("--set '" + kv + "': expected key=value");
     }
-    const auto key = kv.substr(0, eq);
+    const auto key = override_key(kv);
     YAML::Node value;
     try {
       value = YAML::Load(kv.substr(eq + 1));

@@ -62,6 +62,15 @@ constexpr int64_t kMaxSeed = int64_t{1} << 53;
 // a million episodes of 1 000 steps is days of CPU; 2^31 would not fit its per-episode results.
 constexpr int64_t kMaxEvalEpisodes = 1000000;
 
+// The key of a "key=value" override ("lr" of "lr=1e-4"; the whole text where it has no '=').
+std::string override_key(const std::string& key_value);
+// The first two overrides (those with an '=') that set one key; key "" where none do. A config
+// file refuses a key given twice; the command line and a sweep file refuse such a list too.
+struct RepeatedOverride {
+  std::string key, first, second;  // "lr", "lr=1e-3", "lr=1e-4"
+};
+RepeatedOverride repeated_override(const std::vector<std::string>& overrides);
+
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 // Parses YAML text; `where` names it in errors. Relative `defaults:` resolve against `base_dir`.

@@ -1,8 +1,6 @@
 // Planning a sweep's runs: which (dataset, backbone, seed) runs exist, where, with which config,
 // and how far each has got (sweep/sweep.h; the file itself is read by sweep_file.cpp). run_sweep
 // (sweep.cpp) and the Slurm backend (sweep/slurm.cpp) both start from plan_sweep.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -47,7 +45,7 @@ RunState read_state(const std::string& run_dir) {
 // column with one value under its own label (a minLSTM's score in the mingru column).
 void refuse_per_run_overrides(const SweepSpec& spec) {
   for (const std::string& set : spec.sets) {
-    const std::string key = set.substr(0, set.find('='));
+    const std::string key = rl::override_key(set);
     std::string why;
     if (key == "backbone") {
       why = "the sweep's `backbones` sets each run's backbone; list the backbones there";
@@ -324,16 +322,8 @@ std::string left_unfinished(int checkpointed, int unevaluated, int not_started) 
 }
 
 void make_sweep_dir(const SweepSpec& spec, const std::string& dir) {
+  std::string why = io::why_folder_unwritable(dir, /*make_folders=*/true);
   std::error_code ec;
-  const fs::file_status there = fs::status(dir, ec);
-  std::string why;
-  if (fs::is_directory(there)) {
-    if (::access(dir.c_str(), W_OK) != 0) why = "it is not writable";
-  } else if (fs::exists(there)) {
-    why = "it is a file, not a folder";
-  } else {
-    why = io::why_unwritable(dir, /*make_folders=*/true);
-  }
   if (why.empty() && (fs::create_directories(dir, ec), ec)) why = ec.message();
   if (!why.empty()) {
     throw std::runtime_error(spec.file + ": out " + spec.out + ": cannot make " + dir +

@@ -136,15 +136,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
       s.config_template = io::scalar_string(v, file, key);
     } else if (key == "set") {
       s.sets = string_list(v, file, key);
-      for (size_t i = 0; i < s.sets.size(); ++i) {
-        const std::string name = s.sets[i].substr(0, s.sets[i].find('='));
-        if (name.size() == s.sets[i].size())
-          io::bad_key(file, key, "'" + s.sets[i] + "' is not key=value");
-        for (size_t j = 0; j < i; ++j) {
-          if (s.sets[j].substr(0, s.sets[j].find('=')) == name)
-            io::bad_key(file, key,
-                        name + " given twice ('" + s.sets[j] + "', '" + s.sets[i] + "')");
-        }
+      for (const auto& kv_text : s.sets)
+        if (kv_text.find('=') == std::string::npos)
+          io::bad_key(file, key, "'" + kv_text + "' is not key=value");
+      if (const rl::RepeatedOverride twice = rl::repeated_override(s.sets); !twice.key.empty()) {
+        io::bad_key(file, key,
+                    twice.key + " given twice ('" + twice.first + "', '" + twice.second + "')");
       }
     } else if (key == "out") {
       s.out = io::scalar_string(v, file, key);

@@ -24,6 +24,7 @@
 #include "collect/collect.h"
 #include "collect/sac.h"
 #include "datasets/env_table.h"
+#include "datasets/episodes.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
@@ -269,36 +270,40 @@ int64_t write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
   return w.steps;
 }
 
-// The data's finished episodes and the sum of their returns.
-struct FinishedEpisodes {
-  int64_t count = 0;
-  double total_return = 0;
-};
-FinishedEpisodes finished_episodes(const data::Transitions& d) {
-  FinishedEpisodes f;
-  double ret = 0;
-  for (int64_t i = 0; i < d.num_steps(); ++i) {
-    ret += d.rewards[i];
-    if (d.terminals[i] || d.timeouts[i]) {
-      f.total_return += ret;
-      ret = 0;
-      ++f.count;
-    }
+// The data's episodes as every reader splits them (datasets/episodes.h). A collection in which
+// none ended is refused, nothing written: no reader would take the file.
+data::EpisodeStats episodes_of(const CollectArgs& a, const envs::EnvSpec& spec,
+                               const data::Transitions& d) {
+  try {
+    return data::split_episodes(d, a.out).stats;
+  } catch (const std::invalid_argument&) {
+    const auto ends = [](uint8_t flag) { return flag != 0; };
+    if (std::any_of(d.terminals.begin(), d.terminals.end(), ends) ||
+        std::any_of(d.timeouts.begin(), d.timeouts.end(), ends))
+      throw;  // another fault of the data, in the reader's words
+    // medium-replay's data is SAC's replay buffer: its size is --train-steps, not --steps.
+    const std::string option = a.quality == "medium-replay"
+                                   ? "--train-steps " + std::to_string(a.train_steps)
+                                   : "--steps " + std::to_string(a.steps);
+    throw std::invalid_argument(
+        option + ": no episode ended in the " + std::to_string(d.num_steps()) +
+        " steps collected (an episode ends at a fall or at " + spec.id + "'s " +
+        std::to_string(spec.max_episode_steps) +
+        "-step limit), so no reader could train on them; nothing written to " + a.out + ". Raise " +
+        option.substr(0, option.find(' ')));
   }
-  return f;
 }
 
 // What the data is worth: the mean return of its finished episodes, normalized too.
-void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec, const data::Transitions& d,
-                        int64_t written_steps, double ref_min, double ref_max) {
-  const FinishedEpisodes f = finished_episodes(d);
-  const int64_t episodes = f.count;
-  const double mean = f.total_return / static_cast<double>(episodes);  // refused at 0 (below)
+void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec,
+                        const data::EpisodeStats& episodes, int64_t written_steps, double ref_min,
+                        double ref_max) {
   std::printf(
       "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
       "(normalized %.1f)\n",
       a.out.c_str(), static_cast<long long>(written_steps), spec.id.c_str(), a.quality.c_str(),
-      static_cast<long long>(episodes), mean, envs::normalized_score(mean, ref_min, ref_max));
+      static_cast<long long>(episodes.num_episodes), episodes.mean_return,
+      envs::normalized_score(episodes.mean_return, ref_min, ref_max));
 }
 
 void run_collect(CollectArgs& a) {
@@ -324,19 +329,7 @@ void run_collect(CollectArgs& a) {
                         " while sampling; nothing written to " + a.out +
                         " (sampling starts over on the next run; trained SAC phases are kept)"};
   }
-  // A file no reader takes (no complete episode): refused, not written with a made-up mean.
-  if (finished_episodes(d).count == 0) {
-    // medium-replay's data is SAC's replay buffer: its size is --train-steps, not --steps.
-    const std::string option = a.quality == "medium-replay"
-                                   ? "--train-steps " + std::to_string(a.train_steps)
-                                   : "--steps " + std::to_string(a.steps);
-    throw std::invalid_argument(
-        option + ": no episode ended in the " + std::to_string(d.num_steps()) +
-        " steps collected (an episode ends at a fall or at " + spec.id + "'s " +
-        std::to_string(spec.max_episode_steps) +
-        "-step limit), so no reader could train on them; nothing written to " + a.out + ". Raise " +
-        option.substr(0, option.find(' ')));
-  }
+  const data::EpisodeStats episodes = episodes_of(a, spec, d);  // before anything is written
   const double ref_min = std::isnan(a.ref_min_score) ? spec.ref_min_score : a.ref_min_score;
   const double ref_max = std::isnan(a.ref_max_score) ? spec.ref_max_score : a.ref_max_score;
   int64_t written = d.num_steps();
@@ -349,7 +342,7 @@ void run_collect(CollectArgs& a) {
     write_options.overwrite = a.force;
     data::write_d4rl(a.out, d, write_options);
   }
-  print_data_summary(a, spec, d, written, ref_min, ref_max);
+  print_data_summary(a, spec, episodes, written, ref_min, ref_max);
 }
 
 }  // namespace

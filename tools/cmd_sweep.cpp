@@ -13,6 +13,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "rl/config.h"
 #include "rl/stop_request.h"
 #include "sweep/estimate.h"
 #include "sweep/slurm.h"
@@ -59,10 +60,11 @@ void run_sweep_command(const SweepArgs& args) {
   // The command line's --set overrides the file's `set:` of the same key: the file's entry goes,
   // so each run's `minrnn train` gets every key once (it refuses one given twice).
   refuse_repeated_sets(args.sets);
-  const auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
   for (const std::string& set : args.sets) {
     spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(),
-                                   [&](const std::string& s) { return key_of(s) == key_of(set); }),
+                                   [&](const std::string& s) {
+                                     return rl::override_key(s) == rl::override_key(set);
+                                   }),
                     spec.sets.end());
   }
   spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());

@@ -166,7 +166,7 @@ std::string naming_the_config(const TrainArgs& a, size_t run, const std::string&
   const std::string key = error.substr(prefix.size(), error.find(':') - prefix.size());
   std::string source = config_file(a, run);
   for (const std::string& set : a.sets) {  // the value came from the command line
-    if (set.substr(0, set.find('=')) == key) source += " with --set " + set;
+    if (rl::override_key(set) == key) source += " with --set " + set;
   }
   return source + ": " + error;
 }

@@ -10,6 +10,7 @@
 
 #include "io/name_list.h"
 #include "io/shell_word.h"
+#include "rl/config.h"
 #include "rl/decision_model.h"
 #include "tools/commands.h"
 
@@ -87,14 +88,9 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
 }  // namespace
 
 void refuse_repeated_sets(const std::vector<std::string>& sets) {
-  for (size_t i = 0; i < sets.size(); ++i) {
-    if (sets[i].find('=') == std::string::npos) continue;  // the config says "expected key=value"
-    const std::string key = sets[i].substr(0, sets[i].find('='));
-    for (size_t j = 0; j < i; ++j) {
-      if (sets[j].substr(0, sets[j].find('=')) != key) continue;
-      throw std::invalid_argument("--set " + key + ": given twice ('" + sets[j] + "', '" + sets[i] +
-                                  "'); give it once");
-    }
+  if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
+    throw std::invalid_argument("--set " + twice.key + ": given twice ('" + twice.first + "', '" +
+                                twice.second + "'); give it once");
   }
 }
 
