@@ -19,6 +19,7 @@
 #include "envs/registry.h"
 #include "envs/render.h"
 #include "eval/stats.h"
+#include "infer/policy_engine.h"
 #include "io/atomic_file.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
@@ -133,8 +134,10 @@ Episodes start_episodes(const rl::Agent& agent, const rl::Policy& policy,
   return e;
 }
 
-// `first`'s policy and `count - 1` more over the episodes, shard k [B·k/count, B·(k+1)/count).
+// `first`'s policy and `count - 1` more made with `options` over the episodes, shard k
+// [B·k/count, B·(k+1)/count).
 std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOptions& opt,
+                                     const rl::PolicyOptions& options,
                                      std::unique_ptr<rl::Policy> first, int count) {
   std::vector<Shard> shards(count);
   for (int k = 0; k < count; ++k) {
@@ -142,7 +145,7 @@ std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOption
     shards[k].count = opt.episodes * (k + 1) / count - shards[k].first;
     shards[k].policy =
         k == 0 ? std::move(first)
-               : std::make_unique<rl::Policy>(agent, rl::PolicyOptions{opt.mode, opt.engine});
+               : std::make_unique<rl::Policy>(agent, options);
   }
   return shards;
 }
@@ -223,7 +226,18 @@ std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>
 // Episodes [first, first + wave.episodes) of the rollout, their envs reset with wave.seed + i:
 // made, stepped to their end and freed, their results in r's slots from `first`.
 void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, RolloutResult& r) {
-  auto policy = std::make_unique<rl::Policy>(agent, rl::PolicyOptions{wave.mode, wave.engine});
+  // The packed engine's episodes are split into shards, which the threads step (model and
+  // physics) one core each: the physics is serial per env. The split follows from the episodes
+  // alone, so the thread count (and a video, which shard 0 renders on this thread) leaves the
+  // numbers as they are. Threads beyond the shards' (one episode: one shard) split each shard's
+  // larger products (PolicyOptions::threads), again with the same bits. The torch engine's module
+  // is shared, so it keeps one batch (torch parallelises its own ops).
+  r.threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
+  r.engine = rl::resolve_policy_engine(wave.engine, agent);
+  const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
+  rl::PolicyOptions options{wave.mode, r.engine};
+  if (r.engine == rl::PolicyEngine::kPacked) options.threads = std::max(1, r.threads / count);
+  auto policy = std::make_unique<rl::Policy>(agent, options);
   Episodes episodes = start_episodes(agent, *policy, wave);
   std::unique_ptr<envs::Renderer> renderer;
   std::vector<std::vector<uint8_t>> frames;
@@ -233,16 +247,7 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
     frames.push_back(renderer->render_rgb());
   }
   r.mode = policy->mode();
-  r.engine = policy->engine();
-  // The packed engine's episodes are split into shards, which the threads step (model and
-  // physics) one core each: the physics is serial per env and the model's products at these batch
-  // sizes gain little from a second thread. The split follows from the episodes alone, so
-  // the thread count (and a video, which shard 0 renders on this thread) leaves the numbers as
-  // they are. The torch engine's module is shared, so it keeps one batch (torch parallelises its
-  // own ops).
-  r.threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
-  const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
-  std::vector<Shard> shards = split_into_shards(agent, wave, std::move(policy), count);
+  std::vector<Shard> shards = split_into_shards(agent, wave, options, std::move(policy), count);
   r.step_seconds +=
       run_shards(shards, episodes, wave, r.threads, renderer.get(), &frames, first, r);
   if (renderer)

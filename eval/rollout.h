@@ -41,10 +41,12 @@ struct RolloutOptions {
   std::function<void(int64_t, int64_t, int)> on_step;
   // Threads that step the packed engine's shards (0 = torch's intra-op thread count). Shard k
   // holds episodes [B·k/n, B·(k+1)/n) of a wave of B, n = rollout_shards(B), stepped as one batch
-  // by a Policy of its own. The split follows from the episodes alone, never the threads: a
-  // rollout's numbers are the same on any thread count. With the packed engine an episode's
-  // result is also the one it gets alone, to the bit (its products give a row the same bits in any
-  // batch: kernels/cpu/float_loops.h); with the torch engine it moves with its shard's batch size
+  // by a Policy of its own; threads beyond the shards' count (one episode is one shard) split
+  // each shard's larger products (PolicyOptions::threads). The split follows from the episodes
+  // alone, never the threads: a rollout's numbers are the same on any thread count. With the
+  // packed engine an episode's result is also the one it gets alone, to the bit (its products
+  // give a row the same bits in any batch and over any threads: kernels/cpu/float_loops.h,
+  // kernels/cpu/workers.h); with the torch engine it moves with its shard's batch size
   // by float rounding (hopper ~1e-5 relative, Rollout.BatchedEpisodesReturnWhatEachReturnsAlone),
   // which HalfCheetah's dynamics can grow into percents of an episode's return.
   int threads = 0;
@@ -82,7 +84,7 @@ struct RolloutResult {
   std::string video_gif;    // the GIF written for episode 0, when options.video_dir was set
   EvalMode mode = EvalMode::kAuto;  // the mode actually used (kStreaming or kWindow)
   rl::PolicyEngine engine = rl::PolicyEngine::kAuto;  // the engine actually used
-  int threads = 0;  // the threads that stepped the shards (options.threads resolved)
+  int threads = 0;  // the threads that stepped the shards and split their products (resolved)
 };
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);

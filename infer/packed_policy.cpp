@@ -10,6 +10,7 @@
 #include "infer/pack.h"
 #include "infer/packed_backbone.h"
 #include "infer/policy_engine.h"
+#include "kernels/cpu/workers.h"
 
 namespace minrnn::rl {
 namespace {
@@ -19,8 +20,9 @@ using core::cpu::reserve;
 
 class PackedEngine final : public PolicyEngineImpl {
  public:
-  PackedEngine(const Agent& agent, EvalMode mode)
+  PackedEngine(const Agent& agent, EvalMode mode, int threads)
       : streaming_(mode == EvalMode::kStreaming), K_(agent.config.context_len) {
+    if (threads > 1) workers_ = std::make_unique<core::cpu::Workers>(threads);
     const DecisionModelImpl& m = *agent.model;
     const auto& o = m.options();
     D_ = o.embed_dim;
@@ -52,6 +54,7 @@ class PackedEngine final : public PolicyEngineImpl {
   }
 
   void act(const float* rtg, const float* obs, int64_t t, float* actions) override {
+    const core::cpu::WorkersScope products_split(workers_.get());
     const int64_t B = B_, D = D_;
     // This step's return and state tokens, and the previous step's action token.
     float* tokens = reserve(tokens_, B * 3 * D);  // (B, 3, D): a_{t−1}, R_t, s_t
@@ -123,13 +126,15 @@ class PackedEngine final : public PolicyEngineImpl {
   std::vector<float> time_table_;  // (max_ep_len + 1, D)
   core::cpu::Norm embed_norm_;
   std::unique_ptr<core::PackedBackbone> backbone_;
+  std::unique_ptr<core::cpu::Workers> workers_;  // none: the calling thread alone
   std::vector<float> previous_, ring_, tokens_, x_, out_;
 };
 
 }  // namespace
 
-std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode) {
-  return std::make_unique<PackedEngine>(agent, resolve_eval_mode(mode, agent));
+std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode,
+                                                     int threads) {
+  return std::make_unique<PackedEngine>(agent, resolve_eval_mode(mode, agent), threads);
 }
 
 }  // namespace minrnn::rl

@@ -42,6 +42,12 @@ EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
   return requested;
 }
 
+PolicyEngine resolve_policy_engine(PolicyEngine requested, const Agent& agent) {
+  if (requested != PolicyEngine::kAuto) return requested;
+  return agent.model->parameters().front().device().is_cpu() ? PolicyEngine::kPacked
+                                                             : PolicyEngine::kTorch;
+}
+
 const char* policy_engine_name(PolicyEngine engine) {
   switch (engine) {
     case PolicyEngine::kAuto:
@@ -154,16 +160,14 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
   }
   mode_ = resolve_eval_mode(options.mode, a);
   const torch::Device on = a.model->parameters().front().device();
-  engine_kind_ = options.engine;
-  if (engine_kind_ == PolicyEngine::kAuto) {
-    engine_kind_ = on.is_cpu() ? PolicyEngine::kPacked : PolicyEngine::kTorch;
-  }
+  engine_kind_ = resolve_policy_engine(options.engine, a);
   if (engine_kind_ == PolicyEngine::kPacked && !on.is_cpu()) {
     throw std::invalid_argument("Policy: the packed engine runs on the CPU; the model is on " +
                                 on.str() + " (use engine torch, or load onto cpu)");
   }
-  engine_ = engine_kind_ == PolicyEngine::kPacked ? make_packed_engine(a, mode_)
-                                                  : make_torch_engine(a, mode_);
+  engine_ = engine_kind_ == PolicyEngine::kPacked
+                ? make_packed_engine(a, mode_, std::max(options.threads, 1))
+                : make_torch_engine(a, mode_);
   obs_dim_ = a.model->options().obs_dim;
   act_dim_ = a.model->options().act_dim;
   return_scale_ = a.config.return_scale;
@@ -180,7 +184,8 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
   std_ = as_floats(a.state_std, "std");
   reset();
   // Process-wide, so set once everything else was accepted: a refused policy changes nothing.
-  if (options.threads > 0) torch::set_num_threads(options.threads);
+  if (options.threads > 0 && engine_kind_ == PolicyEngine::kTorch)
+    torch::set_num_threads(options.threads);
 }
 
 Policy::~Policy() = default;

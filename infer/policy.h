@@ -20,7 +20,8 @@
 //
 // Threads: a Policy is not thread-safe; use one per thread (each holds its own state and scratch:
 // they share nothing, and give the same actions as one Policy would). load() may run on several
-// threads at once. PolicyOptions::threads is process-wide.
+// threads at once. PolicyOptions::threads is the policy's own for the packed engine, process-wide
+// for the torch engine.
 //
 // Errors: std::invalid_argument for what the caller passed (a path that is not there, a run dir
 // without checkpoint.pt, a device that is not here, a size, a value no float holds, a batch out of
@@ -76,9 +77,12 @@ struct PolicyOptions {
   // Where load() puts the model: "cpu", "cuda", "cuda:N", or "auto" (the first usable GPU, else
   // the CPU); a CUDA device that is not usable here is refused before the file is read.
   std::string device = "cpu";
-  // > 0: the CPU threads LibTorch's math (the packed engine's BLAS calls among it) may use, set
-  // for the whole process when the policy is made; 0 leaves that as it is. A control loop at
-  // batch 1 wants 1: it gains nothing from more and pays their wake-ups.
+  // > 0: the CPU threads the policy's math may use. The packed engine's own, this policy's alone:
+  // its larger products (a window's re-encoding; many episodes) split their columns over them,
+  // the calling thread's among them, with the same bits as on one; 0 or 1: the calling thread
+  // alone. The torch engine's: LibTorch's, set for the whole process when the policy is made; 0
+  // leaves that as it is. A control loop at batch 1 in streaming mode wants 1: its products are
+  // too small to split.
   int threads = 0;
 };
 

@@ -13,6 +13,8 @@ namespace minrnn::rl {
 // The concrete mode (never kAuto) for `agent`; std::invalid_argument for streaming on a backbone
 // without a step mode.
 EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent);
+// The concrete engine (never kAuto): auto is packed where the model is on the CPU, else torch.
+PolicyEngine resolve_policy_engine(PolicyEngine requested, const Agent& agent);
 
 // The engine interface (infer/policy.cpp: torch; infer/packed_policy.cpp: packed). Inputs are
 // already conditioned: scaled returns-to-go (B), normalized observations (B, obs_dim); all B
@@ -26,6 +28,9 @@ class PolicyEngineImpl {
 };
 
 std::unique_ptr<PolicyEngineImpl> make_torch_engine(const Agent& agent, EvalMode mode);
-std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode);
+// threads: those its products split over (kernels/cpu/workers.h), the calling thread's among
+// them; 1 = the calling thread alone.
+std::unique_ptr<PolicyEngineImpl> make_packed_engine(const Agent& agent, EvalMode mode,
+                                                     int threads);
 
 }  // namespace minrnn::rl

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/workers.h"
+
 namespace minrnn::core::cpu {
 
 void residual_mlp(const ResidualMlp& m, float* x, int64_t rows, std::vector<float>& scratch) {
@@ -29,15 +31,25 @@ void keep_last_rows(float* x, int64_t batch, int64_t n, int64_t width) {
 // would be read again for every 4 rows. The strips are whole 32-column blocks: each element's
 // sum is the one gemm_rows_ab forms for it alone.
 constexpr int64_t kStripColumns = 64;
+// The multiply-adds below which a product stays on the calling thread: a 64-column strip of a few
+// dozen rows is tens of microseconds of work, of the order of waking another thread for it.
+constexpr int64_t kSplitMultiplyAdds = int64_t{1} << 20;
 
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc) {
-  for (int64_t j = 0; j < n; j += kStripColumns) {
-    const int64_t width = std::min(kStripColumns, n - j);
+  auto strip = [&](int64_t s) {
+    const int64_t j = s * kStripColumns, width = std::min(kStripColumns, n - j);
     for (int64_t r = 0; r < m; r += kSmallRows) {
       gemm_rows_ab(std::min(kSmallRows, m - r), width, k, a + r * lda, lda, b + j, ldb, beta,
                    c + r * ldc + j, ldc);
     }
+  };
+  const int64_t strips = (n + kStripColumns - 1) / kStripColumns;
+  Workers* workers = current_workers();
+  if (workers && strips > 1 && m * n * k >= kSplitMultiplyAdds) {
+    workers->for_each(strips, strip);
+  } else {
+    for (int64_t s = 0; s < strips; ++s) strip(s);
   }
 }
 

@@ -3,11 +3,15 @@
 // last_only.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "infer/pack.h"
 #include "infer/packed_backbone.h"
+#include "kernels/cpu/workers.h"
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
 #include "models/transformer.h"
@@ -126,6 +130,48 @@ TEST(CpuFloatLoops, ARowsProductIsTheSameBitsAmongAnyRows) {
           << "row " << i << " of " << m;
     }
   }
+}
+
+// A product split over threads (its column strips; one episode's window) gives the bits it gives on
+// one: with a tail of columns past the last strip and past the last 32-column block.
+TEST(CpuFloatLoops, AProductSplitOverWorkersIsTheSameBits) {
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal;
+  const int64_t m = 59, k = 256;
+  for (int64_t n : {1024, 390, 200}) {
+    std::vector<float> a(m * k), b(k * n), alone(m * n, 1.0f), split(m * n, 1.0f);
+    for (auto* v : {&a, &b})
+      for (auto& e : *v) e = normal(rng);
+    cpu::gemm_ab(m, n, k, a.data(), k, b.data(), n, 1.0f, alone.data(), n);
+    cpu::Workers workers(3);
+    {
+      const cpu::WorkersScope scope(&workers);
+      ASSERT_EQ(cpu::current_workers(), &workers);
+      cpu::gemm_ab(m, n, k, a.data(), k, b.data(), n, 1.0f, split.data(), n);
+    }
+    EXPECT_EQ(cpu::current_workers(), nullptr);
+    EXPECT_EQ(split, alone) << "n " << n;
+  }
+}
+
+// Every task of every batch runs once, batches back to back (the pool threads spinning or asleep).
+TEST(CpuWorkers, EveryTaskRunsOnceInEveryBatch) {
+  cpu::Workers workers(4);
+  EXPECT_EQ(workers.threads(), 4);
+  std::vector<std::atomic<int>> runs(37);
+  for (int batch = 1; batch <= 500; ++batch) {
+    const int64_t count = 1 + batch % 37;
+    workers.for_each(count, [&](int64_t i) { runs[i].fetch_add(1); });
+    for (int64_t i = 0; i < 37; ++i) {
+      ASSERT_EQ(runs[i].load(), i < count ? 1 : 0) << "batch " << batch << ", task " << i;
+      runs[i].store(0);
+    }
+    if (batch % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
+  }
+  cpu::Workers alone(1);  // no pool thread: the caller runs them all
+  int64_t sum = 0;
+  alone.for_each(10, [&](int64_t i) { sum += i; });
+  EXPECT_EQ(sum, 45);
 }
 
 TEST(CpuFloatLoops, TransposeSwapsRowsAndColumnsOfAStridedMatrix) {

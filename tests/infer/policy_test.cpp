@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 // backbone name, for the minRNNs optionally with "+conv" (a Conv1d before the recurrence) and
 // "+plain" (candidates not made positive: log_space off).
 rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t seed,
-                       int64_t max_ep_len = 1000) {
+                       int64_t max_ep_len = 1000, int64_t embed_dim = 32) {
   rl::Agent agent;
   agent.config.max_ep_len = max_ep_len;
   const std::string backbone = kind.substr(0, kind.find('+'));
@@ -36,7 +36,7 @@ rl::Agent random_agent(const std::string& kind, int64_t context_len, uint64_t se
   agent.config.log_space = kind.find("+plain") == std::string::npos;
   agent.config.context_len = context_len;
   agent.config.n_layers = 2;
-  agent.config.embed_dim = 32;
+  agent.config.embed_dim = embed_dim;
   agent.config.expansion = backbone == "hgrn" ? 1.0 : 1.5;
   agent.env = "hopper";
   auto probe = envs::make_env("hopper", 0);
@@ -244,13 +244,19 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
 
 // PolicyOptions::threads sets LibTorch's threads for the process once the policy is made; 0, or a
 // policy refused, leaves them.
-TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
+TEST(Policy, ThreadsOptionSetsTheTorchEnginesProcessThreads) {
   const auto agent = random_agent("mingru", 4, 24);
   const int before = torch::get_num_threads();
   torch::set_num_threads(2);
   rl::Policy untouched(agent);
   EXPECT_EQ(torch::get_num_threads(), 2);
+  rl::PolicyOptions packed_three;
+  packed_three.threads = 3;  // the packed engine's own threads: the process's stay as they are
+  rl::Policy packed(agent, packed_three);
+  EXPECT_EQ(packed.engine(), rl::PolicyEngine::kPacked);
+  EXPECT_EQ(torch::get_num_threads(), 2);
   rl::PolicyOptions one;
+  one.engine = rl::PolicyEngine::kTorch;
   one.threads = 1;
   rl::PolicyOptions refused = one;
   refused.mode = rl::EvalMode::kStreaming;  // the Transformer has no step mode
@@ -259,6 +265,43 @@ TEST(Policy, ThreadsOptionSetsTheProcesssThreads) {
   rl::Policy single(agent, one);
   EXPECT_EQ(torch::get_num_threads(), 1);
   torch::set_num_threads(before);
+}
+
+// The packed engine's threads split a window's products (PolicyOptions::threads): every action
+// the same bits as on one thread, over episodes that end apart (hopper terminates).
+TEST(Policy, PackedEngineGivesTheSameActionsOnAnyThreads) {
+  const auto agent = random_agent("transformer", 20, 25, 1000, /*embed_dim=*/128);
+  std::vector<rl::Policy> policies;
+  for (int threads : {1, 2, 3}) {
+    rl::PolicyOptions options{rl::EvalMode::kWindow, rl::PolicyEngine::kPacked};
+    options.threads = threads;
+    policies.emplace_back(agent, options);
+    policies.back().reset(2, 1500);
+  }
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  std::vector<double> obs;
+  for (int64_t i = 0; i < 2; ++i) {
+    envs.push_back(envs::make_env("hopper", 7 + i));
+    const auto o = envs.back()->reset(7 + i);
+    obs.insert(obs.end(), o.begin(), o.end());
+  }
+  const int64_t od = policies[0].obs_dim(), ad = policies[0].act_dim();
+  std::vector<bool> done(2, false);
+  for (int t = 0; t < 40; ++t) {
+    const std::vector<double> want = policies[0].act(obs);
+    for (size_t p = 1; p < policies.size(); ++p)
+      ASSERT_EQ(policies[p].act(obs), want) << "step " << t << ", threads " << p + 1;
+    std::vector<double> rewards(2, 0.0);
+    for (int64_t i = 0; i < 2; ++i) {
+      if (done[i]) continue;  // frozen, as a rollout feeds an ended episode
+      const auto r =
+          envs[i]->step(std::vector<double>(want.begin() + i * ad, want.begin() + (i + 1) * ad));
+      rewards[i] = r.reward;
+      std::copy(r.obs.begin(), r.obs.end(), obs.begin() + i * od);
+      done[i] = r.terminated || r.truncated;
+    }
+    for (rl::Policy& p : policies) p.observe_reward(rewards);
+  }
 }
 
 // A checkpoint's tensors are checked against the model its own config builds: LibTorch's reader

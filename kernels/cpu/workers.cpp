@@ -1,0 +1,93 @@
+#include "kernels/cpu/workers.h"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define MINRNN_SPIN_PAUSE() _mm_pause()
+#else
+#define MINRNN_SPIN_PAUSE() std::this_thread::yield()
+#endif
+
+namespace minrnn::core::cpu {
+namespace {
+
+thread_local Workers* current = nullptr;
+
+// How long a pool thread polls for the next batch before it sleeps: longer than the element-wise
+// work between one step's products and an env's physics step between two steps, so a step's
+// products find the threads awake (a futex wake-up costs tens of microseconds, about a tenth of a
+// product), and short enough that an idle policy sleeps.
+constexpr auto kSpinFor = std::chrono::microseconds(300);
+
+}  // namespace
+
+Workers::Workers(int threads) {
+  for (int t = 1; t < threads; ++t) pool_.emplace_back([this] { serve(); });
+}
+
+Workers::~Workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : pool_) t.join();
+}
+
+void Workers::for_each(int64_t count, const std::function<void(int64_t)>& task) {
+  if (pool_.empty() || count <= 1) {
+    for (int64_t i = 0; i < count; ++i) task(i);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    task_ = &task;
+    count_ = count;
+    next_ = 0;
+    done_ = 0;
+    batch_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  take_tasks();
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return done_ == count_; });
+  task_ = nullptr;
+}
+
+void Workers::take_tasks() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (next_ < count_) {
+    const int64_t i = next_++;
+    const std::function<void(int64_t)>& task = *task_;
+    lock.unlock();
+    task(i);
+    lock.lock();
+    if (++done_ == count_) finished_.notify_one();
+  }
+}
+
+void Workers::serve() {
+  uint64_t seen = 0;
+  for (;;) {
+    const auto until = std::chrono::steady_clock::now() + kSpinFor;
+    for (int polls = 0; batch_.load(std::memory_order_acquire) == seen; ++polls) {
+      MINRNN_SPIN_PAUSE();
+      if (polls % 64 == 0 && std::chrono::steady_clock::now() > until) break;
+    }
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || batch_.load() != seen; });
+      if (stopping_) return;
+      seen = batch_.load();
+    }
+    take_tasks();
+  }
+}
+
+Workers* current_workers() { return current; }
+
+WorkersScope::WorkersScope(Workers* workers) : previous_(current) { current = workers; }
+WorkersScope::~WorkersScope() { current = previous_; }
+
+}  // namespace minrnn::core::cpu
