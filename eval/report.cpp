@@ -287,8 +287,9 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
         "evaluates the run again), so not in the table.\n\n"
         "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
-    const std::string why = r.unreadable.empty() ? "exit " + std::to_string(r.exit_code) +
-                                                       ", see " + r.run_dir + "/train.log"
+    const std::string code = r.exit_code >= 0 ? std::to_string(r.exit_code) : "?";
+    const std::string why = r.unreadable.empty() ? "exit " + code + ", see " + r.run_dir +
+                                                       "/train.log"
                                                  : r.run_dir + "/eval.json: " + r.unreadable;
     md << "| " << markdown_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | "
        << r.phase << " | " << markdown_cell(why) << " |\n";

@@ -122,10 +122,9 @@ std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
     f.seed = run.seed;
     const rl::RunFiles files(run.dir);
     if (fs::exists(files.failed)) {
-      const nlohmann::json j = io::read_json_or_null(files.failed.string());
-      if (j.is_object()) {
-        f.phase = j.value("phase", std::string("?"));
-        f.exit_code = j.value("exit_code", -1);
+      if (const auto failed = rl::read_failed(files)) {
+        f.phase = failed->phase;
+        f.exit_code = failed->exit_code;
       }
     } else if (fs::exists(files.result) && fs::exists(files.done)) {
       f.unreadable = read_final_evaluation(run.dir).unreadable;

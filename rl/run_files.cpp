@@ -100,6 +100,23 @@ void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, doub
   io::write_file_atomically(files.done, js.str());
 }
 
+std::string FailedAttempt::text() const {
+  return phase + " exit " + (exit_code >= 0 ? std::to_string(exit_code) : std::string("?"));
+}
+
+std::optional<FailedAttempt> read_failed(const RunFiles& files) {
+  const nlohmann::json j = io::read_json_or_null(files.failed.string());
+  if (!j.is_object()) return std::nullopt;
+  FailedAttempt failed;
+  if (const auto phase = j.find("phase"); phase != j.end() && phase->is_string())
+    failed.phase = phase->get<std::string>();
+  const auto code = j.find("exit_code");
+  if (code != j.end() && code->is_number_integer() && code->get<int64_t>() >= 0 &&
+      code->get<int64_t>() <= 255)
+    failed.exit_code = code->get<int>();
+  return failed;
+}
+
 int64_t finished_step(const RunFiles& files) {
   const nlohmann::json done = io::read_json_or_null(files.done.string());
   return done.is_object() && done.contains("step") && done["step"].is_number_integer()

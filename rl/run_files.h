@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -73,5 +74,15 @@ void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, doub
 
 // The step done.json says the run finished at; -1 where there is none (or it cannot be read).
 int64_t finished_step(const RunFiles& files);
+
+// What failed.json says (a sweep writes it: sweep/local_pool.cpp, sweep/slurm_script.cpp). A
+// field that is not there or not of its type (a hand-edited file) reads as unknown: "?" and -1.
+struct FailedAttempt {
+  std::string phase = "?";  // "train" or "eval"
+  int exit_code = -1;
+  std::string text() const;  // "train exit 1"; "? exit ?" where unknown
+};
+// nullopt where the run holds no failed.json (or one that is not a JSON object).
+std::optional<FailedAttempt> read_failed(const RunFiles& files);
 
 }  // namespace minrnn::rl

@@ -62,10 +62,9 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
   if (s.pid >= 0 && !trained) return "training";
   const bool evaluating = trained && (slurm_running || local_status == "evaluating");
   // A trained run whose evaluation failed holds failed.json beside done.json: failed, not trained.
-  const nlohmann::json failed = io::read_json_or_null(files.failed.string());
-  if (failed.is_object() && !slurm_running && local_status != "training" && !evaluating) {
-    s.failure = failed.value("phase", std::string("?")) + " exit " +
-                std::to_string(failed.value("exit_code", -1));
+  const auto failed = rl::read_failed(files);
+  if (failed && !slurm_running && local_status != "training" && !evaluating) {
+    s.failure = failed->text();
     return "failed";
   }
   if (trained) return evaluating ? "evaluating" : "trained";

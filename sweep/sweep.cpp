@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "io/dir_lock.h"
-#include "io/python_json.h"
 #include "io/tensorboard.h"
 #include "rl/run_files.h"
 #include "rl/stop_request.h"
@@ -28,16 +27,8 @@ int threads_per_run(const SweepSpec& spec) {
 // ", its last attempt failed (train exit 1)" where the run holds a failed.json (the sweep tries it
 // again), "" otherwise.
 std::string failed_before(const SweepRun& r) {
-  const nlohmann::json failed = io::read_json_or_null(rl::RunFiles(r.run_dir).failed.string());
-  if (!failed.is_object()) return "";
-  const auto phase = failed.find("phase");
-  const auto code = failed.find("exit_code");  // a hand-edited file may hold anything
-  return ", its last attempt failed (" +
-         (phase != failed.end() && phase->is_string() ? phase->get<std::string>() : "?") +
-         " exit " +
-         (code != failed.end() && code->is_number_integer() ? std::to_string(code->get<int>())
-                                                            : "?") +
-         ")";
+  const auto failed = rl::read_failed(rl::RunFiles(r.run_dir));
+  return failed ? ", its last attempt failed (" + failed->text() + ")" : "";
 }
 
 // What --dry-run says a run will do.

@@ -95,6 +95,11 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   ASSERT_EQ(j["failed"].size(), 2u);
   EXPECT_EQ(j["failed"][1]["exit_code"], 137);
   EXPECT_TRUE(j["in_progress"].empty());
+  // A hand-edited failed.json of other types is listed, not a crash of the report.
+  std::ofstream(eval_failed / "failed.json") << R"({"phase": ["eval"], "exit_code": 1.5})";
+  eval::write_report(tmp.path.string());
+  EXPECT_NE(read_text(tmp.path / "table3.md").find("| hopper-medium | mingru | 1 | ? | exit ?,"),
+            std::string::npos);
   // A dataset whose every run failed keeps its row, and the Average says it leaves it out (a walk
   // through the commands, 2026-11-29: the row went and the Average read as the sweep's).
   train_failed_run(tmp.path / "walker2d-medium/mingru/seed0", 1);

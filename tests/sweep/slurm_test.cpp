@@ -314,6 +314,10 @@ TEST(SweepStatus, ARunWhoseEvaluationFailedIsFailed) {
   const sweep::RunStatus status = sweep::sweep_status(s, nullptr)[0];
   EXPECT_EQ(status.state, "failed");
   EXPECT_EQ(status.failure, "eval exit 1");
+  // A hand-edited failed.json of other types is read as unknown, not a crash of --status (a code
+  // review, 2026-11-29: nlohmann's value() threw type_error.302).
+  std::ofstream(run / "failed.json") << "{\"phase\": 3, \"exit_code\": \"one\"}\n";
+  EXPECT_EQ(sweep::sweep_status(s, nullptr)[0].failure, "? exit ?");
 }
 
 // --status reads the run directories: done with its score, failed with its log, checkpointed but
