@@ -15,11 +15,12 @@ const std::vector<std::string>& run_outputs();
 
 // metrics.csv and evals.csv, whose rows start with their step. A torn last line (the writer was
 // killed) is not a row.
-// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
 // The step in a run-file row's first column (metrics.csv, evals.csv); -1 for a header or a line
 // that is not a row.
 int64_t row_step(const std::string& line);
+// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
 void truncate_rows(const std::string& csv, int64_t step, bool header);
+// Whether `csv` holds a row of `step`.
 bool has_row(const std::string& csv, int64_t step);
 // metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
