@@ -7,6 +7,7 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/minari.h"
+#include "io/env_switch.h"
 #include "io/input_file.h"
 #include "io/name_list.h"
 #include "io/python_json.h"
@@ -15,11 +16,6 @@ namespace minrnn::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? std::string(value) : fallback;
-}
 
 std::string without_trailing_slashes(std::string url) {
   while (!url.empty() && url.back() == '/') url.pop_back();
@@ -102,11 +98,11 @@ std::string d4rl_lookalike_note(const std::string& id_or_path) {
 }
 
 std::string d4rl_dataset_dir() {
-  return env_or("D4RL_DATASET_DIR", env_or("HOME", ".") + "/.d4rl/datasets");
+  return io::env_or("D4RL_DATASET_DIR", io::env_or("HOME", ".") + "/.d4rl/datasets");
 }
 
 std::string d4rl_base_url() {
-  return without_trailing_slashes(env_or("MINRNN_D4RL_URL", kD4rlBaseUrl));
+  return without_trailing_slashes(io::env_or("MINRNN_D4RL_URL", kD4rlBaseUrl));
 }
 
 std::string d4rl_url(const std::string& id) {
@@ -114,7 +110,7 @@ std::string d4rl_url(const std::string& id) {
 }
 
 std::string hf_endpoint() {
-  return without_trailing_slashes(env_or("HF_ENDPOINT", kHuggingFaceEndpoint));
+  return without_trailing_slashes(io::env_or("HF_ENDPOINT", kHuggingFaceEndpoint));
 }
 
 MinariRemote minari_remote(const std::string& id) {

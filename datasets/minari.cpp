@@ -18,6 +18,7 @@
 #include "datasets/hdf5_util.h"
 #include "datasets/minari_metadata.h"
 #include "datasets/read_isolated.h"
+#include "io/env_switch.h"
 #include "io/input_file.h"
 #include "io/python_json.h"
 
@@ -109,9 +110,7 @@ bool is_minari_reference(const std::string& id_or_path) {
 }
 
 std::string minari_root() {
-  if (const char* dir = std::getenv("MINARI_DATASETS_PATH"); dir && *dir) return dir;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.minari/datasets";
+  return io::env_or("MINARI_DATASETS_PATH", io::env_or("HOME", ".") + "/.minari/datasets");
 }
 
 std::string resolve_minari_dir(const std::string& id_or_path) {
@@ -217,15 +216,18 @@ void check_dims(const std::string& path, const MinariInfo& info, const Transitio
   check_space(info.action_space, data.act_dim, info, "action_space", "actions");
   if (options.env == "none") return;
   const std::string& spec_id = info.eval_env_id.empty() ? info.env_id : info.eval_env_id;
-  const EnvInfo* env = !options.env.empty() ? find_env(options.env)
-                       : !spec_id.empty()   ? find_env(spec_id)
-                                            : guess_env_from_name(info.dataset_id);
+  // The environment asked for (--env) is the one checked and named, before the file's own.
+  const bool asked = !options.env.empty();
+  const EnvInfo* env = asked              ? &require_env(options.env)
+                       : !spec_id.empty() ? find_env(spec_id)
+                                          : guess_env_from_name(info.dataset_id);
   const int env_obs_dim = env == nullptr ? 0 : env->obs_dim + (info.observes_x ? 1 : 0);
   if (env != nullptr && (env_obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
     throw std::invalid_argument(path + ": observations/actions have dims " +
                                 std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim) +
-                                " but " + (spec_id.empty() ? env->name : spec_id) + " has " +
-                                std::to_string(env_obs_dim) + "/" + std::to_string(env->act_dim));
+                                " but " + (asked || spec_id.empty() ? env->name : spec_id) +
+                                " has " + std::to_string(env_obs_dim) + "/" +
+                                std::to_string(env->act_dim));
   }
 }
 

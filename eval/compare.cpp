@@ -145,16 +145,9 @@ CellComparison compare_cell(const std::string& dataset, const std::string& backb
   return c;
 }
 
-std::string number(double v, const char* format = "%.1f") {
-  if (!std::isfinite(v)) return "–";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-// One seed has no spread: its score alone, as the report writes it.
+// As the report writes a cell (mean_std_text).
 std::string side_cell(const SideScores& s) {
-  return number(s.mean) + (s.scores.size() > 1 ? " ± " + number(s.std) : "") +
+  return mean_std_text(s.mean, s.std, s.scores.size()) +
          " (n=" + std::to_string(s.scores.size()) + ")";
 }
 
@@ -201,9 +194,10 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
     md += c.evaluations == 0 ? "– | 0 | – | – | – | – | "
                              : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) +
                                    " | " + std::to_string(c.evaluations) + " | " + side_cell(c.a) +
-                                   " | " + side_cell(c.b) + " | " + number(c.difference) + " ± " +
-                                   number(c.standard_error) + " | " + number(c.paired_difference) +
-                                   " ± " + number(c.paired_standard_error) +
+                                   " | " + side_cell(c.b) + " | " + score_text(c.difference) + " ± " +
+                                   score_text(c.standard_error) + " | " +
+                                   score_text(c.paired_difference) + " ± " +
+                                   score_text(c.paired_standard_error) +
                                    " (n=" + std::to_string(c.paired_seeds) + ") | ";
     const std::string said = verdict(c);
     md += (c.within_noise || said != verdict_moved ? said : "**" + said + "**") + " | " +
@@ -217,7 +211,11 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
       "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
       "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
       "within_noise,verdict,settings_apart\n";
-  auto g = [](double v) { return std::isfinite(v) ? number(v, "%.6g") : std::string(); };
+  auto g = [](double v) {
+    char text[32] = "";
+    if (std::isfinite(v)) std::snprintf(text, sizeof text, "%.6g", v);
+    return std::string(text);
+  };
   auto spread = [&](const SideScores& s) { return s.scores.size() > 1 ? g(s.std) : ""; };
   for (const CellComparison& c : cells) {
     csv += csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),

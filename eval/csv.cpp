@@ -10,6 +10,7 @@
 
 #include "io/atomic_file.h"
 #include "io/input_file.h"
+#include "rl/run_files.h"
 
 namespace minrnn::eval {
 
@@ -60,7 +61,7 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
 }
 
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out) {
-  const std::filesystem::path path = run_dir / "evals.csv";
+  const std::filesystem::path path = rl::RunFiles(run_dir).evals;
   if (!read_csv_columns(path, false, "", "", 0, 3, out)) return false;
   // An evaluation is a mean of episode returns, finite or never written (the rollout refuses
   // non-finite actions): a NaN here was put there by hand.

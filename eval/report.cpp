@@ -17,6 +17,7 @@
 #include "eval/svg.h"
 #include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
+#include "rl/run_files.h"
 
 namespace minrnn::eval {
 namespace {
@@ -47,20 +48,13 @@ Cell cell_of(const std::vector<double>& seeds) {
   return c;
 }
 
-// `digits` after the point; a value that rounds to zero is "0.0", not "-0.0".
-std::string fmt(double v, int digits = 1) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  const std::string text = buf;
-  return text.find_first_not_of("-0.") == std::string::npos && text[0] == '-' ? text.substr(1)
-                                                                              : text;
-}
+std::string fmt(double v, int digits = 1) { return score_text(v, digits); }
 
-// "mean ± std (n=N)" over seeds; one seed has no spread to show, so no "± 0.0" suggests one. A
-// cell whose seeds differ in their settings is marked † (table_markdown says how).
+// "mean ± std (n=N)" over seeds (mean_std_text). A cell whose seeds differ in their settings is
+// marked † (table_markdown says how).
 std::string seeds_cell(const Cell& c) {
-  const std::string spread = c.n > 1 ? " ± " + fmt(c.std) : "";
-  return fmt(c.mean) + spread + " (n=" + std::to_string(c.n) + ")" + (c.apart.empty() ? "" : " †");
+  return mean_std_text(c.mean, c.std, c.n) + " (n=" + std::to_string(c.n) + ")" +
+         (c.apart.empty() ? "" : " †");
 }
 
 }  // namespace
@@ -199,9 +193,9 @@ std::string published_markdown(const Table& t) {
                       "its numbers do not compare; it is in the table above."
                     : "";
   return "## Beside the published numbers\n\n"
-         "Published: D4RL normalized scores on D4RL's own v2 files (REFERENCE.md §3). minGRU and "
+         "Published: D4RL normalized scores on D4RL's own v2 files. minGRU and "
          "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021; "
-         "CORL's DT is scored at its last checkpoint, as ours are. Ours: mean ± std over seeds, "
+         "CORL's DT (Tarasov et al. 2022) is scored at its last checkpoint, as ours are. Ours: mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
          "their own scores are in docs/collect.md)." +
          other +
@@ -347,7 +341,7 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
                    false};
     for (const auto& c : runs_of_pair) {
       Series s{c.name, {}, {}};
-      if (read_csv_columns(fs::path(c.run_dir) / "metrics.csv", true, "step", "loss", -1, -1, &s))
+      if (read_csv_columns(rl::RunFiles(c.run_dir).metrics, true, "step", "loss", -1, -1, &s))
         loss.series.push_back(s);
       Series e{c.name, {}, {}};
       if (read_eval_curve(c.run_dir, &e)) score.series.push_back(e);

@@ -15,6 +15,7 @@
 #include "io/input_file.h"
 #include "io/python_json.h"
 #include "rl/config.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -45,7 +46,7 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
 std::map<std::string, std::string> training_settings(const fs::path& run_dir) {
   std::map<std::string, std::string> settings;
   try {
-    const std::string file = (run_dir / "config.yaml").string();
+    const std::string file = rl::RunFiles(run_dir).config.string();
     const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
     for (const auto& [key, value] : rl::config_entries(config)) {
       if (kNotSettings.count(key) == 0) settings[key] = value;
@@ -54,7 +55,7 @@ std::map<std::string, std::string> training_settings(const fs::path& run_dir) {
     settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
   }
   // The data itself: one path may have held other data for another run.
-  const nlohmann::json env = io::read_json_or_null((run_dir / "env.json").string());
+  const nlohmann::json env = io::read_json_or_null(rl::RunFiles(run_dir).env.string());
   if (env.is_object() && env.contains("dataset_fingerprint")) {
     const nlohmann::json& f = env["dataset_fingerprint"];
     settings["data fingerprint"] = f.is_string() ? f.get<std::string>() : f.dump();
@@ -93,15 +94,12 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   std::vector<RunProgress> runs;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     const fs::path& dir = run.dir;
-    Series loss{"", {}, {}};
     const rl::RunFiles files(dir);
-    const bool scored = fs::exists(files.result) && fs::exists(files.done);
-    if (scored || fs::exists(files.failed) ||
-        !read_csv_columns(dir / "metrics.csv", true, "step", "loss", -1, -1, &loss)) {
-      continue;
-    }
+    if (files.has_result() || fs::exists(files.failed)) continue;
+    const auto last = rl::last_metrics_row(files.metrics);
+    if (!last) continue;
     RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
-    r.step = static_cast<int64_t>(loss.x.back());
+    r.step = last->step;
     Series evals{"", {}, {}};
     if (read_eval_curve(dir, &evals)) {
       r.last_eval = evals.y.back();

@@ -2,6 +2,8 @@
 // episodes and normalized scores over seeds.
 #pragma once
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace minrnn::eval {
@@ -20,6 +22,28 @@ inline MeanStd mean_std(const std::vector<double>& v) {
   for (double x : v) squares += (x - m.mean) * (x - m.mean);
   m.std = std::sqrt(squares / v.size());
   return m;
+}
+
+// A score as the tables and summaries print it: `digits` after the point; "–" where it is not
+// finite; "0.0", not "-0.0", where it rounds to zero.
+inline std::string score_text(double v, int digits = 1) {
+  if (!std::isfinite(v)) return "–";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  const std::string text = buf;
+  return text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos ? text.substr(1)
+                                                                              : text;
+}
+
+// "mean ± std" of n values (episodes, seeds). One value has no spread to show, so no "± 0.0"
+// suggests one: the mean alone. A spread under 0.1 keeps two significant digits ("± 0.048"),
+// where one decimal would print "± 0.0".
+inline std::string mean_std_text(double mean, double std, size_t n) {
+  if (n <= 1) return score_text(mean);
+  if (!std::isfinite(std) || std >= 0.1 || std == 0) return score_text(mean) + " ± " + score_text(std);
+  char spread[32];
+  std::snprintf(spread, sizeof spread, "%.2g", std);
+  return score_text(mean) + " ± " + spread;
 }
 
 }  // namespace minrnn::eval

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "io/input_file.h"
+#include "rl/run_files.h"
 
 namespace minrnn::eval {
 
@@ -46,7 +47,7 @@ std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
 FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
   FinalEvaluation e;
   try {
-    std::ifstream in(run_dir / "eval.json");
+    std::ifstream in(rl::RunFiles(run_dir).result);
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.is_object() && j.contains("mean_normalized") && j["mean_normalized"].is_null()) {
       // What a NaN score is written as: JSON has no NaN.

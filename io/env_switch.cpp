@@ -6,6 +6,11 @@
 
 namespace minrnn::io {
 
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
 bool env_switch(const char* name, bool otherwise, const char* off, const char* on,
                 const char* meaning) {
   const char* asked = std::getenv(name);

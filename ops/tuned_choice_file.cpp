@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/env_switch.h"
 
 namespace minrnn::core {
 namespace {
@@ -105,14 +106,9 @@ std::string tuned_choice_path(const std::string& device) {
   if (const char* file = std::getenv("MINRNN_TUNED_GEMM_FILE"); file && *file) {
     return std::string(file) == "off" ? std::string() : std::string(file);
   }
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    base = xdg;
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    base = std::string(home) + "/.cache";
-  } else {
-    return "";
-  }
+  const std::string home = io::env_or("HOME", "");
+  const std::string base = io::env_or("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");
+  if (base.empty()) return "";
   std::string name = device;
   std::replace_if(
       name.begin(), name.end(), [](char c) { return c == ' ' || c == '/'; }, '-');

@@ -7,17 +7,19 @@
 
 #include "io/progress_line.h"
 #include "rl/run_dir.h"
+#include "rl/run_files.h"
 
 namespace minrnn::rl {
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
-    : out_((std::filesystem::path(run_dir) / "metrics.csv").string()),
+    : out_(RunFiles(run_dir).metrics.string()),
       events_(run_dir, first_step, config),
       max_steps_(config.max_steps),
       quiet_(quiet),
       label_(labelled ? run_dir + ": " : ""),
       // elapsed_s runs on across resumes (the metrics.csv rows after the checkpoint are gone).
-      elapsed_before_(first_step > 0 ? last_logged(out_.path(), "elapsed_s") : 0) {}
+      elapsed_before_(
+          first_step > 0 ? last_metrics_row(out_.path()).value_or(MetricsRow{}).elapsed_s : 0) {}
 
 void ProgressLog::evaluated(int64_t step, double in_line_seconds) {
   events_.eval_at(step);

@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.h"
 #include "io/input_file.h"
+#include "rl/run_files.h"
 
 namespace minrnn::rl {
 namespace {
@@ -64,7 +65,8 @@ fs::path unused_json_name(const fs::path& run, const std::string& stem) {
 
 void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig& cfg) {
   const std::string at = "-step" + std::to_string(step);
-  const fs::path ckpt = run / "checkpoint.pt";
+  const RunFiles files(run);
+  const fs::path& ckpt = files.checkpoint;
   if (fs::exists(ckpt)) {
     const std::string kept_ckpt = (run / ("checkpoint" + at + ".pt")).string();
     io::replace_file_atomically(kept_ckpt, [&](const std::string& tmp) {
@@ -73,17 +75,16 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
     // The finished run logged and evaluated at its last step whatever the cadence; a run given the
     // larger budget from the start did not, so those rows go (eval-step<N>.json keeps the score).
     if (step % std::max<int64_t>(1, cfg.log_every) != 0)
-      remove_row(run / "metrics.csv", step, true);
+      remove_row(files.metrics, step, true);
     if (cfg.eval_every <= 0 || step % cfg.eval_every != 0)
-      remove_row(run / "evals.csv", step, false);
+      remove_row(files.evals, step, false);
   } else {
     for (const char* curve : {"metrics", "evals"}) {
       const fs::path file = run / (std::string(curve) + ".csv");
       if (fs::exists(file)) fs::rename(file, run / (curve + at + ".csv"));
     }
   }
-  if (fs::exists(run / "eval.json"))
-    fs::rename(run / "eval.json", unused_json_name(run, "eval" + at));
+  if (fs::exists(files.result)) fs::rename(files.result, unused_json_name(run, "eval" + at));
   // The ad-hoc evaluations of the finished checkpoint (eval-episodes3.json) are named for its
   // step as `minrnn eval` names those of other checkpoints, so the extended run's do not replace
   // them.
@@ -98,7 +99,7 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
     const std::string rest = name.substr(4, name.size() - 4 - 5);  // "-episodes3" of eval-…json
     fs::rename(run / name, unused_json_name(run, "eval" + at + rest));
   }
-  fs::rename(run / "done.json", run / ("done" + at + ".json"));
+  fs::rename(files.done, run / ("done" + at + ".json"));
 }
 
 }  // namespace
@@ -131,31 +132,45 @@ const std::vector<std::string>& metrics_columns() {
   return columns;
 }
 
-double last_logged(const std::string& metrics, const std::string& column) {
-  const auto& columns = metrics_columns();
-  const auto index = std::find(columns.begin(), columns.end(), column) - columns.begin();
-  if (index == static_cast<long>(columns.size()))
-    throw std::logic_error("last_logged: metrics.csv has no column " + column);
+std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
   const auto lines = complete_lines(metrics);
-  if (lines.size() < 2) return 0;
-  const std::string& last = lines.back();
-  size_t at = 0;
-  for (long i = 0; i < index; ++i) {
-    at = last.find(',', at);
-    if (at == std::string::npos) return 0;
-    ++at;
+  if (lines.empty() || row_step(lines.back()) < 0) return std::nullopt;
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
+  };
+  // A file without its header line (cut by hand) has ProgressLog's columns.
+  const bool header = row_step(lines.front()) < 0;
+  const std::vector<std::string> names = header ? cells(lines.front()) : metrics_columns(),
+                                 values = cells(lines.back());
+  MetricsRow row;
+  row.step = row_step(lines.back());
+  const std::pair<const char*, double*> columns[] = {
+      {"loss", &row.loss},           {"lr", &row.lr},
+      {"grad_norm", &row.grad_norm}, {"steps_per_s", &row.steps_per_s},
+      {"elapsed_s", &row.elapsed_s}};
+  for (const auto& [name, value] : columns) {
+    const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+    if (at < static_cast<long>(values.size())) *value = std::strtod(values[at].c_str(), nullptr);
   }
-  return std::strtod(last.c_str() + at, nullptr);
+  return row;
 }
 
 const std::vector<std::string>& run_outputs() {
-  static const std::vector<std::string> names = {"checkpoint.pt", "metrics.csv", "evals.csv",
-                                                 "done.json",     "eval.json",   "env.json"};
+  static const std::vector<std::string> names = [] {
+    const RunFiles f("");
+    std::vector<std::string> out;
+    for (const fs::path* p : {&f.checkpoint, &f.metrics, &f.evals, &f.done, &f.result, &f.env})
+      out.push_back(p->filename().string());
+    return out;
+  }();
   return names;
 }
 
 StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted) {
-  const fs::path file = fs::path(run_dir) / "config.yaml";
+  const fs::path file = RunFiles(run_dir).config;
   if (!fs::exists(file)) return {};
   try {
     const TrainConfig stored =
@@ -173,7 +188,7 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
 RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg, bool force,
                              bool extend) {
   const fs::path run = run_dir;
-  const bool finished = fs::exists(run / "done.json");
+  const bool finished = fs::exists(RunFiles(run).done);
   RunDirTakeover plan;
   if (force) {
     plan.remove_outputs = true;

@@ -1,6 +1,7 @@
 // What a run directory holds besides the training loop's own rows, and how a new `train()` call
 // may take over a directory that already holds a run: resume it, extend it, or replace it.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,14 @@ bool has_row(const std::string& csv, int64_t step);
 // metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
 const std::vector<std::string>& metrics_columns();
-// Column `column` (one of metrics_columns) of metrics.csv's last row; 0 when it has none.
-double last_logged(const std::string& metrics_csv, const std::string& column);
+// metrics.csv's last row, its values found by the header's names (a file written before a column
+// was added reads 0 there); nullopt where the file has no row (or is not there). What a resume
+// (the loss, the seconds trained), a sweep's progress and --status, and a report read of a run.
+struct MetricsRow {
+  int64_t step = 0;
+  double loss = 0, lr = 0, grad_norm = 0, steps_per_s = 0, elapsed_s = 0;
+};
+std::optional<MetricsRow> last_metrics_row(const std::string& metrics_csv);
 
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
 // existed still matches its default): the keys that differ as config_differences writes them

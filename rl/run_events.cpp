@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.h"
 #include "rl/run_dir.h"
+#include "rl/run_files.h"
 
 namespace minrnn::rl {
 namespace {
@@ -104,8 +105,8 @@ std::vector<io::HParam> hparams_of(const TrainConfig& config, std::string* group
 // See the header: a START where both readers drop what a resume redoes, then the rows kept there.
 RunEvents::RunEvents(const std::string& run_dir, int64_t start_step, const TrainConfig& config)
     : run_dir_(run_dir) {
-  const fs::path metrics = fs::path(run_dir) / "metrics.csv",
-                 evals = fs::path(run_dir) / "evals.csv";
+  const RunFiles files(run_dir);
+  const fs::path &metrics = files.metrics, &evals = files.evals;
   const int64_t from =
       std::min({start_step, last_step(metrics, start_step), last_step(evals, start_step)});
   try {
@@ -143,7 +144,7 @@ void RunEvents::metrics_row(const std::string& row) {
 void RunEvents::eval_at(int64_t step) {
   if (!writer_) return;
   const auto of_step = [step](int64_t row) { return row == step; };
-  for (const auto& row : rows_where(fs::path(run_dir_) / "evals.csv", of_step))
+  for (const auto& row : rows_where(RunFiles(run_dir_).evals, of_step))
     write_row(row, /*eval=*/true);
 }
 

@@ -18,7 +18,7 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
   TrainResult result;
   result.step = result.resumed_from = max_steps;
   result.finished = true;
-  result.last_loss = last_logged(files.metrics, "loss");
+  result.last_loss = last_metrics_row(files.metrics).value_or(MetricsRow{}).loss;
   if (!quiet)
     std::fprintf(stderr, "%s is already trained to max_steps %lld\n", files.dir.c_str(),
                  static_cast<long long>(max_steps));
@@ -49,7 +49,7 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
   j["dataset_file"] = data_file(data);
   j["dataset_steps"] = data.data.num_steps();
   j["dataset_fingerprint"] = data.fingerprint;
-  io::write_file_atomically(env_json_path(files.dir.string()), j.dump(2) + "\n");
+  io::write_file_atomically(files.env.string(), j.dump(2) + "\n");
   if (!quiet && !env.env.empty()) {
     char line[512];
     std::snprintf(line, sizeof line,
@@ -61,7 +61,7 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
 }
 
 void check_same_data(const RunFiles& files, const data::Dataset& data) {
-  const std::string env_json = env_json_path(files.dir.string());
+  const std::string env_json = files.env.string();
   const nlohmann::json j = io::read_json_or_null(env_json);
   if (!j.is_object() || !j.contains("dataset_fingerprint") ||
       j["dataset_fingerprint"] == data.fingerprint)

@@ -15,10 +15,11 @@
 namespace minrnn::rl {
 
 // The files of a run directory (trainer.h says what each holds), and those the commands after
-// training write there: the result `minrnn eval` writes (eval.json) and a sweep's record of a
-// failed phase (failed.json, removed when the run starts again).
+// training write there: the result `minrnn eval` writes (eval.json), a sweep's record of a
+// failed phase (failed.json, removed when the run starts again) and the log a sweep's children
+// write (train.log). Every reader and writer names them from here.
 struct RunFiles {
-  std::filesystem::path dir, checkpoint, metrics, evals, done, config, result, failed;
+  std::filesystem::path dir, checkpoint, metrics, evals, done, config, env, result, failed, log;
   explicit RunFiles(const std::filesystem::path& run_dir)
       : dir(run_dir),
         checkpoint(dir / "checkpoint.pt"),
@@ -26,8 +27,10 @@ struct RunFiles {
         evals(dir / "evals.csv"),
         done(dir / "done.json"),
         config(dir / "config.yaml"),
+        env(dir / "env.json"),
         result(dir / "eval.json"),
-        failed(dir / "failed.json") {}
+        failed(dir / "failed.json"),
+        log(dir / "train.log") {}
   // Finished and evaluated (done.json and eval.json), its last attempt not failed: a run a report
   // scores (when its eval.json reads as a result).
   bool has_result() const {

@@ -14,18 +14,15 @@
 #include "io/env_switch.h"
 #include "ops/side_work.h"
 #include "rl/stacked_pack.h"
+#include "rl/run_files.h"
 #include "rl/training_run.h"
 
 namespace minrnn::rl {
 
 namespace fs = std::filesystem;
 
-std::string env_json_path(const std::string& run_dir) {
-  return (fs::path(run_dir) / "env.json").string();
-}
-
 void append_eval_row(const std::string& run_dir, const EvalRow& r) {
-  const fs::path path = fs::path(run_dir) / "evals.csv";
+  const fs::path path = RunFiles(run_dir).evals;
   char line[160];
   std::snprintf(line, sizeof line, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(r.step),
                 r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);

@@ -111,11 +111,6 @@ struct EvalRow {
 };
 void append_eval_row(const std::string& run_dir, const EvalRow& row);
 
-// <run_dir>/env.json, written when training starts: the environment the run is evaluated in
-// (env, env_id, env_version, env_source) and its reference scores (ref_min_score,
-// ref_max_score, ref_source).
-std::string env_json_path(const std::string& run_dir);
-
 // Turns a run's `--set`-less defaults path into a default run dir: runs/<config stem>-s<seed>.
 std::string default_run_dir(const std::string& config_path, int64_t seed);
 

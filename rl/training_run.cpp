@@ -369,7 +369,7 @@ TrainResult TrainingRun::finish() {
       return result;
     }
   } else {
-    result.last_loss = last_logged(s.files.metrics, "loss");
+    result.last_loss = last_metrics_row(s.files.metrics).value_or(MetricsRow{}).loss;
   }
   write_done(s.files, s.env, s.agent.step, result.last_loss);
   s.log->finished();

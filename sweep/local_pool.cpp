@@ -165,7 +165,7 @@ class LocalPool {
     std::error_code ec;
     fs::remove(rl::RunFiles(runs_[i].run_dir).failed, ec);  // started again: not failed
   }
-  std::string log_of(int i) const { return (fs::path(runs_[i].run_dir) / "train.log").string(); }
+  std::string log_of(int i) const { return rl::RunFiles(runs_[i].run_dir).log.string(); }
 
   // One `minrnn train` for the pack (rl::train_pack when it holds several runs), its output in
   // the first run's train.log; the others' logs say where.

@@ -1,26 +1,22 @@
 #include "sweep/progress.h"
 
-#include "io/progress_line.h"
-
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
-#include "eval/csv.h"
+#include "io/progress_line.h"
+#include "rl/run_dir.h"
+#include "rl/run_files.h"
 
 namespace minrnn::sweep {
 
 std::string training_progress(const SweepRun& r) {
-  eval::Series rate;
-  if (!eval::read_csv_columns(std::filesystem::path(r.run_dir) / "metrics.csv", true, "step",
-                              "steps_per_s", -1, -1, &rate)) {
-    return run_name(r) + " starting";
-  }
-  const double step = rate.x.back(), per_s = rate.y.back();
+  const auto last = rl::last_metrics_row(rl::RunFiles(r.run_dir).metrics);
+  if (!last) return run_name(r) + " starting";
+  const double per_s = last->steps_per_s;
   char buf[96];
-  std::snprintf(buf, sizeof buf, " %.0f/%lld (%.1f steps/s, ETA %s)", step,
-                static_cast<long long>(r.max_steps), per_s,
-                per_s > 0 ? io::duration_text((r.max_steps - step) / per_s).c_str() : "?");
+  std::snprintf(buf, sizeof buf, " %lld/%lld (%.1f steps/s, ETA %s)",
+                static_cast<long long>(last->step), static_cast<long long>(r.max_steps), per_s,
+                per_s > 0 ? io::duration_text((r.max_steps - last->step) / per_s).c_str() : "?");
   return run_name(r) + buf;
 }
 

@@ -141,8 +141,8 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (const std::string live = live_slurm_job(spec.out, true, &listed); !live.empty()) {
     throw std::runtime_error(
         "sweep " + spec.file + " is already submitted: Slurm job " + live + " has " +
-        std::to_string(listed) + " task(s) pending or running. Wait for it (`minrnn sweep " +
-        spec.file + " --status`), or cancel it (`scancel " + live + "`) before submitting again");
+        std::to_string(listed) + " task(s) pending or running. Wait for it (`" +
+        sweep_command(spec, "--status") + "`), or cancel it (`scancel " + live + "`) before submitting again");
   }
   print_header();
   note_lookalike_datasets(runs);
@@ -152,9 +152,9 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   record_job(job, spec, array, runs, packs);
   std::printf(
       "submitted Slurm job %s: %zu task(s), --array=%s, script %s\n"
-      "  watch: minrnn sweep %s --status   task logs: %s/<run>/train.log, %s/logs/\n",
-      job.c_str(), packs.size(), array.c_str(), script.c_str(), spec.file.c_str(), spec.out.c_str(),
-      dir.c_str());
+      "  watch: %s   task logs: %s/<run>/train.log, %s/logs/\n",
+      job.c_str(), packs.size(), array.c_str(), script.c_str(),
+      sweep_command(spec, "--status").c_str(), spec.out.c_str(), dir.c_str());
   return 0;
 }
 

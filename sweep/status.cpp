@@ -5,10 +5,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "eval/csv.h"
 #include "eval/sweep_runs.h"
 #include "io/dir_lock.h"
 #include "io/python_json.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
@@ -33,11 +33,8 @@ std::map<std::string, std::string> live_local_statuses(const std::string& out) {
 }  // namespace
 
 int64_t logged_step(const std::string& run_dir) {
-  eval::Series rows;
-  if (!eval::read_csv_columns(fs::path(run_dir) / "metrics.csv", true, "step", "loss", -1, -1,
-                              &rows))
-    return 0;
-  return static_cast<int64_t>(rows.x.back());
+  const auto last = rl::last_metrics_row(rl::RunFiles(run_dir).metrics);
+  return last ? last->step : 0;
 }
 
 namespace {
@@ -92,14 +89,15 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     RunStatus s;
     s.run = runs[i];
     const fs::path dir = s.run.run_dir;
-    s.log = (dir / "train.log").string();
+    const rl::RunFiles files(dir);
+    s.log = files.log.string();
     const auto recorded = task_of.find(slurm_run_key(s.run.run_dir));
     const int task = recorded != task_of.end() ? recorded->second : legacy_job ? int(i) : -1;
     if (const auto t = tasks.find(task); t != tasks.end()) s.slurm = t->second;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
     s.step = logged_step(s.run.run_dir);
-    s.checkpointed = fs::exists(dir / "checkpoint.pt");
+    s.checkpointed = fs::exists(files.checkpoint);
     s.pid = io::lock_holder(dir.string());
     s.state = run_state(dir, local_status, s);
     out.push_back(s);
@@ -160,8 +158,11 @@ std::string status_words(const RunStatus& s) {
     return "training step " + steps + (s.pid >= 0 ? " (pid " + std::to_string(s.pid) + ")" : "");
   if (s.state == "stopped") {
     // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
+    // A run stopped while --extend trained it on is resumed by a sweep with --extend only: one
+    // without refuses its config (a smaller max_steps).
+    const std::string again = s.run.extend ? "the sweep run again with --extend" : "the sweep run again";
     return "stopped at step " + steps +
-           (s.checkpointed ? " (the sweep run again resumes it from its last checkpoint)"
+           (s.checkpointed ? " (" + again + " resumes it from its last checkpoint)"
                            : " (no checkpoint: starts again at step 0)");
   }
   if (s.state == "trained") return "trained, not evaluated";

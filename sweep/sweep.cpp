@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "io/dir_lock.h"
+#include "io/shell_word.h"
 #include "io/tensorboard.h"
 #include "rl/run_files.h"
 #include "rl/stop_request.h"
@@ -40,7 +41,7 @@ std::string planned(const SweepRun& r) {
   // started now would leave it to that process and train it only once it lets go.
   if (const long holder = io::lock_holder(r.run_dir); holder >= 0)
     return "running in pid " + std::to_string(holder) + " (not started here)";
-  if (r.extend && !fs::exists(fs::path(r.run_dir) / "checkpoint.pt"))
+  if (r.extend && !fs::exists(rl::RunFiles(r.run_dir).checkpoint))
     return "to train again from step 0 (--extend; no checkpoint here)";
   return (r.extend ? "to train further (--extend)" : "to train") + failed_before(r);
 }
@@ -51,6 +52,11 @@ void print_plan(const std::vector<SweepRun>& runs) {
 }
 
 }  // namespace
+
+std::string sweep_command(const SweepSpec& spec, const std::string& flag) {
+  return "minrnn sweep " + io::shell_word(spec.file) + spec.command_options +
+         (flag.empty() ? "" : " " + flag);
+}
 
 std::string run_name(const SweepRun& r) {
   return r.dataset + "/" + r.backbone + "/seed" + std::to_string(r.seed);

@@ -63,7 +63,15 @@ struct SweepSpec {
   // Not a file key (`minrnn sweep --extend`): runs trained to a smaller max_steps than the sweep
   // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
   bool extend = false;
+  // Not a file key: the command line's options that decide the runs and where they are (--set,
+  // --out, --extend), shell-quoted, for the commands a hint prints (sweep_command).
+  std::string command_options;
 };
+
+// "minrnn sweep FILE [the command line's --set/--out/--extend] FLAG": the command of this very
+// sweep a hint names (`--status` to watch it), which a bare `minrnn sweep FILE --status` is not
+// where the command line moved its `out` or changed its runs.
+std::string sweep_command(const SweepSpec& spec, const std::string& flag);
 
 // The most a sweep's counts (parallel, pack, threads, eval_episodes) may be, in its file or on
 // the command line.

@@ -377,8 +377,8 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");
   sub->add_option("--out", args->out,
                   "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
-                  "the dataset directory (default $MINARI_DATASETS_PATH or ~/.minari/datasets "
-                  "/<dataset id>)");
+                  "the dataset directory (default <dataset id> under $MINARI_DATASETS_PATH, else "
+                  "under ~/.minari/datasets)");
   sub->add_option("--format", args->format,
                   "d4rl (one HDF5 file, D4RL's keys) or minari (what Python's "
                   "minari.load_dataset opens; records the env's Gymnasium spec)");

@@ -28,6 +28,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "eval/stats.h"
 #include "io/atomic_file.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
@@ -79,7 +80,7 @@ std::string not_the_result(const std::string& run, int64_t step) {
 // The checkpoint file `run` names, as the file system tells it apart: a checkpoint is replaced by
 // a rename (a `train --force`, an `--extend`'s next save), never written in place.
 io::FileIdentity checkpoint_identity(const std::string& run) {
-  const fs::path file = fs::is_directory(run) ? fs::path(run) / "checkpoint.pt" : fs::path(run);
+  const fs::path file = fs::is_directory(run) ? rl::RunFiles(run).checkpoint : fs::path(run);
   io::FileIdentity id;
   io::identity_of(file.string(), &id);
   return id;
@@ -133,20 +134,20 @@ Given settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
 // episodes, or other settings, under that name would read later as the run's score.
 void check_out_file(const std::string& out, const fs::path& result) {
   const auto refuse = [&](const std::string& why) {
-    throw ExitError{2, "minrnn eval: --out " + out + ": " + why};
+    throw usage_error("eval", "--out " + out + ": " + why);
   };
   if (out.empty()) refuse("expected a file name");
   if (const std::string why = io::why_unwritable(out, /*make_folders=*/false); !why.empty())
     refuse("cannot write it: " + why);
   std::error_code ec;
   const fs::path folder = fs::absolute(out, ec).parent_path();
-  const bool a_result =
-      fs::path(out).filename() == "eval.json" &&
-      (fs::exists(folder / "checkpoint.pt", ec) || fs::exists(folder / "done.json", ec));
+  const rl::RunFiles there(folder);
+  const bool a_result = fs::path(out).filename() == there.result.filename() &&
+                        (fs::exists(there.checkpoint, ec) || fs::exists(there.done, ec));
   const fs::path out_path = fs::weakly_canonical(out, ec);
   const bool this_runs = !ec && out_path == fs::weakly_canonical(result, ec) && !ec;
   if (a_result || this_runs) {
-    refuse(fs::exists(folder / "done.json", ec)
+    refuse(fs::exists(there.done, ec)
                ? "is a run's result (eval.json): `minrnn eval " + folder.string() +
                      "` writes it (with --replace over an earlier one), not --out"
                : "is a run's result (eval.json), which its evaluation writes once the run has "
@@ -173,12 +174,39 @@ struct EvalArgs {
   bool replace = false;
 };
 
-// "6.7 ± 0.048": a spread under 0.1 keeps two significant digits (at one decimal, "± 0.0").
-std::string plus_minus(double mean, double std) {
-  char text[64];
-  std::snprintf(text, sizeof text, std >= 0.1 || std == 0 ? "%.1f ± %.1f" : "%.1f ± %.2g", mean,
-                std);
-  return text;
+// Where an evaluation's JSON goes, and whether the run's result was kept for being of other
+// settings.
+struct EvalOutput {
+  std::string path;
+  bool result_kept = false;
+};
+
+// The run's result (eval.json) for the standard evaluation (or --replace) of a finished run's own
+// checkpoint; else a name from the options `given` and, where the result or an ad-hoc file of
+// that name is there already, the settings it was made with apart (so neither is replaced).
+// `partial`: why the episodes are not of the run's own checkpoint ("" when they are).
+EvalOutput choose_output(const EvalArgs& a, Given given, const std::string& partial,
+                         const fs::path& result, const eval::RolloutOptions& ro,
+                         const eval::RolloutResult& r, int64_t step) {
+  if (a.out_given) return {a.out, false};
+  if (!partial.empty()) given.insert(given.begin(), {"", partial});
+  bool result_kept = false;
+  if (given.empty() && !a.replace && fs::exists(result)) {
+    given = settings_apart(result, ro, r, step);
+    result_kept = !given.empty();
+  }
+  if (given.empty() || (a.replace && partial.empty())) return {result.string(), result_kept};
+  // An ad-hoc file of other settings is kept too (a finished run's result kept under its step
+  // by `--extend`, eval-step200.json, from a plain eval of that checkpoint): the name grows by
+  // the settings apart.
+  if (const fs::path adhoc = result.parent_path() / adhoc_name(given); fs::exists(adhoc)) {
+    for (const auto& setting : settings_apart(adhoc, ro, r, step)) {
+      const bool named = std::any_of(given.begin(), given.end(),
+                                     [&](const auto& g) { return g.first == setting.first; });
+      if (!named) given.push_back(setting);
+    }
+  }
+  return {(result.parent_path() / adhoc_name(given)).string(), result_kept};
 }
 
 // Rolls `a.run` out and writes its JSON: eval.json only for the standard evaluation (or
@@ -191,11 +219,11 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   // Said once the run has loaded: a run that is not there is the one line printed.
   core::say_choice(a.device, device);
   if (a.replace && !not_the_result(a.run, agent.step).empty()) {
-    throw ExitError{2, "minrnn eval: --replace writes the run's result (eval.json), but " + a.run +
-                           " is not a finished run's own checkpoint (checkpoint.pt beside "
-                           "done.json); evaluate it without --replace"};
+    throw usage_error("eval", "--replace writes the run's result (eval.json), but " + a.run +
+                                  " is not a finished run's own checkpoint (checkpoint.pt beside "
+                                  "done.json); evaluate it without --replace");
   }
-  const fs::path result = run_folder(a.run) / "eval.json";
+  const fs::path result = rl::RunFiles(run_folder(a.run)).result;
   if (a.out_given) check_out_file(a.out, result);
   eval::RolloutOptions ro;
   ro.episodes = a.episodes;
@@ -212,37 +240,19 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   const bool replaced = checkpoint_identity(a.run) != loaded;
   const std::string partial =
       replaced ? "replaced-step" + std::to_string(agent.step) : not_the_result(a.run, agent.step);
-  if (!partial.empty()) given.insert(given.begin(), {"", partial});
-  bool result_kept = false;
-  if (given.empty() && !a.replace && !a.out_given && fs::exists(result)) {
-    given = settings_apart(result, ro, r, agent.step);
-    result_kept = !given.empty();
-  }
-  const bool to_result = given.empty() || (a.replace && partial.empty());
-  // An ad-hoc file of other settings is kept too (a finished run's result kept under its step
-  // by `--extend`, eval-step200.json, from a plain eval of that checkpoint): the name grows by
-  // the settings apart.
-  if (const fs::path adhoc = result.parent_path() / adhoc_name(given);
-      !to_result && !a.out_given && fs::exists(adhoc)) {
-    for (const auto& setting : settings_apart(adhoc, ro, r, agent.step)) {
-      const bool named = std::any_of(given.begin(), given.end(),
-                                     [&](const auto& g) { return g.first == setting.first; });
-      if (!named) given.push_back(setting);
-    }
-  }
-  const std::string out =
-      a.out_given ? a.out
-                  : (result.parent_path() / (to_result ? "eval.json" : adhoc_name(given))).string();
+  const EvalOutput output = choose_output(a, std::move(given), partial, result, ro, r, agent.step);
+  const std::string& out = output.path;
   eval::write_eval_json(out, agent, ro, r);
   std::printf(
       "%s %s step %lld (%s, %s engine): return %s, normalized %s over %d episode%s "
       "(%.1fs) → %s\n",
       envs::env_spec(agent.env).id.c_str(), agent.config.backbone.c_str(),
       static_cast<long long>(agent.step), eval::eval_mode_name(r.mode),
-      rl::policy_engine_name(r.engine), plus_minus(r.mean_return, r.std_return).c_str(),
-      plus_minus(r.mean_normalized, r.std_normalized).c_str(), ro.episodes,
+      rl::policy_engine_name(r.engine),
+      eval::mean_std_text(r.mean_return, r.std_return, ro.episodes).c_str(),
+      eval::mean_std_text(r.mean_normalized, r.std_normalized, ro.episodes).c_str(), ro.episodes,
       ro.episodes == 1 ? "" : "s", r.seconds, out.c_str());
-  if (result_kept) {
+  if (output.result_kept) {
     std::printf(
         "%s, the run's result, was made with other settings: kept (--replace replaces it)\n",
         result.string().c_str());

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "io/shell_word.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
 #include "sweep/estimate.h"
@@ -26,7 +27,12 @@ namespace minrnn::cli {
 namespace {
 
 void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates, bool json) {
-  if (rates.empty()) {
+  const std::vector<sweep::SweepRun> runs = sweep::plan_sweep(spec);
+  // A finished sweep needs no rates to say that nothing is left (a docs walk, 2026-11-29).
+  const bool all_done = std::all_of(runs.begin(), runs.end(), [](const sweep::SweepRun& r) {
+    return r.state == sweep::RunState::kDone;
+  });
+  if (rates.empty() && !all_done) {
     const std::string packs = "runs/bench/pack.csv";
     if (!std::filesystem::exists(packs)) {
       throw std::runtime_error(
@@ -37,8 +43,8 @@ void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates
     rates.push_back(packs);
     if (std::filesystem::exists("runs/bench/eval.csv")) rates.push_back("runs/bench/eval.csv");
   }
-  const sweep::SweepEstimate e =
-      sweep::estimate_sweep(spec, sweep::plan_sweep(spec), sweep::read_measured_rates(rates));
+  const sweep::SweepEstimate e = sweep::estimate_sweep(
+      spec, runs, rates.empty() ? sweep::MeasuredRates{} : sweep::read_measured_rates(rates));
   if (json) {
     std::cout << sweep::estimate_json(e).dump(2) << "\n";
   } else {
@@ -68,12 +74,15 @@ void run_sweep_command(const SweepArgs& args) {
                     spec.sets.end());
   }
   spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());
+  for (const std::string& set : args.sets) spec.command_options += " --set " + io::shell_word(set);
+  if (!args.out.empty()) spec.command_options += " --out " + io::shell_word(args.out);
+  if (args.extend) spec.command_options += " --extend";
   if (!args.out.empty()) spec.out = args.out;
   if (args.parallel > 0) spec.parallel = args.parallel;
   if (args.pack > 0) spec.pack = args.pack;
   spec.extend = args.extend;
   if (args.json && !args.status && !args.estimate)
-    throw ExitError{2, "minrnn sweep: --json goes with --status or --estimate"};
+    throw usage_error("sweep", "--json goes with --status or --estimate");
   // Exit 1 with failed runs, as the sweep itself, so that a script can tell; nothing more on
   // stderr: the summary (or the JSON's counts) says how many, and `--json 2>&1 | jq` stays JSON.
   if (args.status) {

@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/rollout.h"
-#include "io/progress_line.h"
+#include "eval/training_evaluation.h"
 #include "io/tensorboard.h"
 #include "rl/config.h"
 #include "rl/run_files.h"
@@ -41,32 +40,6 @@ struct TrainArgs {
 // The config file run i of `a` trains with: the one given for every seed, or its own.
 const std::string& config_file(const TrainArgs& a, size_t i) {
   return a.configs[a.configs.size() == 1 ? 0 : i];
-}
-
-// Periodic evaluation during training: a short rollout, a row of <run>/evals.csv.
-rl::Evaluate evaluate_into(const std::string& run_dir) {
-  return [run_dir](int64_t step, rl::Agent& agent, rl::EvaluationProgress& progress) {
-    eval::RolloutOptions ro;
-    ro.episodes = static_cast<int>(agent.config.eval_episodes);
-    ro.target_return = agent.config.target_return;
-    ro.seed = 1000000 + agent.config.seed * 1000;
-    // On CUDA the evaluation has a thread of its own beside the training (rl/run_evaluations.h),
-    // and a pack's runs evaluate at the same steps: one rollout thread each leaves the cores to
-    // the others and to the thread that queues the GPU's work.
-    if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
-    ro.should_stop = [] { return rl::stop_requested(); };  // Slurm's grace period is short
-    ro.on_step = [&progress](int64_t steps, int64_t most, int ended) {
-      progress.record(steps, most, ended);
-    };
-    const auto r = eval::rollout(agent, ro);
-    rl::append_eval_row(run_dir,
-                        {step, r.mean_return, r.std_return, r.mean_normalized, r.std_normalized});
-    char scores[128];
-    std::snprintf(scores, sizeof scores, "return %.1f ± %.1f, normalized %.1f ± %.1f",
-                  r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
-    io::ProgressLine::on_stderr().message("eval " + run_dir + " @ step " + std::to_string(step) +
-                                          ": " + scores);
-  };
 }
 
 // Where TensorBoard shows the runs: the run dir, or the deepest folder all of a pack's sit in.
@@ -148,7 +121,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     m.options.extend = a.extend;
     m.options.quiet = a.quiet;
     m.options.cuda_graph = !a.eager;
-    m.options.evaluate = evaluate_into(m.options.run_dir);
+    m.options.evaluate = eval::evaluate_during_training(m.options.run_dir);
     members.push_back(std::move(m));
   }
   refuse_shared_run_dirs(members, !a.run_dirs.empty());
@@ -182,8 +155,9 @@ void report(const TrainArgs& a, const std::vector<rl::PackMember>& members,
     const std::string resumed =
         r.resumed_from == 0 ? ""
         : r.resumed_from == r.step && r.finished
-            ? " (nothing left to train: raise max_steps and pass --extend to train it further, "
-              "or --force to retrain it)"
+            ? std::string(" (nothing left to train: raise max_steps") +
+                  (a.extend ? "" : " and pass --extend") +
+                  " to train it further, or --force to retrain it)"
             : " (resumed from step " + std::to_string(r.resumed_from) + ")";
     if (!r.error.empty()) {
       ++failed;

@@ -131,6 +131,10 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
   return message + " (" + command + " --help)";
 }
 
+ExitError usage_error(const std::string& command, const std::string& message) {
+  return {2, "minrnn: error: " + command + ": " + message + " (minrnn " + command + " --help)"};
+}
+
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv) {
   const CLI::App* at = &app;
   std::string command = "minrnn";

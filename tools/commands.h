@@ -71,4 +71,8 @@ struct ExitError {
   std::string message;
 };
 
+// Options that do not go together, or a value refused before anything runs: exit 2 with the
+// line a parse error prints, "minrnn: error: eval: MESSAGE (minrnn eval --help)".
+ExitError usage_error(const std::string& command, const std::string& message);
+
 }  // namespace minrnn::cli

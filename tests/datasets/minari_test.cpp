@@ -454,6 +454,21 @@ TEST(MinariTest, DimsMustMatchTheEnvSpec) {
   ReadOptions none;
   none.env = "none";
   EXPECT_EQ(read_minari((dir.path / "d").string(), nullptr, none).obs_dim, 17);
+  // The environment asked for is the one named (a docs walk, 2026-11-29: Hopper-v5, the file's),
+  // and one that is not known is refused, not skipped.
+  write_minari(dir.path / "h", {3}, {true});  // hopper's 11/3
+  ReadOptions walker;
+  walker.env = "walker2d";
+  try {
+    read_minari((dir.path / "h").string(), nullptr, walker);
+    ADD_FAILURE() << "hopper's dims read as walker2d's";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("have dims 11/3 but walker2d has 17/6"), std::string::npos)
+        << e.what();
+  }
+  ReadOptions unknown;
+  unknown.env = "walker3d";
+  EXPECT_THROW(read_minari((dir.path / "h").string(), nullptr, unknown), std::invalid_argument);
 }
 
 }  // namespace

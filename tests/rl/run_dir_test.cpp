@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "rl/run_dir.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 #include "tests/text_file.h"
@@ -43,6 +44,33 @@ void expect_force_removes(Fixture& f, const std::vector<std::string>& kept_files
   opt.force = true;
   rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
   for (const auto& name : kept_files) EXPECT_FALSE(fs::exists(f.run / name)) << name;
+}
+
+// metrics.csv's last row, by its header's names: a torn last line is no row, an older file's
+// missing column reads 0, a file without header has ProgressLog's columns.
+TEST(RunDir, TheLastMetricsRowIsReadByItsHeader) {
+  testing::TempDir dir;
+  const std::string csv = (dir.path / "metrics.csv").string();
+  EXPECT_FALSE(rl::last_metrics_row(csv));  // no file
+  testing::write_text(csv, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
+  EXPECT_FALSE(rl::last_metrics_row(csv));  // a header alone
+  testing::write_text(csv, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n10,0.5,1e-4,2,30,4\n"
+                           "20,0.25,2e-4,1.5,40,6.5\n30,0.1");
+  auto row = rl::last_metrics_row(csv);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->step, 20);
+  EXPECT_DOUBLE_EQ(row->loss, 0.25);
+  EXPECT_DOUBLE_EQ(row->lr, 2e-4);
+  EXPECT_DOUBLE_EQ(row->steps_per_s, 40);
+  EXPECT_DOUBLE_EQ(row->elapsed_s, 6.5);
+  testing::write_text(csv, "step,loss,steps_per_s\n7,0.75,12\n");  // before lr and elapsed_s
+  row = rl::last_metrics_row(csv);
+  ASSERT_TRUE(row);
+  EXPECT_DOUBLE_EQ(row->steps_per_s, 12);
+  EXPECT_DOUBLE_EQ(row->elapsed_s, 0);
+  testing::write_text(csv, "5,0.5,1e-4,2,30,4\n");
+  ASSERT_TRUE(rl::last_metrics_row(csv));
+  EXPECT_DOUBLE_EQ(rl::last_metrics_row(csv)->elapsed_s, 4);
 }
 
 TEST(RunDir, AKillAfterTheFinalCheckpointIsFinishedOnRerun) {

@@ -270,8 +270,16 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();  // the job's --comment
   write_exe(bin / "squeue",
             "echo '1|PENDING|0:00||" + tag + "'\necho '2|RUNNING|0:01|n|" + tag + "'\n");
-  EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
-  ::testing::internal::GetCapturedStdout();
+  sweep::SweepSpec with_options = s;  // as `minrnn sweep` records its command line's
+  with_options.command_options = " --set 'seed=1 2' --out " + s.out;
+  EXPECT_EQ(sweep::submit_slurm_sweep(with_options, {}), 0);
+  const std::string submitted = ::testing::internal::GetCapturedStdout();
+  // The hint to watch it repeats the command line's options: a bare `--status` looked in the
+  // file's `out` (a docs walk, 2026-11-29).
+  EXPECT_NE(submitted.find("watch: minrnn sweep " + s.file + " --set 'seed=1 2' --out " + s.out +
+                           " --status"),
+            std::string::npos)
+      << submitted;
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
   const auto job = nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"));
   EXPECT_EQ(job["job_id"], "4242");

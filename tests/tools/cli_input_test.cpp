@@ -73,6 +73,11 @@ TEST(CliInput, APackWithAFinishedRunTrainsTheOthers) {
   const auto again = run_minrnn(dir, "train c.yaml --seed 0 --run-dir a0");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   testing::expect_output_naming(again, {"a0: step 4", "nothing left to train", "--extend"});
+  // With --extend given, the hint does not ask for it (a docs walk, 2026-11-29).
+  const auto extended = run_minrnn(dir, "train c.yaml --seed 0 --run-dir a0 --extend");
+  ASSERT_EQ(extended.exit_code, 0) << extended.output;
+  testing::expect_output_naming(extended, {"nothing left to train: raise max_steps to train it"});
+  EXPECT_EQ(extended.output.find("pass --extend"), std::string::npos) << extended.output;
   // A pack of a relative and an absolute run dir is watched where both are (an audit of
   // TensorBoard, 2026-11-29: it printed `--logdir .`).
   const std::string absolute = (dir.path / "r" / "p3").string();

@@ -70,6 +70,20 @@ TEST(CliEstimate, BenchPackTimesAStackedPack) {
   testing::expect_output_naming(bench, {"--stacked", "as one stacked model"});
 }
 
+// A finished sweep needs no rates to say that nothing is left (a docs walk, 2026-11-29: it asked
+// for runs/bench/pack.csv).
+TEST(CliEstimate, AFinishedSweepSaysNothingIsLeftWithoutRates) {
+  testing::TempDir dir;
+  write_sweep(dir);
+  ASSERT_EQ(
+      run_minrnn(dir, "data synth d.hdf5 --env hopper --steps 300 --episode-len 50").exit_code, 0);
+  const auto sweep = run_minrnn(dir, "sweep s.yaml --set max_steps=5 --set eval_episodes=1");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.output;
+  const auto r = run_minrnn(dir, "sweep s.yaml --set max_steps=5 --set eval_episodes=1 --estimate");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  testing::expect_output_naming(r, {"0 of 2 runs left", "Nothing left to run"});
+}
+
 TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
   testing::TempDir dir;
   write_sweep(dir);
