@@ -1,5 +1,6 @@
 #include "kernels/cpu/workers.h"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,16 +24,26 @@ constexpr auto kSpinFor = std::chrono::microseconds(300);
 }  // namespace
 
 Workers::Workers(int threads) {
-  for (int t = 1; t < threads; ++t) pool_.emplace_back([this] { serve(); });
+  // More threads than the machine runs at once only wait for each other.
+  const int most = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  try {
+    for (int t = 1; t < std::min(threads, most); ++t) pool_.emplace_back([this] { serve(); });
+  } catch (...) {  // the system refused a thread (EAGAIN): the ones started are stopped first
+    stop();
+    throw;
+  }
 }
 
-Workers::~Workers() {
+Workers::~Workers() { stop(); }
+
+void Workers::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : pool_) t.join();
+  pool_.clear();
 }
 
 void Workers::for_each(int64_t count, const std::function<void(int64_t)>& task) {

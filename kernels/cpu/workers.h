@@ -20,7 +20,9 @@ namespace minrnn::core::cpu {
 
 class Workers {
  public:
-  // `threads` in all, the caller's among them: threads − 1 are started here (none for 1).
+  // `threads` in all, the caller's among them: threads − 1 are started here (none for 1), at
+  // most as many as the machine's hardware threads. std::system_error where the system refuses a
+  // thread (none is left running).
   explicit Workers(int threads);
   ~Workers();
   Workers(const Workers&) = delete;
@@ -32,6 +34,7 @@ class Workers {
   void for_each(int64_t count, const std::function<void(int64_t)>& task);
 
  private:
+  void stop();        // ends and joins the pool threads
   void take_tasks();  // runs tasks of the current batch until none is left
   void serve();       // a pool thread: waits for a batch, takes its tasks, waits again
 
