@@ -223,11 +223,10 @@ void check_dims(const std::string& path, const MinariInfo& info, const Transitio
                                           : guess_env_from_name(info.dataset_id);
   const int env_obs_dim = env == nullptr ? 0 : env->obs_dim + (info.observes_x ? 1 : 0);
   if (env != nullptr && (env_obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
-    throw std::invalid_argument(path + ": observations/actions have dims " +
-                                std::to_string(data.obs_dim) + "/" + std::to_string(data.act_dim) +
-                                " but " + (asked || spec_id.empty() ? env->name : spec_id) +
-                                " has " + std::to_string(env_obs_dim) + "/" +
-                                std::to_string(env->act_dim));
+    throw std::invalid_argument(
+        path + ": observations/actions have dims " + std::to_string(data.obs_dim) + "/" +
+        std::to_string(data.act_dim) + " but " + (asked || spec_id.empty() ? env->name : spec_id) +
+        " has " + std::to_string(env_obs_dim) + "/" + std::to_string(env->act_dim));
   }
 }
 

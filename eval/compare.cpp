@@ -147,8 +147,8 @@ CellComparison compare_cell(const std::string& dataset, const std::string& backb
 
 // As the report writes a cell (mean_std_text).
 std::string side_cell(const SideScores& s) {
-  return mean_std_text(s.mean, s.std, s.scores.size()) +
-         " (n=" + std::to_string(s.scores.size()) + ")";
+  return mean_std_text(s.mean, s.std, s.scores.size()) + " (n=" + std::to_string(s.scores.size()) +
+         ")";
 }
 
 }  // namespace
@@ -191,14 +191,14 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
                    "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const CellComparison& c : cells) {
     md += "| " + markdown_cell(c.dataset) + " | " + c.backbone + " | ";
-    md += c.evaluations == 0 ? "– | 0 | – | – | – | – | "
-                             : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) +
-                                   " | " + std::to_string(c.evaluations) + " | " + side_cell(c.a) +
-                                   " | " + side_cell(c.b) + " | " + score_text(c.difference) + " ± " +
-                                   score_text(c.standard_error) + " | " +
-                                   score_text(c.paired_difference) + " ± " +
-                                   score_text(c.paired_standard_error) +
-                                   " (n=" + std::to_string(c.paired_seeds) + ") | ";
+    md += c.evaluations == 0
+              ? "– | 0 | – | – | – | – | "
+              : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) + " | " +
+                    std::to_string(c.evaluations) + " | " + side_cell(c.a) + " | " +
+                    side_cell(c.b) + " | " + score_text(c.difference) + " ± " +
+                    score_text(c.standard_error) + " | " + score_text(c.paired_difference) + " ± " +
+                    score_text(c.paired_standard_error) + " (n=" + std::to_string(c.paired_seeds) +
+                    ") | ";
     const std::string said = verdict(c);
     md += (c.within_noise || said != verdict_moved ? said : "**" + said + "**") + " | " +
           (c.settings_apart.empty() ? "–" : markdown_cell(c.settings_apart)) + " |\n";

@@ -48,8 +48,6 @@ Cell cell_of(const std::vector<double>& seeds) {
   return c;
 }
 
-std::string fmt(double v, int digits = 1) { return score_text(v, digits); }
-
 // "mean ± std (n=N)" over seeds (mean_std_text). A cell whose seeds differ in their settings is
 // marked † (table_markdown says how).
 std::string seeds_cell(const Cell& c) {
@@ -136,7 +134,7 @@ std::string table_markdown(const Table& t) {
       md << " – |";
       continue;
     }
-    md << " **" << fmt(a.mean) << "**";
+    md << " **" << score_text(a.mean) << "**";
     if (a.n != int(t.datasets.size())) md << " (" << a.n << " of " << t.datasets.size() << ")";
     md << " |";
   }
@@ -181,10 +179,11 @@ std::string published_markdown(const Table& t) {
   for (const auto& d : t.datasets) {
     const PublishedScores* p = find_published(d);
     if (p == nullptr) continue;
-    rows << "| " << d << " | " << ours(d, "mingru") << " | " << fmt(p->mingru) << " ± "
-         << fmt(p->mingru_std) << " | " << ours(d, "minlstm") << " | " << fmt(p->minlstm) << " ± "
-         << fmt(p->minlstm_std) << " | " << ours(d, "transformer") << " | " << fmt(p->dt_paper)
-         << " | " << fmt(p->corl_dt_last) << " |\n";
+    rows << "| " << d << " | " << ours(d, "mingru") << " | " << score_text(p->mingru) << " ± "
+         << score_text(p->mingru_std) << " | " << ours(d, "minlstm") << " | "
+         << score_text(p->minlstm) << " ± " << score_text(p->minlstm_std) << " | "
+         << ours(d, "transformer") << " | " << score_text(p->dt_paper) << " | "
+         << score_text(p->corl_dt_last) << " |\n";
   }
   if (rows.str().empty()) return "";
   const std::string other =
@@ -195,7 +194,8 @@ std::string published_markdown(const Table& t) {
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files. minGRU and "
          "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021; "
-         "CORL's DT (Tarasov et al. 2022) is scored at its last checkpoint, as ours are. Ours: mean ± std over seeds, "
+         "CORL's DT (Tarasov et al. 2022) is scored at its last checkpoint, as ours are. Ours: "
+         "mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
          "their own scores are in docs/collect.md)." +
          other +
@@ -245,9 +245,9 @@ std::string budget_markdown(const std::map<std::pair<std::string, std::string>, 
         "|---|---|---|---|---|---|---|\n";
   for (const auto& [key, b] : c) {
     md << "| " << markdown_cell(key.first) << " | " << key.second << " | " << b.steps << " | "
-       << b.runs << " | " << fmt(b.third_quarter) << " | " << fmt(b.last_quarter) << " | "
-       << (b.last_quarter >= b.third_quarter ? "+" : "") << fmt(b.last_quarter - b.third_quarter)
-       << " |\n";
+       << b.runs << " | " << score_text(b.third_quarter) << " | " << score_text(b.last_quarter)
+       << " | " << (b.last_quarter >= b.third_quarter ? "+" : "")
+       << score_text(b.last_quarter - b.third_quarter) << " |\n";
   }
   return md.str();
 }
@@ -266,7 +266,7 @@ std::string progress_markdown(const std::vector<RunProgress>& runs) {
        << r.step << " | "
        << (std::isnan(r.last_eval)
                ? std::string("–")
-               : fmt(r.last_eval) + (r.finished_shorter ? " (final, step " : " (step ") +
+               : score_text(r.last_eval) + (r.finished_shorter ? " (final, step " : " (step ") +
                      std::to_string(r.last_eval_step) + ")")
        << " |\n";
   }
@@ -282,9 +282,9 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
         "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
     const std::string code = r.exit_code >= 0 ? std::to_string(r.exit_code) : "?";
-    const std::string why = r.unreadable.empty() ? "exit " + code + ", see " + r.run_dir +
-                                                       "/train.log"
-                                                 : r.run_dir + "/eval.json: " + r.unreadable;
+    const rl::RunFiles files(r.run_dir);
+    const std::string why = r.unreadable.empty() ? "exit " + code + ", see " + files.log.string()
+                                                 : files.result.string() + ": " + r.unreadable;
     md << "| " << markdown_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | "
        << r.phase << " | " << markdown_cell(why) << " |\n";
   }
@@ -301,14 +301,14 @@ std::string table_csv(const Table& t) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end()) continue;
       const Cell& c = it->second;
-      csv += csv_line({d, b, fmt(c.mean, 3), c.n > 1 ? fmt(c.std, 3) : "", std::to_string(c.n),
-                       std::to_string(c.steps), "", c.apart});
+      csv += csv_line({d, b, score_text(c.mean, 3), c.n > 1 ? score_text(c.std, 3) : "",
+                       std::to_string(c.n), std::to_string(c.steps), "", c.apart});
     }
   }
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
     if (a.n == 0) continue;  // a backbone none of whose runs is scored yet: nothing to average
-    csv += csv_line({"Average", b, fmt(a.mean, 3), "", "", "", std::to_string(a.n), ""});
+    csv += csv_line({"Average", b, score_text(a.mean, 3), "", "", "", std::to_string(a.n), ""});
   }
   return csv;
 }

@@ -143,9 +143,7 @@ std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOption
   for (int k = 0; k < count; ++k) {
     shards[k].first = opt.episodes * k / count;
     shards[k].count = opt.episodes * (k + 1) / count - shards[k].first;
-    shards[k].policy =
-        k == 0 ? std::move(first)
-               : std::make_unique<rl::Policy>(agent, options);
+    shards[k].policy = k == 0 ? std::move(first) : std::make_unique<rl::Policy>(agent, options);
   }
   return shards;
 }
@@ -236,7 +234,9 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   r.engine = rl::resolve_policy_engine(wave.engine, agent);
   const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
   rl::PolicyOptions options{wave.mode, r.engine};
-  if (r.engine == rl::PolicyEngine::kPacked) options.threads = std::max(1, r.threads / count);
+  // Threads past the machine's would only wait for each other (and a pool's spin for them).
+  const int usable = std::min(r.threads, std::max(1, int(std::thread::hardware_concurrency())));
+  if (r.engine == rl::PolicyEngine::kPacked) options.threads = std::max(1, usable / count);
   auto policy = std::make_unique<rl::Policy>(agent, options);
   Episodes episodes = start_episodes(agent, *policy, wave);
   std::unique_ptr<envs::Renderer> renderer;

@@ -37,10 +37,13 @@ inline std::string score_text(double v, int digits = 1) {
 
 // "mean ± std" of n values (episodes, seeds). One value has no spread to show, so no "± 0.0"
 // suggests one: the mean alone. A spread under 0.1 keeps two significant digits ("± 0.048"),
-// where one decimal would print "± 0.0".
+// where one decimal would print "± 0.0"; under 0.001 it is "± < 0.001".
 inline std::string mean_std_text(double mean, double std, size_t n) {
   if (n <= 1) return score_text(mean);
-  if (!std::isfinite(std) || std >= 0.1 || std == 0) return score_text(mean) + " ± " + score_text(std);
+  if (!std::isfinite(std) || std >= 0.1 || std == 0) {
+    return score_text(mean) + " ± " + score_text(std);
+  }
+  if (std < 0.001) return score_text(mean) + " ± < 0.001";  // not "1.2e-05" in a table
   char spread[32];
   std::snprintf(spread, sizeof spread, "%.2g", std);
   return score_text(mean) + " ± " + spread;

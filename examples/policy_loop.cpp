@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
   }
   try {
     minrnn::rl::PolicyOptions options;
-    options.threads = 1;  // a control loop at batch 1 gains nothing from more threads
+    // One thread: a streaming step's products are too small to split (a Transformer's window,
+    // re-encoded every step, runs faster on 2 to 4: PolicyOptions::threads).
+    options.threads = 1;
     minrnn::rl::Policy policy = minrnn::rl::Policy::load(o.run, options);
     std::printf("policy: %s, %s engine, %s mode\n", o.run.c_str(),
                 minrnn::rl::policy_engine_name(policy.engine()),

@@ -172,9 +172,8 @@ class PartDownload {
     if (options_.progress.style == ProgressStyle::kNone) return;
     // Where it goes, too: the folder follows $D4RL_DATASET_DIR or the Minari path, not the cwd.
     const std::string folder = fs::path(spec_.path).parent_path().string();
-    std::fprintf(options_.progress.out, "%s: %s (%s) into %s%s\n", name_.c_str(),
-                 spec_.url.c_str(), human_bytes(spec_.size).c_str(),
-                 folder.empty() ? "." : folder.c_str(),
+    std::fprintf(options_.progress.out, "%s: %s (%s) into %s%s\n", name_.c_str(), spec_.url.c_str(),
+                 human_bytes(spec_.size).c_str(), folder.empty() ? "." : folder.c_str(),
                  have_ > 0 ? (", resuming at byte " + std::to_string(have_)).c_str() : "");
   }
 

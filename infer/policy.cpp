@@ -43,6 +43,7 @@ EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
 }
 
 PolicyEngine resolve_policy_engine(PolicyEngine requested, const Agent& agent) {
+  if (!agent.model) throw std::invalid_argument("Policy: the agent has no model");
   if (requested != PolicyEngine::kAuto) return requested;
   return agent.model->parameters().front().device().is_cpu() ? PolicyEngine::kPacked
                                                              : PolicyEngine::kTorch;
@@ -154,8 +155,9 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
     : agent_(std::make_unique<Agent>(std::move(agent))) {
   const Agent& a = *agent_;
   if (!a.model) throw std::invalid_argument("Policy: the agent has no model");
-  if (options.threads < 0) {
-    throw std::invalid_argument("Policy: PolicyOptions::threads must be >= 0, got " +
+  if (options.threads < 0 || options.threads > PolicyOptions::kMaxThreads) {
+    throw std::invalid_argument("Policy: PolicyOptions::threads must be 0 to " +
+                                std::to_string(PolicyOptions::kMaxThreads) + ", got " +
                                 std::to_string(options.threads));
   }
   mode_ = resolve_eval_mode(options.mode, a);

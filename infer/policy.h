@@ -80,10 +80,11 @@ struct PolicyOptions {
   // > 0: the CPU threads the policy's math may use. The packed engine's own, this policy's alone:
   // its larger products (a window's re-encoding; many episodes) split their columns over them
   // (at most the machine's hardware threads), the calling thread's among them, with the same bits
-  // as on one; 0 or 1: the calling thread alone. The torch engine's: LibTorch's, set for the whole process when the policy is made; 0
-  // leaves that as it is. A control loop at batch 1 in streaming mode wants 1: its products are
-  // too small to split.
+  // as on one; 0 or 1: the calling thread alone. The torch engine's: LibTorch's, set for the whole
+  // process when the policy is made; 0 leaves that as it is. A control loop at batch 1 in streaming
+  // mode wants 1: its products are too small to split.
   int threads = 0;
+  static constexpr int kMaxThreads = 4096;
 };
 
 class Policy {

@@ -12,6 +12,7 @@
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/isolated.h"
+#include "rl/run_files.h"
 
 namespace minrnn::rl {
 namespace {
@@ -146,7 +147,7 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   if (!fs::exists(given)) {
     throw std::invalid_argument(io::no_such(run_dir_or_file, "run directory or checkpoint file"));
   }
-  if (fs::is_directory(given)) path /= "checkpoint.pt";
+  if (fs::is_directory(given)) path = RunFiles(path).checkpoint;
   const fs::file_status file = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw std::runtime_error(path.string() + ": cannot look here: " + ec.message());

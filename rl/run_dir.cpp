@@ -74,10 +74,8 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
     });
     // The finished run logged and evaluated at its last step whatever the cadence; a run given the
     // larger budget from the start did not, so those rows go (eval-step<N>.json keeps the score).
-    if (step % std::max<int64_t>(1, cfg.log_every) != 0)
-      remove_row(files.metrics, step, true);
-    if (cfg.eval_every <= 0 || step % cfg.eval_every != 0)
-      remove_row(files.evals, step, false);
+    if (step % std::max<int64_t>(1, cfg.log_every) != 0) remove_row(files.metrics, step, true);
+    if (cfg.eval_every <= 0 || step % cfg.eval_every != 0) remove_row(files.evals, step, false);
   } else {
     for (const char* curve : {"metrics", "evals"}) {
       const fs::path file = run / (std::string(curve) + ".csv");
@@ -147,13 +145,15 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
                                  values = cells(lines.back());
   MetricsRow row;
   row.step = row_step(lines.back());
-  const std::pair<const char*, double*> columns[] = {
-      {"loss", &row.loss},           {"lr", &row.lr},
-      {"grad_norm", &row.grad_norm}, {"steps_per_s", &row.steps_per_s},
-      {"elapsed_s", &row.elapsed_s}};
+  const std::pair<const char*, double*> columns[] = {{"loss", &row.loss},
+                                                     {"lr", &row.lr},
+                                                     {"grad_norm", &row.grad_norm},
+                                                     {"steps_per_s", &row.steps_per_s},
+                                                     {"elapsed_s", &row.elapsed_s}};
   for (const auto& [name, value] : columns) {
     const auto at = std::find(names.begin(), names.end(), name) - names.begin();
-    if (at < static_cast<long>(values.size())) *value = std::strtod(values[at].c_str(), nullptr);
+    if (at < static_cast<long>(std::min(names.size(), values.size())))
+      *value = std::strtod(values[at].c_str(), nullptr);
   }
   return row;
 }

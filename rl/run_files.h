@@ -17,7 +17,8 @@ namespace minrnn::rl {
 // The files of a run directory (trainer.h says what each holds), and those the commands after
 // training write there: the result `minrnn eval` writes (eval.json), a sweep's record of a
 // failed phase (failed.json, removed when the run starts again) and the log a sweep's children
-// write (train.log). Every reader and writer names them from here.
+// write (train.log). The C++ that reads or writes them names them from here (the Slurm task's
+// shell script, sweep/slurm_script.cpp, spells them out).
 struct RunFiles {
   std::filesystem::path dir, checkpoint, metrics, evals, done, config, env, result, failed, log;
   explicit RunFiles(const std::filesystem::path& run_dir)

@@ -13,8 +13,8 @@
 #include "io/atomic_file.h"
 #include "io/env_switch.h"
 #include "ops/side_work.h"
-#include "rl/stacked_pack.h"
 #include "rl/run_files.h"
+#include "rl/stacked_pack.h"
 #include "rl/training_run.h"
 
 namespace minrnn::rl {

@@ -139,10 +139,11 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const io::DirLock lock(spec.out, "minrnn sweep");  // one submission (or local sweep) at a time
   int listed = 0;
   if (const std::string live = live_slurm_job(spec.out, true, &listed); !live.empty()) {
-    throw std::runtime_error(
-        "sweep " + spec.file + " is already submitted: Slurm job " + live + " has " +
-        std::to_string(listed) + " task(s) pending or running. Wait for it (`" +
-        sweep_command(spec, "--status") + "`), or cancel it (`scancel " + live + "`) before submitting again");
+    throw std::runtime_error("sweep " + spec.file + " is already submitted: Slurm job " + live +
+                             " has " + std::to_string(listed) +
+                             " task(s) pending or running. Wait for it (`" +
+                             sweep_command(spec, "--status") + "`), or cancel it (`scancel " +
+                             live + "`) before submitting again");
   }
   print_header();
   note_lookalike_datasets(runs);

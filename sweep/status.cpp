@@ -147,7 +147,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
 }
 
 // What --status says of one run, after its name.
-std::string status_words(const RunStatus& s) {
+std::string status_words(const SweepSpec& spec, const RunStatus& s) {
   const std::string steps = std::to_string(s.step) + " of " + std::to_string(s.run.max_steps);
   if (s.state == "done") {
     char score[32];
@@ -156,13 +156,17 @@ std::string status_words(const RunStatus& s) {
   }
   if (s.state == "training")
     return "training step " + steps + (s.pid >= 0 ? " (pid " + std::to_string(s.pid) + ")" : "");
+  if (s.state == "stopped" && s.run.extend) {
+    // Finished at a smaller budget the sweep's --extend trains on: the same command line does it,
+    // one without --extend refuses its config (a walk through the docs, 2026-11-29).
+    return "trained to step " + std::to_string(s.step) + "; `" + sweep_command(spec, "") +
+           "` trains it on to " + std::to_string(s.run.max_steps) +
+           (s.checkpointed ? " from its checkpoint" : " (no checkpoint: from step 0)");
+  }
   if (s.state == "stopped") {
     // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
-    // A run stopped while --extend trained it on is resumed by a sweep with --extend only: one
-    // without refuses its config (a smaller max_steps).
-    const std::string again = s.run.extend ? "the sweep run again with --extend" : "the sweep run again";
     return "stopped at step " + steps +
-           (s.checkpointed ? " (" + again + " resumes it from its last checkpoint)"
+           (s.checkpointed ? " (the sweep run again resumes it from its last checkpoint)"
                            : " (no checkpoint: starts again at step 0)");
   }
   if (s.state == "trained") return "trained, not evaluated";
@@ -195,7 +199,7 @@ void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& stat
               summary.c_str());
   for (const auto& n : notes) std::printf("%s\n", n.c_str());
   for (const auto& s : statuses) {
-    std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), status_words(s).c_str(),
+    std::printf("  %-40s %s%s%s\n", run_name(s.run).c_str(), status_words(spec, s).c_str(),
                 s.slurm.empty() ? "" : "  | slurm: ", s.slurm.c_str());
   }
 }

@@ -71,7 +71,8 @@ fs::path run_folder(const std::string& run) {
 // run finished at `step` (a done.json of another step: the run was extended since).
 std::string not_the_result(const std::string& run, int64_t step) {
   const fs::path file(run);
-  if (!fs::is_directory(run) && file.filename() != "checkpoint.pt") return file.stem().string();
+  if (!fs::is_directory(run) && file.filename() != rl::RunFiles("").checkpoint.filename())
+    return file.stem().string();
   if (rl::finished_step(rl::RunFiles(run_folder(run).string())) != step)
     return "step" + std::to_string(step);
   return "";
@@ -334,7 +335,8 @@ void add_eval_command(CLI::App& app) {
       "`minrnn sweep` does); without it they write RUN/eval-<options>.json");
   auto* out = sub->add_option("--out", args->out, "write the JSON here instead")->excludes(replace);
   sub->add_option("--threads", args->threads,
-                  "CPU threads the packed engine splits the episodes over (default: LibTorch's; "
+                  "CPU threads the packed engine splits the episodes over, and those beyond the "
+                  "episodes' shards each shard's larger products (default: LibTorch's; "
                   "eval.json's \"threads\" says which; any count gives the same numbers)")
       ->check(whole_number(1, 4096));
   sub->callback([args, episodes, target, seed, mode, engine, out] {

@@ -152,13 +152,12 @@ void report(const TrainArgs& a, const std::vector<rl::PackMember>& members,
   for (size_t i = 0; i < results.size(); ++i) {
     const rl::TrainResult& r = results[i];
     const std::string& dir = members[i].options.run_dir;
-    const std::string resumed =
-        r.resumed_from == 0 ? ""
-        : r.resumed_from == r.step && r.finished
-            ? std::string(" (nothing left to train: raise max_steps") +
-                  (a.extend ? "" : " and pass --extend") +
-                  " to train it further, or --force to retrain it)"
-            : " (resumed from step " + std::to_string(r.resumed_from) + ")";
+    const std::string resumed = r.resumed_from == 0 ? ""
+                                : r.resumed_from == r.step && r.finished
+                                    ? std::string(" (nothing left to train: raise max_steps") +
+                                          (a.extend ? "" : " and pass --extend") +
+                                          " to train it further, or --force to retrain it)"
+                                    : " (resumed from step " + std::to_string(r.resumed_from) + ")";
     if (!r.error.empty()) {
       ++failed;
       std::printf("%s: FAILED: %s\n", dir.c_str(), naming_the_config(a, i, r.error).c_str());

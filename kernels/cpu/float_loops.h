@@ -38,7 +38,9 @@ void dense(const Dense& d, const float* x, int64_t rows, float* y, bool accumula
            int64_t ldx = 0, int64_t ldy = 0);  // 0 = packed (in, out)
 
 // C (m, n) = A (m, k) · B (k, n) (+ C when beta is 1), row-major, leading dimensions given: Dense
-// and attention's products, in blocks of kSmallRows rows (gemm_rows_ab).
+// and attention's products, in blocks of kSmallRows rows (gemm_rows_ab). Under a WorkersScope
+// (kernels/cpu/workers.h) its column strips may run on several threads at once: C must not
+// overlap A or B.
 void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc);
 // The few-rows kernel: per block of 32 columns, every row's accumulators stay in registers while

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -34,7 +35,9 @@ Workers::Workers(int threads) {
   }
 }
 
-Workers::~Workers() { stop(); }
+Workers::~Workers() {
+  stop();
+}
 
 void Workers::stop() {
   {
@@ -46,34 +49,49 @@ void Workers::stop() {
   pool_.clear();
 }
 
-void Workers::for_each(int64_t count, const std::function<void(int64_t)>& task) {
+void Workers::run_batch(int64_t count, Call call, void* task) {
   if (pool_.empty() || count <= 1) {
-    for (int64_t i = 0; i < count; ++i) task(i);
+    for (int64_t i = 0; i < count; ++i) call(task, i);
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    task_ = &task;
+    call_ = call;
+    task_ = task;
     count_ = count;
     next_ = 0;
     done_ = 0;
+    error_ = nullptr;
     batch_.fetch_add(1, std::memory_order_release);
   }
-  wake_.notify_all();
+  // Those asleep: as many as there are tasks for besides the caller's (the spinning see batch_).
+  if (count - 1 >= static_cast<int64_t>(pool_.size())) {
+    wake_.notify_all();
+  } else {
+    for (int64_t w = 0; w < count - 1; ++w) wake_.notify_one();
+  }
   take_tasks();
   std::unique_lock<std::mutex> lock(mutex_);
   finished_.wait(lock, [&] { return done_ == count_; });
   task_ = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void Workers::take_tasks() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (next_ < count_) {
     const int64_t i = next_++;
-    const std::function<void(int64_t)>& task = *task_;
+    const Call call = call_;
+    void* const task = task_;
     lock.unlock();
-    task(i);
+    std::exception_ptr thrown;
+    try {
+      call(task, i);
+    } catch (...) {  // kept for the caller: the batch still waits for every task to return
+      thrown = std::current_exception();
+    }
     lock.lock();
+    if (thrown && !error_) error_ = thrown;
     if (++done_ == count_) finished_.notify_one();
   }
 }
@@ -96,9 +114,15 @@ void Workers::serve() {
   }
 }
 
-Workers* current_workers() { return current; }
+Workers* current_workers() {
+  return current;
+}
 
-WorkersScope::WorkersScope(Workers* workers) : previous_(current) { current = workers; }
-WorkersScope::~WorkersScope() { current = previous_; }
+WorkersScope::WorkersScope(Workers* workers) : previous_(current) {
+  current = workers;
+}
+WorkersScope::~WorkersScope() {
+  current = previous_;
+}
 
 }  // namespace minrnn::core::cpu

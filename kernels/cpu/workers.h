@@ -11,9 +11,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace minrnn::core::cpu {
@@ -29,11 +30,20 @@ class Workers {
   Workers& operator=(const Workers&) = delete;
   int threads() const { return static_cast<int>(pool_.size()) + 1; }
   // Calls task(i) for every i in [0, count), spread over the threads (the caller's too), and
-  // returns once all have returned. The tasks must not throw (a product's strips do not). One
+  // returns once all have returned; then rethrows the first exception a task threw. Allocates
+  // nothing: the task is called through a pointer to it (a policy step allocates nothing). One
   // caller at a time: a Workers belongs to the one engine that made it.
-  void for_each(int64_t count, const std::function<void(int64_t)>& task);
+  template <typename Task>
+  void for_each(int64_t count, Task&& task) {
+    using Callable = std::remove_reference_t<Task>;
+    run_batch(
+        count, [](void* t, int64_t i) { (*static_cast<Callable*>(t))(i); },
+        const_cast<void*>(static_cast<const void*>(&task)));
+  }
 
  private:
+  using Call = void (*)(void* task, int64_t i);
+  void run_batch(int64_t count, Call call, void* task);
   void stop();        // ends and joins the pool threads
   void take_tasks();  // runs tasks of the current batch until none is left
   void serve();       // a pool thread: waits for a batch, takes its tasks, waits again
@@ -41,8 +51,10 @@ class Workers {
   std::vector<std::thread> pool_;
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
-  const std::function<void(int64_t)>* task_ = nullptr;  // the batch's; valid while one runs
-  int64_t count_ = 0, next_ = 0, done_ = 0;             // tasks in the batch, taken, returned
+  Call call_ = nullptr;  // the batch's task: call_(task_, i); valid while a batch runs
+  void* task_ = nullptr;
+  int64_t count_ = 0, next_ = 0, done_ = 0;  // tasks in the batch, taken, returned
+  std::exception_ptr error_;                 // the first a task of the batch threw
   std::atomic<uint64_t> batch_{0};  // counts batches, changed under mutex_: a pool thread's cue
   bool stopping_ = false;
 };

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "infer/pack.h"
@@ -158,7 +159,7 @@ TEST(CpuFloatLoops, AProductSplitOverWorkersIsTheSameBits) {
 TEST(CpuWorkers, EveryTaskRunsOnceInEveryBatch) {
   cpu::Workers workers(4);
   const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  EXPECT_EQ(workers.threads(), std::min(4, hardware));  // no more than the machine runs at once
+  EXPECT_EQ(workers.threads(), std::min(4, hardware));   // no more than the machine runs at once
   EXPECT_EQ(cpu::Workers(1 << 20).threads(), hardware);  // a count no system would start
   std::vector<std::atomic<int>> runs(37);
   for (int batch = 1; batch <= 500; ++batch) {
@@ -170,6 +171,18 @@ TEST(CpuWorkers, EveryTaskRunsOnceInEveryBatch) {
     }
     if (batch % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
   }
+  // A task that throws: every other task still runs, and the caller gets the exception once the
+  // batch is over (the pool goes on with the next).
+  std::atomic<int> ran{0};
+  EXPECT_THROW(workers.for_each(16,
+                                [&](int64_t i) {
+                                  ran.fetch_add(1);
+                                  if (i == 3) throw std::runtime_error("task 3");
+                                }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 16);
+  workers.for_each(5, [&](int64_t i) { runs[i].fetch_add(1); });
+  EXPECT_EQ(runs[4].load(), 1);
   cpu::Workers alone(1);  // no pool thread: the caller runs them all
   int64_t sum = 0;
   alone.for_each(10, [&](int64_t i) { sum += i; });

@@ -54,8 +54,9 @@ TEST(RunDir, TheLastMetricsRowIsReadByItsHeader) {
   EXPECT_FALSE(rl::last_metrics_row(csv));  // no file
   testing::write_text(csv, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n");
   EXPECT_FALSE(rl::last_metrics_row(csv));  // a header alone
-  testing::write_text(csv, "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n10,0.5,1e-4,2,30,4\n"
-                           "20,0.25,2e-4,1.5,40,6.5\n30,0.1");
+  testing::write_text(csv,
+                      "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n10,0.5,1e-4,2,30,4\n"
+                      "20,0.25,2e-4,1.5,40,6.5\n30,0.1");
   auto row = rl::last_metrics_row(csv);
   ASSERT_TRUE(row);
   EXPECT_EQ(row->step, 20);

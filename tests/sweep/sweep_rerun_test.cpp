@@ -52,6 +52,26 @@ TEST(SweepPlan, AFinishedRunWithTheSweepsConfigIsSkipped) {
   EXPECT_EQ(runs[0].state, sweep::RunState::kDone);
 }
 
+// --status of a sweep whose --extend trains its finished runs on names the command that does it:
+// the same command line, --extend and all (a walk through the docs, 2026-11-29: it said to run
+// the sweep again, which without --extend refuses those runs).
+TEST(SweepStatus, ARunToExtendNamesTheCommandThatExtendsIt) {
+  testing::TempDir tmp;
+  const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  std::ofstream(run / "metrics.csv") << "step,loss\n5,0.5\n";
+  sweep::SweepSpec s = one_run_sweep(tmp.path / "out");
+  s.sets = {"max_steps=8"};
+  s.extend = true;
+  s.command_options = " --set max_steps=8 --extend";
+  ::testing::internal::CaptureStdout();
+  sweep::print_sweep_status(s, false);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("trained to step 5; `minrnn sweep s.yaml --set max_steps=8 --extend` "
+                         "trains it on to 8 (no checkpoint: from step 0)"),
+            std::string::npos)
+      << printed;
+}
+
 TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   testing::TempDir tmp;
   // The sweep's `set` said max_steps=1000 when this run was trained; now it says 5.

@@ -68,7 +68,9 @@ std::vector<Row> run(const PolicyBenchOptions& o) {
   using rl::EvalMode;
   using rl::PolicyEngine;
   const int threads = torch::get_num_threads();
-  torch::set_num_threads(1);  // a control loop's one core; also caps the BLAS
+  // A control loop's one core: the torch engine's (LibTorch's threads); the packed engine's policy
+  // runs on the calling thread alone by default (PolicyOptions::threads).
+  torch::set_num_threads(1);
   std::vector<Row> rows;
   for (const auto& [backbone, mode] :
        std::vector<std::pair<std::string, EvalMode>>{{"mingru", EvalMode::kStreaming},
