@@ -365,12 +365,12 @@ void add_collect_command(CLI::App& app) {
       ->check(positive());
   sub->add_option("--train-steps", args->train_steps,
                   "SAC environment-step budget (medium stops earlier at the target)")
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--start-steps", args->start_steps,
                   "SAC steps with uniform random actions before learning starts")
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--eval-every", args->eval_every, "Evaluate SAC every N steps")
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--target", args->target,
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")
       ->check(finite_float());

@@ -324,9 +324,9 @@ void add_synth_command(CLI::App& data_cmd) {
       "synth", "Write a synthetic D4RL-layout file (random data, real layout and sizes)");
   synth->add_option("out", synth_args->out, "output .hdf5 path")->required();
   synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
-  synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive());
+  synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive_count());
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
-      ->check(positive());
+      ->check(positive_count());
   synth->add_option("--seed", synth_args->seed, "random seed");
   // --force as train and collect name it; --overwrite as synth always has.
   synth->add_flag("--force,--overwrite", synth_args->overwrite, "replace an existing file");

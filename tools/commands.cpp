@@ -41,6 +41,10 @@ CLI::Validator positive() {
       "> 0", "positive");
 }
 
+CLI::Validator positive_count() {
+  return whole_number(1, std::numeric_limits<int32_t>::max());
+}
+
 CLI::Validator finite_float() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

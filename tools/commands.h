@@ -18,10 +18,13 @@ void add_data_command(CLI::App& app);
 void add_collect_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
-// `->check(positive())` on a numeric option: rejects 0, negatives, inf, nan and non-numbers with
-// "--episodes: expected a finite number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out the
-// whole of DBL_MAX in its message.)
+// `->check(positive())` on a real-valued option: rejects 0, negatives, inf, nan and non-numbers
+// with "--seconds: expected a finite number > 0, got '0'". (CLI11 2.1's PositiveNumber spells out
+// the whole of DBL_MAX in its message.)
 CLI::Validator positive();
+// `->check(positive_count())` on an integer option (a count, a size): "expected an integer from 1
+// to 2147483647, got '1.5'", where positive() called 1.5 fine and the conversion then failed.
+CLI::Validator positive_count();
 
 // `->check(finite_float())`: a number a float holds (what the model's tensors take), not nan,
 // inf or 1e308.

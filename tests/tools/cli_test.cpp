@@ -386,6 +386,9 @@ TEST(Cli, ANonPositiveCountIsRefusedByName) {
                         {"--episodes", "expected an integer from 1 to 1000000, got '0'"});
   expect_failure_naming(run_minrnn(dir, "bench scan --batch -3 --no-append"),
                         {"--batch", "got '-3'"});
+  // A count is an integer, and says so (it said "a finite number > 0" and took 1.5 that far).
+  expect_failure_naming(run_minrnn(dir, "bench eval --episodes 1.5 --no-append"),
+                        {"--episodes", "expected an integer from 1 to 2147483647, got '1.5'"});
   // inf would time forever, nan compares false with every limit.
   expect_failure_naming(run_minrnn(dir, "bench train --seconds inf --no-append"),
                         {"--seconds", "expected a finite number > 0, got 'inf'"});

@@ -201,7 +201,7 @@ void add(CLI::App& bench) {
   auto* sub = bench.add_subcommand("env", "Environment steps/s: one env, vector env, raw mj_step");
   sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")->delimiter(',');
   sub->add_option("--sizes", opt->sizes, "Vector env sizes")->delimiter(',');
-  sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(positive());
+  sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(positive_count());
   sub->add_flag("--quick", opt->quick, "Small counts (2000 steps) for a smoke run");
   add_filing_options(sub, opt->filing, kDefaultCsv);
   sub->callback([opt, sub] {

@@ -193,11 +193,11 @@ void add(CLI::App& bench) {
   auto o = std::make_shared<EvalBenchOptions>();
   auto* sub = bench.add_subcommand("eval", "Rollout env steps/s: streaming vs re-encoding");
   sub->add_option("--env", o->env, "environment (default halfcheetah)");
-  sub->add_option("--episodes", o->episodes, "E")->check(positive());
-  sub->add_option("--steps", o->steps, "T steps per episode")->check(positive());
-  sub->add_option("--context", o->context, "K (re-encoding window)")->check(positive());
-  sub->add_option("--embed", o->embed, "embedding width")->check(positive());
-  sub->add_option("--layers", o->layers, "layers")->check(positive());
+  sub->add_option("--episodes", o->episodes, "E")->check(positive_count());
+  sub->add_option("--steps", o->steps, "T steps per episode")->check(positive_count());
+  sub->add_option("--context", o->context, "K (re-encoding window)")->check(positive_count());
+  sub->add_option("--embed", o->embed, "embedding width")->check(positive_count());
+  sub->add_option("--layers", o->layers, "layers")->check(positive_count());
   sub->add_flag("--quick", o->quick, "E=4, T=100: a smoke run");
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {

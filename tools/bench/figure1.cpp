@@ -317,9 +317,9 @@ void add(CLI::App& bench) {
       "figure1", "Paper's Figure 1: training-step time and peak memory vs T, minRNN vs GRU/LSTM");
   sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
   sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
-  sub->add_option("--batch", o->batch, "Batch size B")->check(positive());
-  sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive());
-  sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(positive());
+  sub->add_option("--batch", o->batch, "Batch size B")->check(positive_count());
+  sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive_count());
+  sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(positive_count());
   sub->add_option("--max-seconds", o->max_seconds,
                   "Skip a cell whose estimated time (from the previous T) exceeds this")
       ->check(positive());

@@ -177,11 +177,11 @@ void add(CLI::App& bench) {
   auto o = std::make_shared<ScanBenchOptions>();
   auto* sub =
       bench.add_subcommand("scan", "Linear scan and minGRU/minLSTM layer: forward, fwd+bwd");
-  sub->add_option("--batch", o->batch, "Batch size B")->check(positive());
-  sub->add_option("--dim", o->dim, "Channels D")->check(positive());
+  sub->add_option("--batch", o->batch, "Batch size B")->check(positive_count());
+  sub->add_option("--dim", o->dim, "Channels D")->check(positive_count());
   sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
   sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
-  sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(positive());
+  sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(positive_count());
   sub->add_flag("--quick", o->quick, "Small sizes (B=8, D=64, T=64,512, 1 repeat) for a smoke run");
   add_filing_options(sub, o->filing, "runs/bench/scan-<device>.csv");
   sub->callback([o, sub] {

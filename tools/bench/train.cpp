@@ -160,7 +160,7 @@ void add(CLI::App& bench) {
   sub->add_flag("--profile", o->profile,
                 "also time 5 of the trainer's steps op by op where they run eagerly (self time "
                 "per ATen op) and, on CUDA, kernel by kernel");
-  sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive());
+  sub->add_option("--top-ops", o->top_ops, "ops listed per profile")->check(positive_count());
   sub->add_option("--peer", o->peer,
                   "a peer's benchmark, run as 'PEER train SECONDS' before and after ours "
                   "(e.g. ../shared/peer/run.sh)");

@@ -10,10 +10,10 @@
 namespace minrnn::cli {
 
 void add_shape_options(CLI::App* sub, TrainShape& shape) {
-  sub->add_option("--batch", shape.batch, "B")->check(positive());
-  sub->add_option("--context", shape.context, "K")->check(positive());
-  sub->add_option("--embed", shape.embed, "embedding width")->check(positive());
-  sub->add_option("--layers", shape.layers, "layers")->check(positive());
+  sub->add_option("--batch", shape.batch, "B")->check(positive_count());
+  sub->add_option("--context", shape.context, "K")->check(positive_count());
+  sub->add_option("--embed", shape.embed, "embedding width")->check(positive_count());
+  sub->add_option("--layers", shape.layers, "layers")->check(positive_count());
   sub->add_option("--expansion", shape.expansion,
                   "minRNN/HGRN hidden width / embed (default 1; not used by the Transformer)")
       ->check(positive());
