@@ -127,7 +127,8 @@ void add(CLI::App& bench) {
   auto o = std::make_shared<PolicyBenchOptions>();
   auto* sub = bench.add_subcommand("policy", "Latency of one Policy::act at batch 1, one thread");
   sub->add_option("--env", o->env, "environment whose dimensions to use (default halfcheetah)");
-  sub->add_option("--calls", o->calls, "act calls per row (default 20000)")->check(positive_count());
+  sub->add_option("--calls", o->calls, "act calls per row (default 20000)")
+      ->check(positive_count());
   sub->add_option("--episode", o->episode, "steps between resets (default 1000)")
       ->check(positive_count());
   sub->add_option("--context", o->context, "K (window)")->check(positive_count());
