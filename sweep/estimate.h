@@ -32,14 +32,19 @@ struct StepShape {
   std::string describe() const;  // "mingru embed 256, 3 layers, B 64, K 20, fp32"
 };
 
-// One row of bench pack's CSV (runs/bench/pack.csv).
+// Where `minrnn bench pack` and `bench eval` write their CSVs by default, and so where an
+// estimate given no --rates looks (relative to the folder minrnn runs in).
+inline constexpr const char* kPackRatesCsv = "runs/bench/pack.csv";
+inline constexpr const char* kEvalRatesCsv = "runs/bench/eval.csv";
+
+// One row of bench pack's CSV (kPackRatesCsv).
 struct PackRate {
   std::string device_kind, machine, step;  // device_kind: "cpu" or "cuda"; step: "cuda graph"
   StepShape shape;
   int pack = 0;
   double run_steps_per_s = 0;
 };
-// One row of bench eval's CSV (runs/bench/eval.csv).
+// One row of bench eval's CSV (kEvalRatesCsv).
 struct EvalRate {
   std::string machine, policy, batching;
   std::string env;  // the environment's family ("hopper"); halfcheetah in a file without the column

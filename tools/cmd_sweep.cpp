@@ -33,7 +33,7 @@ void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates
     return r.state == sweep::RunState::kDone;
   });
   if (rates.empty() && !all_done) {
-    const std::string packs = "runs/bench/pack.csv";
+    const std::string packs = sweep::kPackRatesCsv;
     if (!std::filesystem::exists(packs)) {
       throw std::runtime_error(
           "--estimate: no --rates given and no " + packs +
@@ -41,7 +41,7 @@ void print_estimate(const sweep::SweepSpec& spec, std::vector<std::string> rates
           "rates (and `minrnn bench eval` its evaluations'), or pass --rates CSV,...");
     }
     rates.push_back(packs);
-    if (std::filesystem::exists("runs/bench/eval.csv")) rates.push_back("runs/bench/eval.csv");
+    if (std::filesystem::exists(sweep::kEvalRatesCsv)) rates.push_back(sweep::kEvalRatesCsv);
   }
   const sweep::SweepEstimate e = sweep::estimate_sweep(
       spec, runs, rates.empty() ? sweep::MeasuredRates{} : sweep::read_measured_rates(rates));

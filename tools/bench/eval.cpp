@@ -17,6 +17,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "sweep/estimate.h"
 #include "tools/bench/agent.h"
 #include "tools/bench/report.h"
 #include "tools/commands.h"
@@ -25,7 +26,7 @@ namespace minrnn::cli::bench_eval {
 namespace {
 
 constexpr const char* kSection = "## Evaluation (minrnn bench eval)";
-constexpr const char* kDefaultCsv = "runs/bench/eval.csv";
+constexpr const char* kDefaultCsv = sweep::kEvalRatesCsv;  // what `sweep --estimate` reads
 using Clock = std::chrono::steady_clock;
 
 struct EvalBenchOptions {

@@ -21,6 +21,7 @@
 #include "ops/tuned_gemm_cuda.h"
 #endif
 #include "rl/stacked_pack.h"
+#include "sweep/estimate.h"
 #include "tools/bench/kernel_profile.h"
 #include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
@@ -31,7 +32,7 @@ namespace minrnn::cli::bench_pack {
 namespace {
 
 constexpr const char* kPackSection = "## Packs (minrnn bench pack)";
-constexpr const char* kPackCsv = "runs/bench/pack.csv";
+constexpr const char* kPackCsv = sweep::kPackRatesCsv;  // what `sweep --estimate` reads
 
 struct PackBenchOptions {
   std::vector<std::string> backbones = {"mingru", "minlstm", "transformer"};
