@@ -31,9 +31,8 @@ EvalMode parse_eval_mode(const std::string& name) {
 }
 
 EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
-  const bool recurrent = agent.model->streaming();
-  if (requested == EvalMode::kAuto) return recurrent ? kRecurrentDefault : EvalMode::kWindow;
-  if (requested == EvalMode::kStreaming && !recurrent) {
+  if (requested == EvalMode::kAuto) return default_eval_mode(agent.model->options().backbone);
+  if (requested == EvalMode::kStreaming && !agent.model->streaming()) {
     throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; backbone '" +
                                 agent.config.backbone +
                                 "' has no step mode (use mode window or auto: eval's --mode, "

@@ -64,6 +64,12 @@ enum class EvalMode {
 // What kAuto means for recurrent (streaming-capable) backbones. Chosen by measurement:
 // docs/agent.md, "Streaming vs sliding-window evaluation".
 inline constexpr EvalMode kRecurrentDefault = EvalMode::kStreaming;
+// What kAuto is for a backbone: kWindow for "transformer" (attention has no step mode),
+// kRecurrentDefault for the recurrent ones. A policy's mode and `sweep --estimate`'s rates both
+// follow it.
+inline EvalMode default_eval_mode(const std::string& backbone) {
+  return backbone == "transformer" ? EvalMode::kWindow : kRecurrentDefault;
+}
 const char* eval_mode_name(EvalMode mode);          // "auto" | "streaming" | "window"
 EvalMode parse_eval_mode(const std::string& name);  // std::invalid_argument listing the names
 

@@ -206,9 +206,7 @@ void add_training(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainC
 // The policy bench eval names the way a run's evaluations roll out: the packed engine, batched,
 // streaming for the recurrent backbones and a re-encoded window for the Transformer.
 std::string policy_prefix(const std::string& backbone) {
-  const rl::EvalMode mode =
-      backbone == "transformer" ? rl::EvalMode::kWindow : rl::kRecurrentDefault;
-  return backbone + ", " + rl::eval_mode_name(mode) + " ";
+  return backbone + ", " + rl::eval_mode_name(rl::default_eval_mode(backbone)) + " ";
 }
 
 // The environment family a run is evaluated in, as far as its config says without reading its
