@@ -66,8 +66,4 @@ const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim) {
   return found;
 }
 
-double normalized_score(const EnvInfo& env, double episode_return) {
-  return 100.0 * (episode_return - env.ref_min_return) / (env.ref_max_return - env.ref_min_return);
-}
-
 }  // namespace minrnn::data

@@ -32,7 +32,4 @@ const EnvInfo* guess_env_from_name(const std::string& name);
 // walker2d are both 17/6).
 const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim);
 
-// D4RL normalized score: 100 * (ret - REF_MIN) / (REF_MAX - REF_MIN).
-double normalized_score(const EnvInfo& env, double episode_return);
-
 }  // namespace minrnn::data

@@ -21,9 +21,6 @@ TEST(ReferenceTables, EnvsAndDatasetsAgreeOnD4rlFacts) {
     EXPECT_EQ(spec.act_dim, info->act_dim);
     EXPECT_EQ(spec.ref_min_score, info->ref_min_return);
     EXPECT_EQ(spec.ref_max_score, info->ref_max_return);
-    for (double ret : {-100.0, 0.0, 1234.5, 5000.0}) {
-      EXPECT_DOUBLE_EQ(envs::normalized_score(name, ret), data::normalized_score(*info, ret));
-    }
   }
 }
 
