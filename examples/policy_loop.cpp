@@ -79,12 +79,19 @@ double run_episode(minrnn::rl::Policy& policy, long seed, int* steps, std::vecto
 }
 
 int main(int argc, char** argv) {
+  const char* usage = "usage: %s RUN_DIR [--episodes N] [--seed S]\n";
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::printf(usage, argv[0]);
+      return 0;
+    }
+  }
   Options o;
   try {
     o = parse_options(argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "policy_loop: %s\nusage: %s RUN_DIR [--episodes N] [--seed S]\n", e.what(),
-                 argv[0]);
+    std::fprintf(stderr, "policy_loop: %s\n", e.what());
+    std::fprintf(stderr, usage, argv[0]);
     return 2;
   }
   try {

@@ -294,10 +294,22 @@ std::vector<double> Policy::act(const std::vector<double>& observations) {
 void Policy::act(const double* observations, double* actions) {
   check_usable("act");
   check_finite(observations, batch_ * obs_dim_, "observation");
+  // An observation far enough from the data overflows the embedding's LayerNorm (its squares pass
+  // float's range near 1e17–1e19 standard deviations): the action was NaN, and a recurrent state
+  // stayed NaN for the rest of the episode (a walk, 2026-11-29: 1e38 for a hopper). Refused,
+  // before any state moves, with a margin of a hundred below that.
+  constexpr float kMostStds = 1e15f;
   for (int64_t b = 0; b < batch_; ++b) {
     for (int64_t j = 0; j < obs_dim_; ++j) {
       const float o = static_cast<float>(observations[b * obs_dim_ + j]);
-      obs_[b * obs_dim_ + j] = (o - mean_[j]) / std_[j];
+      const float normalized = (o - mean_[j]) / std_[j];
+      if (!(std::abs(normalized) <= kMostStds)) {
+        throw std::invalid_argument(
+            "Policy: observation of episode " + std::to_string(b) + " at index " +
+            std::to_string(j) + " (" + number(observations[b * obs_dim_ + j]) +
+            ") is more than 1e15 of the training data's standard deviations from its mean");
+      }
+      obs_[b * obs_dim_ + j] = normalized;
     }
   }
   engine_->act(rtg_.data(), obs_.data(), t_, actions_.data());

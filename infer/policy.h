@@ -104,12 +104,14 @@ class Policy {
 
   // Starts `batch` new episodes (at most kMaxBatch), each conditioned on target_return (raw, in
   // the env's reward units; NaN = the run's configured target). Throws std::invalid_argument for
-  // a batch out of range or a target no float holds, leaving the policy unchanged.
+  // a batch out of range or a target whose value divided by the return scale no float holds,
+  // leaving the policy unchanged.
   static constexpr int64_t kMaxBatch = int64_t{1} << 20;
   void reset(int64_t batch = 1, double target_return = NAN);
   // One step of every episode: batch × obs_dim raw observations → batch × act_dim actions. Throws
-  // std::invalid_argument for a wrong size or a value no float holds (inf, nan, 1e39), leaving
-  // the policy unchanged.
+  // std::invalid_argument for a wrong size, a value no float holds (inf, nan, 1e39) or one more
+  // than 1e15 of the training data's standard deviations from its mean (the model's arithmetic
+  // would overflow into NaN actions), leaving the policy unchanged.
   std::vector<double> act(const std::vector<double>& observations);  // allocates its result
   // Sizes as above, unchecked; the packed engine allocates nothing here once its buffers have
   // grown.
@@ -142,7 +144,8 @@ class Policy {
   double target_return() const;
   EvalMode mode() const { return mode_; }               // never kAuto
   PolicyEngine engine() const { return engine_kind_; }  // never kAuto
-  const Agent& agent() const;                           // include rl/agent.h to read it
+  // Include rl/agent.h (and link minrnn::rl, which brings LibTorch's headers) to read it.
+  const Agent& agent() const;
 
  private:
   void check_finite(const double* values, int64_t count, const char* what) const;

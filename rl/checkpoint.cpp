@@ -65,6 +65,22 @@ void check_model_shapes(const fs::path& path, DecisionModel& model,
   }
 }
 
+// Every weight finite: the archive reader checks no CRC, so bytes damaged inside a tensor load,
+// and a NaN among the weights made every action NaN (a docs walk, 2026-11-29) — sent on to a
+// user's plant. Training never checkpoints a non-finite loss's weights, so none is a run's.
+void check_model_finite(const fs::path& path, DecisionModel& model) {
+  auto check = [&](const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
+    for (const auto& [name, t] : tensors.pairs()) {
+      if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
+        throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: tensor '" +
+                                 name + "' holds values that are not finite (a damaged file?)");
+      }
+    }
+  };
+  check(model->named_parameters());
+  check(model->named_buffers());
+}
+
 // The state normalization the policy divides by: obs_dim finite means and positive stds.
 void check_normalization(const fs::path& path, const Agent& agent) {
   const torch::Tensor& mean = agent.state_mean;
@@ -117,6 +133,7 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
     const std::map<std::string, torch::Tensor> built = tensor_shapes(agent.model);
     agent.model->load(model_archive);
     check_model_shapes(path, agent.model, built);
+    check_model_finite(path, agent.model);
   } catch (const c10::Error& e) {
     throw std::runtime_error(path.string() +
                              ": not a readable minrnn checkpoint: " + e.what_without_backtrace());

@@ -163,77 +163,93 @@ void check(bool ok, const std::map<std::string, std::string>& origin, const std:
   io::bad_key(it->second, key, "expected " + expected + ", got " + got);
 }
 
-void validate(const TrainConfig& c, std::map<std::string, std::string> o,
-              const std::string& where) {
-  o[""] = where;
-  auto s = [](auto v) {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-  };
+template <typename T>
+std::string text_of(const T& value) {
+  std::ostringstream os;
+  os << value;
+  return os.str();
+}
+
+// The model's shape and each backbone's own options (on another backbone they would be silently
+// ignored). `o`: where each key's value came from (check's).
+void validate_model(const TrainConfig& c, const std::map<std::string, std::string>& o) {
   check(!c.dataset.empty(), o, "dataset", "a D4RL id or .hdf5 path", "nothing");
   check(unknown_backbone(c.backbone).empty(), o, "backbone",
         "one of " + io::comma_separated(backbone_names()),
         "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbone_names()));
-  check(c.n_layers >= 1, o, "n_layers", ">= 1", s(c.n_layers));
-  check(c.embed_dim >= 1, o, "embed_dim", ">= 1", s(c.embed_dim));
+  check(c.n_layers >= 1, o, "n_layers", ">= 1", text_of(c.n_layers));
+  check(c.embed_dim >= 1, o, "embed_dim", ">= 1", text_of(c.embed_dim));
   check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",
-        s(c.n_heads));
-  // Each backbone's own options: on another backbone they would be silently ignored.
+        text_of(c.n_heads));
   const bool min_rnn = c.backbone == "mingru" || c.backbone == "minlstm";
   const bool attention = c.backbone == "transformer";
   check(attention || c.n_heads == 1, o, "n_heads", "1 unless backbone is transformer",
-        s(c.n_heads) + " with backbone " + c.backbone);
+        text_of(c.n_heads) + " with backbone " + c.backbone);
   // The recurrence's width is round(expansion · embed_dim): at least 1 (a smaller one was clamped
   // to 1, silently), at most 64 · embed_dim.
   const double width = c.expansion * static_cast<double>(c.embed_dim);
   check(std::isfinite(c.expansion) && c.expansion > 0 && c.expansion <= 64 && width >= 0.5, o,
-        "expansion", "in (0, 64] with round(expansion · embed_dim) >= 1", s(c.expansion));
+        "expansion", "in (0, 64] with round(expansion · embed_dim) >= 1", text_of(c.expansion));
   check(!attention || c.expansion == 1, o, "expansion", "1 with backbone transformer",
-        s(c.expansion));
+        text_of(c.expansion));
   check(min_rnn || !c.conv, o, "conv", "false unless backbone is mingru or minlstm",
         "true with backbone " + c.backbone);
   check(min_rnn || c.log_space, o, "log_space", "true unless backbone is mingru or minlstm",
         "false with backbone " + c.backbone);
-  check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", s(c.dropout));
+  check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", text_of(c.dropout));
   check(c.top_fraction > 0 && c.top_fraction <= 1, o, "top_fraction", "in (0, 1]",
-        s(c.top_fraction));
+        text_of(c.top_fraction));
   // The sampler and the rollout count in int.
-  constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
-  const std::string count_range = "from 1 to " + std::to_string(kMaxCount);
-  check(c.context_len >= 1 && c.context_len <= kMaxCount, o, "context_len", count_range,
-        s(c.context_len));
-  check(c.max_ep_len >= 1, o, "max_ep_len", ">= 1", s(c.max_ep_len));
-  check(c.lr > 0 && c.lr < 1, o, "lr", "in (0, 1)", s(c.lr));
+  check(c.context_len >= 1 && c.context_len <= std::numeric_limits<int>::max(), o, "context_len",
+        "from 1 to " + std::to_string(std::numeric_limits<int>::max()), text_of(c.context_len));
+  check(c.max_ep_len >= 1, o, "max_ep_len", ">= 1", text_of(c.max_ep_len));
+}
+
+// The optimization: learning rate and its schedule, batch, clipping, precision.
+void validate_training(const TrainConfig& c, const std::map<std::string, std::string>& o) {
+  check(c.lr > 0 && c.lr < 1, o, "lr", "in (0, 1)", text_of(c.lr));
   // AdamW scales every weight by 1 − lr · weight_decay a step: at 1 or more it zeroes or flips
   // them.
   check(c.weight_decay >= 0 && c.lr * c.weight_decay < 1, o, "weight_decay",
-        ">= 0 with lr · weight_decay < 1", s(c.weight_decay));
-  check(c.warmup_steps >= 0, o, "warmup_steps", ">= 0", s(c.warmup_steps));
-  check(c.max_steps >= 1, o, "max_steps", ">= 1", s(c.max_steps));
-  check(c.batch_size >= 1 && c.batch_size <= kMaxCount, o, "batch_size", count_range,
-        s(c.batch_size));
+        ">= 0 with lr · weight_decay < 1", text_of(c.weight_decay));
+  check(c.warmup_steps >= 0, o, "warmup_steps", ">= 0", text_of(c.warmup_steps));
+  check(c.max_steps >= 1, o, "max_steps", ">= 1", text_of(c.max_steps));
+  check(c.batch_size >= 1 && c.batch_size <= std::numeric_limits<int>::max(), o, "batch_size",
+        "from 1 to " + std::to_string(std::numeric_limits<int>::max()), text_of(c.batch_size));
   check(std::isfinite(c.grad_clip) && c.grad_clip >= 0, o, "grad_clip",
-        "a finite number >= 0 (0 = off)", s(c.grad_clip));
+        "a finite number >= 0 (0 = off)", text_of(c.grad_clip));
   check(c.matmul_precision == "fp32" || c.matmul_precision == "tf32", o, "matmul_precision",
         "fp32 or tf32", "'" + c.matmul_precision + "'");
+}
+
+// The run around it: conditioning, evaluations, cadences, seed, device.
+void validate_run(const TrainConfig& c, const std::map<std::string, std::string>& o) {
   check(std::isfinite(c.return_scale) && c.return_scale > 0, o, "return_scale",
-        "a finite number > 0", s(c.return_scale));
+        "a finite number > 0", text_of(c.return_scale));
   // The policy conditions on it in float, divided by the return scale (infer/policy.h).
   check(std::isfinite(static_cast<float>(c.target_return / c.return_scale)), o, "target_return",
-        "a finite number (within float's range once divided by return_scale)", s(c.target_return));
-  check(c.eval_every >= 0, o, "eval_every", ">= 0", s(c.eval_every));
+        "a finite number (within float's range once divided by return_scale)",
+        text_of(c.target_return));
+  check(c.eval_every >= 0, o, "eval_every", ">= 0", text_of(c.eval_every));
   check(c.eval_episodes >= 1 && c.eval_episodes <= kMaxEvalEpisodes, o, "eval_episodes",
-        "from 1 to " + std::to_string(kMaxEvalEpisodes), s(c.eval_episodes));
-  check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", s(c.checkpoint_every));
-  check(c.log_every >= 1, o, "log_every", ">= 1", s(c.log_every));
+        "from 1 to " + std::to_string(kMaxEvalEpisodes), text_of(c.eval_episodes));
+  check(c.checkpoint_every >= 1, o, "checkpoint_every", ">= 1", text_of(c.checkpoint_every));
+  check(c.log_every >= 1, o, "log_every", ">= 1", text_of(c.log_every));
   check(c.seed >= 0 && c.seed <= kMaxSeed, o, "seed", "from 0 to " + std::to_string(kMaxSeed),
-        s(c.seed));
+        text_of(c.seed));
   const bool cuda_n = c.device.rfind("cuda:", 0) == 0 && c.device.size() > 5 &&
                       c.device.size() <= 8 &&
                       c.device.find_first_not_of("0123456789", 5) == std::string::npos;
   check(c.device == "auto" || c.device == "cpu" || c.device == "cuda" || cuda_n, o, "device",
         "auto, cpu, cuda or cuda:N", "'" + c.device + "'");
+}
+
+void validate(const TrainConfig& c, std::map<std::string, std::string> o,
+              const std::string& where) {
+  o[""] = where;
+  validate_model(c, o);
+  validate_training(c, o);
+  validate_run(c, o);
 }
 
 }  // namespace

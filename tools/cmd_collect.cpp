@@ -362,7 +362,7 @@ void add_collect_command(CLI::App& app) {
       ->required();
   sub->add_option("--steps", args->steps,
                   "Transitions to record per policy (D4RL: 1000000; medium-replay: unused)")
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--train-steps", args->train_steps,
                   "SAC environment-step budget (medium stops earlier at the target)")
       ->check(positive_count());

@@ -284,8 +284,9 @@ void add_eval_command(CLI::App& app) {
   auto args = std::make_shared<EvalArgs>();
   auto* sub = app.add_subcommand(
       "eval",
-      "roll a trained agent out; writes RUN/eval.json (the run's result) when no option changing "
-      "the result is given or with --replace, else RUN/eval-<options>.json");
+      "roll a trained agent out; writes RUN/eval.json (the run's result) when none of the options "
+      "changing the result is given (even at its default) or with --replace, else "
+      "RUN/eval-<options>.json");
   sub->add_option("run", args->run, "run directory (or checkpoint file)")->required();
   // The options that change the result: given any, the evaluation is ad-hoc (see the top).
   auto* episodes = sub->add_option("--episodes", args->episodes, "episodes (default 10)")

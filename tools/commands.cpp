@@ -63,7 +63,10 @@ CLI::Validator whole_number(int64_t lo, int64_t hi) {
         int64_t n = 0;
         const char* end = value.data() + value.size();
         const auto [stop, error] = std::from_chars(value.data(), end, n);
-        if (error == std::errc() && stop == end && n >= lo && n <= hi) return "";
+        if (error == std::errc() && stop == end && n >= lo && n <= hi) {
+          value = std::to_string(n);  // CLI11 converts in base 0: "010" would be 8
+          return "";
+        }
         return "expected an integer " + range + ", got '" + value + "'";
       },
       range, "whole number");

@@ -104,6 +104,17 @@ TEST(Policy, PackedEngineMatchesTorchPastMaxEpLen) {
   }
 }
 
+// Auto is what rl::default_eval_mode says of the backbone's name (which --estimate's rates read),
+// and a model that cannot stream never gets streaming from it.
+TEST(Policy, AutoModeIsTheBackbonesDefaultAndOneItsModelRuns) {
+  for (const std::string& backbone : rl::backbone_names()) {
+    const auto agent = random_agent(backbone, 4, 26);
+    const rl::EvalMode chosen = rl::resolve_eval_mode(rl::EvalMode::kAuto, agent);
+    EXPECT_EQ(chosen, rl::default_eval_mode(backbone)) << backbone;
+    EXPECT_TRUE(chosen == rl::EvalMode::kWindow || agent.model->streaming()) << backbone;
+  }
+}
+
 TEST(Policy, PackedEngineMatchesTorchForEveryBackboneAndMode) {
   for (const std::string backbone :
        {"mingru", "minlstm", "hgrn", "transformer", "mingru+conv+plain", "minlstm+conv"}) {
@@ -208,6 +219,19 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
   EXPECT_THROW(policy.act(bad), std::invalid_argument);
   bad[3] = 1e39;  // finite, but no float: the model would see inf and answer NaN
   EXPECT_THROW(policy.act(bad), std::invalid_argument);
+  // A float, but so far from the data that the arithmetic overflowed: NaN actions, and the
+  // streaming state NaN for the rest of the episode (a walk, 2026-11-29).
+  for (const double refused : {1e38, 3e15}) {  // the stds are 0.5 to 1.5: over 2e15 of them
+    bad[3] = refused;
+    try {
+      policy.act(bad);
+      FAIL() << "an observation " << refused << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("standard deviations"), std::string::npos) << e.what();
+    }
+  }
+  bad[3] = 4e14;  // far (under 8e14 of them), but within what the model's arithmetic takes
+  for (const double action : rl::Policy(agent).act(bad)) EXPECT_TRUE(std::isfinite(action));
   EXPECT_THROW(policy.observe_reward(NAN), std::invalid_argument);
   EXPECT_THROW(policy.observe_reward(1e300), std::invalid_argument);
   {  // Rewards that take the return-to-go past float's range, one by one.
@@ -240,6 +264,9 @@ TEST(Policy, RefusesBadInputAndKeepsItsState) {
   rl::PolicyOptions negative;
   negative.threads = -1;
   EXPECT_THROW(rl::Policy(agent, negative), std::invalid_argument);
+  rl::PolicyOptions too_many;
+  too_many.threads = rl::PolicyOptions::kMaxThreads + 1;
+  EXPECT_THROW(rl::Policy(agent, too_many), std::invalid_argument);
 }
 
 // PolicyOptions::threads sets LibTorch's threads for the process once the policy is made; 0, or a
@@ -336,6 +363,13 @@ TEST(Policy, ACheckpointWhoseTensorsAreNotItsConfigsIsRefused) {
   rl::Agent nan_mean = random_agent("mingru", 4, 5);
   nan_mean.state_mean[0] = NAN;
   refused(nan_mean, "state_mean and state_std");
+  // A weight damaged in the file (no CRC is checked): every action was NaN (a walk, 2026-11-29).
+  rl::Agent nan_weight = random_agent("mingru", 4, 5);
+  {
+    torch::NoGradGuard no_grad;
+    nan_weight.model->predict_action->weight.view(-1)[7] = NAN;
+  }
+  refused(nan_weight, "tensor 'predict_action.weight' holds values that are not finite");
 }
 
 // A reset whose batch cannot be allocated leaves the policy as it was (its state, its batch, its

@@ -292,6 +292,11 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
     EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
     EXPECT_NE(refused.output.find(named), std::string::npos) << args << ": " << refused.output;
   }
+  for (const char* help : {"--help", "run --help"}) {  // it called --help a missing run
+    const CliResult usage = run_program(dir, "examples/policy_loop", help);
+    EXPECT_EQ(usage.exit_code, 0) << help << ": " << usage.output;
+    EXPECT_NE(usage.output.find("usage:"), std::string::npos) << help << ": " << usage.output;
+  }
 }
 
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {

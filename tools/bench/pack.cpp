@@ -229,7 +229,7 @@ void add(CLI::App& bench) {
       ->check(backbone_name());
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,2,4,8,16)")
       ->delimiter(',')
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--device", o->device, "auto, cpu or cuda[:N]");
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());

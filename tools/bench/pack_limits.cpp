@@ -237,7 +237,7 @@ void add(CLI::App& bench) {
       ->check(backbone_name());
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,4,16,32)")
       ->delimiter(',')
-      ->check(positive());
+      ->check(positive_count());
   sub->add_option("--device", o->device, "cuda[:N] (the probes are CUDA graphs)");
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per probe")->check(positive());

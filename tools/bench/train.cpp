@@ -173,7 +173,7 @@ void add(CLI::App& bench) {
   sub->add_option("--rounds", o->rounds,
                   "measure ours this many times, alternating with the peer's runs; the table "
                   "adds the median × peer and its range")
-      ->check(positive());
+      ->check(positive_count());
   add_filing_options(sub, o->filing, kDefaultCsv);
   sub->callback([o, sub] {
     if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
