@@ -264,20 +264,6 @@ void Policy::reset(int64_t batch, double target_return) {
   actions_.swap(actions_new);
 }
 
-// The model reads floats: a finite double past float's range (1e39) is as unusable as inf.
-void Policy::check_finite(const double* values, int64_t count, const char* what) const {
-  for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(static_cast<float>(values[i]))) {
-      const int64_t width = count / batch_;
-      throw std::invalid_argument(std::string("Policy: ") + what + " of episode " +
-                                  std::to_string(i / width) +
-                                  " has a value a float cannot hold "
-                                  "at index " +
-                                  std::to_string(i % width) + " (" + number(values[i]) + ")");
-    }
-  }
-}
-
 std::vector<double> Policy::act(const std::vector<double>& observations) {
   check_usable("act");
   if (static_cast<int64_t>(observations.size()) != batch_ * obs_dim_) {
@@ -293,21 +279,25 @@ std::vector<double> Policy::act(const std::vector<double>& observations) {
 
 void Policy::act(const double* observations, double* actions) {
   check_usable("act");
-  check_finite(observations, batch_ * obs_dim_, "observation");
-  // An observation far enough from the data overflows the embedding's LayerNorm (its squares pass
-  // float's range near 1e17–1e19 standard deviations): the action was NaN, and a recurrent state
-  // stayed NaN for the rest of the episode (a walk, 2026-11-29: 1e38 for a hopper). Refused,
-  // before any state moves, with a margin of a hundred below that.
+  // One pass, normalizing into scratch, refuses what the model cannot take before any state
+  // moves: a value no float holds (1e39 is as unusable as inf), and one far enough from the data
+  // to overflow the embedding's LayerNorm (its squares pass float's range near 1e17–1e19 standard
+  // deviations: the action was NaN, and a recurrent state stayed NaN for the rest of the episode;
+  // a walk, 2026-11-29, 1e38 for a hopper), with a margin of a hundred below that.
   constexpr float kMostStds = 1e15f;
   for (int64_t b = 0; b < batch_; ++b) {
     for (int64_t j = 0; j < obs_dim_; ++j) {
-      const float o = static_cast<float>(observations[b * obs_dim_ + j]);
+      const double given = observations[b * obs_dim_ + j];
+      const float o = static_cast<float>(given);
       const float normalized = (o - mean_[j]) / std_[j];
       if (!(std::abs(normalized) <= kMostStds)) {
-        throw std::invalid_argument(
-            "Policy: observation of episode " + std::to_string(b) + " at index " +
-            std::to_string(j) + " (" + number(observations[b * obs_dim_ + j]) +
-            ") is more than 1e15 of the training data's standard deviations from its mean");
+        const std::string where = "Policy: observation of episode " + std::to_string(b) +
+                                  " has a value at index " + std::to_string(j) + " (" +
+                                  number(given) + ") ";
+        throw std::invalid_argument(where + (std::isfinite(o)
+                                                 ? "more than 1e15 of the training data's standard "
+                                                   "deviations from its mean"
+                                                 : "a float cannot hold"));
       }
       obs_[b * obs_dim_ + j] = normalized;
     }

@@ -148,7 +148,6 @@ class Policy {
   const Agent& agent() const;
 
  private:
-  void check_finite(const double* values, int64_t count, const char* what) const;
   void check_usable(const char* call) const;  // std::logic_error once moved from
 
   std::unique_ptr<Agent> agent_;

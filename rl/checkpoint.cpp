@@ -41,14 +41,18 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
 // config says (a timestep table cut short was read past its end, in the caller's act()).
 // The model's parameters and buffers as shapes and dtypes only (meta tensors: the archive reader
 // replaces the tensors' contents in place, so the tensors themselves would change with it).
+// Calls visit(name, tensor) for each of the model's parameters and buffers.
+template <typename Visit>
+void for_each_tensor(DecisionModel& model, Visit visit) {
+  for (const auto& tensors : {model->named_parameters(), model->named_buffers()})
+    for (const auto& [name, t] : tensors.pairs()) visit(name, t);
+}
+
 std::map<std::string, torch::Tensor> tensor_shapes(DecisionModel& model) {
   std::map<std::string, torch::Tensor> shapes;
-  auto add = [&](const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
-    for (const auto& [name, t] : tensors.pairs())
-      shapes[name] = torch::empty(t.sizes(), t.options().device(torch::kMeta));
-  };
-  add(model->named_parameters());
-  add(model->named_buffers());
+  for_each_tensor(model, [&](const std::string& name, const torch::Tensor& t) {
+    shapes[name] = torch::empty(t.sizes(), t.options().device(torch::kMeta));
+  });
   return shapes;
 }
 
@@ -69,16 +73,12 @@ void check_model_shapes(const fs::path& path, DecisionModel& model,
 // and a NaN among the weights made every action NaN (a docs walk, 2026-11-29) — sent on to a
 // user's plant. Training never checkpoints a non-finite loss's weights, so none is a run's.
 void check_model_finite(const fs::path& path, DecisionModel& model) {
-  auto check = [&](const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
-    for (const auto& [name, t] : tensors.pairs()) {
-      if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
-        throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: tensor '" +
-                                 name + "' holds values that are not finite (a damaged file?)");
-      }
+  for_each_tensor(model, [&](const std::string& name, const torch::Tensor& t) {
+    if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
+      throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: tensor '" +
+                               name + "' holds values that are not finite (a damaged file?)");
     }
-  };
-  check(model->named_parameters());
-  check(model->named_buffers());
+  });
 }
 
 // The state normalization the policy divides by: obs_dim finite means and positive stds.
