@@ -1,38 +1,23 @@
-// `minrnn collect ENV QUALITY [--format d4rl|minari]`: behaviour data made as D4RL made it, in
-// D4RL's layout or as a Minari dataset (Gymnasium's env spec recorded; Python's minari opens it).
-//   random        actions ~ U[-1, 1]
-//   medium        SAC trained until its evaluation reaches ~1/3 of the expert's normalized score
-//                 (or the --train-steps budget), then --steps transitions of that policy, sampled
-//   medium-replay SAC's replay buffer up to that point (every transition it was trained on)
-//   expert        the same SAC run continued to --train-steps, then --steps sampled transitions
-//   medium-expert medium ++ expert
-// Training lives in a work dir (default data/work/<env>-sac-s<seed>): medium/sac.pt and
-// expert/sac.pt are checkpoints, so an interrupted command resumes where it stopped, and the other
-// qualities of the same env/seed reuse the trained agents. SIGTERM or SIGINT (Ctrl-C) stops it
-// cleanly: SAC training finishes its step and writes its checkpoint, sampling drops what it has
-// (nothing is written to --out), and the command exits with status 75 (rl::kExitInterrupted); the
-// same command resumes.
+// `minrnn collect ENV QUALITY [--format d4rl|minari]`: behaviour data made as D4RL made it
+// (collect/d4rl_recipe.h), in D4RL's layout or as a Minari dataset (Gymnasium's env spec recorded;
+// Python's minari opens it). SAC trains in a work dir (default data/work/<env>-sac-s<seed>), so an
+// interrupted command resumes where it stopped. SIGTERM or SIGINT (Ctrl-C) stops it cleanly: SAC
+// training finishes its step and writes its checkpoint, sampling drops what it has (nothing is
+// written to --out), and the command exits with status 75 (rl::kExitInterrupted); the same command
+// resumes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
-#include <utility>
-#include <vector>
 
-#include "collect/collect.h"
-#include "collect/sac.h"
+#include "collect/d4rl_recipe.h"
 #include "datasets/env_table.h"
 #include "datasets/episodes.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
 #include "io/atomic_file.h"
-#include "io/dir_lock.h"
-#include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/stop_request.h"
-#include "tools/collect_work_dir.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -41,82 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 
 struct CollectArgs {
-  std::string env, quality, out, work_dir, device = "auto";
+  rl::D4rlRecipe recipe;
+  std::string out, device = "auto";
   std::string format = "d4rl", dataset_id;
   double ref_min_score = NAN, ref_max_score = NAN;
-  int64_t steps = 1000000, train_steps = 1000000, start_steps = 5000, eval_every = 5000;
-  double target = 100.0 / 3.0;
-  uint64_t seed = 0;
   bool force = false;
 };
-
-bool is_done(const fs::path& dir) {
-  return fs::exists(dir / "done.txt");
-}
-
-// Trains the phase in `dir` unless done.txt says it finished; returns the agent and its buffer.
-void train_phase(const CollectArgs& a, const fs::path& dir, double stop_at, rl::Sac& sac,
-                 rl::ReplayBuffer& buffer) {
-  const std::string ckpt = (dir / "sac.pt").string();
-  if (is_done(dir)) {
-    int64_t episodes = 0;
-    if (!rl::load_sac_checkpoint(ckpt, sac, buffer, &episodes)) {
-      throw std::runtime_error(ckpt + " is missing though " + (dir / "done.txt").string() +
-                               " says the phase finished; delete the work dir to retrain");
-    }
-    std::printf("%s: trained already (%lld steps)\n", dir.string().c_str(),
-                static_cast<long long>(buffer.size()));
-    return;
-  }
-  rl::SacTrainOptions opt;
-  opt.total_steps = a.train_steps;
-  opt.start_steps = a.start_steps;
-  opt.eval_every = a.eval_every;
-  opt.stop_at_normalized = stop_at;
-  opt.work_dir = dir.string();
-  const rl::SacTrainResult r = rl::train_sac(a.env, sac, buffer, opt);
-  if (r.interrupted) {
-    throw ExitError{rl::kExitInterrupted, "minrnn collect: stopped by " + rl::stop_signal_name() +
-                                              " at SAC step " + std::to_string(r.steps) + "/" +
-                                              std::to_string(a.train_steps) + "; checkpoint " +
-                                              r.checkpoint +
-                                              " written. Run the same command to resume."};
-  }
-  std::ostringstream summary;
-  summary << "steps " << r.steps << "\neval_step " << r.eval_step << "\neval_return "
-          << r.eval_return << "\neval_normalized " << r.eval_normalized << "\nreached_target "
-          << r.reached_target << "\n";
-  io::write_file_atomically((dir / "done.txt").string(), summary.str());
-  char evaluation[96] = "no evaluation in this run";
-  if (r.eval_step >= 0) {
-    std::snprintf(evaluation, sizeof(evaluation),
-                  "evaluation at step %lld: return %.1f (normalized %.1f)",
-                  static_cast<long long>(r.eval_step), r.eval_return, r.eval_normalized);
-  }
-  std::printf("%s: %lld steps, %s%s\n", dir.string().c_str(), static_cast<long long>(r.steps),
-              evaluation,
-              stop_at < 0        ? ""
-              : r.reached_target ? ", reached the medium target"
-                                 : ", did NOT reach the medium target within --train-steps");
-}
-
-data::Transitions sample_policy(const CollectArgs& a, rl::Sac& sac, uint64_t seed_offset) {
-  auto env = envs::make_env(a.env, a.seed + seed_offset);
-  rl::CollectOptions options;
-  options.steps = a.steps;
-  options.seed = a.seed + seed_offset;
-  options.progress_every = 1000;
-  int64_t warnings = 0;
-  // Stochastic, as D4RL sampled its behaviour policies.
-  data::Transitions d = rl::collect(*env, rl::sac_behaviour_policy(sac, false), options, &warnings);
-  if (warnings > 0) std::printf("%lld MuJoCo warnings\n", static_cast<long long>(warnings));
-  return d;
-}
-
-// "hopper" for v2-v4, "hopper-v5" for v5: the env family a work dir or dataset id names.
-std::string family_version(const envs::EnvSpec& spec) {
-  return spec.version >= 5 ? spec.name + "-v" + std::to_string(spec.version) : spec.name;
-}
 
 // Checks the options against each other and fills the defaults that depend on them (the dataset
 // id, the output path). Throws naming the option.
@@ -142,20 +57,15 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
                                 ") must exceed --ref-min-score (" +
                                 std::to_string(a.ref_min_score) + ")");
   }
-  const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
-                                              "medium-expert"};
-  if (std::find(qualities.begin(), qualities.end(), a.quality) == qualities.end()) {
-    throw std::invalid_argument("minrnn collect: unknown quality '" + a.quality + "'" +
-                                io::known_names_hint(a.quality, qualities));
-  }
+  rl::check_d4rl_recipe(a.recipe);
   if (minari) {
     if (a.dataset_id.empty()) {
-      a.dataset_id = "minrnn/" + family_version(spec) + "/" + a.quality + "-v0";
+      a.dataset_id = "minrnn/" + rl::env_family_version(spec) + "/" + a.recipe.quality + "-v0";
     }
     data::check_minari_dataset_id(a.dataset_id);
     if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
   } else if (a.out.empty()) {
-    std::string q = a.quality;
+    std::string q = a.recipe.quality;
     std::replace(q.begin(), q.end(), '-', '_');
     a.out = "data/" + spec.name + "_" + q + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
   }
@@ -176,71 +86,6 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
     throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
                                 spec.id + ": name the file for " + spec.name);
   }
-  if (a.start_steps > a.train_steps) {
-    throw std::invalid_argument("--start-steps (" + std::to_string(a.start_steps) +
-                                ") must not exceed --train-steps (" +
-                                std::to_string(a.train_steps) + ")");
-  }
-}
-
-data::Transitions collect_random(const CollectArgs& a, const envs::EnvSpec& spec) {
-  auto env = envs::make_env(a.env, a.seed);
-  rl::CollectOptions options;
-  options.steps = a.steps;
-  options.seed = a.seed;
-  options.progress_every = 1000;
-  data::Transitions d =
-      rl::collect(*env, rl::uniform_random_policy(spec.act_dim, a.seed + 7919), options);
-  d.metadata.strings["algorithm"] = "random";
-  d.metadata.ints["iteration"] = 0;
-  return d;
-}
-
-// D4RL's recipe: a SAC run to the medium target (medium: its policy's samples; medium-replay: its
-// replay buffer), continued to the full budget (expert); medium-expert concatenates the two.
-data::Transitions collect_with_sac(CollectArgs& a, const envs::EnvSpec& spec,
-                                   const core::DeviceChoice& device) {
-  rl::SacConfig config;
-  config.seed = a.seed;
-  config.device = device.device;
-  if (a.work_dir.empty()) {
-    // v2-v4 share one semantics and so one work dir; v5 (or options) trains its own.
-    a.work_dir = "data/work/" +
-                 (a.env[0] == '{' ? family_version(spec) + "-custom" : family_version(spec)) +
-                 "-sac-s" + std::to_string(a.seed);
-  }
-  const fs::path work(a.work_dir);
-  const io::DirLock lock(a.work_dir, "minrnn collect");  // two collects would mix checkpoints
-  check_work_dir_recipe({a.env, a.seed, a.train_steps, a.start_steps, a.eval_every, a.target},
-                        work);
-  rl::Sac medium(spec.obs_dim, spec.act_dim, config);
-  rl::ReplayBuffer medium_buffer;
-  train_phase(a, work / "medium", a.target, medium, medium_buffer);
-  const int64_t medium_steps = medium_buffer.size();
-  data::Transitions d;
-  if (a.quality == "medium-replay") {
-    d = medium_buffer.to_d4rl();
-    medium.write_policy_metadata(d.metadata, medium_steps);
-  }
-  if (a.quality == "medium" || a.quality == "medium-expert") {
-    d = sample_policy(a, medium, 1000000);
-    medium.write_policy_metadata(d.metadata, medium_steps);
-  }
-  if (a.quality == "expert" || a.quality == "medium-expert") {
-    // The expert continues the medium run to the full budget.
-    const fs::path expert_dir = work / "expert";
-    fs::create_directories(expert_dir);
-    if (!fs::exists(expert_dir / "sac.pt")) {
-      fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
-    }
-    rl::Sac expert(spec.obs_dim, spec.act_dim, config);
-    rl::ReplayBuffer expert_buffer;
-    train_phase(a, expert_dir, NAN, expert, expert_buffer);  // no target: the full budget
-    data::Transitions e = sample_policy(a, expert, 2000000);
-    expert.write_policy_metadata(e.metadata, expert_buffer.size());
-    d = a.quality == "expert" ? std::move(e) : rl::concat_d4rl(d, e);
-  }
-  return d;
 }
 
 // Returns the steps written: those of finished episodes (Minari keeps no unfinished one).
@@ -248,16 +93,16 @@ int64_t write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
                              const data::Transitions& d, double ref_min, double ref_max) {
   data::MinariWriteOptions o;
   o.dataset_id = a.dataset_id;
-  o.env_spec = envs::gymnasium_env_spec_json(a.env);
+  o.env_spec = envs::gymnasium_env_spec_json(a.recipe.env);
   o.eval_env_spec = o.env_spec;
   o.observation_space = data::box_space(spec.obs_dim, -INFINITY, INFINITY, "float64");
   o.action_space = data::box_space(spec.act_dim, -1.0, 1.0, "float32");
   o.has_ref_scores = true;
   o.ref_min_score = ref_min;
   o.ref_max_score = ref_max;
-  o.algorithm_name = a.quality == "random" ? "random" : "SAC";
-  o.description = "minrnn collect " + a.env + " " + a.quality + " (seed " + std::to_string(a.seed) +
-                  "); reference scores: " +
+  o.algorithm_name = a.recipe.quality == "random" ? "random" : "SAC";
+  o.description = "minrnn collect " + a.recipe.env + " " + a.recipe.quality + " (seed " +
+                  std::to_string(a.recipe.seed) + "); reference scores: " +
                   (std::isnan(a.ref_min_score) ? "D4RL's for " + spec.name
                                                : std::string("given on the command line"));
   o.overwrite = a.force;
@@ -282,9 +127,9 @@ data::EpisodeStats episodes_of(const CollectArgs& a, const envs::EnvSpec& spec,
         std::any_of(d.timeouts.begin(), d.timeouts.end(), ends))
       throw;  // another fault of the data, in the reader's words
     // medium-replay's data is SAC's replay buffer: its size is --train-steps, not --steps.
-    const std::string option = a.quality == "medium-replay"
-                                   ? "--train-steps " + std::to_string(a.train_steps)
-                                   : "--steps " + std::to_string(a.steps);
+    const std::string option = a.recipe.quality == "medium-replay"
+                                   ? "--train-steps " + std::to_string(a.recipe.train_steps)
+                                   : "--steps " + std::to_string(a.recipe.steps);
     throw std::invalid_argument(
         option + ": no episode ended in the " + std::to_string(d.num_steps()) +
         " steps collected (an episode ends at a fall or at " + spec.id + "'s " +
@@ -301,17 +146,17 @@ void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec,
   std::printf(
       "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
       "(normalized %.1f)\n",
-      a.out.c_str(), static_cast<long long>(written_steps), spec.id.c_str(), a.quality.c_str(),
-      static_cast<long long>(episodes.num_episodes), episodes.mean_return,
+      a.out.c_str(), static_cast<long long>(written_steps), spec.id.c_str(),
+      a.recipe.quality.c_str(), static_cast<long long>(episodes.num_episodes), episodes.mean_return,
       envs::normalized_score(episodes.mean_return, ref_min, ref_max));
 }
 
 void run_collect(CollectArgs& a) {
   rl::install_stop_handlers();
-  const envs::EnvSpec spec = envs::env_spec(a.env);
+  const envs::EnvSpec spec = envs::env_spec(a.recipe.env);
   // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
   // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
-  a.env = envs::canonical_env_name(a.env);
+  a.recipe.env = envs::canonical_env_name(a.recipe.env);
   settle_options(a, spec);
   // Before anything is created: a CUDA device that is not there is refused here.
   const core::DeviceChoice device = core::resolve_device(a.device, "--device");
@@ -321,8 +166,13 @@ void run_collect(CollectArgs& a) {
   // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).
   { const io::AtomicFile probe(a.format == "minari" ? a.out + ".probe" : a.out); }
 
-  data::Transitions d =
-      a.quality == "random" ? collect_random(a, spec) : collect_with_sac(a, spec, device);
+  data::Transitions d;
+  try {
+    d = rl::collect_d4rl_quality(a.recipe, device.device);
+  } catch (const rl::StopRequested& stop) {
+    throw ExitError{rl::kExitInterrupted, "minrnn collect: " + std::string(stop.what()) +
+                                              ". Run the same command to resume."};
+  }
   if (rl::stop_requested()) {
     throw ExitError{rl::kExitInterrupted,
                     "minrnn collect: stopped by " + rl::stop_signal_name() +
@@ -337,7 +187,7 @@ void run_collect(CollectArgs& a) {
     written = write_minari_dataset(a, spec, d, ref_min, ref_max);
   } else {
     // D4RL's layout has no place for the env; metadata/ does: what training evaluates in.
-    d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.env);
+    d.metadata.strings["env_spec"] = envs::gymnasium_env_spec_json(a.recipe.env);
     data::D4rlWriteOptions write_options;
     write_options.overwrite = a.force;
     data::write_d4rl(a.out, d, write_options);
@@ -353,28 +203,28 @@ void add_collect_command(CLI::App& app) {
       "collect",
       "Collect a dataset (D4RL layout, or Minari with --format minari) with a behaviour "
       "policy");
-  sub->add_option("env", args->env,
+  sub->add_option("env", args->recipe.env,
                   "hopper | halfcheetah | walker2d (v4 semantics, as D4RL), or <env>-v5 "
                   "(Gymnasium v5, as Minari), or a Gymnasium env_spec JSON")
       ->required();
-  sub->add_option("quality", args->quality,
+  sub->add_option("quality", args->recipe.quality,
                   "random | medium | medium-replay | expert | medium-expert")
       ->required();
-  sub->add_option("--steps", args->steps,
+  sub->add_option("--steps", args->recipe.steps,
                   "Transitions to record per policy (D4RL: 1000000; medium-replay: unused)")
       ->check(positive_count());
-  sub->add_option("--train-steps", args->train_steps,
+  sub->add_option("--train-steps", args->recipe.train_steps,
                   "SAC environment-step budget (medium stops earlier at the target)")
       ->check(positive_count());
-  sub->add_option("--start-steps", args->start_steps,
+  sub->add_option("--start-steps", args->recipe.start_steps,
                   "SAC steps with uniform random actions before learning starts")
       ->check(positive_count());
-  sub->add_option("--eval-every", args->eval_every, "Evaluate SAC every N steps")
+  sub->add_option("--eval-every", args->recipe.eval_every, "Evaluate SAC every N steps")
       ->check(positive_count());
-  sub->add_option("--target", args->target,
+  sub->add_option("--target", args->recipe.target,
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")
       ->check(finite_float());
-  sub->add_option("--seed", args->seed, "Seed of the environment, SAC and sampling");
+  sub->add_option("--seed", args->recipe.seed, "Seed of the environment, SAC and sampling");
   sub->add_option("--out", args->out,
                   "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
                   "the dataset directory (default <dataset id> under $MINARI_DATASETS_PATH, else "
@@ -390,7 +240,7 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--ref-max-score", args->ref_max_score,
                   "Minari reference score of 100 (default: D4RL's REF_MAX of the env)")
       ->check(finite_float());
-  sub->add_option("--work-dir", args->work_dir,
+  sub->add_option("--work-dir", args->recipe.work_dir,
                   "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)");

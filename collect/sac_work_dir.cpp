@@ -1,5 +1,5 @@
-// A collect work dir's record of its SAC run (collect_work_dir.h).
-#include "tools/collect_work_dir.h"
+// A D4RL recipe's work dir: the record of its SAC run (sac_work_dir.h).
+#include "collect/sac_work_dir.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +13,7 @@
 
 #include "io/atomic_file.h"
 
-namespace minrnn::cli {
+namespace minrnn::rl {
 namespace {
 
 namespace fs = std::filesystem;
@@ -69,4 +69,4 @@ void check_work_dir_recipe(const SacRunRecipe& run, const fs::path& work) {
   }
 }
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::rl

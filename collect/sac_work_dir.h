@@ -1,4 +1,4 @@
-// A `minrnn collect` work dir's record of its SAC run (<work>/run.txt): the env and seed, and the
+// The record of a D4RL recipe's SAC run in its work dir (<work>/run.txt): the env and seed, and the
 // options that decide how it trains. A later command may reuse the run's finished phases only if
 // it asks for the same training; otherwise e.g. a 5 000-step toy run would silently become the
 // medium policy of a full-size collection.
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-namespace minrnn::cli {
+namespace minrnn::rl {
 
 struct SacRunRecipe {
   std::string env;  // an id, or an env_spec JSON
@@ -21,4 +21,4 @@ struct SacRunRecipe {
 // seed S" and are checked for env and seed only.
 void check_work_dir_recipe(const SacRunRecipe& run, const std::filesystem::path& work);
 
-}  // namespace minrnn::cli
+}  // namespace minrnn::rl

@@ -1,0 +1,98 @@
+// D4RL's recipe per quality (collect/d4rl_recipe.h) on a toy budget: the expert continues the
+// medium run, medium-expert is the two samples end to end, medium-replay is the medium run's
+// buffer.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+
+#include "collect/d4rl_recipe.h"
+#include "rl/stop_request.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn::rl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A medium run that stops at its first evaluation (any score beats the target), which the expert
+// continues to the full, larger budget.
+D4rlRecipe toy_recipe(const testing::TempDir& dir, const std::string& quality) {
+  D4rlRecipe r;
+  r.env = "hopper";
+  r.quality = quality;
+  r.work_dir = dir.file("work");
+  r.seed = 3;
+  r.steps = 40;
+  r.train_steps = 240;
+  r.start_steps = 100;
+  r.eval_every = 120;
+  r.target = -1e9;
+  return r;
+}
+
+TEST(D4rlRecipe, TheExpertContinuesTheMediumRunAndMediumExpertJoinsTheirSamples) {
+  testing::TempDir dir;
+  const data::Transitions medium = collect_d4rl_quality(toy_recipe(dir, "medium"), torch::kCPU);
+  ASSERT_EQ(medium.num_steps(), 40);
+  EXPECT_EQ(medium.metadata.ints.at("iteration"), 120);  // stopped at its first evaluation
+  EXPECT_TRUE(fs::exists(dir.path / "work" / "medium" / "done.txt"));
+
+  const data::Transitions replay =
+      collect_d4rl_quality(toy_recipe(dir, "medium-replay"), torch::kCPU);
+  EXPECT_EQ(replay.num_steps(), 120);  // every transition the medium run trained on
+
+  ::testing::internal::CaptureStdout();
+  const data::Transitions expert = collect_d4rl_quality(toy_recipe(dir, "expert"), torch::kCPU);
+  const std::string said = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(expert.num_steps(), 40);
+  EXPECT_EQ(expert.metadata.ints.at("iteration"), 240);
+  // The expert has no target to reach or miss (it said it missed the medium one).
+  EXPECT_EQ(said.find("medium target"), std::string::npos) << said;
+
+  const data::Transitions both =
+      collect_d4rl_quality(toy_recipe(dir, "medium-expert"), torch::kCPU);
+  ASSERT_EQ(both.num_steps(), 80);
+  const size_t half = medium.observations.size();
+  ASSERT_EQ(both.observations.size(), 2 * half);
+  EXPECT_TRUE(std::equal(medium.observations.begin(), medium.observations.end(),
+                         both.observations.begin()));
+  EXPECT_TRUE(std::equal(expert.observations.begin(), expert.observations.end(),
+                         both.observations.begin() + static_cast<std::ptrdiff_t>(half)));
+  EXPECT_EQ(both.metadata.ints.at("iteration"), 240);
+}
+
+TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {
+  testing::TempDir dir;
+  try {
+    collect_d4rl_quality(toy_recipe(dir, "mediun"), torch::kCPU);
+    FAIL() << "an unknown quality was collected";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown quality 'mediun' (did you mean 'medium'?)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "work"));
+}
+
+TEST(D4rlRecipe, AStopDuringTrainingSaysWhereItsCheckpointIs) {
+  testing::TempDir dir;
+  const ScopedStopHandlers handlers;
+  request_stop_for_testing(SIGTERM);
+  try {
+    collect_d4rl_quality(toy_recipe(dir, "medium"), torch::kCPU);
+    request_stop_for_testing(0);
+    FAIL() << "a stopped collection returned data";
+  } catch (const io::StopRequested& e) {
+    request_stop_for_testing(0);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("stopped by SIGTERM at SAC step"), std::string::npos) << what;
+    EXPECT_NE(what.find(dir.file("work/medium/sac.pt")), std::string::npos) << what;
+  }
+  EXPECT_TRUE(fs::exists(dir.path / "work" / "medium" / "sac.pt"));
+  EXPECT_FALSE(fs::exists(dir.path / "work" / "medium" / "done.txt"));
+}
+
+}  // namespace
+}  // namespace minrnn::rl
