@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "io/atomic_file.h"
 #include "io/input_file.h"
+#include "io/text.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -20,14 +21,13 @@ namespace {
 // edit that left "abc" or "3.0x" there is not the score 0 or 3.
 double number_cell(const std::vector<std::string>& cells, int col,
                    const std::filesystem::path& path, size_t line) {
-  const std::string& cell = cells[col];
-  char* end = nullptr;
-  const double x = std::strtod(cell.c_str(), &end);
-  if (cell.empty() || *end != '\0') {
+  const std::optional<double> x = io::number_in(cells[col]);
+  if (!x) {
     throw std::runtime_error(path.string() + ":" + std::to_string(line + 1) + ": column " +
-                             std::to_string(col + 1) + ": expected a number, got '" + cell + "'");
+                             std::to_string(col + 1) + ": expected a number, got '" + cells[col] +
+                             "'");
   }
-  return x;
+  return *x;
 }
 
 }  // namespace
@@ -80,6 +80,51 @@ int CsvTable::column(const std::string& name) const {
   return at == columns.end() ? -1 : static_cast<int>(at - columns.begin());
 }
 
+// Row i is the file's line i + 2 (after the header) where no quoted cell holds a newline.
+std::string CsvTable::where(size_t row, const std::string& name) const {
+  return path + ":" + std::to_string(row + 2) + ": column '" + name + "'";
+}
+
+const std::string& CsvTable::text(size_t row, const std::string& name) const {
+  const int at = column(name);
+  if (at < 0) throw std::runtime_error(path + ": no column '" + name + "'");
+  return rows[row][at];
+}
+
+std::string CsvTable::text_or(size_t row, const std::string& name,
+                              const std::string& otherwise) const {
+  const int at = column(name);
+  return at < 0 ? otherwise : rows[row][at];
+}
+
+double CsvTable::number(size_t row, const std::string& name, bool positive) const {
+  return parse(row, name, text(row, name), positive);
+}
+
+double CsvTable::number_or(size_t row, const std::string& name, const std::string& otherwise,
+                           bool positive) const {
+  return parse(row, name, text_or(row, name, otherwise), positive);
+}
+
+int64_t CsvTable::count(size_t row, const std::string& name) const {
+  const double value = number(row, name, true);
+  if (value != std::floor(value) || value > 2147483647.0) {
+    throw std::runtime_error(where(row, name) + " holds '" + text(row, name) +
+                             "', expected a whole number from 1");
+  }
+  return static_cast<int64_t>(value);
+}
+
+double CsvTable::parse(size_t row, const std::string& name, const std::string& cell,
+                       bool positive) const {
+  const std::optional<double> value = io::number_in(cell);
+  if (!value || !std::isfinite(*value) || (positive && *value <= 0)) {
+    throw std::runtime_error(where(row, name) + " holds '" + cell + "', expected a " +
+                             (positive ? "positive " : "") + "number");
+  }
+  return *value;
+}
+
 CsvTable read_csv_table(const std::filesystem::path& path) {
   if (path.empty()) throw std::invalid_argument("'': expected a CSV file's path");
   const std::string s = io::read_input_file(path.string(), "CSV file");
@@ -87,6 +132,7 @@ CsvTable read_csv_table(const std::filesystem::path& path) {
     throw std::runtime_error(path.string() + ":" + std::to_string(line) + ": " + what);
   };
   CsvTable table;
+  table.path = path.string();
   std::vector<std::string> record(1);
   bool quoted = false;
   int line = 1, record_line = 1;

@@ -1,6 +1,7 @@
 // Reading the small CSV files a run directory holds (metrics.csv, evals.csv) for reports and
 // sweep progress.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -23,11 +24,28 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
 
 // A CSV file whose first line names its columns, as the benches write them (tools/bench/report.h:
-// a cell holding a comma, quote or newline in quotes, a quote in it doubled).
+// a cell holding a comma, quote or newline in quotes, a quote in it doubled). The cell readers
+// throw std::runtime_error naming the file, the row's line and the column: a hand edit that left
+// "fast" or "16.7" where a number or a count belongs is not read as 0 or 16.
 struct CsvTable {
+  std::string path;
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;  // each as wide as `columns`
-  int column(const std::string& name) const;   // its index; -1 where there is no such column
+
+  int column(const std::string& name) const;  // its index; -1 where there is no such column
+  const std::string& text(size_t row, const std::string& name) const;  // a column it must have
+  // The optional column `name` where the file has it, else `otherwise` (an older bench's file).
+  std::string text_or(size_t row, const std::string& name, const std::string& otherwise) const;
+  double number(size_t row, const std::string& name, bool positive = false) const;
+  double number_or(size_t row, const std::string& name, const std::string& otherwise,
+                   bool positive = false) const;
+  // A whole number from 1 to 2^31 − 1 (a pack size, a batch), where a cast would wrap 1e12 and
+  // truncate 16.7.
+  int64_t count(size_t row, const std::string& name) const;
+
+ private:
+  double parse(size_t row, const std::string& name, const std::string& cell, bool positive) const;
+  std::string where(size_t row, const std::string& name) const;
 };
 // Throws naming the file: std::invalid_argument where it is missing or no regular file
 // (io::read_input_file), std::runtime_error with the line where it has no header, leaves a quote

@@ -1,6 +1,7 @@
 #include "io/text.h"
 
 #include <cctype>
+#include <cstdlib>
 
 namespace minrnn::io {
 
@@ -14,6 +15,13 @@ std::string trimmed(const std::string& s) {
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
   return s.substr(b, e - b);
+}
+
+std::optional<double> number_in(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return std::nullopt;
+  return value;
 }
 
 }  // namespace minrnn::io

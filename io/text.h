@@ -1,5 +1,6 @@
 // Small text helpers every layer reads names and answers with.
 #pragma once
+#include <optional>
 #include <string>
 
 namespace minrnn::io {
@@ -8,5 +9,8 @@ namespace minrnn::io {
 std::string lowercase(std::string s);
 // `s` without the white space at either end (an HTTP header's value, a field of squeue's output).
 std::string trimmed(const std::string& s);
+// The number all of `text` spells ("3", "-1e5", "nan"); nullopt for "", "abc" or "3.0x", which a
+// plain strtod would read as 0 or 3.
+std::optional<double> number_in(const std::string& text);
 
 }  // namespace minrnn::io

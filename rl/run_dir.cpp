@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.h"
 #include "io/input_file.h"
+#include "io/text.h"
 #include "rl/run_files.h"
 
 namespace minrnn::rl {
@@ -153,7 +154,7 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
   for (const auto& [name, value] : columns) {
     const auto at = std::find(names.begin(), names.end(), name) - names.begin();
     if (at < static_cast<long>(std::min(names.size(), values.size())))
-      *value = std::strtod(values[at].c_str(), nullptr);
+      *value = io::number_in(values[at]).value_or(*value);
   }
   return row;
 }

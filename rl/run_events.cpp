@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "io/text.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
 
@@ -76,14 +77,6 @@ int64_t last_step(const fs::path& csv, int64_t otherwise) {
   return step >= 0 ? step : otherwise;
 }
 
-// A config value as a number, where all of its text is one.
-std::optional<double> number_in(const std::string& text) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0') return std::nullopt;
-  return value;
-}
-
 }  // namespace
 
 std::vector<io::HParam> hparams_of(const TrainConfig& config, std::string* group) {
@@ -95,7 +88,7 @@ std::vector<io::HParam> hparams_of(const TrainConfig& config, std::string* group
   group->clear();
   for (const auto& [key, text] : config_entries(config)) {
     if (std::find(not_learning.begin(), not_learning.end(), key) != not_learning.end()) continue;
-    const std::optional<double> number = number_in(text);
+    const std::optional<double> number = io::number_in(text);
     hparams.push_back({key, number ? io::HParam::Value(*number) : io::HParam::Value(text)});
     if (key != "seed") *group += (group->empty() ? "" : " ") + key + "=" + text;
   }

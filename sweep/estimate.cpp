@@ -23,55 +23,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One CSV's cells, read with errors that name the file, line and column.
-struct CsvReader {
-  const std::string& file;
-  const eval::CsvTable& table;
-
-  int column(const std::string& name) const {
-    const int at = table.column(name);
-    if (at < 0) throw std::runtime_error(file + ": no column '" + name + "'");
-    return at;
-  }
-  const std::string& text(size_t row, const std::string& name) const {
-    return table.rows[row][column(name)];
-  }
-  // The optional column `name` where the file has it, else `otherwise` (an older bench's file).
-  std::string text_or(size_t row, const std::string& name, const std::string& otherwise) const {
-    const int at = table.column(name);
-    return at < 0 ? otherwise : table.rows[row][at];
-  }
-  double number(size_t row, const std::string& name, bool positive = false) const {
-    return parse(row, name, text(row, name), positive);
-  }
-  // A count (a pack size, a batch): a whole number from 1 to 2^31 − 1, where a cast would wrap
-  // 1e12 and truncate 16.7.
-  int64_t count(size_t row, const std::string& name) const {
-    const double value = number(row, name, true);
-    if (value != std::floor(value) || value > 2147483647.0) {
-      throw std::runtime_error(file + ":" + std::to_string(row + 2) + ": column '" + name +
-                               "' holds '" + text(row, name) + "', expected a whole number from 1");
-    }
-    return static_cast<int64_t>(value);
-  }
-  double parse(size_t row, const std::string& name, const std::string& cell, bool positive) const {
-    char* end = nullptr;
-    const double value = std::strtod(cell.c_str(), &end);
-    if (cell.empty() || *end != '\0' || !std::isfinite(value) || (positive && value <= 0)) {
-      throw std::runtime_error(file + ":" + std::to_string(row + 2) + ": column '" + name +
-                               "' holds '" + cell + "', expected a " +
-                               (positive ? "positive " : "") + "number");
-    }
-    return value;
-  }
-};
-
 std::string device_kind(const std::string& device) {
   return device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
 }
 
-void read_pack_rows(const CsvReader& csv, MeasuredRates& out) {
-  for (size_t i = 0; i < csv.table.rows.size(); ++i) {
+void read_pack_rows(const eval::CsvTable& csv, MeasuredRates& out) {
+  for (size_t i = 0; i < csv.rows.size(); ++i) {
     PackRate r;
     r.device_kind = device_kind(csv.text(i, "device"));
     r.machine = csv.text(i, "machine");
@@ -81,7 +38,7 @@ void read_pack_rows(const CsvReader& csv, MeasuredRates& out) {
     r.shape.context = csv.count(i, "context");
     r.shape.embed = csv.count(i, "embed");
     r.shape.layers = csv.count(i, "layers");
-    r.shape.expansion = csv.parse(i, "expansion", csv.text_or(i, "expansion", "1"), true);
+    r.shape.expansion = csv.number_or(i, "expansion", "1", true);
     r.shape.matmul_precision = csv.text_or(i, "matmul_precision", "fp32");
     r.pack = static_cast<int>(csv.count(i, "pack"));
     r.run_steps_per_s = csv.number(i, "run_steps_per_s", true);
@@ -89,8 +46,8 @@ void read_pack_rows(const CsvReader& csv, MeasuredRates& out) {
   }
 }
 
-void read_eval_rows(const CsvReader& csv, MeasuredRates& out) {
-  for (size_t i = 0; i < csv.table.rows.size(); ++i) {
+void read_eval_rows(const eval::CsvTable& csv, MeasuredRates& out) {
+  for (size_t i = 0; i < csv.rows.size(); ++i) {
     EvalRate r;
     r.machine = csv.text(i, "machine");
     r.policy = csv.text(i, "policy");
@@ -99,7 +56,7 @@ void read_eval_rows(const CsvReader& csv, MeasuredRates& out) {
     try {
       r.env = envs::resolve_env(env).task.spec.name;
     } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(csv.file + ":" + std::to_string(i + 2) +
+      throw std::runtime_error(csv.path + ":" + std::to_string(i + 2) +
                                ": column 'env': " + e.what());
     }
     r.embed = csv.count(i, "embed");
@@ -296,11 +253,10 @@ MeasuredRates read_measured_rates(const std::vector<std::string>& csv_files) {
   MeasuredRates rates;
   for (const std::string& file : csv_files) {
     const eval::CsvTable table = eval::read_csv_table(file);
-    const CsvReader csv{file, table};
     if (table.column("run_steps_per_s") >= 0) {
-      read_pack_rows(csv, rates);
+      read_pack_rows(table, rates);
     } else if (table.column("env_steps_per_s") >= 0 && table.column("policy") >= 0) {
-      read_eval_rows(csv, rates);
+      read_eval_rows(table, rates);
     } else {
       throw std::runtime_error(file +
                                ": neither bench pack's CSV (a run_steps_per_s column) nor bench "
