@@ -1,6 +1,5 @@
 #include "datasets/read_isolated.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "io/isolated.h"
@@ -239,69 +239,9 @@ Transitions receive(In& in, MinariInfo* info) {
   return d;
 }
 
-// Reaps the child however the parent leaves (an exception while receiving included).
-struct Child {
-  pid_t pid;
-  int fd;
-  int status = 0;
-  bool reaped = false;
-  int wait() {
-    if (!reaped) {
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      reaped = true;
-    }
-    return status;
-  }
-  ~Child() {
-    ::close(fd);
-    if (!reaped) {
-      ::kill(pid, SIGKILL);
-      wait();
-    }
-  }
-};
-
-}  // namespace
-
-Transitions read_isolated(const std::string& path, MinariInfo* info,
-                          const std::function<Transitions(MinariInfo*)>& read) {
-  if (io::read_in_process()) {
-    return read(info);
-  }
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    throw std::runtime_error(path + ": cannot read: pipe failed: " + std::strerror(errno));
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(path + ": cannot read: fork failed: " + std::strerror(err));
-  }
-  if (pid == 0) {  // the child: read, send, and leave without running the parent's exit handlers
-    ::close(fds[0]);
-    ::signal(SIGPIPE, SIG_DFL);
-    {
-      Out out(fds[1]);
-      try {
-        MinariInfo child_info;
-        const Transitions d = read(info ? &child_info : nullptr);
-        send(out, d, info ? &child_info : nullptr);
-      } catch (const std::invalid_argument& e) {
-        out.i64(kInvalidArgument);
-        out.str(e.what());
-      } catch (const std::exception& e) {
-        out.i64(kRuntimeError);
-        out.str(e.what());
-      }
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  Child child{pid, fds[0]};
-  In in(fds[0]);
+// The child's answer: its data, or what it threw; an error naming `path` where it died first.
+Transitions receive_from(io::ForkedChild& child, const std::string& path, MinariInfo* info) {
+  In in(child.read_fd());
   try {
     const int64_t kind = in.i64();
     if (kind == kOk) {
@@ -321,6 +261,36 @@ Transitions read_isolated(const std::string& path, MinariInfo* info,
   throw std::runtime_error(path + ": cannot read: the HDF5 library " + how +
                            " reading it (a corrupt file, or a kind of HDF5 file it cannot "
                            "read); the file is left as it is");
+}
+
+}  // namespace
+
+Transitions read_isolated(const std::string& path, MinariInfo* info,
+                          const std::function<Transitions(MinariInfo*)>& read) {
+  if (io::read_in_process()) {
+    return read(info);
+  }
+  const auto read_and_send = [&](int fd) {
+    ::signal(SIGPIPE, SIG_DFL);
+    Out out(fd);
+    try {
+      MinariInfo child_info;
+      const Transitions d = read(info ? &child_info : nullptr);
+      send(out, d, info ? &child_info : nullptr);
+    } catch (const std::invalid_argument& e) {
+      out.i64(kInvalidArgument);
+      out.str(e.what());
+    } catch (const std::exception& e) {
+      out.i64(kRuntimeError);
+      out.str(e.what());
+    }
+  };
+  try {
+    io::ForkedChild child(read_and_send);
+    return receive_from(child, path, info);
+  } catch (const std::system_error& e) {  // no pipe or no fork
+    throw std::runtime_error(path + ": cannot read: " + e.what());
+  }
 }
 
 }  // namespace minrnn::data::detail

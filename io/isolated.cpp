@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <system_error>
 
 namespace minrnn::io {
 namespace {
@@ -34,8 +35,8 @@ size_t address_space_bytes() {
 }
 
 // The child's side: the probe run under the memory limit, its outcome written to `fd` (a status
-// byte, 0 for success, then the message), then an exit that runs no destructor of the parent's.
-[[noreturn]] void probe_and_reply(const std::function<void()>& probe, size_t extra_memory, int fd) {
+// byte, 0 for success, then the message).
+void probe_and_reply(const std::function<void()>& probe, size_t extra_memory, int fd) {
 #ifndef __SANITIZE_ADDRESS__
   if (extra_memory > 0) {
     if (const size_t now = address_space_bytes()) {
@@ -61,7 +62,6 @@ size_t address_space_bytes() {
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  ::_exit(0);
 }
 
 // All the child wrote to `fd` before it closed (the reply; empty if it died first); false when
@@ -90,47 +90,84 @@ bool read_all(int fd, double seconds, std::string* reply) {
 
 }  // namespace
 
-ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
-                           double seconds) {
-  ProbeResult result;
+ForkedChild::ForkedChild(const std::function<void(int write_fd)>& body) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.message = std::string("pipe failed: ") + std::strerror(errno);
-    return result;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    result.message = std::string("fork failed: ") + std::strerror(errno);
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe failed");
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    const int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    return result;
+    throw std::system_error(err, std::generic_category(), "fork failed");
   }
-  if (pid == 0) {
+  if (pid_ == 0) {
     ::close(fds[0]);
-    probe_and_reply(probe, extra_memory, fds[1]);
+    int code = 0;
+    try {
+      body(fds[1]);
+    } catch (...) {
+      code = 1;
+    }
+    ::_exit(code);
   }
   ::close(fds[1]);
-  std::string reply;
-  const bool in_time = read_all(fds[0], seconds, &reply);
-  ::close(fds[0]);
-  if (!in_time) ::kill(pid, SIGKILL);
+  read_fd_ = fds[0];
+}
+
+ForkedChild::~ForkedChild() {
+  ::close(read_fd_);
+  if (!reaped_) {
+    kill();
+    wait();
+  }
+}
+
+void ForkedChild::kill() {
+  if (!reaped_) ::kill(pid_, SIGKILL);
+}
+
+int ForkedChild::wait() {
+  if (!reaped_) {
+    status_ = wait_for_child(pid_);
+    reaped_ = true;
+  }
+  return status_;
+}
+
+int wait_for_child(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!in_time) {
-    result.died = true;
-    char text[96];
-    std::snprintf(text, sizeof text, "did not finish within %g s (stopped)", seconds);
-    result.message = text;
-  } else if (WIFSIGNALED(status)) {
-    result.died = true;
-    result.message = std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
-  } else if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    result.died = true;
-    result.message = "ended without a result";
-  } else {
-    result.ok = reply[0] == 0;
-    result.message = reply.substr(1);
+  return status;
+}
+
+ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
+                           double seconds) {
+  ProbeResult result;
+  try {
+    ForkedChild child([&](int fd) { probe_and_reply(probe, extra_memory, fd); });
+    std::string reply;
+    const bool in_time = read_all(child.read_fd(), seconds, &reply);
+    if (!in_time) child.kill();
+    const int status = child.wait();
+    if (!in_time) {
+      result.died = true;
+      char text[96];
+      std::snprintf(text, sizeof text, "did not finish within %g s (stopped)", seconds);
+      result.message = text;
+    } else if (WIFSIGNALED(status)) {
+      result.died = true;
+      result.message = std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
+    } else if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      result.died = true;
+      result.message = "ended without a result";
+    } else {
+      result.ok = reply[0] == 0;
+      result.message = reply.substr(1);
+    }
+  } catch (const std::system_error& e) {  // no pipe or no fork: the probe never ran
+    result.message = e.what();
   }
   return result;
 }

@@ -1,12 +1,40 @@
-// Running a parser we do not control (LibTorch's checkpoint reader) on a file we do not trust, in
-// a child process first: its crash, or an allocation a hostile file asks for, ends the child, not
-// the caller.
+// Running a parser we do not control (LibTorch's checkpoint reader, the HDF5 library) on a file we
+// do not trust, in a child process first: its crash, or an allocation a hostile file asks for,
+// ends the child, not the caller.
 #pragma once
+#include <sys/types.h>
+
 #include <cstddef>
 #include <functional>
 #include <string>
 
 namespace minrnn::io {
+
+// A forked child that answers its parent through a pipe. `body` runs in the child with the pipe's
+// write end; the child then leaves with _exit(0) (1 if `body` threw): no exit handlers, no
+// buffers of the parent flushed twice. The parent reads read_fd() until it closes. However the
+// parent leaves, the destructor closes the pipe and kills and reaps a child not waited for.
+class ForkedChild {
+ public:
+  // Throws std::system_error "pipe failed: …" or "fork failed: …".
+  explicit ForkedChild(const std::function<void(int write_fd)>& body);
+  ~ForkedChild();
+  ForkedChild(const ForkedChild&) = delete;
+  ForkedChild& operator=(const ForkedChild&) = delete;
+
+  int read_fd() const { return read_fd_; }
+  void kill();  // SIGKILL
+  int wait();   // its wait status (waitpid's), reaped once
+
+ private:
+  pid_t pid_ = -1;
+  int read_fd_ = -1;
+  int status_ = 0;
+  bool reaped_ = false;
+};
+
+// waitpid(pid) retried when a signal interrupts it: the child's wait status.
+int wait_for_child(pid_t pid);
 
 struct ProbeResult {
   bool ok = false;      // `probe` returned normally

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/isolated.h"
+
 namespace minrnn::sweep {
 
 namespace fs = std::filesystem;
@@ -144,9 +146,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::mil
   ::close(err_pipe[1]);
   r.timed_out = !read_until_closed(out_pipe[0], err_pipe[0], r, deadline);
   if (r.timed_out) ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = io::wait_for_child(pid);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
