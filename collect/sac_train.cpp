@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "collect/sac.h"
 #include "envs/registry.h"
@@ -171,30 +173,91 @@ bool evaluate_sac(const std::string& env_name, Sac& sac, int64_t done, const Sac
   return result.reached_target;
 }
 
+// The environment's side of the online loop: the episode in progress, its return, and the
+// returns of the last 10 that ended (a resume starts that window anew).
+struct Episodes {
+  std::unique_ptr<envs::Env> env;
+  uint64_t seed;
+  int64_t count;  // episodes ended, this run's resumes included: episode k resets with seed + k
+  std::vector<double> obs;
+  double episode_return = 0;
+  std::deque<double> recent;
+
+  Episodes(const std::string& env_name, uint64_t seed, int64_t ended)
+      : env(envs::make_env(env_name, seed)), seed(seed), count(ended) {
+    obs = env->reset(static_cast<int64_t>(seed + count));
+  }
+
+  // Takes `action` (its log-probability under the behaviour policy) and records the transition.
+  void step(const std::vector<double>& action, double log_prob, ReplayBuffer& buffer) {
+    const std::vector<double> qpos = env->qpos(), qvel = env->qvel();
+    envs::StepResult r = env->step(action);
+    buffer.add(obs, action, r.reward, r.obs, r.terminated, r.truncated, qpos, qvel, log_prob);
+    episode_return += r.reward;
+    obs = r.obs;
+    if (!r.terminated && !r.truncated) return;
+    recent.push_back(episode_return);
+    if (recent.size() > 10) recent.pop_front();
+    episode_return = 0;
+    ++count;
+    obs = env->reset(static_cast<int64_t>(seed + count));
+  }
+};
+
 // One progress line (steps, rate, ETA, the last episodes' mean return, the losses). The ETA is
 // the learning steps' pace (the random warm-up's runs ~60× faster: no ETA until learning has
 // run); with a target (medium) it is the budget's, a bound: the run stops when an evaluation
 // reaches it.
-void print_progress(const std::string& env_name, int64_t done, int64_t total, double rate,
-                    double learning_rate, bool has_target, int64_t episodes,
-                    const std::deque<double>& recent, const SacLosses& losses) {
-  char returns[64] = "no episode ended here yet";  // a resume starts its window anew
-  if (!recent.empty()) {
-    std::snprintf(returns, sizeof returns, "return(last %zu) %.1f", recent.size(),
-                  std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size());
+class SacProgress {
+ public:
+  SacProgress(std::string env_name, int64_t first_step, int64_t total, bool has_target)
+      : env_name_(std::move(env_name)),
+        first_step_(first_step),
+        total_(total),
+        has_target_(has_target) {}
+
+  void learning_at(int64_t step) {
+    if (learning_first_ >= 0) return;
+    learning_first_ = step;
+    learning_since_ = std::chrono::steady_clock::now();
   }
-  const std::string eta = learning_rate > 0 ? std::string(has_target ? "at most " : "") +
-                                                  io::duration_text((total - done) / learning_rate)
-                                            : std::string("once learning has run");
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, %s, alpha %.3f, "
-                "q_loss %.3g",
-                env_name.c_str(), static_cast<long long>(done), static_cast<long long>(total), rate,
-                eta.c_str(), static_cast<long long>(episodes), returns, losses.alpha,
-                losses.q_loss);
-  io::ProgressLine::on_stderr().update(line);
-}
+
+  void show(int64_t done, const Episodes& episodes, const SacLosses& losses) {
+    const auto now = std::chrono::steady_clock::now();
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double learning_secs = std::chrono::duration<double>(now - learning_since_).count();
+    const double rate = (done - first_step_) / std::max(secs, 1e-9);
+    const double learning_rate = learning_first_ >= 0 && done - learning_first_ > 1
+                                     ? (done - learning_first_) / std::max(learning_secs, 1e-9)
+                                     : 0;
+    char returns[64] = "no episode ended here yet";
+    const std::deque<double>& recent = episodes.recent;
+    if (!recent.empty()) {
+      std::snprintf(returns, sizeof returns, "return(last %zu) %.1f", recent.size(),
+                    std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size());
+    }
+    const std::string eta = learning_rate > 0
+                                ? std::string(has_target_ ? "at most " : "") +
+                                      io::duration_text((total_ - done) / learning_rate)
+                                : std::string("once learning has run");
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, %s, alpha %.3f, "
+                  "q_loss %.3g",
+                  env_name_.c_str(), static_cast<long long>(done), static_cast<long long>(total_),
+                  rate, eta.c_str(), static_cast<long long>(episodes.count), returns, losses.alpha,
+                  losses.q_loss);
+    io::ProgressLine::on_stderr().update(line);
+  }
+
+ private:
+  std::string env_name_;
+  int64_t first_step_, total_;
+  bool has_target_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  int64_t learning_first_ = -1;  // the first learning step of this process, and when it began
+  std::chrono::steady_clock::time_point learning_since_;
+};
 
 }  // namespace
 
@@ -203,22 +266,16 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   const envs::EnvSpec spec = envs::env_spec(env_name);
   const uint64_t seed = sac.config().seed;
   SacTrainResult result;
-  int64_t episodes = resume_sac(env_name, spec, sac, buffer, opt, result);
-  const int64_t keep = buffer.size();
-
-  auto env = envs::make_env(env_name, seed);
-  std::vector<double> obs = env->reset(static_cast<int64_t>(seed + episodes));
-  BehaviourPolicy random_policy = uniform_random_policy(spec.act_dim, batch_seed(seed, keep));
-  std::deque<double> recent;  // returns of the last 10 training episodes
-  double episode_return = 0;
+  Episodes episodes(env_name, seed, resume_sac(env_name, spec, sac, buffer, opt, result));
+  BehaviourPolicy random_policy =
+      uniform_random_policy(spec.act_dim, batch_seed(seed, buffer.size()));
   SacLosses losses;
-  const auto start = std::chrono::steady_clock::now();
+  SacProgress progress(env_name, buffer.size(), opt.total_steps,
+                       !std::isnan(opt.stop_at_normalized));
   io::ProgressPace pace(io::ProgressLine::on_stderr(), true);
-  const int64_t first_step = buffer.size();
-  int64_t learning_first = -1;  // the first learning step of this process, and when it began
-  std::chrono::steady_clock::time_point learning_since;
   auto checkpoint = [&] {
-    if (!result.checkpoint.empty()) save_sac_checkpoint(result.checkpoint, sac, buffer, episodes);
+    if (!result.checkpoint.empty())
+      save_sac_checkpoint(result.checkpoint, sac, buffer, episodes.count);
   };
 
   while (buffer.size() < opt.total_steps) {
@@ -228,26 +285,13 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       break;
     }
     const int64_t step = buffer.size();
-    const std::vector<double> qpos = env->qpos(), qvel = env->qvel();
     double log_prob = 0;
-    const std::vector<double> action =
-        step < opt.start_steps ? random_policy(obs, &log_prob) : sac.act(obs, false, &log_prob);
-    envs::StepResult r = env->step(action);
-    buffer.add(obs, action, r.reward, r.obs, r.terminated, r.truncated, qpos, qvel, log_prob);
-    episode_return += r.reward;
-    obs = r.obs;
-    if (r.terminated || r.truncated) {
-      recent.push_back(episode_return);
-      if (recent.size() > 10) recent.pop_front();
-      episode_return = 0;
-      ++episodes;
-      obs = env->reset(static_cast<int64_t>(seed + episodes));
-    }
+    const std::vector<double> action = step < opt.start_steps
+                                           ? random_policy(episodes.obs, &log_prob)
+                                           : sac.act(episodes.obs, false, &log_prob);
+    episodes.step(action, log_prob, buffer);
     if (step + 1 >= opt.start_steps) {
-      if (learning_first < 0) {
-        learning_first = step;
-        learning_since = std::chrono::steady_clock::now();
-      }
+      progress.learning_at(step);
       const auto idx =
           sample_indices(batch_seed(seed, step), buffer.size(), sac.config().batch_size);
       losses = sac.update(make_batch(buffer, idx, sac.config().device));
@@ -258,16 +302,8 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       break;
     if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();
     if (opt.progress_every > 0 && done % opt.progress_every == 0 &&
-        pace.due(done == opt.total_steps)) {
-      const auto now = std::chrono::steady_clock::now();
-      const double secs = std::chrono::duration<double>(now - start).count();
-      const double learning_secs = std::chrono::duration<double>(now - learning_since).count();
-      const double learning_rate = learning_first >= 0 && done - learning_first > 1
-                                       ? (done - learning_first) / std::max(learning_secs, 1e-9)
-                                       : 0;
-      print_progress(env_name, done, opt.total_steps, (done - first_step) / std::max(secs, 1e-9),
-                     learning_rate, !std::isnan(opt.stop_at_normalized), episodes, recent, losses);
-    }
+        pace.due(done == opt.total_steps))
+      progress.show(done, episodes, losses);
   }
   if (opt.progress_every > 0) io::ProgressLine::on_stderr().close();
   checkpoint();

@@ -93,6 +93,95 @@ std::vector<std::string> string_list(const YAML::Node& n, const std::string& fil
   return out;
 }
 
+std::vector<std::string> dataset_labels(const YAML::Node& v, const std::string& file) {
+  std::vector<std::string> labels = string_list(v, file, "datasets");
+  for (const std::string& label : labels) check_label(label, file);
+  refuse_repeats(labels, file, "datasets");
+  return labels;
+}
+
+std::vector<std::string> backbone_names(const YAML::Node& v, const std::string& file) {
+  std::vector<std::string> names = string_list(v, file, "backbones");
+  for (const std::string& b : names) {
+    if (const std::string error = rl::unknown_backbone(b); !error.empty())
+      io::bad_key(file, "backbones", error);
+  }
+  refuse_repeats(names, file, "backbones");
+  return names;
+}
+
+std::vector<int64_t> seed_list(const YAML::Node& v, const std::string& file) {
+  if (!v.IsSequence() || v.size() == 0)
+    io::bad_key(file, "seeds", "expected a non-empty list of integers");
+  std::vector<int64_t> seeds;
+  for (const auto& item : v) {
+    seeds.push_back(io::scalar_int(item, file, "seeds"));
+    if (seeds.back() < 0 || seeds.back() > rl::kMaxSeed)
+      io::bad_key(
+          file, "seeds",
+          "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " + item.Scalar());
+  }
+  refuse_repeats(seeds, file, "seeds");
+  return seeds;
+}
+
+// `set`: key=value overrides of the config, each key once.
+std::vector<std::string> override_list(const YAML::Node& v, const std::string& file) {
+  std::vector<std::string> sets = string_list(v, file, "set");
+  for (const auto& kv_text : sets)
+    if (kv_text.find('=') == std::string::npos)
+      io::bad_key(file, "set", "'" + kv_text + "' is not key=value");
+  if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
+    io::bad_key(file, "set",
+                twice.key + " given twice ('" + twice.first + "', '" + twice.second + "')");
+  }
+  return sets;
+}
+
+// parallel, eval_episodes (1 up) and threads (0: as many as the machine has), to kSweepCountMax.
+int count_key(const YAML::Node& v, const std::string& file, const std::string& key) {
+  const int64_t n = io::scalar_int(v, file, key);
+  const int lowest = key == "threads" ? 0 : 1;
+  if (n < lowest || n > kSweepCountMax) {
+    io::bad_key(file, key,
+                "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
+                    ", got " + std::to_string(n));
+  }
+  return int(n);
+}
+
+// One top-level key of a sweep file into `s`; an unknown key refused with the name it meant.
+void read_sweep_key(const std::string& key, const YAML::Node& v, const std::string& file,
+                    SweepSpec& s) {
+  if (key == "datasets") {
+    s.datasets = dataset_labels(v, file);
+  } else if (key == "backbones") {
+    s.backbones = backbone_names(v, file);
+  } else if (key == "seeds") {
+    s.seeds = seed_list(v, file);
+  } else if (key == "config") {
+    s.config_template = io::scalar_string(v, file, key);
+  } else if (key == "set") {
+    s.sets = override_list(v, file);
+  } else if (key == "out") {
+    s.out = io::scalar_string(v, file, key);
+    if (s.out.empty()) io::bad_key(file, key, "expected a directory, got ''");
+  } else if (key == "pack") {
+    s.pack = pack_size(v, file);
+  } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
+    (key == "parallel"  ? s.parallel
+     : key == "threads" ? s.threads
+                        : s.eval_episodes) = count_key(v, file, key);
+  } else if (key == "slurm") {
+    s.slurm = parse_slurm_spec(v, file);
+  } else {
+    const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
+                                            "set",      "out",           "parallel", "pack",
+                                            "threads",  "eval_episodes", "slurm"};
+    io::bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
+  }
+}
+
 }  // namespace
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
@@ -102,73 +191,14 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   SweepSpec s;
   s.file = file;
   s.out = "runs/sweeps/" + fs::path(file).stem().string();
-  bool has_datasets = false, has_backbones = false, has_seeds = false;
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) {
       throw std::invalid_argument(file + ": a key must be a name, not a list or map");
     }
-    const std::string key = kv.first.Scalar();
-    const YAML::Node& v = kv.second;
-    if (key == "datasets") {
-      s.datasets = string_list(v, file, key), has_datasets = true;
-      for (const std::string& label : s.datasets) check_label(label, file);
-      refuse_repeats(s.datasets, file, key);
-    } else if (key == "backbones") {
-      s.backbones = string_list(v, file, key), has_backbones = true;
-      for (const std::string& b : s.backbones) {
-        if (const std::string error = rl::unknown_backbone(b); !error.empty())
-          io::bad_key(file, key, error);
-      }
-      refuse_repeats(s.backbones, file, key);
-    } else if (key == "seeds") {
-      if (!v.IsSequence() || v.size() == 0)
-        io::bad_key(file, key, "expected a non-empty list of integers");
-      for (const auto& item : v) {
-        s.seeds.push_back(io::scalar_int(item, file, key));
-        if (s.seeds.back() < 0 || s.seeds.back() > rl::kMaxSeed)
-          io::bad_key(file, key,
-                      "expected seeds from 0 to " + std::to_string(rl::kMaxSeed) + ", got " +
-                          item.Scalar());
-      }
-      refuse_repeats(s.seeds, file, key);
-      has_seeds = true;
-    } else if (key == "config") {
-      s.config_template = io::scalar_string(v, file, key);
-    } else if (key == "set") {
-      s.sets = string_list(v, file, key);
-      for (const auto& kv_text : s.sets)
-        if (kv_text.find('=') == std::string::npos)
-          io::bad_key(file, key, "'" + kv_text + "' is not key=value");
-      if (const rl::RepeatedOverride twice = rl::repeated_override(s.sets); !twice.key.empty()) {
-        io::bad_key(file, key,
-                    twice.key + " given twice ('" + twice.first + "', '" + twice.second + "')");
-      }
-    } else if (key == "out") {
-      s.out = io::scalar_string(v, file, key);
-      if (s.out.empty()) io::bad_key(file, key, "expected a directory, got ''");
-    } else if (key == "pack") {
-      s.pack = pack_size(v, file);
-    } else if (key == "parallel" || key == "threads" || key == "eval_episodes") {
-      const int64_t n = io::scalar_int(v, file, key);
-      const int lowest = key == "threads" ? 0 : 1;
-      if (n < lowest || n > kSweepCountMax) {
-        io::bad_key(file, key,
-                    "expected " + std::to_string(lowest) + " to " + std::to_string(kSweepCountMax) +
-                        ", got " + std::to_string(n));
-      }
-      (key == "parallel" ? s.parallel : key == "threads" ? s.threads : s.eval_episodes) = int(n);
-    } else if (key == "slurm") {
-      s.slurm = parse_slurm_spec(v, file);
-    } else {
-      const std::vector<std::string> known = {"datasets", "backbones",     "seeds",    "config",
-                                              "set",      "out",           "parallel", "pack",
-                                              "threads",  "eval_episodes", "slurm"};
-      io::bad_key(file, key, "unknown key" + io::known_names_hint(key, known));
-    }
+    read_sweep_key(kv.first.Scalar(), kv.second, file, s);
   }
-  if (!has_datasets) io::bad_key(file, "datasets", "missing");
-  if (!has_backbones) io::bad_key(file, "backbones", "missing");
-  if (!has_seeds) io::bad_key(file, "seeds", "missing");
+  for (const char* required : {"datasets", "backbones", "seeds"})
+    if (!root[required]) io::bad_key(file, required, "missing");
   return s;
 }
 
