@@ -36,6 +36,14 @@ if ready; then
 fi
 command -v python3 >/dev/null || { say "python3 not found"; exit 77; }
 mkdir -p "$CACHE"
+# ctest runs the python tests side by side: the second caller waits for the first's install here
+# (it found a half-made venv, its own pip failed beside the other's, and its test was skipped).
+exec 9>"$CACHE/py-venv.lock"
+flock 9
+if ready; then
+  echo "$VENV/bin/python"
+  exit 0
+fi
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV"
   python3 -m venv "$VENV" || { say "python3 -m venv failed (python3-venv missing?)"; exit 77; }
