@@ -109,6 +109,38 @@ data::Transitions collect_random(const D4rlRecipe& recipe, const envs::EnvSpec& 
   return d;
 }
 
+// The medium run continued to the full budget, and its samples. A medium run that used the whole
+// budget (it never reached its target) is the expert itself: continuing it would only redo the
+// unfinished episode its checkpoint drops.
+data::Transitions expert_samples(const D4rlRecipe& recipe, const envs::EnvSpec& spec,
+                                 const SacConfig& config, const fs::path& work, Sac& medium,
+                                 int64_t medium_steps) {
+  data::Transitions e;
+  if (medium_steps >= recipe.train_steps) {
+    std::printf("%s: the medium run used all of --train-steps (%lld): its agent is the expert\n",
+                (work / "expert").string().c_str(), static_cast<long long>(recipe.train_steps));
+    e = sample_policy(recipe, medium, 2000000);
+    medium.write_policy_metadata(e.metadata, medium_steps);
+    return e;
+  }
+  const fs::path expert_dir = work / "expert";
+  fs::create_directories(expert_dir);
+  if (!fs::exists(expert_dir / "sac.pt")) {
+    fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
+    std::printf(
+        "%s: continues the medium run (%lld steps) to %lld; its unfinished last episode, "
+        "which a checkpoint does not keep, is played anew\n",
+        expert_dir.string().c_str(), static_cast<long long>(medium_steps),
+        static_cast<long long>(recipe.train_steps));
+  }
+  Sac expert(spec.obs_dim, spec.act_dim, config);
+  ReplayBuffer expert_buffer;
+  train_phase(recipe, expert_dir, NAN, expert, expert_buffer);
+  e = sample_policy(recipe, expert, 2000000);
+  expert.write_policy_metadata(e.metadata, expert_buffer.size());
+  return e;
+}
+
 data::Transitions collect_with_sac(const D4rlRecipe& recipe, const envs::EnvSpec& spec,
                                    torch::Device device) {
   SacConfig config;
@@ -136,16 +168,7 @@ data::Transitions collect_with_sac(const D4rlRecipe& recipe, const envs::EnvSpec
     medium.write_policy_metadata(d.metadata, medium_steps);
   }
   if (quality == "expert" || quality == "medium-expert") {
-    const fs::path expert_dir = work / "expert";  // the medium run, continued to the full budget
-    fs::create_directories(expert_dir);
-    if (!fs::exists(expert_dir / "sac.pt")) {
-      fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
-    }
-    Sac expert(spec.obs_dim, spec.act_dim, config);
-    ReplayBuffer expert_buffer;
-    train_phase(recipe, expert_dir, NAN, expert, expert_buffer);
-    data::Transitions e = sample_policy(recipe, expert, 2000000);
-    expert.write_policy_metadata(e.metadata, expert_buffer.size());
+    data::Transitions e = expert_samples(recipe, spec, config, work, medium, medium_steps);
     d = quality == "expert" ? std::move(e) : concat_d4rl(d, e);
   }
   return d;
@@ -170,13 +193,31 @@ std::string default_sac_work_dir(const std::string& env, uint64_t seed) {
 }
 
 void check_d4rl_recipe(const D4rlRecipe& recipe) {
+  // `minrnn collect`'s options refuse these too; a C++ caller meets them here (a NaN target
+  // would train the medium policy to the full budget, an expert in its name).
+  const std::pair<const char*, int64_t> counts[] = {{"--steps", recipe.steps},
+                                                    {"--train-steps", recipe.train_steps},
+                                                    {"--start-steps", recipe.start_steps},
+                                                    {"--eval-every", recipe.eval_every}};
+  for (const auto& [option, value] : counts) {
+    if (value < 1)
+      throw std::invalid_argument(std::string(option) + ": expected an integer from 1, got " +
+                                  std::to_string(value));
+  }
+  if (!std::isfinite(recipe.target)) {
+    throw std::invalid_argument("--target: expected a finite normalized score, got " +
+                                std::to_string(recipe.target));
+  }
   const auto& qualities = d4rl_qualities();
   if (std::find(qualities.begin(), qualities.end(), recipe.quality) == qualities.end()) {
     throw std::invalid_argument("unknown quality '" + recipe.quality + "'" +
                                 io::known_names_hint(recipe.quality, qualities));
   }
+  if (recipe.quality == "random") return;  // no SAC: its options are not used
   if (recipe.start_steps > recipe.train_steps) {
+    const bool by_default = recipe.start_steps == D4rlRecipe{}.start_steps;
     throw std::invalid_argument("--start-steps (" + std::to_string(recipe.start_steps) +
+                                (by_default ? ", its default" : "") +
                                 ") must not exceed --train-steps (" +
                                 std::to_string(recipe.train_steps) + ")");
   }
@@ -184,9 +225,18 @@ void check_d4rl_recipe(const D4rlRecipe& recipe) {
 
 data::Transitions collect_d4rl_quality(const D4rlRecipe& recipe, torch::Device device) {
   check_d4rl_recipe(recipe);
-  const envs::EnvSpec spec = envs::env_spec(recipe.env);
-  return recipe.quality == "random" ? collect_random(recipe, spec)
-                                    : collect_with_sac(recipe, spec, device);
+  if (recipe.quality != "random" && recipe.eval_every > recipe.train_steps) {
+    std::printf(
+        "note: --eval-every %lld exceeds --train-steps %lld: no evaluation runs, so the "
+        "medium phase trains the whole budget (--target is never checked)\n",
+        static_cast<long long>(recipe.eval_every), static_cast<long long>(recipe.train_steps));
+  }
+  // One name per env ("Hopper-v4" is "hopper"): the work dir's run.txt records it.
+  D4rlRecipe canonical = recipe;
+  canonical.env = envs::canonical_env_name(recipe.env);
+  const envs::EnvSpec spec = envs::env_spec(canonical.env);
+  return canonical.quality == "random" ? collect_random(canonical, spec)
+                                       : collect_with_sac(canonical, spec, device);
 }
 
 }  // namespace minrnn::rl

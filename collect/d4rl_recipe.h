@@ -4,7 +4,8 @@
 //   medium        SAC trained until its evaluation reaches ~1/3 of the expert's normalized score
 //                 (or the training budget), then `steps` transitions of that policy, sampled
 //   medium-replay SAC's replay buffer up to that point (every transition it was trained on)
-//   expert        the same SAC run continued to the full budget, then `steps` sampled transitions
+//   expert        the same SAC run continued to the full budget (the medium run itself where it
+//                 used the whole budget), then `steps` sampled transitions
 //   medium-expert medium ++ expert
 // SAC trains in a work dir (<work>/medium/sac.pt, <work>/expert/sac.pt, run.txt): an interrupted
 // collection resumes where it stopped, and the other qualities of the same env and seed reuse the
@@ -25,7 +26,7 @@
 namespace minrnn::rl {
 
 struct D4rlRecipe {
-  std::string env;                // as envs::canonical_env_name gives it, or an env_spec JSON
+  std::string env;                // any name envs/registry.h accepts, or an env_spec JSON
   std::string quality;            // one of d4rl_qualities()
   std::string work_dir;           // SAC's checkpoints; "" = default_sac_work_dir(env, seed)
   uint64_t seed = 0;              // of the environment, SAC and sampling
@@ -45,8 +46,9 @@ std::string env_family_version(const envs::EnvSpec& spec);
 // data/work/<family>-sac-s<seed>; an env_spec JSON trains in <family>-custom-sac-s<seed>.
 std::string default_sac_work_dir(const std::string& env, uint64_t seed);
 
-// Refuses (std::invalid_argument, naming `minrnn collect`'s option) an unknown quality, or more
-// start steps than training steps: a caller checks before it creates anything.
+// Refuses (std::invalid_argument, naming `minrnn collect`'s option) a count below 1, a target
+// that is not finite, an unknown quality, and for SAC's qualities more start steps than training
+// steps: a caller checks before it creates anything.
 void check_d4rl_recipe(const D4rlRecipe& recipe);
 
 // The recipe's transitions for `quality`, with its policy's metadata (D4RL's keys). Stops early on

@@ -123,7 +123,8 @@ struct SacTrainOptions {
   // Evaluations measure the stochastic policy, the one collection samples data from: tanh(mean)
   // scores far higher early in training (hopper at 35k steps: 44.9 vs 17.4), and a stop judged on
   // it made "medium" data at 23 normalized instead of 33.
-  int64_t eval_every = 5000;  // evaluate every N steps
+  int64_t eval_every = 5000;  // evaluate every N steps, once learning has begun (an evaluation
+                              // of the untrained policy could meet a low target)
   int eval_episodes = 10;
   // Stop as soon as an evaluation reaches this normalized score (medium; it may be negative);
   // NaN: never.

@@ -297,7 +297,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
       losses = sac.update(make_batch(buffer, idx, sac.config().device));
     }
     const int64_t done = step + 1;
-    if (opt.eval_every > 0 && done % opt.eval_every == 0 &&
+    if (opt.eval_every > 0 && done % opt.eval_every == 0 && done >= opt.start_steps &&
         evaluate_sac(env_name, sac, done, opt, result))
       break;
     if (opt.checkpoint_every > 0 && done % opt.checkpoint_every == 0) checkpoint();

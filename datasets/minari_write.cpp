@@ -104,6 +104,20 @@ void check_minari_dataset_id(const std::string& id) {
   }
 }
 
+void check_minari_destination(const std::string& dataset_dir, bool overwrite) {
+  std::error_code ec;
+  if (!fs::exists(fs::path(dataset_dir), ec)) return;
+  // overwrite replaces a dataset, never a folder of something else (a slip of --out).
+  if (!fs::is_regular_file(fs::path(dataset_dir) / "data" / "main_data.hdf5", ec)) {
+    throw std::runtime_error(dataset_dir +
+                             ": exists and is not a Minari dataset (no data/main_data.hdf5): not "
+                             "replaced, even with --force / overwrite");
+  }
+  if (!overwrite) {
+    throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");
+  }
+}
+
 namespace {
 
 // The checks before anything is written: the data, the id, the spaces against the data's dims.
@@ -132,17 +146,7 @@ void check_write_inputs(const std::string& dataset_dir, const Transitions& data,
     throw std::invalid_argument(dataset_dir +
                                 ": ref_max_score must be finite and exceed ref_min_score");
   }
-  std::error_code ec;
-  if (fs::exists(fs::path(dataset_dir), ec) && !options.overwrite) {
-    throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");
-  }
-  // overwrite replaces a dataset, never a folder of something else (a slip of --out).
-  if (fs::exists(fs::path(dataset_dir), ec) &&
-      !fs::is_regular_file(fs::path(dataset_dir) / "data" / "main_data.hdf5", ec)) {
-    throw std::runtime_error(dataset_dir +
-                             ": exists and is not a Minari dataset (no data/main_data.hdf5): not "
-                             "replaced, even with --force / overwrite");
-  }
+  check_minari_destination(dataset_dir, options.overwrite);
 }
 
 // The [begin, end) steps of each finished episode; *tail gets the steps of an unfinished last one

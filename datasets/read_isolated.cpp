@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -285,12 +286,13 @@ Transitions read_isolated(const std::string& path, MinariInfo* info,
       out.str(e.what());
     }
   };
+  std::optional<io::ForkedChild> child;
   try {
-    io::ForkedChild child(read_and_send);
-    return receive_from(child, path, info);
+    child.emplace(read_and_send);
   } catch (const std::system_error& e) {  // no pipe or no fork
     throw std::runtime_error(path + ": cannot read: " + e.what());
   }
+  return receive_from(*child, path, info);
 }
 
 }  // namespace minrnn::data::detail

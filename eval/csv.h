@@ -25,8 +25,9 @@ bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
 
 // A CSV file whose first line names its columns, as the benches write them (tools/bench/report.h:
 // a cell holding a comma, quote or newline in quotes, a quote in it doubled). The cell readers
-// throw std::runtime_error naming the file, the row's line and the column: a hand edit that left
-// "fast" or "16.7" where a number or a count belongs is not read as 0 or 16.
+// throw std::runtime_error naming the file and the column (and the row's line, for a cell that is
+// there): a hand edit that left "fast" or "16.7" where a number or a count belongs is not read as
+// 0 or 16.
 struct CsvTable {
   std::string path;
   std::vector<std::string> columns;
@@ -42,10 +43,11 @@ struct CsvTable {
   // A whole number from 1 to 2^31 − 1 (a pack size, a batch), where a cast would wrap 1e12 and
   // truncate 16.7.
   int64_t count(size_t row, const std::string& name) const;
+  // "FILE:LINE: column 'NAME'", where an error about that cell begins.
+  std::string where(size_t row, const std::string& name) const;
 
  private:
   double parse(size_t row, const std::string& name, const std::string& cell, bool positive) const;
-  std::string where(size_t row, const std::string& name) const;
 };
 // Throws naming the file: std::invalid_argument where it is missing or no regular file
 // (io::read_input_file), std::runtime_error with the line where it has no header, leaves a quote

@@ -22,7 +22,7 @@ namespace minrnn::io {
 namespace {
 
 // The child's current address space size (VmSize), in bytes; 0 when unknown.
-size_t address_space_bytes() {
+[[maybe_unused]] size_t address_space_bytes() {
   FILE* f = std::fopen("/proc/self/status", "r");
   if (!f) return 0;
   char line[256];
@@ -36,7 +36,8 @@ size_t address_space_bytes() {
 
 // The child's side: the probe run under the memory limit, its outcome written to `fd` (a status
 // byte, 0 for success, then the message).
-void probe_and_reply(const std::function<void()>& probe, size_t extra_memory, int fd) {
+void probe_and_reply(const std::function<void()>& probe, [[maybe_unused]] size_t extra_memory,
+                     int fd) {
 #ifndef __SANITIZE_ADDRESS__
   if (extra_memory > 0) {
     if (const size_t now = address_space_bytes()) {

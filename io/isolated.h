@@ -22,6 +22,7 @@ class ForkedChild {
   ForkedChild(const ForkedChild&) = delete;
   ForkedChild& operator=(const ForkedChild&) = delete;
 
+  pid_t pid() const { return pid_; }
   int read_fd() const { return read_fd_; }
   void kill();  // SIGKILL
   int wait();   // its wait status (waitpid's), reaped once

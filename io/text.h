@@ -9,8 +9,9 @@ namespace minrnn::io {
 std::string lowercase(std::string s);
 // `s` without the white space at either end (an HTTP header's value, a field of squeue's output).
 std::string trimmed(const std::string& s);
-// The number all of `text` spells ("3", "-1e5", "nan"); nullopt for "", "abc" or "3.0x", which a
-// plain strtod would read as 0 or 3.
+// The number `text` spells to its last character, in strtod's syntax ("3", "-1e5", "nan", "inf",
+// hex; leading blanks skipped); nullopt for "", "abc", "3.0x" or "3 ", which strtod alone reads as
+// 0 or 3.
 std::optional<double> number_in(const std::string& text);
 
 }  // namespace minrnn::io

@@ -154,7 +154,7 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
   for (const auto& [name, value] : columns) {
     const auto at = std::find(names.begin(), names.end(), name) - names.begin();
     if (at < static_cast<long>(std::min(names.size(), values.size())))
-      *value = io::number_in(values[at]).value_or(*value);
+      *value = io::number_in(io::trimmed(values[at])).value_or(*value);  // a CRLF file's \r
   }
   return row;
 }

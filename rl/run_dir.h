@@ -27,8 +27,9 @@ bool has_row(const std::string& csv, int64_t step);
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
 const std::vector<std::string>& metrics_columns();
 // metrics.csv's last row, its values found by the header's names (a file written before a column
-// was added reads 0 there); nullopt where the file has no row (or is not there). What a resume
-// (the loss, the seconds trained), a sweep's progress and --status, and a report read of a run.
+// was added, or a cell that is no number, reads 0 there); nullopt where the file has no row (or is
+// not there). What a resume (the loss, the seconds trained), a sweep's progress and --status, and a
+// report read of a run.
 struct MetricsRow {
   int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, steps_per_s = 0, elapsed_s = 0;

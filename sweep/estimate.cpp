@@ -56,8 +56,7 @@ void read_eval_rows(const eval::CsvTable& csv, MeasuredRates& out) {
     try {
       r.env = envs::resolve_env(env).task.spec.name;
     } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(csv.path + ":" + std::to_string(i + 2) +
-                               ": column 'env': " + e.what());
+      throw std::runtime_error(csv.where(i, "env") + ": " + e.what());
     }
     r.embed = csv.count(i, "embed");
     r.layers = csv.count(i, "layers");

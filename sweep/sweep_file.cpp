@@ -100,7 +100,7 @@ std::vector<std::string> dataset_labels(const YAML::Node& v, const std::string& 
   return labels;
 }
 
-std::vector<std::string> backbone_names(const YAML::Node& v, const std::string& file) {
+std::vector<std::string> backbone_list(const YAML::Node& v, const std::string& file) {
   std::vector<std::string> names = string_list(v, file, "backbones");
   for (const std::string& b : names) {
     if (const std::string error = rl::unknown_backbone(b); !error.empty())
@@ -156,7 +156,7 @@ void read_sweep_key(const std::string& key, const YAML::Node& v, const std::stri
   if (key == "datasets") {
     s.datasets = dataset_labels(v, file);
   } else if (key == "backbones") {
-    s.backbones = backbone_names(v, file);
+    s.backbones = backbone_list(v, file);
   } else if (key == "seeds") {
     s.seeds = seed_list(v, file);
   } else if (key == "config") {

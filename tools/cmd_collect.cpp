@@ -33,6 +33,32 @@ struct CollectArgs {
   bool force = false;
 };
 
+// The file name D4RL's layout gives a quality of an env: hopper_medium_replay-v2.hdf5 (v5's data
+// -v5.hdf5).
+std::string d4rl_file_for(const envs::EnvSpec& spec, std::string quality) {
+  std::replace(quality.begin(), quality.end(), '-', '_');
+  return spec.name + "_" + quality + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
+}
+
+// A D4RL file's name is where readers learn what it holds (before its metadata): one naming
+// another env would be read, and refused, as that env's data; one naming another quality of this
+// env would be trained on as that dataset (random data as hopper-medium-v2).
+void check_d4rl_out_name(const CollectArgs& a, const envs::EnvSpec& spec) {
+  const std::string file = fs::path(a.out).filename().string();
+  const data::EnvInfo* named = data::guess_env_from_name(file);
+  if (named != nullptr && named->name != spec.name) {
+    throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
+                                spec.id + ": name the file for " + spec.name);
+  }
+  for (const std::string& quality : rl::d4rl_qualities()) {
+    if (quality != a.recipe.quality && file == d4rl_file_for(spec, quality)) {
+      throw std::invalid_argument("--out " + a.out + " is the name of " + spec.name + "'s " +
+                                  quality + " data, but this collects " + a.recipe.quality +
+                                  ": name it " + d4rl_file_for(spec, a.recipe.quality));
+    }
+  }
+}
+
 // Checks the options against each other and fills the defaults that depend on them (the dataset
 // id, the output path). Throws naming the option.
 void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
@@ -65,27 +91,23 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
     data::check_minari_dataset_id(a.dataset_id);
     if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
   } else if (a.out.empty()) {
-    std::string q = a.recipe.quality;
-    std::replace(q.begin(), q.end(), '-', '_');
-    a.out = "data/" + spec.name + "_" + q + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
+    a.out = "data/" + d4rl_file_for(spec, a.recipe.quality);
   }
   // "m/" is the directory m (shell completion adds the slash): its parent is the folder that holds
   // it, not m itself.
   while (a.out.size() > 1 && a.out.back() == '/') a.out.pop_back();
-  if (fs::exists(a.out) && !a.force) {
-    throw std::runtime_error(a.out + " exists; pass --force to replace it");
+  if (minari) {
+    data::check_minari_destination(a.out, a.force);
+    return;
   }
-  if (!minari && fs::is_directory(a.out)) {
+  if (fs::is_directory(a.out)) {
     throw std::invalid_argument("--out " + a.out +
                                 " is a folder: a D4RL-layout dataset is one .hdf5 file");
   }
-  // A D4RL file's name is where readers learn its env (before its metadata/env_spec): one naming
-  // another env would be read, and refused, as that env's data.
-  const data::EnvInfo* named = data::guess_env_from_name(fs::path(a.out).filename().string());
-  if (!minari && named != nullptr && named->name != spec.name) {
-    throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
-                                spec.id + ": name the file for " + spec.name);
+  if (fs::exists(a.out) && !a.force) {
+    throw std::runtime_error(a.out + " exists; pass --force to replace it");
   }
+  check_d4rl_out_name(a, spec);
 }
 
 // Returns the steps written: those of finished episodes (Minari keeps no unfinished one).

@@ -3,7 +3,10 @@
 // buffer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
+#include <cstddef>
 #include <filesystem>
 #include <string>
 
@@ -63,6 +66,21 @@ TEST(D4rlRecipe, TheExpertContinuesTheMediumRunAndMediumExpertJoinsTheirSamples)
   EXPECT_EQ(both.metadata.ints.at("iteration"), 240);
 }
 
+// A medium run that used the whole budget is the expert: continuing it would only have replayed its
+// unfinished last episode (the expert "resumed" and trained past the budget, 2026-11-29).
+TEST(D4rlRecipe, AMediumRunThatUsedTheWholeBudgetIsTheExpert) {
+  testing::TempDir dir;
+  D4rlRecipe r = toy_recipe(dir, "expert");
+  r.target = 1e9;  // never reached
+  const data::Transitions expert = collect_d4rl_quality(r, torch::kCPU);
+  EXPECT_EQ(expert.metadata.ints.at("iteration"), 240);
+  EXPECT_FALSE(fs::exists(dir.path / "work" / "expert"));
+  r.quality = "medium";
+  const data::Transitions medium = collect_d4rl_quality(r, torch::kCPU);
+  EXPECT_EQ(medium.metadata.arrays.at("policy/fc0/weight").values,
+            expert.metadata.arrays.at("policy/fc0/weight").values);
+}
+
 TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {
   testing::TempDir dir;
   try {
@@ -76,16 +94,53 @@ TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {
   EXPECT_FALSE(fs::exists(dir.path / "work"));
 }
 
+// What `minrnn collect`'s options refuse, a C++ caller meets here: a NaN target would have trained
+// the "medium" policy to the full budget.
+TEST(D4rlRecipe, ValuesTheCommandsOptionsRefuseAreRefusedHereToo) {
+  testing::TempDir dir;
+  const auto refused = [&](D4rlRecipe r, const std::string& expected) {
+    try {
+      collect_d4rl_quality(r, torch::kCPU);
+      ADD_FAILURE() << "collected with " << expected;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  D4rlRecipe r = toy_recipe(dir, "medium");
+  r.target = NAN;
+  refused(r, "--target: expected a finite normalized score");
+  r = toy_recipe(dir, "medium");
+  r.eval_every = 0;
+  refused(r, "--eval-every: expected an integer from 1, got 0");
+  r = toy_recipe(dir, "medium");
+  r.start_steps = 500;
+  refused(r, "--start-steps (500) must not exceed --train-steps (240)");
+  EXPECT_FALSE(fs::exists(dir.path / "work"));
+}
+
+// "Hopper-v4" and "hopper" are one env: one work dir's run.txt takes both.
+TEST(D4rlRecipe, AnEnvsOtherNamesShareItsWorkDir) {
+  testing::TempDir dir;
+  D4rlRecipe r = toy_recipe(dir, "medium-replay");
+  r.env = "Hopper-v4";
+  EXPECT_EQ(collect_d4rl_quality(r, torch::kCPU).num_steps(), 120);
+  EXPECT_EQ(collect_d4rl_quality(toy_recipe(dir, "medium-replay"), torch::kCPU).num_steps(), 120);
+}
+
+// Clears a recorded stop however the test leaves.
+struct StopForTest {
+  const ScopedStopHandlers handlers;
+  explicit StopForTest(int signal) { request_stop_for_testing(signal); }
+  ~StopForTest() { request_stop_for_testing(0); }
+};
+
 TEST(D4rlRecipe, AStopDuringTrainingSaysWhereItsCheckpointIs) {
   testing::TempDir dir;
-  const ScopedStopHandlers handlers;
-  request_stop_for_testing(SIGTERM);
   try {
+    const StopForTest stop(SIGTERM);
     collect_d4rl_quality(toy_recipe(dir, "medium"), torch::kCPU);
-    request_stop_for_testing(0);
     FAIL() << "a stopped collection returned data";
   } catch (const io::StopRequested& e) {
-    request_stop_for_testing(0);
     const std::string what = e.what();
     EXPECT_NE(what.find("stopped by SIGTERM at SAC step"), std::string::npos) << what;
     EXPECT_NE(what.find(dir.file("work/medium/sac.pt")), std::string::npos) << what;

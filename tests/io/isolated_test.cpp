@@ -53,11 +53,13 @@ TEST(Isolated, AForkedChildAnswersThroughItsPipeAndIsAlwaysReaped) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
   }
   const auto start = std::chrono::steady_clock::now();
+  pid_t pid = -1;
   {
     const io::ForkedChild child([](int) { std::this_thread::sleep_for(std::chrono::seconds(30)); });
+    pid = child.pid();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // no child left to reap
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);  // reaped: no longer this process's child
   EXPECT_EQ(errno, ECHILD);
 }
 

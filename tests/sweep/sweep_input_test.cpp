@@ -46,6 +46,14 @@ TEST(SweepFile, AnEntryGivenTwiceIsRefused) {
                       "gpus", "twice");
 }
 
+TEST(SweepFile, EachOfTheThreeListsIsRequired) {
+  expect_file_refused(kOneBackboneOneSeed, "datasets", "missing");
+  expect_file_refused("datasets: [a]\nseeds: [0]\n", "backbones", "missing");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nparallel: 2\n", "seeds", "missing");
+  expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds:\n", "seeds",
+                      "expected a non-empty list of integers");
+}
+
 TEST(SweepFile, SeedsAreWholeNumbersFromZero) {
   expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [0, -1]\n", "seeds", "got -1");
   expect_file_refused("datasets: [a]\nbackbones: [mingru]\nseeds: [99999999999999999999]\n",

@@ -337,7 +337,8 @@ TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
 // and refused, as that env's data), a folder for a D4RL file, a folder nothing can be written in.
 TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   TempDir dir;
-  const std::string sac = "collect walker2d medium --train-steps 300 --start-steps 200 ";
+  const std::string sac =
+      "collect walker2d medium --train-steps 300 --start-steps 200 --eval-every 300 ";
   expect_failure_naming(run_minrnn(dir, sac + "--out hopper_mislabeled-v2.hdf5"),
                         {"--out hopper_mislabeled-v2.hdf5 names hopper but this collects "
                          "Walker2d-v4: name the file for walker2d"});
@@ -345,8 +346,27 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5 --force"),
                         {"--out folder.hdf5 is a folder"});
   expect_failure_naming(run_minrnn(dir, sac + "--out /proc/w.hdf5"), {"cannot write /proc/w.hdf5"});
+  // A folder is said to be one, not "exists; pass --force" (which then said it).
+  expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5"),
+                        {"--out folder.hdf5 is a folder"});
+  // Another quality's name: random data as hopper-medium-v2 would train as that dataset.
+  expect_failure_naming(run_minrnn(dir, sac + "--out walker2d_medium_replay-v2.hdf5"),
+                        {"is the name of walker2d's medium-replay data, but this collects "
+                         "medium: name it walker2d_medium-v2.hdf5"});
+  // A Minari --out holding something else was refused only after training and sampling.
+  fs::create_directories(dir.path / "notes");
+  write_text(dir.path / "notes" / "mine.txt", "keep");
+  expect_failure_naming(run_minrnn(dir, sac + "--format minari --out notes --force"),
+                        {"notes: exists and is not a Minari dataset"});
   for (const auto& e : fs::directory_iterator(dir.path))  // no SAC work dir (data/work/...)
-    EXPECT_EQ(e.path().filename(), "folder.hdf5") << "left behind";
+    EXPECT_TRUE(e.path().filename() == "folder.hdf5" || e.path().filename() == "notes")
+        << e.path() << " left behind";
+  // random trains no SAC: --train-steps below the default --start-steps is no fault of it.
+  const CliResult random =
+      run_minrnn(dir, "collect hopper random --steps 50 --train-steps 100 --out r.hdf5");
+  EXPECT_EQ(random.exit_code, 0) << random.output;
+  expect_failure_naming(run_minrnn(dir, "collect hopper medium --train-steps 100 --out m.hdf5"),
+                        {"--start-steps (5000, its default) must not exceed --train-steps (100)"});
 }
 
 // A SAC work dir is reused only by a command asking for the same training: a finished toy run
