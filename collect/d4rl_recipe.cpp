@@ -50,20 +50,25 @@ void print_phase_result(const fs::path& phase_dir, const SacTrainResult& r, doub
                                   : ", did NOT reach the medium target within --train-steps");
 }
 
+// The agent and buffer of a phase done.txt says finished.
+void load_finished_phase(const fs::path& phase_dir, Sac& sac, ReplayBuffer& buffer) {
+  const std::string checkpoint = (phase_dir / "sac.pt").string();
+  int64_t episodes = 0;
+  if (!load_sac_checkpoint(checkpoint, sac, buffer, &episodes)) {
+    throw std::runtime_error(checkpoint + " is missing though " +
+                             (phase_dir / "done.txt").string() +
+                             " says the phase finished; delete the work dir to retrain");
+  }
+  std::printf("%s: trained already (%lld steps)\n", phase_dir.string().c_str(),
+              static_cast<long long>(buffer.size()));
+}
+
 // Trains the phase in `phase_dir` (stopping at the normalized score `stop_at`; NaN: the full
 // budget) unless done.txt says it finished, in which case its checkpoint is loaded.
 void train_phase(const D4rlRecipe& recipe, const fs::path& phase_dir, double stop_at, Sac& sac,
                  ReplayBuffer& buffer) {
-  const std::string checkpoint = (phase_dir / "sac.pt").string();
   if (is_done(phase_dir)) {
-    int64_t episodes = 0;
-    if (!load_sac_checkpoint(checkpoint, sac, buffer, &episodes)) {
-      throw std::runtime_error(checkpoint + " is missing though " +
-                               (phase_dir / "done.txt").string() +
-                               " says the phase finished; delete the work dir to retrain");
-    }
-    std::printf("%s: trained already (%lld steps)\n", phase_dir.string().c_str(),
-                static_cast<long long>(buffer.size()));
+    load_finished_phase(phase_dir, sac, buffer);
     return;
   }
   SacTrainOptions options;
@@ -110,33 +115,33 @@ data::Transitions collect_random(const D4rlRecipe& recipe, const envs::EnvSpec& 
 }
 
 // The medium run continued to the full budget, and its samples. A medium run that used the whole
-// budget (it never reached its target) is the expert itself: continuing it would only redo the
-// unfinished episode its checkpoint drops.
+// budget is the expert itself (continuing it would only replay the unfinished episode its
+// checkpoint drops), loaded afresh: sampling the medium data moved its agent's sampler, and
+// medium-expert's expert half is the expert file's. A work dir whose expert/ an earlier version
+// began keeps it.
 data::Transitions expert_samples(const D4rlRecipe& recipe, const envs::EnvSpec& spec,
-                                 const SacConfig& config, const fs::path& work, Sac& medium,
+                                 const SacConfig& config, const fs::path& work,
                                  int64_t medium_steps) {
-  data::Transitions e;
-  if (medium_steps >= recipe.train_steps) {
-    std::printf("%s: the medium run used all of --train-steps (%lld): its agent is the expert\n",
-                (work / "expert").string().c_str(), static_cast<long long>(recipe.train_steps));
-    e = sample_policy(recipe, medium, 2000000);
-    medium.write_policy_metadata(e.metadata, medium_steps);
-    return e;
-  }
   const fs::path expert_dir = work / "expert";
-  fs::create_directories(expert_dir);
-  if (!fs::exists(expert_dir / "sac.pt")) {
-    fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
-    std::printf(
-        "%s: continues the medium run (%lld steps) to %lld; its unfinished last episode, "
-        "which a checkpoint does not keep, is played anew\n",
-        expert_dir.string().c_str(), static_cast<long long>(medium_steps),
-        static_cast<long long>(recipe.train_steps));
-  }
   Sac expert(spec.obs_dim, spec.act_dim, config);
   ReplayBuffer expert_buffer;
-  train_phase(recipe, expert_dir, NAN, expert, expert_buffer);
-  e = sample_policy(recipe, expert, 2000000);
+  if (medium_steps >= recipe.train_steps && !fs::exists(expert_dir)) {
+    std::printf("%s: used all of --train-steps (%lld): its agent is the expert\n",
+                (work / "medium").string().c_str(), static_cast<long long>(recipe.train_steps));
+    load_finished_phase(work / "medium", expert, expert_buffer);
+  } else {
+    fs::create_directories(expert_dir);
+    if (!fs::exists(expert_dir / "sac.pt")) {
+      fs::copy_file(work / "medium" / "sac.pt", expert_dir / "sac.pt");
+      std::printf(
+          "%s: continues the medium run (%lld steps) to %lld; its unfinished last episode, "
+          "which a checkpoint does not keep, is played anew\n",
+          expert_dir.string().c_str(), static_cast<long long>(medium_steps),
+          static_cast<long long>(recipe.train_steps));
+    }
+    train_phase(recipe, expert_dir, NAN, expert, expert_buffer);
+  }
+  data::Transitions e = sample_policy(recipe, expert, 2000000);
   expert.write_policy_metadata(e.metadata, expert_buffer.size());
   return e;
 }
@@ -168,7 +173,7 @@ data::Transitions collect_with_sac(const D4rlRecipe& recipe, const envs::EnvSpec
     medium.write_policy_metadata(d.metadata, medium_steps);
   }
   if (quality == "expert" || quality == "medium-expert") {
-    data::Transitions e = expert_samples(recipe, spec, config, work, medium, medium_steps);
+    data::Transitions e = expert_samples(recipe, spec, config, work, medium_steps);
     d = quality == "expert" ? std::move(e) : concat_d4rl(d, e);
   }
   return d;
@@ -225,13 +230,16 @@ void check_d4rl_recipe(const D4rlRecipe& recipe) {
 
 data::Transitions collect_d4rl_quality(const D4rlRecipe& recipe, torch::Device device) {
   check_d4rl_recipe(recipe);
-  if (recipe.quality != "random" && recipe.eval_every > recipe.train_steps) {
+  // Evaluations fall on multiples of eval_every from start_steps to train_steps.
+  const int64_t last_evaluation = recipe.train_steps / recipe.eval_every * recipe.eval_every;
+  if (recipe.quality != "random" && last_evaluation < recipe.start_steps) {
     std::printf(
-        "note: --eval-every %lld exceeds --train-steps %lld: no evaluation runs, so the "
-        "medium phase trains the whole budget (--target is never checked)\n",
-        static_cast<long long>(recipe.eval_every), static_cast<long long>(recipe.train_steps));
-  }
-  // One name per env ("Hopper-v4" is "hopper"): the work dir's run.txt records it.
+        "note: no evaluation falls between --start-steps %lld and --train-steps %lld "
+        "(--eval-every %lld), so the medium phase trains the whole budget (--target is "
+        "never checked)\n",
+        static_cast<long long>(recipe.start_steps), static_cast<long long>(recipe.train_steps),
+        static_cast<long long>(recipe.eval_every));
+  }  // One name per env ("Hopper-v4" is "hopper"): the work dir's run.txt records it.
   D4rlRecipe canonical = recipe;
   canonical.env = envs::canonical_env_name(recipe.env);
   const envs::EnvSpec spec = envs::env_spec(canonical.env);

@@ -38,8 +38,8 @@ command -v python3 >/dev/null || { say "python3 not found"; exit 77; }
 mkdir -p "$CACHE"
 # ctest runs the python tests side by side: the second caller waits for the first's install here
 # (it found a half-made venv, its own pip failed beside the other's, and its test was skipped).
-exec 9>"$CACHE/py-venv.lock"
-flock 9
+exec 9>"$CACHE/py-venv.lock" || { say "cannot write $CACHE/py-venv.lock"; exit 77; }
+if command -v flock >/dev/null; then flock 9; fi
 if ready; then
   echo "$VENV/bin/python"
   exit 0

@@ -42,7 +42,8 @@ std::string d4rl_file_for(const envs::EnvSpec& spec, std::string quality) {
 
 // A D4RL file's name is where readers learn what it holds (before its metadata): one naming
 // another env would be read, and refused, as that env's data; one naming another quality of this
-// env would be trained on as that dataset (random data as hopper-medium-v2).
+// env would be trained on as that dataset (random data as hopper-medium-v2). Names of this form
+// only: hopper_medium-v5.hdf5 for v4 data is not caught.
 void check_d4rl_out_name(const CollectArgs& a, const envs::EnvSpec& spec) {
   const std::string file = fs::path(a.out).filename().string();
   const data::EnvInfo* named = data::guess_env_from_name(file);
@@ -104,10 +105,10 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
     throw std::invalid_argument("--out " + a.out +
                                 " is a folder: a D4RL-layout dataset is one .hdf5 file");
   }
+  check_d4rl_out_name(a, spec);
   if (fs::exists(a.out) && !a.force) {
     throw std::runtime_error(a.out + " exists; pass --force to replace it");
   }
-  check_d4rl_out_name(a, spec);
 }
 
 // Returns the steps written: those of finished episodes (Minari keeps no unfinished one).
@@ -241,7 +242,8 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--start-steps", args->recipe.start_steps,
                   "SAC steps with uniform random actions before learning starts")
       ->check(positive_count());
-  sub->add_option("--eval-every", args->recipe.eval_every, "Evaluate SAC every N steps")
+  sub->add_option("--eval-every", args->recipe.eval_every,
+                  "Evaluate SAC every N steps, once learning has begun")
       ->check(positive_count());
   sub->add_option("--target", args->recipe.target,
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")

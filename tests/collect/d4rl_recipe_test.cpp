@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "collect/d4rl_recipe.h"
 #include "rl/stop_request.h"
@@ -79,6 +80,12 @@ TEST(D4rlRecipe, AMediumRunThatUsedTheWholeBudgetIsTheExpert) {
   const data::Transitions medium = collect_d4rl_quality(r, torch::kCPU);
   EXPECT_EQ(medium.metadata.arrays.at("policy/fc0/weight").values,
             expert.metadata.arrays.at("policy/fc0/weight").values);
+  // Both halves as their own files have them, though one agent samples both.
+  r.quality = "medium-expert";
+  const data::Transitions both = collect_d4rl_quality(r, torch::kCPU);
+  std::vector<float> joined = medium.actions;
+  joined.insert(joined.end(), expert.actions.begin(), expert.actions.end());
+  EXPECT_EQ(both.actions, joined);
 }
 
 TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {

@@ -306,6 +306,24 @@ TEST(Sac, ATargetStopsTrainingEvenBelowZero) {
   }
 }
 
+// An evaluation of the untrained policy could meet a low target: evaluations wait for learning
+// (here the one at step 20 does not run; the first is at 40, where learning began).
+TEST(Sac, EvaluationsWaitUntilLearningHasBegun) {
+  Sac sac(11, 3, small_config(2));
+  ReplayBuffer buffer;
+  SacTrainOptions opt;
+  opt.total_steps = 120;
+  opt.start_steps = 40;
+  opt.eval_every = 20;
+  opt.eval_episodes = 1;
+  opt.progress_every = 0;
+  opt.stop_at_normalized = -1e9;
+  const SacTrainResult r = train_sac("hopper", sac, buffer, opt);
+  EXPECT_TRUE(r.reached_target);
+  EXPECT_EQ(r.steps, 40);
+  EXPECT_EQ(r.eval_step, 40);
+}
+
 TEST(SacSlow, HopperReturnRisesAboveRandom) {
   SacConfig config;
   config.seed = 0;

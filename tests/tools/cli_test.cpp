@@ -334,7 +334,8 @@ TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
 }
 
 // Collect's --out is checked before any training or sampling: a file named for another env (read,
-// and refused, as that env's data), a folder for a D4RL file, a folder nothing can be written in.
+// and refused, as that env's data) or another quality, a folder for a D4RL file, a folder nothing
+// can be written in, a Minari --out holding something else; SAC's options only where SAC trains.
 TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   TempDir dir;
   const std::string sac =
