@@ -181,9 +181,16 @@ void run_collect(CollectArgs& a) {
   // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
   a.recipe.env = envs::canonical_env_name(a.recipe.env);
   settle_options(a, spec);
-  // Before anything is created: a CUDA device that is not there is refused here.
-  const core::DeviceChoice device = core::resolve_device(a.device, "--device");
-  core::say_choice(a.device, device);
+  // Before anything is created: a CUDA device that is not there is refused here. Random actions
+  // train nothing, on no device.
+  const bool trains = a.recipe.quality != "random";
+  if (!trains && a.device != "auto") {
+    throw std::invalid_argument("--device " + a.device +
+                                ": a random collection trains no SAC and uses no device");
+  }
+  const core::DeviceChoice device = trains ? core::resolve_device(a.device, "--device")
+                                           : core::DeviceChoice{torch::kCPU, "cpu", ""};
+  if (trains) core::say_choice(a.device, device);
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
   // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstddef>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,10 @@ TEST(D4rlRecipe, ValuesTheCommandsOptionsRefuseAreRefusedHereToo) {
   r = toy_recipe(dir, "medium");
   r.start_steps = 500;
   refused(r, "--start-steps (500) must not exceed --train-steps (240)");
+  r = toy_recipe(dir, "medium");
+  r.work_dir = dir.file("a-file");
+  std::ofstream(r.work_dir) << "not a folder";
+  refused(r, "--work-dir " + r.work_dir + " is a file: expected a folder");
   EXPECT_FALSE(fs::exists(dir.path / "work"));
 }
 

@@ -286,21 +286,25 @@ TEST(SacCuda, ACpuWrittenCheckpointLoadsAndTrainsOnCuda) {
   EXPECT_NEAR(gpu.q_loss, cpu.q_loss, 1e-4 * (1 + std::abs(cpu.q_loss)));
 }
 
-// Learning check: a short SAC run on hopper must beat the random policy clearly.
+// 120 quiet steps on hopper, learning from step 40, one-episode evaluations.
+SacTrainResult train_toy(int64_t eval_every, double target) {
+  Sac sac(11, 3, small_config(2));
+  ReplayBuffer buffer;
+  SacTrainOptions opt;
+  opt.total_steps = 120;
+  opt.start_steps = 40;
+  opt.eval_every = eval_every;
+  opt.eval_episodes = 1;
+  opt.progress_every = 0;
+  opt.stop_at_normalized = target;
+  return train_sac("hopper", sac, buffer, opt);
+}
+
 // The medium target is a normalized score, and normalized scores go below 0 (a random
 // halfcheetah's): a negative target stops the run at the first evaluation past it; NaN never.
 TEST(Sac, ATargetStopsTrainingEvenBelowZero) {
   for (const double target : {-1000.0, double(NAN)}) {
-    Sac sac(11, 3, small_config(2));
-    ReplayBuffer buffer;
-    SacTrainOptions opt;
-    opt.total_steps = 120;
-    opt.start_steps = 40;
-    opt.eval_every = 40;
-    opt.eval_episodes = 1;
-    opt.progress_every = 0;
-    opt.stop_at_normalized = target;
-    const SacTrainResult r = train_sac("hopper", sac, buffer, opt);
+    const SacTrainResult r = train_toy(40, target);
     EXPECT_EQ(r.reached_target, !std::isnan(target)) << target;
     EXPECT_EQ(r.steps, std::isnan(target) ? 120 : 40) << target;
   }
@@ -309,21 +313,13 @@ TEST(Sac, ATargetStopsTrainingEvenBelowZero) {
 // An evaluation of the untrained policy could meet a low target: evaluations wait for learning
 // (here the one at step 20 does not run; the first is at 40, where learning began).
 TEST(Sac, EvaluationsWaitUntilLearningHasBegun) {
-  Sac sac(11, 3, small_config(2));
-  ReplayBuffer buffer;
-  SacTrainOptions opt;
-  opt.total_steps = 120;
-  opt.start_steps = 40;
-  opt.eval_every = 20;
-  opt.eval_episodes = 1;
-  opt.progress_every = 0;
-  opt.stop_at_normalized = -1e9;
-  const SacTrainResult r = train_sac("hopper", sac, buffer, opt);
+  const SacTrainResult r = train_toy(20, -1e9);
   EXPECT_TRUE(r.reached_target);
   EXPECT_EQ(r.steps, 40);
   EXPECT_EQ(r.eval_step, 40);
 }
 
+// Learning check: a short SAC run on hopper must beat the random policy clearly.
 TEST(SacSlow, HopperReturnRisesAboveRandom) {
   SacConfig config;
   config.seed = 0;
