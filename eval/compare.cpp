@@ -25,7 +25,7 @@ using Curve = std::map<int64_t, double>;  // evaluation step → normalized retu
 struct RunCurve {
   int64_t seed = 0;
   Curve curve;
-  std::map<std::string, std::string> settings;  // training_settings
+  std::map<std::string, std::string> settings;  // training_settings, scored during training
 };
 using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
 
@@ -36,7 +36,7 @@ Cells read_curves(const std::string& sweep_dir) {
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     Series evals{"", {}, {}};
     if (fs::exists(rl::RunFiles(run.dir).failed) || !read_eval_curve(run.dir, &evals)) continue;
-    RunCurve r{run.seed, {}, training_settings(run.dir)};
+    RunCurve r{run.seed, {}, training_settings(run.dir, /*scored_during_training=*/true)};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));
   }

@@ -71,8 +71,12 @@ struct RunFailure {
 
 // What the run in `run_dir` was trained with, seed and budget aside: config.yaml's keys as
 // training reads them (values, not their text; a key an older file lacks at its default) but those
-// that leave what it learns alone (device, cadences), and its data's fingerprint (env.json).
-std::map<std::string, std::string> training_settings(const std::filesystem::path& run_dir);
+// that leave what it learns alone (device, cadences), and its data's fingerprint (env.json). With
+// `scored_during_training`, also the keys that score its evaluations during training
+// (eval_episodes, target_return): what `compare` reads (evals.csv), where the report reads
+// eval.json's own.
+std::map<std::string, std::string> training_settings(const std::filesystem::path& run_dir,
+                                                     bool scored_during_training = false);
 // Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json.

@@ -43,13 +43,15 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
 
 }  // namespace
 
-std::map<std::string, std::string> training_settings(const fs::path& run_dir) {
+std::map<std::string, std::string> training_settings(const fs::path& run_dir,
+                                                     bool scored_during_training) {
   std::map<std::string, std::string> settings;
   try {
     const std::string file = rl::RunFiles(run_dir).config.string();
     const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
     for (const auto& [key, value] : rl::config_entries(config)) {
-      if (kNotSettings.count(key) == 0) settings[key] = value;
+      const bool scores = key == "eval_episodes" || key == "target_return";
+      if (kNotSettings.count(key) == 0 || (scored_during_training && scores)) settings[key] = value;
     }
   } catch (const std::exception&) {
     settings["config.yaml"] = "unreadable";  // the run trained, but says not with what

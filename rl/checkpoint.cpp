@@ -236,11 +236,38 @@ void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimi
   save_archive_atomically(archive, path);
 }
 
+namespace {
+
+// Every tensor of an archive and its nested ones finite: the optimizer's moments checked as the
+// weights are (check_model_finite). Damaged bytes there resumed into NaN weights in rows no batch
+// used, so no loss showed it, and only `eval` of the finished run refused them (a walk,
+// 2026-11-29).
+void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
+                          const std::string& prefix) {
+  for (const std::string& key : archive.keys()) {
+    torch::Tensor t;
+    torch::serialize::InputArchive nested;
+    if (archive.try_read(key, t)) {
+      if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
+        throw std::runtime_error(path + ": not a readable minrnn checkpoint: optimizer state '" +
+                                 prefix + key +
+                                 "' holds values that are not finite (a damaged "
+                                 "file?)");
+      }
+    } else if (archive.try_read(key, nested)) {
+      check_archive_finite(nested, path, prefix + key + "/");
+    }
+  }
+}
+
+}  // namespace
+
 void load_optimizer_state(const std::string& path, const torch::Device& device,
                           torch::optim::Optimizer& optimizer) {
   torch::serialize::InputArchive archive, optim_archive;
   archive.load_from(path, device);
   archive.read("optimizer", optim_archive);
+  check_archive_finite(optim_archive, path, "");
   optimizer.load(optim_archive);
 }
 

@@ -14,7 +14,8 @@ namespace minrnn::rl {
 // Writes `path` whole or not at all; errors name the file and the OS reason.
 void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer);
 
-// The optimizer state saved beside the agent (resume), onto `device`.
+// The optimizer state saved beside the agent (resume), onto `device`. Throws std::runtime_error
+// naming the file and the state where a value is not finite (a damaged file).
 void load_optimizer_state(const std::string& path, const torch::Device& device,
                           torch::optim::Optimizer& optimizer);
 

@@ -63,6 +63,14 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
 void check_same_data(const RunFiles& files, const data::Dataset& data) {
   const std::string env_json = files.env.string();
   const nlohmann::json j = io::read_json_or_null(env_json);
+  // Written whole (tmp + rename), so one that does not read is damaged: the check it holds is not
+  // skipped unsaid (a walk, 2026-11-29). A run from before env.json existed has none.
+  if (!j.is_object() && fs::exists(files.env)) {
+    throw std::runtime_error(env_json +
+                             ": not a JSON object (a damaged file?), so which data this run "
+                             "trained on cannot be checked. Delete it to go on with this run's "
+                             "dataset, or pass --force to train it anew");
+  }
   if (!j.is_object() || !j.contains("dataset_fingerprint") ||
       j["dataset_fingerprint"] == data.fingerprint)
     return;

@@ -1,5 +1,6 @@
 // `minrnn sweep SWEEP.yaml --status`: where every run of a sweep is, for both backends, read from
 // the run directories (plus squeue/sacct for a Slurm sweep), never from a process's memory.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -110,6 +111,18 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     if (!job.other_job.empty()) lines.push_back(job.other_job);
     notes->insert(notes->begin(), lines.begin(), lines.end());
     notes->insert(notes->end(), job.notes.begin(), job.notes.end());
+  }
+  // Every run another's: most likely the sweep was started with --set (or --out) this command
+  // lacks, and "move it away" would be the wrong advice for every finished run (a walk,
+  // 2026-11-29).
+  const auto other_run = [](const RunStatus& s) {
+    return s.state == "mismatched" && !s.run.mismatch_in_result;
+  };
+  if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
+    notes->push_back(
+        "every run differs from what this command asks: if the sweep was started with --set "
+        "(or another --out), give the same options here; move runs away only if they are not "
+        "this sweep's");
   }
   return out;
 }

@@ -131,13 +131,15 @@ TEST(Compare, NamesTheSettingsTheSidesDifferInAndLeavesFailedRunsOut) {
   for (int seed : {0, 1}) {
     write_evals(a, "hop/mingru", seed, {{1000, 10.0 + seed}});
     write_evals(b, "hop/mingru", seed, {{1000, 11.0 + seed}});
-    for (const auto& [side, precision, fingerprint] :
-         {std::tuple{a, "tf32", "0123456789abcdef"}, std::tuple{b, "fp32", "fedcba9876543210"}}) {
+    // The evaluations during training, which compare scores, were asked for 3600 and 300.
+    for (const auto& [side, precision, fingerprint, target] :
+         {std::tuple{a, "tf32", "0123456789abcdef", "3600"},
+          std::tuple{b, "fp32", "fedcba9876543210", "300"}}) {
       const fs::path run = side / "hop/mingru" / ("seed" + std::to_string(seed));
-      testing::write_text(run / "config.yaml", std::string("dataset: d.hdf5\nenv: hopper\n"
-                                                           "matmul_precision: ") +
-                                                   precision + "\nseed: " + std::to_string(seed) +
-                                                   "\n");
+      testing::write_text(run / "config.yaml",
+                          std::string("dataset: d.hdf5\nenv: hopper\nmatmul_precision: ") +
+                              precision + "\ntarget_return: " + target +
+                              "\nseed: " + std::to_string(seed) + "\n");
       testing::write_text(run / "env.json",
                           std::string(R"({"dataset_fingerprint": ")") + fingerprint + "\"}");
     }
@@ -148,7 +150,8 @@ TEST(Compare, NamesTheSettingsTheSidesDifferInAndLeavesFailedRunsOut) {
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].b.seeds, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(cells[0].settings_apart,
-            "data fingerprint 0123456789abcdef / fedcba9876543210; matmul_precision tf32 / fp32");
+            "data fingerprint 0123456789abcdef / fedcba9876543210; matmul_precision tf32 / fp32; "
+            "target_return 3600 / 300");
   EXPECT_NE(comparison_csv(cells).find(",within seed noise,data fingerprint 0123"),
             std::string::npos);
 }

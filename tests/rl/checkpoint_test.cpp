@@ -4,8 +4,10 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <string>
 
+#include "rl/checkpoint.h"
 #include "rl/trainer.h"
 #include "tests/as_if_from_cuda.h"
 #include "tests/rl/fixtures.h"
@@ -61,6 +63,42 @@ TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
   EXPECT_EQ(gpu_result.resumed_from, 2);
   EXPECT_EQ(gpu_result.step, 4);
   EXPECT_DOUBLE_EQ(gpu_result.last_loss, cpu_result.last_loss);
+}
+
+// Damaged bytes in an optimizer moment resumed into NaN weights in rows no batch used: the loss
+// never showed it, and only `eval` of the finished run refused the checkpoint (a walk,
+// 2026-11-29). A resume refuses it, naming the state.
+TEST(Checkpoint, AResumeRefusesAnOptimizerStateThatIsNotFinite) {
+  testing::TempDir tmp;
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  auto cfg = testing::tiny_config(data, "mingru", {"max_steps=4", "checkpoint_every=2"});
+  rl::TrainOptions opt;
+  opt.quiet = true;
+  opt.run_dir = (tmp.path / "run").string();
+  opt.stop_after = 2;
+  rl::train(cfg, opt);
+  const std::string checkpoint = (tmp.path / "run" / "checkpoint.pt").string();
+  rl::Agent agent = rl::load_agent(opt.run_dir);
+  torch::optim::AdamW optimizer(agent.model->parameters());
+  rl::load_optimizer_state(checkpoint, torch::kCPU, optimizer);
+  ASSERT_FALSE(optimizer.state().empty());
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [key, state] : optimizer.state())
+      static_cast<torch::optim::AdamWParamState&>(*state).exp_avg().view(-1)[0] = NAN;
+  }
+  rl::save_checkpoint(checkpoint, agent, optimizer);
+  opt.stop_after = -1;
+  try {
+    rl::train(cfg, opt);
+    FAIL() << "resumed from a damaged optimizer state";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(checkpoint + ": not a readable minrnn checkpoint: optimizer state '"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("holds values that are not finite"), std::string::npos) << what;
+  }
 }
 
 // On a GPU build with a GPU: real round trips, cuda -> cpu and cpu -> cuda.

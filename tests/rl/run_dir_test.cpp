@@ -193,6 +193,26 @@ TEST(RunDir, AResumeOnOtherDataIsRefused) {
   EXPECT_TRUE(rl::train(cfg, force).finished);
 }
 
+// A damaged env.json is said to be one, not read as "no record" with the data check skipped.
+TEST(RunDir, AResumeRefusesAnEnvJsonThatDoesNotRead) {
+  Fixture f;
+  const rl::TrainConfig cfg =
+      testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2"});
+  EXPECT_FALSE(rl::train(cfg, f.options(/*stop_after=*/2)).finished);
+  std::ofstream(f.run / "env.json") << "{";
+  try {
+    rl::train(cfg, f.options());
+    FAIL() << "resumed past a damaged env.json";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("env.json: not a JSON object (a damaged file?)"), std::string::npos)
+        << what;
+  }
+  fs::remove(f.run / "env.json");  // as a run from before env.json: resumed, and written anew
+  EXPECT_TRUE(rl::train(cfg, f.options()).finished);
+  EXPECT_TRUE(nlohmann::json::parse(testing::read_text(f.run / "env.json")).is_object());
+}
+
 // The learning-rate schedule and every step's randomness ignore max_steps, so a run extended from
 // 4 to 8 steps is the run that was asked for 8 from the start.
 TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {

@@ -96,6 +96,11 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   const std::string printed = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(printed.find("1 mismatched"), std::string::npos);
   EXPECT_EQ(printed.find("--extend"), std::string::npos) << "a smaller max_steps cannot extend";
+  // Every run another's: the likelier cause (a --set the sweep was started with) is said.
+  EXPECT_NE(printed.find("if the sweep was started with --set (or another --out), give the same "
+                         "options here"),
+            std::string::npos)
+      << printed;
   // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.
   sweep::SweepSpec longer = one_run_sweep(tmp.path / "out");
   longer.sets = {"max_steps=2000"};
