@@ -155,8 +155,10 @@ data::Transitions collect_with_sac(const D4rlRecipe& recipe, const envs::EnvSpec
       recipe.work_dir.empty() ? default_sac_work_dir(recipe.env, recipe.seed) : recipe.work_dir;
   const fs::path work(work_dir);
   if (fs::exists(work) && !fs::is_directory(work)) {
-    throw std::invalid_argument("--work-dir " + work_dir +
-                                " is a file: expected a folder for SAC's checkpoints");
+    throw std::invalid_argument(
+        (recipe.work_dir.empty() ? "the work dir " + work_dir + " (the default; --work-dir chooses)"
+                                 : "--work-dir " + work_dir) +
+        " is a file: expected a folder for SAC's checkpoints");
   }
   const io::DirLock lock(work_dir, "minrnn collect");  // two collections would mix checkpoints
   check_work_dir_recipe({recipe.env, recipe.seed, recipe.train_steps, recipe.start_steps,

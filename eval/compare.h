@@ -33,7 +33,7 @@ struct CellComparison {
   double paired_difference = 0, paired_standard_error = 0;  // NaN below two paired seeds
   bool within_noise = false;                                // |difference| ≤ 2 standard errors
   // The training settings A's runs and B's differ in (training_settings in eval/report.h: config
-  // keys but seed, device and cadences, the evaluations' episodes and target return, and the
+  // keys, eval_episodes and target_return included, but seed, device and cadences; and the
   // data's fingerprint), "key a / b; ..." ("" when none): the change under test (matmul_precision
   // tf32 / fp32), or data it was not meant to be.
   std::string settings_apart;

@@ -251,8 +251,8 @@ void check_archive_finite(torch::serialize::InputArchive& archive, const std::st
       if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
         throw std::runtime_error(path + ": not a readable minrnn checkpoint: optimizer state '" +
                                  prefix + key +
-                                 "' holds values that are not finite (a damaged "
-                                 "file?)");
+                                 "' holds values that are not finite (a damaged file?); "
+                                 "pass --force to train the run anew");
       }
     } else if (archive.try_read(key, nested)) {
       check_archive_finite(nested, path, prefix + key + "/");

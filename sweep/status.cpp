@@ -115,14 +115,14 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   // Every run another's: most likely the sweep was started with --set (or --out) this command
   // lacks, and "move it away" would be the wrong advice for every finished run (a walk,
   // 2026-11-29).
+  // (Not where each run only trained fewer steps: their lines say --extend.)
   const auto other_run = [](const RunStatus& s) {
-    return s.state == "mismatched" && !s.run.mismatch_in_result;
+    return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends;
   };
   if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
     notes->push_back(
-        "every run differs from what this command asks: if the sweep was started with --set "
-        "(or another --out), give the same options here; move runs away only if they are not "
-        "this sweep's");
+        "every run differs from what this command asks: if the sweep was started with --set, "
+        "give the same options here; move runs away only if they are not this sweep's");
   }
   return out;
 }

@@ -97,8 +97,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   EXPECT_NE(printed.find("1 mismatched"), std::string::npos);
   EXPECT_EQ(printed.find("--extend"), std::string::npos) << "a smaller max_steps cannot extend";
   // Every run another's: the likelier cause (a --set the sweep was started with) is said.
-  EXPECT_NE(printed.find("if the sweep was started with --set (or another --out), give the same "
-                         "options here"),
+  EXPECT_NE(printed.find("if the sweep was started with --set, give the same options here"),
             std::string::npos)
       << printed;
   // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.
@@ -106,9 +105,10 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   longer.sets = {"max_steps=2000"};
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(longer, false);
-  EXPECT_NE(::testing::internal::GetCapturedStdout().find(
-                "max_steps: 1000 -> 2000): move it away, or run the sweep with --extend"),
+  const std::string extends = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(extends.find("max_steps: 1000 -> 2000): move it away, or run the sweep with --extend"),
             std::string::npos);
+  EXPECT_EQ(extends.find("give the same options here"), std::string::npos) << extends;
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(longer, true);
   EXPECT_NE(::testing::internal::GetCapturedStdout().find("\"extends\": true"), std::string::npos);

@@ -366,7 +366,7 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   const CliResult random =
       run_minrnn(dir, "collect hopper random --steps 50 --train-steps 100 --out r.hdf5");
   EXPECT_EQ(random.exit_code, 0) << random.output;
-  EXPECT_EQ(random.output.find("device"), std::string::npos) << random.output;  // it uses none
+  EXPECT_EQ(random.output.find("device: "), std::string::npos) << random.output;  // it uses none
   expect_failure_naming(run_minrnn(dir, "collect hopper random --device cuda --out r2.hdf5"),
                         {"--device cuda: a random collection trains no SAC and uses no device"});
   expect_failure_naming(run_minrnn(dir, "collect hopper medium --train-steps 100 --out m.hdf5"),
