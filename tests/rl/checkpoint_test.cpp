@@ -28,15 +28,27 @@ void expect_same_weights(rl::Agent& a, rl::Agent& b, const torch::Device& device
   EXPECT_TRUE(torch::equal(a.state_mean, b.state_mean));
 }
 
+// A tiny minGRU run of 4 steps in tmp/<name>, stopped at its checkpoint at step 2; `opt` resumes
+// it to its end.
+struct HalfTrainedRun {
+  rl::TrainConfig cfg;
+  rl::TrainOptions opt;
+};
+HalfTrainedRun half_trained_run(const testing::TempDir& tmp, const std::string& name) {
+  const auto data = testing::write_hopper_dataset(tmp.path, 300);
+  HalfTrainedRun run{testing::tiny_config(data, "mingru", {"max_steps=4", "checkpoint_every=2"}),
+                     {}};
+  run.opt.quiet = true;
+  run.opt.run_dir = (tmp.path / name).string();
+  run.opt.stop_after = 2;
+  rl::train(run.cfg, run.opt);
+  run.opt.stop_after = -1;
+  return run;
+}
+
 TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
   testing::TempDir tmp;
-  const auto data = testing::write_hopper_dataset(tmp.path, 300);
-  auto cfg = testing::tiny_config(data, "mingru", {"max_steps=4", "checkpoint_every=2"});
-  rl::TrainOptions opt;
-  opt.quiet = true;
-  opt.run_dir = (tmp.path / "cpu").string();
-  opt.stop_after = 2;
-  rl::train(cfg, opt);
+  auto [cfg, opt] = half_trained_run(tmp, "cpu");
   rl::Agent written = rl::load_agent(opt.run_dir);
 
   const fs::path gpu_run = tmp.path / "gpu";
@@ -56,7 +68,6 @@ TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
   expect_same_weights(written, loaded, torch::kCPU);
 
   // Resume on CPU: the optimizer state comes across too, and the run ends where the CPU run does.
-  opt.stop_after = -1;
   const auto cpu_result = rl::train(cfg, opt);
   opt.run_dir = gpu_run.string();
   const auto gpu_result = rl::train(cfg, opt);
@@ -70,13 +81,7 @@ TEST(Checkpoint, ACudaWrittenCheckpointLoadsAndResumesOnCpu) {
 // 2026-11-29). A resume refuses it, naming the state.
 TEST(Checkpoint, AResumeRefusesAnOptimizerStateThatIsNotFinite) {
   testing::TempDir tmp;
-  const auto data = testing::write_hopper_dataset(tmp.path, 300);
-  auto cfg = testing::tiny_config(data, "mingru", {"max_steps=4", "checkpoint_every=2"});
-  rl::TrainOptions opt;
-  opt.quiet = true;
-  opt.run_dir = (tmp.path / "run").string();
-  opt.stop_after = 2;
-  rl::train(cfg, opt);
+  const auto [cfg, opt] = half_trained_run(tmp, "run");
   const std::string checkpoint = (tmp.path / "run" / "checkpoint.pt").string();
   rl::Agent agent = rl::load_agent(opt.run_dir);
   torch::optim::AdamW optimizer(agent.model->parameters());
@@ -88,7 +93,6 @@ TEST(Checkpoint, AResumeRefusesAnOptimizerStateThatIsNotFinite) {
       static_cast<torch::optim::AdamWParamState&>(*state).exp_avg().view(-1)[0] = NAN;
   }
   rl::save_checkpoint(checkpoint, agent, optimizer);
-  opt.stop_after = -1;
   try {
     rl::train(cfg, opt);
     FAIL() << "resumed from a damaged optimizer state";
