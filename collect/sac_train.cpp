@@ -89,6 +89,8 @@ bool load_sac_checkpoint(const std::string& path, Sac& sac, ReplayBuffer& b, int
   }
   torch::serialize::InputArchive agent;
   archive.read("sac", agent);
+  check_archive_finite(agent, path, "not a readable SAC checkpoint: state",
+                       "delete the work dir to retrain");
   sac.load(agent);
   archive.read("episodes", ep);
   if (episodes) *episodes = ep[0].item<int64_t>();

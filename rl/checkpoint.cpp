@@ -238,36 +238,39 @@ void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimi
 
 namespace {
 
-// Every tensor of an archive and its nested ones finite: the optimizer's moments checked as the
-// weights are (check_model_finite). Damaged bytes there resumed into NaN weights in rows no batch
-// used, so no loss showed it, and only `eval` of the finished run refused them (a walk,
-// 2026-11-29).
 void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
+                          const std::string& what, const std::string& remedy,
                           const std::string& prefix) {
   for (const std::string& key : archive.keys()) {
     torch::Tensor t;
     torch::serialize::InputArchive nested;
     if (archive.try_read(key, t)) {
       if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
-        throw std::runtime_error(path + ": not a readable minrnn checkpoint: optimizer state '" +
-                                 prefix + key +
-                                 "' holds values that are not finite (a damaged file?); "
-                                 "pass --force to train the run anew");
+        throw std::runtime_error(path + ": " + what + " '" + prefix + key +
+                                 "' holds values that are not finite (a damaged file?); " + remedy);
       }
     } else if (archive.try_read(key, nested)) {
-      check_archive_finite(nested, path, prefix + key + "/");
+      check_archive_finite(nested, path, what, remedy, prefix + key + "/");
     }
   }
 }
 
 }  // namespace
 
+void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
+                          const std::string& what, const std::string& remedy) {
+  check_archive_finite(archive, path, what, remedy, "");
+}
+
 void load_optimizer_state(const std::string& path, const torch::Device& device,
                           torch::optim::Optimizer& optimizer) {
   torch::serialize::InputArchive archive, optim_archive;
   archive.load_from(path, device);
   archive.read("optimizer", optim_archive);
-  check_archive_finite(optim_archive, path, "");
+  // Damaged bytes in a moment resumed into NaN weights in rows no batch used, so no loss showed
+  // it, and only `eval` of the finished run refused them (a walk, 2026-11-29).
+  check_archive_finite(optim_archive, path, "not a readable minrnn checkpoint: optimizer state",
+                       "pass --force to train the run anew");
   optimizer.load(optim_archive);
 }
 

@@ -14,6 +14,12 @@ namespace minrnn::rl {
 // Writes `path` whole or not at all; errors name the file and the OS reason.
 void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer);
 
+// Every tensor of `archive` and of the archives inside it finite, as check_model_finite checks a
+// model's weights (LibTorch's reader checks no CRC: damaged bytes load). Throws
+// std::runtime_error "PATH: WHAT 'KEY' holds values that are not finite (a damaged file?); REMEDY".
+void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
+                          const std::string& what, const std::string& remedy);
+
 // The optimizer state saved beside the agent (resume), onto `device`. Throws std::runtime_error
 // naming the file and the state where a value is not finite (a damaged file).
 void load_optimizer_state(const std::string& path, const torch::Device& device,

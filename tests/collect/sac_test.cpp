@@ -229,6 +229,21 @@ TEST(Sac, CheckpointRestoresAgentBufferAndSampler) {
     EXPECT_EQ(what.find("Exception raised from"), std::string::npos) << what;
     EXPECT_EQ(what.find("frame #"), std::string::npos) << what;
   }
+  // Damaged bytes inside a weight load (no CRC is checked): refused, naming the state, where the
+  // resumed SAC trained and sampled NaN actions.
+  {
+    torch::NoGradGuard no_grad;
+    sac.q1->parameters()[0].view(-1)[3] = NAN;
+  }
+  save_sac_checkpoint(path, sac, b, 12);
+  try {
+    load_sac_checkpoint(path, restored, rb, &episodes);
+    FAIL() << "loaded a NaN weight";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(path + ": not a readable SAC checkpoint: state '", 0), 0u) << what;
+    EXPECT_NE(what.find("holds values that are not finite"), std::string::npos) << what;
+  }
   std::filesystem::remove(path);
 }
 
