@@ -153,7 +153,8 @@ Policy Policy::load(const std::string& run_or_checkpoint, const PolicyOptions& o
 Policy::Policy(Agent agent, const PolicyOptions& options)
     : agent_(std::make_unique<Agent>(std::move(agent))) {
   const Agent& a = *agent_;
-  if (!a.model) throw std::invalid_argument("Policy: the agent has no model");
+  engine_kind_ =
+      resolve_policy_engine(options.engine, a);  // first: it refuses an agent without model
   if (options.threads < 0 || options.threads > PolicyOptions::kMaxThreads) {
     throw std::invalid_argument("Policy: PolicyOptions::threads must be 0 to " +
                                 std::to_string(PolicyOptions::kMaxThreads) + ", got " +
@@ -161,7 +162,6 @@ Policy::Policy(Agent agent, const PolicyOptions& options)
   }
   mode_ = resolve_eval_mode(options.mode, a);
   const torch::Device on = a.model->parameters().front().device();
-  engine_kind_ = resolve_policy_engine(options.engine, a);
   if (engine_kind_ == PolicyEngine::kPacked && !on.is_cpu()) {
     throw std::invalid_argument("Policy: the packed engine runs on the CPU; the model is on " +
                                 on.str() + " (use engine torch, or load onto cpu)");

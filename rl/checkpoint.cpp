@@ -41,18 +41,11 @@ void check_model_fits(const std::string& path, const TrainConfig& c, int64_t obs
 // config says (a timestep table cut short was read past its end, in the caller's act()).
 // The model's parameters and buffers as shapes and dtypes only (meta tensors: the archive reader
 // replaces the tensors' contents in place, so the tensors themselves would change with it).
-// Calls visit(name, tensor) for each of the model's parameters and buffers.
-template <typename Visit>
-void for_each_tensor(DecisionModel& model, Visit visit) {
-  for (const auto& tensors : {model->named_parameters(), model->named_buffers()})
-    for (const auto& [name, t] : tensors.pairs()) visit(name, t);
-}
-
 std::map<std::string, torch::Tensor> tensor_shapes(DecisionModel& model) {
   std::map<std::string, torch::Tensor> shapes;
-  for_each_tensor(model, [&](const std::string& name, const torch::Tensor& t) {
-    shapes[name] = torch::empty(t.sizes(), t.options().device(torch::kMeta));
-  });
+  for (const auto& tensors : {model->named_parameters(), model->named_buffers()})
+    for (const auto& [name, t] : tensors.pairs())
+      shapes[name] = torch::empty(t.sizes(), t.options().device(torch::kMeta));
   return shapes;
 }
 
@@ -67,18 +60,6 @@ void check_model_shapes(const fs::path& path, DecisionModel& model,
       throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + why.str());
     }
   }
-}
-
-// Every weight finite: the archive reader checks no CRC, so bytes damaged inside a tensor load,
-// and a NaN among the weights made every action NaN (a docs walk, 2026-11-29) — sent on to a
-// user's plant. Training never checkpoints a non-finite loss's weights, so none is a run's.
-void check_model_finite(const fs::path& path, DecisionModel& model) {
-  for_each_tensor(model, [&](const std::string& name, const torch::Tensor& t) {
-    if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
-      throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: tensor '" +
-                               name + "' holds values that are not finite (a damaged file?)");
-    }
-  });
 }
 
 // The state normalization the policy divides by: obs_dim finite means and positive stds.
@@ -131,9 +112,12 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
     archive.read("model", model_archive);
     agent.model = DecisionModel(model_options(agent.config, obs_dim, act_dim));
     const std::map<std::string, torch::Tensor> built = tensor_shapes(agent.model);
+    // Every weight finite: a NaN among them made every action NaN (a docs walk, 2026-11-29) —
+    // sent on to a user's plant. Training never checkpoints a non-finite loss's weights.
+    check_archive_finite(model_archive, path.string(), "not a readable minrnn checkpoint: tensor",
+                         "");
     agent.model->load(model_archive);
     check_model_shapes(path, agent.model, built);
-    check_model_finite(path, agent.model);
   } catch (const c10::Error& e) {
     throw std::runtime_error(path.string() +
                              ": not a readable minrnn checkpoint: " + e.what_without_backtrace());
@@ -247,10 +231,11 @@ void check_archive_finite(torch::serialize::InputArchive& archive, const std::st
     if (archive.try_read(key, t)) {
       if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
         throw std::runtime_error(path + ": " + what + " '" + prefix + key +
-                                 "' holds values that are not finite (a damaged file?); " + remedy);
+                                 "' holds values that are not finite (a damaged file?)" +
+                                 (remedy.empty() ? "" : "; " + remedy));
       }
     } else if (archive.try_read(key, nested)) {
-      check_archive_finite(nested, path, what, remedy, prefix + key + "/");
+      check_archive_finite(nested, path, what, remedy, prefix + key + ".");
     }
   }
 }

@@ -14,9 +14,10 @@ namespace minrnn::rl {
 // Writes `path` whole or not at all; errors name the file and the OS reason.
 void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer);
 
-// Every tensor of `archive` and of the archives inside it finite, as check_model_finite checks a
-// model's weights (LibTorch's reader checks no CRC: damaged bytes load). Throws
-// std::runtime_error "PATH: WHAT 'KEY' holds values that are not finite (a damaged file?); REMEDY".
+// Every tensor of `archive` and of the archives inside it finite (LibTorch's reader checks no CRC:
+// damaged bytes load): a model's weights, an optimizer's state. Throws std::runtime_error "PATH:
+// WHAT 'KEY' holds values that are not finite (a damaged file?); REMEDY" (KEY as a module names
+// its tensors, "predict_action.weight"; no "; REMEDY" when it is empty).
 void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
                           const std::string& what, const std::string& remedy);
 

@@ -163,6 +163,12 @@ void check(bool ok, const std::map<std::string, std::string>& origin, const std:
   io::bad_key(it->second, key, "expected " + expected + ", got " + got);
 }
 
+// The sampler and the rollout count in int.
+constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
+std::string count_range() {
+  return "from 1 to " + std::to_string(kMaxCount);
+}
+
 template <typename T>
 std::string text_of(const T& value) {
   std::ostringstream os;
@@ -199,9 +205,8 @@ void validate_model(const TrainConfig& c, const std::map<std::string, std::strin
   check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", text_of(c.dropout));
   check(c.top_fraction > 0 && c.top_fraction <= 1, o, "top_fraction", "in (0, 1]",
         text_of(c.top_fraction));
-  // The sampler and the rollout count in int.
-  check(c.context_len >= 1 && c.context_len <= std::numeric_limits<int>::max(), o, "context_len",
-        "from 1 to " + std::to_string(std::numeric_limits<int>::max()), text_of(c.context_len));
+  check(c.context_len >= 1 && c.context_len <= kMaxCount, o, "context_len", count_range(),
+        text_of(c.context_len));
   check(c.max_ep_len >= 1, o, "max_ep_len", ">= 1", text_of(c.max_ep_len));
 }
 
@@ -214,8 +219,8 @@ void validate_training(const TrainConfig& c, const std::map<std::string, std::st
         ">= 0 with lr · weight_decay < 1", text_of(c.weight_decay));
   check(c.warmup_steps >= 0, o, "warmup_steps", ">= 0", text_of(c.warmup_steps));
   check(c.max_steps >= 1, o, "max_steps", ">= 1", text_of(c.max_steps));
-  check(c.batch_size >= 1 && c.batch_size <= std::numeric_limits<int>::max(), o, "batch_size",
-        "from 1 to " + std::to_string(std::numeric_limits<int>::max()), text_of(c.batch_size));
+  check(c.batch_size >= 1 && c.batch_size <= kMaxCount, o, "batch_size", count_range(),
+        text_of(c.batch_size));
   check(std::isfinite(c.grad_clip) && c.grad_clip >= 0, o, "grad_clip",
         "a finite number >= 0 (0 = off)", text_of(c.grad_clip));
   check(c.matmul_precision == "fp32" || c.matmul_precision == "tf32", o, "matmul_precision",

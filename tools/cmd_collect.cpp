@@ -35,9 +35,8 @@ struct CollectArgs {
 
 // The file name D4RL's layout gives a quality of an env: hopper_medium_replay-v2.hdf5 (v5's data
 // -v5.hdf5).
-std::string d4rl_file_for(const envs::EnvSpec& spec, std::string quality) {
-  std::replace(quality.begin(), quality.end(), '-', '_');
-  return spec.name + "_" + quality + (spec.version >= 5 ? "-v5" : "-v2") + ".hdf5";
+std::string d4rl_file_for(const envs::EnvSpec& spec, const std::string& quality) {
+  return data::d4rl_file_name(spec.name + "-" + quality + (spec.version >= 5 ? "-v5" : "-v2"));
 }
 
 // A D4RL file's name is where readers learn what it holds (before its metadata): one naming
