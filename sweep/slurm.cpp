@@ -9,6 +9,7 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/tensorboard.h"
+#include "sweep/command_sets.h"
 #include "sweep/slurm_files.h"
 
 namespace minrnn::sweep {
@@ -145,6 +146,7 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
                              sweep_command(spec, "--status") + "`), or cancel it (`scancel " +
                              live + "`) before submitting again");
   }
+  record_command_sets(spec);
   print_header();
   note_lookalike_datasets(runs);
   std::printf("%s\n", io::watch_line(spec.out).c_str());

@@ -121,8 +121,9 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   };
   if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
     notes->push_back(
-        "every run differs from what this command asks: if the sweep was started with --set, "
-        "give the same options here; move runs away only if they are not this sweep's");
+        "every run differs from what this command asks: if the sweep was started with other "
+        "--set or --out options, give the same here; move runs away only if they are not this "
+        "sweep's");
   }
   return out;
 }
@@ -135,6 +136,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
   nlohmann::json j;
   j["sweep_file"] = spec.file;
   j["out"] = spec.out;
+  j["command_sets"] = spec.command_sets;  // the command line's, or those it was started with
   j["total"] = statuses.size();
   j["counts"] = counts;
   j["notes"] = notes;

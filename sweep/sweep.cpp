@@ -11,6 +11,7 @@
 #include "io/tensorboard.h"
 #include "rl/run_files.h"
 #include "rl/stop_request.h"
+#include "sweep/command_sets.h"
 #include "sweep/local_pool.h"
 #include "sweep/slurm.h"
 
@@ -91,6 +92,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
                              " (pending or running); wait for it (`--status`) or `scancel " + job +
                              "` before sweeping it here");
   }
+  record_command_sets(spec);
   print_header();
   note_lookalike_datasets(runs);
   std::printf("%s\n", io::watch_line(spec.out).c_str());

@@ -63,6 +63,9 @@ struct SweepSpec {
   // Not a file key (`minrnn sweep --extend`): runs trained to a smaller max_steps than the sweep
   // now asks, their config otherwise the same, train on from their checkpoints (`train --extend`).
   bool extend = false;
+  // Not a file key: the command line's --set, or those the sweep was last started with where it
+  // gives none (sweep/command_sets.h), in `sets` too.
+  std::vector<std::string> command_sets;
   // Not a file key: the command line's options that decide the runs and where they are (--set,
   // --out, --extend), shell-quoted, for the commands a hint prints (sweep_command).
   std::string command_options;

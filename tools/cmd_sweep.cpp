@@ -16,6 +16,7 @@
 #include "io/shell_word.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
+#include "sweep/command_sets.h"
 #include "sweep/estimate.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
@@ -60,24 +61,31 @@ struct SweepArgs {
        estimate = false;
 };
 
+// The command line's --set options, or where it gives none those the sweep in `out` was last
+// started with, said on stderr (not under --json: `--status --json 2>&1 | jq` stays JSON, and
+// the status's JSON lists them).
+std::vector<std::string> command_line_sets(const SweepArgs& args, const std::string& out) {
+  if (!args.sets.empty()) return args.sets;
+  const std::vector<std::string> sets =
+      sweep::recorded_command_sets(out).value_or(std::vector<std::string>{});
+  if (!sets.empty() && !args.json) {
+    std::string given;
+    for (const std::string& set : sets) given += " --set " + io::shell_word(set);
+    std::fprintf(stderr, "minrnn sweep: with the --set options it was started with (%s):%s\n",
+                 (std::filesystem::path(out) / sweep::kCommandSetsFile).c_str(), given.c_str());
+  }
+  return sets;
+}
+
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
-  // The command line's --set overrides the file's `set:` of the same key: the file's entry goes,
-  // so each run's `minrnn train` gets every key once (it refuses one given twice).
   refuse_repeated_sets(args.sets);
-  for (const std::string& set : args.sets) {
-    spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(),
-                                   [&](const std::string& s) {
-                                     return rl::override_key(s) == rl::override_key(set);
-                                   }),
-                    spec.sets.end());
-  }
-  spec.sets.insert(spec.sets.end(), args.sets.begin(), args.sets.end());
+  if (!args.out.empty()) spec.out = args.out;
+  sweep::apply_command_sets(spec, command_line_sets(args, spec.out));
   for (const std::string& set : args.sets) spec.command_options += " --set " + io::shell_word(set);
   if (!args.out.empty()) spec.command_options += " --out " + io::shell_word(args.out);
   if (args.extend) spec.command_options += " --extend";
-  if (!args.out.empty()) spec.out = args.out;
   if (args.parallel > 0) spec.parallel = args.parallel;
   if (args.pack > 0) spec.pack = args.pack;
   spec.extend = args.extend;

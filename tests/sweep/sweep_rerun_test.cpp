@@ -97,7 +97,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   EXPECT_NE(printed.find("1 mismatched"), std::string::npos);
   EXPECT_EQ(printed.find("--extend"), std::string::npos) << "a smaller max_steps cannot extend";
   // Every run another's: the likelier cause (a --set the sweep was started with) is said.
-  EXPECT_NE(printed.find("if the sweep was started with --set, give the same options here"),
+  EXPECT_NE(printed.find("if the sweep was started with other --set or --out options, give the same here"),
             std::string::npos)
       << printed;
   // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.
@@ -108,7 +108,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   const std::string extends = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(extends.find("max_steps: 1000 -> 2000): move it away, or run the sweep with --extend"),
             std::string::npos);
-  EXPECT_EQ(extends.find("give the same options here"), std::string::npos) << extends;
+  EXPECT_EQ(extends.find("give the same here"), std::string::npos) << extends;
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(longer, true);
   EXPECT_NE(::testing::internal::GetCapturedStdout().find("\"extends\": true"), std::string::npos);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/paths.h"
+#include "tests/rl/fixtures.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
@@ -32,6 +33,46 @@ TEST(CliSweepStatus, ExitsOneWithFailedRuns) {
   const testing::CommandResult json = testing::run_minrnn(dir, "sweep s.yaml --status --json");
   EXPECT_EQ(json.exit_code, 1) << json.output;
   EXPECT_TRUE(nlohmann::json::accept(json.output)) << json.output;
+}
+
+// A sweep keeps the --set options it was started with: its later --status (and resume) without
+// them find its runs its own, not every one "mismatched" (a walk, 2026-11-29: it had to repeat
+// them). --set given again replaces them; a damaged record is refused by name.
+TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
+  testing::TempDir dir;
+  const std::string data = testing::write_hopper_dataset(dir.path, 300);
+  std::ofstream(dir.path / "s.yaml")
+      << "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\neval_episodes: 1\nconfig: "
+      << testing::source_dir() << "/configs/tiny-hopper-mingru.yaml\nout: sw\n";
+  const std::string sets = "--set dataset=" + data + " --set max_steps=2";
+  const testing::CommandResult ran = testing::run_minrnn(dir, "sweep s.yaml " + sets);
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  const testing::CommandResult status = testing::run_minrnn(dir, "sweep s.yaml --status");
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("1 runs: 1 done"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("with the --set options it was started with (sw/sweep_sets.json): " +
+                               sets),
+            std::string::npos)
+      << status.output;
+  const testing::CommandResult json = testing::run_minrnn(dir, "sweep s.yaml --status --json");
+  ASSERT_TRUE(nlohmann::json::accept(json.output)) << json.output;
+  EXPECT_EQ(nlohmann::json::parse(json.output)["command_sets"],
+            nlohmann::json({"dataset=" + data, "max_steps=2"}));
+  // A resume without them trains nothing again (it would refuse every run as another config's).
+  const testing::CommandResult resumed = testing::run_minrnn(dir, "sweep s.yaml");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("1/1 done"), std::string::npos) << resumed.output;
+  // Other --set options are this command's alone: the run is another config's to them.
+  const testing::CommandResult other = testing::run_minrnn(
+      dir, "sweep s.yaml --status --set dataset=" + data + " --set max_steps=3");
+  EXPECT_EQ(other.exit_code, 1) << other.output;
+  EXPECT_NE(other.output.find("1 mismatched"), std::string::npos) << other.output;
+  std::ofstream(dir.path / "sw/sweep_sets.json") << "{\"sets\": [\"max_steps\"]}\n";
+  const testing::CommandResult damaged = testing::run_minrnn(dir, "sweep s.yaml --status");
+  EXPECT_NE(damaged.exit_code, 0);
+  EXPECT_NE(damaged.output.find("sw/sweep_sets.json: not a sweep's record of its --set options"),
+            std::string::npos)
+      << damaged.output;
 }
 
 }  // namespace

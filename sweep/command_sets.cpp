@@ -1,0 +1,52 @@
+#include "sweep/command_sets.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "rl/config.h"
+
+namespace minrnn::sweep {
+
+namespace fs = std::filesystem;
+
+void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets) {
+  for (const std::string& set : sets) {
+    spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(),
+                                   [&](const std::string& s) {
+                                     return rl::override_key(s) == rl::override_key(set);
+                                   }),
+                    spec.sets.end());
+  }
+  spec.sets.insert(spec.sets.end(), sets.begin(), sets.end());
+  spec.command_sets = sets;
+}
+
+std::optional<std::vector<std::string>> recorded_command_sets(const std::string& out) {
+  const fs::path file = fs::path(out) / kCommandSetsFile;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return std::nullopt;
+  const std::string text = io::read_input_file(file.string(), "sweep's record of its --set");
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto is_set = [](const nlohmann::json& s) {
+    return s.is_string() && s.get<std::string>().find('=') != std::string::npos;
+  };
+  if (!j.is_object() || !j.contains("sets") || !j["sets"].is_array() ||
+      !std::all_of(j["sets"].begin(), j["sets"].end(), is_set)) {
+    throw std::invalid_argument(
+        file.string() +
+        ": not a sweep's record of its --set options (expected {\"sets\": "
+        "[\"key=value\", ...]}); delete it, and give the sweep's --set options");
+  }
+  return j["sets"].get<std::vector<std::string>>();
+}
+
+void record_command_sets(const SweepSpec& spec) {
+  const nlohmann::json j = {{"sweep_file", spec.file}, {"sets", spec.command_sets}};
+  io::write_file_atomically((fs::path(spec.out) / kCommandSetsFile).string(), j.dump(2) + "\n");
+}
+
+}  // namespace minrnn::sweep

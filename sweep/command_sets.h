@@ -1,0 +1,29 @@
+// The command line's --set overrides of a sweep, and the record of those it was last started
+// with: a sweep started with `--set device=cuda` keeps them for its later commands (--status,
+// --estimate, a resume) that give no --set, so they do not find every run "mismatched" (a walk,
+// 2026-11-29). Giving --set replaces them all; deleting the record drops them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sweep/sweep.h"
+
+namespace minrnn::sweep {
+
+// Where a sweep's out dir records the --set options it was last started with.
+inline constexpr const char* kCommandSetsFile = "sweep_sets.json";
+
+// `sets` (the command line's "key=value") over the file's `set:`: a key of both is the command
+// line's, so each run's `minrnn train` gets every key once. Sets spec.command_sets.
+void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets);
+
+// The --set options a sweep in `out` was last started with; nullopt where none are recorded.
+// Throws std::invalid_argument naming the file where it is there but holds no list of "key=value".
+std::optional<std::vector<std::string>> recorded_command_sets(const std::string& out);
+
+// Writes spec.command_sets into spec.out's record (atomically), as a sweep starts its runs.
+void record_command_sets(const SweepSpec& spec);
+
+}  // namespace minrnn::sweep
