@@ -13,15 +13,21 @@ namespace minrnn::sweep {
 
 namespace fs = std::filesystem;
 
-void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets) {
-  for (const std::string& set : sets) {
-    spec.sets.erase(std::remove_if(spec.sets.begin(), spec.sets.end(),
-                                   [&](const std::string& s) {
-                                     return rl::override_key(s) == rl::override_key(set);
-                                   }),
-                    spec.sets.end());
+std::vector<std::string> with_overrides(std::vector<std::string> base,
+                                        const std::vector<std::string>& over) {
+  for (const std::string& set : over) {
+    base.erase(std::remove_if(base.begin(), base.end(),
+                              [&](const std::string& s) {
+                                return rl::override_key(s) == rl::override_key(set);
+                              }),
+               base.end());
   }
-  spec.sets.insert(spec.sets.end(), sets.begin(), sets.end());
+  base.insert(base.end(), over.begin(), over.end());
+  return base;
+}
+
+void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets) {
+  spec.sets = with_overrides(std::move(spec.sets), sets);
   spec.command_sets = sets;
 }
 

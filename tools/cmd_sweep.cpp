@@ -61,18 +61,19 @@ struct SweepArgs {
        estimate = false;
 };
 
-// The command line's --set options, or where it gives none those the sweep in `out` was last
-// started with, said on stderr (not under --json: `--status --json 2>&1 | jq` stays JSON, and
-// the status's JSON lists them).
+// The command line's --set options over those the sweep in `out` was last started with (a key
+// given replaces its own); the recorded ones kept are said on stderr (not under --json: `--status
+// --json 2>&1 | jq` stays JSON, and the status's JSON lists them).
 std::vector<std::string> command_line_sets(const SweepArgs& args, const std::string& out) {
-  if (!args.sets.empty()) return args.sets;
-  const std::vector<std::string> sets =
+  const std::vector<std::string> recorded =
       sweep::recorded_command_sets(out).value_or(std::vector<std::string>{});
-  if (!sets.empty() && !args.json) {
-    std::string given;
-    for (const std::string& set : sets) given += " --set " + io::shell_word(set);
+  const std::vector<std::string> sets = sweep::with_overrides(recorded, args.sets);
+  std::string kept;
+  for (size_t i = 0; i + args.sets.size() < sets.size(); ++i)
+    kept += " --set " + io::shell_word(sets[i]);
+  if (!kept.empty() && !args.json) {
     std::fprintf(stderr, "minrnn sweep: with the --set options it was started with (%s):%s\n",
-                 (std::filesystem::path(out) / sweep::kCommandSetsFile).c_str(), given.c_str());
+                 (std::filesystem::path(out) / sweep::kCommandSetsFile).c_str(), kept.c_str());
   }
   return sets;
 }

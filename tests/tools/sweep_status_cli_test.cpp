@@ -37,7 +37,7 @@ TEST(CliSweepStatus, ExitsOneWithFailedRuns) {
 
 // A sweep keeps the --set options it was started with: its later --status (and resume) without
 // them find its runs its own, not every one "mismatched" (a walk, 2026-11-29: it had to repeat
-// them). --set given again replaces them; a damaged record is refused by name.
+// them). A key given again replaces its own; a damaged record is refused by name.
 TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
   testing::TempDir dir;
   const std::string data = testing::write_hopper_dataset(dir.path, 300);
@@ -62,11 +62,14 @@ TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
   const testing::CommandResult resumed = testing::run_minrnn(dir, "sweep s.yaml");
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("1/1 done"), std::string::npos) << resumed.output;
-  // Other --set options are this command's alone: the run is another config's to them.
-  const testing::CommandResult other = testing::run_minrnn(
-      dir, "sweep s.yaml --status --set dataset=" + data + " --set max_steps=3");
+  // A key given again replaces its own alone: the run trained to 2 steps is another config's.
+  const testing::CommandResult other =
+      testing::run_minrnn(dir, "sweep s.yaml --status --set max_steps=3");
   EXPECT_EQ(other.exit_code, 1) << other.output;
-  EXPECT_NE(other.output.find("1 mismatched"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("(sw/sweep_sets.json): --set dataset=" + data + "\n"),
+            std::string::npos)
+      << other.output;
+  EXPECT_NE(other.output.find("max_steps: 2 -> 3"), std::string::npos) << other.output;
   std::ofstream(dir.path / "sw/sweep_sets.json") << "{\"sets\": [\"max_steps\"]}\n";
   const testing::CommandResult damaged = testing::run_minrnn(dir, "sweep s.yaml --status");
   EXPECT_NE(damaged.exit_code, 0);
