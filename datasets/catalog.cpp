@@ -80,7 +80,7 @@ const D4rlPublishedFile* find_d4rl_published(const std::string& id) {
   return nullptr;
 }
 
-std::string d4rl_lookalike_note(const std::string& id_or_path) {
+std::string d4rl_lookalike_note(const std::string& id_or_path, bool collected_here) {
   const DatasetLocation at = locate_dataset(id_or_path);
   if (!at.present) return "";
   const std::string file = fs::path(at.where).filename().string();
@@ -91,8 +91,10 @@ std::string d4rl_lookalike_note(const std::string& id_or_path) {
     if (ec || static_cast<int64_t>(bytes) == f.bytes) return "";
     return at.where + " holds " + std::to_string(bytes) + " bytes, D4RL's " + f.id + " " +
            std::to_string(f.bytes) +
-           ": not the published file (collected here, or edited?); its scores are not the "
-           "paper's data's";
+           (collected_here ? ": made by `minrnn collect` (its metadata/env_spec), not the "
+                             "published file"
+                           : ": not the published file (collected here, or edited?)") +
+           "; its scores are not the paper's data's";
   }
   return "";
 }

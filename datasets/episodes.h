@@ -75,6 +75,12 @@ struct Dataset {
   int max_episode_steps = 0;  // the env's time limit; 0 when the env is unknown
 };
 
+// A D4RL-layout file `minrnn collect` wrote: it names its env in metadata/env_spec, which D4RL's
+// own files do not carry.
+inline bool collected_by_minrnn(const Dataset& ds) {
+  return ds.format == "d4rl" && !ds.env_spec.empty();
+}
+
 // Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a
 // Minari id, validates it and splits it into episodes.
 Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options = {});

@@ -114,7 +114,9 @@ double warmup_lr(const TrainConfig& cfg, int64_t step) {
 
 void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
-  if (const std::string lookalike = data::d4rl_lookalike_note(c.dataset); !lookalike.empty())
+  if (const std::string lookalike =
+          data::d4rl_lookalike_note(c.dataset, data::collected_by_minrnn(ds));
+      !lookalike.empty())
     line.message("note: " + lookalike);
   if (c.matmul_precision != "fp32" && c.device.rfind("cuda", 0) != 0) {
     line.message("note: matmul_precision " + c.matmul_precision +

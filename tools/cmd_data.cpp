@@ -151,8 +151,10 @@ void print_text(const nlohmann::json& j) {
                 j["env"].is_null() ? "unknown" : j["env"].get<std::string>().c_str());
   }
   if (j.contains("minari")) print_minari(j["minari"]);
+  // A note where `minrnn collect` made the file: asked for, not damaged.
   if (!j["not_the_published_file"].is_null())
-    std::printf("warning            %s\n", j["not_the_published_file"].get<std::string>().c_str());
+    std::printf("%s            %s\n", j["collected_here"].get<bool>() ? "note   " : "warning",
+                j["not_the_published_file"].get<std::string>().c_str());
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
   std::printf("steps              %lld (fingerprint %s)\n", j["steps"].get<long long>(),
@@ -301,8 +303,10 @@ void add_inspect_command(CLI::App& data_cmd) {
     const rl::DatasetEnv env =
         inspect_args->env == "none" ? rl::DatasetEnv{} : rl::resolve_dataset_env(ds, "");
     nlohmann::json j = describe(ds, env, seconds, rss_before, peak_rss_mib());
-    const std::string lookalike = data::d4rl_lookalike_note(inspect_args->target);
+    const bool collected_here = data::collected_by_minrnn(ds);
+    const std::string lookalike = data::d4rl_lookalike_note(inspect_args->target, collected_here);
     j["not_the_published_file"] = lookalike.empty() ? nlohmann::json() : nlohmann::json(lookalike);
+    j["collected_here"] = collected_here;
     if (inspect_args->json) {
       std::printf("%s\n", j.dump(2).c_str());
     } else {

@@ -40,6 +40,38 @@ TEST(DataCli, InspectExplainsASynthesizedFile) {
   EXPECT_EQ(run_minrnn(dir, synth + " --force").exit_code, 0);
 }
 
+// A file under D4RL's name that `minrnn collect` made is a note saying so; another of the wrong
+// size a warning asking whether it was edited (a walk, 2026-11-29: every collected file named as
+// the docs advise was "collected here, or edited?").
+TEST(DataCli, InspectSaysACollectedFileUnderD4rlsNameWasMadeHere) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_minrnn(dir, "collect hopper random --steps 100 --out hopper_random-v2.hdf5").exit_code,
+      0);
+  const CliResult collected = run_minrnn(dir, "data inspect hopper_random-v2.hdf5");
+  ASSERT_EQ(collected.exit_code, 0) << collected.output;
+  EXPECT_NE(collected.output.find("note               hopper_random-v2.hdf5 holds"),
+            std::string::npos)
+      << collected.output;
+  EXPECT_NE(collected.output.find("made by `minrnn collect` (its metadata/env_spec), not the "
+                                  "published file; its scores are not the paper's data's"),
+            std::string::npos)
+      << collected.output;
+  ASSERT_EQ(run_minrnn(dir,
+                       "data synth hopper_medium-v2.hdf5 --env hopper --steps 300 "
+                       "--episode-len 100")
+                .exit_code,
+            0);
+  const CliResult other = run_minrnn(dir, "data inspect hopper_medium-v2.hdf5 --json");
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  const auto j = nlohmann::json::parse(other.output);
+  EXPECT_EQ(j["collected_here"], false);
+  EXPECT_NE(j["not_the_published_file"].get<std::string>().find(
+                "not the published file (collected here, or edited?)"),
+            std::string::npos)
+      << other.output;
+}
+
 TEST(DataCli, InspectNamesTheFileAndTheMissingKey) {
   TempDir dir;
   data::testing::write_raw_d4rl(dir.file("broken.hdf5"), 6, 3, 2, {"rewards"});
