@@ -35,26 +35,41 @@ struct CollectArgs {
 
 // The file name D4RL's layout gives a quality of an env: hopper_medium_replay-v2.hdf5 (v5's data
 // -v5.hdf5).
+// D4RL's version of a dataset name: -v2 for the Gymnasium v4 envs D4RL's own data matches, -v5
+// for v5 (data::DatasetEnv reads a file's env version from it).
+const char* d4rl_version_for(const envs::EnvSpec& spec) {
+  return spec.version >= 5 ? "-v5" : "-v2";
+}
+
 std::string d4rl_file_for(const envs::EnvSpec& spec, const std::string& quality) {
-  return data::d4rl_file_name(spec.name + "-" + quality + (spec.version >= 5 ? "-v5" : "-v2"));
+  return data::d4rl_file_name(spec.name + "-" + quality + d4rl_version_for(spec));
 }
 
 // A D4RL file's name is where readers learn what it holds (before its metadata): one naming
-// another env would be read, and refused, as that env's data; one naming another quality of this
-// env would be trained on as that dataset (random data as hopper-medium-v2). Names of this form
-// only: hopper_medium-v5.hdf5 for v4 data is not caught.
+// another env would be read, and refused, as that env's data; one naming another quality or
+// version of this env would be trained on as that dataset (random data as hopper-medium-v2, v4
+// data as v5's). An .hdf5 name: what every D4RL reader and our docs look for.
 void check_d4rl_out_name(const CollectArgs& a, const envs::EnvSpec& spec) {
   const std::string file = fs::path(a.out).filename().string();
+  const std::string own = d4rl_file_for(spec, a.recipe.quality);
+  if (fs::path(file).extension() != ".hdf5") {
+    throw std::invalid_argument("--out " + a.out +
+                                ": a D4RL-layout dataset is an HDF5 file; give it an .hdf5 name "
+                                "(e.g. " +
+                                own + ")");
+  }
   const data::EnvInfo* named = data::guess_env_from_name(file);
   if (named != nullptr && named->name != spec.name) {
     throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
                                 spec.id + ": name the file for " + spec.name);
   }
   for (const std::string& quality : rl::d4rl_qualities()) {
-    if (quality != a.recipe.quality && file == d4rl_file_for(spec, quality)) {
-      throw std::invalid_argument("--out " + a.out + " is the name of " + spec.name + "'s " +
-                                  quality + " data, but this collects " + a.recipe.quality +
-                                  ": name it " + d4rl_file_for(spec, a.recipe.quality));
+    for (const char* version : {"-v2", "-v5"}) {
+      const std::string id = spec.name + "-" + quality + version;
+      if (file != data::d4rl_file_name(id) || file == own) continue;
+      throw std::invalid_argument("--out " + a.out + " is the name of " + id +
+                                  ", but this collects " + a.recipe.quality + " in " + spec.id +
+                                  ": name it " + own);
     }
   }
 }

@@ -352,8 +352,15 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
                         {"--out folder.hdf5 is a folder"});
   // Another quality's name: random data as hopper-medium-v2 would train as that dataset.
   expect_failure_naming(run_minrnn(dir, sac + "--out walker2d_medium_replay-v2.hdf5"),
-                        {"is the name of walker2d's medium-replay data, but this collects "
-                         "medium: name it walker2d_medium-v2.hdf5"});
+                        {"is the name of walker2d-medium-replay-v2, but this collects "
+                         "medium in Walker2d-v4: name it walker2d_medium-v2.hdf5"});
+  // Another version's: v4 data read as v5's (a walk, 2026-11-29), and a name no reader looks for.
+  expect_failure_naming(run_minrnn(dir, sac + "--out walker2d_medium-v5.hdf5"),
+                        {"is the name of walker2d-medium-v5, but this collects medium in "
+                         "Walker2d-v4: name it walker2d_medium-v2.hdf5"});
+  expect_failure_naming(run_minrnn(dir, sac + "--out walker.txt"),
+                        {"--out walker.txt: a D4RL-layout dataset is an HDF5 file; give it an "
+                         ".hdf5 name (e.g. walker2d_medium-v2.hdf5)"});
   // A Minari --out holding something else was refused only after training and sampling.
   fs::create_directories(dir.path / "notes");
   write_text(dir.path / "notes" / "mine.txt", "keep");
