@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "io/input_file.h"
@@ -149,6 +150,13 @@ std::string why_folder_unwritable(std::string folder, bool make_folders) {
   }
   if (!S_ISDIR(st.st_mode)) return folder + " is a file, not a folder";
   if (::access(folder.c_str(), W_OK) != 0) return folder + " is not writable";
+  // access() answers root yes where a file cannot be made (/proc, some network mounts): a file
+  // made and removed is the answer the writer will get.
+  std::string probe = folder + "/.minrnn-write-probe-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return folder + " cannot be written in: " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
   return "";
 }
 

@@ -115,6 +115,21 @@ TEST(AtomicFile, AMissingFolderIsNamedWithTheReason) {
   }
 }
 
+// The check a command makes before its work is the write itself: access() says yes to root in
+// /proc, where no file can be made (an eval's --out there ran its episodes, then failed), and the
+// file it makes to find out is gone again.
+TEST(AtomicFile, AFolderNoFileCanBeMadeInIsNamedBeforeTheWrite) {
+  // (Not root: access() refuses it first, "is not writable".)
+  const std::string why = why_unwritable("/proc/eval.json", false);
+  EXPECT_TRUE(why == "its folder /proc is not writable" ||
+              why.rfind("its folder /proc cannot be written in: ", 0) == 0)
+      << why;
+  testing::TempDir tmp;
+  EXPECT_EQ(why_unwritable(tmp.file("new/deeper/eval.json"), true), "");
+  EXPECT_EQ(why_folder_unwritable(tmp.path.string(), false), "");
+  EXPECT_TRUE(fs::is_empty(tmp.path));
+}
+
 TEST(AtomicFile, TryWriteKeepsTheFirstFailureForCheck) {
   testing::TempDir tmp;
   const std::string path = tmp.file("checkpoint.pt");

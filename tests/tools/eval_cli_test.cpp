@@ -62,7 +62,8 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
   for (const auto& [where, why] : std::vector<std::pair<std::string, std::string>>{
            {"missing/x.json", "cannot write it: its folder missing does not exist"},
            {"d.hdf5/x.json", "cannot write it: its folder d.hdf5 is a file, not a folder"},
-           {"b", "cannot write it: it is a folder"}}) {
+           {"b", "cannot write it: it is a folder"},
+           {"/proc/x.json", "cannot write it: its folder /proc "}}) {
     const testing::CommandResult r = run_minrnn(dir, "eval a --episodes 1 --out " + where);
     expect_failure_naming(r, {"--out " + where + ": " + why});
     EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
