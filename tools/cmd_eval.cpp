@@ -329,7 +329,8 @@ void add_eval_command(CLI::App& app) {
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif in real "
                   "time)")
-      ->check(directory_name());
+      ->check(directory_name())
+      ->type_name("DIR");
   auto* replace = sub->add_flag(
       "--replace", args->replace,
       "write RUN/eval.json, the run's reported result, even with the options above (what "

@@ -74,7 +74,7 @@ CLI::Validator whole_number(int64_t lo, int64_t hi) {
 
 CLI::Validator directory_name() {
   return CLI::Validator(
-      [](std::string& dir) { return dir.empty() ? "expected a directory, got ''" : ""; }, "DIR",
+      [](std::string& dir) { return dir.empty() ? "expected a directory, got ''" : ""; }, "",
       "directory");
 }
 

@@ -36,7 +36,9 @@ CLI::Validator finite_float();
 CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
 
 // `->check(directory_name())` on an option naming a directory to write: rejects '' (which
-// std::filesystem refuses with "Invalid argument []", and a default would silently replace).
+// std::filesystem refuses with "Invalid argument []", and a default would silently replace). It
+// adds nothing to the help: its options say `->type_name("DIR")` (CLI11 showed TEXT:DIR, as for
+// its ExistingDirectory, though these folders may be new).
 CLI::Validator directory_name();
 
 // `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel

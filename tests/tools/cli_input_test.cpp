@@ -161,6 +161,20 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   }
 }
 
+// A folder the command makes is a DIR in the help, not CLI11's TEXT:DIR of one that must exist
+// (a walk, 2026-11-29).
+TEST(CliInput, HelpShowsFoldersThatMayBeNewAsDir) {
+  TempDir dir;
+  for (const auto& [command, option] : std::vector<std::pair<std::string, std::string>>{
+           {"train --help", "--run-dir DIR"},
+           {"eval --help", "--video DIR"},
+           {"sweep --help", "--out DIR"}}) {
+    const testing::CommandResult help = run_minrnn(dir, command);
+    EXPECT_NE(help.output.find(option), std::string::npos) << help.output;
+    EXPECT_EQ(help.output.find(":DIR"), std::string::npos) << help.output;
+  }
+}
+
 // A collection in which no episode ended is refused, not written with a mean return of nothing (a
 // walk through the commands, 2026-11-29: "0 finished episodes, mean return 0.0 (normalized 0.6)",
 // exit 0, and a file no reader takes).
