@@ -74,6 +74,31 @@ void check_d4rl_out_name(const CollectArgs& a, const envs::EnvSpec& spec) {
   }
 }
 
+// A Minari dataset's id is where minari.load_dataset(id) finds it under the datasets root: an --out
+// there is its id (a walk, 2026-11-29: `--out ROOT/mine/hopper-v0` recorded minrnn/hopper/...),
+// and an --dataset-id naming another place there is refused. Elsewhere the id is a label.
+void settle_minari_id(CollectArgs& a, const envs::EnvSpec& spec) {
+  std::string at_root;  // the id --out's place under the root says, "" where it is not there
+  if (!a.out.empty()) {
+    // Absolute first: of a path none of whose folders exist yet weakly_canonical keeps it relative.
+    const fs::path root = fs::weakly_canonical(fs::absolute(data::minari_root()));
+    const fs::path rel = fs::weakly_canonical(fs::absolute(a.out)).lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != ".." && *rel.begin() != ".") at_root = rel.string();
+  }
+  if (!at_root.empty() && !a.dataset_id.empty() && a.dataset_id != at_root) {
+    throw std::invalid_argument("--out " + a.out + " is where Minari looks for '" + at_root +
+                                "', but --dataset-id is '" + a.dataset_id +
+                                "': give one of them, or both alike");
+  }
+  if (a.dataset_id.empty()) {
+    a.dataset_id = !at_root.empty()
+                       ? at_root
+                       : "minrnn/" + rl::env_family_version(spec) + "/" + a.recipe.quality + "-v0";
+  }
+  data::check_minari_dataset_id(a.dataset_id);
+  if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
+}
+
 // Checks the options against each other and fills the defaults that depend on them (the dataset
 // id, the output path). Throws naming the option.
 void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
@@ -100,11 +125,7 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   }
   rl::check_d4rl_recipe(a.recipe);
   if (minari) {
-    if (a.dataset_id.empty()) {
-      a.dataset_id = "minrnn/" + rl::env_family_version(spec) + "/" + a.recipe.quality + "-v0";
-    }
-    data::check_minari_dataset_id(a.dataset_id);
-    if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
+    settle_minari_id(a, spec);
   } else if (a.out.empty()) {
     a.out = "data/" + d4rl_file_for(spec, a.recipe.quality);
   }

@@ -15,6 +15,7 @@
 
 #include "tests/paths.h"
 #include "tests/run_command.h"
+#include "tests/scoped_env.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 #include "tests/tools/cli_fixtures.h"
@@ -124,6 +125,27 @@ TEST(MinariCli, CollectIntoADirectoryGivenWithATrailingSlash) {
   }
   EXPECT_FALSE(fs::exists(dir.path / "m.tmp"));
   EXPECT_FALSE(fs::exists(dir.path / "m.old"));
+}
+
+// An --out under the Minari datasets root is the id minari.load_dataset finds it by (it recorded
+// minrnn/hopper/random-v0 wherever it went: a walk, 2026-11-29); an --dataset-id naming another
+// place there is refused before anything is collected; elsewhere the default id is a label.
+TEST(MinariCli, AnOutUnderTheDatasetsRootIsTheDatasetsId) {
+  TempDir dir;
+  const testing::ScopedEnv root("MINARI_DATASETS_PATH", (dir.path / "root").string());
+  const std::string collect = "collect hopper-v5 random --steps 300 --format minari ";
+  const Result r = run_minrnn(dir, collect + "--out root/mine/hop-v0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto id = [&](const std::string& at) {
+    return nlohmann::json::parse(read_text(dir.path / at / "data" / "metadata.json"))["dataset_id"];
+  };
+  EXPECT_EQ(id("root/mine/hop-v0"), "mine/hop-v0");
+  expect_failure_naming(run_minrnn(dir, collect + "--out root/mine/hop-v1 --dataset-id a/b-v0"),
+                        {"--out root/mine/hop-v1 is where Minari looks for 'mine/hop-v1', but "
+                         "--dataset-id is 'a/b-v0'"});
+  EXPECT_FALSE(fs::exists(dir.path / "root/mine/hop-v1"));
+  ASSERT_EQ(run_minrnn(dir, collect + "--out elsewhere").exit_code, 0);
+  EXPECT_EQ(id("elsewhere"), "minrnn/hopper-v5/random-v0");
 }
 
 // --force replaces a Minari dataset, never a folder of other files named by a slip of --out.
