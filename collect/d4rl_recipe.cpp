@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "collect/collect.h"
 #include "collect/replay_buffer.h"
 #include "collect/sac.h"
@@ -88,15 +90,18 @@ void train_phase(const D4rlRecipe& recipe, const fs::path& phase_dir, double sto
 }
 
 // Collects `steps` transitions of the SAC policy, stochastic as D4RL sampled its behaviour
-// policies; each phase samples from seeds of its own.
+// policies; each phase samples from seeds of its own, its env's and its actions' noise (the
+// agent's own stream was the medium checkpoint's in both phases where the medium run is the
+// expert: medium-expert's halves drew the same noise).
 data::Transitions sample_policy(const D4rlRecipe& recipe, Sac& sac, uint64_t seed_offset) {
+  at::Generator noise = at::detail::createCPUGenerator(recipe.seed + seed_offset);
   auto env = envs::make_env(recipe.env, recipe.seed + seed_offset);
   CollectOptions options;
   options.steps = recipe.steps;
   options.seed = recipe.seed + seed_offset;
   options.progress_every = 1000;
   int64_t warnings = 0;
-  data::Transitions d = collect(*env, sac_behaviour_policy(sac, false), options, &warnings);
+  data::Transitions d = collect(*env, sac_behaviour_policy(sac, false, &noise), options, &warnings);
   if (warnings > 0) std::printf("%lld MuJoCo warnings\n", static_cast<long long>(warnings));
   return d;
 }

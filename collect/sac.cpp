@@ -171,9 +171,9 @@ std::vector<double> Sac::act(const std::vector<double>& obs, bool deterministic,
   return {a.data_ptr<double>(), a.data_ptr<double>() + act_dim_};
 }
 
-BehaviourPolicy sac_behaviour_policy(Sac& sac, bool deterministic) {
-  return [&sac, deterministic](const std::vector<double>& obs, double* log_prob) {
-    return sac.act(obs, deterministic, log_prob);
+BehaviourPolicy sac_behaviour_policy(Sac& sac, bool deterministic, at::Generator* generator) {
+  return [&sac, deterministic, generator](const std::vector<double>& obs, double* log_prob) {
+    return sac.act(obs, deterministic, log_prob, generator);
   };
 }
 

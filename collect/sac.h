@@ -112,8 +112,10 @@ class Sac {
   std::unique_ptr<torch::optim::Adam> policy_opt_, q_opt_, alpha_opt_;
 };
 
-// A stochastic (as D4RL sampled) or deterministic behaviour policy backed by the agent.
-BehaviourPolicy sac_behaviour_policy(Sac& sac, bool deterministic);
+// A stochastic (as D4RL sampled) or deterministic behaviour policy backed by the agent; its noise
+// from `generator` where given (a CPU generator the caller keeps alive), else the agent's own.
+BehaviourPolicy sac_behaviour_policy(Sac& sac, bool deterministic,
+                                     at::Generator* generator = nullptr);
 
 // ---- The online loop ----
 

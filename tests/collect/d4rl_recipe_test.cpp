@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collect/d4rl_recipe.h"
+#include "collect/sac.h"
 #include "rl/stop_request.h"
 #include "tests/temp_dir.h"
 
@@ -87,6 +88,21 @@ TEST(D4rlRecipe, AMediumRunThatUsedTheWholeBudgetIsTheExpert) {
   std::vector<float> joined = medium.actions;
   joined.insert(joined.end(), expert.actions.begin(), expert.actions.end());
   EXPECT_EQ(both.actions, joined);
+  // ... each half from noise of its own: the first step's draws ε = (atanh(a) − mean) / std under
+  // the one policy (they were the same draws: the agent's stream as its checkpoint left it).
+  Sac policy(11, 3, SacConfig{});
+  policy.load_policy_metadata(expert.metadata);
+  const auto first_draws = [&](const data::Transitions& d) {
+    torch::NoGradGuard no_grad;
+    const auto [mean, log_std] = policy.policy->forward(
+        torch::tensor(std::vector<float>(d.observations.begin(), d.observations.begin() + 11))
+            .view({1, 11}));
+    const torch::Tensor a =
+        torch::tensor(std::vector<float>(d.actions.begin(), d.actions.begin() + 3)).view({1, 3});
+    return ((torch::atanh(a.clamp(-0.999F, 0.999F)) - mean) / log_std.exp()).flatten();
+  };
+  EXPECT_GT((first_draws(medium) - first_draws(expert)).abs().max().item<float>(), 1e-2F)
+      << first_draws(medium) << first_draws(expert);
 }
 
 TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {
