@@ -194,6 +194,8 @@ void check_video_dir(const std::string& dir) {
     }
   }
   if (ec) throw std::invalid_argument("video folder " + dir + " cannot be read: " + ec.message());
+  if (const std::string why = io::why_folder_unwritable(dir, false); !why.empty())
+    throw std::invalid_argument("video folder " + why);  // why names the folder
 }
 
 // Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif (in real time: an env step is
