@@ -29,18 +29,26 @@ std::vector<std::string> complete_lines(const fs::path& path) {
 
 void remove_run_outputs(const fs::path& run) {
   if (!fs::is_directory(run)) return;
-  for (const auto& name : run_outputs()) fs::remove(run / name);
-  for (const auto& entry : fs::directory_iterator(run)) {
-    if (!entry.is_regular_file()) continue;
+  std::vector<fs::path> outputs;
+  for (const auto& entry : fs::directory_iterator(run))
+    if (!entry.is_directory() && is_run_output(entry.path().filename().string()))
+      outputs.push_back(entry.path());
+  for (const fs::path& output : outputs) fs::remove(output);
+}
+
+// The first file of a run's names in `run` where it holds no run (config.yaml, checkpoint.pt or
+// done.json); "" otherwise.
+std::string run_output_without_run(const fs::path& run) {
+  const RunFiles files(run);
+  std::error_code ec;
+  if (!fs::is_directory(run, ec) || fs::exists(files.config, ec) ||
+      fs::exists(files.checkpoint, ec) || fs::exists(files.done, ec))
+    return "";
+  for (const auto& entry : fs::directory_iterator(run, ec)) {
     const std::string name = entry.path().filename().string();
-    const std::string ext = entry.path().extension().string();
-    if ((starts_with(name, "eval-") && ext == ".json") ||
-        (starts_with(name, "done-step") && ext == ".json") ||
-        ((starts_with(name, "metrics-step") || starts_with(name, "evals-step")) && ext == ".csv") ||
-        (starts_with(name, "checkpoint-step") && ext == ".pt") ||
-        starts_with(name, "events.out.tfevents."))
-      fs::remove(entry.path());
+    if (is_run_output(name)) return name;
   }
+  return "";
 }
 
 // Keeps what a finished run reported under its step before training goes on. Without a
@@ -159,20 +167,30 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
   return row;
 }
 
-const std::vector<std::string>& run_outputs() {
-  static const std::vector<std::string> names = [] {
-    const RunFiles f("");
-    std::vector<std::string> out;
-    for (const fs::path* p : {&f.checkpoint, &f.metrics, &f.evals, &f.done, &f.result, &f.env})
-      out.push_back(p->filename().string());
-    return out;
-  }();
-  return names;
+bool is_run_output(const std::string& name) {
+  const RunFiles f("");
+  for (const fs::path* p : {&f.checkpoint, &f.metrics, &f.evals, &f.done, &f.result, &f.env})
+    if (name == p->filename().string()) return true;
+  const std::string ext = fs::path(name).extension().string();
+  return (starts_with(name, "eval-") && ext == ".json") ||
+         (starts_with(name, "done-step") && ext == ".json") ||
+         ((starts_with(name, "metrics-step") || starts_with(name, "evals-step")) &&
+          ext == ".csv") ||
+         (starts_with(name, "checkpoint-step") && ext == ".pt") ||
+         starts_with(name, "events.out.tfevents.");
 }
 
 StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted) {
-  const fs::path file = RunFiles(run_dir).config;
-  if (!fs::exists(file)) return {};
+  const RunFiles files(run_dir);
+  const fs::path& file = files.config;
+  if (!fs::exists(file)) {
+    for (const fs::path* held : {&files.checkpoint, &files.done}) {
+      if (fs::exists(*held)) {
+        return {"no config.yaml beside its " + held->filename().string(), true, false, 0};
+      }
+    }
+    return {};
+  }
   try {
     const TrainConfig stored =
         parse_config(io::read_input_file(file.string(), "config"), file.string());
@@ -180,9 +198,9 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
     with_new_budget.max_steps = wanted.max_steps;
     const bool grows =
         wanted.max_steps > stored.max_steps && config_differences(with_new_budget, wanted).empty();
-    return {config_differences(stored, wanted), grows, stored.max_steps};
+    return {config_differences(stored, wanted), false, grows, stored.max_steps};
   } catch (const std::invalid_argument& e) {
-    return {e.what(), false, 0};
+    return {e.what(), false, false, 0};
   }
 }
 
@@ -191,11 +209,23 @@ RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg,
   const fs::path run = run_dir;
   const bool finished = fs::exists(RunFiles(run).done);
   RunDirTakeover plan;
+  if (const std::string foreign = run_output_without_run(run); !foreign.empty()) {
+    throw std::runtime_error(run_dir + " holds " + foreign +
+                             " but no run (no config.yaml, checkpoint.pt or done.json): not a run "
+                             "directory, and --force replaces only a run; use another --run-dir");
+  }
   if (force) {
     plan.remove_outputs = true;
     return plan;
   }
   const StoredConfig stored = compare_stored_config(run_dir, cfg);
+  if (stored.config_missing) {
+    // Resumed, its weights would train on under this config whatever it was trained with (a walk,
+    // 2026-11-29: another lr went on without a word; extended, it said it was done).
+    throw std::runtime_error(run_dir + " holds a run (" + stored.differences +
+                             "): what it was trained with is unknown; put its config.yaml back, "
+                             "or use another --run-dir or --force");
+  }
   const std::string from = std::to_string(stored.max_steps);
   if (stored.max_steps_grows && !extend) {
     // Only a finished run has results of its budget to keep.

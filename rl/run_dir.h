@@ -9,10 +9,11 @@
 
 namespace minrnn::rl {
 
-// The files a run directory's training and evaluation write, relative to it: what --force
-// removes. eval-*.json (ad-hoc `minrnn eval` results), the *-step<N> files an extension keeps and
-// the TensorBoard event files (events.out.tfevents.*) are matched by pattern.
-const std::vector<std::string>& run_outputs();
+// Whether a file of this name in a run directory is one its training or evaluation writes (what
+// --force removes): checkpoint.pt, metrics.csv, evals.csv, done.json, eval.json, env.json, and by
+// pattern eval-*.json (ad-hoc `minrnn eval` results), the *-step<N> files an extension keeps and
+// the TensorBoard event files (events.out.tfevents.*).
+bool is_run_output(const std::string& file_name);
 
 // metrics.csv and evals.csv, whose rows start with their step. A torn last line (the writer was
 // killed) is not a row.
@@ -39,9 +40,12 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics_csv);
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
 // existed still matches its default): the keys that differ as config_differences writes them
 // ("" when it agrees or there is none yet; an unreadable file's error otherwise), and whether the
-// one difference is a larger max_steps — the change that lets a run go on (`extend`).
+// one difference is a larger max_steps — the change that lets a run go on (`extend`). A run dir
+// whose checkpoint.pt or done.json has no config.yaml beside it (deleted by hand) differs from
+// every config: what it holds was trained with a config nobody can tell (`config_missing`).
 struct StoredConfig {
   std::string differences;
+  bool config_missing = false;
   bool max_steps_grows = false;
   int64_t max_steps = 0;  // the stored max_steps (0: no readable config.yaml)
 };
@@ -50,10 +54,13 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
 struct RunDirTakeover {
   int64_t extended_from = 0;    // > 0: a run trained to this max_steps goes on (`extend`)
   bool finished = false;        // `extend` asked of a run already finished at this max_steps
-  bool remove_outputs = false;  // `force`: every output of the old run goes (run_outputs)
+  bool remove_outputs = false;  // `force`: every output of the old run goes (is_run_output)
   bool keep_results = false;    // extending a finished run: its results stay under their step
 };
 
+// A folder that holds no run (no config.yaml, checkpoint.pt or done.json) but files of a run's
+// names (a user's eval.json, evaluations of a bare checkpoint) is refused, --force or not: they
+// are not a run's to replace, nor to mix a new run's rows into.
 // Decides what `config` may do with `run_dir`, touching nothing (apply_takeover does, once the
 // new run's data and model are known to load, so a typo cannot cost the old run). Without
 // `force`, a finished run

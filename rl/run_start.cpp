@@ -75,6 +75,7 @@ Agent new_agent(const TrainConfig& cfg, const DatasetEnv& env, const data::Datas
 int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torch::Device& device,
                Agent& agent, torch::optim::Optimizer& optimizer, bool quiet) {
   const long long max_steps = agent.config.max_steps, extended_from = takeover.extended_from;
+  if (takeover.remove_outputs) return 0;  // --force: the old run's checkpoint is about to go
   if (!fs::exists(files.checkpoint)) {
     if (!quiet && extended_from > 0) {
       std::fprintf(stderr,
@@ -85,6 +86,15 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
     return 0;
   }
   Agent saved = load_agent(files.checkpoint.string(), device);
+  // config.yaml may say another config than the checkpoint holds (edited by hand): its weights
+  // would not fit (in LibTorch's words) or train on under other settings. max_steps may grow.
+  TrainConfig trained = saved.config;
+  trained.max_steps = agent.config.max_steps;
+  if (const std::string differ = config_differences(trained, agent.config); !differ.empty()) {
+    throw std::runtime_error(files.checkpoint.string() + " was trained with another config (" +
+                             differ + ") than " + files.config.filename().string() +
+                             " and this command say; use another --run-dir or --force");
+  }
   load_optimizer_state(files.checkpoint.string(), device, optimizer);
   torch::NoGradGuard no_grad;
   auto src = saved.model->named_parameters();

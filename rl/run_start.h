@@ -32,7 +32,9 @@ void note_config_against_data(const TrainConfig& config, const data::Dataset& ds
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.
 Agent new_agent(const TrainConfig& config, const DatasetEnv& env, const data::Dataset& ds,
                 const torch::Device& device);
-// Loads the run's checkpoint, if any, into `agent` and `optimizer`; returns its step (0: none).
+// Loads the run's checkpoint, if any (none under `takeover.remove_outputs`), into `agent` and
+// `optimizer`; returns its step (0: none). Throws std::runtime_error naming the checkpoint where
+// it was trained with another config than the agent's (max_steps aside), before anything loads.
 int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torch::Device& device,
                Agent& agent, torch::optim::Optimizer& optimizer, bool quiet);
 // The trainer's sampler of `ds`; each step reseeds it from (seed, step), which makes a resumed

@@ -32,7 +32,7 @@ enum class EvalTiming { kAuto, kInline, kOverlapped };
 struct TrainOptions {
   std::string run_dir;
   // Allow replacing a finished run (or one with another config): every output of the old run
-  // (run_outputs) is removed first, so nothing of it can mix into the new one.
+  // (rl::is_run_output) is removed first, so nothing of it can mix into the new one.
   bool force = false;
   // Allow going on with a run trained to a smaller max_steps, its config otherwise the same
   // (rl/run_dir.h: plan_takeover). What the finished run reported is kept beside it.

@@ -193,6 +193,13 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   if (!opt.quiet && s.fresh) note_config_against_data(s.cfg, *s.ds);
   if (!s.fresh && !s.takeover.remove_outputs) check_same_data(s.files, *s.ds);
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
+  s.optimizer = std::make_unique<core::FusedAdamW>(
+      s.agent.model->parameters(),
+      torch::optim::AdamWOptions(s.cfg.lr).weight_decay(s.cfg.weight_decay));
+  // The checkpoint loads (and is this config's) before anything in the run dir changes: a failed
+  // resume left config.yaml and env.json rewritten, and the right command refused.
+  s.result.resumed_from =
+      resume(s.files, s.takeover, s.choice.device, s.agent, *s.optimizer, opt.quiet);
   apply_takeover(s.files.dir.string(), s.takeover, s.cfg);
   if (opt.extend && s.fresh && !opt.quiet) {
     io::ProgressLine::on_stderr().message(s.files.dir.string() +
@@ -202,11 +209,6 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   fs::create_directories(s.files.dir);
   io::write_file_atomically(s.files.config, to_yaml(s.cfg));
   record_env(s.files, s.cfg.dataset, *s.ds, s.env, opt.quiet);
-  s.optimizer = std::make_unique<core::FusedAdamW>(
-      s.agent.model->parameters(),
-      torch::optim::AdamWOptions(s.cfg.lr).weight_decay(s.cfg.weight_decay));
-  s.result.resumed_from =
-      resume(s.files, s.takeover, s.choice.device, s.agent, *s.optimizer, opt.quiet);
   drop_rows_after(s.files, s.agent.step);
   s.train_step = std::make_unique<TrainStep>(s.agent, *s.optimizer, s.choice.device,
                                              opt.cuda_graph ? StepMode::kGraph : StepMode::kEager);

@@ -162,6 +162,80 @@ TEST(RunDir, AnotherConfigIsRefusedNamingTheKeys) {
   }
 }
 
+// The message `train(cfg, opt)` is refused with ("" where it trains).
+std::string refusal_of(const rl::TrainConfig& cfg, const rl::TrainOptions& opt) {
+  try {
+    rl::train(cfg, opt);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A run whose config.yaml is gone (deleted by hand) is of a config nobody can tell: resumed under
+// another lr it trained on without a word, extended it said it was done (a walk, 2026-11-29). And
+// a config.yaml saying another config than its checkpoint holds is refused naming the keys, not in
+// LibTorch's words, before anything in the run dir changes.
+TEST(RunDir, ARunWhoseConfigYamlIsGoneOrNotItsCheckpointsIsRefused) {
+  Fixture f;
+  const std::vector<std::string> sets = {"max_steps=4", "checkpoint_every=2"};
+  const rl::TrainConfig cfg = testing::tiny_config(f.data, "mingru", sets);
+  ASSERT_FALSE(rl::train(cfg, f.options(/*stop_after=*/2)).finished);
+  const std::string config = testing::read_text(f.run / "config.yaml");
+  fs::remove(f.run / "config.yaml");
+  rl::TrainOptions extend = f.options();
+  extend.extend = true;
+  for (const auto& [sets_now, opt] :
+       std::vector<std::pair<std::vector<std::string>, rl::TrainOptions>>{
+           {{"max_steps=4", "checkpoint_every=2", "lr=0.05"}, f.options()},
+           {{"max_steps=8", "checkpoint_every=2"}, extend}}) {
+    const std::string what = refusal_of(testing::tiny_config(f.data, "mingru", sets_now), opt);
+    EXPECT_NE(what.find(f.run.string() +
+                        " holds a run (no config.yaml beside its checkpoint.pt): what it was "
+                        "trained with is unknown"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_FALSE(fs::exists(f.run / "config.yaml"));
+  // Edited to another embed_dim, and asked with it: the checkpoint says what it holds.
+  const rl::TrainConfig wider =
+      testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2", "embed_dim=24"});
+  testing::write_text(f.run / "config.yaml", rl::to_yaml(wider));
+  const std::string env = testing::read_text(f.run / "env.json");
+  const std::string what = refusal_of(wider, f.options());
+  EXPECT_NE(what.find((f.run / "checkpoint.pt").string() + " was trained with another config ("),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("embed_dim: 16 -> 24"), std::string::npos) << what;
+  EXPECT_EQ(testing::read_text(f.run / "config.yaml"), rl::to_yaml(wider));
+  EXPECT_EQ(testing::read_text(f.run / "env.json"), env);
+  // Put back, the run resumes.
+  testing::write_text(f.run / "config.yaml", config);
+  EXPECT_TRUE(rl::train(cfg, f.options()).finished);
+}
+
+// A folder that holds no run but files of a run's names (a user's eval.json, evaluations of a bare
+// checkpoint) is not a run to replace: --force removed every eval*.json there.
+TEST(RunDir, AFolderOfRunFileNamesButNoRunIsNotTakenOver) {
+  Fixture f;
+  fs::create_directories(f.run);
+  testing::write_text(f.run / "eval.json", "{\"my\": \"data\"}\n");
+  testing::write_text(f.run / "eval-mine-episodes1.json", "{}\n");
+  rl::TrainOptions force = f.options();
+  force.force = true;
+  for (const rl::TrainOptions& opt : {f.options(), force}) {
+    const std::string what =
+        refusal_of(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), opt);
+    EXPECT_NE(what.find(" holds eval"), std::string::npos) << what;
+    EXPECT_NE(what.find("but no run (no config.yaml, checkpoint.pt or done.json)"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(testing::read_text(f.run / "eval.json"), "{\"my\": \"data\"}\n");
+  EXPECT_TRUE(fs::exists(f.run / "eval-mine-episodes1.json"));
+  EXPECT_FALSE(fs::exists(f.run / "config.yaml"));
+}
+
 // A resume reads the data the run trained on, or is refused naming both: the same `dataset` text
 // can read other data (a relative path from another working directory, a file changed since;
 // an audit, 2026-11-29: such a resume trained on and normalized by the other data, silently).
