@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,7 +166,34 @@ std::string why_unwritable(const std::string& path, bool make_folders) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
   const std::string why = why_folder_unwritable(folder_of(path), make_folders);
-  return why.empty() ? "" : "its folder " + why;
+  if (!why.empty()) return "its folder " + why;
+  // The writer's temp beside it (<name>.tmp) must be a name too: a 251-255-byte name passed,
+  // and an eval's episodes ran before its result could not be written (a walk, 2026-11-29).
+  const size_t name =
+      path.size() - (path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (name + std::strlen(".tmp") > NAME_MAX) {
+    return "its name is " + std::to_string(name) +
+           " bytes; with the .tmp of the file written beside it first, more than the " +
+           std::to_string(NAME_MAX) + " a file name may have";
+  }
+  return "";
+}
+
+std::string why_not_of_kind(const std::string& path, const std::string& kind,
+                            const std::function<bool(const std::string&)>& first_line_is_kind) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";  // why_unwritable's
+  std::ifstream in(path, std::ios::binary);
+  std::string first(256, '\0');
+  in.read(first.data(), static_cast<std::streamsize>(first.size()));
+  first.resize(static_cast<size_t>(in.gcount()));
+  first = first.substr(0, first.find('\n'));
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  if ((first.empty() && st.st_size == 0) || first_line_is_kind(first)) return "";
+  for (char& c : first)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "it holds something other than " + kind + " (its first line: '" + first.substr(0, 60) +
+         (first.size() > 60 ? "...'" : "'") + "): not replaced";
 }
 
 std::string write_failure(const std::string& path, const std::string& reason) {

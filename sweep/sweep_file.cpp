@@ -2,6 +2,7 @@
 // unknown key or backbone offered the name a typo meant.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,11 +71,29 @@ void refuse_repeats(const std::vector<T>& entries, const std::string& file,
 // A dataset label is a folder of the sweep's `out` (<out>/<label>/<backbone>/seed<S>): one plain
 // name, so that no run lands outside `out` or in another label's folder, nor in the folders the
 // report (plots/) and a Slurm submission (slurm/) keep there.
+constexpr size_t kMaxLabelLength = 100;
 void check_label(const std::string& label, const std::string& file) {
   if (label.empty() || label == "." || label == ".." || label.find('/') != std::string::npos) {
     io::bad_key(file, "datasets",
                 "expected plain names (a folder of `out` each: no '/', not '.' or '..'), got '" +
                     label + "'");
+  }
+  // Its report's files are named after it (plots/<label>-<backbone>-loss.svg) and its rows lines
+  // of table3.md: a 240-character label trained, then failed the report half-written (a walk,
+  // 2026-11-29); a newline split the table's row.
+  if (label.size() > kMaxLabelLength) {
+    io::bad_key(file, "datasets",
+                "'" + label + "' is " + std::to_string(label.size()) +
+                    " characters; a label names files of the report, and may have at most " +
+                    std::to_string(kMaxLabelLength));
+  }
+  const auto control = std::find_if(label.begin(), label.end(),
+                                    [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  if (control != label.end()) {
+    io::bad_key(file, "datasets",
+                "expected names of printable characters, got one with a control character (a "
+                "newline, a tab) at character " +
+                    std::to_string(control - label.begin() + 1));
   }
   if (label == "plots" || label == "slurm") {
     io::bad_key(file, "datasets",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -126,6 +127,16 @@ TEST(AtomicFile, AFolderNoFileCanBeMadeInIsNamedBeforeTheWrite) {
       << why;
   testing::TempDir tmp;
   EXPECT_EQ(why_unwritable(tmp.file("new/deeper/eval.json"), true), "");
+  // A name the file may have but its temp (<name>.tmp) may not.
+  const std::string longest = std::string(NAME_MAX - 9, 'y') + ".json";  // 4 bytes to spare
+  EXPECT_EQ(why_unwritable(tmp.file(longest), false), "");
+  const std::string one_more = "y" + longest;
+  EXPECT_EQ(why_unwritable(tmp.file(one_more), false),
+            "its name is " + std::to_string(NAME_MAX - 3) +
+                " bytes; with the .tmp of the file written beside it first, more than the " +
+                std::to_string(NAME_MAX) + " a file name may have");
+  write_file_atomically(tmp.file(longest), "{}\n");
+  fs::remove(tmp.file(longest));
   EXPECT_EQ(why_folder_unwritable(tmp.path.string(), false), "");
   EXPECT_TRUE(fs::is_empty(tmp.path));
 }

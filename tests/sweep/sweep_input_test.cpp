@@ -30,6 +30,14 @@ TEST(SweepFile, DatasetLabelsArePlainFolderNames) {
   expect_file_refused("datasets: ['']\n" + kOneBackboneOneSeed, "datasets", "got ''");
   EXPECT_EQ(testing::sweep_error_of("datasets: [hopper-medium, a.b..c]\n" + kOneBackboneOneSeed),
             "");
+  // They name the report's files and its table's rows: a length those names can take, one line.
+  expect_file_refused("datasets: ['" + std::string(101, 'x') + "']\n" + kOneBackboneOneSeed,
+                      "datasets", "is 101 characters; a label names files of the report");
+  EXPECT_EQ(testing::sweep_error_of("datasets: ['" + std::string(100, 'x') + "']\n" +
+                                    kOneBackboneOneSeed),
+            "");
+  expect_file_refused("datasets: [\"a\\nb|c\"]\n" + kOneBackboneOneSeed, "datasets",
+                      "a control character (a newline, a tab) at character 2");
 }
 
 TEST(SweepFile, AnEntryGivenTwiceIsRefused) {
