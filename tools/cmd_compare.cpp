@@ -1,12 +1,30 @@
 // `minrnn compare SWEEP_A SWEEP_B [--csv FILE]`: whether two sweeps of the same runs score alike,
 // per dataset and backbone, from their evaluations during training. See eval/compare.h.
 #include <cstdio>
+#include <stdexcept>
 
 #include "eval/compare.h"
 #include "io/atomic_file.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
+
+namespace {
+
+// Before the sweeps are read: --csv names a file this command may write, and replaces only an
+// earlier comparison's CSV (a slip of the name replaced a run's eval.json).
+void check_csv_out(const std::string& csv) {
+  if (csv.empty()) throw usage_error("compare", "--csv: expected a file name, got ''");
+  std::string why = io::why_unwritable(csv, /*make_folders=*/false);
+  if (why.empty()) {
+    const std::string header = eval::comparison_csv({});
+    why = io::why_not_of_kind(csv, "a comparison's CSV",
+                              [&](const std::string& first) { return first + "\n" == header; });
+  }
+  if (!why.empty()) throw usage_error("compare", "--csv " + csv + ": " + why);
+}
+
+}  // namespace
 
 void add_compare_command(CLI::App& app) {
   struct Args {
@@ -17,11 +35,14 @@ void add_compare_command(CLI::App& app) {
       "compare", "whether two sweeps score alike (e.g. tf32 against fp32), per dataset × backbone");
   sub->add_option("sweep_a", args->a, "a sweep's output directory (or its snapshot)")->required();
   sub->add_option("sweep_b", args->b, "the sweep to compare it with")->required();
-  sub->add_option("--csv", args->csv, "also write the comparison as CSV to this file");
-  sub->callback([args] {
+  auto* csv = sub->add_option("--csv", args->csv,
+                              "also write the comparison as CSV to this file (a new one, or an "
+                              "earlier comparison's)");
+  sub->callback([args, csv] {
+    if (csv->count() > 0) check_csv_out(args->csv);
     const auto cells = eval::compare_sweeps(args->a, args->b);
     std::printf("%s", eval::comparison_markdown(cells, args->a, args->b).c_str());
-    if (!args->csv.empty()) {
+    if (csv->count() > 0) {
       io::write_file_atomically(args->csv, eval::comparison_csv(cells));
       std::printf("wrote %s\n", args->csv.c_str());
     }

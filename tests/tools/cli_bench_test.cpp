@@ -70,6 +70,9 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
   TempDir dir;
   fs::create_directories(dir.path / "runs" / "bench");
   write_text(dir.path / "runs" / "bench" / "scan-cpu.csv", "the last result\n");
+  write_text(dir.path / "evals.csv", "step,normalized\n1,2\n");
+  write_text(dir.path / "config.yaml", "backbone: mingru\n");
+  write_text(dir.path / "notes.md", "my notes\n");
   const std::string bench = "bench scan --quick --lengths 16";
   for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
            {"--record",
@@ -77,13 +80,25 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
             "does not exist"},
            {"--markdown ''", "--markdown: expected a file name, got ''"},
            {"--csv ''", "--csv: expected a file name, got ''"},
-           {"--csv runs", "--csv runs: cannot write it: it is a folder"}}) {
+           {"--csv runs", "--csv runs: cannot write it: it is a folder"},
+           // A file of another kind named by a slip: a run's curve, its config (a walk).
+           {"--csv evals.csv",
+            "--csv evals.csv: it holds something other than a bench's CSV (its first line: "
+            "'step,normalized"},
+           {"--markdown config.yaml",
+            "--markdown config.yaml: cannot append to it: a benchmark log is a Markdown file"},
+           {"--markdown notes.md",
+            "--markdown notes.md: cannot append to it: it holds something other than a Markdown "
+            "log"}}) {
     const CliResult r = run_minrnn(dir, bench + " " + options);
     EXPECT_NE(r.exit_code, 0) << options;
     EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("| scan: ours"), std::string::npos) << r.output;  // nothing measured
   }
   EXPECT_EQ(read_text(dir.path / "runs" / "bench" / "scan-cpu.csv"), "the last result\n");
+  EXPECT_EQ(read_text(dir.path / "evals.csv"), "step,normalized\n1,2\n");
+  EXPECT_EQ(read_text(dir.path / "config.yaml"), "backbone: mingru\n");
+  EXPECT_EQ(read_text(dir.path / "notes.md"), "my notes\n");
 }
 
 // What a bench cannot measure is refused before its first cell, by the option's name: a device

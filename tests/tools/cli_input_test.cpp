@@ -161,14 +161,31 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   }
 }
 
+// compare --csv replaces only an earlier comparison's CSV, and is checked before the sweeps are
+// read (a walk, 2026-11-29: it replaced a run's eval.json; '' wrote nothing, exit 0).
+TEST(CliInput, CompareWritesItsCsvOnlyOverAComparisonsCsv) {
+  TempDir dir;
+  write_text(dir.path / "eval.json", "{\"mean_normalized\": 50}\n");
+  for (const auto& [csv, said] : std::vector<std::pair<std::string, std::string>>{
+           {"eval.json",
+            "--csv eval.json: it holds something other than a comparison's CSV (its first line: "
+            "'{\"mean_normalized\": 50}')"},
+           {"''", "--csv: expected a file name, got ''"}}) {
+    const testing::CommandResult r = run_minrnn(dir, "compare a b --csv " + csv);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    testing::expect_output_naming(r, {said});
+  }
+  EXPECT_EQ(testing::read_text(dir.path / "eval.json"), "{\"mean_normalized\": 50}\n");
+}
+
 // A folder the command makes is a DIR in the help, not CLI11's TEXT:DIR of one that must exist
 // (a walk, 2026-11-29).
 TEST(CliInput, HelpShowsFoldersThatMayBeNewAsDir) {
   TempDir dir;
-  for (const auto& [command, option] : std::vector<std::pair<std::string, std::string>>{
-           {"train --help", "--run-dir DIR"},
-           {"eval --help", "--video DIR"},
-           {"sweep --help", "--out DIR"}}) {
+  for (const auto& [command, option] :
+       std::vector<std::pair<std::string, std::string>>{{"train --help", "--run-dir DIR"},
+                                                        {"eval --help", "--video DIR"},
+                                                        {"sweep --help", "--out DIR"}}) {
     const testing::CommandResult help = run_minrnn(dir, command);
     EXPECT_NE(help.output.find(option), std::string::npos) << help.output;
     EXPECT_EQ(help.output.find(":DIR"), std::string::npos) << help.output;

@@ -123,12 +123,29 @@ void check_filing(const BenchFiling& filing, const CLI::Option* csv,
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
     if (const std::string why = io::why_unwritable(path, /*make_folders=*/true); !why.empty())
       throw std::invalid_argument("--csv " + path + ": cannot write it: " + why);
+    // One the user names replaces only a bench's CSV: every bench's has a machine column, a
+    // run's evals.csv or a user's table none.
+    const std::string other =
+        filing.csv.empty()
+            ? ""
+            : io::why_not_of_kind(path, "a bench's CSV", [](const std::string& first) {
+                return ("," + first + ",").find(",machine,") != std::string::npos;
+              });
+    if (!other.empty()) throw std::invalid_argument("--csv " + path + ": " + other);
   }
   if (!filing.record) return;
   if (filing.markdown.empty())
     throw std::invalid_argument("--markdown: expected a file name, got ''");
-  if (const std::string why = io::why_unwritable(filing.markdown, /*make_folders=*/false);
-      !why.empty()) {
+  std::string why = io::why_unwritable(filing.markdown, /*make_folders=*/false);
+  // A log is Markdown that starts with its heading, as docs/benchmarks.md; text inserted into
+  // a config.yaml or a checkpoint would break the run it belongs to.
+  if (why.empty() && std::filesystem::path(filing.markdown).extension() != ".md")
+    why = "a benchmark log is a Markdown file (.md)";
+  if (why.empty()) {
+    why = io::why_not_of_kind(filing.markdown, "a Markdown log (a first line '# ...')",
+                              [](const std::string& first) { return first.rfind("# ", 0) == 0; });
+  }
+  if (!why.empty()) {
     throw std::invalid_argument("--markdown " + filing.markdown + ": cannot append to it: " + why +
                                 " (--record appends to docs/benchmarks.md from the repository "
                                 "root; --markdown names another log)");
