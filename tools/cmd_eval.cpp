@@ -36,6 +36,7 @@
 #include "io/python_json.h"
 #include "ops/device.h"
 #include "rl/evaluation_progress.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 #include "rl/trainer.h"
 #include "tools/commands.h"
@@ -153,6 +154,17 @@ void check_out_file(const std::string& out, const fs::path& result) {
                      "` writes it (with --replace over an earlier one), not --out"
                : "is a run's result (eval.json), which its evaluation writes once the run has "
                  "finished: name another file");
+  }
+  // Another run's eval-<settings>.json files too: plain `minrnn eval`s of that run name them by
+  // their settings, and this run's episodes there would read as that one's (a walk, 2026-11-29).
+  const bool other_run =
+      (fs::exists(there.checkpoint, ec) || fs::exists(there.done, ec)) &&
+      fs::weakly_canonical(folder, ec) != fs::weakly_canonical(result.parent_path(), ec);
+  if (other_run && rl::is_run_output(fs::path(out).filename().string())) {
+    const std::string named = fs::path(out).parent_path().string();
+    refuse("is a name of " + (named.empty() ? std::string(".") : named) +
+           "'s files (its own evaluations, named by their settings), and this is another run's "
+           "evaluation: name another file");
   }
   if (!fs::exists(out, ec)) return;
   const nlohmann::json j = io::read_json_or_null(out);

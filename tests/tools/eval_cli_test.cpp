@@ -68,6 +68,14 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
     expect_failure_naming(r, {"--out " + where + ": " + why});
     EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
   }
+  // Nor another run's own evaluations (b's 2-episode one, made by `minrnn eval b`), where a's own
+  // folder takes one by that name (the demo's eval-video.json).
+  ASSERT_EQ(run_minrnn(dir, "eval b --episodes 1").exit_code, 0);
+  const std::string b_own = read_text(dir.path / "b" / "eval-episodes1.json");
+  expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out b/eval-episodes1.json"),
+                        {"--out b/eval-episodes1.json: is a name of b's files"});
+  EXPECT_EQ(read_text(dir.path / "b" / "eval-episodes1.json"), b_own);
+  EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1 --out a/eval-video.json").exit_code, 0);
   expect_failure_naming(run_minrnn(dir, "eval a --episodes 1 --out ''"),
                         {"--out", "expected a file name"});
   // A video folder that cannot be one, before any episode too.
