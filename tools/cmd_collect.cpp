@@ -226,10 +226,13 @@ void run_collect(CollectArgs& a) {
   const core::DeviceChoice device = trains ? core::resolve_device(a.device, "--device")
                                            : core::DeviceChoice{torch::kCPU, "cpu", ""};
   if (trains) core::say_choice(a.device, device);
+  // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).
+  const std::string probe = a.format == "minari" ? a.out + ".probe" : a.out;
+  if (const std::string why = io::why_unwritable(probe, /*make_folders=*/true); !why.empty())
+    throw std::invalid_argument("--out " + a.out + ": cannot write it: " + why);
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
-  // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).
-  { const io::AtomicFile probe(a.format == "minari" ? a.out + ".probe" : a.out); }
+  { const io::AtomicFile write_test(probe); }
 
   data::Transitions d;
   try {
@@ -294,7 +297,8 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--out", args->out,
                   "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
                   "the dataset directory (default <dataset id> under $MINARI_DATASETS_PATH, else "
-                  "under ~/.minari/datasets)");
+                  "under ~/.minari/datasets)")
+      ->check(path_name("a file name (or with --format minari a directory)"));
   sub->add_option("--format", args->format,
                   "d4rl (one HDF5 file, D4RL's keys) or minari (what Python's "
                   "minari.load_dataset opens; records the env's Gymnasium spec)");
@@ -307,7 +311,9 @@ void add_collect_command(CLI::App& app) {
                   "Minari reference score of 100 (default: D4RL's REF_MAX of the env)")
       ->check(finite_float());
   sub->add_option("--work-dir", args->recipe.work_dir,
-                  "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here");
+                  "SAC checkpoints (default data/work/<env>-sac-s<seed>); reruns resume here")
+      ->check(path_name("a directory"))
+      ->type_name("DIR");
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)");
   sub->add_flag("--force", args->force, "Replace an existing output file");

@@ -341,7 +341,7 @@ void add_eval_command(CLI::App& app) {
   sub->add_option("--video", args->video,
                   "render episode 0 offscreen into this folder (PNG frames + rollout.gif in real "
                   "time)")
-      ->check(directory_name())
+      ->check(path_name("a directory"))
       ->type_name("DIR");
   auto* replace = sub->add_flag(
       "--replace", args->replace,

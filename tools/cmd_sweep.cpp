@@ -141,7 +141,7 @@ void add_sweep_command(CLI::App& app) {
   sub->add_option("sweep", args->file, "sweep file (configs/sweeps/*.yaml)")->required();
   sub->add_option("--set", args->sets, "extra config override for every run: key=value");
   sub->add_option("--out", args->out, "output directory (default: the file's `out`)")
-      ->check(directory_name())
+      ->check(path_name("a directory"))
       ->type_name("DIR");
   // The file's limits (sweep::kSweepCountMax), so that the command line cannot ask what it may not.
   sub->add_option("--parallel", args->parallel,

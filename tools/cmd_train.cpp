@@ -208,7 +208,7 @@ void add_train_command(CLI::App& app) {
       ->check(whole_number(0, rl::kMaxSeed));
   sub->add_option("--run-dir", args->run_dirs,
                   "run directory, one per seed (default runs/<config>-s<seed>)")
-      ->check(directory_name())
+      ->check(path_name("a directory"))
       ->type_name("DIR");
   sub->add_option("--set", args->sets, "override a config key: key=value (repeatable)");
   sub->add_flag(

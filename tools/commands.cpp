@@ -72,10 +72,10 @@ CLI::Validator whole_number(int64_t lo, int64_t hi) {
       range, "whole number");
 }
 
-CLI::Validator directory_name() {
+CLI::Validator path_name(const std::string& what) {
   return CLI::Validator(
-      [](std::string& dir) { return dir.empty() ? "expected a directory, got ''" : ""; }, "",
-      "directory");
+      [what](std::string& path) { return path.empty() ? "expected " + what + ", got ''" : ""; }, "",
+      what);
 }
 
 CLI::Validator backbone_name() {

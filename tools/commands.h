@@ -35,11 +35,12 @@ CLI::Validator finite_float();
 // type's range for a conversion error, and a negative one where the code reads -1 as "none").
 CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
 
-// `->check(directory_name())` on an option naming a directory to write: rejects '' (which
-// std::filesystem refuses with "Invalid argument []", and a default would silently replace). It
-// adds nothing to the help: its options say `->type_name("DIR")` (CLI11 showed TEXT:DIR, as for
-// its ExistingDirectory, though these folders may be new).
-CLI::Validator directory_name();
+// `->check(path_name("a directory"))` on an option naming a path to write: rejects '' (which
+// std::filesystem refuses with "Invalid argument []", and a default would silently replace:
+// `collect --out ''` wrote the default file). It adds nothing to the help: directories' options
+// say `->type_name("DIR")` (CLI11 showed TEXT:DIR, as for its ExistingDirectory, though these
+// folders may be new).
+CLI::Validator path_name(const std::string& what);
 
 // `->check(backbone_name())` on an option naming backbones: rejects a name rl::DecisionModel
 // does not build, offering the one a typo meant.

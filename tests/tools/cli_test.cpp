@@ -346,7 +346,18 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   fs::create_directories(dir.path / "folder.hdf5");
   expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5 --force"),
                         {"--out folder.hdf5 is a folder"});
-  expect_failure_naming(run_minrnn(dir, sac + "--out /proc/w.hdf5"), {"cannot write /proc/w.hdf5"});
+  expect_failure_naming(run_minrnn(dir, sac + "--out /proc/w.hdf5"),
+                        {"--out /proc/w.hdf5: cannot write it: its folder /proc "});
+  // A path through a file (a raw "filesystem error" before), and '' (it wrote the default file).
+  write_text(dir.path / "afile", "mine\n");
+  expect_failure_naming(run_minrnn(dir, sac + "--out afile/w.hdf5"),
+                        {"--out afile/w.hdf5: cannot write it: its folder afile is a file, not a "
+                         "folder"});
+  expect_failure_naming(run_minrnn(dir, sac + "--out ''"),
+                        {"--out: expected a file name (or with --format minari a directory), got "
+                         "''"});
+  expect_failure_naming(run_minrnn(dir, sac + "--out w.hdf5 --work-dir ''"),
+                        {"--work-dir: expected a directory, got ''"});
   // A folder is said to be one, not "exists; pass --force" (which then said it).
   expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5"),
                         {"--out folder.hdf5 is a folder"});
@@ -367,7 +378,8 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   expect_failure_naming(run_minrnn(dir, sac + "--format minari --out notes --force"),
                         {"notes: exists and is not a Minari dataset"});
   for (const auto& e : fs::directory_iterator(dir.path))  // no SAC work dir (data/work/...)
-    EXPECT_TRUE(e.path().filename() == "folder.hdf5" || e.path().filename() == "notes")
+    EXPECT_TRUE(e.path().filename() == "folder.hdf5" || e.path().filename() == "notes" ||
+                e.path().filename() == "afile")
         << e.path() << " left behind";
   // random trains no SAC: --train-steps below the default --start-steps is no fault of it.
   const CliResult random =
