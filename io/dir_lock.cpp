@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "io/atomic_file.h"
+
 namespace minrnn::io {
 
 DirLock::DirLock(const std::string& dir, const std::string& what) {
@@ -19,7 +21,12 @@ DirLock::DirLock(const std::string& dir, const std::string& what) {
   // O_CLOEXEC: child processes (a sweep's trainers) must not inherit, and so keep, the lock.
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    throw std::runtime_error(path + ": cannot open the lock file (" + std::strerror(errno) + ")");
+    // Why the folder is none to write in (a file stands on its path, /proc), where the lock file's
+    // own error hid it (a walk, 2026-11-29: "cannot open the lock file (Not a directory)").
+    const std::string err = std::strerror(errno);
+    const std::string why = why_folder_unwritable(dir, /*make_folders=*/true);
+    throw std::runtime_error(dir +
+                             ": cannot write in it: " + (why.empty() ? path + ": " + err : why));
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,19 @@ TEST(DirLock, SecondHolderIsRefusedWithTheDirAndPid) {
     }
   }
   EXPECT_NO_THROW(DirLock again(dir, "minrnn train"));  // released with its holder
+}
+
+// A folder that cannot be one says why: a file on its path, not the lock file's ENOTDIR.
+TEST(DirLock, AFolderThatCannotBeMadeSaysWhy) {
+  testing::TempDir tmp;
+  std::ofstream(tmp.path / "afile") << "mine\n";
+  try {
+    DirLock lock(tmp.file("afile/run"), "test");
+    FAIL() << "locked a folder under a file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), tmp.file("afile/run") + ": cannot write in it: " +
+                                         tmp.file("afile") + " is a file, not a folder");
+  }
 }
 
 TEST(DirLock, KilledHolderLeavesNoStaleLock) {
