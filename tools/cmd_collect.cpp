@@ -124,6 +124,7 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
                                 std::to_string(a.ref_min_score) + ")");
   }
   rl::check_d4rl_recipe(a.recipe);
+  check_transitions_fit("--steps", a.recipe.steps, spec.obs_dim, spec.act_dim, spec.nq, spec.nv);
   if (minari) {
     settle_minari_id(a, spec);
   } else if (a.out.empty()) {

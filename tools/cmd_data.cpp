@@ -342,6 +342,8 @@ void add_synth_command(CLI::App& data_cmd) {
                                   " is more than --steps " + std::to_string(synth_args->steps) +
                                   ": no episode of the file would end");
     }
+    const int nq = (env.obs_dim + 1) / 2;  // as synthetic() makes them
+    check_transitions_fit("--steps", synth_args->steps, env.obs_dim, env.act_dim, nq, nq);
     data::Transitions d =
         synthetic(env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();

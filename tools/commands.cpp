@@ -12,6 +12,7 @@
 #include "io/shell_word.h"
 #include "rl/config.h"
 #include "rl/decision_model.h"
+#include "rl/run_start.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -93,6 +94,15 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
 }
 
 }  // namespace
+
+void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim, int act_dim,
+                           int nq, int nv) {
+  const double numbers = 2.0 * obs_dim + act_dim + nq + nv + 2;  // + reward, log-prob
+  const double bytes = 2.0 * static_cast<double>(steps) * (4.0 * numbers + 2.0);
+  if (const std::string shortfall = rl::memory_shortfall(bytes); !shortfall.empty())
+    throw std::invalid_argument(option + " " + std::to_string(steps) + ": the data needs " +
+                                shortfall);
+}
 
 void refuse_repeated_sets(const std::vector<std::string>& sets) {
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {

@@ -52,6 +52,14 @@ CLI::Validator backbone_name();
 // otherwise, options and a subcommand's own arguments left to CLI11.
 std::string unknown_subcommand(const CLI::App& app, int argc, const char* const* argv);
 
+// Refuses (std::invalid_argument, naming `option`) `steps` transitions in D4RL's layout
+// (observations and the next ones, actions, reward, two flags, infos/qpos, qvel and
+// action_log_probs: 4 bytes a number, a byte a flag), held once and again as the file image the
+// writer builds, where they need more than this machine's memory: `collect --steps 2147483647`
+// would sample for days before it failed, `data synth` failed with a bare std::bad_alloc.
+void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim, int act_dim,
+                           int nq, int nv);
+
 // Refuses (std::invalid_argument) a key given twice among the command line's --set key=value,
 // as a config file refuses a key given twice: the later one would win without a word.
 void refuse_repeated_sets(const std::vector<std::string>& sets);

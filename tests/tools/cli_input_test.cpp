@@ -178,6 +178,20 @@ TEST(CliInput, CompareWritesItsCsvOnlyOverAComparisonsCsv) {
   EXPECT_EQ(testing::read_text(dir.path / "eval.json"), "{\"mean_normalized\": 50}\n");
 }
 
+// Data that cannot fit in memory is refused before it is made: `data synth` failed with a bare
+// std::bad_alloc, `collect` would have sampled for days (a walk, 2026-11-29). 2e9 steps of
+// Hopper are ~590 GB.
+TEST(CliInput, DataPastTheMachinesMemoryIsRefusedBeforeItIsMade) {
+  TempDir dir;
+  for (const std::string command : {"data synth s.hdf5 --env hopper --steps 2000000000",
+                                    "collect hopper random --steps 2000000000 --out s.hdf5"}) {
+    const testing::CommandResult r = run_minrnn(dir, command);
+    testing::expect_failure_naming(
+        r, {"--steps 2000000000: the data needs at least ", "more than this machine's"});
+    EXPECT_FALSE(fs::exists(dir.path / "s.hdf5")) << command;
+  }
+}
+
 // A folder the command makes is a DIR in the help, not CLI11's TEXT:DIR of one that must exist
 // (a walk, 2026-11-29).
 TEST(CliInput, HelpShowsFoldersThatMayBeNewAsDir) {
