@@ -46,7 +46,14 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
       if (name == x_name) x_col = i;
       if (name == y_name) y_col = i;
     }
-    if (x_col < 0 || y_col < 0) return false;
+    // A header without them is no file of this kind (damaged, or another's): said, not skipped.
+    for (const auto& [name, col] : {std::pair{x_name, x_col}, std::pair{y_name, y_col}}) {
+      if (col < 0) {
+        throw std::runtime_error(path.string() + ":1: its header has no '" + name +
+                                 "' column (expected a header naming " + x_name + " and " + y_name +
+                                 ")");
+      }
+    }
   }
   for (; next < lines.size(); ++next) {
     std::vector<std::string> cells;

@@ -89,6 +89,16 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
 // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
 // from steps this run does again.
 void drop_rows_after(const RunFiles& files, int64_t step) {
+  // A first line that is neither a run's header (step, loss, ...) nor a row (a file written before
+  // there was one): damaged, or not a run's curve; kept, the rows went on under it and the report
+  // dropped the seed's curve without a word (a walk, 2026-11-29).
+  const std::vector<std::string> lines = io::read_complete_lines(files.metrics.string());
+  if (!lines.empty() && row_step(lines[0]) < 0 && lines[0].rfind("step,loss", 0) != 0) {
+    throw std::runtime_error(files.metrics.string() +
+                             ": its first line is neither the header a run writes (step,loss,...) "
+                             "nor a row: move it away to resume (the curve then starts at the "
+                             "checkpoint's step)");
+  }
   if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
   if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
   if (!fs::exists(files.metrics)) {

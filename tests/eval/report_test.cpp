@@ -145,6 +145,22 @@ TEST(Report, ATornLastLineIsNotARowEvenWithEnoughColumns) {
   EXPECT_EQ(s.y, (std::vector<double>{0.5, 0.4}));
 }
 
+// A header without the columns read is said, naming the file: a damaged metrics.csv dropped its
+// seed's loss curve from the report without a word (a walk, 2026-11-29).
+TEST(Report, AHeaderWithoutTheColumnsReadIsNamed) {
+  testing::TempDir tmp;
+  std::ofstream(tmp.path / "metrics.csv") << "garbage,\n1,0.5\n";
+  eval::Series s;
+  try {
+    eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", -1, -1, &s);
+    FAIL() << "read a curve from a header without its columns";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (tmp.path / "metrics.csv").string() +
+                  ":1: its header has no 'step' column (expected a header naming step and loss)");
+  }
+}
+
 TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
   testing::TempDir tmp;
   make_run(tmp.path, "hopper-medium", "mingru", 0, 60);

@@ -214,6 +214,23 @@ TEST(RunDir, ARunWhoseConfigYamlIsGoneOrNotItsCheckpointsIsRefused) {
   EXPECT_TRUE(rl::train(cfg, f.options()).finished);
 }
 
+// A metrics.csv whose first line is neither a run's header nor a row is refused by a resume, not
+// kept with the new rows going on under it.
+TEST(RunDir, AResumeRefusesAMetricsCsvWhoseHeaderIsNotARunsOne) {
+  Fixture f;
+  const rl::TrainConfig cfg =
+      testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2"});
+  ASSERT_FALSE(rl::train(cfg, f.options(/*stop_after=*/2)).finished);
+  testing::write_text(f.run / "metrics.csv", std::string("garbage,\0\1\n1,0.5\n", 13));
+  const std::string what = refusal_of(cfg, f.options());
+  EXPECT_NE(what.find("metrics.csv: its first line is neither the header a run writes"),
+            std::string::npos)
+      << what;
+  fs::remove(f.run / "metrics.csv");  // moved away: the run goes on, its curve from step 2
+  EXPECT_TRUE(rl::train(cfg, f.options()).finished);
+  EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{3, 4}));
+}
+
 // A folder that holds no run but files of a run's names (a user's eval.json, evaluations of a bare
 // checkpoint) is not a run to replace: --force removed every eval*.json there.
 TEST(RunDir, AFolderOfRunFileNamesButNoRunIsNotTakenOver) {
