@@ -97,6 +97,7 @@ MinariSpace box_space(int64_t dim, double low, double high, const std::string& d
 // The Minari dataset id checks Minari makes (parse_dataset_id): (namespace/)name-vN, names of
 // word characters and '-'. Throws std::invalid_argument naming the id otherwise.
 void check_minari_dataset_id(const std::string& dataset_id);
+bool is_minari_dataset_id(const std::string& dataset_id);
 // Where write_minari may write a dataset: a new path, or with `overwrite` a Minari dataset's
 // folder (data/main_data.hdf5 in it) — never a folder of something else. Throws naming the path.
 void check_minari_destination(const std::string& dataset_dir, bool overwrite);

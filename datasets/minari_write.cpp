@@ -71,7 +71,9 @@ bool id_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
 }
 
-// minari.dataset.minari_dataset.DATASET_ID_RE, `^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$`,
+}  // namespace
+
+// Minari's DATASET_ID_RE, `^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$`,
 // with the version required (load_dataset parses it as an int). Checked by hand: libstdc++'s
 // std::regex recurses once per character and overflows the stack on an id of ~30 000 (a served
 // metadata.json's combined_datasets may hold one).
@@ -93,8 +95,6 @@ bool is_minari_dataset_id(const std::string& id) {
     if (!id_char(name[i])) return false;
   return true;
 }
-
-}  // namespace
 
 void check_minari_dataset_id(const std::string& id) {
   if (!is_minari_dataset_id(id)) {

@@ -11,7 +11,8 @@
 namespace minrnn::eval {
 
 // Columns x and y of a CSV file as a series. With `header`, the first line names the columns and
-// `x_name` / `y_name` pick them; otherwise `x_col` / `y_col` index them. A torn last line (a run
+// `x_name` / `y_name` pick them (where it is a row instead, a file from before its header,
+// `x_col` / `y_col` index them); otherwise `x_col` / `y_col` index them. A torn last line (a run
 // still writing) is skipped. False when the file is missing or no row is complete; throws
 // std::runtime_error naming the file, line and column where a picked cell is no number ("abc",
 // "", "3.0x"), or a header names no such column.

@@ -341,7 +341,8 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
                    false};
     for (const auto& c : runs_of_pair) {
       Series s{c.name, {}, {}};
-      if (read_csv_columns(rl::RunFiles(c.run_dir).metrics, true, "step", "loss", -1, -1, &s))
+      // Step and loss lead ProgressLog's columns, in a file from before its header too.
+      if (read_csv_columns(rl::RunFiles(c.run_dir).metrics, true, "step", "loss", 0, 1, &s))
         loss.series.push_back(s);
       Series e{c.name, {}, {}};
       if (read_eval_curve(c.run_dir, &e)) score.series.push_back(e);

@@ -86,10 +86,8 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
       "working directory), or pass --force to train it anew");
 }
 
-// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
-// from steps this run does again.
-void drop_rows_after(const RunFiles& files, int64_t step) {
-  // A first line that is neither a run's header (step, loss, ...) nor a row (a file written before
+void check_metrics_header(const RunFiles& files) {
+  // Neither a run's header (step, loss, ...) nor a row (a file written before
   // there was one): damaged, or not a run's curve; kept, the rows went on under it and the report
   // dropped the seed's curve without a word (a walk, 2026-11-29).
   const std::vector<std::string> lines = io::read_complete_lines(files.metrics.string());
@@ -99,6 +97,11 @@ void drop_rows_after(const RunFiles& files, int64_t step) {
                              "nor a row: move it away to resume (the curve then starts at the "
                              "checkpoint's step)");
   }
+}
+
+// Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
+// from steps this run does again.
+void drop_rows_after(const RunFiles& files, int64_t step) {
   if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
   if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
   if (!fs::exists(files.metrics)) {

@@ -69,6 +69,10 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
 // normalize states by other statistics. An env.json without one (before 2026-11-29) passes.
 void check_same_data(const RunFiles& files, const data::Dataset& data);
 
+// A run going on keeps its metrics.csv: its first line must be a run's header (step,loss,...) or
+// a row (a file from before the header). Throws std::runtime_error naming the file otherwise.
+void check_metrics_header(const RunFiles& files);
+
 // Rows past the checkpoint (or any at all, with none: a run killed before its first one) are
 // from steps this run does again.
 void drop_rows_after(const RunFiles& files, int64_t step);

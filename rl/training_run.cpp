@@ -191,7 +191,12 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());
   if (!opt.quiet && s.fresh) note_config_against_data(s.cfg, *s.ds);
-  if (!s.fresh && !s.takeover.remove_outputs) check_same_data(s.files, *s.ds);
+  if (!s.fresh && !s.takeover.remove_outputs) {
+    check_same_data(s.files, *s.ds);
+    // Its curve goes on, unless an extension without a checkpoint moves it aside.
+    if (s.takeover.extended_from == 0 || fs::exists(s.files.checkpoint))
+      check_metrics_header(s.files);
+  }
   s.agent = new_agent(s.cfg, s.env, *s.ds, s.choice.device);
   s.optimizer = std::make_unique<core::FusedAdamW>(
       s.agent.model->parameters(),

@@ -69,6 +69,12 @@ while IFS= read -r -d '' config; do
   done
   copied=$((copied + 1))
 done < <(find "$src" -name config.yaml -print0 | sort -z)
+# The --set options the sweep was started with (`minrnn sweep` keeps them there): a snapshot's
+# --status, and a restored sweep, use them as the sweep did. A restore keeps the sweep's own.
+if [[ -f "$src/sweep_sets.json" && ( $restore == 0 || ! -e "$dest/sweep_sets.json" ) ]]; then
+  mkdir -p "$dest"
+  cp "$src/sweep_sets.json" "$dest/sweep_sets.json.tmp" && mv "$dest/sweep_sets.json.tmp" "$dest/sweep_sets.json"
+fi
 if [[ $restore == 1 ]]; then
   echo "$0: restored $copied finished run(s) of $src into $dest ($kept already there, left as they were)," \
     "and the shorter budget's results of $partial unfinished one(s)"

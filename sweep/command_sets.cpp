@@ -31,7 +31,7 @@ void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets) {
   spec.command_sets = sets;
 }
 
-std::optional<std::vector<std::string>> recorded_command_sets(const std::string& out) {
+std::optional<RecordedSets> recorded_command_sets(const std::string& out) {
   const fs::path file = fs::path(out) / kCommandSetsFile;
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
@@ -41,13 +41,16 @@ std::optional<std::vector<std::string>> recorded_command_sets(const std::string&
     return s.is_string() && s.get<std::string>().find('=') != std::string::npos;
   };
   if (!j.is_object() || !j.contains("sets") || !j["sets"].is_array() ||
-      !std::all_of(j["sets"].begin(), j["sets"].end(), is_set)) {
+      !std::all_of(j["sets"].begin(), j["sets"].end(), is_set) ||
+      (j.contains("sweep_file") && !j["sweep_file"].is_string())) {
     throw std::invalid_argument(
         file.string() +
-        ": not a sweep's record of its --set options (expected {\"sets\": "
-        "[\"key=value\", ...]}); delete it, and give the sweep's --set options");
+        ": not a sweep's record of its --set options (expected "
+        "{\"sweep_file\": \"...\", \"sets\": [\"key=value\", ...]}); delete "
+        "it, and give the sweep's --set options");
   }
-  return j["sets"].get<std::vector<std::string>>();
+  return RecordedSets{j["sets"].get<std::vector<std::string>>(),
+                      j.value("sweep_file", std::string())};
 }
 
 void record_command_sets(const SweepSpec& spec) {

@@ -24,9 +24,14 @@ std::vector<std::string> with_overrides(std::vector<std::string> base,
 // train` gets every key once. Sets spec.command_sets.
 void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets);
 
-// The --set options a sweep in `out` was last started with; nullopt where none are recorded.
-// Throws std::invalid_argument naming the file where it is there but holds no list of "key=value".
-std::optional<std::vector<std::string>> recorded_command_sets(const std::string& out);
+// The --set options a sweep in `out` was last started with, and its sweep file (as given); nullopt
+// where none are recorded. Throws std::invalid_argument naming the file where it is there but
+// holds no list of "key=value".
+struct RecordedSets {
+  std::vector<std::string> sets;
+  std::string sweep_file;
+};
+std::optional<RecordedSets> recorded_command_sets(const std::string& out);
 
 // Writes spec.command_sets into spec.out's record (atomically), as a sweep starts its runs.
 void record_command_sets(const SweepSpec& spec);

@@ -85,6 +85,11 @@ void settle_minari_id(CollectArgs& a, const envs::EnvSpec& spec) {
     const fs::path rel = fs::weakly_canonical(fs::absolute(a.out)).lexically_relative(root);
     if (!rel.empty() && *rel.begin() != ".." && *rel.begin() != ".") at_root = rel.string();
   }
+  if (!at_root.empty() && !data::is_minari_dataset_id(at_root)) {
+    throw std::invalid_argument("--out " + a.out + " is where Minari looks for '" + at_root +
+                                "', which is no Minari dataset id ((namespace/)name-v<N>): name "
+                                "the folder so, or collect it outside " + data::minari_root());
+  }
   if (!at_root.empty() && !a.dataset_id.empty() && a.dataset_id != at_root) {
     throw std::invalid_argument("--out " + a.out + " is where Minari looks for '" + at_root +
                                 "', but --dataset-id is '" + a.dataset_id +
@@ -125,14 +130,14 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   }
   rl::check_d4rl_recipe(a.recipe);
   check_transitions_fit("--steps", a.recipe.steps, spec.obs_dim, spec.act_dim, spec.nq, spec.nv);
+  // "m/" is the directory m (shell completion adds the slash): its parent is the folder that holds
+  // it, not m itself, and under the Minari root its id is "m".
+  while (a.out.size() > 1 && a.out.back() == '/') a.out.pop_back();
   if (minari) {
     settle_minari_id(a, spec);
   } else if (a.out.empty()) {
     a.out = "data/" + d4rl_file_for(spec, a.recipe.quality);
   }
-  // "m/" is the directory m (shell completion adds the slash): its parent is the folder that holds
-  // it, not m itself.
-  while (a.out.size() > 1 && a.out.back() == '/') a.out.pop_back();
   if (minari) {
     data::check_minari_destination(a.out, a.force);
     return;

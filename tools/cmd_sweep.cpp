@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
 #include "io/shell_word.h"
@@ -63,17 +64,29 @@ struct SweepArgs {
 
 // The command line's --set options over those the sweep in `out` was last started with (a key
 // given replaces its own); the recorded ones kept are said on stderr (not under --json: `--status
-// --json 2>&1 | jq` stays JSON, and the status's JSON lists them).
+// --json 2>&1 | jq` stays JSON, and the status's JSON lists them). Another sweep file's record
+// (two files sharing an `out`) is not used: told apart by its file's name, which a snapshot
+// restored on another machine keeps.
 std::vector<std::string> command_line_sets(const SweepArgs& args, const std::string& out) {
-  const std::vector<std::string> recorded =
-      sweep::recorded_command_sets(out).value_or(std::vector<std::string>{});
-  const std::vector<std::string> sets = sweep::with_overrides(recorded, args.sets);
+  const std::string record = (std::filesystem::path(out) / sweep::kCommandSetsFile).string();
+  std::optional<sweep::RecordedSets> recorded = sweep::recorded_command_sets(out);
+  const auto name_of = [](const std::string& f) { return std::filesystem::path(f).filename(); };
+  if (recorded && !recorded->sweep_file.empty() &&
+      name_of(recorded->sweep_file) != name_of(args.file)) {
+    if (!args.json) {
+      std::fprintf(stderr, "minrnn sweep: %s holds the --set options of %s, not of %s: not used\n",
+                   record.c_str(), recorded->sweep_file.c_str(), args.file.c_str());
+    }
+    recorded.reset();
+  }
+  const std::vector<std::string> sets =
+      sweep::with_overrides(recorded ? recorded->sets : std::vector<std::string>{}, args.sets);
   std::string kept;
   for (size_t i = 0; i + args.sets.size() < sets.size(); ++i)
     kept += " --set " + io::shell_word(sets[i]);
   if (!kept.empty() && !args.json) {
     std::fprintf(stderr, "minrnn sweep: with the --set options it was started with (%s):%s\n",
-                 (std::filesystem::path(out) / sweep::kCommandSetsFile).c_str(), kept.c_str());
+                 record.c_str(), kept.c_str());
   }
   return sets;
 }

@@ -159,6 +159,10 @@ TEST(Report, AHeaderWithoutTheColumnsReadIsNamed) {
               (tmp.path / "metrics.csv").string() +
                   ":1: its header has no 'step' column (expected a header naming step and loss)");
   }
+  // A file from before the header: its columns by place.
+  std::ofstream(tmp.path / "metrics.csv", std::ios::trunc) << "1,0.5\n2,0.25\n";
+  ASSERT_TRUE(eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", 0, 1, &s));
+  EXPECT_EQ(s.y, (std::vector<double>{0.5, 0.25}));
 }
 
 TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {

@@ -75,6 +75,9 @@ TEST(SweepEstimate, PacksCostEachRunStepTheRateOfTheLargestMeasuredPackThatFits)
   testing::write_text(f.tmp.path / "out/d/mingru/seed0/metrics.csv", "step,loss\n200,1\n400,1\n");
   const fs::path done = f.tmp.path / "out/d/mingru/seed1";
   fs::create_directories(done);
+  std::vector<std::string> sets = f.spec.sets;
+  sets.insert(sets.end(), {"backbone=mingru", "seed=1"});
+  testing::write_run_config(done, sets);
   testing::write_text(done / "done.json", "{}\n");
   testing::write_eval_json(done, 50, 5);  // the sweep's eval_episodes
 

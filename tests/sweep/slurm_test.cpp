@@ -261,8 +261,7 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   // One run is done already: not submitted.
   const fs::path done = tmp.path / "out/d/mingru/seed0";
   fs::create_directories(done);
-  std::ofstream(done / "config.yaml") << rl::to_yaml(
-      rl::load_config(testing::kTinyConfig, {"backbone=mingru", "max_steps=5", "seed=0"}));
+  testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
   std::ofstream(done / "done.json") << "{}\n";
   testing::write_eval_json(done);
   write_exe(bin / "sbatch",
@@ -316,6 +315,7 @@ TEST(SweepStatus, ARunWhoseEvaluationFailedIsFailed) {
   const sweep::SweepSpec s = spec_in(tmp.path);
   const fs::path run = fs::path(s.out) / "d/mingru/seed0";
   fs::create_directories(run);
+  testing::write_run_config(run, {"backbone=mingru", "max_steps=5", "seed=0"});
   std::ofstream(run / "done.json") << "{}\n";
   EXPECT_EQ(sweep::sweep_status(s, nullptr)[0].state, "trained");
   std::ofstream(run / "failed.json") << "{\"phase\": \"eval\", \"exit_code\": 1}\n";
@@ -340,10 +340,12 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   const fs::path done = out / "d/mingru/seed0", failed = out / "d/minlstm/seed0",
                  stopped = out / "d/mingru/seed1", held = out / "d/minlstm/seed1";
   for (const auto& d : {done, failed, stopped, held}) fs::create_directories(d);
+  testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
   std::ofstream(done / "done.json") << "{}\n";
   std::ofstream(done / "eval.json") << "{\"mean_normalized\": 12.5}\n";
   std::ofstream(failed / "failed.json") << "{\"phase\": \"train\", \"exit_code\": 1}\n";
   std::ofstream(stopped / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n";
+  testing::write_run_config(stopped, {"backbone=mingru", "max_steps=5", "seed=1"});
   std::ofstream(stopped / "checkpoint.pt") << "x";
   const io::DirLock lock(held.string(), "this test");
   std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";

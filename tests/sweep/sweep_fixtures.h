@@ -5,7 +5,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "rl/config.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
 
@@ -21,6 +23,14 @@ inline void provide_tiny_config_dataset(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "d4rl");
   std::ofstream(dir / "d4rl" / "hopper_medium-v2.hdf5") << "never read by a fake minrnn\n";
   ::setenv("D4RL_DATASET_DIR", (dir / "d4rl").c_str(), 1);
+}
+
+// <run>/config.yaml of the tiny config with `sets` (backbone=, seed= and the sweep's own), as
+// `minrnn train` writes it: a run dir's done.json without it is no run a sweep takes for its own.
+inline void write_run_config(const std::filesystem::path& run,
+                             const std::vector<std::string>& sets) {
+  std::filesystem::create_directories(run);
+  std::ofstream(run / "config.yaml") << rl::to_yaml(rl::load_config(kTinyConfig, sets));
 }
 
 // <run>/eval.json as `minrnn eval --episodes <episodes>` leaves it, reduced to what a sweep reads

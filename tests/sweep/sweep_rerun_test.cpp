@@ -97,7 +97,8 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
   EXPECT_NE(printed.find("1 mismatched"), std::string::npos);
   EXPECT_EQ(printed.find("--extend"), std::string::npos) << "a smaller max_steps cannot extend";
   // Every run another's: the likelier cause (a --set the sweep was started with) is said.
-  EXPECT_NE(printed.find("if the sweep was started with other --set or --out options, give the same here"),
+  EXPECT_NE(printed.find(
+                "if the sweep was started with other --set or --out options, give the same here"),
             std::string::npos)
       << printed;
   // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.

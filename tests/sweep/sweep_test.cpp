@@ -200,6 +200,8 @@ TEST(SweepPlan, FinishedRunsAreSkippedAndTrainedOnesOnlyEvaluated) {
   const fs::path done = tmp.path / "out/d/mingru/seed0", trained = tmp.path / "out/d/minlstm/seed1";
   fs::create_directories(done);
   fs::create_directories(trained);
+  testing::write_run_config(done, {"backbone=mingru", "seed=0"});
+  testing::write_run_config(trained, {"backbone=minlstm", "seed=1"});
   for (const auto& f : {done / "done.json", trained / "done.json"}) std::ofstream(f) << "{}\n";
   testing::write_eval_json(done);
   const auto runs = sweep::plan_sweep(s);

@@ -78,5 +78,24 @@ TEST(SnapshotSweep, AnExtendedRunLeavesTheSnapshotUnfinishedWithItsEarlierResult
   EXPECT_TRUE(fs::exists(shot / "evals-step10000.csv"));
 }
 
+// The --set options the sweep was started with go with its snapshot, and back with a restore
+// (where the sweep there keeps its own): without them its --status finds every run mismatched.
+TEST(SnapshotSweep, TheSweepsSetOptionsGoWithItsSnapshot) {
+  testing::TempDir tmp;
+  const fs::path sweep = tmp.path / "sweep", snap = tmp.path / "snap";
+  write(sweep / "hopper-medium/mingru/seed0/config.yaml", "max_steps: 100\n");
+  const std::string sets = "{\"sweep_file\": \"s.yaml\", \"sets\": [\"device=cuda\"]}\n";
+  write(sweep / "sweep_sets.json", sets);
+  ASSERT_EQ(snapshot("'" + sweep.string() + "' '" + snap.string() + "'").exit_code, 0);
+  EXPECT_EQ(testing::read_text(snap / "sweep_sets.json"), sets);
+  const fs::path there = tmp.path / "elsewhere";
+  write(there / "sweep_sets.json", "theirs\n");
+  ASSERT_EQ(snapshot("--restore '" + snap.string() + "' '" + there.string() + "'").exit_code, 0);
+  EXPECT_EQ(testing::read_text(there / "sweep_sets.json"), "theirs\n");
+  fs::remove(there / "sweep_sets.json");
+  ASSERT_EQ(snapshot("--restore '" + snap.string() + "' '" + there.string() + "'").exit_code, 0);
+  EXPECT_EQ(testing::read_text(there / "sweep_sets.json"), sets);
+}
+
 }  // namespace
 }  // namespace minrnn

@@ -70,6 +70,14 @@ TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
             std::string::npos)
       << other.output;
   EXPECT_NE(other.output.find("max_steps: 2 -> 3"), std::string::npos) << other.output;
+  // Another sweep file sharing the out dir does not take them (two files, one `out`).
+  fs::copy_file(dir.path / "s.yaml", dir.path / "t.yaml");
+  const testing::CommandResult other_file = testing::run_minrnn(dir, "sweep t.yaml --status");
+  EXPECT_NE(other_file.output.find("sw/sweep_sets.json holds the --set options of s.yaml, not of "
+                                   "t.yaml: not used"),
+            std::string::npos)
+      << other_file.output;
+  EXPECT_NE(other_file.output.find("1 mismatched"), std::string::npos) << other_file.output;
   std::ofstream(dir.path / "sw/sweep_sets.json") << "{\"sets\": [\"max_steps\"]}\n";
   const testing::CommandResult damaged = testing::run_minrnn(dir, "sweep s.yaml --status");
   EXPECT_NE(damaged.exit_code, 0);
