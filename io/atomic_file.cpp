@@ -152,7 +152,15 @@ std::string why_folder_unwritable(std::string folder, bool make_folders) {
   if (!S_ISDIR(st.st_mode)) return folder + " is a file, not a folder";
   if (::access(folder.c_str(), W_OK) != 0) return folder + " is not writable";
   // access() answers root yes where a file cannot be made (/proc, some network mounts): a file
-  // made and removed is the answer the writer will get.
+  // made and removed is the answer the writer will get. An unnamed one (O_TMPFILE) leaves nothing
+  // behind even if this process is killed; where the file system has none, a named one.
+  const int unnamed = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (unnamed >= 0) {
+    ::close(unnamed);
+    return "";
+  }
+  if (errno == EACCES || errno == EPERM || errno == EROFS)
+    return folder + " cannot be written in: " + std::strerror(errno);
   std::string probe = folder + "/.minrnn-write-probe-XXXXXX";
   const int fd = ::mkstemp(probe.data());
   if (fd < 0) return folder + " cannot be written in: " + std::strerror(errno);

@@ -39,11 +39,8 @@ void remove_run_outputs(const fs::path& run) {
 // The first file of a run's names in `run` where it holds no run (config.yaml, checkpoint.pt or
 // done.json); "" otherwise.
 std::string run_output_without_run(const fs::path& run) {
-  const RunFiles files(run);
   std::error_code ec;
-  if (!fs::is_directory(run, ec) || fs::exists(files.config, ec) ||
-      fs::exists(files.checkpoint, ec) || fs::exists(files.done, ec))
-    return "";
+  if (!fs::is_directory(run, ec) || RunFiles(run).holds_run()) return "";
   for (const auto& entry : fs::directory_iterator(run, ec)) {
     const std::string name = entry.path().filename().string();
     if (is_run_output(name)) return name;

@@ -32,6 +32,13 @@ struct RunFiles {
         result(dir / "eval.json"),
         failed(dir / "failed.json"),
         log(dir / "train.log") {}
+  // Holds a run (config.yaml, checkpoint.pt or done.json): its files of a run's names
+  // (rl::is_run_output) are its own, not a user's.
+  bool holds_run() const {
+    std::error_code ec;
+    return std::filesystem::exists(config, ec) || std::filesystem::exists(checkpoint, ec) ||
+           std::filesystem::exists(done, ec);
+  }
   // Finished and evaluated (done.json and eval.json), its last attempt not failed: a run a report
   // scores (when its eval.json reads as a result).
   bool has_result() const {

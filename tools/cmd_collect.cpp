@@ -88,7 +88,8 @@ void settle_minari_id(CollectArgs& a, const envs::EnvSpec& spec) {
   if (!at_root.empty() && !data::is_minari_dataset_id(at_root)) {
     throw std::invalid_argument("--out " + a.out + " is where Minari looks for '" + at_root +
                                 "', which is no Minari dataset id ((namespace/)name-v<N>): name "
-                                "the folder so, or collect it outside " + data::minari_root());
+                                "the folder so, or collect it outside " +
+                                data::minari_root());
   }
   if (!at_root.empty() && !a.dataset_id.empty() && a.dataset_id != at_root) {
     throw std::invalid_argument("--out " + a.out + " is where Minari looks for '" + at_root +
@@ -129,7 +130,13 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
                                 std::to_string(a.ref_min_score) + ")");
   }
   rl::check_d4rl_recipe(a.recipe);
-  check_transitions_fit("--steps", a.recipe.steps, spec.obs_dim, spec.act_dim, spec.nq, spec.nv);
+  // What the file holds: medium-expert both samples, medium-replay the buffer of the training.
+  const bool replay = a.recipe.quality == "medium-replay";
+  const int64_t written = replay                                ? a.recipe.train_steps
+                          : a.recipe.quality == "medium-expert" ? 2 * a.recipe.steps
+                                                                : a.recipe.steps;
+  check_transitions_fit(replay ? "--train-steps" : "--steps", written, spec.obs_dim, spec.act_dim,
+                        spec.nq, spec.nv);
   // "m/" is the directory m (shell completion adds the slash): its parent is the folder that holds
   // it, not m itself, and under the Minari root its id is "m".
   while (a.out.size() > 1 && a.out.back() == '/') a.out.pop_back();

@@ -144,8 +144,7 @@ void check_out_file(const std::string& out, const fs::path& result) {
   std::error_code ec;
   const fs::path folder = fs::absolute(out, ec).parent_path();
   const rl::RunFiles there(folder);
-  const bool a_result = fs::path(out).filename() == there.result.filename() &&
-                        (fs::exists(there.checkpoint, ec) || fs::exists(there.done, ec));
+  const bool a_result = fs::path(out).filename() == there.result.filename() && there.holds_run();
   const fs::path out_path = fs::weakly_canonical(out, ec);
   const bool this_runs = !ec && out_path == fs::weakly_canonical(result, ec) && !ec;
   if (a_result || this_runs) {
@@ -157,9 +156,8 @@ void check_out_file(const std::string& out, const fs::path& result) {
   }
   // Another run's eval-<settings>.json files too: plain `minrnn eval`s of that run name them by
   // their settings, and this run's episodes there would read as that one's (a walk, 2026-11-29).
-  const bool other_run =
-      (fs::exists(there.checkpoint, ec) || fs::exists(there.done, ec)) &&
-      fs::weakly_canonical(folder, ec) != fs::weakly_canonical(result.parent_path(), ec);
+  const bool other_run = there.holds_run() && fs::weakly_canonical(folder, ec) !=
+                                                  fs::weakly_canonical(result.parent_path(), ec);
   if (other_run && rl::is_run_output(fs::path(out).filename().string())) {
     const std::string named = fs::path(out).parent_path().string();
     refuse("is a name of " + (named.empty() ? std::string(".") : named) +

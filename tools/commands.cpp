@@ -100,8 +100,8 @@ void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim
   const double numbers = 2.0 * obs_dim + act_dim + nq + nv + 2;  // + reward, log-prob
   const double bytes = 2.0 * static_cast<double>(steps) * (4.0 * numbers + 2.0);
   if (const std::string shortfall = rl::memory_shortfall(bytes); !shortfall.empty())
-    throw std::invalid_argument(option + " " + std::to_string(steps) + ": the data needs " +
-                                shortfall);
+    throw std::invalid_argument(option + ": " + std::to_string(steps) +
+                                " transitions to write need " + shortfall);
 }
 
 void refuse_repeated_sets(const std::vector<std::string>& sets) {

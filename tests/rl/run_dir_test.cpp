@@ -212,6 +212,18 @@ TEST(RunDir, ARunWhoseConfigYamlIsGoneOrNotItsCheckpointsIsRefused) {
   // Put back, the run resumes.
   testing::write_text(f.run / "config.yaml", config);
   EXPECT_TRUE(rl::train(cfg, f.options()).finished);
+  // An extension of the finished run under the edited config: refused before its results move
+  // aside and config.yaml takes the larger budget.
+  testing::write_text(f.run / "config.yaml", rl::to_yaml(wider));
+  testing::write_text(f.run / "eval.json", "{\"mean_normalized\": 1}\n");
+  const std::string further = refusal_of(
+      testing::tiny_config(f.data, "mingru", {"max_steps=8", "checkpoint_every=2", "embed_dim=24"}),
+      extend);
+  EXPECT_NE(further.find("embed_dim: 16 -> 24"), std::string::npos) << further;
+  EXPECT_TRUE(fs::exists(f.run / "done.json"));
+  EXPECT_TRUE(fs::exists(f.run / "eval.json"));
+  EXPECT_FALSE(fs::exists(f.run / "done-step4.json"));
+  EXPECT_EQ(testing::read_text(f.run / "config.yaml"), rl::to_yaml(wider));
 }
 
 // A metrics.csv whose first line is neither a run's header nor a row is refused by a resume, not
@@ -221,7 +233,7 @@ TEST(RunDir, AResumeRefusesAMetricsCsvWhoseHeaderIsNotARunsOne) {
   const rl::TrainConfig cfg =
       testing::tiny_config(f.data, "mingru", {"max_steps=4", "checkpoint_every=2"});
   ASSERT_FALSE(rl::train(cfg, f.options(/*stop_after=*/2)).finished);
-  testing::write_text(f.run / "metrics.csv", std::string("garbage,\0\1\n1,0.5\n", 13));
+  testing::write_text(f.run / "metrics.csv", std::string("garbage,\0\1\n1,0.5\n", 17));
   const std::string what = refusal_of(cfg, f.options());
   EXPECT_NE(what.find("metrics.csv: its first line is neither the header a run writes"),
             std::string::npos)

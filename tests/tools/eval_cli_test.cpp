@@ -68,7 +68,7 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
     expect_failure_naming(r, {"--out " + where + ": " + why});
     EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
   }
-  // Nor another run's own evaluations (b's 2-episode one, made by `minrnn eval b`), where a's own
+  // Nor another run's own evaluations (b's 1-episode one, made by `minrnn eval b`), where a's own
   // folder takes one by that name (the demo's eval-video.json).
   ASSERT_EQ(run_minrnn(dir, "eval b --episodes 1").exit_code, 0);
   const std::string b_own = read_text(dir.path / "b" / "eval-episodes1.json");
