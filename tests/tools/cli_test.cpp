@@ -340,38 +340,35 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
   TempDir dir;
   const std::string sac =
       "collect walker2d medium --train-steps 300 --start-steps 200 --eval-every 300 ";
-  expect_failure_naming(run_minrnn(dir, sac + "--out hopper_mislabeled-v2.hdf5"),
-                        {"--out hopper_mislabeled-v2.hdf5 names hopper but this collects "
-                         "Walker2d-v4: name the file for walker2d"});
   fs::create_directories(dir.path / "folder.hdf5");
-  expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5 --force"),
-                        {"--out folder.hdf5 is a folder"});
-  expect_failure_naming(run_minrnn(dir, sac + "--out /proc/w.hdf5"),
-                        {"--out /proc/w.hdf5: cannot write it: its folder /proc "});
-  // A path through a file (a raw "filesystem error" before), and '' (it wrote the default file).
   write_text(dir.path / "afile", "mine\n");
-  expect_failure_naming(run_minrnn(dir, sac + "--out afile/w.hdf5"),
-                        {"--out afile/w.hdf5: cannot write it: its folder afile is a file, not a "
-                         "folder"});
-  expect_failure_naming(run_minrnn(dir, sac + "--out ''"),
-                        {"--out: expected a file name (or with --format minari a directory), got "
-                         "''"});
-  expect_failure_naming(run_minrnn(dir, sac + "--out w.hdf5 --work-dir ''"),
-                        {"--work-dir: expected a directory, got ''"});
-  // A folder is said to be one, not "exists; pass --force" (which then said it).
-  expect_failure_naming(run_minrnn(dir, sac + "--out folder.hdf5"),
-                        {"--out folder.hdf5 is a folder"});
-  // Another quality's name: random data as hopper-medium-v2 would train as that dataset.
-  expect_failure_naming(run_minrnn(dir, sac + "--out walker2d_medium_replay-v2.hdf5"),
-                        {"is the name of walker2d-medium-replay-v2, but this collects "
-                         "medium in Walker2d-v4: name it walker2d_medium-v2.hdf5"});
-  // Another version's: v4 data read as v5's (a walk, 2026-11-29), and a name no reader looks for.
-  expect_failure_naming(run_minrnn(dir, sac + "--out walker2d_medium-v5.hdf5"),
-                        {"is the name of walker2d-medium-v5, but this collects medium in "
-                         "Walker2d-v4: name it walker2d_medium-v2.hdf5"});
-  expect_failure_naming(run_minrnn(dir, sac + "--out walker.txt"),
-                        {"--out walker.txt: a D4RL-layout dataset is an HDF5 file; give it an "
-                         ".hdf5 name (e.g. walker2d_medium-v2.hdf5)"});
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--out hopper_mislabeled-v2.hdf5",
+            "--out hopper_mislabeled-v2.hdf5 names hopper but this collects Walker2d-v4: name the "
+            "file for walker2d"},
+           {"--out folder.hdf5 --force", "--out folder.hdf5 is a folder"},
+           {"--out /proc/w.hdf5", "--out /proc/w.hdf5: cannot write it: its folder /proc "},
+           // A path through a file (a raw "filesystem error" before), '' (the default was written).
+           {"--out afile/w.hdf5",
+            "--out afile/w.hdf5: cannot write it: its folder afile is a file, not a folder"},
+           {"--out ''",
+            "--out: expected a file name (or with --format minari a directory), got ''"},
+           {"--out w.hdf5 --work-dir ''", "--work-dir: expected a directory, got ''"},
+           // A folder is said to be one, not "exists; pass --force" (which then said it).
+           {"--out folder.hdf5", "--out folder.hdf5 is a folder"},
+           // Another quality's name: random data as hopper-medium-v2 would train as that dataset.
+           {"--out walker2d_medium_replay-v2.hdf5",
+            "is the name of walker2d-medium-replay-v2, but this collects medium in Walker2d-v4: "
+            "name it walker2d_medium-v2.hdf5"},
+           // Another version's: v4 data read as v5's (a walk, 2026-11-29); a name no reader reads.
+           {"--out walker2d_medium-v5.hdf5",
+            "is the name of walker2d-medium-v5, but this collects medium in Walker2d-v4: name it "
+            "walker2d_medium-v2.hdf5"},
+           {"--out walker.txt",
+            "--out walker.txt: a D4RL-layout dataset is an HDF5 file; give it an .hdf5 name (e.g. "
+            "walker2d_medium-v2.hdf5)"}}) {
+    expect_failure_naming(run_minrnn(dir, sac + options), {said});
+  }
   // A Minari --out holding something else was refused only after training and sampling.
   fs::create_directories(dir.path / "notes");
   write_text(dir.path / "notes" / "mine.txt", "keep");
