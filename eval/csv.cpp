@@ -11,7 +11,7 @@
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/text.h"
-#include "io/text.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -41,7 +41,7 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
   size_t next = 0;
   if (lines.empty()) return false;
   // A first line that is a row: a file from before it had a header, read by `x_col` / `y_col`.
-  const bool first_is_row = io::number_in(lines[0].substr(0, lines[0].find(','))).has_value();
+  const bool first_is_row = rl::row_step(lines[0]) >= 0;
   if (header && first_is_row && (x_col < 0 || y_col < 0)) {
     throw std::runtime_error(path.string() + ":1: a row where the header naming " + x_name +
                              " and " + y_name + " would be");

@@ -87,11 +87,14 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
 }
 
 void check_metrics_header(const RunFiles& files) {
-  // Neither a run's header (step, loss, ...) nor a row (a file written before
-  // there was one): damaged, or not a run's curve; kept, the rows went on under it and the report
-  // dropped the seed's curve without a word (a walk, 2026-11-29).
-  const std::vector<std::string> lines = io::read_complete_lines(files.metrics.string());
-  if (!lines.empty() && row_step(lines[0]) < 0 && lines[0].rfind("step,loss", 0) != 0) {
+  // Neither a run's header (step, loss, ...) nor a row (a file written before there was one):
+  // damaged, or not a run's curve; kept, the rows went on under it and the report dropped the
+  // seed's curve without a word (a walk, 2026-11-29). Its first line alone is read.
+  const std::string why =
+      io::why_not_of_kind(files.metrics.string(), "a run's curve", [](const std::string& first) {
+        return row_step(first) >= 0 || first.rfind("step,loss", 0) == 0;
+      });
+  if (!why.empty()) {
     throw std::runtime_error(files.metrics.string() +
                              ": its first line is neither the header a run writes (step,loss,...) "
                              "nor a row: move it away to resume (the curve then starts at the "

@@ -239,13 +239,13 @@ void run_collect(CollectArgs& a) {
   const core::DeviceChoice device = trains ? core::resolve_device(a.device, "--device")
                                            : core::DeviceChoice{torch::kCPU, "cpu", ""};
   if (trains) core::say_choice(a.device, device);
-  // Before minutes of training and sampling: the folder takes a file (a temp, removed at once).
-  const std::string probe = a.format == "minari" ? a.out + ".probe" : a.out;
-  if (const std::string why = io::why_unwritable(probe, /*make_folders=*/true); !why.empty())
+  // Before minutes of training and sampling: the folder takes a file (why_unwritable makes one).
+  // (A Minari dataset is a folder: a file beside it stands for the one it will be.)
+  const std::string file = a.format == "minari" ? a.out + ".probe" : a.out;
+  if (const std::string why = io::why_unwritable(file, /*make_folders=*/true); !why.empty())
     throw std::invalid_argument("--out " + a.out + ": cannot write it: " + why);
   const fs::path parent = fs::path(a.out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
-  { const io::AtomicFile write_test(probe); }
 
   data::Transitions d;
   try {
