@@ -174,30 +174,6 @@ bool is_video_file(const std::string& name) {
           std::all_of(name.begin() + 6, name.begin() + 11, ::isdigit));
 }
 
-// The video folder holds nothing but an earlier rollout's frames, which the new ones replace: a
-// folder of the user's other files, a file, or a folder that cannot be made is refused before any
-// episode runs (it is made here).
-void check_video_dir(const std::string& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-    throw std::invalid_argument("video folder " + dir + " is a file, not a folder");
-  }
-  if (!fs::create_directories(dir, ec) && ec) {
-    throw std::invalid_argument("video folder " + dir + " cannot be made: " + ec.message());
-  }
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!is_video_file(name)) {
-      throw std::invalid_argument("video folder " + dir + " holds " + name +
-                                  ", not only an earlier rollout's frames: name a new or empty "
-                                  "folder (its frames and rollout.gif would be replaced)");
-    }
-  }
-  if (ec) throw std::invalid_argument("video folder " + dir + " cannot be read: " + ec.message());
-  if (const std::string why = io::why_folder_unwritable(dir, false); !why.empty())
-    throw std::invalid_argument("video folder " + why);  // why names the folder
-}
-
 // Episode 0's frames as <dir>/frame_NNNNN.png and <dir>/rollout.gif (in real time: an env step is
 // `step_seconds`), an earlier rollout's later frames removed; the GIF's path.
 std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>>& frames,
@@ -261,6 +237,22 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
 
 }  // namespace
 
+std::string why_not_video_dir(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) return dir + " is a file, not a folder";
+  if (!fs::create_directories(dir, ec) && ec) return dir + " cannot be made: " + ec.message();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_video_file(name)) {
+      return dir + " holds " + name +
+             ", not only an earlier rollout's frames: name a new or empty folder (its frames and "
+             "rollout.gif would be replaced)";
+    }
+  }
+  if (ec) return dir + " cannot be read: " + ec.message();
+  return io::why_folder_unwritable(dir, false);  // which names the folder
+}
+
 void for_each_shard(int shards, int threads, const std::function<void(int)>& shard) {
   std::vector<std::exception_ptr> errors(shards);
   std::atomic<int> next{1};
@@ -296,7 +288,10 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   if (agent.env.empty()) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
-  if (!opt.video_dir.empty()) check_video_dir(opt.video_dir);
+  if (!opt.video_dir.empty()) {
+    if (const std::string why = why_not_video_dir(opt.video_dir); !why.empty())
+      throw std::invalid_argument("video folder " + why);
+  }
   const auto start = std::chrono::steady_clock::now();
   RolloutResult r;
   r.returns.assign(opt.episodes, 0.0);

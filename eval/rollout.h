@@ -89,6 +89,12 @@ struct RolloutResult {
 
 RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);
 
+// Makes the video folder `dir`, or says why it cannot be one ("" where it can): a file, a folder
+// that cannot be made or written in, or one holding anything but an earlier rollout's frames
+// (which the new ones replace; a user's other files are not). The message begins with `dir`.
+// rollout() refuses such a folder before any episode runs.
+std::string why_not_video_dir(const std::string& dir);
+
 // Writes <path> (JSON, tmp + rename): the options (with "mode" the mode used and "mode_requested"),
 // the agent's step and the per-episode results.
 void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& options,

@@ -152,7 +152,11 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   const fs::file_status file = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw std::runtime_error(path.string() + ": cannot look here: " + ec.message());
-  if (!fs::exists(file)) throw std::invalid_argument(path.string() + ": no checkpoint here");
+  if (!fs::exists(file)) {
+    throw std::invalid_argument(run_dir_or_file +
+                                ": a folder without a checkpoint.pt (no run, or one that has not "
+                                "saved a checkpoint yet)");
+  }
   if (!fs::is_regular_file(file))
     throw std::invalid_argument(path.string() + ": not a checkpoint file (a folder or a device)");
   // A config or a dataset given for a run: one line, where LibTorch's zip reader says a paragraph.

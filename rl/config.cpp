@@ -99,22 +99,28 @@ const std::vector<Field>& fields() {
   return table;
 }
 
-void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
-             const std::string& where, std::map<std::string, std::string>& origin) {
+// Sets `key` of `c` from `value`; why it cannot ("" where it was set).
+std::string why_not_set(TrainConfig& c, const std::string& key, const YAML::Node& value) {
   for (const auto& f : fields()) {
     if (f.name != key) continue;
-    if (!value.IsScalar()) io::bad_key(where, key, "expected " + f.type + ", got a list or map");
+    if (!value.IsScalar()) return "expected " + f.type + ", got a list or map";
     try {
       f.set(c, value);
     } catch (const YAML::Exception&) {
-      io::bad_key(where, key, "expected " + f.type + ", got '" + value.Scalar() + "'");
+      return "expected " + f.type + ", got '" + value.Scalar() + "'";
     }
-    origin[key] = where;
-    return;
+    return "";
   }
   std::vector<std::string> known;
   for (const auto& f : fields()) known.push_back(f.name);
-  io::bad_key(where, key, "unknown key" + io::known_names_hint(key, known));
+  return "unknown key" + io::known_names_hint(key, known);
+}
+
+void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
+             const std::string& where, std::map<std::string, std::string>& origin) {
+  if (const std::string why = why_not_set(c, key, value); !why.empty())
+    io::bad_key(where, key, why);
+  origin[key] = where;
 }
 
 // Applies `node`'s keys, after those of its `defaults:` file (depth-limited against cycles).
@@ -257,6 +263,23 @@ void validate(const TrainConfig& c, std::map<std::string, std::string> o,
   validate_run(c, o);
 }
 
+bool is_key_value(const std::string& text) {
+  const auto eq = text.find('=');
+  return eq != std::string::npos && eq > 0;
+}
+
+// The value of a "key=value" override, read as YAML (as a string where it is no YAML).
+YAML::Node override_value(const std::string& key_value) {
+  const std::string text = key_value.substr(key_value.find('=') + 1);
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    value = YAML::Node(text);
+  }
+  return value.IsNull() ? YAML::Node(std::string()) : value;
+}
+
 }  // namespace
 
 std::string override_key(const std::string& key_value) {
@@ -274,25 +297,20 @@ RepeatedOverride repeated_override(const std::vector<std::string>& overrides) {
   return {};
 }
 
+std::string why_not_override(const std::string& key_value) {
+  if (!is_key_value(key_value)) return "expected key=value";
+  TrainConfig c;
+  return why_not_set(c, override_key(key_value), override_value(key_value));
+}
+
 TrainConfig parse_config(const std::string& text, const std::string& where,
                          const std::string& base_dir, const std::vector<std::string>& overrides) {
   TrainConfig c;
   std::map<std::string, std::string> origin;
   apply_file(c, io::parse_yaml(text, where), where, base_dir, origin, 0);
   for (const auto& kv : overrides) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw std::invalid_argument("--set '" + kv + "': expected key=value");
-    }
-    const auto key = override_key(kv);
-    YAML::Node value;
-    try {
-      value = YAML::Load(kv.substr(eq + 1));
-    } catch (const YAML::Exception&) {
-      value = YAML::Node(kv.substr(eq + 1));
-    }
-    if (value.IsNull()) value = YAML::Node(std::string());
-    set_key(c, key, value, "--set " + key, origin);
+    if (!is_key_value(kv)) throw std::invalid_argument("--set '" + kv + "': expected key=value");
+    set_key(c, override_key(kv), override_value(kv), "--set " + override_key(kv), origin);
   }
   validate(c, origin, where);
   return c;

@@ -70,6 +70,10 @@ struct RepeatedOverride {
   std::string key, first, second;  // "lr", "lr=1e-3", "lr=1e-4"
 };
 RepeatedOverride repeated_override(const std::vector<std::string>& overrides);
+// Why "key=value" is no override a config can take ("" where it is one): "expected key=value",
+// "unknown key (did you mean 'lr'?) …", "expected a number, got 'abc'". A value's range is
+// checked with the rest of the config (load_config).
+std::string why_not_override(const std::string& key_value);
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

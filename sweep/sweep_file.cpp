@@ -148,8 +148,8 @@ std::vector<int64_t> seed_list(const YAML::Node& v, const std::string& file) {
 std::vector<std::string> override_list(const YAML::Node& v, const std::string& file) {
   std::vector<std::string> sets = string_list(v, file, "set");
   for (const auto& kv_text : sets)
-    if (kv_text.find('=') == std::string::npos)
-      io::bad_key(file, "set", "'" + kv_text + "' is not key=value");
+    if (const std::string why = rl::why_not_override(kv_text); !why.empty())
+      io::bad_key(file, "set", "'" + kv_text + "': " + why);
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
     io::bad_key(file, "set",
                 twice.key + " given twice ('" + twice.first + "', '" + twice.second + "')");

@@ -236,6 +236,10 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   }
   const fs::path result = rl::RunFiles(run_folder(a.run)).result;
   if (a.out_given) check_out_file(a.out, result);
+  if (!a.video.empty()) {
+    if (const std::string why = eval::why_not_video_dir(a.video); !why.empty())
+      throw usage_error("eval", "--video " + why);
+  }
   eval::RolloutOptions ro;
   ro.episodes = a.episodes;
   ro.target_return = target_given ? a.target_return : agent.config.target_return;

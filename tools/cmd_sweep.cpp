@@ -93,8 +93,8 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
 
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
+  check_command_line_sets("sweep", args.sets);
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
-  refuse_repeated_sets(args.sets);
   if (!args.out.empty()) spec.out = args.out;
   sweep::apply_command_sets(spec, command_line_sets(args, spec.out));
   for (const std::string& set : args.sets) spec.command_options += " --set " + io::shell_word(set);

@@ -78,11 +78,13 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
     const fs::path dir = where(i);
     for (size_t j = 0; j < i; ++j) {
       if (where(j) != dir) continue;
-      throw std::invalid_argument(
+      throw usage_error(
+          "train",
           std::string(given ? "--run-dir" : "--seed") + ": runs " + std::to_string(j + 1) +
-          " and " + std::to_string(i + 1) + " would both train in " + members[i].options.run_dir +
-          (given ? "" : " (seed " + std::to_string(members[i].config.seed) + " given twice)") +
-          "; give each run a directory of its own");
+              " and " + std::to_string(i + 1) + " would both train in " +
+              members[i].options.run_dir +
+              (given ? "" : " (seed " + std::to_string(members[i].config.seed) + " given twice)") +
+              "; give each run a directory of its own");
     }
   }
 }
@@ -90,21 +92,23 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
-  refuse_repeated_sets(a.sets);
+  check_command_line_sets("train", a.sets);
   // Without --seed only the count matters: each config keeps its own seed.
   const std::vector<int64_t> seeds =
       a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), 0) : a.seeds;
   if (!a.run_dirs.empty() && a.run_dirs.size() != seeds.size()) {
     const size_t given = a.run_dirs.size();
-    throw std::invalid_argument(
-        "--run-dir: given " +
-        (given == 1 ? std::string("once") : std::to_string(given) + " times") + " for " +
-        std::to_string(seeds.size()) + " seed(s); give one per --seed, in the same order");
+    throw usage_error("train",
+                      "--run-dir: given " +
+                          (given == 1 ? std::string("once") : std::to_string(given) + " times") +
+                          " for " + std::to_string(seeds.size()) +
+                          " seed(s); give one per --seed, in the same order");
   }
   if (a.configs.size() != 1 && a.configs.size() != seeds.size()) {
-    throw std::invalid_argument("config: given " + std::to_string(a.configs.size()) +
-                                " files for " + std::to_string(seeds.size()) +
-                                " seed(s); give one for all, or one per --seed, in the same order");
+    throw usage_error("train",
+                      "config: given " + std::to_string(a.configs.size()) + " files for " +
+                          std::to_string(seeds.size()) +
+                          " seed(s); give one for all, or one per --seed, in the same order");
   }
   std::vector<rl::PackMember> members;
   for (size_t i = 0; i < seeds.size(); ++i) {

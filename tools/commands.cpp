@@ -104,10 +104,14 @@ void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim
                                 " transitions to write need " + shortfall);
 }
 
-void refuse_repeated_sets(const std::vector<std::string>& sets) {
+void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets) {
+  for (const std::string& set : sets) {
+    if (const std::string why = rl::why_not_override(set); !why.empty())
+      throw usage_error(command, "--set " + set + ": " + why);
+  }
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
-    throw std::invalid_argument("--set " + twice.key + ": given twice ('" + twice.first + "', '" +
-                                twice.second + "'); give it once");
+    throw usage_error(command, "--set " + twice.key + ": given twice ('" + twice.first + "', '" +
+                                   twice.second + "'); give it once");
   }
 }
 

@@ -60,9 +60,10 @@ std::string unknown_subcommand(const CLI::App& app, int argc, const char* const*
 void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim, int act_dim,
                            int nq, int nv);
 
-// Refuses (std::invalid_argument) a key given twice among the command line's --set key=value,
-// as a config file refuses a key given twice: the later one would win without a word.
-void refuse_repeated_sets(const std::vector<std::string>& sets);
+// Refuses (usage_error) a command line's --set that is no key=value of a known key and a value
+// of its type, or that sets a key given before: a config file refuses a key given twice, and the
+// later one would win without a word.
+void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets);
 
 // Every option of a command that also takes positional arguments takes one value each time it is
 // given (`--seed 0,1` or `--seed 0 --seed 1`), so `train --seed 0 c.yaml` is not read as seeds 0

@@ -139,6 +139,13 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
   expect(testing::sweep_error_of(ok + "parallel: 0\n"), "parallel");
   expect(testing::sweep_error_of(ok + "out: [x]\n"), "out");
   expect(testing::sweep_error_of(ok + "set: [no_equals_sign]\n"), "set");
+  // Read when the file is, not at its first run's config: a key of no config, a value of no type.
+  EXPECT_NE(testing::sweep_error_of(ok + "set: [lrr=1]\n")
+                .find("key 'set': 'lrr=1': unknown key (did you mean 'lr'?)"),
+            std::string::npos);
+  EXPECT_NE(testing::sweep_error_of(ok + "set: [max_steps=many]\n")
+                .find("'max_steps=many': expected an integer, got 'many'"),
+            std::string::npos);
   expect(testing::sweep_error_of("datasets: a\nbackbones: [mingru]\nseeds: [0]\n"), "datasets");
   expect(testing::sweep_error_of("datasets: [a]\nbackbones: [mingru]\nseeds: [zero]\n"), "seeds");
   expect(testing::sweep_error_of("datasets: [a]\nbackbones: [mingru]\n"), "seeds");

@@ -101,16 +101,15 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                         {"--out", "expected a directory, got ''"});
   expect_failure_naming(run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run"),
                         {"s.yaml", "'backbone=minlstm'", "`backbones`"});
-  // A key of the file's `set:` the config does not have: the sweep file and the cell named (a walk
-  // through the commands, 2026-11-29: "--set embed_dimm" alone, as if typed).
+  // A key of the file's `set:` no config has: the sweep file and its key named, as the file is
+  // read (a walk through the commands, 2026-11-29: "--set embed_dimm" alone, as if typed).
   write_text(dir.path / "c.yaml", kFourStepConfig);
   write_text(dir.path / "t.yaml",
              "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n"
              "set: [embed_dimm=8]\n");
   expect_failure_naming(run_minrnn(dir, "sweep t.yaml --dry-run"),
-                        {"t.yaml: dataset d, backbone mingru (config c.yaml, with the sweep's "
-                         "set/--set)",
-                         "embed_dimm", "did you mean 'embed_dim'"});
+                        {"t.yaml: key 'set': 'embed_dimm=8': unknown key (did you mean "
+                         "'embed_dim'?)"});
   // A training config given as a sweep file is said to be one.
   expect_failure_naming(run_minrnn(dir, "sweep c.yaml --dry-run"),
                         {"c.yaml: a training config's keys (dataset, env, backbone",
@@ -147,15 +146,22 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   expect_failure_naming(run_minrnn(dir, "train --seed 1 --run-dir r --set max_steps=2 c.yaml"),
                         {"c.yaml: config key dataset: d.hdf5: no such file",
                          "(a relative path is read from the folder minrnn runs in, "});
-  // A key set twice on the command line, as a config file's key given twice, is refused.
-  expect_failure_naming(run_minrnn(dir, "train c.yaml --set lr=1e-3 --set lr=1e-4"),
-                        {"--set lr: given twice ('lr=1e-3', 'lr=1e-4')"});
   const testing::CommandResult sweep = run_minrnn(dir, "sweep --set max_steps=2 s.yaml --dry-run");
   EXPECT_EQ(sweep.output.find("is required"), std::string::npos) << sweep.output;
   for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
            {"train", "minrnn: error: train: config is required (minrnn train --help)"},
            {"eval r --episods 3", "--episods: did you mean '--episodes'? (minrnn eval --help)"},
-           {"train c.yaml --seed x", "train: --seed: expected an integer"}}) {
+           {"train c.yaml --seed x", "train: --seed: expected an integer"},
+           // A --set is read before any file: a key set twice (as a config file's key given
+           // twice), no key=value, an unknown key, a value not of its key's type.
+           {"train c.yaml --set lr=1e-3 --set lr=1e-4",
+            "train: --set lr: given twice ('lr=1e-3', 'lr=1e-4')"},
+           {"train nofile.yaml --set lr", "train: --set lr: expected key=value"},
+           {"sweep nofile.yaml --set lrr=1",
+            "sweep: --set lrr=1: unknown key (did you mean 'lr'?)"},
+           {"train c.yaml --set lr=abc", "train: --set lr=abc: expected a number, got 'abc'"},
+           {"train c.yaml --seed 0,1 --run-dir x",
+            "train: --run-dir: given once for 2 seed(s); give one per --seed"}}) {
     const testing::CommandResult refused = run_minrnn(dir, args);
     EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
     testing::expect_output_naming(refused, {named});

@@ -302,7 +302,14 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
 TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   TempDir dir;
   fs::create_directories(dir.path / "empty");
-  expect_failure_naming(run_minrnn(dir, "eval empty"), {"empty", "no checkpoint"});
+  expect_failure_naming(run_minrnn(dir, "eval empty"),
+                        {"empty: a folder without a checkpoint.pt (no run, or one that has not "
+                         "saved a checkpoint yet)"});
+  // A folder named like the file is that folder, not a path doubled (empty/checkpoint.pt/...).
+  fs::create_directories(dir.path / "run" / "checkpoint.pt");
+  const CliResult folder = run_minrnn(dir, "eval run/checkpoint.pt");
+  expect_failure_naming(folder, {"run/checkpoint.pt: a folder without a checkpoint.pt"});
+  EXPECT_EQ(folder.output.find("checkpoint.pt/checkpoint.pt"), std::string::npos) << folder.output;
   expect_failure_naming(run_minrnn(dir, "eval emtpy"),
                         {"emtpy: no such run directory", "(did you mean 'empty'?)"});
 }

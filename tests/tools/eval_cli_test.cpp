@@ -80,7 +80,8 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
                         {"--out", "expected a file name"});
   // A video folder that cannot be one, before any episode too.
   const testing::CommandResult video = run_minrnn(dir, "eval a --episodes 1 --video c.yaml");
-  expect_failure_naming(video, {"video folder c.yaml", "is a file"});
+  expect_failure_naming(video, {"--video c.yaml is a file, not a folder"});
+  EXPECT_EQ(video.exit_code, 2);
   EXPECT_EQ(video.output.find("episodes ended"), std::string::npos) << video.output;
   // A config given for a run: one line naming it, where LibTorch's zip reader said a paragraph.
   const testing::CommandResult config = run_minrnn(dir, "eval c.yaml");
