@@ -205,53 +205,6 @@ std::string published_markdown(const Table& t) {
          rows.str();
 }
 
-std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
-    const std::vector<RunScore>& runs) {
-  std::map<std::pair<std::string, std::string>, BudgetCheck> checks;
-  for (const auto& r : runs) {
-    Series e{"", {}, {}};
-    if (!read_eval_curve(r.run_dir, &e)) continue;
-    const double last = e.x.back();
-    double sum[2] = {0, 0};
-    int n[2] = {0, 0};
-    for (size_t i = 0; i < e.x.size(); ++i) {
-      if (e.x[i] <= last / 2) continue;
-      const int quarter = e.x[i] <= 0.75 * last ? 0 : 1;
-      sum[quarter] += e.y[i];
-      ++n[quarter];
-    }
-    if (n[0] == 0 || n[1] == 0) continue;
-    BudgetCheck& c = checks[{r.dataset, r.backbone}];
-    c.steps = std::max(c.steps, static_cast<int64_t>(last));
-    c.third_quarter += sum[0] / n[0];  // summed here, divided by the runs below
-    c.last_quarter += sum[1] / n[1];
-    ++c.runs;
-  }
-  for (auto& entry : checks) {
-    entry.second.third_quarter /= entry.second.runs;
-    entry.second.last_quarter /= entry.second.runs;
-  }
-  return checks;
-}
-
-std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c) {
-  if (c.empty()) return "";
-  std::ostringstream md;
-  md << "## Is the budget flat?\n\n"
-        "Evaluations during training (normalized), each finished run's mean over the third and "
-        "over the last quarter of its steps, averaged over runs. A budget its curves show flat "
-        "changes within the evaluations' noise between the two; a rising one does not.\n\n"
-        "| dataset | backbone | steps | runs | third quarter | last quarter | change |\n"
-        "|---|---|---|---|---|---|---|\n";
-  for (const auto& [key, b] : c) {
-    md << "| " << markdown_cell(key.first) << " | " << key.second << " | " << b.steps << " | "
-       << b.runs << " | " << score_text(b.third_quarter) << " | " << score_text(b.last_quarter)
-       << " | " << (b.last_quarter >= b.third_quarter ? "+" : "")
-       << score_text(b.last_quarter - b.third_quarter) << " |\n";
-  }
-  return md.str();
-}
-
 std::string progress_markdown(const std::vector<RunProgress>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
@@ -313,51 +266,6 @@ std::string table_csv(const Table& t) {
   return csv;
 }
 
-namespace {
-
-// The loss and evaluation curves of each (dataset, backbone), finished runs' then those in
-// progress, as dir/plots/<dataset>-<backbone>-{loss,score}.svg; each file's path into `written`.
-void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
-                  const std::vector<RunProgress>& unfinished, std::vector<std::string>* written) {
-  struct Curve {
-    std::string run_dir, name;
-  };
-  std::map<std::pair<std::string, std::string>, std::vector<Curve>> curves;
-  for (const auto& r : runs) {
-    curves[{r.dataset, r.backbone}].push_back({r.run_dir, "seed " + std::to_string(r.seed)});
-  }
-  for (const auto& r : unfinished) {
-    curves[{r.dataset, r.backbone}].push_back(
-        {r.run_dir,
-         "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
-  }
-  for (const auto& [key, runs_of_pair] : curves) {
-    const auto& [d, b] = key;
-    LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
-    LinePlot score{d + " / " + b + ": evaluation during training",
-                   "optimizer step",
-                   "D4RL normalized score",
-                   {},
-                   false};
-    for (const auto& c : runs_of_pair) {
-      Series s{c.name, {}, {}};
-      // Step and loss lead ProgressLog's columns, in a file from before its header too.
-      if (read_csv_columns(rl::RunFiles(c.run_dir).metrics, true, "step", "loss", 0, 1, &s))
-        loss.series.push_back(s);
-      Series e{c.name, {}, {}};
-      if (read_eval_curve(c.run_dir, &e)) score.series.push_back(e);
-    }
-    for (auto* p : {&loss, &score}) {
-      if (p->series.empty()) continue;
-      const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
-      write_svg(f.string(), *p);
-      written->push_back(f.string());
-    }
-  }
-}
-
-}  // namespace
-
 ReportFiles write_report(const std::string& sweep_dir) {
   auto runs = collect_scores(sweep_dir);
   auto unfinished = collect_unfinished(sweep_dir);
@@ -374,21 +282,22 @@ ReportFiles write_report(const std::string& sweep_dir) {
   const Table t = make_table(runs, unscored);
   ReportFiles files;
   const fs::path dir(sweep_dir);
-  const std::string published = published_markdown(t);
-  const std::string budgets = budget_markdown(check_budgets(runs));
-  const std::string progress = progress_markdown(unfinished);
-  const std::string failures = failed_markdown(failed);
-  files.markdown =
-      "# Table 3 (" + sweep_dir + ")\n\n" +
-      (runs.empty() ? "No run has finished yet.\n" : table_markdown(t)) +
-      (published.empty() ? "" : "\n" + published) + (budgets.empty() ? "" : "\n" + budgets) +
-      (progress.empty() ? "" : "\n" + progress) + (failures.empty() ? "" : "\n" + failures);
+  const SweepCurves curves = read_curves(runs, unfinished);
+  files.unreadable_curves = static_cast<int>(curves.unreadable.size());
+  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
+                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t));
+  for (const std::string& section :
+       {published_markdown(t), budget_markdown(check_budgets(runs, curves)),
+        progress_markdown(unfinished), failed_markdown(failed),
+        unreadable_markdown(curves.unreadable)}) {
+    if (!section.empty()) files.markdown += "\n" + section;
+  }
   // The tables all or none: each is written to its temp first, and plots/ is made, before any
   // replaces what the folder held.
   const std::pair<const char*, std::string> tables[] = {
       {"table3.md", files.markdown},
       {"table3.csv", table_csv(t)},
-      {"table3.json", report_json(t, runs, unfinished, failed)}};
+      {"table3.json", report_json(t, runs, unfinished, failed, curves.unreadable)}};
   const std::string unchanged = " (table3.md, table3.csv and table3.json are unchanged)";
   std::vector<std::unique_ptr<io::AtomicFile>> temps;
   for (const auto& [name, text] : tables) {
@@ -408,7 +317,7 @@ ReportFiles write_report(const std::string& sweep_dir) {
     files.written.push_back(temp->path());
   }
 
-  write_curves(dir, runs, unfinished, &files.written);
+  write_curves(dir, runs, unfinished, curves, &files.written);
   return files;
 }
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/svg.h"
+
 namespace minrnn::eval {
 
 struct RunScore {
@@ -97,14 +99,27 @@ Table make_table(const std::vector<RunScore>& runs,
                  const std::vector<std::pair<std::string, std::string>>& unscored = {});
 std::string table_markdown(const Table& table);
 std::string table_csv(const Table& table);
-// table3.json: the cells with their seeds' own scores, the averages, the runs in progress and the
-// failed ones (eval/report_json.cpp).
+// table3.json: the cells with their seeds' own scores, the averages, the runs in progress, the
+// failed ones and the unreadable curve files (eval/report_json.cpp).
 std::string report_json(const Table& table, const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished,
-                        const std::vector<RunFailure>& failed);
+                        const std::vector<RunFailure>& failed,
+                        const std::vector<std::string>& unreadable_curves);
 // Our cells beside the published ones (eval/published.h) for every row the paper's Table 3 has;
 // empty when it has none of the table's datasets.
 std::string published_markdown(const Table& table);
+
+// Each run's learning curves (finished and in progress), read once for the report: its training
+// loss (metrics.csv) and its evaluations during training (evals.csv), by run dir. A file that
+// cannot be read (a hand edit, a torn copy) is listed in `unreadable`, its curve left out: the
+// table's scores are eval.json's, and one damaged file of a long sweep does not stop its report.
+struct SweepCurves {
+  std::map<std::string, Series> loss, evals;  // by run dir; absent where no point was read
+  std::vector<std::string> unreadable;        // why, naming the file ("FILE:LINE: …")
+};
+SweepCurves read_curves(const std::vector<RunScore>& runs,
+                        const std::vector<RunProgress>& unfinished);
+std::string unreadable_markdown(const std::vector<std::string>& unreadable);  // "" when none
 
 // Whether a budget was long enough, from the evaluations during training (`eval_every`) of the
 // finished runs of one (dataset, backbone): each run's mean over the third quarter of its steps
@@ -116,18 +131,24 @@ struct BudgetCheck {
   double third_quarter = 0, last_quarter = 0;
 };
 std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
-    const std::vector<RunScore>& runs);
+    const std::vector<RunScore>& runs, const SweepCurves& curves);
 // A table of them ("" when no run has evaluations in both quarters).
 std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c);
+// The loss and evaluation curves of each (dataset, backbone), finished runs' then those in
+// progress, as dir/plots/<dataset>-<backbone>-{loss,score}.svg; each file's path into `written`.
+void write_curves(const std::filesystem::path& dir, const std::vector<RunScore>& runs,
+                  const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
+                  std::vector<std::string>* written);
 
 struct ReportFiles {
   std::vector<std::string> written;
-  std::string markdown;  // what table3.md holds
+  std::string markdown;       // what table3.md holds
+  int unreadable_curves = 0;  // curve files left out (SweepCurves::unreadable)
 };
 // Writes table3.md (our table, the published comparison, the budget check, the runs in progress
-// and failed), table3.csv, table3.json and plots/<dataset>-<backbone>-{loss,score}.svg into
-// sweep_dir: the three tables all or none (each checked writable first). Throws when no run has
-// started.
+// and failed, the curve files that could not be read), table3.csv, table3.json and
+// plots/<dataset>-<backbone>-{loss,score}.svg into sweep_dir: the three tables all or none (each
+// checked writable first). Throws when no run has started.
 ReportFiles write_report(const std::string& sweep_dir);
 
 }  // namespace minrnn::eval

@@ -1,5 +1,5 @@
 // table3.json: what table3.md says, for a script — each cell with its seeds' own scores, the
-// averages, the runs in progress and the failed ones (eval/report.h).
+// averages, the runs in progress, the failed ones, the unreadable curve files (eval/report.h).
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,8 @@ nlohmann::json number_or_null(double v) {
 
 std::string report_json(const Table& t, const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished,
-                        const std::vector<RunFailure>& failed) {
+                        const std::vector<RunFailure>& failed,
+                        const std::vector<std::string>& unreadable_curves) {
   nlohmann::ordered_json j;
   j["convention"] =
       "D4RL normalized score of each run's last checkpoint (mean over its eval episodes); a "
@@ -75,6 +76,7 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
                            {"unreadable", r.unreadable},
                            {"run_dir", r.run_dir}});
   }
+  j["unreadable_curves"] = unreadable_curves;
   return j.dump(2) + "\n";
 }
 

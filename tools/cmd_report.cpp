@@ -15,6 +15,12 @@ void add_report_command(CLI::App& app) {
     const auto files = eval::write_report(*dir);
     std::printf("%s", files.markdown.c_str());
     for (const auto& f : files.written) std::printf("wrote %s\n", f.c_str());
+    if (files.unreadable_curves > 0) {
+      std::fprintf(stderr,
+                   "note: %d curve file%s could not be read: left out of the plots, listed under "
+                   "\"Unreadable curves\"\n",
+                   files.unreadable_curves, files.unreadable_curves == 1 ? "" : "s");
+    }
   });
 }
 

@@ -112,8 +112,33 @@ TEST(Report, AnEvaluationsFileEditedByHandIsNamedNotReadAsZero) {
   EXPECT_EQ(error("500,1,0,nan,0"),
             evals.string() + ": the evaluation at step 500 is nan, not a score");
   EXPECT_EQ(error("500,1,0,40.5,0"), "read");
-  std::ofstream(evals) << "250,100,1,20,1\n500,1,0,xyz,0\n";
-  EXPECT_THROW(eval::write_report(tmp.path.string()), std::runtime_error);
+}
+
+// One damaged curve file of a sweep's many does not stop its report: the file is listed with why,
+// its curve left out, and the table scored from eval.json as ever (a walk, 2026-11-29: a cell
+// "abc" in one run's metrics.csv failed the whole report).
+TEST(Report, ADamagedCurveFileIsListedAndTheReportWritten) {
+  testing::TempDir tmp;
+  make_run(tmp.path, "hopper-medium", "mingru", 0, 60, true);
+  make_run(tmp.path, "hopper-medium", "mingru", 1, 70, true);
+  const fs::path seed0 = tmp.path / "hopper-medium" / "mingru" / "seed0";
+  std::ofstream(seed0 / "evals.csv") << "250,100,1,20,1\n500,1,0,xyz,0\n";
+  std::ofstream(seed0 / "metrics.csv") << "step,loss\n1,abc\n";
+  const eval::ReportFiles files = eval::write_report(tmp.path.string());
+  EXPECT_NE(files.markdown.find("| hopper-medium | 65.0 ± 5.0 (n=2) |"), std::string::npos)
+      << files.markdown;
+  for (const std::string& why :
+       {(seed0 / "evals.csv").string() + ":2: column 4: expected a number, got 'xyz'",
+        (seed0 / "metrics.csv").string() + ":2: column 2: expected a number, got 'abc'"}) {
+    EXPECT_NE(files.markdown.find("## Unreadable curves"), std::string::npos) << files.markdown;
+    EXPECT_NE(files.markdown.find("- " + why + "\n"), std::string::npos) << files.markdown;
+  }
+  const auto json = nlohmann::json::parse(read_text(tmp.path / "table3.json"));
+  EXPECT_EQ(json["unreadable_curves"].size(), 2u) << json.dump(2);
+  // Seed 1's curves are drawn; seed 0's are not.
+  const std::string loss = read_text(tmp.path / "plots/hopper-medium-mingru-loss.svg");
+  EXPECT_NE(loss.find("seed 1"), std::string::npos) << loss;
+  EXPECT_EQ(loss.find("seed 0"), std::string::npos) << loss;
 }
 
 // An eval.json without done.json is an evaluation of a run still training: it is listed with the
@@ -241,7 +266,8 @@ TEST(Report, TheBudgetCheckComparesTheLastTwoQuartersOfTheCurves) {
   make_run(tmp.path, "hopper-medium", "minlstm", 0, 50);
   std::ofstream(tmp.path / "hopper-medium/minlstm/seed0/evals.csv") << "10000,1,1,50,1\n";
 
-  const auto checks = eval::check_budgets(eval::collect_scores(tmp.path.string()));
+  const auto runs = eval::collect_scores(tmp.path.string());
+  const auto checks = eval::check_budgets(runs, eval::read_curves(runs, {}));
   ASSERT_EQ(checks.size(), 2u);
   const auto& gru = checks.at({"hopper-medium", "mingru"});
   EXPECT_EQ(gru.steps, 10000);

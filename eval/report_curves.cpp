@@ -1,0 +1,154 @@
+// The learning curves a report reads (eval/report.h): each run's training loss and evaluations
+// during training, read once; the budget check made from them; their plots.
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <sstream>
+
+#include "eval/csv.h"
+#include "eval/report.h"
+#include "eval/stats.h"
+#include "eval/svg.h"
+#include "rl/run_files.h"
+
+namespace minrnn::eval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads one curve into `curves[run_dir]` (where it has a point); a file that cannot be read goes
+// to `unreadable` with why, its curve left out.
+template <typename Read>
+void read_curve(const std::string& run_dir, Read read, std::map<std::string, Series>* curves,
+                std::vector<std::string>* unreadable) {
+  Series s{"", {}, {}};
+  try {
+    if (read(&s)) (*curves)[run_dir] = std::move(s);
+  } catch (const std::exception& e) {
+    unreadable->push_back(e.what());  // which names the file
+  }
+}
+
+}  // namespace
+
+SweepCurves read_curves(const std::vector<RunScore>& runs,
+                        const std::vector<RunProgress>& unfinished) {
+  std::vector<std::string> dirs;
+  for (const auto& r : runs) dirs.push_back(r.run_dir);
+  for (const auto& r : unfinished) dirs.push_back(r.run_dir);
+  SweepCurves curves;
+  for (const std::string& dir : dirs) {
+    // Step and loss lead ProgressLog's columns, in a file from before its header too.
+    read_curve(
+        dir,
+        [&](Series* s) {
+          return read_csv_columns(rl::RunFiles(dir).metrics, true, "step", "loss", 0, 1, s);
+        },
+        &curves.loss, &curves.unreadable);
+    read_curve(
+        dir, [&](Series* s) { return read_eval_curve(dir, s); }, &curves.evals, &curves.unreadable);
+  }
+  return curves;
+}
+
+std::string unreadable_markdown(const std::vector<std::string>& unreadable) {
+  if (unreadable.empty()) return "";
+  std::ostringstream md;
+  md << "## Unreadable curves\n\nFiles of these runs could not be read (edited by hand, or cut "
+        "short by a copy): their curves are left out of plots/ and of the budget check. The "
+        "table's scores are eval.json's, not theirs.\n\n";
+  for (const std::string& why : unreadable) md << "- " << why << "\n";
+  return md.str();
+}
+
+std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
+    const std::vector<RunScore>& runs, const SweepCurves& curves) {
+  std::map<std::pair<std::string, std::string>, BudgetCheck> checks;
+  for (const auto& r : runs) {
+    const auto found = curves.evals.find(r.run_dir);
+    if (found == curves.evals.end()) continue;
+    const Series& e = found->second;
+    const double last = e.x.back();
+    double sum[2] = {0, 0};
+    int n[2] = {0, 0};
+    for (size_t i = 0; i < e.x.size(); ++i) {
+      if (e.x[i] <= last / 2) continue;
+      const int quarter = e.x[i] <= 0.75 * last ? 0 : 1;
+      sum[quarter] += e.y[i];
+      ++n[quarter];
+    }
+    if (n[0] == 0 || n[1] == 0) continue;
+    BudgetCheck& c = checks[{r.dataset, r.backbone}];
+    c.steps = std::max(c.steps, static_cast<int64_t>(last));
+    c.third_quarter += sum[0] / n[0];  // summed here, divided by the runs below
+    c.last_quarter += sum[1] / n[1];
+    ++c.runs;
+  }
+  for (auto& entry : checks) {
+    entry.second.third_quarter /= entry.second.runs;
+    entry.second.last_quarter /= entry.second.runs;
+  }
+  return checks;
+}
+
+std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c) {
+  if (c.empty()) return "";
+  std::ostringstream md;
+  md << "## Is the budget flat?\n\n"
+        "Evaluations during training (normalized), each finished run's mean over the third and "
+        "over the last quarter of its steps, averaged over runs. A budget its curves show flat "
+        "changes within the evaluations' noise between the two; a rising one does not.\n\n"
+        "| dataset | backbone | steps | runs | third quarter | last quarter | change |\n"
+        "|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, b] : c) {
+    md << "| " << markdown_cell(key.first) << " | " << key.second << " | " << b.steps << " | "
+       << b.runs << " | " << score_text(b.third_quarter) << " | " << score_text(b.last_quarter)
+       << " | " << (b.last_quarter >= b.third_quarter ? "+" : "")
+       << score_text(b.last_quarter - b.third_quarter) << " |\n";
+  }
+  return md.str();
+}
+
+void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
+                  const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
+                  std::vector<std::string>* written) {
+  struct Curve {
+    std::string run_dir, name;
+  };
+  std::map<std::pair<std::string, std::string>, std::vector<Curve>> of_pair;
+  for (const auto& r : runs) {
+    of_pair[{r.dataset, r.backbone}].push_back({r.run_dir, "seed " + std::to_string(r.seed)});
+  }
+  for (const auto& r : unfinished) {
+    of_pair[{r.dataset, r.backbone}].push_back(
+        {r.run_dir,
+         "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
+  }
+  for (const auto& [key, runs_of_pair] : of_pair) {
+    const auto& [d, b] = key;
+    LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
+    LinePlot score{d + " / " + b + ": evaluation during training",
+                   "optimizer step",
+                   "D4RL normalized score",
+                   {},
+                   false};
+    for (const auto& c : runs_of_pair) {
+      for (auto [plot, series] :
+           {std::pair{&loss, &curves.loss}, std::pair{&score, &curves.evals}}) {
+        const auto found = series->find(c.run_dir);
+        if (found == series->end()) continue;
+        plot->series.push_back(found->second);
+        plot->series.back().name = c.name;
+      }
+    }
+    for (auto* p : {&loss, &score}) {
+      if (p->series.empty()) continue;
+      const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
+      write_svg(f.string(), *p);
+      written->push_back(f.string());
+    }
+  }
+}
+
+}  // namespace minrnn::eval
