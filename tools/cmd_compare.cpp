@@ -12,14 +12,15 @@ namespace minrnn::cli {
 namespace {
 
 // Before the sweeps are read: --csv names a file this command may write, and replaces only an
-// earlier comparison's CSV (a slip of the name replaced a run's eval.json).
+// earlier comparison's CSV (a slip of the name replaced a run's eval.json). One made by an older
+// minrnn, with fewer columns at the end, is one too: its header begins as today's does.
 void check_csv_out(const std::string& csv) {
   if (csv.empty()) throw usage_error("compare", "--csv: expected a file name, got ''");
   std::string why = io::why_unwritable(csv, /*make_folders=*/false);
   if (why.empty()) {
-    const std::string header = eval::comparison_csv({});
-    why = io::why_not_of_kind(csv, "a comparison's CSV",
-                              [&](const std::string& first) { return first + "\n" == header; });
+    why = io::why_not_of_kind(csv, "a comparison's CSV", [](const std::string& first) {
+      return first.rfind("dataset,backbone,from_step,to_step,", 0) == 0;
+    });
   }
   if (!why.empty()) throw usage_error("compare", "--csv " + csv + ": " + why);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "eval/compare.h"
 #include "rl/run_start.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
@@ -183,6 +184,18 @@ TEST(CliInput, CompareWritesItsCsvOnlyOverAComparisonsCsv) {
     testing::expect_output_naming(r, {said});
   }
   EXPECT_EQ(testing::read_text(dir.path / "eval.json"), "{\"mean_normalized\": 50}\n");
+  // A comparison's CSV of today, and one of an older minrnn (before verdict and settings_apart):
+  // the sweeps are read next (here there are none).
+  write_text(dir.path / "old.csv",
+             "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
+             "difference,standard_error,within_noise\n");
+  write_text(dir.path / "new.csv", eval::comparison_csv({}));
+  EXPECT_EQ(eval::comparison_csv({}).rfind("dataset,backbone,from_step,to_step,", 0), 0u);
+  for (const char* csv : {"old.csv", "new.csv"}) {
+    const testing::CommandResult r = run_minrnn(dir, std::string("compare a b --csv ") + csv);
+    testing::expect_failure_naming(r, {"a: no such sweep directory"});
+    EXPECT_EQ(r.output.find("--csv"), std::string::npos) << r.output;
+  }
 }
 
 // Data that cannot fit in memory is refused before it is made: `data synth` failed with a bare
