@@ -24,6 +24,7 @@
 #include "eval/stats.h"
 #include "infer/policy_engine.h"
 #include "io/atomic_file.h"
+#include "io/writable.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
 

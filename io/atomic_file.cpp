@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "io/input_file.h"
+#include "io/writable.h"
 
 namespace minrnn::io {
 namespace {
@@ -51,12 +52,6 @@ int sync_fd(int fd) {
     return errno == EINVAL || errno == EROFS ? 0 : errno;
   }
   return 0;
-}
-
-// The folder `path` names an entry of: "." for a bare name, "/" for one at the root.
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // The rename into place is durable once the folder's entry is: best effort (a failure here does
@@ -136,73 +131,6 @@ void remove_abandoned_temps(const std::string& path) {
 }
 
 }  // namespace
-
-std::string why_folder_unwritable(std::string folder, bool make_folders) {
-  struct stat st;
-  // Up to the nearest folder there (ENOTDIR: a file stands where a folder of the path would).
-  while (make_folders && folder != "." && folder != "/" && ::stat(folder.c_str(), &st) != 0 &&
-         (errno == ENOENT || errno == ENOTDIR)) {
-    folder = folder_of(folder);
-  }
-  if (::stat(folder.c_str(), &st) != 0) {
-    const int err = errno;
-    return folder + (err == ENOENT ? std::string(" does not exist")
-                                   : ": " + std::string(std::strerror(err)));
-  }
-  if (!S_ISDIR(st.st_mode)) return folder + " is a file, not a folder";
-  if (::access(folder.c_str(), W_OK) != 0) return folder + " is not writable";
-  // access() answers root yes where a file cannot be made (/proc, some network mounts): a file
-  // made and removed is the answer the writer will get. An unnamed one (O_TMPFILE) leaves nothing
-  // behind even if this process is killed; where the file system has none, a named one.
-  const int unnamed = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-  if (unnamed >= 0) {
-    ::close(unnamed);
-    return "";
-  }
-  if (errno == EACCES || errno == EPERM || errno == EROFS)
-    return folder + " cannot be written in: " + std::strerror(errno);
-  std::string probe = folder + "/.minrnn-write-probe-XXXXXX";
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) return folder + " cannot be written in: " + std::strerror(errno);
-  ::close(fd);
-  ::unlink(probe.c_str());
-  return "";
-}
-
-std::string why_unwritable(const std::string& path, bool make_folders) {
-  if (path.empty() || path.back() == '/') return "it names no file";
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "it is a folder";
-  const std::string why = why_folder_unwritable(folder_of(path), make_folders);
-  if (!why.empty()) return "its folder " + why;
-  // The writer's temp beside it (<name>.tmp) must be a name too: a 251-255-byte name passed,
-  // and an eval's episodes ran before its result could not be written (a walk, 2026-11-29).
-  const size_t name =
-      path.size() - (path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  if (name + std::strlen(".tmp") > NAME_MAX) {
-    return "its name is " + std::to_string(name) +
-           " bytes; with the .tmp of the file written beside it first, more than the " +
-           std::to_string(NAME_MAX) + " a file name may have";
-  }
-  return "";
-}
-
-std::string why_not_of_kind(const std::string& path, const std::string& kind,
-                            const std::function<bool(const std::string&)>& first_line_is_kind) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";  // why_unwritable's
-  std::ifstream in(path, std::ios::binary);
-  std::string first(256, '\0');
-  in.read(first.data(), static_cast<std::streamsize>(first.size()));
-  first.resize(static_cast<size_t>(in.gcount()));
-  first = first.substr(0, first.find('\n'));
-  if (!first.empty() && first.back() == '\r') first.pop_back();
-  if ((first.empty() && st.st_size == 0) || first_line_is_kind(first)) return "";
-  for (char& c : first)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return "it holds something other than " + kind + " (its first line: '" + first.substr(0, 60) +
-         (first.size() > 60 ? "...'" : "'") + "): not replaced";
-}
 
 std::string write_failure(const std::string& path, const std::string& reason) {
   std::string msg = "cannot write " + path + ": " + reason;

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "io/atomic_file.h"
+#include "io/writable.h"
 
 namespace minrnn::io {
 

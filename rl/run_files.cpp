@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/writable.h"
 #include "io/progress_line.h"
 #include "io/python_json.h"
 #include "rl/run_dir.h"

@@ -10,7 +10,7 @@
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "eval/sweep_runs.h"
-#include "io/atomic_file.h"
+#include "io/writable.h"
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"

@@ -15,7 +15,7 @@
 #include "datasets/episodes.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
-#include "io/atomic_file.h"
+#include "io/writable.h"
 #include "ops/device.h"
 #include "rl/stop_request.h"
 #include "tools/commands.h"

@@ -5,6 +5,7 @@
 
 #include "eval/compare.h"
 #include "io/atomic_file.h"
+#include "io/writable.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {

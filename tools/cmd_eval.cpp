@@ -29,7 +29,7 @@
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "eval/stats.h"
-#include "io/atomic_file.h"
+#include "io/writable.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
 #include "io/progress_pace.h"

@@ -3,6 +3,7 @@
 // and the tests check the error names the file and the OS reason, the previous file is intact and
 // no temp file is left.
 #include "io/atomic_file.h"
+#include "io/writable.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -14,6 +14,7 @@
 
 #include "eval/csv.h"
 #include "io/atomic_file.h"
+#include "io/writable.h"
 #include "ops/device.h"
 
 namespace minrnn::cli {
