@@ -26,38 +26,51 @@
 struct Options {
   std::string run;
   int episodes = 1;
-  long seed = 0;
+  long long seed = 0;
 };
 
-// A whole number from the command line, or an error naming its flag.
-long whole_number(const std::string& flag, const char* text, long least) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < least) {
-    throw std::invalid_argument(flag + ": expected a whole number >= " + std::to_string(least) +
-                                ", got '" + text + "'");
+// A whole number from `least` to `most` from the command line, or an error naming its flag: digits
+// alone (strtoll would take " 2", "+2" and clamp 1e20 to its largest).
+long long whole_number(const std::string& flag, const std::string& text, long long least,
+                       long long most) {
+  const bool digits =
+      !text.empty() && text.size() <= 19 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const long long value = digits ? std::stoll(text) : -1;
+  if (!digits || value < least || value > most) {
+    throw std::invalid_argument(flag + ": expected a whole number from " + std::to_string(least) +
+                                " to " + std::to_string(most) + ", got '" + text + "'");
   }
   return value;
 }
 
+// Episodes and seeds in the ranges `minrnn eval` takes (its --episodes, its --seed), so that
+// episode i's seed, seed + i, is one eval would give it.
 Options parse_options(int argc, char** argv) {
   if (argc < 2) throw std::invalid_argument("no RUN_DIR given");
   Options o;
   o.run = argv[1];
+  if (o.run.rfind("--", 0) == 0) throw std::invalid_argument("RUN_DIR comes first, then options");
+  bool episodes_given = false, seed_given = false;
   for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag != "--episodes" && flag != "--seed") {
       throw std::invalid_argument("unknown option '" + flag + "'");
     }
     if (i + 1 == argc) throw std::invalid_argument(flag + ": no value given");
-    if (flag == "--episodes") o.episodes = static_cast<int>(whole_number(flag, argv[i + 1], 1));
-    if (flag == "--seed") o.seed = whole_number(flag, argv[i + 1], 0);
+    bool& given = flag == "--episodes" ? episodes_given : seed_given;
+    if (given) throw std::invalid_argument(flag + ": given twice");
+    given = true;
+    if (flag == "--episodes")
+      o.episodes = static_cast<int>(whole_number(flag, argv[i + 1], 1, 1000000));
+    if (flag == "--seed") o.seed = whole_number(flag, argv[i + 1], 0, 1LL << 62);
   }
   return o;
 }
 
 // One episode of the loop: the return, with the time of each act() call appended to `micros`.
-double run_episode(minrnn::rl::Policy& policy, long seed, int* steps, std::vector<double>& micros) {
+double run_episode(minrnn::rl::Policy& policy, long long seed, int* steps,
+                   std::vector<double>& micros) {
   auto env = minrnn::envs::make_env(policy.env(), seed);
   std::vector<double> obs = env->reset(seed);
   policy.reset();  // a new episode, conditioned on the run's target return

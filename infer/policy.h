@@ -96,6 +96,9 @@ struct PolicyOptions {
 class Policy {
  public:
   // Loads <run_dir>/checkpoint.pt (or a checkpoint file); errors name the file (or the device).
+  // The checkpoint holds all the policy needs (the model, its config, the data's normalization,
+  // the env): the run dir's config.yaml is not read. A loaded policy is reset: one episode at the
+  // run's target return, ready for act().
   static Policy load(const std::string& run_or_checkpoint, const PolicyOptions& options = {});
   explicit Policy(Agent agent, const PolicyOptions& options = {});
   ~Policy();
@@ -113,10 +116,14 @@ class Policy {
   // than 1e15 of the training data's standard deviations from its mean (the model's arithmetic
   // would overflow into NaN actions), leaving the policy unchanged.
   std::vector<double> act(const std::vector<double>& observations);  // allocates its result
-  // Sizes as above, unchecked; the packed engine allocates nothing here once its buffers have
-  // grown.
+  // The same, into a buffer of the caller's: the buffers' lengths (batch × obs_dim, batch ×
+  // act_dim) are the caller's to get right, the values are checked as above. The packed engine
+  // allocates nothing here once its buffers have grown.
   void act(const double* observations, double* actions);
-  // The rewards (batch values) the env paid for the last actions. Episodes already over pass 0.
+  // The rewards (batch values) the env paid for the last actions. Episodes already over pass 0,
+  // and go on being stepped with the others: any finite observation will do for them (their
+  // last, or zeros; a NaN is refused for the whole batch), and what they act on changes none of
+  // the other episodes' actions.
   // Throws std::invalid_argument, changing nothing, for a reward that is not finite or that takes
   // a return-to-go out of float's range.
   void observe_reward(const std::vector<double>& rewards);

@@ -282,11 +282,20 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
   const CliResult missing = run_program(dir, "examples/policy_loop", "nowhere");
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_NE(missing.output.find("nowhere"), std::string::npos) << missing.output;
-  // Options it cannot use are refused by name before anything runs (0 episodes had no median).
+  // Options it cannot use are refused by name before anything runs (0 episodes had no median;
+  // 3000000000 wrapped to none and crashed, 4294967297 ran one, a 20-digit seed was clamped: a
+  // walk, 2026-11-30). The ranges are `minrnn eval`'s.
   for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
-           {"run --episodes 0", "--episodes: expected a whole number >= 1, got '0'"},
-           {"run --episodes x", "--episodes: expected a whole number >= 1, got 'x'"},
+           {"run --episodes 0", "--episodes: expected a whole number from 1 to 1000000, got '0'"},
+           {"run --episodes x", "--episodes: expected a whole number from 1 to 1000000, got 'x'"},
+           {"run --episodes 3000000000", "got '3000000000'"},
+           {"run --episodes 4294967297", "got '4294967297'"},
+           {"run --episodes +2", "got '+2'"},
+           {"run --seed 99999999999999999999",
+            "--seed: expected a whole number from 0 to 4611686018427387904"},
            {"run --seed", "--seed: no value given"},
+           {"run --seed 1 --seed 2", "--seed: given twice"},
+           {"--episodes 2 run", "RUN_DIR comes first, then options"},
            {"run --speed 2", "unknown option '--speed'"}}) {
     const CliResult refused = run_program(dir, "examples/policy_loop", args);
     EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
