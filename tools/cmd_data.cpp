@@ -136,8 +136,8 @@ void print_minari(const nlohmann::json& m) {
   }
 }
 
-void print_text(const nlohmann::json& j) {
-  auto num = [](const nlohmann::json& v) { return v.get<double>(); };
+// Where the data comes from: its file, environment, Minari record, and a note on a look-alike.
+void print_origin(const nlohmann::json& j) {
   std::printf("source             %s (%s)\n", j["source"].get<std::string>().c_str(),
               j["format"].get<std::string>().c_str());
   if (!j["env_id"].is_null()) {
@@ -155,6 +155,10 @@ void print_text(const nlohmann::json& j) {
   if (!j["not_the_published_file"].is_null())
     std::printf("%s            %s\n", j["collected_here"].get<bool>() ? "note   " : "warning",
                 j["not_the_published_file"].get<std::string>().c_str());
+}
+
+// Its shape: dims, steps, episodes and how they end.
+void print_episodes(const nlohmann::json& j) {
   std::printf("dims               obs %d, act %d\n", j["obs_dim"].get<int>(),
               j["act_dim"].get<int>());
   std::printf("steps              %lld (fingerprint %s)\n", j["steps"].get<long long>(),
@@ -176,7 +180,7 @@ void print_text(const nlohmann::json& j) {
   }
   const auto& len = j["episode_length"];
   std::printf("episode length     min %lld, mean %.1f, max %lld\n", len["min"].get<long long>(),
-              num(len["mean"]), len["max"].get<long long>());
+              len["mean"].get<double>(), len["max"].get<long long>());
   if (!j["episodes_over_time_limit"].is_null() &&
       j["episodes_over_time_limit"].get<int64_t>() > 0) {
     std::printf(
@@ -185,6 +189,11 @@ void print_text(const nlohmann::json& j) {
         "                   were joined; sequence training reads each as one episode\n",
         j["episodes_over_time_limit"].get<long long>(), j["time_limit"].get<int>());
   }
+}
+
+// Its values: returns (normalized where the env is known), what else it holds, the load's cost.
+void print_values(const nlohmann::json& j) {
+  auto num = [](const nlohmann::json& v) { return v.get<double>(); };
   const auto& ret = j["return"];
   std::printf("return             min %.2f, mean %.2f, max %.2f (std %.2f)\n", num(ret["min"]),
               num(ret["mean"]), num(ret["max"]), num(ret["std"]));
@@ -203,6 +212,12 @@ void print_text(const nlohmann::json& j) {
   std::printf("load               %.3f s, peak RSS %.0f MiB (before load %.0f MiB)\n",
               num(j["load_seconds"]), num(j["peak_rss_mib"]["after_load"]),
               num(j["peak_rss_mib"]["before_load"]));
+}
+
+void print_text(const nlohmann::json& j) {
+  print_origin(j);
+  print_episodes(j);
+  print_values(j);
 }
 
 // Synthetic data with D4RL's layout and sizes (random states and actions, episodes of the given
@@ -326,7 +341,9 @@ void add_synth_command(CLI::App& data_cmd) {
   auto synth_args = std::make_shared<SynthArgs>();
   auto* synth = data_cmd.add_subcommand(
       "synth", "Write a synthetic D4RL-layout file (random data, real layout and sizes)");
-  synth->add_option("out", synth_args->out, "output .hdf5 path")->required();
+  synth->add_option("out", synth_args->out, "output .hdf5 path")
+      ->required()
+      ->check(path_name("a file name"));
   synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
   synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive_count());
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
@@ -338,9 +355,10 @@ void add_synth_command(CLI::App& data_cmd) {
     const data::EnvInfo& env = data::require_env(synth_args->env);
     // A file no episode of which ends would be refused by every reader (no complete episode).
     if (synth_args->episode_len > synth_args->steps) {
-      throw std::invalid_argument("--episode-len " + std::to_string(synth_args->episode_len) +
-                                  " is more than --steps " + std::to_string(synth_args->steps) +
-                                  ": no episode of the file would end");
+      throw usage_error("data synth", "--episode-len " + std::to_string(synth_args->episode_len) +
+                                          " is more than --steps " +
+                                          std::to_string(synth_args->steps) +
+                                          ": no episode of the file would end");
     }
     const int nq = (env.obs_dim + 1) / 2;  // as synthetic() makes them
     check_transitions_fit("--steps", synth_args->steps, env.obs_dim, env.act_dim, nq, nq);

@@ -162,7 +162,11 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
             "sweep: --set lrr=1: unknown key (did you mean 'lr'?)"},
            {"train c.yaml --set lr=abc", "train: --set lr=abc: expected a number, got 'abc'"},
            {"train c.yaml --seed 0,1 --run-dir x",
-            "train: --run-dir: given once for 2 seed(s); give one per --seed"}}) {
+            "train: --run-dir: given once for 2 seed(s); give one per --seed"},
+           {"data synth s.hdf5 --steps 100",
+            "data synth: --episode-len 1000 is more than --steps 100: no episode of the file "
+            "would end"},
+           {"data synth '' --steps 10 --episode-len 5", "expected a file name, got ''"}}) {
     const testing::CommandResult refused = run_minrnn(dir, args);
     EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
     testing::expect_output_naming(refused, {named});
