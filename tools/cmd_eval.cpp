@@ -29,11 +29,11 @@
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "eval/stats.h"
-#include "io/writable.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
 #include "io/progress_pace.h"
 #include "io/python_json.h"
+#include "io/writable.h"
 #include "ops/device.h"
 #include "rl/evaluation_progress.h"
 #include "rl/run_dir.h"
@@ -246,6 +246,12 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   ro.seed = a.seed;
   ro.video_dir = a.video;
   ro.mode = eval::parse_eval_mode(a.mode);
+  try {
+    eval::resolve_eval_mode(ro.mode, agent);
+  } catch (const std::invalid_argument&) {  // the one refusal: a mode this backbone has not
+    throw usage_error("eval", "--mode " + a.mode + ": backbone '" + agent.config.backbone +
+                                  "' has no step mode (--mode window or auto)");
+  }
   ro.engine = rl::parse_policy_engine(a.engine);
   ro.threads = a.threads;
   ro.on_step = progress_line(ro.episodes);

@@ -83,6 +83,14 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
   expect_failure_naming(video, {"--video c.yaml is a file, not a folder"});
   EXPECT_EQ(video.exit_code, 2);
   EXPECT_EQ(video.output.find("episodes ended"), std::string::npos) << video.output;
+  // A mode the run's backbone has not: the option named, exit 2 (it said PolicyOptions::mode).
+  std::string transformer = kFourStepConfig;
+  transformer.replace(transformer.find("mingru"), 6, "transformer");
+  write_text(dir.path / "t.yaml", transformer);
+  ASSERT_EQ(run_minrnn(dir, "train t.yaml --quiet --run-dir t").exit_code, 0);
+  const testing::CommandResult mode = run_minrnn(dir, "eval t --episodes 1 --mode streaming");
+  expect_failure_naming(mode, {"eval: --mode streaming: backbone 'transformer' has no step mode"});
+  EXPECT_EQ(mode.exit_code, 2);
   // A config given for a run: one line naming it, where LibTorch's zip reader said a paragraph.
   const testing::CommandResult config = run_minrnn(dir, "eval c.yaml");
   expect_failure_naming(config, {"c.yaml: not a readable minrnn checkpoint: not a zip archive"});
