@@ -26,15 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string substitute(std::string s, const std::string& dataset, const std::string& backbone) {
-  for (const auto& [name, value] :
-       {std::pair<std::string, std::string>{"{dataset}", dataset}, {"{backbone}", backbone}}) {
-    for (size_t at = s.find(name); at != std::string::npos; at = s.find(name, at + value.size()))
-      s.replace(at, name.size(), value);
-  }
-  return s;
-}
-
 RunState read_state(const std::string& run_dir) {
   const rl::RunFiles files(run_dir);
   if (!fs::exists(files.done)) return RunState::kPending;
@@ -210,14 +201,14 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
   proto.dataset = dataset;
   proto.backbone = backbone;
   proto.config =
-      (fs::path(spec.file).parent_path() / substitute(spec.config_template, dataset, backbone))
+      (fs::path(spec.file).parent_path() / fill_cell(spec.config_template, dataset, backbone))
           .lexically_normal();
   if (!fs::exists(proto.config)) {
     throw std::invalid_argument(spec.file + ": key 'config': " + proto.config +
                                 " does not exist (dataset " + dataset + ", backbone " + backbone +
                                 ")");
   }
-  for (const auto& s : spec.sets) proto.overrides.push_back(substitute(s, dataset, backbone));
+  for (const auto& s : spec.sets) proto.overrides.push_back(fill_cell(s, dataset, backbone));
   try {
     config = config_naming(proto.config, backbone, proto.overrides);
   } catch (const std::invalid_argument& e) {

@@ -22,9 +22,37 @@ namespace minrnn::sweep {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The environment a run starts with: this process's, its thread counts set to `threads` (as
+// NAME=VALUE strings, made before the fork: the child may not allocate).
+std::vector<std::string> run_environment(int threads) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("OMP_NUM_THREADS=", 0) != 0 && entry.rfind("MKL_NUM_THREADS=", 0) != 0)
+      env.push_back(entry);
+  }
+  env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
+  env.push_back("MKL_NUM_THREADS=" + std::to_string(threads));
+  return env;
+}
+
+// Pointers into `words`, null-terminated, as exec takes them.
+std::vector<char*> exec_list(const std::vector<std::string>& words) {
+  std::vector<char*> list;
+  for (const auto& w : words) list.push_back(const_cast<char*>(w.c_str()));
+  list.push_back(nullptr);
+  return list;
+}
+
+}  // namespace
+
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
             int threads) {
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  // Close-on-exec: the other runs this sweep starts do not hold this one's log open (the child's
+  // own copies, dup2'd to 1 and 2, stay open across its exec).
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error("cannot open log file " + log +
                              " to append to it: " + std::strerror(errno));
@@ -34,25 +62,27 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   line += "\n";
   if (::write(fd, line.data(), line.size()) < 0) { /* the log is best effort */
   }
+  // Everything the child needs is made here: after a fork of a process with threads, only
+  // async-signal-safe calls are safe in the child (a malloc another thread held the lock of
+  // would wait forever).
+  std::vector<std::string> words = {"minrnn"};
+  words.insert(words.end(), args.begin(), args.end());
+  const std::vector<std::string> env = run_environment(threads);
+  const std::vector<char*> argv = exec_list(words), envp = exec_list(env);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {  // child: only async-signal-safe calls until exec
+  if (pid < 0) {
+    ::close(fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
     // A run never outlives its sweep unnoticed: when the sweep dies (any signal, SIGKILL too) the
     // kernel sends the child SIGTERM; the run resumes from its checkpoint on the next sweep.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(143);  // the sweep died before prctl took effect
     ::dup2(fd, 1);
     ::dup2(fd, 2);
-    const std::string t = std::to_string(threads);
-    ::setenv("OMP_NUM_THREADS", t.c_str(), 1);
-    ::setenv("MKL_NUM_THREADS", t.c_str(), 1);
-    std::vector<char*> argv;
-    static char name[] = "minrnn";
-    argv.push_back(name);
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(exe.c_str(), argv.data());
+    ::execve(exe.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(fd);
@@ -115,18 +145,21 @@ bool read_until_closed(int out_fd, int err_fd, CommandOutput& r,
 CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   CommandOutput r;
   int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
-  if (::pipe(err_pipe) != 0) {
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
     throw std::runtime_error("pipe failed");
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  // Made before the fork, as spawn's: the child calls only async-signal-safe functions.
+  const std::vector<char*> args = exec_list(argv);
+  const std::string cannot_run = argv[0] + ": cannot run it (not found, or not executable)\n";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid < 0) {
+    for (int p : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(p);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
   if (pid == 0) {
     // Its own process group, so that a timeout kills what it started too (a wrapper's children
     // would otherwise hold the pipes open).
@@ -136,8 +169,7 @@ CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::mil
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
     ::execvp(args[0], args.data());
-    const std::string msg = argv[0] + ": " + std::strerror(errno) + "\n";
-    if (::write(2, msg.data(), msg.size()) < 0) {
+    if (::write(2, cannot_run.data(), cannot_run.size()) < 0) {
     }
     ::_exit(127);
   }

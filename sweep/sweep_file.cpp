@@ -148,7 +148,7 @@ std::vector<int64_t> seed_list(const YAML::Node& v, const std::string& file) {
 std::vector<std::string> override_list(const YAML::Node& v, const std::string& file) {
   std::vector<std::string> sets = string_list(v, file, "set");
   for (const auto& kv_text : sets)
-    if (const std::string why = rl::why_not_override(kv_text); !why.empty())
+    if (const std::string why = why_not_sweep_set(kv_text); !why.empty())
       io::bad_key(file, "set", "'" + kv_text + "': " + why);
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
     io::bad_key(file, "set",
@@ -202,6 +202,20 @@ void read_sweep_key(const std::string& key, const YAML::Node& v, const std::stri
 }
 
 }  // namespace
+
+std::string fill_cell(std::string text, const std::string& dataset, const std::string& backbone) {
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"{dataset}", dataset}, {"{backbone}", backbone}}) {
+    for (size_t at = text.find(name); at != std::string::npos;
+         at = text.find(name, at + value.size()))
+      text.replace(at, name.size(), value);
+  }
+  return text;
+}
+
+std::string why_not_sweep_set(const std::string& key_value) {
+  return rl::why_not_override(fill_cell(key_value, "dataset", "mingru"));
+}
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   const YAML::Node root = io::parse_yaml(text, file);

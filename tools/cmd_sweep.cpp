@@ -93,7 +93,7 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
 
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
-  check_command_line_sets("sweep", args.sets);
+  check_command_line_sets("sweep", args.sets, sweep::why_not_sweep_set);
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
   if (!args.out.empty()) spec.out = args.out;
   sweep::apply_command_sets(spec, command_line_sets(args, spec.out));

@@ -92,7 +92,7 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
-  check_command_line_sets("train", a.sets);
+  check_command_line_sets("train", a.sets, rl::why_not_override);
   // Without --seed only the count matters: each config keeps its own seed.
   const std::vector<int64_t> seeds =
       a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), 0) : a.seeds;

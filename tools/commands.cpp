@@ -104,9 +104,10 @@ void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim
                                 " transitions to write need " + shortfall);
 }
 
-void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets) {
+void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets,
+                             const std::function<std::string(const std::string&)>& why_not) {
   for (const std::string& set : sets) {
-    if (const std::string why = rl::why_not_override(set); !why.empty())
+    if (const std::string why = why_not(set); !why.empty())
       throw usage_error(command, "--set " + set + ": " + why);
   }
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -63,7 +64,9 @@ void check_transitions_fit(const std::string& option, int64_t steps, int obs_dim
 // Refuses (usage_error) a command line's --set that is no key=value of a known key and a value
 // of its type, or that sets a key given before: a config file refuses a key given twice, and the
 // later one would win without a word.
-void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets);
+// `why_not` says why one is no override (rl::why_not_override; a sweep's fills in its cells).
+void check_command_line_sets(const std::string& command, const std::vector<std::string>& sets,
+                             const std::function<std::string(const std::string&)>& why_not);
 
 // Every option of a command that also takes positional arguments takes one value each time it is
 // given (`--seed 0,1` or `--seed 0 --seed 1`), so `train --seed 0 c.yaml` is not read as seeds 0

@@ -143,6 +143,8 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
   EXPECT_NE(testing::sweep_error_of(ok + "set: [lrr=1]\n")
                 .find("key 'set': 'lrr=1': unknown key (did you mean 'lr'?)"),
             std::string::npos);
+  // A cell's own value ({dataset}, {backbone}) is read as each run's will be: filled in.
+  EXPECT_EQ(testing::sweep_error_of(ok + "set: [\"dataset=data/{dataset}.hdf5\"]\n"), "");
   EXPECT_NE(testing::sweep_error_of(ok + "set: [max_steps=many]\n")
                 .find("'max_steps=many': expected an integer, got 'many'"),
             std::string::npos);

@@ -149,6 +149,10 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
                          "(a relative path is read from the folder minrnn runs in, "});
   const testing::CommandResult sweep = run_minrnn(dir, "sweep --set max_steps=2 s.yaml --dry-run");
   EXPECT_EQ(sweep.output.find("is required"), std::string::npos) << sweep.output;
+  // A sweep's --set of a cell's own value is read filled in, as its runs' are.
+  const testing::CommandResult cell =
+      run_minrnn(dir, "sweep s.yaml --set 'dataset=data/{dataset}.hdf5' --dry-run");
+  EXPECT_EQ(cell.output.find("--set"), std::string::npos) << cell.output;
   for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
            {"train", "minrnn: error: train: config is required (minrnn train --help)"},
            {"eval r --episods 3", "--episods: did you mean '--episodes'? (minrnn eval --help)"},

@@ -1,0 +1,49 @@
+// The processes a sweep starts: a run with its log and thread counts, and a command read for its
+// output (sbatch, squeue), each started without the child allocating between fork and exec.
+#include "sweep/spawn.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <string>
+
+#include "io/isolated.h"
+#include "tests/temp_dir.h"
+#include "tests/text_file.h"
+
+namespace minrnn {
+namespace {
+
+// A run's process: its command line first in its log, then its output; its thread counts those
+// the sweep gave it, whatever this process's environment says.
+TEST(Spawn, ARunLogsItsCommandAndGetsItsThreadCounts) {
+  testing::TempDir tmp;
+  const std::string log = (tmp.path / "run.log").string();
+  ::setenv("OMP_NUM_THREADS", "7", 1);
+  const pid_t pid = sweep::spawn(
+      "/bin/sh", {"-c", "echo threads $OMP_NUM_THREADS $MKL_NUM_THREADS; echo err >&2"}, log, 3);
+  const int status = io::wait_for_child(pid);
+  ::unsetenv("OMP_NUM_THREADS");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(testing::read_text(log),
+            "$ minrnn -c echo threads $OMP_NUM_THREADS $MKL_NUM_THREADS; echo err >&2\n"
+            "threads 3 3\nerr\n");
+}
+
+TEST(Spawn, ACommandThatCannotRunSaysSo) {
+  const sweep::CommandOutput r =
+      sweep::run_command({"/nonexistent/sbatch", "--parsable"}, std::chrono::seconds(10));
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.err, "/nonexistent/sbatch: cannot run it (not found, or not executable)\n");
+  const sweep::CommandOutput echo =
+      sweep::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10));
+  EXPECT_EQ(echo.exit_code, 3);
+  EXPECT_EQ(echo.out, "out\n");
+  EXPECT_EQ(echo.err, "err\n");
+}
+
+}  // namespace
+}  // namespace minrnn
