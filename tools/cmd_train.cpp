@@ -223,7 +223,8 @@ void add_train_command(CLI::App& app) {
                 "train a run further: its config with only a larger max_steps goes on from the "
                 "last checkpoint (its results so far are kept as *-step<N> files)")
       ->excludes("--force");
-  sub->add_flag("--quiet", args->quiet, "no progress line");
+  sub->add_flag("--quiet", args->quiet,
+                "no progress line (the device, the evaluations and the end are still said)");
   sub->add_flag("--eager", args->eager,
                 "on CUDA, run every training step eagerly instead of replaying it as a CUDA graph "
                 "(the same result; to compare, or to debug a step)");
