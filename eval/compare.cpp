@@ -31,7 +31,7 @@ using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve
 
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
 // is left out.
-Cells read_curves(const std::string& sweep_dir) {
+Cells read_cells(const std::string& sweep_dir) {
   Cells cells;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     Series evals{"", {}, {}};
@@ -160,7 +160,7 @@ std::string verdict(const CellComparison& c) {
 }
 
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b) {
-  const Cells a = read_curves(sweep_a), b = read_curves(sweep_b);
+  const Cells a = read_cells(sweep_a), b = read_cells(sweep_b);
   std::vector<CellComparison> cells;
   for (const auto& [key, runs] : a) {
     const auto other = b.find(key);

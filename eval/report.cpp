@@ -283,6 +283,7 @@ ReportFiles write_report(const std::string& sweep_dir) {
   ReportFiles files;
   const fs::path dir(sweep_dir);
   const SweepCurves curves = read_curves(runs, unfinished);
+  fill_last_evaluations(&unfinished, curves);
   files.unreadable_curves = static_cast<int>(curves.unreadable.size());
   files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
                    (runs.empty() ? "No run has finished yet.\n" : table_markdown(t));

@@ -81,7 +81,8 @@ std::map<std::string, std::string> training_settings(const std::filesystem::path
                                                      bool scored_during_training = false);
 // Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
-// Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json.
+// Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json (its last
+// evaluation: fill_last_evaluations, from its curves).
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a failed.json, or finished with an eval.json that is no result.
 std::vector<RunFailure> collect_failed(const std::string& sweep_dir);
@@ -120,6 +121,9 @@ struct SweepCurves {
 SweepCurves read_curves(const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished);
 std::string unreadable_markdown(const std::vector<std::string>& unreadable);  // "" when none
+// Each run in progress's last evaluation during training, from its evals.csv as read (a run
+// finished at a smaller budget keeps its final score).
+void fill_last_evaluations(std::vector<RunProgress>* unfinished, const SweepCurves& curves);
 
 // Whether a budget was long enough, from the evaluations during training (`eval_every`) of the
 // finished runs of one (dataset, backbone): each run's mean over the third quarter of its steps

@@ -52,6 +52,15 @@ SweepCurves read_curves(const std::vector<RunScore>& runs,
   return curves;
 }
 
+void fill_last_evaluations(std::vector<RunProgress>* unfinished, const SweepCurves& curves) {
+  for (RunProgress& r : *unfinished) {
+    const auto found = curves.evals.find(r.run_dir);
+    if (r.finished_shorter || found == curves.evals.end()) continue;
+    r.last_eval = found->second.y.back();
+    r.last_eval_step = static_cast<int64_t>(found->second.x.back());
+  }
+}
+
 std::string unreadable_markdown(const std::vector<std::string>& unreadable) {
   if (unreadable.empty()) return "";
   std::ostringstream md;
@@ -143,8 +152,13 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
       }
     }
     for (auto* p : {&loss, &score}) {
-      if (p->series.empty()) continue;
       const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
+      if (p->series.empty()) {
+        // An earlier report's plot of curves no longer read (unreadable now) would read as today's.
+        std::error_code ec;
+        fs::remove(f, ec);
+        continue;
+      }
       write_svg(f.string(), *p);
       written->push_back(f.string());
     }

@@ -102,15 +102,6 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
     if (!last) continue;
     RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
     r.step = last->step;
-    Series evals{"", {}, {}};
-    try {
-      if (read_eval_curve(dir, &evals)) {
-        r.last_eval = evals.y.back();
-        r.last_eval_step = static_cast<int64_t>(evals.x.back());
-      }
-    } catch (const std::exception&) {
-      // No last evaluation to show: the report lists the file with why (read_curves).
-    }
     runs.push_back(r);
   }
   return runs;

@@ -12,6 +12,7 @@
 // this loop one at a time: the packed engine gives an episode the same bits in any batch
 // (tests/tools/cli_test.cpp checks the printed digits).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,11 +34,11 @@ struct Options {
 // alone (strtoll would take " 2", "+2" and clamp 1e20 to its largest).
 long long whole_number(const std::string& flag, const std::string& text, long long least,
                        long long most) {
-  const bool digits =
-      !text.empty() && text.size() <= 19 &&
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const long long value = digits ? std::stoll(text) : -1;
-  if (!digits || value < least || value > most) {
+  long long value = -1;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  const bool digits = !text.empty() && text[0] != '-';
+  if (!digits || error != std::errc() || stop != end || value < least || value > most) {
     throw std::invalid_argument(flag + ": expected a whole number from " + std::to_string(least) +
                                 " to " + std::to_string(most) + ", got '" + text + "'");
   }

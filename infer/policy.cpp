@@ -35,8 +35,7 @@ EvalMode resolve_eval_mode(EvalMode requested, const Agent& agent) {
   if (requested == EvalMode::kStreaming && !agent.model->streaming()) {
     throw std::invalid_argument("eval mode 'streaming' needs a recurrent backbone; backbone '" +
                                 agent.config.backbone +
-                                "' has no step mode (use mode window or auto: eval's --mode, "
-                                "PolicyOptions::mode)");
+                                "' has no step mode (use mode window or auto)");
   }
   return requested;
 }

@@ -18,11 +18,33 @@
 
 #include "io/isolated.h"
 
+extern char** environ;  // POSIX: the program declares it
+
 namespace minrnn::sweep {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// `text` and errno's number, "…: errno 2\n", into `line` with no allocation: what a child may
+// write after a failed exec (snprintf and strerror are not async-signal-safe).
+size_t exec_failure_line(const std::string& text, int err, char (&line)[512]) {
+  size_t n = std::min(text.size(), sizeof line - 16);
+  std::memcpy(line, text.data(), n);
+  const char tag[] = " (errno ";
+  std::memcpy(line + n, tag, sizeof tag - 1);
+  n += sizeof tag - 1;
+  char digits[8];
+  int d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + err % 10);
+    err /= 10;
+  } while (err > 0 && d < 7);
+  while (d > 0) line[n++] = digits[--d];
+  line[n++] = ')';
+  line[n++] = '\n';
+  return n;
+}
 
 // The environment a run starts with: this process's, its thread counts set to `threads` (as
 // NAME=VALUE strings, made before the fork: the child may not allocate).
@@ -52,10 +74,17 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
             int threads) {
   // Close-on-exec: the other runs this sweep starts do not hold this one's log open (the child's
   // own copies, dup2'd to 1 and 2, stay open across its exec).
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error("cannot open log file " + log +
                              " to append to it: " + std::strerror(errno));
+  }
+  if (fd <= 2) {  // this process started with 1 or 2 closed: dup2(fd, fd) would keep close-on-exec
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    ::close(fd);
+    if (moved < 0)
+      throw std::runtime_error("cannot open log file " + log + ": " + std::strerror(errno));
+    fd = moved;
   }
   std::string line = "$ minrnn";
   for (const auto& a : args) line += " " + a;
@@ -69,6 +98,7 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   words.insert(words.end(), args.begin(), args.end());
   const std::vector<std::string> env = run_environment(threads);
   const std::vector<char*> argv = exec_list(words), envp = exec_list(env);
+  const std::string cannot_run = exe + ": cannot run it";
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -83,6 +113,9 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     ::execve(exe.c_str(), argv.data(), envp.data());
+    char line[512];
+    if (::write(2, line, exec_failure_line(cannot_run, errno, line)) < 0) {
+    }
     ::_exit(127);
   }
   ::close(fd);
@@ -151,9 +184,11 @@ CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::mil
     ::close(out_pipe[1]);
     throw std::runtime_error("pipe failed");
   }
-  // Made before the fork, as spawn's: the child calls only async-signal-safe functions.
+  // Made before the fork, as spawn's: the child calls only async-signal-safe functions (execvp,
+  // which searches PATH, is not one: the program is found here).
   const std::vector<char*> args = exec_list(argv);
-  const std::string cannot_run = argv[0] + ": cannot run it (not found, or not executable)\n";
+  const std::string program = find_on_path(argv[0]);
+  const std::string cannot_run = argv[0] + (program.empty() ? ": not found" : ": cannot run it");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -168,8 +203,10 @@ CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::mil
     ::dup2(err_pipe[1], 2);
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
-    ::execvp(args[0], args.data());
-    if (::write(2, cannot_run.data(), cannot_run.size()) < 0) {
+    if (!program.empty()) ::execv(program.c_str(), args.data());
+    char line[512];
+    if (::write(2, line, exec_failure_line(cannot_run, program.empty() ? ENOENT : errno, line)) <
+        0) {
     }
     ::_exit(127);
   }

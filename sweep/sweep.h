@@ -98,9 +98,8 @@ std::string pack_limit_text(const SweepSpec& spec, const std::string& device);
 // `text` (a config path, a set's "key=value") of one cell: {dataset} and {backbone} replaced.
 std::string fill_cell(std::string text, const std::string& dataset, const std::string& backbone);
 // Why a sweep's `set` or --set "key=value" is no override ("" where it is one): rl::
-// why_not_override of it filled for a cell (dataset=data/{dataset}.hdf5 is a string whatever
-// the labels).
-std::string why_not_sweep_set(const std::string& key_value);
+// why_not_override of it filled in for each of the sweep's cells, as each run's will be.
+std::string why_not_sweep_set(const std::string& key_value, const SweepSpec& spec);
 
 // Parses a sweep file strictly: an unknown key or a value of the wrong type throws
 // std::invalid_argument naming the key and the file.

@@ -147,9 +147,6 @@ std::vector<int64_t> seed_list(const YAML::Node& v, const std::string& file) {
 // `set`: key=value overrides of the config, each key once.
 std::vector<std::string> override_list(const YAML::Node& v, const std::string& file) {
   std::vector<std::string> sets = string_list(v, file, "set");
-  for (const auto& kv_text : sets)
-    if (const std::string why = why_not_sweep_set(kv_text); !why.empty())
-      io::bad_key(file, "set", "'" + kv_text + "': " + why);
   if (const rl::RepeatedOverride twice = rl::repeated_override(sets); !twice.key.empty()) {
     io::bad_key(file, "set",
                 twice.key + " given twice ('" + twice.first + "', '" + twice.second + "')");
@@ -213,8 +210,16 @@ std::string fill_cell(std::string text, const std::string& dataset, const std::s
   return text;
 }
 
-std::string why_not_sweep_set(const std::string& key_value) {
-  return rl::why_not_override(fill_cell(key_value, "dataset", "mingru"));
+std::string why_not_sweep_set(const std::string& key_value, const SweepSpec& spec) {
+  for (const std::string& dataset : spec.datasets) {
+    for (const std::string& backbone : spec.backbones) {
+      const std::string filled = fill_cell(key_value, dataset, backbone);
+      if (const std::string why = rl::why_not_override(filled); !why.empty())
+        return filled == key_value ? why
+                                   : why + " (filled in for " + dataset + ", " + backbone + ")";
+    }
+  }
+  return "";
 }
 
 SweepSpec parse_sweep(const std::string& text, const std::string& file) {
@@ -232,6 +237,9 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file) {
   }
   for (const char* required : {"datasets", "backbones", "seeds"})
     if (!root[required]) io::bad_key(file, required, "missing");
+  for (const std::string& set : s.sets)
+    if (const std::string why = why_not_sweep_set(set, s); !why.empty())
+      io::bad_key(file, "set", "'" + set + "': " + why);
   return s;
 }
 

@@ -236,21 +236,23 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   }
   const fs::path result = rl::RunFiles(run_folder(a.run)).result;
   if (a.out_given) check_out_file(a.out, result);
-  if (!a.video.empty()) {
-    if (const std::string why = eval::why_not_video_dir(a.video); !why.empty())
-      throw usage_error("eval", "--video " + why);
-  }
   eval::RolloutOptions ro;
   ro.episodes = a.episodes;
   ro.target_return = target_given ? a.target_return : agent.config.target_return;
   ro.seed = a.seed;
   ro.video_dir = a.video;
   ro.mode = eval::parse_eval_mode(a.mode);
-  try {
-    eval::resolve_eval_mode(ro.mode, agent);
-  } catch (const std::invalid_argument&) {  // the one refusal: a mode this backbone has not
-    throw usage_error("eval", "--mode " + a.mode + ": backbone '" + agent.config.backbone +
-                                  "' has no step mode (--mode window or auto)");
+  if (ro.mode == eval::EvalMode::kStreaming) {
+    try {
+      eval::resolve_eval_mode(ro.mode, agent);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error("eval", "--mode " + a.mode + ": " + e.what());
+    }
+  }
+  // Last of the checks: it makes the folder.
+  if (!a.video.empty()) {
+    if (const std::string why = eval::why_not_video_dir(a.video); !why.empty())
+      throw usage_error("eval", "--video " + why);
   }
   ro.engine = rl::parse_policy_engine(a.engine);
   ro.threads = a.threads;

@@ -93,8 +93,10 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
 
 // The sweep file with the command line's changes, then its status, its estimate, or its runs.
 void run_sweep_command(const SweepArgs& args) {
-  check_command_line_sets("sweep", args.sets, sweep::why_not_sweep_set);
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
+  check_command_line_sets("sweep", args.sets, [&spec](const std::string& set) {
+    return sweep::why_not_sweep_set(set, spec);
+  });
   if (!args.out.empty()) spec.out = args.out;
   sweep::apply_command_sets(spec, command_line_sets(args, spec.out));
   for (const std::string& set : args.sets) spec.command_options += " --set " + io::shell_word(set);

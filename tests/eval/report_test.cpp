@@ -139,6 +139,25 @@ TEST(Report, ADamagedCurveFileIsListedAndTheReportWritten) {
   const std::string loss = read_text(tmp.path / "plots/hopper-medium-mingru-loss.svg");
   EXPECT_NE(loss.find("seed 1"), std::string::npos) << loss;
   EXPECT_EQ(loss.find("seed 0"), std::string::npos) << loss;
+
+  // No seed's curve read: no plot, not an earlier report's left to pass for today's.
+  const fs::path seed1 = tmp.path / "hopper-medium" / "mingru" / "seed1";
+  std::ofstream(seed1 / "metrics.csv") << "step,loss\n1,abc\n";
+  eval::write_report(tmp.path.string());
+  EXPECT_FALSE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
+  EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));  // seed 1's evals
+
+  // A run in progress whose evals.csv cannot be read: listed with no last evaluation.
+  fs::remove(seed1 / "eval.json");
+  fs::remove(seed1 / "done.json");
+  std::ofstream(seed1 / "metrics.csv") << "step,loss\n1,0.5\n";
+  std::ofstream(seed1 / "evals.csv") << "250,100,1,nan,1\n";
+  const std::string md = eval::write_report(tmp.path.string()).markdown;
+  EXPECT_NE(md.find("| hopper-medium | mingru | 1 | 1 | – |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- " + (seed1 / "evals.csv").string() +
+                    ": the evaluation at step 250 is nan, not a score"),
+            std::string::npos)
+      << md;
 }
 
 // An eval.json without done.json is an evaluation of a run still training: it is listed with the
@@ -296,7 +315,8 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
                                          "100,0.5,0.001,0.1,10,1\n200,0.4,0.001,0.1,10,2\n";
   fs::create_directories(tmp.path / "hopper-medium/transformer/seed0");  // not started: no row
 
-  const auto unfinished = eval::collect_unfinished(tmp.path.string());
+  auto unfinished = eval::collect_unfinished(tmp.path.string());
+  eval::fill_last_evaluations(&unfinished, eval::read_curves({}, unfinished));
   ASSERT_EQ(unfinished.size(), 2u);
   EXPECT_EQ(unfinished[0].backbone, "mingru");
   EXPECT_EQ(unfinished[0].seed, 1);

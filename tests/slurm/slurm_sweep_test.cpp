@@ -178,7 +178,11 @@ TEST(SlurmSweep, ATinySweepRunsThroughSbatchAndReports) {
   const std::string job = job_of(dir);
   EXPECT_TRUE(fs::exists(dir.path / "sw/slurm/sweep.sbatch"));
 
+  // Its tasks not started yet are held, so that the array is still queued when it is submitted
+  // again (on a loaded machine the whole array once ran before the second submission looked).
+  shell("scontrol hold " + job);
   const Result again = run_minrnn(dir, "sweep s.yaml --backend slurm");
+  shell("scontrol release " + job);
   EXPECT_NE(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("Slurm job " + job), std::string::npos) << again.output;
   EXPECT_NE(again.output.find("already submitted"), std::string::npos) << again.output;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 #include "io/isolated.h"
@@ -21,15 +22,26 @@ TEST(Spawn, ARunLogsItsCommandAndGetsItsThreadCounts) {
   testing::TempDir tmp;
   const std::string log = (tmp.path / "run.log").string();
   ::setenv("OMP_NUM_THREADS", "7", 1);
+  ::setenv("MINRNN_SPAWN_TEST", "kept", 1);  // the rest of the environment goes with it
   const pid_t pid = sweep::spawn(
-      "/bin/sh", {"-c", "echo threads $OMP_NUM_THREADS $MKL_NUM_THREADS; echo err >&2"}, log, 3);
+      "/bin/sh", {"-c", "echo $OMP_NUM_THREADS $MKL_NUM_THREADS $MINRNN_SPAWN_TEST; echo err >&2"},
+      log, 3);
   const int status = io::wait_for_child(pid);
   ::unsetenv("OMP_NUM_THREADS");
+  ::unsetenv("MINRNN_SPAWN_TEST");
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(testing::read_text(log),
-            "$ minrnn -c echo threads $OMP_NUM_THREADS $MKL_NUM_THREADS; echo err >&2\n"
-            "threads 3 3\nerr\n");
+            "$ minrnn -c echo $OMP_NUM_THREADS $MKL_NUM_THREADS $MINRNN_SPAWN_TEST; echo err >&2\n"
+            "3 3 kept\nerr\n");
+  // A program that cannot be run says so in its log, exit 127.
+  const std::string missing = (tmp.path / "no-minrnn").string();
+  const int failed = io::wait_for_child(sweep::spawn(missing, {"train"}, log, 1));
+  EXPECT_EQ(WEXITSTATUS(failed), 127);
+  EXPECT_NE(
+      testing::read_text(log).find("$ minrnn train\n" + missing + ": cannot run it (errno 2)\n"),
+      std::string::npos)
+      << testing::read_text(log);
 }
 
 TEST(Spawn, ACommandThatCannotRunSaysSo) {
@@ -37,7 +49,7 @@ TEST(Spawn, ACommandThatCannotRunSaysSo) {
       sweep::run_command({"/nonexistent/sbatch", "--parsable"}, std::chrono::seconds(10));
   EXPECT_EQ(r.exit_code, 127);
   EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.err, "/nonexistent/sbatch: cannot run it (not found, or not executable)\n");
+  EXPECT_EQ(r.err, "/nonexistent/sbatch: not found (errno 2)\n");
   const sweep::CommandOutput echo =
       sweep::run_command({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10));
   EXPECT_EQ(echo.exit_code, 3);

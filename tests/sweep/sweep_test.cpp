@@ -145,6 +145,14 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
             std::string::npos);
   // A cell's own value ({dataset}, {backbone}) is read as each run's will be: filled in.
   EXPECT_EQ(testing::sweep_error_of(ok + "set: [\"dataset=data/{dataset}.hdf5\"]\n"), "");
+  EXPECT_EQ(testing::sweep_error_of("datasets: ['1000', '2000']\nbackbones: [mingru]\nseeds: [0]\n"
+                                    "set: ['max_steps={dataset}']\n"),
+            "");
+  EXPECT_NE(testing::sweep_error_of("datasets: ['1000', 'many']\nbackbones: [mingru]\nseeds: [0]\n"
+                                    "set: ['max_steps={dataset}']\n")
+                .find("'max_steps={dataset}': expected an integer, got 'many' (filled in for "
+                      "many, mingru)"),
+            std::string::npos);
   EXPECT_NE(testing::sweep_error_of(ok + "set: [max_steps=many]\n")
                 .find("'max_steps=many': expected an integer, got 'many'"),
             std::string::npos);

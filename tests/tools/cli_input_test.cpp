@@ -157,13 +157,13 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
            {"train", "minrnn: error: train: config is required (minrnn train --help)"},
            {"eval r --episods 3", "--episods: did you mean '--episodes'? (minrnn eval --help)"},
            {"train c.yaml --seed x", "train: --seed: expected an integer"},
-           // A --set is read before any file: a key set twice (as a config file's key given
-           // twice), no key=value, an unknown key, a value not of its key's type.
+           // A --set is read before a config (a sweep's with the sweep file's cells): a key set
+           // twice (as a config file's key given twice), no key=value, an unknown key, a value
+           // not of its key's type.
            {"train c.yaml --set lr=1e-3 --set lr=1e-4",
             "train: --set lr: given twice ('lr=1e-3', 'lr=1e-4')"},
            {"train nofile.yaml --set lr", "train: --set lr: expected key=value"},
-           {"sweep nofile.yaml --set lrr=1",
-            "sweep: --set lrr=1: unknown key (did you mean 'lr'?)"},
+           {"sweep s.yaml --set lrr=1", "sweep: --set lrr=1: unknown key (did you mean 'lr'?)"},
            {"train c.yaml --set lr=abc", "train: --set lr=abc: expected a number, got 'abc'"},
            {"train c.yaml --seed 0,1 --run-dir x",
             "train: --run-dir: given once for 2 seed(s); give one per --seed"},

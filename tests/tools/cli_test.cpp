@@ -293,6 +293,7 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
            {"run --episodes +2", "got '+2'"},
            {"run --seed 99999999999999999999",
             "--seed: expected a whole number from 0 to 4611686018427387904"},
+           {"run --seed 9999999999999999999", "got '9999999999999999999'"},  // past int64 too
            {"run --seed", "--seed: no value given"},
            {"run --seed 1 --seed 2", "--seed: given twice"},
            {"--episodes 2 run", "RUN_DIR comes first, then options"},

@@ -88,9 +88,12 @@ TEST_F(EvalCli, OutNeverReplacesARunsResultNorFailsAfterTheEpisodes) {
   transformer.replace(transformer.find("mingru"), 6, "transformer");
   write_text(dir.path / "t.yaml", transformer);
   ASSERT_EQ(run_minrnn(dir, "train t.yaml --quiet --run-dir t").exit_code, 0);
-  const testing::CommandResult mode = run_minrnn(dir, "eval t --episodes 1 --mode streaming");
-  expect_failure_naming(mode, {"eval: --mode streaming: backbone 'transformer' has no step mode"});
+  const testing::CommandResult mode =
+      run_minrnn(dir, "eval t --episodes 1 --mode streaming --video new");
+  expect_failure_naming(mode, {"eval: --mode streaming: eval mode 'streaming' needs a recurrent "
+                               "backbone; backbone 'transformer' has no step mode"});
   EXPECT_EQ(mode.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir.path / "new"));  // the video folder is made after every check
   // A config given for a run: one line naming it, where LibTorch's zip reader said a paragraph.
   const testing::CommandResult config = run_minrnn(dir, "eval c.yaml");
   expect_failure_naming(config, {"c.yaml: not a readable minrnn checkpoint: not a zip archive"});
