@@ -238,7 +238,7 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
 
 }  // namespace
 
-std::string why_not_video_dir(const std::string& dir) {
+std::string make_video_dir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) return dir + " is a file, not a folder";
   if (!fs::create_directories(dir, ec) && ec) return dir + " cannot be made: " + ec.message();
@@ -290,7 +290,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
     throw std::invalid_argument("rollout: the run names no environment; set config key 'env'");
   }
   if (!opt.video_dir.empty()) {
-    if (const std::string why = why_not_video_dir(opt.video_dir); !why.empty())
+    if (const std::string why = make_video_dir(opt.video_dir); !why.empty())
       throw std::invalid_argument("video folder " + why);
   }
   const auto start = std::chrono::steady_clock::now();

@@ -93,7 +93,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);
 // that cannot be made or written in, or one holding anything but an earlier rollout's frames
 // (which the new ones replace; a user's other files are not). The message begins with `dir`.
 // rollout() refuses such a folder before any episode runs.
-std::string why_not_video_dir(const std::string& dir);
+std::string make_video_dir(const std::string& dir);
 
 // Writes <path> (JSON, tmp + rename): the options (with "mode" the mode used and "mode_requested"),
 // the agent's step and the per-episode results.

@@ -251,7 +251,7 @@ void run_eval(const EvalArgs& a, Given given, bool target_given) {
   }
   // Last of the checks: it makes the folder.
   if (!a.video.empty()) {
-    if (const std::string why = eval::why_not_video_dir(a.video); !why.empty())
+    if (const std::string why = eval::make_video_dir(a.video); !why.empty())
       throw usage_error("eval", "--video " + why);
   }
   ro.engine = rl::parse_policy_engine(a.engine);
