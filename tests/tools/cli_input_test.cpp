@@ -165,6 +165,8 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
            {"train nofile.yaml --set lr", "train: --set lr: expected key=value"},
            {"sweep s.yaml --set lrr=1", "sweep: --set lrr=1: unknown key (did you mean 'lr'?)"},
            {"train c.yaml --set lr=abc", "train: --set lr=abc: expected a number, got 'abc'"},
+           {"train c.yaml --seed 1 --set seed=2",
+            "train: --set seed=2: the seed is --seed's to set; give it once"},
            {"train c.yaml --seed 0,1 --run-dir x",
             "train: --run-dir: given once for 2 seed(s); give one per --seed"},
            {"data synth s.hdf5 --steps 100",
