@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "eval/csv.h"
@@ -17,11 +18,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Reads one curve into `curves[run_dir]` (where it has a point); a file that cannot be read goes
-// to `unreadable` with why, its curve left out.
+// Where reading a curve file would find nothing without a word: a folder or device in its place;
+// for a finished run, which wrote it whole, a file missing or whose last line is cut short (a
+// copy stopped early). "" where the file can be read.
+std::string why_no_curve_file(const fs::path& file, bool finished) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(file, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) return file.string() + ": not a file";
+  if (!finished) return "";
+  if (!fs::exists(st)) return file.string() + ": missing (a finished run has written it)";
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  char last = '\n';
+  if (in.tellg() > 0 && in.seekg(-1, std::ios::end)) in.get(last);
+  return last == '\n' ? "" : file.string() + ": its last line is cut short (a copy stopped early?)";
+}
+
+// Reads one curve, `read` from `file`, into `curves[run_dir]` (where it has a point); a file that
+// cannot be read goes to `unreadable` with why, its curve left out.
 template <typename Read>
-void read_curve(const std::string& run_dir, Read read, std::map<std::string, Series>* curves,
-                std::vector<std::string>* unreadable) {
+void read_curve(const std::string& run_dir, const fs::path& file, bool finished, Read read,
+                std::map<std::string, Series>* curves, std::vector<std::string>* unreadable) {
+  if (const std::string why = why_no_curve_file(file, finished); !why.empty()) {
+    unreadable->push_back(why);
+    return;
+  }
   Series s{"", {}, {}};
   try {
     if (read(&s)) (*curves)[run_dir] = std::move(s);
@@ -34,20 +54,20 @@ void read_curve(const std::string& run_dir, Read read, std::map<std::string, Ser
 
 SweepCurves read_curves(const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished) {
-  std::vector<std::string> dirs;
-  for (const auto& r : runs) dirs.push_back(r.run_dir);
-  for (const auto& r : unfinished) dirs.push_back(r.run_dir);
+  std::vector<std::pair<std::string, bool>> dirs;  // and whether the run finished
+  for (const auto& r : runs) dirs.emplace_back(r.run_dir, true);
+  for (const auto& r : unfinished) dirs.emplace_back(r.run_dir, r.finished_shorter);
   SweepCurves curves;
-  for (const std::string& dir : dirs) {
+  for (const auto& [dir, finished] : dirs) {
+    const rl::RunFiles files(dir);
     // Step and loss lead ProgressLog's columns, in a file from before its header too.
     read_curve(
-        dir,
-        [&](Series* s) {
-          return read_csv_columns(rl::RunFiles(dir).metrics, true, "step", "loss", 0, 1, s);
-        },
+        dir, files.metrics, finished,
+        [&](Series* s) { return read_csv_columns(files.metrics, true, "step", "loss", 0, 1, s); },
         &curves.loss, &curves.unreadable);
     read_curve(
-        dir, [&](Series* s) { return read_eval_curve(dir, s); }, &curves.evals, &curves.unreadable);
+        dir, files.evals, finished, [&](Series* s) { return read_eval_curve(dir, s); },
+        &curves.evals, &curves.unreadable);
   }
   return curves;
 }

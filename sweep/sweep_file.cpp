@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -211,6 +212,15 @@ std::string fill_cell(std::string text, const std::string& dataset, const std::s
 }
 
 std::string why_not_sweep_set(const std::string& key_value, const SweepSpec& spec) {
+  // A misspelt placeholder ({datset}) would reach every run as text: a path no run finds.
+  const std::string left = fill_cell(key_value, "", "");
+  const size_t open = left.find('{'), close = left.find('}', open);
+  if (open != std::string::npos && close != std::string::npos &&
+      std::all_of(left.begin() + open + 1, left.begin() + close,
+                  [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; })) {
+    return "unknown placeholder " + left.substr(open, close - open + 1) +
+           " (a sweep fills in {dataset} and {backbone})";
+  }
   for (const std::string& dataset : spec.datasets) {
     for (const std::string& backbone : spec.backbones) {
       const std::string filled = fill_cell(key_value, dataset, backbone);

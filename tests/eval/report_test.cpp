@@ -147,6 +147,20 @@ TEST(Report, ADamagedCurveFileIsListedAndTheReportWritten) {
   EXPECT_FALSE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));  // seed 1's evals
 
+  // What reading would pass over without a word is listed too: a finished run's file missing or
+  // cut short mid-line (a copy stopped early), a folder in a file's place.
+  std::ofstream(seed1 / "metrics.csv", std::ios::trunc) << "step,loss\n1,0.5\n2,0.";
+  fs::remove(seed1 / "evals.csv");
+  fs::remove(seed0 / "metrics.csv");
+  fs::create_directories(seed0 / "metrics.csv");
+  const std::string listed = eval::write_report(tmp.path.string()).markdown;
+  for (const std::string& why :
+       {(seed1 / "metrics.csv").string() + ": its last line is cut short",
+        (seed1 / "evals.csv").string() + ": missing (a finished run has written it)",
+        (seed0 / "metrics.csv").string() + ": not a file"})
+    EXPECT_NE(listed.find("- " + why), std::string::npos) << listed;
+  fs::remove(seed0 / "metrics.csv");
+
   // A run in progress whose evals.csv cannot be read: listed with no last evaluation.
   fs::remove(seed1 / "eval.json");
   fs::remove(seed1 / "done.json");
@@ -223,7 +237,8 @@ TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
               "67.6 | 65.1 |"),
       std::string::npos)
       << md;
-  const std::string published = md.substr(md.find("## Beside the published numbers"));
+  const size_t at = md.find("## Beside the published numbers");
+  const std::string published = md.substr(at, md.find("\n## ", at + 1) - at);
   EXPECT_EQ(published.find("hopper-tiny"), std::string::npos) << "not in the paper: no row";
 
   EXPECT_EQ(eval::find_published("hopper-medium-v2"), eval::find_published("hopper-medium"));

@@ -145,6 +145,10 @@ TEST(SweepFile, ErrorsNameTheKeyAndTheFile) {
             std::string::npos);
   // A cell's own value ({dataset}, {backbone}) is read as each run's will be: filled in.
   EXPECT_EQ(testing::sweep_error_of(ok + "set: [\"dataset=data/{dataset}.hdf5\"]\n"), "");
+  EXPECT_NE(testing::sweep_error_of(ok + "set: [\"dataset=data/{datset}.hdf5\"]\n")
+                .find("'dataset=data/{datset}.hdf5': unknown placeholder {datset} (a sweep fills "
+                      "in {dataset} and {backbone})"),
+            std::string::npos);
   EXPECT_EQ(testing::sweep_error_of("datasets: ['1000', '2000']\nbackbones: [mingru]\nseeds: [0]\n"
                                     "set: ['max_steps={dataset}']\n"),
             "");
