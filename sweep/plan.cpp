@@ -22,6 +22,19 @@
 #include "sweep/sweep.h"
 
 namespace minrnn::sweep {
+
+std::string why_a_sweeps_own_key(const SweepSpec& spec, const std::string& set) {
+  const std::string key = rl::override_key(set);
+  if (key == "backbone")
+    return "the sweep's `backbones` sets each run's backbone; list the backbones there";
+  if (key == "seed") return "the sweep's `seeds` sets each run's seed; list the seeds there";
+  if (key == "dataset" && spec.datasets.size() > 1 && set.find("{dataset}") == std::string::npos) {
+    return "every dataset label of `datasets` would train on this one dataset; name each "
+           "label's with {dataset} in the value, or sweep one label";
+  }
+  return "";
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -32,23 +45,10 @@ RunState read_state(const std::string& run_dir) {
   return fs::exists(files.result) ? RunState::kDone : RunState::kTrained;
 }
 
-// The keys a sweep sets per run itself: an override of one would train every run of a row or
-// column with one value under its own label (a minLSTM's score in the mingru column).
 void refuse_per_run_overrides(const SweepSpec& spec) {
   for (const std::string& set : spec.sets) {
-    const std::string key = rl::override_key(set);
-    std::string why;
-    if (key == "backbone") {
-      why = "the sweep's `backbones` sets each run's backbone; list the backbones there";
-    } else if (key == "seed") {
-      why = "the sweep's `seeds` sets each run's seed; list the seeds there";
-    } else if (key == "dataset" && spec.datasets.size() > 1 &&
-               set.find("{dataset}") == std::string::npos) {
-      why =
-          "every dataset label of `datasets` would train on this one dataset; name each "
-          "label's with {dataset} in the value, or sweep one label";
-    }
-    if (!why.empty()) throw std::invalid_argument(spec.file + ": set/--set '" + set + "': " + why);
+    if (const std::string why = why_a_sweeps_own_key(spec, set); !why.empty())
+      throw std::invalid_argument(spec.file + ": set/--set '" + set + "': " + why);
   }
 }
 

@@ -101,6 +101,11 @@ std::string fill_cell(std::string text, const std::string& dataset, const std::s
 // why_not_override of it filled in for each of the sweep's cells, as each run's will be.
 std::string why_not_sweep_set(const std::string& key_value, const SweepSpec& spec);
 
+// Why `set` overrides a key the sweep sets per run itself ("" where it does not): backbone, seed,
+// or one dataset for every label; an override of one would train every run of a row or column
+// with one value under its own label (a minLSTM's score in the mingru column).
+std::string why_a_sweeps_own_key(const SweepSpec& spec, const std::string& set);
+
 // Parses a sweep file strictly: an unknown key or a value of the wrong type throws
 // std::invalid_argument naming the key and the file.
 SweepSpec parse_sweep(const std::string& yaml_text, const std::string& file);

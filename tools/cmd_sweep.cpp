@@ -95,7 +95,8 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
 void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSpec spec = sweep::load_sweep(args.file);
   check_command_line_sets("sweep", args.sets, [&spec](const std::string& set) {
-    return sweep::why_not_sweep_set(set, spec);
+    const std::string why = sweep::why_not_sweep_set(set, spec);
+    return why.empty() ? sweep::why_a_sweeps_own_key(spec, set) : why;
   });
   if (!args.out.empty()) spec.out = args.out;
   sweep::apply_command_sets(spec, command_line_sets(args, spec.out));

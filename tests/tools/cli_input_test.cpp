@@ -100,8 +100,12 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                         {"--pack", "from 1 to 4096"});
   expect_failure_naming(run_minrnn(dir, "sweep s.yaml --out '' --dry-run"),
                         {"--out", "expected a directory, got ''"});
-  expect_failure_naming(run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run"),
-                        {"s.yaml", "'backbone=minlstm'", "`backbones`"});
+  // A key the sweep sets per run: a usage error (exit 2) naming the list that sets it.
+  const testing::CommandResult own =
+      run_minrnn(dir, "sweep s.yaml --set backbone=minlstm --dry-run");
+  expect_failure_naming(own, {"sweep: --set backbone=minlstm: the sweep's `backbones` sets each "
+                              "run's backbone"});
+  EXPECT_EQ(own.exit_code, 2);
   // A key of the file's `set:` no config has: the sweep file and its key named, as the file is
   // read (a walk through the commands, 2026-11-29: "--set embed_dimm" alone, as if typed).
   write_text(dir.path / "c.yaml", kFourStepConfig);
