@@ -214,19 +214,22 @@ std::string fill_cell(std::string text, const std::string& dataset, const std::s
 std::string why_not_sweep_set(const std::string& key_value, const SweepSpec& spec) {
   // A misspelt placeholder ({datset}) would reach every run as text: a path no run finds.
   const std::string left = fill_cell(key_value, "", "");
-  const size_t open = left.find('{'), close = left.find('}', open);
-  if (open != std::string::npos && close != std::string::npos &&
-      std::all_of(left.begin() + open + 1, left.begin() + close,
-                  [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; })) {
-    return "unknown placeholder " + left.substr(open, close - open + 1) +
-           " (a sweep fills in {dataset} and {backbone})";
+  for (size_t open = left.find('{'); open != std::string::npos; open = left.find('{', open + 1)) {
+    const size_t close = left.find('}', open);
+    if (close == std::string::npos) break;
+    if (close > open + 1 && std::all_of(left.begin() + open + 1, left.begin() + close, [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || c == '_';
+        })) {
+      return "unknown placeholder " + left.substr(open, close - open + 1) +
+             " (a sweep fills in {dataset} and {backbone})";
+    }
   }
+  if (left == key_value) return rl::why_not_override(key_value);  // the same in every cell
   for (const std::string& dataset : spec.datasets) {
     for (const std::string& backbone : spec.backbones) {
       const std::string filled = fill_cell(key_value, dataset, backbone);
       if (const std::string why = rl::why_not_override(filled); !why.empty())
-        return filled == key_value ? why
-                                   : why + " (filled in for " + dataset + ", " + backbone + ")";
+        return why + " (filled in for " + dataset + ", " + backbone + ")";
     }
   }
   return "";

@@ -92,12 +92,12 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
 std::vector<rl::PackMember> members_of(const TrainArgs& a) {
-  check_command_line_sets("train", a.sets, rl::why_not_override);
-  // --seed sets each run's seed: a --set seed beside it would be dropped without a word.
-  for (const std::string& set : a.sets) {
+  check_command_line_sets("train", a.sets, [&a](const std::string& set) -> std::string {
+    // --seed sets each run's seed: a --set seed beside it would be dropped without a word.
     if (!a.seeds.empty() && rl::override_key(set) == "seed")
-      throw usage_error("train", "--set " + set + ": the seed is --seed's to set; give it once");
-  }
+      return "the seed is --seed's to set; give it once";
+    return rl::why_not_override(set);
+  });
   // Without --seed only the count matters: each config keeps its own seed.
   const std::vector<int64_t> seeds =
       a.seeds.empty() ? std::vector<int64_t>(a.configs.size(), 0) : a.seeds;
