@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -30,13 +31,16 @@ struct RunCurve {
 using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
 
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
-// is left out.
-Cells read_cells(const std::string& sweep_dir) {
+// is left out, and so is one whose evals.csv cannot be read (its seed vanished from a side without
+// a word, or stopped the comparison of every cell), why into `left_out`.
+Cells read_cells(const std::string& sweep_dir, std::vector<std::string>* left_out) {
   Cells cells;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
-    Series evals{"", {}, {}};
-    if (fs::exists(rl::RunFiles(run.dir).failed) || !read_eval_curve(run.dir, &evals)) continue;
+    const rl::RunFiles files(run.dir);
+    if (fs::exists(files.failed)) continue;
     RunCurve r{run.seed, {}, training_settings(run.dir, /*scored_during_training=*/true)};
+    Series evals{"", {}, {}};
+    if (!read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) continue;
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));
   }
@@ -100,10 +104,8 @@ void compare_paired(CellComparison& c) {
 std::string sides_apart(const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
   auto values_of = [](const std::vector<RunCurve>& side, const std::string& key) {
     std::set<std::string> values;
-    for (const RunCurve& r : side) {
-      const auto it = r.settings.find(key);
-      values.insert(it == r.settings.end() ? "(none)" : it->second);
-    }
+    for (const RunCurve& r : side)
+      if (const std::optional<std::string> v = compared_setting(r.settings, key)) values.insert(*v);
     std::string text;
     for (const std::string& v : values) text += (text.empty() ? "" : ", ") + v;
     return text;
@@ -159,8 +161,11 @@ std::string verdict(const CellComparison& c) {
   return c.within_noise ? "within seed noise" : verdict_moved;
 }
 
-std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b) {
-  const Cells a = read_cells(sweep_a), b = read_cells(sweep_b);
+std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b,
+                                           std::vector<std::string>* left_out) {
+  std::vector<std::string> unread;
+  const Cells a = read_cells(sweep_a, &unread), b = read_cells(sweep_b, &unread);
+  if (left_out) *left_out = unread;
   std::vector<CellComparison> cells;
   for (const auto& [key, runs] : a) {
     const auto other = b.find(key);
@@ -175,7 +180,7 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
 }
 
 std::string comparison_markdown(const std::vector<CellComparison>& cells, const std::string& a,
-                                const std::string& b) {
+                                const std::string& b, const std::vector<std::string>& left_out) {
   std::string md = "# " + a + " (A) against " + b + " (B)\n\n" +
                    "Each run's score: its mean normalized evaluation during training over the "
                    "later half of the steps every run of the cell evaluated on both sides (the "
@@ -202,6 +207,12 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
     const std::string said = verdict(c);
     md += (c.within_noise || said != verdict_moved ? said : "**" + said + "**") + " | " +
           (c.settings_apart.empty() ? "–" : markdown_cell(c.settings_apart)) + " |\n";
+  }
+  if (!left_out.empty()) {
+    md +=
+        "\n## Runs left out\n\nFiles of these runs could not be read (edited by hand, or cut "
+        "short by a copy): each is left out of its side's scores.\n\n";
+    for (const std::string& why : left_out) md += "- " + why + "\n";
   }
   return md;
 }

@@ -208,7 +208,8 @@ std::string published_markdown(const Table& t) {
 std::string progress_markdown(const std::vector<RunProgress>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
-  md << "## In progress\n\nRuns without their final evaluation yet, so not in the table: the "
+  md << "## In progress\n\nRuns not yet finished (done.json) and evaluated (eval.json) at "
+        "their budget, so not in the table: the "
         "step each reached and its last evaluation during training (normalized; the run's own "
         "eval_episodes). Their curves are in plots/ beside the finished runs'. A run marked "
         "\"final\" finished at fewer steps than the other seeds of its dataset and backbone (a "
@@ -230,14 +231,14 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
   md << "## Failed\n\nRuns whose last attempt failed (their failed.json: the next `minrnn sweep` "
-        "starts them again) or whose eval.json is no result (`minrnn eval RUN --replace` "
-        "evaluates the run again), so not in the table.\n\n"
+        "starts them again) or whose result cannot be read (the file is named), so not in the "
+        "table.\n\n"
         "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
     const std::string code = r.exit_code >= 0 ? std::to_string(r.exit_code) : "?";
     const rl::RunFiles files(r.run_dir);
-    const std::string why = r.unreadable.empty() ? "exit " + code + ", see " + files.log.string()
-                                                 : files.result.string() + ": " + r.unreadable;
+    const std::string why =
+        r.unreadable.empty() ? "exit " + code + ", see " + files.log.string() : r.unreadable;
     md << "| " << markdown_cell(r.dataset) << " | " << r.backbone << " | " << r.seed << " | "
        << r.phase << " | " << markdown_cell(why) << " |\n";
   }
@@ -318,7 +319,7 @@ ReportFiles write_report(const std::string& sweep_dir) {
     files.written.push_back(temp->path());
   }
 
-  write_curves(dir, runs, unfinished, curves, &files.written);
+  write_curves(dir, runs, unfinished, curves, &files.written, &files.removed);
   return files;
 }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,19 +67,28 @@ struct RunProgress {
 struct RunFailure {
   std::string dataset, backbone, run_dir;
   int64_t seed = 0;
-  std::string phase = "?";  // "train" or "eval" (failed.json); "result" for an unreadable eval.json
-  int exit_code = -1;
-  std::string unreadable;  // why its eval.json is no result ("" for a failed.json)
+  std::string phase = "?";  // "train" or "eval" (failed.json); "result" for an unreadable one
+  int exit_code = -1;       // failed.json's; -1 where it records none, or for a result
+  std::string unreadable;   // why its eval.json is no result, naming it ("" for a failed.json)
 };
 
 // What the run in `run_dir` was trained with, seed and budget aside: config.yaml's keys as
 // training reads them (values, not their text; a key an older file lacks at its default) but those
-// that leave what it learns alone (device, cadences), and its data's fingerprint (env.json). With
+// that leave what it learns alone (device, cadences), and its data's fingerprint (env.json). Where
+// config.yaml is missing or does not read, kUnknownConfig ("missing" / "unreadable") instead of
+// its keys. With
 // `scored_during_training`, also the keys that score its evaluations during training
 // (eval_episodes, target_return): what `compare` reads (evals.csv), where the report reads
 // eval.json's own.
 std::map<std::string, std::string> training_settings(const std::filesystem::path& run_dir,
                                                      bool scored_during_training = false);
+inline const std::string kUnknownConfig = "config.yaml";
+// The value of `key` in a run's training_settings as two runs' are compared: "(none)" where the run
+// has none (a key of a newer minrnn), nullopt for a config key of a run whose config.yaml could not
+// be read (unknown, not different: kUnknownConfig's own "missing" / "read" says it once, not each
+// key).
+std::optional<std::string> compared_setting(const std::map<std::string, std::string>& settings,
+                                            const std::string& key);
 // Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
 std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json (its last
@@ -120,6 +130,12 @@ struct SweepCurves {
 };
 SweepCurves read_curves(const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished);
+// One run's evaluations during training (evals.csv) as read_curves reads them, for `compare` too:
+// false where it has none yet, or where the file cannot be read (a folder in its place, a cell that
+// is no number, a NaN score; of a `finished` run, which wrote it whole, a file missing or cut
+// short), then `unreadable` says why, naming the file.
+bool read_run_evals(const std::string& run_dir, bool finished, Series* out,
+                    std::vector<std::string>* unreadable);
 std::string unreadable_markdown(const std::vector<std::string>& unreadable);  // "" when none
 // Each run in progress's last evaluation during training, from its evals.csv as read (a run
 // finished at a smaller budget keeps its final score).
@@ -140,14 +156,17 @@ std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
 std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c);
 // The loss and evaluation curves of each (dataset, backbone), finished runs' then those in
 // progress, as dir/plots/<dataset>-<backbone>-{loss,score}.svg; each file's path into `written`.
+// An earlier report's plot none of whose curves reads now is removed (it would read as today's),
+// its path into `removed`.
 void write_curves(const std::filesystem::path& dir, const std::vector<RunScore>& runs,
                   const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
-                  std::vector<std::string>* written);
+                  std::vector<std::string>* written, std::vector<std::string>* removed);
 
 struct ReportFiles {
   std::vector<std::string> written;
-  std::string markdown;       // what table3.md holds
-  int unreadable_curves = 0;  // curve files left out (SweepCurves::unreadable)
+  std::vector<std::string> removed;  // earlier plots of curves that no longer read
+  std::string markdown;              // what table3.md holds
+  int unreadable_curves = 0;         // curve files left out (SweepCurves::unreadable)
 };
 // Writes table3.md (our table, the published comparison, the budget check, the runs in progress
 // and failed, the curve files that could not be read), table3.csv, table3.json and

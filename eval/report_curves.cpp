@@ -33,24 +33,31 @@ std::string why_no_curve_file(const fs::path& file, bool finished) {
   return last == '\n' ? "" : file.string() + ": its last line is cut short (a copy stopped early?)";
 }
 
-// Reads one curve, `read` from `file`, into `curves[run_dir]` (where it has a point); a file that
-// cannot be read goes to `unreadable` with why, its curve left out.
+// Reads one curve, `read` from `file`, into `s`: false where it has no point, or cannot be read
+// (then `unreadable` says why, naming the file).
 template <typename Read>
-void read_curve(const std::string& run_dir, const fs::path& file, bool finished, Read read,
-                std::map<std::string, Series>* curves, std::vector<std::string>* unreadable) {
+bool read_curve(const fs::path& file, bool finished, Read read, Series* s,
+                std::vector<std::string>* unreadable) {
   if (const std::string why = why_no_curve_file(file, finished); !why.empty()) {
     unreadable->push_back(why);
-    return;
+    return false;
   }
-  Series s{"", {}, {}};
   try {
-    if (read(&s)) (*curves)[run_dir] = std::move(s);
+    return read(s);
   } catch (const std::exception& e) {
     unreadable->push_back(e.what());  // which names the file
+    return false;
   }
 }
 
 }  // namespace
+
+bool read_run_evals(const std::string& run_dir, bool finished, Series* out,
+                    std::vector<std::string>* unreadable) {
+  return read_curve(
+      rl::RunFiles(run_dir).evals, finished, [&](Series* s) { return read_eval_curve(run_dir, s); },
+      out, unreadable);
+}
 
 SweepCurves read_curves(const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished) {
@@ -59,15 +66,17 @@ SweepCurves read_curves(const std::vector<RunScore>& runs,
   for (const auto& r : unfinished) dirs.emplace_back(r.run_dir, r.finished_shorter);
   SweepCurves curves;
   for (const auto& [dir, finished] : dirs) {
-    const rl::RunFiles files(dir);
+    const fs::path metrics = rl::RunFiles(dir).metrics;
+    Series loss{"", {}, {}}, evals{"", {}, {}};
     // Step and loss lead ProgressLog's columns, in a file from before its header too.
-    read_curve(
-        dir, files.metrics, finished,
-        [&](Series* s) { return read_csv_columns(files.metrics, true, "step", "loss", 0, 1, s); },
-        &curves.loss, &curves.unreadable);
-    read_curve(
-        dir, files.evals, finished, [&](Series* s) { return read_eval_curve(dir, s); },
-        &curves.evals, &curves.unreadable);
+    if (read_curve(
+            metrics, finished,
+            [&](Series* s) { return read_csv_columns(metrics, true, "step", "loss", 0, 1, s); },
+            &loss, &curves.unreadable)) {
+      curves.loss[dir] = std::move(loss);
+    }
+    if (read_run_evals(dir, finished, &evals, &curves.unreadable))
+      curves.evals[dir] = std::move(evals);
   }
   return curves;
 }
@@ -141,7 +150,7 @@ std::string budget_markdown(const std::map<std::pair<std::string, std::string>, 
 
 void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
                   const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
-                  std::vector<std::string>* written) {
+                  std::vector<std::string>* written, std::vector<std::string>* removed) {
   struct Curve {
     std::string run_dir, name;
   };
@@ -157,7 +166,9 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
   for (const auto& [key, runs_of_pair] : of_pair) {
     const auto& [d, b] = key;
     LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
-    LinePlot score{d + " / " + b + ": evaluation during training",
+    // Every evaluation evals.csv holds: those during training and the one at its end (alone
+    // where eval_every is 0).
+    LinePlot score{d + " / " + b + ": evaluations as it trained (evals.csv)",
                    "optimizer step",
                    "D4RL normalized score",
                    {},
@@ -176,7 +187,7 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
       if (p->series.empty()) {
         // An earlier report's plot of curves no longer read (unreadable now) would read as today's.
         std::error_code ec;
-        fs::remove(f, ec);
+        if (fs::remove(f, ec)) removed->push_back(f.string());
         continue;
       }
       write_svg(f.string(), *p);

@@ -68,13 +68,15 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
   }
   j["failed"] = nlohmann::json::array();
   for (const RunFailure& r : failed) {
-    j["failed"].push_back({{"dataset", r.dataset},
-                           {"backbone", r.backbone},
-                           {"seed", r.seed},
-                           {"phase", r.phase},
-                           {"exit_code", r.exit_code},
-                           {"unreadable", r.unreadable},
-                           {"run_dir", r.run_dir}});
+    j["failed"].push_back(
+        {{"dataset", r.dataset},
+         {"backbone", r.backbone},
+         {"seed", r.seed},
+         {"phase", r.phase},
+         // null where no process exited (a result that cannot be read)
+         {"exit_code", r.exit_code >= 0 ? nlohmann::json(r.exit_code) : nlohmann::json(nullptr)},
+         {"unreadable", r.unreadable},
+         {"run_dir", r.run_dir}});
   }
   j["unreadable_curves"] = unreadable_curves;
   return j.dump(2) + "\n";

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -41,20 +42,32 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
   return settings;
 }
 
+// Why the finished run in `dir` has no score for the table ("" when it has one), naming its
+// eval.json.
+std::string why_unscored(const fs::path& dir) {
+  const FinalEvaluation e = read_final_evaluation(dir);
+  if (e.unreadable.empty()) return "";
+  return rl::RunFiles(dir).result.string() + ": " + e.unreadable +
+         " (move it away and the sweep evaluates the run again)";
+}
+
 }  // namespace
 
 std::map<std::string, std::string> training_settings(const fs::path& run_dir,
                                                      bool scored_during_training) {
   std::map<std::string, std::string> settings;
+  const fs::path file = rl::RunFiles(run_dir).config;
   try {
-    const std::string file = rl::RunFiles(run_dir).config.string();
-    const rl::TrainConfig config = rl::parse_config(io::read_input_file(file, "config"), file);
+    const rl::TrainConfig config =
+        rl::parse_config(io::read_input_file(file.string(), "config"), file.string());
     for (const auto& [key, value] : rl::config_entries(config)) {
       const bool scores = key == "eval_episodes" || key == "target_return";
       if (kNotSettings.count(key) == 0 || (scored_during_training && scores)) settings[key] = value;
     }
   } catch (const std::exception&) {
-    settings["config.yaml"] = "unreadable";  // the run trained, but says not with what
+    // The run trained, but says not with what.
+    std::error_code ec;
+    settings[kUnknownConfig] = fs::exists(file, ec) ? "unreadable" : "missing";
   }
   // The data itself: one path may have held other data for another run.
   const nlohmann::json env = io::read_json_or_null(rl::RunFiles(run_dir).env.string());
@@ -74,8 +87,8 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     const rl::RunFiles files(run.dir);
     if (!files.has_result()) continue;
     const fs::path& file = files.result;
+    if (!why_unscored(run.dir).empty()) continue;  // collect_failed lists it
     const FinalEvaluation e = read_final_evaluation(run.dir);
-    if (!e.unreadable.empty()) continue;  // collect_failed lists it
     RunScore r;
     r.dataset = run.dataset;
     r.backbone = run.backbone;
@@ -121,8 +134,8 @@ std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
         f.phase = failed->phase;
         f.exit_code = failed->exit_code;
       }
-    } else if (fs::exists(files.result) && fs::exists(files.done)) {
-      f.unreadable = read_final_evaluation(run.dir).unreadable;
+    } else if (files.has_result()) {
+      f.unreadable = why_unscored(run.dir);
       if (f.unreadable.empty()) continue;  // a result: collect_scores scores it
       f.phase = "result";
     } else {
@@ -154,6 +167,16 @@ void set_aside_shorter_budgets(std::vector<RunScore>* runs, std::vector<RunProgr
   });
 }
 
+std::optional<std::string> compared_setting(const std::map<std::string, std::string>& settings,
+                                            const std::string& key) {
+  const auto it = settings.find(key);
+  if (it != settings.end()) return it->second;
+  if (key == kUnknownConfig) return "read";
+  const bool config_key = key.rfind("eval ", 0) != 0 && key != "data fingerprint";
+  if (config_key && settings.count(kUnknownConfig)) return std::nullopt;
+  return "(none)";
+}
+
 std::string settings_apart(const std::vector<const RunScore*>& seeds) {
   std::set<std::string> keys;
   for (const RunScore* r : seeds)
@@ -162,9 +185,8 @@ std::string settings_apart(const std::vector<const RunScore*>& seeds) {
   for (const std::string& key : keys) {
     std::vector<std::string> values;
     for (const RunScore* r : seeds) {
-      const auto it = r->settings.find(key);
-      const std::string v = it == r->settings.end() ? "(none)" : it->second;
-      if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+      const std::optional<std::string> v = compared_setting(r->settings, key);
+      if (v && std::find(values.begin(), values.end(), *v) == values.end()) values.push_back(*v);
     }
     if (values.size() < 2) continue;
     apart += (apart.empty() ? "" : "; ") + key + " ";

@@ -89,7 +89,12 @@ Frame frame_of(const LinePlot& p) {
     }
   }
   if (f.x0 > f.x1) f.x0 = 0, f.x1 = 1, f.y0 = 0, f.y1 = 1;  // no data: empty axes
-  if (f.x1 - f.x0 < 1e-12) f.x1 = f.x0 + 1;
+  if (f.x1 - f.x0 < 1e-12) {
+    // One step (a run evaluated only at its end): from 0 with it in the middle, whole-step
+    // ticks, not 60–61 in fifths.
+    f.x1 = f.x0 > 0 ? 2 * f.x0 : f.x0 + 1;
+    f.x0 = f.x0 > 0 ? 0 : f.x0;
+  }
   if (f.y1 - f.y0 < 1e-12) f.y0 -= 0.5, f.y1 += 0.5;
   const double pad = 0.05 * (f.y1 - f.y0);
   f.y0 -= pad, f.y1 += pad;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,13 @@ inline std::string read_text(const std::filesystem::path& path) {
   return ss.str();
 }
 
+// Writes `text` as the whole file, making its folder; throws where it cannot (a test's fixture
+// that was never written passed for what it was meant to test).
 inline void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
 }
 
 // A text's lines, without their line ends.

@@ -42,8 +42,13 @@ void add_compare_command(CLI::App& app) {
                               "earlier comparison's)");
   sub->callback([args, csv] {
     if (csv->count() > 0) check_csv_out(args->csv);
-    const auto cells = eval::compare_sweeps(args->a, args->b);
-    std::printf("%s", eval::comparison_markdown(cells, args->a, args->b).c_str());
+    std::vector<std::string> left_out;
+    const auto cells = eval::compare_sweeps(args->a, args->b, &left_out);
+    std::printf("%s", eval::comparison_markdown(cells, args->a, args->b, left_out).c_str());
+    if (!left_out.empty()) {  // the CSV has no place for them
+      std::fprintf(stderr, "note: %zu run(s) left out, their files unreadable (see the list)\n",
+                   left_out.size());
+    }
     if (csv->count() > 0) {
       io::write_file_atomically(args->csv, eval::comparison_csv(cells));
       std::printf("wrote %s\n", args->csv.c_str());

@@ -156,6 +156,41 @@ TEST(Compare, NamesTheSettingsTheSidesDifferInAndLeavesFailedRunsOut) {
             std::string::npos);
 }
 
+// A run whose evals.csv cannot be read is left out of its side and named (a walk, 2026-11-30: a
+// folder in its place or a copy cut short dropped the seed without a word, and one NaN
+// evaluation stopped the whole comparison); one whose config.yaml is gone is compared, its
+// settings said unknown once rather than every key "(none)".
+TEST(Compare, RunsWhoseFilesCannotBeReadAreLeftOutAndNamed) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  for (int seed : {0, 1}) {
+    write_evals(a, "hop/mingru", seed, {{1000, 10.0 + seed}});
+    write_evals(b, "hop/mingru", seed, {{1000, 11.0 + seed}});
+    testing::write_text(a / "hop/mingru" / ("seed" + std::to_string(seed)) / "config.yaml",
+                        "dataset: d.hdf5\nenv: hopper\n");
+  }
+  testing::write_text(b / "hop/mingru/seed0/config.yaml", "dataset: d.hdf5\nenv: hopper\n");
+  testing::write_text(a / "hop/mingru/seed2/evals.csv", "1000,1,1,nan,1\n");
+  fs::create_directories(a / "hop/mingru/seed3/evals.csv");
+  testing::write_text(a / "hop/mingru/seed4/evals.csv", "1000,1,1,10,1\n2000,1,1,1");
+  testing::write_text(a / "hop/mingru/seed4/done.json", "{}\n");  // finished: wrote it whole
+  std::vector<std::string> left_out;
+  const auto cells = compare_sweeps(a.string(), b.string(), &left_out);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].a.seeds, (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(left_out.size(), 3u) << ::testing::PrintToString(left_out);
+  for (const auto& [seed, why] : {std::pair{2, "the evaluation at step 1000 is nan"},
+                                  std::pair{3, "not a file"}, std::pair{4, "cut short"}}) {
+    const std::string file = (a / "hop/mingru" / ("seed" + std::to_string(seed)) / "evals.csv");
+    EXPECT_NE(left_out[seed - 2].find(file), std::string::npos) << left_out[seed - 2];
+    EXPECT_NE(left_out[seed - 2].find(why), std::string::npos) << left_out[seed - 2];
+  }
+  EXPECT_EQ(cells[0].settings_apart, "config.yaml read / missing, read");
+  const std::string md = comparison_markdown(cells, "a", "b", left_out);
+  EXPECT_NE(md.find("## Runs left out"), std::string::npos) << md;
+  EXPECT_NE(md.find("- " + left_out[0]), std::string::npos) << md;
+}
+
 TEST(Compare, APathThatIsNoDirectoryIsNamed) {
   testing::TempDir tmp;
   write_evals(tmp.path / "a", "hop/mingru", 0, {{1000, 10}});

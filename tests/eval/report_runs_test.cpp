@@ -64,6 +64,16 @@ TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
   EXPECT_EQ(j["cells"][0]["runs"][1]["seed"], 1);
   EXPECT_DOUBLE_EQ(j["cells"][0]["runs"][1]["score"].get<double>(), 60.0);
   EXPECT_DOUBLE_EQ(j["average"][1]["mean"].get<double>(), 51.0);
+
+  // A seed whose config.yaml is gone: what it trained with is unknown, said once (a walk,
+  // 2026-11-30: every key was listed "(none) / value" beside "config.yaml unreadable").
+  fs::remove(tmp.path / "hopper-medium/minlstm/seed1/config.yaml");
+  eval::write_report(tmp.path.string());
+  EXPECT_NE(read_text(tmp.path / "table3.md")
+                .find("- hopper-medium minlstm: config.yaml read / "
+                      "missing\n"),
+            std::string::npos)
+      << read_text(tmp.path / "table3.md");
 }
 
 // A run whose training failed after logging step 10 (its failed.json as `minrnn sweep` writes it).
@@ -100,6 +110,9 @@ TEST(ReportRuns, FailedRunsAreListedApartNotScored) {
   eval::write_report(tmp.path.string());
   EXPECT_NE(read_text(tmp.path / "table3.md").find("| hopper-medium | mingru | 1 | ? | exit ?,"),
             std::string::npos);
+  // No exit status recorded: null in table3.json, not a made-up -1.
+  EXPECT_TRUE(nlohmann::json::parse(read_text(tmp.path / "table3.json"))["failed"][0]["exit_code"]
+                  .is_null());
   // A dataset whose every run failed keeps its row, and the Average says it leaves it out (a walk
   // through the commands, 2026-11-29: the row went and the Average read as the sweep's).
   train_failed_run(tmp.path / "walker2d-medium/mingru/seed0", 1);

@@ -143,8 +143,10 @@ TEST(Report, ADamagedCurveFileIsListedAndTheReportWritten) {
   // No seed's curve read: no plot, not an earlier report's left to pass for today's.
   const fs::path seed1 = tmp.path / "hopper-medium" / "mingru" / "seed1";
   std::ofstream(seed1 / "metrics.csv") << "step,loss\n1,abc\n";
-  eval::write_report(tmp.path.string());
+  const eval::ReportFiles removing = eval::write_report(tmp.path.string());
   EXPECT_FALSE(fs::exists(tmp.path / "plots/hopper-medium-mingru-loss.svg"));
+  EXPECT_EQ(removing.removed,  // said (`minrnn report` prints it), not done without a word
+            std::vector<std::string>{(tmp.path / "plots/hopper-medium-mingru-loss.svg").string()});
   EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-mingru-score.svg"));  // seed 1's evals
 
   // What reading would pass over without a word is listed too: a finished run's file missing or
@@ -466,6 +468,18 @@ TEST(Svg, ALoneDrawnPointIsMarkedWhereItIs) {
   EXPECT_NE(svg.find("<circle cx=\"" + last.substr(0, last.find(',')) + "\" cy=\""),
             std::string::npos)
       << svg;
+}
+
+// Runs evaluated only at their end (eval_every 0) share one step: the x axis runs from 0 with it
+// in the middle, in whole steps (a walk, 2026-11-30: 60 to 61 in ticks of 0.2).
+TEST(Svg, PointsOfOneStepStandMidAxisFromZero) {
+  eval::LinePlot p{"t", "step", "score", {}, false};
+  p.series.push_back({"seed 0", {60}, {3.0}});
+  p.series.push_back({"seed 1", {60}, {2.9}});
+  const std::string svg = eval::render_svg(p);
+  EXPECT_NE(svg.find(">0</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">120</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("60.2"), std::string::npos) << svg;
 }
 
 }  // namespace
