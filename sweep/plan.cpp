@@ -52,11 +52,13 @@ void refuse_per_run_overrides(const SweepSpec& spec) {
   }
 }
 
-// Why run `r`'s eval.json is no result of this sweep ("" when it is one, or the run has none).
-std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r) {
+// Why run `r`'s eval.json is no result of this sweep ("" when it is one, or the run has none);
+// `unreadable` where it is none at all.
+std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r, bool* unreadable) {
   if (r.state != RunState::kDone) return "";
   const eval::FinalEvaluation e = eval::read_final_evaluation(r.run_dir);
-  if (!e.unreadable.empty()) return e.unreadable;
+  *unreadable = !e.unreadable.empty();
+  if (*unreadable) return e.unreadable;
   if (e.episodes >= 0 && e.episodes != spec.eval_episodes) {
     return "eval_episodes: " + std::to_string(e.episodes) + " -> " +
            std::to_string(spec.eval_episodes);
@@ -279,11 +281,13 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
         r.mismatch = stored.differences;
         r.mismatch_extends = stored.max_steps_grows;
       }
-      if (const std::string why = stale_evaluation(spec, r); !why.empty()) {
+      bool unreadable = false;
+      if (const std::string why = stale_evaluation(spec, r, &unreadable); !why.empty()) {
         stale += "\n  " + rl::RunFiles(r.run_dir).result.string() + ": " + why;
         if (r.mismatch.empty()) {
           r.mismatch = "eval.json: " + why;
           r.mismatch_in_result = true;
+          r.result_unreadable = unreadable;
         }
       }
       runs.push_back(r);

@@ -44,6 +44,10 @@ namespace {
 // checkpoint), its Slurm task's state in s.slurm and the local sweep's word for it; fills s.score
 // and s.step (done) or s.failure (failed).
 std::string run_state(const fs::path& dir, const std::string& local_status, RunStatus& s) {
+  if (s.run.result_unreadable) {  // as the report says (eval/report.h: RunFailure)
+    s.failure = s.run.mismatch + "; move it away and the sweep evaluates the run again";
+    return "failed";
+  }
   if (!s.run.mismatch.empty()) {  // the sweep refuses to run until it is moved away
     s.failure = s.run.mismatch;
     return "mismatched";
@@ -178,6 +182,12 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
            "` trains it on to " + std::to_string(s.run.max_steps) +
            (s.checkpointed ? " from its checkpoint" : " (no checkpoint: from step 0)");
   }
+  if (s.state == "stopped" && s.checkpointed && s.step >= s.run.max_steps) {
+    // Trained through, its done.json lost (a walk, 2026-11-30: the report lists it in progress).
+    return "trained to step " + steps +
+           ", not marked finished (no done.json): the sweep run again finishes it from its last "
+           "checkpoint and evaluates it";
+  }
   if (s.state == "stopped") {
     // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
     return "stopped at step " + steps +
@@ -185,7 +195,8 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
                            : " (no checkpoint: starts again at step 0)");
   }
   if (s.state == "trained") return "trained, not evaluated";
-  if (s.state == "failed") return "failed (" + s.failure + "), log " + s.log;
+  if (s.state == "failed")
+    return "failed (" + s.failure + ")" + (s.run.result_unreadable ? "" : ", log " + s.log);
   if (s.state == "mismatched") {
     // The run is the sweep's; its result is not (other episodes, a NaN score, a broken file).
     if (s.run.mismatch_in_result) {

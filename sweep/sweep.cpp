@@ -42,9 +42,18 @@ std::string planned(const SweepRun& r) {
   // started now would leave it to that process and train it only once it lets go.
   if (const long holder = io::lock_holder(r.run_dir); holder >= 0)
     return "running in pid " + std::to_string(holder) + " (not started here)";
-  if (r.extend && !fs::exists(rl::RunFiles(r.run_dir).checkpoint))
-    return "to train again from step 0 (--extend; no checkpoint here)";
-  return (r.extend ? "to train further (--extend)" : "to train") + failed_before(r);
+  const bool checkpointed = fs::exists(rl::RunFiles(r.run_dir).checkpoint);
+  if (r.extend && !checkpointed) return "to train again from step 0 (--extend; no checkpoint here)";
+  if (r.extend) return "to train further (--extend)" + failed_before(r);
+  if (!checkpointed) return "to train" + failed_before(r);
+  // As --status says it (status_words): a run stopped part-way, or trained through but not marked
+  // finished (its done.json lost: the sweep finishes it and evaluates it again).
+  const int64_t step = logged_step(r.run_dir);
+  return (step >= r.max_steps ? "to finish (trained to step " + std::to_string(step) +
+                                    ", no done.json) and evaluate"
+                              : "to resume from its last checkpoint (stopped at step " +
+                                    std::to_string(step) + ")") +
+         failed_before(r);
 }
 
 void print_plan(const std::vector<SweepRun>& runs) {
@@ -71,11 +80,11 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
   const auto print_header = [&] {
     std::printf(
-        "sweep %s: %zu runs (%d already done), %d at a time%s, %d torch threads each → %s\n",
+        "sweep %s: %zu runs (%d already done), %d at a time%s, %d torch thread%s each → %s\n",
         spec.file.c_str(), runs.size(), already, spec.parallel,
         pack > 1 ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
                  : "",
-        threads, spec.out.c_str());
+        threads, threads == 1 ? "" : "s", spec.out.c_str());
   };
   if (opt.dry_run) {
     print_header();

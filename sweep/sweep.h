@@ -145,6 +145,7 @@ struct SweepRun {
   // -> 30"). plan_sweep refuses such a sweep; --status (PlanMismatches::kReport) shows the run.
   std::string mismatch;
   bool mismatch_in_result = false;  // the mismatch is the eval.json's alone: move that away
+  bool result_unreadable = false;   // of those, one that is no result at all (a null score)
   bool mismatch_extends = false;    // the mismatch is a smaller max_steps alone: --extend trains on
 };
 

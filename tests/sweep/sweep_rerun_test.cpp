@@ -130,7 +130,9 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
   testing::write_eval_json(run, 40, 3);
   EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kDone);
-  auto named = [&](const std::string& why) {
+  // `state`: mismatched for another sweep's evaluation, failed for one that is no result at all (as
+  // the report lists it).
+  auto named = [&](const std::string& why, const std::string& state) {
     try {
       sweep::plan_sweep(s);
       ADD_FAILURE() << "an evaluation that is not the sweep's was taken as done";
@@ -138,22 +140,27 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
     const std::vector<sweep::RunStatus> status = sweep::sweep_status(s, nullptr);
-    EXPECT_EQ(status[0].state, "mismatched");
+    EXPECT_EQ(status[0].state, state);
     EXPECT_NE(status[0].failure.find(why.substr(why.find("eval.json"))), std::string::npos)
         << status[0].failure;
     // The run is the sweep's, its result is not: --status says which to move.
     ::testing::internal::CaptureStdout();
-    sweep::print_sweep_status(s, false);
+    EXPECT_EQ(sweep::print_sweep_status(s, false), 1);
     const std::string printed = ::testing::internal::GetCapturedStdout();
-    EXPECT_NE(printed.find("its eval.json: "), std::string::npos) << printed;
-    EXPECT_NE(printed.find("move eval.json away and the sweep evaluates the run again"),
+    EXPECT_NE(printed.find(state == "failed" ? "failed (eval.json: " : "its eval.json: "),
+              std::string::npos)
+        << printed;
+    EXPECT_NE(printed.find("move " + std::string(state == "failed" ? "it" : "eval.json") +
+                           " away and the sweep evaluates the run again"),
               std::string::npos)
         << printed;
   };
   testing::write_eval_json(run, 40, 1);
-  named("seed3/eval.json: eval_episodes: 1 -> 3");
+  named("seed3/eval.json: eval_episodes: 1 -> 3", "mismatched");
   std::ofstream(run / "eval.json") << "{";
-  named("seed3/eval.json: expected JSON with mean_normalized");
+  named("seed3/eval.json: expected JSON with mean_normalized", "failed");
+  std::ofstream(run / "eval.json") << R"({"mean_normalized": null, "episodes": 3})";
+  named("seed3/eval.json: mean_normalized is null", "failed");
 }
 
 // A stand-in for the minrnn binary that records each command line and succeeds.
@@ -264,6 +271,40 @@ TEST(SweepRun, TheDryRunSaysWhichRunsFailedBefore) {
   const std::string printed = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(printed.find("to train, its last attempt failed (train exit 1)"), std::string::npos)
       << printed;
+}
+
+// A run with a checkpoint is resumed, not trained: --dry-run and --status say so, and of one
+// trained through whose done.json was lost, that the sweep finishes and evaluates it (a walk,
+// 2026-11-30: the report said in progress, --status "stopped at step 60 of 60", --dry-run "to
+// train").
+TEST(SweepRun, TheDryRunAndStatusSayARunIsResumedOrFinished) {
+  testing::TempDir tmp;
+  const fs::path run = finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
+  fs::remove(run / "done.json");
+  std::ofstream(run / "checkpoint.pt") << "a checkpoint";  // only whether it is there is read
+  auto said = [&](bool dry_run) {
+    sweep::SweepOptions opt;
+    opt.dry_run = true;
+    ::testing::internal::CaptureStdout();
+    if (dry_run) {
+      sweep::run_sweep(one_run_sweep(tmp.path / "out"), opt);
+    } else {
+      sweep::print_sweep_status(one_run_sweep(tmp.path / "out"), false);
+    }
+    return ::testing::internal::GetCapturedStdout();
+  };
+  std::ofstream(run / "metrics.csv") << "step,loss\n3,0.5\n";
+  EXPECT_NE(said(true).find("to resume from its last checkpoint (stopped at step 3)"),
+            std::string::npos)
+      << said(true);
+  EXPECT_NE(said(false).find("stopped at step 3 of 5"), std::string::npos) << said(false);
+  std::ofstream(run / "metrics.csv") << "step,loss\n3,0.5\n5,0.4\n";
+  EXPECT_NE(said(true).find("to finish (trained to step 5, no done.json) and evaluate"),
+            std::string::npos)
+      << said(true);
+  EXPECT_NE(said(false).find("trained to step 5 of 5, not marked finished (no done.json)"),
+            std::string::npos)
+      << said(false);
 }
 
 // A run dir held by another live process makes its child exit (train refuses it): the sweep names
