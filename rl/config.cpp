@@ -116,10 +116,19 @@ std::string why_not_set(TrainConfig& c, const std::string& key, const YAML::Node
   return "unknown key" + io::known_names_hint(key, known);
 }
 
+// Where an override's key was set (origin's value): its errors are RefusedOverride.
+const std::string kOverrideOrigin = "--set";
+
+// bad_key's refusal, as a RefusedOverride where the key's value came from an override.
+[[noreturn]] void refuse(const std::string& where, const std::string& key,
+                         const std::string& what) {
+  if (where == kOverrideOrigin) throw RefusedOverride(key, where + ": key '" + key + "': " + what);
+  io::bad_key(where, key, what);
+}
+
 void set_key(TrainConfig& c, const std::string& key, const YAML::Node& value,
              const std::string& where, std::map<std::string, std::string>& origin) {
-  if (const std::string why = why_not_set(c, key, value); !why.empty())
-    io::bad_key(where, key, why);
+  if (const std::string why = why_not_set(c, key, value); !why.empty()) refuse(where, key, why);
   origin[key] = where;
 }
 
@@ -166,7 +175,7 @@ void check(bool ok, const std::map<std::string, std::string>& origin, const std:
     io::bad_key(origin.at(""), key,
                 "expected " + expected + ", got " + got + " (the built-in default: set it here)");
   }
-  io::bad_key(it->second, key, "expected " + expected + ", got " + got);
+  refuse(it->second, key, "expected " + expected + ", got " + got);
 }
 
 // The sampler and the rollout count in int.
@@ -310,7 +319,7 @@ TrainConfig parse_config(const std::string& text, const std::string& where,
   apply_file(c, io::parse_yaml(text, where), where, base_dir, origin, 0);
   for (const auto& kv : overrides) {
     if (!is_key_value(kv)) throw std::invalid_argument("--set '" + kv + "': expected key=value");
-    set_key(c, override_key(kv), override_value(kv), "--set " + override_key(kv), origin);
+    set_key(c, override_key(kv), override_value(kv), kOverrideOrigin, origin);
   }
   validate(c, origin, where);
   return c;

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,15 @@ RepeatedOverride repeated_override(const std::vector<std::string>& overrides);
 // "unknown key (did you mean 'lr'?) …", "expected a number, got 'abc'". A value's range is
 // checked with the rest of the config (load_config).
 std::string why_not_override(const std::string& key_value);
+
+// What load_config throws where an override's value is the one refused (its type, or its range
+// with the rest of the config: max_steps=0, device=tpu): `key` the override's, for a command line
+// to call it a usage error; the message "--set: key 'max_steps': expected >= 1, got 0".
+struct RefusedOverride : std::invalid_argument {
+  std::string key;
+  RefusedOverride(std::string key_name, const std::string& message)
+      : std::invalid_argument(message), key(std::move(key_name)) {}
+};
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

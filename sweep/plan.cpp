@@ -211,14 +211,18 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
                                 ")");
   }
   for (const auto& s : spec.sets) proto.overrides.push_back(fill_cell(s, dataset, backbone));
+  // The sweep file's `set:` and the command line's --set reach the config as one list of
+  // overrides: the file and the cell named, the config's words after them.
+  const auto where = [&] {
+    return spec.file + ": dataset " + dataset + ", backbone " + backbone + " (config " +
+           proto.config + (spec.sets.empty() ? "" : ", with the sweep's set/--set") + "): ";
+  };
   try {
     config = config_naming(proto.config, backbone, proto.overrides);
+  } catch (const rl::RefusedOverride& e) {
+    throw rl::RefusedOverride(e.key, where() + e.what());  // the command line's, perhaps
   } catch (const std::invalid_argument& e) {
-    // The sweep file's `set:` and the command line's --set reach the config as one list of
-    // overrides: the file and the cell named, the config's words after them.
-    throw std::invalid_argument(
-        spec.file + ": dataset " + dataset + ", backbone " + backbone + " (config " + proto.config +
-        (spec.sets.empty() ? "" : ", with the sweep's set/--set") + "): " + e.what());
+    throw std::invalid_argument(where() + e.what());
   }
   proto.max_steps = config.max_steps;
   proto.device = config.device;

@@ -149,6 +149,19 @@ void run_sweep_command(const SweepArgs& args) {
   }
 }
 
+// run_sweep_command, where a --set of the command line whose value a config refuses by range
+// (max_steps=0, device=tpu; found as the plan loads each cell's config) is a usage error, as one
+// of the wrong type is (check_command_line_sets); the sweep file's own `set` stays its error.
+void run_sweep_command_checked(const SweepArgs& args) {
+  try {
+    run_sweep_command(args);
+  } catch (const rl::RefusedOverride& e) {
+    for (const std::string& set : args.sets)
+      if (rl::override_key(set) == e.key) throw usage_error("sweep", e.what());
+    throw;
+  }
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
@@ -196,7 +209,7 @@ void add_sweep_command(CLI::App& app) {
       ->excludes(dry_run)
       ->excludes(status)
       ->excludes(estimate);
-  sub->callback([args] { run_sweep_command(*args); });
+  sub->callback([args] { run_sweep_command_checked(*args); });
 }
 
 }  // namespace minrnn::cli

@@ -88,6 +88,16 @@ void refuse_shared_run_dirs(const std::vector<rl::PackMember>& members, bool giv
     }
   }
 }
+// The config with the command line's --set: one whose value the config refuses by range
+// (max_steps=0, device=tpu) is a usage error, as one of the wrong type is
+// (check_command_line_sets).
+rl::TrainConfig config_with_sets(const std::string& config, const std::vector<std::string>& sets) {
+  try {
+    return rl::load_config(config, sets);
+  } catch (const rl::RefusedOverride& e) {
+    throw usage_error("train", config + ": " + e.what());
+  }
+}
 
 // One run per seed, each with its run dir and its config (the one config, or the seed's own).
 // Without --seed: one run per config, at the config's own seed.
@@ -120,7 +130,7 @@ std::vector<rl::PackMember> members_of(const TrainArgs& a) {
     auto sets = a.sets;
     if (!a.seeds.empty()) sets.push_back("seed=" + std::to_string(seeds[i]));
     const std::string& config = config_file(a, i);
-    rl::PackMember m{rl::load_config(config, sets), {}};
+    rl::PackMember m{config_with_sets(config, sets), {}};
     m.options.run_dir =
         a.run_dirs.empty() ? rl::default_run_dir(config, m.config.seed) : a.run_dirs[i];
     m.options.force = a.force;

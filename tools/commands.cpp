@@ -138,16 +138,23 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
     command += " " + at->get_name();
   }
   std::string message = (at == &app ? "" : command.substr(7) + ": ") + error.what();
+  std::vector<std::string> names;
+  for (const CLI::Option* o : at->get_options()) {
+    for (const std::string& name : o->get_lnames()) names.push_back("--" + name);
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
-    std::vector<std::string> names;
-    for (const CLI::Option* o : at->get_options()) {
-      for (const std::string& name : o->get_lnames()) names.push_back("--" + name);
-    }
     for (const std::string& word : at->remaining()) {
       if (word.rfind("--", 0) != 0) continue;
       const std::string option = word.substr(0, word.find('='));
       const std::string meant = io::closest_name(option, names);
       if (!meant.empty()) message += "; " + option + ": did you mean '" + meant + "'?";
+    }
+  }
+  // `--set --out d`: --set took the option as its value, and its value is what was left over.
+  for (const CLI::Option* o : at->get_options()) {
+    for (const std::string& value : o->results()) {
+      if (std::find(names.begin(), names.end(), value.substr(0, value.find('='))) != names.end())
+        message += "; " + o->get_name() + " took the option " + value + " as its value";
     }
   }
   return message + " (" + command + " --help)";

@@ -125,7 +125,7 @@ TEST(Config, ErrorsNameKeyAndFile) {
 
   write(f, "dataset: d\n");
   e = error_of([&] { rl::load_config(f, {"backbone=lstm"}); });
-  EXPECT_NE(e.find("--set backbone"), std::string::npos) << e;
+  EXPECT_NE(e.find("--set: key 'backbone'"), std::string::npos) << e;
   e = error_of([&] { rl::load_config(f, {"nonsense"}); });
   EXPECT_NE(e.find("key=value"), std::string::npos) << e;
 
@@ -135,7 +135,7 @@ TEST(Config, ErrorsNameKeyAndFile) {
   EXPECT_NE(e.find("conv"), std::string::npos) << e;
   EXPECT_NE(e.find("transformer"), std::string::npos) << e;
   e = error_of([&] { rl::load_config(f, {"conv=false", "log_space=false"}); });
-  EXPECT_NE(e.find("--set log_space"), std::string::npos) << e;
+  EXPECT_NE(e.find("--set: key 'log_space'"), std::string::npos) << e;
   e = error_of([&] { rl::load_config(f, {"conv=maybe"}); });
   EXPECT_NE(e.find("true or false"), std::string::npos) << e;
   auto c = rl::load_config(f, {"backbone=minlstm", "log_space=false"});
@@ -170,8 +170,14 @@ TEST(Config, ValuesARunCannotUseAreRefusedByKey) {
            {"device=cudagarbage", "device"},
            {"device=cuda:-1", "device"},
        }) {
-    const std::string e = error_of([&] { rl::load_config(f, {set}); });
-    EXPECT_NE(e.find("--set " + key), std::string::npos) << set << ": " << e;
+    try {
+      rl::load_config(f, {set});
+      ADD_FAILURE() << set << " was taken";
+    } catch (const rl::RefusedOverride& e) {  // the override's value, not the file's
+      EXPECT_EQ(e.key, key) << set;
+      EXPECT_NE(std::string(e.what()).find("--set: key '" + key + "'"), std::string::npos)
+          << set << ": " << e.what();
+    }
   }
   const std::string e = error_of([&] {
     rl::load_config(f, {"backbone=transformer", "expansion=2"});

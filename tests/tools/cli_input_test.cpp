@@ -137,6 +137,22 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
   ASSERT_EQ(overridden.exit_code, 0) << overridden.output;
   EXPECT_NE(testing::read_text(dir.path / "vo/d/mingru/seed0/config.yaml").find("max_steps: 3\n"),
             std::string::npos);
+  // A value the config refuses by range: the command line's a usage error (exit 2, as one of the
+  // wrong type is), the file's the file's (exit 1); the key said once (a walk, 2026-11-30: exit 1,
+  // "--set max_steps: key 'max_steps'").
+  for (const char* command :
+       {"sweep v.yaml --set max_steps=0 --dry-run", "train c.yaml --set max_steps=0"}) {
+    const testing::CommandResult range = run_minrnn(dir, command);
+    expect_failure_naming(range, {"--set: key 'max_steps': expected >= 1, got 0"});
+    EXPECT_EQ(range.exit_code, 2) << command;
+  }
+  write_text(dir.path / "w.yaml",
+             "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n"
+             "set: [max_steps=0]\n");
+  const testing::CommandResult in_file = run_minrnn(dir, "sweep w.yaml --dry-run");
+  expect_failure_naming(in_file, {"w.yaml: dataset d, backbone mingru",
+                                  "--set: key 'max_steps': expected >= 1, got 0"});
+  EXPECT_EQ(in_file.exit_code, 1);
 }
 
 // Options before the positional argument (found by a walk through the commands, 2026-11-29):
@@ -176,7 +192,10 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
            {"data synth s.hdf5 --steps 100",
             "data synth: --episode-len 1000 is more than --steps 100: no episode of the file "
             "would end"},
-           {"data synth '' --steps 10 --episode-len 5", "expected a file name, got ''"}}) {
+           {"data synth '' --steps 10 --episode-len 5", "expected a file name, got ''"},
+           // An option where a value was due (a walk, 2026-11-30: "sw_cli was not expected").
+           {"sweep s.yaml --set --out sw --dry-run",
+            "not expected: sw; --set took the option --out as its value"}}) {
     const testing::CommandResult refused = run_minrnn(dir, args);
     EXPECT_EQ(refused.exit_code, 2) << args << ": " << refused.output;
     testing::expect_output_naming(refused, {named});
