@@ -24,6 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Settings keys beside config.yaml's: eval.json's ("eval episodes", ...) and the data's.
+const std::string kEvalPrefix = "eval ";
+const std::string kDataFingerprint = "data fingerprint";
+
 // Config keys that leave what a run learns and how it is scored alone (where it ran, how often it
 // logged), or that the report has a column of its own for (the budget: steps), or that eval.json
 // says better (the episodes and target return the final evaluation used).
@@ -37,7 +41,7 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
   std::map<std::string, std::string> settings = training_settings(dir);
   for (const char* key :
        {"episodes", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
-    if (e.is_object() && e.contains(key)) settings[std::string("eval ") + key] = e[key].dump();
+    if (e.is_object() && e.contains(key)) settings[kEvalPrefix + key] = e[key].dump();
   }
   return settings;
 }
@@ -73,7 +77,7 @@ std::map<std::string, std::string> training_settings(const fs::path& run_dir,
   const nlohmann::json env = io::read_json_or_null(rl::RunFiles(run_dir).env.string());
   if (env.is_object() && env.contains("dataset_fingerprint")) {
     const nlohmann::json& f = env["dataset_fingerprint"];
-    settings["data fingerprint"] = f.is_string() ? f.get<std::string>() : f.dump();
+    settings[kDataFingerprint] = f.is_string() ? f.get<std::string>() : f.dump();
   }
   return settings;
 }
@@ -87,8 +91,8 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     const rl::RunFiles files(run.dir);
     if (!files.has_result()) continue;
     const fs::path& file = files.result;
-    if (!why_unscored(run.dir).empty()) continue;  // collect_failed lists it
     const FinalEvaluation e = read_final_evaluation(run.dir);
+    if (!e.unreadable.empty()) continue;  // collect_failed lists it (why_unscored)
     RunScore r;
     r.dataset = run.dataset;
     r.backbone = run.backbone;
@@ -172,7 +176,7 @@ std::optional<std::string> compared_setting(const std::map<std::string, std::str
   const auto it = settings.find(key);
   if (it != settings.end()) return it->second;
   if (key == kUnknownConfig) return "read";
-  const bool config_key = key.rfind("eval ", 0) != 0 && key != "data fingerprint";
+  const bool config_key = key.rfind(kEvalPrefix, 0) != 0 && key != kDataFingerprint;
   if (config_key && settings.count(kUnknownConfig)) return std::nullopt;
   return "(none)";
 }
