@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -18,6 +20,16 @@
 namespace minrnn::envs {
 
 namespace {
+
+// What marks a file as these writers' (written_by_minrnn): PNG's text chunk (its length and type,
+// then "Software", NUL, the writer), GIF's comment extension (introducer, label, a sub-block of 6
+// bytes, its end).
+constexpr uint8_t kPngTag[] = {0,   0,   0,   15,  't', 'E', 'X', 't', 'S', 'o', 'f', 't',
+                               'w', 'a', 'r', 'e', 0,   'm', 'i', 'n', 'r', 'n', 'n'};
+constexpr uint8_t kGifTag[] = {0x21, 0xfe, 6, 'm', 'i', 'n', 'r', 'n', 'n', 0};
+// Both stand in a file's first bytes: PNG's after its signature and header (33), GIF's after its
+// header, colour table and loop extension (800).
+constexpr size_t kTagWithin = 1024;
 
 void check_frame(const char* who, const std::vector<uint8_t>& rgb, int width, int height) {
   if (width <= 0 || height <= 0 || width > 65535 || height > 65535) {
@@ -171,6 +183,7 @@ void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int wid
   put_be32(header, static_cast<uint32_t>(height));
   header.insert(header.end(), {8, 2, 0, 0, 0});  // 8-bit RGB, deflate, no filter, no interlace
   png_chunk(png, "IHDR", header);
+  png_chunk(png, "tEXt", {std::begin(kPngTag) + 8, std::end(kPngTag)});  // after its type
   png_chunk(png, "IDAT", packed);
   png_chunk(png, "IEND", {});
   io::write_file_atomically(path, {reinterpret_cast<const char*>(png.data()), png.size()});
@@ -195,6 +208,7 @@ void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>&
   const uint8_t loop[] = {0x21, 0xff, 0x0b, 'N', 'E', 'T', 'S', 'C', 'A', 'P',
                           'E',  '2',  '.',  '0', 3,   1,   0,   0,   0};
   gif.insert(gif.end(), loop, loop + sizeof(loop));
+  gif.insert(gif.end(), std::begin(kGifTag), std::end(kGifTag));
   std::vector<uint8_t> indices(static_cast<size_t>(width) * height);
   for (const auto& frame : frames) {
     gif.insert(gif.end(), {0x21, 0xf9, 4, 0});  // graphic control: delay, no transparency
@@ -224,6 +238,18 @@ GifTiming real_time_gif(double step_seconds) {
   }
   const int stride = std::max(1, static_cast<int>(std::ceil(2 / step_cs)));
   return {stride, static_cast<int>(std::round(stride * step_cs))};
+}
+
+bool written_by_minrnn(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kTagWithin, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  const auto holds = [&](const uint8_t* tag, size_t size) {
+    return head.find(std::string(reinterpret_cast<const char*>(tag), size)) != std::string::npos;
+  };
+  return (head.rfind("\x89PNG", 0) == 0 && holds(kPngTag, sizeof kPngTag)) ||
+         (head.rfind("GIF89a", 0) == 0 && holds(kGifTag, sizeof kGifTag));
 }
 
 }  // namespace minrnn::envs

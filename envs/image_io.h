@@ -17,6 +17,11 @@ void write_png(const std::string& path, const std::vector<uint8_t>& rgb, int wid
 void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>& frames, int width,
                int height, int delay_centiseconds = 4);
 
+// Whether the file at `path` is a PNG or GIF these writers wrote (the writer's tag each carries:
+// a PNG text chunk "Software: minrnn", a GIF comment "minrnn"): what a video folder may replace,
+// where a user's own image of the same name is kept.
+bool written_by_minrnn(const std::string& path);
+
 // A GIF of an env's steps in real time: every `stride`-th frame shown `delay_centiseconds`.
 // Browsers show a delay under 2 cs as 10 cs, so an env of dt 0.008 s (hopper, walker2d) keeps
 // every 5th frame at 4 cs; one of 0.05 s (halfcheetah) every frame at 5 cs.

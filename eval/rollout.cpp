@@ -244,10 +244,11 @@ std::string make_video_dir(const std::string& dir) {
   if (!fs::create_directories(dir, ec) && ec) return dir + " cannot be made: " + ec.message();
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!is_video_file(name)) {
+    // By name and by the writer's tag: a user's own rollout.gif is kept, not replaced.
+    if (!is_video_file(name) || !envs::written_by_minrnn(it->path().string())) {
       return dir + " holds " + name +
-             ", not only an earlier rollout's frames: name a new or empty folder (its frames and "
-             "rollout.gif would be replaced)";
+             ", not only an earlier rollout's frames (written by minrnn): name a new or empty "
+             "folder (its frames and rollout.gif would be replaced)";
     }
   }
   if (ec) return dir + " cannot be read: " + ec.message();

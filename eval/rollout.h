@@ -91,7 +91,9 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);
 
 // Makes the video folder `dir`, or says why it cannot be one ("" where it can): a file, a folder
 // that cannot be made or written in, or one holding anything but an earlier rollout's frames
-// (which the new ones replace; a user's other files are not). The message begins with `dir`.
+// (which the new ones replace: named as write_video names them and carrying minrnn's writer tag,
+// envs::written_by_minrnn; a user's other files, its own rollout.gif too, are not). The message
+// begins with `dir`.
 // rollout() refuses such a folder before any episode runs.
 std::string make_video_dir(const std::string& dir);
 

@@ -49,7 +49,11 @@ TEST(ImageIo, PngRoundTripsThroughZlib) {
             (std::vector<uint8_t>{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}));
   EXPECT_EQ(be32(png, 16), static_cast<uint32_t>(w));
   EXPECT_EQ(be32(png, 20), static_cast<uint32_t>(h));
-  const size_t idat = 8 + 25;  // signature + IHDR chunk
+  // The writer's text chunk after the header (written_by_minrnn), then the pixels.
+  const size_t text = 8 + 25;  // signature + IHDR chunk
+  ASSERT_EQ(std::string(png.begin() + text + 4, png.begin() + text + 23),
+            std::string("tEXtSoftware\0minrnn", 19));
+  const size_t idat = text + 12 + 15;
   ASSERT_EQ(std::string(png.begin() + idat + 4, png.begin() + idat + 8), "IDAT");
   const uint32_t len = be32(png, idat);
   std::vector<uint8_t> raw((w * 3 + 1) * h);
@@ -125,6 +129,13 @@ TEST(Render, RendersTheCurrentStateOffscreen) {
   EXPECT_GE(frames, 2);
   EXPECT_TRUE(file_exists(video.dir + "/frame_00000.png"));
   EXPECT_TRUE(file_exists(video.gif_path));
+  // Each carries its writer's tag (what a video folder may replace); another's image does not.
+  EXPECT_TRUE(written_by_minrnn(video.dir + "/frame_00000.png"));
+  EXPECT_TRUE(written_by_minrnn(video.gif_path));
+  const std::string foreign = video.dir + "/foreign.gif";
+  std::ofstream(foreign, std::ios::binary) << "GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+  EXPECT_FALSE(written_by_minrnn(foreign));
+  EXPECT_FALSE(written_by_minrnn(video.dir + "/missing.png"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -359,15 +360,28 @@ TEST(Rollout, AVideoReplacesTheFramesOfAnEarlierOne) {
   eval::rollout(agent, ro);
   EXPECT_EQ(frames(), 4);
   EXPECT_TRUE(fs::exists(fs::path(ro.video_dir) / "rollout.gif"));
-  std::ofstream(fs::path(ro.video_dir) / "notes.txt") << "mine\n";
-  try {
-    eval::rollout(agent, ro);
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("holds notes.txt, not only an earlier rollout's frames"),
-              std::string::npos)
-        << e.what();
+  // A file of another's, or of our names but not written by minrnn (a user's own rollout.gif),
+  // is kept: the folder is refused (a walk, 2026-11-30: rollout.gif was judged by its name).
+  for (const char* name : {"notes.txt", "rollout.gif"}) {
+    const fs::path file = fs::path(ro.video_dir) / name;
+    const fs::path kept = tmp.path / "kept";
+    if (fs::exists(file)) fs::rename(file, kept);
+    std::ofstream(file) << "GIF89a mine\n";
+    try {
+      eval::rollout(agent, ro);
+      ADD_FAILURE() << name << " was replaced";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("holds ") + name +
+                                           ", not only an earlier rollout's frames"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(testing::read_text(file), "GIF89a mine\n");
+    fs::remove(file);
+    if (fs::exists(kept)) fs::rename(kept, file);
   }
+  EXPECT_EQ(frames(), 4);
+  eval::rollout(agent, ro);  // ours again: replaced
   EXPECT_EQ(frames(), 4);
 }
 
