@@ -238,11 +238,11 @@ Transitions read_d4rl_here(const std::string& path, const ReadOptions& options) 
   for (const char* key : {"rewards", "terminals", "timeouts"}) {
     expect_rows(h5::describe(f, key, path), path, key, n, false);
   }
-  if (options.env != "none") {
-    const EnvInfo* env = options.env.empty()
-                             ? guess_env_from_name(std::filesystem::path(path).filename().string())
-                             : &require_env(options.env);
-    if (env != nullptr && (env->obs_dim != data.obs_dim || env->act_dim != data.act_dim)) {
+  // The env asked for; a guess from the file's name is load_dataset's to weigh (the file's
+  // metadata/env_spec, or a config's env, may say the name is wrong).
+  if (!options.env.empty() && options.env != "none") {
+    const EnvInfo* env = &require_env(options.env);
+    if (env->obs_dim != data.obs_dim || env->act_dim != data.act_dim) {
       throw std::invalid_argument(
           path + ": 'observations'/'actions' have dims " + std::to_string(data.obs_dim) + "/" +
           std::to_string(data.act_dim) + " but " + env->name + " has " +

@@ -58,8 +58,9 @@ struct ReadOptions {
   bool read_next_observations = true;
   bool read_infos = true;  // infos/qpos, infos/qvel, ...: large; training does not need them
   bool read_metadata = true;
-  // Environment whose dimensions the file must have: "" guesses it from the file name (no check
-  // when the name names none), "none" skips the check, else "hopper" / "halfcheetah" / "walker2d".
+  // Environment whose dimensions the file must have: "hopper" / "halfcheetah" / "walker2d"; ""
+  // checks none here (load_dataset guesses one from the name: Dataset::env_named_apart), nor
+  // does "none".
   std::string env;
 
   // These options without what training never reads (next states, infos, metadata).

@@ -23,7 +23,7 @@ void read_float_flags(hid_t dset, const RowSelection& sel, int64_t row0, int64_t
   std::vector<double> values(static_cast<size_t>(num_rows));
   if (H5Dread(dset, H5T_NATIVE_DOUBLE, sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
               values.data()) < 0) {
-    throw read_failure(file_name, key);
+    throw read_failure(dset, file_name, key);
   }
   for (int64_t i = 0; i < num_rows; ++i) {
     const double v = values[i];
@@ -74,7 +74,7 @@ void read_integer_flags(hid_t dset, hid_t type, bool is_enum, const RowSelection
   std::vector<unsigned char> raw(static_cast<size_t>(num_rows) * size);
   if (H5Dread(dset, mem_type.get(), sel.mem_space.get(), sel.file_space.get(), H5P_DEFAULT,
               raw.data()) < 0) {
-    throw read_failure(file_name, key);
+    throw read_failure(dset, file_name, key);
   }
   for (int64_t i = 0; i < num_rows; ++i) {
     const int64_t value = stored_integer(raw.data() + i * size, size, is_signed);

@@ -83,7 +83,9 @@ struct RowSelection {
   Id file_space, mem_space;
 };
 RowSelection select_rows(hid_t dset, int64_t row0, int64_t num_rows, const std::string& what);
-std::runtime_error read_failure(const std::string& file_name, const std::string& key);
+// A read of `dset` that failed: a filter this HDF5 cannot decode (h5py's LZF) said as such, else
+// HDF5's reason and "a corrupt file?". Call it first after the failed read (failure_reason).
+std::runtime_error read_failure(hid_t dset, const std::string& file_name, const std::string& key);
 
 // Why the HDF5 call that just failed failed, from HDF5's error stack: the OS reason where the
 // failure was a system call's ("File too large", "No space left on device"), else HDF5's own

@@ -109,6 +109,13 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   const std::string metadata =
       ds.minari.metadata_path.empty() ? ds.source : ds.minari.metadata_path;
   envs::ResolvedEnv env;
+  // A file's name is the data's only word on its env where nothing else speaks: one the data's
+  // widths contradict is refused, not trained with no env to evaluate in.
+  if (config_env.empty() && ds.env_spec.empty() && !ds.env_named_apart.empty()) {
+    throw std::invalid_argument(ds.env_named_apart +
+                                " (give the environment, a config's env or inspect's --env, if "
+                                "the name is wrong)");
+  }
   if (!named_env(ds, config_env, metadata, env, out.env_source, out.warning))
     return out;  // training only
   const envs::EnvSpec& spec = env.task.spec;

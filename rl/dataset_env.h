@@ -33,7 +33,9 @@ struct DatasetEnv {
 
 // The environment for `ds` (config_env: the config's `env`, "" for the dataset's own). Returns
 // env "" when neither names one (training works; evaluation then asks for config key env).
-// Throws std::invalid_argument naming the field and value on anything we cannot honour.
+// Throws std::invalid_argument naming the field and value on anything we cannot honour, and where
+// the env a D4RL file's name says has other widths and neither its metadata nor config_env names
+// one (data::Dataset::env_named_apart).
 DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env = "");
 
 }  // namespace minrnn::rl

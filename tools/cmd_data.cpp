@@ -1,7 +1,7 @@
 // `minrnn data`: look inside D4RL / Minari datasets, write synthetic D4RL-layout files, and fetch
 // the published ones (`download`: tools/data_download.cpp).
 //   minrnn data inspect hopper-medium-v2 [--json] [--env hopper|none]
-//   minrnn data synth out.hdf5 --env hopper --steps 1000000 [--seed 0] [--overwrite]
+//   minrnn data synth out.hdf5 --env hopper --steps 1000000 [--seed 0] [--force]
 //   minrnn data download hopper-medium-v2 mujoco/hopper/medium-v0
 #include <sys/resource.h>
 
@@ -167,10 +167,11 @@ void print_episodes(const nlohmann::json& j) {
               j["episodes"].get<long long>(), j["terminals"].get<long long>(),
               j["timeouts"].get<long long>());
   if (j["terminal_and_timeout"].get<int64_t>() > 0) {
+    const long long both = j["terminal_and_timeout"].get<long long>();
     std::printf(
-        "warning            %lld steps have both terminals and timeouts set (D4RL sets one):\n"
+        "warning            %lld step%s both terminals and timeouts set (D4RL sets one):\n"
         "                   each ends its episode, counted as a terminal\n",
-        j["terminal_and_timeout"].get<long long>());
+        both, both == 1 ? " has" : "s have");
   }
   const long long dropped = j["dropped_tail_steps"].get<long long>();
   if (dropped > 0) {
@@ -183,11 +184,12 @@ void print_episodes(const nlohmann::json& j) {
               len["mean"].get<double>(), len["max"].get<long long>());
   if (!j["episodes_over_time_limit"].is_null() &&
       j["episodes_over_time_limit"].get<int64_t>() > 0) {
+    const long long over = j["episodes_over_time_limit"].get<long long>();
     std::printf(
-        "warning            %lld episodes longer than the %d-step time limit: an episode boundary\n"
+        "warning            %lld episode%s longer than the %d-step time limit: an episode boundary\n"
         "                   the file does not mark (terminals|timeouts), e.g. where two datasets\n"
         "                   were joined; sequence training reads each as one episode\n",
-        j["episodes_over_time_limit"].get<long long>(), j["time_limit"].get<int>());
+        over, over == 1 ? "" : "s", j["time_limit"].get<int>());
   }
 }
 
@@ -264,7 +266,8 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
 // A fault in what only inspect reads (a NaN in next_observations, a broken infos group, a chunk
 // that cannot be read) is still refused, but says that training, which reads none of them, takes
 // the file. The file is read again as training reads it: without those, and with the env checked
-// (inspect's --env none checks no widths; training guesses the env from the name).
+// as a config without `env` has it (inspect's --env none checks no widths; training weighs the
+// env the name says, rl::resolve_dataset_env).
 data::Dataset load_for_inspect(const std::string& target, const data::ReadOptions& options) {
   try {
     return data::load_dataset(target, options);
@@ -274,7 +277,7 @@ data::Dataset load_for_inspect(const std::string& target, const data::ReadOption
     data::ReadOptions lean = options.only_what_training_reads();
     if (lean.env == "none") lean.env.clear();
     try {
-      (void)data::load_dataset(target, lean);
+      (void)rl::resolve_dataset_env(data::load_dataset(target, lean), "");
     } catch (const std::exception&) {
       std::rethrow_exception(fault);
     }
@@ -300,8 +303,20 @@ void add_inspect_command(CLI::App& data_cmd) {
       "inspect", "Summarize a D4RL file or id (hopper-medium-v2), or a Minari directory or id");
   inspect->add_option("target", inspect_args->target, "FILE | D4RL id | Minari dir | Minari id")
       ->required();
-  inspect->add_option("--env", inspect_args->env,
-                      "environment the dims must match (default: guessed from the name; 'none')");
+  inspect
+      ->add_option("--env", inspect_args->env,
+                   "environment the dims must match (default: guessed from the name; 'none')")
+      ->check(CLI::Validator(
+          [](std::string& env) {
+            if (env == "none" || data::find_env(env) != nullptr) return std::string();
+            try {
+              (void)data::require_env(env);  // which says what it most likely meant
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+            return std::string();
+          },
+          "ENV", "environment"));
   inspect->add_flag("--json", inspect_args->json, "print one JSON object");
   inspect->add_flag("--minimal", inspect_args->minimal,
                     "read only what training needs (skip next_observations, infos, metadata)");
@@ -344,11 +359,13 @@ void add_synth_command(CLI::App& data_cmd) {
   synth->add_option("out", synth_args->out, "output .hdf5 path")
       ->required()
       ->check(path_name("a file name"));
-  synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)");
+  synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)")
+      ->check(CLI::IsMember({"hopper", "halfcheetah", "walker2d"}));  // no version: only dims
   synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive_count());
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
       ->check(positive_count());
-  synth->add_option("--seed", synth_args->seed, "random seed");
+  synth->add_option("--seed", synth_args->seed, "random seed")
+      ->check(whole_number(0, int64_t{1} << 62));  // eval's range; a larger one was clamped
   // --force as train and collect name it; --overwrite as synth always has.
   synth->add_flag("--force,--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {

@@ -5,7 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "datasets/episodes.h"
 #include "rl/dataset_env.h"
+#include "tests/rl/fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn {
 namespace {
@@ -88,6 +91,34 @@ TEST(DatasetEnv, ADatasetsOwnScoresStay) {
   EXPECT_DOUBLE_EQ(walker.ref_min_score, -1);
   EXPECT_DOUBLE_EQ(walker.ref_max_score, 99);
   EXPECT_EQ(walker.ref_source, ds.ref_source);
+}
+
+// A D4RL file whose name says another env than its widths: the config's env, or the file's
+// metadata/env_spec, decides; the name is refused only where nothing else names one (a walk,
+// 2026-11-30: hopper data named walker2d_medium-v2.hdf5 was refused with `env: hopper` in the
+// config, and by `data inspect --env hopper`'s training twin).
+TEST(DatasetEnv, AFileNamedForAnotherEnvIsTakenAtTheConfigsWord) {
+  testing::TempDir tmp;
+  const std::filesystem::path named = tmp.path / "walker2d_medium-v2.hdf5";
+  std::filesystem::rename(testing::write_hopper_dataset(tmp.path, 300), named);
+  const data::Dataset ds =
+      data::load_dataset(named.string(), data::ReadOptions{}.only_what_training_reads());
+  EXPECT_EQ(ds.env, "");
+  try {
+    rl::resolve_dataset_env(ds, "");
+    FAIL() << "hopper's widths evaluated with no env named";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(named.string() +
+                                         ": 'observations'/'actions' have dims 11/3 but walker2d "
+                                         "(the file's name) has 17/6 (give the environment"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(rl::resolve_dataset_env(ds, "hopper").env_id, "Hopper-v4");
+  data::Dataset recorded = ds;  // a `minrnn collect` file's own word
+  recorded.env_spec = R"({"id": "Hopper-v4", "max_episode_steps": 1000})";
+  recorded.env_spec_field = "metadata/env_spec";
+  EXPECT_EQ(rl::resolve_dataset_env(recorded, "").env_id, "Hopper-v4");
 }
 
 }  // namespace

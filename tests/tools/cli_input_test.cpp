@@ -193,6 +193,13 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
             "data synth: --episode-len 1000 is more than --steps 100: no episode of the file "
             "would end"},
            {"data synth '' --steps 10 --episode-len 5", "expected a file name, got ''"},
+           // Out of range: clamped to one seed (a walk, 2026-11-30: -1 and 2^64 made one file).
+           {"data synth s.hdf5 --steps 10 --episode-len 5 --seed -1", "--seed: expected"},
+           {"collect hopper random --steps 10 --seed 18446744073709551616", "--seed: expected"},
+           {"data inspect d.hdf5 --env hoper",
+            "--env: unknown environment 'hoper' (did you mean "
+            "'hopper'?)"},
+           {"data synth s.hdf5 --env hopper-v5", "--env: hopper-v5 not in"},
            // An option where a value was due (a walk, 2026-11-30: "sw_cli was not expected").
            {"sweep s.yaml --set --out sw --dry-run",
             "not expected: sw; --set took the option --out as its value"}}) {
