@@ -40,8 +40,7 @@ void write_d4rl(const std::string& path, const Transitions& data, const D4rlWrit
   data.validate(path);
   std::error_code ec;
   if (fs::exists(path, ec) && !options.overwrite) {
-    throw std::runtime_error(path +
-                             ": already exists (--force replaces it)");
+    throw std::runtime_error(path + ": already exists (--force replaces it)");
   }
   if (options.gzip_level < 0 || options.gzip_level > 9) {
     throw std::invalid_argument(path + ": gzip_level must be in [0, 9], got " +

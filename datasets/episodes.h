@@ -59,7 +59,7 @@ struct Dataset {
   // ("FILE: 'observations'/'actions' have dims 11/3 but walker2d (the file's name) has 17/6"),
   // which stands unless the file's metadata/env_spec or a config's env names the env
   // (rl::resolve_dataset_env). "" otherwise.
-  std::string env_named_apart;
+  std::string name_env_conflict;
   std::string format;  // "d4rl" or "minari"
   // Reference returns for normalized scores: the env table's, or a Minari dataset's own;
   // ref_source says which ("metadata.json ref_min_score/ref_max_score", "D4RL table (hopper)").

@@ -238,7 +238,8 @@ Id open_for_reading(const std::string& path) {
   if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
     ::close(fd);
   } else {
-    throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
+    const int error = errno;  // before the message's allocations
+    throw std::runtime_error(path + ": cannot read: " + std::strerror(error));
   }
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file" + what_it_is(path));

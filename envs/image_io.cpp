@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -241,6 +242,8 @@ GifTiming real_time_gif(double step_seconds) {
 }
 
 bool written_by_minrnn(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // a FIFO's open would wait
   std::ifstream in(path, std::ios::binary);
   std::string head(kTagWithin, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));

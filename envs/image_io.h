@@ -19,7 +19,7 @@ void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>&
 
 // Whether the file at `path` is a PNG or GIF these writers wrote (the writer's tag each carries:
 // a PNG text chunk "Software: minrnn", a GIF comment "minrnn"): what a video folder may replace,
-// where a user's own image of the same name is kept.
+// where a user's own image of the same name is kept. False for anything but a regular file.
 bool written_by_minrnn(const std::string& path);
 
 // A GIF of an env's steps in real time: every `stride`-th frame shown `delay_centiseconds`.

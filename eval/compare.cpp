@@ -38,9 +38,9 @@ Cells read_cells(const std::string& sweep_dir, std::vector<std::string>* left_ou
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     const rl::RunFiles files(run.dir);
     if (fs::exists(files.failed)) continue;
-    RunCurve r{run.seed, {}, training_settings(run.dir, /*scored_during_training=*/true)};
     Series evals{"", {}, {}};
     if (!read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) continue;
+    RunCurve r{run.seed, {}, training_settings(run.dir, /*scored_during_training=*/true)};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
     cells[{run.dataset, run.backbone}].push_back(std::move(r));
   }
@@ -117,6 +117,8 @@ std::string sides_apart(const std::vector<RunCurve>& a, const std::vector<RunCur
   std::string apart;
   for (const std::string& key : keys) {
     const std::string in_a = values_of(a, key), in_b = values_of(b, key);
+    // A side none of whose runs has the key known (config.yaml gone) says so once, in its own key.
+    if (in_a.empty() || in_b.empty()) continue;
     if (in_a != in_b) apart += (apart.empty() ? "" : "; ") + key + " " + in_a + " / " + in_b;
   }
   return apart;
@@ -172,9 +174,13 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
     if (other != b.end()) cells.push_back(compare_cell(key.first, key.second, runs, other->second));
   }
   if (cells.empty()) {
-    throw std::invalid_argument(sweep_a + " and " + sweep_b +
-                                " share no dataset and backbone with evaluations (evals.csv "
-                                "under <dataset>/<backbone>/seed<S>/ on both sides)");
+    std::string unread_list;  // where the runs left out made it so, they are the reason
+    for (const std::string& why : unread) unread_list += "\n  " + why;
+    throw std::invalid_argument(
+        sweep_a + " and " + sweep_b +
+        " share no dataset and backbone with evaluations (evals.csv under "
+        "<dataset>/<backbone>/seed<S>/ on both sides)" +
+        (unread.empty() ? "" : "; runs left out, their files unreadable:" + unread_list));
   }
   return cells;
 }

@@ -75,17 +75,16 @@ struct RunFailure {
 // What the run in `run_dir` was trained with, seed and budget aside: config.yaml's keys as
 // training reads them (values, not their text; a key an older file lacks at its default) but those
 // that leave what it learns alone (device, cadences), and its data's fingerprint (env.json). Where
-// config.yaml is missing or does not read, kUnknownConfig ("missing" / "unreadable") instead of
-// its keys. With
-// `scored_during_training`, also the keys that score its evaluations during training
-// (eval_episodes, target_return): what `compare` reads (evals.csv), where the report reads
-// eval.json's own.
+// config.yaml is missing or does not read, kConfigFileKey ("missing" / "unreadable") instead of
+// its keys. With `scored_during_training`, also the keys that score its evaluations during
+// training (eval_episodes, target_return): what `compare` reads (evals.csv), where the report
+// reads eval.json's own.
 std::map<std::string, std::string> training_settings(const std::filesystem::path& run_dir,
                                                      bool scored_during_training = false);
-inline const std::string kUnknownConfig = "config.yaml";
+inline const std::string kConfigFileKey = "config.yaml";  // the settings' key of the file itself
 // The value of `key` in a run's training_settings as two runs' are compared: "(none)" where the run
 // has none (a key of a newer minrnn), nullopt for a config key of a run whose config.yaml could not
-// be read (unknown, not different: kUnknownConfig's own "missing" / "read" says it once, not each
+// be read (unknown, not different: kConfigFileKey's own "missing" / "read" says it once, not each
 // key).
 std::optional<std::string> compared_setting(const std::map<std::string, std::string>& settings,
                                             const std::string& key);

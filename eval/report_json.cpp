@@ -73,7 +73,7 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
          {"backbone", r.backbone},
          {"seed", r.seed},
          {"phase", r.phase},
-         // null where no process exited (a result that cannot be read)
+         // null where none is recorded (a result that cannot be read, a damaged failed.json)
          {"exit_code", r.exit_code >= 0 ? nlohmann::json(r.exit_code) : nlohmann::json(nullptr)},
          {"unreadable", r.unreadable},
          {"run_dir", r.run_dir}});

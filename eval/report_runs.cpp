@@ -51,8 +51,7 @@ std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohm
 std::string why_unscored(const fs::path& dir) {
   const FinalEvaluation e = read_final_evaluation(dir);
   if (e.unreadable.empty()) return "";
-  return rl::RunFiles(dir).result.string() + ": " + e.unreadable +
-         " (move it away and the sweep evaluates the run again)";
+  return rl::RunFiles(dir).result.string() + ": " + e.unreadable + " (" + kResultAwayAdvice + ")";
 }
 
 }  // namespace
@@ -71,7 +70,7 @@ std::map<std::string, std::string> training_settings(const fs::path& run_dir,
   } catch (const std::exception&) {
     // The run trained, but says not with what.
     std::error_code ec;
-    settings[kUnknownConfig] = fs::exists(file, ec) ? "unreadable" : "missing";
+    settings[kConfigFileKey] = fs::exists(file, ec) ? "unreadable" : "missing";
   }
   // The data itself: one path may have held other data for another run.
   const nlohmann::json env = io::read_json_or_null(rl::RunFiles(run_dir).env.string());
@@ -175,9 +174,11 @@ std::optional<std::string> compared_setting(const std::map<std::string, std::str
                                             const std::string& key) {
   const auto it = settings.find(key);
   if (it != settings.end()) return it->second;
-  if (key == kUnknownConfig) return "read";
-  const bool config_key = key.rfind(kEvalPrefix, 0) != 0 && key != kDataFingerprint;
-  if (config_key && settings.count(kUnknownConfig)) return std::nullopt;
+  if (key == kConfigFileKey) return "read";
+  const std::vector<std::string> config_keys = rl::config_keys();
+  const bool config_key =
+      std::find(config_keys.begin(), config_keys.end(), key) != config_keys.end();
+  if (config_key && settings.count(kConfigFileKey)) return std::nullopt;
   return "(none)";
 }
 

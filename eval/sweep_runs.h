@@ -32,5 +32,9 @@ struct FinalEvaluation {
   std::string unreadable;
 };
 FinalEvaluation read_final_evaluation(const std::filesystem::path& run_dir);
+// What the report, `--status` and the sweep's refusal say to do with an eval.json that is no
+// result of the sweep's: the sweep evaluates a run without one again.
+inline constexpr const char* kResultAwayAdvice =
+    "move it away and the sweep evaluates the run again";
 
 }  // namespace minrnn::eval

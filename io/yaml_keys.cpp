@@ -36,8 +36,13 @@ void check_mapping(const YAML::Node& node, const std::string& where, const std::
     throw std::invalid_argument(where + ": " + twice);
 }
 
+std::string bad_key_message(const std::string& where, const std::string& key,
+                            const std::string& what) {
+  return where + ": key '" + key + "': " + what;
+}
+
 void bad_key(const std::string& where, const std::string& key, const std::string& what) {
-  throw std::invalid_argument(where + ": key '" + key + "': " + what);
+  throw std::invalid_argument(bad_key_message(where, key, what));
 }
 
 std::string scalar_string(const YAML::Node& n, const std::string& where, const std::string& key) {

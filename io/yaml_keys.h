@@ -20,7 +20,10 @@ YAML::Node parse_yaml(const std::string& text, const std::string& where);
 void check_mapping(const YAML::Node& node, const std::string& where, const std::string& expected);
 
 // A value refused: std::invalid_argument "WHERE: key 'KEY': WHAT" (a config's, a sweep file's,
-// its slurm: section's as 'slurm.KEY').
+// its slurm: section's as 'slurm.KEY'); bad_key_message that text, for an exception of another
+// type.
+std::string bad_key_message(const std::string& where, const std::string& key,
+                            const std::string& what);
 [[noreturn]] void bad_key(const std::string& where, const std::string& key,
                           const std::string& what);
 // A scalar's text ("expected a string" otherwise), or its whole-number value ("expected an

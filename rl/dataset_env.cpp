@@ -111,8 +111,8 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   envs::ResolvedEnv env;
   // A file's name is the data's only word on its env where nothing else speaks: one the data's
   // widths contradict is refused, not trained with no env to evaluate in.
-  if (config_env.empty() && ds.env_spec.empty() && !ds.env_named_apart.empty()) {
-    throw std::invalid_argument(ds.env_named_apart +
+  if (config_env.empty() && ds.env_spec.empty() && !ds.name_env_conflict.empty()) {
+    throw std::invalid_argument(ds.name_env_conflict +
                                 " (give the environment, a config's env or inspect's --env, if "
                                 "the name is wrong)");
   }

@@ -35,7 +35,7 @@ struct DatasetEnv {
 // env "" when neither names one (training works; evaluation then asks for config key env).
 // Throws std::invalid_argument naming the field and value on anything we cannot honour, and where
 // the env a D4RL file's name says has other widths and neither its metadata nor config_env names
-// one (data::Dataset::env_named_apart).
+// one (data::Dataset::name_env_conflict).
 DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env = "");
 
 }  // namespace minrnn::rl

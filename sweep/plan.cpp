@@ -301,10 +301,8 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
   if (!stale.empty()) {
     throw std::invalid_argument(
-        spec.file +
-        ": these runs' eval.json is not the sweep's evaluation (run's -> sweep's); move it "
-        "away and the sweep evaluates the run again, or give the sweep another `out`:" +
-        stale);
+        spec.file + ": these runs' eval.json is not the sweep's evaluation (run's -> sweep's); " +
+        eval::kResultAwayAdvice + ", or give the sweep another `out`:" + stale);
   }
   return runs;
 }

@@ -45,7 +45,7 @@ namespace {
 // and s.step (done) or s.failure (failed).
 std::string run_state(const fs::path& dir, const std::string& local_status, RunStatus& s) {
   if (s.run.result_unreadable) {  // as the report says (eval/report.h: RunFailure)
-    s.failure = s.run.mismatch + "; move it away and the sweep evaluates the run again";
+    s.failure = s.run.mismatch + "; " + eval::kResultAwayAdvice;
     return "failed";
   }
   if (!s.run.mismatch.empty()) {  // the sweep refuses to run until it is moved away
@@ -198,11 +198,9 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
   if (s.state == "failed")
     return "failed (" + s.failure + ")" + (s.run.result_unreadable ? "" : ", log " + s.log);
   if (s.state == "mismatched") {
-    // The run is the sweep's; its result is not (other episodes, a NaN score, a broken file).
-    if (s.run.mismatch_in_result) {
-      return "its " + s.failure +
-             ": no result of this sweep; move eval.json away and the sweep evaluates the run again";
-    }
+    // The run is the sweep's; its result is not (over other episodes).
+    if (s.run.mismatch_in_result)
+      return "its " + s.failure + ": no result of this sweep; " + eval::kResultAwayAdvice;
     return "not this sweep's run (" + s.failure + "): move it away" +
            (s.run.mismatch_extends ? std::string(", or run the sweep with --extend to train it on")
                                    : std::string());

@@ -307,7 +307,7 @@ void add_collect_command(CLI::App& app) {
                   "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")
       ->check(finite_float());
   sub->add_option("--seed", args->recipe.seed, "Seed of the environment, SAC and sampling")
-      ->check(whole_number(0, int64_t{1} << 62));  // eval's range; a larger one was clamped
+      ->check(whole_number(0, kMaxEnvSeed));
   sub->add_option("--out", args->out,
                   "Output .hdf5 (default data/<env>_<quality>-v2.hdf5), or with --format minari "
                   "the dataset directory (default <dataset id> under $MINARI_DATASETS_PATH, else "

@@ -186,7 +186,8 @@ void print_episodes(const nlohmann::json& j) {
       j["episodes_over_time_limit"].get<int64_t>() > 0) {
     const long long over = j["episodes_over_time_limit"].get<long long>();
     std::printf(
-        "warning            %lld episode%s longer than the %d-step time limit: an episode boundary\n"
+        "warning            %lld episode%s longer than the %d-step time limit: an episode "
+        "boundary\n"
         "                   the file does not mark (terminals|timeouts), e.g. where two datasets\n"
         "                   were joined; sequence training reads each as one episode\n",
         over, over == 1 ? "" : "s", j["time_limit"].get<int>());
@@ -306,17 +307,7 @@ void add_inspect_command(CLI::App& data_cmd) {
   inspect
       ->add_option("--env", inspect_args->env,
                    "environment the dims must match (default: guessed from the name; 'none')")
-      ->check(CLI::Validator(
-          [](std::string& env) {
-            if (env == "none" || data::find_env(env) != nullptr) return std::string();
-            try {
-              (void)data::require_env(env);  // which says what it most likely meant
-            } catch (const std::exception& e) {
-              return std::string(e.what());
-            }
-            return std::string();
-          },
-          "ENV", "environment"));
+      ->check(env_to_check());
   inspect->add_flag("--json", inspect_args->json, "print one JSON object");
   inspect->add_flag("--minimal", inspect_args->minimal,
                     "read only what training needs (skip next_observations, infos, metadata)");
@@ -360,12 +351,11 @@ void add_synth_command(CLI::App& data_cmd) {
       ->required()
       ->check(path_name("a file name"));
   synth->add_option("--env", synth_args->env, "hopper | halfcheetah | walker2d (sets the dims)")
-      ->check(CLI::IsMember({"hopper", "halfcheetah", "walker2d"}));  // no version: only dims
+      ->check(env_family());  // no version: it sets only the dims
   synth->add_option("--steps", synth_args->steps, "number of steps")->check(positive_count());
   synth->add_option("--episode-len", synth_args->episode_len, "steps per episode (timeouts)")
       ->check(positive_count());
-  synth->add_option("--seed", synth_args->seed, "random seed")
-      ->check(whole_number(0, int64_t{1} << 62));  // eval's range; a larger one was clamped
+  synth->add_option("--seed", synth_args->seed, "random seed")->check(whole_number(0, kMaxEnvSeed));
   // --force as train and collect name it; --overwrite as synth always has.
   synth->add_flag("--force,--overwrite", synth_args->overwrite, "replace an existing file");
   synth->callback([synth_args] {

@@ -317,7 +317,7 @@ void add_eval_command(CLI::App& app) {
                                  "raw target return (default: config's)")
                      ->check(finite_float());
   auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)")
-                   ->check(whole_number(0, int64_t{1} << 62));
+                   ->check(whole_number(0, kMaxEnvSeed));
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]");
   auto* mode =

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "datasets/env_table.h"
 #include "io/name_list.h"
 #include "io/shell_word.h"
 #include "rl/config.h"
@@ -77,6 +78,38 @@ CLI::Validator path_name(const std::string& what) {
   return CLI::Validator(
       [what](std::string& path) { return path.empty() ? "expected " + what + ", got ''" : ""; }, "",
       what);
+}
+
+namespace {
+
+// "" where find_env knows `env`, else require_env's refusal (with the name it most likely meant).
+std::string why_unknown_env(const std::string& env) {
+  if (data::find_env(env) != nullptr) return "";
+  try {
+    (void)data::require_env(env);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+CLI::Validator env_family() {
+  return CLI::Validator(
+      [](std::string& env) {
+        if (const std::string why = why_unknown_env(env); !why.empty()) return why;
+        return env == data::find_env(env)->name
+                   ? std::string()
+                   : "expected hopper, halfcheetah or walker2d (no version), got '" + env + "'";
+      },
+      "ENV", "environment");
+}
+
+CLI::Validator env_to_check() {
+  return CLI::Validator(
+      [](std::string& env) { return env == "none" ? std::string() : why_unknown_env(env); }, "ENV",
+      "environment");
 }
 
 CLI::Validator backbone_name() {

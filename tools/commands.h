@@ -35,6 +35,13 @@ CLI::Validator finite_float();
 // lo to hi with "--seed: expected an integer >= 0, got '-1'" (CLI11 would take a number past the
 // type's range for a conversion error, and a negative one where the code reads -1 as "none").
 CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max());
+// The largest seed of an environment's episodes (eval's, collect's, synth's --seed): 2^62, so a
+// seed plus an episode index stays in range; a larger one was clamped.
+constexpr int64_t kMaxEnvSeed = int64_t{1} << 62;
+// `->check(env_family())`: hopper, halfcheetah or walker2d, no version (datasets/env_table.h).
+CLI::Validator env_family();
+// `->check(env_to_check())`: an environment find_env knows (hopper-v4 too), or "none".
+CLI::Validator env_to_check();
 
 // `->check(path_name("a directory"))` on an option naming a path to write: rejects '' (which
 // std::filesystem refuses with "Invalid argument []", and a default would silently replace:

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -136,6 +137,8 @@ TEST(Render, RendersTheCurrentStateOffscreen) {
   std::ofstream(foreign, std::ios::binary) << "GIF89a\x01\x00\x01\x00\x00\x00\x00;";
   EXPECT_FALSE(written_by_minrnn(foreign));
   EXPECT_FALSE(written_by_minrnn(video.dir + "/missing.png"));
+  ASSERT_EQ(::mkfifo((video.dir + "/frame_00009.png").c_str(), 0600), 0);
+  EXPECT_FALSE(written_by_minrnn(video.dir + "/frame_00009.png"));  // not opened: it would wait
 }
 
 }  // namespace

@@ -189,6 +189,9 @@ TEST(Compare, RunsWhoseFilesCannotBeReadAreLeftOutAndNamed) {
   const std::string md = comparison_markdown(cells, "a", "b", left_out);
   EXPECT_NE(md.find("## Runs left out"), std::string::npos) << md;
   EXPECT_NE(md.find("- " + left_out[0]), std::string::npos) << md;
+  // No run of B says what it trained with: said once, not every key "a / ".
+  fs::remove(b / "hop/mingru/seed0/config.yaml");
+  EXPECT_EQ(compare_sweeps(a.string(), b.string())[0].settings_apart, "config.yaml read / missing");
 }
 
 TEST(Compare, APathThatIsNoDirectoryIsNamed) {
@@ -220,6 +223,17 @@ TEST(Compare, SweepsWithNothingInCommonAreRefusedNamingBoth) {
   }
   EXPECT_THROW(compare_sweeps((tmp.path / "missing").string(), (tmp.path / "b").string()),
                std::invalid_argument);
+  // Nothing in common because B's runs were left out: the refusal names them.
+  testing::write_text(tmp.path / "c/hop/mingru/seed0/evals.csv", "1000,1,1,nan,1\n");
+  try {
+    compare_sweeps((tmp.path / "a").string(), (tmp.path / "c").string());
+    FAIL() << "expected a refusal";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("runs left out, their files unreadable:\n  " +
+                                         (tmp.path / "c/hop/mingru/seed0/evals.csv").string()),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -199,7 +199,8 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
            {"data inspect d.hdf5 --env hoper",
             "--env: unknown environment 'hoper' (did you mean "
             "'hopper'?)"},
-           {"data synth s.hdf5 --env hopper-v5", "--env: hopper-v5 not in"},
+           {"data synth s.hdf5 --env hopper-v5",
+            "--env: expected hopper, halfcheetah or walker2d (no version), got 'hopper-v5'"},
            // An option where a value was due (a walk, 2026-11-30: "sw_cli was not expected").
            {"sweep s.yaml --set --out sw --dry-run",
             "not expected: sw; --set took the option --out as its value"}}) {
