@@ -78,6 +78,26 @@ TEST(DataCli, InspectNamesTheFileAndTheMissingKey) {
   expect_failure_naming(run_minrnn(dir, "data inspect broken.hdf5"), {"broken.hdf5", "rewards"});
 }
 
+// Actions past the envs' [-1, 1] are warned of (a walk, 2026-11-30: a 7.0 passed without a word):
+// the policy's tanh head cannot output them.
+TEST(DataCli, InspectWarnsOfActionsOutsideTheActionSpace) {
+  TempDir dir;
+  const std::string path = dir.file("d.hdf5");
+  data::testing::write_raw_d4rl(path, 6, 11, 3);
+  std::vector<float> actions(6 * 3, 0.5f);
+  actions[5] = 7.0f;
+  actions[9] = -1.5f;
+  data::testing::put_dataset(path, "actions", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6, 3},
+                             actions.data());
+  const CliResult text = run_minrnn(dir, "data inspect d.hdf5");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("warning            2 action values outside [-1, 1]"),
+            std::string::npos)
+      << text.output;
+  const CliResult json = run_minrnn(dir, "data inspect d.hdf5 --json");
+  EXPECT_EQ(nlohmann::json::parse(json.output)["actions_outside_unit_box"], 2) << json.output;
+}
+
 // A NaN in next_observations, which training does not read: refused by inspect, which reads them,
 // with the word that training takes the file and how to see what it reads.
 TEST(DataCli, InspectSaysTrainingTakesAFileWhoseFaultIsInNextObservations) {
