@@ -241,13 +241,9 @@ Transitions read_d4rl_here(const std::string& path, const ReadOptions& options) 
   // The env asked for; a guess from the file's name is load_dataset's to weigh (the file's
   // metadata/env_spec, or a config's env, may say the name is wrong).
   if (!options.env.empty() && options.env != "none") {
-    const EnvInfo* env = &require_env(options.env);
-    if (env->obs_dim != data.obs_dim || env->act_dim != data.act_dim) {
-      throw std::invalid_argument(
-          path + ": 'observations'/'actions' have dims " + std::to_string(data.obs_dim) + "/" +
-          std::to_string(data.act_dim) + " but " + env->name + " has " +
-          std::to_string(env->obs_dim) + "/" + std::to_string(env->act_dim));
-    }
+    const EnvInfo& env = require_env(options.env);
+    if (env.obs_dim != data.obs_dim || env.act_dim != data.act_dim)
+      throw std::invalid_argument(dims_apart(path, data.obs_dim, data.act_dim, env));
   }
 
   data.observations.resize(n * data.obs_dim);

@@ -33,6 +33,13 @@ const EnvInfo* find_env(const std::string& name) {
   return nullptr;
 }
 
+std::string dims_apart(const std::string& file, int obs_dim, int act_dim, const EnvInfo& env,
+                       const std::string& from) {
+  return file + ": 'observations'/'actions' have dims " + std::to_string(obs_dim) + "/" +
+         std::to_string(act_dim) + " but " + env.name + (from.empty() ? "" : " (" + from + ")") +
+         " has " + std::to_string(env.obs_dim) + "/" + std::to_string(env.act_dim);
+}
+
 const EnvInfo& require_env(const std::string& name) {
   if (const EnvInfo* env = find_env(name)) return *env;
   std::vector<std::string> known;

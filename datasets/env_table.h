@@ -28,6 +28,11 @@ const EnvInfo& require_env(const std::string& name);
 // ("hopper_medium-v2.hdf5", "mujoco/walker2d/expert-v0"); nullptr when it names none.
 const EnvInfo* guess_env_from_name(const std::string& name);
 
+// A D4RL file's widths against an environment's: "FILE: 'observations'/'actions' have dims 11/3
+// but walker2d (FROM) has 17/6", the parenthesis left out where `from` is "".
+std::string dims_apart(const std::string& file, int obs_dim, int act_dim, const EnvInfo& env,
+                       const std::string& from = "");
+
 // The unique environment with these dimensions; nullptr when none or several (halfcheetah and
 // walker2d are both 17/6).
 const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim);

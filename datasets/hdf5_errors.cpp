@@ -31,6 +31,17 @@ unsigned long long number_after(const std::string& text, const std::string& labe
   return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + label.size(), nullptr, 10);
 }
 
+// HDF5's POSIX driver describes a failed system call as "... errno = 28, error message = 'No
+// space left on device' ...": the innermost such entry's errno (0 where none is).
+int os_errno_of(const std::vector<std::string>& descriptions) {
+  for (const std::string& desc : descriptions) {
+    const size_t at = desc.find("errno = ");
+    const int os_errno = at == std::string::npos ? 0 : std::atoi(desc.c_str() + at + 8);
+    if (os_errno > 0) return os_errno;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // Where the superblock records more bytes than the file holds (HDF5's "truncated file: eof = N,
@@ -50,19 +61,16 @@ std::string open_failure_reason() {
              "its own .part files, not this)";
     }
   }
+  // A file the OS would not open (no permission) is no corrupt file.
+  if (const int os_errno = os_errno_of(descriptions); os_errno > 0)
+    return std::string("cannot read: ") + std::strerror(os_errno);
   const std::string innermost = descriptions.empty() ? "no reason given" : descriptions.front();
   return "cannot open as HDF5 (HDF5: " + innermost + "): a corrupt file?";
 }
 
 std::string failure_reason() {
-  // HDF5's POSIX driver describes a failed read/write as "... errno = 28, error message = 'No
-  // space left on device' ...": the innermost such entry is the OS reason.
   const std::vector<std::string> descriptions = error_descriptions();
-  for (const std::string& desc : descriptions) {
-    const size_t at = desc.find("errno = ");
-    const int os_errno = at == std::string::npos ? 0 : std::atoi(desc.c_str() + at + 8);
-    if (os_errno > 0) return std::strerror(os_errno);
-  }
+  if (const int os_errno = os_errno_of(descriptions); os_errno > 0) return std::strerror(os_errno);
   if (!descriptions.empty() && !descriptions.front().empty())
     return "HDF5: " + descriptions.front();
   return errno != 0 ? std::strerror(errno) : "HDF5 error";

@@ -1,8 +1,5 @@
 #include "datasets/hdf5_util.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -233,13 +230,6 @@ Id open_for_reading(const std::string& path) {
   }
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw std::runtime_error(path + ": not a file (an HDF5 file was expected)");
-  }
-  // A file we may not read is no corrupt file: said as the OS says it, before HDF5 guesses.
-  if (const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    ::close(fd);
-  } else {
-    const int error = errno;  // before the message's allocations
-    throw std::runtime_error(path + ": cannot read: " + std::strerror(error));
   }
   htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) throw std::invalid_argument(path + ": not an HDF5 file" + what_it_is(path));

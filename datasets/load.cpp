@@ -54,9 +54,7 @@ Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options) 
       env->act_dim != ds.data.act_dim) {
     if (env != nullptr && !asked && ds.format == "d4rl") {
       ds.name_env_conflict =
-          ds.source + ": 'observations'/'actions' have dims " + std::to_string(ds.data.obs_dim) +
-          "/" + std::to_string(ds.data.act_dim) + " but " + env->name + " (" + ds.env_source +
-          ") has " + std::to_string(env->obs_dim) + "/" + std::to_string(env->act_dim);
+          dims_apart(ds.source, ds.data.obs_dim, ds.data.act_dim, *env, ds.env_source);
     }
     ds.env_source.clear();
     ds.env_from_widths = false;

@@ -175,11 +175,11 @@ std::optional<std::string> compared_setting(const std::map<std::string, std::str
   const auto it = settings.find(key);
   if (it != settings.end()) return it->second;
   if (key == kConfigFileKey) return "read";
+  if (settings.count(kConfigFileKey) == 0) return "(none)";  // a key of a newer minrnn
   const std::vector<std::string> config_keys = rl::config_keys();
   const bool config_key =
       std::find(config_keys.begin(), config_keys.end(), key) != config_keys.end();
-  if (config_key && settings.count(kConfigFileKey)) return std::nullopt;
-  return "(none)";
+  return config_key ? std::nullopt : std::optional<std::string>("(none)");
 }
 
 std::string settings_apart(const std::vector<const RunScore*>& seeds) {
