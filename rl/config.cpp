@@ -122,7 +122,8 @@ const std::string kOverrideOrigin = "--set";
 // bad_key's refusal, as a RefusedOverride where the key's value came from an override.
 [[noreturn]] void refuse(const std::string& where, const std::string& key,
                          const std::string& what) {
-  if (where == kOverrideOrigin) throw RefusedOverride(key, io::bad_key_message(where, key, what));
+  if (where == kOverrideOrigin)
+    throw RefusedOverride(key, what, io::bad_key_message(where, key, what));
   io::bad_key(where, key, what);
 }
 

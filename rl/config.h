@@ -78,11 +78,13 @@ std::string why_not_override(const std::string& key_value);
 
 // What load_config throws where an override's value is the one refused (its type, or its range
 // with the rest of the config: max_steps=0, device=tpu): `key` the override's, for a command line
-// to call it a usage error; the message "--set: key 'max_steps': expected >= 1, got 0".
+// to call it a usage error, `reason` what is wrong with its value ("expected >= 1, got 0", for a
+// caller whose overrides came from elsewhere to name their origin); the message
+// "--set: key 'max_steps': expected >= 1, got 0".
 struct RefusedOverride : std::invalid_argument {
-  std::string key;
-  RefusedOverride(std::string key_name, const std::string& message)
-      : std::invalid_argument(message), key(std::move(key_name)) {}
+  std::string key, reason;
+  RefusedOverride(std::string key_name, std::string why, const std::string& message)
+      : std::invalid_argument(message), key(std::move(key_name)), reason(std::move(why)) {}
 };
 
 // Loads `path` (with its `defaults:` chain) and applies `overrides` ("key=value", YAML-parsed).

@@ -196,6 +196,20 @@ std::string stack_shape_of(const rl::TrainConfig& config) {
   return rl::stack_shape(rl::model_options(config, env->obs_dim, env->act_dim), config);
 }
 
+// A cell's override refused by range, said as the sweep file's `set` entry unless the command
+// line's --set gave the key (that one stays a RefusedOverride: a usage error).
+[[noreturn]] void refuse_in_cell(const SweepSpec& spec, const rl::RefusedOverride& refused,
+                                 const std::vector<std::string>& overrides,
+                                 const std::string& where) {
+  for (const std::string& set : spec.command_sets)
+    if (rl::override_key(set) == refused.key)
+      throw rl::RefusedOverride(refused.key, refused.reason, where + refused.what());
+  std::string entry = refused.key;
+  for (const std::string& o : overrides)
+    if (rl::override_key(o) == refused.key) entry = o;
+  throw std::invalid_argument(where + "key 'set': '" + entry + "': " + refused.reason);
+}
+
 // The run of one (dataset, backbone) cell, all but its seed; `config` gets the config it resolves.
 SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::string& backbone,
                   rl::TrainConfig& config) {
@@ -220,7 +234,7 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
   try {
     config = config_naming(proto.config, backbone, proto.overrides);
   } catch (const rl::RefusedOverride& e) {
-    throw rl::RefusedOverride(e.key, where() + e.what());  // the command line's, perhaps
+    refuse_in_cell(spec, e, proto.overrides, where());
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(where() + e.what());
   }

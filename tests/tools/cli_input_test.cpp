@@ -150,8 +150,10 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
              "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\nconfig: c.yaml\n"
              "set: [max_steps=0]\n");
   const testing::CommandResult in_file = run_minrnn(dir, "sweep w.yaml --dry-run");
+  // The file's entry named as its `set` entry (a review, 2026-11-30: "--set: key 'max_steps'").
   expect_failure_naming(in_file, {"w.yaml: dataset d, backbone mingru",
-                                  "--set: key 'max_steps': expected >= 1, got 0"});
+                                  "key 'set': 'max_steps=0': expected >= 1, got 0"});
+  EXPECT_EQ(in_file.output.find("--set:"), std::string::npos) << in_file.output;
   EXPECT_EQ(in_file.exit_code, 1);
 }
 
