@@ -75,11 +75,11 @@ struct ReadOptions {
 // which a Minari reader runs episode by episode to name the episode).
 int64_t first_non_finite(const std::vector<float>& values);
 
-// Reads and validates a D4RL-layout file. Accepts float32/float64 fields, rewards (N) or (N,1),
-// flags stored as h5py bool (enum int8) or any integer 0/1, gzip/shuffle/chunked storage.
-// Throws std::runtime_error (file not readable, not HDF5, corrupt) or std::invalid_argument (a key
-// missing, wrong rank/dtype, length mismatch, NaN/Inf, empty, dims not those of the environment),
-// always naming the file and the key.
+// Reads and validates a D4RL-layout file. Accepts floating-point fields (float16/32/64), rewards
+// (N) or (N,1), flags stored as h5py bool (enum int8) or any integer 0/1, gzip/shuffle/chunked
+// storage. Throws std::runtime_error (file not readable, not HDF5, corrupt) or
+// std::invalid_argument (a key missing, wrong rank/dtype, length mismatch, NaN/Inf, empty, dims not
+// those of the environment), always naming the file and the key.
 Transitions read_d4rl(const std::string& path, const ReadOptions& options = {});
 
 // Maps an id like "hopper-medium-replay-v2" to $D4RL_DATASET_DIR (or ~/.d4rl/datasets) /

@@ -290,7 +290,9 @@ void read_float_rows(hid_t file, const std::string& key, int64_t row0, int64_t n
   Id dset = open_dataset(file, key, file_name);
   Id type(H5Dget_type(dset.get()));
   if (H5Tget_class(type.get()) != H5T_FLOAT) {
-    throw std::invalid_argument(where(file_name, key) + ": expected float32/float64 values");
+    throw std::invalid_argument(
+        where(file_name, key) +
+        ": expected floating-point values (float16/32/64; read as float32)");
   }
   if (num_rows == 0) return;
   RowSelection sel = select_rows(dset.get(), row0, num_rows, where(file_name, key));

@@ -57,7 +57,7 @@ struct DatasetInfo {
 };
 DatasetInfo describe(hid_t file, const std::string& key, const std::string& file_name);
 
-// Reads rows [row0, row0 + num_rows) of a float32/float64 dataset (any rank; a row is the product
+// Reads rows [row0, row0 + num_rows) of a floating-point dataset (any rank; a row is the product
 // of the trailing dimensions) into `dst` as float. Throws unless the dataset's class is float.
 void read_float_rows(hid_t file, const std::string& key, int64_t row0, int64_t num_rows, float* dst,
                      const std::string& file_name);

@@ -144,7 +144,12 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
   }
   // A local dataset whose name is close comes first: a typo of it would otherwise be offered a
   // download the hub then refuses.
-  throw std::runtime_error(missing + io::nearby_name_hint(dir.string()) + "; download it with `" +
+  const std::string near = io::nearby_name(dir.string());  // offered as an id, not a path
+  const std::string hint =
+      near.empty()
+          ? ""
+          : " (did you mean '" + (fs::path(id_or_path).parent_path() / near).string() + "'?)";
+  throw std::runtime_error(missing + hint + "; download it with `" +
                            download_command({id_or_path}) +
                            "` (train and sweep: --download), or set MINARI_DATASETS_PATH to the "
                            "folder that holds it");
@@ -246,9 +251,11 @@ void read_episode(hid_t f, const std::string& g, int64_t T, int64_t row, const s
   h5::read_flag_rows(f, g + "truncations", 0, T, data.timeouts.data() + row, path);
   for (int64_t t = row; t < row + T - 1; ++t) {
     if (data.terminals[t] || data.timeouts[t]) {
-      throw std::invalid_argument(path + ": '" + g + "terminations/truncations' set at step " +
+      const std::string flag = data.terminals[t] ? "terminations" : "truncations";
+      throw std::invalid_argument(path + ": '" + g + flag + "' set at step " +
                                   std::to_string(t - row) + ", before the episode's last step " +
-                                  std::to_string(T - 1));
+                                  std::to_string(T - 1) +
+                                  " (Minari flags only an episode's last step)");
     }
   }
   const int64_t last = row + T - 1;

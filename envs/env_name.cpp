@@ -27,8 +27,9 @@ const std::vector<std::string>& d4rl_qualities() {
       (why.empty() ? "" : " (" + why + ")") +
       "; known environments: " + io::comma_separated(env_names()) +
       ", each also as <env>-v2, -v3, -v4 (gym v2-v4 semantics, as D4RL recorded) and -v5 "
-      "(Gymnasium v5, as Minari recorded), or a Gymnasium env_spec JSON; known D4RL ids: " +
-      io::comma_separated(ids));
+      "(Gymnasium v5, as Minari recorded), or a Gymnasium env_spec JSON; D4RL ids: "
+      "<env>-<quality>-v2, quality one of " +
+      io::comma_separated(d4rl_qualities()));
 }
 
 // Gymnasium's version of a versioned name: 2, 3, 4 have v4's semantics; -1 when not a version.

@@ -14,7 +14,7 @@ namespace minrnn::io {
 
 namespace fs = std::filesystem;
 
-std::string nearby_name_hint(const std::string& missing) {
+std::string nearby_name(const std::string& missing) {
   const fs::path path(missing);
   const fs::path dir = path.parent_path();
   std::vector<std::string> names;
@@ -24,8 +24,13 @@ std::string nearby_name_hint(const std::string& missing) {
     names.push_back(it->path().filename().string());
     if (names.size() >= 4096) break;  // a huge folder is not worth the wait
   }
-  const std::string meant = closest_name(path.filename().string(), names);
-  return meant.empty() ? "" : " (did you mean '" + (dir / meant).string() + "'?)";
+  return closest_name(path.filename().string(), names);
+}
+
+std::string nearby_name_hint(const std::string& missing) {
+  const std::string meant = nearby_name(missing);
+  if (meant.empty()) return "";
+  return " (did you mean '" + (fs::path(missing).parent_path() / meant).string() + "'?)";
 }
 
 std::string no_such(const std::string& path, const std::string& what) {

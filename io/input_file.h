@@ -9,8 +9,10 @@
 
 namespace minrnn::io {
 
-// " (did you mean 'DIR/NAME'?)" for the entry of missing's folder whose name is closest to its
-// name (io::closest_name); "" where none is that close or the folder cannot be listed.
+// The entry of missing's folder whose name is closest to its name (io::closest_name); "" where
+// none is that close or the folder cannot be listed.
+std::string nearby_name(const std::string& missing);
+// " (did you mean 'DIR/NAME'?)" for nearby_name's entry; "" where there is none.
 std::string nearby_name_hint(const std::string& missing);
 
 // "PATH: no such WHAT" with nearby_name_hint's offer: the message for a path that is not there.

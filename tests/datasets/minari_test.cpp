@@ -125,14 +125,13 @@ TEST(MinariTest, ResolvesIdsUnderTheDatasetsPath) {
     EXPECT_NE(std::string(e.what()).find("minrnn data download mujoco/hopper/absent-v0"),
               std::string::npos);
   }
-  // A typo of a local dataset is offered that dataset before a download.
+  // A typo of a local dataset is offered that dataset, by its id (a walk, 2026-11-30: its path),
+  // before a download.
   try {
     resolve_minari_dir("mujoco/hopper/tset-v0");
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("did you mean '" +
-                                         (dir.path / "mujoco/hopper/test-v0").string() + "'"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("did you mean 'mujoco/hopper/test-v0'"), std::string::npos)
         << e.what();
   }
   unsetenv("MINARI_DATASETS_PATH");
@@ -187,6 +186,33 @@ TEST(MinariTest, ANonFiniteValueIsNamedByItsEpisodeAndRow) {
   std::filesystem::rename(path + ".new", path);
   EXPECT_EQ(read_error(dir.path / "set"),
             path + ": 'episode_0/observations' has a non-finite value (inf) at row 3");
+}
+
+// A flag before an episode's last step is named: which of the two, and where (a walk, 2026-11-30:
+// "'episode_0/terminations/truncations' set at step 1").
+TEST(MinariTest, AFlagInsideAnEpisodeIsNamed) {
+  TempDir dir;
+  write_minari(dir.path / "mid", {4}, {true});
+  const std::string path = (dir.path / "mid" / "data" / "main_data.hdf5").string();
+  for (const char* flag : {"terminations", "truncations"}) {
+    {
+      RawFile f(path + ".new");
+      f.doubles("episode_0/observations", {5, 11}, std::vector<double>(5 * 11, 0.25));
+      f.floats("episode_0/actions", {4, 3}, std::vector<float>(4 * 3, 0.5f));
+      f.doubles("episode_0/rewards", {4}, std::vector<double>(4, 2.0));
+      std::vector<uint8_t> set(4, 0), clear(4, 0);
+      set[1] = 1;
+      set[3] = 1;
+      const bool terminations = std::string(flag) == "terminations";
+      f.bools("episode_0/terminations", terminations ? set : clear);
+      f.bools("episode_0/truncations", terminations ? clear : set);
+    }
+    std::filesystem::rename(path + ".new", path);
+    EXPECT_EQ(read_error(dir.path / "mid"),
+              path + ": 'episode_0/" + flag +
+                  "' set at step 1, before the episode's last step 3 (Minari flags only an "
+                  "episode's last step)");
+  }
 }
 
 // metadata.json's totals are what the file must hold: Python's minari fails on a dataset that
