@@ -72,7 +72,9 @@ void write_sbatch_options(std::ostream& s, const SweepSpec& spec,
   for (const auto& a : sl.sbatch_args) opt(a);
 }
 
-// The `case` that gives each array task its pack: RUN_DIRS, the TRAIN command, EXTEND.
+// The `case` that gives each array task its pack: RUN_DIRS, the TRAIN command, and STEPS, each
+// run's max_steps (trained through: its done.json at that step, as a local sweep counts it; an
+// extended run's done.json is its shorter budget's until training moves it aside).
 void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
                       const std::vector<std::vector<int>>& packs) {
   s << "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n";
@@ -83,8 +85,9 @@ void write_task_table(std::ostream& s, const std::vector<SweepRun>& runs,
     const auto absolute = [](const std::string& p) { return fs::absolute(p).string(); };
     const std::vector<std::string> train = pack_train_args(runs, pack, absolute);
     for (size_t k = 0; k < train.size(); ++k) s << (k ? " " : "") << shell_word(train[k]);
-    // An extended run holds done.json from its shorter budget until training moves it aside.
-    s << (runs[size_t(pack[0])].extend ? ") EXTEND=1 ;;\n" : ") EXTEND=0 ;;\n");
+    s << ")\n     STEPS=(";
+    for (int i : pack) s << (i == pack[0] ? "" : " ") << runs[size_t(i)].max_steps;
+    s << ") ;;\n";
   }
   s << "  *) echo \"minrnn sweep: array task ${SLURM_ARRAY_TASK_ID:-?} is not a run of this "
        "sweep\" >&2; exit 2 ;;\nesac\n";
@@ -126,8 +129,13 @@ failed() {  # DIR PHASE STATUS: the run in DIR failed; the pack's others go on
   echo "minrnn sweep: $2 of $1 failed (exit $3); see $1/train.log" >&2
   failures=$((failures + 1))
 }
-to_train=$EXTEND
-for dir in "${RUN_DIRS[@]}"; do [ -e "$dir/done.json" ] || to_train=1; done
+trained() {  # INDEX: the pack's run INDEX is trained through (done.json at its STEPS)
+  local done
+  done=$(sed -n 's/.*"step": *\([0-9][0-9]*\).*/\1/p' "${RUN_DIRS[$1]}/done.json" 2>/dev/null)
+  [ "$done" = "${STEPS[$1]}" ]
+}
+to_train=0
+for i in "${!RUN_DIRS[@]}"; do trained "$i" || to_train=1; done
 if [ "$to_train" = 1 ]; then
   phase "$LOG" "${TRAIN[@]}"; st=$?
   if [ "$st" != 0 ]; then
@@ -136,10 +144,8 @@ if [ "$to_train" = 1 ]; then
       echo "minrnn sweep: another process holds a run dir of ${RUN_DIRS[*]}; left to it, not failed (see $LOG)" >&2
       exit 73
     fi
-    # The runs that finished hold done.json (an extended one's may be its shorter budget's).
-    for dir in "${RUN_DIRS[@]}"; do
-      { [ "$EXTEND" = 1 ] || [ ! -e "$dir/done.json" ]; } && failed "$dir" train "$st"
-    done
+    # The pack's exit status speaks for all its runs: those trained through go on to evaluation.
+    for i in "${!RUN_DIRS[@]}"; do trained "$i" || failed "${RUN_DIRS[$i]}" train "$st"; done
   fi
 fi
 [ "$signalled" = 0 ] || stopped train 75

@@ -101,7 +101,8 @@ TEST(SweepSlurmScript, OneArrayTaskPerUnfinishedRun) {
   }
   EXPECT_NE(script.find("  2) RUN_DIRS=("), std::string::npos) << script;
   EXPECT_EQ(script.find("  1) RUN_DIRS=("), std::string::npos) << script;
-  EXPECT_NE(script.find("--quiet --set max_steps=5) EXTEND=0"), std::string::npos) << script;
+  EXPECT_NE(script.find("--quiet --set max_steps=5)\n     STEPS=(5) ;;"), std::string::npos)
+      << script;
   // Valid bash.
   const fs::path file = tmp.path / "x.sbatch";
   std::ofstream(file) << script;
@@ -122,7 +123,9 @@ TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
   std::ofstream(file) << sweep::slurm_batch_script(s, runs, {{0}, {2}}, exe.string());
   for (int task : {0, 2}) {
     fs::create_directories(runs[size_t(task)].run_dir);
-    std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json") << "{}\n";
+    // Run 0 trained through its 5 steps; run 2 through a shorter budget it is to extend.
+    std::ofstream(fs::path(runs[size_t(task)].run_dir) / "done.json")
+        << (task == 2 ? "{\"env_id\": \"Hopper-v4\", \"step\": 3}\n" : "{\"step\": 5}\n");
     fs::remove(calls);
     const std::string cmd = "SLURM_ARRAY_TASK_ID=" + std::to_string(task) + " bash '" +
                             file.string() + "' >/dev/null 2>&1";
@@ -144,24 +147,36 @@ TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
 
 // `pack: 2`: the two seeds of each backbone are one array task (its first run's index), trained
 // by one `minrnn train --seed 0 --run-dir A --seed 1 --run-dir B` and then evaluated one by one.
-// A run the pack's training left without done.json fails alone: it gets failed.json, the other
-// is evaluated, and the task exits 1.
-TEST(SweepSlurmScript, APackIsOneTaskAndARunThatFailsFailsAlone) {
+// A run the pack's training left short of its budget fails alone: it gets failed.json, the other
+// is evaluated, and the task exits 1. So too where the pack extends runs that each hold the
+// shorter budget's done.json (a walk, 2026-11-30: every run of such a pack was failed).
+class SweepSlurmPack : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SweepSlurmPack, APackIsOneTaskAndARunThatFailsFailsAlone) {
+  const bool extend = GetParam();
   testing::TempDir tmp;
   sweep::SweepSpec s = spec_in(tmp.path);
   s.pack = 2;
-  const auto runs = sweep::plan_sweep(s);
+  auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
+  for (auto& run : runs) {
+    run.extend = extend;
+    if (!extend) continue;
+    fs::create_directories(run.run_dir);
+    std::ofstream(fs::path(run.run_dir) / "done.json") << "{\"step\": 3}\n";
+  }
   const auto packs = sweep::group_packs(s, runs, {0, 1, 2, 3});
   ASSERT_EQ(packs, (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));  // the plan is seed-major
-  // A stand-in minrnn: training finishes only the first --run-dir it is given, then fails.
+  // A stand-in minrnn: training finishes only the first --run-dir it is given (to its 5 steps),
+  // then fails.
   const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
-  write_exe(exe, "echo \"$@\" >> '" + calls.string() +
-                     "'\n"
-                     "if [ \"$1\" = train ]; then\n"
-                     "  while [ \"$1\" != --run-dir ]; do shift; done\n"
-                     "  echo '{}' > \"$2/done.json\"; exit 1\n"
-                     "fi\n");
+  write_exe(exe,
+            "echo \"$@\" >> '" + calls.string() +
+                "'\n"
+                "if [ \"$1\" = train ]; then\n"
+                "  while [ \"$1\" != --run-dir ]; do shift; done\n"
+                "  echo '{\"env_id\": \"Hopper-v4\", \"step\": 5}' > \"$2/done.json\"; exit 1\n"
+                "fi\n");
   const fs::path file = tmp.path / "x.sbatch";
   const std::string script = sweep::slurm_batch_script(s, runs, packs, exe.string());
   std::ofstream(file) << script;
@@ -188,6 +203,9 @@ TEST(SweepSlurmScript, APackIsOneTaskAndARunThatFailsFailsAlone) {
   EXPECT_NE(read_text(fs::path(runs[3].run_dir) / "train.log").find(runs[1].run_dir),
             std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(SweepSlurmScript, SweepSlurmPack, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Extended" : "New"; });
 
 // A task whose `minrnn train` a run's lock refused (a user's own train holds it on the shared
 // folder) leaves that run to its holder: no failed.json, no evaluation, exit 73 (io::kExitDirBusy).
