@@ -205,15 +205,40 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
                              ") is still queued: " + unknown);
   }
   if (listed) *listed = int(tasks.size());
-  return tasks.empty() ? "" : job.id;
+  if (!tasks.empty()) return job.id;
+  // A job submitted by hand (`sbatch <out>/slurm/sweep.sbatch`, as docs/sweeps.md offers) carries
+  // the sweep's tag, not job.json's id.
+  return live_tagged_job(out, "", listed);
+}
+
+// Where the recorded job has left the queue, a job of the sweep's tag that has not (its script
+// submitted again by hand): its id, or "" (also where squeue cannot tell: the view says so).
+std::string resubmitted_job(const RecordedJob& job, const std::string& out) {
+  try {
+    for (const auto& [id, tasks] : tagged_jobs(job.tag.empty() ? slurm_tag(out) : job.tag, out))
+      if (id != job.id) return id;
+  } catch (const std::runtime_error&) {
+  }
+  return "";
 }
 
 SlurmJobView slurm_job_view(const std::string& out) {
   SlurmJobView view;
-  const RecordedJob job = read_recorded_job(out);
+  RecordedJob job = read_recorded_job(out);
   view.job_id = job.id;
   if (job.id.empty()) return view;
-  for (const auto& [task, fields] : queued_tasks(job, &view.queue_unknown, &view.other_job)) {
+  auto queued = queued_tasks(job, &view.queue_unknown, &view.other_job);
+  if (queued.empty() && view.queue_unknown.empty()) {
+    if (const std::string again = resubmitted_job(job, out); !again.empty()) {
+      view.notes.push_back("Slurm job " + again + " carries this sweep's comment: its script (" +
+                           (slurm_dir(out) / "sweep.sbatch").string() +
+                           ") submitted again, by hand; job.json records job " + job.id);
+      job.id = view.job_id = again;
+      view.other_job.clear();
+      queued = queued_tasks(job, &view.queue_unknown, &view.other_job);
+    }
+  }
+  for (const auto& [task, fields] : queued) {
     const std::string& state = fields[0];
     view.states[task] = state == "RUNNING" || state == "COMPLETING"
                             ? state + " " + fields[1] + " on " + fields[2]

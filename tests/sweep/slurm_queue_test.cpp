@@ -69,6 +69,43 @@ TEST(SweepStatus, ARecordedIdThatIsAnotherJobNowIsNotThisSweeps) {
   EXPECT_EQ(statuses[0].slurm, "RUNNING 1:00 on node1");
 }
 
+// The recorded job gone and its script submitted again by hand (`sbatch <out>/slurm/sweep.sbatch`,
+// as the docs offer): the job found by the sweep's tag is live (a submission is refused) and
+// --status shows its tasks, saying whose they are (a walk, 2026-11-30: a second job was submitted
+// for the same runs and --status showed none).
+TEST(SweepStatus, AJobSubmittedAgainByHandIsFoundByItsTag) {
+  testing::TempDir tmp;
+  const fs::path bin = tmp.path / "bin";
+  const PathOnly path(bin);
+  const sweep::SweepSpec s = spec_in(tmp.path);
+  record_job_77(s);
+  const std::string tag = "minrnn:" + fs::absolute(s.out).string();
+  write_exe(bin / "squeue",
+            "case \"$*\" in\n"
+            "  *--jobs=80*) echo '0|RUNNING|0:30|node2|" +
+                tag +
+                "' ;;\n"
+                "  *--jobs=*) ;;\n"
+                "  *) echo '80|" +
+                tag +
+                "'; echo '99|minrnn:/elsewhere' ;;\n"
+                "esac\n");
+  int listed = 0;
+  EXPECT_EQ(sweep::live_slurm_job(s.out, true, &listed), "80");
+  EXPECT_EQ(listed, 1);
+  std::vector<sweep::RunStatus> statuses;
+  const std::string notes = notes_of(s, &statuses);
+  EXPECT_NE(notes.find("Slurm job 80: 1 task(s)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("submitted again, by hand; job.json records job 77"), std::string::npos)
+      << notes;
+  EXPECT_EQ(statuses[0].slurm, "RUNNING 0:30 on node2");
+  // Left the queue too: nothing is live, and --status says nothing of it.
+  write_exe(bin / "squeue",
+            "case \"$*\" in *--jobs=*) ;; *) echo '99|minrnn:/elsewhere' ;; esac\n");
+  EXPECT_EQ(sweep::live_slurm_job(s.out, true), "");
+  EXPECT_EQ(notes_of(s).find("by hand"), std::string::npos);
+}
+
 // squeue failing, missing or hanging: the queue's state is unknown, not "0 task(s)", and a hung
 // squeue is stopped after the timeout (here 200 ms, 60 s unless a test says otherwise).
 TEST(SweepStatus, AQueueThatCannotAnswerIsUnknownNotEmpty) {

@@ -317,8 +317,11 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
     }
   }
 
-  // squeue no longer knows the job: the unfinished runs are submitted again.
-  write_exe(bin / "squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n");
+  // squeue no longer knows the job (nor lists another of the sweep's tag): the unfinished runs are
+  // submitted again.
+  write_exe(bin / "squeue",
+            "case \"$*\" in *--jobs=*) echo 'slurm_load_jobs error: Invalid job id specified' >&2; "
+            "exit 1 ;; esac\n");
   write_exe(bin / "sbatch", "echo 4243\n");
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
