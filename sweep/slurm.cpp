@@ -17,10 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The runs a submission leaves out (done, or trained by a live process on this host, which it
-// names) and the indices of those it submits.
+// The runs a submission leaves out (done, or held by a live process, a line each naming it) and
+// the indices of those it submits.
 struct Submission {
-  int done = 0, busy = 0;
+  int done = 0;
+  std::vector<std::string> busy;
   std::vector<int> tasks;
 };
 
@@ -30,9 +31,9 @@ Submission runs_to_submit(const std::vector<SweepRun>& runs) {
     if (runs[i].state == RunState::kDone) {
       ++s.done;
     } else if (const long holder = io::lock_holder(runs[i].run_dir); holder >= 0) {
-      ++s.busy;  // a live process on this host trains it; never two writers in one run dir
-      std::printf("  %s: running in pid %ld here, not submitted\n", runs[i].run_dir.c_str(),
-                  holder);
+      // Never two writers in one run dir. The holder may be on another host (a shared folder).
+      s.busy.push_back("  " + runs[i].run_dir + ": held by a running minrnn (pid " +
+                       std::to_string(holder) + " in its .lock), not submitted");
     } else {
       s.tasks.push_back(int(i));
     }
@@ -105,12 +106,14 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const Submission submission = runs_to_submit(runs);
   const std::vector<std::vector<int>> packs = group_packs(spec, runs, submission.tasks);
   const fs::path dir = slurm_dir(spec.out), script = dir / "sweep.sbatch";
+  // Printed once nothing can refuse the submission (every refusal before the first line).
   const auto print_header = [&] {
-    std::printf(
-        "sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
-        spec.file.c_str(), runs.size(), submission.done,
-        submission.busy ? (", " + std::to_string(submission.busy) + " running here").c_str() : "",
-        packs.size(), packs.size() < submission.tasks.size() ? ", seeds in packs" : "");
+    const size_t busy = submission.busy.size();
+    std::printf("sweep %s: %zu runs (%d already done%s) → Slurm job array of %zu task(s)%s\n",
+                spec.file.c_str(), runs.size(), submission.done,
+                busy ? (", " + std::to_string(busy) + " held by running processes").c_str() : "",
+                packs.size(), packs.size() < submission.tasks.size() ? ", seeds in packs" : "");
+    for (const std::string& line : submission.busy) std::printf("%s\n", line.c_str());
   };
   if (submission.tasks.empty()) {
     print_header();
@@ -147,12 +150,12 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
                              live + "`) before submitting again");
   }
   record_command_sets(spec);
-  print_header();
-  note_lookalike_datasets(runs);
-  std::printf("%s\n", io::watch_line(spec.out).c_str());
   io::write_file_atomically(script.string(), text);
   const std::string job = sbatch(script, dir, slurm_tag(spec.out));
   record_job(job, spec, array, runs, packs);
+  print_header();
+  note_lookalike_datasets(runs);
+  std::printf("%s\n", io::watch_line(spec.out).c_str());
   std::printf(
       "submitted Slurm job %s: %zu task(s), --array=%s, script %s\n"
       "  watch: %s   task logs: %s/<run>/train.log, %s/logs/\n",

@@ -305,16 +305,27 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   EXPECT_NE(read_text(tmp.path / "out/slurm/sweep.sbatch").find("#SBATCH --array=1-3\n"),
             std::string::npos);
 
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    try {
-      if (attempt == 0)
-        sweep::submit_slurm_sweep(s, {});
-      else
-        sweep::run_sweep(s, {});
-      FAIL() << "a second sweep of a queued array";
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
+  // The header came once, for the submission; a refusal prints nothing before its error, not
+  // even a run a process holds (a walk, 2026-11-30: "running in pid N here, not submitted" came
+  // first and read as if the others were).
+  const std::string header = "→ Slurm job array of 3 task(s)";
+  EXPECT_EQ(submitted.find(header), submitted.rfind(header)) << submitted;
+  EXPECT_NE(submitted.find(header), std::string::npos) << submitted;
+  {
+    const io::DirLock held((tmp.path / "out/d/minlstm/seed0").string(), "a test");
+    ::testing::internal::CaptureStdout();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        if (attempt == 0)
+          sweep::submit_slurm_sweep(s, {});
+        else
+          sweep::run_sweep(s, {});
+        ADD_FAILURE() << "a second sweep of a queued array";
+      } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
+      }
     }
+    EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
   }
 
   // squeue no longer knows the job (nor lists another of the sweep's tag): the unfinished runs are
