@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,9 +73,10 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
 struct SlurmJobView {
   std::string job_id;  // "" when nothing was submitted
   std::map<int, std::string> states;
-  int queued = 0;             // tasks squeue lists, pending or running (as live_slurm_job counts)
-  std::string queue_unknown;  // why squeue could not tell ("" when it answered)
-  std::string other_job;      // set where the recorded id is another job's now (not the tag)
+  std::set<int> queued_tasks;      // those of `states` squeue lists, pending or running
+  int queued = 0;                  // their number (as live_slurm_job counts)
+  std::string queue_unknown;       // why squeue could not tell ("" when it answered)
+  std::string other_job;           // set where the recorded id is another job's now (not the tag)
   std::vector<std::string> notes;  // what sacct could not say
 };
 SlurmJobView slurm_job_view(const std::string& out);

@@ -243,6 +243,7 @@ SlurmJobView slurm_job_view(const std::string& out) {
     view.states[task] = state == "RUNNING" || state == "COMPLETING"
                             ? state + " " + fields[1] + " on " + fields[2]
                             : state + (fields[2].empty() ? "" : " " + fields[2]);
+    view.queued_tasks.insert(task);
     ++view.queued;
   }
   // sacct only for tasks that have left the queue, and never for an id that is another job's now.

@@ -99,6 +99,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
     const auto recorded = task_of.find(slurm_run_key(s.run.run_dir));
     const int task = recorded != task_of.end() ? recorded->second : legacy_job ? int(i) : -1;
     if (const auto t = tasks.find(task); t != tasks.end()) s.slurm = t->second;
+    s.slurm_queued = job.queued_tasks.count(task) > 0;
     const auto l = local.find(s.run.run_dir);
     const std::string local_status = l == local.end() ? "" : l->second;
     s.step = logged_step(s.run.run_dir);
@@ -182,16 +183,18 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
            "` trains it on to " + std::to_string(s.run.max_steps) +
            (s.checkpointed ? " from its checkpoint" : " (no checkpoint: from step 0)");
   }
+  // A requeued (or not yet restarted) Slurm task of the run resumes it by itself, where a new
+  // submission is refused while it is queued (a walk, 2026-11-30).
+  const std::string resumer = s.slurm_queued ? "its queued Slurm task" : "the sweep run again";
   if (s.state == "stopped" && s.checkpointed && s.step >= s.run.max_steps) {
     // Trained through, its done.json lost (a walk, 2026-11-30: the report lists it in progress).
-    return "trained to step " + steps +
-           ", not marked finished (no done.json): the sweep run again finishes it from its last "
-           "checkpoint and evaluates it";
+    return "trained to step " + steps + ", not marked finished (no done.json): " + resumer +
+           " finishes it from its last checkpoint and evaluates it";
   }
   if (s.state == "stopped") {
     // The logged step, not the checkpoint's: a resume goes back to the last checkpoint.
     return "stopped at step " + steps +
-           (s.checkpointed ? " (the sweep run again resumes it from its last checkpoint)"
+           (s.checkpointed ? " (" + resumer + " resumes it from its last checkpoint)"
                            : " (no checkpoint: starts again at step 0)");
   }
   if (s.state == "trained") return "trained, not evaluated";

@@ -250,11 +250,12 @@ struct RunStatus {
   int64_t step = 0;  // last step in metrics.csv
   // A checkpoint.pt is there: a stopped run resumes from it (at or before `step`), else from 0.
   bool checkpointed = false;
-  double score = 0;     // done: eval.json's mean_normalized
-  long pid = -1;        // a live process on this host that holds the run dir
-  std::string failure;  // failed: e.g. "train exit 1"; mismatched: SweepRun::mismatch
-  std::string log;      // <run_dir>/train.log
-  std::string slurm;    // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
+  double score = 0;           // done: eval.json's mean_normalized
+  long pid = -1;              // a live process on this host that holds the run dir
+  std::string failure;        // failed: e.g. "train exit 1"; mismatched: SweepRun::mismatch
+  std::string log;            // <run_dir>/train.log
+  std::string slurm;          // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
+  bool slurm_queued = false;  // that task is pending or running: it resumes the run itself
 };
 
 // Every run's status, from the run directories alone plus, when <out>/slurm/job.json records a

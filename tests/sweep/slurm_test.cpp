@@ -437,6 +437,18 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(j["runs"][0]["score"], 12.5);
   EXPECT_EQ(j["runs"][1]["log"], (failed / "train.log").string());
   EXPECT_EQ(j["runs"][2]["slurm"], "RUNNING 1:05 on node7");
+
+  // The stopped run's task requeued, waiting to start again: it resumes the run itself (a new
+  // submission is refused meanwhile; a walk, 2026-11-30: "the sweep run again resumes it").
+  write_exe(bin / "squeue", "echo '2|PENDING|0:00|(BeginTime)'\n");
+  ::testing::internal::CaptureStdout();
+  sweep::print_sweep_status(s, false);
+  const std::string text = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(text.find("stopped at step 3 of 5 (its queued Slurm task resumes it from its last "
+                      "checkpoint)  | slurm: PENDING (BeginTime)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("the sweep run again"), std::string::npos) << text;
 }
 
 }  // namespace
