@@ -179,6 +179,24 @@ void check(bool ok, const std::map<std::string, std::string>& origin, const std:
   refuse(it->second, key, "expected " + expected + ", got " + got);
 }
 
+// check of a key against another's value (`partner`'s): where the partner's value is an
+// override's and the key's is not, the override is what made the pair wrong, and it is refused
+// (a command line's usage error), the key's own complaint beside it.
+void check_against(bool ok, const std::map<std::string, std::string>& origin,
+                   const std::string& key, const std::string& expected, const std::string& got,
+                   const std::string& partner, const std::string& partner_value) {
+  if (ok) return;
+  const auto by = origin.find(partner), own = origin.find(key);
+  const bool key_overridden = own != origin.end() && own->second == kOverrideOrigin;
+  if (by != origin.end() && by->second == kOverrideOrigin && !key_overridden) {
+    const std::string key_where = own == origin.end() ? "its built-in default" : own->second;
+    refuse(kOverrideOrigin, partner,
+           partner_value + " leaves " + key + " wrong (" + key_where + ": expected " + expected +
+               ", got " + got + ")");
+  }
+  check(ok, origin, key, expected, got);
+}
+
 // The sampler and the rollout count in int.
 constexpr int64_t kMaxCount = std::numeric_limits<int>::max();
 std::string count_range() {
@@ -201,23 +219,25 @@ void validate_model(const TrainConfig& c, const std::map<std::string, std::strin
         "'" + c.backbone + "'" + io::did_you_mean(c.backbone, backbone_names()));
   check(c.n_layers >= 1, o, "n_layers", ">= 1", text_of(c.n_layers));
   check(c.embed_dim >= 1, o, "embed_dim", ">= 1", text_of(c.embed_dim));
-  check(c.n_heads >= 1 && c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",
-        text_of(c.n_heads));
+  check(c.n_heads >= 1, o, "n_heads", ">= 1", text_of(c.n_heads));
+  check_against(c.embed_dim % c.n_heads == 0, o, "n_heads", "a divisor of embed_dim",
+                text_of(c.n_heads) + " with embed_dim " + text_of(c.embed_dim), "embed_dim",
+                text_of(c.embed_dim));
   const bool min_rnn = c.backbone == "mingru" || c.backbone == "minlstm";
   const bool attention = c.backbone == "transformer";
-  check(attention || c.n_heads == 1, o, "n_heads", "1 unless backbone is transformer",
-        text_of(c.n_heads) + " with backbone " + c.backbone);
+  check_against(attention || c.n_heads == 1, o, "n_heads", "1 unless backbone is transformer",
+                text_of(c.n_heads) + " with backbone " + c.backbone, "backbone", c.backbone);
   // The recurrence's width is round(expansion · embed_dim): at least 1 (a smaller one was clamped
   // to 1, silently), at most 64 · embed_dim.
   const double width = c.expansion * static_cast<double>(c.embed_dim);
   check(std::isfinite(c.expansion) && c.expansion > 0 && c.expansion <= 64 && width >= 0.5, o,
         "expansion", "in (0, 64] with round(expansion · embed_dim) >= 1", text_of(c.expansion));
-  check(!attention || c.expansion == 1, o, "expansion", "1 with backbone transformer",
-        text_of(c.expansion));
-  check(min_rnn || !c.conv, o, "conv", "false unless backbone is mingru or minlstm",
-        "true with backbone " + c.backbone);
-  check(min_rnn || c.log_space, o, "log_space", "true unless backbone is mingru or minlstm",
-        "false with backbone " + c.backbone);
+  check_against(!attention || c.expansion == 1, o, "expansion", "1 with backbone transformer",
+                text_of(c.expansion), "backbone", c.backbone);
+  check_against(min_rnn || !c.conv, o, "conv", "false unless backbone is mingru or minlstm",
+                "true with backbone " + c.backbone, "backbone", c.backbone);
+  check_against(min_rnn || c.log_space, o, "log_space", "true unless backbone is mingru or minlstm",
+                "false with backbone " + c.backbone, "backbone", c.backbone);
   check(c.dropout >= 0 && c.dropout < 1, o, "dropout", "in [0, 1)", text_of(c.dropout));
   check(c.top_fraction > 0 && c.top_fraction <= 1, o, "top_fraction", "in (0, 1]",
         text_of(c.top_fraction));
@@ -231,8 +251,9 @@ void validate_training(const TrainConfig& c, const std::map<std::string, std::st
   check(c.lr > 0 && c.lr < 1, o, "lr", "in (0, 1)", text_of(c.lr));
   // AdamW scales every weight by 1 − lr · weight_decay a step: at 1 or more it zeroes or flips
   // them.
-  check(c.weight_decay >= 0 && c.lr * c.weight_decay < 1, o, "weight_decay",
-        ">= 0 with lr · weight_decay < 1", text_of(c.weight_decay));
+  check(c.weight_decay >= 0, o, "weight_decay", ">= 0", text_of(c.weight_decay));
+  check_against(c.lr * c.weight_decay < 1, o, "weight_decay", "lr · weight_decay < 1",
+                text_of(c.weight_decay) + " with lr " + text_of(c.lr), "lr", text_of(c.lr));
   check(c.warmup_steps >= 0, o, "warmup_steps", ">= 0", text_of(c.warmup_steps));
   check(c.max_steps >= 1, o, "max_steps", ">= 1", text_of(c.max_steps));
   check(c.batch_size >= 1 && c.batch_size <= kMaxCount, o, "batch_size", count_range(),

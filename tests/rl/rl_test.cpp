@@ -186,6 +186,30 @@ TEST(Config, ValuesARunCannotUseAreRefusedByKey) {
   EXPECT_NO_THROW(rl::load_config(f, {"backbone=transformer", "n_heads=4"}));
   EXPECT_NO_THROW(rl::load_config(f, {"expansion=0.02", "embed_dim=32", "device=cuda:1"}));
   EXPECT_NO_THROW(rl::load_config(f, {"target_return=-500"}));
+  // A pair made wrong by an override is the override's error (a usage error on a command line),
+  // the file's key beside it (a review, 2026-11-30: the file's n_heads was blamed, exit 1).
+  write(f, "dataset: d\nbackbone: transformer\nembed_dim: 128\nn_heads: 8\n");
+  for (const auto& [set, said] : std::vector<std::pair<std::string, std::string>>{
+           {"embed_dim=100", "--set: key 'embed_dim': 100 leaves n_heads wrong (" + f +
+                                 ": expected a divisor of embed_dim, got 8 with embed_dim 100)"},
+           {"backbone=mingru", "--set: key 'backbone': mingru leaves n_heads wrong (" + f +
+                                   ": expected 1 unless backbone is transformer, got 8 with "
+                                   "backbone mingru)"},
+       }) {
+    try {
+      rl::load_config(f, {set});
+      ADD_FAILURE() << set << " was taken";
+    } catch (const rl::RefusedOverride& e) {
+      EXPECT_EQ(e.key, rl::override_key(set));
+      EXPECT_EQ(std::string(e.what()), said);
+    }
+  }
+  // Both set on the command line, or the pair wrong in the file: the key's own error as before.
+  EXPECT_THROW(rl::load_config(f, {"embed_dim=100", "n_heads=3"}), rl::RefusedOverride);
+  write(f, "dataset: d\nbackbone: transformer\nembed_dim: 100\nn_heads: 8\n");
+  const std::string in_file = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(in_file.find(f + ": key 'n_heads': expected a divisor of embed_dim"), std::string::npos)
+      << in_file;
 }
 
 rl::DecisionBatch random_batch(int64_t B, int64_t K, int64_t obs, int64_t act) {
