@@ -155,6 +155,17 @@ TEST(CliInput, SweepOptionsAreCheckedAsTheFileIs) {
                                   "key 'set': 'max_steps=0': expected >= 1, got 0"});
   EXPECT_EQ(in_file.output.find("--set:"), std::string::npos) << in_file.output;
   EXPECT_EQ(in_file.exit_code, 1);
+  // A backbone of the sweep's list that the config's n_heads does not fit: the cell's backbone
+  // named, neither `set` nor --set.
+  write_text(dir.path / "t.yaml", "defaults: c.yaml\nbackbone: transformer\nn_heads: 4\n");
+  write_text(dir.path / "x.yaml",
+             "datasets: [d]\nbackbones: [transformer, mingru]\nseeds: [0]\nconfig: t.yaml\n");
+  const testing::CommandResult backbone = run_minrnn(dir, "sweep x.yaml --dry-run");
+  expect_failure_naming(
+      backbone, {"x.yaml: dataset d, backbone mingru", "backbone mingru leaves n_heads wrong (",
+                 "t.yaml: expected 1 unless backbone is transformer"});
+  EXPECT_EQ(backbone.output.find("key 'set'"), std::string::npos) << backbone.output;
+  EXPECT_EQ(backbone.exit_code, 1);
 }
 
 // Options before the positional argument (found by a walk through the commands, 2026-11-29):
