@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -58,6 +59,9 @@ nlohmann::json minari_json(const data::MinariInfo& m) {
           {"episodes_without_end_flag", m.episodes_without_end_flag}};
 }
 
+// A normalized return past which `data inspect` warns: ten times the expert's.
+constexpr double kFarPastReference = 1000.0;
+
 nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, double load_seconds,
                         double rss_before, double rss_after) {
   const data::Transitions& d = ds.data;
@@ -100,6 +104,10 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
     const double lo = env.has_ref_scores ? env.ref_min_score : ds.ref_min_return;
     const double hi = env.has_ref_scores ? env.ref_max_score : ds.ref_max_return;
     auto norm = [&](double r) { return 100.0 * (r - lo) / (hi - lo); };
+    // The envs' best policies score ~100-130: a return ten times the expert's is a reward of
+    // another scale (scaled, summed, in other units), not this env's.
+    j["returns_past_reference"] =
+        std::max(std::abs(norm(s.min_return)), std::abs(norm(s.max_return))) > kFarPastReference;
     j["normalized_return"] = {{"min", norm(s.min_return)},
                               {"mean", norm(s.mean_return)},
                               {"max", norm(s.max_return)},
@@ -108,6 +116,7 @@ nlohmann::json describe(const data::Dataset& ds, const rl::DatasetEnv& env, doub
                               {"ref_source", env.has_ref_scores ? env.ref_source : ds.ref_source}};
   } else {
     j["normalized_return"] = nullptr;
+    j["returns_past_reference"] = nullptr;
   }
   j["next_observations"] = !d.next_observations.empty();
   nlohmann::json infos = nlohmann::json::object();

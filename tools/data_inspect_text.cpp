@@ -99,6 +99,11 @@ void print_values(const nlohmann::json& j) {
     std::printf("normalized return  min %.2f, mean %.2f, max %.2f (0 = %g, 100 = %g: %s)\n",
                 num(n["min"]), num(n["mean"]), num(n["max"]), num(n["ref_min"]), num(n["ref_max"]),
                 n["ref_source"].get<std::string>().c_str());
+    if (j["returns_past_reference"].get<bool>()) {
+      std::printf(
+          "warning            returns beyond ten times the expert's: rewards of another scale\n"
+          "                   than the env's (scaled, summed, in other units?)\n");
+    }
   } else {
     std::printf("normalized return  n/a (environment unknown, no reference scores)\n");
   }

@@ -98,6 +98,29 @@ TEST(DataCli, InspectWarnsOfActionsOutsideTheActionSpace) {
   EXPECT_EQ(nlohmann::json::parse(json.output)["actions_outside_unit_box"], 2) << json.output;
 }
 
+// Rewards of another scale (a walk, 2026-11-30: one reward of 3e38 passed without a word): the
+// returns are far past the env's reference scores.
+TEST(DataCli, InspectWarnsOfReturnsFarPastTheReferenceScores) {
+  TempDir dir;
+  const std::string path = dir.file("hopper_medium-v2.hdf5");
+  data::testing::write_raw_d4rl(path, 6, 11, 3);
+  const auto warned = [&] {
+    const CliResult text = run_minrnn(dir, "data inspect hopper_medium-v2.hdf5");
+    EXPECT_EQ(text.exit_code, 0) << text.output;
+    const CliResult json = run_minrnn(dir, "data inspect hopper_medium-v2.hdf5 --json");
+    const bool said =
+        text.output.find("returns beyond ten times the expert's") != std::string::npos;
+    EXPECT_EQ(nlohmann::json::parse(json.output)["returns_past_reference"], said) << json.output;
+    return said;
+  };
+  EXPECT_FALSE(warned());
+  std::vector<float> rewards(6, 1.0f);
+  rewards[2] = 3e38f;
+  data::testing::put_dataset(path, "rewards", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {6},
+                             rewards.data());
+  EXPECT_TRUE(warned());
+}
+
 // A NaN in next_observations, which training does not read: refused by inspect, which reads them,
 // with the word that training takes the file and how to see what it reads.
 TEST(DataCli, InspectSaysTrainingTakesAFileWhoseFaultIsInNextObservations) {
