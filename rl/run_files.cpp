@@ -116,7 +116,8 @@ void drop_rows_after(const RunFiles& files, int64_t step) {
   }
 }
 
-// done.json: what the sweep and the report read to know the run is finished.
+// done.json: what the sweep and the report read to know the run is finished. A Slurm task's
+// script reads its `"step": N` with sed (sweep/slurm_script.cpp, trained()): one line.
 void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, double last_loss) {
   std::ostringstream js;
   js << "{\"env_id\": " << nlohmann::json(env.env_id).dump()
