@@ -17,23 +17,35 @@ void install(struct sigaction* previous) {
   action.sa_handler = record_stop;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a read or write in progress goes on; the loop checks after it
-  sigaction(SIGTERM, &action, previous ? &previous[0] : nullptr);
-  sigaction(SIGINT, &action, previous ? &previous[1] : nullptr);
+  for (size_t i = 0; i < kStopSignals.size(); ++i) {
+    struct sigaction before = {};
+    sigaction(kStopSignals[i], nullptr, &before);
+    if (previous) previous[i] = before;
+    // `nohup minrnn ...` ignores SIGHUP on purpose: it stays ignored.
+    if (kStopSignals[i] == SIGHUP && before.sa_handler == SIG_IGN) continue;
+    sigaction(kStopSignals[i], &action, nullptr);
+  }
 }
 
 }  // namespace
+
+bool is_stop_signal(int signal) {
+  for (int s : kStopSignals)
+    if (s == signal) return true;
+  return false;
+}
 
 void install_stop_handlers() {
   install(nullptr);
 }
 
-ScopedStopHandlers::ScopedStopHandlers() : previous_(new struct sigaction[2]) {
+ScopedStopHandlers::ScopedStopHandlers() : previous_(new struct sigaction[kStopSignals.size()]) {
   install(previous_);
 }
 
 ScopedStopHandlers::~ScopedStopHandlers() {
-  sigaction(SIGTERM, &previous_[0], nullptr);
-  sigaction(SIGINT, &previous_[1], nullptr);
+  for (size_t i = 0; i < kStopSignals.size(); ++i)
+    sigaction(kStopSignals[i], &previous_[i], nullptr);
   delete[] previous_;
 }
 
@@ -51,6 +63,10 @@ std::string stop_signal_name() {
       return "SIGTERM";
     case SIGINT:
       return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
     case 0:
       return "";
     default:

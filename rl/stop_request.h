@@ -1,11 +1,13 @@
-// A clean stop on SIGTERM or SIGINT (Ctrl-C, Slurm's preemption, a sweep being stopped): the
-// handler only records the signal; long loops (training, SAC, collection) poll stop_requested()
-// between steps, finish the step they are in, write their checkpoint and return, and the command
-// exits with kExitInterrupted.
+// A clean stop on SIGTERM or SIGINT (Ctrl-C, Slurm's preemption, a sweep being stopped), SIGHUP
+// (the terminal closed; left ignored under nohup) or SIGPIPE (the reader of the output is gone:
+// `| head`, quitting `| less`, a Ctrl-C that ends `| tee`): the handler only records the signal;
+// long loops (training, SAC, collection) poll stop_requested() between steps, finish the step they
+// are in, write their checkpoint and return, and the command exits with kExitInterrupted.
 //
 //   rl::install_stop_handlers();            // once, in the command that can stop cleanly
 //   while (...) { step(); if (rl::stop_requested()) { checkpoint(); break; } }
 #pragma once
+#include <array>
 #include <csignal>
 #include <string>
 
@@ -18,11 +20,16 @@ namespace minrnn::rl {
 // failure (1) and from a death by the signal itself (128 + signal).
 constexpr int kExitInterrupted = 75;
 
-// Installs handlers for SIGTERM and SIGINT that set a flag (a volatile sig_atomic_t) and do
-// nothing else, and forgets any stop recorded before. For a command's whole life.
+// The signals that ask for a stop.
+inline constexpr std::array<int, 4> kStopSignals = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
+// One of them: a child killed by it before its handlers were in place was stopped, not failed.
+bool is_stop_signal(int signal);
+
+// Installs handlers for kStopSignals that set a flag (a volatile sig_atomic_t) and do nothing
+// else, and forgets any stop recorded before. For a command's whole life.
 void install_stop_handlers();
 
-// The same for a scope (a sweep run from a library call or a test): the previous actions of both
+// The same for a scope (a sweep run from a library call or a test): the previous actions of the
 // signals come back at its end; the recorded stop stays readable after it.
 class ScopedStopHandlers {
  public:
@@ -32,13 +39,13 @@ class ScopedStopHandlers {
   ScopedStopHandlers& operator=(const ScopedStopHandlers&) = delete;
 
  private:
-  struct sigaction* previous_;  // [SIGTERM, SIGINT]
+  struct sigaction* previous_;  // one per kStopSignals
 };
 
 bool stop_requested();
-// The signal that asked for the stop (SIGTERM or SIGINT), 0 when none did.
+// The signal that asked for the stop (one of kStopSignals), 0 when none did.
 int stop_signal();
-// "SIGTERM", "SIGINT" (for messages), "" when none.
+// "SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE" (for messages), "" when none.
 std::string stop_signal_name();
 
 // Thrown by work that a stop request cuts short rather than finishes (an evaluation's rollout,

@@ -101,8 +101,13 @@ class LocalPool {
   }
 
   SweepSummary summary() const {
-    return {failed_,      busy_,       interrupted_ + unevaluated_,
-            unevaluated_, remaining(), stopping_ ? rl::stop_signal() : 0};
+    return {failed_,
+            busy_,
+            interrupted_ + uncheckpointed_ + unevaluated_,
+            unevaluated_,
+            uncheckpointed_,
+            remaining(),
+            stopping_ ? rl::stop_signal() : 0};
   }
 
  private:
@@ -115,7 +120,8 @@ class LocalPool {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
   int remaining() const {
-    return total_ - already_ - finished_ - failed_ - busy_ - interrupted_ - unevaluated_;
+    return total_ - already_ - finished_ - failed_ - busy_ - interrupted_ - uncheckpointed_ -
+           unevaluated_;
   }
   // Steps: a run waiting to train is where it started; one training, where its metrics.csv is;
   // one trained (evaluating or waiting to), at its max_steps.
@@ -260,13 +266,12 @@ class LocalPool {
   // A child ended: queue each trained run's evaluation, or record how each run ended.
   void on_exit(const Active& a, int wstatus) {
     const bool ok = (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) || evaluated(a);
-    // Stopped: checkpointed and exited 75, or killed by the sweep stopping, or by a SIGTERM or
-    // SIGINT of its own before its handlers were in place (its first half second, LibTorch
-    // loading): its last checkpoint stands either way, and the next sweep resumes it.
+    // Stopped: checkpointed and exited 75, or killed by the sweep stopping, or by a stop signal
+    // of its own before its handlers were in place (its first half second, LibTorch loading):
+    // its last checkpoint stands either way, and the next sweep resumes it.
     const bool stopped_by_signal =
         (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == rl::kExitInterrupted) ||
-        (WIFSIGNALED(wstatus) &&
-         (stopping_ || WTERMSIG(wstatus) == SIGTERM || WTERMSIG(wstatus) == SIGINT));
+        (WIFSIGNALED(wstatus) && (stopping_ || rl::is_stop_signal(WTERMSIG(wstatus))));
     for (int i : a.runs) {
       seconds_[i] = elapsed() - started_[i];
       if (a.evaluating) {
@@ -307,13 +312,18 @@ class LocalPool {
         int(active_.size()), failed_, io::duration_text(elapsed()).c_str(), eta().c_str());
   }
 
-  // Checkpointed and stopped (this sweep's SIGTERM, or one sent to the child): not a failure; the
-  // next sweep resumes it.
+  // Stopped (this sweep's SIGTERM, or one sent to the child): not a failure; the next sweep
+  // resumes it from its checkpoint, or starts it again where a stop came before its first (a
+  // walk, 2026-11-30: a Ctrl-C in the first second was "stopped after checkpointing").
   void on_stopped(int i, bool evaluating) {
-    ++(evaluating ? unevaluated_ : interrupted_);
-    status_[i] = evaluating ? "trained, not evaluated" : "stopped (checkpointed)";
-    std::printf("[%d/%d done] %s: %s by a signal; the next sweep resumes it\n", done(), total_,
-                run_name(runs_[i]).c_str(), evaluating ? "evaluation stopped" : "training stopped");
+    const bool checkpointed = evaluating || fs::exists(rl::RunFiles(runs_[i].run_dir).checkpoint);
+    ++(evaluating ? unevaluated_ : checkpointed ? interrupted_ : uncheckpointed_);
+    status_[i] = evaluating     ? "trained, not evaluated"
+                 : checkpointed ? "stopped (checkpointed)"
+                                : "stopped (no checkpoint)";
+    std::printf("[%d/%d done] %s: %s by a signal; the next sweep %s\n", done(), total_,
+                run_name(runs_[i]).c_str(), evaluating ? "evaluation stopped" : "training stopped",
+                checkpointed ? "resumes it" : "starts it again (no checkpoint yet)");
   }
 
   // Refused because another live process (a second sweep, an orphan of a killed one, a user's
@@ -373,10 +383,11 @@ class LocalPool {
     std::printf("sweep %s: %d/%d done, %d failed, %d running in other processes, %s%s\n",
                 spec_.file.c_str(), done(), total_, failed_, busy_,
                 io::duration_text(elapsed()).c_str(), report.c_str());
-    if (interrupted_ + unevaluated_ > 0 || stopping_) {
-      std::printf("sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
-                  left_unfinished(interrupted_, unevaluated_, remaining()).c_str(),
-                  stopping_ ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
+    if (interrupted_ + uncheckpointed_ + unevaluated_ > 0 || stopping_) {
+      std::printf(
+          "sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
+          left_unfinished({interrupted_, uncheckpointed_, unevaluated_, remaining()}).c_str(),
+          stopping_ ? (" (" + rl::stop_signal_name() + ")").c_str() : "");
     }
   }
 
@@ -399,6 +410,7 @@ class LocalPool {
   int finished_ = 0, failed_ = 0;  // in this invocation
   int busy_ = 0;                   // held by another process
   int interrupted_ = 0;            // training stopped by a signal after checkpointing
+  int uncheckpointed_ = 0;         // training stopped by a signal before its first checkpoint
   int unevaluated_ = 0;            // trained, its evaluation not run or stopped by a signal
   bool stopping_ = false;          // this sweep got SIGINT/SIGTERM
   // For the ETA: run-steps trained here by runs no longer pending, training or awaiting their

@@ -327,14 +327,15 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
   return runs;
 }
 
-std::string left_unfinished(int checkpointed, int unevaluated, int not_started) {
+std::string left_unfinished(const LeftUnfinished& left) {
   std::string text;
   const auto add = [&](int count, const char* what) {
     if (count > 0) text += (text.empty() ? "" : ", ") + std::to_string(count) + what;
   };
-  add(checkpointed, " run(s) stopped after checkpointing");
-  add(unevaluated, " trained and not yet evaluated");
-  add(not_started, " not started");
+  add(left.checkpointed, " run(s) stopped after checkpointing");
+  add(left.uncheckpointed, " run(s) stopped before a checkpoint (they start again)");
+  add(left.unevaluated, " trained and not yet evaluated");
+  add(left.not_started, " not started");
   return text.empty() ? "no run left unfinished" : text;
 }
 

@@ -102,10 +102,11 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
                              "` before sweeping it here");
   }
   record_command_sets(spec);
+  // The pool passes a stop on to its children; from the first line, which a `| head` may end.
+  const rl::ScopedStopHandlers stop_handlers;
   print_header();
   note_lookalike_datasets(runs);
   std::printf("%s\n", io::watch_line(spec.out).c_str());
-  const rl::ScopedStopHandlers stop_handlers;  // the pool passes a stop on to its children
   const SweepSummary left = run_local_pool(spec, opt, std::move(runs), threads);
   if (summary) *summary = left;
   return left.failed;

@@ -217,18 +217,22 @@ struct SweepOptions {
 
 // What a local sweep left undone, besides its return value (the failed runs).
 struct SweepSummary {
-  int failed = 0;       // a phase exited non-zero (each run holds failed.json)
-  int busy = 0;         // another live process holds the run dir
-  int interrupted = 0;  // left unfinished by a signal (checkpointed, or trained and not evaluated);
-                        // the next sweep resumes them
-  int unevaluated = 0;  // of them, those trained whose evaluation did not run
-  int not_started = 0;  // runs this sweep had still to start when it ended
-  int stop_signal = 0;  // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
+  int failed = 0;          // a phase exited non-zero (each run holds failed.json)
+  int busy = 0;            // another live process holds the run dir
+  int interrupted = 0;     // left unfinished by a signal (checkpointed or not, or trained and not
+                           // evaluated); the next sweep resumes them
+  int unevaluated = 0;     // of them, those trained whose evaluation did not run
+  int uncheckpointed = 0;  // of them, those stopped before their first checkpoint
+  int not_started = 0;     // runs this sweep had still to start when it ended
+  int stop_signal = 0;     // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
 };
 
-// "2 run(s) stopped after checkpointing, 1 trained and not yet evaluated, 3 not started": what a
-// stop left.
-std::string left_unfinished(int checkpointed, int unevaluated, int not_started);
+// What a stop left, by kind: "2 run(s) stopped after checkpointing, 1 stopped before a checkpoint,
+// 1 trained and not yet evaluated, 3 not started".
+struct LeftUnfinished {
+  int checkpointed = 0, uncheckpointed = 0, unevaluated = 0, not_started = 0;
+};
+std::string left_unfinished(const LeftUnfinished& left);
 
 // Runs every unfinished run; returns the number that failed. A run whose directory another live
 // process holds (an earlier sweep's orphan, a second sweep) is reported "running in pid N", not

@@ -129,9 +129,11 @@ void run_sweep_command(const SweepArgs& args) {
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
-  const std::string left = sweep::left_unfinished(summary.interrupted - summary.unevaluated,
-                                                  summary.unevaluated, summary.not_started);
-  if (summary.stop_signal != 0) {
+  const std::string left =
+      sweep::left_unfinished({summary.interrupted - summary.unevaluated - summary.uncheckpointed,
+                              summary.uncheckpointed, summary.unevaluated, summary.not_started});
+  // A stop that came once every run was done (a SIGPIPE from the last line's `| head`) left none.
+  if (summary.stop_signal != 0 && summary.interrupted + summary.not_started > 0) {
     throw ExitError{rl::kExitInterrupted, "minrnn sweep: stopped by " + rl::stop_signal_name() +
                                               "; " + left + ". Run the same command to resume."};
   }

@@ -32,9 +32,11 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 using testing::read_text;
-// `minrnn ARGS` in `dir`, output to `log`, one torch thread, in a process group of its own (so a
-// test can Ctrl-C it as a terminal would: SIGINT to the whole group).
-pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log) {
+// `minrnn ARGS` in `dir`, output to `log` (stdout to `out_fd` where one is given), one torch
+// thread, in a process group of its own (so a test can Ctrl-C it as a terminal would: SIGINT to
+// the whole group); `ignore_hangup`: as `nohup` starts it.
+pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, const fs::path& log,
+                   int out_fd = -1, bool ignore_hangup = false) {
   const std::string minrnn = testing::minrnn_binary();
   std::vector<char*> argv = {const_cast<char*>(minrnn.c_str())};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -44,8 +46,9 @@ pid_t start_minrnn(const TempDir& dir, const std::vector<std::string>& args, con
     ::setpgid(0, 0);
     if (::chdir(dir.path.c_str()) != 0) ::_exit(126);
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(fd, 1);
+    ::dup2(out_fd >= 0 ? out_fd : fd, 1);
     ::dup2(fd, 2);
+    if (ignore_hangup) ::signal(SIGHUP, SIG_IGN);
     ::setenv("OMP_NUM_THREADS", "1", 1);
     ::execv(minrnn.c_str(), argv.data());
     ::_exit(127);
@@ -177,12 +180,14 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
                                         "config: c.yaml\nout: sw\neval_episodes: 1\n";
   const fs::path run = dir.path / "sw/d/mingru/seed0";
   int64_t last = 0;
-  for (const int signal : {SIGINT, SIGTERM}) {
-    SCOPED_TRACE(signal == SIGINT ? "SIGINT to the group" : "SIGTERM to the sweep");
+  // SIGHUP to the group: the terminal closed (a walk, 2026-11-30: the sweep and its child died
+  // of it, 129, every step since the last checkpoint lost).
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(signal == SIGTERM ? "SIGTERM to the sweep" : "SIGINT or SIGHUP to the group");
     const pid_t sweep = start_minrnn(dir, {"sweep", "s.yaml"}, log);
     ASSERT_TRUE(wait_for([&] { return last_logged_step(run) >= last + 20; }, 120))
         << read_text(log);
-    ::kill(signal == SIGINT ? -sweep : sweep, signal);
+    ::kill(signal == SIGTERM ? sweep : -sweep, signal);
     ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
     EXPECT_NE(read_text(log).find("; 1 run(s) stopped after checkpointing. Run the same command"),
               std::string::npos)
@@ -222,6 +227,54 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
   EXPECT_TRUE(fs::exists(run / "eval.json"));
   EXPECT_NE(read_text(run / "train.log").find("(resumed from step " + std::to_string(last) + ")"),
             std::string::npos);
+}
+
+// `nohup minrnn train ...` ignores SIGHUP, and so does minrnn: a closed terminal ends nothing.
+TEST(StopSignal, ANohupTrainIgnoresTheHangup) {
+  TempDir dir;
+  const fs::path log = dir.path / "out.log";
+  ASSERT_EQ(run_minrnn_logged(dir,
+                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                               "--episode-len", "100"},
+                              log),
+            0);
+  write_config(dir, 300);
+  const pid_t train = start_minrnn(dir, {"train", "c.yaml", "--run-dir", "a", "--quiet"}, log, -1,
+                                   /*ignore_hangup=*/true);
+  ASSERT_TRUE(wait_for([&] { return last_logged_step(dir.path / "a") >= 20; }, 120))
+      << read_text(log);
+  ::kill(-train, SIGHUP);
+  ASSERT_EQ(wait_exit(train), 0) << read_text(log);
+  EXPECT_TRUE(fs::exists(dir.path / "a/done.json"));
+}
+
+// A sweep whose stdout's reader is gone (`| head`, quitting `| less`, a Ctrl-C that ends `| tee`)
+// stops as on Ctrl-C: exit 75, the word on stderr, the runs resumable (a walk, 2026-11-30: it died
+// of SIGPIPE, 141, with no word).
+TEST(StopSignal, ASweepWhoseOutputReaderLeftStopsCleanly) {
+  TempDir dir;
+  const fs::path log = dir.path / "out.log";
+  ASSERT_EQ(run_minrnn_logged(dir,
+                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                               "--episode-len", "100"},
+                              log),
+            0);
+  write_config(dir, 60);
+  std::ofstream(dir.path / "s.yaml") << "datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1]\n"
+                                        "config: c.yaml\nout: sw\neval_episodes: 1\n"
+                                        "parallel: 1\npack: 1\n";
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);  // the sweep holds no read end of its own
+  const pid_t sweep = start_minrnn(dir, {"sweep", "s.yaml"}, log, pipe_fds[1]);
+  ::close(pipe_fds[1]);
+  char first = 0;  // `| head -c 1`: one byte read, then gone
+  ASSERT_EQ(::read(pipe_fds[0], &first, 1), 1);
+  ::close(pipe_fds[0]);
+  ASSERT_EQ(wait_exit(sweep), 75) << read_text(log);
+  EXPECT_NE(read_text(log).find("minrnn sweep: stopped by SIGPIPE; "), std::string::npos)
+      << read_text(log);
+  ASSERT_EQ(run_minrnn_logged(dir, {"sweep", "s.yaml"}, log), 0) << read_text(log);
+  EXPECT_TRUE(fs::exists(dir.path / "sw/d/mingru/seed1/eval.json"));
 }
 
 }  // namespace
