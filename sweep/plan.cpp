@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
@@ -398,6 +399,22 @@ void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>&
   throw std::runtime_error(spec.file + ": " + std::to_string(missing.size()) + " dataset" +
                            (missing.size() > 1 ? "s" : "") +
                            " of runs still to train missing; nothing was started:" + lines + how);
+}
+
+void refuse_unusable_device(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
+  std::map<std::string, int> asking;  // device → runs still to train on it
+  for (const SweepRun& r : runs)
+    if (r.state == RunState::kPending && r.device != "auto" && r.device != "cpu")
+      ++asking[r.device];
+  for (const auto& [device, count] : asking) {
+    try {
+      core::resolve_device(device, "device");
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(spec.file + ": " + std::to_string(count) +
+                               " run(s) to train ask for device " + device +
+                               "; nothing was started: " + e.what());
+    }
+  }
 }
 
 }  // namespace minrnn::sweep

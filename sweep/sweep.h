@@ -194,6 +194,11 @@ std::string data_missing_note(const SweepRun& run);
 // every missing dataset and the command that downloads those that can be: both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
+// Throws where runs still to train ask for a device this machine cannot use (device=cuda without
+// one): each would fail alone (a walk, 2026-11-30: 135 failed.json for one missing GPU). For a
+// local sweep, by the command (run_sweep trains whatever its executable does); a Slurm sweep's
+// devices are the compute nodes'.
+void refuse_unusable_device(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
 // Prints a note for each dataset the runs train on that sits under a published D4RL file's name
 // without being it (data::d4rl_lookalike_note): the runs train --quiet, and would not say so.

@@ -126,6 +126,8 @@ void run_sweep_command(const SweepArgs& args) {
     sweep::submit_slurm_sweep(spec, opt);
     return;
   }
+  // The dry run's plan too: none of it could train here.
+  sweep::refuse_unusable_device(spec, sweep::plan_sweep(spec));
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
