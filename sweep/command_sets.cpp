@@ -27,6 +27,7 @@ std::vector<std::string> with_overrides(std::vector<std::string> base,
 }
 
 void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets) {
+  spec.file_sets = spec.sets;
   spec.sets = with_overrides(std::move(spec.sets), sets);
   spec.command_sets = sets;
 }
@@ -42,20 +43,52 @@ std::optional<RecordedSets> recorded_command_sets(const std::string& out) {
   };
   if (!j.is_object() || !j.contains("sets") || !j["sets"].is_array() ||
       !std::all_of(j["sets"].begin(), j["sets"].end(), is_set) ||
-      (j.contains("sweep_file") && !j["sweep_file"].is_string())) {
+      (j.contains("sweep_file") && !j["sweep_file"].is_string()) ||
+      (j.contains("file_sets") &&
+       (!j["file_sets"].is_array() ||
+        !std::all_of(j["file_sets"].begin(), j["file_sets"].end(), is_set)))) {
     throw std::invalid_argument(
         file.string() +
         ": not a sweep's record of its --set options (expected "
         "{\"sweep_file\": \"...\", \"sets\": [\"key=value\", ...]}); delete "
         "it, and give the sweep's --set options");
   }
-  return RecordedSets{j["sets"].get<std::vector<std::string>>(),
-                      j.value("sweep_file", std::string())};
+  RecordedSets recorded{j["sets"].get<std::vector<std::string>>(),
+                        j.value("sweep_file", std::string()), std::nullopt};
+  if (j.contains("file_sets")) recorded.file_sets = j["file_sets"].get<std::vector<std::string>>();
+  return recorded;
 }
 
 void record_command_sets(const SweepSpec& spec) {
-  const nlohmann::json j = {{"sweep_file", spec.file}, {"sets", spec.command_sets}};
+  const nlohmann::json j = {
+      {"sweep_file", spec.file}, {"sets", spec.command_sets}, {"file_sets", spec.file_sets}};
   io::write_file_atomically((fs::path(spec.out) / kCommandSetsFile).string(), j.dump(2) + "\n");
+}
+
+namespace {
+
+// The entry of `key` in `sets`, "" where none.
+std::string entry_of(const std::vector<std::string>& sets, const std::string& key) {
+  for (const std::string& s : sets)
+    if (rl::override_key(s) == key) return s;
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
+                                                 const std::vector<std::string>& kept,
+                                                 const std::vector<std::string>& file_sets_now) {
+  std::vector<std::string> changed;
+  if (!recorded.file_sets) return changed;
+  for (const std::string& set : kept) {
+    const std::string key = rl::override_key(set);
+    const std::string now = entry_of(file_sets_now, key), then = entry_of(*recorded.file_sets, key);
+    if (now.empty() || now == then) continue;
+    changed.push_back("the file's set " + now + " (" + (then.empty() ? "none" : then) +
+                      " when started) under --set " + set);
+  }
+  return changed;
 }
 
 }  // namespace minrnn::sweep

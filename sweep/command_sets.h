@@ -21,7 +21,7 @@ std::vector<std::string> with_overrides(std::vector<std::string> base,
                                         const std::vector<std::string>& over);
 
 // `sets` (the command line's) over the file's `set:` (with_overrides), so each run's `minrnn
-// train` gets every key once. Sets spec.command_sets.
+// train` gets every key once. Sets spec.command_sets and spec.file_sets.
 void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets);
 
 // The --set options a sweep in `out` was last started with, and its sweep file (as given); nullopt
@@ -30,10 +30,22 @@ void apply_command_sets(SweepSpec& spec, const std::vector<std::string>& sets);
 struct RecordedSets {
   std::vector<std::string> sets;
   std::string sweep_file;
+  // The file's own `set` then (absent from a record older than it): a kept --set over a key the
+  // file has changed since is refused (changed_under_kept_sets).
+  std::optional<std::vector<std::string>> file_sets;
 };
 std::optional<RecordedSets> recorded_command_sets(const std::string& out);
 
-// Writes spec.command_sets into spec.out's record (atomically), as a sweep starts its runs.
+// Writes spec.command_sets and spec.file_sets into spec.out's record (atomically), as a sweep
+// starts its runs.
 void record_command_sets(const SweepSpec& spec);
+
+// The keys of `kept` (recorded --set options the command line gives again by none of its own)
+// whose entry in the file's `set` now differs from the record's file_sets: each a line "the file's
+// set max_steps=400 (max_steps=300 when started) under --set max_steps=200". Empty where the
+// record holds no file_sets.
+std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
+                                                 const std::vector<std::string>& kept,
+                                                 const std::vector<std::string>& file_sets_now);
 
 }  // namespace minrnn::sweep

@@ -66,6 +66,8 @@ struct SweepSpec {
   // Not a file key: the command line's --set, or those the sweep was last started with where it
   // gives none (sweep/command_sets.h), in `sets` too.
   std::vector<std::string> command_sets;
+  // Not a file key: the file's own `set`, before command_sets replaced any of its keys.
+  std::vector<std::string> file_sets;
   // Not a file key: the command line's options that decide the runs and where they are (--set,
   // --out, --extend), shell-quoted, for the commands a hint prints (sweep_command).
   std::string command_options;

@@ -67,7 +67,8 @@ struct SweepArgs {
 // --json 2>&1 | jq` stays JSON, and the status's JSON lists them). Another sweep file's record
 // (two files sharing an `out`) is not used: told apart by its file's name, which a snapshot
 // restored on another machine keeps.
-std::vector<std::string> command_line_sets(const SweepArgs& args, const std::string& out) {
+std::vector<std::string> command_line_sets(const SweepArgs& args, const std::string& out,
+                                           const std::vector<std::string>& file_sets) {
   const std::string record = (std::filesystem::path(out) / sweep::kCommandSetsFile).string();
   std::optional<sweep::RecordedSets> recorded = sweep::recorded_command_sets(out);
   const auto name_of = [](const std::string& f) { return std::filesystem::path(f).filename(); };
@@ -81,9 +82,24 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
   }
   const std::vector<std::string> sets =
       sweep::with_overrides(recorded ? recorded->sets : std::vector<std::string>{}, args.sets);
+  const std::vector<std::string> kept_sets(sets.begin(), sets.end() - long(args.sets.size()));
+  // A key the file has changed since, which a kept --set would silently outvote (a walk,
+  // 2026-11-30: an edited max_steps=400 ran as the recorded 300): the user says which.
+  const std::vector<std::string> changed =
+      recorded ? sweep::changed_under_kept_sets(*recorded, kept_sets, file_sets)
+               : std::vector<std::string>{};
+  if (!changed.empty()) {
+    std::string lines;
+    for (const std::string& line : changed) lines += "\n  " + line;
+    throw usage_error("sweep", args.file +
+                                   " has changed a key that the --set options it was "
+                                   "started with (" +
+                                   record + ") replace:" + lines +
+                                   "\ngive --set KEY=VALUE for each: the file's value, or the "
+                                   "recorded one");
+  }
   std::string kept;
-  for (size_t i = 0; i + args.sets.size() < sets.size(); ++i)
-    kept += " --set " + io::shell_word(sets[i]);
+  for (const std::string& set : kept_sets) kept += " --set " + io::shell_word(set);
   if (!kept.empty() && !args.json) {
     std::fprintf(stderr, "minrnn sweep: with the --set options it was started with (%s):%s\n",
                  record.c_str(), kept.c_str());
@@ -99,7 +115,7 @@ void run_sweep_command(const SweepArgs& args) {
     return why.empty() ? sweep::why_a_sweeps_own_key(spec, set) : why;
   });
   if (!args.out.empty()) spec.out = args.out;
-  sweep::apply_command_sets(spec, command_line_sets(args, spec.out));
+  sweep::apply_command_sets(spec, command_line_sets(args, spec.out, spec.sets));
   for (const std::string& set : args.sets) spec.command_options += " --set " + io::shell_word(set);
   if (!args.out.empty()) spec.command_options += " --out " + io::shell_word(args.out);
   if (args.extend) spec.command_options += " --extend";

@@ -78,6 +78,18 @@ TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
             std::string::npos)
       << other_file.output;
   EXPECT_NE(other_file.output.find("1 mismatched"), std::string::npos) << other_file.output;
+  // The file's own `set` of a key a kept --set replaces, edited since: the user says which value
+  // (a walk, 2026-11-30: the recorded value won without a word of the file's).
+  std::ofstream(dir.path / "s.yaml", std::ios::app) << "set: [max_steps=4]\n";
+  const testing::CommandResult edited = testing::run_minrnn(dir, "sweep s.yaml --dry-run");
+  EXPECT_EQ(edited.exit_code, 2) << edited.output;
+  EXPECT_NE(edited.output.find("the file's set max_steps=4 (none when started) under --set "
+                               "max_steps=2"),
+            std::string::npos)
+      << edited.output;
+  const testing::CommandResult said =
+      testing::run_minrnn(dir, "sweep s.yaml --dry-run --set max_steps=2");
+  EXPECT_EQ(said.exit_code, 0) << said.output;
   std::ofstream(dir.path / "sw/sweep_sets.json") << "{\"sets\": [\"max_steps\"]}\n";
   const testing::CommandResult damaged = testing::run_minrnn(dir, "sweep s.yaml --status");
   EXPECT_NE(damaged.exit_code, 0);
