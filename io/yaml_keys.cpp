@@ -1,6 +1,7 @@
 #include "io/yaml_keys.h"
 
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 namespace minrnn::io {
@@ -22,11 +23,33 @@ std::string repeated_key(const YAML::Node& map) {
   return "";
 }
 
+namespace {
+
+// Line `line` (0-based) of `text`.
+std::string line_of(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string l;
+  for (int i = 0; i <= line && std::getline(in, l); ++i) {
+  }
+  return l;
+}
+
+}  // namespace
+
 YAML::Node parse_yaml(const std::string& text, const std::string& where) {
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(where + ": not valid YAML: " + e.what());
+    // `set: [dataset=data/{dataset}.hdf5]`: the brace opens a YAML map inside the list (a walk,
+    // 2026-11-30: only yaml-cpp's "end of sequence flow not found").
+    const std::string l = line_of(text, e.mark.line);
+    const size_t open = l.find('[');
+    const bool brace_in_list = open != std::string::npos && l.find('{', open) != std::string::npos;
+    throw std::invalid_argument(
+        where + ": not valid YAML: " + e.what() +
+        (brace_in_list ? " (a '{' inside [...] starts a YAML map: quote a value that holds one, "
+                         "\"dataset=data/{dataset}.hdf5\")"
+                       : ""));
   }
 }
 

@@ -89,6 +89,13 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   if (opt.dry_run) {
     print_header();
     print_plan(runs);
+    // The plan of a sweep that cannot start now (a walk, 2026-11-30: no word of it).
+    if (const long holder = io::lock_holder(spec.out); holder >= 0) {
+      std::printf(
+          "note: a sweep (pid %ld) holds %s now: the plan is as of this moment, and the "
+          "sweep run now would be refused until it ends\n",
+          holder, spec.out.c_str());
+    }
     return 0;
   }
   // Every refusal before the first line: a sweep that will not run does not start to say it does.

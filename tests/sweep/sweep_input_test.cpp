@@ -22,6 +22,20 @@ void expect_file_refused(const std::string& yaml, const std::string& key,
   EXPECT_NE(err.find(given), std::string::npos) << yaml << " -> " << err;
 }
 
+// An unquoted placeholder inside a flow list is YAML's map syntax: the error says to quote it (a
+// walk, 2026-11-30: yaml-cpp's "end of sequence flow not found" alone); elsewhere no such word.
+TEST(SweepFile, AnUnquotedBraceInAListIsSaidToNeedQuotes) {
+  const std::string err = testing::sweep_error_of("datasets: [d]\n" + kOneBackboneOneSeed +
+                                                  "set: [dataset=data/{dataset}.hdf5]\n");
+  EXPECT_NE(err.find("my_sweep.yaml: not valid YAML: "), std::string::npos) << err;
+  EXPECT_NE(err.find("(a '{' inside [...] starts a YAML map: quote a value that holds one"),
+            std::string::npos)
+      << err;
+  const std::string other = testing::sweep_error_of("datasets: [d\n" + kOneBackboneOneSeed);
+  EXPECT_NE(other.find("not valid YAML"), std::string::npos) << other;
+  EXPECT_EQ(other.find("quote"), std::string::npos) << other;
+}
+
 TEST(SweepFile, DatasetLabelsArePlainFolderNames) {
   // plots/ and slurm/ are the report's and a Slurm submission's folders in `out`.
   for (const std::string label : {"/abs/escaped", "../../evil", "a/b", ".", "..", "plots", "slurm"})

@@ -269,6 +269,16 @@ TEST(SweepRun, TheDryRunSaysWhichRunsFailedBefore) {
   const std::string printed = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(printed.find("to train, its last attempt failed (train exit 1)"), std::string::npos)
       << printed;
+  EXPECT_EQ(printed.find("holds"), std::string::npos) << printed;
+  // A sweep holding the out dir now: the plan says a run now would wait for it (a walk,
+  // 2026-11-30: a plain plan, where the sweep itself would exit 73).
+  const io::DirLock held((tmp.path / "out").string(), "a test");
+  ::testing::internal::CaptureStdout();
+  sweep::run_sweep(one_run_sweep(tmp.path / "out"), opt);
+  const std::string busy = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(busy.find("note: a sweep (pid " + std::to_string(::getpid()) + ") holds "),
+            std::string::npos)
+      << busy;
 }
 
 // A run with a checkpoint is resumed, not trained: --dry-run and --status say so, and of one
