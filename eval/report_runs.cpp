@@ -36,11 +36,11 @@ const std::set<std::string> kNotSettings = {"seed",          "device",          
                                             "eval_episodes", "target_return"};
 
 // What run `dir` was trained with, as training_settings, and evaluated with (its eval.json `e`'s
-// episodes, target return, mode, environment and reference scores, as "eval <key>").
+// episodes, seed, target return, mode, environment and reference scores, as "eval <key>").
 std::map<std::string, std::string> run_settings(const fs::path& dir, const nlohmann::json& e) {
   std::map<std::string, std::string> settings = training_settings(dir);
   for (const char* key :
-       {"episodes", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
+       {"episodes", "seed", "target_return", "mode", "env_id", "ref_min_score", "ref_max_score"}) {
     if (e.is_object() && e.contains(key)) settings[kEvalPrefix + key] = e[key].dump();
   }
   return settings;

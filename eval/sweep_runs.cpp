@@ -59,6 +59,7 @@ FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
     e.score = j.at("mean_normalized").get<double>();
     e.episodes = j.value("episodes", int64_t{-1});
     e.train_step = j.value("train_step", int64_t{0});
+    e.seed = j.value("seed", kFinalEvaluationSeed);
   } catch (const std::exception& error) {
     e.unreadable = std::string(
                        "expected JSON with mean_normalized (a number) and episodes and train_step "

@@ -29,8 +29,12 @@ struct FinalEvaluation {
   double score = 0;
   int64_t episodes = -1;
   int64_t train_step = 0;
+  int64_t seed = 0;  // its episodes' first env seed (0 where it records none)
   std::string unreadable;
 };
+// The episodes' seed of a run's result: `minrnn eval`'s default --seed, the one a sweep evaluates
+// with (a result of another is no result of the sweep's: tuning on the scored episodes).
+inline constexpr int64_t kFinalEvaluationSeed = 0;
 FinalEvaluation read_final_evaluation(const std::filesystem::path& run_dir);
 // What the report, `--status` and the sweep's refusal say to do with an eval.json that is no
 // result of the sweep's: the sweep evaluates a run without one again.

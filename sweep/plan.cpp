@@ -64,6 +64,12 @@ std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r, bool* unr
     return "eval_episodes: " + std::to_string(e.episodes) + " -> " +
            std::to_string(spec.eval_episodes);
   }
+  // Episodes other than the sweep's (a walk, 2026-11-30: `eval --seed 12345 --replace` went into
+  // Table 3 unmarked).
+  if (e.seed != eval::kFinalEvaluationSeed) {
+    return "evaluation seed: " + std::to_string(e.seed) + " -> " +
+           std::to_string(eval::kFinalEvaluationSeed);
+  }
   return "";
 }
 

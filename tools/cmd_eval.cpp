@@ -29,6 +29,7 @@
 #include "envs/registry.h"
 #include "eval/rollout.h"
 #include "eval/stats.h"
+#include "eval/sweep_runs.h"
 #include "io/file_identity.h"
 #include "io/progress_line.h"
 #include "io/progress_pace.h"
@@ -174,7 +175,7 @@ struct EvalArgs {
   std::string run;
   int episodes = 10;
   double target_return = 0;  // when given (else the config's)
-  int64_t seed = 0;
+  int64_t seed = eval::kFinalEvaluationSeed;
   std::string device = "auto";
   std::string video;
   std::string mode = "auto";

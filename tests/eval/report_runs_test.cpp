@@ -65,6 +65,17 @@ TEST(ReportRuns, SeedsTrainedOrEvaluatedOtherwiseAreMarked) {
   EXPECT_DOUBLE_EQ(j["cells"][0]["runs"][1]["score"].get<double>(), 60.0);
   EXPECT_DOUBLE_EQ(j["average"][1]["mean"].get<double>(), 51.0);
 
+  // A seed evaluated on other episodes (`eval --seed 12345 --replace`; a walk, 2026-11-30: it was
+  // averaged in unmarked).
+  write_scored_run(tmp.path, "minlstm", 1, 52, "lr: 1e-3\ndevice: cuda\n",
+                   {{"episodes", 10}, {"seed", 12345}});
+  eval::write_report(tmp.path.string());
+  const std::string reseeded = read_text(tmp.path / "table3.md");
+  EXPECT_NE(reseeded.find("| 51.0 ± 1.0 (n=2) † |"), std::string::npos) << reseeded;
+  EXPECT_NE(reseeded.find("- hopper-medium minlstm: eval seed "), std::string::npos) << reseeded;
+  EXPECT_NE(reseeded.find("12345"), std::string::npos) << reseeded;
+  write_scored_run(tmp.path, "minlstm", 1, 52, "lr: 1e-3\ndevice: cuda\n", {{"episodes", 10}});
+
   // A seed whose config.yaml is gone: what it trained with is unknown, said once (a walk,
   // 2026-11-30: every key was listed "(none) / value" beside "config.yaml unreadable").
   fs::remove(tmp.path / "hopper-medium/minlstm/seed1/config.yaml");

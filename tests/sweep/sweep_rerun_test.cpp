@@ -155,6 +155,10 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   };
   testing::write_eval_json(run, 40, 1);
   named("seed3/eval.json: eval_episodes: 1 -> 3", "mismatched");
+  // Evaluated on other episodes (`eval --seed 12345 --replace`; a walk, 2026-11-30: it went into
+  // Table 3 unmarked).
+  std::ofstream(run / "eval.json") << R"({"mean_normalized": 40, "episodes": 3, "seed": 12345})";
+  named("seed3/eval.json: evaluation seed: 12345 -> 0", "mismatched");
   std::ofstream(run / "eval.json") << "{";
   named("seed3/eval.json: expected JSON with mean_normalized", "failed");
   std::ofstream(run / "eval.json") << R"({"mean_normalized": null, "episodes": 3})";
