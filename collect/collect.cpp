@@ -36,7 +36,7 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
   io::ProgressPace pace(io::ProgressLine::on_stderr(), true);
   std::vector<float> obs_f, act_f, next_f;
   for (int64_t t = 0; t < options.steps; ++t) {
-    if (stop_requested()) break;  // SIGTERM/SIGINT: the caller sees stop_requested() and drops it
+    if (stop_requested()) break;  // a stop signal: the caller sees stop_requested() and drops it
     const std::vector<double> qpos = env.qpos(), qvel = env.qvel();
     double log_prob = 0;
     const std::vector<double> action = policy(obs, &log_prob);

@@ -145,7 +145,7 @@ struct SacTrainResult {
   bool reached_target = false;  // stopped on stop_at_normalized
   bool resumed = false;         // continued from <work_dir>/sac.pt
   std::string checkpoint;       // where the final state is (empty without work_dir)
-  // Stopped on SIGTERM/SIGINT (rl/stop_request.h) after the step in progress; the checkpoint is
+  // Stopped on a stop signal (rl/stop_request.h) after the step in progress; the checkpoint is
   // written, and a rerun resumes from it as from any checkpoint.
   bool interrupted = false;
 };

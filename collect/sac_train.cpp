@@ -281,7 +281,7 @@ SacTrainResult train_sac(const std::string& env_name, Sac& sac, ReplayBuffer& bu
   };
 
   while (buffer.size() < opt.total_steps) {
-    // SIGTERM/SIGINT (rl/stop_request.h): the step in progress has finished; checkpoint below.
+    // A stop signal (rl/stop_request.h): the step in progress has finished; checkpoint below.
     if (stop_requested()) {
       result.interrupted = true;
       break;

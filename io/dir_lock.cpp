@@ -67,4 +67,8 @@ long lock_holder(const std::string& dir) {
   return holder;
 }
 
+std::string holder_text(long holder) {
+  return holder > 0 ? "pid " + std::to_string(holder) : "pid unknown";
+}
+
 }  // namespace minrnn::io

@@ -39,5 +39,7 @@ class DirLock {
 // when nobody holds it (or there is no lock file). Probes with a non-blocking flock released at
 // once, so it never keeps a lock.
 long lock_holder(const std::string& dir);
+// lock_holder's answer for a message: "pid 123", or "pid unknown" for 0.
+std::string holder_text(long holder);
 
 }  // namespace minrnn::io

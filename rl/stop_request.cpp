@@ -21,8 +21,10 @@ void install(struct sigaction* previous) {
     struct sigaction before = {};
     sigaction(kStopSignals[i], nullptr, &before);
     if (previous) previous[i] = before;
-    // `nohup minrnn ...` ignores SIGHUP on purpose: it stays ignored.
-    if (kStopSignals[i] == SIGHUP && before.sa_handler == SIG_IGN) continue;
+    // Ignored on purpose by whoever started us (`nohup` ignores SIGHUP; systemd and many
+    // supervisors SIGPIPE, where a write to a restarted log must not end a run): it stays so.
+    const bool kept_if_ignored = kStopSignals[i] == SIGHUP || kStopSignals[i] == SIGPIPE;
+    if (kept_if_ignored && before.sa_handler == SIG_IGN) continue;
     sigaction(kStopSignals[i], &action, nullptr);
   }
 }

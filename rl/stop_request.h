@@ -1,6 +1,7 @@
 // A clean stop on SIGTERM or SIGINT (Ctrl-C, Slurm's preemption, a sweep being stopped), SIGHUP
-// (the terminal closed; left ignored under nohup) or SIGPIPE (the reader of the output is gone:
-// `| head`, quitting `| less`, a Ctrl-C that ends `| tee`): the handler only records the signal;
+// (the terminal closed) or SIGPIPE (the reader of the output is gone: `| head`, quitting `| less`,
+// a Ctrl-C that ends `| tee`); the last two stay ignored where the process was started with them
+// ignored (nohup, systemd): the handler only records the signal;
 // long loops (training, SAC, collection) poll stop_requested() between steps, finish the step they
 // are in, write their checkpoint and return, and the command exits with kExitInterrupted.
 //
@@ -15,14 +16,15 @@
 
 namespace minrnn::rl {
 
-// Exit status of a command that stopped on SIGTERM/SIGINT after writing its checkpoint: EX_TEMPFAIL
+// Exit status of a command that stopped on a stop signal after writing its checkpoint: EX_TEMPFAIL
 // from sysexits.h ("try again later"). Running the same command again resumes. Distinct from a
 // failure (1) and from a death by the signal itself (128 + signal).
 constexpr int kExitInterrupted = 75;
 
 // The signals that ask for a stop.
 inline constexpr std::array<int, 4> kStopSignals = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
-// One of them: a child killed by it before its handlers were in place was stopped, not failed.
+// One of them: a sweep's child killed by it (before its handlers were in place, or an
+// evaluation, which has none) was stopped, not failed; the next sweep takes it up again.
 bool is_stop_signal(int signal);
 
 // Installs handlers for kStopSignals that set a flag (a volatile sig_atomic_t) and do nothing

@@ -69,7 +69,7 @@ struct TrainResult {
   int64_t resumed_from = 0;  // step of the checkpoint we started from (0 = fresh)
   double last_loss = 0;
   bool finished = false;
-  // Stopped on SIGTERM/SIGINT (rl/stop_request.h) after the step in progress, its checkpoint
+  // Stopped on a stop signal (rl/stop_request.h) after the step in progress, its checkpoint
   // written: training again resumes there (and on CPU ends with an uninterrupted run's weights).
   bool interrupted = false;
   std::string error;  // train_pack: why this run failed ("" when it did not)

@@ -84,7 +84,8 @@ std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
   for (const std::string& set : kept) {
     const std::string key = rl::override_key(set);
     const std::string now = entry_of(file_sets_now, key), then = entry_of(*recorded.file_sets, key);
-    if (now.empty() || now == then) continue;
+    // Unchanged, or now what the kept option says anyway: nothing to choose between.
+    if (now.empty() || now == then || now == set) continue;
     changed.push_back("the file's set " + now + " (" + (then.empty() ? "none" : then) +
                       " when started) under --set " + set);
   }

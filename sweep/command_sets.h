@@ -41,9 +41,9 @@ std::optional<RecordedSets> recorded_command_sets(const std::string& out);
 void record_command_sets(const SweepSpec& spec);
 
 // The keys of `kept` (recorded --set options the command line gives again by none of its own)
-// whose entry in the file's `set` now differs from the record's file_sets: each a line "the file's
-// set max_steps=400 (max_steps=300 when started) under --set max_steps=200". Empty where the
-// record holds no file_sets.
+// whose entry in the file's `set` now differs from the record's file_sets and from the kept option
+// itself: each a line "the file's set max_steps=400 (max_steps=300 when started) under --set
+// max_steps=200". Empty where the record holds no file_sets.
 std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
                                                  const std::vector<std::string>& kept,
                                                  const std::vector<std::string>& file_sets_now);

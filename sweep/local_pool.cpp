@@ -383,7 +383,8 @@ class LocalPool {
     std::printf("sweep %s: %d/%d done, %d failed, %d running in other processes, %s%s\n",
                 spec_.file.c_str(), done(), total_, failed_, busy_,
                 io::duration_text(elapsed()).c_str(), report.c_str());
-    if (interrupted_ + uncheckpointed_ + unevaluated_ > 0 || stopping_) {
+    // Nothing left where a stop came once every run was done (the command then exits 0).
+    if (interrupted_ + uncheckpointed_ + unevaluated_ + (stopping_ ? remaining() : 0) > 0) {
       std::printf(
           "sweep %s: %s%s; the same command resumes them\n", spec_.file.c_str(),
           left_unfinished({interrupted_, uncheckpointed_, unevaluated_, remaining()}).c_str(),
@@ -412,7 +413,7 @@ class LocalPool {
   int interrupted_ = 0;            // training stopped by a signal after checkpointing
   int uncheckpointed_ = 0;         // training stopped by a signal before its first checkpoint
   int unevaluated_ = 0;            // trained, its evaluation not run or stopped by a signal
-  bool stopping_ = false;          // this sweep got SIGINT/SIGTERM
+  bool stopping_ = false;          // this sweep got a stop signal
   // For the ETA: run-steps trained here by runs no longer pending, training or awaiting their
   // evaluation; the evaluations finished here and their wall time.
   int64_t settled_steps_here_ = 0;

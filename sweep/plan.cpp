@@ -2,16 +2,13 @@
 // and how far each has got (sweep/sweep.h; the file itself is read by sweep_file.cpp). run_sweep
 // (sweep.cpp) and the Slurm backend (sweep/slurm.cpp) both start from plan_sweep.
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
 #include "datasets/env_table.h"
 #include "eval/sweep_runs.h"
-#include "io/writable.h"
 #include "ops/device.h"
 #include "rl/agent.h"
 #include "rl/config.h"
@@ -332,95 +329,6 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
         eval::kResultAwayAdvice + ", or give the sweep another `out`:" + stale);
   }
   return runs;
-}
-
-std::string left_unfinished(const LeftUnfinished& left) {
-  std::string text;
-  const auto add = [&](int count, const char* what) {
-    if (count > 0) text += (text.empty() ? "" : ", ") + std::to_string(count) + what;
-  };
-  add(left.checkpointed, " run(s) stopped after checkpointing");
-  add(left.uncheckpointed, " run(s) stopped before a checkpoint (they start again)");
-  add(left.unevaluated, " trained and not yet evaluated");
-  add(left.not_started, " not started");
-  return text.empty() ? "no run left unfinished" : text;
-}
-
-void make_sweep_dir(const SweepSpec& spec, const std::string& dir) {
-  std::string why = io::why_folder_unwritable(dir, /*make_folders=*/true);
-  std::error_code ec;
-  if (why.empty() && (fs::create_directories(dir, ec), ec)) why = ec.message();
-  if (!why.empty()) {
-    throw std::runtime_error(spec.file + ": out " + spec.out + ": cannot make " + dir +
-                             " to write the runs in: " + why);
-  }
-}
-
-std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs) {
-  std::vector<std::string> missing;
-  for (const auto& r : runs) {
-    if (r.state != RunState::kPending || !r.data_missing) continue;  // evaluation needs no data
-    if (std::find(missing.begin(), missing.end(), r.dataset_source) == missing.end())
-      missing.push_back(r.dataset_source);
-  }
-  return missing;
-}
-
-std::string data_missing_note(const SweepRun& run) {
-  if (run.state != RunState::kPending || !run.data_missing) return "";
-  return run.data_downloadable ? "data missing: " + data::download_command({run.dataset_source})
-                               : "data missing: no file " + run.dataset_where;
-}
-
-void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
-  std::vector<std::string> noted;
-  for (const auto& r : runs) {
-    if (std::find(noted.begin(), noted.end(), r.dataset_source) != noted.end()) continue;
-    noted.push_back(r.dataset_source);
-    if (const std::string note = data::d4rl_lookalike_note(r.dataset_source); !note.empty())
-      std::printf("note: %s\n", note.c_str());
-  }
-}
-
-void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
-  const std::vector<std::string> missing = missing_datasets(runs);
-  if (missing.empty()) return;
-  std::string lines;
-  std::vector<std::string> downloadable;
-  for (const std::string& dataset : missing) {
-    const auto run = std::find_if(runs.begin(), runs.end(),
-                                  [&](const SweepRun& r) { return r.dataset_source == dataset; });
-    lines += "\n  " + dataset + ": not at " + run->dataset_where;
-    if (run->data_downloadable) {
-      downloadable.push_back(dataset);
-    } else {
-      lines += " (a path, not an id minrnn can download: make that file first)";
-    }
-  }
-  std::string how;
-  if (!downloadable.empty()) {
-    how = "\ndownload " + std::string(downloadable.size() > 1 ? "them" : "it") +
-          " with: " + data::download_command(downloadable) + "  (or run the sweep with --download)";
-  }
-  throw std::runtime_error(spec.file + ": " + std::to_string(missing.size()) + " dataset" +
-                           (missing.size() > 1 ? "s" : "") +
-                           " of runs still to train missing; nothing was started:" + lines + how);
-}
-
-void refuse_unusable_device(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
-  std::map<std::string, int> asking;  // device → runs still to train on it
-  for (const SweepRun& r : runs)
-    if (r.state == RunState::kPending && r.device != "auto" && r.device != "cpu")
-      ++asking[r.device];
-  for (const auto& [device, count] : asking) {
-    try {
-      core::resolve_device(device, "device");
-    } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(spec.file + ": " + std::to_string(count) +
-                               " run(s) to train ask for device " + device +
-                               "; nothing was started: " + e.what());
-    }
-  }
 }
 
 }  // namespace minrnn::sweep

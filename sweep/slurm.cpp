@@ -32,8 +32,8 @@ Submission runs_to_submit(const std::vector<SweepRun>& runs) {
       ++s.done;
     } else if (const long holder = io::lock_holder(runs[i].run_dir); holder >= 0) {
       // Never two writers in one run dir. The holder may be on another host (a shared folder).
-      s.busy.push_back("  " + runs[i].run_dir + ": held by a running minrnn (pid " +
-                       std::to_string(holder) + " in its .lock), not submitted");
+      s.busy.push_back("  " + runs[i].run_dir + ": held by a running minrnn (" +
+                       io::holder_text(holder) + "), not submitted");
     } else {
       s.tasks.push_back(int(i));
     }

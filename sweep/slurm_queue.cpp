@@ -212,7 +212,8 @@ std::string live_slurm_job(const std::string& out, bool require_squeue, int* lis
 }
 
 // Where the recorded job has left the queue, a job of the sweep's tag that has not (its script
-// submitted again by hand): its id, or "" (also where squeue cannot tell: the view says so).
+// submitted again by hand): its id, or "" (also where squeue cannot list the user's jobs: the
+// view then shows the recorded job alone, as before such jobs were looked for).
 std::string resubmitted_job(const RecordedJob& job, const std::string& out) {
   try {
     for (const auto& [id, tasks] : tagged_jobs(job.tag.empty() ? slurm_tag(out) : job.tag, out))

@@ -41,7 +41,7 @@ std::string planned(const SweepRun& r) {
   // A run another process trains now (a `minrnn train` of the user's, another sweep): a sweep
   // started now would leave it to that process and train it only once it lets go.
   if (const long holder = io::lock_holder(r.run_dir); holder >= 0)
-    return "running in pid " + std::to_string(holder) + " (not started here)";
+    return "running in " + io::holder_text(holder) + " (not started here)";
   const bool checkpointed = fs::exists(rl::RunFiles(r.run_dir).checkpoint);
   if (r.extend && !checkpointed) return "to train again from step 0 (--extend; no checkpoint here)";
   if (r.extend) return "to train further (--extend)" + failed_before(r);
@@ -92,9 +92,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     // The plan of a sweep that cannot start now (a walk, 2026-11-30: no word of it).
     if (const long holder = io::lock_holder(spec.out); holder >= 0) {
       std::printf(
-          "note: a sweep (pid %ld) holds %s now: the plan is as of this moment, and the "
+          "note: a sweep (%s) holds %s now: the plan is as of this moment, and the "
           "sweep run now would be refused until it ends\n",
-          holder, spec.out.c_str());
+          io::holder_text(holder).c_str(), spec.out.c_str());
     }
     return 0;
   }

@@ -231,7 +231,7 @@ struct SweepSummary {
   int unevaluated = 0;     // of them, those trained whose evaluation did not run
   int uncheckpointed = 0;  // of them, those stopped before their first checkpoint
   int not_started = 0;     // runs this sweep had still to start when it ended
-  int stop_signal = 0;     // the SIGINT/SIGTERM that stopped the sweep itself (0: none did)
+  int stop_signal = 0;     // the stop signal that stopped the sweep itself (0: none did)
 };
 
 // What a stop left, by kind: "2 run(s) stopped after checkpointing, 1 stopped before a checkpoint,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "sweep/sweep.h"
 
 namespace minrnn::sweep {
+
+namespace fs = std::filesystem;
+
 namespace {
 
 // `pack`: auto (0) or a number of runs, 1 to kSweepCountMax.

@@ -62,6 +62,34 @@ struct SweepArgs {
        estimate = false;
 };
 
+// A key of the file's `set` changed since the sweep started, which a kept --set would silently
+// outvote (a walk, 2026-11-30: an edited max_steps=400 ran as the recorded 300): refused where
+// runs would start, until the user says which; a note where the command only looks (--status,
+// --estimate, --dry-run: they show the sweep as it runs, the kept value).
+void refuse_file_changes_under(const SweepArgs& args, const std::string& record,
+                               const sweep::RecordedSets& recorded,
+                               const std::vector<std::string>& kept,
+                               const std::vector<std::string>& file_sets) {
+  const std::vector<std::string> changed =
+      sweep::changed_under_kept_sets(recorded, kept, file_sets);
+  if (changed.empty()) return;
+  std::string lines;
+  for (const std::string& line : changed) lines += "\n  " + line;
+  const std::string what = args.file + " has changed a key that the --set options it was " +
+                           "started with (" + record + ") replace:" + lines;
+  if (!args.status && !args.estimate && !args.dry_run) {
+    throw usage_error("sweep", what +
+                                   "\ngive --set KEY=VALUE for each: the file's value, or the "
+                                   "recorded one");
+  }
+  if (!args.json) {
+    std::fprintf(stderr,
+                 "minrnn sweep: note: %s\nshown with the recorded value; the sweep run "
+                 "again refuses until --set says which\n",
+                 what.c_str());
+  }
+}
+
 // The command line's --set options over those the sweep in `out` was last started with (a key
 // given replaces its own); the recorded ones kept are said on stderr (not under --json: `--status
 // --json 2>&1 | jq` stays JSON, and the status's JSON lists them). Another sweep file's record
@@ -83,21 +111,7 @@ std::vector<std::string> command_line_sets(const SweepArgs& args, const std::str
   const std::vector<std::string> sets =
       sweep::with_overrides(recorded ? recorded->sets : std::vector<std::string>{}, args.sets);
   const std::vector<std::string> kept_sets(sets.begin(), sets.end() - long(args.sets.size()));
-  // A key the file has changed since, which a kept --set would silently outvote (a walk,
-  // 2026-11-30: an edited max_steps=400 ran as the recorded 300): the user says which.
-  const std::vector<std::string> changed =
-      recorded ? sweep::changed_under_kept_sets(*recorded, kept_sets, file_sets)
-               : std::vector<std::string>{};
-  if (!changed.empty()) {
-    std::string lines;
-    for (const std::string& line : changed) lines += "\n  " + line;
-    throw usage_error("sweep", args.file +
-                                   " has changed a key that the --set options it was "
-                                   "started with (" +
-                                   record + ") replace:" + lines +
-                                   "\ngive --set KEY=VALUE for each: the file's value, or the "
-                                   "recorded one");
-  }
+  if (recorded) refuse_file_changes_under(args, record, *recorded, kept_sets, file_sets);
   std::string kept;
   for (const std::string& set : kept_sets) kept += " --set " + io::shell_word(set);
   if (!kept.empty() && !args.json) {
@@ -142,8 +156,13 @@ void run_sweep_command(const SweepArgs& args) {
     sweep::submit_slurm_sweep(spec, opt);
     return;
   }
-  // The dry run's plan too: none of it could train here.
-  sweep::refuse_unusable_device(spec, sweep::plan_sweep(spec));
+  // The dry run shows the plan and says so: none of it could train here.
+  try {
+    sweep::refuse_unusable_device(spec, sweep::plan_sweep(spec));
+  } catch (const std::runtime_error& e) {
+    if (!args.dry_run) throw;
+    std::fprintf(stderr, "minrnn sweep: note: %s\n", e.what());
+  }
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};

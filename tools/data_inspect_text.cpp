@@ -101,8 +101,9 @@ void print_values(const nlohmann::json& j) {
                 n["ref_source"].get<std::string>().c_str());
     if (j["returns_past_reference"].get<bool>()) {
       std::printf(
-          "warning            returns beyond ten times the expert's: rewards of another scale\n"
-          "                   than the env's (scaled, summed, in other units?)\n");
+          "warning            returns more than ten times the expert's from the reference\n"
+          "                   scores: rewards of another scale (scaled, summed, in other "
+          "units?)\n");
     }
   } else {
     std::printf("normalized return  n/a (environment unknown, no reference scores)\n");

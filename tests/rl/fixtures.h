@@ -131,4 +131,14 @@ inline std::string metrics_without_timing(const std::filesystem::path& run) {
   return out.str();
 }
 
+// What `f` throws (its what()), or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace minrnn::testing

@@ -1,12 +1,14 @@
 // A sweep file's entries name run directories: an entry that would put a run outside `out` or two
 // runs in one directory, a negative seed, a key given twice, is refused naming the key and the file
-// (an audit of train/sweep input, 2026-11-28).
+// (an audit of train/sweep input, 2026-11-28); an unquoted placeholder's YAML error, and runs
+// asking for a device this machine lacks.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "sweep/sweep.h"
 #include "tests/sweep/sweep_fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn {
 namespace {
@@ -90,6 +92,30 @@ TEST(SweepFile, OutIsADirectoryAndCountsSayTheirRange) {
                       "expected 1 to 4096, got 1000000");
   expect_file_refused("datasets: [a]\n" + kOneBackboneOneSeed + "pack: 1000000\n", "pack",
                       "1 to 4096");
+}
+
+// Runs to train on a device this machine lacks are refused before anything starts (a walk,
+// 2026-11-30: device=cuda without a GPU planned fine, then every run failed alone); cuda:7 is on
+// no machine the tests run on.
+TEST(SweepPlan, ADeviceThisMachineCannotUseIsRefusedBeforeAnyRun) {
+  testing::TempDir tmp;
+  testing::provide_tiny_config_dataset(tmp.path);
+  sweep::SweepSpec s = sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1]\n",
+                                          (tmp.path / "s.yaml").string());
+  s.config_template = testing::kTinyConfig;
+  s.out = (tmp.path / "out").string();
+  s.sets = {"device=cuda:7"};
+  try {
+    sweep::refuse_unusable_device(s, sweep::plan_sweep(s));
+    FAIL() << "planned runs on cuda:7";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml: 2 run(s) to train ask for device cuda:7; "
+                                         "nothing was started: "),
+              std::string::npos)
+        << e.what();
+  }
+  s.sets = {"device=cpu"};
+  EXPECT_NO_THROW(sweep::refuse_unusable_device(s, sweep::plan_sweep(s)));
 }
 
 }  // namespace

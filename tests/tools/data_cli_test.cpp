@@ -109,7 +109,7 @@ TEST(DataCli, InspectWarnsOfReturnsFarPastTheReferenceScores) {
     EXPECT_EQ(text.exit_code, 0) << text.output;
     const CliResult json = run_minrnn(dir, "data inspect hopper_medium-v2.hdf5 --json");
     const bool said =
-        text.output.find("returns beyond ten times the expert's") != std::string::npos;
+        text.output.find("returns more than ten times the expert's") != std::string::npos;
     EXPECT_EQ(nlohmann::json::parse(json.output)["returns_past_reference"], said) << json.output;
     return said;
   };

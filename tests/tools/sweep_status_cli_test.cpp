@@ -81,15 +81,30 @@ TEST(CliSweepStatus, ASweepKeepsTheSetOptionsItWasStartedWith) {
   // The file's own `set` of a key a kept --set replaces, edited since: the user says which value
   // (a walk, 2026-11-30: the recorded value won without a word of the file's).
   std::ofstream(dir.path / "s.yaml", std::ios::app) << "set: [max_steps=4]\n";
-  const testing::CommandResult edited = testing::run_minrnn(dir, "sweep s.yaml --dry-run");
+  const testing::CommandResult edited = testing::run_minrnn(dir, "sweep s.yaml");
   EXPECT_EQ(edited.exit_code, 2) << edited.output;
-  EXPECT_NE(edited.output.find("the file's set max_steps=4 (none when started) under --set "
-                               "max_steps=2"),
-            std::string::npos)
-      << edited.output;
+  const std::string changed =
+      "the file's set max_steps=4 (none when started) under --set "
+      "max_steps=2";
+  EXPECT_NE(edited.output.find(changed), std::string::npos) << edited.output;
+  // Where the command only looks (a review, 2026-11-30: --status refused a live sweep's monitor),
+  // a note, and the sweep as it runs.
+  const testing::CommandResult looked = testing::run_minrnn(dir, "sweep s.yaml --status");
+  EXPECT_EQ(looked.exit_code, 0) << looked.output;
+  EXPECT_NE(looked.output.find("note: "), std::string::npos) << looked.output;
+  EXPECT_NE(looked.output.find(changed), std::string::npos) << looked.output;
+  EXPECT_NE(looked.output.find("1 runs: 1 done"), std::string::npos) << looked.output;
   const testing::CommandResult said =
       testing::run_minrnn(dir, "sweep s.yaml --dry-run --set max_steps=2");
   EXPECT_EQ(said.exit_code, 0) << said.output;
+  // The file now says what the kept option says: nothing to choose.
+  {
+    std::string text = testing::read_text(dir.path / "s.yaml");
+    text.replace(text.find("max_steps=4"), 11, "max_steps=2");
+    std::ofstream(dir.path / "s.yaml") << text;
+  }
+  const testing::CommandResult agreed = testing::run_minrnn(dir, "sweep s.yaml --status");
+  EXPECT_EQ(agreed.output.find("has changed a key"), std::string::npos) << agreed.output;
   std::ofstream(dir.path / "sw/sweep_sets.json") << "{\"sets\": [\"max_steps\"]}\n";
   const testing::CommandResult damaged = testing::run_minrnn(dir, "sweep s.yaml --status");
   EXPECT_NE(damaged.exit_code, 0);
