@@ -89,6 +89,16 @@ pid_t child_of(pid_t parent) {
   return -1;
 }
 
+// d.hdf5: 600 steps of hopper data in episodes of 100, what write_config's runs train on.
+void synth_data(const TempDir& dir, const fs::path& log) {
+  ASSERT_EQ(run_minrnn_logged(dir,
+                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
+                               "--episode-len", "100"},
+                              log),
+            0)
+      << read_text(log);
+}
+
 // A tiny agent that logs every step and checkpoints only at its end: the only checkpoint a stop
 // can resume from is the one the signal makes.
 void write_config(const TempDir& dir, int max_steps) {
@@ -103,12 +113,7 @@ void write_config(const TempDir& dir, int max_steps) {
 TEST(StopSignal, TrainStoppedBySigtermResumesToTheWeightsOfAnUninterruptedRun) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn_logged(dir,
-                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                               "--episode-len", "100"},
-                              log),
-            0)
-      << read_text(log);
+  ASSERT_NO_FATAL_FAILURE(synth_data(dir, log));
   const int max_steps = 1000;
   write_config(dir, max_steps);
   const std::vector<std::string> train = {"train",     "c.yaml", "--seed", "1",
@@ -170,11 +175,7 @@ TEST(StopSignal, CollectStoppedByCtrlCResumesFromItsSacCheckpoint) {
 TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn_logged(dir,
-                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                               "--episode-len", "100"},
-                              log),
-            0);
+  ASSERT_NO_FATAL_FAILURE(synth_data(dir, log));
   write_config(dir, 3000);
   std::ofstream(dir.path / "s.yaml") << "datasets: [d]\nbackbones: [mingru]\nseeds: [0]\n"
                                         "config: c.yaml\nout: sw\neval_episodes: 1\n";
@@ -233,11 +234,7 @@ TEST(StopSignal, SweepStoppedByCtrlCOrSigtermResumesItsRuns) {
 TEST(StopSignal, ANohupTrainIgnoresTheHangup) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn_logged(dir,
-                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                               "--episode-len", "100"},
-                              log),
-            0);
+  ASSERT_NO_FATAL_FAILURE(synth_data(dir, log));
   write_config(dir, 300);
   const pid_t train = start_minrnn(dir, {"train", "c.yaml", "--run-dir", "a", "--quiet"}, log, -1,
                                    /*ignore_hangup=*/true);
@@ -254,11 +251,7 @@ TEST(StopSignal, ANohupTrainIgnoresTheHangup) {
 TEST(StopSignal, ASweepWhoseOutputReaderLeftStopsCleanly) {
   TempDir dir;
   const fs::path log = dir.path / "out.log";
-  ASSERT_EQ(run_minrnn_logged(dir,
-                              {"data", "synth", "d.hdf5", "--env", "hopper", "--steps", "600",
-                               "--episode-len", "100"},
-                              log),
-            0);
+  ASSERT_NO_FATAL_FAILURE(synth_data(dir, log));
   write_config(dir, 60);
   std::ofstream(dir.path / "s.yaml") << "datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1]\n"
                                         "config: c.yaml\nout: sw\neval_episodes: 1\n"
