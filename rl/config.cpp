@@ -328,6 +328,13 @@ RepeatedOverride repeated_override(const std::vector<std::string>& overrides) {
   return {};
 }
 
+std::string override_of(const std::vector<std::string>& overrides, const std::string& key) {
+  std::string entry;
+  for (const std::string& o : overrides)
+    if (override_key(o) == key) entry = o;
+  return entry;
+}
+
 std::string why_not_override(const std::string& key_value) {
   if (!is_key_value(key_value)) return "expected key=value";
   TrainConfig c;

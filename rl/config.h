@@ -65,6 +65,8 @@ constexpr int64_t kMaxEvalEpisodes = 1000000;
 
 // The key of a "key=value" override ("lr" of "lr=1e-4"; the whole text where it has no '=').
 std::string override_key(const std::string& key_value);
+// The entry of `key` among `overrides` ("key=value"), the last where several; "" where none.
+std::string override_of(const std::vector<std::string>& overrides, const std::string& key);
 // The first two overrides (those with an '=') that set one key; key "" where none do. A config
 // file refuses a key given twice; the command line and a sweep file refuse such a list too.
 struct RepeatedOverride {

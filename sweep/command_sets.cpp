@@ -65,17 +65,6 @@ void record_command_sets(const SweepSpec& spec) {
   io::write_file_atomically((fs::path(spec.out) / kCommandSetsFile).string(), j.dump(2) + "\n");
 }
 
-namespace {
-
-// The entry of `key` in `sets`, "" where none.
-std::string entry_of(const std::vector<std::string>& sets, const std::string& key) {
-  for (const std::string& s : sets)
-    if (rl::override_key(s) == key) return s;
-  return "";
-}
-
-}  // namespace
-
 std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
                                                  const std::vector<std::string>& kept,
                                                  const std::vector<std::string>& file_sets_now) {
@@ -83,7 +72,8 @@ std::vector<std::string> changed_under_kept_sets(const RecordedSets& recorded,
   if (!recorded.file_sets) return changed;
   for (const std::string& set : kept) {
     const std::string key = rl::override_key(set);
-    const std::string now = entry_of(file_sets_now, key), then = entry_of(*recorded.file_sets, key);
+    const std::string now = rl::override_of(file_sets_now, key),
+                      then = rl::override_of(*recorded.file_sets, key);
     // Unchanged, or now what the kept option says anyway: nothing to choose between.
     if (now.empty() || now == then || now == set) continue;
     changed.push_back("the file's set " + now + " (" + (then.empty() ? "none" : then) +

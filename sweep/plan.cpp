@@ -205,19 +205,14 @@ std::string stack_shape_of(const rl::TrainConfig& config) {
 [[noreturn]] void refuse_in_cell(const SweepSpec& spec, const rl::RefusedOverride& refused,
                                  const std::vector<std::string>& overrides,
                                  const std::string& where) {
-  for (const std::string& set : spec.command_sets)
-    if (rl::override_key(set) == refused.key)
-      throw rl::RefusedOverride(refused.key, refused.reason, where + refused.what());
-  for (const std::string& o : overrides) {
-    if (rl::override_key(o) != refused.key) continue;
-    const bool in_file = std::any_of(spec.sets.begin(), spec.sets.end(), [&](const std::string& s) {
-      return rl::override_key(s) == refused.key;
-    });
-    // Not the file's `set` either: the cell's own value (its backbone), named in `where`.
-    if (!in_file) throw std::invalid_argument(where + refused.key + " " + refused.reason);
-    throw std::invalid_argument(where + "key 'set': '" + o + "': " + refused.reason);
-  }
-  throw std::invalid_argument(where + refused.what());
+  if (!rl::override_of(spec.command_sets, refused.key).empty())
+    throw rl::RefusedOverride(refused.key, refused.reason, where + refused.what());
+  const std::string entry = rl::override_of(overrides, refused.key);
+  if (entry.empty()) throw std::invalid_argument(where + refused.what());
+  // Not the file's `set` either: the cell's own value (its backbone), named in `where`.
+  if (rl::override_of(spec.sets, refused.key).empty())
+    throw std::invalid_argument(where + refused.key + " " + refused.reason);
+  throw std::invalid_argument(where + "key 'set': '" + entry + "': " + refused.reason);
 }
 
 // The run of one (dataset, backbone) cell, all but its seed; `config` gets the config it resolves.

@@ -74,6 +74,14 @@ std::string run_name(const SweepRun& r) {
 
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summary) {
   std::vector<SweepRun> runs = plan_sweep(spec);
+  if (opt.check_devices) {
+    try {
+      refuse_unusable_device(spec, runs);
+    } catch (const std::runtime_error& e) {
+      if (!opt.dry_run) throw;
+      std::fprintf(stderr, "note: %s\n", e.what());  // the plan, and why none of it could train
+    }
+  }
   const int threads = threads_per_run(spec);
   int already = 0;
   for (const auto& r : runs) already += r.state == RunState::kDone;

@@ -197,9 +197,8 @@ std::string data_missing_note(const SweepRun& run);
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 // Throws where runs still to train ask for a device this machine cannot use (device=cuda without
-// one): each would fail alone (a walk, 2026-11-30: 135 failed.json for one missing GPU). For a
-// local sweep, by the command (run_sweep trains whatever its executable does); a Slurm sweep's
-// devices are the compute nodes'.
+// one): each would fail alone (a walk, 2026-11-30: 135 failed.json for one missing GPU). A local
+// sweep's (run_sweep); a Slurm sweep's devices are the compute nodes'.
 void refuse_unusable_device(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 
 // Prints a note for each dataset the runs train on that sits under a published D4RL file's name
@@ -219,7 +218,10 @@ std::string run_name(const SweepRun& r);
 struct SweepOptions {
   std::string exe = "/proc/self/exe";  // the `minrnn` binary the children run
   bool dry_run = false;                // print the plan only
-  double progress_every_s = 60;        // how often a line says where the running runs are
+  // Refuse runs to train on a device this machine cannot use (refuse_unusable_device; a dry run
+  // notes it): off only for a stand-in `exe` that trains on no device.
+  bool check_devices = true;
+  double progress_every_s = 60;  // how often a line says where the running runs are
 };
 
 // What a local sweep left undone, besides its return value (the failed runs).

@@ -156,13 +156,6 @@ void run_sweep_command(const SweepArgs& args) {
     sweep::submit_slurm_sweep(spec, opt);
     return;
   }
-  // The dry run shows the plan and says so: none of it could train here.
-  try {
-    sweep::refuse_unusable_device(spec, sweep::plan_sweep(spec));
-  } catch (const std::runtime_error& e) {
-    if (!args.dry_run) throw;
-    std::fprintf(stderr, "minrnn sweep: note: %s\n", e.what());
-  }
   sweep::SweepSummary summary;
   const int failed = sweep::run_sweep(spec, opt, &summary);
   if (failed > 0) throw ExitError{1, "minrnn sweep: " + std::to_string(failed) + " run(s) failed"};
@@ -195,8 +188,7 @@ void run_sweep_command_checked(const SweepArgs& args) {
   try {
     run_sweep_command(args);
   } catch (const rl::RefusedOverride& e) {
-    for (const std::string& set : args.sets)
-      if (rl::override_key(set) == e.key) throw usage_error("sweep", e.what());
+    if (!rl::override_of(args.sets, e.key).empty()) throw usage_error("sweep", e.what());
     throw;
   }
 }

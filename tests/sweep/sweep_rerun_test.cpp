@@ -178,6 +178,7 @@ std::pair<std::string, std::string> recorded_phases(const sweep::SweepSpec& s,
                                                     const fs::path& dir) {
   sweep::SweepOptions opt;
   opt.exe = recording_exe(dir).string();
+  opt.check_devices = false;  // the stand-in trains on no device (a run may ask for cuda here)
   ::testing::internal::CaptureStdout();
   const int failed = sweep::run_sweep(s, opt);
   ::testing::internal::GetCapturedStdout();
