@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
-#include "io/writable.h"
 #include "io/progress_line.h"
 #include "io/python_json.h"
+#include "io/writable.h"
 #include "rl/run_dir.h"
 
 namespace minrnn::rl {
@@ -61,30 +61,41 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
   }
 }
 
-void check_same_data(const RunFiles& files, const data::Dataset& data) {
+OtherData why_other_data(const RunFiles& files, const data::Dataset& data) {
   const std::string env_json = files.env.string();
   const nlohmann::json j = io::read_json_or_null(env_json);
   // Written whole (tmp + rename), so one that does not read is damaged: the check it holds is not
   // skipped unsaid (a walk, 2026-11-29). A run from before env.json existed has none.
   if (!j.is_object() && fs::exists(files.env)) {
-    throw std::runtime_error(env_json +
-                             ": not a JSON object (a damaged file?), so which data this run "
-                             "trained on cannot be checked. Delete it to go on with this run's "
-                             "dataset, or pass --force to train it anew");
+    return {env_json +
+                ": not a JSON object (a damaged file?), so which data this run trained on cannot "
+                "be checked",
+            true};
   }
   if (!j.is_object() || !j.contains("dataset_fingerprint") ||
       j["dataset_fingerprint"] == data.fingerprint)
-    return;
+    return {};
   const auto text = [&](const char* key) {
     return j.contains(key) ? j[key].dump() : std::string("?");
   };
+  return {env_json + ": this run trained on " + text("dataset_file") + " (" +
+              text("dataset_steps") + " steps, fingerprint " + text("dataset_fingerprint") +
+              "), but its dataset now reads " + data_file(data) + " (" +
+              std::to_string(data.data.num_steps()) + " steps, fingerprint \"" + data.fingerprint +
+              "\"): other data",
+          false};
+}
+
+void check_same_data(const RunFiles& files, const data::Dataset& data) {
+  const OtherData other = why_other_data(files, data);
+  if (other.why.empty()) return;
   throw std::runtime_error(
-      env_json + ": this run trained on " + text("dataset_file") + " (" + text("dataset_steps") +
-      " steps, fingerprint " + text("dataset_fingerprint") + "), but its dataset now reads " +
-      data_file(data) + " (" + std::to_string(data.data.num_steps()) + " steps, fingerprint \"" +
-      data.fingerprint +
-      "\"): other data. Point `dataset` at the run's data (a relative path is read from the "
-      "working directory), or pass --force to train it anew");
+      other.why +
+      (other.record_damaged
+           ? ". Delete it to go on with this run's dataset, or pass --force to train it "
+             "anew"
+           : ". Point `dataset` at the run's data (a relative path is read from the "
+             "working directory), or pass --force to train it anew"));
 }
 
 void check_metrics_header(const RunFiles& files) {

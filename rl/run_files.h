@@ -71,9 +71,16 @@ TrainResult already_trained(const RunFiles& files, int64_t max_steps, bool quiet
 void record_env(const RunFiles& files, const std::string& dataset, const data::Dataset& data,
                 const DatasetEnv& env, bool quiet);
 // A run going on (a resume, an extension) reads the data it trained on: its env.json's
-// fingerprint is `data`'s, or std::runtime_error names both files. A relative `dataset` or a
-// D4RL id read from another folder, or a file changed since, would train on other data and
-// normalize states by other statistics. An env.json without one (before 2026-11-29) passes.
+// fingerprint is `data`'s. A relative `dataset` or a D4RL id read from another folder, or a file
+// changed since, would train on other data and normalize states by other statistics. Why the run
+// in `files` cannot go on with `data`, naming both files ("" where it can; an env.json without a
+// fingerprint, from before 2026-11-29, passes); a sweep asks it before any run starts.
+struct OtherData {
+  std::string why;
+  bool record_damaged = false;  // env.json does not read: it cannot say which data
+};
+OtherData why_other_data(const RunFiles& files, const data::Dataset& data);
+// The same as `minrnn train`'s std::runtime_error, with what to do about it.
 void check_same_data(const RunFiles& files, const data::Dataset& data);
 
 // A run going on keeps its metrics.csv: its first line must be a run's header (step,loss,...) or

@@ -16,6 +16,7 @@
 #include "rl/run_files.h"
 #include "rl/stacked_pack.h"
 #include "rl/trainer.h"
+#include "rl/training_run.h"
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 
@@ -269,6 +270,41 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
       ":" + conflicts);
 }
 
+// A run going on from its run dir reads the data it trained on (rl::check_same_data, as it
+// starts): asked here, a regenerated or moved dataset stops the sweep before any run starts and
+// --status / --dry-run name the run (a walk, 2026-11-30: each such run was started and failed).
+// Each dataset is read once, for the runs that go on from an env.json; one that does not load is
+// left to its runs, which say why. The refusal's lines ("" when every run has its data).
+std::string mark_other_data(std::vector<SweepRun>& runs) {
+  const auto goes_on = [](const SweepRun& r) {
+    return r.state == RunState::kPending && r.mismatch.empty() && !r.data_missing &&
+           fs::exists(rl::RunFiles(r.run_dir).env);
+  };
+  std::vector<std::string> sources;
+  for (const SweepRun& r : runs) {
+    if (goes_on(r) && std::find(sources.begin(), sources.end(), r.dataset_source) == sources.end())
+      sources.push_back(r.dataset_source);
+  }
+  std::string lines;
+  for (const std::string& source : sources) {
+    std::shared_ptr<const data::Dataset> data;
+    try {
+      data = rl::load_training_data(source);
+    } catch (const std::exception&) {
+      continue;
+    }
+    for (SweepRun& r : runs) {
+      if (r.dataset_source != source || !goes_on(r)) continue;
+      const rl::OtherData other = rl::why_other_data(rl::RunFiles(r.run_dir), *data);
+      if (other.why.empty()) continue;
+      r.mismatch = other.why;
+      r.mismatch_in_data = true;
+      lines += "\n  " + other.why;  // its env.json named: the run dir
+    }
+  }
+  return lines;
+}
+
 }  // namespace
 
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatches) {
@@ -316,8 +352,16 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
       runs.push_back(r);
     }
   }
+  const std::string other_data = mark_other_data(runs);
   if (mismatches == PlanMismatches::kReport) return runs;
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
+  if (!other_data.empty()) {
+    throw std::invalid_argument(spec.file +
+                                ": these runs would go on from their checkpoints on other data "
+                                "than they trained on; put their data back, or move them away, or "
+                                "give the sweep another `out`:" +
+                                other_data);
+  }
   if (!stale.empty()) {
     throw std::invalid_argument(
         spec.file + ": these runs' eval.json is not the sweep's evaluation (run's -> sweep's); " +

@@ -41,6 +41,29 @@ inline void write_eval_json(const std::filesystem::path& run, double score = 50,
       << "{\"mean_normalized\": " << score << ", \"episodes\": " << episodes << "}\n";
 }
 
+// A sweep of one run (dataset d, mingru, seed 3, max_steps 5) of the tiny config into `out`, its
+// dataset provided beside `out`.
+inline sweep::SweepSpec one_run_sweep(const std::filesystem::path& out) {
+  provide_tiny_config_dataset(out.parent_path());
+  sweep::SweepSpec s =
+      sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
+  s.config_template = kTinyConfig;
+  s.sets = {"max_steps=5"};
+  s.out = out.string();
+  return s;
+}
+
+// one_run_sweep's run dir, finished as `minrnn train` + `minrnn eval` leave it, trained with these
+// overrides.
+inline std::filesystem::path finished_run(const std::filesystem::path& out,
+                                          const std::vector<std::string>& sets) {
+  const std::filesystem::path run = out / "d/mingru/seed3";
+  write_run_config(run, sets);
+  std::ofstream(run / "done.json") << "{}\n";
+  write_eval_json(run);
+  return run;
+}
+
 // The message parse_sweep refuses `yaml` with ("" when it accepts it), as from "my_sweep.yaml".
 inline std::string sweep_error_of(const std::string& yaml) {
   try {
