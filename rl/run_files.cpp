@@ -1,5 +1,7 @@
 #include "rl/run_files.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -139,6 +141,12 @@ void write_done(const RunFiles& files, const DatasetEnv& env, int64_t step, doub
 
 std::string FailedAttempt::text() const {
   return phase + " exit " + (exit_code >= 0 ? std::to_string(exit_code) : std::string("?"));
+}
+
+void write_failed(const RunFiles& files, const FailedAttempt& failed) {
+  const nlohmann::json j = {
+      {"phase", failed.phase}, {"exit_code", failed.exit_code}, {"pid", ::getpid()}};
+  io::write_file_atomically(files.failed.string(), j.dump(2) + "\n");
 }
 
 std::optional<FailedAttempt> read_failed(const RunFiles& files) {

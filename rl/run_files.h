@@ -106,5 +106,8 @@ struct FailedAttempt {
 };
 // nullopt where the run holds no failed.json (or one that is not a JSON object).
 std::optional<FailedAttempt> read_failed(const RunFiles& files);
+// A local sweep's failed.json for a phase that failed (with the pid of the sweep that saw it).
+// Throws std::runtime_error naming the file where it cannot be written.
+void write_failed(const RunFiles& files, const FailedAttempt& failed);
 
 }  // namespace minrnn::rl

@@ -2,8 +2,6 @@
 // process, at most `parallel` at once, with sweep_status.json kept current and a line per finish.
 #include "sweep/local_pool.h"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,16 +9,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <thread>
 
 #include "eval/sweep_runs.h"
-#include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/progress_line.h"
 #include "rl/run_files.h"
@@ -32,20 +26,6 @@ namespace minrnn::sweep {
 namespace {
 
 namespace fs = std::filesystem;
-
-void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
-  io::write_file_atomically(path.string(), j.dump(2) + "\n");
-}
-
-// A failed phase leaves <run_dir>/failed.json (what `--status` reports) until the run starts again.
-void mark_failed(const SweepRun& r, const char* phase, int exit_code) {
-  try {
-    write_json_atomic(rl::RunFiles(r.run_dir).failed,
-                      {{"phase", phase}, {"exit_code", exit_code}, {"pid", ::getpid()}});
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "minrnn sweep: %s\n", e.what());  // the status line still says it
-  }
-}
 
 // The pool's state: which child runs which phase of which run, and the counts the status file and
 // the closing lines report.
@@ -348,7 +328,12 @@ class LocalPool {
     status_[i] = evaluating ? "eval failed" : "train failed";
     // The shell's number for a signal (137 for kill -9), as failed.json and --status say it.
     const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    mark_failed(runs_[i], evaluating ? "eval" : "train", code);
+    // A failed phase leaves failed.json (what `--status` reports) until the run starts again.
+    try {
+      rl::write_failed(rl::RunFiles(runs_[i].run_dir), {evaluating ? "eval" : "train", code});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "minrnn sweep: %s\n", e.what());  // the status line still says it
+    }
     const std::string signal =
         WIFSIGNALED(wstatus) ? ", killed by signal " + std::to_string(WTERMSIG(wstatus)) : "";
     std::printf("[%d/%d done] %s: %s (exit %d%s), see %s | %d failed\n", done(), total_,
@@ -357,23 +342,7 @@ class LocalPool {
   }
 
   void write_status() const {
-    nlohmann::json j;
-    j["sweep_file"] = spec_.file;
-    j["total"] = total_;
-    j["done"] = done();
-    j["failed"] = failed_;
-    j["elapsed_s"] = elapsed();
-    j["runs"] = nlohmann::json::array();
-    for (int i = 0; i < total_; ++i) {
-      j["runs"].push_back({{"dataset", runs_[i].dataset},
-                           {"backbone", runs_[i].backbone},
-                           {"seed", runs_[i].seed},
-                           {"run_dir", runs_[i].run_dir},
-                           {"config", runs_[i].config},
-                           {"status", status_[i]},
-                           {"seconds", seconds_[i]}});
-    }
-    write_json_atomic(fs::path(spec_.out) / "sweep_status.json", j);
+    write_sweep_status(spec_, runs_, status_, seconds_, done(), failed_, elapsed());
   }
 
   void print_closing_lines() const {

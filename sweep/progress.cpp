@@ -1,8 +1,13 @@
 #include "sweep/progress.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "io/atomic_file.h"
 #include "io/progress_line.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
@@ -31,6 +36,31 @@ double eta_seconds(const SweepPace& p) {
     seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);
   }
   return seconds;
+}
+
+void write_sweep_status(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                        const std::vector<std::string>& statuses,
+                        const std::vector<double>& seconds, int done, int failed,
+                        double elapsed_s) {
+  nlohmann::json j;
+  j["sweep_file"] = spec.file;
+  j["pid"] = ::getpid();
+  j["total"] = runs.size();
+  j["done"] = done;
+  j["failed"] = failed;
+  j["elapsed_s"] = elapsed_s;
+  j["runs"] = nlohmann::json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    j["runs"].push_back({{"dataset", runs[i].dataset},
+                         {"backbone", runs[i].backbone},
+                         {"seed", runs[i].seed},
+                         {"run_dir", runs[i].run_dir},
+                         {"config", runs[i].config},
+                         {"status", statuses[i]},
+                         {"seconds", seconds[i]}});
+  }
+  io::write_file_atomically((std::filesystem::path(spec.out) / "sweep_status.json").string(),
+                            j.dump(2) + "\n");
 }
 
 }  // namespace minrnn::sweep

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sweep/sweep.h"
 
@@ -26,5 +27,14 @@ struct SweepPace {
 // here, `parallel` at once. Negative where it cannot tell yet (nothing trained or evaluated here
 // while some of that is left).
 double eta_seconds(const SweepPace& pace);
+
+// <out>/sweep_status.json as a local sweep rewrites it at each change of a run's status (temp file
+// + rename): the counts, the sweep's pid, and per run its dataset, backbone, seed, dir, config,
+// status (`statuses`, by run) and the wall seconds of its phases here (`seconds`). It is the
+// sweep's word while that pid holds <out>/.lock; after a kill -9 it is its last (--status reads
+// the run dirs).
+void write_sweep_status(const SweepSpec& spec, const std::vector<SweepRun>& runs,
+                        const std::vector<std::string>& statuses,
+                        const std::vector<double>& seconds, int done, int failed, double elapsed_s);
 
 }  // namespace minrnn::sweep
