@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "eval/csv.h"
 #include "eval/report.h"
@@ -164,7 +165,8 @@ std::string verdict(const CellComparison& c) {
 }
 
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b,
-                                           std::vector<std::string>* left_out) {
+                                           std::vector<std::string>* left_out,
+                                           std::vector<std::string>* one_sided) {
   std::vector<std::string> unread;
   const Cells a = read_cells(sweep_a, &unread), b = read_cells(sweep_b, &unread);
   if (left_out) *left_out = unread;
@@ -172,6 +174,15 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
   for (const auto& [key, runs] : a) {
     const auto other = b.find(key);
     if (other != b.end()) cells.push_back(compare_cell(key.first, key.second, runs, other->second));
+  }
+  // A cell one side lacks is no row: said, not dropped (a walk, 2026-11-30).
+  for (const auto& [side, other, name] : {std::tuple{&a, &b, "A"}, std::tuple{&b, &a, "B"}}) {
+    for (const auto& [key, runs] : *side) {
+      if (one_sided && other->count(key) == 0) {
+        one_sided->push_back(key.first + " / " + key.second + ": only in " + name + " (" +
+                             std::to_string(runs.size()) + " run(s) with evaluations)");
+      }
+    }
   }
   if (cells.empty()) {
     std::string unread_list;  // where the runs left out made it so, they are the reason
@@ -186,7 +197,8 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
 }
 
 std::string comparison_markdown(const std::vector<CellComparison>& cells, const std::string& a,
-                                const std::string& b, const std::vector<std::string>& left_out) {
+                                const std::string& b, const std::vector<std::string>& left_out,
+                                const std::vector<std::string>& one_sided) {
   std::string md = "# " + a + " (A) against " + b + " (B)\n\n" +
                    "Each run's score: its mean normalized evaluation during training over the "
                    "later half of the steps every run of the cell evaluated on both sides (the "
@@ -219,6 +231,12 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
         "\n## Runs left out\n\nFiles of these runs could not be read (edited by hand, or cut "
         "short by a copy): each is left out of its side's scores.\n\n";
     for (const std::string& why : left_out) md += "- " + why + "\n";
+  }
+  if (!one_sided.empty()) {
+    md +=
+        "\n## Cells on one side only\n\nNot compared: the other sweep has no run of them with "
+        "evaluations.\n\n";
+    for (const std::string& cell : one_sided) md += "- " + markdown_cell(cell) + "\n";
   }
   return md;
 }

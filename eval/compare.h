@@ -46,15 +46,18 @@ std::string verdict(const CellComparison& c);
 // Every (dataset, backbone) with evaluated runs in both sweeps, in (dataset, backbone) order; a run
 // whose last attempt failed (failed.json) is left out, as the report leaves it, and so is one whose
 // evals.csv cannot be read (as the report's read_run_evals reads it: a NaN evaluation, a copy cut
-// short), why in `left_out` naming the file. Throws std::invalid_argument
-// naming a directory that is none, or both when they share no cell.
+// short), why in `left_out` naming the file; a cell with runs on one side only is named in
+// `one_sided` ("hopper-medium / minlstm: only in A (3 run(s) with evaluations)"). Throws
+// std::invalid_argument naming a directory that is none, or both when they share no cell.
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b,
-                                           std::vector<std::string>* left_out = nullptr);
+                                           std::vector<std::string>* left_out = nullptr,
+                                           std::vector<std::string>* one_sided = nullptr);
 
-// A markdown table with the conventions above it (and the runs left out, if any), and its CSV twin.
+// A markdown table with the conventions above it (and the runs left out and the cells on one side
+// only, if any), and its CSV twin.
 std::string comparison_markdown(const std::vector<CellComparison>& cells, const std::string& a,
-                                const std::string& b,
-                                const std::vector<std::string>& left_out = {});
+                                const std::string& b, const std::vector<std::string>& left_out = {},
+                                const std::vector<std::string>& one_sided = {});
 std::string comparison_csv(const std::vector<CellComparison>& cells);
 
 }  // namespace minrnn::eval

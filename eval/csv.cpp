@@ -68,7 +68,13 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
     std::stringstream ss(lines[next]);
     std::string cell;
     while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (int(cells.size()) <= std::max(x_col, y_col)) continue;  // a short row
+    // A whole line short of the columns read: damaged (a hand edit, lines spliced), said rather
+    // than skipped (a walk, 2026-11-30: a short row moved compare's window without a word).
+    if (int(cells.size()) <= std::max(x_col, y_col)) {
+      throw std::runtime_error(path.string() + ":" + std::to_string(next + 1) + ": " +
+                               std::to_string(cells.size()) + " column(s), where a row has " +
+                               std::to_string(std::max(x_col, y_col) + 1) + " or more");
+    }
     s->x.push_back(number_cell(cells, x_col, path, next));
     s->y.push_back(number_cell(cells, y_col, path, next));
   }

@@ -15,7 +15,7 @@ namespace minrnn::eval {
 // `x_col` / `y_col` index them); otherwise `x_col` / `y_col` index them. A torn last line (a run
 // still writing) is skipped. False when the file is missing or no row is complete; throws
 // std::runtime_error naming the file, line and column where a picked cell is no number ("abc",
-// "", "3.0x"), or a header names no such column.
+// "", "3.0x"), a whole line lacks a picked column, or a header names no such column.
 bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
                       const std::string& y_name, int x_col, int y_col, Series* out);
 

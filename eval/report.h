@@ -131,8 +131,9 @@ SweepCurves read_curves(const std::vector<RunScore>& runs,
                         const std::vector<RunProgress>& unfinished);
 // One run's evaluations during training (evals.csv) as read_curves reads them, for `compare` too:
 // false where it has none yet, or where the file cannot be read (a folder in its place, a cell that
-// is no number, a NaN score; of a `finished` run, which wrote it whole, a file missing or cut
-// short), then `unreadable` says why, naming the file.
+// is no number or missing from its row, a NaN score; of a `finished` run, which wrote it whole and
+// evaluated at its last step, a file missing, cut short or ending before done.json's step), then
+// `unreadable` says why, naming the file.
 bool read_run_evals(const std::string& run_dir, bool finished, Series* out,
                     std::vector<std::string>* unreadable);
 std::string unreadable_markdown(const std::vector<std::string>& unreadable);  // "" when none

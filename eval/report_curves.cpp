@@ -54,9 +54,25 @@ bool read_curve(const fs::path& file, bool finished, Read read, Series* s,
 
 bool read_run_evals(const std::string& run_dir, bool finished, Series* out,
                     std::vector<std::string>* unreadable) {
-  return read_curve(
-      rl::RunFiles(run_dir).evals, finished, [&](Series* s) { return read_eval_curve(run_dir, s); },
-      out, unreadable);
+  const rl::RunFiles files(run_dir);
+  const size_t said = unreadable->size();
+  const bool read = read_curve(
+      files.evals, finished, [&](Series* s) { return read_eval_curve(run_dir, s); }, out,
+      unreadable);
+  if (!finished || unreadable->size() > said) return read;
+  // A finished run evaluated at its last step (rl/training_run.cpp): a file that ends before it
+  // lost whole lines, which moved compare's window without a word (a walk, 2026-11-30).
+  const int64_t last = rl::finished_step(files);
+  const int64_t ends = read ? static_cast<int64_t>(out->x.back()) : 0;
+  if (last <= 0 || ends == last) return read;
+  unreadable->push_back(
+      files.evals.string() + ": " +
+      (read ? "its last row is of step " + std::to_string(ends) : std::string("no row")) +
+      ", but the run finished at step " + std::to_string(last) +
+      " (done.json) with an evaluation there (rows lost?)");
+  out->x.clear();
+  out->y.clear();
+  return false;
 }
 
 SweepCurves read_curves(const std::vector<RunScore>& runs,

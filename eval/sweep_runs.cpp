@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -18,6 +19,23 @@ fs::path run_dir_of(const fs::path& out, const std::string& dataset, const std::
   return out / dataset / backbone / ("seed" + std::to_string(seed));
 }
 
+namespace {
+
+// The seed of a folder named as run_dir_of names it: "seed" and the number as to_string writes it
+// (a walk, 2026-11-30: a copy named seed01 beside seed1 counted seed 1 twice; seed1.bak and
+// seed99999999999999999999, which stoll cannot hold, are no runs either).
+std::optional<int64_t> seed_of_folder(const std::string& name) {
+  const std::string digits = name.substr(std::min<size_t>(name.size(), 4));
+  if (name.rfind("seed", 0) != 0 || digits.empty() || digits.size() > 18 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const int64_t seed = std::stoll(digits);
+  if (std::to_string(seed) != digits) return std::nullopt;
+  return seed;
+}
+
+}  // namespace
+
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
   if (!fs::exists(sweep_dir))
     throw std::invalid_argument(io::no_such(sweep_dir, "sweep directory"));
@@ -28,13 +46,10 @@ std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
     for (const auto& b : fs::directory_iterator(d.path())) {
       if (!b.is_directory()) continue;
       for (const auto& s : fs::directory_iterator(b.path())) {
-        const std::string name = s.path().filename().string();
-        if (!s.is_directory() || name.size() < 5 || name.rfind("seed", 0) != 0 ||
-            name.find_first_not_of("0123456789", 4) != std::string::npos) {
-          continue;
-        }
-        found.push_back({d.path().filename().string(), b.path().filename().string(),
-                         std::stoll(name.substr(4)), s.path()});
+        const std::optional<int64_t> seed = seed_of_folder(s.path().filename().string());
+        if (!s.is_directory() || !seed) continue;
+        found.push_back(
+            {d.path().filename().string(), b.path().filename().string(), *seed, s.path()});
       }
     }
   }
@@ -60,6 +75,19 @@ FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
     e.episodes = j.value("episodes", int64_t{-1});
     e.train_step = j.value("train_step", int64_t{0});
     e.seed = j.value("seed", kFinalEvaluationSeed);
+    // Hand edits a score must not pass (a walk, 2026-11-30): no episodes behind the mean, or the
+    // evaluation of another step than the run finished at, which the report then took for the
+    // cell's budget and set the other seeds aside as shorter.
+    if (j.contains("episodes") && e.episodes < 1) {
+      e.unreadable = "episodes is " + std::to_string(e.episodes) + ": a mean over no episode";
+      return e;
+    }
+    const int64_t finished = rl::finished_step(rl::RunFiles(run_dir));
+    if (j.contains("train_step") && finished > 0 && e.train_step != finished) {
+      e.unreadable = "train_step is " + std::to_string(e.train_step) +
+                     ", but the run finished at step " + std::to_string(finished) +
+                     " (done.json): the evaluation of another checkpoint";
+    }
   } catch (const std::exception& error) {
     e.unreadable = std::string(
                        "expected JSON with mean_normalized (a number) and episodes and train_step "

@@ -24,7 +24,8 @@ std::vector<RunDir> list_run_dirs(const std::string& sweep_dir);
 
 // A run's result, RUN_DIR/eval.json, as the report and the sweep take it: its score, the episodes
 // it rolled out and the step it scored (-1 / 0 where it records none), or why it is no result
-// ("" when it is one; the file not named).
+// ("" when it is one; the file not named): unreadable, a null score, fewer than one episode, or
+// another step than the one done.json says the run finished at.
 struct FinalEvaluation {
   double score = 0;
   int64_t episodes = -1;

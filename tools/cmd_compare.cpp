@@ -1,6 +1,7 @@
 // `minrnn compare SWEEP_A SWEEP_B [--csv FILE]`: whether two sweeps of the same runs score alike,
 // per dataset and backbone, from their evaluations during training. See eval/compare.h.
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 #include "eval/compare.h"
@@ -42,9 +43,16 @@ void add_compare_command(CLI::App& app) {
                               "earlier comparison's)");
   sub->callback([args, csv] {
     if (csv->count() > 0) check_csv_out(args->csv);
-    std::vector<std::string> left_out;
-    const auto cells = eval::compare_sweeps(args->a, args->b, &left_out);
-    std::printf("%s", eval::comparison_markdown(cells, args->a, args->b, left_out).c_str());
+    std::vector<std::string> left_out, one_sided;
+    const auto cells = eval::compare_sweeps(args->a, args->b, &left_out, &one_sided);
+    std::printf("%s",
+                eval::comparison_markdown(cells, args->a, args->b, left_out, one_sided).c_str());
+    std::error_code ec;  // a slip of the shell (`compare runs/a runs/a`): no comparison at all
+    if (std::filesystem::equivalent(args->a, args->b, ec)) {
+      std::fprintf(stderr,
+                   "note: %s and %s are one directory: every cell is compared with itself\n",
+                   args->a.c_str(), args->b.c_str());
+    }
     if (!left_out.empty()) {  // the CSV has no place for them
       std::fprintf(stderr, "note: %zu run(s) left out, their files unreadable (see the list)\n",
                    left_out.size());

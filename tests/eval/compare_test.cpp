@@ -43,11 +43,18 @@ TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
   write_evals(b, "hop/minlstm", 0, {{1000, 50}, {2000, 51}});
   write_evals(b, "hop/minlstm", 1, {{1000, 52}, {2000, 53}});
   fs::create_directories(b / "hop/minlstm/seed2");
-  // Only in A: not compared.
+  // Only in A: not compared, but named.
   write_evals(a, "walker/mingru", 0, {{1000, 5}});
 
-  const auto cells = compare_sweeps(a.string(), b.string());
+  std::vector<std::string> one_sided;
+  const auto cells = compare_sweeps(a.string(), b.string(), nullptr, &one_sided);
   ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(one_sided,
+            std::vector<std::string>{"walker / mingru: only in A (1 run(s) with evaluations)"});
+  EXPECT_NE(comparison_markdown(cells, "a", "b", {}, one_sided)
+                .find("## Cells on one side only\n\nNot compared: the other sweep has no run of "
+                      "them with evaluations.\n\n- walker / mingru: only in A"),
+            std::string::npos);
   const CellComparison& gru = cells[0];
   EXPECT_EQ(gru.backbone, "mingru");
   EXPECT_EQ(gru.from_step, 2000);
@@ -192,6 +199,43 @@ TEST(Compare, RunsWhoseFilesCannotBeReadAreLeftOutAndNamed) {
   // No run of B says what it trained with: said once, not every key "a / ".
   fs::remove(b / "hop/mingru/seed0/config.yaml");
   EXPECT_EQ(compare_sweeps(a.string(), b.string())[0].settings_apart, "config.yaml read / missing");
+}
+
+// What moved a cell's window without a word (a walk, 2026-11-30): a whole row short of its
+// columns, an empty file of a finished run, and one whose last rows were lost (a finished run
+// evaluated at its last step, done.json's). Each is named and left out; the cell keeps the window
+// of the runs that read whole.
+TEST(Compare, RowsShortOrLostAreNamedNotSkipped) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  for (int seed : {0, 1}) {
+    for (const fs::path& side : {a, b}) {
+      write_evals(side, "hop/mingru", seed, {{1000, 10.0 + seed}, {2000, 20.0 + seed}});
+      testing::write_text(side / "hop/mingru" / ("seed" + std::to_string(seed)) / "done.json",
+                          "{\"step\": 2000}\n");
+    }
+  }
+  testing::write_text(a / "hop/mingru/seed2/evals.csv", "1000,1,1,10,1\n1500,1,1\n2000,1,1,20,1\n");
+  testing::write_text(a / "hop/mingru/seed3/evals.csv", "");
+  testing::write_text(a / "hop/mingru/seed3/done.json", "{\"step\": 2000}\n");
+  testing::write_text(a / "hop/mingru/seed4/evals.csv", "1000,1,1,10,1\n");
+  testing::write_text(a / "hop/mingru/seed4/done.json", "{\"step\": 2000}\n");
+  std::vector<std::string> left_out;
+  const auto cells = compare_sweeps(a.string(), b.string(), &left_out);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].a.seeds, (std::vector<int64_t>{0, 1}));
+  // The later half of the common steps 1000 and 2000; seed 4's lost row would make it 1000.
+  EXPECT_EQ(cells[0].from_step, 2000);
+  EXPECT_EQ(cells[0].to_step, 2000);
+  ASSERT_EQ(left_out.size(), 3u) << ::testing::PrintToString(left_out);
+  for (const auto& [seed, why] :
+       {std::pair{2, "evals.csv:2: 3 column(s), where a row has 4 or more"},
+        std::pair{3, "evals.csv: no row, but the run finished at step 2000"},
+        std::pair{4,
+                  "evals.csv: its last row is of step 1000, but the run finished at step 2000"}}) {
+    EXPECT_NE(left_out[seed - 2].find("seed" + std::to_string(seed) + "/" + why), std::string::npos)
+        << left_out[seed - 2];
+  }
 }
 
 TEST(Compare, APathThatIsNoDirectoryIsNamed) {

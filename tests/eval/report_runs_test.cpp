@@ -152,6 +152,35 @@ TEST(ReportRuns, ACellScoredOtherwiseThanD4rlsTableIsNotComparedWithThePaper) {
   EXPECT_NE(md.find("A cell marked \"not D4RL's\""), std::string::npos) << md;
 }
 
+// Hand edits that changed a cell without a word (a walk, 2026-11-30): a copy of a seed's folder
+// named seed01 counted seed 1 twice; an eval.json of another step than done.json's became the
+// cell's budget and set the other seeds aside; one of no episodes was scored.
+TEST(ReportRuns, HandEditsThatWouldMoveACellAreNamedOrIgnored) {
+  testing::TempDir tmp;
+  for (int seed : {0, 1, 2}) {
+    const fs::path run = write_scored_run(tmp.path, "mingru", seed, 50 + seed, "lr: 0.001\n",
+                                          {{"episodes", 10}, {"train_step", 300}});
+    std::ofstream(run / "done.json") << R"({"step": 300})";
+  }
+  fs::copy(tmp.path / "hopper-medium/mingru/seed1", tmp.path / "hopper-medium/mingru/seed01");
+  fs::copy(tmp.path / "hopper-medium/mingru/seed1",
+           tmp.path / "hopper-medium/mingru/seed99999999999999999999");
+  EXPECT_NE(eval::write_report(tmp.path.string()).markdown.find("| 51.0 ± 0.8 (n=3) |"),
+            std::string::npos);
+  const fs::path seed1 = tmp.path / "hopper-medium/mingru/seed1";
+  std::ofstream(seed1 / "eval.json")
+      << R"({"mean_normalized": 90, "episodes": 10, "train_step": 999})";
+  std::ofstream(tmp.path / "hopper-medium/mingru/seed2/eval.json")
+      << R"({"mean_normalized": 90, "episodes": 0, "train_step": 300})";
+  const std::string md = eval::write_report(tmp.path.string()).markdown;
+  EXPECT_NE(md.find("| hopper-medium | 50.0 (n=1) |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("In progress"), std::string::npos) << md;  // seed 0 is not set aside
+  EXPECT_NE(md.find("train_step is 999, but the run finished at step 300 (done.json)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("episodes is 0: a mean over no episode"), std::string::npos) << md;
+}
+
 // The tables all or none: a plots/ that cannot be made, or a table3.csv that cannot be written,
 // leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
 TEST(ReportRuns, TheTablesAllOrNone) {

@@ -17,14 +17,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A finished run (done.json) with its result (eval.json); `finished` false leaves done.json out, as
-// for a run still training that someone evaluated.
+// A finished run (done.json at `step`) with its result (eval.json); `finished` false leaves
+// done.json out, as for a run still training that someone evaluated.
 void make_run(const fs::path& sweep, const std::string& dataset, const std::string& backbone,
-              int seed, double score, bool curves = false, bool finished = true) {
+              int seed, double score, bool curves = false, bool finished = true,
+              int64_t step = 500) {
   const fs::path run = sweep / dataset / backbone / ("seed" + std::to_string(seed));
   fs::create_directories(run);
   std::ofstream(run / "eval.json") << nlohmann::json{{"mean_normalized", score}}.dump();
-  if (finished) std::ofstream(run / "done.json") << "{\"step\": 500}\n";
+  if (finished) std::ofstream(run / "done.json") << nlohmann::json{{"step", step}}.dump();
   if (curves) {
     std::ofstream m(run / "metrics.csv");
     m << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n";
@@ -289,7 +290,7 @@ TEST(Report, MalformedEvalJsonIsNamed) {
 TEST(Report, TheBudgetCheckComparesTheLastTwoQuartersOfTheCurves) {
   testing::TempDir tmp;
   auto run_with_evals = [&](const std::string& backbone, int seed, double slope) {
-    make_run(tmp.path, "hopper-medium", backbone, seed, 50);
+    make_run(tmp.path, "hopper-medium", backbone, seed, 50, false, true, 10000);
     std::ofstream e(tmp.path / "hopper-medium" / backbone / ("seed" + std::to_string(seed)) /
                     "evals.csv");
     for (int step = 1000; step <= 10000; step += 1000)
@@ -298,7 +299,7 @@ TEST(Report, TheBudgetCheckComparesTheLastTwoQuartersOfTheCurves) {
   run_with_evals("mingru", 0, 1.0);  // 46, 47 | 48, 49, 50
   run_with_evals("mingru", 1, 1.0);  // one point higher throughout
   run_with_evals("transformer", 0, 0.0);
-  make_run(tmp.path, "hopper-medium", "minlstm", 0, 50);
+  make_run(tmp.path, "hopper-medium", "minlstm", 0, 50, false, true, 10000);
   std::ofstream(tmp.path / "hopper-medium/minlstm/seed0/evals.csv") << "10000,1,1,50,1\n";
 
   const auto runs = eval::collect_scores(tmp.path.string());
@@ -374,7 +375,7 @@ TEST(Report, RunsInProgressAreListedApartAndDrawn) {
 TEST(Report, ASeedFinishedAtASmallerBudgetWaitsForTheOthers) {
   testing::TempDir tmp;
   auto run_at = [&](const std::string& backbone, int seed, double score, int64_t step) {
-    make_run(tmp.path, "hopper-medium", backbone, seed, score);
+    make_run(tmp.path, "hopper-medium", backbone, seed, score, false, true, step);
     std::ofstream(tmp.path / "hopper-medium" / backbone / ("seed" + std::to_string(seed)) /
                   "eval.json")
         << nlohmann::json{{"mean_normalized", score}, {"train_step", step}}.dump();
