@@ -10,11 +10,19 @@
 #include "rl/run_files.h"
 
 namespace minrnn::rl {
+double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
+                            double mean_evaluation_s) {
+  if (step >= max_steps) return 0;
+  const int64_t due = 1 + (eval_every > 0 ? (max_steps - 1) / eval_every - step / eval_every : 0);
+  return (max_steps - step) / std::max(rate, 1e-9) + due * mean_evaluation_s;
+}
+
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
     : out_(RunFiles(run_dir).metrics.string()),
       events_(run_dir, first_step, config),
       max_steps_(config.max_steps),
+      eval_every_(config.eval_every),
       quiet_(quiet),
       label_(labelled ? run_dir + ": " : ""),
       // elapsed_s runs on across resumes (the metrics.csv rows after the checkpoint are gone).
@@ -23,6 +31,8 @@ ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const T
 
 void ProgressLog::evaluated(int64_t step, double in_line_seconds) {
   events_.eval_at(step);
+  evaluation_seconds_ += in_line_seconds;
+  ++evaluations_;
   window_start_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(in_line_seconds));
 }
@@ -52,11 +62,13 @@ void ProgressLog::after(int64_t step, int64_t log_every,
   out_.append(row.str());
   events_.metrics_row(row.str());
   if (!quiet_) {
+    const double mean_evaluation_s = evaluations_ > 0 ? evaluation_seconds_ / evaluations_ : 0;
+    const std::string eta = io::duration_text(
+        training_eta_seconds(step, max_steps_, eval_every_, rate, mean_evaluation_s));
     char line[160];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s",
                   static_cast<long long>(step), static_cast<long long>(max_steps_), stats.loss,
-                  stats.lr, rate,
-                  io::duration_text((max_steps_ - step) / std::max(rate, 1e-9)).c_str());
+                  stats.lr, rate, eta.c_str());
     io::ProgressLine::on_stderr().update(label_ + line);
   }
   window_start_ = now;

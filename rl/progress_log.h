@@ -17,6 +17,12 @@ struct StepStats {
   double loss = 0, lr = 0, grad_norm = 0;
 };
 
+// Seconds from `step` to `max_steps` at `rate` steps/s, and the evaluations still due after
+// `step` (every eval_every steps before the last, and one at the last: rl/training_run.cpp) at
+// `mean_evaluation_s` each (0 before one has run).
+double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
+                            double mean_evaluation_s);
+
 class ProgressLog {
  public:
   // For training of `config` in `run_dir` that goes on from `first_step`. `labelled`: its lines
@@ -27,7 +33,8 @@ class ProgressLog {
   // the stats `read_stats` returns (called only then: on CUDA it waits for the device).
   void after(int64_t step, int64_t log_every, const std::function<StepStats()>& read_stats);
   // After the evaluation of `step` appended its evals.csv row. `in_line_seconds`: how long it held
-  // the training up, which the next row's steps/s (and the ETA) leave out.
+  // the training up, which the next row's steps/s leaves out and the ETA counts once per
+  // evaluation still to come (at their mean here).
   void evaluated(int64_t step, double in_line_seconds = 0);
   // An evaluation of the agent at `step`, still running, has got as far as `progress` says.
   void evaluating(int64_t step, const std::string& progress) const;
@@ -41,13 +48,15 @@ class ProgressLog {
  private:
   io::AppendFile out_;
   RunEvents events_;
-  int64_t max_steps_;
+  int64_t max_steps_, eval_every_;
   bool quiet_;
   std::string label_;  // "" or "RUN_DIR: "
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point window_start_ = start_;
   double elapsed_before_ = 0;  // elapsed_s of the row this process resumed after
   int64_t window_steps_ = 0;
+  double evaluation_seconds_ = 0;  // how long this process's evaluations held the training up
+  int evaluations_ = 0;
 };
 
 }  // namespace minrnn::rl

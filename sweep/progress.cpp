@@ -18,10 +18,13 @@ std::string training_progress(const SweepRun& r) {
   const auto last = rl::last_metrics_row(rl::RunFiles(r.run_dir).metrics);
   if (!last) return run_name(r) + " starting";
   const double per_s = last->steps_per_s;
+  // The ETA at the run's wall pace so far (elapsed_s runs on across resumes): its evaluations,
+  // which steps/s leaves out, included (a walk, 2026-11-30: "ETA 1s" 41 s before the end).
+  const double pace = last->elapsed_s > 0 ? last->step / last->elapsed_s : per_s;
   char buf[96];
   std::snprintf(buf, sizeof buf, " %lld/%lld (%.1f steps/s, ETA %s)",
                 static_cast<long long>(last->step), static_cast<long long>(r.max_steps), per_s,
-                per_s > 0 ? io::duration_text((r.max_steps - last->step) / per_s).c_str() : "?");
+                pace > 0 ? io::duration_text((r.max_steps - last->step) / pace).c_str() : "?");
   return run_name(r) + buf;
 }
 

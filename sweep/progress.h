@@ -10,7 +10,8 @@
 namespace minrnn::sweep {
 
 // Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
-// the last row of its metrics.csv; "… starting" before the first row.
+// the last row of its metrics.csv (its training rate; the ETA at its wall pace, evaluations
+// included); "… starting" before the first row.
 std::string training_progress(const SweepRun& run);
 
 // What is left of a sweep and how fast it went here: the ETA a finished run's line prints.

@@ -142,6 +142,17 @@ TEST(Evaluations, TheSecondsOfOnesInLineAreLeftOutOfTheStepRate) {
   EXPECT_GT(row_numbers(lines[1])[4], 1e6) << lines[1];
 }
 
+// The ETA of `minrnn train`'s line: the steps left at the rate, and the evaluations still due at
+// their mean here (a walk, 2026-11-30: the ETA left them out).
+TEST(Evaluations, TheEtaCountsTheEvaluationsStillDue) {
+  // 1600 steps at 10 a second; evaluations due at 500, 1000, 1500 and the last step, 30 s each.
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 500, 10, 30), 160 + 4 * 30);
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(1500, 2000, 500, 10, 30), 50 + 1 * 30);
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 0, 10, 30), 160 + 30);  // the last alone
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 500, 10, 0), 160);      // none run yet
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(2000, 2000, 500, 10, 30), 0);
+}
+
 // elapsed_s is wall time (an in-line evaluation's 2 s included) and runs on across a resume (it
 // started again at 0).
 TEST(Evaluations, ElapsedRunsOnAcrossAResume) {

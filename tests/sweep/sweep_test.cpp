@@ -10,7 +10,6 @@
 #include "ops/device.h"
 #include "rl/trainer.h"
 #include "sweep/local_pool.h"
-#include "sweep/progress.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
 #include "tests/rl/fixtures.h"
@@ -392,21 +391,5 @@ TEST(SweepRun, APackOfRunsOfDifferentConfigsTrainsEachAsAlone) {
 
 // A finished run's line says how long the rest takes: the steps left at the rate trained here,
 // then the evaluations left at the mean one's time, `parallel` at once.
-TEST(SweepEta, IsTheStepsLeftAtTheRateHereThenTheEvaluationsLeft) {
-  // {steps left, steps trained here, evaluations left, evaluations here, elapsed s, evaluations' s,
-  // parallel}
-  // The fifteenth session's TF32 sweep at its first finish: one pack of 15 trained its 300 000
-  // run-steps in 273 s, one evaluation took 10 s, 14 are left, 4 at once. (The ETA by runs' mean
-  // wall time said 15m57s; 14 s were left.)
-  EXPECT_DOUBLE_EQ(sweep::eta_seconds({0, 300000, 14, 1, 283, 10, 4}), 14 * 10 / 4.0);
-  // A third of the steps left, trained here at 300 in 60 s; two evaluations took 16 s, two at once.
-  EXPECT_DOUBLE_EQ(sweep::eta_seconds({100, 300, 3, 2, 60, 16, 2}), 100 * 60 / 300.0 + 8 * 3 / 2.0);
-  // Nothing trained here while steps are left, or nothing evaluated while evaluations are: unknown.
-  EXPECT_LT(sweep::eta_seconds({100, 0, 3, 2, 60, 16, 2}), 0);
-  EXPECT_LT(sweep::eta_seconds({100, 300, 3, 0, 60, 0, 2}), 0);
-  // Nothing left: no time.
-  EXPECT_EQ(sweep::eta_seconds(sweep::SweepPace{}), 0);
-}
-
 }  // namespace
 }  // namespace minrnn
