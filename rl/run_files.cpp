@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "envs/registry.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 #include "io/progress_line.h"
 #include "io/python_json.h"
 #include "io/writable.h"
@@ -98,6 +100,60 @@ void check_same_data(const RunFiles& files, const data::Dataset& data) {
              "anew"
            : ". Point `dataset` at the run's data (a relative path is read from the "
              "working directory), or pass --force to train it anew"));
+}
+
+namespace {
+
+// An environment as a message names it: its Gymnasium id and the name it was given (a spec's
+// kwargs tell two of one id apart).
+std::string env_text(const std::string& env) {
+  try {
+    return envs::env_spec(env).id + " (env \"" + env + "\")";
+  } catch (const std::exception&) {
+    return "env \"" + env + "\"";
+  }
+}
+
+}  // namespace
+
+std::string why_other_env(const RunFiles& files, const Agent& agent,
+                          const std::string& checkpoint) {
+  const std::string its = checkpoint + " runs in " + env_text(agent.env);
+  std::error_code ec;
+  if (fs::exists(files.env, ec)) {
+    // Written whole (tmp + rename): one that does not read is damaged, not a run of no env.
+    const nlohmann::json j = io::read_json_or_null(files.env.string());
+    if (!j.is_object() || !j.contains("env") || !j["env"].is_string()) {
+      return files.env.string() +
+             ": not a JSON object with the run's \"env\" (a damaged file?), so which environment "
+             "this run is evaluated in cannot be told; " +
+             its;
+    }
+    const std::string run_env = j["env"].get<std::string>();
+    if (run_env == agent.env) return "";
+    return its + ", but " + files.env.string() + " says this run is evaluated in " +
+           env_text(run_env);
+  }
+  if (!fs::exists(files.config, ec)) return "";
+  TrainConfig stored;
+  try {
+    stored =
+        parse_config(io::read_input_file(files.config.string(), "config"), files.config.string());
+  } catch (const std::exception& e) {
+    return std::string(e.what()) +
+           " (a damaged file?); with no env.json beside it, which environment this run is "
+           "evaluated in cannot be told; " +
+           its;
+  }
+  // Key against key, as the checkpoint's config holds them: without `env` the environment is the
+  // dataset's, which only reading the data would resolve.
+  const bool by_env = !stored.env.empty() || !agent.config.env.empty();
+  const std::string key = by_env ? "env" : "dataset";
+  const std::string& run = by_env ? stored.env : stored.dataset;
+  const std::string& trained = by_env ? agent.config.env : agent.config.dataset;
+  if (run == trained) return "";
+  return checkpoint + " was trained with " + key + " \"" + trained + "\", but " +
+         files.config.string() + " says " + key + " \"" + run + "\" (and the run has no env.json)";
 }
 
 void check_metrics_header(const RunFiles& files) {

@@ -83,6 +83,14 @@ OtherData why_other_data(const RunFiles& files, const data::Dataset& data);
 // The same as `minrnn train`'s std::runtime_error, with what to do about it.
 void check_same_data(const RunFiles& files, const data::Dataset& data);
 
+// Why `agent`, loaded from `checkpoint`, is not this run's to score ("" where it is, or where the
+// run records no environment: a bare checkpoint's folder): it runs in another environment than
+// the run's env.json names (a run without one: config.yaml's `env`, else its `dataset`, the key
+// the environment came from), naming both; or the file that says it does not read. Its
+// evaluation would otherwise be scored in the run's cell (a walk, 2026-11-29: a Walker2d
+// checkpoint copied into a hopper run).
+std::string why_other_env(const RunFiles& files, const Agent& agent, const std::string& checkpoint);
+
 // A run going on keeps its metrics.csv: its first line must be a run's header (step,loss,...) or
 // a row (a file from before the header). Throws std::runtime_error naming the file otherwise.
 void check_metrics_header(const RunFiles& files);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -142,6 +143,113 @@ TEST_F(EvalCli, AKeptResultIsNotReplacedByAnAdHocOne) {
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   EXPECT_EQ(read_text(dir.path / "a" / "eval-step4.json"), kept);
   EXPECT_EQ(json("a/eval-step4-episodes10.json")["episodes"], 10) << plain.output;
+}
+
+// A destination without --out that cannot be written was found only once every episode had run,
+// and the score computed went with it (a walk, 2026-11-29): now refused before the rollout, as
+// --out is; a write that fails after it still prints the score first.
+TEST_F(EvalCli, AnUnusableDefaultDestinationIsRefusedBeforeTheEpisodes) {
+  fs::remove(dir.path / "a" / "eval.json");
+  fs::create_directory(dir.path / "a" / "eval.json");
+  fs::create_directory(dir.path / "a" / "eval-episodes1.json");
+  for (const auto& [args, file] : std::vector<std::pair<std::string, std::string>>{
+           {"eval a", "a/eval.json"}, {"eval a --episodes 1", "a/eval-episodes1.json"}}) {
+    const testing::CommandResult r = run_minrnn(dir, args);
+    expect_failure_naming(r, {file + ", where this evaluation goes: cannot write it: it is a "
+                                     "folder (--out FILE writes it elsewhere)"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
+  }
+  // A file size limit (a full disk alike) fails the write itself: the score is on stdout first.
+  const testing::CommandResult limited =
+      testing::run_command("cd '" + dir.path.string() + "' && ulimit -f 0 && OMP_NUM_THREADS=1 '" +
+                           testing::minrnn_binary() + "' eval a --episodes 2");
+  expect_failure_naming(
+      limited, {"over 2 episodes", ": not written", "cannot write", "a/eval-episodes2.json"});
+  EXPECT_LT(limited.output.find(": not written"), limited.output.find("cannot write"))
+      << limited.output;
+  EXPECT_FALSE(fs::exists(dir.path / "a" / "eval-episodes2.json"));
+}
+
+// A file under a name eval writes that is no evaluation's JSON (a user's notes) was replaced by a
+// plain eval (a walk, 2026-11-29): refused before the rollout, named, --replace or not.
+TEST_F(EvalCli, AFileThatIsNoEvaluationIsNeverReplaced) {
+  for (const auto& [args, file, text] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"eval a", "a/eval.json", "my notes, not json\n"},
+           {"eval a", "a/eval.json", "{\"foo\": 1}\n"},
+           {"eval a --replace", "a/eval.json", "my notes\n"},
+           {"eval a --episodes 2", "a/eval-episodes2.json", "my own notes\n"}}) {
+    write_text(dir.path / file, text);
+    const testing::CommandResult r = run_minrnn(dir, args);
+    expect_failure_naming(r, {file + ", where this evaluation goes: exists and is not an "
+                                     "evaluation's JSON: not replaced"});
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
+    EXPECT_EQ(read_text(dir.path / file), text) << args;
+  }
+}
+
+// A checkpoint of another environment copied into a run became that run's eval.json, which the
+// report then averaged into the run's cell (a walk, 2026-11-29): refused, naming both; where the
+// file that says the run's environment is damaged, that is said.
+TEST_F(EvalCli, ACheckpointOfAnotherEnvironmentIsNotTheRunsResult) {
+  fs::remove(dir.path / "a" / "eval.json");
+  const fs::path env = dir.path / "a" / "env.json";
+  const std::string recorded = read_text(env);
+  nlohmann::json walker = nlohmann::json::parse(recorded);
+  walker["env"] = "walker2d";
+  write_text(env, walker.dump());
+  for (const char* args : {"eval a", "eval a --episodes 1", "eval a --replace"}) {
+    const testing::CommandResult r = run_minrnn(dir, args);
+    expect_failure_naming(r, {"a/checkpoint.pt runs in Hopper-v4 (env \"hopper\"), but a/env.json "
+                              "says this run is evaluated in Walker2d-v4 (env \"walker2d\")",
+                              "nothing is written in a", "--out FILE"});
+    EXPECT_EQ(r.output.find("episodes ended"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "a" / "eval.json"));
+  EXPECT_FALSE(fs::exists(dir.path / "a" / "eval-episodes1.json"));
+  // Evaluated elsewhere, it is the user's file: the JSON names the environment.
+  EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1 --out x.json").exit_code, 0);
+  write_text(env, "garbage");
+  expect_failure_naming(run_minrnn(dir, "eval a"),
+                        {"a/env.json: not a JSON object with the run's \"env\" (a damaged file?)"});
+  // A run without env.json: config.yaml's env key against the checkpoint's.
+  fs::remove(env);
+  const std::string config = read_text(dir.path / "a" / "config.yaml");
+  std::string other = config;
+  other.replace(other.find("env: hopper"), 11, "env: walker2d");
+  write_text(dir.path / "a" / "config.yaml", other);
+  expect_failure_naming(run_minrnn(dir, "eval a"),
+                        {"a/checkpoint.pt was trained with env \"hopper\", but a/config.yaml says "
+                         "env \"walker2d\""});
+  write_text(dir.path / "a" / "config.yaml", "{");
+  expect_failure_naming(run_minrnn(dir, "eval a"), {"a/config.yaml", "a damaged file?"});
+  EXPECT_FALSE(fs::exists(dir.path / "a" / "eval.json"));
+  write_text(dir.path / "a" / "config.yaml", config);
+  write_text(env, recorded);
+  EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1").exit_code, 0);
+}
+
+// --out under a name of this run's evaluations named by their settings wrote other settings'
+// episodes there (a walk, 2026-11-29: --episodes 1 into eval-episodes2.json): refused unless the
+// name is these settings'; a name of the user's own (the demo's eval-video.json) is not one.
+TEST_F(EvalCli, OutNamesThisRunsEvaluationsOnlyByTheirSettings) {
+  ASSERT_EQ(run_minrnn(dir, "eval a --episodes 2").exit_code, 0);
+  const std::string two = read_text(dir.path / "a" / "eval-episodes2.json");
+  for (const char* name : {"eval-episodes2.json", "eval-episodes2-modewindow.json",
+                           "eval-step4.json", "eval-engine.json"}) {
+    const testing::CommandResult r =
+        run_minrnn(dir, std::string("eval a --episodes 1 --out a/") + name);
+    expect_failure_naming(r, {std::string("--out a/") + name +
+                              ": is the name of this run's evaluation with the settings it "
+                              "says, and these settings' is eval-episodes1.json"});
+    EXPECT_EQ(r.exit_code, 2);
+  }
+  EXPECT_EQ(read_text(dir.path / "a" / "eval-episodes2.json"), two);
+  EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1 --out a/eval-episodes1.json").exit_code, 0);
+  EXPECT_EQ(json("a/eval-episodes1.json")["episodes"], 1);
+  EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1 --out a/eval-streaming.json").exit_code, 0);
 }
 
 TEST_F(EvalCli, TheThreadCountLeavesTheNumbersAsTheyAre) {
