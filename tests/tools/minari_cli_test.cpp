@@ -134,6 +134,7 @@ TEST(MinariCli, AnOutUnderTheDatasetsRootIsTheDatasetsId) {
   TempDir dir;
   const testing::ScopedEnv root("MINARI_DATASETS_PATH", (dir.path / "root").string());
   const std::string collect = "collect hopper-v5 random --steps 300 --format minari ";
+  fs::create_directories(dir.path / "root" / "mine");  // an --out's folder must be there
   const Result r = run_minrnn(dir, collect + "--out root/mine/hop-v0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto id = [&](const std::string& at) {
