@@ -99,7 +99,9 @@ MinariSpace box_space(int64_t dim, double low, double high, const std::string& d
 void check_minari_dataset_id(const std::string& dataset_id);
 bool is_minari_dataset_id(const std::string& dataset_id);
 // Where write_minari may write a dataset: a new path, or with `overwrite` a Minari dataset's
-// folder (data/main_data.hdf5 in it) — never a folder of something else. Throws naming the path.
+// folder (data/main_data.hdf5 in it) holding nothing but its own files — never a folder of
+// something else, nor one with a user's files beside the dataset's (named: replacing the folder
+// would delete them). Throws naming the path.
 void check_minari_destination(const std::string& dataset_dir, bool overwrite);
 
 // Writes `data` as the Minari dataset <dataset_dir>/data/{main_data.hdf5, metadata.json}, the

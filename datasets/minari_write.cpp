@@ -1,11 +1,14 @@
 // The Minari writer: main_data.hdf5 and metadata.json exactly as minari 0.5.x's DataCollector and
 // HDF5Storage write them, so Python's minari.load_dataset opens the result.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "datasets/hdf5_util.h"
 #include "datasets/minari.h"
@@ -104,14 +107,48 @@ void check_minari_dataset_id(const std::string& id) {
   }
 }
 
+namespace {
+
+// What a dataset's folder holds beside its own files (data/main_data.hdf5, data/metadata.json), as
+// paths under it, sorted: what replacing the folder would delete.
+std::vector<std::string> files_beside_dataset(const fs::path& dir) {
+  std::vector<std::string> other;
+  std::error_code ec;
+  for (fs::directory_iterator e(dir, ec), end; !ec && e != end; e.increment(ec)) {
+    const std::string name = e->path().filename().string();
+    if (name != "data") {
+      other.push_back(name);
+      continue;
+    }
+    for (fs::directory_iterator d(e->path(), ec), end_d; !ec && d != end_d; d.increment(ec)) {
+      const std::string inner = d->path().filename().string();
+      if (inner != "main_data.hdf5" && inner != "metadata.json") other.push_back("data/" + inner);
+    }
+  }
+  if (ec) throw std::runtime_error(dir.string() + ": cannot be read: " + ec.message());
+  std::sort(other.begin(), other.end());
+  return other;
+}
+
+}  // namespace
+
 void check_minari_destination(const std::string& dataset_dir, bool overwrite) {
   std::error_code ec;
   if (!fs::exists(fs::path(dataset_dir), ec)) return;
-  // overwrite replaces a dataset, never a folder of something else (a slip of --out).
+  // overwrite replaces a dataset, never a folder of something else (a slip of --out), nor a
+  // dataset's folder holding a user's files too (notes, plots: a walk, 2026-12-01).
   if (!fs::is_regular_file(fs::path(dataset_dir) / "data" / "main_data.hdf5", ec)) {
     throw std::runtime_error(dataset_dir +
                              ": exists and is not a Minari dataset (no data/main_data.hdf5): not "
                              "replaced, even with --force / overwrite");
+  }
+  if (const auto other = files_beside_dataset(dataset_dir); !other.empty()) {
+    std::string named;
+    for (size_t i = 0; i < other.size() && i < 3; ++i) named += (i ? ", " : "") + other[i];
+    if (other.size() > 3) named += " and " + std::to_string(other.size() - 3) + " more";
+    throw std::runtime_error(dataset_dir + ": a Minari dataset with other files in it (" + named +
+                             "), which replacing it would delete: not replaced, even with --force "
+                             "/ overwrite (move them out, or write the dataset elsewhere)");
   }
   if (!overwrite) {
     throw std::runtime_error(dataset_dir + ": already exists (--force / overwrite replaces it)");

@@ -72,7 +72,7 @@ std::string why_not_of_kind(const std::string& path, const std::string& kind,
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";  // why_unwritable's
   std::ifstream in(path, std::ios::binary);
-  std::string first(256, '\0');
+  std::string first(4096, '\0');
   in.read(first.data(), static_cast<std::streamsize>(first.size()));
   first.resize(static_cast<size_t>(in.gcount()));
   first = first.substr(0, first.find('\n'));

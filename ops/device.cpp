@@ -69,6 +69,11 @@ std::string cuda_unavailable_reason() {
 #endif
 }
 
+std::string why_no_device_name(const std::string& requested) {
+  if (requested == "cpu" || requested == "auto" || cuda_index(requested) >= 0) return "";
+  return "expected auto, cpu, cuda or cuda:N, got '" + requested + "'";
+}
+
 DeviceChoice resolve_device(const std::string& requested, const std::string& setting) {
   // How the setting is given: an option, a C++ field (PolicyOptions::device) or a config key.
   const std::string fallback = setting.rfind("--", 0) == 0 ? "pass " + setting + " cpu (or auto)"
@@ -82,11 +87,9 @@ DeviceChoice resolve_device(const std::string& requested, const std::string& set
       return {torch::Device(torch::kCUDA, 0), "cuda:0", "a CUDA device is usable"};
     return {torch::Device(torch::kCPU), "cpu", reason};
   }
+  if (const std::string why = why_no_device_name(requested); !why.empty())
+    throw std::invalid_argument(setting + ": " + why);
   const int index = cuda_index(requested);
-  if (index < 0) {
-    throw std::invalid_argument(setting + ": expected auto, cpu, cuda or cuda:N, got '" +
-                                requested + "'");
-  }
   const std::string reason = cuda_unavailable_reason();
   if (!reason.empty()) {
     throw std::invalid_argument(setting + " " + requested + " was asked for, but " + reason + "; " +

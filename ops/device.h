@@ -23,6 +23,10 @@ struct DeviceChoice {
 // ("--device", or "device" for a config key) and is used in the messages. Throws
 // std::invalid_argument for a value that is none of those or a CUDA device that is not usable.
 DeviceChoice resolve_device(const std::string& requested, const std::string& setting);
+// resolve_device's refusal of a value that names no device ("expected auto, cpu, cuda or cuda:N,
+// got 'tpu'"), "" for one that does, usable or not: a command line refuses a misspelt device as
+// a usage error before anything runs (tools/commands.h, device_name()).
+std::string why_no_device_name(const std::string& requested);
 
 // "device: auto → cpu (no CUDA device found)"; "" unless `requested` was auto.
 std::string describe_choice(const std::string& requested, const DeviceChoice& choice);

@@ -106,7 +106,9 @@ void settle_minari_id(CollectArgs& a, const envs::EnvSpec& spec) {
 }
 
 // Checks the options against each other and fills the defaults that depend on them (the dataset
-// id, the output path). Throws naming the option.
+// id, the output path). Throws naming the option: std::invalid_argument for a value the command
+// line may not have (run_collect makes it a usage error), std::runtime_error for an --out in the
+// way.
 void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
   const bool minari = a.format == "minari";
   if (a.format != "d4rl" && !minari) {
@@ -215,10 +217,11 @@ void print_data_summary(const CollectArgs& a, const envs::EnvSpec& spec,
                         const data::EpisodeStats& episodes, int64_t written_steps, double ref_min,
                         double ref_max) {
   std::printf(
-      "wrote %s: %lld steps of %s (%s), %lld finished episodes, mean return %.1f "
+      "wrote %s: %lld steps of %s (%s), %lld finished episode%s, mean return %.1f "
       "(normalized %.1f)\n",
       a.out.c_str(), static_cast<long long>(written_steps), spec.id.c_str(),
-      a.recipe.quality.c_str(), static_cast<long long>(episodes.num_episodes), episodes.mean_return,
+      a.recipe.quality.c_str(), static_cast<long long>(episodes.num_episodes),
+      episodes.num_episodes == 1 ? "" : "s", episodes.mean_return,
       envs::normalized_score(episodes.mean_return, ref_min, ref_max));
 }
 
@@ -228,24 +231,31 @@ void run_collect(CollectArgs& a) {
   // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
   // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
   a.recipe.env = envs::canonical_env_name(a.recipe.env);
-  settle_options(a, spec);
+  const bool out_named = !a.out.empty();  // before settle_options fills in the default
+  try {
+    settle_options(a, spec);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error("collect", e.what());
+  }
   // Before anything is created: a CUDA device that is not there is refused here. Random actions
   // train nothing, on no device.
   const bool trains = a.recipe.quality != "random";
   if (!trains && a.device != "auto") {
-    throw std::invalid_argument("--device " + a.device +
-                                ": a random collection trains no SAC and uses no device");
+    throw usage_error("collect", "--device " + a.device +
+                                     ": a random collection trains no SAC and uses no device");
   }
   const core::DeviceChoice device = trains ? core::resolve_device(a.device, "--device")
                                            : core::DeviceChoice{torch::kCPU, "cpu", ""};
   if (trains) core::say_choice(a.device, device);
-  // Before minutes of training and sampling: the folder takes a file (why_unwritable makes one).
-  // (A Minari dataset is a folder: a file beside it stands for the one it will be.)
+  // Before minutes of training and sampling: the folder takes a file. (A Minari dataset is a
+  // folder: a file beside it stands for the one it will be.) The default's folders (data/,
+  // Minari's root) are made where missing; the folder of an --out the user names must be there, as
+  // eval's --out: a typo would make a tree (at / too).
   const std::string file = a.format == "minari" ? a.out + ".probe" : a.out;
-  if (const std::string why = io::why_unwritable(file, /*make_folders=*/true); !why.empty())
-    throw std::invalid_argument("--out " + a.out + ": cannot write it: " + why);
+  if (const std::string why = io::why_unwritable(file, /*make_folders=*/!out_named); !why.empty())
+    throw usage_error("collect", "--out " + a.out + ": cannot write it: " + why);
   const fs::path parent = fs::path(a.out).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+  if (!out_named && !parent.empty()) fs::create_directories(parent);
 
   data::Transitions d;
   try {
@@ -329,7 +339,8 @@ void add_collect_command(CLI::App& app) {
       ->check(path_name("a directory"))
       ->type_name("DIR");
   sub->add_option("--device", args->device,
-                  "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)");
+                  "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)")
+      ->check(device_name());
   sub->add_flag("--force", args->force, "Replace an existing output file");
   sub->callback([args] { run_collect(*args); });
 }

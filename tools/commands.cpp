@@ -11,6 +11,7 @@
 #include "datasets/env_table.h"
 #include "io/name_list.h"
 #include "io/shell_word.h"
+#include "ops/device.h"
 #include "rl/config.h"
 #include "rl/decision_model.h"
 #include "rl/run_start.h"
@@ -109,6 +110,11 @@ CLI::Validator env_to_check() {
   return CLI::Validator(
       [](std::string& env) { return env == "none" ? std::string() : why_unknown_env(env); }, "ENV",
       "environment");
+}
+
+CLI::Validator device_name() {
+  return CLI::Validator([](std::string& value) { return core::why_no_device_name(value); },
+                        "DEVICE", "device");
 }
 
 CLI::Validator backbone_name() {

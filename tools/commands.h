@@ -38,6 +38,9 @@ CLI::Validator whole_number(int64_t lo, int64_t hi = std::numeric_limits<int64_t
 // The largest seed of an environment's episodes (eval's, collect's, synth's --seed): 2^62, so a
 // seed plus an episode index stays in range; a larger one was clamped.
 constexpr int64_t kMaxEnvSeed = int64_t{1} << 62;
+// `->check(device_name())` on a device option (each of a list's): auto, cpu, cuda or cuda:N, a
+// usage error otherwise (core::why_no_device_name); whether CUDA is usable is asked when it runs.
+CLI::Validator device_name();
 // `->check(env_family())`: hopper, halfcheetah or walker2d, no version (datasets/env_table.h).
 CLI::Validator env_family();
 // `->check(env_to_check())`: an environment find_env knows (hopper-v4 too), or "none".

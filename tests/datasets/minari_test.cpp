@@ -312,6 +312,33 @@ TEST(MinariTest, ADirectoryWithATrailingSlashIsWrittenAndReplaced) {
   EXPECT_FALSE(std::filesystem::exists(dir.path / "set" / ".tmp"));
 }
 
+// overwrite replaces a dataset's own files only: a folder with a user's files beside them is
+// refused, naming them, and left as it was (a walk, 2026-12-01: NOTES.md and plots/ were deleted).
+TEST(MinariTest, OverwriteRefusesADatasetFolderHoldingOtherFiles) {
+  TempDir dir;
+  Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/0);
+  MinariWriteOptions o = hopper_v5_options();
+  const std::filesystem::path set = dir.path / "set";
+  write_minari(set.string(), d, o);
+  std::ofstream(set / "NOTES.md") << "mine\n";
+  std::ofstream(set / "data" / "extra.csv") << "1\n";
+  o.overwrite = true;
+  try {
+    write_minari(set.string(), d, o);
+    ADD_FAILURE() << "a folder with a user's files was replaced";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("other files in it (NOTES.md, data/extra.csv)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(set / "NOTES.md"));
+  EXPECT_TRUE(std::filesystem::exists(set / "data" / "extra.csv"));
+  EXPECT_EQ(read_minari(set.string()).num_steps(), 13);
+  std::filesystem::remove(set / "NOTES.md");
+  std::filesystem::remove(set / "data" / "extra.csv");
+  EXPECT_EQ(write_minari(set.string(), d, o).steps, 13);  // its own files alone: replaced
+}
+
 TEST(MinariTest, DimsMustMatchTheEnvSpec) {
   TempDir dir;
   write_minari(dir.path / "d", {3}, {true}, /*obs_dim=*/17, /*act_dim=*/6);  // spec says Hopper-v5

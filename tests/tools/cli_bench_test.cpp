@@ -83,7 +83,7 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
            {"--csv runs", "--csv runs: cannot write it: it is a folder"},
            // A file of another kind named by a slip: a run's curve, its config (a walk).
            {"--csv evals.csv",
-            "--csv evals.csv: it holds something other than a bench's CSV (its first line: "
+            "--csv evals.csv: it holds something other than bench scan's CSV (its first line: "
             "'step,normalized"},
            {"--markdown config.yaml",
             "--markdown config.yaml: cannot append to it: a benchmark log is a Markdown file"},
@@ -91,7 +91,7 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
             "--markdown notes.md: cannot append to it: it holds something other than a Markdown "
             "log"}}) {
     const CliResult r = run_minrnn(dir, bench + " " + options);
-    EXPECT_NE(r.exit_code, 0) << options;
+    EXPECT_EQ(r.exit_code, 2) << options;  // a usage error, as eval's --out and compare's --csv
     EXPECT_NE(r.output.find(said), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("| scan: ours"), std::string::npos) << r.output;  // nothing measured
   }
@@ -99,6 +99,55 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
   EXPECT_EQ(read_text(dir.path / "evals.csv"), "step,normalized\n1,2\n");
   EXPECT_EQ(read_text(dir.path / "config.yaml"), "backbone: mingru\n");
   EXPECT_EQ(read_text(dir.path / "notes.md"), "my notes\n");
+}
+
+// --csv replaces only this bench's own CSV: `bench policy --csv runs/bench/eval.csv` replaced the
+// eval bench's rows, which sweep --estimate reads (a walk, 2026-12-01). Another bench's CSV is kept
+// and named by its header, before anything is measured.
+TEST(Cli, BenchCsvReplacesOnlyTheSameBenchsCsv) {
+  TempDir dir;
+  const std::string env = "bench env --quick --envs hopper --sizes 1 --steps 100 --csv e.csv";
+  ASSERT_EQ(run_minrnn(dir, env).exit_code, 0);
+  const CliResult again = run_minrnn(dir, env);  // its own CSV: replaced
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  const std::string rows = read_text(dir.path / "e.csv");
+  const CliResult scan = run_minrnn(dir, "bench scan --quick --lengths 16 --csv e.csv");
+  EXPECT_EQ(scan.exit_code, 2) << scan.output;
+  testing::expect_output_naming(
+      scan, {"--csv e.csv: it holds something other than bench scan's CSV (its first line: "
+             "'machine,env,mode,num_envs"});
+  EXPECT_EQ(scan.output.find("| scan: ours"), std::string::npos) << scan.output;
+  EXPECT_EQ(read_text(dir.path / "e.csv"), rows);
+}
+
+// A --csv in a folder that is not there is refused, as eval's --out and compare's --csv: a typo
+// made a tree (at / too). The default's folder, runs/bench/, is the tool's own and is made.
+TEST(Cli, BenchCsvInAMissingFolderIsRefused) {
+  TempDir dir;
+  const CliResult r = run_minrnn(dir, "bench scan --quick --lengths 16 --csv newdir/sub/x.csv");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  testing::expect_output_naming(
+      r, {"--csv newdir/sub/x.csv: cannot write it: its folder newdir/sub does not exist"});
+  EXPECT_FALSE(fs::exists(dir.path / "newdir"));
+  ASSERT_EQ(run_minrnn(dir, "bench scan --quick --lengths 16").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir.path / "runs" / "bench" / "scan-cpu.csv"));
+}
+
+// A value out of an option's range is a usage error (exit 2) naming the option, as --packs 0.
+TEST(Cli, BenchOptionValuesOutOfRangeAreUsageErrors) {
+  TempDir dir;
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"bench train --devices tpu",
+            "--devices: expected auto, cpu, cuda or cuda:N, got 'tpu'"},
+           {"bench scan --device gpu", "--device: expected auto, cpu, cuda or cuda:N, got 'gpu'"},
+           {"bench env --sizes 0", "--sizes: expected an integer from 1"},
+           {"bench env --sizes 2,-1", "--sizes: expected an integer from 1"},
+           {"bench scan --lengths 0", "--lengths: expected an integer from 1"},
+           {"bench figure1 --lengths 16,0", "--lengths: expected an integer from 1"}}) {
+    const CliResult r = run_minrnn(dir, args + " --no-append");
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+    testing::expect_output_naming(r, {said});
+  }
 }
 
 // What a bench cannot measure is refused before its first cell, by the option's name: a device
@@ -131,6 +180,7 @@ TEST(Cli, BenchNoAppendWritesOnlyWhatIsAskedFor) {
   EXPECT_NE(r.output.find("| scan: ours (linear_scan) |"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::is_empty(dir.path));
 
+  fs::create_directories(dir.path / "out");  // a --csv's folder must be there
   r = run_minrnn(dir, "bench scan --quick --lengths 16 --no-append --csv out/scan.csv");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto csv = lines_of(read_text(dir.path / "out" / "scan.csv"));
@@ -151,6 +201,7 @@ TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
              "#!/bin/sh\nn=$(cat calls 2>/dev/null || echo 0); n=$((n + 1)); echo $n > calls\n"
              "[ \"$1\" = train ] || exit 2\necho \"peer: = $((n * 10)).0 steps/s\"\n");
   fs::permissions(dir.path / "peer.sh", fs::perms::owner_all);
+  fs::create_directories(dir.path / "out");
   const CliResult r = run_minrnn(dir,
                                  "bench train --backbones mingru --devices cpu --embed 16 "
                                  "--seconds 0.2 --peer ./peer.sh --rounds 2 --no-append "

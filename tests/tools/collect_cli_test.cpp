@@ -79,6 +79,54 @@ TEST(Cli, CollectChecksItsOutBeforeAnyWork) {
                         {"--start-steps (5000, its default) must not exceed --train-steps (100)"});
 }
 
+// An --out whose folder is not there is refused before any work, as eval's --out: a typo made a
+// tree (`--out /nonexist/x.hdf5` made /nonexist). The default's folder (data/) is made.
+TEST(Cli, CollectRefusesAnOutInAMissingFolder) {
+  TempDir dir;
+  for (const char* format : {"", " --format minari"}) {
+    const CliResult r = run_minrnn(
+        dir, std::string("collect hopper random --steps 50 --out nonexist/sub/x.hdf5") + format);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    expect_failure_naming(r, {"--out nonexist/sub/x.hdf5: cannot write it: its folder "
+                              "nonexist/sub does not exist"});
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "nonexist"));
+  const CliResult by_default = run_minrnn(dir, "collect hopper random --steps 50");
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.output;
+  EXPECT_TRUE(fs::exists(dir.path / "data" / "hopper_random-v2.hdf5"));
+}
+
+// A value the command line may not have is a usage error (exit 2) naming the option, as --steps 0;
+// nothing is collected.
+TEST(Cli, CollectOptionValuesOutOfRangeAreUsageErrors) {
+  TempDir dir;
+  const std::string collect = "collect hopper random --steps 50 --out r.hdf5 ";
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--format parquet", "--format: expected d4rl or minari, got 'parquet'"},
+           {"--format minari --ref-min-score 100 --ref-max-score 10",
+            "--ref-max-score (10.000000) must exceed --ref-min-score (100.000000)"},
+           {"--device gpu", "--device: expected auto, cpu, cuda or cuda:N, got 'gpu'"},
+           {"--device cpu", "--device cpu: a random collection trains no SAC"},
+           {"--dataset-id a/b-v0", "--dataset-id is for --format minari"}}) {
+    const CliResult r = run_minrnn(dir, collect + options);
+    EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
+    expect_failure_naming(r, {said, "(minrnn collect --help)"});
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "r.hdf5"));
+}
+
+// The summary counts its episodes in words that fit the count: "1 finished episode".
+TEST(Cli, CollectSummarySaysOneEpisodeInTheSingular) {
+  TempDir dir;  // halfcheetah never falls: 1000 random steps are one episode, ended by the limit
+  const CliResult one = run_minrnn(dir, "collect halfcheetah random --steps 1000 --out c.hdf5");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  testing::expect_output_naming(one,
+                                {"1000 steps of HalfCheetah-v4 (random), 1 finished episode,"});
+  const CliResult two = run_minrnn(dir, "collect halfcheetah random --steps 2000 --out d.hdf5");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  testing::expect_output_naming(two, {", 2 finished episodes,"});
+}
+
 // A SAC work dir is reused only by a command asking for the same training: a finished toy run
 // must never become the medium policy of a bigger collection.
 TEST(Cli, CollectReusesAWorkDirOnlyForTheSameTraining) {

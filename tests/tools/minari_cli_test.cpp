@@ -134,6 +134,7 @@ TEST(MinariCli, AnOutUnderTheDatasetsRootIsTheDatasetsId) {
   TempDir dir;
   const testing::ScopedEnv root("MINARI_DATASETS_PATH", (dir.path / "root").string());
   const std::string collect = "collect hopper-v5 random --steps 300 --format minari ";
+  fs::create_directories(dir.path / "root" / "mine");  // an --out's folder must be there
   const Result r = run_minrnn(dir, collect + "--out root/mine/hop-v0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto id = [&](const std::string& at) {
@@ -157,6 +158,22 @@ TEST(MinariCli, ForceReplacesOnlyADataset) {
       run_minrnn(dir, "collect hopper-v5 random --steps 300 --format minari --out notes --force"),
       {"notes: exists and is not a Minari dataset (no data/main_data.hdf5): not replaced"});
   EXPECT_EQ(read_text(dir.path / "notes" / "thesis.tex"), "mine\n");
+  // A dataset's folder holding a user's files too is refused naming them, not emptied (a walk,
+  // 2026-12-01: NOTES.md and plots/ were deleted); one of the dataset's own files alone is
+  // replaced.
+  const std::string collect = "collect hopper-v5 random --steps 300 --format minari --out m ";
+  ASSERT_EQ(run_minrnn(dir, collect).exit_code, 0);
+  ASSERT_EQ(run_minrnn(dir, collect + "--force").exit_code, 0);
+  const std::string data = read_text(dir.path / "m" / "data" / "main_data.hdf5");
+  write_text(dir.path / "m" / "NOTES.md", "my analysis\n");
+  fs::create_directories(dir.path / "m" / "plots");
+  write_text(dir.path / "m" / "plots" / "p.svg", "x\n");
+  expect_failure_naming(run_minrnn(dir, collect + "--force --seed 1"),
+                        {"m: a Minari dataset with other files in it (NOTES.md, plots), which "
+                         "replacing it would delete: not replaced"});
+  EXPECT_EQ(read_text(dir.path / "m" / "NOTES.md"), "my analysis\n");
+  EXPECT_EQ(read_text(dir.path / "m" / "plots" / "p.svg"), "x\n");
+  EXPECT_EQ(read_text(dir.path / "m" / "data" / "main_data.hdf5"), data);
 }
 
 // The reference scores are checked before anything is collected, by the options' names: not a

@@ -200,16 +200,14 @@ void add(CLI::App& bench) {
   auto opt = std::make_shared<BenchOptions>();
   auto* sub = bench.add_subcommand("env", "Environment steps/s: one env, vector env, raw mj_step");
   sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")->delimiter(',');
-  sub->add_option("--sizes", opt->sizes, "Vector env sizes")->delimiter(',');
+  sub->add_option("--sizes", opt->sizes, "Vector env sizes")
+      ->delimiter(',')
+      ->check(positive_count());
   sub->add_option("--steps", opt->steps, "Env steps per measurement")->check(positive_count());
   sub->add_flag("--quick", opt->quick, "Small counts (2000 steps) for a smoke run");
-  add_filing_options(sub, opt->filing, kDefaultCsv);
+  add_filing_options(sub, opt->filing, kDefaultCsv, [opt] { return results_csv(*opt, {}); });
   sub->callback([opt, sub] {
     if (opt->quick) quick_default(sub, "--steps", opt->steps, 2000);
-    for (int n : opt->sizes) {
-      if (n < 1)
-        throw std::invalid_argument("--sizes: every size must be >= 1, got " + std::to_string(n));
-    }
     for (const auto& name : opt->envs) envs::resolve_env(name);  // fail before measuring
     const std::vector<EnvRates> all = run(*opt);
     file_result(opt->filing, kSection, format_table(*opt, all), results_csv(*opt, all),

@@ -200,7 +200,7 @@ void add(CLI::App& bench) {
   sub->add_option("--embed", o->embed, "embedding width")->check(positive_count());
   sub->add_option("--layers", o->layers, "layers")->check(positive_count());
   sub->add_flag("--quick", o->quick, "E=4, T=100: a smoke run");
-  add_filing_options(sub, o->filing, kDefaultCsv);
+  add_filing_options(sub, o->filing, kDefaultCsv, [o] { return results_csv(*o, {}); });
   sub->callback([o, sub] {
     if (o->quick) {
       quick_default(sub, "--episodes", o->episodes, 4);

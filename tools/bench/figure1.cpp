@@ -315,8 +315,11 @@ void add(CLI::App& bench) {
   auto o = std::make_shared<Figure1Options>();
   auto* sub = bench.add_subcommand(
       "figure1", "Paper's Figure 1: training-step time and peak memory vs T, minRNN vs GRU/LSTM");
-  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
-  sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
+  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda")
+      ->check(device_name());
+  sub->add_option("--lengths", o->lengths, "Sequence lengths T")
+      ->delimiter(',')
+      ->check(positive_count());
   sub->add_option("--batch", o->batch, "Batch size B")->check(positive_count());
   sub->add_option("--hidden", o->hidden, "d_x = d_h of every model")->check(positive_count());
   sub->add_option("--repeats", o->repeats, "Timed steps per cell")->check(positive_count());
@@ -324,7 +327,8 @@ void add(CLI::App& bench) {
                   "Skip a cell whose estimated time (from the previous T) exceeds this")
       ->check(positive());
   sub->add_flag("--quick", o->quick, "Smoke run: B=8, H=32, T=16,64, 1 repeat");
-  add_filing_options(sub, o->filing, "runs/bench/figure1-<device>.csv");
+  add_filing_options(sub, o->filing, "runs/bench/figure1-<device>.csv",
+                     [o] { return results_csv(*o, torch::kCPU, {}, {}); });
   sub->callback([o, sub] {
     if (o->quick) {
       quick_default(sub, "--batch", o->batch, 8);
@@ -332,7 +336,7 @@ void add(CLI::App& bench) {
       quick_default(sub, "--lengths", o->lengths, {16, 64});
       quick_default(sub, "--repeats", o->repeats, 1);
     }
-    const torch::Device device = bench_device(o->device, o->lengths);
+    const torch::Device device = bench_device(o->device);
 #if !defined(MINRNN_WITH_CUDA)
     if (device.is_cuda()) {
       throw std::runtime_error("--device cuda: built without CUDA (peak memory needs MINRNN_CUDA)");

@@ -230,7 +230,7 @@ void add(CLI::App& bench) {
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,2,4,8,16)")
       ->delimiter(',')
       ->check(positive_count());
-  sub->add_option("--device", o->device, "auto, cpu or cuda[:N]");
+  sub->add_option("--device", o->device, "auto, cpu or cuda[:N]")->check(device_name());
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_option("--peak-tflops", o->peak_tflops,
@@ -245,7 +245,7 @@ void add(CLI::App& bench) {
                 "on CUDA, also each cell's kernels over 5 rounds, as the GPU ran them (where a "
                 "pack's GPU time goes); with --eager, also the copies its ops make, by caller");
   sub->add_flag("--quick", o->quick, "packs 1 and 2, 1 s per cell: a smoke run");
-  add_filing_options(sub, o->filing, kPackCsv);
+  add_filing_options(sub, o->filing, kPackCsv, [o] { return pack_csv(*o, {}); });
   sub->callback([o, sub] {
     if (o->quick) {
       if (sub->count("--packs") == 0) o->packs = {1, 2};

@@ -238,13 +238,14 @@ void add(CLI::App& bench) {
   sub->add_option("--packs", o->packs, "pack sizes P (default 1,4,16,32)")
       ->delimiter(',')
       ->check(positive_count());
-  sub->add_option("--device", o->device, "cuda[:N] (the probes are CUDA graphs)");
+  sub->add_option("--device", o->device, "cuda[:N] (the probes are CUDA graphs)")
+      ->check(device_name());
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per probe")->check(positive());
   sub->add_option("--peak-tflops", o->peak_tflops,
                   "the device's fp32 peak in TFLOP/s, for a % of peak column")
       ->check(positive());
-  add_filing_options(sub, o->filing, kLimitsCsv);
+  add_filing_options(sub, o->filing, kLimitsCsv, [o] { return limits_csv(*o, {}, torch::kCPU); });
   sub->callback([o] {
     // Said before bench_device's own refusal, whose way out (--device cpu) does not exist here.
     if (const std::string reason = core::cuda_unavailable_reason(); !reason.empty()) {

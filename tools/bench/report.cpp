@@ -16,6 +16,7 @@
 #include "io/atomic_file.h"
 #include "io/writable.h"
 #include "ops/device.h"
+#include "tools/commands.h"
 
 namespace minrnn::cli {
 
@@ -115,28 +116,31 @@ std::string csv_number(double x) {
 namespace {
 
 // Before anything is measured: a result would be lost where its files cannot be written (a
-// --record from a folder without docs/, after minutes of GPU time).
-void check_filing(const BenchFiling& filing, const CLI::Option* csv,
-                  const std::string& default_csv) {
+// --record from a folder without docs/, after minutes of GPU time). `header` is the first line of
+// the bench's CSV.
+void check_filing(const std::string& command, const BenchFiling& filing, const CLI::Option* csv,
+                  const std::string& default_csv, const std::string& header) {
   if (csv->count() > 0 && filing.csv.empty())
-    throw std::invalid_argument("--csv: expected a file name, got ''");
+    throw usage_error(command, "--csv: expected a file name, got ''");
   if (!filing.print_only || !filing.csv.empty()) {
-    const std::string path = filing.csv.empty() ? default_csv : filing.csv;
-    if (const std::string why = io::why_unwritable(path, /*make_folders=*/true); !why.empty())
-      throw std::invalid_argument("--csv " + path + ": cannot write it: " + why);
-    // One the user names replaces only a bench's CSV: every bench's has a machine column, a
-    // run's evals.csv or a user's table none.
+    const bool named = !filing.csv.empty();
+    const std::string path = named ? filing.csv : default_csv;
+    // The default's folder is the tool's own (runs/bench/), made where missing; one the user names
+    // must be there, as eval's --out: a typo would make a tree (at / too).
+    if (const std::string why = io::why_unwritable(path, /*make_folders=*/!named); !why.empty())
+      throw usage_error(command, "--csv " + path + ": cannot write it: " + why);
+    // One the user names replaces only this bench's CSV: another bench's (`bench policy --csv
+    // runs/bench/eval.csv` lost the rows sweep --estimate reads), a run's evals.csv or a user's
+    // table is kept.
     const std::string other =
-        filing.csv.empty()
-            ? ""
-            : io::why_not_of_kind(path, "a bench's CSV", [](const std::string& first) {
-                return ("," + first + ",").find(",machine,") != std::string::npos;
-              });
-    if (!other.empty()) throw std::invalid_argument("--csv " + path + ": " + other);
+        named ? io::why_not_of_kind(path, command + "'s CSV",
+                                    [&header](const std::string& first) { return first == header; })
+              : "";
+    if (!other.empty()) throw usage_error(command, "--csv " + path + ": " + other);
   }
   if (!filing.record) return;
   if (filing.markdown.empty())
-    throw std::invalid_argument("--markdown: expected a file name, got ''");
+    throw usage_error(command, "--markdown: expected a file name, got ''");
   std::string why = io::why_unwritable(filing.markdown, /*make_folders=*/false);
   // A log is Markdown that starts with its heading, as docs/benchmarks.md; text inserted into
   // a config.yaml or a checkpoint would break the run it belongs to.
@@ -147,15 +151,16 @@ void check_filing(const BenchFiling& filing, const CLI::Option* csv,
                               [](const std::string& first) { return first.rfind("# ", 0) == 0; });
   }
   if (!why.empty()) {
-    throw std::invalid_argument("--markdown " + filing.markdown + ": cannot append to it: " + why +
-                                " (--record appends to docs/benchmarks.md from the repository "
-                                "root; --markdown names another log)");
+    throw usage_error(command, "--markdown " + filing.markdown + ": cannot append to it: " + why +
+                                   " (--record appends to docs/benchmarks.md from the repository "
+                                   "root; --markdown names another log)");
   }
 }
 
 }  // namespace
 
-void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv) {
+void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv,
+                        std::function<BenchCsv()> no_rows) {
   auto* record = sub->add_flag(
       "--record", filing.record,
       "Also append the entry to the benchmark log (--markdown, default " + filing.markdown + ")");
@@ -170,8 +175,11 @@ void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& d
       ->excludes(record)
       ->excludes(markdown);
   // Runs once the command line is read, before the bench's own callback measures anything.
-  sub->parse_complete_callback(
-      [&filing, csv, default_csv] { check_filing(filing, csv, default_csv); });
+  sub->parse_complete_callback([sub, &filing, csv, default_csv, no_rows] {
+    std::string header = no_rows().text();
+    header.pop_back();  // its newline: why_not_of_kind hands the first line without it
+    check_filing("bench " + sub->get_name(), filing, csv, default_csv, header);
+  });
 }
 
 std::string with_environment(const std::string& entry) {
@@ -195,19 +203,16 @@ void file_result(const BenchFiling& filing, const std::string& section, const st
   if (filing.record) append_benchmark(filing.markdown, section, entry + "\n");
   if (!filing.print_only || !filing.csv.empty()) {
     const std::string path = filing.csv.empty() ? default_csv : filing.csv;
+    // Only the default's folder is made (check_filing: one the user names is there).
     const auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
+    if (filing.csv.empty() && !parent.empty()) std::filesystem::create_directories(parent);
     io::write_file_atomically(path, csv.text());
     std::printf("\nCSV: %s\n", path.c_str());
   }
   if (filing.record) std::printf("appended to %s\n", filing.markdown.c_str());
 }
 
-torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths,
-                           const std::string& option) {
-  for (int64_t T : lengths) {
-    if (T < 1) throw std::invalid_argument("--lengths: every T must be >= 1");
-  }
+torch::Device bench_device(const std::string& device, const std::string& option) {
   const core::DeviceChoice choice = core::resolve_device(device, option);
   core::say_choice(device, choice);
   return choice.device;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -53,8 +54,12 @@ struct BenchFiling {
   bool record = false;
   bool print_only = false;
 };
-// `default_csv` is what --help shows as the CSV's default path.
-void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv);
+// `default_csv` is what --help shows as the CSV's default path. `no_rows` makes the bench's CSV
+// without a row: a --csv the user names is replaced only where its first line is that header
+// (another bench's CSV, or this one's of another version, is kept), asked once the command line
+// is read.
+void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv,
+                        std::function<BenchCsv()> no_rows);
 // The environment variables that change what a bench measures (the scan kernel, side work, a
 // pack stacked, its products and bias gradients, the CPU GEMM, LibTorch's GEMM path): an entry
 // names those set, below its heading (with_environment), so that a run under one is not read as the
@@ -80,10 +85,8 @@ void quick_default(const CLI::App* sub, const std::string& option, T& value,
   if (sub->count(option) == 0) value = quick_value;
 }
 
-// Validates the options the benches share: every --lengths entry ≥ 1, and a device (auto, cpu,
-// cuda[:N]; core::resolve_device: cuda only where usable, auto printed); returns the device.
-// Throws naming the option.
-torch::Device bench_device(const std::string& device, const std::vector<int64_t>& lengths = {},
-                           const std::string& option = "--device");
+// The device a bench measures on (auto, cpu, cuda[:N]; core::resolve_device: cuda only where
+// usable, auto printed). Throws naming the option.
+torch::Device bench_device(const std::string& device, const std::string& option = "--device");
 
 }  // namespace minrnn::cli

@@ -179,11 +179,15 @@ void add(CLI::App& bench) {
       bench.add_subcommand("scan", "Linear scan and minGRU/minLSTM layer: forward, fwd+bwd");
   sub->add_option("--batch", o->batch, "Batch size B")->check(positive_count());
   sub->add_option("--dim", o->dim, "Channels D")->check(positive_count());
-  sub->add_option("--lengths", o->lengths, "Sequence lengths T")->delimiter(',');
-  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda");
+  sub->add_option("--lengths", o->lengths, "Sequence lengths T")
+      ->delimiter(',')
+      ->check(positive_count());
+  sub->add_option("--device", o->device, "auto (default: CUDA when usable), cpu or cuda")
+      ->check(device_name());
   sub->add_option("--repeats", o->repeats, "Timed runs per cell")->check(positive_count());
   sub->add_flag("--quick", o->quick, "Small sizes (B=8, D=64, T=64,512, 1 repeat) for a smoke run");
-  add_filing_options(sub, o->filing, "runs/bench/scan-<device>.csv");
+  add_filing_options(sub, o->filing, "runs/bench/scan-<device>.csv",
+                     [o] { return results_csv(*o, torch::kCPU, {}); });
   sub->callback([o, sub] {
     if (o->quick) {
       quick_default(sub, "--batch", o->batch, 8);
@@ -191,7 +195,7 @@ void add(CLI::App& bench) {
       quick_default(sub, "--lengths", o->lengths, {64, 512});
       quick_default(sub, "--repeats", o->repeats, 1);
     }
-    const torch::Device device = bench_device(o->device, o->lengths);
+    const torch::Device device = bench_device(o->device);
     const std::vector<Row> rows = run(*o, device);
     file_result(o->filing, "## Scan (minrnn bench scan)", format_table(*o, device, rows),
                 results_csv(*o, device, rows),

@@ -153,7 +153,8 @@ void add(CLI::App& bench) {
       ->delimiter(',')
       ->check(backbone_name());
   sub->add_option("--devices", o->devices, "cpu,cuda (default: cpu + cuda if available)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(device_name());
   add_shape_options(sub, o->shape);
   sub->add_option("--seconds", o->seconds, "timed seconds per cell")->check(positive());
   sub->add_flag("--quick", o->quick, "1 s per cell, for a smoke run");
@@ -174,7 +175,7 @@ void add(CLI::App& bench) {
                   "measure ours this many times, alternating with the peer's runs; the table "
                   "adds the median × peer and its range")
       ->check(positive_count());
-  add_filing_options(sub, o->filing, kDefaultCsv);
+  add_filing_options(sub, o->filing, kDefaultCsv, [o] { return results_csv(*o, {}, {}); });
   sub->callback([o, sub] {
     if (o->quick) quick_default(sub, "--seconds", o->seconds, 1.0);
     if (o->devices.empty()) {
@@ -183,7 +184,7 @@ void add(CLI::App& bench) {
     }
     std::vector<torch::Device> devices;  // every one checked before the first cell is measured
     for (const auto& d : o->devices) {
-      devices.push_back(bench_device(d, {}, "--devices"));
+      devices.push_back(bench_device(d, "--devices"));
       check_shape_fits(o->shape, o->backbones, 1, !devices.back().is_cuda());
     }
     install_cpu_memory_counter();  // before any tensor, so the peak sees every byte
