@@ -235,7 +235,8 @@ void add_eval_command(CLI::App& app) {
   auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)")
                    ->check(whole_number(0, kMaxEnvSeed));
   sub->add_option("--device", args->device,
-                  "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]");
+                  "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]")
+      ->check(device_name());
   auto* mode =
       sub->add_option("--mode", args->mode,
                       "auto (project default: window for the Transformer, " +

@@ -214,6 +214,8 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
             "'hopper'?)"},
            {"data synth s.hdf5 --env hopper-v5",
             "--env: expected hopper, halfcheetah or walker2d (no version), got 'hopper-v5'"},
+           // A device no machine has (a walk, 2026-11-30: exit 1, read only with the run).
+           {"eval some-run --device gpu", "--device: expected auto, cpu, cuda or cuda:N"},
            // An option where a value was due (a walk, 2026-11-30: "sw_cli was not expected").
            {"sweep s.yaml --set --out sw --dry-run",
             "not expected: sw; --set took the option --out as its value"}}) {
