@@ -138,6 +138,23 @@ Agent load_agent_here(const fs::path& path, const torch::Device& device) {
 
 }  // namespace
 
+std::string why_not_whole_archive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, sizeof magic);
+  if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
+    return "not a zip archive, as LibTorch writes checkpoint.pt (give a run directory or its "
+           "checkpoint.pt)";
+  }
+  // LibTorch ends its archives with a zip end record and no comment: its last 22 bytes.
+  char end[4] = {};
+  in.seekg(-22, std::ios::end);
+  in.read(end, sizeof end);
+  if (!in || std::memcmp(end, "PK\x05\x06", 4) != 0)
+    return "cut short (its zip's end record is missing: a copy stopped early, a full disk?)";
+  return "";
+}
+
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {
   fs::path path = run_dir_or_file;
   std::error_code ec;
@@ -159,14 +176,10 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   }
   if (!fs::is_regular_file(file))
     throw std::invalid_argument(path.string() + ": not a checkpoint file (a folder or a device)");
-  // A config or a dataset given for a run: one line, where LibTorch's zip reader says a paragraph.
-  char magic[4] = {};
-  std::ifstream(path, std::ios::binary).read(magic, sizeof magic);
-  if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
-    throw std::runtime_error(path.string() +
-                             ": not a readable minrnn checkpoint: not a zip archive, as LibTorch "
-                             "writes checkpoint.pt (give a run directory or its checkpoint.pt)");
-  }
+  // A config or a dataset given for a run, a file cut short: one line, where LibTorch's zip reader
+  // says a paragraph.
+  if (const std::string why = why_not_whole_archive(path.string()); !why.empty())
+    throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + why);
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
   // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
   // process first, with its memory bounded; only a file that loads there is loaded here. One load

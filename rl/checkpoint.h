@@ -21,6 +21,12 @@ void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimi
 void check_archive_finite(torch::serialize::InputArchive& archive, const std::string& path,
                           const std::string& what, const std::string& remedy);
 
+// Why `path` is not a whole LibTorch archive by its first and last bytes ("" where it is one): not
+// a zip (a config or a dataset given for a run), or one cut short (its zip's end record missing: a
+// copy stopped early, a full disk), which only a load would find otherwise. A sweep asks it of
+// the runs it would resume, before any starts.
+std::string why_not_whole_archive(const std::string& path);
+
 // The optimizer state saved beside the agent (resume), onto `device`. Throws std::runtime_error
 // naming the file and the state where a value is not finite (a damaged file).
 void load_optimizer_state(const std::string& path, const torch::Device& device,

@@ -85,7 +85,15 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
     }
     return 0;
   }
-  Agent saved = load_agent(files.checkpoint.string(), device);
+  Agent saved = [&] {
+    try {
+      return load_agent(files.checkpoint.string(), device);
+    } catch (const std::runtime_error& e) {  // a walk, 2026-11-30: the error said no way on
+      throw std::runtime_error(
+          std::string(e.what()) +
+          ". Move it away to train the run again from step 0, or pass --force");
+    }
+  }();
   // config.yaml may say another config than the checkpoint holds (edited by hand): its weights
   // would not fit (in LibTorch's words) or train on under other settings. max_steps may grow.
   TrainConfig trained = saved.config;

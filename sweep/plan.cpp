@@ -11,6 +11,7 @@
 #include "eval/sweep_runs.h"
 #include "ops/device.h"
 #include "rl/agent.h"
+#include "rl/checkpoint.h"
 #include "rl/config.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
@@ -270,12 +271,25 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
       ":" + conflicts);
 }
 
-// A run going on from its run dir reads the data it trained on (rl::check_same_data, as it
-// starts): asked here, a regenerated or moved dataset stops the sweep before any run starts and
-// --status / --dry-run name the run (a walk, 2026-11-30: each such run was started and failed).
-// Each dataset is read once, for the runs that go on from an env.json; one that does not load is
-// left to its runs, which say why. The refusal's lines ("" when every run has its data).
-std::string mark_other_data(std::vector<SweepRun>& runs) {
+// A run going on from its run dir loads its checkpoint and reads the data it trained on
+// (rl::check_same_data, as it starts): asked here, a checkpoint cut short or a regenerated or
+// moved dataset stops the sweep before any run starts and --status / --dry-run name the run (a
+// walk, 2026-11-30: each such run was started and failed, again at every sweep). Each dataset is
+// read once, for the runs that go on from an env.json; one that does not load is left to its
+// runs, which say why. The refusal's lines ("" when every run can go on).
+std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs) {
+  std::string lines;
+  const auto cannot_go_on = [&](SweepRun& r, const std::string& why) {
+    r.mismatch = why;
+    r.cannot_go_on = true;
+    lines += "\n  " + why;  // naming its file: the run dir
+  };
+  for (SweepRun& r : runs) {
+    const fs::path checkpoint = rl::RunFiles(r.run_dir).checkpoint;
+    if (r.state != RunState::kPending || !r.mismatch.empty() || !fs::exists(checkpoint)) continue;
+    if (const std::string why = rl::why_not_whole_archive(checkpoint.string()); !why.empty())
+      cannot_go_on(r, checkpoint.string() + ": " + why + "; move it away to train the run again");
+  }
   const auto goes_on = [](const SweepRun& r) {
     return r.state == RunState::kPending && r.mismatch.empty() && !r.data_missing &&
            fs::exists(rl::RunFiles(r.run_dir).env);
@@ -285,7 +299,6 @@ std::string mark_other_data(std::vector<SweepRun>& runs) {
     if (goes_on(r) && std::find(sources.begin(), sources.end(), r.dataset_source) == sources.end())
       sources.push_back(r.dataset_source);
   }
-  std::string lines;
   for (const std::string& source : sources) {
     std::shared_ptr<const data::Dataset> data;
     try {
@@ -296,10 +309,7 @@ std::string mark_other_data(std::vector<SweepRun>& runs) {
     for (SweepRun& r : runs) {
       if (r.dataset_source != source || !goes_on(r)) continue;
       const rl::OtherData other = rl::why_other_data(rl::RunFiles(r.run_dir), *data);
-      if (other.why.empty()) continue;
-      r.mismatch = other.why;
-      r.mismatch_in_data = true;
-      lines += "\n  " + other.why;  // its env.json named: the run dir
+      if (!other.why.empty()) cannot_go_on(r, other.why + "; put its data back, or move it away");
     }
   }
   return lines;
@@ -352,15 +362,14 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
       runs.push_back(r);
     }
   }
-  const std::string other_data = mark_other_data(runs);
+  const std::string cannot_go_on = mark_runs_that_cannot_go_on(runs);
   if (mismatches == PlanMismatches::kReport) return runs;
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
-  if (!other_data.empty()) {
+  if (!cannot_go_on.empty()) {
     throw std::invalid_argument(spec.file +
-                                ": these runs would go on from their checkpoints on other data "
-                                "than they trained on; put their data back, or move them away, or "
-                                "give the sweep another `out`:" +
-                                other_data);
+                                ": these runs cannot go on from their run dirs (or give the sweep "
+                                "another `out`); nothing was started:" +
+                                cannot_go_on);
   }
   if (!stale.empty()) {
     throw std::invalid_argument(

@@ -123,7 +123,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   // (Not where each run only trained fewer steps: their lines say --extend.)
   const auto other_run = [](const RunStatus& s) {
     return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends &&
-           !s.run.mismatch_in_data;
+           !s.run.cannot_go_on;
   };
   if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
     notes->push_back(
@@ -205,8 +205,7 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
     // The run is the sweep's; its result is not (over other episodes).
     if (s.run.mismatch_in_result)
       return "its " + s.failure + ": no result of this sweep; " + eval::kResultAwayAdvice;
-    if (s.run.mismatch_in_data)
-      return "cannot go on (" + s.failure + "): put its data back, or move it away";
+    if (s.run.cannot_go_on) return "cannot go on: " + s.failure;
     return "not this sweep's run (" + s.failure + "): move it away" +
            (s.run.mismatch_extends ? std::string(", or run the sweep with --extend to train it on")
                                    : std::string());

@@ -144,13 +144,15 @@ struct SweepRun {
   bool stacks = true;  // its model has stacked ops (rl::stack_refusal): HGRN's and conv's do not
   // Why its directory holds no run of this sweep's ("" when it does): another config ("lr: 0.001
   // -> 0.0003"), an eval.json that is no result of the sweep's ("eval.json: eval_episodes: 10
-  // -> 30"), or a run that would go on on other data than it trained on (rl::why_other_data).
+  // -> 30"), or a run that cannot go on from its run dir: a checkpoint cut short, other data
+  // than it trained on (rl::why_other_data); then what to do.
   // plan_sweep refuses such a sweep; --status (PlanMismatches::kReport) shows the run.
   std::string mismatch;
   bool mismatch_in_result = false;  // the mismatch is the eval.json's alone: move that away
   bool result_unreadable = false;   // of those, one that is no result at all (a null score)
   bool mismatch_extends = false;    // the mismatch is a smaller max_steps alone: --extend trains on
-  bool mismatch_in_data = false;    // the run is the sweep's; its dataset now holds other data
+  bool cannot_go_on =
+      false;  // the run is the sweep's: its checkpoint is cut short, or its data changed
 };
 
 enum class PlanMismatches { kRefuse, kReport };
@@ -161,11 +163,11 @@ enum class PlanMismatches { kRefuse, kReport };
 // std::invalid_argument naming every run directory whose config.yaml differs from the sweep's
 // config for it, and the keys that differ; every finished run whose eval.json is no result of the
 // sweep's (unreadable, or rolled out over another number of episodes than its eval_episodes);
-// every run to go on from its run dir whose dataset now holds other data than its env.json
-// records (each such dataset read once); and an override (`set`, --set) of what the sweep sets per
-// run itself: backbone, seed, and a dataset shared by several dataset labels. With
-// PlanMismatches::kReport the runs whose directory holds another config or evaluation are returned
-// with SweepRun::mismatch set instead.
+// every run to go on from its run dir whose checkpoint is cut short or whose dataset now holds
+// other data than its env.json records (each such dataset read once); and an override (`set`,
+// --set) of what the sweep sets per run itself: backbone, seed, and a dataset shared by several
+// dataset labels. With PlanMismatches::kReport the runs whose directory holds another config or
+// evaluation are returned with SweepRun::mismatch set instead.
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec,
                                  PlanMismatches mismatches = PlanMismatches::kRefuse);
 

@@ -105,6 +105,33 @@ TEST(Checkpoint, AResumeRefusesAnOptimizerStateThatIsNotFinite) {
   }
 }
 
+// A checkpoint cut short (a copy stopped early) is said to be so, before LibTorch's paragraph, and
+// a resume says the way on (a walk, 2026-11-30: a sweep failed the run at every attempt, its log
+// naming no remedy).
+TEST(Checkpoint, OneCutShortIsSaidSoAndTheResumeSaysTheWayOn) {
+  testing::TempDir tmp;
+  const auto [cfg, opt] = half_trained_run(tmp, "run");
+  const fs::path checkpoint = tmp.path / "run" / "checkpoint.pt";
+  EXPECT_EQ(rl::why_not_whole_archive(checkpoint.string()), "");
+  fs::resize_file(checkpoint, fs::file_size(checkpoint) / 2);
+  EXPECT_EQ(rl::why_not_whole_archive(checkpoint.string()),
+            "cut short (its zip's end record is missing: a copy stopped early, a full disk?)");
+  try {
+    rl::train(cfg, opt);
+    FAIL() << "resumed from a checkpoint cut short";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(checkpoint.string() + ": not a readable minrnn checkpoint: cut short"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("Move it away to train the run again from step 0, or pass --force"),
+              std::string::npos)
+        << what;
+  }
+  fs::remove(checkpoint);  // moved away: the run trains again from step 0, to its end
+  EXPECT_TRUE(rl::train(cfg, opt).finished);
+}
+
 // On a GPU build with a GPU: real round trips, cuda -> cpu and cpu -> cuda.
 TEST(CheckpointCuda, RoundTripsBetweenDevices) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";

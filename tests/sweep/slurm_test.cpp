@@ -262,7 +262,7 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   std::ofstream(failed / "failed.json") << "{\"phase\": \"train\", \"exit_code\": 1}\n";
   std::ofstream(stopped / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n";
   testing::write_run_config(stopped, {"backbone=mingru", "max_steps=5", "seed=1"});
-  std::ofstream(stopped / "checkpoint.pt") << "x";
+  testing::write_stand_in_checkpoint(stopped);
   const io::DirLock lock(held.string(), "this test");
   std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";
 

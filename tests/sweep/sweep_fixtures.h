@@ -64,6 +64,13 @@ inline std::filesystem::path finished_run(const std::filesystem::path& out,
   return run;
 }
 
+// <run>/checkpoint.pt as a sweep's plan takes it for whole (a zip's first and last records,
+// rl::why_not_whole_archive), for tests that ask only whether a run has one: no loader reads it.
+inline void write_stand_in_checkpoint(const std::filesystem::path& run) {
+  const std::string end_record = std::string("PK\x05\x06", 4) + std::string(18, '\0');
+  std::ofstream(run / "checkpoint.pt", std::ios::binary) << "PK\x03\x04 a stand-in " << end_record;
+}
+
 // The message parse_sweep refuses `yaml` with ("" when it accepts it), as from "my_sweep.yaml".
 inline std::string sweep_error_of(const std::string& yaml) {
   try {

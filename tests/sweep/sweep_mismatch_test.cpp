@@ -141,10 +141,11 @@ TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   named("seed3/eval.json: mean_normalized is null", "failed");
 }
 
-// A stopped run whose dataset was made again with other data (a walk, 2026-11-30: `--dry-run`
-// and `--status` said it resumed; the sweep then started it and every such run failed): the plan
-// reads the dataset and compares it with the run's env.json, as the run itself would at its start.
-TEST(SweepPlan, ARunWhoseDatasetNowHoldsOtherDataIsNamedBeforeItStarts) {
+// A stopped run whose dataset was made again with other data, or whose checkpoint is cut short (a
+// walk, 2026-11-30: `--dry-run` and `--status` said it resumed; the sweep then started it and
+// every such run failed): the plan reads the dataset and compares it with the run's env.json, and
+// the checkpoint's ends, as the run itself would at its start.
+TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
   testing::TempDir tmp;
   const fs::path data = tmp.path / "data.hdf5";
   data::write_d4rl(data.string(), data::testing::make_data(11, 3, {30, 40}), {});
@@ -168,8 +169,7 @@ TEST(SweepPlan, ARunWhoseDatasetNowHoldsOtherDataIsNamedBeforeItStarts) {
     FAIL() << "a run that would go on on other data was planned to resume";
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("would go on from their checkpoints on other data"), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("these runs cannot go on from their run dirs"), std::string::npos) << what;
     EXPECT_NE(what.find("\n  " + (run / "env.json").string() + ": this run trained on"),
               std::string::npos)
         << what;
@@ -180,9 +180,24 @@ TEST(SweepPlan, ARunWhoseDatasetNowHoldsOtherDataIsNamedBeforeItStarts) {
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::print_sweep_status(s, false), 1);
   const std::string printed = ::testing::internal::GetCapturedStdout();
-  EXPECT_NE(printed.find("other data): put its data back, or move it away"), std::string::npos)
+  EXPECT_NE(printed.find("cannot go on: " + (run / "env.json").string()), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("other data; put its data back, or move it away"), std::string::npos)
       << printed;
   EXPECT_EQ(printed.find("give the same here"), std::string::npos) << printed;
+  // A checkpoint cut short (a copy stopped early): named before the data, which then is not read.
+  std::ofstream(run / "checkpoint.pt") << "PK\x03\x04 and no end";
+  try {
+    sweep::plan_sweep(s);
+    FAIL() << "a run whose checkpoint is cut short was planned to resume";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "checkpoint.pt: cut short (its zip's end record is missing: a copy stopped "
+                  "early, a full disk?); move it away to train the run again"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("other data"), std::string::npos) << e.what();
+  }
   // A finished run is only evaluated, which reads no dataset: its data is not its concern.
   std::ofstream(run / "done.json") << "{}\n";
   EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kTrained);

@@ -158,8 +158,8 @@ TEST(SweepRun, TheDryRunAndStatusSayARunIsResumedOrFinished) {
   const fs::path run =
       testing::finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
   fs::remove(run / "done.json");
-  std::ofstream(run / "checkpoint.pt") << "a checkpoint";  // only whether it is there is read
-  auto said = [&](bool plan) {                             // --dry-run's words, else --status's
+  testing::write_stand_in_checkpoint(run);
+  auto said = [&](bool plan) {  // --dry-run's words, else --status's
     sweep::SweepOptions opt;
     opt.dry_run = true;
     ::testing::internal::CaptureStdout();
