@@ -231,7 +231,6 @@ void run_collect(CollectArgs& a) {
   // The name the env goes by from here on: "hopper" for v2-v4 (the work dirs and file names of
   // D4RL-style collections), "hopper-v5" for v5; options make it an env_spec JSON.
   a.recipe.env = envs::canonical_env_name(a.recipe.env);
-  const bool out_named = !a.out.empty();  // before settle_options fills in the default
   try {
     settle_options(a, spec);
   } catch (const std::invalid_argument& e) {
@@ -247,15 +246,14 @@ void run_collect(CollectArgs& a) {
   const core::DeviceChoice device = trains ? core::resolve_device(a.device, "--device")
                                            : core::DeviceChoice{torch::kCPU, "cpu", ""};
   if (trains) core::say_choice(a.device, device);
-  // Before minutes of training and sampling: the folder takes a file. (A Minari dataset is a
-  // folder: a file beside it stands for the one it will be.) The default's folders (data/,
-  // Minari's root) are made where missing; the folder of an --out the user names must be there, as
-  // eval's --out: a typo would make a tree (at / too).
+  // Before minutes of training and sampling: the folder takes a file (why_unwritable makes one).
+  // (A Minari dataset is a folder: a file beside it stands for the one it will be.) Its folders
+  // are made, as the default's data/ is: the README's `--out data/...` runs in a fresh checkout.
   const std::string file = a.format == "minari" ? a.out + ".probe" : a.out;
-  if (const std::string why = io::why_unwritable(file, /*make_folders=*/!out_named); !why.empty())
+  if (const std::string why = io::why_unwritable(file, /*make_folders=*/true); !why.empty())
     throw usage_error("collect", "--out " + a.out + ": cannot write it: " + why);
   const fs::path parent = fs::path(a.out).parent_path();
-  if (!out_named && !parent.empty()) fs::create_directories(parent);
+  if (!parent.empty()) fs::create_directories(parent);
 
   data::Transitions d;
   try {
