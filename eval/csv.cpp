@@ -64,6 +64,7 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
     }
   }
   for (; next < lines.size(); ++next) {
+    if (lines[next].empty() || lines[next] == "\r") continue;  // a blank line an editor left
     std::vector<std::string> cells;
     std::stringstream ss(lines[next]);
     std::string cell;

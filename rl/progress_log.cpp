@@ -13,7 +13,9 @@ namespace minrnn::rl {
 double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
                             double mean_evaluation_s) {
   if (step >= max_steps) return 0;
-  const int64_t due = 1 + (eval_every > 0 ? (max_steps - 1) / eval_every - step / eval_every : 0);
+  // From `step` itself on: its line is written before the evaluation of its step.
+  const int64_t due =
+      1 + (eval_every > 0 ? (max_steps - 1) / eval_every - (step - 1) / eval_every : 0);
   return (max_steps - step) / std::max(rate, 1e-9) + due * mean_evaluation_s;
 }
 

@@ -17,9 +17,9 @@ struct StepStats {
   double loss = 0, lr = 0, grad_norm = 0;
 };
 
-// Seconds from `step` to `max_steps` at `rate` steps/s, and the evaluations still due after
-// `step` (every eval_every steps before the last, and one at the last: rl/training_run.cpp) at
-// `mean_evaluation_s` each (0 before one has run).
+// Seconds from `step` to `max_steps` at `rate` steps/s, and the evaluations still due from `step`
+// on, its own included (every eval_every steps before the last, and one at the last:
+// rl/training_run.cpp) at `mean_evaluation_s` each (0 before one has run).
 double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
                             double mean_evaluation_s);
 

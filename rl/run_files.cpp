@@ -147,7 +147,7 @@ std::string why_other_env(const RunFiles& files, const Agent& agent,
   }
   // Key against key, as the checkpoint's config holds them: without `env` the environment is the
   // dataset's, which only reading the data would resolve.
-  const bool by_env = !stored.env.empty() || !agent.config.env.empty();
+  const bool by_env = !stored.env.empty() && !agent.config.env.empty();
   const std::string key = by_env ? "env" : "dataset";
   const std::string& run = by_env ? stored.env : stored.dataset;
   const std::string& trained = by_env ? agent.config.env : agent.config.dataset;

@@ -85,25 +85,25 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
     }
     return 0;
   }
-  Agent saved = [&] {
-    try {
-      return load_agent(files.checkpoint.string(), device);
-    } catch (const std::runtime_error& e) {  // a walk, 2026-11-30: the error said no way on
-      throw std::runtime_error(
-          std::string(e.what()) +
-          ". Move it away to train the run again from step 0, or pass --force");
-    }
-  }();
+  // A file cut short says the way on (a walk, 2026-11-30: a sweep failed the run at every start,
+  // its log saying none); an error of the load itself (a lock, CUDA's memory) names no remedy that
+  // would throw a good checkpoint away.
+  const std::string checkpoint = files.checkpoint.string();
+  if (const std::string why = why_not_whole_archive(checkpoint); !why.empty()) {
+    throw std::runtime_error(checkpoint + ": not a readable minrnn checkpoint: " + why +
+                             ". Move it away to train the run again from step 0, or pass --force");
+  }
+  Agent saved = load_agent(checkpoint, device);
   // config.yaml may say another config than the checkpoint holds (edited by hand): its weights
   // would not fit (in LibTorch's words) or train on under other settings. max_steps may grow.
   TrainConfig trained = saved.config;
   trained.max_steps = agent.config.max_steps;
   if (const std::string differ = config_differences(trained, agent.config); !differ.empty()) {
-    throw std::runtime_error(files.checkpoint.string() + " was trained with another config (" +
-                             differ + ") than " + files.config.filename().string() +
+    throw std::runtime_error(checkpoint + " was trained with another config (" + differ +
+                             ") than " + files.config.filename().string() +
                              " and this command say; use another --run-dir or --force");
   }
-  load_optimizer_state(files.checkpoint.string(), device, optimizer);
+  load_optimizer_state(checkpoint, device, optimizer);
   torch::NoGradGuard no_grad;
   auto src = saved.model->named_parameters();
   for (auto& p : agent.model->named_parameters()) p.value().copy_(src[p.key()]);

@@ -81,13 +81,9 @@ class LocalPool {
   }
 
   SweepSummary summary() const {
-    return {failed_,
-            busy_,
-            interrupted_ + uncheckpointed_ + unevaluated_,
-            unevaluated_,
-            uncheckpointed_,
-            remaining(),
-            stopping_ ? rl::stop_signal() : 0};
+    const int stopped = interrupted_ + uncheckpointed_ + unevaluated_;
+    const int signal = stopping_ ? rl::stop_signal() : 0;
+    return {failed_, busy_, stopped, unevaluated_, uncheckpointed_, remaining(), signal};
   }
 
  private:

@@ -271,13 +271,14 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
       ":" + conflicts);
 }
 
-// A run going on from its run dir loads its checkpoint and reads the data it trained on
-// (rl::check_same_data, as it starts): asked here, a checkpoint cut short or a regenerated or
-// moved dataset stops the sweep before any run starts and --status / --dry-run name the run (a
-// walk, 2026-11-30: each such run was started and failed, again at every sweep). Each dataset is
-// read once, for the runs that go on from an env.json; one that does not load is left to its
-// runs, which say why. The refusal's lines ("" when every run can go on).
-std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs) {
+// A run going on from its run dir loads its checkpoint (to resume or to evaluate) and reads the
+// data it trained on (rl::check_same_data, as it starts): asked here, a checkpoint cut short, or
+// a regenerated or moved dataset, stops the sweep before any run starts and the plan names the
+// run (a walk, 2026-11-30: each such run was started and failed, again at every sweep). The data
+// is read only with `read_data` (a sweep about to start: each dataset once, for the runs that go
+// on from an env.json; one that does not load is left to its runs, which say why), never for
+// --status, which reads the run dirs alone. The refusal's lines ("" when every run can go on).
+std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_data) {
   std::string lines;
   const auto cannot_go_on = [&](SweepRun& r, const std::string& why) {
     r.mismatch = why;
@@ -286,10 +287,13 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs) {
   };
   for (SweepRun& r : runs) {
     const fs::path checkpoint = rl::RunFiles(r.run_dir).checkpoint;
-    if (r.state != RunState::kPending || !r.mismatch.empty() || !fs::exists(checkpoint)) continue;
-    if (const std::string why = rl::why_not_whole_archive(checkpoint.string()); !why.empty())
-      cannot_go_on(r, checkpoint.string() + ": " + why + "; move it away to train the run again");
+    if (r.state == RunState::kDone || !r.mismatch.empty() || !fs::exists(checkpoint)) continue;
+    if (const std::string why = rl::why_not_whole_archive(checkpoint.string()); !why.empty()) {
+      cannot_go_on(r, checkpoint.string() + ": " + why +
+                          "; move it away and the run trains again from step 0");
+    }
   }
+  if (!read_data) return lines;
   const auto goes_on = [](const SweepRun& r) {
     return r.state == RunState::kPending && r.mismatch.empty() && !r.data_missing &&
            fs::exists(rl::RunFiles(r.run_dir).env);
@@ -309,7 +313,11 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs) {
     for (SweepRun& r : runs) {
       if (r.dataset_source != source || !goes_on(r)) continue;
       const rl::OtherData other = rl::why_other_data(rl::RunFiles(r.run_dir), *data);
-      if (!other.why.empty()) cannot_go_on(r, other.why + "; put its data back, or move it away");
+      if (other.why.empty()) continue;
+      cannot_go_on(
+          r, other.why + (other.record_damaged ? "; delete it to go on with this dataset"
+                                               : "; put that data back, or move the run's folder " +
+                                                     r.run_dir + " away"));
     }
   }
   return lines;
@@ -362,7 +370,8 @@ std::vector<SweepRun> plan_sweep(const SweepSpec& spec, PlanMismatches mismatche
       runs.push_back(r);
     }
   }
-  const std::string cannot_go_on = mark_runs_that_cannot_go_on(runs);
+  const std::string cannot_go_on =
+      mark_runs_that_cannot_go_on(runs, mismatches == PlanMismatches::kRefuse);
   if (mismatches == PlanMismatches::kReport) return runs;
   if (!conflicts.empty()) throw config_conflicts(spec, conflicts, extendable > 0);
   if (!cannot_go_on.empty()) {

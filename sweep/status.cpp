@@ -160,7 +160,8 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
     if (s.state == "stopped") r["checkpointed"] = s.checkpointed;
     if (s.pid >= 0) r["pid"] = s.pid;
     if (!s.failure.empty()) r["failure"] = s.failure;
-    if (s.run.mismatch_extends) r["extends"] = true;  // --extend trains it on
+    if (s.run.mismatch_extends) r["extends"] = true;   // --extend trains it on
+    if (s.run.cannot_go_on) r["cannot_go_on"] = true;  // the sweep's run: what to do in failure
     if (!s.slurm.empty()) r["slurm"] = s.slurm;
     j["runs"].push_back(r);
   }

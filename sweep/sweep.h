@@ -167,7 +167,8 @@ enum class PlanMismatches { kRefuse, kReport };
 // other data than its env.json records (each such dataset read once); and an override (`set`,
 // --set) of what the sweep sets per run itself: backbone, seed, and a dataset shared by several
 // dataset labels. With PlanMismatches::kReport the runs whose directory holds another config or
-// evaluation are returned with SweepRun::mismatch set instead.
+// evaluation, or a checkpoint cut short, are returned with SweepRun::mismatch set instead (no
+// dataset is read: --status reads the run dirs alone).
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec,
                                  PlanMismatches mismatches = PlanMismatches::kRefuse);
 

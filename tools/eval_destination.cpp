@@ -45,16 +45,27 @@ bool is_evaluation(const nlohmann::json& j) {
 
 // Whether `name` is one adhoc_name makes: "eval-" and then what it begins with, an option given,
 // a setting apart (settings_apart) or why the episodes are not the run's result (not_the_result).
-// Not a name of the user's own (the demo's eval-video.json).
+// Each part with the value it is followed by (a number, a mode, an engine): not a name of the
+// user's own (the demo's eval-video.json; a review, 2026-11-30: the part alone took a user's
+// eval-mode-comparison.json).
 bool named_by_settings(const std::string& name) {
-  static const char* const kFirstParts[] = {"episodes", "target",        "seed",
-                                            "mode",     "engine",        "train_step",
-                                            "step",     "replaced-step", "checkpoint"};
   const std::string prefix = "eval-";
   if (name.rfind(prefix, 0) != 0 || fs::path(name).extension() != ".json") return false;
-  return std::any_of(std::begin(kFirstParts), std::end(kFirstParts), [&](const char* part) {
-    return name.compare(prefix.size(), std::string(part).size(), part) == 0;
-  });
+  const std::string rest = name.substr(prefix.size());
+  const auto starts = [&](const std::string& part, const std::string& then) {
+    if (rest.compare(0, part.size() + then.size(), part + then) != 0) return false;
+    const size_t at = part.size() + then.size();
+    return !then.empty() ||
+           (at < rest.size() &&
+            (std::isdigit(static_cast<unsigned char>(rest[at])) || rest[at] == '-'));
+  };
+  for (const char* number : {"episodes", "target", "seed", "train_step", "step", "replaced-step"})
+    if (starts(number, "")) return true;
+  for (const char* value : {"auto", "window", "streaming"})
+    if (starts("mode", value)) return true;
+  for (const char* value : {"packed", "torch"})
+    if (starts("engine", value)) return true;
+  return starts("checkpoint", "-step");
 }
 
 // The settings of this evaluation that `result` (a run's eval.json) was made without, as the

@@ -194,37 +194,6 @@ TEST(Report, AnEvaluationOfARunStillTrainingIsNotAResult) {
   EXPECT_EQ(md.find("99.0"), std::string::npos) << md;
 }
 
-// A run killed mid-line leaves a torn last line; one that still has enough commas ("5,0." of
-// "5,0.25,...") is not a row: the report and the sweep read whole lines only, as resume does.
-TEST(Report, ATornLastLineIsNotARowEvenWithEnoughColumns) {
-  testing::TempDir tmp;
-  std::ofstream(tmp.path / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n5,0.";
-  eval::Series s;
-  ASSERT_TRUE(eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", -1, -1, &s));
-  EXPECT_EQ(s.x, (std::vector<double>{1, 3}));
-  EXPECT_EQ(s.y, (std::vector<double>{0.5, 0.4}));
-}
-
-// A header without the columns read is said, naming the file: a damaged metrics.csv dropped its
-// seed's loss curve from the report without a word (a walk, 2026-11-29).
-TEST(Report, AHeaderWithoutTheColumnsReadIsNamed) {
-  testing::TempDir tmp;
-  std::ofstream(tmp.path / "metrics.csv") << "garbage,\n1,0.5\n";
-  eval::Series s;
-  try {
-    eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", -1, -1, &s);
-    FAIL() << "read a curve from a header without its columns";
-  } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              (tmp.path / "metrics.csv").string() +
-                  ":1: its header has no 'step' column (expected a header naming step and loss)");
-  }
-  // A file from before the header: its columns by place.
-  std::ofstream(tmp.path / "metrics.csv", std::ios::trunc) << "1,0.5\n2,0.25\n";
-  ASSERT_TRUE(eval::read_csv_columns(tmp.path / "metrics.csv", true, "step", "loss", 0, 1, &s));
-  EXPECT_EQ(s.y, (std::vector<double>{0.5, 0.25}));
-}
-
 TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
   testing::TempDir tmp;
   make_run(tmp.path, "hopper-medium", "mingru", 0, 60);

@@ -147,7 +147,10 @@ TEST(Evaluations, TheSecondsOfOnesInLineAreLeftOutOfTheStepRate) {
 TEST(Evaluations, TheEtaCountsTheEvaluationsStillDue) {
   // 1600 steps at 10 a second; evaluations due at 500, 1000, 1500 and the last step, 30 s each.
   EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 500, 10, 30), 160 + 4 * 30);
-  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(1500, 2000, 500, 10, 30), 50 + 1 * 30);
+  // A line at an evaluation's step is written before that evaluation: it is still due.
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(500, 2000, 500, 10, 30), 150 + 4 * 30);
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(1500, 2000, 500, 10, 30), 50 + 2 * 30);
+  EXPECT_DOUBLE_EQ(rl::training_eta_seconds(1501, 2000, 500, 10, 30), 49.9 + 1 * 30);
   EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 0, 10, 30), 160 + 30);  // the last alone
   EXPECT_DOUBLE_EQ(rl::training_eta_seconds(400, 2000, 500, 10, 0), 160);      // none run yet
   EXPECT_DOUBLE_EQ(rl::training_eta_seconds(2000, 2000, 500, 10, 30), 0);

@@ -174,32 +174,40 @@ TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
               std::string::npos)
         << what;
     EXPECT_NE(what.find("\"0123456789abcdef\""), std::string::npos) << what;
+    EXPECT_NE(what.find("other data; put that data back, or move the run's folder " +
+                        run.string() + " away"),
+              std::string::npos)
+        << what;
   }
-  const std::vector<sweep::RunStatus> status = sweep::sweep_status(s, nullptr);
-  EXPECT_EQ(status[0].state, "mismatched");
-  ::testing::internal::CaptureStdout();
-  EXPECT_EQ(sweep::print_sweep_status(s, false), 1);
-  const std::string printed = ::testing::internal::GetCapturedStdout();
-  EXPECT_NE(printed.find("cannot go on: " + (run / "env.json").string()), std::string::npos)
-      << printed;
-  EXPECT_NE(printed.find("other data; put its data back, or move it away"), std::string::npos)
-      << printed;
-  EXPECT_EQ(printed.find("give the same here"), std::string::npos) << printed;
-  // A checkpoint cut short (a copy stopped early): named before the data, which then is not read.
+  // --status reads no dataset (run dirs alone): the sweep's start says it.
+  EXPECT_NE(sweep::sweep_status(s, nullptr)[0].state, "mismatched");
+  // A checkpoint cut short (a copy stopped early): named before the data, which then is not read,
+  // and by --status too.
   std::ofstream(run / "checkpoint.pt") << "PK\x03\x04 and no end";
+  const std::string cut_short =
+      (run / "checkpoint.pt").string() +
+      ": cut short (its zip's end record is missing: a copy stopped early, a full disk?); move it "
+      "away and the run trains again from step 0";
   try {
     sweep::plan_sweep(s);
     FAIL() << "a run whose checkpoint is cut short was planned to resume";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "checkpoint.pt: cut short (its zip's end record is missing: a copy stopped "
-                  "early, a full disk?); move it away to train the run again"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(cut_short), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find("other data"), std::string::npos) << e.what();
   }
-  // A finished run is only evaluated, which reads no dataset: its data is not its concern.
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(sweep::print_sweep_status(s, false), 1);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("cannot go on: " + cut_short), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("give the same here"), std::string::npos) << printed;
+  ::testing::internal::CaptureStdout();
+  sweep::print_sweep_status(s, true);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("\"cannot_go_on\": true"),
+            std::string::npos);
+  // Trained, its evaluation still to run: that loads the checkpoint too (its data it reads not).
   std::ofstream(run / "done.json") << "{}\n";
+  EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
+  testing::write_stand_in_checkpoint(run);
   EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kTrained);
 }
 

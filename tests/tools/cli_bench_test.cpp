@@ -83,7 +83,8 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
            {"--csv runs", "--csv runs: cannot write it: it is a folder"},
            // A file of another kind named by a slip: a run's curve, its config (a walk).
            {"--csv evals.csv",
-            "--csv evals.csv: it holds something other than bench scan's CSV (its first line: "
+            "--csv evals.csv: it holds something other than bench scan's CSV as this minrnn writes "
+            "it (move an older one away) (its first line: "
             "'step,normalized"},
            {"--markdown config.yaml",
             "--markdown config.yaml: cannot append to it: a benchmark log is a Markdown file"},
@@ -102,7 +103,7 @@ TEST(Cli, BenchChecksWhereItFilesBeforeMeasuring) {
 }
 
 // --csv replaces only this bench's own CSV: `bench policy --csv runs/bench/eval.csv` replaced the
-// eval bench's rows, which sweep --estimate reads (a walk, 2026-12-01). Another bench's CSV is kept
+// eval bench's rows, which sweep --estimate reads (a walk, 2026-11-30). Another bench's CSV is kept
 // and named by its header, before anything is measured.
 TEST(Cli, BenchCsvReplacesOnlyTheSameBenchsCsv) {
   TempDir dir;
@@ -113,9 +114,10 @@ TEST(Cli, BenchCsvReplacesOnlyTheSameBenchsCsv) {
   const std::string rows = read_text(dir.path / "e.csv");
   const CliResult scan = run_minrnn(dir, "bench scan --quick --lengths 16 --csv e.csv");
   EXPECT_EQ(scan.exit_code, 2) << scan.output;
-  testing::expect_output_naming(
-      scan, {"--csv e.csv: it holds something other than bench scan's CSV (its first line: "
-             "'machine,env,mode,num_envs"});
+  testing::expect_output_naming(scan,
+                                {"--csv e.csv: it holds something other than bench scan's CSV as "
+                                 "this minrnn writes it (move an older one away) (its first line: "
+                                 "'machine,env,mode,num_envs"});
   EXPECT_EQ(scan.output.find("| scan: ours"), std::string::npos) << scan.output;
   EXPECT_EQ(read_text(dir.path / "e.csv"), rows);
 }

@@ -225,6 +225,32 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   }
 }
 
+// A mistyped file or command is refused naming what was most likely meant, and nothing is made.
+TEST(Cli, ATypoIsOfferedWhatItMostLikelyMeant) {
+  TempDir dir;
+  write_text(dir.path / "tiny.yaml", kFourStepConfig);
+  fs::create_directories(dir.path / "sweep");
+  expect_failure_naming(run_minrnn(dir, "report swep"),
+                        {"swep: no such sweep directory (did you mean 'sweep'?)"});
+  expect_failure_naming(run_minrnn(dir, "train tiny.yml --seed 0"),
+                        {"tiny.yml: no such config file (did you mean 'tiny.yaml'?)"});
+  expect_failure_naming(run_minrnn(dir, "sweep tiny.yml"), {"tiny.yml: no such sweep file"});
+  expect_failure_naming(run_minrnn(dir, "trian tiny.yaml --seed 0"),
+                        {"unknown command 'minrnn trian' (did you mean 'train'?)", "known: "});
+  expect_failure_naming(run_minrnn(dir, "bench trian"),
+                        {"unknown command 'minrnn bench trian' (did you mean 'train'?)"});
+  expect_failure_naming(run_minrnn(dir, "data"),
+                        {"'minrnn data' needs a command: inspect, synth, download"});
+  expect_failure_naming(run_minrnn(dir, "collect hopper mediun --out d.hdf5"),
+                        {"unknown quality 'mediun' (did you mean 'medium'?)"});
+  expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --env hoper"),
+                        {"unknown environment 'hoper' (did you mean 'hopper'?)"});
+  // Not a typo, but a file every reader would refuse (no episode ends in it): not written.
+  expect_failure_naming(run_minrnn(dir, "data synth d.hdf5 --steps 100 --episode-len 1000"),
+                        {"--episode-len 1000 is more than --steps 100"});
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 2);
+}
+
 // compare --csv replaces only an earlier comparison's CSV, and is checked before the sweeps are
 // read (a walk, 2026-11-29: it replaced a run's eval.json; '' wrote nothing, exit 0).
 TEST(CliInput, CompareWritesItsCsvOnlyOverAComparisonsCsv) {

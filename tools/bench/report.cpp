@@ -133,8 +133,9 @@ void check_filing(const std::string& command, const BenchFiling& filing, const C
     // runs/bench/eval.csv` lost the rows sweep --estimate reads), a run's evals.csv or a user's
     // table is kept.
     const std::string other =
-        named ? io::why_not_of_kind(path, command + "'s CSV",
-                                    [&header](const std::string& first) { return first == header; })
+        named ? io::why_not_of_kind(
+                    path, command + "'s CSV as this minrnn writes it (move an older one away)",
+                    [&header](const std::string& first) { return first == header; })
               : "";
     if (!other.empty()) throw usage_error(command, "--csv " + path + ": " + other);
   }
