@@ -238,7 +238,7 @@ TEST_F(EvalCli, OutNamesThisRunsEvaluationsOnlyByTheirSettings) {
   ASSERT_EQ(run_minrnn(dir, "eval a --episodes 2").exit_code, 0);
   const std::string two = read_text(dir.path / "a" / "eval-episodes2.json");
   for (const char* name : {"eval-episodes2.json", "eval-episodes2-modewindow.json",
-                           "eval-step4.json", "eval-engine.json"}) {
+                           "eval-step4.json", "eval-enginetorch.json"}) {
     const testing::CommandResult r =
         run_minrnn(dir, std::string("eval a --episodes 1 --out a/") + name);
     expect_failure_naming(r, {std::string("--out a/") + name +
@@ -250,7 +250,7 @@ TEST_F(EvalCli, OutNamesThisRunsEvaluationsOnlyByTheirSettings) {
   EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1 --out a/eval-episodes1.json").exit_code, 0);
   EXPECT_EQ(json("a/eval-episodes1.json")["episodes"], 1);
   // A user's own names that begin as a part does, without its value, are theirs.
-  for (const char* own : {"eval-streaming.json", "eval-mode-comparison.json", "eval-seeds-a.json"})
+  for (const char* own : {"eval-streaming.json", "eval-mode-comparison.json", "eval-engine.json"})
     EXPECT_EQ(run_minrnn(dir, std::string("eval a --episodes 1 --out a/") + own).exit_code, 0)
         << own;
 }
