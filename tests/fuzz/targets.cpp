@@ -13,6 +13,7 @@
 #include "rl/trainer.h"
 #include "sweep/sweep.h"
 #include "tests/datasets/fixtures.h"
+#include "tests/datasets/minari_fixtures.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/paths.h"
 #include "tests/text_file.h"
@@ -76,49 +77,28 @@ void d4rl_run(const std::string& input, const std::string& work, std::string* mu
 
 // --- Minari dataset ---------------------------------------------------------------------------
 
-// A Minari-layout dataset as the tests write it (tests/datasets/minari_test.cpp).
-void write_minari(const fs::path& dir, const std::vector<int>& lengths, bool with_metadata) {
-  fs::create_directories(dir / "data");
-  const int obs_dim = 11, act_dim = 3;
-  {
-    data::testing::RawFile f((dir / "data" / "main_data.hdf5").string());
-    for (size_t e = 0; e < lengths.size(); ++e) {
-      const hsize_t T = lengths[e];
-      const std::string g = "episode_" + std::to_string(e) + "/";
-      std::vector<double> obs((T + 1) * obs_dim, 0.25);
-      for (hsize_t t = 0; t <= T; ++t) obs[t * obs_dim] = 100.0 * e + t;
-      f.doubles(g + "observations", {T + 1, hsize_t(obs_dim)}, obs);
-      f.floats(g + "actions", {T, hsize_t(act_dim)}, std::vector<float>(T * act_dim, 0.5f));
-      f.doubles(g + "rewards", {T}, std::vector<double>(T, 2.0));
-      std::vector<uint8_t> term(T, 0), trunc(T, 0);
-      (e % 2 ? term : trunc)[T - 1] = 1;
-      f.bools(g + "terminations", term);
-      f.bools(g + "truncations", trunc);
-    }
-  }
-  if (with_metadata) {
-    write_file(dir / "metadata.json",
-               R"({"dataset_id": "mujoco/hopper/fuzz-v0", "total_episodes": )" +
-                   std::to_string(lengths.size()) +
-                   R"(, "env_spec": "{\"id\": \"Hopper-v5\", \"max_episode_steps\": 1000}",)"
-                   R"( "ref_min_score": -20.0, "ref_max_score": 3000.0})");
-  }
+// A Minari-layout dataset as the reader's tests write it (tests/datasets/minari_fixtures.h), its
+// episodes ending by a truncation and a termination in turn.
+void write_minari(const fs::path& dir, const std::vector<int>& lengths) {
+  std::vector<bool> terminated;
+  for (size_t e = 0; e < lengths.size(); ++e) terminated.push_back(e % 2 == 1);
+  data::testing::write_minari(dir, lengths, terminated);
 }
 
 std::vector<std::string> minari_seeds(const std::string& work) {
   std::vector<std::string> seeds;
   for (const auto& lengths : std::vector<std::vector<int>>{{3, 2}, {2, 4, 1}}) {
     const fs::path dir = fs::path(work) / "seed-minari";
-    write_minari(dir, lengths, false);
+    write_minari(dir, lengths);
     seeds.push_back(read_text(dir / "data" / "main_data.hdf5"));
   }
   return seeds;
 }
 
-// The dataset folder the Minari targets read: data/main_data.hdf5 and metadata.json.
+// The dataset folder the Minari targets read: data/main_data.hdf5 and data/metadata.json.
 fs::path minari_dir(const std::string& work) {
   const fs::path dir = fs::path(work) / "input-minari";
-  if (!fs::exists(dir / "metadata.json")) write_minari(dir, {3, 2}, true);
+  if (!fs::exists(dir / "data" / "metadata.json")) write_minari(dir, {3, 2});
   return dir;
 }
 
@@ -130,13 +110,14 @@ void minari_run(const std::string& input, const std::string& work, std::string* 
 }
 
 std::vector<std::string> minari_metadata_seeds(const std::string& work) {
-  return {read_text(minari_dir(work) / "metadata.json"), "{}", R"({"env_spec": {"id": "x"}})"};
+  return {read_text(minari_dir(work) / "data" / "metadata.json"), "{}",
+          R"({"env_spec": {"id": "x"}})"};
 }
 
 void minari_metadata_run(const std::string& input, const std::string& work,
                          std::string* must_name) {
   const fs::path dir = minari_dir(work);
-  write_file(dir / "metadata.json", input);
+  write_file(dir / "data" / "metadata.json", input);
   *must_name = dir.string();
   (void)data::load_dataset(dir.string());
 }
