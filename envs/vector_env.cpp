@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "envs/registry.h"
+#include "io/cpus.h"
 
 namespace minrnn::envs {
 
@@ -81,8 +82,7 @@ void ThreadPool::run(int n, const std::function<void(int)>& fn) {
 namespace {
 int default_threads(int num_envs, int requested) {
   if (requested > 0) return std::min(requested, num_envs);
-  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, std::min(num_envs, hardware));
+  return std::max(1, std::min(num_envs, io::usable_cpu_count()));
 }
 }  // namespace
 

@@ -24,6 +24,7 @@
 #include "eval/stats.h"
 #include "infer/policy_engine.h"
 #include "io/atomic_file.h"
+#include "io/cpus.h"
 #include "io/writable.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
@@ -216,8 +217,8 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   r.engine = rl::resolve_policy_engine(wave.engine, agent);
   const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
   rl::PolicyOptions options{wave.mode, r.engine};
-  // Threads past the machine's would only wait for each other (and a pool's spin for them).
-  const int usable = std::min(r.threads, std::max(1, int(std::thread::hardware_concurrency())));
+  // Threads past the CPUs we may use would only wait for each other (and a pool's spin for them).
+  const int usable = std::min(r.threads, io::usable_cpu_count());
   if (r.engine == rl::PolicyEngine::kPacked) options.threads = std::max(1, usable / count);
   auto policy = std::make_unique<rl::Policy>(agent, options);
   Episodes episodes = start_episodes(agent, *policy, wave);

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
-#include <thread>
 
+#include "io/cpus.h"
 #include "io/dir_lock.h"
 #include "io/shell_word.h"
 #include "io/tensorboard.h"
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 // Torch threads per run: the sweep's `threads`, or the cores shared among the parallel runs.
 int threads_per_run(const SweepSpec& spec) {
   if (spec.threads > 0) return spec.threads;
-  return std::max(1, int(std::thread::hardware_concurrency()) / std::max(1, spec.parallel));
+  return std::max(1, io::usable_cpu_count() / std::max(1, spec.parallel));
 }
 
 // ", its last attempt failed (train exit 1)" where the run holds a failed.json (the sweep tries it

@@ -1,6 +1,6 @@
 #include "tools/runtime_env.h"
 
-#include <sched.h>
+#include "io/cpus.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,12 +10,6 @@
 
 namespace minrnn::cli {
 namespace {
-
-int cpus_we_may_use() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 // Threads running now besides this one: the kernel's count of runnable tasks (/proc/loadavg's
 // fourth field, "running/total"), the least of a few looks so a passing blip does not count. The
@@ -57,7 +51,7 @@ std::optional<std::pair<std::string, std::string>> openmp_wait_setting(const cha
 
 std::vector<std::pair<std::string, std::string>> runtime_settings() {
   std::vector<std::pair<std::string, std::string>> out;
-  const int cpus = cpus_we_may_use();
+  const int cpus = io::usable_cpu_count();
   const char* policy = std::getenv("OMP_WAIT_POLICY");
   const char* spincount = std::getenv("GOMP_SPINCOUNT");
   const int threads = requested_threads(cpus);

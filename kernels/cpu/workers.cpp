@@ -4,6 +4,8 @@
 #include <chrono>
 #include <utility>
 
+#include "io/cpus.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define MINRNN_SPIN_PAUSE() _mm_pause()
@@ -25,8 +27,8 @@ constexpr auto kSpinFor = std::chrono::microseconds(300);
 }  // namespace
 
 Workers::Workers(int threads) {
-  // More threads than the machine runs at once only wait for each other.
-  const int most = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // More threads than this process may run at once only wait for each other.
+  const int most = io::usable_cpu_count();
   try {
     for (int t = 1; t < std::min(threads, most); ++t) pool_.emplace_back([this] { serve(); });
   } catch (...) {  // the system refused a thread (EAGAIN): the ones started are stopped first

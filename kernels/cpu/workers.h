@@ -22,8 +22,8 @@ namespace minrnn::core::cpu {
 class Workers {
  public:
   // `threads` in all, the caller's among them: threads − 1 are started here (none for 1), at
-  // most as many as the machine's hardware threads. std::system_error where the system refuses a
-  // thread (none is left running).
+  // most as many as the CPUs this process may use (io/cpus.h). std::system_error where the system
+  // refuses a thread (none is left running).
   explicit Workers(int threads);
   ~Workers();
   Workers(const Workers&) = delete;

@@ -2,6 +2,7 @@
 // modules it packs: every backbone and option, token chunks of any size carried across calls,
 // last_only.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "infer/pack.h"
 #include "infer/packed_backbone.h"
+#include "io/cpus.h"
 #include "kernels/cpu/workers.h"
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
@@ -155,12 +157,27 @@ TEST(CpuFloatLoops, AProductSplitOverWorkersIsTheSameBits) {
   }
 }
 
+// Under a CPU mask of one core (taskset, Slurm's binding) a pool of 4 starts no thread: they
+// would only take turns on that core. The mask is this thread's, restored before any check.
+TEST(CpuWorkers, StartNoMoreThreadsThanTheAffinityMaskAllows) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const int threads = cpu::Workers(4).threads();
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(threads, 1);
+}
+
 // Every task of every batch runs once, batches back to back (the pool threads spinning or asleep).
 TEST(CpuWorkers, EveryTaskRunsOnceInEveryBatch) {
   cpu::Workers workers(4);
-  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  EXPECT_EQ(workers.threads(), std::min(4, hardware));   // no more than the machine runs at once
-  EXPECT_EQ(cpu::Workers(1 << 20).threads(), hardware);  // a count no system would start
+  const int usable = io::usable_cpu_count();
+  EXPECT_EQ(workers.threads(), std::min(4, usable));   // no more than this process runs at once
+  EXPECT_EQ(cpu::Workers(1 << 20).threads(), usable);  // a count no system would start
   std::vector<std::atomic<int>> runs(37);
   for (int batch = 1; batch <= 500; ++batch) {
     const int64_t count = 1 + batch % 37;

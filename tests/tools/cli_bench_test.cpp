@@ -242,6 +242,23 @@ TEST(Cli, BenchTrainRoundsAlternateWithThePeer) {
   EXPECT_NEAR(highest, std::max(ratios[0], ratios[1]), 0.006) << r.output;
 }
 
+// A peer that fails is named with how it ended and what it printed; no CSV is written.
+TEST(CliBench, APeerThatFailsIsNamedWithItsOutput) {
+  TempDir dir;
+  write_text(dir.path / "peer.sh", "#!/bin/sh\necho 'no module named torch'\nexit 3\n");
+  fs::permissions(dir.path / "peer.sh", fs::perms::owner_all);
+  fs::create_directories(dir.path / "out");
+  const CliResult r = run_minrnn(dir,
+                                 "bench train --backbones mingru --devices cpu --embed 16 "
+                                 "--seconds 0.2 --peer ./peer.sh --no-append --csv out/train.csv");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("'./peer.sh train 0.2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exited 3 without '= X steps/s':\nno module named torch"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir.path / "out" / "train.csv"));
+}
+
 // `bench pack --quick` is a smoke run as every other bench's: packs 1 and 2, a second a cell (a
 // walk through the commands, 2026-11-29: it alone had no --quick).
 TEST(CliBench, PackHasAQuickSmokeRun) {

@@ -1,33 +1,32 @@
 #include "tools/bench/peer.h"
 
-#include <sys/wait.h>
-
+#include <chrono>
 #include <cstdio>
 #include <regex>
 #include <stdexcept>
 
+#include "sweep/spawn.h"
+
 namespace minrnn::cli {
 
 double run_peer(const std::string& command, double seconds) {
+  // The peer is a shell command line (PEER_PYTHON=python3 ../shared/peer/run.sh). Its first use
+  // may make its venv (a pip install): minutes, not forever.
   const std::string line = command + " train " + std::to_string(seconds) + " 2>&1";
-  FILE* pipe = popen(line.c_str(), "r");
-  if (!pipe) throw std::runtime_error("--peer: cannot run '" + line + "'");
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  const int status = pclose(pipe);
+  const auto limit = std::chrono::seconds(static_cast<long>(seconds) + 1800);
+  const sweep::CommandOutput r = sweep::run_command({"sh", "-c", line}, limit);
   std::smatch m;
   static const std::regex rate("= ([0-9.]+) steps/s");
-  if (status != 0 || !std::regex_search(out, m, rate)) {
-    // pclose returns a wait status: its exit code or signal, not the raw word (256 for exit 1).
-    const std::string ended = status == -1        ? std::string("could not be waited for")
-                              : WIFEXITED(status) ? "exited " + std::to_string(WEXITSTATUS(status))
-                              : WIFSIGNALED(status)
-                                  ? "was killed by signal " + std::to_string(WTERMSIG(status))
-                                  : "ended (wait status " + std::to_string(status) + ")";
-    throw std::runtime_error("--peer: '" + line + "' " + ended + " without '= X steps/s':\n" + out);
+  if (r.exit_code != 0 || !std::regex_search(r.out, m, rate)) {
+    const std::string ended =
+        r.timed_out          ? "did not end within " + std::to_string(limit.count()) + " s (killed)"
+        : r.exit_code == 127 ? "could not be started"
+        : r.exit_code > 128  ? "was killed by signal " + std::to_string(r.exit_code - 128)
+                             : "exited " + std::to_string(r.exit_code);
+    throw std::runtime_error("--peer: '" + line + "' " + ended + " without '= X steps/s':\n" +
+                             r.out + r.err);
   }
-  std::fprintf(stderr, "%s", out.c_str());
+  std::fprintf(stderr, "%s", r.out.c_str());
   return std::stod(m[1].str());
 }
 

@@ -1,6 +1,7 @@
 #include "tools/bench/report.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "io/atomic_file.h"
 #include "io/writable.h"
 #include "ops/device.h"
+#include "sweep/spawn.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -35,15 +37,13 @@ std::string machine_name() {
 
 std::string gpu_name() {
   static const std::string name = [] {
-    std::string out;
-    if (FILE* pipe = popen("nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null", "r")) {
-      char buf[256];
-      while (fgets(buf, sizeof(buf), pipe)) out += buf;
-      pclose(pipe);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    // A wedged driver can hang nvidia-smi: a bench names its GPU "unknown" rather than hang.
+    const sweep::CommandOutput r = sweep::run_command(
+        {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"}, std::chrono::seconds(20));
+    std::string out = r.exit_code == 0 ? r.out : "";
     const auto newline = out.find('\n');  // first GPU only
     if (newline != std::string::npos) out = out.substr(0, newline);
+    while (!out.empty() && (out.back() == '\r' || out.back() == ' ')) out.pop_back();
     return out.empty() ? std::string("unknown GPU") : out;
   }();
   return name;
