@@ -1,6 +1,7 @@
 // The pack step of the inference path: a trained torch module's weights copied once into the plain
-// float structs the CPU loops read (kernels/cpu/float_loops.h). The only part of infer/ besides
-// pack_backbone that sees torch modules.
+// float structs the CPU loops read (kernels/cpu/float_loops.h). Each engine's constructor
+// (packed_*.cpp) walks its module and packs the parts through these; after that nothing in infer/
+// touches torch but policy.cpp's reference engine, which runs the module itself.
 #pragma once
 #include <torch/torch.h>
 

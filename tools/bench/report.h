@@ -61,13 +61,14 @@ struct BenchFiling {
 void add_filing_options(CLI::App* sub, BenchFiling& filing, const std::string& default_csv,
                         std::function<BenchCsv()> no_rows);
 // The environment variables that change what a bench measures (the scan kernel, side work, a
-// pack stacked, its products and bias gradients, the CPU GEMM, LibTorch's GEMM path): an entry
-// names those set, below its heading (with_environment), so that a run under one is not read as the
-// default's.
+// pack stacked, its products and bias gradients, the CPU GEMM and the tuned GEMM choices' file, the
+// CPU ops' static split, LibTorch's GEMM path): an entry names those set, below its heading
+// (with_environment), so that a run under one is not read as the default's.
 inline constexpr const char* kBehaviourVariables[] = {
-    "MINRNN_SCAN_KERNEL",         "MINRNN_SIDE_WORK",    "MINRNN_STACKED_PACK",
-    "MINRNN_STACKED_BIAS",        "MINRNN_STACKED_GEMM", "MINRNN_STACKED_BIAS_GRAD",
-    "MINRNN_STACKED_GEMM_SEARCH", "MINRNN_NO_GEMM_CPU",  "TORCH_BLAS_PREFER_CUBLASLT"};
+    "MINRNN_SCAN_KERNEL",         "MINRNN_SIDE_WORK",          "MINRNN_STACKED_PACK",
+    "MINRNN_STACKED_BIAS",        "MINRNN_STACKED_GEMM",       "MINRNN_STACKED_BIAS_GRAD",
+    "MINRNN_STACKED_GEMM_SEARCH", "MINRNN_NO_GEMM_CPU",        "MINRNN_TUNED_GEMM_FILE",
+    "MINRNN_STATIC_SPLIT",        "TORCH_BLAS_PREFER_CUBLASLT"};
 std::string with_environment(const std::string& entry);
 
 // Prints `entry` (with_environment's); writes `csv` (atomically) to --csv, or to `default_csv`
