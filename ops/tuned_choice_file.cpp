@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "io/atomic_file.h"
 #include "io/env_switch.h"
+#include "io/input_file.h"
 
 namespace minrnn::core {
 namespace {
@@ -36,10 +36,17 @@ std::map<std::string, std::string> parse_choices(const std::string& text, const 
   return choices;
 }
 
-// The file's text, "" where it does not exist (or cannot be read: its shapes are timed again).
+// The file's text, "" where it does not exist, or cannot be read as a text file (said: its shapes
+// are timed again). MINRNN_TUNED_GEMM_FILE may name any path: a FIFO would block the first product.
 std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "";
+  try {
+    return io::read_input_file(path, "tuned products' choices file");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tuned products: %s (its shapes are timed again)\n", e.what());
+    return "";
+  }
 }
 
 }  // namespace
