@@ -11,6 +11,7 @@
 
 #include "fetch/http.h"
 #include "io/atomic_file.h"
+#include "io/dir_lock.h"
 
 namespace minrnn::fetch {
 
@@ -24,9 +25,16 @@ PartFile::PartFile(std::string path, std::string url)
       throw io::WriteError("cannot write " + path_ + ": " + std::strerror(errno) +
                            " (downloading " + url_ + ")");
     }
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    // Without flock on its file system the .part is this download's unchecked, as a temp file is.
+    int err = 0;
+    const io::LockOutcome lock = io::try_lock(fd_, &err);
+    if (lock == io::LockOutcome::kBusy || lock == io::LockOutcome::kFailed) {
       ::close(fd_);
       fd_ = -1;
+      if (lock == io::LockOutcome::kFailed) {
+        throw io::WriteError("cannot lock " + path_ + ": " + std::strerror(err) + " (downloading " +
+                             url_ + ")");
+      }
       throw FetchError(path_ + " is being written by another download of " + url_ +
                        "; wait for it to finish");
     }

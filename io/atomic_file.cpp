@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "io/dir_lock.h"
+#include "io/file_identity.h"
 #include "io/input_file.h"
 #include "io/writable.h"
 
@@ -63,17 +65,10 @@ void sync_parent(const std::string& path) {
   ::close(fd);
 }
 
-// Where a file system has no flock (some NFS and Lustre mounts): the temp is then the writer's
-// without the check, as before locks.
-bool locks_unsupported(int err) {
-  return err == ENOLCK || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP;
-}
-
 // True when the open `fd` is still the file named `name` (not renamed away or removed since).
 bool still_named(int fd, const std::string& name) {
-  struct stat by_fd, by_name;
-  return ::fstat(fd, &by_fd) == 0 && ::stat(name.c_str(), &by_name) == 0 &&
-         by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+  FileIdentity by_fd, by_name;
+  return identity_of(fd, &by_fd) && identity_of(name, &by_name) && by_fd.same_inode(by_name);
 }
 
 // Opens, locks (flock, exclusive) and empties the temp `name`; -1 with `err` set when it cannot:
@@ -91,9 +86,12 @@ int take_temp(const std::string& name, bool fresh, int& err) {
     return -1;
   }
   err = 0;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    err = locks_unsupported(errno) ? 0 : errno == EINTR ? EWOULDBLOCK : errno;
-  } else if (!still_named(fd, name)) {
+  // Where a file system has no flock (some NFS and Lustre mounts) the temp is the writer's
+  // without the check, as before locks.
+  const LockOutcome lock = try_lock(fd, &err);
+  if (lock == LockOutcome::kUnsupported) {
+    err = 0;
+  } else if (lock == LockOutcome::kHeld && !still_named(fd, name)) {
     err = EAGAIN;
   }
   while (err == 0 && ::ftruncate(fd, 0) != 0) {
@@ -124,7 +122,7 @@ void remove_abandoned_temps(const std::string& path) {
     const std::string name = (slash == std::string::npos ? "" : dir) + e->d_name;
     const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && still_named(fd, name)) ::unlink(name.c_str());
+    if (try_lock(fd) == LockOutcome::kHeld && still_named(fd, name)) ::unlink(name.c_str());
     ::close(fd);
   }
   ::closedir(d);
@@ -251,7 +249,7 @@ int lock_for_update(const std::string& path) {
   } while (err == EINTR);
   if (err == 0) return fd;
   ::close(fd);
-  if (locks_unsupported(err) || err == EBADF) return -1;  // EBADF: NFS, a read-only lock
+  if (lock_unsupported(err) || err == EBADF) return -1;  // EBADF: NFS, a read-only lock
   throw WriteError(write_failure(path, "cannot lock " + lock + ": " + std::strerror(err)));
 }
 

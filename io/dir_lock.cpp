@@ -14,6 +14,21 @@
 
 namespace minrnn::io {
 
+LockOutcome try_lock(int fd, int* error) {
+  int err = 0;
+  do {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return LockOutcome::kHeld;
+    err = errno;
+  } while (err == EINTR);
+  if (error != nullptr) *error = err;
+  if (err == EWOULDBLOCK) return LockOutcome::kBusy;
+  return lock_unsupported(err) ? LockOutcome::kUnsupported : LockOutcome::kFailed;
+}
+
+bool lock_unsupported(int err) {
+  return err == ENOLCK || err == ENOSYS || err == EINVAL || err == EOPNOTSUPP;
+}
+
 DirLock::DirLock(const std::string& dir, const std::string& what) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -28,13 +43,20 @@ DirLock::DirLock(const std::string& dir, const std::string& what) {
     throw std::runtime_error(dir +
                              ": cannot write in it: " + (why.empty() ? path + ": " + err : why));
   }
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
+  int err = 0;
+  const LockOutcome lock = try_lock(fd_, &err);
+  if (lock != LockOutcome::kHeld) {
     char holder[32] = {};
     const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
     ::close(fd_);
     fd_ = -1;
-    if (err != EWOULDBLOCK) {
+    if (lock == LockOutcome::kUnsupported) {
+      throw std::runtime_error(path + ": cannot lock: its file system has no flock (" +
+                               std::strerror(err) + "; some NFS and Lustre mounts), and " + what +
+                               " needs one to keep a second process out of " + dir +
+                               ": use a folder on a local or flock-enabled file system");
+    }
+    if (lock == LockOutcome::kFailed) {
       throw std::runtime_error(path + ": cannot lock (" + std::strerror(err) + ")");
     }
     const std::string pid = n > 0 ? std::string(holder, static_cast<size_t>(n)) : "unknown";

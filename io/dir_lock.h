@@ -35,6 +35,16 @@ class DirLock {
   int fd_ = -1;
 };
 
+// An exclusive flock taken without waiting, and what stopped it: another holder, a file system
+// without flock (some NFS and Lustre mounts: ENOLCK, ENOSYS, EINVAL, EOPNOTSUPP), or another error
+// (`error` its errno). Each caller decides what an unsupported lock means for it: a run dir
+// refuses (two trainers would overwrite each other), a temp file or a download's .part carries
+// on as before locks.
+enum class LockOutcome { kHeld, kBusy, kUnsupported, kFailed };
+LockOutcome try_lock(int fd, int* error = nullptr);
+// Whether flock's errno `err` says the file system has no flock (try_lock's kUnsupported).
+bool lock_unsupported(int err);
+
 // The pid written by the process that holds <dir>/.lock now (0 when the pid is unreadable), or -1
 // when nobody holds it (or there is no lock file). Probes with a non-blocking flock released at
 // once, so it never keeps a lock.

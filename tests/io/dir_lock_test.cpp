@@ -1,11 +1,13 @@
 // DirLock: one holder at a time, and no stale lock after the holder is killed.
 #include "io/dir_lock.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -34,6 +36,26 @@ TEST(DirLock, SecondHolderIsRefusedWithTheDirAndPid) {
 }
 
 // A folder that cannot be one says why: a file on its path, not the lock file's ENOTDIR.
+// try_lock tells another holder from an error: a second open of a locked file is busy, and its
+// lock is free to take once the first is closed; a descriptor that is none fails with its errno.
+TEST(DirLock, TryLockTellsABusyFileFromAFailure) {
+  testing::TempDir tmp;
+  const std::string path = (tmp.path / "f").string();
+  const int first = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int second = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(first, 0);
+  ASSERT_GE(second, 0);
+  int err = 0;
+  EXPECT_EQ(try_lock(first, &err), LockOutcome::kHeld);
+  EXPECT_EQ(try_lock(second, &err), LockOutcome::kBusy);
+  EXPECT_EQ(err, EWOULDBLOCK);
+  ::close(first);
+  EXPECT_EQ(try_lock(second), LockOutcome::kHeld);
+  ::close(second);
+  EXPECT_EQ(try_lock(-1, &err), LockOutcome::kFailed);
+  EXPECT_EQ(err, EBADF);
+}
+
 TEST(DirLock, AFolderThatCannotBeMadeSaysWhy) {
   testing::TempDir tmp;
   std::ofstream(tmp.path / "afile") << "mine\n";
