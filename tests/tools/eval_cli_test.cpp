@@ -231,6 +231,17 @@ TEST_F(EvalCli, ACheckpointOfAnotherEnvironmentIsNotTheRunsResult) {
   EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1").exit_code, 0);
 }
 
+// A downloaded checkpoint beside a config.yaml of the user's own (Hydra's) was refused as "a
+// damaged file?" (a review, 2026-11-30): no run trained in that folder, so its config is not read.
+TEST_F(EvalCli, ABareCheckpointBesideAConfigOfAnotherKindIsEvaluated) {
+  fs::create_directories(dir.path / "download");
+  fs::copy_file(dir.path / "a" / "checkpoint.pt", dir.path / "download" / "model.pt");
+  write_text(dir.path / "download" / "config.yaml", "defaults:\n  - _self_\nlr: 3.0e-4\n");
+  const testing::CommandResult r = run_minrnn(dir, "eval download/model.pt --episodes 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("→ download/eval-model-episodes1.json"), std::string::npos) << r.output;
+}
+
 // --out under a name of this run's evaluations named by their settings wrote other settings'
 // episodes there (a walk, 2026-11-29: --episodes 1 into eval-episodes2.json): refused unless the
 // name is these settings'; a name of the user's own (the demo's eval-video.json) is not one.
