@@ -133,6 +133,26 @@ TEST(Cli, CollectRefusesATrainingRunsFolderAsItsWorkDir) {
   EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
 }
 
+// A --target the random policy reaches "reached the medium target" at SAC's first evaluation, and
+// random data was written as medium (a walk, 2026-11-30: --target -1000): a usage error saying
+// why, before anything is made; a random collection takes no target.
+TEST(Cli, CollectRefusesATargetTheRandomPolicyReaches) {
+  TempDir dir;
+  const std::string sac =
+      "collect hopper medium --train-steps 300 --start-steps 200 --eval-every 300 --out m.hdf5 ";
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--target -1000",
+            "--target -1000: the random policy scores 0 already (D4RL's random return for "
+            "Hopper-v4, -20.2723), so SAC's random warm-up would reach it"},
+           {"--target 0", "--target 0: the random policy scores 0 already"}}) {
+    const CliResult r = run_minrnn(dir, sac + options);
+    EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
+    expect_failure_naming(r, {said, "give a target above 0", "(minrnn collect --help)"});
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "data"));  // no work dir made
+  EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
+}
+
 // The summary counts its episodes in words that fit the count: "1 finished episode".
 TEST(Cli, CollectSummarySaysOneEpisodeInTheSingular) {
   TempDir dir;  // halfcheetah never falls: 1000 random steps are one episode, ended by the limit
