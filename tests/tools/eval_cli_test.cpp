@@ -266,6 +266,21 @@ TEST_F(EvalCli, OutNamesThisRunsEvaluationsOnlyByTheirSettings) {
         << own;
 }
 
+// --target-return's default is the checkpoint's config's: an edited config.yaml changes nothing,
+// and --help says so (it said "config's", a walk, 2026-11-30).
+TEST_F(EvalCli, TheTargetReturnIsTheCheckpointsConfigsUnlessGiven) {
+  std::string config = read_text(dir.path / "a" / "config.yaml");
+  const size_t at = config.find("target_return: ");
+  ASSERT_NE(at, std::string::npos) << config;
+  config.replace(at, config.find('\n', at) - at, "target_return: 1000");
+  write_text(dir.path / "a" / "config.yaml", config);
+  ASSERT_EQ(run_minrnn(dir, "eval a --episodes 2 --out t.json").exit_code, 0);
+  EXPECT_EQ(json("t.json")["target_return"], json("a/eval.json")["target_return"]);
+  EXPECT_NE(json("t.json")["target_return"], 1000.0);
+  testing::expect_output_naming(run_minrnn(dir, "eval --help"),
+                                {"stored in the checkpoint", "config.yaml is not read"});
+}
+
 TEST_F(EvalCli, TheThreadCountLeavesTheNumbersAsTheyAre) {
   for (const char* threads : {"1", "2", "3"}) {
     const std::string out = std::string("t") + threads + ".json";
