@@ -99,7 +99,8 @@ MinariSpace box_space(int64_t dim, double low, double high, const std::string& d
 void check_minari_dataset_id(const std::string& dataset_id);
 bool is_minari_dataset_id(const std::string& dataset_id);
 // Where write_minari may write a dataset: a new path, or with `overwrite` a Minari dataset's
-// folder (data/main_data.hdf5 in it) holding nothing but its own files — never a folder of
+// folder (data/main_data.hdf5 in it) holding nothing but its own files and hidden ones (a name
+// from '.': .DS_Store, an editor's swap file, which the new dataset keeps) — never a folder of
 // something else, nor one with a user's files beside the dataset's (named: replacing the folder
 // would delete them). Throws naming the path.
 void check_minari_destination(const std::string& dataset_dir, bool overwrite);
@@ -110,7 +111,7 @@ void check_minari_destination(const std::string& dataset_dir, bool overwrite);
 // float32, rewards float64, terminations/truncations h5py bool; attrs id and total_steps; an
 // empty infos group). Episodes end at terminals | timeouts; needs next_observations. Written into
 // <dataset_dir>.tmp and renamed, so a failure leaves no partial dataset; an existing directory is
-// an error unless options.overwrite.
+// an error unless options.overwrite, and its hidden files are copied into the new one.
 MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions& data,
                                const MinariWriteOptions& options);
 

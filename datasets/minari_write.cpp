@@ -109,25 +109,48 @@ void check_minari_dataset_id(const std::string& id) {
 
 namespace {
 
+// Hidden files (a name from '.': a Finder's .DS_Store, an editor's swap file .metadata.json.swp)
+// are no user's work a dataset's folder holds, yet may be someone's all the same: the dataset's
+// replacement keeps them (docs/collect.md).
+bool is_hidden(const std::string& name) {
+  return !name.empty() && name[0] == '.';
+}
+
 // What a dataset's folder holds beside its own files (data/main_data.hdf5, data/metadata.json), as
-// paths under it, sorted: what replacing the folder would delete.
-std::vector<std::string> files_beside_dataset(const fs::path& dir) {
+// paths under it, sorted: the hidden ones, or the others, which replacing the folder would delete.
+std::vector<std::string> files_beside_dataset(const fs::path& dir, bool hidden) {
   std::vector<std::string> other;
   std::error_code ec;
   for (fs::directory_iterator e(dir, ec), end; !ec && e != end; e.increment(ec)) {
     const std::string name = e->path().filename().string();
     if (name != "data") {
-      other.push_back(name);
+      if (is_hidden(name) == hidden) other.push_back(name);
       continue;
     }
     for (fs::directory_iterator d(e->path(), ec), end_d; !ec && d != end_d; d.increment(ec)) {
       const std::string inner = d->path().filename().string();
-      if (inner != "main_data.hdf5" && inner != "metadata.json") other.push_back("data/" + inner);
+      if (inner != "main_data.hdf5" && inner != "metadata.json" && is_hidden(inner) == hidden)
+        other.push_back("data/" + inner);
     }
   }
   if (ec) throw std::runtime_error(dir.string() + ": cannot be read: " + ec.message());
   std::sort(other.begin(), other.end());
   return other;
+}
+
+// The hidden files of the dataset `dir` replaces, copied into the new one before it goes in: a
+// write that fails keeps them where they were, with the old dataset.
+void carry_hidden_files(const fs::path& dir, const fs::path& staging) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  for (const std::string& name : files_beside_dataset(dir, /*hidden=*/true)) {
+    fs::copy(dir / name, staging / name,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+    if (ec) {
+      throw std::runtime_error((dir / name).string() + ": cannot be kept in the new dataset (" +
+                               ec.message() + "): nothing replaced");
+    }
+  }
 }
 
 }  // namespace
@@ -142,7 +165,7 @@ void check_minari_destination(const std::string& dataset_dir, bool overwrite) {
                              ": exists and is not a Minari dataset (no data/main_data.hdf5): not "
                              "replaced, even with --force / overwrite");
   }
-  if (const auto other = files_beside_dataset(dataset_dir); !other.empty()) {
+  if (const auto other = files_beside_dataset(dataset_dir, /*hidden=*/false); !other.empty()) {
     std::string named;
     for (size_t i = 0; i < other.size() && i < 3; ++i) named += (i ? ", " : "") + other[i];
     if (other.size() > 3) named += " and " + std::to_string(other.size() - 3) + " more";
@@ -292,6 +315,7 @@ MinariWriteResult write_minari(const std::string& dataset_dir, const Transitions
   io::write_file_atomically(
       (data_dir / "metadata.json").string(),
       minari_metadata(options, result, size_mb(out.staging())).dump(4) + "\n");
+  carry_hidden_files(out.path(), out.staging());
   if (!out.path().parent_path().empty()) fs::create_directories(out.path().parent_path());
   out.commit();
   return result;

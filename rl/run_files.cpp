@@ -134,7 +134,9 @@ std::string why_other_env(const RunFiles& files, const Agent& agent,
     return its + ", but " + files.env.string() + " says this run is evaluated in " +
            env_text(run_env);
   }
-  if (!fs::exists(files.config, ec)) return "";
+  // A user's own config.yaml beside a downloaded model.pt is no run's (a review, 2026-11-30: a
+  // Hydra file was refused as "a damaged file?").
+  if (!fs::exists(files.config, ec) || !files.trained_here()) return "";
   TrainConfig stored;
   try {
     stored =

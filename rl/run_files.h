@@ -39,6 +39,12 @@ struct RunFiles {
     return std::filesystem::exists(config, ec) || std::filesystem::exists(checkpoint, ec) ||
            std::filesystem::exists(done, ec);
   }
+  // Trained here (checkpoint.pt or done.json): a run's own folder, not one where a config.yaml
+  // of any kind (a user's Hydra file) sits beside a checkpoint of another name (a download).
+  bool trained_here() const {
+    std::error_code ec;
+    return std::filesystem::exists(checkpoint, ec) || std::filesystem::exists(done, ec);
+  }
   // Finished and evaluated (done.json and eval.json), its last attempt not failed: a run a report
   // scores (when its eval.json reads as a result).
   bool has_result() const {
@@ -84,9 +90,11 @@ OtherData why_other_data(const RunFiles& files, const data::Dataset& data);
 void check_same_data(const RunFiles& files, const data::Dataset& data);
 
 // Why `agent`, loaded from `checkpoint`, is not this run's to score ("" where it is, or where the
-// run records no environment: a bare checkpoint's folder): it runs in another environment than
-// the run's env.json names (a run without one: config.yaml's `env`, else its `dataset`, the key
-// the environment came from), naming both; or the file that says it does not read. Its
+// run records no environment: a bare checkpoint's folder, whose config.yaml, if any, is read only
+// where a run trained there, trained_here()): it runs in another environment than the run's
+// env.json names (a run without one: config.yaml's `env` where both configs set it, else its
+// `dataset`, the key the environment came from), naming both; or the file that says it does not
+// read. Its
 // evaluation would otherwise be scored in the run's cell (a walk, 2026-11-29: a Walker2d
 // checkpoint copied into a hopper run).
 std::string why_other_env(const RunFiles& files, const Agent& agent, const std::string& checkpoint);

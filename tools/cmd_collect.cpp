@@ -15,8 +15,10 @@
 #include "datasets/episodes.h"
 #include "datasets/minari.h"
 #include "envs/registry.h"
+#include "eval/sweep_runs.h"
 #include "io/writable.h"
 #include "ops/device.h"
+#include "rl/run_files.h"
 #include "rl/stop_request.h"
 #include "tools/commands.h"
 
@@ -105,6 +107,48 @@ void settle_minari_id(CollectArgs& a, const envs::EnvSpec& spec) {
   if (a.out.empty()) a.out = (fs::path(data::minari_root()) / a.dataset_id).string();
 }
 
+// SAC's medium/, run.txt and lock went into a training run's folder given as --work-dir (a walk,
+// 2026-11-30), or would into a sweep's: refused, naming the run. A folder that cannot be listed is
+// left to the work dir's own checks.
+void check_work_dir(const CollectArgs& a) {
+  const rl::D4rlRecipe& r = a.recipe;
+  const std::string dir = r.work_dir.empty() ? rl::default_sac_work_dir(r.env, r.seed) : r.work_dir;
+  std::string run;
+  std::error_code ec;
+  if (rl::RunFiles(dir).holds_run()) {
+    run = "a training run";
+  } else if (fs::is_directory(dir, ec)) {
+    try {
+      for (const eval::RunDir& in : eval::list_run_dirs(dir))
+        if (rl::RunFiles(in.dir).holds_run()) run = "a sweep (its run " + in.dir.string() + ")";
+    } catch (const std::exception&) {
+    }
+  }
+  if (run.empty()) return;
+  throw std::invalid_argument(
+      (r.work_dir.empty() ? "the work dir " + dir + " (the default; --work-dir chooses)"
+                          : "--work-dir " + dir) +
+      " holds " + run +
+      ": SAC's checkpoints, run.txt and lock would go in among its files; give a "
+      "folder of their own (default data/work/<env>-sac-s<seed>)");
+}
+
+// SAC's random warm-up "reached" a target at or below the random policy's normalized score (D4RL's
+// REF_MIN_SCORE, the random policy's return) at its first evaluation, and random data was written
+// as medium (a walk, 2026-11-30: --target -1000).
+void check_target(const CollectArgs& a, const envs::EnvSpec& spec) {
+  const double random = envs::normalized_score(a.recipe.env, spec.ref_min_score);
+  if (a.recipe.target > random) return;
+  char why[512];
+  std::snprintf(why, sizeof why,
+                "--target %g: the random policy scores %g already (D4RL's random return for %s, "
+                "%g), so SAC's random warm-up would reach it and its \"medium\" data be random; "
+                "give a target above %g (default %.4g)",
+                a.recipe.target, random, spec.id.c_str(), spec.ref_min_score, random,
+                rl::D4rlRecipe{}.target);
+  throw std::invalid_argument(why);
+}
+
 // Checks the options against each other and fills the defaults that depend on them (the dataset
 // id, the output path). Throws naming the option: std::invalid_argument for a value the command
 // line may not have (run_collect makes it a usage error), std::runtime_error for an --out in the
@@ -132,6 +176,10 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
                                 std::to_string(a.ref_min_score) + ")");
   }
   rl::check_d4rl_recipe(a.recipe);
+  if (a.recipe.quality != "random") {  // no SAC trains: no work dir, no target
+    check_target(a, spec);
+    check_work_dir(a);
+  }
   // What the file holds: medium-expert both samples, medium-replay the buffer of the training.
   const bool replay = a.recipe.quality == "medium-replay";
   const int64_t written = replay                                ? a.recipe.train_steps

@@ -63,7 +63,7 @@ io::FileIdentity checkpoint_identity(const std::string& run) {
 struct EvalArgs {
   std::string run;
   int episodes = 10;
-  double target_return = 0;  // when given (else the config's)
+  double target_return = 0;  // when given (else the checkpoint's config's)
   int64_t seed = eval::kFinalEvaluationSeed;
   std::string device = "auto";
   std::string video;
@@ -230,7 +230,8 @@ void add_eval_command(CLI::App& app) {
   auto* episodes = sub->add_option("--episodes", args->episodes, "episodes (default 10)")
                        ->check(whole_number(1, rl::kMaxEvalEpisodes));
   auto* target = sub->add_option("--target-return", args->target_return,
-                                 "raw target return (default: config's)")
+                                 "raw target return (default: the target_return of the config "
+                                 "stored in the checkpoint; an edited config.yaml is not read)")
                      ->check(finite_float());
   auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)")
                    ->check(whole_number(0, kMaxEnvSeed));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datasets/env_table.h"
+#include "envs/registry.h"
 #include "io/name_list.h"
 #include "io/shell_word.h"
 #include "ops/device.h"
@@ -110,6 +111,19 @@ CLI::Validator env_to_check() {
   return CLI::Validator(
       [](std::string& env) { return env == "none" ? std::string() : why_unknown_env(env); }, "ENV",
       "environment");
+}
+
+CLI::Validator env_name() {
+  return CLI::Validator(
+      [](std::string& env) {
+        try {
+          (void)envs::resolve_env(env);
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "ENV", "environment");
 }
 
 CLI::Validator device_name() {

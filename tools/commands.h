@@ -45,6 +45,9 @@ CLI::Validator device_name();
 CLI::Validator env_family();
 // `->check(env_to_check())`: an environment find_env knows (hopper-v4 too), or "none".
 CLI::Validator env_to_check();
+// `->check(env_name())` (each of a list's): any name envs::resolve_env takes (hopper, hopper-v5, a
+// D4RL id, an env_spec JSON), a usage error with its "did you mean" otherwise.
+CLI::Validator env_name();
 
 // `->check(path_name("a directory"))` on an option naming a path to write: rejects '' (which
 // std::filesystem refuses with "Invalid argument []", and a default would silently replace:

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "datasets/d4rl.h"
 #include "datasets/episodes.h"
@@ -314,12 +316,18 @@ TEST(MinariTest, ADirectoryWithATrailingSlashIsWrittenAndReplaced) {
 
 // overwrite replaces a dataset's own files only: a folder with a user's files beside them is
 // refused, naming them, and left as it was (a walk, 2026-12-01: NOTES.md and plots/ were deleted).
+// Hidden files (a Finder's .DS_Store, an editor's swap file) were refused too (a review,
+// 2026-11-30): they are not named, and the new dataset keeps them.
 TEST(MinariTest, OverwriteRefusesADatasetFolderHoldingOtherFiles) {
   TempDir dir;
   Transitions d = testing::make_data(11, 3, {4, 6, 3}, /*tail=*/0);
   MinariWriteOptions o = hopper_v5_options();
   const std::filesystem::path set = dir.path / "set";
   write_minari(set.string(), d, o);
+  std::ofstream(set / ".DS_Store") << "finder\n";
+  std::filesystem::create_directories(set / ".git");
+  std::ofstream(set / ".git" / "HEAD") << "ref\n";
+  std::ofstream(set / "data" / ".metadata.json.swp") << "swap\n";
   std::ofstream(set / "NOTES.md") << "mine\n";
   std::ofstream(set / "data" / "extra.csv") << "1\n";
   o.overwrite = true;
@@ -336,7 +344,16 @@ TEST(MinariTest, OverwriteRefusesADatasetFolderHoldingOtherFiles) {
   EXPECT_EQ(read_minari(set.string()).num_steps(), 13);
   std::filesystem::remove(set / "NOTES.md");
   std::filesystem::remove(set / "data" / "extra.csv");
-  EXPECT_EQ(write_minari(set.string(), d, o).steps, 13);  // its own files alone: replaced
+  d = testing::make_data(11, 3, {5, 6, 3}, /*tail=*/0);
+  EXPECT_EQ(write_minari(set.string(), d, o).steps, 14);  // its own files alone: replaced
+  EXPECT_EQ(read_minari(set.string()).num_steps(), 14);
+  const auto text = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text(set / ".DS_Store"), "finder\n");
+  EXPECT_EQ(text(set / ".git" / "HEAD"), "ref\n");
+  EXPECT_EQ(text(set / "data" / ".metadata.json.swp"), "swap\n");
 }
 
 TEST(MinariTest, DimsMustMatchTheEnvSpec) {

@@ -363,7 +363,8 @@ TEST(Policy, ACheckpointWhoseTensorsAreNotItsConfigsIsRefused) {
   rl::Agent nan_mean = random_agent("mingru", 4, 5);
   nan_mean.state_mean[0] = NAN;
   refused(nan_mean, "state_mean and state_std");
-  // A weight damaged in the file (no CRC is checked): every action was NaN (a walk, 2026-11-29).
+  // A weight not finite in the file, written so (its CRC-32 whole): every action was NaN (a walk,
+  // 2026-11-29).
   rl::Agent nan_weight = random_agent("mingru", 4, 5);
   {
     torch::NoGradGuard no_grad;

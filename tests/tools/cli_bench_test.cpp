@@ -145,11 +145,18 @@ TEST(Cli, BenchOptionValuesOutOfRangeAreUsageErrors) {
            {"bench env --sizes 0", "--sizes: expected an integer from 1"},
            {"bench env --sizes 2,-1", "--sizes: expected an integer from 1"},
            {"bench scan --lengths 0", "--lengths: expected an integer from 1"},
-           {"bench figure1 --lengths 16,0", "--lengths: expected an integer from 1"}}) {
+           {"bench figure1 --lengths 16,0", "--lengths: expected an integer from 1"},
+           // An unknown environment exited 1 (a walk, 2026-11-30), where every other value is 2.
+           {"bench env --envs hopper,hoper", "unknown environment or D4RL dataset id 'hoper'"},
+           {"bench eval --env walker", "unknown environment or D4RL dataset id 'walker'"},
+           {"bench policy --env cheetah", "unknown environment or D4RL dataset id 'cheetah'"}}) {
     const CliResult r = run_minrnn(dir, args + " --no-append");
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
-    testing::expect_output_naming(r, {said});
+    testing::expect_output_naming(
+        r, {said, "(minrnn " + args.substr(0, args.find(" --")) + " --help)"});
   }
+  testing::expect_output_naming(run_minrnn(dir, "bench env --envs hoper --no-append"),
+                                {"did you mean 'hopper'?"});
 }
 
 // What a bench cannot measure is refused before its first cell, by the option's name: a device

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +106,51 @@ TEST(Cli, CollectOptionValuesOutOfRangeAreUsageErrors) {
     expect_failure_naming(r, {said, "(minrnn collect --help)"});
   }
   EXPECT_FALSE(fs::exists(dir.path / "r.hdf5"));
+}
+
+// SAC's medium/, run.txt and lock went into a training run's folder given as --work-dir (a walk,
+// 2026-11-30), as they would into a sweep's: a usage error naming the run, before anything is
+// made.
+TEST(Cli, CollectRefusesATrainingRunsFolderAsItsWorkDir) {
+  TempDir dir;
+  const std::string sac =
+      "collect hopper medium --train-steps 300 --start-steps 200 --eval-every 300 --out m.hdf5 ";
+  fs::create_directories(dir.path / "runs" / "a");
+  write_text(dir.path / "runs" / "a" / "config.yaml", "backbone: mingru\n");
+  const fs::path seed0 = dir.path / "sw" / "hopper-medium" / "mingru" / "seed0";
+  fs::create_directories(seed0);
+  write_text(seed0 / "done.json", "{}\n");
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--work-dir runs/a", "--work-dir runs/a holds a training run: SAC's checkpoints"},
+           {"--work-dir sw",
+            "--work-dir sw holds a sweep (its run sw/hopper-medium/mingru/seed0)"}}) {
+    const CliResult r = run_minrnn(dir, sac + options);
+    EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
+    expect_failure_naming(r, {said, "(minrnn collect --help)"});
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path / "runs" / "a"), {}), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path / "sw"), {}), 1);
+  EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
+}
+
+// A --target the random policy reaches "reached the medium target" at SAC's first evaluation, and
+// random data was written as medium (a walk, 2026-11-30: --target -1000): a usage error saying
+// why, before anything is made; a random collection takes no target.
+TEST(Cli, CollectRefusesATargetTheRandomPolicyReaches) {
+  TempDir dir;
+  const std::string sac =
+      "collect hopper medium --train-steps 300 --start-steps 200 --eval-every 300 --out m.hdf5 ";
+  for (const auto& [options, said] : std::vector<std::pair<std::string, std::string>>{
+           {"--target -1000",
+            "--target -1000: the random policy scores 0 already (D4RL's random return for "
+            "Hopper-v4, -20.2723), so SAC's random warm-up would reach it"},
+           {"--target 0", "--target 0: the random policy scores 0 already"}}) {
+    const CliResult r = run_minrnn(dir, sac + options);
+    EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
+    expect_failure_naming(r, {said, "give a target above 0", "(minrnn collect --help)"});
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "data"));  // no work dir made
+  EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
 }
 
 // The summary counts its episodes in words that fit the count: "1 finished episode".

@@ -231,6 +231,17 @@ TEST_F(EvalCli, ACheckpointOfAnotherEnvironmentIsNotTheRunsResult) {
   EXPECT_EQ(run_minrnn(dir, "eval a --episodes 1").exit_code, 0);
 }
 
+// A downloaded checkpoint beside a config.yaml of the user's own (Hydra's) was refused as "a
+// damaged file?" (a review, 2026-11-30): no run trained in that folder, so its config is not read.
+TEST_F(EvalCli, ABareCheckpointBesideAConfigOfAnotherKindIsEvaluated) {
+  fs::create_directories(dir.path / "download");
+  fs::copy_file(dir.path / "a" / "checkpoint.pt", dir.path / "download" / "model.pt");
+  write_text(dir.path / "download" / "config.yaml", "defaults:\n  - _self_\nlr: 3.0e-4\n");
+  const testing::CommandResult r = run_minrnn(dir, "eval download/model.pt --episodes 1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("→ download/eval-model-episodes1.json"), std::string::npos) << r.output;
+}
+
 // --out under a name of this run's evaluations named by their settings wrote other settings'
 // episodes there (a walk, 2026-11-29: --episodes 1 into eval-episodes2.json): refused unless the
 // name is these settings'; a name of the user's own (the demo's eval-video.json) is not one.
@@ -253,6 +264,21 @@ TEST_F(EvalCli, OutNamesThisRunsEvaluationsOnlyByTheirSettings) {
   for (const char* own : {"eval-streaming.json", "eval-mode-comparison.json", "eval-engine.json"})
     EXPECT_EQ(run_minrnn(dir, std::string("eval a --episodes 1 --out a/") + own).exit_code, 0)
         << own;
+}
+
+// --target-return's default is the checkpoint's config's: an edited config.yaml changes nothing,
+// and --help says so (it said "config's", a walk, 2026-11-30).
+TEST_F(EvalCli, TheTargetReturnIsTheCheckpointsConfigsUnlessGiven) {
+  std::string config = read_text(dir.path / "a" / "config.yaml");
+  const size_t at = config.find("target_return: ");
+  ASSERT_NE(at, std::string::npos) << config;
+  config.replace(at, config.find('\n', at) - at, "target_return: 1000");
+  write_text(dir.path / "a" / "config.yaml", config);
+  ASSERT_EQ(run_minrnn(dir, "eval a --episodes 2 --out t.json").exit_code, 0);
+  EXPECT_EQ(json("t.json")["target_return"], json("a/eval.json")["target_return"]);
+  EXPECT_NE(json("t.json")["target_return"], 1000.0);
+  testing::expect_output_naming(run_minrnn(dir, "eval --help"),
+                                {"stored in the checkpoint", "config.yaml is not read"});
 }
 
 TEST_F(EvalCli, TheThreadCountLeavesTheNumbersAsTheyAre) {

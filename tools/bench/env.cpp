@@ -199,7 +199,9 @@ BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) 
 void add(CLI::App& bench) {
   auto opt = std::make_shared<BenchOptions>();
   auto* sub = bench.add_subcommand("env", "Environment steps/s: one env, vector env, raw mj_step");
-  sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")->delimiter(',');
+  sub->add_option("--envs", opt->envs, "Environments (names or D4RL ids)")
+      ->delimiter(',')
+      ->check(env_name());
   sub->add_option("--sizes", opt->sizes, "Vector env sizes")
       ->delimiter(',')
       ->check(positive_count());
@@ -208,7 +210,6 @@ void add(CLI::App& bench) {
   add_filing_options(sub, opt->filing, kDefaultCsv, [opt] { return results_csv(*opt, {}); });
   sub->callback([opt, sub] {
     if (opt->quick) quick_default(sub, "--steps", opt->steps, 2000);
-    for (const auto& name : opt->envs) envs::resolve_env(name);  // fail before measuring
     const std::vector<EnvRates> all = run(*opt);
     file_result(opt->filing, kSection, format_table(*opt, all), results_csv(*opt, all),
                 kDefaultCsv);

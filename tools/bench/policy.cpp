@@ -126,7 +126,8 @@ BenchCsv results_csv(const PolicyBenchOptions& o, const std::vector<Row>& rows) 
 void add(CLI::App& bench) {
   auto o = std::make_shared<PolicyBenchOptions>();
   auto* sub = bench.add_subcommand("policy", "Latency of one Policy::act at batch 1, one thread");
-  sub->add_option("--env", o->env, "environment whose dimensions to use (default halfcheetah)");
+  sub->add_option("--env", o->env, "environment whose dimensions to use (default halfcheetah)")
+      ->check(env_name());
   sub->add_option("--calls", o->calls, "act calls per row (default 20000)")
       ->check(positive_count());
   sub->add_option("--episode", o->episode, "steps between resets (default 1000)")
