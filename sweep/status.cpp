@@ -48,9 +48,12 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
     s.failure = s.run.mismatch + "; " + eval::kResultAwayAdvice;
     return "failed";
   }
-  if (!s.run.mismatch.empty()) {  // the sweep refuses to run until it is moved away
+  // A run another process trains right now is training, whatever its files look like meanwhile:
+  // a checkpoint being written looks cut short.
+  const bool held = s.pid >= 0 && s.run.cannot_go_on;
+  if (!s.run.mismatch.empty() && !held) {  // the sweep refuses to run until it is dealt with
     s.failure = s.run.mismatch;
-    return "mismatched";
+    return s.run.cannot_go_on ? "cannot_go_on" : "mismatched";
   }
   const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
   // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
@@ -122,8 +125,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   // 2026-11-29).
   // (Not where each run only trained fewer steps: their lines say --extend.)
   const auto other_run = [](const RunStatus& s) {
-    return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends &&
-           !s.run.cannot_go_on;
+    return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends;
   };
   if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
     notes->push_back(
@@ -160,8 +162,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
     if (s.state == "stopped") r["checkpointed"] = s.checkpointed;
     if (s.pid >= 0) r["pid"] = s.pid;
     if (!s.failure.empty()) r["failure"] = s.failure;
-    if (s.run.mismatch_extends) r["extends"] = true;   // --extend trains it on
-    if (s.run.cannot_go_on) r["cannot_go_on"] = true;  // the sweep's run: what to do in failure
+    if (s.run.mismatch_extends) r["extends"] = true;  // --extend trains it on
     if (!s.slurm.empty()) r["slurm"] = s.slurm;
     j["runs"].push_back(r);
   }
@@ -202,11 +203,11 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
   if (s.state == "trained") return "trained, not evaluated";
   if (s.state == "failed")
     return "failed (" + s.failure + ")" + (s.run.result_unreadable ? "" : ", log " + s.log);
+  if (s.state == "cannot_go_on") return "cannot go on: " + s.failure;  // the sweep's own run
   if (s.state == "mismatched") {
     // The run is the sweep's; its result is not (over other episodes).
     if (s.run.mismatch_in_result)
       return "its " + s.failure + ": no result of this sweep; " + eval::kResultAwayAdvice;
-    if (s.run.cannot_go_on) return "cannot go on: " + s.failure;
     return "not this sweep's run (" + s.failure + "): move it away" +
            (s.run.mismatch_extends ? std::string(", or run the sweep with --extend to train it on")
                                    : std::string());
@@ -219,11 +220,13 @@ void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& stat
                        const std::map<std::string, int>& counts,
                        const std::vector<std::string>& notes) {
   std::string summary;
-  for (const char* state : {"done", "training", "evaluating", "trained", "stopped", "pending",
-                            "failed", "mismatched"}) {
+  for (const std::string state : {"done", "training", "evaluating", "trained", "stopped", "pending",
+                                  "failed", "mismatched", "cannot_go_on"}) {
     const auto n = counts.find(state);
-    if (n != counts.end() && n->second > 0)
-      summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + state;
+    if (n == counts.end() || n->second == 0) continue;
+    std::string word = state;
+    std::replace(word.begin(), word.end(), '_', ' ');  // "2 cannot go on"
+    summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + word;
   }
   std::printf("sweep %s → %s: %zu runs: %s\n", spec.file.c_str(), spec.out.c_str(), statuses.size(),
               summary.c_str());
@@ -246,7 +249,7 @@ int print_sweep_status(const SweepSpec& spec, bool json) {
   } else {
     print_status_text(spec, statuses, counts, notes);
   }
-  return counts["failed"] + counts["mismatched"];
+  return counts["failed"] + counts["mismatched"] + counts["cannot_go_on"];
 }
 
 }  // namespace minrnn::sweep

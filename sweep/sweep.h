@@ -167,8 +167,8 @@ enum class PlanMismatches { kRefuse, kReport };
 // other data than its env.json records (each such dataset read once); and an override (`set`,
 // --set) of what the sweep sets per run itself: backbone, seed, and a dataset shared by several
 // dataset labels. With PlanMismatches::kReport the runs whose directory holds another config or
-// evaluation, or a checkpoint cut short, are returned with SweepRun::mismatch set instead (no
-// dataset is read: --status reads the run dirs alone).
+// evaluation, or that cannot go on (a checkpoint cut short: SweepRun::cannot_go_on), are returned
+// with SweepRun::mismatch set instead (no dataset is read: --status reads the run dirs alone).
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec,
                                  PlanMismatches mismatches = PlanMismatches::kRefuse);
 
@@ -265,14 +265,15 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options, SweepSummary* 
 struct RunStatus {
   SweepRun run;
   // pending | training | stopped (not running, not finished) | trained (not evaluated) |
-  // evaluating | done | failed | mismatched (another config or evaluation: SweepRun::mismatch)
+  // evaluating | done | failed | mismatched (another config or evaluation: SweepRun::mismatch) |
+  // cannot_go_on (the sweep's run, SweepRun::cannot_go_on, that no live process holds)
   std::string state;
   int64_t step = 0;  // last step in metrics.csv
   // A checkpoint.pt is there: a stopped run resumes from it (at or before `step`), else from 0.
   bool checkpointed = false;
   double score = 0;           // done: eval.json's mean_normalized
   long pid = -1;              // a live process on this host that holds the run dir
-  std::string failure;        // failed: e.g. "train exit 1"; mismatched: SweepRun::mismatch
+  std::string failure;        // failed: e.g. "train exit 1"; the others': SweepRun::mismatch
   std::string log;            // <run_dir>/train.log
   std::string slurm;          // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
   bool slurm_queued = false;  // that task is pending or running: it resumes the run itself
@@ -283,7 +284,8 @@ struct RunStatus {
 // *notes gets lines about the job itself (its id, squeue's errors).
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes);
 // Prints them as a table (or JSON); returns the number of runs that need the user: failed ones,
-// and mismatched ones (the sweep refuses to start until they are moved away).
+// mismatched ones and those that cannot go on (the sweep refuses to start until they are dealt
+// with).
 int print_sweep_status(const SweepSpec& spec, bool json);
 
 }  // namespace minrnn::sweep
