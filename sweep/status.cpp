@@ -19,16 +19,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The statuses a live local sweep wrote for its runs, by run dir ({} when no sweep holds `out`).
-std::map<std::string, std::string> live_local_statuses(const std::string& out) {
+// The statuses a live local sweep wrote for its runs, by run dir: {} when no sweep holds `out`, or
+// when sweep_status.json names another pid than the holder's (an earlier sweep's file: the sweep
+// holding `out` now has not written its own yet). *note says when the file is stale: another
+// sweep's, or the last word of one that ended with runs in it still training (a kill -9).
+std::map<std::string, std::string> live_local_statuses(const std::string& out, std::string* note) {
   std::map<std::string, std::string> by_dir;
-  if (io::lock_holder(out) < 0) return by_dir;
-  const nlohmann::json j = io::read_json_or_null((fs::path(out) / "sweep_status.json").string());
+  const fs::path file = fs::path(out) / "sweep_status.json";
+  const nlohmann::json j = io::read_json_or_null(file.string());
   if (!j.is_object() || !j.contains("runs")) return by_dir;
   for (const auto& r : j["runs"])
     if (r.contains("run_dir") && r.contains("status"))
       by_dir[r["run_dir"].get<std::string>()] = r["status"].get<std::string>();
-  return by_dir;
+  // A file of an older minrnn names no pid, a holder's unreadable pid is 0: the file is its.
+  const long writer = j.contains("pid") && j["pid"].is_number_integer() ? j["pid"].get<long>() : 0;
+  const long holder = io::lock_holder(out);
+  if (holder >= 0 && (writer == 0 || holder == 0 || writer == holder)) return by_dir;
+  const auto live = std::count_if(by_dir.begin(), by_dir.end(), [](const auto& run) {
+    return run.second == "training" || run.second == "evaluating";
+  });
+  if (holder > 0) {
+    *note = file.string() + " is an earlier sweep's (pid " + std::to_string(writer) +
+            "), not that of the sweep holding " + out + " now (pid " + std::to_string(holder) +
+            "): its statuses are left out, the lines below read from the run dirs";
+  } else if (live > 0) {
+    *note = file.string() + " is the last word of sweep " + io::holder_text(writer) +
+            ", which ended without updating it (killed?): the " + std::to_string(live) +
+            " run(s) it calls training or evaluating are read from their run dirs below";
+  }
+  return {};
 }
 
 }  // namespace
@@ -91,7 +110,9 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
         "minrnn): its tasks are matched to runs by the sweep file's order now");
   }
   const std::map<int, std::string>& tasks = job.states;
-  const auto local = live_local_statuses(spec.out);
+  std::string stale_status;
+  const auto local = live_local_statuses(spec.out, &stale_status);
+  if (notes && !stale_status.empty()) notes->push_back(stale_status);
   std::vector<RunStatus> out;
   for (size_t i = 0; i < runs.size(); ++i) {
     RunStatus s;
