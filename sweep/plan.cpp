@@ -246,6 +246,7 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
     throw std::invalid_argument(where() + e.what());
   }
   proto.max_steps = config.max_steps;
+  proto.eval_every = config.eval_every;
   proto.device = config.device;
   proto.matmul_precision = config.matmul_precision;
   proto.dataset_source = config.dataset;

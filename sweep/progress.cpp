@@ -9,22 +9,23 @@
 
 #include "io/atomic_file.h"
 #include "io/progress_line.h"
+#include "rl/progress_log.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
 
 namespace minrnn::sweep {
 
 std::string training_progress(const SweepRun& r) {
-  const auto last = rl::last_metrics_row(rl::RunFiles(r.run_dir).metrics);
-  if (!last) return run_name(r) + " starting";
-  const double per_s = last->steps_per_s;
-  // The ETA at the run's wall pace so far (elapsed_s runs on across resumes): its evaluations,
-  // which steps/s leaves out, included (a walk, 2026-11-30: "ETA 1s" 41 s before the end).
-  const double pace = last->elapsed_s > 0 ? last->step / last->elapsed_s : per_s;
+  const std::vector<rl::MetricsRow> rows = rl::metrics_rows(rl::RunFiles(r.run_dir).metrics);
+  if (rows.empty()) return run_name(r) + " starting";
+  // As the run's own progress line says it, from its rows (a walk, 2026-11-30: "ETA 1s" 41 s
+  // before the end from the training rate alone; a review: the pace since step 0 counted the
+  // start-up as training).
+  const double eta = rl::training_eta_seconds(rows, r.max_steps, r.eval_every);
   char buf[96];
   std::snprintf(buf, sizeof buf, " %lld/%lld (%.1f steps/s, ETA %s)",
-                static_cast<long long>(last->step), static_cast<long long>(r.max_steps), per_s,
-                pace > 0 ? io::duration_text((r.max_steps - last->step) / pace).c_str() : "?");
+                static_cast<long long>(rows.back().step), static_cast<long long>(r.max_steps),
+                rows.back().steps_per_s, eta >= 0 ? io::duration_text(eta).c_str() : "?");
   return run_name(r) + buf;
 }
 

@@ -10,8 +10,9 @@
 namespace minrnn::sweep {
 
 // Where a training run is: "hopper-medium/mingru/seed0 400/2000 (2.2 steps/s, ETA 12m07s)", from
-// the last row of its metrics.csv (its training rate; the ETA at its wall pace, evaluations
-// included); "… starting" before the first row.
+// its metrics.csv: the last row's step and training rate, and the ETA the run's own progress line
+// would say (rl::training_eta_seconds of its rows: start-up left out, evaluations due included);
+// "… starting" before the first row.
 std::string training_progress(const SweepRun& run);
 
 // What is left of a sweep and how fast it went here: the ETA a finished run's line prints.

@@ -129,6 +129,7 @@ struct SweepRun {
   std::string run_dir;
   RunState state = RunState::kPending;
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
+  int64_t eval_every = 0;      // the config's: the evaluations a progress line's ETA counts
   std::string device = "cpu";  // the config's: where training runs (evaluation: kEvaluationDevice)
   std::string matmul_precision = "fp32";  // the config's: one process computes in one
   bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
