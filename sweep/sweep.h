@@ -138,6 +138,10 @@ struct SweepRun {
   std::string dataset_source, dataset_where;
   bool data_missing = false;
   bool data_downloadable = false;  // an id `minrnn data download` fetches, not a path
+  // Why the data is there but does not load (the reader's error, naming the file; "" when it loads
+  // or was not read): the plan reads it only for runs that go on from an env.json, never for
+  // --status.
+  std::string data_unreadable;
   // What its model and step share with every run it could train with as one stacked model
   // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
   // widths are unknown until its data is read (then only its config's runs are known to stack).
@@ -198,10 +202,12 @@ std::vector<std::string> pack_train_args(
 // The datasets of runs still to train that are not there, each once, in plan order.
 std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs);
 // How --dry-run marks a run still to train whose data is missing: "data missing: minrnn data
-// download hopper-medium-v2", or for a path "data missing: no file data/x.hdf5"; "" otherwise.
+// download hopper-medium-v2", or for a path "data missing: no file data/x.hdf5"; or unreadable:
+// "data unreadable: <the reader's error>"; "" otherwise.
 std::string data_missing_note(const SweepRun& run);
 // Refuses (std::runtime_error) a sweep some of whose runs still to train have no data, naming
-// every missing dataset and the command that downloads those that can be: both backends call it
+// every missing dataset and the command that downloads those that can be, and every one there
+// that does not load (SweepRun::data_unreadable, with the reader's error): both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 // Throws where runs still to train ask for a device this machine cannot use (device=cuda without
