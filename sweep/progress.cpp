@@ -32,14 +32,35 @@ std::string training_progress(const SweepRun& r) {
 double eta_seconds(const SweepPace& p) {
   double seconds = 0;
   if (p.steps_left > 0) {
-    if (p.steps_trained_here <= 0 || p.elapsed_s <= 0) return -1;
-    seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
+    if (p.steps_trained_here > 0 && p.elapsed_s > 0) {
+      seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
+    } else if (p.earlier_rate > 0) {
+      seconds += p.steps_left / p.earlier_rate;
+    } else {
+      return -1;
+    }
   }
   if (p.evaluations_left > 0) {
     if (p.evaluations_here <= 0) return -1;
     seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);
   }
   return seconds;
+}
+
+double earlier_run_steps_per_s(const std::vector<SweepRun>& runs,
+                               const std::deque<std::vector<int>>& packs, int parallel) {
+  double pace_sum = 0;  // of the runs with a row: steps/s each
+  int paced = 0, at_once = 0;
+  for (size_t k = 0; k < packs.size(); ++k) {
+    if (int(k) < parallel) at_once += int(packs[k].size());
+    for (int i : packs[k]) {
+      const auto last = rl::last_metrics_row(rl::RunFiles(runs[size_t(i)].run_dir).metrics);
+      if (!last || last->elapsed_s <= 0 || last->step <= 0) continue;
+      pace_sum += last->step / last->elapsed_s;
+      ++paced;
+    }
+  }
+  return paced > 0 ? pace_sum / paced * at_once : 0;
 }
 
 void write_sweep_status(const SweepSpec& spec, const std::vector<SweepRun>& runs,

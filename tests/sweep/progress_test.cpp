@@ -28,6 +28,28 @@ TEST(SweepEta, IsTheStepsLeftAtTheRateHereThenTheEvaluationsLeft) {
   EXPECT_LT(sweep::eta_seconds({100, 300, 3, 0, 60, 0, 2}), 0);
   // Nothing left: no time.
   EXPECT_EQ(sweep::eta_seconds(sweep::SweepPace{}), 0);
+  // Nothing trained here yet (a resumed sweep evaluates its trained runs first: it said "ETA ?"
+  // at each of them): the steps left at the rate the runs went at before.
+  EXPECT_DOUBLE_EQ(sweep::eta_seconds({100, 0, 3, 2, 60, 16, 2, 50}), 100 / 50.0 + 8 * 3 / 2.0);
+}
+
+// That rate: each run's steps over its elapsed_s in its metrics.csv, the mean of those with a row,
+// times the runs the first `parallel` packs train at once.
+TEST(SweepEta, BeforeAnyTrainingHereTheRunsEarlierPaceCounts) {
+  testing::TempDir tmp;
+  std::vector<sweep::SweepRun> runs(3);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].run_dir = (tmp.path / std::to_string(i)).string();
+    fs::create_directories(runs[i].run_dir);
+  }
+  const std::deque<std::vector<int>> packs = {{0, 1}, {2}};
+  EXPECT_EQ(sweep::earlier_run_steps_per_s(runs, packs, 1), 0);  // no rows: unknown
+  std::ofstream(tmp.path / "0/metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
+                                               "400,0.5,0.001,1,10,100\n";
+  std::ofstream(tmp.path / "2/metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
+                                               "600,0.5,0.001,1,10,100\n";
+  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 1), 5 * 2);  // 4 and 6 a second
+  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 2), 5 * 3);
 }
 
 // A training run's line: its training rate, and the ETA its own progress line would say: the steps
