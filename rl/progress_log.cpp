@@ -19,6 +19,34 @@ double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every,
   return (max_steps - step) / std::max(rate, 1e-9) + due * mean_evaluation_s;
 }
 
+double training_eta_seconds(const std::vector<MetricsRow>& rows, int64_t max_steps,
+                            int64_t eval_every) {
+  if (rows.empty()) return -1;
+  // Each row's training seconds: its steps at its window's rate (in-line evaluations left out).
+  double trained_s = 0, trained_after_first_s = 0;
+  bool rates_known = true;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t steps = rows[i].step - (i > 0 ? rows[i - 1].step : 0);
+    rates_known = rates_known && rows[i].steps_per_s > 0;
+    const double s = rows[i].steps_per_s > 0 ? steps / rows[i].steps_per_s : 0;
+    trained_s += s;
+    if (i > 0) trained_after_first_s += s;
+  }
+  const MetricsRow& first = rows.front();
+  const MetricsRow& last = rows.back();
+  if (!rates_known) {  // a file of an older minrnn: the wall pace, evaluations and start-up in
+    const double pace = last.elapsed_s > 0 ? last.step / last.elapsed_s : 0;
+    return pace > 0 ? training_eta_seconds(last.step, max_steps, 0, pace, 0) : -1;
+  }
+  const double rate = rows.size() > 1 && trained_after_first_s > 0
+                          ? (last.step - first.step) / trained_after_first_s
+                          : last.steps_per_s;
+  const int64_t evaluations = eval_every > 0 ? (last.step - 1) / eval_every : 0;
+  const double mean_evaluation_s =
+      evaluations > 0 ? std::max(0.0, last.elapsed_s - trained_s) / evaluations : 0;
+  return training_eta_seconds(last.step, max_steps, eval_every, rate, mean_evaluation_s);
+}
+
 ProgressLog::ProgressLog(const std::string& run_dir, int64_t first_step, const TrainConfig& config,
                          bool quiet, bool labelled)
     : out_(RunFiles(run_dir).metrics.string()),

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "io/atomic_file.h"
+#include "rl/run_dir.h"
 #include "rl/run_events.h"
 
 namespace minrnn::rl {
@@ -22,6 +24,14 @@ struct StepStats {
 // rl/training_run.cpp) at `mean_evaluation_s` each (0 before one has run).
 double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
                             double mean_evaluation_s);
+// The same ETA from a run's metrics.csv `rows` (rl::metrics_rows; none: negative), for a reader
+// of the run dir (a sweep's progress line): the rate is the training pace after the first row
+// (steps over the seconds their rows' steps_per_s account for), which leaves out the start-up the
+// first row's window holds (CUDA graph capture, GEMM tuning: tens of seconds on a GPU), and the
+// mean evaluation is the elapsed_s that no row's training accounts for, over the evaluations
+// before the last row. A single row's rate is its own, start-up and all.
+double training_eta_seconds(const std::vector<MetricsRow>& rows, int64_t max_steps,
+                            int64_t eval_every);
 
 class ProgressLog {
  public:

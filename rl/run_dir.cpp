@@ -136,9 +136,12 @@ const std::vector<std::string>& metrics_columns() {
   return columns;
 }
 
-std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
-  const auto lines = complete_lines(metrics);
-  if (lines.empty() || row_step(lines.back()) < 0) return std::nullopt;
+namespace {
+
+// The rows among lines[from...] of a metrics.csv, by the header's names (lines[0] where it is one).
+std::vector<MetricsRow> rows_among(const std::vector<std::string>& lines, size_t from) {
+  std::vector<MetricsRow> rows;
+  if (lines.empty()) return rows;
   auto cells = [](const std::string& line) {
     std::vector<std::string> out;
     std::stringstream in(line);
@@ -147,21 +150,37 @@ std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
   };
   // A file without its header line (cut by hand) has ProgressLog's columns.
   const bool header = row_step(lines.front()) < 0;
-  const std::vector<std::string> names = header ? cells(lines.front()) : metrics_columns(),
-                                 values = cells(lines.back());
-  MetricsRow row;
-  row.step = row_step(lines.back());
-  const std::pair<const char*, double*> columns[] = {{"loss", &row.loss},
-                                                     {"lr", &row.lr},
-                                                     {"grad_norm", &row.grad_norm},
-                                                     {"steps_per_s", &row.steps_per_s},
-                                                     {"elapsed_s", &row.elapsed_s}};
-  for (const auto& [name, value] : columns) {
-    const auto at = std::find(names.begin(), names.end(), name) - names.begin();
-    if (at < static_cast<long>(std::min(names.size(), values.size())))
-      *value = io::number_in(io::trimmed(values[at])).value_or(*value);  // a CRLF file's \r
+  const std::vector<std::string> names = header ? cells(lines.front()) : metrics_columns();
+  for (size_t i = from; i < lines.size(); ++i) {
+    if (row_step(lines[i]) < 0) continue;
+    const std::vector<std::string> values = cells(lines[i]);
+    MetricsRow row;
+    row.step = row_step(lines[i]);
+    const std::pair<const char*, double*> columns[] = {{"loss", &row.loss},
+                                                       {"lr", &row.lr},
+                                                       {"grad_norm", &row.grad_norm},
+                                                       {"steps_per_s", &row.steps_per_s},
+                                                       {"elapsed_s", &row.elapsed_s}};
+    for (const auto& [name, value] : columns) {
+      const auto at = std::find(names.begin(), names.end(), name) - names.begin();
+      if (at < static_cast<long>(std::min(names.size(), values.size())))
+        *value = io::number_in(io::trimmed(values[at])).value_or(*value);  // a CRLF file's \r
+    }
+    rows.push_back(row);
   }
-  return row;
+  return rows;
+}
+
+}  // namespace
+
+std::vector<MetricsRow> metrics_rows(const std::string& metrics) {
+  return rows_among(complete_lines(metrics), 0);
+}
+
+std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
+  const auto lines = complete_lines(metrics);
+  if (lines.empty() || row_step(lines.back()) < 0) return std::nullopt;
+  return rows_among(lines, lines.size() - 1).back();
 }
 
 bool is_run_output(const std::string& name) {

@@ -36,6 +36,9 @@ struct MetricsRow {
   double loss = 0, lr = 0, grad_norm = 0, steps_per_s = 0, elapsed_s = 0;
 };
 std::optional<MetricsRow> last_metrics_row(const std::string& metrics_csv);
+// Every row of metrics.csv, read as last_metrics_row reads the last (lines that are no row left
+// out): what a sweep's progress line takes a run's pace from.
+std::vector<MetricsRow> metrics_rows(const std::string& metrics_csv);
 
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key
 // existed still matches its default): the keys that differ as config_differences writes them

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "eval/sweep_runs.h"
+#include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/progress_line.h"
 #include "rl/run_files.h"
@@ -57,6 +58,7 @@ class LocalPool {
       }
     }
     for (auto& pack : group_packs(spec_, runs_, untrained)) to_train_.push_back(std::move(pack));
+    earlier_rate_ = earlier_run_steps_per_s(runs_, to_train_, spec_.parallel);
   }
 
   // Until every run has finished, failed, is held elsewhere or stopped on a signal.
@@ -108,6 +110,7 @@ class LocalPool {
     pace.elapsed_s = elapsed();
     pace.evaluation_s = evaluation_seconds_;
     pace.parallel = spec_.parallel;
+    pace.earlier_rate = earlier_rate_;
     auto add = [&](int i, int64_t step) {
       pace.steps_left += runs_[i].max_steps - step;
       pace.steps_trained_here += step - start_step_[i];
@@ -380,10 +383,10 @@ class LocalPool {
   int unevaluated_ = 0;            // trained, its evaluation not run or stopped by a signal
   bool stopping_ = false;          // this sweep got a stop signal
   // For the ETA: run-steps trained here by runs no longer pending, training or awaiting their
-  // evaluation; the evaluations finished here and their wall time.
+  // evaluation; the evaluations finished here and their wall time; the rate before (SweepPace).
   int64_t settled_steps_here_ = 0;
   int evaluations_here_ = 0;
-  double evaluation_seconds_ = 0;
+  double evaluation_seconds_ = 0, earlier_rate_ = 0;
 };
 
 }  // namespace

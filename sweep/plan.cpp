@@ -246,6 +246,7 @@ SweepRun cell_run(const SweepSpec& spec, const std::string& dataset, const std::
     throw std::invalid_argument(where() + e.what());
   }
   proto.max_steps = config.max_steps;
+  proto.eval_every = config.eval_every;
   proto.device = config.device;
   proto.matmul_precision = config.matmul_precision;
   proto.dataset_source = config.dataset;
@@ -276,8 +277,9 @@ std::invalid_argument config_conflicts(const SweepSpec& spec, const std::string&
 // a regenerated or moved dataset, stops the sweep before any run starts and the plan names the
 // run (a walk, 2026-11-30: each such run was started and failed, again at every sweep). The data
 // is read only with `read_data` (a sweep about to start: each dataset once, for the runs that go
-// on from an env.json; one that does not load is left to its runs, which say why), never for
-// --status, which reads the run dirs alone. The refusal's lines ("" when every run can go on).
+// on from an env.json; one that does not load marks every run still to train on it
+// data_unreadable, which refuse_missing_datasets names), never for --status, which reads the run
+// dirs alone. The refusal's lines ("" when every run can go on).
 std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_data) {
   std::string lines;
   const auto cannot_go_on = [&](SweepRun& r, const std::string& why) {
@@ -307,7 +309,10 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_d
     std::shared_ptr<const data::Dataset> data;
     try {
       data = rl::load_training_data(source);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      for (SweepRun& r : runs)
+        if (r.dataset_source == source && r.state == RunState::kPending)
+          r.data_unreadable = e.what();
       continue;
     }
     for (SweepRun& r : runs) {

@@ -48,7 +48,9 @@ std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs) {
 }
 
 std::string data_missing_note(const SweepRun& run) {
-  if (run.state != RunState::kPending || !run.data_missing) return "";
+  if (run.state != RunState::kPending) return "";
+  if (!run.data_unreadable.empty()) return "data unreadable: " + run.data_unreadable;
+  if (!run.data_missing) return "";
   return run.data_downloadable ? "data missing: " + data::download_command({run.dataset_source})
                                : "data missing: no file " + run.dataset_where;
 }
@@ -63,7 +65,43 @@ void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
   }
 }
 
+namespace {
+
+// "\n  <dataset>: <the reader's error>; <what to do>" for each dataset of runs still to train that
+// is there and does not load, each once.
+std::string unreadable_datasets(const std::vector<SweepRun>& runs, int* count) {
+  std::string lines;
+  std::vector<std::string> named;
+  for (const auto& r : runs) {
+    if (r.state != RunState::kPending || r.data_unreadable.empty() ||
+        std::find(named.begin(), named.end(), r.dataset_source) != named.end())
+      continue;
+    named.push_back(r.dataset_source);
+    const std::string& why = r.data_unreadable;
+    const std::string said =
+        why.find(r.dataset_where) != std::string::npos ? why : r.dataset_where + ": " + why;
+    lines += "\n  " + (said.rfind(r.dataset_source, 0) == 0 ? "" : r.dataset_source + ": ") + said;
+    // The reader's own advice where it gives one (a file cut short: "Move it away and fetch it
+    // again ...").
+    if (why.find("ove it away") != std::string::npos) continue;
+    lines += "; move it away and " +
+             (r.data_downloadable ? data::download_command({r.dataset_source}) + " fetches it again"
+                                  : std::string("make it again"));
+  }
+  *count = int(named.size());
+  return lines;
+}
+
+}  // namespace
+
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
+  int unreadable = 0;
+  const std::string damaged = unreadable_datasets(runs, &unreadable);
+  if (unreadable > 0) {
+    throw std::runtime_error(spec.file + ": " + std::to_string(unreadable) + " dataset" +
+                             (unreadable > 1 ? "s" : "") +
+                             " of runs still to train unreadable; nothing was started:" + damaged);
+  }
   const std::vector<std::string> missing = missing_datasets(runs);
   if (missing.empty()) return;
   std::string lines;

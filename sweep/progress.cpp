@@ -9,36 +9,58 @@
 
 #include "io/atomic_file.h"
 #include "io/progress_line.h"
+#include "rl/progress_log.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
 
 namespace minrnn::sweep {
 
 std::string training_progress(const SweepRun& r) {
-  const auto last = rl::last_metrics_row(rl::RunFiles(r.run_dir).metrics);
-  if (!last) return run_name(r) + " starting";
-  const double per_s = last->steps_per_s;
-  // The ETA at the run's wall pace so far (elapsed_s runs on across resumes): its evaluations,
-  // which steps/s leaves out, included (a walk, 2026-11-30: "ETA 1s" 41 s before the end).
-  const double pace = last->elapsed_s > 0 ? last->step / last->elapsed_s : per_s;
+  const std::vector<rl::MetricsRow> rows = rl::metrics_rows(rl::RunFiles(r.run_dir).metrics);
+  if (rows.empty()) return run_name(r) + " starting";
+  // As the run's own progress line says it, from its rows (a walk, 2026-11-30: "ETA 1s" 41 s
+  // before the end from the training rate alone; a review: the pace since step 0 counted the
+  // start-up as training).
+  const double eta = rl::training_eta_seconds(rows, r.max_steps, r.eval_every);
   char buf[96];
   std::snprintf(buf, sizeof buf, " %lld/%lld (%.1f steps/s, ETA %s)",
-                static_cast<long long>(last->step), static_cast<long long>(r.max_steps), per_s,
-                pace > 0 ? io::duration_text((r.max_steps - last->step) / pace).c_str() : "?");
+                static_cast<long long>(rows.back().step), static_cast<long long>(r.max_steps),
+                rows.back().steps_per_s, eta >= 0 ? io::duration_text(eta).c_str() : "?");
   return run_name(r) + buf;
 }
 
 double eta_seconds(const SweepPace& p) {
   double seconds = 0;
   if (p.steps_left > 0) {
-    if (p.steps_trained_here <= 0 || p.elapsed_s <= 0) return -1;
-    seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
+    if (p.steps_trained_here > 0 && p.elapsed_s > 0) {
+      seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
+    } else if (p.earlier_rate > 0) {
+      seconds += p.steps_left / p.earlier_rate;
+    } else {
+      return -1;
+    }
   }
   if (p.evaluations_left > 0) {
     if (p.evaluations_here <= 0) return -1;
     seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);
   }
   return seconds;
+}
+
+double earlier_run_steps_per_s(const std::vector<SweepRun>& runs,
+                               const std::deque<std::vector<int>>& packs, int parallel) {
+  double pace_sum = 0;  // of the runs with a row: steps/s each
+  int paced = 0, at_once = 0;
+  for (size_t k = 0; k < packs.size(); ++k) {
+    if (int(k) < parallel) at_once += int(packs[k].size());
+    for (int i : packs[k]) {
+      const auto last = rl::last_metrics_row(rl::RunFiles(runs[size_t(i)].run_dir).metrics);
+      if (!last || last->elapsed_s <= 0 || last->step <= 0) continue;
+      pace_sum += last->step / last->elapsed_s;
+      ++paced;
+    }
+  }
+  return paced > 0 ? pace_sum / paced * at_once : 0;
 }
 
 void write_sweep_status(const SweepSpec& spec, const std::vector<SweepRun>& runs,

@@ -100,6 +100,21 @@ std::string sbatch(const fs::path& script, const fs::path& dir, const std::strin
 
 }  // namespace
 
+std::string live_slurm_job_note(const SweepSpec& spec, const std::string& refused) {
+  int listed = 0;
+  std::string job;
+  try {
+    job = live_slurm_job(spec.out, false, &listed);
+  } catch (const std::runtime_error& e) {
+    return std::string("note: whether this sweep's Slurm job is still queued is unknown: ") +
+           e.what();
+  }
+  if (job.empty()) return "";
+  return "note: Slurm job " + job + " of this sweep has " + std::to_string(listed) +
+         " task(s) pending or running: the plan is as of this moment, and " + refused +
+         " would be refused until they end (`" + sweep_command(spec, "--status") + "`)";
+}
+
 int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   const std::vector<SweepRun> runs = plan_sweep(spec);    // throws before anything is written
   if (!opt.dry_run) refuse_missing_datasets(spec, runs);  // each task would fail on the cluster
@@ -131,6 +146,8 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   if (opt.dry_run) {
     print_header();
     print_dry_run(runs, packs, script, array);
+    if (const std::string note = live_slurm_job_note(spec, "a submission now"); !note.empty())
+      std::printf("%s\n", note.c_str());
     return 0;
   }
   // Every refusal before the first line, as a local sweep's.

@@ -66,6 +66,10 @@ int submit_slurm_sweep(const SweepSpec& spec, const SweepOptions& options);
 // any). Without squeue on PATH: "" when `require_squeue` is false (a local sweep on a machine
 // without Slurm), with a note on stderr where job.json records a job.
 std::string live_slurm_job(const std::string& out, bool require_squeue, int* listed = nullptr);
+// A dry run's note where the Slurm job <out>/slurm/job.json records still has tasks queued (""
+// where none, or no squeue here): the plan is as of this moment, and `refused` (what the same
+// command without --dry-run would do) would be refused until they end.
+std::string live_slurm_job_note(const SweepSpec& spec, const std::string& refused);
 
 // What the queue says of the job <out>/slurm/job.json records: each array task's state by index
 // ("RUNNING 0:42 on node3", "PENDING (Priority)", "COMPLETED (exit 0:0, 0:42)" from sacct for a

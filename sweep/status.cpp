@@ -19,16 +19,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The statuses a live local sweep wrote for its runs, by run dir ({} when no sweep holds `out`).
-std::map<std::string, std::string> live_local_statuses(const std::string& out) {
+// The statuses a live local sweep wrote for its runs, by run dir: {} when no sweep holds `out`, or
+// when sweep_status.json names another pid than the holder's (an earlier sweep's file: the sweep
+// holding `out` now has not written its own yet). *note says when the file is stale: another
+// sweep's, or the last word of one that ended with runs in it still training (a kill -9).
+std::map<std::string, std::string> live_local_statuses(const std::string& out, std::string* note) {
   std::map<std::string, std::string> by_dir;
-  if (io::lock_holder(out) < 0) return by_dir;
-  const nlohmann::json j = io::read_json_or_null((fs::path(out) / "sweep_status.json").string());
+  const fs::path file = fs::path(out) / "sweep_status.json";
+  const nlohmann::json j = io::read_json_or_null(file.string());
   if (!j.is_object() || !j.contains("runs")) return by_dir;
   for (const auto& r : j["runs"])
     if (r.contains("run_dir") && r.contains("status"))
       by_dir[r["run_dir"].get<std::string>()] = r["status"].get<std::string>();
-  return by_dir;
+  // A file of an older minrnn names no pid, a holder's unreadable pid is 0: the file is its.
+  const long writer = j.contains("pid") && j["pid"].is_number_integer() ? j["pid"].get<long>() : 0;
+  const long holder = io::lock_holder(out);
+  if (holder >= 0 && (writer == 0 || holder == 0 || writer == holder)) return by_dir;
+  const auto live = std::count_if(by_dir.begin(), by_dir.end(), [](const auto& run) {
+    return run.second == "training" || run.second == "evaluating";
+  });
+  if (holder > 0) {
+    *note = file.string() + " is an earlier sweep's (pid " + std::to_string(writer) +
+            "), not that of the sweep holding " + out + " now (pid " + std::to_string(holder) +
+            "): its statuses are left out, the lines below read from the run dirs";
+  } else if (live > 0) {
+    *note = file.string() + " is the last word of sweep " + io::holder_text(writer) +
+            ", which ended without updating it (killed?): the " + std::to_string(live) +
+            " run(s) it calls training or evaluating are read from their run dirs below";
+  }
+  return {};
 }
 
 }  // namespace
@@ -48,9 +67,12 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
     s.failure = s.run.mismatch + "; " + eval::kResultAwayAdvice;
     return "failed";
   }
-  if (!s.run.mismatch.empty()) {  // the sweep refuses to run until it is moved away
+  // A run another process trains right now is training, whatever its files look like meanwhile:
+  // a checkpoint being written looks cut short.
+  const bool held = s.pid >= 0 && s.run.cannot_go_on;
+  if (!s.run.mismatch.empty() && !held) {  // the sweep refuses to run until it is dealt with
     s.failure = s.run.mismatch;
-    return "mismatched";
+    return s.run.cannot_go_on ? "cannot_go_on" : "mismatched";
   }
   const bool slurm_running = s.slurm.rfind("RUNNING", 0) == 0;
   // A run to extend is not finished whatever its done.json says: that is the shorter budget's.
@@ -88,7 +110,9 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
         "minrnn): its tasks are matched to runs by the sweep file's order now");
   }
   const std::map<int, std::string>& tasks = job.states;
-  const auto local = live_local_statuses(spec.out);
+  std::string stale_status;
+  const auto local = live_local_statuses(spec.out, &stale_status);
+  if (notes && !stale_status.empty()) notes->push_back(stale_status);
   std::vector<RunStatus> out;
   for (size_t i = 0; i < runs.size(); ++i) {
     RunStatus s;
@@ -122,8 +146,7 @@ std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::stri
   // 2026-11-29).
   // (Not where each run only trained fewer steps: their lines say --extend.)
   const auto other_run = [](const RunStatus& s) {
-    return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends &&
-           !s.run.cannot_go_on;
+    return s.state == "mismatched" && !s.run.mismatch_in_result && !s.run.mismatch_extends;
   };
   if (notes && !out.empty() && std::all_of(out.begin(), out.end(), other_run)) {
     notes->push_back(
@@ -160,8 +183,7 @@ nlohmann::json status_json(const SweepSpec& spec, const std::vector<RunStatus>& 
     if (s.state == "stopped") r["checkpointed"] = s.checkpointed;
     if (s.pid >= 0) r["pid"] = s.pid;
     if (!s.failure.empty()) r["failure"] = s.failure;
-    if (s.run.mismatch_extends) r["extends"] = true;   // --extend trains it on
-    if (s.run.cannot_go_on) r["cannot_go_on"] = true;  // the sweep's run: what to do in failure
+    if (s.run.mismatch_extends) r["extends"] = true;  // --extend trains it on
     if (!s.slurm.empty()) r["slurm"] = s.slurm;
     j["runs"].push_back(r);
   }
@@ -202,11 +224,11 @@ std::string status_words(const SweepSpec& spec, const RunStatus& s) {
   if (s.state == "trained") return "trained, not evaluated";
   if (s.state == "failed")
     return "failed (" + s.failure + ")" + (s.run.result_unreadable ? "" : ", log " + s.log);
+  if (s.state == "cannot_go_on") return "cannot go on: " + s.failure;  // the sweep's own run
   if (s.state == "mismatched") {
     // The run is the sweep's; its result is not (over other episodes).
     if (s.run.mismatch_in_result)
       return "its " + s.failure + ": no result of this sweep; " + eval::kResultAwayAdvice;
-    if (s.run.cannot_go_on) return "cannot go on: " + s.failure;
     return "not this sweep's run (" + s.failure + "): move it away" +
            (s.run.mismatch_extends ? std::string(", or run the sweep with --extend to train it on")
                                    : std::string());
@@ -219,11 +241,13 @@ void print_status_text(const SweepSpec& spec, const std::vector<RunStatus>& stat
                        const std::map<std::string, int>& counts,
                        const std::vector<std::string>& notes) {
   std::string summary;
-  for (const char* state : {"done", "training", "evaluating", "trained", "stopped", "pending",
-                            "failed", "mismatched"}) {
+  for (const std::string state : {"done", "training", "evaluating", "trained", "stopped", "pending",
+                                  "failed", "mismatched", "cannot_go_on"}) {
     const auto n = counts.find(state);
-    if (n != counts.end() && n->second > 0)
-      summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + state;
+    if (n == counts.end() || n->second == 0) continue;
+    std::string word = state;
+    std::replace(word.begin(), word.end(), '_', ' ');  // "2 cannot go on"
+    summary += (summary.empty() ? "" : ", ") + std::to_string(n->second) + " " + word;
   }
   std::printf("sweep %s → %s: %zu runs: %s\n", spec.file.c_str(), spec.out.c_str(), statuses.size(),
               summary.c_str());
@@ -246,7 +270,7 @@ int print_sweep_status(const SweepSpec& spec, bool json) {
   } else {
     print_status_text(spec, statuses, counts, notes);
   }
-  return counts["failed"] + counts["mismatched"];
+  return counts["failed"] + counts["mismatched"] + counts["cannot_go_on"];
 }
 
 }  // namespace minrnn::sweep

@@ -104,6 +104,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
           "sweep run now would be refused until it ends\n",
           io::holder_text(holder).c_str(), spec.out.c_str());
     }
+    if (const std::string note = live_slurm_job_note(spec, "the sweep run here now"); !note.empty())
+      std::printf("%s\n", note.c_str());
     return 0;
   }
   // Every refusal before the first line: a sweep that will not run does not start to say it does.

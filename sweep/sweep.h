@@ -129,6 +129,7 @@ struct SweepRun {
   std::string run_dir;
   RunState state = RunState::kPending;
   int64_t max_steps = 0;       // the config's, with the overrides (for progress lines)
+  int64_t eval_every = 0;      // the config's: the evaluations a progress line's ETA counts
   std::string device = "cpu";  // the config's: where training runs (evaluation: kEvaluationDevice)
   std::string matmul_precision = "fp32";  // the config's: one process computes in one
   bool extend = false;  // trained to a smaller max_steps: `train --extend` goes on from there
@@ -137,6 +138,10 @@ struct SweepRun {
   std::string dataset_source, dataset_where;
   bool data_missing = false;
   bool data_downloadable = false;  // an id `minrnn data download` fetches, not a path
+  // Why the data is there but does not load (the reader's error, naming the file; "" when it loads
+  // or was not read): the plan reads it only for runs that go on from an env.json, never for
+  // --status.
+  std::string data_unreadable;
   // What its model and step share with every run it could train with as one stacked model
   // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
   // widths are unknown until its data is read (then only its config's runs are known to stack).
@@ -167,8 +172,8 @@ enum class PlanMismatches { kRefuse, kReport };
 // other data than its env.json records (each such dataset read once); and an override (`set`,
 // --set) of what the sweep sets per run itself: backbone, seed, and a dataset shared by several
 // dataset labels. With PlanMismatches::kReport the runs whose directory holds another config or
-// evaluation, or a checkpoint cut short, are returned with SweepRun::mismatch set instead (no
-// dataset is read: --status reads the run dirs alone).
+// evaluation, or that cannot go on (a checkpoint cut short: SweepRun::cannot_go_on), are returned
+// with SweepRun::mismatch set instead (no dataset is read: --status reads the run dirs alone).
 std::vector<SweepRun> plan_sweep(const SweepSpec& spec,
                                  PlanMismatches mismatches = PlanMismatches::kRefuse);
 
@@ -197,10 +202,12 @@ std::vector<std::string> pack_train_args(
 // The datasets of runs still to train that are not there, each once, in plan order.
 std::vector<std::string> missing_datasets(const std::vector<SweepRun>& runs);
 // How --dry-run marks a run still to train whose data is missing: "data missing: minrnn data
-// download hopper-medium-v2", or for a path "data missing: no file data/x.hdf5"; "" otherwise.
+// download hopper-medium-v2", or for a path "data missing: no file data/x.hdf5"; or unreadable:
+// "data unreadable: <the reader's error>"; "" otherwise.
 std::string data_missing_note(const SweepRun& run);
 // Refuses (std::runtime_error) a sweep some of whose runs still to train have no data, naming
-// every missing dataset and the command that downloads those that can be: both backends call it
+// every missing dataset and the command that downloads those that can be, and every one there
+// that does not load (SweepRun::data_unreadable, with the reader's error): both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
 // Throws where runs still to train ask for a device this machine cannot use (device=cuda without
@@ -265,14 +272,15 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& options, SweepSummary* 
 struct RunStatus {
   SweepRun run;
   // pending | training | stopped (not running, not finished) | trained (not evaluated) |
-  // evaluating | done | failed | mismatched (another config or evaluation: SweepRun::mismatch)
+  // evaluating | done | failed | mismatched (another config or evaluation: SweepRun::mismatch) |
+  // cannot_go_on (the sweep's run, SweepRun::cannot_go_on, that no live process holds)
   std::string state;
   int64_t step = 0;  // last step in metrics.csv
   // A checkpoint.pt is there: a stopped run resumes from it (at or before `step`), else from 0.
   bool checkpointed = false;
   double score = 0;           // done: eval.json's mean_normalized
   long pid = -1;              // a live process on this host that holds the run dir
-  std::string failure;        // failed: e.g. "train exit 1"; mismatched: SweepRun::mismatch
+  std::string failure;        // failed: e.g. "train exit 1"; the others': SweepRun::mismatch
   std::string log;            // <run_dir>/train.log
   std::string slurm;          // the array task's state, e.g. "RUNNING 0:42 on node3" ("" if none)
   bool slurm_queued = false;  // that task is pending or running: it resumes the run itself
@@ -283,7 +291,8 @@ struct RunStatus {
 // *notes gets lines about the job itself (its id, squeue's errors).
 std::vector<RunStatus> sweep_status(const SweepSpec& spec, std::vector<std::string>* notes);
 // Prints them as a table (or JSON); returns the number of runs that need the user: failed ones,
-// and mismatched ones (the sweep refuses to start until they are moved away).
+// mismatched ones and those that cannot go on (the sweep refuses to start until they are dealt
+// with).
 int print_sweep_status(const SweepSpec& spec, bool json);
 
 }  // namespace minrnn::sweep

@@ -10,6 +10,7 @@
 #include "sweep/slurm.h"
 #include "sweep/sweep.h"
 #include "tests/sweep/slurm_fixtures.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn {
 namespace {
@@ -67,6 +68,39 @@ TEST(SweepStatus, ARecordedIdThatIsAnotherJobNowIsNotThisSweeps) {
   EXPECT_EQ(listed, 1);
   EXPECT_NE(notes_of(s, &statuses).find("Slurm job 77: 1 task(s)"), std::string::npos);
   EXPECT_EQ(statuses[0].slurm, "RUNNING 1:00 on node1");
+}
+
+// A dry run while the sweep's job still has tasks queued says so: the same command without
+// --dry-run would be refused (a review: the plan said nothing of it).
+TEST(SweepSlurmSubmit, ADryRunSaysTheSweepsJobIsStillQueued) {
+  testing::TempDir tmp;
+  const fs::path bin = tmp.path / "bin";
+  const PathOnly path(bin);
+  sweep::SweepSpec s = spec_in(tmp.path);
+  record_job_77(s);
+  const std::string tag = "minrnn:" + fs::absolute(s.out).string();
+  write_exe(bin / "squeue", "echo '1|PENDING|0:00||" + tag + "'\n");
+  sweep::SweepOptions dry;
+  dry.dry_run = true;
+  dry.check_devices = false;
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(sweep::submit_slurm_sweep(s, dry), 0);
+  EXPECT_EQ(sweep::run_sweep(s, dry), 0);
+  const std::string plans = ::testing::internal::GetCapturedStdout();
+  const std::string queued =
+      "note: Slurm job 77 of this sweep has 1 task(s) pending or running: "
+      "the plan is as of this moment, and ";
+  EXPECT_NE(plans.find(queued + "a submission now would be refused until they end"),
+            std::string::npos)
+      << plans;
+  EXPECT_NE(plans.find(queued + "the sweep run here now would be refused"), std::string::npos)
+      << plans;
+  // Its tasks gone from the queue: nothing said.
+  write_exe(bin / "squeue", "true\n");
+  ::testing::internal::CaptureStdout();
+  sweep::submit_slurm_sweep(s, dry);
+  const std::string plan = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(plan.find("note: Slurm job"), std::string::npos) << plan;
 }
 
 // The recorded job gone and its script submitted again by hand (`sbatch <out>/slurm/sweep.sbatch`,

@@ -5,8 +5,11 @@
 
 #include <fstream>
 
+#include <unistd.h>
+
 #include "datasets/d4rl.h"
 #include "datasets/episodes.h"
+#include "io/dir_lock.h"
 #include "rl/config.h"
 #include "sweep/sweep.h"
 #include "tests/datasets/fixtures.h"
@@ -174,8 +177,8 @@ TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
               std::string::npos)
         << what;
     EXPECT_NE(what.find("\"0123456789abcdef\""), std::string::npos) << what;
-    EXPECT_NE(what.find("other data; put that data back, or move the run's folder " +
-                        run.string() + " away"),
+    EXPECT_NE(what.find("other data; put that data back, or move the run's folder " + run.string() +
+                        " away"),
               std::string::npos)
         << what;
   }
@@ -199,16 +202,42 @@ TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
   EXPECT_EQ(sweep::print_sweep_status(s, false), 1);
   const std::string printed = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(printed.find("cannot go on: " + cut_short), std::string::npos) << printed;
+  EXPECT_NE(printed.find(": 1 runs: 1 cannot go on\n"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("mismatched"), std::string::npos) << printed;
   EXPECT_EQ(printed.find("give the same here"), std::string::npos) << printed;
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(s, true);
-  EXPECT_NE(::testing::internal::GetCapturedStdout().find("\"cannot_go_on\": true"),
-            std::string::npos);
+  const std::string json = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(json.find("\"state\": \"cannot_go_on\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"cannot_go_on\": 1"), std::string::npos) << json;  // the counts
   // Trained, its evaluation still to run: that loads the checkpoint too (its data it reads not).
   std::ofstream(run / "done.json") << "{}\n";
   EXPECT_THROW(sweep::plan_sweep(s), std::invalid_argument);
   testing::write_stand_in_checkpoint(run);
   EXPECT_EQ(sweep::plan_sweep(s)[0].state, sweep::RunState::kTrained);
+}
+
+// A run a live process trains now is training, even while its checkpoint looks cut short (one
+// being written) — not "cannot go on", which would count towards --status's exit 1.
+TEST(SweepStatus, ARunALiveProcessHoldsIsTrainingWhateverItsCheckpointLooksLike) {
+  testing::TempDir tmp;
+  const sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  const fs::path run = tmp.path / "out/d/mingru/seed3";
+  testing::write_run_config(run, {"backbone=mingru", "max_steps=5", "seed=3"});
+  std::ofstream(run / "checkpoint.pt") << "PK\x03\x04 and no end yet";
+  std::ofstream(run / "metrics.csv")
+      << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n2,1,1,1,1,2\n";
+  ASSERT_EQ(sweep::sweep_status(s, nullptr)[0].state, "cannot_go_on");
+  const io::DirLock held(run.string(), "this test");  // this process stands in for the trainer
+  const sweep::RunStatus status = sweep::sweep_status(s, nullptr)[0];
+  EXPECT_EQ(status.state, "training");
+  EXPECT_EQ(status.failure, "");
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(sweep::print_sweep_status(s, false), 0);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("training step 2 of 5 (pid " + std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << printed;
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// What --status takes from <out>/sweep_status.json: a live local sweep's word for its runs, only
+// where the file is that sweep's (its pid holds <out>/.lock); a stale file is said to be one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <tuple>
+#include <utility>
+
+#include "io/dir_lock.h"
+#include "sweep/sweep.h"
+#include "tests/sweep/sweep_fixtures.h"
+#include "tests/temp_dir.h"
+
+namespace minrnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The run's state and --status's notes, sweep_status.json saying that sweep `pid` trains it.
+std::pair<std::string, std::string> status_with_file_of(const sweep::SweepSpec& s, long pid) {
+  const std::string run_dir = sweep::sweep_status(s, nullptr)[0].run.run_dir;
+  std::ofstream(fs::path(s.out) / "sweep_status.json")
+      << "{\"pid\": " << pid << ", \"runs\": [{\"run_dir\": \"" << run_dir
+      << "\", \"status\": \"training\"}]}\n";
+  std::vector<std::string> notes;
+  const std::string state = sweep::sweep_status(s, &notes)[0].state;
+  std::string text;
+  for (const auto& n : notes) text += n + "\n";
+  return {state, text};
+}
+
+// A review: a file an earlier, killed sweep left was read as the live sweep's word.
+TEST(SweepStatus, AStatusFileNotOfTheSweepHoldingTheOutDirIsSaidToBeStale) {
+  testing::TempDir tmp;
+  const sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  const fs::path run = tmp.path / "out/d/mingru/seed3";
+  testing::write_run_config(run, {"backbone=mingru", "max_steps=5", "seed=3"});
+  testing::write_stand_in_checkpoint(run);
+  const long earlier = ::getpid() + 100000;  // no process of this test
+  const std::string file = (tmp.path / "out/sweep_status.json").string();
+  // No sweep holds the out dir: the run dirs say where the run is, and the note why the file's
+  // "training" is not the run's state.
+  std::string state, notes;
+  std::tie(state, notes) = status_with_file_of(s, earlier);
+  EXPECT_EQ(state, "stopped");
+  EXPECT_NE(notes.find(file + " is the last word of sweep pid " + std::to_string(earlier) +
+                       ", which ended without updating it (killed?)"),
+            std::string::npos)
+      << notes;
+  // A sweep (this process) holds it now, the file an earlier one's: left out, and said so.
+  const io::DirLock held((tmp.path / "out").string(), "this test");
+  std::tie(state, notes) = status_with_file_of(s, earlier);
+  EXPECT_EQ(state, "stopped");
+  EXPECT_NE(notes.find(file + " is an earlier sweep's (pid " + std::to_string(earlier) +
+                       "), not that of the sweep holding " + s.out + " now (pid " +
+                       std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << notes;
+  // The holder's own file is its word: the run trains in it, and nothing is said of the file.
+  std::tie(state, notes) = status_with_file_of(s, ::getpid());
+  EXPECT_EQ(state, "training");
+  EXPECT_EQ(notes.find("sweep_status.json"), std::string::npos) << notes;
+}
+
+}  // namespace
+}  // namespace minrnn
