@@ -41,7 +41,8 @@ struct Side {
 
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
 // is left out, and so is one whose evals.csv cannot be read (its seed vanished from a side without
-// a word, or stopped the comparison of every cell), why into `left_out`.
+// a word, or stopped the comparison of every cell) or that is in another run's folder
+// (why_misplaced), why into `left_out`.
 Side read_side(const std::string& sweep_dir, std::vector<std::string>* left_out) {
   Side side;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
@@ -49,7 +50,9 @@ Side read_side(const std::string& sweep_dir, std::vector<std::string>* left_out)
     if (fs::exists(files.failed)) continue;
     Series evals{"", {}, {}};
     const size_t named = left_out->size();
-    if (!read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) {
+    if (const std::string why = why_misplaced(run); !why.empty()) left_out->push_back(why);
+    if (left_out->size() > named ||
+        !read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) {
       if (left_out->size() > named) ++side.runs_left_out[{run.dataset, run.backbone}];
       continue;
     }
@@ -211,7 +214,8 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
         sweep_a + " and " + sweep_b +
         " share no dataset and backbone with evaluations (evals.csv under "
         "<dataset>/<backbone>/seed<S>/ on both sides)" +
-        (unread.empty() ? "" : "; runs left out, their files unreadable:" + unread_list));
+        (unread.empty() ? ""
+                        : "; runs left out, unreadable or in another run's folder:" + unread_list));
   }
   return cells;
 }
@@ -249,7 +253,8 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
   if (!left_out.empty()) {
     md +=
         "\n## Runs left out\n\nFiles of these runs could not be read (edited by hand, or cut "
-        "short by a copy): each is left out of its side's scores.\n\n";
+        "short by a copy), or say the run is another's than its folder's: each is left out of "
+        "its side's scores.\n\n";
     for (const std::string& why : left_out) md += "- " + why + "\n";
   }
   if (!one_sided.empty()) {

@@ -232,8 +232,8 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
   md << "## Failed\n\nRuns whose last attempt failed (their failed.json: the next `minrnn sweep` "
-        "starts them again) or whose result cannot be read (the file is named), so not in the "
-        "table.\n\n"
+        "starts them again), whose result cannot be read, or that are in another run's folder "
+        "(phase folder; the file is named), so not in the table.\n\n"
         "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
     const std::string code = r.exit_code >= 0 ? std::to_string(r.exit_code) : "?";
@@ -280,7 +280,8 @@ ReportFiles write_report(const std::string& sweep_dir) {
   }
   std::vector<std::pair<std::string, std::string>> unscored;
   for (const auto& r : unfinished) unscored.emplace_back(r.dataset, r.backbone);
-  for (const auto& r : failed) unscored.emplace_back(r.dataset, r.backbone);
+  for (const auto& r : failed)
+    if (r.phase != kMisplacedPhase) unscored.emplace_back(r.dataset, r.backbone);
   const Table t = make_table(runs, unscored);
   ReportFiles files;
   const fs::path dir(sweep_dir);
