@@ -176,7 +176,7 @@ void check_metrics_header(const RunFiles& files) {
 // from steps this run does again.
 void drop_rows_after(const RunFiles& files, int64_t step) {
   if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
-  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
+  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/true);
   if (!fs::exists(files.metrics)) {
     std::string header;
     for (const std::string& column : metrics_columns())
