@@ -136,6 +136,12 @@ const std::vector<std::string>& metrics_columns() {
   return columns;
 }
 
+std::string header_line(const std::vector<std::string>& columns) {
+  std::string header;
+  for (const std::string& column : columns) header += (header.empty() ? "" : ",") + column;
+  return header + "\n";
+}
+
 const std::vector<std::string>& evals_columns() {
   static const std::vector<std::string> columns = {"step", "mean_return", "std_return",
                                                    "mean_normalized", "std_normalized"};

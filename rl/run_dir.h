@@ -28,6 +28,8 @@ bool has_row(const std::string& csv, int64_t step);
 // metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
 const std::vector<std::string>& metrics_columns();
+// The header line of a run's CSV of `columns` ("step,loss,...\n").
+std::string header_line(const std::vector<std::string>& columns);
 // evals.csv's columns, in the order its header names them and append_eval_row writes a row: step,
 // mean_return, std_return, mean_normalized, std_normalized. A file of a run from before the
 // header has the rows alone, in this order.

@@ -30,12 +30,8 @@ void append_eval_row(const std::string& run_dir, const EvalRow& r) {
   // A new file starts with its header, as metrics.csv does; one of a run from before the header
   // (its rows alone) goes on without one, so that its rows all read alike.
   std::error_code ec;
-  std::string header;
-  if (!fs::exists(path, ec) || fs::file_size(path, ec) == 0) {
-    for (const std::string& column : evals_columns())
-      header += (header.empty() ? "" : ",") + column;
-    header += "\n";
-  }
+  const bool fresh = !fs::exists(path, ec) || fs::file_size(path, ec) == 0;
+  const std::string header = fresh ? header_line(evals_columns()) : "";
   // Whole lines only: a kill can tear at most this one, which readers and resume skip; a failed
   // write (disk full) is taken back and reported naming the file.
   io::append_to_file(path.string(), header + line);
