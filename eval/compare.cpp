@@ -29,23 +29,38 @@ struct RunCurve {
   Curve curve;
   std::map<std::string, std::string> settings;  // training_settings, scored during training
 };
-using Cells = std::map<std::pair<std::string, std::string>, std::vector<RunCurve>>;
+using CellKey = std::pair<std::string, std::string>;  // dataset, backbone
+using Cells = std::map<CellKey, std::vector<RunCurve>>;
+
+// One sweep's cells, and how many runs of each were left out unreadable: a cell whose runs all
+// were is no cell of the side, but not one the sweep has no run of either (review 51).
+struct Side {
+  Cells cells;
+  std::map<CellKey, int> runs_left_out;
+};
 
 // Each run's evaluations during training, by dataset and backbone; a run with no complete row yet
 // is left out, and so is one whose evals.csv cannot be read (its seed vanished from a side without
-// a word, or stopped the comparison of every cell), why into `left_out`.
-Cells read_cells(const std::string& sweep_dir, std::vector<std::string>* left_out) {
-  Cells cells;
+// a word, or stopped the comparison of every cell) or that is in another run's folder
+// (why_misplaced), why into `left_out`.
+Side read_side(const std::string& sweep_dir, std::vector<std::string>* left_out) {
+  Side side;
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     const rl::RunFiles files(run.dir);
     if (fs::exists(files.failed)) continue;
     Series evals{"", {}, {}};
-    if (!read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) continue;
+    const size_t named = left_out->size();
+    if (const std::string why = why_misplaced(run); !why.empty()) left_out->push_back(why);
+    if (left_out->size() > named ||
+        !read_run_evals(run.dir.string(), fs::exists(files.done), &evals, left_out)) {
+      if (left_out->size() > named) ++side.runs_left_out[{run.dataset, run.backbone}];
+      continue;
+    }
     RunCurve r{run.seed, {}, training_settings(run.dir, /*scored_during_training=*/true)};
     for (size_t i = 0; i < evals.x.size(); ++i) r.curve[int64_t(evals.x[i])] = evals.y[i];
-    cells[{run.dataset, run.backbone}].push_back(std::move(r));
+    side.cells[{run.dataset, run.backbone}].push_back(std::move(r));
   }
-  return cells;
+  return side;
 }
 
 // The steps every run of both sides evaluated, in order.
@@ -168,20 +183,28 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
                                            std::vector<std::string>* left_out,
                                            std::vector<std::string>* one_sided) {
   std::vector<std::string> unread;
-  const Cells a = read_cells(sweep_a, &unread), b = read_cells(sweep_b, &unread);
+  const Side a = read_side(sweep_a, &unread), b = read_side(sweep_b, &unread);
   if (left_out) *left_out = unread;
   std::vector<CellComparison> cells;
-  for (const auto& [key, runs] : a) {
-    const auto other = b.find(key);
-    if (other != b.end()) cells.push_back(compare_cell(key.first, key.second, runs, other->second));
+  for (const auto& [key, runs] : a.cells) {
+    const auto other = b.cells.find(key);
+    if (other != b.cells.end())
+      cells.push_back(compare_cell(key.first, key.second, runs, other->second));
   }
-  // A cell one side lacks is no row: said, not dropped (a walk, 2026-11-30).
-  for (const auto& [side, other, name] : {std::tuple{&a, &b, "A"}, std::tuple{&b, &a, "B"}}) {
-    for (const auto& [key, runs] : *side) {
-      if (one_sided && other->count(key) == 0) {
-        one_sided->push_back(key.first + " / " + key.second + ": only in " + name + " (" +
-                             std::to_string(runs.size()) + " run(s) with evaluations)");
-      }
+  // A cell one side lacks is no row: said, not dropped (a walk, 2026-11-30); where the other
+  // side's runs of it were all left out, said so (it has runs, none readable).
+  for (const auto& [side, other, name, other_name] :
+       {std::tuple{&a, &b, "A", "B"}, std::tuple{&b, &a, "B", "A"}}) {
+    for (const auto& [key, runs] : side->cells) {
+      if (!one_sided || other->cells.count(key) != 0) continue;
+      const auto unreadable = other->runs_left_out.find(key);
+      one_sided->push_back(key.first + " / " + key.second + ": only in " + name + " (" +
+                           std::to_string(runs.size()) + " run(s) with evaluations" +
+                           (unreadable == other->runs_left_out.end()
+                                ? ")"
+                                : "; " + std::string(other_name) + "'s " +
+                                      std::to_string(unreadable->second) +
+                                      " run(s) of it left out)"));
     }
   }
   if (cells.empty()) {
@@ -191,7 +214,8 @@ std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std
         sweep_a + " and " + sweep_b +
         " share no dataset and backbone with evaluations (evals.csv under "
         "<dataset>/<backbone>/seed<S>/ on both sides)" +
-        (unread.empty() ? "" : "; runs left out, their files unreadable:" + unread_list));
+        (unread.empty() ? ""
+                        : "; runs left out, unreadable or in another run's folder:" + unread_list));
   }
   return cells;
 }
@@ -229,13 +253,14 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
   if (!left_out.empty()) {
     md +=
         "\n## Runs left out\n\nFiles of these runs could not be read (edited by hand, or cut "
-        "short by a copy): each is left out of its side's scores.\n\n";
+        "short by a copy), or say the run is another's than its folder's: each is left out of "
+        "its side's scores.\n\n";
     for (const std::string& why : left_out) md += "- " + why + "\n";
   }
   if (!one_sided.empty()) {
     md +=
-        "\n## Cells on one side only\n\nNot compared: the other sweep has no run of them with "
-        "evaluations.\n\n";
+        "\n## Cells on one side only\n\nNot compared: the other sweep has no readable run of "
+        "them with evaluations (none at all, or only runs left out above).\n\n";
     for (const std::string& cell : one_sided) md += "- " + markdown_cell(cell) + "\n";
   }
   return md;

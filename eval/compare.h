@@ -47,7 +47,8 @@ std::string verdict(const CellComparison& c);
 // whose last attempt failed (failed.json) is left out, as the report leaves it, and so is one whose
 // evals.csv cannot be read (as the report's read_run_evals reads it: a NaN evaluation, a copy cut
 // short), why in `left_out` naming the file; a cell with runs on one side only is named in
-// `one_sided` ("hopper-medium / minlstm: only in A (3 run(s) with evaluations)"). Throws
+// `one_sided` ("hopper-medium / minlstm: only in A (3 run(s) with evaluations)", "...; B's 2
+// run(s) of it left out)" where B has runs of it, none readable). Throws
 // std::invalid_argument naming a directory that is none, or both when they share no cell.
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b,
                                            std::vector<std::string>* left_out = nullptr,

@@ -84,7 +84,8 @@ bool read_csv_columns(const std::filesystem::path& path, bool header, const std:
 
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out) {
   const std::filesystem::path path = rl::RunFiles(run_dir).evals;
-  if (!read_csv_columns(path, false, "", "", 0, 3, out)) return false;
+  // By its header's names; a file from before the header, by its columns (rl::evals_columns()).
+  if (!read_csv_columns(path, true, "step", "mean_normalized", 0, 3, out)) return false;
   // An evaluation is a mean of episode returns, finite or never written (the rollout refuses
   // non-finite actions): a NaN here was put there by hand.
   for (size_t i = 0; i < out->y.size(); ++i) {

@@ -19,8 +19,9 @@ namespace minrnn::eval {
 bool read_csv_columns(const std::filesystem::path& path, bool header, const std::string& x_name,
                       const std::string& y_name, int x_col, int y_col, Series* out);
 
-// A run's evaluations during training, RUN_DIR/evals.csv (step, mean return, std, mean
-// normalized, std; no header: rl::append_eval_row): the normalized mean against the step. False
+// A run's evaluations during training, RUN_DIR/evals.csv (rl::evals_columns(): step, mean return,
+// std, mean normalized, std, under its header or, from before the header, alone): the normalized
+// mean against the step. False
 // as read_csv_columns; throws as it does, and where a score is not finite.
 bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
 

@@ -17,6 +17,7 @@
 #include "eval/svg.h"
 #include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
+#include "io/atomic_files.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -231,8 +232,8 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
   if (runs.empty()) return "";
   std::ostringstream md;
   md << "## Failed\n\nRuns whose last attempt failed (their failed.json: the next `minrnn sweep` "
-        "starts them again) or whose result cannot be read (the file is named), so not in the "
-        "table.\n\n"
+        "starts them again), whose result cannot be read, or that are in another run's folder "
+        "(phase folder; the file is named), so not in the table.\n\n"
         "| dataset | backbone | seed | phase | why |\n|---|---|---|---|---|\n";
   for (const auto& r : runs) {
     const std::string code = r.exit_code >= 0 ? std::to_string(r.exit_code) : "?";
@@ -279,7 +280,8 @@ ReportFiles write_report(const std::string& sweep_dir) {
   }
   std::vector<std::pair<std::string, std::string>> unscored;
   for (const auto& r : unfinished) unscored.emplace_back(r.dataset, r.backbone);
-  for (const auto& r : failed) unscored.emplace_back(r.dataset, r.backbone);
+  for (const auto& r : failed)
+    if (r.phase != kMisplacedPhase) unscored.emplace_back(r.dataset, r.backbone);
   const Table t = make_table(runs, unscored);
   ReportFiles files;
   const fs::path dir(sweep_dir);
@@ -294,30 +296,28 @@ ReportFiles write_report(const std::string& sweep_dir) {
         unreadable_markdown(curves.unreadable)}) {
     if (!section.empty()) files.markdown += "\n" + section;
   }
-  // The tables all or none: each is written to its temp first, and plots/ is made, before any
-  // replaces what the folder held.
+  // The tables all or none: each is written to its temp, and plots/ is made, before any replaces
+  // what the folder held; a rename that fails puts back those already replaced.
   const std::pair<const char*, std::string> tables[] = {
       {"table3.md", files.markdown},
       {"table3.csv", table_csv(t)},
       {"table3.json", report_json(t, runs, unfinished, failed, curves.unreadable)}};
-  const std::string unchanged = " (table3.md, table3.csv and table3.json are unchanged)";
   std::vector<std::unique_ptr<io::AtomicFile>> temps;
+  std::vector<io::AtomicFile*> commits;
   for (const auto& [name, text] : tables) {
     temps.push_back(std::make_unique<io::AtomicFile>((dir / name).string()));
     temps.back()->write(text);
-    if (fs::is_directory(temps.back()->path()))  // a rename over it would fail after the others'
-      throw io::WriteError("cannot write " + temps.back()->path() + ": it is a folder" + unchanged);
+    commits.push_back(temps.back().get());
   }
   std::error_code ec;
   fs::create_directories(dir / "plots", ec);
   if (ec || !fs::is_directory(dir / "plots")) {
     throw io::WriteError("cannot make " + (dir / "plots").string() + " for the curves: " +
-                         (ec ? ec.message() : "a file of that name is in the way") + unchanged);
+                         (ec ? ec.message() : "a file of that name is in the way") +
+                         " (table3.md, table3.csv and table3.json are unchanged)");
   }
-  for (const auto& temp : temps) {
-    temp->commit();
-    files.written.push_back(temp->path());
-  }
+  io::commit_all_or_none(commits);
+  for (const auto* temp : commits) files.written.push_back(temp->path());
 
   write_curves(dir, runs, unfinished, curves, &files.written, &files.removed);
   return files;

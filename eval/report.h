@@ -62,14 +62,18 @@ struct RunProgress {
   bool finished_shorter = false;
 };
 
-// A run whose last attempt failed (its failed.json, written by `minrnn sweep`), or whose result
-// cannot be read (an eval.json of a NaN score, one edited by hand): not in the table.
+// A run whose last attempt failed (its failed.json, written by `minrnn sweep`), whose result
+// cannot be read (an eval.json of a NaN score, one edited by hand), or that is in another run's
+// folder (why_misplaced): not in the table.
+inline const std::string kMisplacedPhase = "folder";
 struct RunFailure {
   std::string dataset, backbone, run_dir;
   int64_t seed = 0;
-  std::string phase = "?";  // "train" or "eval" (failed.json); "result" for an unreadable one
-  int exit_code = -1;       // failed.json's; -1 where it records none, or for a result
-  std::string unreadable;   // why its eval.json is no result, naming it ("" for a failed.json)
+  // "train" or "eval" (failed.json); "result" for an unreadable one; kMisplacedPhase for a run in
+  // another's folder, whose (dataset, backbone) is no row or column of the table
+  std::string phase = "?";
+  int exit_code = -1;      // failed.json's; -1 where it records none, or for a result
+  std::string unreadable;  // why its eval.json is no result or it is misplaced, naming the file
 };
 
 // What the run in `run_dir` was trained with, seed and budget aside: config.yaml's keys as
@@ -93,7 +97,8 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json (its last
 // evaluation: fill_last_evaluations, from its curves).
 std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
-// Every run under `sweep_dir` with a failed.json, or finished with an eval.json that is no result.
+// Every run under `sweep_dir` with a failed.json, or finished with an eval.json that is no result,
+// or in another run's folder (why_misplaced).
 std::vector<RunFailure> collect_failed(const std::string& sweep_dir);
 // The settings the runs differ in, "key a / b; key2 c / d" ("" when none): a cell whose seeds
 // trained or were evaluated otherwise is no mean over seeds of one thing.

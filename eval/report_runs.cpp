@@ -88,7 +88,7 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     // still training (collect_unfinished lists it), one beside failed.json is of an attempt
     // before the one that failed (collect_failed lists it).
     const rl::RunFiles files(run.dir);
-    if (!files.has_result()) continue;
+    if (!files.has_result() || !why_misplaced(run).empty()) continue;  // collect_failed lists it
     const fs::path& file = files.result;
     const FinalEvaluation e = read_final_evaluation(run.dir);
     if (!e.unreadable.empty()) continue;  // collect_failed lists it (why_unscored)
@@ -113,7 +113,7 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   for (const RunDir& run : list_run_dirs(sweep_dir)) {
     const fs::path& dir = run.dir;
     const rl::RunFiles files(dir);
-    if (files.has_result() || fs::exists(files.failed)) continue;
+    if (files.has_result() || fs::exists(files.failed) || !why_misplaced(run).empty()) continue;
     const auto last = rl::last_metrics_row(files.metrics);
     if (!last) continue;
     RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
@@ -132,7 +132,10 @@ std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
     f.run_dir = run.dir.string();
     f.seed = run.seed;
     const rl::RunFiles files(run.dir);
-    if (fs::exists(files.failed)) {
+    if (const std::string why = why_misplaced(run); !why.empty()) {
+      f.unreadable = why;
+      f.phase = kMisplacedPhase;
+    } else if (fs::exists(files.failed)) {
       if (const auto failed = rl::read_failed(files)) {
         f.phase = failed->phase;
         f.exit_code = failed->exit_code;

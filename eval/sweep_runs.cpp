@@ -7,7 +7,13 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "datasets/env_table.h"
+#include "envs/registry.h"
 #include "io/input_file.h"
+#include "io/python_json.h"
+#include "io/yaml_keys.h"
+#include "rl/config.h"
+#include "rl/dataset_env.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -34,6 +40,35 @@ std::optional<int64_t> seed_of_folder(const std::string& name) {
   return seed;
 }
 
+// "hopper-medium-replay" for a D4RL id (hopper-medium-replay-v2), "hopper-medium" for a Minari
+// one (mujoco/hopper/medium-v0); "" for a file's path, whose name may say anything.
+std::string dataset_name_of_id(const std::string& id) {
+  const std::vector<std::string> d4rl = envs::d4rl_dataset_ids();
+  if (std::find(d4rl.begin(), d4rl.end(), id) != d4rl.end()) return id.substr(0, id.size() - 3);
+  const size_t env_at = id.find('/') + 1, quality_at = id.rfind('/') + 1;
+  const size_t version_at = id.rfind("-v");
+  if (id.rfind("mujoco/", 0) != 0 || id.find('/', env_at) + 1 != quality_at ||
+      version_at == std::string::npos || version_at < quality_at)
+    return "";
+  return id.substr(env_at, quality_at - 1 - env_at) + "-" +
+         id.substr(quality_at, version_at - quality_at);
+}
+
+// The environment family the run is evaluated in and the file that says so: env.json's env (what
+// training resolved), else config.yaml's (its env key or its dataset's name); "" where neither
+// tells.
+std::pair<std::string, std::string> env_family_of(const rl::RunFiles& files,
+                                                  const rl::TrainConfig& config) {
+  try {
+    const nlohmann::json j = io::read_json_or_null(files.env.string());
+    if (j.is_object() && j.contains("env") && j["env"].is_string())
+      return {envs::env_name_from_dataset_id(j["env"].get<std::string>()), files.env.string()};
+    return {rl::config_env_family(config), files.config.string()};
+  } catch (const std::exception&) {
+    return {"", ""};  // an env no name resolves: eval says so of the run itself
+  }
+}
+
 }  // namespace
 
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
@@ -57,6 +92,36 @@ std::vector<RunDir> list_run_dirs(const std::string& sweep_dir) {
     return std::tie(a.dataset, a.backbone, a.seed) < std::tie(b.dataset, b.backbone, b.seed);
   });
   return found;
+}
+
+std::string why_misplaced(const RunDir& run) {
+  const rl::RunFiles files(run.dir);
+  const std::string config_file = files.config.string();
+  YAML::Node keys;
+  rl::TrainConfig config;
+  try {
+    const std::string text = io::read_input_file(config_file, "config");
+    keys = io::parse_yaml(text, config_file);
+    config = rl::parse_config(text, config_file);
+  } catch (const std::exception&) {
+    return "";
+  }
+  const std::string but = ", but the run is in the ";
+  const std::string copy = " (a copy under another name?)";
+  // Only a key the file sets: a hand-written config.yaml without it says nothing of its folder.
+  if (keys["backbone"] && config.backbone != run.backbone)
+    return config_file + " says backbone " + config.backbone + but + "folder " + run.backbone +
+           copy;
+  if (const data::EnvInfo* named = data::guess_env_from_name(run.dataset)) {
+    const auto [env, file] = env_family_of(files, config);
+    if (!env.empty() && env != named->name)
+      return file + " says env " + env + but + "folder " + run.dataset + copy;
+  }
+  const std::string dataset = dataset_name_of_id(config.dataset);
+  if (keys["dataset"] && !dataset.empty() && dataset != run.dataset &&
+      !dataset_name_of_id(run.dataset + "-v2").empty())
+    return config_file + " says dataset " + config.dataset + but + "folder " + run.dataset + copy;
+  return "";
 }
 
 FinalEvaluation read_final_evaluation(const fs::path& run_dir) {

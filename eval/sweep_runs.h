@@ -22,6 +22,15 @@ std::filesystem::path run_dir_of(const std::filesystem::path& out, const std::st
 // std::invalid_argument where `sweep_dir` is not a directory.
 std::vector<RunDir> list_run_dirs(const std::string& sweep_dir);
 
+// Why `run` is not the run its folders name ("" when it is, or where its config.yaml does not
+// read: the report's † says so): its config.yaml's backbone is another than its backbone folder;
+// the environment it is evaluated in (env.json's, else config.yaml's env or dataset) is another
+// than the one its dataset folder's name mentions ("hopper-tiny"); its dataset is a D4RL or Minari
+// id of another dataset than its folder, where that is a D4RL dataset's name ("hopper-medium").
+// The report and compare list it instead of scoring it in a cell (a walk, 2026-11-30: a copy of
+// minlstm/ named gru/ became a column of its own).
+std::string why_misplaced(const RunDir& run);
+
 // A run's result, RUN_DIR/eval.json, as the report and the sweep take it: its score, the episodes
 // it rolled out and the step it scored (-1 / 0 where it records none), or why it is no result
 // ("" when it is one; the file not named): unreadable, a null score, fewer than one episode, or

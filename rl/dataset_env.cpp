@@ -1,11 +1,13 @@
 #include "rl/dataset_env.h"
 
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
+#include "datasets/env_table.h"
 #include "envs/registry.h"
 
 namespace minrnn::rl {
@@ -134,6 +136,16 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   }
   out.has_ref_scores = true;
   return out;
+}
+
+std::string config_env_family(const TrainConfig& config) {
+  if (!config.env.empty()) return envs::resolve_env(config.env).task.spec.name;
+  // The file's name first ("hopper_medium-v2.hdf5" in a folder named otherwise), else the whole
+  // reference (a Minari id, "mujoco/hopper/medium-v0", whose last part names no env).
+  const data::EnvInfo* guess =
+      data::guess_env_from_name(std::filesystem::path(config.dataset).filename().string());
+  if (guess == nullptr) guess = data::guess_env_from_name(config.dataset);
+  return guess != nullptr ? guess->name : "";
 }
 
 }  // namespace minrnn::rl

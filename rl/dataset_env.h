@@ -15,6 +15,7 @@
 #include <string>
 
 #include "datasets/episodes.h"
+#include "rl/config.h"
 
 namespace minrnn::rl {
 
@@ -37,5 +38,11 @@ struct DatasetEnv {
 // the env a D4RL file's name says has other widths and neither its metadata nor config_env names
 // one (data::Dataset::name_env_conflict).
 DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env = "");
+
+// The environment family ("hopper") a run of `config` is evaluated in, as far as the config says
+// without reading its data: its env key, else its dataset's name ("hopper_medium-v2.hdf5",
+// "mujoco/hopper/medium-v0"); "" where neither names one. Throws std::invalid_argument for an env
+// key no environment has.
+std::string config_env_family(const TrainConfig& config);
 
 }  // namespace minrnn::rl

@@ -119,7 +119,7 @@ void truncate_rows(const std::string& path, int64_t step, bool header) {
   std::string kept;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int64_t s = row_step(lines[i]);
-    if ((header && i == 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
+    if ((header && i == 0 && s < 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
   }
   io::write_file_atomically(path, kept);
 }
@@ -133,6 +133,18 @@ bool has_row(const std::string& path, int64_t step) {
 const std::vector<std::string>& metrics_columns() {
   static const std::vector<std::string> columns = {"step",      "loss",        "lr",
                                                    "grad_norm", "steps_per_s", "elapsed_s"};
+  return columns;
+}
+
+std::string header_line(const std::vector<std::string>& columns) {
+  std::string header;
+  for (const std::string& column : columns) header += (header.empty() ? "" : ",") + column;
+  return header + "\n";
+}
+
+const std::vector<std::string>& evals_columns() {
+  static const std::vector<std::string> columns = {"step", "mean_return", "std_return",
+                                                   "mean_normalized", "std_normalized"};
   return columns;
 }
 

@@ -20,13 +20,20 @@ bool is_run_output(const std::string& file_name);
 // The step in a run-file row's first column (metrics.csv, evals.csv); -1 for a header or a line
 // that is not a row.
 int64_t row_step(const std::string& line);
-// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and the header line if any.
+// Keeps the rows of steps <= `step` (a resumed run redoes the rest), and with `header` a first
+// line that is no row (the header; a file from before it had one keeps its rows alone).
 void truncate_rows(const std::string& csv, int64_t step, bool header);
 // Whether `csv` holds a row of `step`.
 bool has_row(const std::string& csv, int64_t step);
 // metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
 const std::vector<std::string>& metrics_columns();
+// The header line of a run's CSV of `columns` ("step,loss,...\n").
+std::string header_line(const std::vector<std::string>& columns);
+// evals.csv's columns, in the order its header names them and append_eval_row writes a row: step,
+// mean_return, std_return, mean_normalized, std_normalized. A file of a run from before the
+// header has the rows alone, in this order.
+const std::vector<std::string>& evals_columns();
 // metrics.csv's last row, its values found by the header's names (a file written before a column
 // was added, or a cell that is no number, reads 0 there); nullopt where the file has no row (or is
 // not there). What a resume (the loss, the seconds trained), a sweep's progress and --status, and a

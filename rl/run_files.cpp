@@ -178,13 +178,9 @@ void check_metrics_header(const RunFiles& files) {
 // from steps this run does again.
 void drop_rows_after(const RunFiles& files, int64_t step) {
   if (fs::exists(files.metrics)) truncate_rows(files.metrics, step, /*header=*/true);
-  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/false);
-  if (!fs::exists(files.metrics)) {
-    std::string header;
-    for (const std::string& column : metrics_columns())
-      header += (header.empty() ? "" : ",") + column;
-    io::write_file_atomically(files.metrics, header + "\n");
-  }
+  if (fs::exists(files.evals)) truncate_rows(files.evals, step, /*header=*/true);
+  if (!fs::exists(files.metrics))
+    io::write_file_atomically(files.metrics, header_line(metrics_columns()));
 }
 
 // done.json: what the sweep and the report read to know the run is finished. A Slurm task's

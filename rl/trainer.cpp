@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/env_switch.h"
 #include "ops/side_work.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 #include "rl/stacked_pack.h"
 #include "rl/training_run.h"
@@ -26,9 +27,14 @@ void append_eval_row(const std::string& run_dir, const EvalRow& r) {
   char line[160];
   std::snprintf(line, sizeof line, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(r.step),
                 r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
+  // A new file starts with its header, as metrics.csv does; one of a run from before the header
+  // (its rows alone) goes on without one, so that its rows all read alike.
+  std::error_code ec;
+  const bool fresh = !fs::exists(path, ec) || fs::file_size(path, ec) == 0;
+  const std::string header = fresh ? header_line(evals_columns()) : "";
   // Whole lines only: a kill can tear at most this one, which readers and resume skip; a failed
   // write (disk full) is taken back and reported naming the file.
-  io::append_to_file(path.string(), line);
+  io::append_to_file(path.string(), header + line);
 }
 
 std::string default_run_dir(const std::string& config_path, int64_t seed) {

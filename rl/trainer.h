@@ -103,8 +103,8 @@ bool packs_stack(bool on_cuda);
 // variable for a value other than 0 or 1.
 bool side_work_for(bool alone);
 
-// One evaluation during training, a row of <run_dir>/evals.csv (no header):
-// step,mean_return,std_return,mean_normalized,std_normalized.
+// One evaluation during training, a row of <run_dir>/evals.csv (evals_columns(), rl/run_dir.h:
+// step,mean_return,std_return,mean_normalized,std_normalized; a new file starts with that header).
 struct EvalRow {
   int64_t step = 0;
   double mean_return = 0, std_return = 0, mean_normalized = 0, std_normalized = 0;

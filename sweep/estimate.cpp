@@ -3,25 +3,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/env_table.h"
 #include "envs/registry.h"
 #include "eval/csv.h"
 #include "infer/policy.h"
 #include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/config.h"
+#include "rl/dataset_env.h"
 #include "rl/trainer.h"
 
 namespace minrnn::sweep {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string device_kind(const std::string& device) {
   return device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
@@ -165,17 +162,6 @@ std::string policy_prefix(const std::string& backbone) {
   return backbone + ", " + rl::eval_mode_name(rl::default_eval_mode(backbone)) + " ";
 }
 
-// The environment family a run is evaluated in, as far as its config says without reading its
-// data: its env key, else its dataset's name; "" where neither names one.
-std::string run_env(const rl::TrainConfig& c) {
-  if (!c.env.empty()) return envs::resolve_env(c.env).task.spec.name;
-  // The file's name first ("hopper_medium-v2.hdf5" in a folder named otherwise), else the whole
-  // reference (a Minari id, "mujoco/hopper/medium-v0", whose last part names no env).
-  const data::EnvInfo* guess = data::guess_env_from_name(fs::path(c.dataset).filename().string());
-  if (guess == nullptr) guess = data::guess_env_from_name(c.dataset);
-  return guess != nullptr ? guess->name : "";
-}
-
 // The most steps an evaluation episode of the run takes: its env's time limit (rollouts run to
 // it, whatever max_ep_len says); max_ep_len where no env is known.
 int64_t episode_limit(const rl::TrainConfig& c, const std::string& env) {
@@ -187,7 +173,7 @@ int64_t episode_limit(const rl::TrainConfig& c, const std::string& env) {
 void add_evaluation(SweepEstimate& e, const MeasuredRates& rates, const rl::TrainConfig& c,
                     int64_t episodes) {
   if (episodes == 0) return;
-  const std::string env = run_env(c);
+  const std::string env = rl::config_env_family(c);
   auto line = std::find_if(e.evaluation.begin(), e.evaluation.end(), [&](const auto& l) {
     return l.backbone == c.backbone && l.embed == c.embed_dim && l.layers == c.n_layers &&
            l.context == c.context_len && l.env == env;

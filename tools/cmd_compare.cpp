@@ -54,8 +54,10 @@ void add_compare_command(CLI::App& app) {
                    args->a.c_str(), args->b.c_str());
     }
     if (!left_out.empty()) {  // the CSV has no place for them
-      std::fprintf(stderr, "note: %zu run(s) left out, their files unreadable (see the list)\n",
-                   left_out.size());
+      std::fprintf(
+          stderr,
+          "note: %zu run(s) left out, unreadable or in another run's folder (see the list)\n",
+          left_out.size());
     }
     if (csv->count() > 0) {
       io::write_file_atomically(args->csv, eval::comparison_csv(cells));

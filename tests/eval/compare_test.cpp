@@ -52,8 +52,9 @@ TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
   EXPECT_EQ(one_sided,
             std::vector<std::string>{"walker / mingru: only in A (1 run(s) with evaluations)"});
   EXPECT_NE(comparison_markdown(cells, "a", "b", {}, one_sided)
-                .find("## Cells on one side only\n\nNot compared: the other sweep has no run of "
-                      "them with evaluations.\n\n- walker / mingru: only in A"),
+                .find("## Cells on one side only\n\nNot compared: the other sweep has no readable "
+                      "run of them with evaluations (none at all, or only runs left out "
+                      "above).\n\n- walker / mingru: only in A"),
             std::string::npos);
   const CellComparison& gru = cells[0];
   EXPECT_EQ(gru.backbone, "mingru");
@@ -201,6 +202,49 @@ TEST(Compare, RunsWhoseFilesCannotBeReadAreLeftOutAndNamed) {
   EXPECT_EQ(compare_sweeps(a.string(), b.string())[0].settings_apart, "config.yaml read / missing");
 }
 
+// A cell whose runs on B were all left out unreadable has runs there, none readable: said so,
+// not "B has no run of it" (review 51).
+TEST(Compare, ACellWhoseOtherSideRunsAreAllUnreadableSaysSo) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  for (const fs::path& side : {a, b}) write_evals(side, "hop/mingru", 0, {{1000, 10}});
+  write_evals(a, "hop/minlstm", 0, {{1000, 10}});
+  write_evals(a, "hop/minlstm", 1, {{1000, 11}});
+  testing::write_text(b / "hop/minlstm/seed0/evals.csv", "1000,1,1,nan,1\n");
+  testing::write_text(b / "hop/minlstm/seed1/evals.csv", "1000,1,1,abc,1\n");
+  std::vector<std::string> left_out, one_sided;
+  const auto cells = compare_sweeps(a.string(), b.string(), &left_out, &one_sided);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(left_out.size(), 2u) << ::testing::PrintToString(left_out);
+  EXPECT_EQ(one_sided, std::vector<std::string>{"hop / minlstm: only in A (2 run(s) with "
+                                                "evaluations; B's 2 run(s) of it left out)"});
+  const std::string md = comparison_markdown(cells, "a", "b", left_out, one_sided);
+  EXPECT_NE(md.find("the other sweep has no readable run of them"), std::string::npos) << md;
+  EXPECT_EQ(md.find("has no run of them"), std::string::npos) << md;
+}
+
+// A run in another run's folder (a copy of minlstm/ named gru/) is left out and named, as the
+// report names it, not compared as a cell of its own.
+TEST(Compare, ARunInAnotherRunsFolderIsLeftOutAndNamed) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  for (const fs::path& side : {a, b}) {
+    write_evals(side, "hop/minlstm", 0, {{1000, 10}});
+    testing::write_text(side / "hop/minlstm/seed0/config.yaml",
+                        "dataset: d.hdf5\nbackbone: minlstm\n");
+  }
+  fs::copy(a / "hop/minlstm", a / "hop/gru", fs::copy_options::recursive);
+  std::vector<std::string> left_out, one_sided;
+  const auto cells = compare_sweeps(a.string(), b.string(), &left_out, &one_sided);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].backbone, "minlstm");
+  EXPECT_TRUE(one_sided.empty()) << ::testing::PrintToString(one_sided);
+  ASSERT_EQ(left_out.size(), 1u);
+  EXPECT_EQ(left_out[0], (a / "hop/gru/seed0/config.yaml").string() +
+                             " says backbone minlstm, but the run is in the folder gru (a copy "
+                             "under another name?)");
+}
+
 // What moved a cell's window without a word (a walk, 2026-11-30): a whole row short of its
 // columns, an empty file of a finished run, and one whose last rows were lost (a finished run
 // evaluated at its last step, done.json's). Each is named and left out; the cell keeps the window
@@ -273,9 +317,10 @@ TEST(Compare, SweepsWithNothingInCommonAreRefusedNamingBoth) {
     compare_sweeps((tmp.path / "a").string(), (tmp.path / "c").string());
     FAIL() << "expected a refusal";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("runs left out, their files unreadable:\n  " +
-                                         (tmp.path / "c/hop/mingru/seed0/evals.csv").string()),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("runs left out, unreadable or in another run's folder:\n  " +
+                                   (tmp.path / "c/hop/mingru/seed0/evals.csv").string()),
+        std::string::npos)
         << e.what();
   }
 }

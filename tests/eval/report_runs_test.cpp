@@ -181,6 +181,48 @@ TEST(ReportRuns, HandEditsThatWouldMoveACellAreNamedOrIgnored) {
   EXPECT_NE(md.find("episodes is 0: a mean over no episode"), std::string::npos) << md;
 }
 
+// A run whose files say it is another's (a walk, 2026-11-30: a copy of minlstm/ named gru/ became a
+// column of its own) is named under Failed, phase folder, and makes no row or column: its
+// config.yaml's backbone, the env its env.json (else config.yaml) names against the one its
+// dataset folder's name mentions, its D4RL id against a dataset folder named as a D4RL dataset.
+TEST(ReportRuns, ARunInAnotherRunsFolderIsNamedNotAColumn) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "backbone: mingru\n");
+  write_scored_run(tmp.path, "mingru", 1, 52, "backbone: mingru\n");
+  write_scored_run(tmp.path, "minlstm", 0, 40, "backbone: minlstm\n");
+  fs::copy(tmp.path / "hopper-medium/minlstm", tmp.path / "hopper-medium/gru",
+           fs::copy_options::recursive);
+  std::ofstream(write_scored_run(tmp.path, "mingru", 2, 90, "backbone: mingru\n") / "env.json")
+      << R"({"env": "walker2d"})";
+  const fs::path other = write_scored_run(tmp.path, "mingru", 3, 90, "");
+  std::ofstream(other / "config.yaml") << "dataset: hopper-medium-replay-v2\nbackbone: mingru\n";
+  // A label that names no env or D4RL dataset: nothing to check but the backbone.
+  const fs::path tiny = write_scored_run(tmp.path, "mingru", 9, 30, "backbone: mingru\n");
+  fs::create_directories(tmp.path / "tiny/mingru");
+  fs::rename(tiny, tmp.path / "tiny/mingru/seed0");
+  std::ofstream(tmp.path / "tiny/mingru/seed0/env.json") << R"({"env": "walker2d"})";
+
+  const std::string md = eval::write_report(tmp.path.string()).markdown;
+  EXPECT_NE(md.find("| dataset | mingru | minlstm |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| hopper-medium | 51.0 ± 1.0 (n=2) | 40.0 (n=1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| tiny | 30.0 (n=1) | – |"), std::string::npos) << md;
+  const std::string cell = tmp.path.string() + "/hopper-medium/";
+  for (const std::string& why :
+       {"| hopper-medium | gru | 0 | folder | " + cell +
+            "gru/seed0/config.yaml says backbone minlstm, but the run is in the folder gru (a "
+            "copy under another name?) |",
+        "| hopper-medium | mingru | 2 | folder | " + cell +
+            "mingru/seed2/env.json says env walker2d, but the run is in the folder hopper-medium",
+        "| hopper-medium | mingru | 3 | folder | " + cell +
+            "mingru/seed3/config.yaml says dataset hopper-medium-replay-v2, but the run is in the "
+            "folder hopper-medium"}) {
+    EXPECT_NE(md.find(why), std::string::npos) << why << "\n" << md;
+  }
+  const auto j = nlohmann::json::parse(read_text(tmp.path / "table3.json"));
+  ASSERT_EQ(j["failed"].size(), 3u) << j.dump(2);
+  EXPECT_EQ(j["failed"][0]["phase"], "folder");
+}
+
 // The tables all or none: a plots/ that cannot be made, or a table3.csv that cannot be written,
 // leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
 TEST(ReportRuns, TheTablesAllOrNone) {

@@ -77,7 +77,7 @@ def csv_steps(path, header):
 def csv_curves(run):
     """tag -> [(step, float32 value)] from the run's CSV files, named as TensorBoard's tags."""
     curves = {}
-    for name, header, tags in (("metrics.csv", True, METRICS_TAGS), ("evals.csv", False, EVAL_TAGS)):
+    for name, header, tags in (("metrics.csv", True, METRICS_TAGS), ("evals.csv", True, EVAL_TAGS)):
         for line in complete_rows(os.path.join(run, name), header):
             fields = line.split(",")
             for tag, text in zip(tags, fields[1:]):
@@ -106,7 +106,7 @@ def kill_after_a_checkpoint(binary, run):
     os.close(read_end)
     if ended is not None or not os.path.exists(metrics):
         sys.exit(f"the training ended ({ended}) or stalled before step {KILL_AFTER_STEP}")
-    return max(csv_steps(metrics, True)), csv_steps(os.path.join(run, "evals.csv"), False)
+    return max(csv_steps(metrics, True)), csv_steps(os.path.join(run, "evals.csv"), True)
 
 
 def resumed_from(output):
@@ -289,7 +289,7 @@ def main():
                                  "after kill -9 and resume")
 
         minrnn(binary, "train", "c.yaml", "--run-dir", run, "--extend", "--set", "max_steps=150")
-        check(125 not in csv_steps(os.path.join(run, "evals.csv"), False),
+        check(125 not in csv_steps(os.path.join(run, "evals.csv"), True),
               "--extend dropped the evaluation at the old final step 125, off the cadence")
         compare_with_tensorboard(run, "after --extend")
         compare_with_fast_loader("sweep", os.path.join("d", "mingru", "seed0"), run,

@@ -260,5 +260,30 @@ TEST(Evaluations, TheCpuCopySharesNothingAndDrawsNothing) {
   EXPECT_NE(copy.state_mean.data_ptr(), agent.state_mean.data_ptr());
 }
 
+// evals.csv starts with its header, as metrics.csv does (a walk, 2026-11-30: it had none); a
+// resumed run of a file from before the header (rows alone) goes on without one, its rows past
+// the checkpoint dropped as ever, the first among them.
+TEST(Evaluations, ANewFileHasTheHeaderAndAnOldOneGoesOnWithout) {
+  testing::TrainFixture f;
+  const auto cfg = testing::tiny_config(
+      f.data, "mingru", {"max_steps=6", "checkpoint_every=3", "eval_every=2", "log_every=1"});
+  rl::train(cfg, f.options(/*stop_after=*/3));
+  const fs::path evals = f.run / "evals.csv";
+  const std::vector<std::string> fresh = testing::lines_of(testing::read_text(evals));
+  ASSERT_EQ(fresh.size(), 2u);
+  EXPECT_EQ(fresh[0], "step,mean_return,std_return,mean_normalized,std_normalized");
+  EXPECT_EQ(fresh[1], "2,20.000,1.500,0.500,0.125");
+  // An older minrnn's file: the rows alone, one past the checkpoint among them.
+  testing::write_text(evals, fresh[1] + "\n4,1,0,1,0\n");
+  rl::train(cfg, f.options());
+  EXPECT_EQ(testing::lines_of(testing::read_text(evals)),
+            (std::vector<std::string>{fresh[1], "4,40.000,1.500,1.000,0.125",
+                                      "6,60.000,1.500,1.500,0.125"}));
+  // Its first line is a row, not a header to keep: past the step, it goes too.
+  testing::write_text(evals, "4,1,0,1,0\n5,1,0,1,0\n");
+  rl::truncate_rows(evals.string(), 3, /*header=*/true);
+  EXPECT_EQ(testing::read_text(evals), "");
+}
+
 }  // namespace
 }  // namespace minrnn

@@ -87,7 +87,7 @@ TEST(RunDir, AKillAfterTheFinalCheckpointIsFinishedOnRerun) {
   EXPECT_TRUE(rerun.finished);
   EXPECT_EQ(rerun.resumed_from, 4);
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4}));
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4}));
   ASSERT_TRUE(fs::exists(f.run / "done.json"));
   EXPECT_NE(testing::read_text(f.run / "done.json").find("\"step\": 4"), std::string::npos);
   EXPECT_EQ(testing::read_text(f.run / "done.json").find("\"last_loss\": 0}"), std::string::npos)
@@ -102,7 +102,7 @@ TEST(RunDir, AnEvaluationKilledBeforeItsRowIsRedoneOnResume) {
   EXPECT_TRUE(f.evaluated.empty());
   rl::train(cfg, f.options());
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{2, 4, 6}));
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 6}));
 }
 
 TEST(RunDir, ResumeDropsRowsWrittenAfterTheCheckpoint) {
@@ -118,7 +118,7 @@ TEST(RunDir, ResumeDropsRowsWrittenAfterTheCheckpoint) {
   EXPECT_EQ(result.resumed_from, 3);
   // 3 too: the kill came between checkpoint 3 and its evaluation.
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{3, 4, 5, 6}));
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
 }
 
@@ -344,7 +344,7 @@ TEST(RunDir, AnExtendedRunEndsWithTheWeightsOfOneTrainedLongerFromTheStart) {
   EXPECT_TRUE(extended.finished);
   EXPECT_EQ(extended.resumed_from, 4);
   EXPECT_EQ(f.evaluated, (std::vector<int64_t>{6, 8}));
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 6, 8}));
   EXPECT_NE(testing::read_text(f.run / "done.json").find("\"step\": 8"), std::string::npos);
   // What the 4-step run reported is kept under its step; eval.json no longer describes the run.
   EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
@@ -368,17 +368,17 @@ TEST(RunDir, AnExtensionFromABudgetOffTheCadenceHasTheCurvesOfTheLongerRun) {
   std::vector<std::string> sets = {"checkpoint_every=1", "eval_every=2", "log_every=2",
                                    "max_steps=5"};
   rl::train(testing::tiny_config(f.data, "mingru", sets), f.options());
-  ASSERT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 5}));
+  ASSERT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 5}));
   sets.back() = "max_steps=8";
   auto opt = f.options();
   opt.extend = true;
   ASSERT_TRUE(rl::train(testing::tiny_config(f.data, "mingru", sets), opt).finished);
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 6, 8}));
   EXPECT_EQ(steps_of(f.run / "metrics.csv", true), (std::vector<int64_t>{2, 4, 6, 8}));
 
   Fixture fresh;
   rl::train(testing::tiny_config(fresh.data, "mingru", sets), fresh.options());
-  EXPECT_EQ(steps_of(fresh.run / "evals.csv", false), steps_of(f.run / "evals.csv", false));
+  EXPECT_EQ(steps_of(fresh.run / "evals.csv", true), steps_of(f.run / "evals.csv", true));
   EXPECT_EQ(steps_of(fresh.run / "metrics.csv", true), steps_of(f.run / "metrics.csv", true));
 }
 
@@ -405,7 +405,7 @@ TEST(RunDir, AKillInsideKeepingTheFinishedResultsIsRepairedByTheNextExtend) {
     EXPECT_EQ(testing::read_text(f.run / "done-step4.json"), done4);
     EXPECT_EQ(testing::read_text(f.run / "eval-step4.json"), "{\"mean_normalized\": 4}\n");
     EXPECT_FALSE(fs::exists(f.run / "eval.json"));
-    EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6, 8}));
+    EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 6, 8}));
     expect_weights_of_one_uninterrupted_run(f, sets, 8);
   }
 }
@@ -489,7 +489,7 @@ TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   EXPECT_EQ(testing::read_text(f.run / "evals-step4.csv"), evals4);
   EXPECT_EQ(testing::read_text(f.run / "metrics-step4.csv"), metrics4);
   EXPECT_FALSE(fs::exists(f.run / "checkpoint-step4.pt"));
-  EXPECT_EQ(steps_of(f.run / "evals.csv", false), (std::vector<int64_t>{2, 4, 6}));
+  EXPECT_EQ(steps_of(f.run / "evals.csv", true), (std::vector<int64_t>{2, 4, 6}));
 
   expect_weights_of_one_uninterrupted_run(f, sets, 6);
   expect_force_removes(f, {"done-step4.json", "evals-step4.csv", "metrics-step4.csv"});

@@ -154,7 +154,7 @@ TEST(TensorBoardRun, TheDroppedPointsGoAsSoonAsTheResumedRunStarts) {
   Fixture f;
   train_and_kill_at_step_6(f);
   rl::truncate_rows((f.run / "metrics.csv").string(), 3, /*header=*/true);  // as train() does
-  rl::truncate_rows((f.run / "evals.csv").string(), 3, /*header=*/false);
+  rl::truncate_rows((f.run / "evals.csv").string(), 3, /*header=*/true);
   const rl::RunEvents resumed(f.run.string(), 3, rl::TrainConfig{});
   expect_the_csv_rows(f.run);
 }

@@ -1,0 +1,21 @@
+// Several files replaced all or none (a report's table3.md, .csv and .json): each written in full
+// to its own AtomicFile first, then committed together, so that a reader never pairs a new table
+// with an old one after a failure.
+#pragma once
+#include <vector>
+
+#include "io/atomic_file.h"
+
+namespace minrnn::io {
+
+// Commits `files` (each written in full) all or none. A folder in any one's place is refused
+// before anything changes. The files there now are kept (a hard link <path>.old each, a copy
+// where the file system has no links) while the temps are renamed in, one by one; a rename that
+// fails (an immutable file, a temp removed under us) puts the files already replaced back and
+// removes those that were new. Throws WriteError naming the file that failed, its reason and what
+// was put back (or, where putting back failed too, the <path>.old that holds the previous file).
+// A kill between two renames leaves the previous files at <path>.old; the next commit of the same
+// paths replaces those.
+void commit_all_or_none(const std::vector<AtomicFile*>& files);
+
+}  // namespace minrnn::io
