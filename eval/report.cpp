@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -165,8 +166,24 @@ std::string table_markdown(const Table& t) {
   return md.str();
 }
 
+namespace {
+
+// One row of "Beside the published numbers": ours beside the paper's for each backbone.
+std::string published_row(const std::string& label, const PublishedScores& p,
+                          const std::function<std::string(const std::string&)>& ours) {
+  auto with_std = [](double mean, double std) {
+    return score_text(mean) + (std > 0 ? " ± " + score_text(std) : "");
+  };
+  return "| " + label + " | " + ours("mingru") + " | " + with_std(p.mingru, p.mingru_std) + " | " +
+         ours("minlstm") + " | " + with_std(p.minlstm, p.minlstm_std) + " | " +
+         ours("transformer") + " | " + score_text(p.dt_table3) + " | " + score_text(p.dt_chen) +
+         " | " + score_text(p.corl_dt_last) + " | " + score_text(p.decision_mamba) + " |\n";
+}
+
+}  // namespace
+
 std::string published_markdown(const Table& t) {
-  bool other_scoring = false;
+  bool other_scoring = false, any_ours = false;
   auto ours = [&](const std::string& dataset, const std::string& backbone) {
     auto it = t.cells.find({dataset, backbone});
     if (it == t.cells.end()) return std::string("–");
@@ -174,36 +191,51 @@ std::string published_markdown(const Table& t) {
       other_scoring = true;
       return std::string("– (not D4RL's)");
     }
+    any_ours = true;
     return seeds_cell(it->second);
   };
-  std::ostringstream rows;
+  std::string rows;
+  int published_rows = 0;
   for (const auto& d : t.datasets) {
     const PublishedScores* p = find_published(d);
     if (p == nullptr) continue;
-    rows << "| " << d << " | " << ours(d, "mingru") << " | " << score_text(p->mingru) << " ± "
-         << score_text(p->mingru_std) << " | " << ours(d, "minlstm") << " | "
-         << score_text(p->minlstm) << " ± " << score_text(p->minlstm_std) << " | "
-         << ours(d, "transformer") << " | " << score_text(p->dt_paper) << " | "
-         << score_text(p->corl_dt_last) << " |\n";
+    ++published_rows;
+    rows += published_row(d, *p, [&](const std::string& b) { return ours(d, b); });
   }
-  if (rows.str().empty()) return "";
+  if (!any_ours && !other_scoring) return "";
+  // The paper's Average row is over its nine datasets: ours beside it only where a backbone has a
+  // D4RL-scored cell in each of them.
+  if (published_rows == static_cast<int>(published_datasets().size())) {
+    rows += published_row("**Average**", published_average(), [&](const std::string& b) {
+      double sum = 0;
+      for (const std::string& d : published_datasets()) {
+        auto it = t.cells.find({d, b});
+        if (it == t.cells.end() || !it->second.d4rl_scored) return std::string("–");
+        sum += it->second.mean;
+      }
+      return "**" + score_text(sum / published_datasets().size()) + "**";
+    });
+  }
   const std::string other =
       other_scoring ? " A cell marked \"not D4RL's\" was scored in another environment or by "
                       "other reference scores than D4RL's v4 table (a Minari dataset's own), so "
                       "its numbers do not compare; it is in the table above."
                     : "";
   return "## Beside the published numbers\n\n"
-         "Published: D4RL normalized scores on D4RL's own v2 files. minGRU and "
-         "minLSTM: Feng et al. 2024, Table 3, mean ± std over five seeds. DT: Chen et al. 2021; "
-         "CORL's DT (Tarasov et al. 2022) is scored at its last checkpoint, as ours are. Ours: "
-         "mean ± std over seeds, "
+         "Published: D4RL normalized scores on D4RL's own v2 files. minGRU, minLSTM, DT and "
+         "DMamba: Feng et al. 2024, Table 3 (minGRU and minLSTM mean ± std over five seeds; its DT "
+         "and DMamba from the Decision Mamba and Aaren papers); DT (Chen et al. 2021): the DT "
+         "paper's own; CORL's DT (Tarasov et al. 2022) is scored at its last checkpoint, as ours "
+         "are. The paper follows Ota's Decision Mamba code, which evaluates at five target returns "
+         "(docs/agent.md, \"Configs\"); ours at one. Ours: mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
          "their own scores are in docs/collect.md)." +
          other +
          "\n\n"
          "| dataset | mingru | minGRU (paper) | minlstm | minLSTM (paper) | transformer | DT "
-         "(paper) | DT (CORL, last) |\n|---|---|---|---|---|---|---|---|\n" +
-         rows.str();
+         "(paper) | DT (Chen et al.) | DT (CORL, last) | DMamba (paper) |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n" +
+         rows;
 }
 
 std::string progress_markdown(const std::vector<RunProgress>& runs) {

@@ -9,6 +9,7 @@
 #include "eval/csv.h"
 #include "eval/published.h"
 #include "eval/report.h"
+#include "tests/eval/report_fixtures.h"
 #include "tests/rl/fixtures.h"
 #include "tests/text_file.h"
 
@@ -17,23 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A finished run (done.json at `step`) with its result (eval.json); `finished` false leaves
-// done.json out, as for a run still training that someone evaluated.
-void make_run(const fs::path& sweep, const std::string& dataset, const std::string& backbone,
-              int seed, double score, bool curves = false, bool finished = true,
-              int64_t step = 500) {
-  const fs::path run = sweep / dataset / backbone / ("seed" + std::to_string(seed));
-  fs::create_directories(run);
-  std::ofstream(run / "eval.json") << nlohmann::json{{"mean_normalized", score}}.dump();
-  if (finished) std::ofstream(run / "done.json") << nlohmann::json{{"step", step}}.dump();
-  if (curves) {
-    std::ofstream m(run / "metrics.csv");
-    m << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n";
-    for (int s = 1; s <= 5; ++s) m << s * 100 << "," << 1.0 / s << ",0.001,0.1,10,1\n";
-    std::ofstream(run / "evals.csv") << "250,100,1,20,1\n500,200,1,40.5,2\n";
-  }
-}
-
+using minrnn::testing::make_run;
 using minrnn::testing::read_text;
 
 TEST(Report, MeanStdOverSeedsAndAverageRow) {
@@ -192,35 +177,6 @@ TEST(Report, AnEvaluationOfARunStillTrainingIsNotAResult) {
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 60.0 (n=1) |"), std::string::npos) << md;
   EXPECT_EQ(md.find("99.0"), std::string::npos) << md;
-}
-
-TEST(Report, PublishedNumbersStandBesideOursForThePapersDatasets) {
-  testing::TempDir tmp;
-  make_run(tmp.path, "hopper-medium", "mingru", 0, 60);
-  make_run(tmp.path, "hopper-medium", "mingru", 1, 80);
-  make_run(tmp.path, "hopper-medium", "transformer", 0, 50);
-  make_run(tmp.path, "hopper-tiny", "mingru", 0, 7);
-  eval::write_report(tmp.path.string());
-  const std::string md = read_text(tmp.path / "table3.md");
-  // Ours, the paper's minGRU, our (missing) minLSTM, the paper's, ours and both DT numbers.
-  EXPECT_NE(
-      md.find("| hopper-medium | 70.0 ± 10.0 (n=2) | 79.4 ± 8.2 | – | 85.0 ± 4.4 | 50.0 (n=1) | "
-              "67.6 | 65.1 |"),
-      std::string::npos)
-      << md;
-  const size_t at = md.find("## Beside the published numbers");
-  const std::string published = md.substr(at, md.find("\n## ", at + 1) - at);
-  EXPECT_EQ(published.find("hopper-tiny"), std::string::npos) << "not in the paper: no row";
-
-  EXPECT_EQ(eval::find_published("hopper-medium-v2"), eval::find_published("hopper-medium"));
-  ASSERT_NE(eval::find_published("walker2d-medium-expert"), nullptr);
-  EXPECT_DOUBLE_EQ(eval::find_published("walker2d-medium-expert")->mingru, 110.3);
-  EXPECT_EQ(eval::find_published("hopper-random"), nullptr);
-
-  testing::TempDir tiny;  // no dataset of the paper's: no section at all
-  make_run(tiny.path, "hopper-tiny", "mingru", 0, 7);
-  eval::write_report(tiny.path.string());
-  EXPECT_EQ(read_text(tiny.path / "table3.md").find("published"), std::string::npos);
 }
 
 // A finished run's eval.json that is no result (edited by hand; a NaN score, which JSON writes as
