@@ -93,6 +93,7 @@ Table make_table(const std::vector<RunScore>& runs,
       const bool v4 = r->env_version == 0 || r->env_version == 4;
       const bool table = r->ref_source.empty() || r->ref_source.rfind("D4RL table", 0) == 0;
       c.d4rl_scored = c.d4rl_scored && v4 && table;
+      c.d4rl_data = c.d4rl_data && !r->collected_data;
     }
   }
   for (const auto& b : t.backbones) {
@@ -183,13 +184,17 @@ std::string published_row(const std::string& label, const PublishedScores& p,
 }  // namespace
 
 std::string published_markdown(const Table& t) {
-  bool other_scoring = false, any_ours = false;
+  bool other_scoring = false, collected = false, any_ours = false;
   auto ours = [&](const std::string& dataset, const std::string& backbone) {
     auto it = t.cells.find({dataset, backbone});
     if (it == t.cells.end()) return std::string("–");
     if (!it->second.d4rl_scored) {
       other_scoring = true;
       return std::string("– (not D4RL's)");
+    }
+    if (!it->second.d4rl_data) {
+      collected = true;
+      return std::string("– (collected data)");
     }
     any_ours = true;
     return seeds_cell(it->second);
@@ -202,7 +207,7 @@ std::string published_markdown(const Table& t) {
     ++published_rows;
     rows += published_row(d, *p, [&](const std::string& b) { return ours(d, b); });
   }
-  if (!any_ours && !other_scoring) return "";
+  if (!any_ours && !other_scoring && !collected) return "";
   // The paper's Average row is over its nine datasets: ours beside it only where a backbone has a
   // D4RL-scored cell in each of them.
   if (published_rows == static_cast<int>(published_datasets().size())) {
@@ -210,7 +215,8 @@ std::string published_markdown(const Table& t) {
       double sum = 0;
       for (const std::string& d : published_datasets()) {
         auto it = t.cells.find({d, b});
-        if (it == t.cells.end() || !it->second.d4rl_scored) return std::string("–");
+        if (it == t.cells.end() || !it->second.d4rl_scored || !it->second.d4rl_data)
+          return std::string("–");
         sum += it->second.mean;
       }
       return "**" + score_text(sum / published_datasets().size()) + "**";
@@ -221,6 +227,11 @@ std::string published_markdown(const Table& t) {
                       "other reference scores than D4RL's v4 table (a Minari dataset's own), so "
                       "its numbers do not compare; it is in the table above."
                     : "";
+  const std::string made_here =
+      collected ? " A cell marked \"collected data\" was trained on a dataset `minrnn collect` "
+                  "made (its env.json says so), under a D4RL name perhaps, not on D4RL's file; it "
+                  "is in the table above."
+                : "";
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files. minGRU, minLSTM, DT and "
          "DMamba: Feng et al. 2024, Table 3 (minGRU and minLSTM mean ± std over five seeds; its DT "
@@ -230,7 +241,7 @@ std::string published_markdown(const Table& t) {
          "(docs/agent.md, \"Configs\"); ours at one. Ours: mean ± std over seeds, "
          "on whichever files this sweep read (datasets made by `minrnn collect` are not D4RL's; "
          "their own scores are in docs/collect.md)." +
-         other +
+         other + made_here +
          "\n\n"
          "| dataset | mingru | minGRU (paper) | minlstm | minLSTM (paper) | transformer | DT "
          "(paper) | DT (Chen et al.) | DT (CORL, last) | DMamba (paper) |\n"

@@ -36,7 +36,8 @@ std::string report_json(const Table& t, const std::vector<RunScore>& runs,
                                      {"seeds", c.n},
                                      {"steps", c.steps},
                                      {"settings_apart", c.apart},
-                                     {"d4rl_scored", c.d4rl_scored}};
+                                     {"d4rl_scored", c.d4rl_scored},
+                                     {"d4rl_data", c.d4rl_data}};
       cell["runs"] = nlohmann::json::array();
       for (const RunScore& r : runs) {
         if (r.dataset != d || r.backbone != b) continue;

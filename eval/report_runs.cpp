@@ -103,6 +103,8 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
     r.ref_source = j.is_object() ? j.value("ref_source", std::string()) : "";
     r.env_version = j.is_object() ? j.value("env_version", 0) : 0;
     r.settings = run_settings(run.dir, j);
+    const nlohmann::json env = io::read_json_or_null(files.env.string());
+    r.collected_data = env.is_object() && env.value("dataset_collected_by_minrnn", false);
     runs.push_back(r);
   }
   return runs;
