@@ -21,8 +21,8 @@ std::string names_of(const std::vector<std::string>& paths) {
   return text;
 }
 
-// One file of the set while it is committed: its previous version, kept at <path>.old until the
-// whole set is in place.
+// One file of the set while it is committed: its previous version, kept at kept_name(path) until
+// the whole set is in place.
 struct Kept {
   std::string path, old;
   bool existed = false;
@@ -54,6 +54,13 @@ std::string put_back(const Kept& k) {
 
 }  // namespace
 
+std::string kept_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t at = slash == std::string::npos ? 0 : slash + 1;
+  // A hidden name no user gives a file: a user's own <path>.old (a backup) is never touched.
+  return path.substr(0, at) + "." + path.substr(at) + ".minrnn-kept";
+}
+
 void commit_all_or_none(const std::vector<AtomicFile*>& files) {
   std::vector<std::string> paths;
   for (const AtomicFile* f : files) paths.push_back(f->path());
@@ -73,7 +80,7 @@ void commit_all_or_none(const std::vector<AtomicFile*>& files) {
     }
   } forget{kept};
   for (const std::string& path : paths) {
-    kept.push_back({path, path + ".old"});
+    kept.push_back({path, kept_name(path)});
     try {
       keep_previous(kept.back());
     } catch (const WriteError& e) {

@@ -219,7 +219,7 @@ std::string first_damaged_entry(std::ifstream& in, uint64_t file_bytes, const ch
 
 }  // namespace
 
-std::string why_not_whole_archive(const std::string& path) {
+std::string why_not_whole_archive(const std::string& path, bool entries) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::string("cannot be read: ") + std::strerror(errno);
   char magic[4] = {};
@@ -235,7 +235,7 @@ std::string why_not_whole_archive(const std::string& path) {
   in.read(end, sizeof end);
   if (!in || std::memcmp(end, "PK\x05\x06", 4) != 0)
     return "cut short (its zip's end record is missing: a copy stopped early, a full disk?)";
-  return first_damaged_entry(in, file_bytes, end);
+  return entries ? first_damaged_entry(in, file_bytes, end) : "";
 }
 
 Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device) {

@@ -27,7 +27,9 @@ void check_archive_finite(torch::serialize::InputArchive& archive, const std::st
 // those its CRC-32 was taken of (damaged on a disk or in a copy), which a load would not find at
 // all, naming the entry. Reads the whole file (~25 ms for 7.6 MB, a ~400 ms load_agent's);
 // load_agent asks it of every checkpoint, a sweep of the runs it would resume, before any starts.
-std::string why_not_whole_archive(const std::string& path);
+// `entries` false checks the ends alone (a few bytes): `sweep --status`, which a user watches,
+// would read every run's checkpoint whole (a gigabyte for the paper's Table 3) at each look.
+std::string why_not_whole_archive(const std::string& path, bool entries = true);
 
 // The optimizer state saved beside the agent (resume), onto `device`. Throws std::runtime_error
 // naming the file and the state where a value is not finite (a damaged file).

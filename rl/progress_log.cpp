@@ -19,28 +19,38 @@ double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every,
   return (max_steps - step) / std::max(rate, 1e-9) + due * mean_evaluation_s;
 }
 
+namespace {
+
+// Each row's training seconds: its steps at its window's rate (in-line evaluations left out);
+// negative where a row has no rate (a file of an older minrnn).
+double trained_seconds(const std::vector<MetricsRow>& rows, size_t from) {
+  double seconds = 0;
+  for (size_t i = from; i < rows.size(); ++i) {
+    if (rows[i].steps_per_s <= 0) return -1;
+    seconds += (rows[i].step - (i > 0 ? rows[i - 1].step : 0)) / rows[i].steps_per_s;
+  }
+  return seconds;
+}
+
+}  // namespace
+
+double training_pace(const std::vector<MetricsRow>& rows) {
+  if (rows.empty()) return 0;
+  const MetricsRow& last = rows.back();
+  if (trained_seconds(rows, 0) < 0)  // the wall pace: evaluations and start-up in
+    return last.elapsed_s > 0 && last.step > 0 ? last.step / last.elapsed_s : 0;
+  const double after_first_s = trained_seconds(rows, 1);
+  return rows.size() > 1 && after_first_s > 0 ? (last.step - rows.front().step) / after_first_s
+                                              : last.steps_per_s;
+}
+
 double training_eta_seconds(const std::vector<MetricsRow>& rows, int64_t max_steps,
                             int64_t eval_every) {
-  if (rows.empty()) return -1;
-  // Each row's training seconds: its steps at its window's rate (in-line evaluations left out).
-  double trained_s = 0, trained_after_first_s = 0;
-  bool rates_known = true;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const int64_t steps = rows[i].step - (i > 0 ? rows[i - 1].step : 0);
-    rates_known = rates_known && rows[i].steps_per_s > 0;
-    const double s = rows[i].steps_per_s > 0 ? steps / rows[i].steps_per_s : 0;
-    trained_s += s;
-    if (i > 0) trained_after_first_s += s;
-  }
-  const MetricsRow& first = rows.front();
+  const double rate = training_pace(rows);
+  if (rate <= 0) return -1;
   const MetricsRow& last = rows.back();
-  if (!rates_known) {  // a file of an older minrnn: the wall pace, evaluations and start-up in
-    const double pace = last.elapsed_s > 0 ? last.step / last.elapsed_s : 0;
-    return pace > 0 ? training_eta_seconds(last.step, max_steps, 0, pace, 0) : -1;
-  }
-  const double rate = rows.size() > 1 && trained_after_first_s > 0
-                          ? (last.step - first.step) / trained_after_first_s
-                          : last.steps_per_s;
+  const double trained_s = trained_seconds(rows, 0);
+  if (trained_s < 0) return training_eta_seconds(last.step, max_steps, 0, rate, 0);
   const int64_t evaluations = eval_every > 0 ? (last.step - 1) / eval_every : 0;
   const double mean_evaluation_s =
       evaluations > 0 ? std::max(0.0, last.elapsed_s - trained_s) / evaluations : 0;

@@ -32,6 +32,10 @@ double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every,
 // before the last row. A single row's rate is its own, start-up and all.
 double training_eta_seconds(const std::vector<MetricsRow>& rows, int64_t max_steps,
                             int64_t eval_every);
+// That training pace of `rows` in steps/s (0 where none is known): after the first row where
+// there are two, of the one row otherwise, the wall pace for a file of an older minrnn (no
+// steps_per_s column). Also what a resumed sweep's ETA takes from its runs' earlier rows.
+double training_pace(const std::vector<MetricsRow>& rows);
 
 class ProgressLog {
  public:

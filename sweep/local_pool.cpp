@@ -25,7 +25,6 @@
 
 namespace minrnn::sweep {
 namespace {
-
 namespace fs = std::filesystem;
 
 // The pool's state: which child runs which phase of which run, and the counts the status file and

@@ -290,7 +290,9 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_d
   for (SweepRun& r : runs) {
     const fs::path checkpoint = rl::RunFiles(r.run_dir).checkpoint;
     if (r.state == RunState::kDone || !r.mismatch.empty() || !fs::exists(checkpoint)) continue;
-    if (const std::string why = rl::why_not_whole_archive(checkpoint.string()); !why.empty()) {
+    // Its entries' CRCs only as a sweep starts (read_data): --status reads a few bytes a run.
+    const std::string why = rl::why_not_whole_archive(checkpoint.string(), read_data);
+    if (!why.empty()) {
       cannot_go_on(r, checkpoint.string() + ": " + why +
                           "; move it away and the run trains again from step 0");
     }

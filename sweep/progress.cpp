@@ -54,9 +54,11 @@ double earlier_run_steps_per_s(const std::vector<SweepRun>& runs,
   for (size_t k = 0; k < packs.size(); ++k) {
     if (int(k) < parallel) at_once += int(packs[k].size());
     for (int i : packs[k]) {
-      const auto last = rl::last_metrics_row(rl::RunFiles(runs[size_t(i)].run_dir).metrics);
-      if (!last || last->elapsed_s <= 0 || last->step <= 0) continue;
-      pace_sum += last->step / last->elapsed_s;
+      // The pace its rows show after start-up, as its own line's ETA takes it.
+      const double pace =
+          rl::training_pace(rl::metrics_rows(rl::RunFiles(runs[size_t(i)].run_dir).metrics));
+      if (pace <= 0) continue;
+      pace_sum += pace;
       ++paced;
     }
   }

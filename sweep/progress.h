@@ -34,8 +34,8 @@ struct SweepPace {
 // (nothing trained here nor before, or nothing evaluated here, while some of that is left).
 double eta_seconds(const SweepPace& pace);
 // The run-steps/s a sweep's first `packs` (indices into `runs`), `parallel` at a time, trained
-// at before, from their metrics.csv (each run's steps over its elapsed_s, evaluations in): 0
-// where none has a row.
+// at before, from their metrics.csv (each run's training pace after start-up, rl::training_pace):
+// 0 where none has a row.
 double earlier_run_steps_per_s(const std::vector<SweepRun>& runs,
                                const std::deque<std::vector<int>>& packs, int parallel);
 

@@ -27,9 +27,11 @@ std::map<std::string, std::string> live_local_statuses(const std::string& out, s
   std::map<std::string, std::string> by_dir;
   const fs::path file = fs::path(out) / "sweep_status.json";
   const nlohmann::json j = io::read_json_or_null(file.string());
-  if (!j.is_object() || !j.contains("runs")) return by_dir;
+  // A file edited or damaged by hand is no sweep's word: its entries of another shape are skipped.
+  if (!j.is_object() || !j.contains("runs") || !j["runs"].is_array()) return by_dir;
   for (const auto& r : j["runs"])
-    if (r.contains("run_dir") && r.contains("status"))
+    if (r.is_object() && r.value("run_dir", nlohmann::json()).is_string() &&
+        r.value("status", nlohmann::json()).is_string())
       by_dir[r["run_dir"].get<std::string>()] = r["status"].get<std::string>();
   // A file of an older minrnn names no pid, a holder's unreadable pid is 0: the file is its.
   const long writer = j.contains("pid") && j["pid"].is_number_integer() ? j["pid"].get<long>() : 0;
@@ -67,8 +69,8 @@ std::string run_state(const fs::path& dir, const std::string& local_status, RunS
     s.failure = s.run.mismatch + "; " + eval::kResultAwayAdvice;
     return "failed";
   }
-  // A run another process trains right now is training, whatever its files look like meanwhile:
-  // a checkpoint being written looks cut short.
+  // A run another process trains right now is training: whatever its files say, the sweep
+  // cannot touch it while that process holds it (a checkpoint copied in by hand, cut short).
   const bool held = s.pid >= 0 && s.run.cannot_go_on;
   if (!s.run.mismatch.empty() && !held) {  // the sweep refuses to run until it is dealt with
     s.failure = s.run.mismatch;

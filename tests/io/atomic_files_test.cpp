@@ -39,7 +39,7 @@ std::vector<AtomicFile*> pointers(const std::vector<std::unique_ptr<AtomicFile>>
   return all;
 }
 
-// The folder's entries, sorted: nothing left beside the files (no .tmp, no .old).
+// The folder's entries, sorted: nothing left beside the files (no .tmp, no kept copy).
 std::vector<std::string> entries(const fs::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
@@ -50,14 +50,17 @@ std::vector<std::string> entries(const fs::path& dir) {
 TEST(AtomicFiles, CommitsAllAndLeavesNothingBeside) {
   minrnn::testing::TempDir tmp;
   write_text(tmp.path / "a.md", "old a.md");
-  write_text(tmp.path / "b.csv.old", "left by a commit that was killed");
+  write_text(kept_name((tmp.path / "b.csv").string()), "left by a commit that was killed");
+  write_text(tmp.path / "a.md.old", "the user's own backup");
   write_text(tmp.path / "b.csv", "old b.csv");
   auto files = written(tmp.path, {"a.md", "b.csv", "c.json"});
   commit_all_or_none(pointers(files));
   EXPECT_EQ(read_text(tmp.path / "a.md"), "new a.md");
   EXPECT_EQ(read_text(tmp.path / "b.csv"), "new b.csv");
   EXPECT_EQ(read_text(tmp.path / "c.json"), "new c.json");
-  EXPECT_EQ(entries(tmp.path), (std::vector<std::string>{"a.md", "b.csv", "c.json"}));
+  EXPECT_EQ(entries(tmp.path), (std::vector<std::string>{"a.md", "a.md.old", "b.csv", "c.json"}));
+  EXPECT_EQ(read_text(tmp.path / "a.md.old"), "the user's own backup");
+  EXPECT_EQ(kept_name("sweep/table3.md"), "sweep/.table3.md.minrnn-kept");
 }
 
 TEST(AtomicFiles, AFolderInALaterFilesPlaceIsRefusedBeforeAnyRename) {

@@ -33,8 +33,8 @@ TEST(SweepEta, IsTheStepsLeftAtTheRateHereThenTheEvaluationsLeft) {
   EXPECT_DOUBLE_EQ(sweep::eta_seconds({100, 0, 3, 2, 60, 16, 2, 50}), 100 / 50.0 + 8 * 3 / 2.0);
 }
 
-// That rate: each run's steps over its elapsed_s in its metrics.csv, the mean of those with a row,
-// times the runs the first `parallel` packs train at once.
+// That rate: each run's training pace in its metrics.csv (rl::training_pace), the mean of those
+// with a row, times the runs the first `parallel` packs train at once.
 TEST(SweepEta, BeforeAnyTrainingHereTheRunsEarlierPaceCounts) {
   testing::TempDir tmp;
   std::vector<sweep::SweepRun> runs(3);
@@ -44,12 +44,15 @@ TEST(SweepEta, BeforeAnyTrainingHereTheRunsEarlierPaceCounts) {
   }
   const std::deque<std::vector<int>> packs = {{0, 1}, {2}};
   EXPECT_EQ(sweep::earlier_run_steps_per_s(runs, packs, 1), 0);  // no rows: unknown
-  std::ofstream(tmp.path / "0/metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
-                                               "400,0.5,0.001,1,10,100\n";
-  std::ofstream(tmp.path / "2/metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
-                                               "600,0.5,0.001,1,10,100\n";
-  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 1), 5 * 2);  // 4 and 6 a second
-  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 2), 5 * 3);
+  // Each run's pace after its first row (whose window holds the start-up, 2 steps/s), as its own
+  // line's ETA takes it: 10 and 20 steps/s, not the wall's 4 and 6.
+  const std::string header = "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n";
+  std::ofstream(tmp.path / "0/metrics.csv")
+      << header << "100,0.9,0.001,1,2,60\n400,0.5,0.001,1,10,100\n";
+  std::ofstream(tmp.path / "2/metrics.csv")
+      << header << "100,0.9,0.001,1,2,60\n600,0.5,0.001,1,20,100\n";
+  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 1), 15 * 2);
+  EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 2), 15 * 3);
 }
 
 // A training run's line: its training rate, and the ETA its own progress line would say: the steps

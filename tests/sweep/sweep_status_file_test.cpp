@@ -63,5 +63,23 @@ TEST(SweepStatus, AStatusFileNotOfTheSweepHoldingTheOutDirIsSaidToBeStale) {
   EXPECT_EQ(notes.find("sweep_status.json"), std::string::npos) << notes;
 }
 
+// A file edited or damaged by hand (a review: "run_dir": 5 threw json's type_error, naming no
+// file) is no sweep's word: its entries of another shape are skipped, the run dirs read.
+TEST(SweepStatus, AStatusFileOfAnotherShapeIsSkipped) {
+  testing::TempDir tmp;
+  const sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  const io::DirLock held((tmp.path / "out").string(), "this test");
+  for (const std::string& runs :
+       {R"("runs": [{"run_dir": 5, "status": "training"}])", R"("runs": [7, "x"])",
+        R"("runs": {"run_dir": "d"})", R"("runs": [{"run_dir": "d", "status": null}])"}) {
+    std::ofstream(fs::path(s.out) / "sweep_status.json")
+        << "{\"pid\": " << ::getpid() << ", " << runs << "}\n";
+    std::vector<std::string> notes;
+    std::vector<sweep::RunStatus> statuses;
+    ASSERT_NO_THROW(statuses = sweep::sweep_status(s, &notes)) << runs;
+    EXPECT_EQ(statuses[0].state, "pending") << runs;
+  }
+}
+
 }  // namespace
 }  // namespace minrnn
