@@ -69,7 +69,7 @@ TEST(SweepStatus, AStatusFileOfAnotherShapeIsSkipped) {
   testing::TempDir tmp;
   const sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
   const io::DirLock held((tmp.path / "out").string(), "this test");
-  for (const std::string& runs :
+  for (const char* runs :
        {R"("runs": [{"run_dir": 5, "status": "training"}])", R"("runs": [7, "x"])",
         R"("runs": {"run_dir": "d"})", R"("runs": [{"run_dir": "d", "status": null}])"}) {
     std::ofstream(fs::path(s.out) / "sweep_status.json")
