@@ -262,7 +262,7 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   // A config or a dataset given for a run, a file cut short: one line, where LibTorch's zip reader
   // says a paragraph.
   if (const std::string why = why_not_whole_archive(path.string()); !why.empty())
-    throw std::runtime_error(path.string() + ": not a readable minrnn checkpoint: " + why);
+    throw NotWholeCheckpoint(path.string() + ": not a readable minrnn checkpoint: " + why);
   // LibTorch's reader runs the file's pickle and TorchScript: a hostile or corrupt file can make
   // it crash, or ask for any amount of memory (found by tests/fuzz). It reads the file in a child
   // process first, with its memory bounded; only a file that loads there is loaded here. One load

@@ -5,11 +5,19 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "rl/agent.h"
 
 namespace minrnn::rl {
+
+// What load_agent throws for a file that is no whole archive (rl::why_not_whole_archive: not a
+// zip, cut short, an entry's CRC-32 wrong), apart from its other errors: a resume adds the way on.
+class NotWholeCheckpoint : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Writes `path` whole or not at all; errors name the file and the OS reason.
 void save_checkpoint(const std::string& path, Agent& agent, torch::optim::Optimizer& optimizer);
@@ -26,7 +34,8 @@ void check_archive_finite(torch::serialize::InputArchive& archive, const std::st
 // full disk), which only a load would find otherwise, or one whose entry's bytes differ from
 // those its CRC-32 was taken of (damaged on a disk or in a copy), which a load would not find at
 // all, naming the entry. Reads the whole file (~25 ms for 7.6 MB, a ~400 ms load_agent's);
-// load_agent asks it of every checkpoint, a sweep of the runs it would resume, before any starts.
+// load_agent asks it of every checkpoint (NotWholeCheckpoint), a sweep of the runs it would resume,
+// before any starts.
 // `entries` false checks the ends alone (a few bytes): `sweep --status`, which a user watches,
 // would read every run's checkpoint whole (a gigabyte for the paper's Table 3) at each look.
 std::string why_not_whole_archive(const std::string& path, bool entries = true);

@@ -85,15 +85,19 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
     }
     return 0;
   }
-  // A file cut short says the way on (a walk, 2026-11-30: a sweep failed the run at every start,
-  // its log saying none); an error of the load itself (a lock, CUDA's memory) names no remedy that
-  // would throw a good checkpoint away.
+  // A file cut short or damaged says the way on (a walk, 2026-11-30: a sweep failed the run at
+  // every start, its log saying none); an error of the load itself (a lock, CUDA's memory) names
+  // no remedy that would throw a good checkpoint away.
   const std::string checkpoint = files.checkpoint.string();
-  if (const std::string why = why_not_whole_archive(checkpoint); !why.empty()) {
-    throw std::runtime_error(checkpoint + ": not a readable minrnn checkpoint: " + why +
-                             ". Move it away to train the run again from step 0, or pass --force");
-  }
-  Agent saved = load_agent(checkpoint, device);
+  Agent saved = [&] {
+    try {
+      return load_agent(checkpoint, device);
+    } catch (const NotWholeCheckpoint& e) {
+      throw std::runtime_error(
+          std::string(e.what()) +
+          ". Move it away to train the run again from step 0, or pass --force");
+    }
+  }();
   // config.yaml may say another config than the checkpoint holds (edited by hand): its weights
   // would not fit (in LibTorch's words) or train on under other settings. max_steps may grow.
   TrainConfig trained = saved.config;

@@ -55,17 +55,23 @@ TEST(SweepEta, BeforeAnyTrainingHereTheRunsEarlierPaceCounts) {
   EXPECT_DOUBLE_EQ(sweep::earlier_run_steps_per_s(runs, packs, 2), 15 * 3);
 }
 
+// Seed 0 of hop/mingru in `dir`, to train to `max_steps`, evaluated every `eval_every`.
+sweep::SweepRun hop_mingru_run(const fs::path& dir, int64_t max_steps, int64_t eval_every) {
+  sweep::SweepRun run;
+  run.dataset = "hop";
+  run.backbone = "mingru";
+  run.run_dir = dir.string();
+  run.max_steps = max_steps;
+  run.eval_every = eval_every;
+  return run;
+}
+
 // A training run's line: its training rate, and the ETA its own progress line would say: the steps
 // left at its training rate, then the evaluations still due at the mean time its rows show they
 // took (a walk, 2026-11-30: "ETA 1s" from the training rate, 41 s before the run ended).
 TEST(SweepProgress, ARunsEtaCountsTheEvaluationsStillDue) {
   testing::TempDir tmp;
-  sweep::SweepRun run;
-  run.dataset = "hop";
-  run.backbone = "mingru";
-  run.run_dir = tmp.path.string();
-  run.max_steps = 2000;
-  run.eval_every = 100;
+  const sweep::SweepRun run = hop_mingru_run(tmp.path, 2000, 100);
   EXPECT_EQ(sweep::training_progress(run), "hop/mingru/seed0 starting");
   // 400 steps in 80 s of wall time, training alone at 10 a second: its evaluations at 100, 200
   // and 300 took the other 40 s, and 17 are still due (400, ..., 1900 and 2000's).
@@ -82,12 +88,7 @@ TEST(SweepProgress, ARunsEtaCountsTheEvaluationsStillDue) {
 // the pace since step 0 said 1m51s here, where 95 s are left).
 TEST(SweepProgress, AnEarlyLineLeavesTheStartUpOut) {
   testing::TempDir tmp;
-  sweep::SweepRun run;
-  run.dataset = "hop";
-  run.backbone = "mingru";
-  run.run_dir = tmp.path.string();
-  run.max_steps = 10000;
-  run.eval_every = 1000;
+  const sweep::SweepRun run = hop_mingru_run(tmp.path, 10000, 1000);
   // 30 s of start-up, then 100 steps a second.
   std::ofstream(tmp.path / "metrics.csv") << "step,loss,lr,grad_norm,steps_per_s,elapsed_s\n"
                                              "100,1,0.001,1,3.2258064516,31\n"
