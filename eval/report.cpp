@@ -339,30 +339,34 @@ ReportFiles write_report(const std::string& sweep_dir) {
         unreadable_markdown(curves.unreadable)}) {
     if (!section.empty()) files.markdown += "\n" + section;
   }
-  // The tables all or none: each is written to its temp, and plots/ is made, before any replaces
-  // what the folder held; a rename that fails puts back those already replaced.
-  const std::pair<const char*, std::string> tables[] = {
-      {"table3.md", files.markdown},
-      {"table3.csv", table_csv(t)},
-      {"table3.json", report_json(t, runs, unfinished, failed, curves.unreadable)}};
-  std::vector<std::unique_ptr<io::AtomicFile>> temps;
-  std::vector<io::AtomicFile*> commits;
-  for (const auto& [name, text] : tables) {
-    temps.push_back(std::make_unique<io::AtomicFile>((dir / name).string()));
-    temps.back()->write(text);
-    commits.push_back(temps.back().get());
-  }
   std::error_code ec;
   fs::create_directories(dir / "plots", ec);
   if (ec || !fs::is_directory(dir / "plots")) {
     throw io::WriteError("cannot make " + (dir / "plots").string() + " for the curves: " +
                          (ec ? ec.message() : "a file of that name is in the way") +
-                         " (table3.md, table3.csv and table3.json are unchanged)");
+                         " (table3.md, table3.csv, table3.json and the plots are unchanged)");
+  }
+  // The tables and the plots all or none: each is written to its temp before any replaces what
+  // the folder held (a disk that fills on the last plot changes nothing); a rename that fails puts
+  // back those already replaced.
+  std::vector<std::pair<std::string, std::string>> outputs = {
+      {(dir / "table3.md").string(), files.markdown},
+      {(dir / "table3.csv").string(), table_csv(t)},
+      {(dir / "table3.json").string(),
+       report_json(t, runs, unfinished, failed, curves.unreadable)}};
+  CurvePlots plots = plot_curves(dir, runs, unfinished, failed, curves);
+  for (auto& svg : plots.svgs) outputs.push_back(std::move(svg));
+  std::vector<std::unique_ptr<io::AtomicFile>> temps;
+  std::vector<io::AtomicFile*> commits;
+  for (const auto& [path, text] : outputs) {
+    temps.push_back(std::make_unique<io::AtomicFile>(path));
+    temps.back()->write(text);
+    commits.push_back(temps.back().get());
   }
   io::commit_all_or_none(commits);
   for (const auto* temp : commits) files.written.push_back(temp->path());
-
-  write_curves(dir, runs, unfinished, curves, &files.written, &files.removed);
+  for (const std::string& path : plots.stale)
+    if (fs::remove(path, ec)) files.removed.push_back(path);
   return files;
 }
 

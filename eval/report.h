@@ -161,17 +161,22 @@ std::map<std::pair<std::string, std::string>, BudgetCheck> check_budgets(
     const std::vector<RunScore>& runs, const SweepCurves& curves);
 // A table of them ("" when no run has evaluations in both quarters).
 std::string budget_markdown(const std::map<std::pair<std::string, std::string>, BudgetCheck>& c);
-// The loss and evaluation curves of each (dataset, backbone), finished runs' then those in
-// progress, as dir/plots/<dataset>-<backbone>-{loss,score}.svg; each file's path into `written`.
-// An earlier report's plot none of whose curves reads now is removed (it would read as today's),
-// its path into `removed`.
-void write_curves(const std::filesystem::path& dir, const std::vector<RunScore>& runs,
-                  const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
-                  std::vector<std::string>* written, std::vector<std::string>* removed);
+// The plots of a report: dir/plots/<dataset>-<backbone>-{loss,score}.svg of each (dataset,
+// backbone) with a curve that reads, finished runs' then those in progress, rendered (write_report
+// writes them all or none with the tables), and the plots an earlier report made that this one does
+// not replace: none of their curves reads now, or every run of theirs failed. Those are removed
+// once the new files are in (left, they would read as today's).
+struct CurvePlots {
+  std::vector<std::pair<std::string, std::string>> svgs;  // path, SVG text
+  std::vector<std::string> stale;                         // paths; most do not exist
+};
+CurvePlots plot_curves(const std::filesystem::path& dir, const std::vector<RunScore>& runs,
+                       const std::vector<RunProgress>& unfinished,
+                       const std::vector<RunFailure>& failed, const SweepCurves& curves);
 
 struct ReportFiles {
   std::vector<std::string> written;
-  std::vector<std::string> removed;  // earlier plots of curves that no longer read
+  std::vector<std::string> removed;  // an earlier report's plots this one does not replace
   std::string markdown;              // what table3.md holds
   int unreadable_curves = 0;         // curve files left out (SweepCurves::unreadable)
 };

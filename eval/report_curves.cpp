@@ -164,9 +164,9 @@ std::string budget_markdown(const std::map<std::pair<std::string, std::string>, 
   return md.str();
 }
 
-void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
-                  const std::vector<RunProgress>& unfinished, const SweepCurves& curves,
-                  std::vector<std::string>* written, std::vector<std::string>* removed) {
+CurvePlots plot_curves(const fs::path& dir, const std::vector<RunScore>& runs,
+                       const std::vector<RunProgress>& unfinished,
+                       const std::vector<RunFailure>& failed, const SweepCurves& curves) {
   struct Curve {
     std::string run_dir, name;
   };
@@ -179,6 +179,8 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
         {r.run_dir,
          "seed " + std::to_string(r.seed) + " (at step " + std::to_string(r.step) + ")"});
   }
+  for (const auto& r : failed) of_pair[{r.dataset, r.backbone}];  // its plots, if any, are stale
+  CurvePlots plots;
   for (const auto& [key, runs_of_pair] : of_pair) {
     const auto& [d, b] = key;
     LinePlot loss{d + " / " + b + ": training loss", "optimizer step", "action MSE", {}, true};
@@ -200,16 +202,13 @@ void write_curves(const fs::path& dir, const std::vector<RunScore>& runs,
     }
     for (auto* p : {&loss, &score}) {
       const fs::path f = dir / "plots" / (d + "-" + b + (p == &loss ? "-loss.svg" : "-score.svg"));
-      if (p->series.empty()) {
-        // An earlier report's plot of curves no longer read (unreadable now) would read as today's.
-        std::error_code ec;
-        if (fs::remove(f, ec)) removed->push_back(f.string());
-        continue;
-      }
-      write_svg(f.string(), *p);
-      written->push_back(f.string());
+      if (p->series.empty())
+        plots.stale.push_back(f.string());
+      else
+        plots.svgs.emplace_back(f.string(), render_svg(*p));
     }
   }
+  return plots;
 }
 
 }  // namespace minrnn::eval

@@ -3,12 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
-
-#include "io/atomic_file.h"
 
 namespace minrnn::eval {
 namespace {
@@ -166,10 +161,6 @@ std::string render_svg(const LinePlot& p) {
   for (size_t k = 0; k < p.series.size(); ++k) write_series(o, p, f, k);
   o << "</svg>\n";
   return o.str();
-}
-
-void write_svg(const std::string& path, const LinePlot& plot) {
-  io::write_file_atomically(path, render_svg(plot));
 }
 
 }  // namespace minrnn::eval

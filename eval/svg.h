@@ -20,7 +20,5 @@ struct LinePlot {
 
 // The SVG document text.
 std::string render_svg(const LinePlot& plot);
-// Writes render_svg(plot) to `path` (tmp + rename).
-void write_svg(const std::string& path, const LinePlot& plot);
 
 }  // namespace minrnn::eval

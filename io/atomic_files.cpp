@@ -13,11 +13,14 @@
 namespace minrnn::io {
 namespace {
 
-// "a", "a and b", "a, b and c".
+// "a", "a and b", "a, b and c"; "a, b, c and 51 more" (a report's tables and its many plots).
 std::string names_of(const std::vector<std::string>& paths) {
+  constexpr size_t kNamed = 3;
+  const size_t named = paths.size() > kNamed + 1 ? kNamed : paths.size();
   std::string text;
-  for (size_t i = 0; i < paths.size(); ++i)
+  for (size_t i = 0; i < named; ++i)
     text += (i == 0 ? "" : i + 1 == paths.size() ? " and " : ", ") + paths[i];
+  if (named < paths.size()) text += " and " + std::to_string(paths.size() - named) + " more";
   return text;
 }
 

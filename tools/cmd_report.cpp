@@ -16,7 +16,8 @@ void add_report_command(CLI::App& app) {
     std::printf("%s", files.markdown.c_str());
     for (const auto& f : files.written) std::printf("wrote %s\n", f.c_str());
     for (const auto& f : files.removed)
-      std::printf("removed %s (an earlier report's: none of its curves reads now)\n", f.c_str());
+      std::printf("removed %s (an earlier report's: none of its curves is plotted now)\n",
+                  f.c_str());
     if (files.unreadable_curves > 0) {
       std::fprintf(stderr,
                    "note: %d curve file%s could not be read: left out of the plots, listed under "

@@ -1,5 +1,5 @@
 // Which runs a report scores, and what it says of them: seeds trained or evaluated otherwise,
-// failed runs, cells scored otherwise than D4RL's table, and tables written both or neither.
+// failed runs, cells scored otherwise than D4RL's table, and tables and plots written all or none.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "eval/report.h"
 #include "io/atomic_file.h"
+#include "tests/eval/report_fixtures.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 
@@ -245,6 +246,45 @@ TEST(ReportRuns, TheTablesAllOrNone) {
   fs::create_directories(tmp.path / "table3.csv");  // cannot be replaced by a file
   EXPECT_THROW(eval::write_report(tmp.path.string()), io::WriteError);
   EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+}
+
+// The plots go with the tables: a plot that cannot be written leaves the tables and the other
+// plots as they were (a walk, 2026-11-30: under a full disk the report replaced table3.*, then
+// failed on one plot and left plots/ a mix of two reports).
+TEST(ReportRuns, ThePlotsAllOrNoneWithTheTables) {
+  testing::TempDir tmp;
+  testing::make_run(tmp.path, "hopper-medium", "mingru", 0, 60, /*curves=*/true);
+  testing::make_run(tmp.path, "hopper-medium", "minlstm", 0, 70, /*curves=*/true);
+  eval::write_report(tmp.path.string());
+  const fs::path loss = tmp.path / "plots/hopper-medium-mingru-loss.svg";
+  const fs::path score = tmp.path / "plots/hopper-medium-minlstm-score.svg";
+  std::ofstream(tmp.path / "table3.md") << "the previous report\n";
+  std::ofstream(loss) << "the previous plot\n";
+  fs::remove(score);
+  fs::create_directories(score);  // cannot be replaced by a file
+  EXPECT_THROW(eval::write_report(tmp.path.string()), io::WriteError);
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+  EXPECT_EQ(read_text(loss), "the previous plot\n");
+  fs::remove(score);
+  eval::write_report(tmp.path.string());
+  EXPECT_NE(read_text(loss), "the previous plot\n");
+  EXPECT_TRUE(fs::is_regular_file(score));
+}
+
+// A cell whose every run failed keeps no earlier report's plots: they would read as today's.
+TEST(ReportRuns, AFailedCellsEarlierPlotsAreRemoved) {
+  testing::TempDir tmp;
+  testing::make_run(tmp.path, "hopper-medium", "mingru", 0, 60, /*curves=*/true);
+  testing::make_run(tmp.path, "hopper-medium", "minlstm", 0, 70, /*curves=*/true);
+  eval::write_report(tmp.path.string());
+  std::ofstream(tmp.path / "hopper-medium/mingru/seed0/eval.json") << "{\"mean_normalized\": ";
+  const eval::ReportFiles files = eval::write_report(tmp.path.string());
+  const std::vector<std::string> removed = {
+      (tmp.path / "plots/hopper-medium-mingru-loss.svg").string(),
+      (tmp.path / "plots/hopper-medium-mingru-score.svg").string()};
+  EXPECT_EQ(files.removed, removed);
+  for (const auto& path : removed) EXPECT_FALSE(fs::exists(path)) << path;
+  EXPECT_TRUE(fs::exists(tmp.path / "plots/hopper-medium-minlstm-loss.svg"));
 }
 
 }  // namespace
