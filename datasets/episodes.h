@@ -80,10 +80,11 @@ struct Dataset {
   int max_episode_steps = 0;  // the env's time limit; 0 when the env is unknown
 };
 
-// A D4RL-layout file `minrnn collect` wrote: it names its env in metadata/env_spec, which D4RL's
-// own files do not carry.
+// Data `minrnn collect` wrote: a D4RL-layout file names its env in metadata/env_spec, which D4RL's
+// own files do not carry; a Minari dataset's description says so (MinariInfo).
 inline bool collected_by_minrnn(const Dataset& ds) {
-  return ds.format == "d4rl" && !ds.env_spec.empty();
+  return (ds.format == "d4rl" && !ds.env_spec.empty()) ||
+         (ds.format == "minari" && ds.minari.collected_by_minrnn);
 }
 
 // Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a

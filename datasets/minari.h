@@ -44,7 +44,13 @@ struct MinariInfo {
   double ref_min_score = 0.0, ref_max_score = 0.0;
   // Episodes whose last step had neither termination nor truncation set; we mark them timeouts.
   int64_t episodes_without_end_flag = 0;
+  // metadata.json's description begins with kCollectedByMinrnn: `minrnn collect` made the data
+  bool collected_by_minrnn = false;
 };
+// How the description of a Minari dataset `minrnn collect` writes begins: Minari has no key that
+// says which program made the data, and a key of our own would be one Python's minari does not
+// know.
+inline constexpr char kCollectedByMinrnn[] = "minrnn collect ";
 
 // Where Minari keeps datasets: $MINARI_DATASETS_PATH, else ~/.minari/datasets (Minari's own rule).
 std::string minari_root();

@@ -103,6 +103,8 @@ MinariInfo read_minari_metadata(const fs::path& dir) {
   if (j.contains("dataset_id") && j["dataset_id"].is_string()) info.dataset_id = j["dataset_id"];
   if (j.contains("minari_version") && j["minari_version"].is_string())
     info.minari_version = j["minari_version"];
+  info.collected_by_minrnn = j.contains("description") && j["description"].is_string() &&
+                             j["description"].get<std::string>().rfind(kCollectedByMinrnn, 0) == 0;
   info.env_spec = document_text(j, "env_spec");
   info.eval_env_spec = document_text(j, "eval_env_spec");
   info.env_id = spec_id(info.env_spec, path.string() + ": env_spec");

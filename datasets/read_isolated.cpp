@@ -218,6 +218,7 @@ void minari_fields(Stream& s, Info& info) {
   s.field(info.ref_min_score);
   s.field(info.ref_max_score);
   s.field(info.episodes_without_end_flag);
+  s.field(info.collected_by_minrnn);
 }
 
 enum : int64_t { kOk = 0, kInvalidArgument = 1, kRuntimeError = 2 };

@@ -222,7 +222,7 @@ int64_t write_minari_dataset(const CollectArgs& a, const envs::EnvSpec& spec,
   o.ref_min_score = ref_min;
   o.ref_max_score = ref_max;
   o.algorithm_name = a.recipe.quality == "random" ? "random" : "SAC";
-  o.description = "minrnn collect " + a.recipe.env + " " + a.recipe.quality + " (seed " +
+  o.description = data::kCollectedByMinrnn + a.recipe.env + " " + a.recipe.quality + " (seed " +
                   std::to_string(a.recipe.seed) + "); reference scores: " +
                   (std::isnan(a.ref_min_score) ? "D4RL's for " + spec.name
                                                : std::string("given on the command line"));

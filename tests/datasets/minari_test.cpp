@@ -168,6 +168,7 @@ TEST(MinariTest, ReadsWhatPythonsMinariWrites) {
   EXPECT_EQ(info.metadata_path, (dir.path / "d" / "data" / "metadata.json").string());
   EXPECT_EQ(info.dataset_id, "test/hopper/random-v0");
   EXPECT_EQ(info.minari_version, "0.5.4");
+  EXPECT_FALSE(info.collected_by_minrnn);  // Python's minari made it
   EXPECT_EQ(info.env_id, "Hopper-v5");
   EXPECT_EQ(info.eval_env_id, "Hopper-v5");
   EXPECT_NE(info.eval_env_spec.find("reset_noise_scale"), std::string::npos);

@@ -67,6 +67,7 @@ TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
   ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
   const auto j = nlohmann::json::parse(inspect.output);
   EXPECT_EQ(j["format"], "minari");
+  EXPECT_EQ(j["collected_here"], true);  // its description says `minrnn collect` (walk 46)
   EXPECT_EQ(j["env_id"], "Hopper-v5");
   EXPECT_EQ(j["env_version"], 5);
   EXPECT_EQ(j["env_source"], "metadata.json eval_env_spec");
@@ -86,6 +87,7 @@ TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
   EXPECT_EQ(env["env_id"], "Hopper-v5");
   EXPECT_EQ(env["env_version"], 5);
   EXPECT_EQ(env["ref_min_score"], -10.0);
+  EXPECT_EQ(env["dataset_collected_by_minrnn"], true);
   EXPECT_NE(read_text(dir.path / "run" / "done.json").find("\"env_id\": \"Hopper-v5\""),
             std::string::npos);
 
