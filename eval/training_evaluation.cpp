@@ -13,7 +13,7 @@ rl::Evaluate evaluate_during_training(const std::string& run_dir) {
     RolloutOptions ro;
     ro.episodes = static_cast<int>(agent.config.eval_episodes);
     ro.target_return = agent.config.target_return;
-    ro.seed = 1000000 + agent.config.seed * 1000;
+    ro.seed = rl::training_eval_seed(agent.config.seed);
     // On CUDA the evaluation has a thread of its own beside the training (rl/run_evaluations.h),
     // and a pack's runs evaluate at the same steps: one rollout thread each leaves the cores to
     // the others and to the thread that queues the GPU's work.

@@ -46,7 +46,8 @@ long long whole_number(const std::string& flag, const std::string& text, long lo
 }
 
 // Episodes and seeds in the ranges `minrnn eval` takes (its --episodes, its --seed), so that
-// episode i's seed, seed + i, is one eval would give it.
+// episode i's seed, seed + i, is one eval would give it. The largest seed is that of the
+// evaluations during training of a run of the largest seed: 1 000 000 + 1 000 x 2^53.
 Options parse_options(int argc, char** argv) {
   if (argc < 2) throw std::invalid_argument("no RUN_DIR given");
   Options o;
@@ -64,7 +65,7 @@ Options parse_options(int argc, char** argv) {
     given = true;
     if (flag == "--episodes")
       o.episodes = static_cast<int>(whole_number(flag, argv[i + 1], 1, 1000000));
-    if (flag == "--seed") o.seed = whole_number(flag, argv[i + 1], 0, 1LL << 62);
+    if (flag == "--seed") o.seed = whole_number(flag, argv[i + 1], 0, 9007199254741992000LL);
   }
   return o;
 }

@@ -253,9 +253,16 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw std::runtime_error(path.string() + ": cannot look here: " + ec.message());
   if (!fs::exists(file)) {
-    throw std::invalid_argument(run_dir_or_file +
-                                ": a folder without a checkpoint.pt (no run, or one that has not "
-                                "saved a checkpoint yet)");
+    // A folder named like the file (a copy gone wrong) is no run without a checkpoint yet.
+    const std::string name = fs::path(RunFiles(".").checkpoint).filename().string();
+    const bool named_like_the_file = fs::path(run_dir_or_file).filename() == name ||
+                                     (fs::path(run_dir_or_file).filename().empty() &&
+                                      fs::path(run_dir_or_file).parent_path().filename() == name);
+    throw std::invalid_argument(
+        run_dir_or_file + (named_like_the_file
+                               ? ": a folder, not a checkpoint file (move it away)"
+                               : ": a folder without a " + name +
+                                     " (no run, or one that has not saved a checkpoint yet)"));
   }
   if (!fs::is_regular_file(file))
     throw std::invalid_argument(path.string() + ": not a checkpoint file (a folder or a device)");

@@ -17,6 +17,7 @@
 #include "io/input_file.h"
 #include "io/name_list.h"
 #include "io/yaml_keys.h"
+#include "rl/corl_names.h"
 #include "rl/decision_model.h"
 
 namespace minrnn::rl {
@@ -103,6 +104,7 @@ const std::vector<Field>& fields() {
 std::string why_not_set(TrainConfig& c, const std::string& key, const YAML::Node& value) {
   for (const auto& f : fields()) {
     if (f.name != key) continue;
+    if (value.IsNull()) return "expected " + f.type + ", got nothing (an empty value)";
     if (!value.IsScalar()) return "expected " + f.type + ", got a list or map";
     try {
       f.set(c, value);
@@ -113,6 +115,10 @@ std::string why_not_set(TrainConfig& c, const std::string& key, const YAML::Node
   }
   std::vector<std::string> known;
   for (const auto& f : fields()) known.push_back(f.name);
+  if (const char* ours = our_name_for_corls(key)) {
+    return std::string("unknown key (CORL's dt.py name: here it is '") + ours +
+           "') (known: " + io::comma_separated(known) + ")";
+  }
   return "unknown key" + io::known_names_hint(key, known);
 }
 

@@ -56,9 +56,14 @@ struct TrainConfig {
   std::string device = "auto";  // auto (CUDA when usable, else CPU) | cpu | cuda[:N]
 };
 
-// The largest seed: a run's evaluation episodes are seeded from seed × 1000 (tools/cmd_train.cpp),
-// which int64 holds up to here.
+// The largest seed: a run's evaluation episodes are seeded from seed × 1000 (training_eval_seed),
+// which int64 holds up to here, with an episode index added.
 constexpr int64_t kMaxSeed = int64_t{1} << 53;
+// Episode i of a run's evaluations during training is reset with this + i: away from `minrnn
+// eval`'s default seeds (0, 1, …), and `minrnn eval RUN --seed` with it repeats them.
+constexpr int64_t training_eval_seed(int64_t run_seed) {
+  return 1000000 + run_seed * 1000;
+}
 // The most episodes one evaluation runs (config key eval_episodes, `minrnn eval --episodes`):
 // a million episodes of 1 000 steps is days of CPU; 2^31 would not fit its per-episode results.
 constexpr int64_t kMaxEvalEpisodes = 1000000;

@@ -234,7 +234,7 @@ void add_eval_command(CLI::App& app) {
                                  "stored in the checkpoint; an edited config.yaml is not read)")
                      ->check(finite_float());
   auto* seed = sub->add_option("--seed", args->seed, "episode i uses env seed S + i (default 0)")
-                   ->check(whole_number(0, kMaxEnvSeed));
+                   ->check(whole_number(0, rl::training_eval_seed(rl::kMaxSeed)));
   sub->add_option("--device", args->device,
                   "auto (CUDA when usable, else CPU; default), cpu or cuda[:N]")
       ->check(device_name());

@@ -66,7 +66,14 @@ TEST(Config, ErrorsNameKeyAndFile) {
   auto e = error_of([&] { rl::load_config(f); });
   EXPECT_NE(e.find(f), std::string::npos) << e;
   EXPECT_NE(e.find("learning_rate"), std::string::npos) << e;
-  EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("'learning_rate': unknown key (CORL's dt.py name: here it is 'lr')"),
+            std::string::npos)
+      << e;
+
+  write(f, "dataset: d\nlr:\n");  // no value: said so, not "a list or map" (walk 46)
+  e = error_of([&] { rl::load_config(f); });
+  EXPECT_NE(e.find("key 'lr': expected a number, got nothing (an empty value)"), std::string::npos)
+      << e;
 
   write(f, "dataset: d\nembd_dim: 64\n");  // a typo of a key is offered the key
   e = error_of([&] { rl::load_config(f); });

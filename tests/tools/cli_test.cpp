@@ -292,7 +292,7 @@ TEST(Cli, PolicyExampleReturnsWhatEvalReports) {
            {"run --episodes 4294967297", "got '4294967297'"},
            {"run --episodes +2", "got '+2'"},
            {"run --seed 99999999999999999999",
-            "--seed: expected a whole number from 0 to 4611686018427387904"},
+            "--seed: expected a whole number from 0 to 9007199254741992000"},
            {"run --seed 9999999999999999999", "got '9999999999999999999'"},  // past int64 too
            {"run --seed", "--seed: no value given"},
            {"run --seed 1 --seed 2", "--seed: given twice"},
@@ -318,7 +318,7 @@ TEST(Cli, EvalOfADirectoryWithoutARunSaysSo) {
   // A folder named like the file is that folder, not a path doubled (empty/checkpoint.pt/...).
   fs::create_directories(dir.path / "run" / "checkpoint.pt");
   const CliResult folder = run_minrnn(dir, "eval run/checkpoint.pt");
-  expect_failure_naming(folder, {"run/checkpoint.pt: a folder without a checkpoint.pt"});
+  expect_failure_naming(folder, {"run/checkpoint.pt: a folder, not a checkpoint file"});
   EXPECT_EQ(folder.output.find("checkpoint.pt/checkpoint.pt"), std::string::npos) << folder.output;
   expect_failure_naming(run_minrnn(dir, "eval emtpy"),
                         {"emtpy: no such run directory", "(did you mean 'empty'?)"});
