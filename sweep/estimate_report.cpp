@@ -101,14 +101,15 @@ std::string format_estimate(const SweepSpec& spec, const SweepEstimate& e) {
   std::ostringstream md;
   md << "Estimate for " << spec.file << " on " << e.device_kind
      << (e.train_machine.empty() ? "" : " (" + e.train_machine + ")") << ": " << e.runs_left
-     << " of " << e.runs << " runs left, those still to train in " << e.packs
-     << " pack(s) of up to " << pack_limit_text(spec, e.device_kind) << ". Rates from:";
-  for (const std::string& f : e.files) md << " " << f;
-  md << "\n\n";
-  if (e.runs_left == 0) {
-    md << "Nothing left to run: `minrnn report " << spec.out << "` makes the table.\n";
+     << " of " << e.runs << " runs left";
+  if (e.runs_left == 0) {  // no rate is read: none is named
+    md << ".\n\nNothing left to run: `minrnn report " << spec.out << "` makes the table.\n";
     return md.str();
   }
+  md << ", those still to train in " << e.packs << " pack(s) of up to "
+     << pack_limit_text(spec, e.device_kind) << ". Rates from:";
+  for (const std::string& f : e.files) md << " " << f;
+  md << "\n\n";
   format_training(md, e);
   format_evaluation(md, e);
   if (const auto commands = missing_measurements(e); !commands.empty()) {

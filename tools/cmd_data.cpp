@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -17,6 +18,7 @@
 #include "datasets/env_table.h"
 #include "datasets/episodes.h"
 #include "io/shell_word.h"
+#include "io/writable.h"
 #include "rl/dataset_env.h"
 #include "tools/commands.h"
 #include "tools/data_download.h"
@@ -279,6 +281,12 @@ void add_synth_command(CLI::App& data_cmd) {
     }
     const int nq = (env.obs_dim + 1) / 2;  // as synthetic() makes them
     check_transitions_fit("--steps", synth_args->steps, env.obs_dim, env.act_dim, nq, nq);
+    // Its folders are made, as collect's --out's: `data synth data/x.hdf5` in a fresh checkout.
+    if (const std::string why = io::why_unwritable(synth_args->out, /*make_folders=*/true);
+        !why.empty())
+      throw std::runtime_error("cannot write " + synth_args->out + ": " + why);
+    const auto folder = std::filesystem::path(synth_args->out).parent_path();
+    if (!folder.empty()) std::filesystem::create_directories(folder);
     data::Transitions d =
         synthetic(env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();

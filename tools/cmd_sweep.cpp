@@ -228,6 +228,7 @@ void add_sweep_command(CLI::App& app) {
       "print how long the runs left take on this machine, from the rates `minrnn bench pack` and "
       "`bench eval` measured (--rates); start nothing");
   estimate->excludes(dry_run)->excludes(status);
+  dry_run->excludes(status);  // both print the runs: one was silently dropped
   sub->add_option("--rates", args->rates,
                   "with --estimate: bench CSVs to project from (default runs/bench/pack.csv, and "
                   "runs/bench/eval.csv where it exists)")

@@ -365,6 +365,7 @@ TEST(SweepEstimate, NothingLeftToRunSaysSo) {
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("| runs |"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Rates from"), std::string::npos) << text;  // none read (walk 46)
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,6 +39,14 @@ TEST(DataCli, InspectExplainsASynthesizedFile) {
   const std::string synth = "data synth d.hdf5 --env hopper --steps 300 --episode-len 100";
   EXPECT_NE(run_minrnn(dir, synth).exit_code, 0);
   EXPECT_EQ(run_minrnn(dir, synth + " --force").exit_code, 0);
+  // Its folders are made, as collect's --out's (a walk, 2026-11-30); a file on the way is said.
+  const CliResult deeper =
+      run_minrnn(dir, "data synth data/new/d.hdf5 --env hopper --steps 100 --episode-len 50");
+  EXPECT_EQ(deeper.exit_code, 0) << deeper.output;
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.path / "data/new/d.hdf5"));
+  expect_failure_naming(
+      run_minrnn(dir, "data synth d.hdf5/x.hdf5 --env hopper --steps 100 --episode-len 50"),
+      {"cannot write d.hdf5/x.hdf5", "d.hdf5 is a file, not a folder"});
 }
 
 // A file under D4RL's name that `minrnn collect` made is a note saying so; another of the wrong

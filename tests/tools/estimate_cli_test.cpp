@@ -97,6 +97,9 @@ TEST(CliEstimate, ItsOptionsAreCheckedAndAMissingRatesFileNamed) {
   testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --rates x.csv"), {"--estimate"});
   testing::expect_failure_naming(run_minrnn(dir, "sweep s.yaml --estimate --dry-run"),
                                  {"--dry-run"});
+  const auto both = run_minrnn(dir, "sweep s.yaml --dry-run --status");  // one was dropped
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  testing::expect_output_naming(both, {"--status"});
   EXPECT_FALSE(fs::exists(dir.path / "out"));
 }
 
