@@ -68,7 +68,8 @@ void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
 namespace {
 
 // "\n  <dataset>: <the reader's error>; <what to do>" for each dataset of runs still to train that
-// is there and does not load, each once.
+// is there and does not load, each once. Moving it away is advised only for a damaged file: an
+// error of the system's (EIO, a lock refused) would have a good dataset thrown away (review 52).
 std::string unreadable_datasets(const std::vector<SweepRun>& runs, int* count) {
   std::string lines;
   std::vector<std::string> named;
@@ -84,6 +85,10 @@ std::string unreadable_datasets(const std::vector<SweepRun>& runs, int* count) {
     // The reader's own advice where it gives one (a file cut short: "Move it away and fetch it
     // again ...").
     if (why.find("ove it away") != std::string::npos) continue;
+    if (!r.data_damaged) {
+      lines += " (not the file's contents: once that is fixed, start the sweep again)";
+      continue;
+    }
     lines += "; move it away and " +
              (r.data_downloadable ? data::download_command({r.dataset_source}) + " fetches it again"
                                   : std::string("make it again"));

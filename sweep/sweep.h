@@ -142,6 +142,10 @@ struct SweepRun {
   // or was not read): the plan reads it only for runs that go on from an env.json, never for
   // --status.
   std::string data_unreadable;
+  // Whether that error says the file's contents are bad (not a dataset's, or what HDF5 cannot
+  // decode), where moving it away and fetching it again helps; not a system call's failure (EIO, a
+  // lock refused, no memory), which says nothing of the file.
+  bool data_damaged = false;
   // What its model and step share with every run it could train with as one stacked model
   // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
   // widths are unknown until its data is read (then only its config's runs are known to stack).
