@@ -312,16 +312,10 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_d
     try {
       data = rl::load_training_data(source);
     } catch (const std::exception& e) {
-      // The readers throw invalid_argument for contents no dataset has, and say "corrupt file" or
-      // "truncated" where HDF5 could not decode what is there.
-      const std::string why = e.what();
-      const bool damaged = dynamic_cast<const std::invalid_argument*>(&e) != nullptr ||
-                           why.find("corrupt file") != std::string::npos ||
-                           why.find("truncated") != std::string::npos;
       for (SweepRun& r : runs) {
         if (r.dataset_source != source || r.state != RunState::kPending) continue;
-        r.data_unreadable = why;
-        r.data_damaged = damaged;
+        r.data_unreadable = e.what();
+        r.data_damaged = says_contents_damaged(e);
       }
       continue;
     }

@@ -65,6 +65,15 @@ void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
   }
 }
 
+bool says_contents_damaged(const std::exception& e) {
+  // The readers throw invalid_argument for contents no dataset has, and say "corrupt file" or
+  // "truncated" where HDF5 could not decode what is there.
+  const std::string why = e.what();
+  return dynamic_cast<const std::invalid_argument*>(&e) != nullptr ||
+         why.find("corrupt file") != std::string::npos ||
+         why.find("truncated") != std::string::npos;
+}
+
 namespace {
 
 // "\n  <dataset>: <the reader's error>; <what to do>" for each dataset of runs still to train that
