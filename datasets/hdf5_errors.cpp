@@ -68,9 +68,11 @@ std::string open_failure_reason() {
   return "cannot open as HDF5 (HDF5: " + innermost + "): a corrupt file?";
 }
 
-std::string failure_reason() {
+std::string failure_reason(int* os_errno) {
   const std::vector<std::string> descriptions = error_descriptions();
-  if (const int os_errno = os_errno_of(descriptions); os_errno > 0) return std::strerror(os_errno);
+  const int system_errno = os_errno_of(descriptions);
+  if (os_errno) *os_errno = system_errno;
+  if (system_errno > 0) return std::strerror(system_errno);
   if (!descriptions.empty() && !descriptions.front().empty())
     return "HDF5: " + descriptions.front();
   return errno != 0 ? std::strerror(errno) : "HDF5 error";

@@ -191,14 +191,15 @@ std::string missing_filter(hid_t dset) {
 }  // namespace
 
 std::runtime_error read_failure(hid_t dset, const std::string& file_name, const std::string& key) {
-  const std::string reason = failure_reason();  // before any other call clears HDF5's stack
+  int os_errno = 0;
+  const std::string reason = failure_reason(&os_errno);  // before another call clears the stack
   if (const std::string filter = missing_filter(dset); !filter.empty()) {
     return std::runtime_error(where(file_name, key) + ": compressed with HDF5 filter " + filter +
                               ", which this build's HDF5 cannot decode (not a corrupt file): "
                               "save it again with gzip (h5py: compression='gzip')");
   }
-  return std::runtime_error(where(file_name, key) + ": read failed (" + reason +
-                            "): a corrupt file?");
+  return std::runtime_error(where(file_name, key) + ": read failed (" + reason + ")" +
+                            (os_errno > 0 ? "" : ": a corrupt file?"));
 }
 
 void silence_errors() {

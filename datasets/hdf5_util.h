@@ -83,14 +83,17 @@ struct RowSelection {
   Id file_space, mem_space;
 };
 RowSelection select_rows(hid_t dset, int64_t row0, int64_t num_rows, const std::string& what);
-// A read of `dset` that failed: a filter this HDF5 cannot decode (h5py's LZF) said as such, else
-// HDF5's reason and "a corrupt file?". Call it first after the failed read (failure_reason).
+// A read of `dset` that failed: a filter this HDF5 cannot decode (h5py's LZF) said as such; a
+// system call's failure (EIO from a failing disk or NFS) as the OS said it, no word of the file's
+// contents; else HDF5's reason and "a corrupt file?". Call it first after the failed read
+// (failure_reason).
 std::runtime_error read_failure(hid_t dset, const std::string& file_name, const std::string& key);
 
 // Why the HDF5 call that just failed failed, from HDF5's error stack: the OS reason where the
 // failure was a system call's ("File too large", "No space left on device"), else HDF5's own
-// description. Call it before any other HDF5 call (each one clears the stack).
-std::string failure_reason();
+// description; `os_errno`, where given, gets the system call's errno (0 where the failure was
+// none's). Call it before any other HDF5 call (each one clears the stack).
+std::string failure_reason(int* os_errno = nullptr);
 // Why H5Fopen refused a file HDF5 recognizes, the same way; a file shorter than its superblock
 // records is "truncated", with both sizes. (hdf5_errors.cpp)
 std::string open_failure_reason();

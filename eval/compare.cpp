@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string verdict_moved = "moved (beyond 2 s.e.)";
+const std::string verdict_moved = "moved (p < 0.05)";
 
 using Curve = std::map<int64_t, double>;  // evaluation step → normalized return
 struct RunCurve {
@@ -115,6 +115,27 @@ void compare_paired(CellComparison& c) {
   c.paired_standard_error = std::sqrt(sample_variance(differences) / differences.size());
 }
 
+// The verdict's test (eval/compare.h): paired where both sides hold the same seeds, two or more,
+// Welch's otherwise; var_a and var_b are the squared standard errors of the sides' means.
+void judge(CellComparison& c, double var_a, double var_b) {
+  c.paired_test = c.paired_seeds >= 2 && size_t(c.paired_seeds) == c.a.scores.size() &&
+                  size_t(c.paired_seeds) == c.b.scores.size();
+  const double difference = c.paired_test ? c.paired_difference : c.difference;
+  const double error = c.paired_test ? c.paired_standard_error : c.standard_error;
+  c.degrees_of_freedom = c.paired_test ? c.paired_seeds - 1.0
+                                       : (var_a + var_b) * (var_a + var_b) /
+                                             (var_a * var_a / (c.a.scores.size() - 1.0) +
+                                              var_b * var_b / (c.b.scores.size() - 1.0));
+  if (!std::isfinite(error)) {
+    c.degrees_of_freedom = c.p_value = NAN;
+  } else if (error == 0) {  // every pair (or every seed) alike: any difference at all moved
+    c.p_value = difference == 0 ? 1 : 0;
+  } else {
+    c.p_value = two_sided_t_p_value(difference / error, c.degrees_of_freedom);
+  }
+  c.within_noise = c.p_value >= 0.05;
+}
+
 // The settings keys whose values on side A are not those on side B, "key a / b" (a side's seeds
 // that differ among themselves show their values joined by ", ").
 std::string sides_apart(const std::vector<RunCurve>& a, const std::vector<RunCurve>& b) {
@@ -148,6 +169,7 @@ CellComparison compare_cell(const std::string& dataset, const std::string& backb
   c.settings_apart = sides_apart(a, b);
   const std::vector<int64_t> steps = common_steps(a, b);
   c.difference = c.standard_error = c.paired_difference = c.paired_standard_error = NAN;
+  c.degrees_of_freedom = c.p_value = NAN;
   c.a.mean = c.a.std = c.b.mean = c.b.std = NAN;
   if (steps.empty()) return c;            // evaluations == 0: nothing to compare at
   const size_t first = steps.size() / 2;  // the later half, the last step always in
@@ -157,11 +179,11 @@ CellComparison compare_cell(const std::string& dataset, const std::string& backb
   c.a = scores_over(a, c.from_step, c.to_step);
   c.b = scores_over(b, c.from_step, c.to_step);
   c.difference = c.a.mean - c.b.mean;
-  c.standard_error = std::sqrt(sample_variance(c.a.scores) / c.a.scores.size() +
-                               sample_variance(c.b.scores) / c.b.scores.size());
+  const double var_a = sample_variance(c.a.scores) / c.a.scores.size(),
+               var_b = sample_variance(c.b.scores) / c.b.scores.size();
+  c.standard_error = std::sqrt(var_a + var_b);
   compare_paired(c);
-  c.within_noise =
-      std::isfinite(c.standard_error) && std::abs(c.difference) <= 2 * c.standard_error;
+  judge(c, var_a, var_b);
   return c;
 }
 
@@ -175,8 +197,24 @@ std::string side_cell(const SideScores& s) {
 
 std::string verdict(const CellComparison& c) {
   if (c.evaluations == 0) return "no step evaluated by every run";
-  if (!std::isfinite(c.standard_error)) return "too few seeds to say";
+  if (std::isnan(c.p_value)) return "too few seeds to say";
   return c.within_noise ? "within seed noise" : verdict_moved;
+}
+
+std::string test_text(const CellComparison& c) {
+  if (c.evaluations == 0 || std::isnan(c.p_value)) return "";
+  char text[64];
+  if (c.p_value < 0.001) {
+    std::snprintf(text, sizeof text, "p < 0.001");
+  } else {
+    std::snprintf(text, sizeof text, "p = %.2g", c.p_value);
+  }
+  char degrees[32];
+  std::snprintf(degrees, sizeof degrees, c.paired_test ? "%.0f" : "%.1f", c.degrees_of_freedom);
+  // Both sides' spreads 0: no degrees to speak of, the p-value is by definition.
+  const std::string df =
+      std::isfinite(c.degrees_of_freedom) ? std::string(", ") + degrees + " df" : "";
+  return std::string(c.paired_test ? "paired t" : "Welch t") + df + ": " + text;
 }
 
 std::vector<CellComparison> compare_sweeps(const std::string& sweep_a, const std::string& sweep_b,
@@ -228,24 +266,25 @@ std::string comparison_markdown(const std::vector<CellComparison>& cells, const 
                    "later half of the steps every run of the cell evaluated on both sides (the "
                    "window). A and B: mean ± the seeds' population std (as the report's); A − B ± "
                    "the standard error of two independent means (from the seeds' sample std); "
-                   "paired: seed by "
-                   "seed, over the seeds both sides hold. Within 2 standard errors: within seed "
-                   "noise. Runs whose last attempt failed (failed.json) are left out. The last "
+                   "paired: seed by seed, over the seeds both sides hold. The verdict: a two-sided "
+                   "t test, paired (n − 1 df) where both sides hold the same seeds, Welch's "
+                   "(unequal variances) otherwise; p ≥ 0.05 is within seed noise. Runs whose last "
+                   "attempt failed (failed.json) are left out. The last "
                    "column: the training settings A's runs and B's differ in (config keys but "
                    "seed, device and cadences; the data's fingerprint).\n\n"
                    "| dataset | backbone | window (steps) | evaluations a run | A | B | A − B | "
-                   "paired A − B | verdict | A and B differ in |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|\n";
+                   "paired A − B | test | verdict | A and B differ in |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const CellComparison& c : cells) {
     md += "| " + markdown_cell(c.dataset) + " | " + c.backbone + " | ";
     md += c.evaluations == 0
-              ? "– | 0 | – | – | – | – | "
+              ? "– | 0 | – | – | – | – | – | "
               : std::to_string(c.from_step) + "–" + std::to_string(c.to_step) + " | " +
                     std::to_string(c.evaluations) + " | " + side_cell(c.a) + " | " +
                     side_cell(c.b) + " | " + score_text(c.difference) + " ± " +
                     score_text(c.standard_error) + " | " + score_text(c.paired_difference) + " ± " +
                     score_text(c.paired_standard_error) + " (n=" + std::to_string(c.paired_seeds) +
-                    ") | ";
+                    ") | " + (test_text(c).empty() ? "–" : test_text(c)) + " | ";
     const std::string said = verdict(c);
     md += (c.within_noise || said != verdict_moved ? said : "**" + said + "**") + " | " +
           (c.settings_apart.empty() ? "–" : markdown_cell(c.settings_apart)) + " |\n";
@@ -270,7 +309,7 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
   std::string csv =
       "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
       "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
-      "within_noise,verdict,settings_apart\n";
+      "within_noise,verdict,settings_apart,test,degrees_of_freedom,p_value\n";
   auto g = [](double v) {
     char text[32] = "";
     if (std::isfinite(v)) std::snprintf(text, sizeof text, "%.6g", v);
@@ -284,8 +323,10 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
                      g(c.difference), g(c.standard_error), std::to_string(c.paired_seeds),
                      g(c.paired_difference), g(c.paired_standard_error),
                      // Empty where the verdict is none: 0 would read as "moved".
-                     std::isfinite(c.standard_error) ? (c.within_noise ? "1" : "0") : "",
-                     verdict(c), c.settings_apart});
+                     std::isnan(c.p_value) ? "" : (c.within_noise ? "1" : "0"), verdict(c),
+                     c.settings_apart,
+                     std::isnan(c.p_value) ? "" : (c.paired_test ? "paired" : "welch"),
+                     g(c.degrees_of_freedom), g(c.p_value)});
   }
   return csv;
 }

@@ -7,9 +7,12 @@
 // that every one of those runs evaluated (a run without evaluations is left out); a run's score is
 // its mean normalized evaluation over the window. Per side: the mean and standard deviation over
 // seeds. The difference A − B has the standard error of two independent means (sample variances);
-// where both sides hold the same seeds, so does the paired difference, seed by seed. A difference
-// within two standard errors is "within seed noise": no evidence that the scores moved, at the
-// power five seeds give.
+// where both sides hold a seed, so does the paired difference, seed by seed. The verdict is a
+// two-sided t test at 5 %: paired (n − 1 degrees of freedom) where both sides hold the same seeds,
+// at least two — a seed's runs share data order and initialization, so its two scores move
+// together and the pairs' spread, not the seeds', is the noise — and Welch's unequal-variance test
+// (Welch–Satterthwaite degrees of freedom) where they do not. p ≥ 0.05 is "within seed noise": no
+// evidence that the scores moved, at the power five seeds give.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,7 +34,11 @@ struct CellComparison {
   double difference = 0, standard_error = 0;  // A − B; NaN with fewer than two seeds a side
   int paired_seeds = 0;                       // seeds on both sides
   double paired_difference = 0, paired_standard_error = 0;  // NaN below two paired seeds
-  bool within_noise = false;                                // |difference| ≤ 2 standard errors
+  // The test the verdict rests on (above): paired, or Welch's; its degrees of freedom and p-value
+  // (NaN where there is no test).
+  bool paired_test = false;
+  double degrees_of_freedom = 0, p_value = 0;
+  bool within_noise = false;  // p ≥ 0.05
   // The training settings A's runs and B's differ in (training_settings in eval/report.h: config
   // keys, eval_episodes and target_return included, but seed, device and cadences; and the
   // data's fingerprint), "key a / b; ..." ("" when none): the change under test (matmul_precision
@@ -40,8 +47,12 @@ struct CellComparison {
 };
 
 // What a comparison concludes: "no step evaluated by every run", "too few seeds to say",
-// "within seed noise" or "moved (beyond 2 s.e.)".
+// "within seed noise" or "moved (p < 0.05)".
 std::string verdict(const CellComparison& c);
+
+// The test the verdict rests on, for the table: "paired t, 4 df: p = 0.083", "Welch t, 2.9 df:
+// p = 0.25"; "" where there is none.
+std::string test_text(const CellComparison& c);
 
 // Every (dataset, backbone) with evaluated runs in both sweeps, in (dataset, backbone) order; a run
 // whose last attempt failed (failed.json) is left out, as the report leaves it, and so is one whose

@@ -312,9 +312,10 @@ std::string table_csv(const Table& t) {
 }
 
 ReportFiles write_report(const std::string& sweep_dir) {
-  auto runs = collect_scores(sweep_dir);
-  auto unfinished = collect_unfinished(sweep_dir);
-  const auto failed = collect_failed(sweep_dir);
+  const std::vector<ListedRun> listed = list_report_runs(sweep_dir);
+  auto runs = collect_scores(listed);
+  auto unfinished = collect_unfinished(listed);
+  const auto failed = collect_failed(listed);
   set_aside_shorter_budgets(&runs, &unfinished);
   if (runs.empty() && unfinished.empty() && failed.empty()) {
     throw std::runtime_error(sweep_dir +

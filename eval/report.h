@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "eval/svg.h"
+#include "eval/sweep_runs.h"
 
 namespace minrnn::eval {
 
@@ -94,14 +95,32 @@ inline const std::string kConfigFileKey = "config.yaml";  // the settings' key o
 // key).
 std::optional<std::string> compared_setting(const std::map<std::string, std::string>& settings,
                                             const std::string& key);
+// A sweep's run dirs as the report reads them, each with why_misplaced read once: the three
+// collections below then agree on every run, where a live sweep rewriting a config.yaml between
+// three reads could have put a run in two of them or none (review 52).
+struct ListedRun {
+  RunDir run;
+  std::string misplaced;  // why_misplaced(run)
+};
+std::vector<ListedRun> list_report_runs(const std::string& sweep_dir);
 // Every finished run with a readable eval.json and no failed.json under `sweep_dir`.
-std::vector<RunScore> collect_scores(const std::string& sweep_dir);
+std::vector<RunScore> collect_scores(const std::vector<ListedRun>& listed);
 // Every run under `sweep_dir` with a metrics.csv row, no eval.json and no failed.json (its last
 // evaluation: fill_last_evaluations, from its curves).
-std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir);
+std::vector<RunProgress> collect_unfinished(const std::vector<ListedRun>& listed);
 // Every run under `sweep_dir` with a failed.json, or finished with an eval.json that is no result,
 // or in another run's folder (why_misplaced).
-std::vector<RunFailure> collect_failed(const std::string& sweep_dir);
+std::vector<RunFailure> collect_failed(const std::vector<ListedRun>& listed);
+// The same, listing the runs themselves.
+inline std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+  return collect_scores(list_report_runs(sweep_dir));
+}
+inline std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
+  return collect_unfinished(list_report_runs(sweep_dir));
+}
+inline std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
+  return collect_failed(list_report_runs(sweep_dir));
+}
 // The settings the runs differ in, "key a / b; key2 c / d" ("" when none): a cell whose seeds
 // trained or were evaluated otherwise is no mean over seeds of one thing.
 std::string settings_apart(const std::vector<const RunScore*>& seeds);

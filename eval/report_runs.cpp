@@ -81,14 +81,23 @@ std::map<std::string, std::string> training_settings(const fs::path& run_dir,
   return settings;
 }
 
-std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
+std::vector<ListedRun> list_report_runs(const std::string& sweep_dir) {
+  std::vector<ListedRun> listed;
+  for (RunDir& run : list_run_dirs(sweep_dir)) {
+    std::string why = why_misplaced(run);
+    listed.push_back({std::move(run), std::move(why)});
+  }
+  return listed;
+}
+
+std::vector<RunScore> collect_scores(const std::vector<ListedRun>& listed) {
   std::vector<RunScore> runs;
-  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+  for (const auto& [run, misplaced] : listed) {
     // A result is the evaluation of a finished run: an eval.json beside no done.json is of a run
     // still training (collect_unfinished lists it), one beside failed.json is of an attempt
     // before the one that failed (collect_failed lists it).
     const rl::RunFiles files(run.dir);
-    if (!files.has_result() || !why_misplaced(run).empty()) continue;  // collect_failed lists it
+    if (!files.has_result() || !misplaced.empty()) continue;  // collect_failed lists it
     const fs::path& file = files.result;
     const FinalEvaluation e = read_final_evaluation(run.dir);
     if (!e.unreadable.empty()) continue;  // collect_failed lists it (why_unscored)
@@ -110,12 +119,12 @@ std::vector<RunScore> collect_scores(const std::string& sweep_dir) {
   return runs;
 }
 
-std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
+std::vector<RunProgress> collect_unfinished(const std::vector<ListedRun>& listed) {
   std::vector<RunProgress> runs;
-  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+  for (const auto& [run, misplaced] : listed) {
     const fs::path& dir = run.dir;
     const rl::RunFiles files(dir);
-    if (files.has_result() || fs::exists(files.failed) || !why_misplaced(run).empty()) continue;
+    if (files.has_result() || fs::exists(files.failed) || !misplaced.empty()) continue;
     const auto last = rl::last_metrics_row(files.metrics);
     if (!last) continue;
     RunProgress r{run.dataset, run.backbone, dir.string(), run.seed};
@@ -125,17 +134,17 @@ std::vector<RunProgress> collect_unfinished(const std::string& sweep_dir) {
   return runs;
 }
 
-std::vector<RunFailure> collect_failed(const std::string& sweep_dir) {
+std::vector<RunFailure> collect_failed(const std::vector<ListedRun>& listed) {
   std::vector<RunFailure> runs;
-  for (const RunDir& run : list_run_dirs(sweep_dir)) {
+  for (const auto& [run, misplaced] : listed) {
     RunFailure f;
     f.dataset = run.dataset;
     f.backbone = run.backbone;
     f.run_dir = run.dir.string();
     f.seed = run.seed;
     const rl::RunFiles files(run.dir);
-    if (const std::string why = why_misplaced(run); !why.empty()) {
-      f.unreadable = why;
+    if (!misplaced.empty()) {
+      f.unreadable = misplaced;
       f.phase = kMisplacedPhase;
     } else if (fs::exists(files.failed)) {
       if (const auto failed = rl::read_failed(files)) {

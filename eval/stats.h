@@ -1,5 +1,5 @@
 // The mean and population standard deviation of a sample: how D4RL papers report returns over
-// episodes and normalized scores over seeds.
+// episodes and normalized scores over seeds; and the t test `minrnn compare` judges by.
 #pragma once
 #include <cmath>
 #include <cstdio>
@@ -23,6 +23,10 @@ inline MeanStd mean_std(const std::vector<double>& v) {
   m.std = std::sqrt(squares / v.size());
   return m;
 }
+
+// The two-sided p-value of Student's t statistic `t` with `degrees` of freedom (not an integer
+// for Welch's test): P(|T| ≥ |t|). 0 for an infinite t, NaN for a NaN one or degrees ≤ 0.
+double two_sided_t_p_value(double t, double degrees);
 
 // A score as the tables and summaries print it: `digits` after the point; "–" where it is not
 // finite; "0.0", not "-0.0", where it rounds to zero.

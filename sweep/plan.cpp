@@ -312,9 +312,11 @@ std::string mark_runs_that_cannot_go_on(std::vector<SweepRun>& runs, bool read_d
     try {
       data = rl::load_training_data(source);
     } catch (const std::exception& e) {
-      for (SweepRun& r : runs)
-        if (r.dataset_source == source && r.state == RunState::kPending)
-          r.data_unreadable = e.what();
+      for (SweepRun& r : runs) {
+        if (r.dataset_source != source || r.state != RunState::kPending) continue;
+        r.data_unreadable = e.what();
+        r.data_damaged = says_contents_damaged(e);
+      }
       continue;
     }
     for (SweepRun& r : runs) {

@@ -65,10 +65,20 @@ void note_lookalike_datasets(const std::vector<SweepRun>& runs) {
   }
 }
 
+bool says_contents_damaged(const std::exception& e) {
+  // The readers throw invalid_argument for contents no dataset has, and say "corrupt file" or
+  // "truncated" where HDF5 could not decode what is there.
+  const std::string why = e.what();
+  return dynamic_cast<const std::invalid_argument*>(&e) != nullptr ||
+         why.find("corrupt file") != std::string::npos ||
+         why.find("truncated") != std::string::npos;
+}
+
 namespace {
 
 // "\n  <dataset>: <the reader's error>; <what to do>" for each dataset of runs still to train that
-// is there and does not load, each once.
+// is there and does not load, each once. Moving it away is advised only for a damaged file: an
+// error of the system's (EIO, a lock refused) would have a good dataset thrown away (review 52).
 std::string unreadable_datasets(const std::vector<SweepRun>& runs, int* count) {
   std::string lines;
   std::vector<std::string> named;
@@ -84,6 +94,10 @@ std::string unreadable_datasets(const std::vector<SweepRun>& runs, int* count) {
     // The reader's own advice where it gives one (a file cut short: "Move it away and fetch it
     // again ...").
     if (why.find("ove it away") != std::string::npos) continue;
+    if (!r.data_damaged) {
+      lines += " (not the file's contents: once that is fixed, start the sweep again)";
+      continue;
+    }
     lines += "; move it away and " +
              (r.data_downloadable ? data::download_command({r.dataset_source}) + " fetches it again"
                                   : std::string("make it again"));

@@ -24,6 +24,7 @@
 // *-step<N>). Both phases run on the config's `device` (`minrnn eval --device`). A run that failed
 // holds failed.json ({"phase", "exit_code", ...}) until it is started again.
 #pragma once
+#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -142,6 +143,10 @@ struct SweepRun {
   // or was not read): the plan reads it only for runs that go on from an env.json, never for
   // --status.
   std::string data_unreadable;
+  // Whether that error says the file's contents are bad (not a dataset's, or what HDF5 cannot
+  // decode), where moving it away and fetching it again helps; not a system call's failure (EIO, a
+  // lock refused, no memory), which says nothing of the file.
+  bool data_damaged = false;
   // What its model and step share with every run it could train with as one stacked model
   // (rl::stack_shape, its env's widths from the config's env or dataset name); "" where the
   // widths are unknown until its data is read (then only its config's runs are known to stack).
@@ -210,6 +215,8 @@ std::string data_missing_note(const SweepRun& run);
 // that does not load (SweepRun::data_unreadable, with the reader's error): both backends call it
 // before they start or submit anything, so a sweep never starts runs that each fail.
 void refuse_missing_datasets(const SweepSpec& spec, const std::vector<SweepRun>& runs);
+// Whether a dataset reader's error says the file's contents are bad (SweepRun::data_damaged).
+bool says_contents_damaged(const std::exception& e);
 // Throws where runs still to train ask for a device this machine cannot use (device=cuda without
 // one): each would fail alone (a walk, 2026-11-30: 135 failed.json for one missing GPU). A local
 // sweep's (run_sweep); a Slurm sweep's devices are the compute nodes'.

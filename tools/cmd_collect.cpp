@@ -33,6 +33,7 @@ struct CollectArgs {
   std::string format = "d4rl", dataset_id;
   double ref_min_score = NAN, ref_max_score = NAN;
   bool force = false;
+  bool target_given = false;  // --target on the command line
 };
 
 // The file name D4RL's layout gives a quality of an env: hopper_medium_replay-v2.hdf5 (v5's data
@@ -176,6 +177,13 @@ void settle_options(CollectArgs& a, const envs::EnvSpec& spec) {
                                 std::to_string(a.ref_min_score) + ")");
   }
   rl::check_d4rl_recipe(a.recipe);
+  // The random policy trains nothing to stop at a score (a walk: `collect hopper random --target
+  // 50` ran and ignored it, as if the data had been made to a target).
+  if (a.recipe.quality == "random" && a.target_given) {
+    throw std::invalid_argument(
+        "--target is where SAC's training stops (medium, medium-replay, expert, medium-expert); "
+        "a random collection trains no SAC: leave --target out");
+  }
   if (a.recipe.quality != "random") {  // no SAC trains: no work dir, no target
     check_target(a, spec);
     check_work_dir(a);
@@ -359,9 +367,10 @@ void add_collect_command(CLI::App& app) {
   sub->add_option("--eval-every", args->recipe.eval_every,
                   "Evaluate SAC every N steps, once learning has begun")
       ->check(positive_count());
-  sub->add_option("--target", args->recipe.target,
-                  "Normalized score at which SAC counts as medium (D4RL: 1/3 of expert)")
-      ->check(finite_float());
+  auto* target = sub->add_option("--target", args->recipe.target,
+                                 "Normalized score at which SAC counts as medium (D4RL: 1/3 of "
+                                 "expert; not for random)")
+                     ->check(finite_float());
   sub->add_option("--seed", args->recipe.seed, "Seed of the environment, SAC and sampling")
       ->check(whole_number(0, kMaxEnvSeed));
   sub->add_option("--out", args->out,
@@ -388,7 +397,10 @@ void add_collect_command(CLI::App& app) {
                   "auto (CUDA when usable, else CPU; default) | cpu | cuda[:N] (SAC training)")
       ->check(device_name());
   sub->add_flag("--force", args->force, "Replace an existing output file");
-  sub->callback([args] { run_collect(*args); });
+  sub->callback([args, target] {
+    args->target_given = target->count() > 0;
+    run_collect(*args);
+  });
 }
 
 }  // namespace minrnn::cli

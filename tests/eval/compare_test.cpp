@@ -70,7 +70,10 @@ TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
   EXPECT_EQ(gru.paired_seeds, 2);
   EXPECT_DOUBLE_EQ(gru.paired_difference, -1);
   EXPECT_DOUBLE_EQ(gru.paired_standard_error, 0);
-  EXPECT_TRUE(gru.within_noise);
+  // Both sides hold seeds 0 and 1: the paired test, and every seed one lower in A is a move.
+  EXPECT_TRUE(gru.paired_test);
+  EXPECT_EQ(gru.p_value, 0);
+  EXPECT_FALSE(gru.within_noise);
 
   const CellComparison& lstm = cells[1];
   EXPECT_EQ(lstm.backbone, "minlstm");
@@ -81,16 +84,80 @@ TEST(Compare, ScoresTheLaterHalfOfTheStepsBothSidesReached) {
 
   const std::string md = comparison_markdown(cells, "a", "b");
   EXPECT_NE(md.find("| hop | mingru | 2000–3000 | 2 | 26.0 ± 1.0 (n=2) | 27.0 ± 1.0 (n=2) | "
-                    "-1.0 ± 1.4 | -1.0 ± 0.0 (n=2) | within seed noise |"),
+                    "-1.0 ± 1.4 | -1.0 ± 0.0 (n=2) | paired t, 1 df: p < 0.001 | "
+                    "**moved (p < 0.05)** |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| hop | minlstm | 2000–2000 | 1 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| **moved (beyond 2 s.e.)** | – |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **moved (p < 0.05)** | – |"), std::string::npos) << md;
   const std::string csv = comparison_csv(cells);
-  EXPECT_NE(
-      csv.find("\nhop,mingru,2000,3000,2,2,26,1,2,27,1,-1,1.41421,2,-1,0,1,within seed noise,\n"),
-      std::string::npos)
+  EXPECT_NE(csv.find("\nhop,mingru,2000,3000,2,2,26,1,2,27,1,-1,1.41421,2,-1,0,0,moved (p < "
+                     "0.05),,paired,1,0\n"),
+            std::string::npos)
       << csv;
+}
+
+// The verdict's test, worked by hand (walk 45: a seed's two runs move together, so the unpaired
+// error called a consistent paired difference noise; and "2 s.e." ignored the few degrees).
+TEST(Compare, PairsTheSeedsWhereBothSidesHoldThemAndWelchOtherwise) {
+  testing::TempDir tmp;
+  const fs::path a = tmp.path / "a", b = tmp.path / "b";
+  // Paired, seeds 0–2: differences 2, 3, 4 — mean 3, sample variance 1, s.e. 1/√3, t = 3√3 with
+  // 2 df: p = 1 − t/√(2 + t²) = 1 − √(27/29) = 0.0351: moved. Unpaired, the seeds' spread
+  // (variances 100 and 81: s.e. √(181/3) = 7.77) would call 3 noise.
+  const double paired_a[] = {50, 60, 70}, paired_b[] = {48, 57, 66};
+  for (int seed : {0, 1, 2}) {
+    write_evals(a, "hop/mingru", seed, {{1000, paired_a[seed]}});
+    write_evals(b, "hop/mingru", seed, {{1000, paired_b[seed]}});
+  }
+  // Welch, other seeds (A 0–1, B 2–3): 10, 14 against 2, 6 — difference 8, variances 8 and 8,
+  // s.e. √(4 + 4) = 2√2, df (4 + 4)² / (4²/1 + 4²/1) = 2, t = 2√2: p = 1 − √(8/10) = 0.1056:
+  // within noise (8 is 2.8 s.e.: "moved" under the old 2 s.e. rule).
+  write_evals(a, "hop/minlstm", 0, {{1000, 10}});
+  write_evals(a, "hop/minlstm", 1, {{1000, 14}});
+  write_evals(b, "hop/minlstm", 2, {{1000, 2}});
+  write_evals(b, "hop/minlstm", 3, {{1000, 6}});
+  // Welch where the seeds overlap but differ (A 0–1, B 0–2): 10, 14 against 0, 6, 12 — variances
+  // 8 and 36, squared s.e. 4 and 12: s.e. 4, t = 6/4 = 1.5, df 16² / (4²/1 + 12²/2) = 32/11.
+  write_evals(a, "hop/transformer", 0, {{1000, 10}});
+  write_evals(a, "hop/transformer", 1, {{1000, 14}});
+  for (int seed : {0, 1, 2}) write_evals(b, "hop/transformer", seed, {{1000, 6.0 * seed}});
+
+  const auto cells = compare_sweeps(a.string(), b.string());
+  ASSERT_EQ(cells.size(), 3u);
+  const CellComparison &gru = cells[0], &lstm = cells[1], &tf = cells[2];
+  EXPECT_TRUE(gru.paired_test);
+  EXPECT_DOUBLE_EQ(gru.paired_difference, 3);
+  EXPECT_DOUBLE_EQ(gru.paired_standard_error, 1 / std::sqrt(3.0));
+  EXPECT_NEAR(gru.standard_error, std::sqrt(181 / 3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(gru.degrees_of_freedom, 2);
+  EXPECT_NEAR(gru.p_value, 1 - std::sqrt(27 / 29.0), 1e-12);
+  EXPECT_FALSE(gru.within_noise);
+
+  EXPECT_FALSE(lstm.paired_test);
+  EXPECT_EQ(lstm.paired_seeds, 0);
+  EXPECT_DOUBLE_EQ(lstm.standard_error, 2 * std::sqrt(2.0));
+  EXPECT_DOUBLE_EQ(lstm.degrees_of_freedom, 2);
+  EXPECT_NEAR(lstm.p_value, 1 - std::sqrt(0.8), 1e-12);
+  EXPECT_TRUE(lstm.within_noise);
+
+  EXPECT_FALSE(tf.paired_test);
+  EXPECT_EQ(tf.paired_seeds, 2);
+  EXPECT_DOUBLE_EQ(tf.standard_error, 4);
+  EXPECT_NEAR(tf.degrees_of_freedom, 32 / 11.0, 1e-12);
+  // Between t = 1.5's p at 2 df (1 − 1.5/√4.25 = 0.272) and at 3 df (0.231).
+  EXPECT_GT(tf.p_value, 0.231);
+  EXPECT_LT(tf.p_value, 0.272);
+  EXPECT_TRUE(tf.within_noise);
+
+  const std::string md = comparison_markdown(cells, "a", "b");
+  EXPECT_NE(md.find("| paired t, 2 df: p = 0.035 | **moved (p < 0.05)** |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| Welch t, 2.0 df: p = 0.11 | within seed noise |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Welch t, 2.9 df: p = 0.2"), std::string::npos) << md;
+  const std::string csv = comparison_csv(cells);
+  EXPECT_NE(csv.find(",0,moved (p < 0.05),,paired,2,0.0350987\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,within seed noise,,welch,2,0.105573\n"), std::string::npos) << csv;
 }
 
 TEST(Compare, CellsWithoutACommonStepOrASecondSeedSaySo) {
@@ -109,10 +176,10 @@ TEST(Compare, CellsWithoutACommonStepOrASecondSeedSaySo) {
   EXPECT_NE(md.find("too few seeds to say"), std::string::npos) << md;
   // No verdict: within_noise is empty, not 0 ("moved"); one seed has no std.
   const std::string csv = comparison_csv(cells);
-  EXPECT_NE(csv.find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,,no step evaluated by every run,\n"),
+  EXPECT_NE(csv.find("\nhop,mingru,0,0,0,0,,,0,,,,,0,,,,no step evaluated by every run,,,,\n"),
             std::string::npos)
       << csv;
-  EXPECT_NE(csv.find("\nhop,minlstm,1000,1000,1,1,10,,1,10,,0,,1,0,,,too few seeds to say,\n"),
+  EXPECT_NE(csv.find("\nhop,minlstm,1000,1000,1,1,10,,1,10,,0,,1,0,,,too few seeds to say,,,,\n"),
             std::string::npos)
       << csv;
   EXPECT_NE(md.find("| 10.0 (n=1) | 10.0 (n=1) |"), std::string::npos) << md;
@@ -138,7 +205,7 @@ TEST(Compare, NamesTheSettingsTheSidesDifferInAndLeavesFailedRunsOut) {
   const fs::path a = tmp.path / "a", b = tmp.path / "b";
   for (int seed : {0, 1}) {
     write_evals(a, "hop/mingru", seed, {{1000, 10.0 + seed}});
-    write_evals(b, "hop/mingru", seed, {{1000, 11.0 + seed}});
+    write_evals(b, "hop/mingru", seed, {{1000, 11.0 - seed}});  // A − B −1 and +1: within noise
     // The evaluations during training, which compare scores, were asked for 3600 and 300.
     for (const auto& [side, precision, fingerprint, target] :
          {std::tuple{a, "tf32", "0123456789abcdef", "3600"},

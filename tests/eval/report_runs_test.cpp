@@ -224,6 +224,31 @@ TEST(ReportRuns, ARunInAnotherRunsFolderIsNamedNotAColumn) {
   EXPECT_EQ(j["failed"][0]["phase"], "folder");
 }
 
+// Whether a run is in another's folder is read once per report (review 52: three reads, one per
+// collection, could disagree while a live sweep rewrote a config.yaml, the run then scored and
+// listed as misplaced, or neither): a config.yaml changed after the listing moves no run.
+TEST(ReportRuns, ARunsFolderIsJudgedOnceForEveryCollection) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "backbone: mingru\n");
+  const fs::path copy = write_scored_run(tmp.path, "mingru", 1, 90, "backbone: minlstm\n");
+  const std::vector<eval::ListedRun> listed = eval::list_report_runs(tmp.path.string());
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].misplaced, "");
+  EXPECT_NE(listed[1].misplaced.find("says backbone minlstm"), std::string::npos)
+      << listed[1].misplaced;
+  std::ofstream(copy / "config.yaml") << "dataset: d.hdf5\nbackbone: mingru\nseed: 1\n";
+  const auto scores = eval::collect_scores(listed);
+  ASSERT_EQ(scores.size(), 1u);
+  EXPECT_EQ(scores[0].seed, 0);
+  const auto failed = eval::collect_failed(listed);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].phase, eval::kMisplacedPhase);
+  EXPECT_EQ(failed[0].unreadable, listed[1].misplaced);
+  EXPECT_TRUE(eval::collect_unfinished(listed).empty());
+  // Listed again, the run is its folder's.
+  EXPECT_EQ(eval::collect_scores(tmp.path.string()).size(), 2u);
+}
+
 // The tables all or none: a plots/ that cannot be made, or a table3.csv that cannot be written,
 // leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
 TEST(ReportRuns, TheTablesAllOrNone) {

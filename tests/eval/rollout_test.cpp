@@ -4,13 +4,13 @@
 #include <array>
 #include <atomic>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "eval/rollout.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
+#include "tests/eval/rollout_fixtures.h"
 #include "tests/rl/fixtures.h"
 #include "tests/text_file.h"
 
@@ -18,6 +18,8 @@ namespace minrnn {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::short_rollout;
+using testing::tiny_agent;
 
 TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
   testing::TempDir tmp;
@@ -82,28 +84,6 @@ TEST(Rollout, FiniteNormalizedScoresForEveryBackbone) {
     EXPECT_EQ(j["mode_requested"], "auto");
     EXPECT_EQ(j["mode"], eval::eval_mode_name(r.mode));
   }
-}
-
-// A briefly trained agent of `backbone` with K = context_len.
-rl::Agent tiny_agent(const fs::path& dir, const std::string& data, const std::string& backbone,
-                     int context_len) {
-  auto cfg = testing::tiny_config(
-      data, backbone,
-      {"max_steps=5", "checkpoint_every=5", "context_len=" + std::to_string(context_len)});
-  rl::TrainOptions opt;
-  opt.quiet = true;
-  opt.run_dir = (dir / backbone).string();
-  rl::train(cfg, opt);
-  return rl::load_agent(opt.run_dir);
-}
-
-eval::RolloutOptions short_rollout(int episodes, int max_steps, eval::EvalMode mode) {
-  eval::RolloutOptions ro;
-  ro.episodes = episodes;
-  ro.target_return = 1000;
-  ro.max_steps = max_steps;
-  ro.mode = mode;
-  return ro;
 }
 
 TEST(Rollout, EvalModeNamesAndDefaults) {
@@ -331,58 +311,6 @@ TEST(Rollout, AStopRequestCutsItShort) {
     EXPECT_THROW(eval::rollout(agent, ro), rl::StopRequested) << threads << " threads";
     EXPECT_LT(polls.load(), 20) << "the rollout ran on after the stop";
   }
-}
-
-// A video folder holds one rollout's frames: a shorter episode's video leaves none of a longer
-// one's behind, and a folder of other files is refused before any episode runs.
-TEST(Rollout, AVideoReplacesTheFramesOfAnEarlierOne) {
-  testing::TempDir tmp;
-  const auto data = testing::write_hopper_dataset(tmp.path, 600);
-  auto agent = tiny_agent(tmp.path, data, "mingru", 5);
-  auto ro = short_rollout(1, 6, eval::EvalMode::kStreaming);
-  ro.video_dir = (tmp.path / "video").string();
-  ro.video_width = 32;
-  ro.video_height = 24;
-  const auto frames = [&] {
-    int n = 0;
-    for (const auto& e : fs::directory_iterator(ro.video_dir))
-      n += e.path().filename().string().rfind("frame_", 0) == 0;
-    return n;
-  };
-  try {
-    eval::rollout(agent, ro);
-  } catch (const std::exception& e) {
-    if (std::string(e.what()).find("no OSMesa") != std::string::npos) GTEST_SKIP() << e.what();
-    throw;
-  }
-  EXPECT_EQ(frames(), 7);  // the reset's and one a step
-  ro.max_steps = 3;
-  eval::rollout(agent, ro);
-  EXPECT_EQ(frames(), 4);
-  EXPECT_TRUE(fs::exists(fs::path(ro.video_dir) / "rollout.gif"));
-  // A file of another's, or of our names but not written by minrnn (a user's own rollout.gif),
-  // is kept: the folder is refused (a walk, 2026-11-30: rollout.gif was judged by its name).
-  for (const char* name : {"notes.txt", "rollout.gif"}) {
-    const fs::path file = fs::path(ro.video_dir) / name;
-    const fs::path kept = tmp.path / "kept";
-    if (fs::exists(file)) fs::rename(file, kept);
-    std::ofstream(file) << "GIF89a mine\n";
-    try {
-      eval::rollout(agent, ro);
-      ADD_FAILURE() << name << " was replaced";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("holds ") + name +
-                                           ", not only an earlier rollout's frames"),
-                std::string::npos)
-          << e.what();
-    }
-    EXPECT_EQ(testing::read_text(file), "GIF89a mine\n");
-    fs::remove(file);
-    if (fs::exists(kept)) fs::rename(kept, file);
-  }
-  EXPECT_EQ(frames(), 4);
-  eval::rollout(agent, ro);  // ours again: replaced
-  EXPECT_EQ(frames(), 4);
 }
 
 TEST(Rollout, TransformerIsWindowOnly) {

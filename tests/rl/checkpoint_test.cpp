@@ -153,6 +153,11 @@ TEST(Checkpoint, OneWhoseBytesAreDamagedInsideIsRefusedNamingTheEntry) {
     }
   }
   ASSERT_GE(size, 256u) << largest;
+  // The intact file is whole, its entries' CRCs read too (review 52: a check that refused every
+  // file would have passed this test) and it loads.
+  EXPECT_EQ(rl::why_not_whole_archive(checkpoint.string()), "");
+  EXPECT_EQ(rl::why_not_whole_archive(checkpoint.string(), /*entries=*/false), "");
+  EXPECT_NO_THROW(static_cast<void>(rl::load_agent(opt.run_dir)));
   {
     std::fstream f(checkpoint, std::ios::in | std::ios::out | std::ios::binary);
     const std::vector<float> sevens(64, 7.0f);

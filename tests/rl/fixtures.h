@@ -110,6 +110,17 @@ inline int64_t last_logged_step(const std::filesystem::path& run) {
   return last;
 }
 
+// The first column of each line of a run's CSV (metrics.csv, evals.csv), after its header where
+// `header`.
+inline std::vector<int64_t> steps_of(const std::filesystem::path& csv, bool header) {
+  std::stringstream in(read_text(csv));
+  std::string line;
+  if (header) std::getline(in, line);
+  std::vector<int64_t> steps;
+  while (std::getline(in, line)) steps.push_back(std::stoll(line.substr(0, line.find(','))));
+  return steps;
+}
+
 // The checkpoints of two runs hold the same step and the same weights, bit for bit.
 inline void expect_same_weights(const std::filesystem::path& a, const std::filesystem::path& b) {
   const rl::Agent x = rl::load_agent(a.string()), y = rl::load_agent(b.string());

@@ -276,11 +276,81 @@ TEST(SlurmSweep, ExtendTrainsAFinishedSweepFurtherThroughSbatch) {
   shell("scancel " + job_of(dir));
 }
 
+// The step --status gives the sweep's one run (0 before it has one).
+int64_t status_step(const TempDir& dir) {
+  const nlohmann::json s = status_of(dir);
+  return s.is_object() ? s["runs"][0]["step"].get<int64_t>() : 0;
+}
+
+// How many times the run's train.log says SIGTERM stopped it.
+int sigterm_stops(const fs::path& run) {
+  const std::string log = read_text(run / "train.log");
+  int n = 0;
+  for (size_t at = log.find("stopped by SIGTERM"); at != std::string::npos;
+       at = log.find("stopped by SIGTERM", at + 1))
+    ++n;
+  return n;
+}
+
+// Once the run is 20 steps past `*stopped_at`, stops its task `how` (a Slurm command given the
+// task's id) and sees it checkpoint (its `stops`-th SIGTERM), requeued and held back (the status
+// says so), then started again; `*stopped_at` becomes the step it stopped at.
+void stop_and_restart(const TempDir& dir, const std::string& task, const fs::path& run,
+                      const std::string& how, int stops, int64_t max_steps, int64_t* stopped_at) {
+  SCOPED_TRACE(how);
+  ASSERT_TRUE(wait_for([&] { return status_step(dir) >= *stopped_at + 20; }, 180))
+      << read_text(run / "train.log");
+  const Result r = shell(how + task);
+  ASSERT_EQ(r.exit_code, 0) << r.output << shell("squeue").output << status_of(dir).dump(2)
+                            << read_text(run / "train.log");
+  ASSERT_TRUE(wait_for([&] { return sigterm_stops(run) == stops; }, 60))
+      << read_text(run / "train.log");
+  *stopped_at = rl::load_agent(run.string()).step;
+  ASSERT_LT(*stopped_at, max_steps) << "finished before the stop: make the run longer";
+  // Requeued (by Slurm, or by the batch script itself), held back a while (BeginTime): the status
+  // says so; then let it start now.
+  ASSERT_TRUE(wait_for(
+      [&] {
+        const auto s = status_of(dir);
+        return s.is_object() && s["runs"][0]["state"] == "stopped" &&
+               s["runs"][0].value("slurm", "").find("PENDING") == 0;
+      },
+      60))
+      << status_of(dir).dump(2);
+  // Started again: seen running, or already past its stop (a fast machine can train the rest of
+  // the run between two polls, and a finished task is no longer listed as RUNNING).
+  ASSERT_TRUE(wait_for(
+      [&] {
+        shell("scontrol update JobId=" + task + " StartTime=now");
+        const auto s = status_of(dir);
+        return s.is_object() && (s["runs"][0].value("slurm", "").find("RUNNING") == 0 ||
+                                 status_step(dir) > *stopped_at);
+      },
+      120))
+      << shell("squeue").output << status_of(dir).dump(2);
+}
+
+// `run` ends with the weights of the same run trained here without an interruption.
+void expect_weights_of_an_uninterrupted_run(const TempDir& dir, const fs::path& run,
+                                            const std::string& sets) {
+  const Result plain = run_minrnn(dir, "train " + minrnn::testing::source_dir() +
+                                           "/configs/tiny-hopper-mingru.yaml --seed 0 "
+                                           "--run-dir plain --quiet --set backbone=mingru " +
+                                           sets);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  const rl::Agent a = rl::load_agent(run.string()),
+                  b = rl::load_agent((dir.path / "plain").string());
+  EXPECT_EQ(a.step, b.step);
+  auto pb = b.model->named_parameters();
+  for (const auto& p : a.model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+}
+
 // `scontrol requeue` of a training task (what preemption does): SIGTERM reaches minrnn train,
 // which checkpoints and exits 75; the requeued task resumes from that checkpoint. Then the warning
 // `--signal=B:USR1@N` gives before a time limit (sent by hand here): the batch script stops minrnn
 // the same way and requeues its own task. The run finishes with the weights of an uninterrupted
-// run, and is evaluated.
+// run, and is evaluated. (One test: each stop goes on from the last, in one Slurm job.)
 TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   REQUIRE_CLUSTER();
   TempDir dir;
@@ -292,53 +362,12 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
   ASSERT_EQ(submit.exit_code, 0) << submit.output;
   const std::string task = job_of(dir) + "_0";
   const fs::path run = dir.path / "sw/hop/mingru/seed0";
-  auto step = [&] {
-    nlohmann::json s = status_of(dir);
-    return s.is_object() ? s["runs"][0]["step"].get<int64_t>() : 0;
-  };
-  auto stops = [&] {
-    const std::string log = read_text(run / "train.log");
-    int n = 0;
-    for (size_t at = log.find("stopped by SIGTERM"); at != std::string::npos;
-         at = log.find("stopped by SIGTERM", at + 1))
-      ++n;
-    return n;
-  };
   int64_t stopped_at = 0;
   std::vector<int64_t> resumed_from;
   for (const char* how : {"scontrol requeue ", "scancel --batch --signal=USR1 "}) {
-    SCOPED_TRACE(how);
-    ASSERT_TRUE(wait_for([&] { return step() >= stopped_at + 20; }, 180))
-        << read_text(run / "train.log");
-    const Result r = shell(std::string(how) + task);
-    ASSERT_EQ(r.exit_code, 0) << r.output << shell("squeue").output << status_of(dir).dump(2)
-                              << read_text(run / "train.log");
-    ASSERT_TRUE(wait_for([&] { return stops() == int(resumed_from.size()) + 1; }, 60))
-        << read_text(run / "train.log");
-    stopped_at = rl::load_agent(run.string()).step;
-    ASSERT_LT(stopped_at, max_steps) << "finished before the stop: make the run longer";
+    ASSERT_NO_FATAL_FAILURE(stop_and_restart(dir, task, run, how, int(resumed_from.size()) + 1,
+                                             max_steps, &stopped_at));
     resumed_from.push_back(stopped_at);
-    // Requeued (by Slurm, or by the batch script itself), held back a while (BeginTime): the
-    // status says so; then let it start now.
-    ASSERT_TRUE(wait_for(
-        [&] {
-          const auto s = status_of(dir);
-          return s.is_object() && s["runs"][0]["state"] == "stopped" &&
-                 s["runs"][0].value("slurm", "").find("PENDING") == 0;
-        },
-        60))
-        << status_of(dir).dump(2);
-    // Started again: seen running, or already past its stop (a fast machine can train the rest
-    // of the run between two polls, and a finished task is no longer listed as RUNNING).
-    ASSERT_TRUE(wait_for(
-        [&] {
-          shell("scontrol update JobId=" + task + " StartTime=now");
-          const auto s = status_of(dir);
-          return s.is_object() &&
-                 (s["runs"][0].value("slurm", "").find("RUNNING") == 0 || step() > stopped_at);
-        },
-        120))
-        << shell("squeue").output << status_of(dir).dump(2);
   }
   ASSERT_TRUE(wait_for([&] { return status_of(dir)["counts"].value("done", 0) == 1; }, 600))
       << read_text(run / "train.log") << shell("squeue").output;
@@ -348,23 +377,11 @@ TEST(SlurmSweep, APreemptedTaskResumesFromItsCheckpoint) {
         << log;
   EXPECT_NE(log.find("restart 2"), std::string::npos) << log;
   EXPECT_TRUE(fs::exists(run / "eval.json"));
-
-  // The same run without the interruption, here.
-  const Result plain =
-      run_minrnn(dir, "train " + minrnn::testing::source_dir() +
-                          "/configs/tiny-hopper-mingru.yaml --seed 0 --run-dir plain "
-                          "--quiet --set backbone=mingru --set dataset=hop.hdf5 "
-                          "--set max_steps=" +
-                          std::to_string(max_steps) +
-                          " --set embed_dim=16 --set batch_size=8 --set log_every=1 "
-                          "--set checkpoint_every=100000");
-  ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  const rl::Agent a = rl::load_agent(run.string()),
-                  b = rl::load_agent((dir.path / "plain").string());
-  EXPECT_EQ(a.step, b.step);
-  auto pb = b.model->named_parameters();
-  for (const auto& p : a.model->named_parameters())
-    EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+  expect_weights_of_an_uninterrupted_run(
+      dir, run,
+      "--set dataset=hop.hdf5 --set max_steps=" + std::to_string(max_steps) +
+          " --set embed_dim=16 --set batch_size=8 --set log_every=1 "
+          "--set checkpoint_every=100000");
 }
 
 }  // namespace

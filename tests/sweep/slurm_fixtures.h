@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sweep/sweep.h"
+#include "tests/scoped_env.h"
 #include "tests/sweep/sweep_fixtures.h"
 #include "tests/text_file.h"
 
@@ -24,14 +25,12 @@ inline void write_exe(const std::filesystem::path& path, const std::string& body
 
 // PATH = `dir` (made here if missing) only, for the scope: the stand-in Slurm commands in it are
 // the only ones.
-struct PathOnly {
-  std::string saved;
-  explicit PathOnly(const std::filesystem::path& dir)
-      : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
+struct PathOnly : ScopedEnv {
+  explicit PathOnly(const std::filesystem::path& dir) : ScopedEnv("PATH", made(dir)) {}
+  static std::string made(const std::filesystem::path& dir) {
     std::filesystem::create_directories(dir);
-    ::setenv("PATH", dir.string().c_str(), 1);
+    return dir.string();
   }
-  ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
 };
 
 // The scope's stdout captured and dropped, released however the scope ends (a capture left open
@@ -48,13 +47,12 @@ inline int submit_quietly(const sweep::SweepSpec& s) {
 }
 
 // The four runs of kRuns (plus `slurm`, a `slurm:` line) over the tiny config, into <dir>/out.
-inline sweep::SweepSpec spec_in(const std::filesystem::path& dir, const std::string& slurm = "") {
-  provide_tiny_config_dataset(dir);
+inline TinySweep spec_in(const std::filesystem::path& dir, const std::string& slurm = "") {
   sweep::SweepSpec s = sweep::parse_sweep(kRuns + slurm, (dir / "s.yaml").string());
   s.config_template = kTinyConfig;
   s.sets = {"max_steps=5"};
   s.out = (dir / "out").string();
-  return s;
+  return TinySweep(std::move(s), dir);
 }
 
 }  // namespace minrnn::testing

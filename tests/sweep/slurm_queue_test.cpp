@@ -49,7 +49,7 @@ TEST(SweepStatus, ARecordedIdThatIsAnotherJobNowIsNotThisSweeps) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   record_job_77(s);
   write_exe(bin / "squeue", "echo '0|RUNNING|1:00|node1|someone else'\n");
   std::vector<sweep::RunStatus> statuses;
@@ -76,7 +76,7 @@ TEST(SweepSlurmSubmit, ADryRunSaysTheSweepsJobIsStillQueued) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   record_job_77(s);
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();
   write_exe(bin / "squeue", "echo '1|PENDING|0:00||" + tag + "'\n");
@@ -111,7 +111,7 @@ TEST(SweepStatus, AJobSubmittedAgainByHandIsFoundByItsTag) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   record_job_77(s);
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();
   write_exe(bin / "squeue",
@@ -146,7 +146,7 @@ TEST(SweepStatus, AQueueThatCannotAnswerIsUnknownNotEmpty) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   record_job_77(s);
   std::string notes = notes_of(s);
   EXPECT_NE(notes.find("Slurm job 77: queue state unknown (no `squeue` on PATH)"),
@@ -191,7 +191,7 @@ TEST(SweepStatus, RunDirsAreFoundFromAnotherWorkingDirectory) {
   const fs::path bin = tmp.path / "bin", cwd = fs::current_path();
   fs::create_directories(tmp.path / "elsewhere");
   const PathOnly path(bin);
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   s.out = "out";
   write_exe(bin / "sbatch", "echo 4242\n");
   fs::current_path(tmp.path);
@@ -223,7 +223,7 @@ TEST(SweepStatus, SacctOnlyWhenATaskHasLeftTheQueue) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   record_job_77(s);
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();
   write_exe(bin / "sacct",

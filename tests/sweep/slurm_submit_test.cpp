@@ -35,7 +35,7 @@ std::vector<std::string> header_of(const std::string& script) {
 // comment; a newline, '"' or '\' in `out` is refused naming it, before anything is written.
 TEST(SweepSlurmScript, PathsAreQuotedOrRefusedNamingOut) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   s.file = (tmp.path / "a\ntouch PWNED\n#.yaml").string();
   s.out = (tmp.path / "o u't%x").string();
   const fs::path cwd = fs::current_path(), here = tmp.path / "w d";
@@ -84,7 +84,7 @@ TEST(SweepSlurmSubmit, ALostOrCorruptJobJsonNeverSubmitsTwice) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   const std::string tag = "minrnn:" + fs::absolute(s.out).string();
   write_exe(bin / "sbatch", "echo 4242\n");
   EXPECT_EQ(testing::submit_quietly(s), 0);
@@ -125,7 +125,7 @@ TEST(SweepSlurmSubmit, SbatchWithoutParsableOutputIsStillASubmission) {
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
   const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   write_exe(bin / "sbatch", "echo 'Submitted batch job 11'\n");
   EXPECT_EQ(testing::submit_quietly(s), 0);
   EXPECT_EQ(nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"))["job_id"], "11");

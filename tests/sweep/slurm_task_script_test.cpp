@@ -29,7 +29,7 @@ using testing::write_exe;
 // is the shorter budget's); otherwise it only evaluates.
 TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
   testing::TempDir tmp;
-  const sweep::SweepSpec s = spec_in(tmp.path, "");
+  const auto s = spec_in(tmp.path, "");
   auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
   runs[2].extend = true;
@@ -71,7 +71,7 @@ class SweepSlurmPack : public ::testing::TestWithParam<bool> {};
 TEST_P(SweepSlurmPack, APackIsOneTaskAndARunThatFailsFailsAlone) {
   const bool extend = GetParam();
   testing::TempDir tmp;
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   s.pack = 2;
   auto runs = sweep::plan_sweep(s);
   ASSERT_EQ(runs.size(), 4u);
@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(SweepSlurmScript, SweepSlurmPack, ::testing::Bool(),
 // folder) leaves that run to its holder: no failed.json, no evaluation, exit 73 (io::kExitDirBusy).
 TEST(SweepSlurmScript, ATrainRefusedByARunsLockIsLeftToItsHolder) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   const auto runs = sweep::plan_sweep(s);
   const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "busy-minrnn";
   write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\nexit " +

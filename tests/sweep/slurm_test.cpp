@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "io/dir_lock.h"
@@ -126,7 +127,7 @@ TEST(SweepSlurmSubmit, WithoutSbatchOnPathSaysSoAndSubmitsNothing) {
 // written or submitted, naming the download command.
 TEST(SweepSlurmSubmit, AMissingDatasetIsRefusedBeforeAnythingIsWritten) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = spec_in(tmp.path);
+  auto s = spec_in(tmp.path);
   s.sets.push_back("dataset=hopper-expert-v2");  // not in this test's D4RL_DATASET_DIR
   try {
     sweep::submit_slurm_sweep(s, {});
@@ -139,19 +140,36 @@ TEST(SweepSlurmSubmit, AMissingDatasetIsRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(tmp.path / "out"));
 }
 
-// sbatch refuses: its message is quoted, the sweep dir says so, and a later call submits anew.
-// A submitted array that is still queued refuses a second submission (and a local sweep), naming
-// the job; once squeue no longer knows it, the unfinished runs are submitted again.
-TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
+// Submissions of the four runs against stand-in sbatch and squeue (slurm: {partition: nope}).
+class SlurmSubmitOfFourRuns : public ::testing::Test {
+ protected:
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  const PathOnly path(bin);
+  const PathOnly path{bin};
+  const testing::TinySweep s = spec_in(tmp.path, "slurm: {partition: nope}\n");
+  const std::string tag = "minrnn:" + fs::absolute(s.out).string();  // the job's --comment
+
+  // One run done already (not submitted); sbatch answers job 4242 (its arguments in sbatch.args)
+  // and squeue lists two of the sweep's tasks, queued and running.
+  void make_sbatch_accept_and_squeue_queue() {
+    const fs::path done = tmp.path / "out/d/mingru/seed0";
+    fs::create_directories(done);
+    testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
+    std::ofstream(done / "done.json") << "{}\n";
+    testing::write_eval_json(done);
+    write_exe(bin / "sbatch",
+              "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
+    write_exe(bin / "squeue",
+              "echo '1|PENDING|0:00||" + tag + "'\necho '2|RUNNING|0:01|n|" + tag + "'\n");
+  }
+};
+
+// sbatch refuses: its message is quoted, the sweep dir says so, and a later call submits anew.
+TEST_F(SlurmSubmitOfFourRuns, ARefusalIsQuotedAndTheNextCallSubmitsAnew) {
   write_exe(bin / "sbatch",
             "echo 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n");
-  const sweep::SweepSpec s = spec_in(tmp.path, "slurm: {partition: nope}\n");
-  ::testing::internal::CaptureStdout();
   try {
-    sweep::submit_slurm_sweep(s, {});
+    testing::submit_quietly(s);
     FAIL() << "a refusal was taken for a submission";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("invalid partition specified: nope"), std::string::npos)
@@ -159,20 +177,18 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   }
   EXPECT_TRUE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
   EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/job.json"));
+  make_sbatch_accept_and_squeue_queue();
+  EXPECT_EQ(testing::submit_quietly(s), 0);
+  EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
+}
 
-  // One run is done already: not submitted.
-  const fs::path done = tmp.path / "out/d/mingru/seed0";
-  fs::create_directories(done);
-  testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
-  std::ofstream(done / "done.json") << "{}\n";
-  testing::write_eval_json(done);
-  write_exe(bin / "sbatch",
-            "echo \"$@\" > " + (tmp.path / "sbatch.args").string() + "\necho 4242\n");
-  const std::string tag = "minrnn:" + fs::absolute(s.out).string();  // the job's --comment
-  write_exe(bin / "squeue",
-            "echo '1|PENDING|0:00||" + tag + "'\necho '2|RUNNING|0:01|n|" + tag + "'\n");
+// A submission records its job and prints its header once; while the array is queued a second
+// submission (and a local sweep) is refused naming the job, printing nothing before its error.
+TEST_F(SlurmSubmitOfFourRuns, AQueuedArrayIsSubmittedOnce) {
+  make_sbatch_accept_and_squeue_queue();
   sweep::SweepSpec with_options = s;  // as `minrnn sweep` records its command line's
   with_options.command_options = " --set 'seed=1 2' --out " + s.out;
+  ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::submit_slurm_sweep(with_options, {}), 0);
   const std::string submitted = ::testing::internal::GetCapturedStdout();
   // The hint to watch it repeats the command line's options: a bare `--status` looked in the
@@ -181,7 +197,6 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
                            " --status"),
             std::string::npos)
       << submitted;
-  EXPECT_FALSE(fs::exists(tmp.path / "out/slurm/submit_error.txt"));
   const auto job = nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"));
   EXPECT_EQ(job["job_id"], "4242");
   EXPECT_EQ(job["array"], "1-3");
@@ -195,32 +210,32 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
   const std::string header = "→ Slurm job array of 3 task(s)";
   EXPECT_EQ(submitted.find(header), submitted.rfind(header)) << submitted;
   EXPECT_NE(submitted.find(header), std::string::npos) << submitted;
-  {
-    const io::DirLock held((tmp.path / "out/d/minlstm/seed0").string(), "a test");
-    ::testing::internal::CaptureStdout();
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      try {
-        if (attempt == 0)
-          sweep::submit_slurm_sweep(s, {});
-        else
-          sweep::run_sweep(s, {});
-        ADD_FAILURE() << "a second sweep of a queued array";
-      } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
-      }
+  const io::DirLock held((tmp.path / "out/d/minlstm/seed0").string(), "a test");
+  ::testing::internal::CaptureStdout();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (attempt == 0)
+        sweep::submit_slurm_sweep(s, {});
+      else
+        sweep::run_sweep(s, {});
+      ADD_FAILURE() << "a second sweep of a queued array";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("4242"), std::string::npos) << e.what();
     }
-    EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
   }
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
+}
 
-  // squeue no longer knows the job (nor lists another of the sweep's tag): the unfinished runs are
-  // submitted again.
+// Once squeue no longer knows the job (nor lists another of the sweep's tag), the unfinished runs
+// are submitted again.
+TEST_F(SlurmSubmitOfFourRuns, AnArraySqueueNoLongerKnowsIsSubmittedAgain) {
+  make_sbatch_accept_and_squeue_queue();
+  ASSERT_EQ(testing::submit_quietly(s), 0);
   write_exe(bin / "squeue",
             "case \"$*\" in *--jobs=*) echo 'slurm_load_jobs error: Invalid job id specified' >&2; "
             "exit 1 ;; esac\n");
   write_exe(bin / "sbatch", "echo 4243\n");
-  ::testing::internal::CaptureStdout();
-  EXPECT_EQ(sweep::submit_slurm_sweep(s, {}), 0);
-  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(testing::submit_quietly(s), 0);
   EXPECT_EQ(nlohmann::json::parse(read_text(tmp.path / "out/slurm/job.json"))["job_id"], "4243");
 }
 
@@ -228,7 +243,7 @@ TEST(SweepSlurmSubmit, RefusalQuotedThenSubmittedOnceWhileQueued) {
 // the sweep said, not "trained, not evaluated" with an exit status of 0.
 TEST(SweepStatus, ARunWhoseEvaluationFailedIsFailed) {
   testing::TempDir tmp;
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const auto s = spec_in(tmp.path);
   const fs::path run = fs::path(s.out) / "d/mingru/seed0";
   fs::create_directories(run);
   testing::write_run_config(run, {"backbone=mingru", "max_steps=5", "seed=0"});
@@ -245,29 +260,45 @@ TEST(SweepStatus, ARunWhoseEvaluationFailedIsFailed) {
 }
 
 // --status reads the run directories: done with its score, failed with its log, checkpointed but
-// not running, held by a live process, untouched; and a queued task's state from squeue.
-TEST(SweepStatus, EveryStateFromTheRunDirectories) {
+// not running, held by a live process, untouched; and a queued task's state from squeue. The four
+// runs, in the sweep's order (seed by seed): done, failed, stopped, held (by this process).
+class SweepStatusOfFourRuns : public ::testing::Test {
+ protected:
   testing::TempDir tmp;
   const fs::path bin = tmp.path / "bin";
-  const PathOnly path(bin);
-  const sweep::SweepSpec s = spec_in(tmp.path);
+  const PathOnly path{bin};
+  const testing::TinySweep s = spec_in(tmp.path);
   const fs::path out = s.out;
-  // In the sweep's order (seed by seed): done, failed, stopped, held.
   const fs::path done = out / "d/mingru/seed0", failed = out / "d/minlstm/seed0",
                  stopped = out / "d/mingru/seed1", held = out / "d/minlstm/seed1";
-  for (const auto& d : {done, failed, stopped, held}) fs::create_directories(d);
-  testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
-  std::ofstream(done / "done.json") << "{}\n";
-  std::ofstream(done / "eval.json") << "{\"mean_normalized\": 12.5}\n";
-  std::ofstream(failed / "failed.json") << "{\"phase\": \"train\", \"exit_code\": 1}\n";
-  std::ofstream(stopped / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n";
-  testing::write_run_config(stopped, {"backbone=mingru", "max_steps=5", "seed=1"});
-  testing::write_stand_in_checkpoint(stopped);
-  const io::DirLock lock(held.string(), "this test");
-  std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";
+  std::optional<io::DirLock> lock;
 
+  void SetUp() override {
+    for (const auto& d : {done, failed, stopped, held}) fs::create_directories(d);
+    testing::write_run_config(done, {"backbone=mingru", "max_steps=5", "seed=0"});
+    std::ofstream(done / "done.json") << "{}\n";
+    std::ofstream(done / "eval.json") << "{\"mean_normalized\": 12.5}\n";
+    std::ofstream(failed / "failed.json") << "{\"phase\": \"train\", \"exit_code\": 1}\n";
+    std::ofstream(stopped / "metrics.csv") << "step,loss\n1,0.5\n3,0.4\n";
+    testing::write_run_config(stopped, {"backbone=mingru", "max_steps=5", "seed=1"});
+    testing::write_stand_in_checkpoint(stopped);
+    lock.emplace(held.string(), "this test");
+    std::ofstream(held / "metrics.csv") << "step,loss\n2,0.5\n";
+  }
+
+  // A Slurm submission, job 77: squeue says task 1 is pending and task 2 running on node7; sacct
+  // is off.
+  void submit_to_slurm() {
+    fs::create_directories(out / "slurm");
+    std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
+    write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
+    write_exe(bin / "sacct", "echo 'Slurm accounting storage is disabled' >&2\nexit 1\n");
+  }
+};
+
+TEST_F(SweepStatusOfFourRuns, EveryStateFromTheRunDirectories) {
   std::vector<std::string> notes;
-  auto statuses = sweep::sweep_status(s, &notes);
+  const auto statuses = sweep::sweep_status(s, &notes);
   ASSERT_EQ(statuses.size(), 4u);
   EXPECT_EQ(statuses[0].state, "done");
   EXPECT_DOUBLE_EQ(statuses[0].score, 12.5);
@@ -282,36 +313,19 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(statuses[3].pid, ::getpid());
   EXPECT_EQ(statuses[3].step, 2);
   EXPECT_TRUE(notes.empty());
+}
 
-  // A Slurm submission: squeue's view of each task joins the run's own.
-  fs::create_directories(out / "slurm");
-  std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
-  write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
-  write_exe(bin / "sacct", "echo 'Slurm accounting storage is disabled' >&2\nexit 1\n");
-  statuses = sweep::sweep_status(s, &notes);
+// A Slurm submission: squeue's view of each task joins the run's own.
+TEST_F(SweepStatusOfFourRuns, SqueuesViewOfEachTaskJoinsTheRunsOwn) {
+  submit_to_slurm();
+  std::vector<std::string> notes;
+  const auto statuses = sweep::sweep_status(s, &notes);
   EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
   EXPECT_EQ(statuses[2].slurm, "RUNNING 1:05 on node7");
   EXPECT_EQ(statuses[2].state, "training");
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes[0].find("Slurm job 77: 2 task(s)"), std::string::npos) << notes[0];
   EXPECT_NE(notes.back().find("no Slurm accounting here"), std::string::npos);
-
-  // job.json records which run each task trains; the sweep file may list them in another order
-  // now (here task 0 trains the run that is third today): a task's state goes to its own run.
-  std::ofstream(out / "slurm/job.json") << nlohmann::json{
-      {"job_id", "77"},
-      {"tasks",
-       {{{"task", 0}, {"run_dir", stopped.string()}},
-        {{"task", 1},
-         {"run_dir", failed.string()}}}}}.dump();
-  write_exe(bin / "squeue", "echo '0|RUNNING|2:00|node1'\necho '1|PENDING|0:00|(Priority)'\n");
-  statuses = sweep::sweep_status(s, &notes);
-  EXPECT_EQ(statuses[0].slurm, "");
-  EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
-  EXPECT_EQ(statuses[2].slurm, "RUNNING 2:00 on node1");
-  EXPECT_EQ(statuses[3].slurm, "");
-  write_exe(bin / "squeue", "echo '1|PENDING|0:00|(Priority)'\necho '2|RUNNING|1:05|node7'\n");
-  std::ofstream(out / "slurm/job.json") << "{\"job_id\": \"77\"}\n";
 
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(sweep::print_sweep_status(s, true), 1);
@@ -321,9 +335,31 @@ TEST(SweepStatus, EveryStateFromTheRunDirectories) {
   EXPECT_EQ(j["runs"][0]["score"], 12.5);
   EXPECT_EQ(j["runs"][1]["log"], (failed / "train.log").string());
   EXPECT_EQ(j["runs"][2]["slurm"], "RUNNING 1:05 on node7");
+}
 
-  // The stopped run's task requeued, waiting to start again: it resumes the run itself (a new
-  // submission is refused meanwhile; a walk, 2026-11-30: "the sweep run again resumes it").
+// job.json records which run each task trains; the sweep file may list them in another order now
+// (here task 0 trains the run that is third today): a task's state goes to its own run.
+TEST_F(SweepStatusOfFourRuns, ATasksStateGoesToTheRunJobJsonSaysItTrains) {
+  submit_to_slurm();
+  std::ofstream(out / "slurm/job.json") << nlohmann::json{
+      {"job_id", "77"},
+      {"tasks",
+       {{{"task", 0}, {"run_dir", stopped.string()}},
+        {{"task", 1},
+         {"run_dir", failed.string()}}}}}.dump();
+  write_exe(bin / "squeue", "echo '0|RUNNING|2:00|node1'\necho '1|PENDING|0:00|(Priority)'\n");
+  std::vector<std::string> notes;
+  const auto statuses = sweep::sweep_status(s, &notes);
+  EXPECT_EQ(statuses[0].slurm, "");
+  EXPECT_EQ(statuses[1].slurm, "PENDING (Priority)");
+  EXPECT_EQ(statuses[2].slurm, "RUNNING 2:00 on node1");
+  EXPECT_EQ(statuses[3].slurm, "");
+}
+
+// The stopped run's task requeued, waiting to start again: it resumes the run itself (a new
+// submission is refused meanwhile; a walk, 2026-11-30: "the sweep run again resumes it").
+TEST_F(SweepStatusOfFourRuns, AStoppedRunsRequeuedTaskResumesIt) {
+  submit_to_slurm();
   write_exe(bin / "squeue", "echo '2|PENDING|0:00|(BeginTime)'\n");
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(s, false);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "io/isolated.h"
+#include "tests/scoped_env.h"
 #include "tests/temp_dir.h"
 #include "tests/text_file.h"
 
@@ -21,14 +22,15 @@ namespace {
 TEST(Spawn, ARunLogsItsCommandAndGetsItsThreadCounts) {
   testing::TempDir tmp;
   const std::string log = (tmp.path / "run.log").string();
-  ::setenv("OMP_NUM_THREADS", "7", 1);
-  ::setenv("MINRNN_SPAWN_TEST", "kept", 1);  // the rest of the environment goes with it
-  const pid_t pid = sweep::spawn(
-      "/bin/sh", {"-c", "echo $OMP_NUM_THREADS $MKL_NUM_THREADS $MINRNN_SPAWN_TEST; echo err >&2"},
-      log, 3);
-  const int status = io::wait_for_child(pid);
-  ::unsetenv("OMP_NUM_THREADS");
-  ::unsetenv("MINRNN_SPAWN_TEST");
+  int status = 0;
+  {
+    const testing::ScopedEnv threads("OMP_NUM_THREADS", "7");
+    const testing::ScopedEnv kept("MINRNN_SPAWN_TEST", "kept");  // the rest of the environment too
+    const pid_t pid = sweep::spawn(
+        "/bin/sh",
+        {"-c", "echo $OMP_NUM_THREADS $MKL_NUM_THREADS $MINRNN_SPAWN_TEST; echo err >&2"}, log, 3);
+    status = io::wait_for_child(pid);
+  }
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(testing::read_text(log),

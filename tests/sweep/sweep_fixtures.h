@@ -10,6 +10,7 @@
 #include "rl/config.h"
 #include "sweep/sweep.h"
 #include "tests/paths.h"
+#include "tests/scoped_env.h"
 
 namespace minrnn::testing {
 
@@ -17,13 +18,22 @@ inline const std::string kTinyConfig =
     minrnn::testing::source_dir() + "/configs/tiny-hopper-mingru.yaml";
 
 // The tiny config's dataset, hopper-medium-v2, present as <dir>/d4rl/hopper_medium-v2.hdf5 in this
-// test process's D4RL_DATASET_DIR: a sweep refuses to start runs whose data is missing, and the
-// fake executables these tests sweep with never read it.
-inline void provide_tiny_config_dataset(const std::filesystem::path& dir) {
+// test process's D4RL_DATASET_DIR for the returned object's life: a sweep refuses to start runs
+// whose data is missing, and the fake executables these tests sweep with never read it.
+[[nodiscard]] inline ScopedEnv provide_tiny_config_dataset(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "d4rl");
   std::ofstream(dir / "d4rl" / "hopper_medium-v2.hdf5") << "never read by a fake minrnn\n";
-  ::setenv("D4RL_DATASET_DIR", (dir / "d4rl").c_str(), 1);
+  return ScopedEnv("D4RL_DATASET_DIR", (dir / "d4rl").string());
 }
+
+// A sweep of the tiny config with its dataset provided (provide_tiny_config_dataset) while it
+// lives: hold it as `auto s = ...`, since a sweep::SweepSpec copied out of it lets the dataset
+// go at once.
+struct TinySweep : sweep::SweepSpec {
+  TinySweep(sweep::SweepSpec spec, const std::filesystem::path& dir)
+      : sweep::SweepSpec(std::move(spec)), d4rl(provide_tiny_config_dataset(dir)) {}
+  ScopedEnv d4rl;
+};
 
 // <run>/config.yaml of the tiny config with `sets` (backbone=, seed= and the sweep's own), as
 // `minrnn train` writes it: a run dir's done.json without it is no run a sweep takes for its own.
@@ -43,14 +53,13 @@ inline void write_eval_json(const std::filesystem::path& run, double score = 50,
 
 // A sweep of one run (dataset d, mingru, seed 3, max_steps 5) of the tiny config into `out`, its
 // dataset provided beside `out`.
-inline sweep::SweepSpec one_run_sweep(const std::filesystem::path& out) {
-  provide_tiny_config_dataset(out.parent_path());
+inline TinySweep one_run_sweep(const std::filesystem::path& out) {
   sweep::SweepSpec s =
       sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3]\n", "s.yaml");
   s.config_template = kTinyConfig;
   s.sets = {"max_steps=5"};
   s.out = out.string();
-  return s;
+  return TinySweep(std::move(s), out.parent_path());
 }
 
 // one_run_sweep's run dir, finished as `minrnn train` + `minrnn eval` leave it, trained with these

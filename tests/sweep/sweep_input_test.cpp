@@ -99,7 +99,7 @@ TEST(SweepFile, OutIsADirectoryAndCountsSayTheirRange) {
 // no machine the tests run on.
 TEST(SweepPlan, ADeviceThisMachineCannotUseIsRefusedBeforeAnyRun) {
   testing::TempDir tmp;
-  testing::provide_tiny_config_dataset(tmp.path);
+  const auto d4rl = testing::provide_tiny_config_dataset(tmp.path);
   sweep::SweepSpec s = sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [0, 1]\n",
                                           (tmp.path / "s.yaml").string());
   s.config_template = testing::kTinyConfig;

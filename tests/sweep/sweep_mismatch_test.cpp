@@ -37,7 +37,7 @@ TEST(SweepStatus, ARunToExtendNamesTheCommandThatExtendsIt) {
   const fs::path run =
       testing::finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
   std::ofstream(run / "metrics.csv") << "step,loss\n5,0.5\n";
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   s.sets = {"max_steps=8"};
   s.extend = true;
   s.command_options = " --set max_steps=8 --extend";
@@ -80,7 +80,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
             std::string::npos)
       << printed;
   // A run trained to fewer steps than the sweep now asks: --status says --extend trains it on.
-  sweep::SweepSpec longer = testing::one_run_sweep(tmp.path / "out");
+  auto longer = testing::one_run_sweep(tmp.path / "out");
   longer.sets = {"max_steps=2000"};
   ::testing::internal::CaptureStdout();
   sweep::print_sweep_status(longer, false);
@@ -103,7 +103,7 @@ TEST(SweepPlan, ARunTrainedWithAnotherConfigIsNeitherSkippedNorResumed) {
 // — is named by the sweep and shown by its --status, not taken as done with that score (or 0).
 TEST(SweepPlan, AnEvaluationThatIsNotTheSweepsIsNamed) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   s.eval_episodes = 3;
   const fs::path run =
       testing::finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=5", "seed=3"});
@@ -152,7 +152,7 @@ TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
   testing::TempDir tmp;
   const fs::path data = tmp.path / "data.hdf5";
   data::write_d4rl(data.string(), data::testing::make_data(11, 3, {30, 40}), {});
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   s.sets.push_back("dataset=" + data.string());
   const fs::path run = tmp.path / "out/d/mingru/seed3";
   testing::write_run_config(
@@ -221,7 +221,7 @@ TEST(SweepPlan, ARunThatCannotGoOnIsNamedBeforeItStarts) {
 // being written) — not "cannot go on", which would count towards --status's exit 1.
 TEST(SweepStatus, ARunALiveProcessHoldsIsTrainingWhateverItsCheckpointLooksLike) {
   testing::TempDir tmp;
-  const sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  const auto s = testing::one_run_sweep(tmp.path / "out");
   const fs::path run = tmp.path / "out/d/mingru/seed3";
   testing::write_run_config(run, {"backbone=mingru", "max_steps=5", "seed=3"});
   std::ofstream(run / "checkpoint.pt") << "PK\x03\x04 and no end yet";

@@ -55,7 +55,7 @@ std::pair<std::string, std::string> recorded_phases(const sweep::SweepSpec& s,
 TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
   testing::TempDir tmp;
   testing::finished_run(tmp.path / "out", {"backbone=mingru", "max_steps=2", "seed=3"});
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   try {
     sweep::plan_sweep(s);
     FAIL() << "a larger budget was taken without --extend";
@@ -83,7 +83,7 @@ TEST(SweepRun, ALargerMaxStepsTrainsFinishedRunsFurtherOnlyWithExtend) {
 // A run trained on the GPU is evaluated on the CPU (sweep::kEvaluationDevice), into its eval.json.
 TEST(SweepRun, EvaluationRunsOnTheCpuWhereverTheRunTrainedAndWritesTheRunsResult) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   s.sets.push_back("device=cuda");
   const auto [train, evaluate] = recorded_phases(s, tmp.path);
   EXPECT_NE(train.find("--set device=cuda"), std::string::npos) << train;
@@ -188,7 +188,7 @@ TEST(SweepRun, TheDryRunAndStatusSayARunIsResumedOrFinished) {
 // the holder's pid instead of reporting a failure, and does not count it.
 TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   const fs::path exe = tmp.path / "refusing-minrnn";
   std::ofstream(exe) << "#!/bin/sh\necho 'in use by another process' >&2\nexit 1\n";
   fs::permissions(exe, fs::perms::owner_all);
@@ -238,7 +238,7 @@ TEST(SweepRun, ARunHeldByAnotherProcessIsReportedRunningNotFailed) {
 // within seconds of its sweep's death (no orphan keeps the run dir locked).
 TEST(SweepRun, ChildrenDieWithTheSweep) {
   testing::TempDir tmp;
-  sweep::SweepSpec s = testing::one_run_sweep(tmp.path / "out");
+  auto s = testing::one_run_sweep(tmp.path / "out");
   const fs::path exe = tmp.path / "slow-minrnn";
   const fs::path pid_file = tmp.path / "child.pid";
   std::ofstream(exe) << "#!/bin/sh\necho $$ > " << pid_file.string() << ".tmp\nmv "

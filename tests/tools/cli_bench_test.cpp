@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/run_command.h"
@@ -264,6 +265,37 @@ TEST(CliBench, APeerThatFailsIsNamedWithItsOutput) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir.path / "out" / "train.csv"));
+}
+
+// The peer's lines reach stderr as it prints them (review 52: a first run's minutes of pip install
+// showed nothing until it ended): this peer waits, its first line printed, until the test has seen
+// that line in minrnn's log; a peer passed on only at its end would wait its 20 s out and fail.
+TEST(CliBench, APeersOutputIsPassedOnAsItComes) {
+  TempDir dir;
+  write_text(dir.path / "peer.sh",
+             "#!/bin/sh\necho 'peer: installing'\nn=0\n"
+             "while [ ! -e go ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done\n"
+             "[ -e go ] || exit 5\necho 'peer: = 10.0 steps/s'\n");
+  fs::permissions(dir.path / "peer.sh", fs::perms::owner_all);
+  write_text(dir.path / "minrnn.log", "kept\n");  // written through, not over
+  CliResult r;
+  std::thread bench([&] {
+    r = run_minrnn(dir,
+                   "bench train --backbones mingru --devices cpu --embed 16 --seconds 0.2 "
+                   "--peer ./peer.sh --no-append --csv train.csv >> minrnn.log");
+  });
+  const bool seen = testing::wait_for(
+      [&] {
+        return read_text(dir.path / "minrnn.log").find("peer: installing") != std::string::npos;
+      },
+      60);
+  write_text(dir.path / "go", "");
+  bench.join();
+  EXPECT_TRUE(seen) << read_text(dir.path / "minrnn.log");
+  EXPECT_EQ(r.exit_code, 0) << read_text(dir.path / "minrnn.log");
+  const std::string log = read_text(dir.path / "minrnn.log");
+  EXPECT_EQ(log.rfind("kept\npeer: installing\n", 0), 0u) << log;
+  EXPECT_NE(log.find("peer: = 10.0 steps/s"), std::string::npos) << log;
 }
 
 // `bench pack --quick` is a smoke run as every other bench's: packs 1 and 2, a second a cell (a

@@ -135,7 +135,8 @@ TEST(Cli, CollectRefusesATrainingRunsFolderAsItsWorkDir) {
 
 // A --target the random policy reaches "reached the medium target" at SAC's first evaluation, and
 // random data was written as medium (a walk, 2026-11-30: --target -1000): a usage error saying
-// why, before anything is made; a random collection takes no target.
+// why, before anything is made. A random collection takes no target: it trains no SAC, so one
+// given was ignored as if the data had been made to it (a review).
 TEST(Cli, CollectRefusesATargetTheRandomPolicyReaches) {
   TempDir dir;
   const std::string sac =
@@ -149,8 +150,15 @@ TEST(Cli, CollectRefusesATargetTheRandomPolicyReaches) {
     EXPECT_EQ(r.exit_code, 2) << options << ": " << r.output;
     expect_failure_naming(r, {said, "give a target above 0", "(minrnn collect --help)"});
   }
+  const CliResult random = run_minrnn(dir, "collect hopper random --target 50 --out r.hdf5");
+  EXPECT_EQ(random.exit_code, 2) << random.output;
+  expect_failure_naming(random, {"--target is where SAC's training stops",
+                                 "a random collection "
+                                 "trains no SAC: leave --target out",
+                                 "(minrnn collect --help)"});
   EXPECT_FALSE(fs::exists(dir.path / "data"));  // no work dir made
   EXPECT_FALSE(fs::exists(dir.path / "m.hdf5"));
+  EXPECT_FALSE(fs::exists(dir.path / "r.hdf5"));
 }
 
 // The summary counts its episodes in words that fit the count: "1 finished episode".

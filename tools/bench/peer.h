@@ -9,7 +9,7 @@
 namespace minrnn::cli {
 
 // Runs `command train SECONDS` and reads "= X steps/s" from what it prints (which it passes on to
-// stderr); throws naming the command where it fails or prints no rate.
+// stderr as it comes); throws naming the command where it fails or prints no rate.
 double run_peer(const std::string& command, double seconds);
 
 // Peer rates in the order they ran: one more than the rounds, round r between runs r and r + 1.
