@@ -1,4 +1,4 @@
-#include "kernels/cpu/workers.h"
+#include "io/workers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,10 +13,8 @@
 #define MINRNN_SPIN_PAUSE() std::this_thread::yield()
 #endif
 
-namespace minrnn::core::cpu {
+namespace minrnn::io {
 namespace {
-
-thread_local Workers* current = nullptr;
 
 // How long a pool thread polls for the next batch before it sleeps: longer than the element-wise
 // work between one step's products and an env's physics step between two steps, so a step's
@@ -28,7 +26,7 @@ constexpr auto kSpinFor = std::chrono::microseconds(300);
 
 Workers::Workers(int threads) {
   // More threads than this process may run at once only wait for each other.
-  const int most = io::usable_cpu_count();
+  const int most = usable_cpu_count();
   try {
     for (int t = 1; t < std::min(threads, most); ++t) pool_.emplace_back([this] { serve(); });
   } catch (...) {  // the system refused a thread (EAGAIN): the ones started are stopped first
@@ -56,46 +54,44 @@ void Workers::run_batch(int64_t count, Call call, void* task) {
     for (int64_t i = 0; i < count; ++i) call(task, i);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    call_ = call;
-    task_ = task;
-    count_ = count;
-    next_ = 0;
-    done_ = 0;
-    error_ = nullptr;
-    batch_.fetch_add(1, std::memory_order_release);
-  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  call_ = call;
+  task_ = task;
+  count_ = count;
+  next_ = 1;  // task 0 is the caller's
+  done_ = 0;
+  error_ = nullptr;
+  batch_.fetch_add(1, std::memory_order_release);
+  lock.unlock();
   // Those asleep: as many as there are tasks for besides the caller's (the spinning see batch_).
   if (count - 1 >= static_cast<int64_t>(pool_.size())) {
     wake_.notify_all();
   } else {
     for (int64_t w = 0; w < count - 1; ++w) wake_.notify_one();
   }
-  take_tasks();
-  std::unique_lock<std::mutex> lock(mutex_);
+  lock.lock();
+  run_task(lock, call, task, 0);
+  take_tasks(lock);
   finished_.wait(lock, [&] { return done_ == count_; });
   task_ = nullptr;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
-void Workers::take_tasks() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (next_ < count_) {
-    const int64_t i = next_++;
-    const Call call = call_;
-    void* const task = task_;
-    lock.unlock();
-    std::exception_ptr thrown;
-    try {
-      call(task, i);
-    } catch (...) {  // kept for the caller: the batch still waits for every task to return
-      thrown = std::current_exception();
-    }
-    lock.lock();
-    if (thrown && !error_) error_ = thrown;
-    if (++done_ == count_) finished_.notify_one();
+void Workers::take_tasks(std::unique_lock<std::mutex>& lock) {
+  while (next_ < count_) run_task(lock, call_, task_, next_++);
+}
+
+void Workers::run_task(std::unique_lock<std::mutex>& lock, Call call, void* task, int64_t i) {
+  lock.unlock();
+  std::exception_ptr thrown;
+  try {
+    call(task, i);
+  } catch (...) {  // kept for the caller: the batch still waits for every task to return
+    thrown = std::current_exception();
   }
+  lock.lock();
+  if (thrown && !error_) error_ = thrown;
+  if (++done_ == count_) finished_.notify_one();
 }
 
 void Workers::serve() {
@@ -106,25 +102,12 @@ void Workers::serve() {
       MINRNN_SPIN_PAUSE();
       if (polls % 64 == 0 && std::chrono::steady_clock::now() > until) break;
     }
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || batch_.load() != seen; });
-      if (stopping_) return;
-      seen = batch_.load();
-    }
-    take_tasks();
+    std::unique_lock<std::mutex> lock(mutex_);
+    wake_.wait(lock, [&] { return stopping_ || batch_.load() != seen; });
+    if (stopping_) return;
+    seen = batch_.load();
+    take_tasks(lock);
   }
 }
 
-Workers* current_workers() {
-  return current;
-}
-
-WorkersScope::WorkersScope(Workers* workers) : previous_(current) {
-  current = workers;
-}
-WorkersScope::~WorkersScope() {
-  current = previous_;
-}
-
-}  // namespace minrnn::core::cpu
+}  // namespace minrnn::io

@@ -1,12 +1,10 @@
-// Threads that share one caller's large matrix products: one episode's window re-encoding (a few
-// dozen rows times a 1 MB weight at embed 256) left every core but one idle, where a BLAS had
-// split it. A product's column strips are independent (each element's sum is formed whole by one
-// thread, kernels/cpu/float_loops.h), so splitting them changes no bit of the result.
-//
-// The products sit three calls under the layer code (a Dense inside a residual MLP inside a
-// layer), which has no business knowing about threads: the engine that owns a Workers makes it the
-// calling thread's for the length of a step (WorkersScope), and gemm_ab asks current_workers().
-// Without a scope a product runs on the calling thread alone, as it always did.
+// The one thread pool: run task(i) for i in [0, n) on the caller and up to threads − 1 threads of
+// its own, kept between batches, then rethrow the first exception. What uses it:
+// - the packed policy's large matrix products (kernels/cpu/workers.h: the column strips of one
+//   product, made the calling thread's for a step by a WorkersScope);
+// - a VectorEnv's environments (envs/vector_env.h: fixed contiguous blocks, one a thread);
+// - a rollout's shards (eval/rollout.cpp, and `bench eval`'s physics alike).
+// Each keeps its results independent of the thread count: the split follows from the work alone.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -17,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace minrnn::core::cpu {
+namespace minrnn::io {
 
 class Workers {
  public:
@@ -30,9 +28,11 @@ class Workers {
   Workers& operator=(const Workers&) = delete;
   int threads() const { return static_cast<int>(pool_.size()) + 1; }
   // Calls task(i) for every i in [0, count), spread over the threads (the caller's too), and
-  // returns once all have returned; then rethrows the first exception a task threw. Allocates
-  // nothing: the task is called through a pointer to it (a policy step allocates nothing). One
-  // caller at a time: a Workers belongs to the one engine that made it.
+  // returns once all have returned; then rethrows the first exception a task threw. Task 0 runs
+  // on the calling thread (a rollout's shard 0 renders its video with the caller's renderer); the
+  // others go to whichever thread is free. Allocates nothing: the task is called through a
+  // pointer to it (a policy step allocates nothing). One caller at a time: a Workers belongs to
+  // the one engine, environment vector or rollout that made it.
   template <typename Task>
   void for_each(int64_t count, Task&& task) {
     using Callable = std::remove_reference_t<Task>;
@@ -44,9 +44,12 @@ class Workers {
  private:
   using Call = void (*)(void* task, int64_t i);
   void run_batch(int64_t count, Call call, void* task);
-  void stop();        // ends and joins the pool threads
-  void take_tasks();  // runs tasks of the current batch until none is left
-  void serve();       // a pool thread: waits for a batch, takes its tasks, waits again
+  void stop();  // ends and joins the pool threads
+  // Runs tasks of the current batch until none is left; `lock` holds mutex_.
+  void take_tasks(std::unique_lock<std::mutex>& lock);
+  // Runs task i with mutex_ released and counts it returned; `lock` holds mutex_.
+  void run_task(std::unique_lock<std::mutex>& lock, Call call, void* task, int64_t i);
+  void serve();  // a pool thread: waits for a batch, takes its tasks, waits again
 
   std::vector<std::thread> pool_;
   std::mutex mutex_;
@@ -59,20 +62,4 @@ class Workers {
   bool stopping_ = false;
 };
 
-// The Workers the calling thread's products split over; nullptr (alone) outside a WorkersScope.
-Workers* current_workers();
-
-// Makes `workers` (nullptr: none) the calling thread's for the scope's life, restoring the one
-// before after.
-class WorkersScope {
- public:
-  explicit WorkersScope(Workers* workers);
-  ~WorkersScope();
-  WorkersScope(const WorkersScope&) = delete;
-  WorkersScope& operator=(const WorkersScope&) = delete;
-
- private:
-  Workers* previous_;
-};
-
-}  // namespace minrnn::core::cpu
+}  // namespace minrnn::io
