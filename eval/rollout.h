@@ -93,9 +93,4 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);
 // rollout() refuses such a folder before any episode runs.
 std::string make_video_dir(const std::string& dir);
 
-// Writes <path> (JSON, tmp + rename): the options (with "mode" the mode used and "mode_requested"),
-// the agent's step and the per-episode results.
-void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& options,
-                     const RolloutResult& result);
-
 }  // namespace minrnn::eval
