@@ -67,7 +67,7 @@ data::Transitions collect(envs::Env& env, const BehaviourPolicy& policy,
                     "collect %s: %lld/%lld steps, %lld episodes, %.0f steps/s, ETA %s",
                     spec.name.c_str(), static_cast<long long>(t + 1),
                     static_cast<long long>(options.steps), static_cast<long long>(episode), rate,
-                    io::duration_text((options.steps - t - 1) / rate).c_str());
+                    io::duration_text(io::eta_seconds(t + 1, options.steps, rate)).c_str());
       io::ProgressLine::on_stderr().update(line);
       if (t + 1 == options.steps) io::ProgressLine::on_stderr().close();
     }

@@ -238,10 +238,10 @@ class SacProgress {
       std::snprintf(returns, sizeof returns, "return(last %zu) %.1f", recent.size(),
                     std::accumulate(recent.begin(), recent.end(), 0.0) / recent.size());
     }
-    const std::string eta = learning_rate > 0
-                                ? std::string(has_target_ ? "at most " : "") +
-                                      io::duration_text((total_ - done) / learning_rate)
-                                : std::string("once learning has run");
+    const std::string eta =
+        learning_rate > 0 ? std::string(has_target_ ? "at most " : "") +
+                                io::duration_text(io::eta_seconds(done, total_, learning_rate))
+                          : std::string("once learning has run");
     char line[256];
     std::snprintf(line, sizeof line,
                   "sac %s: %lld/%lld steps, %.0f steps/s, ETA %s, %lld episodes, %s, alpha %.3f, "

@@ -20,6 +20,7 @@
 #include "datasets/read_isolated.h"
 #include "io/env_switch.h"
 #include "io/input_file.h"
+#include "io/name_list.h"
 #include "io/python_json.h"
 
 namespace minrnn::data {
@@ -146,9 +147,8 @@ std::string resolve_minari_dir(const std::string& id_or_path) {
   // download the hub then refuses.
   const std::string near = io::nearby_name(dir.string());  // offered as an id, not a path
   const std::string hint =
-      near.empty()
-          ? ""
-          : " (did you mean '" + (fs::path(id_or_path).parent_path() / near).string() + "'?)";
+      near.empty() ? ""
+                   : io::did_you_mean_text((fs::path(id_or_path).parent_path() / near).string());
   throw std::runtime_error(missing + hint + "; download it with `" +
                            download_command({id_or_path}) +
                            "` (train and sweep: --download), or set MINARI_DATASETS_PATH to the "

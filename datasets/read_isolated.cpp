@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -258,8 +257,7 @@ Transitions receive_from(io::ForkedChild& child, const std::string& path, Minari
   } catch (const ChildDied&) {
   }
   const int status = child.wait();
-  std::string how = "ended early";
-  if (WIFSIGNALED(status)) how = std::string("crashed: ") + strsignal(WTERMSIG(status));
+  const std::string how = status == 0 ? "ended early" : io::wait_status_text(status);
   throw std::runtime_error(path + ": cannot read: the HDF5 library " + how +
                            " reading it (a corrupt file, or a kind of HDF5 file it cannot "
                            "read); the file is left as it is");

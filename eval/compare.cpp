@@ -310,11 +310,7 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
       "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
       "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
       "within_noise,verdict,settings_apart,test,degrees_of_freedom,p_value\n";
-  auto g = [](double v) {
-    char text[32] = "";
-    if (std::isfinite(v)) std::snprintf(text, sizeof text, "%.6g", v);
-    return std::string(text);
-  };
+  const auto g = csv_number;
   auto spread = [&](const SideScores& s) { return s.scores.size() > 1 ? g(s.std) : ""; };
   for (const CellComparison& c : cells) {
     csv += csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),

@@ -63,4 +63,8 @@ std::string csv_line(const std::vector<std::string>& cells);
 // A label (a dataset's) as a Markdown table cell: a '|' in it would start another column.
 std::string markdown_cell(const std::string& text);
 
+// A number as a CSV cell: "%.6g", empty where it is not finite (not measured, no verdict) so
+// that no reader takes "nan" or "inf" for a value. The report's comparison and every bench's CSV.
+std::string csv_number(double x);
+
 }  // namespace minrnn::eval

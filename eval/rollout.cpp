@@ -1,19 +1,15 @@
 #include "eval/rollout.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <thread>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -23,8 +19,8 @@
 #include "envs/render.h"
 #include "eval/stats.h"
 #include "infer/policy_engine.h"
-#include "io/atomic_file.h"
 #include "io/cpus.h"
+#include "io/workers.h"
 #include "io/writable.h"
 #include "rl/config.h"
 #include "rl/stop_request.h"
@@ -153,16 +149,16 @@ std::vector<Shard> split_into_shards(const rl::Agent& agent, const RolloutOption
   return shards;
 }
 
-// Runs every shard to its end on `threads` threads, each taking the next shard not yet taken
-// (shard 0 first, on this thread: it renders), and rethrows the first shard's error; the seconds
+// Runs every shard to its end on `workers`, each thread taking the next shard not yet taken
+// (shard 0 on this thread: it renders), and rethrows the first error a shard threw; the seconds
 // it took.
-double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt, int threads,
-                  envs::Renderer* renderer, std::vector<std::vector<uint8_t>>* frames,
-                  int64_t r_first, RolloutResult& r) {
+double run_shards(std::vector<Shard>& shards, Episodes& e, const RolloutOptions& opt,
+                  io::Workers& workers, envs::Renderer* renderer,
+                  std::vector<std::vector<uint8_t>>* frames, int64_t r_first, RolloutResult& r) {
   const int count = static_cast<int>(shards.size());
   Progress progress(opt, opt.episodes, e.max_steps);
   const auto start = std::chrono::steady_clock::now();
-  for_each_shard(count, threads, [&](int k) {
+  workers.for_each(count, [&](int64_t k) {
     run_shard(shards[k], e.envs, e.obs, opt, e.max_steps, k == 0 ? renderer : nullptr, frames,
               progress, r_first, r);
   });
@@ -206,15 +202,15 @@ std::string write_video(const std::string& dir, std::vector<std::vector<uint8_t>
 
 // Episodes [first, first + wave.episodes) of the rollout, their envs reset with wave.seed + i:
 // made, stepped to their end and freed, their results in r's slots from `first`.
-void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, RolloutResult& r) {
+// r.threads and r.engine are the rollout's; `workers` step its shards.
+void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, io::Workers& workers,
+               RolloutResult& r) {
   // The packed engine's episodes are split into shards, which the threads step (model and
   // physics) one core each: the physics is serial per env. The split follows from the episodes
   // alone, so the thread count (and a video, which shard 0 renders on this thread) leaves the
   // numbers as they are. Threads beyond the shards' (one episode: one shard) split each shard's
   // larger products (PolicyOptions::threads), again with the same bits. The torch engine's module
   // is shared, so it keeps one batch (torch parallelises its own ops).
-  r.threads = wave.threads > 0 ? wave.threads : at::get_num_threads();
-  r.engine = rl::resolve_policy_engine(wave.engine, agent);
   const int count = r.engine == rl::PolicyEngine::kPacked ? rollout_shards(wave.episodes) : 1;
   rl::PolicyOptions options{wave.mode, r.engine};
   // Threads past the CPUs we may use would only wait for each other (and a pool's spin for them).
@@ -231,8 +227,7 @@ void roll_wave(rl::Agent& agent, const RolloutOptions& wave, int64_t first, Roll
   }
   r.mode = policy->mode();
   std::vector<Shard> shards = split_into_shards(agent, wave, options, std::move(policy), count);
-  r.step_seconds +=
-      run_shards(shards, episodes, wave, r.threads, renderer.get(), &frames, first, r);
+  r.step_seconds += run_shards(shards, episodes, wave, workers, renderer.get(), &frames, first, r);
   if (renderer)
     r.video_gif = write_video(wave.video_dir, frames, *renderer, episodes.envs[0]->spec().dt);
 }
@@ -254,27 +249,6 @@ std::string make_video_dir(const std::string& dir) {
   }
   if (ec) return dir + " cannot be read: " + ec.message();
   return io::why_folder_unwritable(dir, false);  // which names the folder
-}
-
-void for_each_shard(int shards, int threads, const std::function<void(int)>& shard) {
-  std::vector<std::exception_ptr> errors(shards);
-  std::atomic<int> next{1};
-  auto run = [&](int k) {
-    for (; k < shards; k = next++) {
-      try {
-        shard(k);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int w = 1; w < std::min(threads, shards); ++w) workers.emplace_back(run, next++);
-  run(0);
-  for (auto& w : workers) w.join();
-  for (auto& error : errors) {
-    if (error) std::rethrow_exception(error);
-  }
 }
 
 int rollout_shards(int64_t episodes) {
@@ -304,6 +278,13 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   // the steps the waves before took, and the most the waves after may take.
   const int max_steps =
       opt.max_steps > 0 ? opt.max_steps : envs::env_spec(agent.env).max_episode_steps;
+  r.threads = opt.threads > 0 ? opt.threads : at::get_num_threads();
+  r.engine = rl::resolve_policy_engine(opt.engine, agent);
+  // The shards' threads, kept across the waves: as many as the first (largest) wave has shards.
+  const int shards = r.engine == rl::PolicyEngine::kPacked
+                         ? rollout_shards(std::min(opt.episodes, kEpisodesAtOnce))
+                         : 1;
+  io::Workers shard_workers(std::min(r.threads, shards));
   int ended_before = 0, ended_in_wave = 0;
   int64_t steps_before = 0, steps_in_wave = 0;
   for (int first = 0; first < opt.episodes; first += kEpisodesAtOnce) {
@@ -320,7 +301,7 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
         opt.on_step(steps_before + steps, steps_before + most + later, ended_before + ended);
       };
     }
-    roll_wave(agent, wave, first, r);
+    roll_wave(agent, wave, first, shard_workers, r);
     // A wave's ~5 MB an env go back to the system before the next wave makes its own: glibc kept
     // the freed memory in its heaps (having raised its mmap threshold to their size) and the next
     // wave's pieces fit it ever worse — 256 episodes peaked at 1.4 GB, 768 at 2.8 GB, 3 000 at
@@ -339,43 +320,6 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& opt) {
   r.std_normalized = normalized.std;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
-}
-
-void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& opt,
-                     const RolloutResult& r) {
-  nlohmann::json j;
-  // The environment the episodes ran in, and the scores they were normalized with.
-  const envs::EnvSpec spec = envs::env_spec(agent.env);
-  j["env"] = agent.env;
-  j["env_id"] = spec.id;
-  j["env_version"] = spec.version;
-  const bool own_refs = agent.ref_max_score > agent.ref_min_score;
-  j["ref_min_score"] = own_refs ? agent.ref_min_score : spec.ref_min_score;
-  j["ref_max_score"] = own_refs ? agent.ref_max_score : spec.ref_max_score;
-  j["ref_source"] =
-      own_refs && !agent.ref_source.empty() ? agent.ref_source : "D4RL table (" + spec.name + ")";
-  j["dataset"] = agent.config.dataset;
-  j["backbone"] = agent.config.backbone;
-  j["mode"] = eval_mode_name(r.mode);
-  j["mode_requested"] = eval_mode_name(opt.mode);
-  j["engine"] = rl::policy_engine_name(r.engine);
-  j["threads"] = r.threads;
-  j["context_len"] = agent.config.context_len;
-  j["train_step"] = agent.step;
-  j["episodes"] = opt.episodes;
-  j["seed"] = opt.seed;
-  j["target_return"] = opt.target_return;
-  j["return_scale"] = agent.config.return_scale;
-  j["returns"] = r.returns;
-  j["normalized_scores"] = r.normalized;
-  j["lengths"] = r.lengths;
-  j["mujoco_warnings"] = r.mujoco_warnings;
-  j["mean_return"] = r.mean_return;
-  j["std_return"] = r.std_return;
-  j["mean_normalized"] = r.mean_normalized;
-  j["std_normalized"] = r.std_normalized;
-  j["seconds"] = r.seconds;
-  io::write_file_atomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace minrnn::eval

@@ -65,10 +65,6 @@ constexpr int kEpisodesAtOnce = 256;
 // all; more spread over more threads. The square root grows both alike: 10 episodes are 4 shards,
 // 100 are 10 of 10, a wave of 256 is 16 of 16 (measured, halfcheetah, 2 cores: docs/agent.md).
 int rollout_shards(int64_t episodes);
-// Runs `shard(k)` for every k in [0, shards) on min(threads, shards) threads: shard 0 first, on
-// this thread, then each thread takes the next shard not yet taken. Rethrows the first shard's
-// error once all are done. rollout() steps its shards so; `bench eval` times physics alike.
-void for_each_shard(int shards, int threads, const std::function<void(int)>& shard);
 
 struct RolloutResult {
   std::vector<double> returns;     // raw undiscounted, per episode
@@ -96,10 +92,5 @@ RolloutResult rollout(rl::Agent& agent, const RolloutOptions& options);
 // begins with `dir`.
 // rollout() refuses such a folder before any episode runs.
 std::string make_video_dir(const std::string& dir);
-
-// Writes <path> (JSON, tmp + rename): the options (with "mode" the mode used and "mode_requested"),
-// the agent's step and the per-episode results.
-void write_eval_json(const std::string& path, const rl::Agent& agent, const RolloutOptions& options,
-                     const RolloutResult& result);
 
 }  // namespace minrnn::eval

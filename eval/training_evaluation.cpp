@@ -3,6 +3,7 @@
 #include "eval/rollout.h"
 #include "eval/stats.h"
 #include "io/progress_line.h"
+#include "ops/device.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"
 
@@ -17,7 +18,7 @@ rl::Evaluate evaluate_during_training(const std::string& run_dir) {
     // On CUDA the evaluation has a thread of its own beside the training (rl/run_evaluations.h),
     // and a pack's runs evaluate at the same steps: one rollout thread each leaves the cores to
     // the others and to the thread that queues the GPU's work.
-    if (agent.config.device.rfind("cuda", 0) == 0) ro.threads = 1;
+    if (core::names_cuda(agent.config.device)) ro.threads = 1;
     ro.should_stop = [] { return rl::stop_requested(); };  // Slurm's grace period is short
     ro.on_step = [&progress](int64_t steps, int64_t most, int ended) {
       progress.record(steps, most, ended);

@@ -67,7 +67,7 @@ void Progress::print(int64_t done, bool final) {
   }
   line += ", " + human_bytes(int64_t(rate)) + "/s";
   if (total_ > 0 && rate > 0 && !final) {
-    line += ", ETA " + io::duration_text(std::ceil(double(total_ - done) / rate));
+    line += ", ETA " + io::duration_text(std::ceil(io::eta_seconds(done, total_, rate)));
   }
   line_.update(line);
   printed_ = true;

@@ -22,7 +22,7 @@ class PackedEngine final : public PolicyEngineImpl {
  public:
   PackedEngine(const Agent& agent, EvalMode mode, int threads)
       : streaming_(mode == EvalMode::kStreaming), K_(agent.config.context_len) {
-    if (threads > 1) workers_ = std::make_unique<core::cpu::Workers>(threads);
+    if (threads > 1) workers_ = std::make_unique<io::Workers>(threads);
     const DecisionModelImpl& m = *agent.model;
     const auto& o = m.options();
     D_ = o.embed_dim;
@@ -126,7 +126,7 @@ class PackedEngine final : public PolicyEngineImpl {
   std::vector<float> time_table_;  // (max_ep_len + 1, D)
   core::cpu::Norm embed_norm_;
   std::unique_ptr<core::PackedBackbone> backbone_;
-  std::unique_ptr<core::cpu::Workers> workers_;  // none: the calling thread alone
+  std::unique_ptr<io::Workers> workers_;  // none: the calling thread alone
   std::vector<float> previous_, ring_, tokens_, x_, out_;
 };
 

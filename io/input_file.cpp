@@ -30,7 +30,7 @@ std::string nearby_name(const std::string& missing) {
 std::string nearby_name_hint(const std::string& missing) {
   const std::string meant = nearby_name(missing);
   if (meant.empty()) return "";
-  return " (did you mean '" + (fs::path(missing).parent_path() / meant).string() + "'?)";
+  return did_you_mean_text((fs::path(missing).parent_path() / meant).string());
 }
 
 std::string no_such(const std::string& path, const std::string& what) {

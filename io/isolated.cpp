@@ -143,6 +143,23 @@ int wait_for_child(pid_t pid) {
   return status;
 }
 
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;  // stopped or continued: waitpid reports neither without WUNTRACED/WCONTINUED
+}
+
+std::string wait_status_text(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = strsignal(sig);
+    return "was killed by signal " + std::to_string(sig) +
+           (name ? std::string(" (") + name + ")" : "");
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
 ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memory,
                            double seconds) {
   ProbeResult result;
@@ -157,12 +174,9 @@ ProbeResult probe_in_child(const std::function<void()>& probe, size_t extra_memo
       char text[96];
       std::snprintf(text, sizeof text, "did not finish within %g s (stopped)", seconds);
       result.message = text;
-    } else if (WIFSIGNALED(status)) {
+    } else if (reply.empty() || status != 0) {
       result.died = true;
-      result.message = std::string("crashed (") + strsignal(WTERMSIG(status)) + ")";
-    } else if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      result.died = true;
-      result.message = "ended without a result";
+      result.message = status == 0 ? "ended without a result" : wait_status_text(status);
     } else {
       result.ok = reply[0] == 0;
       result.message = reply.substr(1);

@@ -37,6 +37,13 @@ class ForkedChild {
 // waitpid(pid) retried when a signal interrupts it: the child's wait status.
 int wait_for_child(pid_t pid);
 
+// A wait status as the shell's number: the exit status, or 128 + the signal that ended the child
+// (137 for kill -9), as failed.json, a sweep's line and a script's `$?` say it.
+int exit_code_of(int status);
+// A wait status in words, to follow the child's name: "exited with status 3", "was killed by
+// signal 11 (Segmentation fault)".
+std::string wait_status_text(int status);
+
 struct ProbeResult {
   bool ok = false;      // `probe` returned normally
   bool died = false;    // the child ended by a signal or without reporting

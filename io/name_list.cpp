@@ -60,9 +60,12 @@ std::string closest_name(const std::string& given, const std::vector<std::string
   return best == nullptr || tied ? "" : *best;
 }
 
-std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
-  const std::string meant = closest_name(given, known);
+std::string did_you_mean_text(const std::string& meant) {
   return meant.empty() ? "" : " (did you mean '" + meant + "'?)";
+}
+
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& known) {
+  return did_you_mean_text(closest_name(given, known));
 }
 
 std::string known_names_hint(const std::string& given, const std::vector<std::string>& known) {

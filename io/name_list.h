@@ -15,7 +15,9 @@ std::string comma_separated(const std::vector<std::string>& names);
 // close.
 std::string closest_name(const std::string& given, const std::vector<std::string>& known);
 
-// " (did you mean 'x'?)" for closest_name's x, or "".
+// " (did you mean 'x'?)" for `meant` x, "" for none: every offer is worded so.
+std::string did_you_mean_text(const std::string& meant);
+// did_you_mean_text of closest_name's x.
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& known);
 
 // The tail of a message refusing `given`: did_you_mean's offer, then " (known: a, b, c)".

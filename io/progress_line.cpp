@@ -58,4 +58,10 @@ std::string duration_text(double s) {
   return buf;
 }
 
+double eta_seconds(double done, double total, double rate) {
+  if (done >= total) return 0;
+  if (!(rate > 0)) return -1;
+  return (total - done) / rate;
+}
+
 }  // namespace minrnn::io

@@ -48,4 +48,8 @@ class ProgressLine {
 // A duration as every progress line writes its ETA and elapsed time: "42s", "12m07s", "3h05m".
 std::string duration_text(double seconds);
 
+// Seconds left at `rate` units a second with `done` of `total` units done: 0 once done reaches
+// total, negative (duration_text says "?") while the rate is not known (<= 0).
+double eta_seconds(double done, double total, double rate);
+
 }  // namespace minrnn::io

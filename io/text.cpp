@@ -1,7 +1,9 @@
 #include "io/text.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace minrnn::io {
 
@@ -22,6 +24,35 @@ std::optional<double> number_in(const std::string& text) {
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0') return std::nullopt;
   return value;
+}
+
+std::string visible(const std::string& text) {
+  std::string shown;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      shown += "\\n";
+    } else if (std::iscntrl(u)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      shown += hex;
+    } else {
+      shown += c;
+    }
+  }
+  return shown;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+std::string local_time_text(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[64];
+  return std::strftime(text, sizeof text, format, &local) > 0 ? text : "";
 }
 
 }  // namespace minrnn::io

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "io/text.h"
+
 namespace minrnn::io {
 
 std::string folder_of(const std::string& path) {
@@ -78,10 +80,8 @@ std::string why_not_of_kind(const std::string& path, const std::string& kind,
   first = first.substr(0, first.find('\n'));
   if (!first.empty() && first.back() == '\r') first.pop_back();
   if ((first.empty() && st.st_size == 0) || first_line_is_kind(first)) return "";
-  for (char& c : first)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return "it holds something other than " + kind + " (its first line: '" + first.substr(0, 60) +
-         (first.size() > 60 ? "...'" : "'") + "): not replaced";
+  return "it holds something other than " + kind + " (its first line: '" +
+         visible(first.substr(0, 60)) + (first.size() > 60 ? "...'" : "'") + "): not replaced";
 }
 
 }  // namespace minrnn::io

@@ -1,6 +1,7 @@
 #include "ops/device.h"
 
 #include "io/progress_line.h"
+#include "io/text.h"
 
 #if defined(MINRNN_WITH_CUDA)
 #include <cuda_runtime_api.h>
@@ -67,6 +68,10 @@ std::string cuda_unavailable_reason() {
 #else
   return "this minrnn was built without CUDA (nvcc was not found when it was configured)";
 #endif
+}
+
+bool names_cuda(const std::string& device) {
+  return io::starts_with(device, "cuda");
 }
 
 std::string why_no_device_name(const std::string& requested) {

@@ -23,6 +23,9 @@ struct DeviceChoice {
 // ("--device", or "device" for a config key) and is used in the messages. Throws
 // std::invalid_argument for a value that is none of those or a CUDA device that is not usable.
 DeviceChoice resolve_device(const std::string& requested, const std::string& setting);
+// Whether `device` (a config's value, a resolved name) names CUDA: "cuda" or "cuda:N". `auto`
+// names no device: resolve_device says where it runs.
+bool names_cuda(const std::string& device);
 // resolve_device's refusal of a value that names no device ("expected auto, cpu, cuda or cuda:N,
 // got 'tpu'"), "" for one that does, usable or not: a command line refuses a misspelt device as
 // a usage error before anything runs (tools/commands.h, device_name()).

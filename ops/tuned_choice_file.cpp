@@ -110,8 +110,8 @@ std::optional<TunedChoice> parse_choice(const std::string& text) {
 }
 
 std::string tuned_choice_path(const std::string& device) {
-  if (const char* file = std::getenv("MINRNN_TUNED_GEMM_FILE"); file && *file) {
-    return std::string(file) == "off" ? std::string() : std::string(file);
+  if (const std::string file = io::env_or("MINRNN_TUNED_GEMM_FILE", ""); !file.empty()) {
+    return file == "off" ? std::string() : file;
   }
   const std::string home = io::env_or("HOME", "");
   const std::string base = io::env_or("XDG_CACHE_HOME", home.empty() ? "" : home + "/.cache");

@@ -31,7 +31,7 @@ std::string EvaluationProgress::text() const {
   if (!finished()) {
     if (steps > 0)
       std::snprintf(eta, sizeof eta, "ETA <= %s",
-                    io::duration_text((most - steps) / std::max(rate, 1e-9)).c_str());
+                    io::duration_text(io::eta_seconds(steps, most, rate)).c_str());
     else
       std::snprintf(eta, sizeof eta, "starting");
   }

@@ -16,7 +16,8 @@ double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every,
   // From `step` itself on: its line is written before the evaluation of its step.
   const int64_t due =
       1 + (eval_every > 0 ? (max_steps - 1) / eval_every - (step - 1) / eval_every : 0);
-  return (max_steps - step) / std::max(rate, 1e-9) + due * mean_evaluation_s;
+  const double training_s = io::eta_seconds(step, max_steps, rate);
+  return training_s < 0 ? -1 : training_s + due * mean_evaluation_s;
 }
 
 namespace {

@@ -21,7 +21,8 @@ struct StepStats {
 
 // Seconds from `step` to `max_steps` at `rate` steps/s, and the evaluations still due from `step`
 // on, its own included (every eval_every steps before the last, and one at the last:
-// rl/training_run.cpp) at `mean_evaluation_s` each (0 before one has run).
+// rl/training_run.cpp) at `mean_evaluation_s` each (0 before one has run). Negative while `rate`
+// is not known (<= 0).
 double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every, double rate,
                             double mean_evaluation_s);
 // The same ETA from a run's metrics.csv `rows` (rl::metrics_rows; none: negative), for a reader

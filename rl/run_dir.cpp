@@ -19,14 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
-std::vector<std::string> complete_lines(const fs::path& path) {
-  return io::read_complete_lines(path.string());
-}
-
 void remove_run_outputs(const fs::path& run) {
   if (!fs::is_directory(run)) return;
   std::vector<fs::path> outputs;
@@ -54,7 +46,7 @@ std::string run_output_without_run(const fs::path& run) {
 // Removes the row of `step` from a run's CSV (the header line, if any, stays).
 void remove_row(const fs::path& csv, int64_t step, bool header) {
   if (!fs::exists(csv)) return;
-  const auto lines = complete_lines(csv);
+  const auto lines = io::read_complete_lines(csv.string());
   std::string kept;
   for (size_t i = 0; i < lines.size(); ++i)
     if ((header && i == 0) || row_step(lines[i]) != step) kept += lines[i] + "\n";
@@ -115,7 +107,7 @@ int64_t row_step(const std::string& line) {
 }
 
 void truncate_rows(const std::string& path, int64_t step, bool header) {
-  const auto lines = complete_lines(path);
+  const auto lines = io::read_complete_lines(path);
   std::string kept;
   for (size_t i = 0; i < lines.size(); ++i) {
     const int64_t s = row_step(lines[i]);
@@ -125,7 +117,7 @@ void truncate_rows(const std::string& path, int64_t step, bool header) {
 }
 
 bool has_row(const std::string& path, int64_t step) {
-  for (const auto& line : complete_lines(path))
+  for (const auto& line : io::read_complete_lines(path))
     if (row_step(line) == step) return true;
   return false;
 }
@@ -186,11 +178,11 @@ std::vector<MetricsRow> rows_among(const std::vector<std::string>& lines, size_t
 }  // namespace
 
 std::vector<MetricsRow> metrics_rows(const std::string& metrics) {
-  return rows_among(complete_lines(metrics), 0);
+  return rows_among(io::read_complete_lines(metrics), 0);
 }
 
 std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
-  const auto lines = complete_lines(metrics);
+  const auto lines = io::read_complete_lines(metrics);
   if (lines.empty() || row_step(lines.back()) < 0) return std::nullopt;
   return rows_among(lines, lines.size() - 1).back();
 }
@@ -200,12 +192,12 @@ bool is_run_output(const std::string& name) {
   for (const fs::path* p : {&f.checkpoint, &f.metrics, &f.evals, &f.done, &f.result, &f.env})
     if (name == p->filename().string()) return true;
   const std::string ext = fs::path(name).extension().string();
-  return (starts_with(name, "eval-") && ext == ".json") ||
-         (starts_with(name, "done-step") && ext == ".json") ||
-         ((starts_with(name, "metrics-step") || starts_with(name, "evals-step")) &&
+  return (io::starts_with(name, "eval-") && ext == ".json") ||
+         (io::starts_with(name, "done-step") && ext == ".json") ||
+         ((io::starts_with(name, "metrics-step") || io::starts_with(name, "evals-step")) &&
           ext == ".csv") ||
-         (starts_with(name, "checkpoint-step") && ext == ".pt") ||
-         starts_with(name, "events.out.tfevents.");
+         (io::starts_with(name, "checkpoint-step") && ext == ".pt") ||
+         io::starts_with(name, "events.out.tfevents.");
 }
 
 StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig& wanted) {

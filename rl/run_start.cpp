@@ -8,6 +8,7 @@
 
 #include "datasets/catalog.h"
 #include "io/progress_line.h"
+#include "ops/device.h"
 #include "rl/checkpoint.h"
 
 namespace minrnn::rl {
@@ -140,7 +141,7 @@ void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
           data::d4rl_lookalike_note(c.dataset, data::collected_by_minrnn(ds));
       !lookalike.empty())
     line.message("note: " + lookalike);
-  if (c.matmul_precision != "fp32" && c.device.rfind("cuda", 0) != 0) {
+  if (c.matmul_precision != "fp32" && !core::names_cuda(c.device)) {
     line.message("note: matmul_precision " + c.matmul_precision +
                  " is for CUDA's tensor cores; on " + c.device +
                  " the products are fp32 all the same");

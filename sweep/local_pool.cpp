@@ -17,6 +17,7 @@
 #include "eval/sweep_runs.h"
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
+#include "io/isolated.h"
 #include "io/progress_line.h"
 #include "rl/run_files.h"
 #include "rl/stop_request.h"
@@ -325,15 +326,14 @@ class LocalPool {
     ++failed_;
     status_[i] = evaluating ? "eval failed" : "train failed";
     // The shell's number for a signal (137 for kill -9), as failed.json and --status say it.
-    const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    const int code = io::exit_code_of(wstatus);
     // A failed phase leaves failed.json (what `--status` reports) until the run starts again.
     try {
       rl::write_failed(rl::RunFiles(runs_[i].run_dir), {evaluating ? "eval" : "train", code});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "minrnn sweep: %s\n", e.what());  // the status line still says it
     }
-    const std::string signal =
-        WIFSIGNALED(wstatus) ? ", killed by signal " + std::to_string(WTERMSIG(wstatus)) : "";
+    const std::string signal = WIFSIGNALED(wstatus) ? ": " + io::wait_status_text(wstatus) : "";
     std::printf("[%d/%d done] %s: %s (exit %d%s), see %s | %d failed\n", done(), total_,
                 run_name(runs_[i]).c_str(), status_[i].c_str(), code, signal.c_str(),
                 log_of(i).c_str(), failed_);

@@ -77,8 +77,7 @@ std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r, bool* unr
 namespace {
 
 bool on_cuda(const std::string& device) {
-  return device.rfind("cuda", 0) == 0 ||
-         (device == "auto" && core::cuda_unavailable_reason().empty());
+  return core::names_cuda(device) || (device == "auto" && core::cuda_unavailable_reason().empty());
 }
 
 // `runs` split evenly into packs of at most `limit`: the size of each (30 at 16: 15).

@@ -30,16 +30,12 @@ std::string training_progress(const SweepRun& r) {
 }
 
 double eta_seconds(const SweepPace& p) {
-  double seconds = 0;
-  if (p.steps_left > 0) {
-    if (p.steps_trained_here > 0 && p.elapsed_s > 0) {
-      seconds += p.steps_left * p.elapsed_s / p.steps_trained_here;
-    } else if (p.earlier_rate > 0) {
-      seconds += p.steps_left / p.earlier_rate;
-    } else {
-      return -1;
-    }
-  }
+  // This sweep's pace once it has one, else the pace of the runs it found trained.
+  const double rate = p.steps_trained_here > 0 && p.elapsed_s > 0
+                          ? p.steps_trained_here / p.elapsed_s
+                          : p.earlier_rate;
+  double seconds = io::eta_seconds(0, p.steps_left, rate);
+  if (seconds < 0) return -1;
   if (p.evaluations_left > 0) {
     if (p.evaluations_here <= 0) return -1;
     seconds += p.evaluation_s / p.evaluations_here * p.evaluations_left / std::max(p.parallel, 1);

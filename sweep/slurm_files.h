@@ -3,12 +3,12 @@
 // slurm_script.cpp (the batch script) and slurm_sbatch_args.cpp: where a sweep's Slurm files go,
 // the array's indices, the sweep's tag, and the time as they write it.
 #pragma once
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "io/text.h"
 #include "sweep/spawn.h"
 #include "sweep/sweep.h"
 
@@ -28,10 +28,7 @@ inline std::vector<int> first_runs(const std::vector<std::vector<int>>& packs) {
 
 // The local time, as the script's header and job.json give it.
 inline std::string now_text() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-  return buf;
+  return io::local_time_text("%Y-%m-%d %H:%M:%S");
 }
 
 // The job <out>/slurm/job.json records: its id ("" when there is no job.json), the sweep's tag it

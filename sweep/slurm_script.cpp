@@ -1,7 +1,6 @@
 // The batch script of a sweep's Slurm job array (slurm.h, slurm_batch_script): its #SBATCH
 // options, the table of each array task's pack, and the steps every task takes.
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "io/shell_word.h"
+#include "io/text.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
 
@@ -20,24 +20,7 @@ namespace fs = std::filesystem;
 using io::shell_quote;
 using io::shell_word;
 
-// `path` as an error message or the script's header comment shows it, on one line: a newline as \n,
-// another control character as \xNN.
-std::string visible(const std::string& path) {
-  std::string shown;
-  for (char c : path) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      shown += "\\n";
-    } else if (std::iscntrl(u)) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", u);
-      shown += hex;
-    } else {
-      shown += c;
-    }
-  }
-  return shown;
-}
+using io::visible;
 
 std::string abs_dir(const SweepRun& r) {
   return fs::absolute(r.run_dir).string();

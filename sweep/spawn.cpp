@@ -216,7 +216,8 @@ CommandOutput run_command(const std::vector<std::string>& argv, std::chrono::mil
   r.timed_out = !read_until_closed(out_pipe[0], err_pipe[0], r, deadline);
   if (r.timed_out) ::kill(-pid, SIGKILL);
   const int status = io::wait_for_child(pid);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.wait_status = status;
+  r.exit_code = io::exit_code_of(status);
   return r;
 }
 

@@ -14,10 +14,12 @@ namespace minrnn::sweep {
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log,
             int threads);
 
-// A program run without a shell, found on PATH: its exit status (127 when it could not be started)
-// and what it printed. Past `timeout` it is killed (with what it started) and timed_out is set.
+// A program run without a shell, found on PATH: its exit status (127 when it could not be started;
+// 128 + N when signal N ended it), its wait status (io::wait_status_text says it) and what it
+// printed. Past `timeout` it is killed (with what it started) and timed_out is set.
 struct CommandOutput {
   int exit_code = -1;
+  int wait_status = -1;
   bool timed_out = false;
   std::string out, err;
 };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "envs/registry.h"
+#include "eval/eval_result.h"
 #include "eval/rollout.h"
 #include "eval/stats.h"
 #include "eval/sweep_runs.h"

@@ -199,7 +199,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
       if (word.rfind("--", 0) != 0) continue;
       const std::string option = word.substr(0, word.find('='));
       const std::string meant = io::closest_name(option, names);
-      if (!meant.empty()) message += "; " + option + ": did you mean '" + meant + "'?";
+      if (!meant.empty()) message += "; " + option + io::did_you_mean_text(meant);
     }
   }
   // `--set --out d`: --set took the option as its value, and its value is what was left over.

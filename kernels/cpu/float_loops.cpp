@@ -45,7 +45,7 @@ void gemm_ab(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const
     }
   };
   const int64_t strips = (n + kStripColumns - 1) / kStripColumns;
-  Workers* workers = current_workers();
+  io::Workers* workers = current_workers();
   if (workers && strips > 1 && m * n * k >= kSplitMultiplyAdds) {
     workers->for_each(strips, strip);
   } else {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "eval/eval_result.h"
 #include "eval/rollout.h"
 #include "rl/stop_request.h"
 #include "rl/trainer.h"

@@ -2,18 +2,13 @@
 // modules it packs: every backbone and option, token chunks of any size carried across calls,
 // last_only.
 #include <gtest/gtest.h>
-#include <sched.h>
 
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <stdexcept>
-#include <thread>
 
 #include "infer/pack.h"
 #include "infer/packed_backbone.h"
-#include "io/cpus.h"
 #include "kernels/cpu/workers.h"
 #include "models/hgrn.h"
 #include "models/minrnn_stack.h"
@@ -146,7 +141,7 @@ TEST(CpuFloatLoops, AProductSplitOverWorkersIsTheSameBits) {
     for (auto* v : {&a, &b})
       for (auto& e : *v) e = normal(rng);
     cpu::gemm_ab(m, n, k, a.data(), k, b.data(), n, 1.0f, alone.data(), n);
-    cpu::Workers workers(3);
+    io::Workers workers(3);
     {
       const cpu::WorkersScope scope(&workers);
       ASSERT_EQ(cpu::current_workers(), &workers);
@@ -155,55 +150,6 @@ TEST(CpuFloatLoops, AProductSplitOverWorkersIsTheSameBits) {
     EXPECT_EQ(cpu::current_workers(), nullptr);
     EXPECT_EQ(split, alone) << "n " << n;
   }
-}
-
-// Under a CPU mask of one core (taskset, Slurm's binding) a pool of 4 starts no thread: they
-// would only take turns on that core. The mask is this thread's, restored before any check.
-TEST(CpuWorkers, StartNoMoreThreadsThanTheAffinityMaskAllows) {
-  cpu_set_t all, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-  int first = 0;
-  while (!CPU_ISSET(first, &all)) ++first;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-  const int threads = cpu::Workers(4).threads();
-  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
-  EXPECT_EQ(threads, 1);
-}
-
-// Every task of every batch runs once, batches back to back (the pool threads spinning or asleep).
-TEST(CpuWorkers, EveryTaskRunsOnceInEveryBatch) {
-  cpu::Workers workers(4);
-  const int usable = io::usable_cpu_count();
-  EXPECT_EQ(workers.threads(), std::min(4, usable));   // no more than this process runs at once
-  EXPECT_EQ(cpu::Workers(1 << 20).threads(), usable);  // a count no system would start
-  std::vector<std::atomic<int>> runs(37);
-  for (int batch = 1; batch <= 500; ++batch) {
-    const int64_t count = 1 + batch % 37;
-    workers.for_each(count, [&](int64_t i) { runs[i].fetch_add(1); });
-    for (int64_t i = 0; i < 37; ++i) {
-      ASSERT_EQ(runs[i].load(), i < count ? 1 : 0) << "batch " << batch << ", task " << i;
-      runs[i].store(0);
-    }
-    if (batch % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // asleep
-  }
-  // A task that throws: every other task still runs, and the caller gets the exception once the
-  // batch is over (the pool goes on with the next).
-  std::atomic<int> ran{0};
-  EXPECT_THROW(workers.for_each(16,
-                                [&](int64_t i) {
-                                  ran.fetch_add(1);
-                                  if (i == 3) throw std::runtime_error("task 3");
-                                }),
-               std::runtime_error);
-  EXPECT_EQ(ran.load(), 16);
-  workers.for_each(5, [&](int64_t i) { runs[i].fetch_add(1); });
-  EXPECT_EQ(runs[4].load(), 1);
-  cpu::Workers alone(1);  // no pool thread: the caller runs them all
-  int64_t sum = 0;
-  alone.for_each(10, [&](int64_t i) { sum += i; });
-  EXPECT_EQ(sum, 45);
 }
 
 TEST(CpuFloatLoops, TransposeSwapsRowsAndColumnsOfAStridedMatrix) {

@@ -2,6 +2,7 @@
 // stopped at its time limit, where the caller waited forever (a lock another thread held at the
 // fork, 2026-11-29).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,6 +62,29 @@ TEST(Isolated, AForkedChildAnswersThroughItsPipeAndIsAlwaysReaped) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);  // reaped: no longer this process's child
   EXPECT_EQ(errno, ECHILD);
+}
+
+// One wording and one number for how a child ended, wherever a child is waited for (a probe, the
+// HDF5 reader's child, a sweep's runs, a command): five places said it three ways.
+TEST(Isolated, AWaitStatusIsSaidOneWay) {
+  const pid_t exits = ::fork();
+  if (exits == 0) ::_exit(3);
+  const int exited = io::wait_for_child(exits);
+  EXPECT_EQ(io::exit_code_of(exited), 3);
+  EXPECT_EQ(io::wait_status_text(exited), "exited with status 3");
+
+  const pid_t crashes = ::fork();
+  if (crashes == 0) {
+    ::kill(::getpid(), SIGSEGV);
+    ::_exit(0);
+  }
+  const int killed = io::wait_for_child(crashes);
+  EXPECT_EQ(io::exit_code_of(killed), 128 + SIGSEGV);
+  EXPECT_EQ(io::wait_status_text(killed), "was killed by signal 11 (Segmentation fault)");
+
+  const io::ProbeResult probe = io::probe_in_child([] { ::kill(::getpid(), SIGKILL); }, 0);
+  EXPECT_TRUE(probe.died);
+  EXPECT_EQ(probe.message, "was killed by signal 9 (Killed)");
 }
 
 }  // namespace

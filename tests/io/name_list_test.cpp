@@ -13,6 +13,9 @@ TEST(NameList, ATypoIsOfferedTheNameItMostLikelyMeant) {
   EXPECT_EQ(did_you_mean("drpoout", kKeys), " (did you mean 'dropout'?)");     // a swap
   EXPECT_EQ(did_you_mean("n_layrs", kKeys), " (did you mean 'n_layers'?)");
   EXPECT_EQ(did_you_mean("Embed_Dim", kKeys), " (did you mean 'embed_dim'?)");  // case alone
+  // Every offer in one wording, a path's or an option's too; none for nothing meant.
+  EXPECT_EQ(did_you_mean_text("runs/a"), " (did you mean 'runs/a'?)");
+  EXPECT_EQ(did_you_mean_text(""), "");
 }
 
 TEST(NameList, NothingIsOfferedWhereNoNameIsCloseOrTwoAreEquallyClose) {

@@ -75,5 +75,17 @@ TEST(ProgressPace, ALineOnceAPeriodAndAtTheEnd) {
   EXPECT_FALSE(first.due(false));
 }
 
+// Every progress line's ETA: the units left at the rate, 0 once done, and "?" (negative) while no
+// rate is known (a download's first second, a run not yet past its first row).
+TEST(ProgressLine, AnEtaIsTheUnitsLeftAtTheRate) {
+  EXPECT_DOUBLE_EQ(eta_seconds(100, 400, 50), 6);
+  EXPECT_EQ(eta_seconds(400, 400, 50), 0);
+  EXPECT_EQ(eta_seconds(500, 400, 0), 0);  // past the end, even without a rate
+  EXPECT_LT(eta_seconds(100, 400, 0), 0);
+  EXPECT_LT(eta_seconds(100, 400, -3), 0);
+  EXPECT_EQ(duration_text(eta_seconds(100, 400, 0)), "?");
+  EXPECT_EQ(duration_text(eta_seconds(0, 3600 * 2 + 300, 1)), "2h05m");
+}
+
 }  // namespace
 }  // namespace minrnn::io

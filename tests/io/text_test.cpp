@@ -25,5 +25,29 @@ TEST(Text, NumberInTakesOnlyTextThatIsWhollyANumber) {
   EXPECT_FALSE(number_in("3 "));
 }
 
+// A text on one line however it was written: the Slurm script's header and a file's first line in
+// a refusal said it two ways (\xNN and '?').
+TEST(Text, VisibleKeepsATextOnOneLine) {
+  EXPECT_EQ(visible("runs/a b"), "runs/a b");
+  EXPECT_EQ(visible("a\nb\tc\x7f"), "a\\nb\\x09c\\x7f");
+  EXPECT_EQ(visible("h\xc3\xa9"), "h\xc3\xa9");  // UTF-8 is text, not control
+}
+
+TEST(Text, StartsWith) {
+  EXPECT_TRUE(starts_with("cuda:1", "cuda"));
+  EXPECT_TRUE(starts_with("x", ""));
+  EXPECT_FALSE(starts_with("cud", "cuda"));
+  EXPECT_FALSE(starts_with("a-cuda", "cuda"));
+}
+
+// The local time in a format: from any thread (localtime_r, where std::localtime shares a buffer).
+TEST(Text, LocalTimeTextIsNowInTheFormat) {
+  const std::string now = local_time_text("%Y-%m-%d %H:%M:%S");
+  ASSERT_EQ(now.size(), 19u) << now;
+  EXPECT_EQ(now[4], '-');
+  EXPECT_EQ(now[13], ':');
+  EXPECT_EQ(local_time_text("%%"), "%");
+}
+
 }  // namespace
 }  // namespace minrnn::io

@@ -27,6 +27,16 @@ TEST(Device, CpuIsAlwaysCpu) {
   EXPECT_EQ(describe_choice("cpu", c), "");
 }
 
+// "cuda" and "cuda:N" name CUDA; auto names no device until resolved (five places once asked this
+// by hand).
+TEST(Device, NamesCudaByTheNameAlone) {
+  EXPECT_TRUE(names_cuda("cuda"));
+  EXPECT_TRUE(names_cuda("cuda:1"));
+  EXPECT_FALSE(names_cuda("cpu"));
+  EXPECT_FALSE(names_cuda("auto"));
+  EXPECT_FALSE(names_cuda(""));
+}
+
 TEST(Device, AutoTakesTheGpuOnlyWhereItIsUsable) {
   const std::string reason = cuda_unavailable_reason();
   const DeviceChoice c = resolve_device("auto", "device");

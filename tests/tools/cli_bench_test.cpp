@@ -261,7 +261,7 @@ TEST(CliBench, APeerThatFailsIsNamedWithItsOutput) {
                                  "--seconds 0.2 --peer ./peer.sh --no-append --csv out/train.csv");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("'./peer.sh train 0.2"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("exited 3 without '= X steps/s':\nno module named torch"),
+  EXPECT_NE(r.output.find("exited with status 3 without '= X steps/s':\nno module named torch"),
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(dir.path / "out" / "train.csv"));

@@ -145,9 +145,9 @@ std::vector<EnvRates> run(const BenchOptions& opt) {
 
 std::string format_table(const BenchOptions& opt, const std::vector<EnvRates>& all) {
   std::ostringstream md;
-  md << "### " << timestamp() << " — " << machine_name() << " ("
-     << std::thread::hardware_concurrency() << " hardware threads)\n\n"
-     << "Command: `" << command_line_as_typed() << "` (" << opt.steps
+  md << entry_heading(machine_name() + " (" + std::to_string(std::thread::hardware_concurrency()) +
+                      " hardware threads)")
+     << " (" << opt.steps
      << " steps a measurement). Uniform random actions, auto-reset; rates in env steps per second "
         "(vector: summed "
         "over its envs). mj_step/s: bare mj_step on the same workload (random controls, restart "

@@ -10,6 +10,7 @@
 // where they terminate; the rate counts the steps taken).
 // Files a markdown table under "## Evaluation (minrnn bench eval)" in docs/benchmarks.md, the
 // numbers as CSV in runs/bench/eval.csv.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -17,6 +18,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "io/workers.h"
 #include "sweep/estimate.h"
 #include "tools/bench/agent.h"
 #include "tools/bench/report.h"
@@ -55,13 +57,14 @@ double physics_seconds(const EvalBenchOptions& o, int count, uint64_t seed, int 
   }
   const int64_t ad = envs[0]->spec().act_dim;
   const int shards = threads > 1 ? eval::rollout_shards(count) : 1;
+  io::Workers workers(std::min(threads, shards));  // rollout()'s shards' pool, started untimed
   const auto t0 = Clock::now();
-  eval::for_each_shard(shards, threads, [&](int k) {
+  workers.for_each(shards, [&](int64_t k) {
     std::mt19937_64 rng(seed + k);
     std::uniform_real_distribution<double> uniform(-1, 1);
     std::vector<double> action(ad);
     for (int t = 0; t < o.steps; ++t) {
-      for (int i = count * k / shards; i < count * (k + 1) / shards; ++i) {
+      for (int64_t i = count * k / shards; i < count * (k + 1) / shards; ++i) {
         for (auto& x : action) x = uniform(rng);
         const envs::StepResult r = envs[i]->step(action);
         if (r.terminated || r.truncated) envs[i]->reset(int64_t(seed + i) + count * (t + 1));
@@ -148,10 +151,9 @@ std::vector<Row> run(const EvalBenchOptions& o) {
 
 std::string format_table(const EvalBenchOptions& o, const std::vector<Row>& rows) {
   std::ostringstream md;
-  md << "### " << timestamp() << " — " << machine_name() << ", CPU, torch threads "
-     << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line_as_typed() << "`. " << o.env << ", E=" << o.episodes
-     << " episodes × T=" << o.steps << " steps"
+  md << entry_heading(machine_name() + ", CPU, torch threads " +
+                      std::to_string(torch::get_num_threads()))
+     << ". " << o.env << ", E=" << o.episodes << " episodes × T=" << o.steps << " steps"
      << (o.env == "halfcheetah" ? " (it never terminates: every episode T steps)"
                                 : " at most (a policy's episode ends where the env terminates it; "
                                   "steps counted as taken; physics alone starts a fallen "

@@ -274,11 +274,10 @@ std::string memory_table(const Figure1Options& o, const torch::Device& device,
 std::string format_report(const Figure1Options& o, const torch::Device& device,
                           const std::vector<Model>& models, const Grid& grid) {
   std::ostringstream md;
-  md << "### " << timestamp() << " — " << machine_name()
-     << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
-     << ", torch threads " << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line_as_typed()
-     << "`. One training step = zero grads, forward of one "
+  md << entry_heading(machine_name() + (device.is_cuda() ? " + GPU " + gpu_name() : "") +
+                      ", device " + device.str() + ", torch threads " +
+                      std::to_string(torch::get_num_threads()))
+     << ". One training step = zero grads, forward of one "
      << "layer (d_x = d_h = " << o.hidden << ", B = " << o.batch << ", float32), MSE loss against "
      << "a random target, backward; median of " << o.repeats << " steps after "
      << (device.is_cuda() ? 2 : 1) << " warm-up. minGRU/minLSTM: our fused scan; log-space: the "

@@ -188,8 +188,7 @@ std::string format_table(const LimitsOptions& o, const std::vector<ProbeRow>& ro
                          const torch::Device& device) {
   std::ostringstream md;
   const TrainShape& s = o.shape;
-  md << "### " << timestamp() << " — " << hardware_name(device) << "\n\n"
-     << "Command: `" << command_line_as_typed() << "` (~" << o.seconds
+  md << entry_heading(hardware_name(device)) << " (~" << o.seconds
      << " s a measurement). One side of a " << o.backbone << " training step (B=" << s.batch
      << ", K=" << s.context << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, "
      << arithmetic(s) << ") alone, for P runs as `bench pack` runs them (a stream and a CUDA graph "

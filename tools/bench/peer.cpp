@@ -7,6 +7,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "io/isolated.h"
 #include "sweep/spawn.h"
 
 namespace minrnn::cli {
@@ -33,8 +34,7 @@ double run_peer(const std::string& command, double seconds) {
     const std::string ended =
         r.timed_out          ? "did not end within " + std::to_string(limit.count()) + " s (killed)"
         : r.exit_code == 127 ? "could not be started"
-        : r.exit_code > 128  ? "was killed by signal " + std::to_string(r.exit_code - 128)
-                             : "exited " + std::to_string(r.exit_code);
+                             : io::wait_status_text(r.wait_status);
     throw std::runtime_error("--peer: '" + line + "' " + ended + " without '= X steps/s':\n" +
                              r.out + r.err);
   }

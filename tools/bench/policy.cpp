@@ -59,7 +59,7 @@ Row measure(const PolicyBenchOptions& o, const std::string& backbone, rl::EvalMo
   for (double m : micros) sum += m;
   r.mean_us = sum / micros.size();
   std::sort(micros.begin(), micros.end());
-  r.p50_us = micros[micros.size() / 2];
+  r.p50_us = median(micros);
   r.p99_us = micros[std::min(micros.size() - 1, micros.size() * 99 / 100)];
   return r;
 }
@@ -90,8 +90,7 @@ std::vector<Row> run(const PolicyBenchOptions& o) {
 
 std::string format_table(const PolicyBenchOptions& o, const std::vector<Row>& rows) {
   std::ostringstream md;
-  md << "### " << timestamp() << " — " << machine_name() << ", CPU, 1 thread\n\n"
-     << "Command: `" << command_line_as_typed() << "`. " << o.env
+  md << entry_heading(machine_name() + ", CPU, 1 thread") << ". " << o.env
      << " dimensions, untrained model: embed " << o.embed << ", " << o.layers
      << " layers, K=" << o.context << "; batch 1; " << o.calls
      << " calls of `act` + `observe_reward`, reset every " << o.episode

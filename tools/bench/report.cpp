@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -15,6 +14,7 @@
 
 #include "eval/csv.h"
 #include "io/atomic_file.h"
+#include "io/text.h"
 #include "io/writable.h"
 #include "ops/device.h"
 #include "sweep/spawn.h"
@@ -54,10 +54,11 @@ std::string hardware_name(const torch::Device& device) {
 }
 
 std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", std::localtime(&now));
-  return buf;
+  return io::local_time_text("%Y-%m-%d %H:%M");
+}
+
+std::string entry_heading(const std::string& hardware) {
+  return "### " + timestamp() + " — " + hardware + "\n\nCommand: `" + command_line_as_typed() + "`";
 }
 
 double median(std::vector<double> values) {
@@ -104,13 +105,6 @@ void BenchCsv::add_row(std::vector<std::string> cells) {
 
 std::string BenchCsv::text() const {
   return csv_line(columns_) + rows_;
-}
-
-std::string csv_number(double x) {
-  if (std::isnan(x)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", x);
-  return buf;
 }
 
 namespace {

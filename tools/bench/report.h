@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "eval/csv.h"
+
 namespace minrnn::cli {
 
 std::string machine_name();  // CPU model
@@ -18,6 +20,9 @@ std::string gpu_name();      // from nvidia-smi (asked once); "unknown GPU" when
 // What ran a measurement on `device`: the GPU's name on CUDA, the CPU's otherwise.
 std::string hardware_name(const torch::Device& device);
 std::string timestamp();  // "YYYY-MM-DD HH:MM"
+// The first lines of a bench's entry: "### TIME — HARDWARE\n\nCommand: `AS TYPED`", where
+// `hardware` names what ran it (and its threads); the bench goes on with what it measured.
+std::string entry_heading(const std::string& hardware);
 // The middle of `values` (the mean of the middle two where their count is even); NaN where empty.
 double median(std::vector<double> values);
 // Appends `entry` at the end of the section headed `section` ("## ..."), creating file and section.
@@ -42,7 +47,7 @@ class BenchCsv {
   size_t threads_at_ = 0;  // the torch_threads column's index; 0 where there is none
   std::string threads_;
 };
-std::string csv_number(double x);  // "%.6g"; NaN (not measured) as an empty cell
+using eval::csv_number;  // a cell of a bench's CSV (eval/csv.h)
 
 // Where a bench files its result. By default it prints and writes its CSV under runs/bench/: a
 // command that edited the repository unasked would surprise. --record appends the entry to the

@@ -130,11 +130,11 @@ std::string format_table(const ScanBenchOptions& o, const torch::Device& device,
                          const std::vector<Row>& rows) {
   std::ostringstream md;
   char buf[256];
-  md << "### " << timestamp() << " — " << machine_name()
-     << (device.is_cuda() ? " + GPU " + gpu_name() : std::string()) << ", device " << device.str()
-     << ", torch threads " << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line_as_typed() << "` (B " << o.batch << ", D " << o.dim
-     << "). float32, median of " << o.repeats << " runs after a warm-up. GB/s = bytes of a, b read "
+  md << entry_heading(machine_name() + (device.is_cuda() ? " + GPU " + gpu_name() : "") +
+                      ", device " + device.str() + ", torch threads " +
+                      std::to_string(torch::get_num_threads()))
+     << " (B " << o.batch << ", D " << o.dim << "). float32, median of " << o.repeats
+     << " runs after a warm-up. GB/s = bytes of a, b read "
      << "and h written by the forward / forward time.\n\n"
      << "| what | B | T | D | forward ms | fwd+bwd ms | forward GB/s |\n"
      << "|---|---:|---:|---:|---:|---:|---:|\n";

@@ -67,11 +67,9 @@ std::string table_intro(const TrainBenchOptions& o, const std::vector<Row>& rows
   std::ostringstream md;
   bool cuda = false;
   for (const auto& r : rows) cuda = cuda || r.device != "cpu";
-  md << "### " << timestamp() << " — " << machine_name()
-     << (cuda ? " + GPU " + gpu_name() : std::string()) << ", torch threads "
-     << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line_as_typed()
-     << "`. One training step = forward + masked MSE + backward + grad clip + AdamW on a "
+  md << entry_heading(machine_name() + (cuda ? " + GPU " + gpu_name() : "") + ", torch threads " +
+                      std::to_string(torch::get_num_threads()))
+     << ". One training step = forward + masked MSE + backward + grad clip + AdamW on a "
      << "synthetic batch, B=" << o.shape.batch << ", K=" << o.shape.context << " ("
      << 3 * o.shape.context << " tokens), embed " << o.shape.embed << ", " << o.shape.layers
      << " layers, minRNN expansion " << o.shape.expansion << ", hopper dims (obs "

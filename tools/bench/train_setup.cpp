@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "ops/device.h"
 #include "rl/run_start.h"
 #include "tools/commands.h"
 
@@ -23,7 +24,7 @@ void add_shape_options(CLI::App* sub, TrainShape& shape) {
 }
 
 std::string matmul_precision_on(const TrainShape& shape, const std::string& device) {
-  return device.rfind("cuda", 0) == 0 ? shape.matmul_precision : "fp32";
+  return core::names_cuda(device) ? shape.matmul_precision : "fp32";
 }
 
 std::string arithmetic(const TrainShape& shape) {
