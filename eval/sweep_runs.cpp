@@ -127,8 +127,7 @@ std::string why_misplaced(const RunDir& run) {
 FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
   FinalEvaluation e;
   try {
-    std::ifstream in(rl::RunFiles(run_dir).result);
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = io::read_json(rl::RunFiles(run_dir).result.string(), "result file");
     if (j.is_object() && j.contains("mean_normalized") && j["mean_normalized"].is_null()) {
       // What a NaN score is written as: JSON has no NaN.
       e.unreadable =
