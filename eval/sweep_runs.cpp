@@ -1,7 +1,6 @@
 #include "eval/sweep_runs.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>

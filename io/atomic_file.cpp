@@ -1,9 +1,7 @@
 #include "io/atomic_file.h"
 
-#include <sstream>
 
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include <dirent.h>
