@@ -192,9 +192,16 @@ data::Transitions collect_with_sac(const D4rlRecipe& recipe, const envs::EnvSpec
 
 }  // namespace
 
-const std::vector<std::string>& d4rl_qualities() {
-  static const std::vector<std::string> qualities = {"random", "medium", "medium-replay", "expert",
-                                                     "medium-expert"};
+std::string why_not_collectable(const std::string& quality) {
+  if (quality != "full-replay") return "";
+  return "the recipe does not record full-replay (SAC's whole replay buffer up to the expert); "
+         "D4RL's is `minrnn data download <env>-full-replay-v2`";
+}
+
+std::vector<std::string> collectable_qualities() {
+  std::vector<std::string> qualities;
+  for (const std::string& quality : envs::d4rl_qualities())
+    if (why_not_collectable(quality).empty()) qualities.push_back(quality);
   return qualities;
 }
 
@@ -224,7 +231,9 @@ void check_d4rl_recipe(const D4rlRecipe& recipe) {
     throw std::invalid_argument("--target: expected a finite normalized score, got " +
                                 std::to_string(recipe.target));
   }
-  const auto& qualities = d4rl_qualities();
+  if (const std::string why = why_not_collectable(recipe.quality); !why.empty())
+    throw std::invalid_argument("quality '" + recipe.quality + "': " + why);
+  const std::vector<std::string> qualities = collectable_qualities();
   if (std::find(qualities.begin(), qualities.end(), recipe.quality) == qualities.end()) {
     throw std::invalid_argument("unknown quality '" + recipe.quality + "'" +
                                 io::known_names_hint(recipe.quality, qualities));

@@ -27,7 +27,7 @@ namespace minrnn::rl {
 
 struct D4rlRecipe {
   std::string env;                // any name envs/registry.h accepts, or an env_spec JSON
-  std::string quality;            // one of d4rl_qualities()
+  std::string quality;            // one of collectable_qualities()
   std::string work_dir;           // SAC's checkpoints; "" = default_sac_work_dir(env, seed)
   uint64_t seed = 0;              // of the environment, SAC and sampling
   int64_t steps = 1000000;        // transitions sampled per policy (medium-replay: unused)
@@ -37,8 +37,11 @@ struct D4rlRecipe {
   double target = 100.0 / 3.0;    // the normalized score at which SAC counts as medium
 };
 
-// random, medium, medium-replay, expert, medium-expert.
-const std::vector<std::string>& d4rl_qualities();
+// The qualities of envs::d4rl_qualities() the recipe makes: random, medium, medium-replay,
+// medium-expert, expert.
+std::vector<std::string> collectable_qualities();
+// Why the recipe does not make `quality`, one of envs::d4rl_qualities() ("" where it does).
+std::string why_not_collectable(const std::string& quality);
 
 // "hopper" for v2-v4 (one semantics, so one work dir and one file name), "hopper-v5" for v5.
 std::string env_family_version(const envs::EnvSpec& spec);

@@ -7,6 +7,7 @@
 
 #include "datasets/d4rl.h"
 #include "datasets/minari.h"
+#include "envs/registry.h"
 #include "io/env_switch.h"
 #include "io/input_file.h"
 #include "io/name_list.h"
@@ -228,8 +229,12 @@ std::vector<std::string> d4rl_published_ids() {
 }
 
 std::string d4rl_published_ids_phrase() {
-  return "{hopper,halfcheetah,walker2d}-{random,medium,expert,medium-replay,medium-expert,"
-         "full-replay}-v2";
+  const auto braced = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
+    return "{" + text + "}";
+  };
+  return braced(envs::env_names()) + "-" + braced(envs::d4rl_qualities()) + "-v2";
 }
 
 void check_downloadable_id(const std::string& id) {

@@ -12,12 +12,6 @@
 namespace minrnn::envs {
 namespace {
 
-const std::vector<std::string>& d4rl_qualities() {
-  static const std::vector<std::string> qualities = {"random",        "medium", "medium-replay",
-                                                     "medium-expert", "expert", "full-replay"};
-  return qualities;
-}
-
 [[noreturn]] void unknown_name(const std::string& name, const std::string& why = "") {
   std::vector<std::string> known = env_names();
   const std::vector<std::string> ids = d4rl_dataset_ids();
@@ -77,6 +71,12 @@ std::string default_xml_file(const std::string& family, int version) {
 const std::vector<std::string>& env_names() {
   static const std::vector<std::string> names = {"halfcheetah", "hopper", "walker2d"};
   return names;
+}
+
+const std::vector<std::string>& d4rl_qualities() {
+  static const std::vector<std::string> qualities = {"random",        "medium", "medium-replay",
+                                                     "medium-expert", "expert", "full-replay"};
+  return qualities;
 }
 
 std::vector<std::string> d4rl_dataset_ids() {

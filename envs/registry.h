@@ -22,8 +22,10 @@ namespace minrnn::envs {
 
 // "halfcheetah", "hopper", "walker2d".
 const std::vector<std::string>& env_names();
-// The 18 D4RL ids: <env>-<quality>-v2 for quality in random, medium, medium-replay,
-// medium-expert, expert, full-replay.
+// D4RL's MuJoCo qualities: random, medium, medium-replay, medium-expert, expert, full-replay. The
+// one list: datasets' catalogue names its files by it and collect's recipe makes all but one.
+const std::vector<std::string>& d4rl_qualities();
+// The 18 D4RL ids: <env>-<quality>-v2 for each env_names() and d4rl_qualities().
 std::vector<std::string> d4rl_dataset_ids();
 
 struct ResolvedEnv {

@@ -10,6 +10,8 @@
 #include "eval/report.h"
 #include "eval/stats.h"
 #include "eval/svg.h"
+#include "io/csv.h"
+#include "rl/run_dir.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -84,11 +86,11 @@ SweepCurves read_curves(const std::vector<RunScore>& runs,
   for (const auto& [dir, finished] : dirs) {
     const fs::path metrics = rl::RunFiles(dir).metrics;
     Series loss{"", {}, {}}, evals{"", {}, {}};
-    // Step and loss lead ProgressLog's columns, in a file from before its header too.
-    if (read_curve(
-            metrics, finished,
-            [&](Series* s) { return read_csv_columns(metrics, true, "step", "loss", 0, 1, s); },
-            &loss, &curves.unreadable)) {
+    const auto read_loss = [&](Series* s) {
+      return io::read_csv_columns(metrics, rl::kStepColumn, rl::kLossColumn, rl::metrics_columns(),
+                                  &s->x, &s->y);
+    };
+    if (read_curve(metrics, finished, read_loss, &loss, &curves.unreadable)) {
       curves.loss[dir] = std::move(loss);
     }
     if (read_run_evals(dir, finished, &evals, &curves.unreadable))

@@ -1,7 +1,6 @@
 #include "eval/sweep_runs.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -127,8 +126,7 @@ std::string why_misplaced(const RunDir& run) {
 FinalEvaluation read_final_evaluation(const fs::path& run_dir) {
   FinalEvaluation e;
   try {
-    std::ifstream in(rl::RunFiles(run_dir).result);
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = io::read_json(rl::RunFiles(run_dir).result.string(), "result file");
     if (j.is_object() && j.contains("mean_normalized") && j["mean_normalized"].is_null()) {
       // What a NaN score is written as: JSON has no NaN.
       e.unreadable =

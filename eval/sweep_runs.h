@@ -1,5 +1,7 @@
-// The run directories of a sweep as `minrnn sweep` lays them out,
-// SWEEP_DIR/<dataset>/<backbone>/seed<S>/: what `minrnn report` and `minrnn compare` read.
+// A sweep's folder layout of record, SWEEP_DIR/<dataset>/<backbone>/seed<S>/: where the sweep's
+// plan puts each run (sweep/plan.cpp), where --status, the local pool and `minrnn eval` find them
+// (sweep/status.cpp, sweep/local_pool.cpp, tools/cmd_eval.cpp), and what `minrnn report` and
+// `minrnn compare` read back, with each run's result (eval.json) as they all take it.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,8 +1,7 @@
 #include "io/atomic_file.h"
 
-#include <sstream>
 
-#include <fstream>
+#include <filesystem>
 #include <iterator>
 
 #include <dirent.h>
@@ -336,10 +335,10 @@ void append_to_file(const std::string& path, std::string_view lines) {
 }
 
 std::vector<std::string> read_complete_lines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  // A run's CSV outgrows a config's cap: 1M steps logged each step are ~60 MB.
+  const std::string text = read_input_file(path, "file of rows", uintmax_t{1} << 30);
   std::vector<std::string> lines;
   for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
     lines.push_back(text.substr(at, end - at));

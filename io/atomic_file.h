@@ -105,7 +105,8 @@ class AppendFile {
 };
 
 // The complete lines of a file AppendFile writes (metrics.csv, evals.csv), without their newlines:
-// a torn last line (the writer was killed mid-line) is not one. Empty when the file is missing.
+// a torn last line (the writer was killed mid-line) is not one. Empty when the file is missing;
+// throws as read_input_file where it is no regular file (a FIFO would block) or over 1 GiB.
 std::vector<std::string> read_complete_lines(const std::string& path);
 
 // Appends to `path` (see AppendFile) in one call.

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "io/input_file.h"
+
 namespace minrnn::io {
 namespace {
 
@@ -126,6 +128,15 @@ nlohmann::json read_json_or_null(const std::string& path) {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception&) {
     return nullptr;
+  }
+}
+
+nlohmann::json read_json(const std::string& path, const std::string& what) {
+  const std::string text = read_input_file(path, what);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(path + ": not valid JSON (" + e.what() + ")");
   }
 }
 

@@ -24,6 +24,10 @@ bool is_json_number(const nlohmann::json& value);
 // where it is missing, not a regular file, or not (yet) whole JSON — the reader treats it as
 // absent.
 nlohmann::json read_json_or_null(const std::string& path);
+// A JSON file that must be there and whole (a sweep's job.json, a run's eval.json): its document,
+// or std::invalid_argument beginning with the path — read_input_file's (no such `what`, a
+// directory, a FIFO, too large) or "PATH: not valid JSON (...)".
+nlohmann::json read_json(const std::string& path, const std::string& what);
 
 // `value` as Python's json.dumps would write it (", " and ": " separators, Infinity tokens for the
 // strings above), so Python reads back the same objects.

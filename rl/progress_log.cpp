@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 
 #include "io/progress_line.h"
 #include "rl/run_dir.h"
@@ -97,11 +96,12 @@ void ProgressLog::after(int64_t step, int64_t log_every,
   const double window = std::chrono::duration<double>(now - window_start_).count();
   const double rate = window_steps_ / std::max(window, 1e-9);
   const double elapsed = elapsed_before_ + std::chrono::duration<double>(now - start_).count();
-  std::ostringstream row;  // metrics_columns(), in order
-  row << step << ',' << stats.loss << ',' << stats.lr << ',' << stats.grad_norm << ',' << rate
-      << ',' << elapsed << '\n';
-  out_.append(row.str());
-  events_.metrics_row(row.str());
+  const RunRow row{step,
+                   {static_cast<double>(step), stats.loss, stats.lr, stats.grad_norm, rate,
+                    elapsed}};  // metrics_columns(), in order
+  const std::string line = row_line(row, "%g");
+  out_.append(line);
+  events_.metrics_row(line);
   if (!quiet_) {
     const double mean_evaluation_s = evaluations_ > 0 ? evaluation_seconds_ / evaluations_ : 0;
     const std::string eta = io::duration_text(

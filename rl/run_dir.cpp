@@ -1,15 +1,15 @@
 #include "rl/run_dir.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "io/atomic_file.h"
+#include "io/csv.h"
 #include "io/input_file.h"
 #include "io/text.h"
 #include "rl/run_files.h"
@@ -123,68 +123,82 @@ bool has_row(const std::string& path, int64_t step) {
 }
 
 const std::vector<std::string>& metrics_columns() {
-  static const std::vector<std::string> columns = {"step",      "loss",        "lr",
+  static const std::vector<std::string> columns = {kStepColumn, kLossColumn,   "lr",
                                                    "grad_norm", "steps_per_s", "elapsed_s"};
   return columns;
 }
 
-std::string header_line(const std::vector<std::string>& columns) {
-  std::string header;
-  for (const std::string& column : columns) header += (header.empty() ? "" : ",") + column;
-  return header + "\n";
+const std::vector<std::string>& evals_columns() {
+  static const std::vector<std::string> columns = {kStepColumn, "mean_return", "std_return",
+                                                   kMeanNormalizedColumn, "std_normalized"};
+  return columns;
 }
 
-const std::vector<std::string>& evals_columns() {
-  static const std::vector<std::string> columns = {"step", "mean_return", "std_return",
-                                                   "mean_normalized", "std_normalized"};
-  return columns;
+std::string header_line(const std::vector<std::string>& columns) {
+  return io::csv_line(columns);
+}
+
+std::string row_line(const RunRow& row, const char* format) {
+  std::vector<std::string> cells = {std::to_string(row.step)};
+  for (size_t i = 1; i < row.values.size(); ++i) {
+    char cell[64] = "";
+    if (row.values[i]) std::snprintf(cell, sizeof cell, format, *row.values[i]);
+    cells.emplace_back(cell);
+  }
+  return io::csv_line(cells);
 }
 
 namespace {
 
-// The rows among lines[from...] of a metrics.csv, by the header's names (lines[0] where it is one).
-std::vector<MetricsRow> rows_among(const std::vector<std::string>& lines, size_t from) {
-  std::vector<MetricsRow> rows;
-  if (lines.empty()) return rows;
-  auto cells = [](const std::string& line) {
-    std::vector<std::string> out;
-    std::stringstream in(line);
-    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
-    return out;
-  };
-  // A file without its header line (cut by hand) has ProgressLog's columns.
-  const bool header = row_step(lines.front()) < 0;
-  const std::vector<std::string> names = header ? cells(lines.front()) : metrics_columns();
-  for (size_t i = from; i < lines.size(); ++i) {
-    if (row_step(lines[i]) < 0) continue;
-    const std::vector<std::string> values = cells(lines[i]);
-    MetricsRow row;
-    row.step = row_step(lines[i]);
-    const std::pair<const char*, double*> columns[] = {{"loss", &row.loss},
-                                                       {"lr", &row.lr},
-                                                       {"grad_norm", &row.grad_norm},
-                                                       {"steps_per_s", &row.steps_per_s},
-                                                       {"elapsed_s", &row.elapsed_s}};
-    for (const auto& [name, value] : columns) {
-      const auto at = std::find(names.begin(), names.end(), name) - names.begin();
-      if (at < static_cast<long>(std::min(names.size(), values.size())))
-        *value = io::number_in(io::trimmed(values[at])).value_or(*value);  // a CRLF file's \r
-    }
-    rows.push_back(row);
+// A row's step and the value in each cell at `at` (-1: a column the file lacks); nullopt where the
+// first cell is no whole number of steps.
+std::optional<RunRow> row_of(const std::vector<std::string>& cells, const std::vector<int>& at) {
+  char* end = nullptr;
+  const long long step = std::strtoll(cells[0].c_str(), &end, 10);
+  if (cells[0].empty() || *end != '\0' || step < 0) return std::nullopt;
+  RunRow row{step, {}};
+  for (const int col : at) {
+    const bool there = col >= 0 && static_cast<size_t>(col) < cells.size();
+    row.values.push_back(there ? io::number_in(cells[col]) : std::nullopt);
   }
-  return rows;
+  return row;
 }
 
 }  // namespace
 
+std::vector<RunRow> run_rows(const std::string& csv, const std::vector<std::string>& columns) {
+  const io::CsvRows file = io::read_csv_rows(csv, columns);
+  std::vector<int> at;  // each of `columns` in the file
+  for (const std::string& name : columns) at.push_back(file.column(name));
+  std::vector<RunRow> rows;
+  for (const io::CsvRows::Row& line : file.rows)
+    if (std::optional<RunRow> row = row_of(line.cells, at)) rows.push_back(std::move(*row));
+  return rows;
+}
+
+std::optional<RunRow> row_in_line(const std::string& line,
+                                  const std::vector<std::string>& columns) {
+  std::vector<int> at(columns.size());
+  for (size_t i = 0; i < at.size(); ++i) at[i] = static_cast<int>(i);
+  const bool newline = !line.empty() && line.back() == '\n';
+  return row_of(io::csv_cells(newline ? line.substr(0, line.size() - 1) : line), at);
+}
+
 std::vector<MetricsRow> metrics_rows(const std::string& metrics) {
-  return rows_among(io::read_complete_lines(metrics), 0);
+  std::vector<MetricsRow> rows;
+  // A cell that is not there or no number reads 0: a run's pace or ETA is a guess, not a record.
+  const auto value = [](const RunRow& row, size_t i) { return row.values[i].value_or(0); };
+  for (const RunRow& row : run_rows(metrics, metrics_columns())) {
+    rows.push_back(
+        {row.step, value(row, 1), value(row, 2), value(row, 3), value(row, 4), value(row, 5)});
+  }
+  return rows;
 }
 
 std::optional<MetricsRow> last_metrics_row(const std::string& metrics) {
-  const auto lines = io::read_complete_lines(metrics);
-  if (lines.empty() || row_step(lines.back()) < 0) return std::nullopt;
-  return rows_among(lines, lines.size() - 1).back();
+  const std::vector<MetricsRow> rows = metrics_rows(metrics);
+  if (rows.empty()) return std::nullopt;
+  return rows.back();
 }
 
 bool is_run_output(const std::string& name) {

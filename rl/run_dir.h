@@ -15,8 +15,8 @@ namespace minrnn::rl {
 // the TensorBoard event files (events.out.tfevents.*).
 bool is_run_output(const std::string& file_name);
 
-// metrics.csv and evals.csv, whose rows start with their step. A torn last line (the writer was
-// killed) is not a row.
+// metrics.csv and evals.csv, CSV (io/csv.h) whose rows start with their step. A torn last line
+// (the writer was killed) is not a row.
 // The step in a run-file row's first column (metrics.csv, evals.csv); -1 for a header or a line
 // that is not a row.
 int64_t row_step(const std::string& line);
@@ -25,26 +25,50 @@ int64_t row_step(const std::string& line);
 void truncate_rows(const std::string& csv, int64_t step, bool header);
 // Whether `csv` holds a row of `step`.
 bool has_row(const std::string& csv, int64_t step);
+
+// The columns a reader outside rl/ picks by name (the report's curves), as the lists below hold
+// them.
+inline constexpr const char* kStepColumn = "step";
+inline constexpr const char* kLossColumn = "loss";
+inline constexpr const char* kMeanNormalizedColumn = "mean_normalized";
 // metrics.csv's columns, in the order its header names them and ProgressLog writes a row: step,
 // loss, lr, grad_norm, steps_per_s, elapsed_s (the seconds trained, on across resumes).
 const std::vector<std::string>& metrics_columns();
-// The header line of a run's CSV of `columns` ("step,loss,...\n").
-std::string header_line(const std::vector<std::string>& columns);
 // evals.csv's columns, in the order its header names them and append_eval_row writes a row: step,
 // mean_return, std_return, mean_normalized, std_normalized. A file of a run from before the
 // header has the rows alone, in this order.
 const std::vector<std::string>& evals_columns();
-// metrics.csv's last row, its values found by the header's names (a file written before a column
-// was added, or a cell that is no number, reads 0 there); nullopt where the file has no row (or is
-// not there). What a resume (the loss, the seconds trained), a sweep's progress and --status, and a
-// report read of a run.
+// The header line of a run's CSV of `columns` ("step,loss,...\n").
+std::string header_line(const std::vector<std::string>& columns);
+
+// A row of metrics.csv or evals.csv: its step and a value for each of the file's `columns`
+// (metrics_columns() or evals_columns(), step first), none where the row lacks the column or holds
+// no number there.
+struct RunRow {
+  int64_t step = 0;
+  std::vector<std::optional<double>> values;
+};
+// `row` as its file's line (io::csv_line): the step, then each value after it as printf's
+// `format` writes it ("%g" metrics.csv's, "%.3f" evals.csv's), an empty cell for none.
+std::string row_line(const RunRow& row, const char* format);
+// The rows of `csv` (io::read_csv_rows: whole lines), each column found by the header's name or,
+// in a file from before the header, by its place in `columns`; a line whose step is no whole
+// number is left out. The one reader of both files: what a resume, TensorBoard's replay, a
+// sweep's progress and --status read of a run.
+std::vector<RunRow> run_rows(const std::string& csv, const std::vector<std::string>& columns);
+// A line row_line wrote, its values by their place in `columns`, as run_rows reads them back (the
+// values the text holds, rounded as it is); nullopt where it starts with no step.
+std::optional<RunRow> row_in_line(const std::string& line, const std::vector<std::string>& columns);
+
+// metrics.csv's last row (a file written before a column was added, or a cell that is no number,
+// reads 0 there); nullopt where the file has no row (or is not there).
 struct MetricsRow {
   int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, steps_per_s = 0, elapsed_s = 0;
 };
 std::optional<MetricsRow> last_metrics_row(const std::string& metrics_csv);
-// Every row of metrics.csv, read as last_metrics_row reads the last (lines that are no row left
-// out): what a sweep's progress line takes a run's pace from.
+// Every row of metrics.csv, read as last_metrics_row reads the last: what a sweep's progress line
+// takes a run's pace from.
 std::vector<MetricsRow> metrics_rows(const std::string& metrics_csv);
 
 // How <run_dir>/config.yaml compares with `wanted`, by value (a config.yaml written before a key

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <vector>
 
-#include "io/atomic_file.h"
 #include "io/text.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
@@ -19,62 +17,57 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The tags of the columns after `step`, in the order metrics.csv and evals.csv hold them
-// (elapsed_s, metrics.csv's last column, is TensorBoard's own "relative" time axis).
+// The TensorBoard tag of each column of metrics.csv (metrics_columns()) or evals.csv
+// (evals_columns()); "" for one not shown: step, the axis, and elapsed_s, TensorBoard's own
+// "relative" time axis.
 const std::vector<std::string>& tags_of(bool eval) {
   static const std::vector<std::string> metrics = [] {
     std::vector<std::string> tags;
     for (const std::string& column : metrics_columns())
-      if (column != "step" && column != "elapsed_s") tags.push_back("train/" + column);
+      tags.push_back(column == kStepColumn || column == "elapsed_s" ? "" : "train/" + column);
     return tags;
   }();
-  static const std::vector<std::string> evals = {"eval/return_mean", "eval/return_std",
+  static const std::vector<std::string> evals = {"", "eval/return_mean", "eval/return_std",
                                                  "eval/normalized_return_mean",
                                                  "eval/normalized_return_std"};
   return eval ? evals : metrics;
 }
 
-// A CSV row's step and the values of `tags`, one per column after it; false for a header or a
-// row with fewer numbers.
-bool parse_row(const std::string& row, const std::vector<std::string>& tags, int64_t* step,
-               std::vector<io::TensorBoardScalar>* scalars) {
-  char* end = nullptr;
-  *step = std::strtoll(row.c_str(), &end, 10);
-  if (end == row.c_str()) return false;
-  for (const auto& tag : tags) {
-    if (*end != ',') return false;
-    const char* field = end + 1;
-    const double value = std::strtod(field, &end);
-    if (end == field) return false;
-    scalars->push_back({tag, value});
+// The scalars of a row of either file; false where a shown column holds no number (a row cut short
+// by hand), which TensorBoard then leaves out.
+bool scalars_of(const RunRow& row, bool eval, std::vector<io::TensorBoardScalar>* scalars) {
+  const std::vector<std::string>& tags = tags_of(eval);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    if (tags[i].empty()) continue;
+    if (i >= row.values.size() || !row.values[i]) return false;
+    scalars->push_back({tags[i], *row.values[i]});
   }
   return true;
 }
 
-// A metrics.csv row's elapsed_s, its last column; nullopt where the row has none.
-std::optional<double> elapsed_of(const std::string& row) {
-  static const std::vector<std::string> columns(metrics_columns().begin() + 1,
-                                                metrics_columns().end());
-  int64_t step = 0;
-  std::vector<io::TensorBoardScalar> values;
-  if (!parse_row(row, columns, &step, &values)) return std::nullopt;
-  return values.back().value;
+// A metrics.csv row's elapsed_s; nullopt where the row has none.
+std::optional<double> elapsed_of(const RunRow& row) {
+  static const size_t at = static_cast<size_t>(
+      std::find(metrics_columns().begin(), metrics_columns().end(), "elapsed_s") -
+      metrics_columns().begin());
+  return at < row.values.size() ? row.values[at] : std::nullopt;
 }
 
-// The rows of `csv` whose step passes `keep`.
+// The rows of `csv` (of `columns`) whose step passes `keep`.
 template <typename Keep>
-std::vector<std::string> rows_where(const fs::path& csv, Keep keep) {
-  std::vector<std::string> rows;
-  for (const auto& line : io::read_complete_lines(csv.string()))
-    if (const int64_t step = row_step(line); step >= 0 && keep(step)) rows.push_back(line);
+std::vector<RunRow> rows_where(const fs::path& csv, const std::vector<std::string>& columns,
+                               Keep keep) {
+  std::vector<RunRow> rows;
+  for (RunRow& row : run_rows(csv.string(), columns))
+    if (keep(row.step)) rows.push_back(std::move(row));
   return rows;
 }
 
 // The step of the last row of `csv`; `otherwise` when it has none.
 int64_t last_step(const fs::path& csv, int64_t otherwise) {
-  const auto lines = io::read_complete_lines(csv.string());
-  const int64_t step = lines.empty() ? -1 : row_step(lines.back());
-  return step >= 0 ? step : otherwise;
+  // Only the step is read: any of the run's files has it first.
+  const std::vector<RunRow> rows = run_rows(csv.string(), {kStepColumn});
+  return rows.empty() ? otherwise : rows.back().step;
 }
 
 }  // namespace
@@ -115,29 +108,31 @@ RunEvents::RunEvents(const std::string& run_dir, int64_t start_step, const Train
   // before the last row's (stamped now, they would all sit at the resume's instant on
   // TensorBoard's time axes). An evaluation takes its step's row's time.
   const auto redone = [from](int64_t step) { return step >= from; };
-  const std::vector<std::string> metric_rows = rows_where(metrics, redone);
+  const std::vector<RunRow> metric_rows = rows_where(metrics, metrics_columns(), redone);
   const double now = io::wall_time_now();
   const double last = metric_rows.empty() ? 0 : elapsed_of(metric_rows.back()).value_or(0);
   std::map<int64_t, double> time_at;
   for (const auto& row : metric_rows) {
     const double time = now - std::max(0.0, last - elapsed_of(row).value_or(last));
-    time_at[row_step(row)] = time;
+    time_at[row.step] = time;
     write_row(row, /*eval=*/false, time);
   }
-  for (const auto& row : rows_where(evals, redone)) {
-    const auto at = time_at.find(row_step(row));
+  for (const auto& row : rows_where(evals, evals_columns(), redone)) {
+    const auto at = time_at.find(row.step);
     write_row(row, /*eval=*/true, at == time_at.end() ? now : at->second);
   }
 }
 
-void RunEvents::metrics_row(const std::string& row) {
-  write_row(row, /*eval=*/false);
+void RunEvents::metrics_row(const std::string& line) {
+  // Read back from the text, so TensorBoard shows what the file holds (to float32 rounding).
+  if (const std::optional<RunRow> row = row_in_line(line, metrics_columns()))
+    write_row(*row, /*eval=*/false);
 }
 
 void RunEvents::eval_at(int64_t step) {
   if (!writer_) return;
   const auto of_step = [step](int64_t row) { return row == step; };
-  for (const auto& row : rows_where(RunFiles(run_dir_).evals, of_step))
+  for (const auto& row : rows_where(RunFiles(run_dir_).evals, evals_columns(), of_step))
     write_row(row, /*eval=*/true);
 }
 
@@ -158,12 +153,11 @@ void RunEvents::end_session(bool success) {
   }
 }
 
-void RunEvents::write_row(const std::string& row, bool eval, std::optional<double> wall_time) {
-  int64_t step = 0;
+void RunEvents::write_row(const RunRow& row, bool eval, std::optional<double> wall_time) {
   std::vector<io::TensorBoardScalar> scalars;
-  if (!writer_ || !parse_row(row, tags_of(eval), &step, &scalars)) return;
+  if (!writer_ || !scalars_of(row, eval, &scalars)) return;
   try {
-    writer_->add_scalars(step, scalars, wall_time.value_or(io::wall_time_now()));
+    writer_->add_scalars(row.step, scalars, wall_time.value_or(io::wall_time_now()));
   } catch (const std::exception& e) {
     fail(e.what());
   }

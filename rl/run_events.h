@@ -31,6 +31,7 @@
 
 #include "io/tensorboard.h"
 #include "rl/config.h"
+#include "rl/run_dir.h"
 
 namespace minrnn::rl {
 
@@ -45,8 +46,8 @@ class RunEvents {
   // A new events file in `run_dir` for training of `config` that goes on from `start_step` (0:
   // from scratch).
   RunEvents(const std::string& run_dir, int64_t start_step, const TrainConfig& config);
-  // A line just appended to metrics.csv (step,loss,lr,grad_norm,steps_per_s,elapsed_s).
-  void metrics_row(const std::string& row);
+  // A line just appended to metrics.csv (row_line of metrics_columns()).
+  void metrics_row(const std::string& line);
   // The row evals.csv holds for `step`, if any: call after an evaluation has appended it.
   void eval_at(int64_t step);
   // The run reached its last step (done.json written): the HParams dashboard's session ends.
@@ -56,7 +57,7 @@ class RunEvents {
 
  private:
   // Stamped `wall_time` (seconds since the epoch), else now.
-  void write_row(const std::string& row, bool eval, std::optional<double> wall_time = {});
+  void write_row(const RunRow& row, bool eval, std::optional<double> wall_time = {});
   void end_session(bool success);
   void fail(const std::string& why);
   std::string run_dir_;

@@ -24,9 +24,9 @@ namespace fs = std::filesystem;
 
 void append_eval_row(const std::string& run_dir, const EvalRow& r) {
   const fs::path path = RunFiles(run_dir).evals;
-  char line[160];
-  std::snprintf(line, sizeof line, "%lld,%.3f,%.3f,%.3f,%.3f\n", static_cast<long long>(r.step),
-                r.mean_return, r.std_return, r.mean_normalized, r.std_normalized);
+  const RunRow row{r.step,
+                   {static_cast<double>(r.step), r.mean_return, r.std_return, r.mean_normalized,
+                    r.std_normalized}};  // evals_columns(), in order
   // A new file starts with its header, as metrics.csv does; one of a run from before the header
   // (its rows alone) goes on without one, so that its rows all read alike.
   std::error_code ec;
@@ -34,7 +34,7 @@ void append_eval_row(const std::string& run_dir, const EvalRow& r) {
   const std::string header = fresh ? header_line(evals_columns()) : "";
   // Whole lines only: a kill can tear at most this one, which readers and resume skip; a failed
   // write (disk full) is taken back and reported naming the file.
-  io::append_to_file(path.string(), header + line);
+  io::append_to_file(path.string(), header + row_line(row, "%.3f"));
 }
 
 std::string default_run_dir(const std::string& config_path, int64_t seed) {

@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "envs/registry.h"
-#include "eval/csv.h"
 #include "infer/policy.h"
+#include "io/csv.h"
 #include "io/name_list.h"
 #include "ops/device.h"
 #include "rl/config.h"
@@ -24,26 +24,27 @@ std::string device_kind(const std::string& device) {
   return device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
 }
 
-void read_pack_rows(const eval::CsvTable& csv, MeasuredRates& out) {
+void read_pack_rows(const io::CsvTable& csv, MeasuredRates& out) {
+  using namespace pack_csv;
   for (size_t i = 0; i < csv.rows.size(); ++i) {
     PackRate r;
-    r.device_kind = device_kind(csv.text(i, "device"));
-    r.machine = csv.text(i, "machine");
-    r.step = csv.text(i, "step");
-    r.shape.backbone = csv.text(i, "backbone");
-    r.shape.batch = csv.count(i, "batch");
-    r.shape.context = csv.count(i, "context");
-    r.shape.embed = csv.count(i, "embed");
-    r.shape.layers = csv.count(i, "layers");
-    r.shape.expansion = csv.number_or(i, "expansion", "1", true);
-    r.shape.matmul_precision = csv.text_or(i, "matmul_precision", "fp32");
-    r.pack = static_cast<int>(csv.count(i, "pack"));
-    r.run_steps_per_s = csv.number(i, "run_steps_per_s", true);
+    r.device_kind = device_kind(csv.text(i, kDevice));
+    r.machine = csv.text(i, kMachine);
+    r.step = csv.text(i, kStep);
+    r.shape.backbone = csv.text(i, kBackbone);
+    r.shape.batch = csv.count(i, kBatch);
+    r.shape.context = csv.count(i, kContext);
+    r.shape.embed = csv.count(i, kEmbed);
+    r.shape.layers = csv.count(i, kLayers);
+    r.shape.expansion = csv.number_or(i, kExpansion, "1", true);
+    r.shape.matmul_precision = csv.text_or(i, kMatmulPrecision, "fp32");
+    r.pack = static_cast<int>(csv.count(i, kPack));
+    r.run_steps_per_s = csv.number(i, kRunStepsPerS, true);
     out.packs.push_back(r);
   }
 }
 
-void read_eval_rows(const eval::CsvTable& csv, MeasuredRates& out) {
+void read_eval_rows(const io::CsvTable& csv, MeasuredRates& out) {
   for (size_t i = 0; i < csv.rows.size(); ++i) {
     EvalRate r;
     r.machine = csv.text(i, "machine");
@@ -237,8 +238,8 @@ std::string StepShape::describe() const {
 MeasuredRates read_measured_rates(const std::vector<std::string>& csv_files) {
   MeasuredRates rates;
   for (const std::string& file : csv_files) {
-    const eval::CsvTable table = eval::read_csv_table(file);
-    if (table.column("run_steps_per_s") >= 0) {
+    const io::CsvTable table = io::read_csv_table(file);
+    if (table.column(pack_csv::kRunStepsPerS) >= 0) {
       read_pack_rows(table, rates);
     } else if (table.column("env_steps_per_s") >= 0 && table.column("policy") >= 0) {
       read_eval_rows(table, rates);

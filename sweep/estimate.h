@@ -37,6 +37,17 @@ struct StepShape {
 inline constexpr const char* kPackRatesCsv = "runs/bench/pack.csv";
 inline constexpr const char* kEvalRatesCsv = "runs/bench/eval.csv";
 
+// The columns of bench pack's CSV (kPackRatesCsv) that read_measured_rates reads back, as
+// tools/bench/pack.cpp writes them: where and what a row measured, then its rate. A file from
+// before `expansion` or `matmul_precision` was written reads 1 and fp32 there.
+namespace pack_csv {
+inline constexpr const char *kDevice = "device", *kMachine = "machine", *kBackbone = "backbone",
+                            *kStep = "step", *kPack = "pack", *kBatch = "batch",
+                            *kContext = "context", *kEmbed = "embed", *kLayers = "layers",
+                            *kExpansion = "expansion", *kMatmulPrecision = "matmul_precision",
+                            *kRunStepsPerS = "run_steps_per_s";
+}  // namespace pack_csv
+
 // One row of bench pack's CSV (kPackRatesCsv).
 struct PackRate {
   std::string device_kind, machine, step;  // device_kind: "cpu" or "cuda"; step: "cuda graph"

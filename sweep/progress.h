@@ -1,5 +1,6 @@
 // How far a local sweep has come and how long it has left, as sweep/local_pool.cpp's lines say
-// it: a duration in words, a training run's step, rate and ETA, the sweep's ETA.
+// it (a training run's step, rate and ETA, the sweep's ETA; durations in words are
+// io::duration_text's), and <out>/sweep_status.json, the sweep's own record of its runs' statuses.
 #pragma once
 #include <cstdint>
 #include <deque>

@@ -3,12 +3,14 @@
 // directory finds them; a job.json older than that holds them as given, relative to the directory
 // submitted from, which its batch script's --chdir line names.
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "io/python_json.h"
 #include "sweep/slurm.h"
 #include "sweep/slurm_files.h"
 
@@ -20,9 +22,12 @@ namespace fs = std::filesystem;
 // The directory an older job.json's relative run dirs are relative to: its script's
 // `#SBATCH --chdir=` (quoted or not), else this one.
 fs::path submitted_from(const nlohmann::json& j) {
-  std::ifstream script(j.value("script", std::string()));
+  const std::string script = j.value("script", std::string());
+  std::error_code ec;
+  if (script.empty() || !fs::exists(script, ec)) return fs::current_path();
+  std::istringstream text(io::read_input_file(script, "batch script"));
   const std::string prefix = "#SBATCH --chdir=";
-  for (std::string line; std::getline(script, line);) {
+  for (std::string line; std::getline(text, line);) {
     if (line.rfind(prefix, 0) != 0) continue;
     std::string dir = line.substr(prefix.size());
     if (dir.size() >= 2 && dir.front() == '"' && dir.back() == '"')
@@ -56,8 +61,7 @@ RecordedJob read_recorded_job(const std::string& out) {
   const fs::path file = slurm_dir(out) / "job.json";
   if (!fs::exists(file)) return job;
   try {
-    std::ifstream in(file);
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = io::read_json(file.string(), "job.json");
     job.id = j.at("job_id").get<std::string>();
     if (job.id.empty() || job.id.find_first_not_of("0123456789") != std::string::npos)
       throw std::invalid_argument("job_id '" + job.id + "' is not a Slurm job id");

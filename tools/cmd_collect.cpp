@@ -66,7 +66,8 @@ void check_d4rl_out_name(const CollectArgs& a, const envs::EnvSpec& spec) {
     throw std::invalid_argument("--out " + a.out + " names " + named->name + " but this collects " +
                                 spec.id + ": name the file for " + spec.name);
   }
-  for (const std::string& quality : rl::d4rl_qualities()) {
+  // Every quality, full-replay too: a file of that name is another dataset's all the same.
+  for (const std::string& quality : envs::d4rl_qualities()) {
     for (const char* version : {"-v2", "-v5"}) {
       const std::string id = spec.name + "-" + quality + version;
       if (file != data::d4rl_file_name(id) || file == own) continue;
@@ -353,7 +354,7 @@ void add_collect_command(CLI::App& app) {
                   "(Gymnasium v5, as Minari), or a Gymnasium env_spec JSON")
       ->required();
   sub->add_option("quality", args->recipe.quality,
-                  "random | medium | medium-replay | expert | medium-expert")
+                  "random | medium | medium-replay | medium-expert | expert")
       ->required();
   sub->add_option("--steps", args->recipe.steps,
                   "Transitions to record per policy (D4RL: 1000000; medium-replay: unused)")

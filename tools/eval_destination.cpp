@@ -44,10 +44,10 @@ bool is_evaluation(const nlohmann::json& j) {
 }
 
 // Whether `name` is one adhoc_name makes: "eval-" and then what it begins with, an option given,
-// a setting apart (settings_apart) or why the episodes are not the run's result (not_the_result).
-// Each part with the value it is followed by (a number, a mode, an engine): not a name of the
-// user's own (the demo's eval-video.json; a review, 2026-11-30: the part alone took a user's
-// eval-mode-comparison.json).
+// an option a result lacks (options_missing_from) or why the episodes are not the run's result
+// (not_the_result). Each part with the value it is followed by (a number, a mode, an engine): not a
+// name of the user's own (the demo's eval-video.json; a review, 2026-11-30: the part alone took a
+// user's eval-mode-comparison.json).
 bool named_by_settings(const std::string& name) {
   const std::string prefix = "eval-";
   if (name.rfind(prefix, 0) != 0 || fs::path(name).extension() != ".json") return false;
@@ -71,8 +71,8 @@ bool named_by_settings(const std::string& name) {
 // The settings of this evaluation that `result` (a run's eval.json) was made without, as the
 // options that give them: a sweep's `--episodes 30` result is kept from a plain eval's 10. None
 // where it has them all, or where it is no evaluation (why_not_destination refuses it).
-EvalGiven settings_apart(const fs::path& result, const eval::RolloutOptions& ro,
-                         rl::PolicyEngine engine, int64_t step) {
+EvalGiven options_missing_from(const fs::path& result, const eval::RolloutOptions& ro,
+                               rl::PolicyEngine engine, int64_t step) {
   const nlohmann::json j = io::read_json_or_null(result.string());
   if (!is_evaluation(j)) return {};
   const auto differs = [&](const char* key, const nlohmann::json& mine) {
@@ -159,7 +159,7 @@ EvalOutput choose_output(EvalGiven given, const std::string& partial, bool repla
                          rl::PolicyEngine engine, int64_t step) {
   bool result_kept = false;
   if (given.empty() && partial.empty() && !replace && fs::exists(result)) {
-    given = settings_apart(result, ro, engine, step);
+    given = options_missing_from(result, ro, engine, step);
     result_kept = !given.empty();
   }
   if ((given.empty() && partial.empty()) || (replace && partial.empty()))
@@ -168,7 +168,7 @@ EvalOutput choose_output(EvalGiven given, const std::string& partial, bool repla
   // by `--extend`, eval-step200.json, from a plain eval of that checkpoint): the name grows by
   // the settings apart.
   if (const fs::path adhoc = result.parent_path() / adhoc_name(given, partial); fs::exists(adhoc)) {
-    for (const auto& setting : settings_apart(adhoc, ro, engine, step)) {
+    for (const auto& setting : options_missing_from(adhoc, ro, engine, step)) {
       const bool named = std::any_of(given.begin(), given.end(),
                                      [&](const auto& g) { return g.first == setting.first; });
       if (!named) given.push_back(setting);

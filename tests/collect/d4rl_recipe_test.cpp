@@ -118,6 +118,22 @@ TEST(D4rlRecipe, AnUnknownQualityIsRefusedBeforeAnythingIsMade) {
   EXPECT_FALSE(fs::exists(dir.path / "work"));
 }
 
+// D4RL's one quality the recipe does not make is said with its reason, not as unknown; the rest of
+// envs' list is what it makes.
+TEST(D4rlRecipe, FullReplayIsRefusedWithItsReason) {
+  testing::TempDir dir;
+  try {
+    collect_d4rl_quality(toy_recipe(dir, "full-replay"), torch::kCPU);
+    FAIL() << "full-replay was collected";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "quality 'full-replay': " + why_not_collectable("full-replay"));
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "work"));
+  EXPECT_EQ(collectable_qualities(), (std::vector<std::string>{"random", "medium", "medium-replay",
+                                                               "medium-expert", "expert"}));
+}
+
 // What `minrnn collect`'s options refuse, a C++ caller meets here: a NaN target would have trained
 // the "medium" policy to the full budget.
 TEST(D4rlRecipe, ValuesTheCommandsOptionsRefuseAreRefusedHereToo) {

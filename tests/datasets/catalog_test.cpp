@@ -186,7 +186,7 @@ TEST(Catalog, AMissingDatasetsErrorGivesTheDownloadCommand) {
   const std::string unknown = message([] { resolve_d4rl_path("hopper-medium-v1"); });
   EXPECT_EQ(unknown.find("minrnn data download"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("not one of the D4RL v2 MuJoCo datasets minrnn can download (did you "
-                         "mean 'hopper-medium-v2'?) ({hopper,halfcheetah,walker2d}-"),
+                         "mean 'hopper-medium-v2'?) ({halfcheetah,hopper,walker2d}-"),
             std::string::npos)
       << unknown;
   const std::string minari_missing = message([] { resolve_minari_dir("mujoco/hopper/medium-v0"); });

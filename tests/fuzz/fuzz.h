@@ -1,4 +1,5 @@
-// The fuzz targets and the driver that runs them (tests/fuzz/README.md says how to use them).
+// The fuzz targets and the driver that runs them (scripts/fuzz.sh runs them; docs/faults.md,
+// "Fuzzing", says what they check and where findings go).
 //
 // A target reads one input the way minrnn reads a file a user hands it: a D4RL .hdf5, a Minari
 // dataset, a YAML config, a sweep file, a checkpoint. The contract it checks: every input either

@@ -1,9 +1,15 @@
 // Python's json: Infinity, -Infinity and NaN tokens in, the same out; strings left alone.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 
 #include "io/python_json.h"
+#include "tests/temp_dir.h"
 
 namespace minrnn::io {
 namespace {
@@ -51,6 +57,28 @@ TEST(PythonJson, ADocumentNestedTooDeepIsRefused) {
   }
   // Brackets inside strings are text, not nesting.
   EXPECT_NO_THROW(parse_python_json("[\"" + std::string(500, '[') + "\"]", "m"));
+}
+
+// A JSON file that must be whole: cut short, or a FIFO (whose read would block), is an error that
+// names the file, where a bare ifstream waited or said only "parse error".
+TEST(PythonJson, AFileThatIsNoWholeJsonIsNamed) {
+  minrnn::testing::TempDir tmp;
+  const std::string cut = (tmp.path / "job.json").string();
+  std::ofstream(cut) << "{\"job_id\": \"7";
+  const auto error = [](const std::string& path) {
+    try {
+      read_json(path, "job.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(cut).rfind(cut + ": not valid JSON (", 0), 0u) << error(cut);
+  const std::string fifo = (tmp.path / "fifo.json").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error(fifo), fifo + ": not a regular file (a job.json is read from one)");
+  std::ofstream(cut, std::ios::trunc) << "{\"job_id\": \"7\"}";
+  EXPECT_EQ(read_json(cut, "job.json")["job_id"], "7");
 }
 
 }  // namespace

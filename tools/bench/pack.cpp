@@ -203,9 +203,10 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
 }
 
 BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
-  // `minrnn sweep --estimate` reads the shape's columns back (sweep/estimate.h).
-  BenchCsv csv = rate_csv({"device", "machine", "backbone", "step", "pack", "batch", "context",
-                           "embed", "layers", "expansion", "matmul_precision", "rounds"});
+  // `minrnn sweep --estimate` reads these columns back by the same names (sweep/estimate.h).
+  using namespace sweep::pack_csv;
+  BenchCsv csv = rate_csv({kDevice, kMachine, kBackbone, kStep, kPack, kBatch, kContext, kEmbed,
+                           kLayers, kExpansion, kMatmulPrecision, "rounds"});
   for (const auto& r : rows) {
     add_rate_row(csv,
                  {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,

@@ -6,6 +6,7 @@
 
 #include "ops/device.h"
 #include "rl/run_start.h"
+#include "sweep/estimate.h"
 #include "tools/commands.h"
 
 namespace minrnn::cli {
@@ -170,7 +171,8 @@ TimedRounds time_rounds(double seconds, const std::function<void()>& round,
 }
 
 BenchCsv rate_csv(std::vector<std::string> leading) {
-  leading.insert(leading.end(), {"run_steps_per_s", "ms_per_run_step", "step_gflop", "tflops"});
+  leading.insert(leading.end(),
+                 {sweep::pack_csv::kRunStepsPerS, "ms_per_run_step", "step_gflop", "tflops"});
   return BenchCsv(std::move(leading));
 }
 
