@@ -310,19 +310,19 @@ std::string comparison_csv(const std::vector<CellComparison>& cells) {
       "dataset,backbone,from_step,to_step,evaluations,n_a,mean_a,std_a,n_b,mean_b,std_b,"
       "difference,standard_error,paired_seeds,paired_difference,paired_standard_error,"
       "within_noise,verdict,settings_apart,test,degrees_of_freedom,p_value\n";
-  const auto g = csv_number;
+  const auto g = io::csv_number;
   auto spread = [&](const SideScores& s) { return s.scores.size() > 1 ? g(s.std) : ""; };
   for (const CellComparison& c : cells) {
-    csv += csv_line({c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),
-                     std::to_string(c.evaluations), std::to_string(c.a.scores.size()), g(c.a.mean),
-                     spread(c.a), std::to_string(c.b.scores.size()), g(c.b.mean), spread(c.b),
-                     g(c.difference), g(c.standard_error), std::to_string(c.paired_seeds),
-                     g(c.paired_difference), g(c.paired_standard_error),
-                     // Empty where the verdict is none: 0 would read as "moved".
-                     std::isnan(c.p_value) ? "" : (c.within_noise ? "1" : "0"), verdict(c),
-                     c.settings_apart,
-                     std::isnan(c.p_value) ? "" : (c.paired_test ? "paired" : "welch"),
-                     g(c.degrees_of_freedom), g(c.p_value)});
+    csv += io::csv_line(
+        {c.dataset, c.backbone, std::to_string(c.from_step), std::to_string(c.to_step),
+         std::to_string(c.evaluations), std::to_string(c.a.scores.size()), g(c.a.mean), spread(c.a),
+         std::to_string(c.b.scores.size()), g(c.b.mean), spread(c.b), g(c.difference),
+         g(c.standard_error), std::to_string(c.paired_seeds), g(c.paired_difference),
+         g(c.paired_standard_error),
+         // Empty where the verdict is none: 0 would read as "moved".
+         std::isnan(c.p_value) ? "" : (c.within_noise ? "1" : "0"), verdict(c), c.settings_apart,
+         std::isnan(c.p_value) ? "" : (c.paired_test ? "paired" : "welch"), g(c.degrees_of_freedom),
+         g(c.p_value)});
   }
   return csv;
 }

@@ -33,11 +33,4 @@ std::string markdown_cell(const std::string& text) {
   return cell;
 }
 
-std::string csv_number(double x) {
-  if (!std::isfinite(x)) return "";
-  std::ostringstream text;  // a stream's default format, at its default precision 6, is "%.6g"
-  text << x;
-  return text.str();
-}
-
 }  // namespace minrnn::eval

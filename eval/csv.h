@@ -10,12 +10,6 @@
 
 namespace minrnn::eval {
 
-// io/csv.h's writer and table reader, by the names eval/compare.cpp and tools/bench/report.cpp
-// call them (qualify them io:: there and these go).
-using io::csv_line;
-using io::CsvTable;
-using io::read_csv_table;
-
 // A run's evaluations during training, RUN_DIR/evals.csv (by its header's names, or in a file
 // from before the header by rl::evals_columns()' places): the normalized mean against the step.
 // False where the file is missing or has no row; throws as io::read_csv_columns does, and where a
@@ -24,9 +18,5 @@ bool read_eval_curve(const std::filesystem::path& run_dir, Series* out);
 
 // A label (a dataset's) as a Markdown table cell: a '|' in it would start another column.
 std::string markdown_cell(const std::string& text);
-
-// A number as a CSV cell: "%.6g", empty where it is not finite (not measured, no verdict) so
-// that no reader takes "nan" or "inf" for a value. The report's comparison and every bench's CSV.
-std::string csv_number(double x);
 
 }  // namespace minrnn::eval

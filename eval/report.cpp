@@ -292,21 +292,21 @@ std::string failed_markdown(const std::vector<RunFailure>& runs) {
 // Three decimals (the Markdown's one hides what a script may want); a cell of one seed has no
 // std; an Average row is "Average" whatever it averages, `datasets` saying over how many.
 std::string table_csv(const Table& t) {
-  std::string csv = csv_line(
+  std::string csv = io::csv_line(
       {"dataset", "backbone", "mean", "std", "seeds", "steps", "datasets", "settings_apart"});
   for (const auto& d : t.datasets) {
     for (const auto& b : t.backbones) {
       auto it = t.cells.find({d, b});
       if (it == t.cells.end()) continue;
       const Cell& c = it->second;
-      csv += csv_line({d, b, score_text(c.mean, 3), c.n > 1 ? score_text(c.std, 3) : "",
-                       std::to_string(c.n), std::to_string(c.steps), "", c.apart});
+      csv += io::csv_line({d, b, score_text(c.mean, 3), c.n > 1 ? score_text(c.std, 3) : "",
+                           std::to_string(c.n), std::to_string(c.steps), "", c.apart});
     }
   }
   for (const auto& b : t.backbones) {
     const Cell& a = t.average.at(b);
     if (a.n == 0) continue;  // a backbone none of whose runs is scored yet: nothing to average
-    csv += csv_line({"Average", b, score_text(a.mean, 3), "", "", "", std::to_string(a.n), ""});
+    csv += io::csv_line({"Average", b, score_text(a.mean, 3), "", "", "", std::to_string(a.n), ""});
   }
   return csv;
 }

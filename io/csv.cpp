@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "io/atomic_file.h"
@@ -220,6 +221,13 @@ bool read_csv_columns(const std::filesystem::path& path, const std::string& x_na
     y->push_back(csv.number(row, y_col));
   }
   return true;
+}
+
+std::string csv_number(double x) {
+  if (!std::isfinite(x)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", x);
+  return text;
 }
 
 }  // namespace minrnn::io

@@ -18,6 +18,9 @@ std::string csv_line(const std::vector<std::string>& cells);
 // The cells of one line as csv_line writes it, without its newline (a CR before it, a file edited
 // on Windows, dropped). A cell whose quotes span lines is read_csv_table's to read.
 std::vector<std::string> csv_cells(const std::string& line);
+// A number as a cell: "%.6g", empty where it is not finite (not measured, no verdict) so that no
+// reader takes "nan" or "inf" for a value. The report's comparison and every bench's CSV.
+std::string csv_number(double x);
 
 // A CSV file whose first line names its columns. The cell readers throw std::runtime_error naming
 // the file and the column (and the row's line, for a cell that is there): a hand edit that left

@@ -21,7 +21,7 @@ namespace minrnn::sweep {
 namespace {
 
 std::string device_kind(const std::string& device) {
-  return device.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+  return core::names_cuda(device) ? "cuda" : "cpu";
 }
 
 void read_pack_rows(const io::CsvTable& csv, MeasuredRates& out) {

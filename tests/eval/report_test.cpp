@@ -66,7 +66,7 @@ TEST(Report, DatasetLabelsStayInTheirCells) {
   eval::write_report(tmp.path.string());
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hop\\|per | 60.0 (n=1) |"), std::string::npos) << md;
-  const eval::CsvTable csv = eval::read_csv_table(tmp.path / "table3.csv");
+  const io::CsvTable csv = io::read_csv_table(tmp.path / "table3.csv");
   ASSERT_EQ(csv.rows.size(), 3u);
   std::vector<std::string> labels;
   for (const auto& row : csv.rows) labels.push_back(row[0]);

@@ -150,9 +150,9 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
                               const torch::Device& device) {
   std::ostringstream md;
   const TrainShape& s = o.shape;
-  md << "### " << timestamp() << " — " << hardware_name(device) << ", torch threads "
-     << torch::get_num_threads() << "\n\n"
-     << "Command: `" << command_line_as_typed() << "` (on " << device.str() << ", ~" << o.seconds
+  md << entry_heading(hardware_name(device) + ", torch threads " +
+                      std::to_string(torch::get_num_threads()))
+     << " (on " << device.str() << ", ~" << o.seconds
      << " s a measurement). P runs of the decision model (B=" << s.batch << ", K=" << s.context
      << ", embed " << s.embed << ", " << s.layers << " layers, hopper dims, " << arithmetic(s)
      << ") in one process, each with its own weights and AdamW, "

@@ -12,8 +12,8 @@
 
 #include <unistd.h>
 
-#include "eval/csv.h"
 #include "io/atomic_file.h"
+#include "io/csv.h"
 #include "io/text.h"
 #include "io/writable.h"
 #include "ops/device.h"
@@ -81,7 +81,7 @@ void append_benchmark(const std::string& path, const std::string& section,
   });
 }
 
-using eval::csv_line;
+using io::csv_line;
 
 BenchCsv::BenchCsv(std::vector<std::string> columns, int torch_threads)
     : columns_(std::move(columns)) {

@@ -1,13 +1,13 @@
-// A number as a CSV cell (eval/csv.h): one format for the comparison CSV and every bench's, where
+// A number as a CSV cell (io/csv.h): one format for the comparison CSV and every bench's, where
 // compare and the benches each had their own (one wrote "inf", the other an empty cell).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "eval/csv.h"
+#include "io/csv.h"
 
-namespace minrnn::eval {
+namespace minrnn::io {
 namespace {
 
 TEST(CsvNumber, SixSignificantDigitsAndEmptyWhereNotFinite) {
@@ -21,4 +21,4 @@ TEST(CsvNumber, SixSignificantDigitsAndEmptyWhereNotFinite) {
 }
 
 }  // namespace
-}  // namespace minrnn::eval
+}  // namespace minrnn::io
