@@ -193,13 +193,15 @@ TEST(Faults, DatasetWriteOverTheSizeLimitKeepsThePreviousFile) {
   EXPECT_EQ(nlohmann::json::parse(again.output)["steps"], 20000);
 }
 
-// A dataset into a missing folder names the file and the folder that is not there.
-TEST(Faults, DatasetIntoAMissingFolderNamesTheFileAndTheReason) {
+// A dataset whose folder cannot be made (a file in the way) names the file and why, and leaves
+// nothing behind. A missing folder is made, as collect's --out's is.
+TEST(Faults, DatasetWhoseFolderCannotBeMadeNamesTheFileAndTheReason) {
   TempDir dir;
+  testing::write_text(dir.path / "no", "a file where a folder would be made\n");
   const LimitedResult r = run_minrnn_limited(
       dir.path, "data synth no/such/dir/e.hdf5 --env hopper --steps 300 --episode-len 100");
   expect_clean_failure(r,
-                       {"cannot write no/such/dir/e.hdf5: its folder no/such/dir does not exist"});
+                       {"cannot write no/such/dir/e.hdf5: its folder no is a file, not a folder"});
 }
 
 // A switch in the environment (MINRNN_SIDE_WORK, MINRNN_STACKED_PACK: 0 or 1) with another value
