@@ -55,8 +55,8 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
   j["dataset_file"] = data_file(data);
   j["dataset_steps"] = data.data.num_steps();
   j["dataset_fingerprint"] = data.fingerprint;
-  // A D4RL-layout file `minrnn collect` wrote under a D4RL name: the report keeps its score apart
-  // from the papers' (they were measured on D4RL's own files).
+  // Data `minrnn collect` wrote (a D4RL-layout file or a Minari dataset): the report keeps its
+  // score apart from the papers' (they were measured on D4RL's own files).
   j["dataset_collected_by_minrnn"] = data::collected_by_minrnn(data);
   io::write_file_atomically(files.env.string(), j.dump(2) + "\n");
   if (!quiet && !env.env.empty()) {
