@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "io/text.h"
@@ -67,6 +68,14 @@ std::string why_unwritable(const std::string& path, bool make_folders) {
            std::to_string(NAME_MAX) + " a file name may have";
   }
   return "";
+}
+
+std::string make_folders_for(const std::string& path) {
+  if (std::string why = why_unwritable(path, /*make_folders=*/true); !why.empty()) return why;
+  const std::string folder = folder_of(path);
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  return ec ? "cannot make its folder " + folder + ": " + ec.message() : "";
 }
 
 std::string why_not_of_kind(const std::string& path, const std::string& kind,

@@ -15,6 +15,9 @@ std::string folder_of(const std::string& path);
 // nearest folder above it that exists, where the writer makes the missing ones. Checks only: a
 // command calls it on what it will write before work whose result would otherwise be lost.
 std::string why_unwritable(const std::string& path, bool make_folders);
+// why_unwritable(path, make_folders = true), and where it can be written, the folders it needs made
+// (an --out of data/x.hdf5 in a fresh checkout). "" when they are there.
+std::string make_folders_for(const std::string& path);
 // Why an output a user named (a CSV, a log appended to) may not replace or change the file at
 // `path`: "" where none is there or its first line is one `first_line_is_kind` knows; else "it
 // holds something other than KIND (its first line: '...')". A slip of the name would otherwise

@@ -254,10 +254,8 @@ Agent load_agent(const std::string& run_dir_or_file, const torch::Device& device
     throw std::runtime_error(path.string() + ": cannot look here: " + ec.message());
   if (!fs::exists(file)) {
     // A folder named like the file (a copy gone wrong) is no run without a checkpoint yet.
-    const std::string name = fs::path(RunFiles(".").checkpoint).filename().string();
-    const bool named_like_the_file = fs::path(run_dir_or_file).filename() == name ||
-                                     (fs::path(run_dir_or_file).filename().empty() &&
-                                      fs::path(run_dir_or_file).parent_path().filename() == name);
+    const std::string name = path.filename().string();
+    const bool named_like_the_file = path.parent_path().filename() == name;
     throw std::invalid_argument(
         run_dir_or_file + (named_like_the_file
                                ? ": a folder, not a checkpoint file (move it away)"

@@ -307,10 +307,8 @@ void run_collect(CollectArgs& a) {
   // (A Minari dataset is a folder: a file beside it stands for the one it will be.) Its folders
   // are made, as the default's data/ is: the README's `--out data/...` runs in a fresh checkout.
   const std::string file = a.format == "minari" ? a.out + ".probe" : a.out;
-  if (const std::string why = io::why_unwritable(file, /*make_folders=*/true); !why.empty())
+  if (const std::string why = io::make_folders_for(file); !why.empty())
     throw usage_error("collect", "--out " + a.out + ": cannot write it: " + why);
-  const fs::path parent = fs::path(a.out).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
 
   data::Transitions d;
   try {

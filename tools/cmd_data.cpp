@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -282,11 +281,8 @@ void add_synth_command(CLI::App& data_cmd) {
     const int nq = (env.obs_dim + 1) / 2;  // as synthetic() makes them
     check_transitions_fit("--steps", synth_args->steps, env.obs_dim, env.act_dim, nq, nq);
     // Its folders are made, as collect's --out's: `data synth data/x.hdf5` in a fresh checkout.
-    if (const std::string why = io::why_unwritable(synth_args->out, /*make_folders=*/true);
-        !why.empty())
+    if (const std::string why = io::make_folders_for(synth_args->out); !why.empty())
       throw std::runtime_error("cannot write " + synth_args->out + ": " + why);
-    const auto folder = std::filesystem::path(synth_args->out).parent_path();
-    if (!folder.empty()) std::filesystem::create_directories(folder);
     data::Transitions d =
         synthetic(env, synth_args->steps, synth_args->episode_len, synth_args->seed);
     const auto t0 = std::chrono::steady_clock::now();

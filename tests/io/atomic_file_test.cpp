@@ -88,6 +88,15 @@ TEST(AtomicFile, AFolderNoFileCanBeMadeInIsNamedBeforeTheWrite) {
       << why;
   testing::TempDir tmp;
   EXPECT_EQ(why_unwritable(tmp.file("new/deeper/eval.json"), true), "");
+  EXPECT_FALSE(fs::exists(tmp.file("new")));  // asked, not made
+  {
+    testing::TempDir made;
+    EXPECT_EQ(make_folders_for(made.file("new/deeper/eval.json")), "");  // made
+    EXPECT_TRUE(fs::is_directory(made.file("new/deeper")));
+    write_file_atomically(made.file("in-the-way"), "a file\n");
+    EXPECT_EQ(make_folders_for(made.file("in-the-way/x/eval.json")),
+              "its folder " + made.file("in-the-way") + " is a file, not a folder");
+  }
   // A name the file may have but its temp (<name>.tmp) may not.
   const std::string longest = std::string(NAME_MAX - 9, 'y') + ".json";  // 4 bytes to spare
   EXPECT_EQ(why_unwritable(tmp.file(longest), false), "");
