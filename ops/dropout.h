@@ -34,7 +34,10 @@ torch::Tensor add_dropout_seeded(const torch::Tensor& x, const torch::Tensor& y,
 // The seeds of one training step's dropouts. Outside a scope, each dropout call draws its seed
 // from the default CPU generator. Inside one (rl/train_step.h opens one per step), call k takes
 // base + k·2³²·γ: the k-th run of 2³² draws of one splitmix64 stream, so no two calls of the step
-// share a draw. With `base` a tensor (one int64 on the device), the base is read when each pass
+// share a seed. (An element's draw hashes its index into its call's 32-bit key, so two calls' masks
+// are one 2³² sequence at offsets apart: element i of one shares its draw with element i + δ of
+// another, δ as random as the keys, never the same neuron but with chance 2⁻³²; harmless below
+// tensors of ~2³² elements.) With `base` a tensor (one int64 on the device), the base is read when each pass
 // runs: a CUDA graph captured once draws new masks on every replay from the base the host writes
 // before it. One scope per thread at a time; scopes nest.
 //

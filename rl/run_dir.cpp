@@ -40,17 +40,22 @@ std::string run_output_without_run(const fs::path& run) {
   return "";
 }
 
-// Keeps what a finished run reported under its step before training goes on. Without a
-// checkpoint training starts again from step 0 and would rewrite the curves, so they are kept too.
-// Safe to repeat after a kill part-way: done.json, which marks the run finished, moves last.
-// Removes the row of `step` from a run's CSV (the header line, if any, stays).
-void remove_row(const fs::path& csv, int64_t step, bool header) {
-  if (!fs::exists(csv)) return;
-  const auto lines = io::read_complete_lines(csv.string());
+// Rewrites a run's CSV with the rows whose step `keep` accepts and, with `header`, a first line
+// that is no row (the header; a file from before it had one keeps its rows alone). Lines that are
+// no row elsewhere (a torn write's remains) go.
+template <class KeepStep>
+void keep_rows(const std::string& csv, bool header, KeepStep keep) {
+  const auto lines = io::read_complete_lines(csv);
   std::string kept;
-  for (size_t i = 0; i < lines.size(); ++i)
-    if ((header && i == 0) || row_step(lines[i]) != step) kept += lines[i] + "\n";
-  io::write_file_atomically(csv.string(), kept);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int64_t step = row_step(lines[i]);
+    if (step >= 0 ? keep(step) : header && i == 0) kept += lines[i] + "\n";
+  }
+  io::write_file_atomically(csv, kept);
+}
+
+void remove_row(const fs::path& csv, int64_t step, bool header) {
+  if (fs::exists(csv)) keep_rows(csv.string(), header, [step](int64_t s) { return s != step; });
 }
 
 // run/<stem>.json, or run/<stem>-2.json, -3 … where that is taken: a kept result never replaces
@@ -61,6 +66,9 @@ fs::path unused_json_name(const fs::path& run, const std::string& stem) {
   return path;
 }
 
+// Keeps what a finished run reported under its step before training goes on. Without a
+// checkpoint training starts again from step 0 and would rewrite the curves, so they are kept too.
+// Safe to repeat after a kill part-way: done.json, which marks the run finished, moves last.
 void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig& cfg) {
   const std::string at = "-step" + std::to_string(step);
   const RunFiles files(run);
@@ -73,7 +81,7 @@ void keep_finished_results(const fs::path& run, int64_t step, const TrainConfig&
     // The finished run logged and evaluated at its last step whatever the cadence; a run given the
     // larger budget from the start did not, so those rows go (eval-step<N>.json keeps the score).
     if (step % std::max<int64_t>(1, cfg.log_every) != 0) remove_row(files.metrics, step, true);
-    if (cfg.eval_every <= 0 || step % cfg.eval_every != 0) remove_row(files.evals, step, false);
+    if (cfg.eval_every <= 0 || step % cfg.eval_every != 0) remove_row(files.evals, step, true);
   } else {
     for (const char* curve : {"metrics", "evals"}) {
       const fs::path file = run / (std::string(curve) + ".csv");
@@ -107,13 +115,7 @@ int64_t row_step(const std::string& line) {
 }
 
 void truncate_rows(const std::string& path, int64_t step, bool header) {
-  const auto lines = io::read_complete_lines(path);
-  std::string kept;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const int64_t s = row_step(lines[i]);
-    if ((header && i == 0 && s < 0) || (s >= 0 && s <= step)) kept += lines[i] + "\n";
-  }
-  io::write_file_atomically(path, kept);
+  keep_rows(path, header, [step](int64_t s) { return s <= step; });
 }
 
 bool has_row(const std::string& path, int64_t step) {
