@@ -63,14 +63,16 @@ const EnvInfo* guess_env_from_name(const std::string& name) {
   return found;
 }
 
-const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim) {
-  const EnvInfo* found = nullptr;
-  for (const EnvInfo& env : kEnvs) {
-    if (env.obs_dim != obs_dim || env.act_dim != act_dim) continue;
-    if (found != nullptr) return nullptr;  // ambiguous
-    found = &env;
-  }
+std::vector<const EnvInfo*> envs_with_dims(int obs_dim, int act_dim) {
+  std::vector<const EnvInfo*> found;
+  for (const EnvInfo& env : kEnvs)
+    if (env.obs_dim == obs_dim && env.act_dim == act_dim) found.push_back(&env);
   return found;
+}
+
+const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim) {
+  const auto found = envs_with_dims(obs_dim, act_dim);
+  return found.size() == 1 ? found.front() : nullptr;
 }
 
 }  // namespace minrnn::data

@@ -4,6 +4,7 @@
 // copy.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace minrnn::data {
 
@@ -33,8 +34,10 @@ const EnvInfo* guess_env_from_name(const std::string& name);
 std::string dims_apart(const std::string& file, int obs_dim, int act_dim, const EnvInfo& env,
                        const std::string& from = "");
 
-// The unique environment with these dimensions; nullptr when none or several (halfcheetah and
-// walker2d are both 17/6).
+// The environments with these dimensions, in the table's order (halfcheetah and walker2d are
+// both 17/6).
+std::vector<const EnvInfo*> envs_with_dims(int obs_dim, int act_dim);
+// The unique environment with these dimensions; nullptr when none or several.
 const EnvInfo* guess_env_from_dims(int obs_dim, int act_dim);
 
 }  // namespace minrnn::data

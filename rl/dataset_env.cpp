@@ -138,6 +138,23 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
   return out;
 }
 
+std::string why_no_env_to_evaluate(const data::Dataset& ds, const DatasetEnv& env) {
+  if (!env.env.empty()) return "";
+  const auto fitting = data::envs_with_dims(ds.data.obs_dim, ds.data.act_dim);
+  std::string widths = "its widths (obs " + std::to_string(ds.data.obs_dim) + ", act " +
+                       std::to_string(ds.data.act_dim) + ") fit ";
+  for (size_t i = 0; i < fitting.size(); ++i)
+    widths += std::string(i == 0                    ? ""
+                          : i + 1 == fitting.size() ? " and "
+                                                    : ", ") +
+              fitting[i]->name;
+  if (fitting.empty()) widths += "no environment of ours";
+  const std::string example = fitting.empty() ? "hopper" : fitting.front()->name;
+  return ds.source + ": no environment to evaluate the run in: the config has no env and the " +
+         "data names none (no env spec, no environment in its name), and " + widths +
+         "; set config key env (--set env=" + example + ", or env: in the config)";
+}
+
 std::string config_env_family(const TrainConfig& config) {
   if (!config.env.empty()) return envs::resolve_env(config.env).task.spec.name;
   // The file's name first ("hopper_medium-v2.hdf5" in a folder named otherwise), else the whole

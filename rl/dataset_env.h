@@ -39,6 +39,11 @@ struct DatasetEnv {
 // one (data::Dataset::name_env_conflict).
 DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& config_env = "");
 
+// Why a run that evaluates cannot train on `ds` where `env` (resolve_dataset_env's) names no
+// environment: the data, what it says of its env, and the key to set; "" where `env` names one.
+// Training refuses such a run before anything is written, not at its first evaluation.
+std::string why_no_env_to_evaluate(const data::Dataset& ds, const DatasetEnv& env);
+
 // The environment family ("hopper") a run of `config` is evaluated in, as far as the config says
 // without reading its data: its env key, else its dataset's name ("hopper_medium-v2.hdf5",
 // "mujoco/hopper/medium-v0"); "" where neither names one. Throws std::invalid_argument for an env

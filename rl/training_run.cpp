@@ -187,6 +187,10 @@ TrainingRun::TrainingRun(const TrainConfig& requested, const TrainOptions& opt,
   const bool side_work = side_work_for(!opt.in_pack);  // a bad MINRNN_SIDE_WORK refused here
   s.ds = data ? std::move(data) : load_training_data(s.cfg.dataset);
   s.env = resolve_dataset_env(*s.ds, s.cfg.env);
+  if (opt.evaluate) {  // every run the CLI trains evaluates at its end, at the latest
+    const std::string why = why_no_env_to_evaluate(*s.ds, s.env);
+    if (!why.empty()) throw std::invalid_argument(why);
+  }
   if (!s.env.warning.empty()) io::ProgressLine::on_stderr().message("warning: " + s.env.warning);
   s.sampler.emplace(make_sampler(s.cfg, *s.ds));
   check_fits_in_memory(s.cfg, s.ds->data.obs_dim, s.ds->data.act_dim, s.choice.device.is_cpu());

@@ -2,9 +2,11 @@
 // (rl/dataset_env.h): the config's env over what the data suggests.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
+#include "datasets/d4rl.h"
 #include "datasets/episodes.h"
 #include "rl/dataset_env.h"
 #include "tests/rl/fixtures.h"
@@ -119,6 +121,54 @@ TEST(DatasetEnv, AFileNamedForAnotherEnvIsTakenAtTheConfigsWord) {
   recorded.env_spec = R"({"id": "Hopper-v4", "max_episode_steps": 1000})";
   recorded.env_spec_field = "metadata/env_spec";
   EXPECT_EQ(rl::resolve_dataset_env(recorded, "").env_id, "Hopper-v4");
+}
+
+// 17 observation and 6 action columns (HalfCheetah's and Walker2d's widths) under a name that
+// names neither: 300 steps of episodes of 100.
+std::string write_unnamed_17_by_6(const std::filesystem::path& dir) {
+  data::Transitions d;
+  d.obs_dim = 17;
+  d.act_dim = 6;
+  std::vector<float> obs(17), action(6);
+  for (int i = 0; i < 300; ++i) {
+    for (int j = 0; j < 17; ++j) obs[j] = 0.01f * float((i * 7 + j * 3) % 50);
+    for (int k = 0; k < 6; ++k) action[k] = 0.1f * float((i + k) % 9) - 0.4f;
+    d.append_step(obs.data(), action.data(), 1.0f, obs.data(), false, i % 100 == 99);
+  }
+  const std::string path = (dir / "my-robot-data.hdf5").string();
+  data::write_d4rl(path, d);
+  return path;
+}
+
+// A run on data whose env nothing names trained up to its first evaluation, which failed ("the
+// run names no environment"), and again at once at every resume; `--set env=…` was then refused
+// as another config, so only --force went on, the training thrown away (walk 47). A run that
+// evaluates is refused before its folder is made, the file and the envs its widths fit named.
+TEST(DatasetEnv, ARunThatEvaluatesIsRefusedBeforeTrainingWhereNoEnvIsNamed) {
+  testing::TrainFixture f;
+  const std::string data = write_unnamed_17_by_6(f.tmp.path);
+  rl::TrainConfig cfg = testing::tiny_config(data, "mingru");
+  cfg.env = "";
+  const std::string error = testing::error_of([&] { rl::train(cfg, f.options()); });
+  EXPECT_EQ(error,
+            data +
+                ": no environment to evaluate the run in: the config has no env and the data "
+                "names none (no env spec, no environment in its name), and its widths (obs "
+                "17, act 6) fit halfcheetah and walker2d; set config key env "
+                "(--set env=halfcheetah, or env: in the config)");
+  EXPECT_FALSE(std::filesystem::exists(f.run)) << "the refusal came after the run dir was made";
+  EXPECT_TRUE(f.evaluated.empty());
+
+  cfg.env = "walker2d";  // the user's word: trained and evaluated there
+  rl::train(cfg, f.options());
+  EXPECT_EQ(f.evaluated.back(), cfg.max_steps);
+
+  // Training alone (a library caller with no evaluation) needs no env.
+  testing::TrainFixture quiet;
+  cfg.env = "";
+  rl::TrainOptions no_evaluation = quiet.options();
+  no_evaluation.evaluate = nullptr;
+  EXPECT_TRUE(rl::train(cfg, no_evaluation).finished);
 }
 
 }  // namespace
