@@ -64,6 +64,13 @@ constexpr int64_t kMaxSeed = int64_t{1} << 53;
 constexpr int64_t training_eval_seed(int64_t run_seed) {
   return 1000000 + run_seed * 1000;
 }
+// The evaluations a run makes from `step` on, its own included where due: at each multiple of
+// eval_every below max_steps, then the final one at max_steps; 0 from max_steps on. What the
+// training ETA and a sweep's --estimate count.
+constexpr int64_t evaluations_from(int64_t step, int64_t max_steps, int64_t eval_every) {
+  if (step >= max_steps) return 0;
+  return 1 + (eval_every > 0 ? (max_steps - 1) / eval_every - (step - 1) / eval_every : 0);
+}
 // The most episodes one evaluation runs (config key eval_episodes, `minrnn eval --episodes`):
 // a million episodes of 1 000 steps is days of CPU; 2^31 would not fit its per-episode results.
 constexpr int64_t kMaxEvalEpisodes = 1000000;

@@ -13,8 +13,7 @@ double training_eta_seconds(int64_t step, int64_t max_steps, int64_t eval_every,
                             double mean_evaluation_s) {
   if (step >= max_steps) return 0;
   // From `step` itself on: its line is written before the evaluation of its step.
-  const int64_t due =
-      1 + (eval_every > 0 ? (max_steps - 1) / eval_every - (step - 1) / eval_every : 0);
+  const int64_t due = evaluations_from(step, max_steps, eval_every);
   const double training_s = io::eta_seconds(step, max_steps, rate);
   return training_s < 0 ? -1 : training_s + due * mean_evaluation_s;
 }

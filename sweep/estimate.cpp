@@ -292,8 +292,10 @@ SweepEstimate estimate_sweep(const SweepSpec& spec, const std::vector<SweepRun>&
       const int group = stacking && runs[size_t(i)].stacks ? stack_group_size(runs, pack, i) : 1;
       add_training(e, rates, c, group > 1 ? group : static_cast<int>(pack.size()), group > 1,
                    c.max_steps - done);
-      // The evaluations during training still ahead: at every multiple of eval_every past `done`.
-      const int64_t ahead = c.eval_every > 0 ? c.max_steps / c.eval_every - done / c.eval_every : 0;
+      // The evaluations during training still ahead, the one at its last logged step counted (a
+      // kill may have come before it) and the final one at max_steps (walk 47: left out where
+      // max_steps is off eval_every's cadence, as with eval_every 0).
+      const int64_t ahead = rl::evaluations_from(done, c.max_steps, c.eval_every);
       add_evaluation(e, rates, c, ahead * c.eval_episodes);
     }
   }

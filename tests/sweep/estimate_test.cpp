@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <utility>
 
+#include "rl/config.h"
 #include "sweep/estimate.h"
 #include "sweep/sweep.h"
 #include "tests/scoped_env.h"
@@ -366,6 +368,29 @@ TEST(SweepEstimate, NothingLeftToRunSaysSo) {
       << text;
   EXPECT_EQ(text.find("| runs |"), std::string::npos) << text;
   EXPECT_EQ(text.find("Rates from"), std::string::npos) << text;  // none read (walk 46)
+}
+
+// The final evaluation during training is counted where max_steps is off eval_every's cadence
+// (walk 47: 1 000 steps every 300 counted 3 evaluations a run, not 300, 600, 900 and 1 000; with
+// eval_every 0, none, not the one at the end).
+TEST(SweepEstimate, TheFinalEvaluationIsCountedOffTheCadence) {
+  EstimateFixture f;
+  const std::string evals =
+      f.csv("eval.csv", kEvalHeader +
+                            "cpu,CPU B,hopper,4,100,32,2,10,\"mingru, streaming (state carried), "
+                            "packed engine\",batched (E at once),50\n");
+  for (const auto& [every, during] : {std::pair{"300", 4}, std::pair{"0", 1}}) {
+    f.spec.sets = {"max_steps=1000", std::string("eval_every=") + every, "eval_episodes=4",
+                   "device=cuda"};
+    const sweep::SweepEstimate e = f.estimate({evals});
+    ASSERT_EQ(e.evaluation.size(), 1u);
+    // Three fresh runs: their evaluations during training (4 episodes), then the sweep's 5.
+    EXPECT_EQ(e.evaluation[0].episodes, 3 * (during * 4 + 5)) << "eval_every " << every;
+  }
+  EXPECT_EQ(rl::evaluations_from(0, 1000, 250), 4);     // 250, 500, 750, 1 000
+  EXPECT_EQ(rl::evaluations_from(500, 1000, 250), 3);   // its own (a kill may precede it) on
+  EXPECT_EQ(rl::evaluations_from(999, 1000, 0), 1);     // the final one
+  EXPECT_EQ(rl::evaluations_from(1000, 1000, 250), 0);  // trained
 }
 
 }  // namespace
