@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -17,8 +16,6 @@
 #include "eval/stats.h"
 #include "eval/svg.h"
 #include "eval/sweep_runs.h"
-#include "io/atomic_file.h"
-#include "io/atomic_files.h"
 #include "rl/run_files.h"
 
 namespace minrnn::eval {
@@ -309,66 +306,6 @@ std::string table_csv(const Table& t) {
     csv += io::csv_line({"Average", b, score_text(a.mean, 3), "", "", "", std::to_string(a.n), ""});
   }
   return csv;
-}
-
-ReportFiles write_report(const std::string& sweep_dir) {
-  const std::vector<ListedRun> listed = list_report_runs(sweep_dir);
-  auto runs = collect_scores(listed);
-  auto unfinished = collect_unfinished(listed);
-  const auto failed = collect_failed(listed);
-  set_aside_shorter_budgets(&runs, &unfinished);
-  if (runs.empty() && unfinished.empty() && failed.empty()) {
-    throw std::runtime_error(sweep_dir +
-                             ": no <dataset>/<backbone>/seed<S>/ run with an eval.json or a "
-                             "metrics.csv found (has the sweep started?)");
-  }
-  std::vector<std::pair<std::string, std::string>> unscored;
-  for (const auto& r : unfinished) unscored.emplace_back(r.dataset, r.backbone);
-  for (const auto& r : failed)
-    if (r.phase != kMisplacedPhase) unscored.emplace_back(r.dataset, r.backbone);
-  const Table t = make_table(runs, unscored);
-  ReportFiles files;
-  const fs::path dir(sweep_dir);
-  const SweepCurves curves = read_curves(runs, unfinished);
-  fill_last_evaluations(&unfinished, curves);
-  files.unreadable_curves = static_cast<int>(curves.unreadable.size());
-  files.markdown = "# Table 3 (" + sweep_dir + ")\n\n" +
-                   (runs.empty() ? "No run has finished yet.\n" : table_markdown(t));
-  for (const std::string& section :
-       {published_markdown(t), budget_markdown(check_budgets(runs, curves)),
-        progress_markdown(unfinished), failed_markdown(failed),
-        unreadable_markdown(curves.unreadable)}) {
-    if (!section.empty()) files.markdown += "\n" + section;
-  }
-  std::error_code ec;
-  fs::create_directories(dir / "plots", ec);
-  if (ec || !fs::is_directory(dir / "plots")) {
-    throw io::WriteError("cannot make " + (dir / "plots").string() + " for the curves: " +
-                         (ec ? ec.message() : "a file of that name is in the way") +
-                         " (table3.md, table3.csv, table3.json and the plots are unchanged)");
-  }
-  // The tables and the plots all or none: each is written to its temp before any replaces what
-  // the folder held (a disk that fills on the last plot changes nothing); a rename that fails puts
-  // back those already replaced.
-  std::vector<std::pair<std::string, std::string>> outputs = {
-      {(dir / "table3.md").string(), files.markdown},
-      {(dir / "table3.csv").string(), table_csv(t)},
-      {(dir / "table3.json").string(),
-       report_json(t, runs, unfinished, failed, curves.unreadable)}};
-  CurvePlots plots = plot_curves(dir, runs, unfinished, failed, curves);
-  for (auto& svg : plots.svgs) outputs.push_back(std::move(svg));
-  std::vector<std::unique_ptr<io::AtomicFile>> temps;
-  std::vector<io::AtomicFile*> commits;
-  for (const auto& [path, text] : outputs) {
-    temps.push_back(std::make_unique<io::AtomicFile>(path));
-    temps.back()->write(text);
-    commits.push_back(temps.back().get());
-  }
-  io::commit_all_or_none(commits);
-  for (const auto* temp : commits) files.written.push_back(temp->path());
-  for (const std::string& path : plots.stale)
-    if (fs::remove(path, ec)) files.removed.push_back(path);
-  return files;
 }
 
 }  // namespace minrnn::eval

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "eval/report.h"
 #include "io/atomic_file.h"
@@ -249,12 +250,15 @@ TEST(ReportRuns, ARunsFolderIsJudgedOnceForEveryCollection) {
   EXPECT_EQ(eval::collect_scores(tmp.path.string()).size(), 2u);
 }
 
+// A table3.md an earlier report wrote (its first line is the report's).
+const std::string kPreviousReport = "# Table 3 (an earlier report)\n";
+
 // The tables all or none: a plots/ that cannot be made, or a table3.csv that cannot be written,
 // leaves the previous table3.md as it was (the Markdown was replaced, then the CSV failed).
 TEST(ReportRuns, TheTablesAllOrNone) {
   testing::TempDir tmp;
   write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
-  std::ofstream(tmp.path / "table3.md") << "the previous report\n";
+  std::ofstream(tmp.path / "table3.md") << kPreviousReport;
   std::ofstream(tmp.path / "plots") << "a file in the way\n";
   try {
     eval::write_report(tmp.path.string());
@@ -263,14 +267,43 @@ TEST(ReportRuns, TheTablesAllOrNone) {
     EXPECT_NE(std::string(e.what()).find((tmp.path / "plots").string()), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), kPreviousReport);
   EXPECT_FALSE(fs::exists(tmp.path / "table3.csv"));
   EXPECT_FALSE(fs::exists(tmp.path / "table3.json"));
 
   fs::remove(tmp.path / "plots");
   fs::create_directories(tmp.path / "table3.csv");  // cannot be replaced by a file
   EXPECT_THROW(eval::write_report(tmp.path.string()), io::WriteError);
-  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), kPreviousReport);
+}
+
+// A file of a table's name that is no report's (a user's notes) is not replaced, nor is anything
+// else written (walk 47: table3.md and table3.csv were replaced without a word).
+TEST(ReportRuns, AUsersFileNamedLikeATableIsNotReplaced) {
+  testing::TempDir tmp;
+  write_scored_run(tmp.path, "mingru", 0, 50, "lr: 0.001\n");
+  for (const auto& [name, notes] :
+       {std::pair{"table3.md", "my notes\n"}, std::pair{"table3.csv", "x,y\n"},
+        std::pair{"table3.json", "[1, 2]\n"}}) {
+    std::ofstream(tmp.path / name) << notes;
+    try {
+      eval::write_report(tmp.path.string());
+      FAIL() << "replaced a user's " << name;
+    } catch (const io::WriteError& e) {
+      EXPECT_NE(std::string(e.what()).find((tmp.path / name).string() +
+                                           ": it holds something other than a report's"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("nothing was written"), std::string::npos);
+    }
+    EXPECT_EQ(read_text(tmp.path / name), notes);
+    EXPECT_FALSE(fs::exists(tmp.path / "plots")) << name;
+    fs::remove(tmp.path / name);
+  }
+  eval::write_report(tmp.path.string());  // an empty table3.md, or none, is the report's to write
+  const std::string written = read_text(tmp.path / "table3.md");
+  eval::write_report(tmp.path.string());  // and its own again
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), written);
 }
 
 // The plots go with the tables: a plot that cannot be written leaves the tables and the other
@@ -283,12 +316,12 @@ TEST(ReportRuns, ThePlotsAllOrNoneWithTheTables) {
   eval::write_report(tmp.path.string());
   const fs::path loss = tmp.path / "plots/hopper-medium-mingru-loss.svg";
   const fs::path score = tmp.path / "plots/hopper-medium-minlstm-score.svg";
-  std::ofstream(tmp.path / "table3.md") << "the previous report\n";
+  std::ofstream(tmp.path / "table3.md") << kPreviousReport;
   std::ofstream(loss) << "the previous plot\n";
   fs::remove(score);
   fs::create_directories(score);  // cannot be replaced by a file
   EXPECT_THROW(eval::write_report(tmp.path.string()), io::WriteError);
-  EXPECT_EQ(read_text(tmp.path / "table3.md"), "the previous report\n");
+  EXPECT_EQ(read_text(tmp.path / "table3.md"), kPreviousReport);
   EXPECT_EQ(read_text(loss), "the previous plot\n");
   fs::remove(score);
   eval::write_report(tmp.path.string());
