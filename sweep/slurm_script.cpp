@@ -112,10 +112,17 @@ failed() {  # DIR PHASE STATUS: the run in DIR failed; the pack's others go on
   echo "minrnn sweep: $2 of $1 failed (exit $3); see $1/train.log" >&2
   failures=$((failures + 1))
 }
+json_int() {  # FILE KEY: KEY's whole-number value in FILE, a JSON file minrnn wrote
+  grep -o "\"$2\": *[0-9][0-9]*" "$1" 2>/dev/null | head -n 1 | grep -o '[0-9]*$'
+}
 trained() {  # INDEX: the pack's run INDEX is trained through (done.json at its STEPS)
-  local done
-  done=$(sed -n 's/.*"step": *\([0-9][0-9]*\).*/\1/p' "${RUN_DIRS[$1]}/done.json" 2>/dev/null)
-  [ "$done" = "${STEPS[$1]}" ]
+  [ "$(json_int "${RUN_DIRS[$1]}/done.json" step)" = "${STEPS[$1]}" ]
+}
+evaluated() {  # INDEX: run INDEX holds the sweep's result (a requeue after its evaluation ended)
+  local result="${RUN_DIRS[$1]}/eval.json"
+  [ "$(json_int "$result" train_step)" = "${STEPS[$1]}" ] &&
+    [ "$(json_int "$result" episodes)" = "$EPISODES" ] &&
+    grep -q '"mean_normalized": *-\{0,1\}[0-9]' "$result"
 }
 to_train=0
 for i in "${!RUN_DIRS[@]}"; do trained "$i" || to_train=1; done
@@ -132,8 +139,10 @@ if [ "$to_train" = 1 ]; then
   fi
 fi
 [ "$signalled" = 0 ] || stopped train 75
-for dir in "${RUN_DIRS[@]}"; do
+for i in "${!RUN_DIRS[@]}"; do
+  dir=${RUN_DIRS[$i]}
   [ -e "$dir/failed.json" ] && continue
+  evaluated "$i" && continue
   phase "$dir/train.log" eval "$dir" "${EVAL[@]}"; st=$?
   if [ "$st" != 0 ]; then [ "$signalled" = 1 ] && stopped eval "$st"; failed "$dir" eval "$st"; fi
 done
@@ -188,8 +197,8 @@ std::string slurm_batch_script(const SweepSpec& spec, const std::vector<SweepRun
   // starts the job in /tmp), a config's relative dataset path is read from where it was given.
   s << "set -u\ncd -- " << shell_quote(cwd) << " || exit 2\nMINRNN=" << shell_quote(exe) << "\n";
   write_task_table(s, runs, packs);
-  s << "EVAL=(--episodes " << spec.eval_episodes << " --device " << kEvaluationDevice
-    << " --replace)\n";
+  s << "EPISODES=" << spec.eval_episodes << "\nEVAL=(--episodes \"$EPISODES\" --device "
+    << kEvaluationDevice << " --replace)\n";
   const std::string threads =
       spec.threads > 0 ? std::to_string(spec.threads) : "${SLURM_CPUS_PER_TASK:-1}";
   s << "export OMP_NUM_THREADS=" << threads << " MKL_NUM_THREADS=" << threads << "\n";

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "io/dir_lock.h"
 #include "sweep/slurm.h"
@@ -58,6 +59,47 @@ TEST(SweepSlurmScript, AnExtendedRunTrainsDespiteItsDoneJson) {
       EXPECT_EQ(first.rfind("eval ", 0), 0u) << first;
       EXPECT_TRUE(second.empty()) << second;
     }
+  }
+}
+
+// A task requeued after its evaluation ended (`scontrol requeue` of a finished task, a node's
+// failure after the last write) keeps the result: a run whose eval.json is the sweep's (its
+// episodes, at its budget, scored) is not evaluated again (walk 47: it was, and eval.json
+// rewritten). One of other episodes, of a shorter budget or unscored (a NaN, written null) is.
+TEST(SweepSlurmScript, ARunHoldingTheSweepsResultIsNotEvaluatedAgain) {
+  testing::TempDir tmp;
+  const auto s = spec_in(tmp.path, "");
+  const auto runs = sweep::plan_sweep(s);
+  const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "fake-minrnn";
+  write_exe(exe, "echo \"$@\" >> '" + calls.string() + "'\n");
+  const fs::path file = tmp.path / "x.sbatch";
+  std::ofstream(file) << sweep::slurm_batch_script(s, runs, {{0}}, exe.string());
+  const fs::path run = runs[0].run_dir;
+  fs::create_directories(run);
+  std::ofstream(run / "done.json") << "{\"step\": 5}\n";
+  const std::string episodes = std::to_string(s.eval_episodes);
+  const std::string other = std::to_string(s.eval_episodes + 1);
+  for (const auto& [result, evaluates] :
+       {std::pair{"{\n  \"episodes\": " + episodes +
+                      ",\n  \"mean_normalized\": 51.5,\n"
+                      "  \"train_step\": 5\n}\n",
+                  false},
+        std::pair{"{\"mean_normalized\": -2.5, \"episodes\": " + episodes + ", \"train_step\": 5}",
+                  false},
+        std::pair{"{\"mean_normalized\": 51.5, \"episodes\": " + other + ", \"train_step\": 5}",
+                  true},
+        std::pair{"{\"mean_normalized\": 51.5, \"episodes\": " + episodes + ", \"train_step\": 3}",
+                  true},
+        std::pair{"{\"mean_normalized\": null, \"episodes\": " + episodes + ", \"train_step\": 5}",
+                  true}}) {
+    std::ofstream(run / "eval.json") << result;
+    fs::remove(calls);
+    ASSERT_EQ(
+        std::system(("SLURM_ARRAY_TASK_ID=0 bash '" + file.string() + "' >/dev/null 2>&1").c_str()),
+        0);
+    const std::string called = fs::exists(calls) ? read_text(calls) : "";
+    EXPECT_EQ(called.rfind("eval ", 0) == 0, evaluates) << result << "\n" << called;
+    EXPECT_EQ(called.find("train "), std::string::npos) << called;
   }
 }
 
