@@ -18,6 +18,7 @@
 #include "io/atomic_file.h"
 #include "io/dir_lock.h"
 #include "io/input_file.h"
+#include "io/name_list.h"
 #include "io/progress_line.h"
 #include "kernels/math/dropout_math.h"
 #include "ops/cuda_graph.h"
@@ -110,10 +111,25 @@ struct TrainingRun::State {
         stream(choice.device.is_cuda()),
         cfg(with_device(requested, choice.name)),
         files(options.run_dir),
-        fresh(!fs::exists(files.dir)),
+        fresh(is_fresh(files, options)),
         lock(files.dir.string(), "minrnn train"),
         new_dir(fresh ? files.dir : fs::path()),
         takeover(plan(files, cfg, opt)) {}
+
+  // Whether the run dir is new. --extend of a folder that is not there, beside a run of a name
+  // close to it, is a slip of the name (walk 47: `--run-dir runs/stres --extend` trained a new
+  // run from step 0 beside runs/stress): refused, before the lock makes the folder.
+  static bool is_fresh(const RunFiles& files, const TrainOptions& o) {
+    if (fs::exists(files.dir)) return false;
+    const std::string near = o.extend ? io::nearby_name(files.dir.string()) : "";
+    const fs::path meant = files.dir.parent_path() / near;
+    if (!near.empty() && RunFiles(meant).holds_run()) {
+      throw std::invalid_argument(files.dir.string() + ": --extend, but no run is here" +
+                                  io::did_you_mean_text(meant.string()) +
+                                  "; without --extend a new run starts here");
+    }
+    return true;
+  }
 
   // Never silently replace someone's run: a finished one, or one trained with another config.
   static RunDirTakeover plan(const RunFiles& files, const TrainConfig& cfg, const TrainOptions& o) {

@@ -213,5 +213,25 @@ TEST(RunDir, ExtendingARunWithoutItsCheckpointTrainsItAgainAndKeepsItsResults) {
   expect_force_removes(f, {"done-step4.json", "evals-step4.csv", "metrics-step4.csv"});
 }
 
+// --extend of a folder that is not there, beside a run of a close name, is a slip of the name
+// (walk 47: a misspelt --run-dir trained a new run from step 0): refused, nothing made. A new
+// name with no run near it trains from step 0 (a sweep extends runs that may not be there yet).
+TEST(RunDir, ExtendingAMisspeltRunDirIsRefusedWithTheRunMeant) {
+  Fixture f;
+  rl::train(testing::tiny_config(f.data, "mingru", {"max_steps=2"}), f.options());
+  auto opt = f.options();
+  opt.extend = true;
+  const fs::path typo = f.tmp.path / "rum";
+  opt.run_dir = typo.string();
+  const auto cfg = testing::tiny_config(f.data, "mingru", {"max_steps=4"});
+  EXPECT_EQ(testing::error_of([&] { rl::train(cfg, opt); }),
+            typo.string() + ": --extend, but no run is here (did you mean '" + f.run.string() +
+                "'?); without --extend a new run starts here");
+  EXPECT_FALSE(fs::exists(typo));
+
+  opt.run_dir = (f.tmp.path / "another-name").string();
+  EXPECT_TRUE(rl::train(cfg, opt).finished);
+}
+
 }  // namespace
 }  // namespace minrnn
