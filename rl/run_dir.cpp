@@ -12,6 +12,7 @@
 #include "io/csv.h"
 #include "io/input_file.h"
 #include "io/text.h"
+#include "rl/agent.h"
 #include "rl/run_files.h"
 
 namespace minrnn::rl {
@@ -240,6 +241,24 @@ StoredConfig compare_stored_config(const std::string& run_dir, const TrainConfig
   }
 }
 
+namespace {
+
+// Whether `files`' checkpoint was trained with `cfg` (max_steps aside): where config.yaml alone
+// differs, it was edited by hand, and putting it back resumes the run. Read only on that refusal's
+// path (a load, ~0.4 s); a checkpoint that does not load says nothing here.
+bool checkpoint_trained_with(const RunFiles& files, const TrainConfig& cfg) {
+  if (!fs::exists(files.checkpoint)) return false;
+  try {
+    TrainConfig trained = load_agent(files.checkpoint.string()).config;
+    trained.max_steps = cfg.max_steps;
+    return config_differences(trained, cfg).empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg, bool force,
                              bool extend) {
   const fs::path run = run_dir;
@@ -290,8 +309,14 @@ RunDirTakeover plan_takeover(const std::string& run_dir, const TrainConfig& cfg,
                              "max_steps and pass --extend to train it further");
   }
   if (!stored.differences.empty()) {
+    // Walk 47: a hand-edited config.yaml was answered with --force, which throws the training away.
+    const std::string edited =
+        checkpoint_trained_with(RunFiles(run), cfg)
+            ? " but its checkpoint.pt was trained with this config: config.yaml was edited? Put "
+              "back its values and the run resumes;"
+            : "";
     throw std::runtime_error(run_dir + "/config.yaml differs from this config (" +
-                             stored.differences + "); " +
+                             stored.differences + ");" + edited + " " +
                              (finished ? "it holds a finished run; " : "") +
                              (extend ? "--extend goes on only when max_steps alone grows; " : "") +
                              "use another --run-dir or --force");

@@ -182,6 +182,15 @@ TEST(RunDir, ARunWhoseConfigYamlIsGoneOrNotItsCheckpointsIsRefused) {
   EXPECT_NE(what.find("embed_dim: 16 -> 24"), std::string::npos) << what;
   EXPECT_EQ(testing::read_text(f.run / "config.yaml"), rl::to_yaml(wider));
   EXPECT_EQ(testing::read_text(f.run / "env.json"), env);
+  // Asked as the checkpoint was trained, config.yaml edited: the refusal says to put it back
+  // (walk 47: its one advice was --force, which throws the training away).
+  const std::string edited = refusal_of(cfg, f.options());
+  EXPECT_NE(edited.find(f.run.string() +
+                        "/config.yaml differs from this config (embed_dim: 24 -> 16); but its "
+                        "checkpoint.pt was trained with this config: config.yaml was edited? Put "
+                        "back its values and the run resumes; use another --run-dir or --force"),
+            std::string::npos)
+      << edited;
   // Put back, the run resumes.
   testing::write_text(f.run / "config.yaml", config);
   EXPECT_TRUE(rl::train(cfg, f.options()).finished);
