@@ -100,6 +100,10 @@ std::string d4rl_lookalike_note(const std::string& id_or_path, bool collected_he
   return "";
 }
 
+std::string download_part_path(const std::string& path) {
+  return path + ".part";
+}
+
 std::string d4rl_dataset_dir() {
   return io::env_or("D4RL_DATASET_DIR", io::env_or("HOME", ".") + "/.d4rl/datasets");
 }

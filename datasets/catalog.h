@@ -99,6 +99,9 @@ bool is_downloadable_id(const std::string& id);
 void check_downloadable_id(const std::string& id);
 // "minrnn data download ID1 ID2 ...".
 std::string download_command(const std::vector<std::string>& ids);
+// Where a download of `path` keeps the bytes it has so far (<path>.part), which the next one goes
+// on from: fetch writes it, a dataset not there yet is told of it.
+std::string download_part_path(const std::string& path);
 
 // Where a dataset named in a config or on the command line is read from and whether it is there,
 // without reading it: the same rules as load_dataset (docs/datasets.md, "Where files are found").

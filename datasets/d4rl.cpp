@@ -314,6 +314,15 @@ std::string resolve_d4rl_path(const std::string& id_or_path) {
         "); put the file there (D4RL_DATASET_DIR sets the folder) or name "
         "its path");
   }
+  // A download stopped part-way (walk 47: not said) goes on where it stopped.
+  const std::string part = download_part_path(path);
+  if (std::filesystem::is_regular_file(part, ec)) {
+    const auto bytes = std::filesystem::file_size(part, ec);
+    throw std::runtime_error(missing + "; a download of it stopped part-way (" + part + ", " +
+                             std::to_string(ec ? 0 : bytes) + " bytes): `" +
+                             download_command({id_or_path}) +
+                             "` goes on from there (train and sweep: --download)");
+  }
   throw std::runtime_error(missing + "; download it with `" + download_command({id_or_path}) +
                            "` (train and sweep: --download), or put the file there "
                            "(D4RL_DATASET_DIR sets the folder)");

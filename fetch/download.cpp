@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "datasets/catalog.h"
 #include "io/atomic_file.h"
 
 namespace minrnn::fetch {
@@ -81,7 +82,7 @@ std::string kept_text(const std::string& part, int64_t have, int64_t size) {
 }  // namespace
 
 std::string part_path(const std::string& path) {
-  return path + ".part";
+  return data::download_part_path(path);
 }
 
 std::string checksum_record_path(const std::string& path) {
@@ -97,8 +98,8 @@ bool present_and_verified(const FileSpec& spec, bool* hashed_now) {
   const int64_t size = int64_t(fs::file_size(spec.path, ec));
   if (size != spec.size) {
     if (spec.replace_if_different) return false;
-    throw FetchError(spec.path + " is there with " + std::to_string(size) + " bytes, but " +
-                     spec.url + " has " + std::to_string(spec.size) +
+    throw FetchError(spec.path + " is there with " + std::to_string(size) + " bytes, but the " +
+                     "file of " + spec.url + " is listed at " + std::to_string(spec.size) +
                      ": not that file (another version, or an interrupted download by another "
                      "tool); move it away and run again");
   }

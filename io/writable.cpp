@@ -46,6 +46,8 @@ std::string why_folder_unwritable(std::string folder, bool make_folders) {
     return folder + " cannot be written in: " + std::strerror(errno);
   std::string probe = folder + "/.minrnn-write-probe-XXXXXX";
   const int fd = ::mkstemp(probe.data());
+  if (fd < 0 && errno == ENOENT)  // the folder is there, and refuses new files (/proc)
+    return folder + " cannot be written in: no file can be made there";
   if (fd < 0) return folder + " cannot be written in: " + std::strerror(errno);
   ::close(fd);
   ::unlink(probe.c_str());

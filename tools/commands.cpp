@@ -12,6 +12,7 @@
 #include "envs/registry.h"
 #include "io/name_list.h"
 #include "io/shell_word.h"
+#include "io/text.h"
 #include "ops/device.h"
 #include "rl/config.h"
 #include "rl/decision_model.h"
@@ -195,12 +196,17 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
     for (const std::string& name : o->get_lnames()) names.push_back("--" + name);
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    // A misspelt option is said alone, once: CLI11's list of what was left over held its value
+    // too, before it ("3 --episode; --episode (did you mean ...)": walk 47).
+    std::string misspelt;
     for (const std::string& word : at->remaining()) {
-      if (word.rfind("--", 0) != 0) continue;
       const std::string option = word.substr(0, word.find('='));
-      const std::string meant = io::closest_name(option, names);
-      if (!meant.empty()) message += "; " + option + io::did_you_mean_text(meant);
+      const std::string meant = io::starts_with(word, "--") ? io::closest_name(option, names) : "";
+      if (!meant.empty())
+        misspelt += (misspelt.empty() ? "" : "; ") + option + " is no option" +
+                    io::did_you_mean_text(meant);
     }
+    if (!misspelt.empty()) message = (at == &app ? "" : command.substr(7) + ": ") + misspelt;
   }
   // `--set --out d`: --set took the option as its value, and its value is what was left over.
   for (const CLI::Option* o : at->get_options()) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "datasets/catalog.h"
@@ -14,6 +15,7 @@
 #include "datasets/minari.h"
 #include "tests/datasets/fixtures.h"
 #include "tests/scoped_env.h"
+#include "tests/text_file.h"
 
 namespace minrnn::data {
 namespace {
@@ -141,6 +143,33 @@ TEST(Catalog, ADatasetIsLocatedWithoutReadingItAndOnlyIdsAreDownloadable) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'ant-medium-v2'"), std::string::npos);
   }
+}
+
+// A D4RL id not there says how to download it, and where a download of it stopped part-way, that
+// the command goes on from there (walk 47: the .part was not said).
+TEST(Catalog, AMissingD4rlFileSaysADownloadStoppedPartWay) {
+  TempDir dir;
+  ScopedEnv d4rl("D4RL_DATASET_DIR", dir.path.string());
+  const auto error = [] {
+    try {
+      resolve_d4rl_path("hopper-medium-v2");
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string file = dir.file("hopper_medium-v2.hdf5");
+  EXPECT_NE(error().find("not found at " + file +
+                         "; download it with `minrnn data download "
+                         "hopper-medium-v2`"),
+            std::string::npos)
+      << error();
+  minrnn::testing::write_text(download_part_path(file), std::string(1234, 'x'));
+  EXPECT_NE(error().find("not found at " + file + "; a download of it stopped part-way (" + file +
+                         ".part, 1234 bytes): `minrnn data download hopper-medium-v2` goes on "
+                         "from there"),
+            std::string::npos)
+      << error();
 }
 
 // A file under a published D4RL name that is not that file (a collected set, a test's small one)

@@ -146,6 +146,20 @@ TEST(Download, ASizeMismatchIsRefusedBeforeTheBodyIsKept) {
   EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
 }
 
+// A file at the destination of another size than the catalog lists is refused naming both sizes,
+// the listed one as the catalog's (walk 47: "URL has N" named the catalog's size the mirror's).
+TEST(Download, AFileThereOfAnotherSizeIsNotThatFile) {
+  Served s;
+  fs::create_directories(s.local.parent_path());
+  std::ofstream(s.local, std::ios::binary) << s.bytes.substr(0, 100);
+  expect_error_naming([&] { download_file(s.spec, quick()); },
+                      {s.spec.path + " is there with 100 bytes, but the file of " + s.spec.url +
+                           " is listed at " + std::to_string(s.spec.size),
+                       "move it away"});
+  EXPECT_EQ(fs::file_size(s.local), 100u);
+  EXPECT_TRUE(s.server.requests().empty());
+}
+
 TEST(Download, NotFoundAndForbiddenNameTheUrlAndAreNotRetried) {
   Served s;
   FileSpec missing = s.spec;

@@ -188,7 +188,8 @@ TEST(CliInput, OptionsTakeOneValueEachAndRefusalsNameTheCommand) {
   EXPECT_EQ(cell.output.find("--set"), std::string::npos) << cell.output;
   for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
            {"train", "minrnn: error: train: config is required (minrnn train --help)"},
-           {"eval r --episods 3", "--episods (did you mean '--episodes'?) (minrnn eval --help)"},
+           {"eval r --episods 3",
+            "eval: --episods is no option (did you mean '--episodes'?) (minrnn eval --help)"},
            {"train c.yaml --seed x", "train: --seed: expected an integer"},
            // A --set is read before a config (a sweep's with the sweep file's cells): a key set
            // twice (as a config file's key given twice), no key=value, an unknown key, a value
