@@ -81,7 +81,7 @@ const D4rlPublishedFile* find_d4rl_published(const std::string& id) {
   return nullptr;
 }
 
-std::string d4rl_lookalike_note(const std::string& id_or_path, bool collected_here) {
+std::string d4rl_lookalike_note(const std::string& id_or_path, const std::string& made_by) {
   const DatasetLocation at = locate_dataset(id_or_path);
   if (!at.present) return "";
   const std::string file = fs::path(at.where).filename().string();
@@ -92,9 +92,9 @@ std::string d4rl_lookalike_note(const std::string& id_or_path, bool collected_he
     if (ec || static_cast<int64_t>(bytes) == f.bytes) return "";
     return at.where + " holds " + std::to_string(bytes) + " bytes, D4RL's " + f.id + " " +
            std::to_string(f.bytes) +
-           (collected_here ? ": made by `minrnn collect` (its metadata/env_spec), not the "
-                             "published file"
-                           : ": not the published file (collected here, or edited?)") +
+           (!made_by.empty()
+                ? ": made by `" + made_by + "`, not the published file"
+                : std::string(": not the published file (collected here, or edited?)")) +
            "; its scores are not the paper's data's";
   }
   return "";

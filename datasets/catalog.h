@@ -33,9 +33,9 @@ std::string d4rl_published_ids_phrase();
 // its file name) whose size is not the published one: "FILE holds N bytes, D4RL's ID M: not the
 // published file (…)". "" otherwise (the published size, no D4RL name, no file). A collected or
 // edited dataset under D4RL's name would otherwise score beside the paper's numbers unremarked.
-// `collected_here`: the file carries the metadata/env_spec `minrnn collect` writes (D4RL's carry
-// none), and the note says it was made so rather than asking whether it was edited.
-std::string d4rl_lookalike_note(const std::string& id_or_path, bool collected_here = false);
+// `made_by`: the minrnn command that made the file (made_by_minrnn: D4RL's files carry no word of
+// it), which the note names rather than asking whether it was edited.
+std::string d4rl_lookalike_note(const std::string& id_or_path, const std::string& made_by = "");
 
 // The folder D4RL files are read from and downloaded to: $D4RL_DATASET_DIR, else ~/.d4rl/datasets.
 std::string d4rl_dataset_dir();

@@ -281,10 +281,18 @@ Transitions read_d4rl(const std::string& path, const ReadOptions& options) {
                                [&](MinariInfo*) { return read_d4rl_here(path, options); });
 }
 
-std::string read_d4rl_env_spec(const std::string& path) {
+D4rlMadeHere read_d4rl_made_here(const std::string& path) {
   h5::Id file = h5::open_for_reading(path);
-  if (!h5::exists(file.get(), "metadata/env_spec")) return "";
-  return h5::read_string(file.get(), "metadata/env_spec", path);
+  D4rlMadeHere made;
+  if (h5::exists(file.get(), "metadata/env_spec"))
+    made.env_spec = h5::read_string(file.get(), "metadata/env_spec", path);
+  if (!h5::exists(file.get(), "metadata/algorithm")) return made;
+  try {
+    made.synthetic = h5::read_string(file.get(), "metadata/algorithm", path) == kSyntheticAlgorithm;
+  } catch (const std::invalid_argument&) {
+    // Not one string (an array, a number): not data synth's word, and not training's to refuse.
+  }
+  return made;
 }
 
 std::string d4rl_file_name(const std::string& id) {

@@ -88,9 +88,16 @@ Transitions read_d4rl(const std::string& path, const ReadOptions& options = {});
 // downloads itself (fetch/ does, and sits above this library).
 std::string resolve_d4rl_path(const std::string& id_or_path);
 
-// The Gymnasium env_spec JSON a file written by `minrnn collect` keeps in metadata/env_spec (D4RL's
-// own files have none: ""). Read on its own so training, which skips metadata, still sees it.
-std::string read_d4rl_env_spec(const std::string& path);
+// What a D4RL-layout file minrnn made says of itself (D4RL's own files say neither): the Gymnasium
+// env_spec JSON `minrnn collect` keeps in metadata/env_spec ("" where none), and whether `minrnn
+// data synth` made it (metadata/algorithm kSyntheticAlgorithm: random states and actions). Read on
+// its own so training, which skips metadata, still sees it.
+inline constexpr const char* kSyntheticAlgorithm = "synthetic";
+struct D4rlMadeHere {
+  std::string env_spec;
+  bool synthetic = false;
+};
+D4rlMadeHere read_d4rl_made_here(const std::string& path);
 
 // The D4RL file name for an id: "hopper-medium-replay-v2" -> "hopper_medium_replay-v2.hdf5".
 std::string d4rl_file_name(const std::string& id);

@@ -74,17 +74,22 @@ struct Dataset {
   // `minrnn collect` wrote names its env in "metadata/env_spec".
   MinariInfo minari;
   std::string env_spec, env_spec_field;
+  bool synthetic = false;  // a D4RL-layout file `minrnn data synth` wrote (read_d4rl_made_here)
   // Episodes longer than the env's time limit (0 when the env is unknown): a boundary the file
   // does not mark, e.g. two collections concatenated where the first ended mid-episode.
   int64_t episodes_over_time_limit = 0;
   int max_episode_steps = 0;  // the env's time limit; 0 when the env is unknown
 };
 
-// Data `minrnn collect` wrote: a D4RL-layout file names its env in metadata/env_spec, which D4RL's
-// own files do not carry; a Minari dataset's description says so (MinariInfo).
-inline bool collected_by_minrnn(const Dataset& ds) {
-  return (ds.format == "d4rl" && !ds.env_spec.empty()) ||
-         (ds.format == "minari" && ds.minari.collected_by_minrnn);
+// The minrnn command that made the data, "" for data of others (D4RL's, Minari's): `minrnn
+// collect` (a D4RL-layout file naming its env in metadata/env_spec, which D4RL's own files do not
+// carry; a Minari dataset whose description says so) or `minrnn data synth` (random data).
+inline std::string made_by_minrnn(const Dataset& ds) {
+  if (ds.format == "d4rl" && ds.synthetic) return "minrnn data synth";
+  if ((ds.format == "d4rl" && !ds.env_spec.empty()) ||
+      (ds.format == "minari" && ds.minari.collected_by_minrnn))
+    return "minrnn collect";
+  return "";
 }
 
 // Loads a D4RL id ("hopper-medium-v2"), a D4RL-layout .hdf5 path, a Minari dataset directory or a

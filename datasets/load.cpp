@@ -35,7 +35,9 @@ Dataset load_dataset(const std::string& id_or_path, const ReadOptions& options) 
     ds.data = read_d4rl(ds.source, options);
     name_hint = std::filesystem::path(ds.source).filename().string();
     // A file `minrnn collect` wrote records the env it was made in (Gymnasium v5, options).
-    ds.env_spec = read_d4rl_env_spec(ds.source);
+    const D4rlMadeHere made = read_d4rl_made_here(ds.source);
+    ds.env_spec = made.env_spec;
+    ds.synthetic = made.synthetic;
     if (!ds.env_spec.empty()) ds.env_spec_field = "metadata/env_spec";
   }
   const bool asked = !options.env.empty() && options.env != "none";

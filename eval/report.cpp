@@ -191,7 +191,7 @@ std::string published_markdown(const Table& t) {
     }
     if (!it->second.d4rl_data) {
       collected = true;
-      return std::string("– (collected data)");
+      return std::string("– (data made here)");
     }
     any_ours = true;
     return seeds_cell(it->second);
@@ -225,9 +225,9 @@ std::string published_markdown(const Table& t) {
                       "its numbers do not compare; it is in the table above."
                     : "";
   const std::string made_here =
-      collected ? " A cell marked \"collected data\" was trained on a dataset `minrnn collect` "
-                  "made (its env.json says so), under a D4RL name perhaps, not on D4RL's file; it "
-                  "is in the table above."
+      collected ? " A cell marked \"data made here\" was trained on a dataset `minrnn collect` "
+                  "or `minrnn data synth` made (its env.json says so), under a D4RL name perhaps, "
+                  "not on D4RL's file; it is in the table above."
                 : "";
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files. minGRU, minLSTM, DT and "

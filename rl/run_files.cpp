@@ -55,9 +55,11 @@ void record_env(const RunFiles& files, const std::string& dataset, const data::D
   j["dataset_file"] = data_file(data);
   j["dataset_steps"] = data.data.num_steps();
   j["dataset_fingerprint"] = data.fingerprint;
-  // Data `minrnn collect` wrote (a D4RL-layout file or a Minari dataset): the report keeps its
-  // score apart from the papers' (they were measured on D4RL's own files).
-  j["dataset_collected_by_minrnn"] = data::collected_by_minrnn(data);
+  // Data minrnn made (collect's, data synth's): the report keeps its score apart from the papers'
+  // (they were measured on D4RL's own files). The key's name is older than data synth's mark.
+  const std::string made_by = data::made_by_minrnn(data);
+  j["dataset_collected_by_minrnn"] = !made_by.empty();
+  j["dataset_made_by"] = made_by;
   io::write_file_atomically(files.env.string(), j.dump(2) + "\n");
   if (!quiet && !env.env.empty()) {
     char line[512];

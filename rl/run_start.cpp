@@ -137,8 +137,7 @@ double warmup_lr(const TrainConfig& cfg, int64_t step) {
 
 void note_config_against_data(const TrainConfig& c, const data::Dataset& ds) {
   io::ProgressLine& line = io::ProgressLine::on_stderr();
-  if (const std::string lookalike =
-          data::d4rl_lookalike_note(c.dataset, data::collected_by_minrnn(ds));
+  if (const std::string lookalike = data::d4rl_lookalike_note(c.dataset, data::made_by_minrnn(ds));
       !lookalike.empty())
     line.message("note: " + lookalike);
   if (c.matmul_precision != "fp32" && !core::names_cuda(c.device)) {

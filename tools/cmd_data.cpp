@@ -164,7 +164,7 @@ data::Transitions synthetic(const data::EnvInfo& env, int64_t steps, int episode
   for (auto& x : qvel.values) x = normal(rng);
   for (auto& x : log_probs.values) x = normal(rng);
   d.infos = {{"qpos", qpos}, {"qvel", qvel}, {"action_log_probs", log_probs}};
-  d.metadata.strings = {{"algorithm", "synthetic"},
+  d.metadata.strings = {{"algorithm", data::kSyntheticAlgorithm},
                         {"policy/nonlinearity", "relu"},
                         {"policy/output_distribution", "tanh_gaussian"}};
   d.metadata.ints["iteration"] = 0;
@@ -235,10 +235,11 @@ void add_inspect_command(CLI::App& data_cmd) {
     const rl::DatasetEnv env =
         inspect_args->env == "none" ? rl::DatasetEnv{} : rl::resolve_dataset_env(ds, "");
     nlohmann::json j = describe(ds, env, seconds, rss_before, peak_rss_mib());
-    const bool collected_here = data::collected_by_minrnn(ds);
-    const std::string lookalike = data::d4rl_lookalike_note(inspect_args->target, collected_here);
+    const std::string made_by = data::made_by_minrnn(ds);
+    const std::string lookalike = data::d4rl_lookalike_note(inspect_args->target, made_by);
     j["not_the_published_file"] = lookalike.empty() ? nlohmann::json() : nlohmann::json(lookalike);
-    j["collected_here"] = collected_here;
+    j["collected_here"] = !made_by.empty();  // by collect or data synth (the key is older)
+    j["made_by"] = made_by;
     if (inspect_args->json) {
       std::printf("%s\n", j.dump(2).c_str());
     } else {

@@ -212,5 +212,30 @@ TEST(D4rlTest, CountsEpisodesLongerThanTheTimeLimit) {
   EXPECT_EQ(load_dataset(dir.file("hopper_split-v2.hdf5")).episodes_over_time_limit, 0);
 }
 
+// The data minrnn made says so as training reads it (metadata skipped): `minrnn collect`'s by its
+// metadata/env_spec, `minrnn data synth`'s by its metadata/algorithm (walk 47: random data trained
+// under a D4RL label stood beside the papers' numbers unmarked); D4RL's own say neither.
+TEST(D4rlTest, DataMinrnnMadeIsKnownAsTrainingReadsIt) {
+  TempDir dir;
+  const ReadOptions lean = ReadOptions{}.only_what_training_reads();
+  Transitions d = make_full_data();  // D4RL's metadata: algorithm SAC
+  write_d4rl(dir.file("hopper_theirs-v2.hdf5"), d);
+  EXPECT_EQ(made_by_minrnn(load_dataset(dir.file("hopper_theirs-v2.hdf5"), lean)), "");
+  d.metadata.strings["algorithm"] = kSyntheticAlgorithm;
+  write_d4rl(dir.file("hopper_synth-v2.hdf5"), d);
+  EXPECT_EQ(made_by_minrnn(load_dataset(dir.file("hopper_synth-v2.hdf5"), lean)),
+            "minrnn data synth");
+  d.metadata.strings["algorithm"] = "SAC";
+  d.metadata.strings["env_spec"] = R"({"id": "Hopper-v4", "max_episode_steps": 1000})";
+  write_d4rl(dir.file("hopper_collected-v2.hdf5"), d);
+  EXPECT_EQ(made_by_minrnn(load_dataset(dir.file("hopper_collected-v2.hdf5"), lean)),
+            "minrnn collect");
+  Transitions odd = make_full_data();  // an algorithm that is no single string
+  odd.metadata.strings.erase("algorithm");
+  odd.metadata.ints["algorithm"] = 3;
+  write_d4rl(dir.file("hopper_odd-v2.hdf5"), odd);
+  EXPECT_EQ(made_by_minrnn(load_dataset(dir.file("hopper_odd-v2.hdf5"), lean)), "");
+}
+
 }  // namespace
 }  // namespace minrnn::data

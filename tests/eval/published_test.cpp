@@ -78,10 +78,10 @@ TEST(Report, ACellOnCollectedDataIsNotSetBesideThePapers) {
   const std::string md = read_text(tmp.path / "table3.md");
   EXPECT_NE(md.find("| hopper-medium | 1.3 (n=1) | 60.0 (n=1) |"), std::string::npos) << md;
   EXPECT_NE(
-      md.find("| hopper-medium | – (collected data) | 79.4 ± 8.2 | 60.0 (n=1) | 85.0 ± 4.4 |"),
+      md.find("| hopper-medium | – (data made here) | 79.4 ± 8.2 | 60.0 (n=1) | 85.0 ± 4.4 |"),
       std::string::npos)
       << md;
-  EXPECT_NE(md.find("A cell marked \"collected data\""), std::string::npos) << md;
+  EXPECT_NE(md.find("A cell marked \"data made here\""), std::string::npos) << md;
 }
 
 }  // namespace

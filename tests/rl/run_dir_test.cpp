@@ -259,6 +259,7 @@ TEST(RunDir, AResumeOnOtherDataIsRefused) {
   const nlohmann::json env = nlohmann::json::parse(testing::read_text(f.run / "env.json"));
   EXPECT_EQ(env["dataset_steps"], 300);
   EXPECT_EQ(env["dataset_collected_by_minrnn"], false);  // no metadata/env_spec: D4RL's layout
+  EXPECT_EQ(env["dataset_made_by"], "");
   EXPECT_EQ(env["dataset_fingerprint"].get<std::string>().size(), 16u);
   const std::string checkpoint = testing::read_text(f.run / "checkpoint.pt");
   fs::remove(f.data);

@@ -49,9 +49,9 @@ TEST(DataCli, InspectExplainsASynthesizedFile) {
       {"cannot write d.hdf5/x.hdf5", "d.hdf5 is a file, not a folder"});
 }
 
-// A file under D4RL's name that `minrnn collect` made is a note saying so; another of the wrong
-// size a warning asking whether it was edited (a walk, 2026-11-29: every collected file named as
-// the docs advise was "collected here, or edited?").
+// A file under D4RL's name that `minrnn collect` or `minrnn data synth` made is a note saying so;
+// another of the wrong size a warning asking whether it was edited (a walk, 2026-11-29: every
+// collected file named as the docs advise was "collected here, or edited?").
 TEST(DataCli, InspectSaysACollectedFileUnderD4rlsNameWasMadeHere) {
   TempDir dir;
   ASSERT_EQ(
@@ -62,8 +62,8 @@ TEST(DataCli, InspectSaysACollectedFileUnderD4rlsNameWasMadeHere) {
   EXPECT_NE(collected.output.find("note               hopper_random-v2.hdf5 holds"),
             std::string::npos)
       << collected.output;
-  EXPECT_NE(collected.output.find("made by `minrnn collect` (its metadata/env_spec), not the "
-                                  "published file; its scores are not the paper's data's"),
+  EXPECT_NE(collected.output.find("made by `minrnn collect`, not the published file; its scores "
+                                  "are not the paper's data's"),
             std::string::npos)
       << collected.output;
   ASSERT_EQ(run_minrnn(dir,
@@ -74,9 +74,12 @@ TEST(DataCli, InspectSaysACollectedFileUnderD4rlsNameWasMadeHere) {
   const CliResult other = run_minrnn(dir, "data inspect hopper_medium-v2.hdf5 --json");
   ASSERT_EQ(other.exit_code, 0) << other.output;
   const auto j = nlohmann::json::parse(other.output);
-  EXPECT_EQ(j["collected_here"], false);
+  // data synth's random data is said to be so too (walk 47: it was "collected here, or edited?",
+  // and trained beside the papers' numbers unmarked); a file of no word is asked (Catalog tests).
+  EXPECT_EQ(j["collected_here"], true);
+  EXPECT_EQ(j["made_by"], "minrnn data synth");
   EXPECT_NE(j["not_the_published_file"].get<std::string>().find(
-                "not the published file (collected here, or edited?)"),
+                "made by `minrnn data synth`, not the published file"),
             std::string::npos)
       << other.output;
 }

@@ -88,6 +88,7 @@ TEST(MinariCli, CollectInspectTrainEvalInTheDatasetsEnv) {
   EXPECT_EQ(env["env_version"], 5);
   EXPECT_EQ(env["ref_min_score"], -10.0);
   EXPECT_EQ(env["dataset_collected_by_minrnn"], true);
+  EXPECT_EQ(env["dataset_made_by"], "minrnn collect");
   EXPECT_NE(read_text(dir.path / "run" / "done.json").find("\"env_id\": \"Hopper-v5\""),
             std::string::npos);
 
