@@ -148,8 +148,8 @@ std::string why_no_env_to_evaluate(const data::Dataset& ds, const DatasetEnv& en
                           : i + 1 == fitting.size() ? " and "
                                                     : ", ") +
               fitting[i]->name;
-  if (fitting.empty()) widths += "no environment of ours";
-  const std::string example = fitting.empty() ? "hopper" : fitting.front()->name;
+  if (fitting.empty()) widths += "none of D4RL's environments";
+  const std::string example = fitting.empty() ? "NAME" : fitting.front()->name;
   return ds.source + ": no environment to evaluate the run in: the config has no env and the " +
          "data names none (no env spec, no environment in its name), and " + widths +
          "; set config key env (--set env=" + example + ", or env: in the config)";
