@@ -10,19 +10,10 @@
 #include <sstream>
 #include <string>
 
+#include "io/name_list.h"
+
 namespace minrnn::io {
 namespace {
-
-// "a", "a and b", "a, b and c"; "a, b, c and 51 more" (a report's tables and its many plots).
-std::string names_of(const std::vector<std::string>& paths) {
-  constexpr size_t kNamed = 3;
-  const size_t named = paths.size() > kNamed + 1 ? kNamed : paths.size();
-  std::string text;
-  for (size_t i = 0; i < named; ++i)
-    text += (i == 0 ? "" : i + 1 == paths.size() ? " and " : ", ") + paths[i];
-  if (named < paths.size()) text += " and " + std::to_string(paths.size() - named) + " more";
-  return text;
-}
 
 // One file of the set while it is committed: its previous version, kept at kept_name(path) until
 // the whole set is in place.
@@ -67,7 +58,7 @@ std::string kept_name(const std::string& path) {
 void commit_all_or_none(const std::vector<AtomicFile*>& files) {
   std::vector<std::string> paths;
   for (const AtomicFile* f : files) paths.push_back(f->path());
-  const std::string unchanged = " (" + names_of(paths) + " are unchanged)";
+  const std::string unchanged = " (" + names_phrase(paths) + " are unchanged)";
   // A folder in a later file's place would fail its rename after the earlier ones'.
   for (const std::string& path : paths) {
     struct stat st;
@@ -106,7 +97,7 @@ void commit_all_or_none(const std::vector<AtomicFile*>& files) {
       }
       std::string said = e.what();
       if (!restored.empty())
-        said += "; " + names_of(restored) + (restored.size() == 1 ? " was" : " were") +
+        said += "; " + names_phrase(restored) + (restored.size() == 1 ? " was" : " were") +
                 " put back as before";
       throw WriteError(said + lost);
     }

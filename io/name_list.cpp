@@ -38,6 +38,15 @@ std::string comma_separated(const std::vector<std::string>& names) {
   return text;
 }
 
+std::string names_phrase(const std::vector<std::string>& names, size_t at_most) {
+  const size_t named = names.size() > at_most + 1 ? at_most : names.size();
+  std::string text;
+  for (size_t i = 0; i < named; ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  if (named < names.size()) text += " and " + std::to_string(names.size() - named) + " more";
+  return text;
+}
+
 std::string closest_name(const std::string& given, const std::vector<std::string>& known) {
   const std::string* best = nullptr;
   size_t best_distance = 0;

@@ -1,6 +1,7 @@
 // Names in an error message: a list of them, and the "did you mean" of a message naming something
 // unknown (the known name a typo most likely meant, offered before the full list).
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,9 @@ namespace minrnn::io {
 
 // "a, b, c".
 std::string comma_separated(const std::vector<std::string>& names);
+// "a", "a and b", "a, b and c"; past one more than `at_most`, "a, b, c and 51 more" (a report's
+// tables and its many plots, the envs a dataset's widths fit).
+std::string names_phrase(const std::vector<std::string>& names, size_t at_most = 3);
 
 // The name among `known` closest to `given` — fewest single-character insertions, deletions,
 // substitutions or swaps of neighbours, at most a third of the longer name's length (at least

@@ -9,6 +9,7 @@
 
 #include "datasets/env_table.h"
 #include "envs/registry.h"
+#include "io/name_list.h"
 
 namespace minrnn::rl {
 namespace {
@@ -140,16 +141,14 @@ DatasetEnv resolve_dataset_env(const data::Dataset& ds, const std::string& confi
 
 std::string why_no_env_to_evaluate(const data::Dataset& ds, const DatasetEnv& env) {
   if (!env.env.empty()) return "";
-  const auto fitting = data::envs_with_dims(ds.data.obs_dim, ds.data.act_dim);
-  std::string widths = "its widths (obs " + std::to_string(ds.data.obs_dim) + ", act " +
-                       std::to_string(ds.data.act_dim) + ") fit ";
-  for (size_t i = 0; i < fitting.size(); ++i)
-    widths += std::string(i == 0                    ? ""
-                          : i + 1 == fitting.size() ? " and "
-                                                    : ", ") +
-              fitting[i]->name;
-  if (fitting.empty()) widths += "none of D4RL's environments";
-  const std::string example = fitting.empty() ? "NAME" : fitting.front()->name;
+  std::vector<std::string> fitting;
+  for (const data::EnvInfo* fits : data::envs_with_dims(ds.data.obs_dim, ds.data.act_dim))
+    fitting.push_back(fits->name);
+  const std::string widths =
+      "its widths (obs " + std::to_string(ds.data.obs_dim) + ", act " +
+      std::to_string(ds.data.act_dim) + ") fit " +
+      (fitting.empty() ? "none of D4RL's environments" : io::names_phrase(fitting));
+  const std::string example = fitting.empty() ? "NAME" : fitting.front();
   return ds.source + ": no environment to evaluate the run in: the config has no env and the " +
          "data names none (no env spec, no environment in its name), and " + widths +
          "; set config key env (--set env=" + example + ", or env: in the config)";

@@ -43,5 +43,16 @@ TEST(NameList, CommaSeparated) {
   EXPECT_EQ(comma_separated({"a", "b", "c"}), "a, b, c");
 }
 
+// One phrase for a list in a message (it was written twice: the report's files, the envs a
+// dataset's widths fit).
+TEST(NameList, NamesPhrase) {
+  EXPECT_EQ(names_phrase({}), "");
+  EXPECT_EQ(names_phrase({"a"}), "a");
+  EXPECT_EQ(names_phrase({"a", "b"}), "a and b");
+  EXPECT_EQ(names_phrase({"a", "b", "c", "d"}), "a, b, c and d");  // "and 1 more" says less
+  EXPECT_EQ(names_phrase({"a", "b", "c", "d", "e"}), "a, b, c and 2 more");
+  EXPECT_EQ(names_phrase({"a", "b", "c"}, 1), "a and 2 more");
+}
+
 }  // namespace
 }  // namespace minrnn::io
