@@ -389,6 +389,12 @@ std::string config_differences(const TrainConfig& from, const TrainConfig& to) {
   return out;
 }
 
+std::string trained_config_differences(const TrainConfig& trained, const TrainConfig& asked) {
+  TrainConfig budget_aside = trained;
+  budget_aside.max_steps = asked.max_steps;
+  return config_differences(budget_aside, asked);
+}
+
 std::vector<std::string> config_keys() {
   std::vector<std::string> keys;
   for (const auto& f : fields()) keys.push_back(f.name);

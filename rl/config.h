@@ -114,6 +114,9 @@ std::vector<std::pair<std::string, std::string>> config_entries(const TrainConfi
 // The keys whose values differ, as "key: A -> B" joined by "; " ("" when none do). Values are
 // compared, not text, so a key an older config.yaml lacks counts as its default.
 std::string config_differences(const TrainConfig& from, const TrainConfig& to);
+// config_differences of a checkpoint's config and the one a run is asked with, max_steps aside
+// (--extend grows it): what a resume refuses, and what tells a hand-edited config.yaml.
+std::string trained_config_differences(const TrainConfig& trained, const TrainConfig& asked);
 // The known keys, in declaration order.
 std::vector<std::string> config_keys();
 

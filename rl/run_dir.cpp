@@ -249,9 +249,7 @@ namespace {
 bool checkpoint_trained_with(const RunFiles& files, const TrainConfig& cfg) {
   if (!fs::exists(files.checkpoint)) return false;
   try {
-    TrainConfig trained = load_agent(files.checkpoint.string()).config;
-    trained.max_steps = cfg.max_steps;
-    return config_differences(trained, cfg).empty();
+    return trained_config_differences(load_agent(files.checkpoint.string()).config, cfg).empty();
   } catch (const std::exception&) {
     return false;
   }

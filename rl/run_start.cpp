@@ -101,9 +101,8 @@ int64_t resume(const RunFiles& files, const RunDirTakeover& takeover, const torc
   }();
   // config.yaml may say another config than the checkpoint holds (edited by hand): its weights
   // would not fit (in LibTorch's words) or train on under other settings. max_steps may grow.
-  TrainConfig trained = saved.config;
-  trained.max_steps = agent.config.max_steps;
-  if (const std::string differ = config_differences(trained, agent.config); !differ.empty()) {
+  if (const std::string differ = trained_config_differences(saved.config, agent.config);
+      !differ.empty()) {
     throw std::runtime_error(checkpoint + " was trained with another config (" + differ +
                              ") than " + files.config.filename().string() +
                              " and this command say; use another --run-dir or --force");
