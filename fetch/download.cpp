@@ -81,10 +81,6 @@ std::string kept_text(const std::string& part, int64_t have, int64_t size) {
 
 }  // namespace
 
-std::string part_path(const std::string& path) {
-  return data::download_part_path(path);
-}
-
 std::string checksum_record_path(const std::string& path) {
   return path + ".sha256";
 }
@@ -126,7 +122,7 @@ class PartDownload {
       : spec_(spec),
         options_(options),
         result_(result),
-        part_(part_path(spec.path), spec.url),
+        part_(data::download_part_path(spec.path), spec.url),
         hasher_(spec.checksum.kind, spec.size),
         name_(fs::path(spec.path).filename().string()) {
     have_ = part_.size();
@@ -353,7 +349,7 @@ std::optional<VerifiedPart> fetch_part(const FileSpec& spec, const DownloadOptio
 }
 
 void VerifiedPart::commit() {
-  const std::string part = part_path(spec_.path);
+  const std::string part = data::download_part_path(spec_.path);
   FileIdentity now;
   if (!identity_of(part, &now) && identity_of(spec_.path, &now) && now.same_inode(checked_)) {
     record_sha256(spec_);  // another download of the same file renamed it already (a rename

@@ -58,7 +58,6 @@ struct DownloadResult {
   double seconds = 0;
 };
 
-std::string part_path(const std::string& path);             // <path>.part
 std::string checksum_record_path(const std::string& path);  // <path>.sha256
 
 // A .part whose size and checksum are right, waiting for its final name. It holds no open file

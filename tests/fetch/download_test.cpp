@@ -15,12 +15,14 @@
 #include <string>
 #include <thread>
 
+#include "datasets/catalog.h"
 #include "fetch/download.h"
 #include "tests/fetch/served_file.h"
 
 namespace minrnn::fetch {
 namespace {
 
+using data::download_part_path;
 using testing::expect_error_naming;
 using testing::HttpServer;
 using testing::quick;
@@ -82,7 +84,7 @@ TEST(Download, AFreshDownloadLandsVerifiedUnderItsName) {
   EXPECT_FALSE(r.already_present);
   EXPECT_EQ(r.bytes_received, s.spec.size);
   EXPECT_EQ(read_text(s.local), s.bytes);
-  EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
+  EXPECT_FALSE(fs::exists(download_part_path(s.spec.path)));
   EXPECT_EQ(read_text(checksum_record_path(s.spec.path)),
             s.spec.checksum.hex + "  hopper_medium-v2.hdf5\n");  // sha256sum -c reads it
   ASSERT_EQ(s.server.requests().size(), 1u);
@@ -95,7 +97,7 @@ TEST(Download, ACutConnectionIsResumedWithARangeRequest) {
   expect_error_naming([&] { download_file(s.spec, quick()); },
                       {s.spec.url, "connection was cut after 5000 bytes", ".part keeps 5000"});
   EXPECT_FALSE(fs::exists(s.local));  // nothing half-written has the final name
-  EXPECT_EQ(fs::file_size(part_path(s.spec.path)), 5000u);
+  EXPECT_EQ(fs::file_size(download_part_path(s.spec.path)), 5000u);
 
   const DownloadResult r = download_file(s.spec, quick());
   EXPECT_EQ(r.resumed_from, 5000);
@@ -117,7 +119,7 @@ TEST(Download, ACutConnectionIsRetriedWithinOneCall) {
 TEST(Download, AServerIgnoringTheRangeIsReadFromTheStart) {
   Served s;
   fs::create_directories(s.local.parent_path());
-  std::ofstream(part_path(s.spec.path), std::ios::binary) << s.bytes.substr(0, 3000);
+  std::ofstream(download_part_path(s.spec.path), std::ios::binary) << s.bytes.substr(0, 3000);
   s.server.ignore_range(true);
   download_file(s.spec, quick());
   EXPECT_EQ(s.server.requests()[0].range, "bytes=3000-");
@@ -132,7 +134,7 @@ TEST(Download, AChecksumMismatchRemovesThePartAndNamesUrlExpectedAndGot) {
                       {s.spec.url, "checksum mismatch", "expected sha256 " + wrong.checksum.hex,
                        "got sha256 " + s.spec.checksum.hex});
   EXPECT_FALSE(fs::exists(s.local));
-  EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
+  EXPECT_FALSE(fs::exists(download_part_path(s.spec.path)));
 }
 
 TEST(Download, ASizeMismatchIsRefusedBeforeTheBodyIsKept) {
@@ -143,7 +145,7 @@ TEST(Download, ASizeMismatchIsRefusedBeforeTheBodyIsKept) {
       [&] { download_file(wrong, quick()); },
       {s.spec.url, "expected " + std::to_string(wrong.size), "has " + std::to_string(s.spec.size)});
   EXPECT_FALSE(fs::exists(s.local));
-  EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
+  EXPECT_FALSE(fs::exists(download_part_path(s.spec.path)));
 }
 
 // A file at the destination of another size than the catalog lists is refused naming both sizes,
@@ -168,7 +170,7 @@ TEST(Download, NotFoundAndForbiddenNameTheUrlAndAreNotRetried) {
   s.server.answer("/hopper_medium-v2.hdf5", 403);
   expect_error_naming([&] { download_file(s.spec, quick(3)); }, {s.spec.url, "HTTP 403"});
   EXPECT_EQ(s.server.requests().size(), 2u);
-  EXPECT_FALSE(fs::exists(part_path(s.spec.path)));  // no empty .part left behind
+  EXPECT_FALSE(fs::exists(download_part_path(s.spec.path)));  // no empty .part left behind
 }
 
 TEST(Download, ARefusedConnectionNamesTheUrl) {
@@ -190,7 +192,7 @@ TEST(Download, ASilentServerTimesOut) {
   DownloadOptions options = quick();
   options.http.low_speed_time_s = 0.3;
   expect_error_naming([&] { download_file(s.spec, options); }, {s.spec.url, "too slow"});
-  EXPECT_EQ(fs::file_size(part_path(s.spec.path)), 1000u);
+  EXPECT_EQ(fs::file_size(download_part_path(s.spec.path)), 1000u);
 }
 
 TEST(Download, ASecondDownloadOfAVerifiedFileIsANoOp) {
@@ -222,7 +224,7 @@ TEST(Download, AStopKeepsThePartAndTheNextRunResumes) {
   Served s;
   s.server.set_bytes_per_second(20000);
   DownloadOptions options = quick();
-  const std::string part = part_path(s.spec.path);
+  const std::string part = download_part_path(s.spec.path);
   options.http.should_stop = [&] {
     std::error_code ec;
     return fs::file_size(part, ec) >= 2000 && !ec;
@@ -254,13 +256,13 @@ TEST(Download, TwoDownloadsIntoOnePartAreRefused) {
   std::atomic<bool> started{false};
   DownloadOptions slow = quick();
   slow.http.should_stop = [&] {
-    started = fs::exists(part_path(s.spec.path));
+    started = fs::exists(download_part_path(s.spec.path));
     return false;
   };
   std::thread first([&] { download_file(s.spec, slow); });
   while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   expect_error_naming([&] { download_file(s.spec, quick()); },
-                      {part_path(s.spec.path), "being written by another download"});
+                      {download_part_path(s.spec.path), "being written by another download"});
   s.server.set_bytes_per_second(0);
   first.join();
   EXPECT_EQ(read_text(s.local), s.bytes);

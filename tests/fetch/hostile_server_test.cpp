@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "datasets/catalog.h"
 #include "fetch/download.h"
 #include "tests/fetch/served_file.h"
 
 namespace minrnn::fetch {
 namespace {
 
+using data::download_part_path;
 using testing::expect_error_naming;
 using testing::quick;
 using testing::read_text;
@@ -40,13 +42,13 @@ std::string length(size_t n) {
 // A .part holding the first `n` bytes of the file, as a cut download leaves it.
 void leave_part(const Served& s, size_t n) {
   fs::create_directories(s.local.parent_path());
-  std::ofstream(part_path(s.spec.path), std::ios::binary) << s.bytes.substr(0, n);
+  std::ofstream(download_part_path(s.spec.path), std::ios::binary) << s.bytes.substr(0, n);
 }
 
 // The .part still holds the first `n` bytes, and the next run resumes there and completes.
 void expect_kept_and_resumed(Served& s, size_t n) {
-  ASSERT_TRUE(fs::exists(part_path(s.spec.path)));
-  EXPECT_EQ(read_text(part_path(s.spec.path)), s.bytes.substr(0, n));
+  ASSERT_TRUE(fs::exists(download_part_path(s.spec.path)));
+  EXPECT_EQ(read_text(download_part_path(s.spec.path)), s.bytes.substr(0, n));
   download_file(s.spec, quick());
   EXPECT_EQ(read_text(s.local), s.bytes);
   EXPECT_EQ(s.server.requests().back().range, "bytes=" + std::to_string(n) + "-");
@@ -100,9 +102,10 @@ TEST(HostileServer, ATrickleOfBytesOrHeadersGivesUp) {
   s.server.set_bytes_per_second(400);  // 20 bytes every 50 ms
   expect_error_naming([&] { download_file(s.spec, options); },
                       {s.spec.url, "too slow: fewer than 10000 bytes/s over 0.3 s"});
-  EXPECT_GT(fs::file_size(part_path(s.spec.path)), 0u);  // kept: a retry goes on from there
+  EXPECT_GT(fs::file_size(download_part_path(s.spec.path)),
+            0u);  // kept: a retry goes on from there
 
-  fs::remove(part_path(s.spec.path));
+  fs::remove(download_part_path(s.spec.path));
   std::string headers = "HTTP/1.1 200 OK\r\n";
   for (int i = 0; i < 300; ++i) headers += "X-Pad: " + std::to_string(i) + "\r\n";
   s.server.raw_answers(kPath, {headers});  // a header line every ~50 ms, never a body
@@ -144,7 +147,7 @@ TEST(HostileServer, RetryAfterIsWaitedForUpToTheCap) {
   options.max_retry_after_s = 0;
   expect_error_naming([&] { download_file(s.spec, options); },
                       {s.spec.url, "HTTP 429", "nothing kept"});
-  EXPECT_FALSE(fs::exists(part_path(s.spec.path)));
+  EXPECT_FALSE(fs::exists(download_part_path(s.spec.path)));
 }
 
 // Every answer cut after 10 kB: each try brings bytes, so two tries in a row suffice.
@@ -171,7 +174,7 @@ TEST(HostileServer, TriesThatBringBytesDoNotCountAsFailures) {
 TEST(HostileServer, AResumedDownloadWithAWrongChecksumStartsOnceMoreFromByteZero) {
   Served s;
   fs::create_directories(s.local.parent_path());
-  std::ofstream(part_path(s.spec.path), std::ios::binary) << std::string(3000, 'x');
+  std::ofstream(download_part_path(s.spec.path), std::ios::binary) << std::string(3000, 'x');
   const DownloadResult r = download_file(s.spec, quick());
   EXPECT_EQ(read_text(s.local), s.bytes);
   ASSERT_EQ(s.server.requests().size(), 2u);
@@ -203,7 +206,7 @@ TEST(HostileServer, AVerifiedPartReplacedBeforeItsCommitIsNotRenamed) {
   DownloadResult result;
   std::optional<VerifiedPart> part = fetch_part(s.spec, quick(), &result);
   ASSERT_TRUE(part.has_value());
-  const std::string path = part_path(s.spec.path);
+  const std::string path = download_part_path(s.spec.path);
   fs::remove(path);
   std::ofstream(path, std::ios::binary) << std::string(s.bytes.size(), 'y');
   expect_error_naming([&] { part->commit(); }, {path, "changed after it was checked"});
