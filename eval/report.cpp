@@ -90,7 +90,7 @@ Table make_table(const std::vector<RunScore>& runs,
       const bool v4 = r->env_version == 0 || r->env_version == 4;
       const bool table = r->ref_source.empty() || r->ref_source.rfind("D4RL table", 0) == 0;
       c.d4rl_scored = c.d4rl_scored && v4 && table;
-      c.d4rl_data = c.d4rl_data && !r->collected_data;
+      c.d4rl_data = c.d4rl_data && !r->made_here;
     }
   }
   for (const auto& b : t.backbones) {
@@ -181,7 +181,7 @@ std::string published_row(const std::string& label, const PublishedScores& p,
 }  // namespace
 
 std::string published_markdown(const Table& t) {
-  bool other_scoring = false, collected = false, any_ours = false;
+  bool other_scoring = false, made_here_cells = false, any_ours = false;
   auto ours = [&](const std::string& dataset, const std::string& backbone) {
     auto it = t.cells.find({dataset, backbone});
     if (it == t.cells.end()) return std::string("–");
@@ -190,7 +190,7 @@ std::string published_markdown(const Table& t) {
       return std::string("– (not D4RL's)");
     }
     if (!it->second.d4rl_data) {
-      collected = true;
+      made_here_cells = true;
       return std::string("– (data made here)");
     }
     any_ours = true;
@@ -204,7 +204,7 @@ std::string published_markdown(const Table& t) {
     ++published_rows;
     rows += published_row(d, *p, [&](const std::string& b) { return ours(d, b); });
   }
-  if (!any_ours && !other_scoring && !collected) return "";
+  if (!any_ours && !other_scoring && !made_here_cells) return "";
   // The paper's Average row is over its nine datasets: ours beside it only where a backbone has a
   // D4RL-scored cell in each of them.
   if (published_rows == static_cast<int>(published_datasets().size())) {
@@ -225,10 +225,11 @@ std::string published_markdown(const Table& t) {
                       "its numbers do not compare; it is in the table above."
                     : "";
   const std::string made_here =
-      collected ? " A cell marked \"data made here\" was trained on a dataset `minrnn collect` "
-                  "or `minrnn data synth` made (its env.json says so), under a D4RL name perhaps, "
-                  "not on D4RL's file; it is in the table above."
-                : "";
+      made_here_cells
+          ? " A cell marked \"data made here\" was trained on a dataset `minrnn collect` "
+            "or `minrnn data synth` made (its env.json says so), under a D4RL name perhaps, "
+            "not on D4RL's file; it is in the table above."
+          : "";
   return "## Beside the published numbers\n\n"
          "Published: D4RL normalized scores on D4RL's own v2 files. minGRU, minLSTM, DT and "
          "DMamba: Feng et al. 2024, Table 3 (minGRU and minLSTM mean ± std over five seeds; its DT "

@@ -30,7 +30,7 @@ struct RunScore {
   // reference scores' source ("D4RL table (hopper)", a Minari dataset's own)
   int env_version = 0;
   std::string ref_source;
-  bool collected_data = false;  // env.json: its dataset was made by `minrnn collect`
+  bool made_here = false;  // env.json: minrnn made its dataset (`minrnn collect`, `data synth`)
   // What it was trained and evaluated with, seed and budget aside: config.yaml's keys, and
   // eval.json's episodes, target return, mode and environment as "eval <key>" (report_runs.cpp).
   std::map<std::string, std::string> settings;
@@ -44,7 +44,7 @@ struct Cell {
   // Every seed scored in a v4 environment by D4RL's table (as eval.json says; one that says
   // nothing is): a cell the paper's numbers compare to.
   bool d4rl_scored = true;
-  bool d4rl_data = true;  // no seed trained on a dataset `minrnn collect` made (env.json)
+  bool d4rl_data = true;  // no seed trained on a dataset minrnn made (env.json)
 };
 
 struct Table {

@@ -113,7 +113,7 @@ std::vector<RunScore> collect_scores(const std::vector<ListedRun>& listed) {
     r.env_version = j.is_object() ? j.value("env_version", 0) : 0;
     r.settings = run_settings(run.dir, j);
     const nlohmann::json env = io::read_json_or_null(files.env.string());
-    r.collected_data = env.is_object() && env.value("dataset_collected_by_minrnn", false);
+    r.made_here = env.is_object() && env.value("dataset_collected_by_minrnn", false);
     runs.push_back(r);
   }
   return runs;
