@@ -20,6 +20,7 @@
 #include "envs/registry.h"
 #include "envs/rng.h"
 #include "envs/vector_env.h"
+#include "io/csv.h"
 #include "tools/bench/report.h"
 #include "tools/commands.h"
 
@@ -183,13 +184,13 @@ BenchCsv results_csv(const BenchOptions& opt, const std::vector<EnvRates>& all) 
                /*torch_threads=*/0);
   for (const auto& r : all) {
     const std::string steps = std::to_string(opt.steps);
-    csv.add_row({machine, r.env, "single", "1", "1", steps, csv_number(r.single), ""});
+    csv.add_row({machine, r.env, "single", "1", "1", steps, io::csv_number(r.single), ""});
     for (size_t i = 0; i < r.vector.size(); ++i) {
       csv.add_row({machine, r.env, "vector", std::to_string(opt.sizes[i]),
-                   std::to_string(r.vector_threads[i]), steps, csv_number(r.vector[i]), ""});
+                   std::to_string(r.vector_threads[i]), steps, io::csv_number(r.vector[i]), ""});
     }
-    csv.add_row({machine, r.env, "mj_step", "1", "1", steps, csv_number(r.mj_steps / r.frame_skip),
-                 csv_number(r.mj_steps)});
+    csv.add_row({machine, r.env, "mj_step", "1", "1", steps,
+                 io::csv_number(r.mj_steps / r.frame_skip), io::csv_number(r.mj_steps)});
   }
   return csv;
 }

@@ -18,6 +18,7 @@
 
 #include "envs/registry.h"
 #include "eval/rollout.h"
+#include "io/csv.h"
 #include "io/workers.h"
 #include "sweep/estimate.h"
 #include "tools/bench/agent.h"
@@ -185,7 +186,7 @@ BenchCsv results_csv(const EvalBenchOptions& o, const std::vector<Row>& rows) {
   for (const auto& r : rows) {
     csv.add_row({"cpu", machine_name(), o.env, std::to_string(o.episodes), std::to_string(o.steps),
                  std::to_string(o.embed), std::to_string(o.layers), std::to_string(o.context),
-                 r.what, r.batching, csv_number(r.env_steps_per_s)});
+                 r.what, r.batching, io::csv_number(r.env_steps_per_s)});
   }
   return csv;
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 
+#include "io/csv.h"
 #include "models/minrnn.h"
 #include "rl/run_start.h"
 #include "tools/bench/memory_probe.h"
@@ -301,8 +302,8 @@ BenchCsv results_csv(const Figure1Options& o, const torch::Device& device,
       const Cell& c = grid[i][j];
       csv.add_row({device.str(), machine, std::to_string(o.batch), std::to_string(o.hidden),
                    std::to_string(o.lengths[i]), models[j].key, std::isnan(c.ms) ? "skipped" : "ok",
-                   csv_number(c.ms), csv_number(c.peak_mib), csv_number(c.resident_mib),
-                   csv_number(c.est_s)});
+                   io::csv_number(c.ms), io::csv_number(c.peak_mib), io::csv_number(c.resident_mib),
+                   io::csv_number(c.est_s)});
     }
   }
   return csv;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 
+#include "io/csv.h"
 #include "ops/affine.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
@@ -212,7 +213,7 @@ BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
                  {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
                   std::to_string(r.pack), std::to_string(o.shape.batch),
                   std::to_string(o.shape.context), std::to_string(o.shape.embed),
-                  std::to_string(o.shape.layers), csv_number(o.shape.expansion),
+                  std::to_string(o.shape.layers), io::csv_number(o.shape.expansion),
                   matmul_precision_on(o.shape, r.device), std::to_string(r.rounds)},
                  r.run_steps_per_s, r.step_gflop);
   }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "io/csv.h"
 #include "ops/cuda_graph.h"
 #include "ops/device.h"
 #include "tools/bench/report.h"
@@ -218,7 +219,7 @@ BenchCsv limits_csv(const LimitsOptions& o, const std::vector<ProbeRow>& rows,
         {device.str(), hardware_name(device), o.backbone, r.probe, std::to_string(r.pack),
          std::to_string(o.shape.batch), std::to_string(o.shape.context),
          std::to_string(o.shape.embed), std::to_string(o.shape.layers),
-         csv_number(o.shape.expansion), o.shape.matmul_precision, std::to_string(r.replays)},
+         io::csv_number(o.shape.expansion), o.shape.matmul_precision, std::to_string(r.replays)},
         r.run_steps_per_s, r.step_gflop);
   }
   return csv;

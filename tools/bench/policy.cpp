@@ -11,6 +11,7 @@
 
 #include "envs/registry.h"
 #include "infer/policy.h"
+#include "io/csv.h"
 #include "tools/bench/agent.h"
 #include "tools/bench/report.h"
 #include "tools/commands.h"
@@ -114,8 +115,8 @@ BenchCsv results_csv(const PolicyBenchOptions& o, const std::vector<Row>& rows) 
   for (const auto& r : rows) {
     csv.add_row({"cpu", machine_name(), o.env, std::to_string(o.calls), std::to_string(o.episode),
                  std::to_string(o.embed), std::to_string(o.layers), std::to_string(o.context),
-                 r.backbone, r.mode, r.engine, csv_number(r.p50_us), csv_number(r.p99_us),
-                 csv_number(r.mean_us)});
+                 r.backbone, r.mode, r.engine, io::csv_number(r.p50_us), io::csv_number(r.p99_us),
+                 io::csv_number(r.mean_us)});
   }
   return csv;
 }

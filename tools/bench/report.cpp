@@ -81,8 +81,6 @@ void append_benchmark(const std::string& path, const std::string& section,
   });
 }
 
-using io::csv_line;
-
 BenchCsv::BenchCsv(std::vector<std::string> columns, int torch_threads)
     : columns_(std::move(columns)) {
   const auto machine = std::find(columns_.begin(), columns_.end(), "machine");
@@ -100,11 +98,11 @@ void BenchCsv::add_row(std::vector<std::string> cells) {
     throw std::logic_error("bench CSV row has " + std::to_string(cells.size()) +
                            " cells, header has " + std::to_string(columns_.size()));
   }
-  rows_ += csv_line(cells);
+  rows_ += io::csv_line(cells);
 }
 
 std::string BenchCsv::text() const {
-  return csv_line(columns_) + rows_;
+  return io::csv_line(columns_) + rows_;
 }
 
 namespace {

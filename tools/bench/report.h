@@ -47,7 +47,6 @@ class BenchCsv {
   size_t threads_at_ = 0;  // the torch_threads column's index; 0 where there is none
   std::string threads_;
 };
-using io::csv_number;  // a cell of a bench's CSV (io/csv.h)
 
 // Where a bench files its result. By default it prints and writes its CSV under runs/bench/: a
 // command that edited the repository unasked would surprise. --record appends the entry to the

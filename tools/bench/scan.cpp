@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "io/csv.h"
 #include "models/minrnn.h"
 #include "ops/scan.h"
 #if defined(MINRNN_WITH_CUDA)
@@ -165,8 +166,8 @@ BenchCsv results_csv(const ScanBenchOptions& o, const torch::Device& device,
                 "forward_gb_per_s"});
   for (const Row& r : rows) {
     csv.add_row({device.str(), machine, r.what, std::to_string(o.batch), std::to_string(r.length),
-                 std::to_string(o.dim), csv_number(r.forward_ms), csv_number(r.train_ms),
-                 r.bytes > 0 ? csv_number(r.bytes / r.forward_ms / 1e6) : ""});
+                 std::to_string(o.dim), io::csv_number(r.forward_ms), io::csv_number(r.train_ms),
+                 r.bytes > 0 ? io::csv_number(r.bytes / r.forward_ms / 1e6) : ""});
   }
   return csv;
 }

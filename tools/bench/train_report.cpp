@@ -1,5 +1,7 @@
 // How `minrnn bench train` reports its rows (tools/bench/train_report.h).
 #include "tools/bench/train_report.h"
+
+#include "io/csv.h"
 #include "tools/commands.h"
 
 #include <algorithm>
@@ -177,18 +179,18 @@ BenchCsv results_csv(const TrainBenchOptions& o, const std::vector<Row>& rows,
                  std::to_string(o.shape.context),
                  std::to_string(o.shape.embed),
                  std::to_string(o.shape.layers),
-                 csv_number(o.shape.expansion),
+                 io::csv_number(o.shape.expansion),
                  matmul_precision_on(o.shape, r.device),
                  std::to_string(r.params),
                  std::to_string(r.steps),
-                 csv_number(r.steps_per_s),
-                 csv_number(1000.0 / r.steps_per_s),
-                 csv_number(r.phases.forward),
-                 csv_number(r.phases.backward),
-                 csv_number(r.phases.clip),
-                 csv_number(r.phases.optimizer),
-                 csv_number(r.peak_mib),
-                 csv_number(peer.around(r.round)),
+                 io::csv_number(r.steps_per_s),
+                 io::csv_number(1000.0 / r.steps_per_s),
+                 io::csv_number(r.phases.forward),
+                 io::csv_number(r.phases.backward),
+                 io::csv_number(r.phases.clip),
+                 io::csv_number(r.phases.optimizer),
+                 io::csv_number(r.peak_mib),
+                 io::csv_number(peer.around(r.round)),
                  std::to_string(r.graph_launches)});
   }
   return csv;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "io/csv.h"
 #include "ops/device.h"
 #include "rl/run_start.h"
 #include "sweep/estimate.h"
@@ -179,8 +180,8 @@ BenchCsv rate_csv(std::vector<std::string> leading) {
 void add_rate_row(BenchCsv& csv, std::vector<std::string> leading, double run_steps_per_s,
                   double step_gflop) {
   leading.insert(leading.end(),
-                 {csv_number(run_steps_per_s), csv_number(1000.0 / run_steps_per_s),
-                  csv_number(step_gflop), csv_number(run_steps_per_s * step_gflop / 1e3)});
+                 {io::csv_number(run_steps_per_s), io::csv_number(1000.0 / run_steps_per_s),
+                  io::csv_number(step_gflop), io::csv_number(run_steps_per_s * step_gflop / 1e3)});
   csv.add_row(leading);
 }
 
