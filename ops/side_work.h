@@ -5,9 +5,9 @@
 // A single run's replayed step is a chain of small kernels, each waiting for the one before
 // (an H200 idles most SMs through it): its weight gradients need only what their Linear's
 // backward got, yet queue in front of the input gradient the next layer waits for. On a side
-// stream they overlap the rest of the backward. A pack of runs fills the GPU with other runs'
-// kernels already, so side work is for the lone run: the trainer turns it on for a run trained
-// alone (rl::side_work_for; MINRNN_SIDE_WORK=0 or 1 to say otherwise).
+// stream they overlap the rest of the backward. A pack of streams fills the GPU with other runs'
+// kernels already, so side work is for one model's step: the trainer turns it on for a run
+// trained alone and a stacked pack (rl::side_work_for; MINRNN_SIDE_WORK=0 or 1 to say otherwise).
 //
 // The backward runs on LibTorch's autograd thread, not the one that opened the step, on the
 // stream the forward ran on: a step marks that stream (SideWorkScope) and ops look it up. Off, off

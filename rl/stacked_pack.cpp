@@ -114,7 +114,7 @@ StackedPack::StackedPack(const std::vector<Agent*>& agents,
   std::vector<const TrainConfig*> configs;
   for (const Agent* a : agents) configs.push_back(&a->config);
   step_ = std::make_unique<TrainStep>(stacked_, *optimizer_, device, mode, configs);
-  step_->set_side_work(side_work_for(false));
+  step_->set_side_work(side_work_for(true));
   core::drain_current_stream(device.is_cuda());  // the runs' tensors read
 }
 

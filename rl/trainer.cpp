@@ -58,8 +58,8 @@ bool packs_stack(bool on_cuda) {
                         "1 (stack a pack's runs of one shape) or 0 (a stream a run)");
 }
 
-bool side_work_for(bool alone) {
-  return core::side_work_asked(alone);
+bool side_work_for(bool one_model) {
+  return core::side_work_asked(one_model);
 }
 
 namespace {

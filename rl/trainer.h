@@ -45,8 +45,9 @@ struct TrainOptions {
   // that the same pack command after a kill resumes the others; `minrnn train` for every run).
   // Unset, train() refuses it.
   bool finished_is_done = false;
-  // One of a pack's runs (train_pack sets it): other runs' kernels share the GPU with its own,
-  // so its weight gradients stay on its stream (side_work_for).
+  // One of a pack's runs (train_pack sets it): stepped as a stream of its own, other runs' kernels
+  // share the GPU with its own, so its weight gradients stay on its stream (side_work_for); a
+  // stacked pack's one step decides its own.
   bool in_pack = false;
   // Stop as if killed right after this step's checkpoint (tests; at max_steps: before the final
   // evaluation and done.json); -1 = run to the end.
@@ -94,14 +95,14 @@ std::vector<TrainResult> train_pack(const std::vector<PackMember>& members);
 // CPU only where MINRNN_STACKED_PACK=1 asks (there each op runs a run at a time: ~10 % slower).
 // Throws std::invalid_argument naming the variable for a value other than 0 or 1.
 bool packs_stack(bool on_cuda);
-// Whether a run's step on CUDA queues its weight gradients on a side stream beside its backward
-// (ops/side_work.h): for a run trained alone unless MINRNN_SIDE_WORK=0 (on an H200, 2026-11-28:
-// 0.82 → 0.75 ms a minGRU step, 1.07 → 0.93 a Transformer's); for a pack's runs, which fill the
-// GPU with each other's kernels instead, only where MINRNN_SIDE_WORK=1 asks — a stacked pack's
-// one step too (rl/stacked_pack.h), whose weight gradients of 32 runs' 128 × 128 outputs fill
-// one wave of tiles (not yet timed beside its backward). Throws std::invalid_argument naming the
-// variable for a value other than 0 or 1.
-bool side_work_for(bool alone);
+// Whether a step on CUDA queues its weight gradients on a side stream beside its backward
+// (ops/side_work.h): for one model's step — a run trained alone, a stacked pack's one step
+// (rl/stacked_pack.h) — unless MINRNN_SIDE_WORK=0 (on an H200, 2026-11-28: 0.82 → 0.75 ms a
+// minGRU step, 1.07 → 0.93 a Transformer's; 2026-11-30: a stacked pack of 32 minGRU runs 3 099
+// → 3 146 run-steps/s, of 64 3 249 → 3 266); for a pack of streams, whose runs fill the GPU with
+// each other's kernels instead, only where MINRNN_SIDE_WORK=1 asks. Throws std::invalid_argument
+// naming the variable for a value other than 0 or 1.
+bool side_work_for(bool one_model);
 
 // One evaluation during training, a row of <run_dir>/evals.csv (evals_columns(), rl/run_dir.h:
 // step,mean_return,std_return,mean_normalized,std_normalized; a new file starts with that header).

@@ -83,11 +83,10 @@ if ! skipped pack; then
         env MINRNN_STACKED_GEMM=$products "$MINRNN"
     done
   done
-  # The stacked step's weight gradients on a side stream beside its backward (MINRNN_SIDE_WORK=1,
-  # rl/trainer.h): a lone step gained 9–13 % from it; a stacked round is busy throughout, but its
-  # weight gradients (32 runs' 128 × 128 outputs) fill one wave of tiles. ~12 s.
-  time_stacked_pack "this build, fp32, MINRNN_SIDE_WORK=1" "$LOGS/bench-pack-stacked-side-work.log" \
-    fp32 env MINRNN_SIDE_WORK=1 "$MINRNN"
+  # The stacked step's weight gradients in line with its backward (MINRNN_SIDE_WORK=0), against
+  # the default's side stream (rl/trainer.h; 2026-11-30: +1.5 % at P 32, +0.5 % at 64). ~12 s.
+  time_stacked_pack "this build, fp32, MINRNN_SIDE_WORK=0" "$LOGS/bench-pack-stacked-in-line.log" \
+    fp32 env MINRNN_SIDE_WORK=0 "$MINRNN"
   # The bias gradients always apart (MINRNN_STACKED_BIAS_GRAD=apart: the column sums), against
   # the default's, where a weight gradient's product may sum them in cuBLASLt's epilogue
   # (tuned_bmm_and_sums, 2026-11-28's twenty-third session: ~0.16 ms of a minGRU round's column

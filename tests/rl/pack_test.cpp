@@ -50,9 +50,10 @@ TEST(PackStacking, IsCudasDefaultAndTheCpusWhereAsked) {
   }
 }
 
-// A run alone queues its weight gradients beside its backward unless MINRNN_SIDE_WORK=0; a pack's
-// runs only where =1 asks; another value is refused naming the variable.
-TEST(SideWork, IsALoneRunsDefaultAndAPacksWhereAsked) {
+// One model's step (a run alone, a stacked pack) queues its weight gradients beside its backward
+// unless MINRNN_SIDE_WORK=0; a pack of streams' runs only where =1 asks; another value is refused
+// naming the variable.
+TEST(SideWork, IsOneModelsDefaultAndAPackOfStreamsWhereAsked) {
   {
     const testing::ScopedEnv unset("MINRNN_SIDE_WORK", std::nullopt);
     EXPECT_TRUE(rl::side_work_for(true));
@@ -257,9 +258,10 @@ TEST(PackCuda, EachRunEndsWithTheWeightsItGetsAlone) {
 TEST(StackedPackTrainingCuda, EachRunEndsWithTheWeightsItGetsAlone) {
   each_run_ends_with_its_weights_on_cuda(true);
 }
-// The stacked step's weight gradients on a side stream beside its backward (MINRNN_SIDE_WORK=1).
-TEST(StackedPackTrainingCuda, WithSideWorkEachRunEndsWithTheWeightsItGetsAlone) {
-  const testing::ScopedEnv side_work("MINRNN_SIDE_WORK", "1");
+// The stacked step's weight gradients in line with its backward (MINRNN_SIDE_WORK=0; the test above
+// has them on a side stream, a stacked pack's default).
+TEST(StackedPackTrainingCuda, WithoutSideWorkEachRunEndsWithTheWeightsItGetsAlone) {
+  const testing::ScopedEnv side_work("MINRNN_SIDE_WORK", "0");
   each_run_ends_with_its_weights_on_cuda(true);
 }
 
