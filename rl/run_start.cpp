@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
+#include <string>
 
 #include "datasets/catalog.h"
 #include "io/progress_line.h"
@@ -41,6 +44,13 @@ std::string memory_shortfall(double bytes) {
                 "at least %.1f GiB, more than this machine's %.1f GiB of memory; lower them",
                 bytes / kGiB, memory / kGiB);
   return text;
+}
+
+bool is_out_of_memory(const std::exception& e) {
+  const std::string what = e.what();
+  return dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
+         what.find("out of memory") != std::string::npos ||
+         what.find("tried to allocate") != std::string::npos;
 }
 
 void check_fits_in_memory(const TrainConfig& c, int64_t obs_dim, int64_t act_dim, bool on_cpu) {

@@ -27,6 +27,9 @@ double machine_memory_bytes();
 // "" where `bytes` fit in the machine's memory (or it cannot tell how much it has), else "at least
 // X GiB, more than this machine's Y GiB of memory; lower them": the tail of such a refusal.
 std::string memory_shortfall(double bytes);
+// Whether `e` is an allocation that failed: std::bad_alloc, or LibTorch's (whose message names
+// only bytes) on the CPU or a GPU.
+bool is_out_of_memory(const std::exception& e);
 // Notes on stderr what the config makes of the data that a user may not have meant.
 void note_config_against_data(const TrainConfig& config, const data::Dataset& ds);
 // A fresh agent for the data: the model initialised from the config's seed, on `device`.

@@ -15,6 +15,7 @@
 #include "ops/side_work.h"
 #include "rl/run_dir.h"
 #include "rl/run_files.h"
+#include "rl/run_start.h"
 #include "rl/stacked_pack.h"
 #include "rl/training_run.h"
 
@@ -63,6 +64,17 @@ bool side_work_for(bool one_model) {
 }
 
 namespace {
+
+// An allocation a stacked pack could not make says how to make the pack fit (LibTorch's message
+// names only bytes; every run of the pack shares it); any other error goes on as it was.
+[[noreturn]] void throw_with_pack_size(const std::exception& e, size_t runs) {
+  if (!is_out_of_memory(e)) throw;
+  throw std::runtime_error("a stacked pack of " + std::to_string(runs) +
+                           " runs ran out of memory: train fewer runs a process (a sweep's `pack: "
+                           "N` or --pack N; MINRNN_STACKED_PACK=0 steps each run on a stream of "
+                           "its own) (" +
+                           e.what() + ")");
+}
 
 // A pack's runs as train_pack steps them: each alone, or the runs of one shape as one stacked
 // model (one group a shape, its pack rebuilt whenever a run leaves it).
@@ -150,7 +162,6 @@ class PackSteps {
       if (!prepared) return true;  // a stop signal: every run checkpoints and steps out
       in.push_back(*prepared);
     }
-    if (!g.pack) make_pack(g);
     std::vector<const data::SequenceBatch*> batches;
     std::vector<double> lrs;
     std::vector<uint64_t> bases;
@@ -159,7 +170,12 @@ class PackSteps {
       lrs.push_back(x.lr);
       bases.push_back(x.dropout_base);
     }
-    g.pack->run(batches, lrs, bases);
+    try {
+      if (!g.pack) make_pack(g);
+      g.pack->run(batches, lrs, bases);
+    } catch (const std::exception& e) {
+      throw_with_pack_size(e, g.members.size());
+    }
     for (size_t i : std::vector<size_t>(g.members)) {
       try {
         runs_[i]->complete_step();

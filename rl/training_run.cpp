@@ -281,17 +281,13 @@ void TrainingRun::step() {
 // An allocation the step could not make names the keys that size its batch (LibTorch's message
 // names only bytes); any other error goes on as it was.
 [[noreturn]] void TrainingRun::throw_with_batch_shape(const std::exception& e) const {
-  const std::string what = e.what();
-  const bool out_of_memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr ||
-                             what.find("out of memory") != std::string::npos ||
-                             what.find("tried to allocate") != std::string::npos;
-  if (!out_of_memory) throw;
+  if (!is_out_of_memory(e)) throw;
   const TrainConfig& c = s_->cfg;
   throw std::runtime_error(
       "step " + std::to_string(s_->agent.step + 1) + ": out of memory: a batch is batch_size " +
       std::to_string(c.batch_size) + " × context_len " + std::to_string(c.context_len) +
       " steps of embed_dim " + std::to_string(c.embed_dim) + " through " +
-      std::to_string(c.n_layers) + " layers; lower them (" + what + ")");
+      std::to_string(c.n_layers) + " layers; lower them (" + e.what() + ")");
 }
 
 std::optional<TrainingRun::StepInputs> TrainingRun::prepare_step() {

@@ -19,14 +19,14 @@ if ! skipped pack; then
   # The pack as one stacked model (rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep), beside
   # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 30, 15,
   # 10 and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
-  # up to 32, split evenly), 32 the sweeps' own limit (sweep::kAutoStackedPack); 64 in fp32 says
-  # whether a larger limit would pay (the batched products alone gained from P 16 to 32: 54 to
-  # 62 % of the peak, 2026-11-28 05:12). ~15 s more.
+  # up to 64, split evenly), 32 the sweeps' limit until 2026-11-30 (the earlier checks' point of
+  # comparison), 64 their limit since (sweep::kAutoStackedPack: 3 252 against 3 099 minGRU
+  # run-steps/s at 32 on that day's H200). ~15 s more.
   stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
   bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,30,32,64 "${peak[@]}" \
     --csv "$LOGS/rates-pack-stacked.csv"
   grep -E '^\| (mingru|transformer) ' "$LOGS/bench-pack-stacked.log" | sed 's/^/    /'
-  bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,30,32 "${peak[@]}" \
+  bench pack-stacked-tf32 bench pack "${stacked[@]}" --packs 5,15,30,32,64 "${peak[@]}" \
     --matmul-precision tf32 --csv "$LOGS/rates-pack-stacked-tf32.csv"
   # Where a stacked pack's GPU time goes: its kernels over 5 rounds at P 32, both backbones, and
   # each product shape's tuned choice (2026-11-28 06:58: the minGRU round's products 63 %, its

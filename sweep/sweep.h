@@ -85,16 +85,17 @@ constexpr int kSweepCountMax = 4096;
 
 constexpr int kAutoGpuPack = 16;
 // A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
-// rate still climbs past 16 runs where a pack of streams' has stopped (H200, 2026-11-28 05:34,
-// minGRU fp32 run-steps/s: stacked 2 446 at P 15, 2 681 at 32; streams 2 240 at 16, 2 274 at
-// 32), and 32 runs of DT's size take ~3 GB.
-constexpr int kAutoStackedPack = 32;
+// rate still climbs past 32 runs (H200, 2026-11-30 23:05, minGRU fp32 run-steps/s: stacked 3 099
+// at P 32, 3 252 at 64, the Transformer 2 482 and 2 594; a pack of streams' stopped at 16), and 64
+// runs at embed 128 hold ~6 GB (the one-run step's 80-88 MiB each). A smaller GPU says `pack: N`;
+// a pack that runs out of its memory says so (rl/trainer.cpp).
+constexpr int kAutoStackedPack = 64;
 // The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
 int pack_limit(const SweepSpec& spec, const std::string& device);
 // The runs a pack that is one stacked model takes at most (group_packs): `pack` where the file
 // gives one, else kAutoStackedPack.
 int stacked_pack_limit(const SweepSpec& spec);
-// pack_limit said for a reader: "16", or "16 (32 where a pack is one stacked model)" where `pack:
+// pack_limit said for a reader: "16", or "16 (64 where a pack is one stacked model)" where `pack:
 // auto` stacks on `device`.
 std::string pack_limit_text(const SweepSpec& spec, const std::string& device);
 

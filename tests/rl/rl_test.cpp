@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <fstream>
+#include <new>
+#include <stdexcept>
 
 #include "rl/decision_model.h"
+#include "rl/run_start.h"
 #include "rl/trainer.h"
 #include "tests/rl/fixtures.h"
 
@@ -206,6 +209,18 @@ TEST(Trainer, AModelLargerThanTheMachineIsRefusedByItsKeys) {
     EXPECT_NE(e.find("more than this machine's"), std::string::npos) << e;
     EXPECT_FALSE(fs::exists(tmp.path / "run"));
   }
+}
+
+// An allocation that failed is told from other errors by its type or by LibTorch's words (its
+// allocators' messages name only bytes): a run's step and a stacked pack say then what to lower.
+TEST(Trainer, AFailedAllocationIsToldFromOtherErrors) {
+  EXPECT_TRUE(rl::is_out_of_memory(std::bad_alloc()));
+  EXPECT_TRUE(rl::is_out_of_memory(std::runtime_error(
+      "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.77 GiB")));
+  EXPECT_TRUE(rl::is_out_of_memory(std::runtime_error(
+      "DefaultCPUAllocator: not enough memory: you tried to allocate 4503599627370496 bytes.")));
+  EXPECT_FALSE(rl::is_out_of_memory(std::runtime_error("loss is nan at step 12")));
+  EXPECT_FALSE(rl::is_out_of_memory(std::invalid_argument("embed_dim: expected a whole number")));
 }
 
 }  // namespace
