@@ -19,9 +19,8 @@ if ! skipped pack; then
   # The pack as one stacked model (rl/stacked_pack.h; MINRNN_STACKED_PACK=1 in a sweep), beside
   # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 30, 15,
   # 10 and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
-  # up to 64, split evenly), 32 the sweeps' limit until 2026-11-30 (the earlier checks' point of
-  # comparison), 64 their limit since (sweep::kAutoStackedPack: 3 252 against 3 099 minGRU
-  # run-steps/s at 32 on that day's H200). ~15 s more.
+  # up to 32, split evenly), 32 the sweeps' own limit (sweep::kAutoStackedPack); 64 says whether
+  # a larger limit would pay (2026-11-30: +5 %, but 16.9 GB in a sweep of 64 runs). ~20 s more.
   stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
   bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,30,32,64 "${peak[@]}" \
     --csv "$LOGS/rates-pack-stacked.csv"

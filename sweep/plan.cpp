@@ -126,7 +126,7 @@ std::vector<std::vector<int>> group_packs(const SweepSpec& spec, const std::vect
     };
     size_t limit = size_t(pack_limit(spec, first.device));
     // Where packs stack (rl/trainer.h), a pack holds one stack shape, up to kAutoStackedPack
-    // under `pack: auto`, split evenly: 90 runs as 45 + 45, not 64 + 26 (each stacked model at
+    // under `pack: auto`, split evenly: 45 runs as 23 + 22, not 32 + 13 (each stacked model at
     // its most runs), nor topped up with other shapes' runs (a group of one or two stacks little
     // and leaves its shape's others fewer).
     const bool stacking =

@@ -85,11 +85,12 @@ constexpr int kSweepCountMax = 4096;
 
 constexpr int kAutoGpuPack = 16;
 // A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
-// rate still climbs past 32 runs (H200, 2026-11-30 23:05, minGRU fp32 run-steps/s: stacked 3 099
-// at P 32, 3 252 at 64, the Transformer 2 482 and 2 594; a pack of streams' stopped at 16), and 64
-// runs at embed 128 hold ~6 GB (the one-run step's 80-88 MiB each). A smaller GPU says `pack: N`;
-// a pack that runs out of its memory says so (rl/trainer.cpp).
-constexpr int kAutoStackedPack = 64;
+// rate still climbs past 16 runs where a pack of streams' has stopped (H200, 2026-11-28 05:34,
+// minGRU fp32 run-steps/s: stacked 2 446 at P 15, 2 681 at 32; streams 2 240 at 16, 2 274 at
+// 32). It climbs past 32 too (2026-11-30: 3 099 at 32, 3 252 at 64), but a sweep's pack of 64
+// minGRU runs at embed 128 held 16.9 GB of that GPU (nvidia-smi), more than a 16 GB GPU has:
+// `pack: 64` asks for it where a GPU has room; a pack that runs out of memory says so.
+constexpr int kAutoStackedPack = 32;
 // The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
 int pack_limit(const SweepSpec& spec, const std::string& device);
 // The runs a pack that is one stacked model takes at most (group_packs): `pack` where the file

@@ -209,7 +209,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(whole_number(1, sweep::kSweepCountMax));
   sub->add_option("--pack", args->pack,
                   "seeds of one dataset × backbone trained in one process (default: the file's "
-                  "`pack`, else on CUDA up to 16, 64 where the pack is one stacked model; 1 on "
+                  "`pack`, else on CUDA up to 16, 32 where the pack is one stacked model; 1 on "
                   "the CPU)")
       ->check(whole_number(1, sweep::kSweepCountMax));
   sub->add_flag("--extend", args->extend,
