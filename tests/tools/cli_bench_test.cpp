@@ -310,5 +310,32 @@ TEST(CliBench, PackHasAQuickSmokeRun) {
   ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");  // the header, P 1 and P 2
 }
 
+// Each cell says the memory its pack held at most (a sweep's pack of 64 held 16.9 GB of an H200):
+// two runs, each with its own weights, AdamW moments and activations, hold more than one.
+TEST(CliBench, PackSaysTheMemoryEachPackHeld) {
+  TempDir dir;
+  const CliResult r = run_minrnn(dir,
+                                 "bench pack --quick --device cpu --backbones mingru --embed 16 "
+                                 "--layers 1 --batch 4 --context 5 --no-append --csv p.csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("peak MiB"), std::string::npos) << r.output;
+  const auto rows = lines_of(read_text(dir.path / "p.csv"));
+  ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");
+  const auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
+    return out;
+  };
+  const auto header = cells(rows[0]);
+  const auto at = std::find(header.begin(), header.end(), "peak_mib");
+  ASSERT_NE(at, header.end()) << rows[0];
+  const size_t column = static_cast<size_t>(at - header.begin());
+  const double one = std::stod(cells(rows[1]).at(column)),
+               two = std::stod(cells(rows[2]).at(column));
+  EXPECT_GT(one, 0) << rows[1];
+  EXPECT_GT(two, one) << rows[1] << "\n" << rows[2];
+}
+
 }  // namespace
 }  // namespace minrnn

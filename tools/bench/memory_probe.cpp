@@ -112,4 +112,13 @@ int64_t MemoryProbe::peak() const {
   return cpu_counter()->peak();
 }
 
+int64_t MemoryProbe::peak_reserved() const {
+#if defined(MINRNN_WITH_CUDA)
+  if (device.is_cuda()) {
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).reserved_bytes[0].peak;
+  }
+#endif
+  return -1;
+}
+
 }  // namespace minrnn::cli

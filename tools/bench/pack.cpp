@@ -24,6 +24,7 @@
 #include "rl/stacked_pack.h"
 #include "sweep/estimate.h"
 #include "tools/bench/kernel_profile.h"
+#include "tools/bench/memory_probe.h"
 #include "tools/bench/op_profile.h"
 #include "tools/bench/report.h"
 #include "tools/bench/train_setup.h"
@@ -60,6 +61,10 @@ struct PackRow {
   int pack = 0;
   int64_t rounds = 0;
   double run_steps_per_s = 0, step_gflop = 0;
+  // The most bytes torch's allocator held live for the cell (its runs built, warmed up, captured
+  // and timed) beyond what lived before it, and on CUDA the most it held from the GPU: what a
+  // sweep's pack of P needs of a GPU's memory (2026-11-30: 64 runs, 16.9 GB by nvidia-smi).
+  double peak_mib = 0, reserved_mib = -1;
   std::string kernel_profile;  // markdown, with --profile on CUDA
   std::string copies;          // markdown, with --profile --eager: the copies a round makes
 };
@@ -81,6 +86,8 @@ std::string copies_of(const std::function<void()>& round, const std::function<vo
 
 PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
                      const torch::Device& device, int pack) {
+  MemoryProbe memory{device};
+  memory.start();
   std::vector<PackedRun> runs(static_cast<size_t>(pack));
   for (size_t i = 0; i < runs.size(); ++i) {
     PackedRun& r = runs[i];
@@ -134,6 +141,9 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   row.device = device.str();
   row.mode = stacked ? "stacked " + stacked->description() : runs[0].trainer->step.description();
   row.step_gflop = training_step_flops(runs[0].trainer->agent, o.shape) / 1e9;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  row.peak_mib = static_cast<double>(memory.peak() - memory.resident) / kMiB;
+  if (memory.peak_reserved() >= 0) row.reserved_mib = memory.peak_reserved() / kMiB;
   if (o.profile && device.is_cuda()) {
     row.kernel_profile = kernel_profile_of(round, kProfiledRounds, 1000.0 / timed.per_second, 40);
   }
@@ -165,7 +175,11 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
      << (device.is_cuda() ? ", through " + cuda_queues() + " hardware queues" : std::string())
      << ". run-steps/s = all runs' steps per second; GFLOP = the matmul FLOPs of one run's step "
      << "(tools/bench/train_setup.h).\n\n"
-     << rate_table_header({"backbone", "step", "P", "run-steps/s", "ms per run-step", "× P=1"},
+     << "peak MiB: the most bytes torch's allocator held live for the cell beyond what lived "
+     << "before it"
+     << (device.is_cuda() ? "; held: the most it held from the GPU, cache included" : "") << ".\n\n"
+     << rate_table_header({"backbone", "step", "P", "run-steps/s", "ms per run-step", "× P=1",
+                           device.is_cuda() ? "peak MiB (held)" : "peak MiB"},
                           o.peak_tflops);
   char buf[256];
   double single = NAN;  // this backbone's P = 1
@@ -175,8 +189,15 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
     if (r.pack == 1) single = r.run_steps_per_s;
     char ratio[32] = "–";  // no P = 1 row of this backbone to compare with
     if (!std::isnan(single)) std::snprintf(ratio, sizeof ratio, "%.2f", r.run_steps_per_s / single);
-    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s |", r.backbone.c_str(),
-                  r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio);
+    char memory[48];
+    if (r.reserved_mib >= 0) {
+      std::snprintf(memory, sizeof memory, "%.0f (%.0f)", r.peak_mib, r.reserved_mib);
+    } else {
+      std::snprintf(memory, sizeof memory, "%.1f", r.peak_mib);
+    }
+    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s | %s |", r.backbone.c_str(),
+                  r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio,
+                  memory);
     md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
   }
   for (const PackRow& r : rows) {
@@ -206,16 +227,19 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
 BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
   // `minrnn sweep --estimate` reads these columns back by the same names (sweep/estimate.h).
   using namespace sweep::pack_csv;
-  BenchCsv csv = rate_csv({kDevice, kMachine, kBackbone, kStep, kPack, kBatch, kContext, kEmbed,
-                           kLayers, kExpansion, kMatmulPrecision, "rounds"});
+  BenchCsv csv =
+      rate_csv({kDevice, kMachine, kBackbone, kStep, kPack, kBatch, kContext, kEmbed, kLayers,
+                kExpansion, kMatmulPrecision, "rounds", "peak_mib", "held_mib"});
   for (const auto& r : rows) {
-    add_rate_row(csv,
-                 {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
-                  std::to_string(r.pack), std::to_string(o.shape.batch),
-                  std::to_string(o.shape.context), std::to_string(o.shape.embed),
-                  std::to_string(o.shape.layers), io::csv_number(o.shape.expansion),
-                  matmul_precision_on(o.shape, r.device), std::to_string(r.rounds)},
-                 r.run_steps_per_s, r.step_gflop);
+    add_rate_row(
+        csv,
+        {r.device, hardware_name(torch::Device(r.device)), r.backbone, r.mode,
+         std::to_string(r.pack), std::to_string(o.shape.batch), std::to_string(o.shape.context),
+         std::to_string(o.shape.embed), std::to_string(o.shape.layers),
+         io::csv_number(o.shape.expansion), matmul_precision_on(o.shape, r.device),
+         std::to_string(r.rounds), io::csv_number(r.peak_mib),
+         r.reserved_mib >= 0 ? io::csv_number(r.reserved_mib) : std::string()},
+        r.run_steps_per_s, r.step_gflop);
   }
   return csv;
 }
