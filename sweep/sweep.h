@@ -96,7 +96,7 @@ int pack_limit(const SweepSpec& spec, const std::string& device);
 // The runs a pack that is one stacked model takes at most (group_packs): `pack` where the file
 // gives one, else kAutoStackedPack.
 int stacked_pack_limit(const SweepSpec& spec);
-// pack_limit said for a reader: "16", or "16 (64 where a pack is one stacked model)" where `pack:
+// pack_limit said for a reader: "16", or "16 (32 where a pack is one stacked model)" where `pack:
 // auto` stacks on `device`.
 std::string pack_limit_text(const SweepSpec& spec, const std::string& device);
 

@@ -94,6 +94,7 @@ void MemoryProbe::start() {
 #if defined(MINRNN_WITH_CUDA)
   if (device.is_cuda()) {
     namespace A = c10::cuda::CUDACachingAllocator;
+    A::emptyCache();  // so what the allocator holds from here on is this piece of work's
     A::resetPeakStats(device.index());
     resident = A::getDeviceStats(device.index()).allocated_bytes[0].current;
     return;

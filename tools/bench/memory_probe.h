@@ -24,8 +24,9 @@ struct MemoryProbe {
   int64_t resident = 0;  // bytes live when start() was called
   void start();
   int64_t peak() const;
-  // On CUDA, the most bytes the caching allocator held from the GPU since start() — live ones and
-  // those it keeps cached for reuse, what nvidia-smi sees of it; -1 on the CPU, which keeps none.
+  // On CUDA, the most bytes the caching allocator held from the GPU since start() (which gives its
+  // cache back first) — live ones and those it keeps for reuse, what nvidia-smi sees of it; -1 on
+  // the CPU, which keeps none.
   int64_t peak_reserved() const;
 };
 
