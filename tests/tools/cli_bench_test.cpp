@@ -299,20 +299,10 @@ TEST(CliBench, APeersOutputIsPassedOnAsItComes) {
 }
 
 // `bench pack --quick` is a smoke run as every other bench's: packs 1 and 2, a second a cell (a
-// walk through the commands, 2026-11-29: it alone had no --quick).
-TEST(CliBench, PackHasAQuickSmokeRun) {
-  TempDir dir;
-  const CliResult r = run_minrnn(dir,
-                                 "bench pack --quick --device cpu --backbones mingru --embed 16 "
-                                 "--layers 1 --batch 4 --context 5 --no-append --csv p.csv");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto rows = lines_of(read_text(dir.path / "p.csv"));
-  ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");  // the header, P 1 and P 2
-}
-
-// Each cell says the memory its pack held at most (a sweep's pack of 64 held 16.9 GB of an H200):
-// two runs, each with its own weights, AdamW moments and activations, hold more than one.
-TEST(CliBench, PackSaysTheMemoryEachPackHeld) {
+// walk through the commands, 2026-11-29: it alone had no --quick). Each cell says the memory its
+// pack held at most (a sweep's pack of 64 held 16.9 GB of an H200, 2026-11-30): two runs, each
+// with its own weights, AdamW moments and activations, hold more than one.
+TEST(CliBench, PackHasAQuickSmokeRunThatSaysEachPacksMemory) {
   TempDir dir;
   const CliResult r = run_minrnn(dir,
                                  "bench pack --quick --device cpu --backbones mingru --embed 16 "
@@ -320,7 +310,7 @@ TEST(CliBench, PackSaysTheMemoryEachPackHeld) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("peak MiB"), std::string::npos) << r.output;
   const auto rows = lines_of(read_text(dir.path / "p.csv"));
-  ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");
+  ASSERT_EQ(rows.size(), 3u) << read_text(dir.path / "p.csv");  // the header, P 1 and P 2
   const auto cells = [](const std::string& line) {
     std::vector<std::string> out;
     std::stringstream in(line);
