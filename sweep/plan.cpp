@@ -74,11 +74,11 @@ std::string stale_evaluation(const SweepSpec& spec, const SweepRun& r, bool* unr
 
 }  // namespace
 
-namespace {
-
 bool on_cuda(const std::string& device) {
   return core::names_cuda(device) || (device == "auto" && core::cuda_unavailable_reason().empty());
 }
+
+namespace {
 
 // `runs` split evenly into packs of at most `limit`: the size of each (30 at 16: 15).
 size_t even_share(size_t runs, size_t limit) {

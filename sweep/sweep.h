@@ -84,6 +84,9 @@ std::string sweep_command(const SweepSpec& spec, const std::string& flag);
 constexpr int kSweepCountMax = 4096;
 
 constexpr int kAutoGpuPack = 16;
+// Whether a run of a config's `device` (cpu, cuda[:N], auto) trains on CUDA here: `auto` does
+// where a CUDA device is usable.
+bool on_cuda(const std::string& device);
 // A stacked pack's runs under `pack: auto` (one stack shape, split evenly): a stacked model's
 // rate still climbs past 16 runs where a pack of streams' has stopped (H200, 2026-11-28 05:34,
 // minGRU fp32 run-steps/s: stacked 2 446 at P 15, 2 681 at 32; streams 2 240 at 16, 2 274 at

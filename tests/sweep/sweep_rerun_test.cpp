@@ -19,6 +19,7 @@
 #include "sweep/sweep.h"
 #include "tests/rl/fixtures.h"
 #include "tests/sweep/sweep_fixtures.h"
+#include "tests/text_file.h"
 
 namespace minrnn {
 namespace {
@@ -271,6 +272,45 @@ TEST(SweepRun, ChildrenDieWithTheSweep) {
   ::waitpid(sweep, nullptr, 0);
   EXPECT_TRUE(wait_for([&] { return !alive(); })) << "child " << child << " outlived its sweep";
   if (alive()) ::kill(child, SIGKILL);
+}
+
+// Where runs train on CUDA, a trained run's evaluation (CPU only) runs beside the next run's
+// training, `parallel` of each; on the CPU, whose cores both share, the training waits for it.
+// Each phase of the stand-in takes a second; the order of the starts and ends says which.
+TEST(SweepRun, OnCudaTheNextTrainingGoesOnBesideAnEvaluation) {
+  for (const std::string device : {"cuda", "cpu"}) {
+    SCOPED_TRACE(device);
+    testing::TempDir tmp;
+    sweep::SweepSpec spec =
+        sweep::parse_sweep("datasets: [d]\nbackbones: [mingru]\nseeds: [3, 4]\n", "s.yaml");
+    spec.config_template = testing::kTinyConfig;
+    spec.sets = {"max_steps=5", "device=" + device};
+    spec.out = (tmp.path / "out").string();
+    spec.pack = 1;  // a process a run: the second run's training is a child of its own
+    const testing::TinySweep s(std::move(spec), tmp.path);
+    const fs::path calls = tmp.path / "calls.txt", exe = tmp.path / "timed-minrnn";
+    std::ofstream(exe) << "#!/bin/sh\necho \"start $*\" >> " << calls.string()
+                       << "\nsleep 1\necho \"end $*\" >> " << calls.string() << "\n";
+    fs::permissions(exe, fs::perms::owner_all);
+    sweep::SweepOptions opt;
+    opt.exe = exe.string();
+    opt.check_devices = false;  // the stand-in trains on no device
+    ::testing::internal::CaptureStdout();
+    const int failed = sweep::run_sweep(s, opt);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(failed, 0) << printed;
+    const std::string order = testing::read_text(calls);
+    const size_t first_training = order.find("start train");
+    const size_t first_evaluation_end = order.find("end eval");
+    ASSERT_NE(first_evaluation_end, std::string::npos) << order;
+    const size_t next_training = order.find("start train", first_training + 1);
+    ASSERT_NE(next_training, std::string::npos) << order;
+    if (device == "cuda") {
+      EXPECT_LT(next_training, first_evaluation_end) << order;
+    } else {
+      EXPECT_GT(next_training, first_evaluation_end) << order;
+    }
+  }
 }
 
 }  // namespace
