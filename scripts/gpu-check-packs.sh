@@ -20,7 +20,7 @@ if ! skipped pack; then
   # the packs of streams above and pack-limits' one-model probe below: fp32 and TF32. P 30, 15,
   # 10 and 5 are the stacked packs a sweep makes of Table 3 (group_packs: one stack shape a pack,
   # up to 32, split evenly), 32 the sweeps' own limit (sweep::kAutoStackedPack); 64 says whether
-  # a larger limit would pay (2026-11-30: +5 %, but 16.9 GB in a sweep of 64 runs). ~20 s more.
+  # a larger limit would pay (2026-11-30: +5 %, but 16.5 GiB in a sweep of 64 runs). ~20 s more.
   stacked=(--device cuda --backbones mingru,transformer --seconds 2 --stacked)
   bench pack-stacked bench pack "${stacked[@]}" --packs 5,15,30,32,64 "${peak[@]}" \
     --csv "$LOGS/rates-pack-stacked.csv"

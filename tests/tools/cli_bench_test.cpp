@@ -300,7 +300,7 @@ TEST(CliBench, APeersOutputIsPassedOnAsItComes) {
 
 // `bench pack --quick` is a smoke run as every other bench's: packs 1 and 2, a second a cell (a
 // walk through the commands, 2026-11-29: it alone had no --quick). Each cell says the memory its
-// pack held at most (a sweep's pack of 64 held 16.9 GB of an H200, 2026-11-30): two runs, each
+// pack held at most (a sweep's pack of 64 held 16.5 GiB of an H200, 2026-11-30): two runs, each
 // with its own weights, AdamW moments and activations, hold more than one.
 TEST(CliBench, PackHasAQuickSmokeRunThatSaysEachPacksMemory) {
   TempDir dir;

@@ -96,7 +96,9 @@ void MemoryProbe::start() {
     namespace A = c10::cuda::CUDACachingAllocator;
     A::emptyCache();  // so what the allocator holds from here on is this piece of work's
     A::resetPeakStats(device.index());
-    resident = A::getDeviceStats(device.index()).allocated_bytes[0].current;
+    const A::DeviceStats stats = A::getDeviceStats(device.index());
+    resident = stats.allocated_bytes[0].current;
+    held = stats.reserved_bytes[0].current;
     return;
   }
 #endif
@@ -113,10 +115,11 @@ int64_t MemoryProbe::peak() const {
   return cpu_counter()->peak();
 }
 
-int64_t MemoryProbe::peak_reserved() const {
+int64_t MemoryProbe::peak_held() const {
 #if defined(MINRNN_WITH_CUDA)
   if (device.is_cuda()) {
-    return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).reserved_bytes[0].peak;
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index()).reserved_bytes[0].peak -
+           held;
   }
 #endif
   return -1;

@@ -22,12 +22,13 @@ void install_cpu_memory_counter();
 struct MemoryProbe {
   torch::Device device;
   int64_t resident = 0;  // bytes live when start() was called
+  int64_t held = 0;      // on CUDA, bytes the caching allocator held from the GPU then
   void start();
   int64_t peak() const;
   // On CUDA, the most bytes the caching allocator held from the GPU since start() (which gives its
-  // cache back first) — live ones and those it keeps for reuse, what nvidia-smi sees of it; -1 on
-  // the CPU, which keeps none.
-  int64_t peak_reserved() const;
+  // cache back first) beyond `held` — live ones and those it keeps for reuse, what nvidia-smi sees
+  // of the work; -1 on the CPU, which keeps none.
+  int64_t peak_held() const;
 };
 
 }  // namespace minrnn::cli

@@ -63,8 +63,8 @@ struct PackRow {
   double run_steps_per_s = 0, step_gflop = 0;
   // The most bytes torch's allocator held live for the cell (its runs built, warmed up, captured
   // and timed) beyond what lived before it, and on CUDA the most it held from the GPU: what a
-  // sweep's pack of P needs of a GPU's memory (2026-11-30: 64 runs, 16.9 GB by nvidia-smi).
-  double peak_mib = 0, reserved_mib = -1;
+  // sweep's pack of P needs of a GPU's memory (2026-11-30: 64 runs, 16.5 GiB by nvidia-smi).
+  double peak_mib = 0, held_mib = -1;
   std::string kernel_profile;  // markdown, with --profile on CUDA
   std::string copies;          // markdown, with --profile --eager: the copies a round makes
 };
@@ -143,7 +143,7 @@ PackRow measure_pack(const PackBenchOptions& o, const std::string& backbone,
   row.step_gflop = training_step_flops(runs[0].trainer->agent, o.shape) / 1e9;
   constexpr double kMiB = 1024.0 * 1024.0;
   row.peak_mib = static_cast<double>(memory.peak() - memory.resident) / kMiB;
-  if (memory.peak_reserved() >= 0) row.reserved_mib = memory.peak_reserved() / kMiB;
+  if (memory.peak_held() >= 0) row.held_mib = static_cast<double>(memory.peak_held()) / kMiB;
   if (o.profile && device.is_cuda()) {
     row.kernel_profile = kernel_profile_of(round, kProfiledRounds, 1000.0 / timed.per_second, 40);
   }
@@ -178,9 +178,8 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
      << "peak MiB: the most bytes torch's allocator held live for the cell beyond what lived "
      << "before it"
      << (device.is_cuda() ? "; held: the most it held from the GPU, cache included" : "") << ".\n\n"
-     << rate_table_header({"backbone", "step", "P", "run-steps/s", "ms per run-step", "× P=1",
-                           device.is_cuda() ? "peak MiB (held)" : "peak MiB"},
-                          o.peak_tflops);
+     << rate_table_header({"backbone", "step", "P", "run-steps/s", "ms per run-step", "× P=1"},
+                          o.peak_tflops, {device.is_cuda() ? "peak MiB (held)" : "peak MiB"});
   char buf[256];
   double single = NAN;  // this backbone's P = 1
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -190,15 +189,15 @@ std::string format_pack_table(const PackBenchOptions& o, const std::vector<PackR
     char ratio[32] = "–";  // no P = 1 row of this backbone to compare with
     if (!std::isnan(single)) std::snprintf(ratio, sizeof ratio, "%.2f", r.run_steps_per_s / single);
     char memory[48];
-    if (r.reserved_mib >= 0) {
-      std::snprintf(memory, sizeof memory, "%.0f (%.0f)", r.peak_mib, r.reserved_mib);
+    if (r.held_mib >= 0) {
+      std::snprintf(memory, sizeof memory, "%.0f (%.0f)", r.peak_mib, r.held_mib);
     } else {
       std::snprintf(memory, sizeof memory, "%.1f", r.peak_mib);
     }
-    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s | %s |", r.backbone.c_str(),
-                  r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio,
-                  memory);
-    md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << "\n";
+    std::snprintf(buf, sizeof buf, "| %s | %s | %d | %.1f | %.3f | %s |", r.backbone.c_str(),
+                  r.mode.c_str(), r.pack, r.run_steps_per_s, 1000.0 / r.run_steps_per_s, ratio);
+    md << buf << flop_cells(r.run_steps_per_s, r.step_gflop, o.peak_tflops) << " " << memory
+       << " |\n";
   }
   for (const PackRow& r : rows) {
     if (!r.kernel_profile.empty()) {
@@ -238,7 +237,7 @@ BenchCsv pack_csv(const PackBenchOptions& o, const std::vector<PackRow>& rows) {
          std::to_string(o.shape.embed), std::to_string(o.shape.layers),
          io::csv_number(o.shape.expansion), matmul_precision_on(o.shape, r.device),
          std::to_string(r.rounds), io::csv_number(r.peak_mib),
-         r.reserved_mib >= 0 ? io::csv_number(r.reserved_mib) : std::string()},
+         r.held_mib >= 0 ? io::csv_number(r.held_mib) : std::string()},
         r.run_steps_per_s, r.step_gflop);
   }
   return csv;

@@ -132,10 +132,12 @@ double training_step_flops(const rl::Agent& agent, const TrainShape& o) {
   return flops;
 }
 
-std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops) {
+std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops,
+                              const std::vector<std::string>& trailing) {
   std::vector<std::string> columns = leading;
   columns.insert(columns.end(), {"GFLOP/step", "TFLOP/s"});
   if (peak_tflops > 0) columns.push_back("% of peak");
+  columns.insert(columns.end(), trailing.begin(), trailing.end());
   std::string header = "|", separator = "|";
   for (const std::string& c : columns) {
     header += " " + c + " |";

@@ -83,10 +83,12 @@ TimedRounds time_rounds(double seconds, const std::function<void()>& round,
 
 // The two pack benches' tables (bench pack, bench pack-limits) end each row with the same
 // arithmetic: GFLOP a run-step, TFLOP/s and, with a peak (> 0), its share. The header and
-// separator lines for `leading` columns then those; a row's cells after its leading ones
-// (" 11.34 | 22.44 | 33.5 |"); a CSV of `leading` columns then the rate's (run_steps_per_s,
-// ms_per_run_step, step_gflop, tflops), and a row of it.
-std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops);
+// separator lines for `leading` columns, those, then `trailing` ones (after the rate's, so
+// scripts that read a table's rate cells by position read older tables' alike); a row's rate
+// cells after its leading ones (" 11.34 | 22.44 | 33.5 |"); a CSV of `leading` columns then the
+// rate's (run_steps_per_s, ms_per_run_step, step_gflop, tflops), and a row of it.
+std::string rate_table_header(const std::vector<std::string>& leading, double peak_tflops,
+                              const std::vector<std::string>& trailing = {});
 std::string flop_cells(double run_steps_per_s, double step_gflop, double peak_tflops);
 BenchCsv rate_csv(std::vector<std::string> leading);
 void add_rate_row(BenchCsv& csv, std::vector<std::string> leading, double run_steps_per_s,
