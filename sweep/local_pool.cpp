@@ -1,5 +1,6 @@
 // The local backend of `minrnn sweep`: each run's train and then eval phase as a child `minrnn`
-// process, at most `parallel` at once, with sweep_status.json kept current and a line per finish.
+// process, at most `parallel` at once (of each phase where runs train on CUDA), with
+// sweep_status.json kept current and a line per finish.
 #include "sweep/local_pool.h"
 
 #include <sys/wait.h>
@@ -38,9 +39,7 @@ class LocalPool {
         runs_(std::move(runs)),
         threads_(threads),
         total_(int(runs_.size())),
-        evaluations_beside_(std::any_of(runs_.begin(), runs_.end(), [](const SweepRun& r) {
-          return r.state == RunState::kPending && on_cuda(r.device);
-        })) {
+        evaluations_beside_(evaluates_beside_training(runs_)) {
     status_.assign(total_, "pending");
     seconds_.assign(total_, 0);
     started_.assign(total_, 0);
@@ -147,9 +146,8 @@ class LocalPool {
       }
     }
   }
-  // `parallel` children in all where the runs train on the CPU, whose cores both phases share;
-  // on CUDA `parallel` of each, evaluations (CPU only) beside the next pack's training (an H200,
-  // 2026-11-30: 64 evaluations in turn, ~0.9 s each, left the GPU idle 58 s after a 53-s pack).
+  // evaluates_beside_training: on CUDA the next pack trains while the last one's runs are
+  // evaluated (an H200, 2026-11-30: 64 evaluations in turn, ~0.9 s each, left it idle 58 s).
   bool slot_free(bool for_evaluation) const {
     if (!evaluations_beside_) return int(active_.size()) < spec_.parallel;
     const auto same_phase = [&](const auto& child) {
@@ -376,7 +374,7 @@ class LocalPool {
   const SweepOptions& opt_;
   const std::vector<SweepRun> runs_;
   const int threads_, total_;
-  const bool evaluations_beside_;     // a run still to train trains on CUDA: see slot_free
+  const bool evaluations_beside_;     // `parallel` trainings and `parallel` evaluations at once
   std::vector<std::string> status_;   // per run, for the status file
   std::vector<double> seconds_;       // per run, wall time of its phases here
   std::vector<double> started_;       // per run, when its first phase here started

@@ -78,6 +78,16 @@ bool on_cuda(const std::string& device) {
   return core::names_cuda(device) || (device == "auto" && core::cuda_unavailable_reason().empty());
 }
 
+bool evaluates_beside_training(const std::vector<SweepRun>& runs) {
+  bool any = false;
+  for (const SweepRun& r : runs) {
+    if (r.state != RunState::kPending) continue;
+    if (!on_cuda(r.device)) return false;
+    any = true;
+  }
+  return any;
+}
+
 namespace {
 
 // `runs` split evenly into packs of at most `limit`: the size of each (30 at 16: 15).

@@ -20,10 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Torch threads per run: the sweep's `threads`, or the cores shared among the parallel runs.
-int threads_per_run(const SweepSpec& spec) {
+// Torch threads per child: the sweep's `threads`, or the cores shared among the children that
+// run at once (twice `parallel` where evaluations run beside the trainings).
+int threads_per_run(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
   if (spec.threads > 0) return spec.threads;
-  return std::max(1, io::usable_cpu_count() / std::max(1, spec.parallel));
+  const int children = std::max(1, spec.parallel) * (evaluates_beside_training(runs) ? 2 : 1);
+  return std::max(1, io::usable_cpu_count() / children);
 }
 
 // ", its last attempt failed (train exit 1)" where the run holds a failed.json (the sweep tries it
@@ -82,14 +84,15 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
       std::fprintf(stderr, "note: %s\n", e.what());  // the plan, and why none of it could train
     }
   }
-  const int threads = threads_per_run(spec);
+  const int threads = threads_per_run(spec, runs);
   int already = 0;
   for (const auto& r : runs) already += r.state == RunState::kDone;
   const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
   const auto print_header = [&] {
     std::printf(
-        "sweep %s: %zu runs (%d already done), %d at a time%s, %d torch thread%s each → %s\n",
+        "sweep %s: %zu runs (%d already done), %d at a time%s%s, %d torch thread%s each → %s\n",
         spec.file.c_str(), runs.size(), already, spec.parallel,
+        evaluates_beside_training(runs) ? " (and as many evaluations beside them)" : "",
         pack > 1 ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
                  : "",
         threads, threads == 1 ? "" : "s", spec.out.c_str());

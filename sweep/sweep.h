@@ -58,7 +58,7 @@ struct SweepSpec {
   // CUDA (kAutoStackedPack where the pack is one stacked model), 1 on the CPU (where a process per
   // run is no slower). On Slurm a pack is one array task.
   int pack = 0;
-  int threads = 0;  // torch threads per run; 0 = the machine's cores / parallel
+  int threads = 0;  // torch threads per child; 0 = the cores / the children at once (sweep.cpp)
   int eval_episodes = 10;
   SlurmSpec slurm;
   // Not a file key (`minrnn sweep --extend`): runs trained to a smaller max_steps than the sweep
@@ -91,7 +91,7 @@ bool on_cuda(const std::string& device);
 // rate still climbs past 16 runs where a pack of streams' has stopped (H200, 2026-11-28 05:34,
 // minGRU fp32 run-steps/s: stacked 2 446 at P 15, 2 681 at 32; streams 2 240 at 16, 2 274 at
 // 32). It climbs past 32 too (2026-11-30: 3 099 at 32, 3 252 at 64), but a sweep's pack of 64
-// minGRU runs at embed 128 held 16.9 GB of that GPU (nvidia-smi), more than a 16 GB GPU has:
+// minGRU runs at embed 128 held 16.5 GiB of that GPU (nvidia-smi), more than a 16 GB GPU has:
 // `pack: 64` asks for it where a GPU has room; a pack that runs out of memory says so.
 constexpr int kAutoStackedPack = 32;
 // The runs one process trains at most for `spec` on `device` (a config's: cpu, cuda[:N], auto).
@@ -171,6 +171,11 @@ struct SweepRun {
 };
 
 enum class PlanMismatches { kRefuse, kReport };
+
+// Whether a local sweep of `runs` evaluates its trained runs beside its trainings (`parallel` of
+// each, sweep/local_pool.cpp): where every run still to train trains on CUDA, as evaluations need
+// the CPU alone; on the CPU the cores are what both phases share (`parallel` children in all).
+bool evaluates_beside_training(const std::vector<SweepRun>& runs);
 
 // Expands the spec into runs (datasets × backbones × seeds, in that nesting order), checks that
 // every config loads with its overrides (so a typo fails before hours of training), reads each
