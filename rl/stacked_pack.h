@@ -61,6 +61,8 @@ class StackedPack {
   // or evaluated.
   void write_back(int64_t run);
   const std::string& description() const { return step_->description(); }
+  // Whether its step queues the weight gradients beside the backward (rl::side_work_for).
+  bool side_work() const { return step_->side_work(); }
   core::CapturedNodes graph_nodes() const { return step_->graph_nodes(); }
 
  private:

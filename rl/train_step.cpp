@@ -292,6 +292,10 @@ void TrainStep::set_side_work(bool on) {
   s_->side_work = on;
 }
 
+bool TrainStep::side_work() const {
+  return s_->side_work;
+}
+
 void TrainStep::run(const data::SequenceBatch& batch, double lr, uint64_t dropout_base) {
   State& s = *s_;
   if (s.runs != 1) throw std::logic_error("TrainStep::run: a pack's step takes run_pack");

@@ -59,6 +59,7 @@ class TrainStep {
   // (ops/side_work.h; on CUDA): core::side_work_on() until set, before the first step (a captured
   // graph keeps what it was captured with).
   void set_side_work(bool on);
+  bool side_work() const;
 
   // Queues step agent.step + 1 on `batch` at learning rate `lr`, its dropout masks from
   // `dropout_base`; agent.step counts it.
