@@ -33,13 +33,14 @@ namespace fs = std::filesystem;
 // the closing lines report.
 class LocalPool {
  public:
-  LocalPool(const SweepSpec& spec, const SweepOptions& opt, std::vector<SweepRun> runs, int threads)
+  LocalPool(const SweepSpec& spec, const SweepOptions& opt, std::vector<SweepRun> runs, int threads,
+            bool evaluations_beside)
       : spec_(spec),
         opt_(opt),
         runs_(std::move(runs)),
         threads_(threads),
         total_(int(runs_.size())),
-        evaluations_beside_(evaluates_beside_training(runs_)) {
+        evaluations_beside_(evaluations_beside) {
     status_.assign(total_, "pending");
     seconds_.assign(total_, 0);
     started_.assign(total_, 0);
@@ -403,8 +404,8 @@ class LocalPool {
 }  // namespace
 
 SweepSummary run_local_pool(const SweepSpec& spec, const SweepOptions& opt,
-                            std::vector<SweepRun> runs, int threads) {
-  LocalPool pool(spec, opt, std::move(runs), threads);
+                            std::vector<SweepRun> runs, int threads, bool evaluations_beside) {
+  LocalPool pool(spec, opt, std::move(runs), threads, evaluations_beside);
   pool.run();
   return pool.summary();
 }

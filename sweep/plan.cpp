@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <stdexcept>
 
 #include "datasets/catalog.h"
@@ -79,13 +80,10 @@ bool on_cuda(const std::string& device) {
 }
 
 bool evaluates_beside_training(const std::vector<SweepRun>& runs) {
-  bool any = false;
-  for (const SweepRun& r : runs) {
-    if (r.state != RunState::kPending) continue;
-    if (!on_cuda(r.device)) return false;
-    any = true;
-  }
-  return any;
+  std::set<std::string> devices;  // each asked once: `auto` asks CUDA
+  for (const SweepRun& r : runs)
+    if (r.state == RunState::kPending) devices.insert(r.device);
+  return !devices.empty() && std::all_of(devices.begin(), devices.end(), on_cuda);
 }
 
 namespace {

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 
 // Torch threads per child: the sweep's `threads`, or the cores shared among the children that
 // run at once (twice `parallel` where evaluations run beside the trainings).
-int threads_per_run(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
+int threads_per_run(const SweepSpec& spec, bool evaluations_beside) {
   if (spec.threads > 0) return spec.threads;
-  const int children = std::max(1, spec.parallel) * (evaluates_beside_training(runs) ? 2 : 1);
+  const int children = std::max(1, spec.parallel) * (evaluations_beside ? 2 : 1);
   return std::max(1, io::usable_cpu_count() / children);
 }
 
@@ -84,7 +84,9 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
       std::fprintf(stderr, "note: %s\n", e.what());  // the plan, and why none of it could train
     }
   }
-  const int threads = threads_per_run(spec, runs);
+  // Asked once: each run's device `auto` asks CUDA whether a device is usable.
+  const bool evaluations_beside = evaluates_beside_training(runs);
+  const int threads = threads_per_run(spec, evaluations_beside);
   int already = 0;
   for (const auto& r : runs) already += r.state == RunState::kDone;
   const int pack = runs.empty() ? 1 : pack_limit(spec, runs[0].device);
@@ -92,7 +94,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
     std::printf(
         "sweep %s: %zu runs (%d already done), %d at a time%s%s, %d torch thread%s each → %s\n",
         spec.file.c_str(), runs.size(), already, spec.parallel,
-        evaluates_beside_training(runs) ? " (and as many evaluations beside them)" : "",
+        evaluations_beside ? " (and as many evaluations beside them)" : "",
         pack > 1 ? (", seeds in packs of up to " + pack_limit_text(spec, runs[0].device)).c_str()
                  : "",
         threads, threads == 1 ? "" : "s", spec.out.c_str());
@@ -127,7 +129,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt, SweepSummary* summ
   print_header();
   note_lookalike_datasets(runs);
   std::printf("%s\n", io::watch_line(spec.out).c_str());
-  const SweepSummary left = run_local_pool(spec, opt, std::move(runs), threads);
+  const SweepSummary left = run_local_pool(spec, opt, std::move(runs), threads, evaluations_beside);
   if (summary) *summary = left;
   return left.failed;
 }
